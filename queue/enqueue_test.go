@@ -1,0 +1,235 @@
+package queue_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/paydispatch/paydispatch/queue"
+)
+
+func TestSaveContextAndEnqueue(t *testing.T) {
+	t.Parallel()
+	due := time.Now().Add(time.Hour)
+	tests := []struct {
+		name       string
+		first      func(p queue.EnqueueParams) queue.EnqueueParams // nil: nothing enqueued before
+		prepare    func(t *testing.T, q *queue.Queue, pool *pgxpool.Pool)
+		second     func(p queue.EnqueueParams) queue.EnqueueParams
+		wantErr    error
+		want       queue.EnqueueResult
+		wantCtx    string // the stored context afterwards, "" for none
+		wantAudits int
+	}{
+		{
+			name:       "new item",
+			second:     same,
+			want:       queue.EnqueueResult{Enqueued: true, Status: queue.StatusReady},
+			wantCtx:    `{"amount": "10.00", "paymentId": "x"}`,
+			wantAudits: 1,
+		},
+		{
+			name:       "replay with the same context is a no-op",
+			first:      same,
+			second:     same,
+			want:       queue.EnqueueResult{Enqueued: false, Status: queue.StatusReady},
+			wantCtx:    `{"amount": "10.00", "paymentId": "x"}`,
+			wantAudits: 1,
+		},
+		{
+			name:  "replay with the same JSON in another key order is a no-op",
+			first: same,
+			second: func(p queue.EnqueueParams) queue.EnqueueParams {
+				p.Context = json.RawMessage(`{ "amount":"10.00", "paymentId":"x" }`)
+				return p
+			},
+			want:       queue.EnqueueResult{Enqueued: false, Status: queue.StatusReady},
+			wantCtx:    `{"amount": "10.00", "paymentId": "x"}`,
+			wantAudits: 1,
+		},
+		{
+			name:  "same id with another context conflicts",
+			first: same,
+			second: func(p queue.EnqueueParams) queue.EnqueueParams {
+				p.Context = json.RawMessage(`{"paymentId":"x","amount":"99.00"}`)
+				return p
+			},
+			wantErr:    queue.ErrConflict,
+			wantCtx:    `{"amount": "10.00", "paymentId": "x"}`,
+			wantAudits: 1,
+		},
+		{
+			name:  "same id with another schedule conflicts",
+			first: same,
+			second: func(p queue.EnqueueParams) queue.EnqueueParams {
+				p.ScheduledExecTime = p.ScheduledExecTime.Add(time.Minute)
+				return p
+			},
+			wantErr:    queue.ErrConflict,
+			wantCtx:    `{"amount": "10.00", "paymentId": "x"}`,
+			wantAudits: 1,
+		},
+		{
+			name:  "same id with another context version conflicts",
+			first: same,
+			second: func(p queue.EnqueueParams) queue.EnqueueParams {
+				p.ContextVersion = 2
+				return p
+			},
+			wantErr:    queue.ErrConflict,
+			wantCtx:    `{"amount": "10.00", "paymentId": "x"}`,
+			wantAudits: 1,
+		},
+		{
+			name:  "replay after completion does not revive the item",
+			first: same,
+			prepare: func(t *testing.T, q *queue.Queue, pool *pgxpool.Pool) {
+				force(t, pool, "x", queue.StatusDispatched, "B", 0)
+				if err := q.MarkCompleted(context.Background(), itemType, "x"); err != nil {
+					t.Fatal(err)
+				}
+			},
+			second:     same,
+			want:       queue.EnqueueResult{Enqueued: false, Status: queue.StatusCompleted},
+			wantCtx:    "",
+			wantAudits: 2,
+		},
+		{
+			name:    "invalid JSON context is refused",
+			second:  func(p queue.EnqueueParams) queue.EnqueueParams { p.Context = json.RawMessage(`{"a":`); return p },
+			wantErr: errAny,
+		},
+		{
+			name:    "missing item id is refused",
+			second:  func(p queue.EnqueueParams) queue.EnqueueParams { p.ItemID = ""; return p },
+			wantErr: errAny,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			q, pool := newQueue(t)
+			ctx := context.Background()
+			base := enqueueParams("x", due)
+			if tt.first != nil {
+				if _, err := q.SaveContextAndEnqueue(ctx, tt.first(base)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.prepare != nil {
+				tt.prepare(t, q, pool)
+			}
+			var before queue.Item
+			if tt.first != nil {
+				before = mustGet(t, q, "x")
+			}
+			got, err := q.SaveContextAndEnqueue(ctx, tt.second(base))
+			switch {
+			case tt.wantErr == errAny && err == nil:
+				t.Fatalf("want an error, got %+v", got)
+			case tt.wantErr != nil && tt.wantErr != errAny && !errors.Is(err, tt.wantErr):
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			case tt.wantErr == nil && err != nil:
+				t.Fatalf("unexpected error %v", err)
+			case tt.wantErr == nil && got != tt.want:
+				t.Fatalf("result = %+v, want %+v", got, tt.want)
+			}
+			if tt.wantErr == errAny {
+				var n int
+				_ = pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM exec_queue) + (SELECT count(*) FROM exec_context)`).Scan(&n)
+				if n != 0 {
+					t.Fatalf("refused enqueue wrote %d rows", n)
+				}
+				return
+			}
+			var stored string
+			_ = pool.QueryRow(ctx, `SELECT context::text FROM exec_context WHERE item_id = 'x'`).Scan(&stored)
+			if stored != tt.wantCtx {
+				t.Errorf("stored context = %q, want %q", stored, tt.wantCtx)
+			}
+			if n := auditCount(t, pool, "x"); n != tt.wantAudits {
+				t.Errorf("audit rows = %d, want %d", n, tt.wantAudits)
+			}
+			if tt.first != nil {
+				if after := mustGet(t, q, "x"); !reflect.DeepEqual(after, before) {
+					t.Errorf("replay changed the row:\n before %+v\n after  %+v", before, after)
+				}
+			}
+		})
+	}
+}
+
+var errAny = errors.New("any error")
+
+func same(p queue.EnqueueParams) queue.EnqueueParams { return p }
+
+// TestEnqueueInCallerTransaction: a replay inside the caller's transaction
+// leaves that transaction usable and its own writes intact.
+func TestEnqueueInCallerTransaction(t *testing.T) {
+	t.Parallel()
+	q, pool := newQueue(t)
+	ctx := context.Background()
+	p := enqueueParams("tx-1", time.Now())
+	mustEnqueue(t, q, "tx-1", p.ScheduledExecTime)
+
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `INSERT INTO dispatch_audit_log (item_type, item_id, action) VALUES ('PAYMENT', 'marker', 'TEST')`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := q.SaveContextAndEnqueueTx(ctx, tx, p)
+	if err != nil || res.Enqueued {
+		t.Fatalf("replay in tx: %+v %v", res, err)
+	}
+	p2 := enqueueParams("tx-2", time.Now())
+	if res, err := q.SaveContextAndEnqueueTx(ctx, tx, p2); err != nil || !res.Enqueued {
+		t.Fatalf("enqueue in tx: %+v %v", res, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if auditCount(t, pool, "marker") != 1 || mustGet(t, q, "tx-2").Status != queue.StatusReady {
+		t.Fatal("the caller's writes or the second enqueue were lost")
+	}
+}
+
+// TestConcurrentEnqueueOfOneItem: many goroutines enqueue the same item;
+// exactly one creates it.
+func TestConcurrentEnqueueOfOneItem(t *testing.T) {
+	t.Parallel()
+	q, pool := newQueue(t)
+	p := enqueueParams("same", time.Now())
+	const n = 16
+	created := make(chan bool, n)
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			res, err := q.SaveContextAndEnqueue(context.Background(), p)
+			errs <- err
+			created <- res.Enqueued
+		}()
+	}
+	var total int
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		if <-created {
+			total++
+		}
+	}
+	if total != 1 {
+		t.Fatalf("%d goroutines created the item, want 1", total)
+	}
+	if got := auditCount(t, pool, "same"); got != 1 {
+		t.Fatalf("audit rows = %d, want 1", got)
+	}
+}

@@ -1,0 +1,100 @@
+package queue_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/queue"
+)
+
+const itemType = "PAYMENT"
+
+func newQueue(t *testing.T) (*queue.Queue, *pgxpool.Pool) {
+	t.Helper()
+	pool := pgtest.NewPool(t)
+	return queue.New(pool), pool
+}
+
+func enqueueParams(id string, due time.Time) queue.EnqueueParams {
+	return queue.EnqueueParams{
+		ItemType:          itemType,
+		ItemID:            id,
+		TenantID:          "acme",
+		ScheduledExecTime: due.Truncate(time.Microsecond),
+		InitWorkflowID:    "init-" + id,
+		Context:           json.RawMessage(fmt.Sprintf(`{"paymentId":%q,"amount":"10.00"}`, id)),
+	}
+}
+
+func mustEnqueue(t *testing.T, q *queue.Queue, id string, due time.Time) {
+	t.Helper()
+	res, err := q.SaveContextAndEnqueue(context.Background(), enqueueParams(id, due))
+	if err != nil || !res.Enqueued {
+		t.Fatalf("enqueue %s: %+v, %v", id, res, err)
+	}
+}
+
+// force puts an item in a status directly, bypassing the state machine:
+// test setup only.
+func force(t *testing.T, pool *pgxpool.Pool, id string, status queue.Status, batchID string, retries int) {
+	t.Helper()
+	_, err := pool.Exec(context.Background(), `
+		UPDATE exec_queue SET queue_status = $2, dispatch_batch_id = NULLIF($3, ''), retry_count = $4,
+		       claimed_at = CASE WHEN $2 = 'CLAIMED' THEN now() ELSE claimed_at END
+		WHERE item_type = $5 AND item_id = $1`, id, string(status), batchID, retries, itemType)
+	if err != nil {
+		t.Fatalf("force %s to %s: %v", id, status, err)
+	}
+}
+
+func mustGet(t *testing.T, q *queue.Queue, id string) queue.Item {
+	t.Helper()
+	it, err := q.Get(context.Background(), itemType, id)
+	if err != nil {
+		t.Fatalf("get %s: %v", id, err)
+	}
+	return it
+}
+
+func auditCount(t *testing.T, pool *pgxpool.Pool, id string) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM dispatch_audit_log WHERE item_type = $1 AND item_id = $2`, itemType, id).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func contextExists(t *testing.T, pool *pgxpool.Pool, id string) bool {
+	t.Helper()
+	var ok bool
+	if err := pool.QueryRow(context.Background(),
+		`SELECT EXISTS (SELECT 1 FROM exec_context WHERE item_type = $1 AND item_id = $2)`, itemType, id).Scan(&ok); err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+// bulkReady inserts n due READY items with contexts in two statements.
+func bulkReady(t testing.TB, pool *pgxpool.Pool, n int, idPrefix string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO exec_context (item_type, item_id, context)
+		SELECT $1, $2 || g, jsonb_build_object('n', g) FROM generate_series(1, $3) g`, itemType, idPrefix, n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO exec_queue (item_type, item_id, tenant_id, scheduled_exec_time)
+		SELECT $1, $2 || g, 't' || (g % 7), now() - interval '1 hour' + g * interval '1 millisecond'
+		FROM generate_series(1, $3) g`, itemType, idPrefix, n); err != nil {
+		t.Fatal(err)
+	}
+}

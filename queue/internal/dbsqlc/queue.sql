@@ -1,0 +1,249 @@
+-- Queue statements. Every transition is one guarded statement that also
+-- writes its audit rows, so a transition and its audit record commit together.
+
+-- name: InsertContext :execrows
+INSERT INTO exec_context (item_type, item_id, context, context_version)
+VALUES (@item_type, @item_id, @context, @context_version)
+ON CONFLICT (item_type, item_id) DO NOTHING;
+
+-- name: InsertQueueItem :execrows
+INSERT INTO exec_queue (item_type, item_id, tenant_id, scheduled_exec_time, init_workflow_id)
+VALUES (@item_type, @item_id, @tenant_id, @scheduled_exec_time, sqlc.narg('init_workflow_id'))
+ON CONFLICT (item_type, item_id) DO NOTHING;
+
+-- name: InsertEnqueueAudit :exec
+INSERT INTO dispatch_audit_log (item_type, item_id, action, status_after)
+VALUES (@item_type, @item_id::text, 'ENQUEUED', 'READY');
+
+-- name: CompareEnqueued :one
+-- What an idempotent replay needs to decide between no-op and conflict.
+SELECT
+    q.queue_status AS queue_status,
+    q.tenant_id AS tenant_id,
+    q.scheduled_exec_time AS scheduled_exec_time,
+    (x.item_id IS NOT NULL)::bool AS context_exists,
+    (x.context IS NOT DISTINCT FROM @context::jsonb AND x.context_version = @context_version::int)::bool AS context_equal
+FROM (SELECT @item_type::text AS item_type, @item_id::text AS item_id) k
+LEFT JOIN exec_queue q ON q.item_type = k.item_type AND q.item_id = k.item_id
+LEFT JOIN exec_context x ON x.item_type = k.item_type AND x.item_id = k.item_id;
+
+-- name: ClaimBatch :many
+-- Due READY rows, oldest first, locked with SKIP LOCKED so concurrent
+-- claimers take disjoint rows, marked CLAIMED and returned with their context
+-- pre-loaded: one statement, one round trip.
+WITH picked AS (
+    SELECT q.item_type, q.item_id
+    FROM exec_queue q
+    WHERE q.item_type = @item_type
+      AND q.queue_status = 'READY'
+      AND q.scheduled_exec_time <= now() + make_interval(secs => @pre_start_buffer_secs::int)
+      AND q.retry_count < @max_retries::int
+    ORDER BY q.scheduled_exec_time
+    LIMIT @batch_size::int
+    FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE exec_queue q
+    SET queue_status = 'CLAIMED',
+        dispatch_batch_id = @batch_id::text,
+        claimed_at = now(),
+        updated_at = now()
+    FROM picked
+    WHERE q.item_type = picked.item_type AND q.item_id = picked.item_id
+    RETURNING q.item_type, q.item_id, q.tenant_id, q.scheduled_exec_time, q.init_workflow_id,
+              q.retry_count, q.claimed_at, q.created_at
+), audit AS (
+    INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after)
+    SELECT @batch_id::text, c.item_type, c.item_id, 'CLAIMED', 'READY', 'CLAIMED'
+    FROM claimed c
+)
+SELECT c.item_type, c.item_id, c.tenant_id, c.scheduled_exec_time, c.init_workflow_id,
+       c.retry_count, c.claimed_at, c.created_at,
+       x.context, x.context_version
+FROM claimed c
+LEFT JOIN exec_context x ON x.item_type = c.item_type AND x.item_id = c.item_id
+ORDER BY c.scheduled_exec_time, c.item_id;
+
+-- name: MarkDispatched :many
+-- CLAIMED -> DISPATCHED, guarded by status and by the claiming batch, so a
+-- dispatcher whose claim was recovered and re-claimed by another cannot
+-- touch the row.
+WITH input AS (
+    SELECT unnest(@item_ids::text[]) AS item_id,
+           unnest(@exec_workflow_ids::text[]) AS exec_workflow_id
+), moved AS (
+    UPDATE exec_queue q
+    SET queue_status = 'DISPATCHED',
+        exec_workflow_id = input.exec_workflow_id,
+        dispatched_at = now(),
+        updated_at = now()
+    FROM input
+    WHERE q.item_type = @item_type
+      AND q.item_id = input.item_id
+      AND q.queue_status = 'CLAIMED'
+      AND q.dispatch_batch_id = @batch_id::text
+    RETURNING q.item_id, q.exec_workflow_id
+), audit AS (
+    INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after, detail)
+    SELECT @batch_id::text, @item_type, m.item_id, 'DISPATCHED', 'CLAIMED', 'DISPATCHED', m.exec_workflow_id
+    FROM moved m
+)
+SELECT m.item_id FROM moved m;
+
+-- name: ReleaseForRetry :many
+-- CLAIMED -> READY with retry_count+1, or DEAD_LETTER once the retries are
+-- exhausted (a READY row at max retries would never be claimed again).
+WITH input AS (
+    SELECT unnest(@item_ids::text[]) AS item_id,
+           unnest(@errors::text[]) AS error
+), moved AS (
+    UPDATE exec_queue q
+    SET queue_status = CASE WHEN q.retry_count + 1 >= @max_retries::int
+                            THEN 'DEAD_LETTER' ELSE 'READY' END,
+        retry_count = q.retry_count + 1,
+        last_error = input.error,
+        claimed_at = NULL,
+        updated_at = now()
+    FROM input
+    WHERE q.item_type = @item_type
+      AND q.item_id = input.item_id
+      AND q.queue_status = 'CLAIMED'
+      AND q.dispatch_batch_id = @batch_id::text
+    RETURNING q.item_id, q.queue_status, q.retry_count, q.last_error
+), audit AS (
+    INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after, detail)
+    SELECT @batch_id::text, @item_type, m.item_id,
+           CASE WHEN m.queue_status = 'DEAD_LETTER' THEN 'DEAD_LETTER' ELSE @action::text END,
+           'CLAIMED', m.queue_status, m.last_error
+    FROM moved m
+)
+SELECT m.item_id, m.queue_status, m.retry_count FROM moved m;
+
+-- name: MarkCompleted :many
+-- DISPATCHED -> COMPLETED; the context has served its purpose and is deleted
+-- in the same statement.
+WITH input AS (
+    SELECT unnest(@item_ids::text[]) AS item_id
+), moved AS (
+    UPDATE exec_queue q
+    SET queue_status = 'COMPLETED',
+        completed_at = now(),
+        updated_at = now()
+    FROM input
+    WHERE q.item_type = @item_type
+      AND q.item_id = input.item_id
+      AND q.queue_status = 'DISPATCHED'
+    RETURNING q.item_id, q.dispatch_batch_id
+), dropped AS (
+    DELETE FROM exec_context x
+    USING moved m
+    WHERE x.item_type = @item_type AND x.item_id = m.item_id
+), audit AS (
+    INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after)
+    SELECT m.dispatch_batch_id, @item_type, m.item_id, 'COMPLETED', 'DISPATCHED', 'COMPLETED'
+    FROM moved m
+)
+SELECT m.item_id FROM moved m;
+
+-- name: MarkFailed :many
+-- DISPATCHED -> FAILED -> READY (retry_count+1) or DEAD_LETTER, in one
+-- statement so no row ever rests in FAILED; the audit log records both steps.
+WITH input AS (
+    SELECT unnest(@item_ids::text[]) AS item_id,
+           unnest(@errors::text[]) AS error
+), moved AS (
+    UPDATE exec_queue q
+    SET queue_status = CASE WHEN q.retry_count + 1 >= @max_retries::int
+                            THEN 'DEAD_LETTER' ELSE 'READY' END,
+        retry_count = q.retry_count + 1,
+        last_error = input.error,
+        claimed_at = NULL,
+        updated_at = now()
+    FROM input
+    WHERE q.item_type = @item_type
+      AND q.item_id = input.item_id
+      AND q.queue_status = 'DISPATCHED'
+    RETURNING q.item_id, q.queue_status, q.retry_count, q.last_error, q.dispatch_batch_id
+), audit AS (
+    INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after, detail)
+    SELECT m.dispatch_batch_id, @item_type, m.item_id, 'EXEC_FAILED', 'DISPATCHED', 'FAILED', m.last_error
+    FROM moved m
+    UNION ALL
+    SELECT m.dispatch_batch_id, @item_type, m.item_id,
+           CASE WHEN m.queue_status = 'DEAD_LETTER' THEN 'DEAD_LETTER' ELSE 'RETRY' END,
+           'FAILED', m.queue_status, NULL
+    FROM moved m
+)
+SELECT m.item_id, m.queue_status, m.retry_count FROM moved m;
+
+-- name: CurrentStatuses :many
+SELECT q.item_id, q.queue_status, q.dispatch_batch_id
+FROM exec_queue q
+WHERE q.item_type = @item_type AND q.item_id = ANY(@item_ids::text[]);
+
+-- name: FindStaleClaims :many
+SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
+       dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
+       retry_count, last_error, created_at, updated_at
+FROM exec_queue
+WHERE item_type = @item_type
+  AND queue_status = 'CLAIMED'
+  AND claimed_at < now() - make_interval(secs => @older_than_secs::float8)
+ORDER BY claimed_at
+LIMIT @max_items::int;
+
+-- name: GetItem :one
+SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
+       dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
+       retry_count, last_error, created_at, updated_at
+FROM exec_queue
+WHERE item_type = @item_type AND item_id = @item_id;
+
+-- name: GetContext :one
+SELECT context, context_version FROM exec_context
+WHERE item_type = @item_type AND item_id = @item_id;
+
+-- name: ItemsInBatch :many
+SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
+       dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
+       retry_count, last_error, created_at, updated_at
+FROM exec_queue
+WHERE dispatch_batch_id = @batch_id::text
+ORDER BY item_id;
+
+-- name: DepthByStatus :many
+SELECT queue_status, count(*)::bigint AS items
+FROM exec_queue
+WHERE item_type = @item_type
+GROUP BY queue_status;
+
+-- name: OldestReady :one
+-- Served by the claim index: its first entry is the oldest READY row.
+SELECT scheduled_exec_time
+FROM exec_queue
+WHERE item_type = @item_type AND queue_status = 'READY'
+ORDER BY scheduled_exec_time
+LIMIT 1;
+
+-- name: InsertAudit :copyfrom
+INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after, detail)
+VALUES (@batch_id, @item_type, @item_id, @action, @status_before, @status_after, @detail);
+
+-- name: AuditTrail :many
+SELECT audit_id, batch_id, item_type, item_id, action, status_before, status_after, detail, created_at
+FROM dispatch_audit_log
+WHERE item_type = @item_type AND item_id = @item_id
+ORDER BY audit_id;
+
+-- name: GetConfig :one
+SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
+       pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at
+FROM exec_rate_config
+WHERE item_type = @item_type;
+
+-- name: ListConfigs :many
+SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
+       pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at
+FROM exec_rate_config
+ORDER BY item_type;

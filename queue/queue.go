@@ -1,0 +1,582 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paydispatch/paydispatch/queue/internal/dbsqlc"
+)
+
+// MaxBatchSize bounds one claim or one batch transition.
+const MaxBatchSize = 10000
+
+// DB is what the queue needs from a pool: statements and transactions.
+// *pgxpool.Pool satisfies it.
+type DB interface {
+	dbsqlc.DBTX
+	Begin(ctx context.Context) (pgx.Tx, error)
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
+}
+
+// Queue runs the queue's operations on a database.
+type Queue struct {
+	db DB
+	q  *dbsqlc.Queries
+}
+
+// New returns a Queue on db.
+func New(db DB) *Queue {
+	return &Queue{db: db, q: dbsqlc.New(db)}
+}
+
+// SaveContextAndEnqueue saves the item's context and then its READY queue
+// row, in one transaction: a failure leaves neither.
+//
+// It is idempotent: replaying the same item (same context, schedule and
+// tenant) changes nothing and reports Enqueued=false with the item's current
+// status, even after the item completed. The same id with different content
+// is ErrConflict, and changes nothing.
+func (q *Queue) SaveContextAndEnqueue(ctx context.Context, p EnqueueParams) (EnqueueResult, error) {
+	var res EnqueueResult
+	err := pgx.BeginFunc(ctx, q.db, func(tx pgx.Tx) error {
+		var err error
+		res, err = q.SaveContextAndEnqueueTx(ctx, tx, p)
+		return err
+	})
+	return res, err
+}
+
+// SaveContextAndEnqueueTx is SaveContextAndEnqueue inside the caller's
+// transaction, so the enqueue commits or rolls back with the caller's own
+// writes. On ErrConflict the caller must roll back.
+func (q *Queue) SaveContextAndEnqueueTx(ctx context.Context, tx pgx.Tx, p EnqueueParams) (EnqueueResult, error) {
+	if err := p.validate(); err != nil {
+		return EnqueueResult{}, err
+	}
+	if p.ContextVersion == 0 {
+		p.ContextVersion = 1
+	}
+	qtx := q.q.WithTx(tx)
+	// Insert first, the common case; a duplicate falls through to the
+	// comparison. ON CONFLICT DO NOTHING is PostgreSQL's form of the seed's
+	// insert-then-catch-unique-violation: catching 23505 would abort the
+	// transaction, and the queue insert must share it.
+	//
+	// The whole decision runs in a subtransaction so that a replay leaves
+	// the caller's transaction exactly as it found it.
+	var res EnqueueResult
+	err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
+		stx := qtx.WithTx(sp)
+		ctxRows, err := stx.InsertContext(ctx, dbsqlc.InsertContextParams{
+			ItemType: p.ItemType, ItemID: p.ItemID, Context: p.Context, ContextVersion: int32(p.ContextVersion),
+		})
+		if err != nil {
+			return fmt.Errorf("queue: save context %s/%s: %w", p.ItemType, p.ItemID, err)
+		}
+		qRows, err := stx.InsertQueueItem(ctx, dbsqlc.InsertQueueItemParams{
+			ItemType: p.ItemType, ItemID: p.ItemID, TenantID: p.TenantID,
+			ScheduledExecTime: p.ScheduledExecTime, InitWorkflowID: nonEmpty(p.InitWorkflowID),
+		})
+		if err != nil {
+			return fmt.Errorf("queue: enqueue %s/%s: %w", p.ItemType, p.ItemID, err)
+		}
+		if ctxRows == 1 && qRows == 1 {
+			if err := stx.InsertEnqueueAudit(ctx, dbsqlc.InsertEnqueueAuditParams{ItemType: p.ItemType, ItemID: p.ItemID}); err != nil {
+				return fmt.Errorf("queue: audit enqueue %s/%s: %w", p.ItemType, p.ItemID, err)
+			}
+			res = EnqueueResult{Enqueued: true, Status: StatusReady}
+			return nil
+		}
+		res, err = q.compareReplay(ctx, stx, p, ctxRows == 1)
+		if err != nil {
+			return err
+		}
+		// Whatever this call inserted beside an existing item is undone: a
+		// completed item's context is not re-created, nor is anything kept
+		// from a conflicting call.
+		return errReplay
+	})
+	if errors.Is(err, errReplay) {
+		return res, nil
+	}
+	return res, err
+}
+
+// errReplay rolls back the subtransaction of a replay.
+var errReplay = errors.New("replay")
+
+// compareReplay decides between an idempotent replay and a conflict.
+// insertedContext says the context row is this call's own (the existing
+// item's context was already deleted at completion, or never existed).
+func (q *Queue) compareReplay(ctx context.Context, stx *dbsqlc.Queries, p EnqueueParams, insertedContext bool) (EnqueueResult, error) {
+	row, err := stx.CompareEnqueued(ctx, dbsqlc.CompareEnqueuedParams{
+		ItemType: p.ItemType, ItemID: p.ItemID, Context: p.Context, ContextVersion: int32(p.ContextVersion),
+	})
+	if err != nil {
+		return EnqueueResult{}, fmt.Errorf("queue: compare %s/%s: %w", p.ItemType, p.ItemID, err)
+	}
+	if row.QueueStatus == nil {
+		// A context without a queue row: an orphan from an enqueue that
+		// never happened. This call's queue insert cannot have failed to
+		// insert, so this is unreachable unless rows vanish concurrently.
+		return EnqueueResult{}, fmt.Errorf("queue: %s/%s has a context but no queue row: %w", p.ItemType, p.ItemID, ErrConflict)
+	}
+	sameRow := *row.TenantID == p.TenantID && row.ScheduledExecTime.Equal(p.ScheduledExecTime)
+	// A completed item no longer has its context; only its row can be compared.
+	sameContext := row.ContextEqual || (insertedContext && Status(*row.QueueStatus) == StatusCompleted)
+	if !sameRow || !sameContext {
+		return EnqueueResult{}, fmt.Errorf("queue: enqueue %s/%s: %w", p.ItemType, p.ItemID, ErrConflict)
+	}
+	return EnqueueResult{Enqueued: false, Status: Status(*row.QueueStatus)}, nil
+}
+
+func (p EnqueueParams) validate() error {
+	switch {
+	case p.ItemType == "":
+		return errors.New("queue: enqueue: item type is required")
+	case p.ItemID == "":
+		return errors.New("queue: enqueue: item id is required")
+	case p.ScheduledExecTime.IsZero():
+		return errors.New("queue: enqueue: scheduled exec time is required")
+	case !json.Valid(p.Context):
+		return errors.New("queue: enqueue: context must be valid JSON")
+	case p.ContextVersion < 0:
+		return errors.New("queue: enqueue: context version must be positive")
+	}
+	return nil
+}
+
+// ClaimBatch claims up to BatchSize due READY items, oldest scheduled first,
+// marks them CLAIMED under a new batch id and returns them with their
+// contexts: one statement. Rows locked by a concurrent claimer are skipped,
+// so concurrent claims are disjoint. An empty batch has no items.
+func (q *Queue) ClaimBatch(ctx context.Context, p ClaimParams) (Batch, error) {
+	switch {
+	case p.ItemType == "":
+		return Batch{}, errors.New("queue: claim: item type is required")
+	case p.BatchSize < 1 || p.BatchSize > MaxBatchSize:
+		return Batch{}, fmt.Errorf("queue: claim: batch size %d outside 1..%d", p.BatchSize, MaxBatchSize)
+	case p.MaxRetries < 1:
+		return Batch{}, fmt.Errorf("queue: claim: max retries %d must be at least 1", p.MaxRetries)
+	case p.PreStartBuffer < 0:
+		return Batch{}, errors.New("queue: claim: pre-start buffer must not be negative")
+	}
+	batchID := NewBatchID()
+	rows, err := q.q.ClaimBatch(ctx, dbsqlc.ClaimBatchParams{
+		ItemType:           p.ItemType,
+		PreStartBufferSecs: int32(p.PreStartBuffer / time.Second),
+		MaxRetries:         int32(p.MaxRetries),
+		BatchSize:          int32(p.BatchSize),
+		BatchID:            batchID,
+	})
+	if err != nil {
+		return Batch{}, fmt.Errorf("queue: claim %s batch: %w", p.ItemType, err)
+	}
+	b := Batch{ID: batchID, Items: make([]ClaimedItem, len(rows))}
+	for i, r := range rows {
+		b.Items[i] = ClaimedItem{
+			Type: r.ItemType, ID: r.ItemID, TenantID: r.TenantID,
+			ScheduledExecTime: r.ScheduledExecTime, InitWorkflowID: deref(r.InitWorkflowID),
+			RetryCount: int(r.RetryCount), ClaimedAt: derefTime(r.ClaimedAt), CreatedAt: r.CreatedAt,
+			Context: r.Context, ContextVersion: int(derefInt(r.ContextVersion)),
+		}
+	}
+	return b, nil
+}
+
+// NewBatchID returns a fresh, time-ordered claim batch id.
+func NewBatchID() string {
+	return "BATCH-" + uuid.Must(uuid.NewV7()).String()
+}
+
+// BatchResult is what a batch transition did: the items that moved, and the
+// items whose guard did not match (left unchanged).
+type BatchResult struct {
+	Moved    []Outcome
+	Rejected []Rejection
+}
+
+// Err is nil when every item moved, else a *TransitionError.
+func (r BatchResult) Err(op string, expected Status) error {
+	if len(r.Rejected) == 0 {
+		return nil
+	}
+	return &TransitionError{Op: op, Expected: expected, Rejected: r.Rejected}
+}
+
+// MarkDispatched moves one item CLAIMED → DISPATCHED, recording the
+// execution workflow's id. The item must still be claimed by batchID.
+func (q *Queue) MarkDispatched(ctx context.Context, itemType, batchID string, d Dispatch) error {
+	res, err := q.MarkDispatchedBatch(ctx, itemType, batchID, []Dispatch{d})
+	if err != nil {
+		return err
+	}
+	return res.Err("mark dispatched", StatusClaimed)
+}
+
+// MarkDispatchedBatch is MarkDispatched for many items of one batch, in one
+// statement.
+func (q *Queue) MarkDispatchedBatch(ctx context.Context, itemType, batchID string, ds []Dispatch) (BatchResult, error) {
+	if err := checkBatch(itemType, len(ds)); err != nil {
+		return BatchResult{}, err
+	}
+	ids := make([]string, len(ds))
+	wfs := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i], wfs[i] = d.ItemID, d.ExecWorkflowID
+	}
+	moved, err := q.q.MarkDispatched(ctx, dbsqlc.MarkDispatchedParams{
+		ItemIds: ids, ExecWorkflowIds: wfs, ItemType: itemType, BatchID: batchID,
+	})
+	if err != nil {
+		return BatchResult{}, fmt.Errorf("queue: mark dispatched: %w", err)
+	}
+	outcomes := make([]Outcome, len(moved))
+	for i, id := range moved {
+		outcomes[i] = Outcome{ItemID: id, Status: StatusDispatched}
+	}
+	return q.withRejections(ctx, itemType, ids, outcomes)
+}
+
+// ReleaseForRetry moves one item CLAIMED → READY with retry_count+1 and the
+// error recorded, or to DEAD_LETTER when that uses up maxRetries.
+func (q *Queue) ReleaseForRetry(ctx context.Context, itemType, batchID string, f Failure, maxRetries int) (Outcome, error) {
+	res, err := q.ReleaseForRetryBatch(ctx, itemType, batchID, []Failure{f}, maxRetries)
+	return single(res, err, "release for retry", StatusClaimed)
+}
+
+// ReleaseForRetryBatch is ReleaseForRetry for many items of one batch.
+func (q *Queue) ReleaseForRetryBatch(ctx context.Context, itemType, batchID string, fs []Failure, maxRetries int) (BatchResult, error) {
+	return q.releaseBatch(ctx, itemType, batchID, fs, maxRetries, "RETRY")
+}
+
+// RecoverStale is ReleaseForRetryBatch for claims whose dispatcher vanished:
+// the same transition, audited as a stale recovery.
+func (q *Queue) RecoverStale(ctx context.Context, itemType, batchID string, fs []Failure, maxRetries int) (BatchResult, error) {
+	return q.releaseBatch(ctx, itemType, batchID, fs, maxRetries, "STALE_RECOVERY")
+}
+
+func (q *Queue) releaseBatch(ctx context.Context, itemType, batchID string, fs []Failure, maxRetries int, action string) (BatchResult, error) {
+	if err := checkBatch(itemType, len(fs)); err != nil {
+		return BatchResult{}, err
+	}
+	if maxRetries < 1 {
+		return BatchResult{}, fmt.Errorf("queue: max retries %d must be at least 1", maxRetries)
+	}
+	ids, errs := splitFailures(fs)
+	rows, err := q.q.ReleaseForRetry(ctx, dbsqlc.ReleaseForRetryParams{
+		ItemIds: ids, Errors: errs, MaxRetries: int32(maxRetries), ItemType: itemType, BatchID: batchID, Action: action,
+	})
+	if err != nil {
+		return BatchResult{}, fmt.Errorf("queue: release for retry: %w", err)
+	}
+	outcomes := make([]Outcome, len(rows))
+	for i, r := range rows {
+		outcomes[i] = Outcome{ItemID: r.ItemID, Status: Status(r.QueueStatus), RetryCount: int(r.RetryCount)}
+	}
+	return q.withRejections(ctx, itemType, ids, outcomes)
+}
+
+// MarkCompleted moves one item DISPATCHED → COMPLETED and deletes its
+// context, in one statement.
+func (q *Queue) MarkCompleted(ctx context.Context, itemType, itemID string) error {
+	res, err := q.MarkCompletedBatch(ctx, itemType, []string{itemID})
+	if err != nil {
+		return err
+	}
+	return res.Err("mark completed", StatusDispatched)
+}
+
+// MarkCompletedBatch is MarkCompleted for many items.
+func (q *Queue) MarkCompletedBatch(ctx context.Context, itemType string, itemIDs []string) (BatchResult, error) {
+	if err := checkBatch(itemType, len(itemIDs)); err != nil {
+		return BatchResult{}, err
+	}
+	moved, err := q.q.MarkCompleted(ctx, dbsqlc.MarkCompletedParams{ItemIds: itemIDs, ItemType: itemType})
+	if err != nil {
+		return BatchResult{}, fmt.Errorf("queue: mark completed: %w", err)
+	}
+	outcomes := make([]Outcome, len(moved))
+	for i, id := range moved {
+		outcomes[i] = Outcome{ItemID: id, Status: StatusCompleted}
+	}
+	return q.withRejections(ctx, itemType, itemIDs, outcomes)
+}
+
+// MarkFailed records a failed execution: DISPATCHED → FAILED → READY with
+// retry_count+1, or DEAD_LETTER when that uses up maxRetries.
+func (q *Queue) MarkFailed(ctx context.Context, itemType string, f Failure, maxRetries int) (Outcome, error) {
+	res, err := q.MarkFailedBatch(ctx, itemType, []Failure{f}, maxRetries)
+	return single(res, err, "mark failed", StatusDispatched)
+}
+
+// MarkFailedBatch is MarkFailed for many items.
+func (q *Queue) MarkFailedBatch(ctx context.Context, itemType string, fs []Failure, maxRetries int) (BatchResult, error) {
+	if err := checkBatch(itemType, len(fs)); err != nil {
+		return BatchResult{}, err
+	}
+	if maxRetries < 1 {
+		return BatchResult{}, fmt.Errorf("queue: max retries %d must be at least 1", maxRetries)
+	}
+	ids, errs := splitFailures(fs)
+	rows, err := q.q.MarkFailed(ctx, dbsqlc.MarkFailedParams{
+		ItemIds: ids, Errors: errs, MaxRetries: int32(maxRetries), ItemType: itemType,
+	})
+	if err != nil {
+		return BatchResult{}, fmt.Errorf("queue: mark failed: %w", err)
+	}
+	outcomes := make([]Outcome, len(rows))
+	for i, r := range rows {
+		outcomes[i] = Outcome{ItemID: r.ItemID, Status: Status(r.QueueStatus), RetryCount: int(r.RetryCount)}
+	}
+	return q.withRejections(ctx, itemType, ids, outcomes)
+}
+
+// withRejections completes a batch result with the items that did not move.
+// Only that (rare) case costs a second query.
+func (q *Queue) withRejections(ctx context.Context, itemType string, ids []string, moved []Outcome) (BatchResult, error) {
+	res := BatchResult{Moved: moved}
+	if len(moved) >= len(ids) && len(uniq(ids)) == len(moved) {
+		return res, nil
+	}
+	movedSet := make(map[string]bool, len(moved))
+	for _, o := range moved {
+		movedSet[o.ItemID] = true
+	}
+	var missing []string
+	for _, id := range uniq(ids) {
+		if !movedSet[id] {
+			missing = append(missing, id)
+		}
+	}
+	rows, err := q.q.CurrentStatuses(ctx, dbsqlc.CurrentStatusesParams{ItemType: itemType, ItemIds: missing})
+	if err != nil {
+		return res, fmt.Errorf("queue: read rejected items: %w", err)
+	}
+	actual := make(map[string]dbsqlc.CurrentStatusesRow, len(rows))
+	for _, r := range rows {
+		actual[r.ItemID] = r
+	}
+	for _, id := range missing {
+		r := actual[id]
+		res.Rejected = append(res.Rejected, Rejection{ItemID: id, Actual: Status(r.QueueStatus), ActualBatchID: deref(r.DispatchBatchID)})
+	}
+	return res, nil
+}
+
+func single(res BatchResult, err error, op string, expected Status) (Outcome, error) {
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := res.Err(op, expected); err != nil {
+		return Outcome{}, err
+	}
+	return res.Moved[0], nil
+}
+
+func checkBatch(itemType string, n int) error {
+	switch {
+	case itemType == "":
+		return errors.New("queue: item type is required")
+	case n == 0:
+		return errors.New("queue: no items given")
+	case n > MaxBatchSize:
+		return fmt.Errorf("queue: %d items exceed the batch limit of %d", n, MaxBatchSize)
+	}
+	return nil
+}
+
+func splitFailures(fs []Failure) (ids, errs []string) {
+	ids = make([]string, len(fs))
+	errs = make([]string, len(fs))
+	for i, f := range fs {
+		ids[i], errs[i] = f.ItemID, truncate(f.Error, 2000)
+	}
+	return ids, errs
+}
+
+// FindStaleClaims lists up to limit items CLAIMED longer ago than olderThan,
+// oldest claim first: claims whose dispatcher may have died.
+func (q *Queue) FindStaleClaims(ctx context.Context, itemType string, olderThan time.Duration, limit int) ([]Item, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	rows, err := q.q.FindStaleClaims(ctx, dbsqlc.FindStaleClaimsParams{
+		ItemType: itemType, OlderThanSecs: olderThan.Seconds(), MaxItems: int32(min(limit, MaxBatchSize)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: find stale claims: %w", err)
+	}
+	items := make([]Item, len(rows))
+	for i, r := range rows {
+		items[i] = itemFromRow(r)
+	}
+	return items, nil
+}
+
+// Get returns one item.
+func (q *Queue) Get(ctx context.Context, itemType, itemID string) (Item, error) {
+	r, err := q.q.GetItem(ctx, dbsqlc.GetItemParams{ItemType: itemType, ItemID: itemID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Item{}, fmt.Errorf("queue: item %s/%s: %w", itemType, itemID, ErrNotFound)
+	}
+	if err != nil {
+		return Item{}, fmt.Errorf("queue: get %s/%s: %w", itemType, itemID, err)
+	}
+	return itemFromRow(r), nil
+}
+
+// Context returns an item's saved context and its version.
+func (q *Queue) Context(ctx context.Context, itemType, itemID string) (json.RawMessage, int, error) {
+	r, err := q.q.GetContext(ctx, dbsqlc.GetContextParams{ItemType: itemType, ItemID: itemID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, 0, fmt.Errorf("queue: context %s/%s: %w", itemType, itemID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("queue: get context %s/%s: %w", itemType, itemID, err)
+	}
+	return r.Context, int(r.ContextVersion), nil
+}
+
+// ItemsInBatch returns the items last claimed by batchID.
+func (q *Queue) ItemsInBatch(ctx context.Context, batchID string) ([]Item, error) {
+	rows, err := q.q.ItemsInBatch(ctx, batchID)
+	if err != nil {
+		return nil, fmt.Errorf("queue: items in batch %s: %w", batchID, err)
+	}
+	items := make([]Item, len(rows))
+	for i, r := range rows {
+		items[i] = itemFromRow(r)
+	}
+	return items, nil
+}
+
+// Depth counts an item type's items per status and finds the oldest READY one.
+func (q *Queue) Depth(ctx context.Context, itemType string) (Depth, error) {
+	rows, err := q.q.DepthByStatus(ctx, itemType)
+	if err != nil {
+		return Depth{}, fmt.Errorf("queue: depth: %w", err)
+	}
+	d := Depth{ByStatus: make(map[Status]int64, len(Statuses))}
+	for _, s := range Statuses {
+		d.ByStatus[s] = 0
+	}
+	for _, r := range rows {
+		d.ByStatus[Status(r.QueueStatus)] = r.Items
+	}
+	oldest, err := q.q.OldestReady(ctx, itemType)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return Depth{}, fmt.Errorf("queue: oldest ready: %w", err)
+	default:
+		d.OldestReady = &oldest
+	}
+	return d, nil
+}
+
+// WriteAudit appends entries to the audit log in one COPY.
+func (q *Queue) WriteAudit(ctx context.Context, entries []AuditEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	rows := make([]dbsqlc.InsertAuditParams, len(entries))
+	for i, e := range entries {
+		if e.ItemType == "" || e.Action == "" {
+			return errors.New("queue: audit entry needs an item type and an action")
+		}
+		rows[i] = dbsqlc.InsertAuditParams{
+			BatchID: nonEmpty(e.BatchID), ItemType: e.ItemType, ItemID: nonEmpty(e.ItemID), Action: e.Action,
+			StatusBefore: nonEmpty(string(e.StatusBefore)), StatusAfter: nonEmpty(string(e.StatusAfter)),
+			Detail: nonEmpty(truncate(e.Detail, 4000)),
+		}
+	}
+	if _, err := q.q.InsertAudit(ctx, rows); err != nil {
+		return fmt.Errorf("queue: write audit: %w", err)
+	}
+	return nil
+}
+
+// AuditTrail returns an item's audit entries, oldest first.
+func (q *Queue) AuditTrail(ctx context.Context, itemType, itemID string) ([]AuditEntry, error) {
+	rows, err := q.q.AuditTrail(ctx, dbsqlc.AuditTrailParams{ItemType: itemType, ItemID: &itemID})
+	if err != nil {
+		return nil, fmt.Errorf("queue: audit trail %s/%s: %w", itemType, itemID, err)
+	}
+	out := make([]AuditEntry, len(rows))
+	for i, r := range rows {
+		out[i] = AuditEntry{
+			ID: r.AuditID, BatchID: deref(r.BatchID), ItemType: r.ItemType, ItemID: deref(r.ItemID),
+			Action: r.Action, StatusBefore: Status(deref(r.StatusBefore)), StatusAfter: Status(deref(r.StatusAfter)),
+			Detail: deref(r.Detail), CreatedAt: r.CreatedAt,
+		}
+	}
+	return out, nil
+}
+
+func itemFromRow(r dbsqlc.ExecQueue) Item {
+	return Item{
+		Type: r.ItemType, ID: r.ItemID, TenantID: r.TenantID, Status: Status(r.QueueStatus),
+		ScheduledExecTime: r.ScheduledExecTime, InitWorkflowID: deref(r.InitWorkflowID),
+		DispatchBatchID: deref(r.DispatchBatchID), ExecWorkflowID: deref(r.ExecWorkflowID),
+		ClaimedAt: r.ClaimedAt, DispatchedAt: r.DispatchedAt, CompletedAt: r.CompletedAt,
+		RetryCount: int(r.RetryCount), LastError: deref(r.LastError),
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}
+}
+
+func uniq(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := ids[:0:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func derefInt(i *int32) int32 {
+	if i == nil {
+		return 0
+	}
+	return *i
+}
+
+func derefTime(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// truncate cuts s to at most n bytes without splitting a UTF-8 sequence
+// (PostgreSQL rejects invalid UTF-8 in text).
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}

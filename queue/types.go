@@ -1,0 +1,154 @@
+package queue
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Status is an item's place in the queue's state machine.
+type Status string
+
+const (
+	StatusReady      Status = "READY"
+	StatusClaimed    Status = "CLAIMED"
+	StatusDispatched Status = "DISPATCHED"
+	StatusCompleted  Status = "COMPLETED"
+	// StatusFailed is the step between DISPATCHED and READY or DEAD_LETTER.
+	// MarkFailed passes through it within one statement, so it shows in the
+	// audit log but no row rests in it.
+	StatusFailed     Status = "FAILED"
+	StatusDeadLetter Status = "DEAD_LETTER"
+)
+
+// Statuses lists every status, in lifecycle order.
+var Statuses = []Status{StatusReady, StatusClaimed, StatusDispatched, StatusCompleted, StatusFailed, StatusDeadLetter}
+
+// Item is a queue row.
+type Item struct {
+	Type              string
+	ID                string
+	TenantID          string
+	Status            Status
+	ScheduledExecTime time.Time
+	InitWorkflowID    string
+	DispatchBatchID   string
+	ExecWorkflowID    string
+	ClaimedAt         *time.Time
+	DispatchedAt      *time.Time
+	CompletedAt       *time.Time
+	RetryCount        int
+	LastError         string
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+// EnqueueParams describe one item to enqueue with its context.
+type EnqueueParams struct {
+	ItemType          string
+	ItemID            string
+	TenantID          string
+	ScheduledExecTime time.Time
+	InitWorkflowID    string
+	// Context is the initialization's output, handed to the execution
+	// workflow as is. It must be valid JSON.
+	Context        json.RawMessage
+	ContextVersion int // default 1
+}
+
+// EnqueueResult says what SaveContextAndEnqueue did.
+type EnqueueResult struct {
+	// Enqueued is true when this call created the item; false when the same
+	// item with the same context was already there (an idempotent replay).
+	Enqueued bool
+	// Status is the item's queue status after the call.
+	Status Status
+}
+
+// ClaimParams select a batch to claim.
+type ClaimParams struct {
+	ItemType  string
+	BatchSize int
+	// PreStartBuffer claims items due up to this far ahead of now.
+	PreStartBuffer time.Duration
+	// MaxRetries excludes items that have already failed this many times.
+	MaxRetries int
+}
+
+// ClaimedItem is a claimed item with its context pre-loaded.
+type ClaimedItem struct {
+	Type              string
+	ID                string
+	TenantID          string
+	ScheduledExecTime time.Time
+	InitWorkflowID    string
+	RetryCount        int
+	ClaimedAt         time.Time
+	CreatedAt         time.Time
+	// Context is nil when the item has no context row (which the queue's own
+	// writers never produce: context is saved before the item is enqueued).
+	Context        json.RawMessage
+	ContextVersion int
+}
+
+// Batch is one claim's result.
+type Batch struct {
+	ID    string
+	Items []ClaimedItem
+}
+
+// Dispatch names the execution workflow started for a claimed item.
+type Dispatch struct {
+	ItemID         string
+	ExecWorkflowID string
+}
+
+// Failure is an item and why its dispatch or execution failed.
+type Failure struct {
+	ItemID string
+	Error  string
+}
+
+// Outcome is where one item of a transition ended up.
+type Outcome struct {
+	ItemID     string
+	Status     Status
+	RetryCount int
+}
+
+// Depth is the number of items of a type per status, and the scheduled time
+// of the oldest READY item (nil when none is READY).
+type Depth struct {
+	ByStatus    map[Status]int64
+	OldestReady *time.Time
+}
+
+// AuditEntry is one row of the insert-only audit log.
+type AuditEntry struct {
+	ID           int64
+	BatchID      string
+	ItemType     string
+	ItemID       string
+	Action       string
+	StatusBefore Status
+	StatusAfter  Status
+	Detail       string
+	CreatedAt    time.Time
+}
+
+// Config is an item type's dispatch configuration (exec_rate_config), read
+// by the dispatcher on every cycle.
+type Config struct {
+	ItemType                 string
+	Enabled                  bool
+	BatchSize                int
+	DispatchInterval         time.Duration
+	JitterWindow             time.Duration
+	PreStartBuffer           time.Duration
+	MaxDispatchRetries       int
+	StaleClaimThreshold      time.Duration
+	MaxStaleRecoveryPerCycle int
+	ExecWorkflowType         string
+	ExecTaskQueue            string
+	CreatedAt                time.Time
+	UpdatedAt                time.Time
+}
