@@ -5,8 +5,8 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
-	"path"
 	"log/slog"
+	"path"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -112,7 +112,6 @@ func (m *Migrator) Pending(ctx context.Context) (bool, error) {
 
 // Close releases the migrator's database handle (not the pool).
 func (m *Migrator) Close() error { return m.provider.Close() }
-
 
 // Migrate applies pending migrations on pool: the one call serve and the
 // tests need.

@@ -134,6 +134,13 @@ func URL(t testing.TB) string {
 	return withDatabase(adminURL, createDatabase(t, template))
 }
 
+// EmptyURL is URL for a new database with no schema.
+func EmptyURL(t testing.TB) string {
+	t.Helper()
+	ready(t)
+	return withDatabase(adminURL, createDatabase(t, "template0"))
+}
+
 func newPool(t testing.TB, from string) *pgxpool.Pool {
 	t.Helper()
 	ready(t)

@@ -1,0 +1,92 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Check is one readiness condition; a non-nil error makes /readyz answer 503.
+type Check struct {
+	Name string
+	Run  func(ctx context.Context) error
+}
+
+// Router is the HTTP API's handler.
+type Router struct {
+	mux    *http.ServeMux
+	checks []Check
+	log    *slog.Logger
+}
+
+// NewRouter returns a router serving /healthz and /readyz; other packages'
+// routes are added with Handle.
+func NewRouter(log *slog.Logger, checks ...Check) *Router {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	rt := &Router{mux: http.NewServeMux(), checks: checks, log: log}
+	rt.Handle("GET /healthz", http.HandlerFunc(rt.healthz))
+	rt.Handle("GET /readyz", http.HandlerFunc(rt.readyz))
+	return rt
+}
+
+// Handle registers h for a method-and-path pattern ("GET /v1/things/{id}").
+func (rt *Router) Handle(pattern string, h http.Handler) { rt.mux.Handle(pattern, h) }
+
+var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// ServeHTTP routes, answering unknown paths and wrong methods with
+// problem+json rather than the mux's plain text.
+func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := rt.mux.Handler(r); pattern != "" {
+		rt.mux.ServeHTTP(w, r)
+		return
+	}
+	var allowed []string
+	for _, m := range probeMethods {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := rt.mux.Handler(probe); pattern != "" {
+			allowed = append(allowed, m)
+		}
+	}
+	if len(allowed) > 0 {
+		sort.Strings(allowed)
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		WriteProblem(w, r, Problem{Status: http.StatusMethodNotAllowed,
+			Detail: r.Method + " is not supported here; use " + strings.Join(allowed, " or ")})
+		return
+	}
+	WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no such endpoint: " + r.URL.Path})
+}
+
+func (rt *Router) healthz(w http.ResponseWriter, _ *http.Request) {
+	WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz runs every check; the process is ready only when all pass.
+func (rt *Router) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	checks := map[string]string{}
+	var failed []FieldError
+	for _, c := range rt.checks {
+		if err := c.Run(ctx); err != nil {
+			failed = append(failed, FieldError{Field: c.Name, Detail: err.Error()})
+			checks[c.Name] = "failing"
+			continue
+		}
+		checks[c.Name] = "ok"
+	}
+	if len(failed) > 0 {
+		rt.log.Warn("not ready", "failed", failed)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Title: "Not ready",
+			Detail: "a readiness check failed", Errors: failed})
+		return
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"status": "ready", "checks": checks})
+}

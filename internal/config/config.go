@@ -1,0 +1,188 @@
+// Package config reads paydispatch's settings from flags and environment
+// variables; a flag given on the command line wins over its variable. Bad
+// values are reported in one line naming the flag or variable and the fix.
+package config
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Setting is one configurable value: a flag, its environment variable, its
+// default and how to check it.
+type Setting struct {
+	Flag    string
+	Env     string
+	Default string
+	Usage   string
+	// Parse checks and stores the value; its error says what is expected.
+	Parse func(string) error
+
+	raw string
+}
+
+// Set is the settings of one subcommand, bound to its flag set.
+type Set struct {
+	fs       *flag.FlagSet
+	settings []*Setting
+	getenv   func(string) string
+}
+
+// NewSet binds settings to fs; their defaults come from getenv when set.
+func NewSet(fs *flag.FlagSet, getenv func(string) string, settings ...*Setting) *Set {
+	s := &Set{fs: fs, settings: settings, getenv: getenv}
+	for _, st := range settings {
+		def := st.Default
+		if v := getenv(st.Env); v != "" && st.Env != "" {
+			def = v
+		}
+		usage := st.Usage
+		if st.Env != "" {
+			usage += " (env " + st.Env + ")"
+		}
+		fs.StringVar(&st.raw, st.Flag, def, usage)
+	}
+	return s
+}
+
+// Parse parses args and then every setting's value, failing on the first bad
+// one with a message that names where the value came from.
+func (s *Set) Parse(args []string) error {
+	if err := s.fs.Parse(args); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	s.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, st := range s.settings {
+		if err := st.Parse(st.raw); err != nil {
+			source := "--" + st.Flag
+			if !given[st.Flag] && st.Env != "" && s.getenv(st.Env) != "" {
+				source = st.Env
+			}
+			return fmt.Errorf("invalid %s %q: %v", source, st.raw, err)
+		}
+	}
+	return nil
+}
+
+// Database is where the data lives.
+type Database struct {
+	URL      string
+	DataDir  string
+	PGBinDir string
+	MaxConns int32
+}
+
+// DatabaseSettings binds d's settings.
+func DatabaseSettings(d *Database) []*Setting {
+	return []*Setting{
+		{Flag: "database-url", Env: "DATABASE_URL", Usage: "PostgreSQL connection string; empty runs a private PostgreSQL in the data directory",
+			Parse: func(v string) error {
+				if v != "" && !strings.HasPrefix(v, "postgres://") && !strings.HasPrefix(v, "postgresql://") && !strings.Contains(v, "=") {
+					return fmt.Errorf("want a postgres:// URL or key=value pairs")
+				}
+				d.URL = v
+				return nil
+			}},
+		{Flag: "data-dir", Env: "PAYDISPATCH_DATA_DIR", Default: ".paydispatch", Usage: "directory for the private PostgreSQL (and later Temporal) data",
+			Parse: func(v string) error {
+				if v == "" {
+					return fmt.Errorf("want a directory path")
+				}
+				d.DataDir = v
+				return nil
+			}},
+		{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries (default: found on PATH, pg_config, /usr/lib/postgresql/*/bin)",
+			Parse: func(v string) error { d.PGBinDir = v; return nil }},
+		{Flag: "db-max-conns", Env: "PAYDISPATCH_DB_MAX_CONNS", Default: "20", Usage: "maximum PostgreSQL connections in the pool",
+			Parse: func(v string) error {
+				n, err := intIn(v, 1, 1000)
+				d.MaxConns = int32(n)
+				return err
+			}},
+	}
+}
+
+// Server is the HTTP side of serve.
+type Server struct {
+	HTTPAddr        string
+	ShutdownTimeout time.Duration
+	MigrateOnStart  bool
+}
+
+// ServerSettings binds s's settings.
+func ServerSettings(s *Server) []*Setting {
+	return []*Setting{
+		{Flag: "http-addr", Env: "PAYDISPATCH_HTTP_ADDR", Default: "127.0.0.1:8080", Usage: "HTTP listen address (host:port)",
+			Parse: func(v string) error {
+				if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+					return fmt.Errorf("want host:port, e.g. 127.0.0.1:8080")
+				}
+				s.HTTPAddr = v
+				return nil
+			}},
+		{Flag: "shutdown-timeout", Env: "PAYDISPATCH_SHUTDOWN_TIMEOUT", Default: "30s", Usage: "how long to drain on SIGINT/SIGTERM",
+			Parse: func(v string) error {
+				d, err := durationIn(v, time.Second, time.Hour)
+				s.ShutdownTimeout = d
+				return err
+			}},
+		{Flag: "migrate", Env: "PAYDISPATCH_MIGRATE_ON_START", Default: "true", Usage: "apply pending schema migrations at start",
+			Parse: func(v string) error {
+				b, err := strconv.ParseBool(v)
+				if err != nil {
+					return fmt.Errorf("want true or false")
+				}
+				s.MigrateOnStart = b
+				return nil
+			}},
+	}
+}
+
+// Log is how paydispatch logs.
+type Log struct {
+	Level  slog.Level
+	Format string
+}
+
+// LogSettings binds l's settings.
+func LogSettings(l *Log) []*Setting {
+	return []*Setting{
+		{Flag: "log-level", Env: "PAYDISPATCH_LOG_LEVEL", Default: "info", Usage: "debug, info, warn or error",
+			Parse: func(v string) error {
+				if err := l.Level.UnmarshalText([]byte(v)); err != nil {
+					return fmt.Errorf("want debug, info, warn or error")
+				}
+				return nil
+			}},
+		{Flag: "log-format", Env: "PAYDISPATCH_LOG_FORMAT", Default: "text", Usage: "text or json",
+			Parse: func(v string) error {
+				if v != "text" && v != "json" {
+					return fmt.Errorf("want text or json")
+				}
+				l.Format = v
+				return nil
+			}},
+	}
+}
+
+func intIn(v string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("want a whole number from %d to %d", lo, hi)
+	}
+	return n, nil
+}
+
+func durationIn(v string, lo, hi time.Duration) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < lo || d > hi {
+		return 0, fmt.Errorf("want a duration from %v to %v, e.g. 30s", lo, hi)
+	}
+	return d, nil
+}

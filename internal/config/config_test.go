@@ -1,0 +1,77 @@
+package config_test
+
+import (
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paydispatch/paydispatch/internal/config"
+)
+
+func TestServerSettings(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    config.Server
+		wantErr string // substring of the one-line error
+	}{
+		{name: "defaults", want: config.Server{HTTPAddr: "127.0.0.1:8080", ShutdownTimeout: 30 * time.Second, MigrateOnStart: true}},
+		{name: "env", env: map[string]string{"PAYDISPATCH_HTTP_ADDR": ":9090", "PAYDISPATCH_MIGRATE_ON_START": "false"},
+			want: config.Server{HTTPAddr: ":9090", ShutdownTimeout: 30 * time.Second, MigrateOnStart: false}},
+		{name: "flag wins over env", env: map[string]string{"PAYDISPATCH_HTTP_ADDR": ":9090"}, args: []string{"--http-addr", "0.0.0.0:7000"},
+			want: config.Server{HTTPAddr: "0.0.0.0:7000", ShutdownTimeout: 30 * time.Second, MigrateOnStart: true}},
+		{name: "bad flag named", args: []string{"--http-addr", "8080"}, wantErr: `invalid --http-addr "8080": want host:port`},
+		{name: "bad env named", env: map[string]string{"PAYDISPATCH_SHUTDOWN_TIMEOUT": "soon"}, wantErr: `invalid PAYDISPATCH_SHUTDOWN_TIMEOUT "soon"`},
+		{name: "good flag hides bad env", env: map[string]string{"PAYDISPATCH_MIGRATE_ON_START": "maybe"}, args: []string{"--migrate=false"},
+			want: config.Server{HTTPAddr: "127.0.0.1:8080", ShutdownTimeout: 30 * time.Second, MigrateOnStart: false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			var got config.Server
+			set := config.NewSet(fs, func(k string) string { return tt.env[k] }, config.ServerSettings(&got)...)
+			err := set.Parse(tt.args)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("err = %v, want one line containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Fatalf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDatabaseSettings(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		args    []string
+		wantErr string
+	}{
+		{args: nil},
+		{args: []string{"--db-max-conns", "0"}, wantErr: "want a whole number from 1 to 1000"},
+		{args: []string{"--database-url", "localhost"}, wantErr: "want a postgres:// URL"},
+		{args: []string{"--database-url", "postgres://u@h/db"}},
+		{args: []string{"--data-dir", ""}, wantErr: "want a directory path"},
+	}
+	for _, tt := range tests {
+		fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var d config.Database
+		err := config.NewSet(fs, func(string) string { return "" }, config.DatabaseSettings(&d)...).Parse(tt.args)
+		if (err == nil) != (tt.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("%v: err = %v, want %q", tt.args, err, tt.wantErr)
+		}
+	}
+}
