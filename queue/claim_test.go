@@ -68,6 +68,28 @@ func TestClaimBatch(t *testing.T) {
 	}
 }
 
+// TestClaimFromHint: a hinted claim starts past older items; a claim from
+// the head (zero From) still sees them.
+func TestClaimFromHint(t *testing.T) {
+	t.Parallel()
+	q, _ := newQueue(t)
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Microsecond)
+	mustEnqueue(t, q, "old", now.Add(-time.Hour))
+	mustEnqueue(t, q, "mid", now.Add(-time.Minute))
+	mustEnqueue(t, q, "new", now.Add(-time.Second))
+	p := queue.ClaimParams{ItemType: itemType, BatchSize: 10, MaxRetries: 3, From: now.Add(-time.Minute)}
+	b, err := q.ClaimBatch(ctx, p)
+	if err != nil || len(b.Items) != 2 || b.Items[0].ID != "mid" || !b.Last().Equal(now.Add(-time.Second)) {
+		t.Fatalf("hinted claim = %+v, %v", b.Items, err)
+	}
+	p.From = time.Time{}
+	b, err = q.ClaimBatch(ctx, p)
+	if err != nil || len(b.Items) != 1 || b.Items[0].ID != "old" {
+		t.Fatalf("claim from the head = %+v, %v", b.Items, err)
+	}
+}
+
 func TestClaimBatchValidation(t *testing.T) {
 	t.Parallel()
 	q, _ := newQueue(t)
@@ -156,9 +178,18 @@ func TestConcurrentClaims(t *testing.T) {
 	if n != total {
 		t.Fatalf("%d rows, want %d", n, total)
 	}
-	var audits int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM dispatch_audit_log WHERE action = 'CLAIMED'`).Scan(&audits); err != nil || audits != total {
-		t.Fatalf("claim audit rows = %d (%v), want %d", audits, err, total)
+	// One audit row per batch, counting its items.
+	var audited, batches int
+	if err := pool.QueryRow(ctx, `SELECT coalesce(sum(split_part(detail, '=', 2)::int), 0), count(DISTINCT batch_id)
+		FROM dispatch_audit_log WHERE action = 'CLAIMED' AND item_id IS NULL`).Scan(&audited, &batches); err != nil {
+		t.Fatal(err)
+	}
+	distinct := map[string]bool{}
+	for _, b := range owner {
+		distinct[b] = true
+	}
+	if audited != total || batches != len(distinct) {
+		t.Fatalf("claim audit: %d items in %d batches, want %d in %d", audited, batches, total, len(distinct))
 	}
 }
 

@@ -169,13 +169,7 @@ func (q *Queue) ClaimBatch(ctx context.Context, p ClaimParams) (Batch, error) {
 		return Batch{}, errors.New("queue: claim: pre-start buffer must not be negative")
 	}
 	batchID := NewBatchID()
-	rows, err := q.q.ClaimBatch(ctx, dbsqlc.ClaimBatchParams{
-		ItemType:           p.ItemType,
-		PreStartBufferSecs: int32(p.PreStartBuffer / time.Second),
-		MaxRetries:         int32(p.MaxRetries),
-		BatchSize:          int32(p.BatchSize),
-		BatchID:            batchID,
-	})
+	rows, err := q.q.ClaimBatch(ctx, claimArgs(p, batchID))
 	if err != nil {
 		return Batch{}, fmt.Errorf("queue: claim %s batch: %w", p.ItemType, err)
 	}
@@ -189,6 +183,21 @@ func (q *Queue) ClaimBatch(ctx context.Context, p ClaimParams) (Batch, error) {
 		}
 	}
 	return b, nil
+}
+
+func claimArgs(p ClaimParams, batchID string) dbsqlc.ClaimBatchParams {
+	var from *time.Time
+	if !p.From.IsZero() {
+		from = &p.From
+	}
+	return dbsqlc.ClaimBatchParams{
+		ItemType:           p.ItemType,
+		PreStartBufferSecs: int32(p.PreStartBuffer / time.Second),
+		ScheduledFrom:      from,
+		MaxRetries:         int32(p.MaxRetries),
+		BatchSize:          int32(p.BatchSize),
+		BatchID:            batchID,
+	}
 }
 
 // NewBatchID returns a fresh, time-ordered claim batch id.
@@ -445,7 +454,8 @@ func (q *Queue) Context(ctx context.Context, itemType, itemID string) (json.RawM
 	return r.Context, int(r.ContextVersion), nil
 }
 
-// ItemsInBatch returns the items last claimed by batchID.
+// ItemsInBatch returns the items batchID claimed and still holds (CLAIMED):
+// what a dispatcher that died mid-batch left behind.
 func (q *Queue) ItemsInBatch(ctx context.Context, batchID string) ([]Item, error) {
 	rows, err := q.q.ItemsInBatch(ctx, batchID)
 	if err != nil {

@@ -272,8 +272,15 @@ func TestFullLifecycle(t *testing.T) {
 	for _, e := range trail {
 		path = append(path, string(e.StatusAfter))
 	}
-	want := []string{"READY", "CLAIMED", "READY", "CLAIMED", "DISPATCHED", "FAILED", "READY", "CLAIMED", "DISPATCHED", "COMPLETED"}
+	// Claims are audited per batch; the item's own trail names the batch at
+	// the transition that follows each claim.
+	want := []string{"READY", "READY", "DISPATCHED", "FAILED", "READY", "DISPATCHED", "COMPLETED"}
 	if !reflect.DeepEqual(path, want) {
 		t.Fatalf("audit path = %v\nwant %v", path, want)
+	}
+	for i, b := range map[int]string{1: b1.ID, 2: b2.ID, 5: b3.ID} {
+		if trail[i].BatchID != b || trail[i].StatusBefore != queue.StatusClaimed {
+			t.Errorf("trail[%d] = %+v, want a transition out of CLAIMED by %s", i, trail[i], b)
+		}
 	}
 }

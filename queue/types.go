@@ -72,6 +72,17 @@ type ClaimParams struct {
 	PreStartBuffer time.Duration
 	// MaxRetries excludes items that have already failed this many times.
 	MaxRetries int
+	// From, when set, skips items scheduled before it. It is a hint, not a
+	// filter on meaning: claims take the oldest first, and each claim leaves
+	// its rows' index entries dead at the head of the claim index until
+	// VACUUM removes them, so a claim from the head walks every entry
+	// claimed since. A claimer that has just claimed a batch passes that
+	// batch's last scheduled time (Batch.Last) to start past them.
+	//
+	// Items older than From that are READY again (released for retry, or
+	// enqueued late) are not seen by hinted claims: a claimer must claim
+	// from the head (zero From) regularly, e.g. at the start of each cycle.
+	From time.Time
 }
 
 // ClaimedItem is a claimed item with its context pre-loaded.
@@ -94,6 +105,15 @@ type ClaimedItem struct {
 type Batch struct {
 	ID    string
 	Items []ClaimedItem
+}
+
+// Last is the scheduled time of the batch's newest item (zero when empty):
+// the From hint for the claimer's next claim.
+func (b Batch) Last() time.Time {
+	if len(b.Items) == 0 {
+		return time.Time{}
+	}
+	return b.Items[len(b.Items)-1].ScheduledExecTime
 }
 
 // Dispatch names the execution workflow started for a claimed item.

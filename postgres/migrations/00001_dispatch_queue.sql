@@ -63,10 +63,11 @@ CREATE INDEX exec_queue_stale_claims_idx
     ON exec_queue (item_type, claimed_at)
     WHERE queue_status = 'CLAIMED';
 
--- Post-claim batch lookup.
+-- Post-claim batch lookup: the rows a batch still holds. Partial on
+-- CLAIMED so that later transitions do not maintain it.
 CREATE INDEX exec_queue_batch_idx
     ON exec_queue (dispatch_batch_id)
-    WHERE dispatch_batch_id IS NOT NULL;
+    WHERE queue_status = 'CLAIMED';
 
 CREATE TABLE exec_context (
     item_type        text        NOT NULL,

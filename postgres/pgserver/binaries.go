@@ -31,6 +31,11 @@ func FindBinDir(hint string) (string, error) {
 	}
 	var candidates []string
 	if p, err := exec.LookPath("initdb"); err == nil {
+		// Resolve links (/usr/local/bin/initdb → /usr/lib/postgresql/15/bin)
+		// so postgres comes from the same installation as initdb.
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
 		candidates = append(candidates, filepath.Dir(p))
 	}
 	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {

@@ -32,29 +32,36 @@ LEFT JOIN exec_context x ON x.item_type = k.item_type AND x.item_id = k.item_id;
 -- claimers take disjoint rows, marked CLAIMED and returned with their context
 -- pre-loaded: one statement, one round trip.
 WITH picked AS (
-    SELECT q.item_type, q.item_id
+    SELECT q.item_id
     FROM exec_queue q
     WHERE q.item_type = @item_type
       AND q.queue_status = 'READY'
       AND q.scheduled_exec_time <= now() + make_interval(secs => @pre_start_buffer_secs::int)
+      AND q.scheduled_exec_time >= COALESCE(sqlc.narg('scheduled_from')::timestamptz, '-infinity')
       AND q.retry_count < @max_retries::int
     ORDER BY q.scheduled_exec_time
     LIMIT @batch_size::int
     FOR UPDATE SKIP LOCKED
 ), claimed AS (
+    -- Looked up by key through an array, not joined: a join with the CTE
+    -- can be planned as a hash join over the whole table.
     UPDATE exec_queue q
     SET queue_status = 'CLAIMED',
         dispatch_batch_id = @batch_id::text,
         claimed_at = now(),
         updated_at = now()
-    FROM picked
-    WHERE q.item_type = picked.item_type AND q.item_id = picked.item_id
+    WHERE q.item_type = @item_type
+      AND q.item_id = ANY(ARRAY(SELECT picked.item_id FROM picked))
+      AND q.queue_status = 'READY'
     RETURNING q.item_type, q.item_id, q.tenant_id, q.scheduled_exec_time, q.init_workflow_id,
               q.retry_count, q.claimed_at, q.created_at
 ), audit AS (
-    INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after)
-    SELECT @batch_id::text, c.item_type, c.item_id, 'CLAIMED', 'READY', 'CLAIMED'
-    FROM claimed c
+    -- One row per batch, not per item: the claim is the hottest statement,
+    -- and each item's own trail names its batch at its next transition.
+    INSERT INTO dispatch_audit_log (batch_id, item_type, action, status_before, status_after, detail)
+    SELECT @batch_id::text, @item_type, 'CLAIMED', 'READY', 'CLAIMED', 'items=' || count(*)
+    FROM claimed
+    HAVING count(*) > 0
 )
 SELECT c.item_type, c.item_id, c.tenant_id, c.scheduled_exec_time, c.init_workflow_id,
        c.retry_count, c.claimed_at, c.created_at,
@@ -78,6 +85,7 @@ WITH input AS (
         updated_at = now()
     FROM input
     WHERE q.item_type = @item_type
+      AND q.item_id = ANY(@item_ids::text[])
       AND q.item_id = input.item_id
       AND q.queue_status = 'CLAIMED'
       AND q.dispatch_batch_id = @batch_id::text
@@ -105,6 +113,7 @@ WITH input AS (
         updated_at = now()
     FROM input
     WHERE q.item_type = @item_type
+      AND q.item_id = ANY(@item_ids::text[])
       AND q.item_id = input.item_id
       AND q.queue_status = 'CLAIMED'
       AND q.dispatch_batch_id = @batch_id::text
@@ -130,6 +139,7 @@ WITH input AS (
         updated_at = now()
     FROM input
     WHERE q.item_type = @item_type
+      AND q.item_id = ANY(@item_ids::text[])
       AND q.item_id = input.item_id
       AND q.queue_status = 'DISPATCHED'
     RETURNING q.item_id, q.dispatch_batch_id
@@ -160,6 +170,7 @@ WITH input AS (
         updated_at = now()
     FROM input
     WHERE q.item_type = @item_type
+      AND q.item_id = ANY(@item_ids::text[])
       AND q.item_id = input.item_id
       AND q.queue_status = 'DISPATCHED'
     RETURNING q.item_id, q.queue_status, q.retry_count, q.last_error, q.dispatch_batch_id
@@ -203,11 +214,12 @@ SELECT context, context_version FROM exec_context
 WHERE item_type = @item_type AND item_id = @item_id;
 
 -- name: ItemsInBatch :many
+-- The items a claim batch still holds (CLAIMED), by the batch index.
 SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
        dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
        retry_count, last_error, created_at, updated_at
 FROM exec_queue
-WHERE dispatch_batch_id = @batch_id::text
+WHERE dispatch_batch_id = @batch_id::text AND queue_status = 'CLAIMED'
 ORDER BY item_id;
 
 -- name: DepthByStatus :many

@@ -54,29 +54,36 @@ func (q *Queries) AuditTrail(ctx context.Context, arg AuditTrailParams) ([]Dispa
 
 const claimBatch = `-- name: ClaimBatch :many
 WITH picked AS (
-    SELECT q.item_type, q.item_id
+    SELECT q.item_id
     FROM exec_queue q
     WHERE q.item_type = $1
       AND q.queue_status = 'READY'
       AND q.scheduled_exec_time <= now() + make_interval(secs => $2::int)
-      AND q.retry_count < $3::int
+      AND q.scheduled_exec_time >= COALESCE($3::timestamptz, '-infinity')
+      AND q.retry_count < $4::int
     ORDER BY q.scheduled_exec_time
-    LIMIT $4::int
+    LIMIT $5::int
     FOR UPDATE SKIP LOCKED
 ), claimed AS (
+    -- Looked up by key through an array, not joined: a join with the CTE
+    -- can be planned as a hash join over the whole table.
     UPDATE exec_queue q
     SET queue_status = 'CLAIMED',
-        dispatch_batch_id = $5::text,
+        dispatch_batch_id = $6::text,
         claimed_at = now(),
         updated_at = now()
-    FROM picked
-    WHERE q.item_type = picked.item_type AND q.item_id = picked.item_id
+    WHERE q.item_type = $1
+      AND q.item_id = ANY(ARRAY(SELECT picked.item_id FROM picked))
+      AND q.queue_status = 'READY'
     RETURNING q.item_type, q.item_id, q.tenant_id, q.scheduled_exec_time, q.init_workflow_id,
               q.retry_count, q.claimed_at, q.created_at
 ), audit AS (
-    INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after)
-    SELECT $5::text, c.item_type, c.item_id, 'CLAIMED', 'READY', 'CLAIMED'
-    FROM claimed c
+    -- One row per batch, not per item: the claim is the hottest statement,
+    -- and each item's own trail names its batch at its next transition.
+    INSERT INTO dispatch_audit_log (batch_id, item_type, action, status_before, status_after, detail)
+    SELECT $6::text, $1, 'CLAIMED', 'READY', 'CLAIMED', 'items=' || count(*)
+    FROM claimed
+    HAVING count(*) > 0
 )
 SELECT c.item_type, c.item_id, c.tenant_id, c.scheduled_exec_time, c.init_workflow_id,
        c.retry_count, c.claimed_at, c.created_at,
@@ -89,6 +96,7 @@ ORDER BY c.scheduled_exec_time, c.item_id
 type ClaimBatchParams struct {
 	ItemType           string
 	PreStartBufferSecs int32
+	ScheduledFrom      *time.Time
 	MaxRetries         int32
 	BatchSize          int32
 	BatchID            string
@@ -114,6 +122,7 @@ func (q *Queries) ClaimBatch(ctx context.Context, arg ClaimBatchParams) ([]Claim
 	rows, err := q.db.Query(ctx, claimBatch,
 		arg.ItemType,
 		arg.PreStartBufferSecs,
+		arg.ScheduledFrom,
 		arg.MaxRetries,
 		arg.BatchSize,
 		arg.BatchID,
@@ -490,10 +499,11 @@ SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_wo
        dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
        retry_count, last_error, created_at, updated_at
 FROM exec_queue
-WHERE dispatch_batch_id = $1::text
+WHERE dispatch_batch_id = $1::text AND queue_status = 'CLAIMED'
 ORDER BY item_id
 `
 
+// The items a claim batch still holds (CLAIMED), by the batch index.
 func (q *Queries) ItemsInBatch(ctx context.Context, batchID string) ([]ExecQueue, error) {
 	rows, err := q.db.Query(ctx, itemsInBatch, batchID)
 	if err != nil {
@@ -582,6 +592,7 @@ WITH input AS (
         updated_at = now()
     FROM input
     WHERE q.item_type = $2
+      AND q.item_id = ANY($1::text[])
       AND q.item_id = input.item_id
       AND q.queue_status = 'DISPATCHED'
     RETURNING q.item_id, q.dispatch_batch_id
@@ -636,6 +647,7 @@ WITH input AS (
         updated_at = now()
     FROM input
     WHERE q.item_type = $3
+      AND q.item_id = ANY($1::text[])
       AND q.item_id = input.item_id
       AND q.queue_status = 'CLAIMED'
       AND q.dispatch_batch_id = $4::text
@@ -697,6 +709,7 @@ WITH input AS (
         updated_at = now()
     FROM input
     WHERE q.item_type = $4
+      AND q.item_id = ANY($1::text[])
       AND q.item_id = input.item_id
       AND q.queue_status = 'DISPATCHED'
     RETURNING q.item_id, q.queue_status, q.retry_count, q.last_error, q.dispatch_batch_id
@@ -783,6 +796,7 @@ WITH input AS (
         updated_at = now()
     FROM input
     WHERE q.item_type = $4
+      AND q.item_id = ANY($1::text[])
       AND q.item_id = input.item_id
       AND q.queue_status = 'CLAIMED'
       AND q.dispatch_batch_id = $5::text

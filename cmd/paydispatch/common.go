@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/postgres"
+)
+
+func newLogger(env *environment, l config.Log) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: l.Level}
+	if l.Format == "json" {
+		return slog.New(slog.NewJSONHandler(env.stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(env.stderr, opts))
+}
+
+// openDatabase opens DATABASE_URL, or the private server in the data
+// directory when it is empty.
+func openDatabase(ctx context.Context, d config.Database, log *slog.Logger) (*postgres.DB, error) {
+	db, err := postgres.Open(ctx, postgres.Options{
+		URL: d.URL, DataDir: d.DataDir, BinDir: d.PGBinDir, MaxConns: d.MaxConns, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if db.Server != nil {
+		log.Info("using embedded PostgreSQL", "socket_dir", db.Server.SocketDir(), "data_dir", db.Server.DataDir())
+	} else {
+		log.Info("using PostgreSQL at DATABASE_URL")
+	}
+	return db, nil
+}

@@ -1,0 +1,125 @@
+// Command paydispatch executes payments scheduled for the same instant
+// exactly once, at a controlled rate. Its subcommands run the service and
+// its tooling; `paydispatch help` lists them.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	usage   string // arguments after the name
+	run     func(ctx context.Context, env *environment, args []string) error
+}
+
+// environment is what a command sees of the process.
+type environment struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+func commands() []*command {
+	return []*command{
+		{name: "serve", summary: "run the service: store, migrations, HTTP API", usage: "[flags]", run: runServe},
+		{name: "migrate", summary: "apply or inspect schema migrations", usage: "[up|status] [flags]", run: runMigrate},
+		{name: "bench", summary: "run a benchmark and print its figures", usage: "queue [flags]", run: runBench},
+		{name: "version", summary: "print the version", usage: "", run: runVersion},
+	}
+}
+
+// usageError marks errors caused by how the command was called (exit 2).
+type usageError struct{ error }
+
+func main() {
+	env := &environment{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, env, os.Args[1:]))
+}
+
+func run(ctx context.Context, env *environment, args []string) int {
+	if len(args) == 0 {
+		printUsage(env.stderr)
+		return 2
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 {
+			if c := find(rest[0]); c != nil {
+				return run(ctx, env, []string{c.name, "--help"})
+			}
+		}
+		printUsage(env.stdout)
+		return 0
+	}
+	c := find(name)
+	if c == nil {
+		fmt.Fprintf(env.stderr, "paydispatch: unknown command %q: run 'paydispatch help' for the list\n", name)
+		return 2
+	}
+	err := c.run(ctx, env, rest)
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(env.stderr, "paydispatch %s: %v\n", c.name, err)
+		return 2
+	default:
+		fmt.Fprintf(env.stderr, "paydispatch %s: %v\n", c.name, err)
+		return 1
+	}
+}
+
+func find(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "paydispatch executes payments scheduled for the same instant exactly once, at a controlled rate.")
+	fmt.Fprintln(w, "\nUsage: paydispatch <command> [arguments]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\n'paydispatch <command> --help' describes a command's flags and environment variables.")
+}
+
+// newFlagSet makes a flag set whose --help prints the command's usage.
+func newFlagSet(env *environment, name, usage, about string) *flag.FlagSet {
+	fs := flag.NewFlagSet("paydispatch "+name, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.stdout, "Usage: paydispatch %s %s\n\n%s\n\nFlags:\n", name, usage, about)
+		fs.SetOutput(env.stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(env.stderr)
+	}
+	return fs
+}
+
+// parse parses a command's flags, turning bad input into a usage error.
+func parse(set interface{ Parse([]string) error }, args []string) error {
+	if err := set.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	return nil
+}

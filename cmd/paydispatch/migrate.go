@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/postgres"
+)
+
+func runMigrate(ctx context.Context, env *environment, args []string) error {
+	action := "up"
+	if len(args) > 0 && (args[0] == "up" || args[0] == "status") {
+		action, args = args[0], args[1:]
+	}
+	fs := newFlagSet(env, "migrate", "[up|status] [flags]",
+		"up (the default) applies every pending migration under a database lock, so concurrent runs are safe;\n"+
+			"running it again applies nothing. status lists the migrations and whether each is applied.")
+	var (
+		db config.Database
+		lg config.Log
+	)
+	set := config.NewSet(fs, env.getenv, append(config.DatabaseSettings(&db), config.LogSettings(&lg)...)...)
+	if err := parse(set, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q: want up or status", fs.Arg(0))}
+	}
+	log := newLogger(env, lg)
+	store, err := openDatabase(ctx, db, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	m, err := postgres.NewMigrator(store.Pool, nil)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+
+	if action == "status" {
+		st, err := m.Status(ctx)
+		if err != nil {
+			return err
+		}
+		for _, s := range st {
+			state := "pending"
+			if s.Applied {
+				state = "applied"
+			}
+			fmt.Fprintf(env.stdout, "%05d  %-8s %s\n", s.Version, state, s.Name)
+		}
+		return nil
+	}
+	applied, err := m.Up(ctx)
+	if err != nil {
+		return err
+	}
+	for _, s := range applied {
+		fmt.Fprintf(env.stdout, "applied %05d %s\n", s.Version, s.Name)
+	}
+	if len(applied) == 0 {
+		fmt.Fprintf(env.stdout, "schema is up to date (version %d); nothing applied\n", latestSchemaVersion())
+	}
+	return nil
+}

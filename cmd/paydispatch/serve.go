@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/postgres"
+)
+
+func runServe(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "serve", "[flags]",
+		"Opens the store (a private PostgreSQL in the data directory when DATABASE_URL is empty),\n"+
+			"applies pending migrations, and serves the HTTP API until SIGINT or SIGTERM.")
+	var (
+		db  config.Database
+		srv config.Server
+		lg  config.Log
+	)
+	settings := append(config.DatabaseSettings(&db), config.ServerSettings(&srv)...)
+	set := config.NewSet(fs, env.getenv, append(settings, config.LogSettings(&lg)...)...)
+	if err := parse(set, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q: serve takes only flags", fs.Arg(0))}
+	}
+	log := newLogger(env, lg)
+
+	// Bind first: a taken port fails fast, before a database is started.
+	ln, err := net.Listen("tcp", srv.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (set --http-addr or PAYDISPATCH_HTTP_ADDR to a free address)", srv.HTTPAddr, err)
+	}
+	defer ln.Close()
+
+	store, err := openDatabase(ctx, db, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	if srv.MigrateOnStart {
+		applied, err := postgres.Migrate(ctx, store.Pool, nil)
+		if err != nil {
+			return err
+		}
+		log.Info("schema migrated", "applied", len(applied), "version", latestSchemaVersion())
+	}
+	migrator, err := postgres.NewMigrator(store.Pool, nil)
+	if err != nil {
+		return err
+	}
+	defer migrator.Close()
+
+	router := httpapi.NewRouter(log,
+		httpapi.Check{Name: "database", Run: func(ctx context.Context) error { return store.Pool.Ping(ctx) }},
+		httpapi.Check{Name: "schema", Run: func(ctx context.Context) error {
+			pending, err := migrator.Pending(ctx)
+			if err == nil && pending {
+				err = errors.New("migrations pending: run 'paydispatch migrate'")
+			}
+			return err
+		}},
+	)
+	httpServer := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- httpServer.Serve(ln) }()
+	log.Info("paydispatch serving", "http_addr", ln.Addr().String(), "version", buildVersion())
+
+	var dbDied <-chan struct{}
+	if store.Server != nil {
+		dbDied = store.Server.Done()
+	}
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-serveErr:
+		runErr = fmt.Errorf("http server: %w", err)
+	case <-dbDied:
+		runErr = errors.New("embedded PostgreSQL exited unexpectedly; see its server.log in the data directory")
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), srv.ShutdownTimeout)
+	defer cancel()
+	if err := httpServer.Shutdown(shutdownCtx); err != nil && runErr == nil {
+		runErr = fmt.Errorf("http shutdown: %w", err)
+	}
+	return runErr
+}

@@ -1,0 +1,10 @@
+package dbsqlc
+
+// ClaimBatchSQL is the claim statement's text, for EXPLAIN.
+const ClaimBatchSQL = claimBatch
+
+// FindStaleClaimsSQL is the stale-claim query's text, for EXPLAIN.
+const FindStaleClaimsSQL = findStaleClaims
+
+// MarkDispatchedSQL is the dispatch transition's text, for EXPLAIN.
+const MarkDispatchedSQL = markDispatched
