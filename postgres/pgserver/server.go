@@ -142,6 +142,11 @@ func (s *Server) prepareDirs(dir string) error {
 		return err
 	}
 	s.cred = cred
+	// Parents we create must be enterable by the server user; the server's
+	// own directories below are 0700.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("pgserver: create %s: %w", filepath.Dir(dir), err)
+	}
 	for _, d := range []string{dir, s.socketDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return fmt.Errorf("pgserver: create %s: %w", d, err)
@@ -259,7 +264,8 @@ func (s *Server) settings() []string {
 		"unix_socket_directories": s.socketDir,
 		"port":                    strconv.Itoa(Port),
 		"max_connections":         "200",
-		"shared_buffers":          "256MB",
+		"shared_buffers":          "1GB",
+		"max_wal_size":            "4GB",
 		"logging_collector":       "off",
 	}
 	if s.opts.Ephemeral {

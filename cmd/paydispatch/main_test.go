@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func runCLI(args []string, env map[string]string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	e := &environment{stdout: &out, stderr: &errOut, getenv: func(k string) string { return env[k] }}
+	code = run(context.Background(), e, args)
+	return code, out.String(), errOut.String()
+}
+
+// TestBadInput: bad input exits 2 with one line naming the flag or
+// variable and the fix, and touches nothing (no database is opened).
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"unknown command", []string{"frobnicate"}, nil, `unknown command "frobnicate"`},
+		{"bad http addr flag", []string{"serve", "--http-addr", "8080"}, nil, `invalid --http-addr "8080": want host:port`},
+		{"bad http addr env", []string{"serve"}, map[string]string{"PAYDISPATCH_HTTP_ADDR": "nope"}, `invalid PAYDISPATCH_HTTP_ADDR "nope"`},
+		{"bad log level", []string{"migrate", "--log-level", "loud"}, nil, `invalid --log-level "loud": want debug, info, warn or error`},
+		{"bad migrate action", []string{"migrate", "sideways"}, nil, `unexpected argument "sideways": want up or status`},
+		{"unknown flag", []string{"serve", "--colour"}, nil, "flag provided but not defined: -colour"},
+		{"bench without name", []string{"bench"}, nil, "name a benchmark"},
+		{"bench bad rows", []string{"bench", "queue", "--rows", "ten"}, nil, `invalid --rows "ten"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, _, stderr := runCLI(tt.args, tt.env)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2 (stderr %q)", code, stderr)
+			}
+			last := strings.TrimSpace(stderr)
+			if i := strings.LastIndex(last, "\n"); i >= 0 {
+				last = last[i+1:] // the flag package prints its usage before
+			}
+			if !strings.Contains(last, tt.want) {
+				t.Fatalf("last stderr line %q does not contain %q", last, tt.want)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"help"}, {"--help"}, {"serve", "--help"}, {"migrate", "-h"}, {"help", "bench"}, {"version", "--help"}} {
+		code, stdout, _ := runCLI(args, nil)
+		if code != 0 || !strings.Contains(stdout, "Usage: paydispatch") {
+			t.Errorf("%v: exit %d, stdout %q", args, code, stdout)
+		}
+	}
+	code, stdout, _ := runCLI([]string{"serve", "--help"}, nil)
+	for _, want := range []string{"-http-addr", "PAYDISPATCH_HTTP_ADDR", "DATABASE_URL", "PAYDISPATCH_DATA_DIR"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("serve --help does not mention %s", want)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	code, stdout, _ := runCLI([]string{"version"}, nil)
+	if code != 0 || !strings.HasPrefix(stdout, "paydispatch ") || !strings.Contains(stdout, "schema version 1") {
+		t.Fatalf("exit %d: %q", code, stdout)
+	}
+}
