@@ -6,6 +6,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/temporal"
 )
 
 func newLogger(env *environment, l config.Log) *slog.Logger {
@@ -31,4 +32,24 @@ func openDatabase(ctx context.Context, d config.Database, log *slog.Logger) (*po
 		log.Info("using PostgreSQL at DATABASE_URL")
 	}
 	return db, nil
+}
+
+// connectTemporal dials TEMPORAL_ADDRESS, or embeds Temporal's server with
+// its data in the data directory when it is empty.
+func connectTemporal(ctx context.Context, t config.Temporal, dataDir string, log *slog.Logger) (*temporal.Conn, error) {
+	conn, err := temporal.Connect(ctx, temporal.Options{
+		Address: t.Address, Namespace: t.Namespace,
+		TLSCertFile: t.TLSCertFile, TLSKeyFile: t.TLSKeyFile, TLSCAFile: t.TLSCAFile, TLSServerName: t.TLSServerName,
+		DataDir: dataDir, EmbeddedPort: t.EmbeddedPort, EmbeddedLogLevel: t.EmbeddedLogLevel, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if conn.Server != nil {
+		log.Info("Temporal frontend embedded; attach with the Temporal CLI: temporal workflow list --address "+conn.Address,
+			"address", conn.Address, "namespace", conn.Namespace)
+	} else {
+		log.Info("using Temporal at TEMPORAL_ADDRESS", "address", conn.Address, "namespace", conn.Namespace)
+	}
+	return conn, nil
 }

@@ -75,8 +75,8 @@ type proc struct {
 
 func startServe(t *testing.T, data, addr string) *proc {
 	t.Helper()
-	cmd := exec.Command(binary(t), "serve", "--http-addr", addr, "--data-dir", data)
-	cmd.Env = append(os.Environ(), "DATABASE_URL=")
+	cmd := exec.Command(binary(t), "serve", "--http-addr", addr, "--data-dir", data, "--temporal-port", "0", "--temporal-log-level", "fatal")
+	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=")
 	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = &syncWriter{w: p.stderr}
 	if err := cmd.Start(); err != nil {

@@ -16,13 +16,16 @@ import (
 func runServe(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "serve", "[flags]",
 		"Opens the store (a private PostgreSQL in the data directory when DATABASE_URL is empty),\n"+
-			"applies pending migrations, and serves the HTTP API until SIGINT or SIGTERM.")
+			"applies pending migrations, connects to Temporal (Temporal's own server embedded, its data in\n"+
+			"the data directory, when TEMPORAL_ADDRESS is empty), and serves the HTTP API until SIGINT or SIGTERM.")
 	var (
 		db  config.Database
 		srv config.Server
+		tc  config.Temporal
 		lg  config.Log
 	)
 	settings := append(config.DatabaseSettings(&db), config.ServerSettings(&srv)...)
+	settings = append(settings, config.TemporalSettings(&tc)...)
 	set := config.NewSet(fs, env.getenv, append(settings, config.LogSettings(&lg)...)...)
 	if err := parse(set, args); err != nil {
 		return err
@@ -52,6 +55,12 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		}
 		log.Info("schema migrated", "applied", len(applied), "version", latestSchemaVersion())
 	}
+	tconn, err := connectTemporal(ctx, tc, db.DataDir, log)
+	if err != nil {
+		return err
+	}
+	defer tconn.Close()
+
 	migrator, err := postgres.NewMigrator(store.Pool, nil)
 	if err != nil {
 		return err
@@ -65,6 +74,10 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 			if err == nil && pending {
 				err = errors.New("migrations pending: run 'paydispatch migrate'")
 			}
+			return err
+		}},
+		httpapi.Check{Name: "temporal", Run: func(ctx context.Context) error {
+			_, err := tconn.Client.CheckHealth(ctx, nil)
 			return err
 		}},
 	)

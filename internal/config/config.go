@@ -186,3 +186,57 @@ func durationIn(v string, lo, hi time.Duration) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// Temporal is which Temporal cluster to use.
+type Temporal struct {
+	Address, Namespace                                string
+	TLSCertFile, TLSKeyFile, TLSCAFile, TLSServerName string
+	EmbeddedPort                                      int
+	EmbeddedLogLevel                                  string
+}
+
+// TemporalSettings binds t's settings.
+func TemporalSettings(t *Temporal) []*Setting {
+	str := func(flag, env, def, usage string, dst *string) *Setting {
+		return &Setting{Flag: flag, Env: env, Default: def, Usage: usage, Parse: func(v string) error { *dst = v; return nil }}
+	}
+	return []*Setting{
+		{Flag: "temporal-address", Env: "TEMPORAL_ADDRESS", Usage: "Temporal frontend host:port; empty embeds Temporal's server with its data in the data directory",
+			Parse: func(v string) error {
+				if v != "" {
+					if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+						return fmt.Errorf("want host:port, e.g. temporal.internal:7233")
+					}
+				}
+				t.Address = v
+				return nil
+			}},
+		{Flag: "temporal-namespace", Env: "TEMPORAL_NAMESPACE", Default: "default", Usage: "Temporal namespace",
+			Parse: func(v string) error {
+				if v == "" {
+					return fmt.Errorf("want a namespace name, e.g. default")
+				}
+				t.Namespace = v
+				return nil
+			}},
+		str("temporal-tls-cert", "TEMPORAL_TLS_CERT", "", "client certificate (PEM) for mutual TLS to TEMPORAL_ADDRESS", &t.TLSCertFile),
+		str("temporal-tls-key", "TEMPORAL_TLS_KEY", "", "client key (PEM) for mutual TLS", &t.TLSKeyFile),
+		str("temporal-tls-ca", "TEMPORAL_TLS_CA", "", "CA bundle (PEM) that signs the Temporal server's certificate", &t.TLSCAFile),
+		str("temporal-tls-server-name", "TEMPORAL_TLS_SERVER_NAME", "", "server name to verify in the Temporal server's certificate", &t.TLSServerName),
+		{Flag: "temporal-port", Env: "PAYDISPATCH_TEMPORAL_PORT", Default: "7233", Usage: "gRPC port of the embedded Temporal frontend (0: any free port)",
+			Parse: func(v string) error {
+				n, err := intIn(v, 0, 65535)
+				t.EmbeddedPort = n
+				return err
+			}},
+		{Flag: "temporal-log-level", Env: "PAYDISPATCH_TEMPORAL_LOG_LEVEL", Default: "error", Usage: "log level of the embedded Temporal server: debug, info, warn, error or fatal",
+			Parse: func(v string) error {
+				switch v {
+				case "debug", "info", "warn", "error", "fatal":
+					t.EmbeddedLogLevel = v
+					return nil
+				}
+				return fmt.Errorf("want debug, info, warn, error or fatal")
+			}},
+	}
+}

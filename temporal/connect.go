@@ -1,0 +1,133 @@
+package temporal
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/paydispatch/paydispatch/temporal/devserver"
+)
+
+// Options say which Temporal to use.
+type Options struct {
+	// Address of a Temporal frontend (host:port). Empty embeds a server.
+	Address   string
+	Namespace string // default "default"
+	// TLS for Address: a client certificate and key (mutual TLS), a CA
+	// bundle to verify the server, and the server name to expect.
+	TLSCertFile, TLSKeyFile, TLSCAFile, TLSServerName string
+
+	// DataDir holds the embedded server's SQLite file (DataDir/temporal).
+	DataDir string
+	// EmbeddedPort is the embedded frontend's port (0: a free one).
+	EmbeddedPort int
+	// EmbeddedLogLevel is the embedded server's own log level.
+	EmbeddedLogLevel string
+	// Ephemeral keeps the embedded server in memory (tests).
+	Ephemeral bool
+
+	Logger *slog.Logger
+}
+
+// Conn is a connected client, and the embedded server behind it if any.
+type Conn struct {
+	Client client.Client
+	Server *devserver.Server // nil on TEMPORAL_ADDRESS
+	// Address is where the client connected.
+	Address   string
+	Namespace string
+}
+
+// Connect dials Temporal, embedding a server first when no address is set.
+func Connect(ctx context.Context, o Options) (*Conn, error) {
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	conn := &Conn{Address: o.Address, Namespace: o.Namespace}
+	copts := client.Options{Namespace: o.Namespace, Logger: sdklog.NewStructuredLogger(o.Logger.With("component", "temporal-client"))}
+	if o.Address == "" {
+		var db string
+		if !o.Ephemeral {
+			if o.DataDir == "" {
+				return nil, errors.New("temporal: no TEMPORAL_ADDRESS and no data directory for the embedded server")
+			}
+			db = filepath.Join(o.DataDir, "temporal", "temporal.db")
+		}
+		srv, err := devserver.Start(ctx, devserver.Options{
+			DBPath: db, Port: o.EmbeddedPort, Namespaces: []string{o.Namespace}, LogLevel: o.EmbeddedLogLevel,
+		})
+		if err != nil {
+			return nil, err
+		}
+		conn.Server, conn.Address = srv, srv.HostPort()
+		o.Logger.Info("embedded Temporal started", "address", srv.HostPort(), "namespace", o.Namespace, "db", db)
+	} else {
+		tlsCfg, err := tlsConfig(o)
+		if err != nil {
+			return nil, err
+		}
+		copts.ConnectionOptions.TLS = tlsCfg
+	}
+	copts.HostPort = conn.Address
+	c, err := client.DialContext(ctx, copts)
+	if err != nil {
+		conn.stopServer()
+		return nil, fmt.Errorf("temporal: connect to %s: %w", conn.Address, err)
+	}
+	conn.Client = c
+	return conn, nil
+}
+
+// Close closes the client and stops the embedded server, if any.
+func (c *Conn) Close() {
+	if c.Client != nil {
+		c.Client.Close()
+	}
+	c.stopServer()
+}
+
+func (c *Conn) stopServer() {
+	if c.Server != nil {
+		_ = c.Server.Stop()
+	}
+}
+
+func tlsConfig(o Options) (*tls.Config, error) {
+	if o.TLSCertFile == "" && o.TLSKeyFile == "" && o.TLSCAFile == "" && o.TLSServerName == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: o.TLSServerName}
+	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
+		return nil, errors.New("temporal: TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY go together: set both or neither")
+	}
+	if o.TLSCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(o.TLSCertFile, o.TLSKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("temporal: load TLS client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	if o.TLSCAFile != "" {
+		pem, err := os.ReadFile(o.TLSCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("temporal: read TEMPORAL_TLS_CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("temporal: TEMPORAL_TLS_CA %s holds no PEM certificate", o.TLSCAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	return cfg, nil
+}

@@ -1,0 +1,243 @@
+// Package devserver runs Temporal's own server in-process, the way
+// Temporal's development server does: all services in one process, SQLite
+// for persistence (a file, so open workflows survive a restart, or memory
+// for tests). It is what paydispatch uses when no TEMPORAL_ADDRESS is set.
+// It is Temporal's server, not a stand-in: workers and clients talk to it
+// over gRPC like to any cluster, and the Temporal CLI or UI can attach to
+// its address.
+package devserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	tlog "go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/metrics"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+)
+
+// Options configure the embedded server.
+type Options struct {
+	// DBPath is the SQLite file; created (with its schema) when absent.
+	// Empty keeps everything in memory, lost when the process ends.
+	DBPath string
+	// IP the frontend binds (default 127.0.0.1).
+	IP string
+	// Port of the frontend's gRPC endpoint; 0 picks a free one.
+	Port int
+	// Namespaces registered at start (default: "default").
+	Namespaces []string
+	// LogLevel of the server's own logs: debug, info, warn, error (default error).
+	LogLevel string
+}
+
+// Server is a running embedded Temporal server.
+type Server struct {
+	srv      temporal.Server
+	hostPort string
+	stopping *atomic.Bool
+}
+
+const clusterName = "active"
+
+// Start starts the server and waits until its frontend answers.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	if o.IP == "" {
+		o.IP = "127.0.0.1"
+	}
+	if len(o.Namespaces) == 0 {
+		o.Namespaces = []string{"default"}
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "error"
+	}
+	if o.Port == 0 {
+		p, err := freePort(o.IP)
+		if err != nil {
+			return nil, err
+		}
+		o.Port = p
+	} else if err := portFree(o.IP, o.Port); err != nil {
+		return nil, fmt.Errorf("temporal: frontend port %d is taken (%v): set another port or point TEMPORAL_ADDRESS at a running cluster", o.Port, err)
+	}
+	cfg, sqlCfg, err := serverConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	if o.DBPath != "" {
+		if err := os.MkdirAll(filepath.Dir(o.DBPath), 0o700); err != nil {
+			return nil, fmt.Errorf("temporal: create %s: %w", filepath.Dir(o.DBPath), err)
+		}
+		if _, err := os.Stat(o.DBPath); errors.Is(err, os.ErrNotExist) {
+			if err := sqlite.SetupSchema(sqlCfg); err != nil {
+				return nil, fmt.Errorf("temporal: create schema in %s: %w", o.DBPath, err)
+			}
+		}
+	}
+	var nss []*sqlite.NamespaceConfig
+	for _, ns := range o.Namespaces {
+		nc, err := sqlite.NewNamespaceConfig(clusterName, ns, false, nil)
+		if err != nil {
+			return nil, fmt.Errorf("temporal: namespace %s: %w", ns, err)
+		}
+		nss = append(nss, nc)
+	}
+	if err := sqlite.CreateNamespaces(sqlCfg, nss...); err != nil {
+		return nil, fmt.Errorf("temporal: register namespaces: %w", err)
+	}
+	stopping := &atomic.Bool{}
+	logger := &quietLogger{inner: tlog.NewZapLogger(tlog.BuildZapLogger(tlog.Config{Level: o.LogLevel})), stopping: stopping}
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(cfg),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithLogger(logger),
+		temporal.WithCustomMetricsHandler(metrics.NoopMetricsHandler),
+		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
+			// Visibility in SQLite: let queries see new search attributes at once.
+			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("temporal: create server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("temporal: start server: %w", err)
+	}
+	s := &Server{srv: srv, hostPort: net.JoinHostPort(o.IP, strconv.Itoa(o.Port)), stopping: stopping}
+	if err := s.waitReady(ctx, o.Namespaces[0]); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// HostPort is the frontend's gRPC address, for clients, workers, the
+// Temporal CLI (--address) and UI.
+func (s *Server) HostPort() string { return s.hostPort }
+
+// Stop stops every service.
+func (s *Server) Stop() error {
+	s.stopping.Store(true)
+	return s.srv.Stop()
+}
+
+// waitReady polls until the frontend serves the namespace.
+func (s *Server) waitReady(ctx context.Context, namespace string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var last error
+	for ctx.Err() == nil {
+		c, err := client.Dial(client.Options{HostPort: s.hostPort, Namespace: namespace})
+		if err == nil {
+			_, err = c.CheckHealth(ctx, nil)
+			if err == nil {
+				_, err = c.WorkflowService().DescribeNamespace(ctx, describeNamespace(namespace))
+			}
+			c.Close()
+			if err == nil {
+				return nil
+			}
+		}
+		last = err
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("temporal: server not ready: %v", last)
+}
+
+func serverConfig(o Options) (*config.Config, *config.SQL, error) {
+	sqlCfg := &config.SQL{
+		PluginName:        sqliteplugin.PluginName,
+		DatabaseName:      o.DBPath,
+		ConnectAttributes: map[string]string{"mode": "rwc", "_journal_mode": "wal", "_synchronous": "2"},
+	}
+	if o.DBPath == "" {
+		// A shared in-memory database, named so that two servers in one
+		// process do not share it.
+		sqlCfg.DatabaseName = fmt.Sprintf("paydispatch-%d-%d", os.Getpid(), o.Port)
+		sqlCfg.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}
+	}
+	frontend := net.JoinHostPort(o.IP, strconv.Itoa(o.Port))
+	services := map[string]config.Service{}
+	for i, name := range []string{"frontend", "history", "matching", "worker"} {
+		grpcPort := o.Port
+		if i > 0 {
+			p, err := freePort("127.0.0.1")
+			if err != nil {
+				return nil, nil, err
+			}
+			grpcPort = p
+		}
+		membership, err := freePort("127.0.0.1")
+		if err != nil {
+			return nil, nil, err
+		}
+		rpc := config.RPC{GRPCPort: grpcPort, MembershipPort: membership, BindOnLocalHost: true}
+		if i == 0 {
+			rpc.BindOnLocalHost, rpc.BindOnIP = false, o.IP
+		}
+		services[name] = config.Service{RPC: rpc}
+	}
+	cfg := &config.Config{
+		Global: config.Global{
+			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"},
+		},
+		Persistence: config.Persistence{
+			DefaultStore:     sqliteplugin.PluginName,
+			VisibilityStore:  sqliteplugin.PluginName,
+			NumHistoryShards: 1,
+			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+		},
+		ClusterMetadata: &cluster.Config{
+			EnableGlobalNamespace:    false,
+			FailoverVersionIncrement: 10,
+			MasterClusterName:        clusterName,
+			CurrentClusterName:       clusterName,
+			ClusterInformation: map[string]cluster.ClusterInformation{
+				clusterName: {Enabled: true, InitialFailoverVersion: 1, RPCAddress: frontend},
+			},
+		},
+		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
+		Services:            services,
+		Archival: config.Archival{
+			History:    config.HistoryArchival{State: "disabled"},
+			Visibility: config.VisibilityArchival{State: "disabled"},
+		},
+		NamespaceDefaults: config.NamespaceDefaults{Archival: config.ArchivalNamespaceDefaults{
+			History:    config.HistoryArchivalNamespaceDefaults{State: "disabled"},
+			Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
+		}},
+		// The server's internal clients (the worker service) dial the frontend.
+		PublicClient: config.PublicClient{HostPort: frontend},
+	}
+	return cfg, sqlCfg, nil
+}
+
+func freePort(ip string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("temporal: find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func portFree(ip string, port int) error {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
+	if err != nil {
+		return err
+	}
+	return l.Close()
+}

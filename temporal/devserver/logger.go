@@ -1,0 +1,49 @@
+package devserver
+
+import (
+	"sync/atomic"
+
+	tlog "go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/log/tag"
+)
+
+// quietLogger drops the server's logs once it is stopping: every service
+// reports its in-flight calls as cancelled then, which is expected and only
+// buries the lines that matter.
+type quietLogger struct {
+	inner    tlog.Logger
+	stopping *atomic.Bool
+}
+
+func (l *quietLogger) Debug(msg string, tags ...tag.Tag) {
+	if !l.stopping.Load() {
+		l.inner.Debug(msg, tags...)
+	}
+}
+
+func (l *quietLogger) Info(msg string, tags ...tag.Tag) {
+	if !l.stopping.Load() {
+		l.inner.Info(msg, tags...)
+	}
+}
+
+func (l *quietLogger) Warn(msg string, tags ...tag.Tag) {
+	if !l.stopping.Load() {
+		l.inner.Warn(msg, tags...)
+	}
+}
+
+func (l *quietLogger) Error(msg string, tags ...tag.Tag) {
+	if !l.stopping.Load() {
+		l.inner.Error(msg, tags...)
+	}
+}
+
+func (l *quietLogger) DPanic(msg string, tags ...tag.Tag) { l.inner.DPanic(msg, tags...) }
+func (l *quietLogger) Panic(msg string, tags ...tag.Tag)  { l.inner.Panic(msg, tags...) }
+func (l *quietLogger) Fatal(msg string, tags ...tag.Tag)  { l.inner.Fatal(msg, tags...) }
+
+// With keeps the prepended tags and the shared stopping flag.
+func (l *quietLogger) With(tags ...tag.Tag) tlog.Logger {
+	return &quietLogger{inner: tlog.With(l.inner, tags...), stopping: l.stopping}
+}
