@@ -590,3 +590,20 @@ func truncate(s string, n int) string {
 	}
 	return strings.ToValidUTF8(s[:n], "")
 }
+
+// ListDispatched lists up to limit DISPATCHED items, dispatched longest ago
+// first: the ones whose execution should have finished.
+func (q *Queue) ListDispatched(ctx context.Context, itemType string, limit int) ([]Item, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	rows, err := q.q.ListDispatched(ctx, dbsqlc.ListDispatchedParams{ItemType: itemType, MaxItems: int32(min(limit, MaxBatchSize))})
+	if err != nil {
+		return nil, fmt.Errorf("queue: list dispatched: %w", err)
+	}
+	items := make([]Item, len(rows))
+	for i, r := range rows {
+		items[i] = itemFromRow(r)
+	}
+	return items, nil
+}

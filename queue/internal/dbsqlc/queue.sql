@@ -259,3 +259,12 @@ SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at
 FROM exec_rate_config
 ORDER BY item_type;
+
+-- name: ListDispatched :many
+SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
+       dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
+       retry_count, last_error, created_at, updated_at
+FROM exec_queue
+WHERE item_type = @item_type AND queue_status = 'DISPATCHED'
+ORDER BY dispatched_at
+LIMIT @max_items::int;

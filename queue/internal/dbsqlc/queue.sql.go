@@ -582,6 +582,57 @@ func (q *Queries) ListConfigs(ctx context.Context) ([]ExecRateConfig, error) {
 	return items, nil
 }
 
+const listDispatched = `-- name: ListDispatched :many
+SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
+       dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
+       retry_count, last_error, created_at, updated_at
+FROM exec_queue
+WHERE item_type = $1 AND queue_status = 'DISPATCHED'
+ORDER BY dispatched_at
+LIMIT $2::int
+`
+
+type ListDispatchedParams struct {
+	ItemType string
+	MaxItems int32
+}
+
+func (q *Queries) ListDispatched(ctx context.Context, arg ListDispatchedParams) ([]ExecQueue, error) {
+	rows, err := q.db.Query(ctx, listDispatched, arg.ItemType, arg.MaxItems)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ExecQueue
+	for rows.Next() {
+		var i ExecQueue
+		if err := rows.Scan(
+			&i.ItemType,
+			&i.ItemID,
+			&i.TenantID,
+			&i.QueueStatus,
+			&i.ScheduledExecTime,
+			&i.InitWorkflowID,
+			&i.DispatchBatchID,
+			&i.ExecWorkflowID,
+			&i.ClaimedAt,
+			&i.DispatchedAt,
+			&i.CompletedAt,
+			&i.RetryCount,
+			&i.LastError,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const markCompleted = `-- name: MarkCompleted :many
 WITH input AS (
     SELECT unnest($1::text[]) AS item_id

@@ -1,0 +1,296 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/paydispatch/paydispatch/queue"
+)
+
+// Activities hold the dispatcher's I/O. Each is safe to retry: claims and
+// transitions are guarded statements, and starts are de-duplicated by
+// workflow id.
+type Activities struct {
+	Queue  *queue.Queue
+	Engine Engine
+	Log    *slog.Logger
+	// StartConcurrency bounds the parallel starts of one batch (default 16).
+	StartConcurrency int
+	// Jitter returns a random delay in [0, max); nil uses math/rand.
+	Jitter func(max time.Duration) time.Duration
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// Activity names, as registered.
+const (
+	ReadConfigActivity         = "ReadConfig"
+	RecoverStaleClaimsActivity = "RecoverStaleClaims"
+	ReconcileActivity          = "Reconcile"
+	ClaimAndDispatchActivity   = "ClaimAndDispatch"
+	RecordResultsActivity      = "RecordResults"
+)
+
+// Recovery is what stale-claim recovery did.
+type Recovery struct {
+	Released     int // workflow never started: back to READY
+	Dispatched   int // workflow exists: the claim is marked DISPATCHED
+	DeadLettered int
+}
+
+// Reconciliation is what comparing DISPATCHED items with the engine did.
+type Reconciliation struct {
+	Checked      int
+	Completed    int
+	Failed       int // back to READY for another try
+	DeadLettered int
+}
+
+// Dispatch is what one claim and its starts did.
+type Dispatch struct {
+	BatchID        string
+	Claimed        int
+	Started        int
+	AlreadyStarted int
+	StartFailed    int // released for retry
+	DeadLettered   int // released, retries used up
+}
+
+// ReadConfig reads the item type's configuration, every cycle, so a change
+// takes effect at the next cycle without a restart.
+func (a *Activities) ReadConfig(ctx context.Context, itemType string) (queue.Config, error) {
+	return a.Queue.GetConfig(ctx, itemType)
+}
+
+// RecoverStaleClaims heals claims whose dispatcher died: up to the
+// configured cap, claims older than the threshold are checked against the
+// engine. No workflow: back to READY (retry+1). A workflow: it was started
+// before the crash, so the claim becomes DISPATCHED.
+func (a *Activities) RecoverStaleClaims(ctx context.Context, cfg queue.Config) (Recovery, error) {
+	var r Recovery
+	stale, err := a.Queue.FindStaleClaims(ctx, cfg.ItemType, cfg.StaleClaimThreshold, cfg.MaxStaleRecoveryPerCycle)
+	if err != nil || len(stale) == 0 {
+		return r, err
+	}
+	for _, it := range stale {
+		wf := ExecWorkflowID(it.Type, it.ID)
+		exists, err := a.Engine.Exists(ctx, wf)
+		if err != nil {
+			return r, fmt.Errorf("dispatch: look up %s: %w", wf, err)
+		}
+		if exists {
+			res, err := a.Queue.MarkDispatchedBatch(ctx, it.Type, it.DispatchBatchID, []queue.Dispatch{{ItemID: it.ID, ExecWorkflowID: wf}})
+			if err != nil {
+				return r, err
+			}
+			r.Dispatched += len(res.Moved)
+			continue
+		}
+		res, err := a.Queue.RecoverStale(ctx, it.Type, it.DispatchBatchID,
+			[]queue.Failure{{ItemID: it.ID, Error: "stale claim: no execution workflow after " + cfg.StaleClaimThreshold.String()}},
+			cfg.MaxDispatchRetries)
+		if err != nil {
+			return r, err
+		}
+		for _, o := range res.Moved {
+			if o.Status == queue.StatusDeadLetter {
+				r.DeadLettered++
+			} else {
+				r.Released++
+			}
+		}
+	}
+	a.log().Info("stale claims recovered", "item_type", cfg.ItemType, "released", r.Released, "dispatched", r.Dispatched, "dead_lettered", r.DeadLettered)
+	return r, nil
+}
+
+// Reconcile asks the engine how the oldest DISPATCHED items' workflows
+// ended, in batched visibility queries: completed → COMPLETED (context
+// deleted); failed, terminated, timed out → READY with retry+1, or
+// DEAD_LETTER.
+func (a *Activities) Reconcile(ctx context.Context, cfg queue.Config) (Reconciliation, error) {
+	var r Reconciliation
+	items, err := a.Queue.ListDispatched(ctx, cfg.ItemType, 2*cfg.BatchSize)
+	if err != nil || len(items) == 0 {
+		return r, err
+	}
+	r.Checked = len(items)
+	ids := make([]string, len(items))
+	byWorkflow := make(map[string]string, len(items))
+	for i, it := range items {
+		ids[i] = ExecWorkflowID(it.Type, it.ID)
+		byWorkflow[ids[i]] = it.ID
+	}
+	closed, err := a.Engine.Closed(ctx, ids)
+	if err != nil {
+		return r, err
+	}
+	var done []string
+	var failed []queue.Failure
+	for wf, c := range closed {
+		if c.Completed {
+			done = append(done, byWorkflow[wf])
+		} else {
+			failed = append(failed, queue.Failure{ItemID: byWorkflow[wf], Error: "execution workflow " + c.Status})
+		}
+	}
+	if len(done) > 0 {
+		res, err := a.Queue.MarkCompletedBatch(ctx, cfg.ItemType, done)
+		if err != nil {
+			return r, err
+		}
+		r.Completed = len(res.Moved)
+	}
+	if len(failed) > 0 {
+		res, err := a.Queue.MarkFailedBatch(ctx, cfg.ItemType, failed, cfg.MaxDispatchRetries)
+		if err != nil {
+			return r, err
+		}
+		for _, o := range res.Moved {
+			if o.Status == queue.StatusDeadLetter {
+				r.DeadLettered++
+			} else {
+				r.Failed++
+			}
+		}
+	}
+	return r, nil
+}
+
+// ClaimAndDispatch claims one batch and starts its execution workflows.
+// Claim and starts share one activity so the batch's contexts never pass
+// through the dispatcher's workflow history. If it dies between the claim
+// and the marks, the items stay CLAIMED and stale recovery settles them.
+func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Dispatch, error) {
+	batch, err := a.Queue.ClaimBatch(ctx, cfg.ClaimParams())
+	if err != nil {
+		return Dispatch{}, err
+	}
+	d := Dispatch{BatchID: batch.ID, Claimed: len(batch.Items)}
+	if len(batch.Items) == 0 {
+		return d, nil
+	}
+	now := a.now()
+	type result struct {
+		item queue.ClaimedItem
+		err  error
+	}
+	results := make([]result, len(batch.Items))
+	sem := make(chan struct{}, a.concurrency())
+	var wg sync.WaitGroup
+	for i, it := range batch.Items {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i] = result{item: it, err: a.Engine.Start(ctx, StartRequest{
+				WorkflowID:   ExecWorkflowID(it.Type, it.ID),
+				WorkflowType: cfg.ExecWorkflowType,
+				TaskQueue:    cfg.ExecTaskQueue,
+				Delay:        a.startDelay(it.ScheduledExecTime, now, cfg.JitterWindow),
+				ItemID:       it.ID,
+				Context:      string(it.Context),
+			})}
+			if activity.IsActivity(ctx) {
+				activity.RecordHeartbeat(ctx, i)
+			}
+		}()
+	}
+	wg.Wait()
+
+	var ok []queue.Dispatch
+	var failed []queue.Failure
+	for _, r := range results {
+		wf := ExecWorkflowID(r.item.Type, r.item.ID)
+		switch {
+		case r.err == nil:
+			d.Started++
+			ok = append(ok, queue.Dispatch{ItemID: r.item.ID, ExecWorkflowID: wf})
+		case errors.Is(r.err, ErrAlreadyStarted):
+			d.AlreadyStarted++
+			ok = append(ok, queue.Dispatch{ItemID: r.item.ID, ExecWorkflowID: wf})
+		default:
+			failed = append(failed, queue.Failure{ItemID: r.item.ID, Error: "start " + wf + ": " + r.err.Error()})
+		}
+	}
+	if len(ok) > 0 {
+		if _, err := a.Queue.MarkDispatchedBatch(ctx, cfg.ItemType, batch.ID, ok); err != nil {
+			return d, err
+		}
+	}
+	if len(failed) > 0 {
+		res, err := a.Queue.ReleaseForRetryBatch(ctx, cfg.ItemType, batch.ID, failed, cfg.MaxDispatchRetries)
+		if err != nil {
+			return d, err
+		}
+		for _, o := range res.Moved {
+			if o.Status == queue.StatusDeadLetter {
+				d.DeadLettered++
+			} else {
+				d.StartFailed++
+			}
+		}
+		a.log().Warn("execution workflow starts failed", "item_type", cfg.ItemType, "batch", batch.ID,
+			"failed", len(failed), "dead_lettered", d.DeadLettered, "first_error", failed[0].Error)
+	}
+	return d, nil
+}
+
+// startDelay never starts an item before its scheduled time (a claim may
+// run up to the pre-start buffer early), then adds the jitter that spreads
+// a batch's starts over the window.
+func (a *Activities) startDelay(scheduled, now time.Time, jitter time.Duration) time.Duration {
+	d := max(scheduled.Sub(now), 0)
+	if jitter > 0 {
+		if a.Jitter != nil {
+			d += a.Jitter(jitter)
+		} else {
+			d += time.Duration(rand.Int64N(int64(jitter)))
+		}
+	}
+	return d
+}
+
+// RecordResults writes the cycle's summary to the audit log.
+func (a *Activities) RecordResults(ctx context.Context, c CycleResult) error {
+	batch := c.Dispatch.BatchID
+	if batch == "" {
+		batch = "CYCLE"
+	}
+	return a.Queue.WriteAudit(ctx, []queue.AuditEntry{{
+		BatchID: batch, ItemType: c.ItemType, Action: "BATCH_COMPLETE",
+		Detail: fmt.Sprintf("claimed=%d started=%d already_started=%d start_failed=%d dead_lettered=%d stale_released=%d stale_dispatched=%d completed=%d exec_failed=%d",
+			c.Dispatch.Claimed, c.Dispatch.Started, c.Dispatch.AlreadyStarted, c.Dispatch.StartFailed,
+			c.Dispatch.DeadLettered+c.Recovery.DeadLettered+c.Reconciliation.DeadLettered,
+			c.Recovery.Released, c.Recovery.Dispatched, c.Reconciliation.Completed, c.Reconciliation.Failed),
+	}})
+}
+
+func (a *Activities) concurrency() int {
+	if a.StartConcurrency > 0 {
+		return a.StartConcurrency
+	}
+	return 16
+}
+
+func (a *Activities) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+func (a *Activities) log() *slog.Logger {
+	if a.Log != nil {
+		return a.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}

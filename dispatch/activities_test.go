@@ -1,0 +1,281 @@
+package dispatch_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/paydispatch/paydispatch/dispatch"
+	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/queue"
+)
+
+// fakeEngine is an in-memory workflow engine for activity tests: it
+// refuses duplicate starts as Temporal does and can be told to fail.
+type fakeEngine struct {
+	mu      sync.Mutex
+	runs    map[string]string // workflow id → RUNNING, COMPLETED, FAILED
+	starts  map[string]int
+	delays  map[string]time.Duration
+	failFor func(id string) error
+}
+
+func newFakeEngine() *fakeEngine {
+	return &fakeEngine{runs: map[string]string{}, starts: map[string]int{}, delays: map[string]time.Duration{}}
+}
+
+func (f *fakeEngine) Start(_ context.Context, s dispatch.StartRequest) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failFor != nil {
+		if err := f.failFor(s.WorkflowID); err != nil {
+			return err
+		}
+	}
+	if st, ok := f.runs[s.WorkflowID]; ok && st != "FAILED" {
+		return dispatch.ErrAlreadyStarted
+	}
+	f.runs[s.WorkflowID] = "RUNNING"
+	f.starts[s.WorkflowID]++
+	f.delays[s.WorkflowID] = s.Delay
+	return nil
+}
+
+func (f *fakeEngine) Exists(_ context.Context, id string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.runs[id]
+	return ok, nil
+}
+
+func (f *fakeEngine) Closed(_ context.Context, ids []string) (map[string]dispatch.Closure, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]dispatch.Closure{}
+	for _, id := range ids {
+		switch f.runs[id] {
+		case "COMPLETED":
+			out[id] = dispatch.Closure{Completed: true, Status: "COMPLETED"}
+		case "FAILED":
+			out[id] = dispatch.Closure{Status: "FAILED"}
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeEngine) finish(id, status string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.runs[id] = status
+}
+
+type fixture struct {
+	q    *queue.Queue
+	pool *pgxpool.Pool
+	eng  *fakeEngine
+	act  *dispatch.Activities
+	cfg  queue.Config
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	pool := pgtest.NewPool(t)
+	q := queue.New(pool)
+	cfg, err := q.GetConfig(context.Background(), "PAYMENT")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := newFakeEngine()
+	return &fixture{q: q, pool: pool, eng: eng, cfg: cfg,
+		act: &dispatch.Activities{Queue: q, Engine: eng, Jitter: func(max time.Duration) time.Duration { return max / 2 }}}
+}
+
+func (f *fixture) enqueue(t *testing.T, n int, due time.Time) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = fmt.Sprintf("p-%03d", i)
+		_, err := f.q.SaveContextAndEnqueue(context.Background(), queue.EnqueueParams{
+			ItemType: "PAYMENT", ItemID: ids[i], ScheduledExecTime: due,
+			Context: json.RawMessage(fmt.Sprintf(`{"id":%q}`, ids[i])),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
+}
+
+func (f *fixture) status(t *testing.T, id string) queue.Item {
+	t.Helper()
+	it, err := f.q.Get(context.Background(), "PAYMENT", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return it
+}
+
+func TestClaimAndDispatch(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	ids := f.enqueue(t, 10, time.Now().Add(10*time.Second)) // inside the 30 s pre-start buffer
+	// One was started by an earlier, crashed cycle.
+	f.eng.runs[dispatch.ExecWorkflowID("PAYMENT", ids[0])] = "RUNNING"
+
+	d, err := f.act.ClaimAndDispatch(ctx, f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Claimed != 10 || d.Started != 9 || d.AlreadyStarted != 1 || d.StartFailed != 0 {
+		t.Fatalf("dispatch = %+v", d)
+	}
+	for _, id := range ids {
+		it := f.status(t, id)
+		wf := dispatch.ExecWorkflowID("PAYMENT", id)
+		if it.Status != queue.StatusDispatched || it.ExecWorkflowID != wf {
+			t.Fatalf("%s: %s %s", id, it.Status, it.ExecWorkflowID)
+		}
+		if id != ids[0] {
+			// Not before the scheduled time (≈10 s away), plus half the jitter window.
+			if got := f.eng.delays[wf]; got < 9*time.Second || got > 10*time.Second+f.cfg.JitterWindow/2 {
+				t.Errorf("%s: start delay %v", id, got)
+			}
+		}
+	}
+	if f.eng.starts["exec-payment-p-000"] != 0 {
+		t.Fatal("an already started workflow was started again")
+	}
+}
+
+// TestStartFailureRetriedThenDeadLettered: a start that keeps failing puts
+// the item back to READY with retry+1 each cycle, then DEAD_LETTER.
+func TestStartFailureRetriedThenDeadLettered(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	f.enqueue(t, 2, time.Now().Add(-time.Second))
+	f.eng.failFor = func(id string) error {
+		if id == "exec-payment-p-001" {
+			return errors.New("frontend unavailable")
+		}
+		return nil
+	}
+	for cycle := 1; cycle <= f.cfg.MaxDispatchRetries; cycle++ {
+		d, err := f.act.ClaimAndDispatch(ctx, f.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it := f.status(t, "p-001")
+		if it.RetryCount != cycle || it.LastError == "" {
+			t.Fatalf("cycle %d: %+v", cycle, it)
+		}
+		if cycle < f.cfg.MaxDispatchRetries && (it.Status != queue.StatusReady || d.StartFailed != 1) {
+			t.Fatalf("cycle %d: %s, dispatch %+v", cycle, it.Status, d)
+		}
+		if cycle == f.cfg.MaxDispatchRetries && (it.Status != queue.StatusDeadLetter || d.DeadLettered != 1) {
+			t.Fatalf("last cycle: %s, dispatch %+v", it.Status, d)
+		}
+	}
+	if s := f.status(t, "p-000").Status; s != queue.StatusDispatched {
+		t.Fatalf("the healthy item is %s", s)
+	}
+}
+
+// TestRecoverStaleClaims: a claim whose dispatcher died is released when no
+// workflow exists and marked DISPATCHED when one does.
+func TestRecoverStaleClaims(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	f.enqueue(t, 2, time.Now().Add(-time.Second))
+	// The dispatcher claims, starts p-000 only, and dies.
+	b, err := f.q.ClaimBatch(ctx, f.cfg.ClaimParams())
+	if err != nil || len(b.Items) != 2 {
+		t.Fatalf("claim: %v", err)
+	}
+	f.eng.runs["exec-payment-p-000"] = "RUNNING"
+
+	if r, err := f.act.RecoverStaleClaims(ctx, f.cfg); err != nil || r != (dispatch.Recovery{}) {
+		t.Fatalf("fresh claims recovered: %+v %v", r, err)
+	}
+	if _, err := f.pool.Exec(ctx, `UPDATE exec_queue SET claimed_at = now() - interval '10 minutes'`); err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.act.RecoverStaleClaims(ctx, f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Released != 1 || r.Dispatched != 1 {
+		t.Fatalf("recovery = %+v", r)
+	}
+	if it := f.status(t, "p-000"); it.Status != queue.StatusDispatched {
+		t.Fatalf("started item: %s", it.Status)
+	}
+	if it := f.status(t, "p-001"); it.Status != queue.StatusReady || it.RetryCount != 1 {
+		t.Fatalf("unstarted item: %s retries %d", it.Status, it.RetryCount)
+	}
+	// The next cycle dispatches the released item.
+	d, err := f.act.ClaimAndDispatch(ctx, f.cfg)
+	if err != nil || d.Started != 1 {
+		t.Fatalf("re-dispatch: %+v %v", d, err)
+	}
+}
+
+func TestReconcile(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	f.enqueue(t, 4, time.Now().Add(-time.Second))
+	if _, err := f.act.ClaimAndDispatch(ctx, f.cfg); err != nil {
+		t.Fatal(err)
+	}
+	f.eng.finish("exec-payment-p-000", "COMPLETED")
+	f.eng.finish("exec-payment-p-001", "FAILED")
+	f.eng.finish("exec-payment-p-002", "FAILED")
+	if _, err := f.pool.Exec(ctx, `UPDATE exec_queue SET retry_count = $1 WHERE item_id = 'p-002'`, f.cfg.MaxDispatchRetries-1); err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.act.Reconcile(ctx, f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Checked != 4 || r.Completed != 1 || r.Failed != 1 || r.DeadLettered != 1 {
+		t.Fatalf("reconciliation = %+v", r)
+	}
+	want := map[string]queue.Status{"p-000": queue.StatusCompleted, "p-001": queue.StatusReady, "p-002": queue.StatusDeadLetter, "p-003": queue.StatusDispatched}
+	for id, s := range want {
+		if got := f.status(t, id).Status; got != s {
+			t.Errorf("%s: %s, want %s", id, got, s)
+		}
+	}
+	// The failed item runs again; the completed one can never start again.
+	d, err := f.act.ClaimAndDispatch(ctx, f.cfg)
+	if err != nil || d.Started != 1 || f.eng.starts["exec-payment-p-001"] != 2 {
+		t.Fatalf("retry dispatch: %+v %v", d, err)
+	}
+	if err := f.eng.Start(ctx, dispatch.StartRequest{WorkflowID: "exec-payment-p-000"}); !errors.Is(err, dispatch.ErrAlreadyStarted) {
+		t.Fatalf("completed item restarted: %v", err)
+	}
+}
+
+// TestKillSwitchHoldsItems: with the type disabled, a cycle claims nothing;
+// enabling it releases the items.
+func TestConfigReadEachCycle(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	if _, err := f.pool.Exec(ctx, `UPDATE exec_rate_config SET enabled = false, batch_size = 7 WHERE item_type = 'PAYMENT'`); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.act.ReadConfig(ctx, "PAYMENT")
+	if err != nil || cfg.Enabled || cfg.BatchSize != 7 {
+		t.Fatalf("config = %+v %v", cfg, err)
+	}
+}

@@ -1,0 +1,21 @@
+// Package dispatch is Phase B of seed 000: the dispatcher cycle that
+// releases due queue items to the workflow engine, just in time, one short
+// execution workflow per item.
+//
+// One cycle (DispatcherWorkflow, fired by a Temporal Schedule with overlap
+// SKIP, or by the lease runner) reads the item type's configuration (a
+// disabled type returns at once: the kill switch), recovers stale claims,
+// reconciles dispatched items with the engine, claims a batch and starts
+// its execution workflows, and records the results. The workflow is
+// deterministic; every read and write is an activity.
+//
+// The package is generic: it knows item types, their configured execution
+// workflow type and task queue, and opaque contexts; never payments. An
+// execution workflow receives (itemID, contextJSON) and knows nothing of the
+// queue.
+//
+// Exactly-once starts rest on four layers: the schedule's SKIP overlap
+// policy (one cycle at a time), SKIP LOCKED claims (disjoint batches), the
+// deterministic workflow id exec-{type}-{id} with the engine refusing a
+// second start (see Temporal.Start), and guarded queue transitions.
+package dispatch
