@@ -27,6 +27,9 @@ type Activities struct {
 	Jitter func(max time.Duration) time.Duration
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// Schedules, when set, follows interval changes: each ReadConfig
+	// re-applies the configured interval to the item type's schedule.
+	Schedules *Schedules
 }
 
 // Activity names, as registered.
@@ -66,7 +69,17 @@ type Dispatch struct {
 // ReadConfig reads the item type's configuration, every cycle, so a change
 // takes effect at the next cycle without a restart.
 func (a *Activities) ReadConfig(ctx context.Context, itemType string) (queue.Config, error) {
-	return a.Queue.GetConfig(ctx, itemType)
+	cfg, err := a.Queue.GetConfig(ctx, itemType)
+	if err != nil {
+		return cfg, err
+	}
+	if a.Schedules != nil {
+		if err := a.Schedules.Ensure(ctx, itemType, cfg.DispatchInterval); err != nil {
+			// The cycle itself can go on; the next one tries again.
+			a.log().Warn("schedule not updated to the configured interval", "item_type", itemType, "error", err)
+		}
+	}
+	return cfg, nil
 }
 
 // RecoverStaleClaims heals claims whose dispatcher died: up to the

@@ -1,0 +1,245 @@
+package dispatch_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/paydispatch/paydispatch/dispatch"
+	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/temporal/devserver"
+)
+
+// executions counts, per item, how often the test execution workflow's
+// effect ran.
+type executions struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (e *executions) Execute(_ context.Context, itemID string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.n[itemID]++
+	return nil
+}
+
+// testExecWorkflow is a generic execution workflow: it knows only its item
+// and context. A context with "fail": true fails it.
+func testExecWorkflow(ctx workflow.Context, itemID, contextJSON string) error {
+	var c struct{ Fail bool }
+	if err := json.Unmarshal([]byte(contextJSON), &c); err != nil {
+		return err
+	}
+	if c.Fail {
+		return temporal.NewNonRetryableApplicationError("told to fail", "TEST", nil)
+	}
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	var e *executions
+	return workflow.ExecuteActivity(ctx, e.Execute, itemID).Get(ctx, nil)
+}
+
+type pipeline struct {
+	q     *queue.Queue
+	pool  *pgxpool.Pool
+	c     client.Client
+	execs *executions
+	sched *dispatch.Schedules
+}
+
+func startPipeline(t *testing.T) *pipeline {
+	t.Helper()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	if _, err := pool.Exec(ctx, `INSERT INTO exec_rate_config
+		(item_type, batch_size, dispatch_interval_secs, jitter_window_ms, pre_start_buffer_secs, max_dispatch_retries, exec_workflow_type, exec_task_queue)
+		VALUES ('TEST', 100, 1, 0, 0, 2, 'TestExecWorkflow', 'test-exec')`); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := devserver.Start(ctx, devserver.Options{LogLevel: "fatal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	c, err := client.Dial(client.Options{HostPort: srv.HostPort(), Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+
+	p := &pipeline{q: queue.New(pool), pool: pool, c: c, execs: &executions{n: map[string]int{}}, sched: &dispatch.Schedules{Client: c}}
+	dw := worker.New(c, dispatch.TaskQueue, worker.Options{})
+	dispatch.Register(dw, &dispatch.Activities{Queue: p.q, Engine: dispatch.TemporalEngine{Client: c, Namespace: "default"}, Schedules: p.sched})
+	ew := worker.New(c, "test-exec", worker.Options{})
+	ew.RegisterWorkflowWithOptions(testExecWorkflow, workflow.RegisterOptions{Name: "TestExecWorkflow"})
+	ew.RegisterActivity(p.execs)
+	for _, w := range []worker.Worker{dw, ew} {
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.Stop)
+	}
+	return p
+}
+
+func (p *pipeline) enqueue(t *testing.T, prefix string, n int, ctxJSON string) {
+	t.Helper()
+	due := time.Now().Add(-time.Second)
+	for i := range n {
+		if _, err := p.q.SaveContextAndEnqueue(context.Background(), queue.EnqueueParams{
+			ItemType: "TEST", ItemID: fmt.Sprintf("%s-%04d", prefix, i), ScheduledExecTime: due, Context: json.RawMessage(ctxJSON),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (p *pipeline) waitFor(t *testing.T, what string, timeout time.Duration, cond func(queue.Depth) bool) queue.Depth {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		d, err := p.q.Depth(context.Background(), "TEST")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cond(d) {
+			return d
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached in %v; depth %v", what, timeout, d.ByStatus)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestPipelineOnTemporal runs the dispatcher on Temporal's own server,
+// fired by its Schedule: every due item is executed exactly once and ends
+// COMPLETED; a failing execution is retried then dead-lettered; the kill
+// switch holds items READY until released.
+func TestPipelineOnTemporal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal server")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	p := startPipeline(t)
+	const n = 300
+	p.enqueue(t, "ok", n, `{"amount":"1.00"}`)
+	p.enqueue(t, "bad", 1, `{"fail":true}`)
+	if err := p.sched.Ensure(ctx, "TEST", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// Idempotent.
+	if err := (&dispatch.Schedules{Client: p.c}).Ensure(ctx, "TEST", time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	p.waitFor(t, "all completed, the failing one dead-lettered", 2*time.Minute, func(d queue.Depth) bool {
+		return d.ByStatus[queue.StatusCompleted] == n && d.ByStatus[queue.StatusDeadLetter] == 1
+	})
+	p.execs.mu.Lock()
+	for i := range n {
+		id := fmt.Sprintf("ok-%04d", i)
+		if got := p.execs.n[id]; got != 1 {
+			t.Errorf("%s executed %d times", id, got)
+		}
+	}
+	p.execs.mu.Unlock()
+	bad, err := p.q.Get(ctx, "TEST", "bad-0000")
+	if err != nil || bad.RetryCount != 2 || bad.LastError == "" {
+		t.Fatalf("failing item: %+v %v", bad, err)
+	}
+
+	// Kill switch: new items stay READY while disabled, and drain once enabled.
+	if _, err := pgtestExec(p, `UPDATE exec_rate_config SET enabled = false WHERE item_type = 'TEST'`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // let a cycle that already read the config finish
+	p.enqueue(t, "held", 20, `{}`)
+	time.Sleep(3 * time.Second)
+	if d := p.waitFor(t, "held", time.Second, func(queue.Depth) bool { return true }); d.ByStatus[queue.StatusReady] != 20 {
+		t.Fatalf("kill switch leaked: %v", d.ByStatus)
+	}
+	if _, err := pgtestExec(p, `UPDATE exec_rate_config SET enabled = true WHERE item_type = 'TEST'`); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(t, "held items drained", time.Minute, func(d queue.Depth) bool {
+		return d.ByStatus[queue.StatusCompleted] == n+20
+	})
+}
+
+func pgtestExec(p *pipeline, sql string) (int64, error) {
+	tag, err := p.pool.Exec(context.Background(), sql)
+	return tag.RowsAffected(), err
+}
+
+// TestTemporalEngine checks the engine adapter against the real server:
+// duplicate starts are refused, a completed item can never start again, a
+// failed one can, and Closed reports each id's latest run.
+func TestTemporalEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal server")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	p := startPipeline(t)
+	eng := dispatch.TemporalEngine{Client: p.c, Namespace: "default"}
+	start := func(id, ctxJSON string) error {
+		return eng.Start(ctx, dispatch.StartRequest{WorkflowID: id, WorkflowType: "TestExecWorkflow", TaskQueue: "test-exec", ItemID: id, Context: ctxJSON})
+	}
+	wait := func(id string) { _ = p.c.GetWorkflow(ctx, id, "").Get(ctx, nil) }
+
+	if ok, err := eng.Exists(ctx, "exec-test-a"); err != nil || ok {
+		t.Fatalf("exists before start: %v %v", ok, err)
+	}
+	if err := start("exec-test-a", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	wait("exec-test-a")
+	if err := start("exec-test-a", `{}`); !errors.Is(err, dispatch.ErrAlreadyStarted) {
+		t.Fatalf("second start of a completed workflow: %v", err)
+	}
+	if err := start("exec-test-b", `{"fail":true}`); err != nil {
+		t.Fatal(err)
+	}
+	wait("exec-test-b")
+	if err := start("exec-test-b", `{}`); err != nil {
+		t.Fatalf("retry after failure refused: %v", err)
+	}
+	wait("exec-test-b")
+	if ok, err := eng.Exists(ctx, "exec-test-a"); err != nil || !ok {
+		t.Fatalf("exists after start: %v %v", ok, err)
+	}
+	var closed map[string]dispatch.Closure
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		var err error
+		closed, err = eng.Closed(ctx, []string{"exec-test-a", "exec-test-b", "exec-test-none"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(closed) == 2 && closed["exec-test-b"].Completed {
+			break
+		}
+		time.Sleep(200 * time.Millisecond) // visibility is eventually consistent
+	}
+	if !closed["exec-test-a"].Completed || !closed["exec-test-b"].Completed {
+		t.Fatalf("closed = %+v: want both completed (b's latest run)", closed)
+	}
+	if _, ok := closed["exec-test-none"]; ok {
+		t.Fatal("an unknown id reported closed")
+	}
+}

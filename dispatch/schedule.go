@@ -1,0 +1,85 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// ScheduleID names an item type's dispatch schedule.
+func ScheduleID(itemType string) string { return "dispatch-" + itemType }
+
+// Schedules keeps each item type's Temporal Schedule in step with its
+// configured dispatch interval.
+type Schedules struct {
+	Client client.Client
+
+	mu      sync.Mutex
+	applied map[string]time.Duration
+}
+
+// Ensure creates the item type's schedule, or updates its interval, so that
+// DispatcherWorkflow runs every interval with overlap SKIP: a cycle still
+// running when the next is due makes that one skip, never run beside it.
+// It is idempotent, and a no-op when the interval is already applied.
+func (s *Schedules) Ensure(ctx context.Context, itemType string, interval time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.applied[itemType] == interval {
+		return nil
+	}
+	id := ScheduleID(itemType)
+	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: interval}}}
+	action := &client.ScheduleWorkflowAction{
+		ID:        "dispatcher-" + itemType,
+		Workflow:  WorkflowName,
+		Args:      []any{itemType},
+		TaskQueue: TaskQueue,
+		// A cycle is seconds long; one that hangs must not hold the schedule.
+		WorkflowRunTimeout: 5 * time.Minute,
+	}
+	_, err := s.Client.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID: id, Spec: spec, Action: action, Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+	})
+	if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+		err = s.Client.ScheduleClient().GetHandle(ctx, id).Update(ctx, client.ScheduleUpdateOptions{
+			DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
+				sched := in.Description.Schedule
+				if sched.Spec != nil && len(sched.Spec.Intervals) == 1 && sched.Spec.Intervals[0].Every == interval &&
+					sched.Policy != nil && sched.Policy.Overlap == enumspb.SCHEDULE_OVERLAP_POLICY_SKIP {
+					return nil, temporal.ErrSkipScheduleUpdate
+				}
+				sched.Spec = &spec
+				sched.Action = action
+				if sched.Policy == nil {
+					sched.Policy = &client.SchedulePolicies{}
+				}
+				sched.Policy.Overlap = enumspb.SCHEDULE_OVERLAP_POLICY_SKIP
+				return &client.ScheduleUpdate{Schedule: &sched}, nil
+			},
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("dispatch: ensure schedule %s: %w", id, err)
+	}
+	if s.applied == nil {
+		s.applied = map[string]time.Duration{}
+	}
+	s.applied[itemType] = interval
+	return nil
+}
+
+// Register puts the dispatcher workflow and activities on a worker of
+// TaskQueue.
+func Register(r worker.Registry, a *Activities) {
+	r.RegisterWorkflowWithOptions(DispatcherWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+	r.RegisterActivity(a)
+}
