@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -294,6 +295,56 @@ func TestConfig(t *testing.T) {
 		t.Fatalf("PAYMENT config = %+v\nwant %+v", cfg, want)
 	}
 	if _, err := q.GetConfig(context.Background(), "INVOICE"); !errors.Is(err, queue.ErrNotFound) {
+		t.Fatalf("unknown item type: %v", err)
+	}
+}
+
+func TestUpdateConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		changes map[string]string
+		wantErr string
+		check   func(queue.Config) bool
+	}{
+		{"kill switch", map[string]string{"enabled": "false"}, "", func(c queue.Config) bool { return !c.Enabled && c.BatchSize == 500 }},
+		{"several", map[string]string{"batch_size": "1000", "jitter_window_ms": "8000", "exec_task_queue": "q2"}, "",
+			func(c queue.Config) bool {
+				return c.BatchSize == 1000 && c.JitterWindow == 8*time.Second && c.ExecTaskQueue == "q2" && c.Enabled
+			}},
+		{"unknown key", map[string]string{"speed": "fast"}, `unknown setting "speed"`, nil},
+		{"out of range", map[string]string{"batch_size": "0"}, "batch_size=0: want a whole number from 1 to 10000", nil},
+		{"not a bool", map[string]string{"enabled": "maybe"}, "enabled=maybe: want true or false", nil},
+		{"empty name", map[string]string{"exec_workflow_type": " "}, "exec_workflow_type=: want a non-empty name", nil},
+		{"one bad among good", map[string]string{"batch_size": "10", "max_dispatch_retries": "0"}, "max_dispatch_retries=0", nil},
+		{"nothing", map[string]string{}, "no settings given", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			q, _ := newQueue(t)
+			ctx := context.Background()
+			before, _ := q.GetConfig(ctx, "PAYMENT")
+			got, err := q.UpdateConfig(ctx, "PAYMENT", tt.changes)
+			if tt.wantErr != "" {
+				if !errors.Is(err, queue.ErrInvalidConfig) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				if after, _ := q.GetConfig(ctx, "PAYMENT"); after != before {
+					t.Fatalf("a refused change changed the config: %+v", after)
+				}
+				return
+			}
+			if err != nil || !tt.check(got) {
+				t.Fatalf("got %+v, %v", got, err)
+			}
+			if stored, _ := q.GetConfig(ctx, "PAYMENT"); stored != got || !stored.UpdatedAt.After(before.UpdatedAt) {
+				t.Fatalf("stored %+v", stored)
+			}
+		})
+	}
+	q, _ := newQueue(t)
+	if _, err := q.UpdateConfig(context.Background(), "INVOICE", map[string]string{"enabled": "false"}); !errors.Is(err, queue.ErrNotFound) {
 		t.Fatalf("unknown item type: %v", err)
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -62,4 +65,90 @@ func (c Config) ClaimParams() ClaimParams {
 		PreStartBuffer: c.PreStartBuffer,
 		MaxRetries:     c.MaxDispatchRetries,
 	}
+}
+
+// configKeys are the settings UpdateConfig takes, with the ranges the
+// table's CHECK constraints enforce.
+type configKey struct {
+	name   string
+	lo, hi int // for whole numbers
+	kind   string
+}
+
+var configKeys = []configKey{
+	{"enabled", 0, 0, "bool"},
+	{"batch_size", 1, MaxBatchSize, "int"},
+	{"dispatch_interval_secs", 1, 3600, "int"},
+	{"jitter_window_ms", 0, 3_600_000, "int"},
+	{"pre_start_buffer_secs", 0, 86_400, "int"},
+	{"max_dispatch_retries", 1, 1000, "int"},
+	{"stale_claim_threshold_secs", 1, 86_400, "int"},
+	{"max_stale_recovery_per_cycle", 0, 100_000, "int"},
+	{"exec_workflow_type", 0, 0, "text"},
+	{"exec_task_queue", 0, 0, "text"},
+}
+
+// ErrInvalidConfig: a setting or its value is not accepted; nothing changed.
+var ErrInvalidConfig = errors.New("invalid setting")
+
+// ConfigKeys lists the settings UpdateConfig accepts.
+func ConfigKeys() []string {
+	out := make([]string, len(configKeys))
+	for i, k := range configKeys {
+		out[i] = k.name
+	}
+	return out
+}
+
+// UpdateConfig changes some of an item type's settings (key → value, keys
+// as in exec_rate_config) in one statement; a bad key or value changes
+// nothing and is reported naming the key and what it takes. The dispatcher
+// picks the change up at its next cycle.
+func (q *Queue) UpdateConfig(ctx context.Context, itemType string, changes map[string]string) (Config, error) {
+	if len(changes) == 0 {
+		return Config{}, fmt.Errorf("%w: no settings given: pass key=value, keys: %s", ErrInvalidConfig, strings.Join(ConfigKeys(), ", "))
+	}
+	p := dbsqlc.UpdateConfigParams{ItemType: itemType}
+	ints := map[string]**int32{
+		"batch_size": &p.BatchSize, "dispatch_interval_secs": &p.DispatchIntervalSecs, "jitter_window_ms": &p.JitterWindowMs,
+		"pre_start_buffer_secs": &p.PreStartBufferSecs, "max_dispatch_retries": &p.MaxDispatchRetries,
+		"stale_claim_threshold_secs": &p.StaleClaimThresholdSecs, "max_stale_recovery_per_cycle": &p.MaxStaleRecoveryPerCycle,
+	}
+	texts := map[string]**string{"exec_workflow_type": &p.ExecWorkflowType, "exec_task_queue": &p.ExecTaskQueue}
+	for key, value := range changes {
+		i := slices.IndexFunc(configKeys, func(k configKey) bool { return k.name == key })
+		if i < 0 {
+			return Config{}, fmt.Errorf("%w: unknown setting %q: use one of %s", ErrInvalidConfig, key, strings.Join(ConfigKeys(), ", "))
+		}
+		k := configKeys[i]
+		switch k.kind {
+		case "bool":
+			b, err := strconv.ParseBool(value)
+			if err != nil {
+				return Config{}, fmt.Errorf("%w: %s=%s: want true or false", ErrInvalidConfig, key, value)
+			}
+			p.Enabled = &b
+		case "int":
+			n, err := strconv.Atoi(value)
+			if err != nil || n < k.lo || n > k.hi {
+				return Config{}, fmt.Errorf("%w: %s=%s: want a whole number from %d to %d", ErrInvalidConfig, key, value, k.lo, k.hi)
+			}
+			v := int32(n)
+			*ints[key] = &v
+		case "text":
+			if strings.TrimSpace(value) == "" {
+				return Config{}, fmt.Errorf("%w: %s=: want a non-empty name", ErrInvalidConfig, key)
+			}
+			v := value
+			*texts[key] = &v
+		}
+	}
+	r, err := q.q.UpdateConfig(ctx, p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Config{}, fmt.Errorf("queue: no config for item type %q: %w", itemType, ErrNotFound)
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("queue: update config %s: %w", itemType, err)
+	}
+	return configFromRow(r), nil
 }

@@ -84,7 +84,9 @@ func startServe(t *testing.T, data, addr string) *proc {
 	}
 	go func() { p.done <- cmd.Wait() }()
 	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.done })
+	began := time.Now()
 	waitReady(t, p, addr)
+	t.Logf("serve ready in %v", time.Since(began).Round(time.Millisecond))
 	return p
 }
 
@@ -150,7 +152,26 @@ func TestServeLifecycle(t *testing.T) {
 	}
 	conn.Close(context.Background())
 
+	// Tools run beside serve use its database, and leave it running.
+	for _, args := range [][]string{{"config", "set", "PAYMENT", "batch_size=700"}, {"migrate"}} {
+		cmd := exec.Command(binary(t), append(args, "--data-dir", data)...)
+		cmd.Env = append(os.Environ(), "DATABASE_URL=")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v beside serve: %v\n%s", args, err, out)
+		}
+	}
+	if resp, err := http.Get("http://" + addr + "/readyz"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("serve not ready after tools ran beside it: %v", err)
+	}
+	cmd := exec.Command(binary(t), "config", "get", "PAYMENT", "--data-dir", data)
+	cmd.Env = append(os.Environ(), "DATABASE_URL=")
+	if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), "batch_size=700") {
+		t.Fatalf("config get: %q %v", out, err)
+	}
+
 	// SIGTERM: a clean stop.
+	stopping := time.Now()
+	defer func() { t.Logf("stopped in %v", time.Since(stopping).Round(time.Millisecond)) }()
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-p.done:

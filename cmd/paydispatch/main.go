@@ -32,6 +32,7 @@ func commands() []*command {
 	return []*command{
 		{name: "serve", summary: "run the service: store, migrations, HTTP API", usage: "[flags]", run: runServe},
 		{name: "migrate", summary: "apply or inspect schema migrations", usage: "[up|status] [flags]", run: runMigrate},
+		{name: "config", summary: "read or change an item type's dispatch settings at run time", usage: "get|set ...", run: runConfig},
 		{name: "bench", summary: "run a benchmark and print its figures", usage: "queue [flags]", run: runBench},
 		{name: "version", summary: "print the version", usage: "", run: runVersion},
 	}

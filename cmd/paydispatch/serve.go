@@ -61,6 +61,12 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	}
 	defer tconn.Close()
 
+	stopDispatch, err := startDispatcher(ctx, store, tconn, log)
+	if err != nil {
+		return err
+	}
+	defer stopDispatch()
+
 	migrator, err := postgres.NewMigrator(store.Pool, nil)
 	if err != nil {
 		return err

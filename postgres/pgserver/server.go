@@ -57,6 +57,10 @@ type Server struct {
 	pid  int
 	done chan struct{} // closed when the server process has exited
 	err  error         // the process's exit status, set before done closes
+	// attached: the cluster was already served by another live paydispatch
+	// process (serve, while `migrate` or `config` runs beside it); this
+	// Server uses it and never stops it.
+	attached bool
 }
 
 // Start initializes the cluster on first use and starts the server. It
@@ -101,6 +105,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	if err := s.clearStaleLock(ctx); err != nil {
 		return nil, err
+	}
+	if s.attached {
+		if err := s.waitReady(ctx); err != nil {
+			return nil, err
+		}
+		opts.Logger.Info("using the PostgreSQL another paydispatch process runs", "pid", s.pid, "socket_dir", s.socketDir)
+		return s, nil
 	}
 	// A kill -9'd server can leave backends attached to its shared memory
 	// for a moment; the new postmaster refuses to start until they are gone.
@@ -196,10 +207,12 @@ func (s *Server) initCluster(ctx context.Context) error {
 	return nil
 }
 
-// clearStaleLock deals with the postmaster.pid a killed run left behind. A
-// server still running from this cluster (its parent was killed) is shut
-// down; a pid file naming a dead or unrelated process is removed, since
-// PostgreSQL would refuse to start if that pid now belongs to someone else.
+// clearStaleLock deals with a postmaster.pid. A server running from this
+// cluster whose parent lives is in use (say by serve, while migrate runs):
+// it is attached to, not touched. One whose parent is gone is an orphan and
+// is shut down. A pid file naming a dead or unrelated process is removed,
+// since PostgreSQL would refuse to start if that pid now belongs to someone
+// else.
 func (s *Server) clearStaleLock(ctx context.Context) error {
 	pidFile := filepath.Join(s.pgdata, "postmaster.pid")
 	data, err := os.ReadFile(pidFile)
@@ -212,6 +225,11 @@ func (s *Server) clearStaleLock(ctx context.Context) error {
 	first, _, _ := strings.Cut(string(data), "\n")
 	pid, err := strconv.Atoi(strings.TrimSpace(first))
 	if err == nil && pid > 0 && s.isOurPostmaster(pid) {
+		if parentAlive(pid) {
+			s.attached, s.pid = true, pid
+			s.done = make(chan struct{}) // never closes: not ours to watch
+			return nil
+		}
 		s.opts.Logger.Warn("stopping PostgreSQL left running by an earlier run", "pid", pid)
 		_ = syscall.Kill(pid, syscall.SIGINT)
 		if waitGone(ctx, pid, 30*time.Second) {
@@ -245,6 +263,27 @@ func (s *Server) isOurPostmaster(pid int) bool {
 		}
 	}
 	return false
+}
+
+// parentAlive tells whether pid's parent is a live process other than init
+// (an orphan is re-parented to init or a subreaper).
+func parentAlive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// Fields after the command name (which may hold spaces) in parentheses.
+	rest := string(stat[strings.LastIndexByte(string(stat), ')')+1:])
+	fields := strings.Fields(rest)
+	if len(fields) < 2 {
+		return false
+	}
+	ppid, err := strconv.Atoi(fields[1])
+	if err != nil || ppid <= 1 {
+		return false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ppid))
+	return err == nil && len(cmdline) > 0
 }
 
 func waitGone(ctx context.Context, pid int, limit time.Duration) bool {
@@ -397,6 +436,9 @@ func (s *Server) Done() <-chan struct{} { return s.done }
 // checkpoint is written) and waits for it; if ctx ends first, it forces an
 // immediate shutdown, which PostgreSQL recovers from at the next start.
 func (s *Server) Stop(ctx context.Context) error {
+	if s.attached {
+		return nil
+	}
 	select {
 	case <-s.done:
 		return nil

@@ -108,25 +108,30 @@ func TestStalePidFileOfAnotherProcess(t *testing.T) {
 	}
 }
 
-// TestOrphanedServerIsReplaced: a server left running by a run that was
-// killed (simulated by starting again without stopping) is shut down and a
-// new one started on the same data.
-func TestOrphanedServerIsReplaced(t *testing.T) {
+// TestSecondStartAttaches: a second Start on a cluster another live process
+// serves (serve, while migrate runs) uses that server and never stops it.
+func TestSecondStartAttaches(t *testing.T) {
 	t.Parallel()
 	dir := tempDir(t)
 	s := start(t, dir)
 	execSQL(t, s, "CREATE TABLE kept AS SELECT 7 AS v")
 	s2 := start(t, dir)
-	select {
-	case <-s.Done():
-	case <-time.After(30 * time.Second):
-		t.Fatal("the orphaned server is still running")
-	}
-	if s2.PID() == s.PID() {
-		t.Fatal("same server")
+	if s2.PID() != s.PID() {
+		t.Fatalf("second start runs pid %d, want the running %d", s2.PID(), s.PID())
 	}
 	if v := query(t, s2, "SELECT v FROM kept"); v != 7 {
 		t.Fatalf("v = %d", v)
+	}
+	if err := s2.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.Done():
+		t.Fatal("the attached user's Stop stopped the server")
+	case <-time.After(500 * time.Millisecond):
+	}
+	if query(t, s, "SELECT 1") != 1 {
+		t.Fatal("server gone")
 	}
 }
 

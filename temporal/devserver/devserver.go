@@ -9,6 +9,7 @@ package devserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -64,16 +65,12 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if o.LogLevel == "" {
 		o.LogLevel = "error"
 	}
-	if o.Port == 0 {
-		p, err := freePort(o.IP)
-		if err != nil {
-			return nil, err
-		}
-		o.Port = p
-	} else if err := portFree(o.IP, o.Port); err != nil {
-		return nil, fmt.Errorf("temporal: frontend port %d is taken (%v): set another port or point TEMPORAL_ADDRESS at a running cluster", o.Port, err)
+	ports, err := choosePorts(o)
+	if err != nil {
+		return nil, err
 	}
-	cfg, sqlCfg, err := serverConfig(o)
+	o.Port = ports.Frontend
+	cfg, sqlCfg, err := serverConfig(o, ports)
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +96,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, fmt.Errorf("temporal: register namespaces: %w", err)
 	}
 	stopping := &atomic.Bool{}
+	stopping.Store(true) // quiet until ready
 	logger := &quietLogger{inner: tlog.NewZapLogger(tlog.BuildZapLogger(tlog.Config{Level: o.LogLevel})), stopping: stopping}
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(cfg),
@@ -121,6 +119,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		_ = s.Stop()
 		return nil, err
 	}
+	stopping.Store(false)
 	return s, nil
 }
 
@@ -146,6 +145,11 @@ func (s *Server) waitReady(ctx context.Context, namespace string) error {
 			if err == nil {
 				_, err = c.WorkflowService().DescribeNamespace(ctx, describeNamespace(namespace))
 			}
+			if err == nil {
+				// The frontend answers from persistence before history and
+				// matching have joined the membership ring; ask them too.
+				err = probeServices(ctx, c, namespace)
+			}
 			c.Close()
 			if err == nil {
 				return nil
@@ -157,7 +161,7 @@ func (s *Server) waitReady(ctx context.Context, namespace string) error {
 	return fmt.Errorf("temporal: server not ready: %v", last)
 }
 
-func serverConfig(o Options) (*config.Config, *config.SQL, error) {
+func serverConfig(o Options, ports Ports) (*config.Config, *config.SQL, error) {
 	sqlCfg := &config.SQL{
 		PluginName:        sqliteplugin.PluginName,
 		DatabaseName:      o.DBPath,
@@ -172,19 +176,7 @@ func serverConfig(o Options) (*config.Config, *config.SQL, error) {
 	frontend := net.JoinHostPort(o.IP, strconv.Itoa(o.Port))
 	services := map[string]config.Service{}
 	for i, name := range []string{"frontend", "history", "matching", "worker"} {
-		grpcPort := o.Port
-		if i > 0 {
-			p, err := freePort("127.0.0.1")
-			if err != nil {
-				return nil, nil, err
-			}
-			grpcPort = p
-		}
-		membership, err := freePort("127.0.0.1")
-		if err != nil {
-			return nil, nil, err
-		}
-		rpc := config.RPC{GRPCPort: grpcPort, MembershipPort: membership, BindOnLocalHost: true}
+		rpc := config.RPC{GRPCPort: ports.GRPC[i], MembershipPort: ports.Membership[i], BindOnLocalHost: true}
 		if i == 0 {
 			rpc.BindOnLocalHost, rpc.BindOnIP = false, o.IP
 		}
@@ -223,6 +215,76 @@ func serverConfig(o Options) (*config.Config, *config.SQL, error) {
 		PublicClient: config.PublicClient{HostPort: frontend},
 	}
 	return cfg, sqlCfg, nil
+}
+
+// Ports are the gRPC and membership ports of the four services (frontend,
+// history, matching, worker); Frontend is GRPC[0].
+type Ports struct {
+	Frontend   int    `json:"-"`
+	GRPC       [4]int `json:"grpc"`
+	Membership [4]int `json:"membership"`
+}
+
+// choosePorts reuses the ports a persistent server used last time when
+// they are free: the membership ring is stored with the data, and a
+// restart on new ports waits for the old members to time out (about a
+// minute). Otherwise it picks free ones and remembers them.
+func choosePorts(o Options) (Ports, error) {
+	var p Ports
+	file := ""
+	if o.DBPath != "" {
+		file = o.DBPath + ".ports.json"
+		if data, err := os.ReadFile(file); err == nil && json.Unmarshal(data, &p) == nil && p.GRPC[0] != 0 {
+			if o.Port != 0 {
+				p.GRPC[0] = o.Port
+			}
+			if p.allFree(o.IP) {
+				p.Frontend = p.GRPC[0]
+				return p, nil
+			}
+		}
+	}
+	if o.Port != 0 {
+		if err := portFree(o.IP, o.Port); err != nil {
+			return p, fmt.Errorf("temporal: frontend port %d is taken (%v): set another port or point TEMPORAL_ADDRESS at a running cluster", o.Port, err)
+		}
+		p.GRPC[0] = o.Port
+	}
+	for i := range 4 {
+		var err error
+		if p.GRPC[i] == 0 {
+			if p.GRPC[i], err = freePort(o.IP); err != nil {
+				return p, err
+			}
+		}
+		if p.Membership[i], err = freePort("127.0.0.1"); err != nil {
+			return p, err
+		}
+	}
+	p.Frontend = p.GRPC[0]
+	if file != "" {
+		data, _ := json.Marshal(p)
+		if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+			return p, err
+		}
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			return p, fmt.Errorf("temporal: remember ports: %w", err)
+		}
+	}
+	return p, nil
+}
+
+func (p Ports) allFree(ip string) bool {
+	for i := range 4 {
+		host := "127.0.0.1"
+		if i == 0 {
+			host = ip
+		}
+		if portFree(host, p.GRPC[i]) != nil || portFree("127.0.0.1", p.Membership[i]) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func freePort(ip string) (int, error) {

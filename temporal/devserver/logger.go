@@ -7,9 +7,10 @@ import (
 	"go.temporal.io/server/common/log/tag"
 )
 
-// quietLogger drops the server's logs once it is stopping: every service
-// reports its in-flight calls as cancelled then, which is expected and only
-// buries the lines that matter.
+// quietLogger drops the server's logs while it is starting and once it is
+// stopping: its services report each other as not yet (or no longer)
+// available then, which is expected and only buries the lines that matter.
+// A start that never becomes ready is reported by Start itself.
 type quietLogger struct {
 	inner    tlog.Logger
 	stopping *atomic.Bool

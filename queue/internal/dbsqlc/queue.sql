@@ -268,3 +268,22 @@ FROM exec_queue
 WHERE item_type = @item_type AND queue_status = 'DISPATCHED'
 ORDER BY dispatched_at
 LIMIT @max_items::int;
+
+-- name: UpdateConfig :one
+-- Changes only the given settings; the table's CHECKs guard the values.
+UPDATE exec_rate_config SET
+    enabled                      = COALESCE(sqlc.narg('enabled')::boolean, enabled),
+    batch_size                   = COALESCE(sqlc.narg('batch_size')::int, batch_size),
+    dispatch_interval_secs       = COALESCE(sqlc.narg('dispatch_interval_secs')::int, dispatch_interval_secs),
+    jitter_window_ms             = COALESCE(sqlc.narg('jitter_window_ms')::int, jitter_window_ms),
+    pre_start_buffer_secs        = COALESCE(sqlc.narg('pre_start_buffer_secs')::int, pre_start_buffer_secs),
+    max_dispatch_retries         = COALESCE(sqlc.narg('max_dispatch_retries')::int, max_dispatch_retries),
+    stale_claim_threshold_secs   = COALESCE(sqlc.narg('stale_claim_threshold_secs')::int, stale_claim_threshold_secs),
+    max_stale_recovery_per_cycle = COALESCE(sqlc.narg('max_stale_recovery_per_cycle')::int, max_stale_recovery_per_cycle),
+    exec_workflow_type           = COALESCE(sqlc.narg('exec_workflow_type')::text, exec_workflow_type),
+    exec_task_queue              = COALESCE(sqlc.narg('exec_task_queue')::text, exec_task_queue),
+    updated_at                   = now()
+WHERE item_type = @item_type
+RETURNING item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
+          pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
+          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at;

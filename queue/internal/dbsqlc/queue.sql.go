@@ -905,3 +905,70 @@ func (q *Queries) ReleaseForRetry(ctx context.Context, arg ReleaseForRetryParams
 	}
 	return items, nil
 }
+
+const updateConfig = `-- name: UpdateConfig :one
+UPDATE exec_rate_config SET
+    enabled                      = COALESCE($1::boolean, enabled),
+    batch_size                   = COALESCE($2::int, batch_size),
+    dispatch_interval_secs       = COALESCE($3::int, dispatch_interval_secs),
+    jitter_window_ms             = COALESCE($4::int, jitter_window_ms),
+    pre_start_buffer_secs        = COALESCE($5::int, pre_start_buffer_secs),
+    max_dispatch_retries         = COALESCE($6::int, max_dispatch_retries),
+    stale_claim_threshold_secs   = COALESCE($7::int, stale_claim_threshold_secs),
+    max_stale_recovery_per_cycle = COALESCE($8::int, max_stale_recovery_per_cycle),
+    exec_workflow_type           = COALESCE($9::text, exec_workflow_type),
+    exec_task_queue              = COALESCE($10::text, exec_task_queue),
+    updated_at                   = now()
+WHERE item_type = $11
+RETURNING item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
+          pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
+          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at
+`
+
+type UpdateConfigParams struct {
+	Enabled                  *bool
+	BatchSize                *int32
+	DispatchIntervalSecs     *int32
+	JitterWindowMs           *int32
+	PreStartBufferSecs       *int32
+	MaxDispatchRetries       *int32
+	StaleClaimThresholdSecs  *int32
+	MaxStaleRecoveryPerCycle *int32
+	ExecWorkflowType         *string
+	ExecTaskQueue            *string
+	ItemType                 string
+}
+
+// Changes only the given settings; the table's CHECKs guard the values.
+func (q *Queries) UpdateConfig(ctx context.Context, arg UpdateConfigParams) (ExecRateConfig, error) {
+	row := q.db.QueryRow(ctx, updateConfig,
+		arg.Enabled,
+		arg.BatchSize,
+		arg.DispatchIntervalSecs,
+		arg.JitterWindowMs,
+		arg.PreStartBufferSecs,
+		arg.MaxDispatchRetries,
+		arg.StaleClaimThresholdSecs,
+		arg.MaxStaleRecoveryPerCycle,
+		arg.ExecWorkflowType,
+		arg.ExecTaskQueue,
+		arg.ItemType,
+	)
+	var i ExecRateConfig
+	err := row.Scan(
+		&i.ItemType,
+		&i.Enabled,
+		&i.BatchSize,
+		&i.DispatchIntervalSecs,
+		&i.JitterWindowMs,
+		&i.PreStartBufferSecs,
+		&i.MaxDispatchRetries,
+		&i.StaleClaimThresholdSecs,
+		&i.MaxStaleRecoveryPerCycle,
+		&i.ExecWorkflowType,
+		&i.ExecTaskQueue,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/queue"
+)
+
+func runConfig(ctx context.Context, env *environment, args []string) error {
+	usage := "get [ITEM_TYPE] | set ITEM_TYPE key=value... [flags]"
+	fs := newFlagSet(env, "config", usage,
+		"Reads or changes an item type's dispatch settings (exec_rate_config). The dispatcher reads them\n"+
+			"every cycle, so a change takes effect within one cycle, with no restart. Keys:\n  "+
+			strings.Join(queue.ConfigKeys(), ", ")+"\n"+
+			"Example: paydispatch config set PAYMENT enabled=false   (the kill switch)")
+	var (
+		db config.Database
+		lg config.Log
+	)
+	set := config.NewSet(fs, env.getenv, append(config.DatabaseSettings(&db), config.LogSettings(&lg)...)...)
+	// Flags may come before or after the positional words.
+	var words, flags []string
+	for i := 0; i < len(args); i++ {
+		if strings.HasPrefix(args[i], "-") {
+			flags = append(flags, args[i])
+			if !strings.Contains(args[i], "=") && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !isHelp(args[i]) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		words = append(words, args[i])
+	}
+	if err := parse(set, flags); err != nil {
+		return err
+	}
+	if len(words) == 0 || (words[0] != "get" && words[0] != "set") {
+		return usageError{fmt.Errorf("want 'config get [ITEM_TYPE]' or 'config set ITEM_TYPE key=value...'")}
+	}
+	changes := map[string]string{}
+	if words[0] == "set" {
+		if len(words) < 3 {
+			return usageError{fmt.Errorf("want 'config set ITEM_TYPE key=value...', e.g. 'config set PAYMENT batch_size=1000'")}
+		}
+		for _, kv := range words[2:] {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok {
+				return usageError{fmt.Errorf("%q: want key=value, e.g. batch_size=1000", kv)}
+			}
+			changes[k] = v
+		}
+	}
+
+	store, err := openDatabase(ctx, db, newLogger(env, lg))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	q := queue.New(store.Pool)
+	if words[0] == "set" {
+		cfg, err := q.UpdateConfig(ctx, words[1], changes)
+		if errors.Is(err, queue.ErrInvalidConfig) {
+			return usageError{err}
+		}
+		if err != nil {
+			return err
+		}
+		printConfig(env.stdout, cfg)
+		return nil
+	}
+	configs, err := q.ListConfigs(ctx)
+	if err != nil {
+		return err
+	}
+	found := false
+	for _, c := range configs {
+		if len(words) > 1 && c.ItemType != words[1] {
+			continue
+		}
+		found = true
+		printConfig(env.stdout, c)
+	}
+	if !found && len(words) > 1 {
+		return fmt.Errorf("no config for item type %q", words[1])
+	}
+	return nil
+}
+
+func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" }
+
+func printConfig(w io.Writer, c queue.Config) {
+	fmt.Fprintf(w, "%s\n", c.ItemType)
+	fmt.Fprintf(w, "  enabled=%t\n  batch_size=%d\n  dispatch_interval_secs=%d\n  jitter_window_ms=%d\n",
+		c.Enabled, c.BatchSize, int(c.DispatchInterval.Seconds()), c.JitterWindow.Milliseconds())
+	fmt.Fprintf(w, "  pre_start_buffer_secs=%d\n  max_dispatch_retries=%d\n  stale_claim_threshold_secs=%d\n  max_stale_recovery_per_cycle=%d\n",
+		int(c.PreStartBuffer.Seconds()), c.MaxDispatchRetries, int(c.StaleClaimThreshold.Seconds()), c.MaxStaleRecoveryPerCycle)
+	fmt.Fprintf(w, "  exec_workflow_type=%s\n  exec_task_queue=%s\n  updated_at=%s\n",
+		c.ExecWorkflowType, c.ExecTaskQueue, c.UpdatedAt.Format("2006-01-02T15:04:05Z07:00"))
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/worker"
+
+	"github.com/paydispatch/paydispatch/dispatch"
+	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/temporal"
+)
+
+// startDispatcher runs the dispatch worker and makes sure every configured
+// item type has its dispatch schedule. The returned func stops the worker.
+func startDispatcher(ctx context.Context, store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
+	q := queue.New(store.Pool)
+	schedules := &dispatch.Schedules{Client: tc.Client}
+	acts := &dispatch.Activities{
+		Queue:     q,
+		Engine:    dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace},
+		Log:       log.With("component", "dispatcher"),
+		Schedules: schedules,
+	}
+	// The seed's dispatch worker: 5 workflow tasks, 10 activities at a time.
+	w := worker.New(tc.Client, dispatch.TaskQueue, worker.Options{
+		MaxConcurrentWorkflowTaskExecutionSize: 5,
+		MaxConcurrentActivityExecutionSize:     10,
+	})
+	dispatch.Register(w, acts)
+	if err := w.Start(); err != nil {
+		return nil, err
+	}
+	configs, err := q.ListConfigs(ctx)
+	if err != nil {
+		w.Stop()
+		return nil, err
+	}
+	for _, cfg := range configs {
+		if err := ensureWithRetry(ctx, schedules, cfg.ItemType, cfg.DispatchInterval); err != nil {
+			w.Stop()
+			return nil, err
+		}
+		log.Info("dispatch schedule ensured", "item_type", cfg.ItemType, "every", cfg.DispatchInterval, "enabled", cfg.Enabled)
+	}
+	return w.Stop, nil
+}
+
+// ensureWithRetry retries schedule creation for a while: a Temporal cluster
+// that has just started (or restarted) can refuse it until all its services
+// have joined.
+func ensureWithRetry(ctx context.Context, s *dispatch.Schedules, itemType string, every time.Duration) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := s.Ensure(ctx, itemType, every)
+		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
