@@ -8,6 +8,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -82,4 +83,18 @@ func (s *Schedules) Ensure(ctx context.Context, itemType string, interval time.D
 func Register(r worker.Registry, a *Activities) {
 	r.RegisterWorkflowWithOptions(DispatcherWorkflow, workflow.RegisterOptions{Name: WorkflowName})
 	r.RegisterActivity(a)
+}
+
+// Remove deletes the item type's schedule if there is one (lease mode
+// dispatches without it; a leftover schedule would start cycles nobody runs).
+func (s *Schedules) Remove(ctx context.Context, itemType string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.applied, itemType)
+	err := s.Client.ScheduleClient().GetHandle(ctx, ScheduleID(itemType)).Delete(ctx)
+	var nf *serviceerror.NotFound
+	if err == nil || errors.As(err, &nf) {
+		return nil
+	}
+	return fmt.Errorf("dispatch: remove schedule %s: %w", ScheduleID(itemType), err)
 }

@@ -24,13 +24,54 @@ type CycleResult struct {
 	Dispatch       Dispatch
 }
 
-// DispatcherWorkflow runs one dispatch cycle for an item type: read config
-// (disabled → return), recover stale claims, reconcile finished
-// executions, claim and dispatch a batch, record the results. A failed step
-// fails the cycle; the next scheduled cycle starts afresh, and guarded
-// statements make every step safe to repeat.
-func DispatcherWorkflow(ctx workflow.Context, itemType string) (CycleResult, error) {
+// steps are the cycle's five steps; the workflow runs them as activities,
+// the lease runner calls them directly. The sequence is defined once, in
+// runCycle.
+type steps struct {
+	readConfig func(itemType string) (queue.Config, error)
+	recover    func(queue.Config) (Recovery, error)
+	reconcile  func(queue.Config) (Reconciliation, error)
+	dispatch   func(queue.Config) (Dispatch, error)
+	record     func(CycleResult) error
+}
+
+// runCycle: read config (disabled → return), recover stale claims,
+// reconcile finished executions, claim and dispatch a batch, record the
+// results. A failed step fails the cycle; the next one starts afresh, and
+// guarded statements make every step safe to repeat.
+func runCycle(s steps, itemType string) (CycleResult, error) {
 	res := CycleResult{ItemType: itemType}
+	cfg, err := s.readConfig(itemType)
+	if err != nil {
+		return res, err
+	}
+	if !cfg.Enabled {
+		res.Disabled = true
+		return res, nil
+	}
+	if res.Recovery, err = s.recover(cfg); err != nil {
+		return res, err
+	}
+	if res.Reconciliation, err = s.reconcile(cfg); err != nil {
+		return res, err
+	}
+	if res.Dispatch, err = s.dispatch(cfg); err != nil {
+		return res, err
+	}
+	if res.idle() {
+		return res, nil // an idle cycle leaves no audit row
+	}
+	return res, s.record(res)
+}
+
+func (r CycleResult) idle() bool {
+	return r.Dispatch.Claimed == 0 && r.Recovery == (Recovery{}) &&
+		r.Reconciliation.Completed+r.Reconciliation.Failed+r.Reconciliation.DeadLettered == 0
+}
+
+// DispatcherWorkflow runs one dispatch cycle for an item type, each step an
+// activity (see runCycle).
+func DispatcherWorkflow(ctx workflow.Context, itemType string) (CycleResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
 		HeartbeatTimeout:    30 * time.Second,
@@ -39,29 +80,25 @@ func DispatcherWorkflow(ctx workflow.Context, itemType string) (CycleResult, err
 		},
 	})
 	var a *Activities // method values name the activities; never called here
-
-	var cfg queue.Config
-	if err := workflow.ExecuteActivity(ctx, a.ReadConfig, itemType).Get(ctx, &cfg); err != nil {
-		return res, err
-	}
-	if !cfg.Enabled {
-		res.Disabled = true
-		return res, nil
-	}
-	if err := workflow.ExecuteActivity(ctx, a.RecoverStaleClaims, cfg).Get(ctx, &res.Recovery); err != nil {
-		return res, err
-	}
-	if err := workflow.ExecuteActivity(ctx, a.Reconcile, cfg).Get(ctx, &res.Reconciliation); err != nil {
-		return res, err
-	}
-	if err := workflow.ExecuteActivity(ctx, a.ClaimAndDispatch, cfg).Get(ctx, &res.Dispatch); err != nil {
-		return res, err
-	}
-	if res.Dispatch.Claimed == 0 && res.Recovery == (Recovery{}) && res.Reconciliation.Completed+res.Reconciliation.Failed+res.Reconciliation.DeadLettered == 0 {
-		return res, nil // an idle cycle leaves no audit row
-	}
-	if err := workflow.ExecuteActivity(ctx, a.RecordResults, res).Get(ctx, nil); err != nil {
-		return res, err
-	}
-	return res, nil
+	return runCycle(steps{
+		readConfig: func(t string) (c queue.Config, err error) {
+			err = workflow.ExecuteActivity(ctx, a.ReadConfig, t).Get(ctx, &c)
+			return c, err
+		},
+		recover: func(c queue.Config) (r Recovery, err error) {
+			err = workflow.ExecuteActivity(ctx, a.RecoverStaleClaims, c).Get(ctx, &r)
+			return r, err
+		},
+		reconcile: func(c queue.Config) (r Reconciliation, err error) {
+			err = workflow.ExecuteActivity(ctx, a.Reconcile, c).Get(ctx, &r)
+			return r, err
+		},
+		dispatch: func(c queue.Config) (d Dispatch, err error) {
+			err = workflow.ExecuteActivity(ctx, a.ClaimAndDispatch, c).Get(ctx, &d)
+			return d, err
+		},
+		record: func(r CycleResult) error {
+			return workflow.ExecuteActivity(ctx, a.RecordResults, r).Get(ctx, nil)
+		},
+	}, itemType)
 }

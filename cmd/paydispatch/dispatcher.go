@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/worker"
@@ -13,17 +14,40 @@ import (
 	"github.com/paydispatch/paydispatch/temporal"
 )
 
-// startDispatcher runs the dispatch worker and makes sure every configured
-// item type has its dispatch schedule. The returned func stops the worker.
-func startDispatcher(ctx context.Context, store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
+// startDispatcher triggers dispatch cycles for every configured item type:
+// in schedule mode a dispatch worker runs the cycles a Temporal Schedule per
+// type fires; in lease mode the cycles run in-process, under a PostgreSQL
+// lease. The returned func stops it.
+func startDispatcher(ctx context.Context, mode string, store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
 	q := queue.New(store.Pool)
 	schedules := &dispatch.Schedules{Client: tc.Client}
 	acts := &dispatch.Activities{
-		Queue:     q,
-		Engine:    dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace},
-		Log:       log.With("component", "dispatcher"),
-		Schedules: schedules,
+		Queue:  q,
+		Engine: dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace},
+		Log:    log.With("component", "dispatcher"),
 	}
+	configs, err := q.ListConfigs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if mode == "lease" {
+		var types []string
+		for _, cfg := range configs {
+			if err := schedules.Remove(ctx, cfg.ItemType); err != nil {
+				return nil, err
+			}
+			types = append(types, cfg.ItemType)
+		}
+		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		r := &dispatch.LeaseRunner{DB: store.Pool, Acts: acts, ItemTypes: types, Log: acts.Log}
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = r.Run(runCtx) }()
+		log.Info("dispatching in lease mode", "item_types", types)
+		return func() { cancel(); wg.Wait() }, nil
+	}
+
+	acts.Schedules = schedules
 	// The seed's dispatch worker: 5 workflow tasks, 10 activities at a time.
 	w := worker.New(tc.Client, dispatch.TaskQueue, worker.Options{
 		MaxConcurrentWorkflowTaskExecutionSize: 5,
@@ -31,11 +55,6 @@ func startDispatcher(ctx context.Context, store *postgres.DB, tc *temporal.Conn,
 	})
 	dispatch.Register(w, acts)
 	if err := w.Start(); err != nil {
-		return nil, err
-	}
-	configs, err := q.ListConfigs(ctx)
-	if err != nil {
-		w.Stop()
 		return nil, err
 	}
 	for _, cfg := range configs {

@@ -22,10 +22,12 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		db  config.Database
 		srv config.Server
 		tc  config.Temporal
+		dm  config.Dispatch
 		lg  config.Log
 	)
 	settings := append(config.DatabaseSettings(&db), config.ServerSettings(&srv)...)
 	settings = append(settings, config.TemporalSettings(&tc)...)
+	settings = append(settings, config.DispatchSettings(&dm)...)
 	set := config.NewSet(fs, env.getenv, append(settings, config.LogSettings(&lg)...)...)
 	if err := parse(set, args); err != nil {
 		return err
@@ -61,7 +63,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	}
 	defer tconn.Close()
 
-	stopDispatch, err := startDispatcher(ctx, store, tconn, log)
+	stopDispatch, err := startDispatcher(ctx, dm.Mode, store, tconn, log)
 	if err != nil {
 		return err
 	}

@@ -144,6 +144,26 @@ func ServerSettings(s *Server) []*Setting {
 	}
 }
 
+// Dispatch is how dispatch cycles are triggered.
+type Dispatch struct {
+	Mode string // schedule or lease
+}
+
+// DispatchSettings binds d's settings.
+func DispatchSettings(d *Dispatch) []*Setting {
+	return []*Setting{
+		{Flag: "dispatch-mode", Env: "PAYDISPATCH_DISPATCH_MODE", Default: "schedule",
+			Usage: "schedule: a Temporal Schedule fires each cycle; lease: every replica ticks in-process and the holder of a PostgreSQL lease runs the cycle",
+			Parse: func(v string) error {
+				if v != "schedule" && v != "lease" {
+					return fmt.Errorf("want schedule or lease")
+				}
+				d.Mode = v
+				return nil
+			}},
+	}
+}
+
 // Log is how paydispatch logs.
 type Log struct {
 	Level  slog.Level

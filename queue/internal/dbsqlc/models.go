@@ -20,6 +20,13 @@ type DispatchAuditLog struct {
 	CreatedAt    time.Time
 }
 
+type DispatchLease struct {
+	Name       string
+	Holder     string
+	LockedAt   time.Time
+	LeaseUntil time.Time
+}
+
 type ExecContext struct {
 	ItemType       string
 	ItemID         string

@@ -1,0 +1,135 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paydispatch/paydispatch/dispatch/internal/dbsqlc"
+	"github.com/paydispatch/paydispatch/queue"
+)
+
+// LeaseRunner runs dispatch cycles in-process, for deployments without a
+// Temporal Schedule (seed 001's scheduled loop under a distributed lock).
+// Every replica runs one; on each tick, only the replica holding the item
+// type's lease in PostgreSQL runs the cycle.
+//
+// Lock-at-most: a lease expires AtMost after it was taken, so a crashed
+// holder blocks dispatch for at most that long; the cycle is cancelled
+// before then, so no two holders ever run at once. Lock-at-least: a
+// released lease stays taken until AtLeast after it was taken, so replicas
+// whose tickers fire together do not run the cycle twice in one interval.
+type LeaseRunner struct {
+	DB        dbsqlc.DBTX
+	Acts      *Activities
+	ItemTypes []string
+	// Holder names this replica (default: host-pid-random).
+	Holder string
+	// AtMost bounds a lease (default 5 min); AtLeast holds it after a
+	// cycle (default half the dispatch interval).
+	AtMost, AtLeast time.Duration
+	Log             *slog.Logger
+	// OnCycle, when set, is told when this replica begins and ends a cycle
+	// (for metrics and tests).
+	OnCycle func(itemType string, begin bool)
+}
+
+// Run runs until ctx ends: one loop per item type, ticking at the type's
+// configured dispatch interval (re-read every tick).
+func (r *LeaseRunner) Run(ctx context.Context) error {
+	r.defaults()
+	var wg sync.WaitGroup
+	for _, t := range r.ItemTypes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.loop(ctx, t)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (r *LeaseRunner) loop(ctx context.Context, itemType string) {
+	interval := 5 * time.Second
+	for {
+		if cfg, err := r.Acts.Queue.GetConfig(ctx, itemType); err == nil {
+			interval = cfg.DispatchInterval
+		}
+		if _, _, err := r.Tick(ctx, itemType, interval); err != nil && ctx.Err() == nil {
+			r.log().Warn("dispatch cycle failed", "item_type", itemType, "holder", r.Holder, "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}
+
+// Tick runs one cycle if this replica can take the lease; ran is false when
+// another replica holds it.
+func (r *LeaseRunner) Tick(ctx context.Context, itemType string, interval time.Duration) (res CycleResult, ran bool, err error) {
+	r.defaults()
+	q := dbsqlc.New(r.DB)
+	name := "dispatch-" + itemType
+	_, err = q.AcquireLease(ctx, dbsqlc.AcquireLeaseParams{Name: name, Holder: r.Holder, AtMostSecs: r.AtMost.Seconds()})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return CycleResult{}, false, nil // another replica's turn
+	}
+	if err != nil {
+		return CycleResult{}, false, fmt.Errorf("dispatch: acquire lease %s: %w", name, err)
+	}
+	atLeast := r.AtLeast
+	if atLeast == 0 {
+		atLeast = interval / 2
+	}
+	defer func() {
+		// Released even when ctx has ended, so a restart is not blocked.
+		relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, err := q.ReleaseLease(relCtx, dbsqlc.ReleaseLeaseParams{Name: name, Holder: r.Holder, AtLeastSecs: atLeast.Seconds()}); err != nil {
+			r.log().Warn("lease not released; it expires by itself", "lease", name, "error", err)
+		}
+	}()
+	// Finish well inside the lease, so nobody else can take it meanwhile.
+	cycleCtx, cancel := context.WithTimeout(ctx, r.AtMost*9/10)
+	defer cancel()
+	if r.OnCycle != nil {
+		r.OnCycle(itemType, true)
+		defer r.OnCycle(itemType, false)
+	}
+	a := r.Acts
+	res, err = runCycle(steps{
+		readConfig: func(t string) (queue.Config, error) { return a.ReadConfig(cycleCtx, t) },
+		recover:    func(c queue.Config) (Recovery, error) { return a.RecoverStaleClaims(cycleCtx, c) },
+		reconcile:  func(c queue.Config) (Reconciliation, error) { return a.Reconcile(cycleCtx, c) },
+		dispatch:   func(c queue.Config) (Dispatch, error) { return a.ClaimAndDispatch(cycleCtx, c) },
+		record:     func(res CycleResult) error { return a.RecordResults(cycleCtx, res) },
+	}, itemType)
+	return res, true, err
+}
+
+func (r *LeaseRunner) defaults() {
+	if r.Holder == "" {
+		host, _ := os.Hostname()
+		r.Holder = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8])
+	}
+	if r.AtMost == 0 {
+		r.AtMost = 5 * time.Minute
+	}
+}
+
+func (r *LeaseRunner) log() *slog.Logger {
+	if r.Log != nil {
+		return r.Log
+	}
+	return slog.New(slog.DiscardHandler)
+}
