@@ -1,0 +1,48 @@
+package payment
+
+import (
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// ItemType is the payments' item type in the dispatch queue.
+const ItemType = "PAYMENT"
+
+// Status is a payment's business status (seed 000's payment state diagram,
+// plus REJECTED for Phase A refusals and FAILED for compensated executions).
+type Status string
+
+const (
+	StatusScheduled  Status = "SCHEDULED"
+	StatusAccepted   Status = "ACCEPTED"
+	StatusProcessing Status = "PROCESSING"
+	StatusRejected   Status = "REJECTED"
+	StatusFailed     Status = "FAILED"
+)
+
+// Request is a payment as a client submits it. Field names are camelCase in
+// JSON, as in the pacing API.
+type Request struct {
+	PaymentID              string    `json:"paymentId,omitempty"`
+	TenantID               string    `json:"tenantId"`
+	DebtorAccount          string    `json:"debtorAccount"`
+	Amount                 string    `json:"amount"`
+	Currency               string    `json:"currency"`
+	Creditor               Creditor  `json:"creditor"`
+	RequestedExecutionTime time.Time `json:"requestedExecutionTime"`
+	RemittanceInfo         string    `json:"remittanceInfo,omitempty"`
+}
+
+// Creditor is who is paid.
+type Creditor struct {
+	Name string `json:"name"`
+	IBAN string `json:"iban,omitempty"`
+	BIC  string `json:"bic,omitempty"`
+}
+
+// Money is an amount in a currency; never a float.
+type Money struct {
+	Amount   decimal.Decimal
+	Currency string
+}

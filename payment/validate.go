@@ -1,0 +1,109 @@
+package payment
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-playground/validator/v10"
+	"github.com/shopspring/decimal"
+)
+
+// FieldError names a field of the request (JSON path) and what is wrong.
+type FieldError struct {
+	Field  string `json:"field"`
+	Detail string `json:"detail"`
+}
+
+// ValidationError lists every problem found in a request.
+type ValidationError struct{ Fields []FieldError }
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		parts[i] = f.Field + ": " + f.Detail
+	}
+	return "invalid payment: " + strings.Join(parts, "; ")
+}
+
+// PastTolerance is how far in the past a requested execution time may lie
+// (clock skew, a request that took a moment to arrive).
+const PastTolerance = 5 * time.Minute
+
+// std checks formats maintained by go-playground/validator: ISO 4217
+// currency codes and ISO 9362 BICs.
+var std = validator.New()
+
+// Validate checks a request and returns its amount as Money. Every problem
+// is reported, not just the first.
+func Validate(r Request, now time.Time) (Money, error) {
+	var errs []FieldError
+	add := func(field, format string, args ...any) {
+		errs = append(errs, FieldError{Field: field, Detail: fmt.Sprintf(format, args...)})
+	}
+	if r.PaymentID != "" && !validID(r.PaymentID) {
+		add("paymentId", "use 1 to 64 letters, digits, '-', '_' or '.'")
+	}
+	if !validID(r.TenantID) {
+		add("tenantId", "required: 1 to 64 letters, digits, '-', '_' or '.'")
+	}
+	if strings.TrimSpace(r.DebtorAccount) == "" || len(r.DebtorAccount) > 64 {
+		add("debtorAccount", "required, at most 64 characters")
+	}
+	amount, err := decimal.NewFromString(r.Amount)
+	switch {
+	case r.Amount == "":
+		add("amount", "required, a decimal string such as \"125.00\"")
+	case err != nil:
+		add("amount", "%q is not a decimal number; send a string such as \"125.00\"", r.Amount)
+	case !amount.IsPositive():
+		add("amount", "must be greater than zero")
+	case amount.Exponent() < -4:
+		add("amount", "at most 4 decimal places")
+	case amount.GreaterThan(decimal.New(1, 15)):
+		add("amount", "must be below 1,000,000,000,000,000")
+	}
+	if std.Var(r.Currency, "required,iso4217") != nil {
+		add("currency", "%q is not an ISO 4217 currency code such as EUR", r.Currency)
+	}
+	if strings.TrimSpace(r.Creditor.Name) == "" || utf8.RuneCountInString(r.Creditor.Name) > 140 {
+		add("creditor.name", "required, at most 140 characters")
+	}
+	if r.Creditor.IBAN != "" {
+		if err := CheckIBAN(r.Creditor.IBAN); err != nil {
+			add("creditor.iban", "%v", err)
+		}
+	}
+	if r.Creditor.BIC != "" && std.Var(r.Creditor.BIC, "bic") != nil {
+		add("creditor.bic", "%q is not a BIC (8 or 11 characters, e.g. COBADEFFXXX)", r.Creditor.BIC)
+	}
+	if r.Creditor.IBAN == "" && r.Creditor.BIC == "" {
+		add("creditor.iban", "give the creditor's IBAN")
+	}
+	switch {
+	case r.RequestedExecutionTime.IsZero():
+		add("requestedExecutionTime", "required, RFC 3339, e.g. 2026-11-22T16:00:00Z")
+	case r.RequestedExecutionTime.Before(now.Add(-PastTolerance)):
+		add("requestedExecutionTime", "%s is more than %v in the past", r.RequestedExecutionTime.Format(time.RFC3339), PastTolerance)
+	}
+	if utf8.RuneCountInString(r.RemittanceInfo) > 140 {
+		add("remittanceInfo", "at most 140 characters")
+	}
+	if len(errs) > 0 {
+		return Money{}, &ValidationError{Fields: errs}
+	}
+	return Money{Amount: amount, Currency: r.Currency}, nil
+}
+
+func validID(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,93 @@
+package payment_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/paydispatch/paydispatch/payment"
+)
+
+func validRequest(now time.Time) payment.Request {
+	return payment.Request{
+		PaymentID: "pay-0001", TenantID: "acme", DebtorAccount: "ACC-1", Amount: "125.00", Currency: "EUR",
+		Creditor:               payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000", BIC: "COBADEFFXXX"},
+		RequestedExecutionTime: now.Add(time.Hour), RemittanceInfo: "INV-42",
+	}
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 22, 15, 55, 0, 0, time.UTC)
+	tests := []struct {
+		name   string
+		change func(*payment.Request)
+		fields []string // the fields reported, in order; none: valid
+	}{
+		{"valid", func(*payment.Request) {}, nil},
+		{"no payment id is fine", func(r *payment.Request) { r.PaymentID = "" }, nil},
+		{"IBAN with spaces, lower case", func(r *payment.Request) { r.Creditor.IBAN = "de89 3704 0044 0532 0130 00" }, nil},
+		{"BIC of 8", func(r *payment.Request) { r.Creditor.BIC = "COBADEFF" }, nil},
+		{"just inside the past tolerance", func(r *payment.Request) { r.RequestedExecutionTime = now.Add(-4 * time.Minute) }, nil},
+		{"bad payment id", func(r *payment.Request) { r.PaymentID = "pay 1" }, []string{"paymentId"}},
+		{"no tenant", func(r *payment.Request) { r.TenantID = "" }, []string{"tenantId"}},
+		{"zero amount", func(r *payment.Request) { r.Amount = "0.00" }, []string{"amount"}},
+		{"negative amount", func(r *payment.Request) { r.Amount = "-1" }, []string{"amount"}},
+		{"float-ish amount", func(r *payment.Request) { r.Amount = "1e3x" }, []string{"amount"}},
+		{"too many decimals", func(r *payment.Request) { r.Amount = "1.00001" }, []string{"amount"}},
+		{"unknown currency", func(r *payment.Request) { r.Currency = "EURO" }, []string{"currency"}},
+		{"lower-case currency", func(r *payment.Request) { r.Currency = "eur" }, []string{"currency"}},
+		{"IBAN check digits", func(r *payment.Request) { r.Creditor.IBAN = "DE89370400440532013001" }, []string{"creditor.iban"}},
+		{"IBAN length", func(r *payment.Request) { r.Creditor.IBAN = "DE8937040044053201300" }, []string{"creditor.iban"}},
+		{"IBAN country", func(r *payment.Request) { r.Creditor.IBAN = "ZZ89370400440532013000" }, []string{"creditor.iban"}},
+		{"bad BIC", func(r *payment.Request) { r.Creditor.BIC = "COBA" }, []string{"creditor.bic"}},
+		{"no creditor account", func(r *payment.Request) { r.Creditor.IBAN, r.Creditor.BIC = "", "" }, []string{"creditor.iban"}},
+		{"no creditor name", func(r *payment.Request) { r.Creditor.Name = " " }, []string{"creditor.name"}},
+		{"too far in the past", func(r *payment.Request) { r.RequestedExecutionTime = now.Add(-time.Hour) }, []string{"requestedExecutionTime"}},
+		{"no execution time", func(r *payment.Request) { r.RequestedExecutionTime = time.Time{} }, []string{"requestedExecutionTime"}},
+		{"several at once", func(r *payment.Request) { r.Amount, r.Currency = "", "XXX1" }, []string{"amount", "currency"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := validRequest(now)
+			tt.change(&r)
+			money, err := payment.Validate(r, now)
+			if len(tt.fields) == 0 {
+				if err != nil {
+					t.Fatalf("rejected: %v", err)
+				}
+				if money.Currency != r.Currency || !money.Amount.IsPositive() {
+					t.Fatalf("money = %+v", money)
+				}
+				return
+			}
+			var ve *payment.ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("err = %v, want a ValidationError", err)
+			}
+			if len(ve.Fields) != len(tt.fields) {
+				t.Fatalf("fields = %+v, want %v", ve.Fields, tt.fields)
+			}
+			for i, f := range tt.fields {
+				if ve.Fields[i].Field != f || ve.Fields[i].Detail == "" {
+					t.Errorf("field %d = %+v, want %s", i, ve.Fields[i], f)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckIBAN(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []string{"GB82WEST12345698765432", "NL91ABNA0417164300", "FR1420041010050500013M02606", "BE68539007547034"} {
+		if err := payment.CheckIBAN(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "GB82", "GB82WEST12345698765433", "GB82WEST1234569876543!", "XX82WEST12345698765432"} {
+		if payment.CheckIBAN(bad) == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
