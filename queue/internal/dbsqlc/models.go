@@ -6,6 +6,8 @@ package dbsqlc
 
 import (
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type DispatchAuditLog struct {
@@ -68,4 +70,31 @@ type ExecRateConfig struct {
 	ExecTaskQueue            string
 	CreatedAt                time.Time
 	UpdatedAt                time.Time
+}
+
+type Payment struct {
+	PaymentID              string
+	TenantID               string
+	DebtorAccount          string
+	Amount                 pgtype.Numeric
+	Currency               *string
+	CreditorName           string
+	CreditorIban           *string
+	CreditorBic            *string
+	RemittanceInfo         *string
+	RequestedExecutionTime time.Time
+	ScheduledExecutionTime *time.Time
+	Status                 string
+	StatusReason           *string
+	Request                []byte
+	ExecutionRef           *string
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+}
+
+type PaymentNotification struct {
+	PaymentID string
+	Party     string
+	Status    string
+	CreatedAt time.Time
 }

@@ -1,0 +1,163 @@
+package payment
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
+)
+
+// ErrNotFound: no such payment.
+var ErrNotFound = errors.New("payment: not found")
+
+// ErrConflict: a payment with this id exists with a different request.
+var ErrConflict = errors.New("payment: id already used for a different payment")
+
+// ErrWrongStatus: a status change's guard did not match.
+var ErrWrongStatus = errors.New("payment: not in the expected status")
+
+// Payment is a stored payment.
+type Payment struct {
+	Request
+	// Money is nil only on a payment rejected because it was invalid.
+	Money                  *Money
+	ScheduledExecutionTime *time.Time
+	Status                 Status
+	StatusReason           string
+	ExecutionRef           string
+	CreatedAt, UpdatedAt   time.Time
+}
+
+// Store keeps payments in PostgreSQL.
+type Store struct{ q *dbsqlc.Queries }
+
+// NewStore returns a Store on db (a pool or a transaction).
+func NewStore(db dbsqlc.DBTX) *Store { return &Store{q: dbsqlc.New(db)} }
+
+// Record stores a payment in status with reason, once: a replay of the
+// same request is a no-op (created false); another request under the same
+// id is ErrConflict. m may be nil only for a REJECTED payment.
+func (s *Store) Record(ctx context.Context, r Request, m *Money, status Status, reason string, scheduled *time.Time) (created bool, err error) {
+	raw, err := canonical(r)
+	if err != nil {
+		return false, err
+	}
+	p := dbsqlc.InsertPaymentParams{
+		PaymentID: r.PaymentID, TenantID: r.TenantID, DebtorAccount: r.DebtorAccount, CreditorName: r.Creditor.Name,
+		CreditorIban: opt(r.Creditor.IBAN), CreditorBic: opt(r.Creditor.BIC), RemittanceInfo: opt(r.RemittanceInfo),
+		RequestedExecutionTime: r.RequestedExecutionTime, ScheduledExecutionTime: scheduled,
+		Status: string(status), StatusReason: opt(reason), Request: raw,
+	}
+	if m != nil {
+		p.Amount, p.Currency = &m.Amount, &m.Currency
+	}
+	n, err := s.q.InsertPayment(ctx, p)
+	if err != nil {
+		return false, fmt.Errorf("payment: record %s: %w", r.PaymentID, err)
+	}
+	if n == 1 {
+		return true, nil
+	}
+	existing, err := s.Get(ctx, r.PaymentID)
+	if err != nil {
+		return false, err
+	}
+	prev, err := canonical(existing.Request)
+	if err != nil {
+		return false, err
+	}
+	if !bytes.Equal(prev, raw) {
+		return false, fmt.Errorf("payment %s: %w", r.PaymentID, ErrConflict)
+	}
+	return false, nil
+}
+
+// canonical is the request's JSON with normalized values, for comparison.
+func canonical(r Request) ([]byte, error) {
+	r.RequestedExecutionTime = r.RequestedExecutionTime.UTC()
+	return json.Marshal(r)
+}
+
+// Get returns a payment.
+func (s *Store) Get(ctx context.Context, id string) (Payment, error) {
+	row, err := s.q.GetPayment(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Payment{}, fmt.Errorf("payment: get %s: %w", id, err)
+	}
+	var req Request
+	if err := json.Unmarshal(row.Request, &req); err != nil {
+		return Payment{}, fmt.Errorf("payment: stored request of %s: %w", id, err)
+	}
+	var money *Money
+	if row.Amount != nil && row.Currency != nil {
+		money = &Money{Amount: *row.Amount, Currency: *row.Currency}
+	}
+	return Payment{
+		Request: req, Money: money,
+		ScheduledExecutionTime: row.ScheduledExecutionTime, Status: Status(row.Status),
+		StatusReason: deref(row.StatusReason), ExecutionRef: deref(row.ExecutionRef),
+		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
+	}, nil
+}
+
+// Transition moves a payment from one status to another in one guarded
+// statement. Finding it already in the target status is success (a retried
+// activity); any other status is ErrWrongStatus.
+func (s *Store) Transition(ctx context.Context, id string, from, to Status, reason string) error {
+	_, err := s.q.TransitionPayment(ctx, dbsqlc.TransitionPaymentParams{
+		PaymentID: id, FromStatus: string(from), ToStatus: string(to), StatusReason: opt(reason),
+	})
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("payment: %s %s → %s: %w", id, from, to, err)
+	}
+	cur, gerr := s.Get(ctx, id)
+	if gerr != nil {
+		return gerr
+	}
+	if cur.Status == to {
+		return nil
+	}
+	return fmt.Errorf("payment %s is %s, not %s: %w", id, cur.Status, from, ErrWrongStatus)
+}
+
+// SetExecutionRef records which execution handled the payment.
+func (s *Store) SetExecutionRef(ctx context.Context, id, ref string) error {
+	if _, err := s.q.SetExecutionRef(ctx, dbsqlc.SetExecutionRefParams{PaymentID: id, ExecutionRef: &ref}); err != nil {
+		return fmt.Errorf("payment: set execution ref of %s: %w", id, err)
+	}
+	return nil
+}
+
+// Notify records that a party was told of a status, once.
+func (s *Store) Notify(ctx context.Context, id, party string, status Status) error {
+	if _, err := s.q.InsertNotification(ctx, dbsqlc.InsertNotificationParams{PaymentID: id, Party: party, Status: string(status)}); err != nil {
+		return fmt.Errorf("payment: notify %s of %s: %w", party, id, err)
+	}
+	return nil
+}
+
+func opt(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
