@@ -12,7 +12,9 @@ import (
 	"github.com/paydispatch/paydispatch/payment"
 )
 
-func rejectedErr(msg string) error { return temporal.NewNonRetryableApplicationError(msg, "REJECTED", nil) }
+func rejectedErr(msg string) error {
+	return temporal.NewNonRetryableApplicationError(msg, "REJECTED", nil)
+}
 
 // TestInitWorkflowBranches: each Phase A branch, with mocked activities.
 func TestInitWorkflowBranches(t *testing.T) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -239,5 +240,80 @@ func TestMigrateTwice(t *testing.T) {
 	out, err := cmd.Output()
 	if err != nil || !strings.Contains(string(out), "applied") || strings.Contains(string(out), "pending") {
 		t.Fatalf("status: %q %v", out, err)
+	}
+}
+
+// TestPaymentEndToEnd: payments posted to serve (embedded PostgreSQL and
+// Temporal) run Phase A, wait in the queue, are dispatched at their time and
+// end PROCESSING with their queue item COMPLETED; bad input is refused and
+// stores nothing.
+func TestPaymentEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	t.Parallel()
+	data, addr := dataDir(t), freeAddr(t)
+	startServe(t, data, addr)
+	due := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339)
+	const n = 20
+	for i := range n {
+		body := fmt.Sprintf(`{"paymentId":"pay-%03d","tenantId":"acme","debtorAccount":"ACC-1","amount":"125.00","currency":"EUR",
+			"creditor":{"name":"Jane Doe","iban":"DE89370400440532013000","bic":"COBADEFFXXX"},
+			"requestedExecutionTime":%q,"remittanceInfo":"INV-42"}`, i, due)
+		resp, err := http.Post("http://"+addr+"/v1/payments", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted || resp.Header.Get("Location") != fmt.Sprintf("/v1/payments/pay-%03d", i) {
+			t.Fatalf("POST %d: %d %q", i, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+	bad := `{"paymentId":"pay-bad","tenantId":"acme","debtorAccount":"A","amount":"0","currency":"EUR","creditor":{"name":"x","iban":"DE89370400440532013000"},"requestedExecutionTime":"` + due + `"}`
+	resp, err := http.Post("http://"+addr+"/v1/payments", "application/json", strings.NewReader(bad))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prob struct {
+		Status int
+		Errors []struct{ Field string }
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&prob)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnprocessableEntity || resp.Header.Get("Content-Type") != "application/problem+json" ||
+		len(prob.Errors) != 1 || prob.Errors[0].Field != "amount" {
+		t.Fatalf("bad payment: %d %+v", resp.StatusCode, prob)
+	}
+
+	deadline := time.Now().Add(90 * time.Second)
+	for i := range n {
+		id := fmt.Sprintf("pay-%03d", i)
+		for {
+			var v struct{ Status, QueueStatus string }
+			resp, err := http.Get("http://" + addr + "/v1/payments/" + id)
+			if err == nil {
+				_ = json.NewDecoder(resp.Body).Decode(&v)
+				resp.Body.Close()
+			}
+			if v.Status == "PROCESSING" && v.QueueStatus == "COMPLETED" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: status %q queue %q", id, v.Status, v.QueueStatus)
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	conn := embeddedConn(t, data)
+	var notes, early int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM payment_notifications`).Scan(&notes); err != nil || notes != 2*n {
+		t.Fatalf("notifications = %d (%v), want %d", notes, err, 2*n)
+	}
+	// Nothing executed before its requested time.
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM payments WHERE updated_at < requested_execution_time`).Scan(&early); err != nil || early != 0 {
+		t.Fatalf("%d payments executed early (%v)", early, err)
+	}
+	if resp, err := http.Get("http://" + addr + "/v1/payments/pay-bad"); err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("refused payment was stored: %v", err)
 	}
 }

@@ -63,6 +63,12 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	}
 	defer tconn.Close()
 
+	payments, stopPayments, err := startPaymentWorkers(store, tconn, log)
+	if err != nil {
+		return err
+	}
+	defer stopPayments()
+
 	stopDispatch, err := startDispatcher(ctx, dm.Mode, store, tconn, log)
 	if err != nil {
 		return err
@@ -89,6 +95,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 			return err
 		}},
 	)
+	router.HandlePayments(payments)
 	httpServer := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpServer.Serve(ln) }()

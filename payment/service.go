@@ -1,0 +1,125 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/paydispatch/paydispatch/queue"
+)
+
+// Service is the payments intake: what the HTTP API (or any other intake)
+// calls.
+type Service struct {
+	Store    *Store
+	Queue    *queue.Queue
+	Temporal client.Client
+	Now      func() time.Time
+}
+
+// StatusReceived is reported for a payment whose init workflow has not yet
+// persisted it.
+const StatusReceived Status = "RECEIVED"
+
+// View is a payment's status as the API reports it.
+type View struct {
+	PaymentID              string     `json:"paymentId"`
+	TenantID               string     `json:"tenantId,omitempty"`
+	Status                 Status     `json:"status"`
+	StatusReason           string     `json:"statusReason,omitempty"`
+	QueueStatus            string     `json:"queueStatus,omitempty"`
+	Amount                 string     `json:"amount,omitempty"`
+	Currency               string     `json:"currency,omitempty"`
+	RequestedExecutionTime *time.Time `json:"requestedExecutionTime,omitempty"`
+	ScheduledExecutionTime *time.Time `json:"scheduledExecutionTime,omitempty"`
+	CreatedAt              *time.Time `json:"createdAt,omitempty"`
+	UpdatedAt              *time.Time `json:"updatedAt,omitempty"`
+}
+
+// Submit validates a payment and starts its init workflow, whose id is
+// derived from the payment id: submitting the same payment again starts
+// nothing new. A payment id already used for a different payment is
+// ErrConflict; an invalid request is a *ValidationError. Neither changes
+// anything.
+func (s *Service) Submit(ctx context.Context, r Request) (string, error) {
+	if r.PaymentID == "" {
+		r.PaymentID = "pay-" + uuid.Must(uuid.NewV7()).String()
+	}
+	if _, err := Validate(r, s.now()); err != nil {
+		return "", err
+	}
+	if existing, err := s.Store.Get(ctx, r.PaymentID); err == nil {
+		a, _ := canonical(existing.Request)
+		b, _ := canonical(r)
+		if string(a) != string(b) {
+			return "", fmt.Errorf("payment %s: %w", r.PaymentID, ErrConflict)
+		}
+		return r.PaymentID, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return "", err
+	}
+	_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       InitWorkflowID(r.PaymentID),
+		TaskQueue:                InitTaskQueue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		// Phase A is seconds of work; one that cannot finish in a day is stuck.
+		WorkflowExecutionTimeout:                 24 * time.Hour,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+	}, InitWorkflowName, r)
+	var already *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &already) {
+		return "", fmt.Errorf("payment: start init of %s: %w", r.PaymentID, err)
+	}
+	return r.PaymentID, nil
+}
+
+// Status reports a payment's business and queue status.
+func (s *Service) Status(ctx context.Context, id string) (View, error) {
+	p, err := s.Store.Get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		if _, derr := s.Temporal.DescribeWorkflowExecution(ctx, InitWorkflowID(id), ""); derr == nil {
+			return View{PaymentID: id, Status: StatusReceived}, nil
+		}
+		return View{}, err
+	}
+	if err != nil {
+		return View{}, err
+	}
+	v := View{
+		PaymentID: id, TenantID: p.TenantID, Status: p.Status, StatusReason: p.StatusReason,
+		RequestedExecutionTime: &p.RequestedExecutionTime, ScheduledExecutionTime: p.ScheduledExecutionTime,
+		CreatedAt: &p.CreatedAt, UpdatedAt: &p.UpdatedAt,
+	}
+	if p.Money != nil {
+		v.Amount, v.Currency = displayAmount(p.Money), p.Money.Currency
+	}
+	if it, err := s.Queue.Get(ctx, ItemType, id); err == nil {
+		v.QueueStatus = string(it.Status)
+	} else if !errors.Is(err, queue.ErrNotFound) {
+		return View{}, err
+	}
+	return v, nil
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// displayAmount shows at least two decimals, more only when they are not
+// zero: 125 → "125.00", 1.2345 → "1.2345".
+func displayAmount(m *Money) string {
+	if m.Amount.Equal(m.Amount.Round(2)) {
+		return m.Amount.StringFixed(2)
+	}
+	return m.Amount.String()
+}
