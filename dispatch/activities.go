@@ -112,13 +112,9 @@ func (a *Activities) RecoverStaleClaims(ctx context.Context, cfg queue.Config) (
 		if err != nil {
 			return r, err
 		}
-		for _, o := range res.Moved {
-			if o.Status == queue.StatusDeadLetter {
-				r.DeadLettered++
-			} else {
-				r.Released++
-			}
-		}
+		retried, dead := splitRetried(res)
+		r.Released += retried
+		r.DeadLettered += dead
 	}
 	a.log().Info("stale claims recovered", "item_type", cfg.ItemType, "released", r.Released, "dispatched", r.Dispatched, "dead_lettered", r.DeadLettered)
 	return r, nil
@@ -166,13 +162,7 @@ func (a *Activities) Reconcile(ctx context.Context, cfg queue.Config) (Reconcili
 		if err != nil {
 			return r, err
 		}
-		for _, o := range res.Moved {
-			if o.Status == queue.StatusDeadLetter {
-				r.DeadLettered++
-			} else {
-				r.Failed++
-			}
-		}
+		r.Failed, r.DeadLettered = splitRetried(res)
 	}
 	return r, nil
 }
@@ -244,17 +234,24 @@ func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Di
 		if err != nil {
 			return d, err
 		}
-		for _, o := range res.Moved {
-			if o.Status == queue.StatusDeadLetter {
-				d.DeadLettered++
-			} else {
-				d.StartFailed++
-			}
-		}
+		d.StartFailed, d.DeadLettered = splitRetried(res)
 		a.log().Warn("execution workflow starts failed", "item_type", cfg.ItemType, "batch", batch.ID,
 			"failed", len(failed), "dead_lettered", d.DeadLettered, "first_error", failed[0].Error)
 	}
 	return d, nil
+}
+
+// splitRetried counts the items a failure transition sent back to READY
+// and those it dead-lettered.
+func splitRetried(res queue.BatchResult) (retried, dead int) {
+	for _, o := range res.Moved {
+		if o.Status == queue.StatusDeadLetter {
+			dead++
+		} else {
+			retried++
+		}
+	}
+	return retried, dead
 }
 
 // startDelay never starts an item before its scheduled time (a claim may
