@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +19,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 )
 
 // The binary under test, built once.
@@ -76,7 +81,15 @@ type proc struct {
 
 func startServe(t *testing.T, data, addr string) *proc {
 	t.Helper()
-	cmd := exec.Command(binary(t), "serve", "--http-addr", addr, "--data-dir", data, "--temporal-port", "0", "--temporal-log-level", "fatal")
+	return startServeOn(t, data, addr, 0)
+}
+
+// startServeOn starts serve with its embedded Temporal frontend on
+// temporalPort (0: any free port).
+func startServeOn(t *testing.T, data, addr string, temporalPort int) *proc {
+	t.Helper()
+	cmd := exec.Command(binary(t), "serve", "--http-addr", addr, "--data-dir", data,
+		"--temporal-port", strconv.Itoa(temporalPort), "--temporal-log-level", "fatal")
 	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=")
 	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = &syncWriter{w: p.stderr}
@@ -316,4 +329,109 @@ func TestPaymentEndToEnd(t *testing.T) {
 	if resp, err := http.Get("http://" + addr + "/v1/payments/pay-bad"); err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("refused payment was stored: %v", err)
 	}
+}
+
+// TestKill9MidRun: serve is killed with SIGKILL while payments are being
+// initialized and dispatched; after a restart every payment still ends
+// PROCESSING/COMPLETED, and each was executed by exactly one workflow run.
+func TestKill9MidRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	t.Parallel()
+	data, addr := dataDir(t), freeAddr(t)
+	tport := freePortNumber(t)
+	p := startServeOn(t, data, addr, tport)
+	// A claim cut off by the kill is recovered after the stale threshold:
+	// keep it short here.
+	cfg := exec.Command(binary(t), "config", "set", "PAYMENT", "stale_claim_threshold_secs=5", "--data-dir", data)
+	cfg.Env = append(os.Environ(), "DATABASE_URL=")
+	if out, err := cfg.CombinedOutput(); err != nil {
+		t.Fatalf("config set: %v\n%s", err, out)
+	}
+	due := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339)
+	const n = 60
+	for i := range n {
+		body := fmt.Sprintf(`{"paymentId":"k-%03d","tenantId":"acme","debtorAccount":"ACC-1","amount":"10.00","currency":"EUR",
+			"creditor":{"name":"Jane Doe","iban":"DE89370400440532013000"},"requestedExecutionTime":%q}`, i, due)
+		resp, err := http.Post("http://"+addr+"/v1/payments", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			t.Fatalf("POST %d: %d", i, resp.StatusCode)
+		}
+	}
+	// Kill it once the first payments are executing.
+	waitUntil(t, 60*time.Second, func() bool { return countStatus(addr, n, "PROCESSING") > 0 })
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+	p.done <- nil
+
+	startServeOn(t, data, addr, tport)
+	waitUntil(t, 120*time.Second, func() bool { return countStatus(addr, n, "PROCESSING", "COMPLETED") == n })
+
+	c, err := client.Dial(client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", tport), Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range n {
+		id := fmt.Sprintf("exec-payment-k-%03d", i)
+		runs := 0
+		var token []byte
+		for {
+			resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+				Namespace: "default", Query: "WorkflowId = '" + id + "'", NextPageToken: token})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs += len(resp.Executions)
+			if token = resp.NextPageToken; len(token) == 0 {
+				break
+			}
+		}
+		if runs != 1 {
+			t.Errorf("%s ran %d times", id, runs)
+		}
+	}
+}
+
+// countStatus counts payments k-000.. whose status (and, when given, queue
+// status) match.
+func countStatus(addr string, n int, status string, queueStatus ...string) int {
+	count := 0
+	for i := range n {
+		var v struct{ Status, QueueStatus string }
+		resp, err := http.Get(fmt.Sprintf("http://%s/v1/payments/k-%03d", addr, i))
+		if err != nil {
+			continue
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&v)
+		resp.Body.Close()
+		if v.Status == status && (len(queueStatus) == 0 || v.QueueStatus == queueStatus[0]) {
+			count++
+		}
+	}
+	return count
+}
+
+func waitUntil(t *testing.T, limit time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not reached in %v", limit)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+func freePortNumber(t *testing.T) int {
+	t.Helper()
+	addr := freeAddr(t)
+	_, port, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(port)
+	return n
 }

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -65,10 +66,49 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if o.LogLevel == "" {
 		o.LogLevel = "error"
 	}
-	ports, err := choosePorts(o)
+	var (
+		srv      temporal.Server
+		ports    Ports
+		stopping = &atomic.Bool{}
+		err      error
+	)
+	// A remembered port can be taken between the check and the bind; then
+	// the server reports a fatal error, and a fresh set of ports is tried.
+	for attempt := 0; ; attempt++ {
+		ports, err = choosePorts(o, attempt > 0)
+		if err != nil {
+			return nil, err
+		}
+		srv, err = newServer(o, ports, stopping)
+		if err == nil || attempt == 2 || !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
+	o.Port = ports.Frontend
+	s := &Server{srv: srv, hostPort: net.JoinHostPort(o.IP, strconv.Itoa(o.Port)), stopping: stopping}
+	if err := s.waitReady(ctx, o.Namespaces[0]); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	stopping.Store(false)
+	return s, nil
+}
+
+// newServer sets up persistence and namespaces and starts the services;
+// a fatal report from the server comes back as an error.
+func newServer(o Options, ports Ports, stopping *atomic.Bool) (srv temporal.Server, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			fe, ok := r.(fatalError)
+			if !ok {
+				panic(r)
+			}
+			err = fe
+		}
+	}()
 	o.Port = ports.Frontend
 	cfg, sqlCfg, err := serverConfig(o, ports)
 	if err != nil {
@@ -95,10 +135,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err := sqlite.CreateNamespaces(sqlCfg, nss...); err != nil {
 		return nil, fmt.Errorf("temporal: register namespaces: %w", err)
 	}
-	stopping := &atomic.Bool{}
 	stopping.Store(true) // quiet until ready
 	logger := &quietLogger{inner: tlog.NewZapLogger(tlog.BuildZapLogger(tlog.Config{Level: o.LogLevel})), stopping: stopping}
-	srv, err := temporal.NewServer(
+	srv, err = temporal.NewServer(
 		temporal.WithConfig(cfg),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithLogger(logger),
@@ -114,13 +153,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err := srv.Start(); err != nil {
 		return nil, fmt.Errorf("temporal: start server: %w", err)
 	}
-	s := &Server{srv: srv, hostPort: net.JoinHostPort(o.IP, strconv.Itoa(o.Port)), stopping: stopping}
-	if err := s.waitReady(ctx, o.Namespaces[0]); err != nil {
-		_ = s.Stop()
-		return nil, err
-	}
-	stopping.Store(false)
-	return s, nil
+	return srv, nil
 }
 
 // HostPort is the frontend's gRPC address, for clients, workers, the
@@ -228,13 +261,13 @@ type Ports struct {
 // choosePorts reuses the ports a persistent server used last time when
 // they are free: the membership ring is stored with the data, and a
 // restart on new ports waits for the old members to time out (about a
-// minute). Otherwise it picks free ones and remembers them.
-func choosePorts(o Options) (Ports, error) {
+// minute). Otherwise, or when fresh, it picks free ones and remembers them.
+func choosePorts(o Options, fresh bool) (Ports, error) {
 	var p Ports
 	file := ""
 	if o.DBPath != "" {
 		file = o.DBPath + ".ports.json"
-		if data, err := os.ReadFile(file); err == nil && json.Unmarshal(data, &p) == nil && p.GRPC[0] != 0 {
+		if data, err := os.ReadFile(file); !fresh && err == nil && json.Unmarshal(data, &p) == nil && p.GRPC[0] != 0 {
 			if o.Port != 0 {
 				p.GRPC[0] = o.Port
 			}
@@ -243,6 +276,7 @@ func choosePorts(o Options) (Ports, error) {
 				return p, nil
 			}
 		}
+		p = Ports{}
 	}
 	if o.Port != 0 {
 		if err := portFree(o.IP, o.Port); err != nil {

@@ -1,6 +1,7 @@
 package devserver
 
 import (
+	"fmt"
 	"sync/atomic"
 
 	tlog "go.temporal.io/server/common/log"
@@ -42,7 +43,30 @@ func (l *quietLogger) Error(msg string, tags ...tag.Tag) {
 
 func (l *quietLogger) DPanic(msg string, tags ...tag.Tag) { l.inner.DPanic(msg, tags...) }
 func (l *quietLogger) Panic(msg string, tags ...tag.Tag)  { l.inner.Panic(msg, tags...) }
-func (l *quietLogger) Fatal(msg string, tags ...tag.Tag)  { l.inner.Fatal(msg, tags...) }
+
+// Fatal panics instead of exiting: the server runs inside paydispatch, and
+// a fatal while it starts (a port taken meanwhile, say) must become an
+// error Start can report or retry, not the end of the process.
+func (l *quietLogger) Fatal(msg string, tags ...tag.Tag) {
+	l.inner.Error(msg, tags...)
+	panic(fatalError{msg: msg, tags: tags})
+}
+
+// fatalError is what the server reported as fatal.
+type fatalError struct {
+	msg  string
+	tags []tag.Tag
+}
+
+func (e fatalError) Error() string {
+	s := "temporal: " + e.msg
+	for _, t := range e.tags {
+		if t.Key() == "error" {
+			s += ": " + fmt.Sprint(t.Value())
+		}
+	}
+	return s
+}
 
 // With keeps the prepended tags and the shared stopping flag.
 func (l *quietLogger) With(tags ...tag.Tag) tlog.Logger {
