@@ -97,11 +97,30 @@ func startServeOn(t *testing.T, data, addr string, temporalPort int) *proc {
 		t.Fatal(err)
 	}
 	go func() { p.done <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.done })
+	t.Cleanup(func() { stopServe(p, data) })
 	began := time.Now()
 	waitReady(t, p, addr)
 	t.Logf("serve ready in %v", time.Since(began).Round(time.Millisecond))
 	return p
+}
+
+// stopServe stops serve gracefully (its PostgreSQL with it) and waits
+// until the server has left the data directory, so the test's temporary
+// directory can be removed.
+func stopServe(p *proc, data string) {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		p.done <- err
+	case <-time.After(60 * time.Second):
+		_ = p.cmd.Process.Kill()
+	}
+	pid := filepath.Join(data, "postgres", "data", "postmaster.pid")
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(pid); os.IsNotExist(err) {
+			return
+		}
+	}
 }
 
 type syncWriter struct {

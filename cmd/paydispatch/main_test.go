@@ -31,6 +31,9 @@ func TestBadInput(t *testing.T) {
 		{"bad migrate action", []string{"migrate", "sideways"}, nil, `unexpected argument "sideways": want up or status`},
 		{"unknown flag", []string{"serve", "--colour"}, nil, "flag provided but not defined: -colour"},
 		{"bench without name", []string{"bench"}, nil, "name a benchmark"},
+		{"worker role", []string{"worker", "--role", "everything"}, nil, `invalid --role "everything": want one or more of init, exec, dispatch`},
+		{"worker without temporal", []string{"worker", "--role", "exec"}, nil, "worker needs TEMPORAL_ADDRESS"},
+		{"config set without value", []string{"config", "set", "PAYMENT", "batch_size"}, nil, `"batch_size": want key=value`},
 		{"bench bad rows", []string{"bench", "queue", "--rows", "ten"}, nil, `invalid --rows "ten"`},
 	}
 	for _, tt := range tests {

@@ -11,25 +11,32 @@ import (
 	"github.com/paydispatch/paydispatch/temporal"
 )
 
-// startPaymentWorkers runs Phase A and Phase B workers with the seed's
-// concurrency (100 workflow tasks, 200 activities each) and returns the
-// intake service and a func that stops them.
-func startPaymentWorkers(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (*payment.Service, func(), error) {
-	ps := payment.NewStore(store.Pool)
-	q := queue.New(store.Pool)
-	opts := worker.Options{MaxConcurrentWorkflowTaskExecutionSize: 100, MaxConcurrentActivityExecutionSize: 200}
-	initW := worker.New(tc.Client, payment.InitTaskQueue, opts)
-	payment.RegisterInit(initW, &payment.InitActivities{Store: ps, Queue: q})
-	execW := worker.New(tc.Client, payment.ExecTaskQueue, opts)
-	payment.RegisterExec(execW, &payment.ExecActivities{Store: ps})
-	if err := initW.Start(); err != nil {
-		return nil, nil, err
+// paymentWorkerOptions are the seed's payment worker limits.
+var paymentWorkerOptions = worker.Options{MaxConcurrentWorkflowTaskExecutionSize: 100, MaxConcurrentActivityExecutionSize: 200}
+
+// startInitWorker runs Phase A (PaymentInitWorkflow) on its task queue.
+func startInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
+	w := worker.New(tc.Client, payment.InitTaskQueue, paymentWorkerOptions)
+	payment.RegisterInit(w, &payment.InitActivities{Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool)})
+	if err := w.Start(); err != nil {
+		return nil, err
 	}
-	if err := execW.Start(); err != nil {
-		initW.Stop()
-		return nil, nil, err
+	log.Info("payment init worker started", "task_queue", payment.InitTaskQueue)
+	return w.Stop, nil
+}
+
+// startExecWorker runs Phase B's business logic (PaymentExecWorkflow).
+func startExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
+	w := worker.New(tc.Client, payment.ExecTaskQueue, paymentWorkerOptions)
+	payment.RegisterExec(w, &payment.ExecActivities{Store: payment.NewStore(store.Pool)})
+	if err := w.Start(); err != nil {
+		return nil, err
 	}
-	log.Info("payment workers started", "init_queue", payment.InitTaskQueue, "exec_queue", payment.ExecTaskQueue)
-	stop := func() { initW.Stop(); execW.Stop() }
-	return &payment.Service{Store: ps, Queue: q, Temporal: tc.Client}, stop, nil
+	log.Info("payment exec worker started", "task_queue", payment.ExecTaskQueue)
+	return w.Stop, nil
+}
+
+// paymentService is the intake the HTTP API calls.
+func paymentService(store *postgres.DB, tc *temporal.Conn) *payment.Service {
+	return &payment.Service{Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Temporal: tc.Client}
 }

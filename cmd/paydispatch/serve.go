@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/temporal"
 )
 
 func runServe(ctx context.Context, env *environment, args []string) error {
@@ -63,11 +65,13 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	}
 	defer tconn.Close()
 
-	payments, stopPayments, err := startPaymentWorkers(store, tconn, log)
-	if err != nil {
-		return err
+	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error){startInitWorker, startExecWorker} {
+		stop, err := start(store, tconn, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
-	defer stopPayments()
 
 	stopDispatch, err := startDispatcher(ctx, dm.Mode, store, tconn, log)
 	if err != nil {
@@ -95,7 +99,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 			return err
 		}},
 	)
-	router.HandlePayments(payments)
+	router.HandlePayments(paymentService(store, tconn))
 	httpServer := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpServer.Serve(ln) }()

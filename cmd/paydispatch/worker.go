@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/paydispatch/paydispatch/internal/config"
+)
+
+var workerRoles = []string{"init", "exec", "dispatch"}
+
+// runWorker runs some roles of serve in their own process, for scale: as
+// many init and exec workers as load needs, against a shared Temporal.
+func runWorker(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "worker", "--role init|exec|dispatch[,...] [flags]",
+		"Runs the named roles until SIGINT or SIGTERM: init (PaymentInitWorkflow on payment-init-task-queue),\n"+
+			"exec (PaymentExecWorkflow on payment-exec-task-queue), dispatch (the dispatcher: its worker and\n"+
+			"schedules, or the lease loop with --dispatch-mode=lease). It needs a Temporal cluster that other\n"+
+			"processes share (TEMPORAL_ADDRESS, e.g. the one serve embeds: 127.0.0.1:7233).")
+	var (
+		db    config.Database
+		tc    config.Temporal
+		dm    config.Dispatch
+		lg    config.Log
+		roles []string
+	)
+	settings := append(config.DatabaseSettings(&db), config.TemporalSettings(&tc)...)
+	settings = append(settings, config.DispatchSettings(&dm)...)
+	settings = append(settings, config.LogSettings(&lg)...)
+	settings = append(settings, &config.Setting{Flag: "role", Env: "PAYDISPATCH_WORKER_ROLE", Usage: "roles to run, comma-separated: init, exec, dispatch",
+		Parse: func(v string) error {
+			roles = nil
+			for _, r := range strings.Split(v, ",") {
+				r = strings.TrimSpace(r)
+				if !slices.Contains(workerRoles, r) {
+					return fmt.Errorf("want one or more of init, exec, dispatch, e.g. --role exec")
+				}
+				if !slices.Contains(roles, r) {
+					roles = append(roles, r)
+				}
+			}
+			return nil
+		}})
+	if err := parse(config.NewSet(fs, env.getenv, settings...), args); err != nil {
+		return err
+	}
+	if tc.Address == "" {
+		return usageError{errors.New("worker needs TEMPORAL_ADDRESS (or --temporal-address): a worker of its own embedded Temporal would get no work; run 'serve' for all roles in one process")}
+	}
+	log := newLogger(env, lg)
+	store, err := openDatabase(ctx, db, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	tconn, err := connectTemporal(ctx, tc, db.DataDir, log)
+	if err != nil {
+		return err
+	}
+	defer tconn.Close()
+	for _, role := range roles {
+		var stop func()
+		switch role {
+		case "init":
+			stop, err = startInitWorker(store, tconn, log)
+		case "exec":
+			stop, err = startExecWorker(store, tconn, log)
+		case "dispatch":
+			stop, err = startDispatcher(ctx, dm.Mode, store, tconn, log)
+		}
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	log.Info("worker running", "roles", roles)
+	<-ctx.Done()
+	log.Info("worker stopping")
+	return nil
+}
