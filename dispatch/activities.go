@@ -30,6 +30,8 @@ type Activities struct {
 	// Schedules, when set, follows interval changes: each ReadConfig
 	// re-applies the configured interval to the item type's schedule.
 	Schedules *Schedules
+	// Metrics, when set, count every cycle's work.
+	Metrics *Metrics
 }
 
 // Activity names, as registered.
@@ -269,8 +271,14 @@ func (a *Activities) startDelay(scheduled, now time.Time, jitter time.Duration) 
 	return d
 }
 
-// RecordResults writes the cycle's summary to the audit log.
+// RecordResults writes the cycle's summary to the audit log and counts it
+// in the metrics.
 func (a *Activities) RecordResults(ctx context.Context, c CycleResult) error {
+	var took time.Duration
+	if !c.StartedAt.IsZero() {
+		took = a.now().Sub(c.StartedAt)
+	}
+	a.Metrics.recordCycle(c, took)
 	batch := c.Dispatch.BatchID
 	if batch == "" {
 		batch = "CYCLE"

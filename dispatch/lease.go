@@ -113,7 +113,7 @@ func (r *LeaseRunner) Tick(ctx context.Context, itemType string, interval time.D
 		reconcile:  func(c queue.Config) (Reconciliation, error) { return a.Reconcile(cycleCtx, c) },
 		dispatch:   func(c queue.Config) (Dispatch, error) { return a.ClaimAndDispatch(cycleCtx, c) },
 		record:     func(res CycleResult) error { return a.RecordResults(cycleCtx, res) },
-	}, itemType)
+	}, itemType, time.Now())
 	return res, true, err
 }
 

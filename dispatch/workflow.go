@@ -18,6 +18,7 @@ const WorkflowName = "DispatcherWorkflow"
 // CycleResult is what one dispatch cycle did.
 type CycleResult struct {
 	ItemType       string
+	StartedAt      time.Time
 	Disabled       bool // the kill switch was on: nothing was done
 	Recovery       Recovery
 	Reconciliation Reconciliation
@@ -39,8 +40,8 @@ type steps struct {
 // reconcile finished executions, claim and dispatch a batch, record the
 // results. A failed step fails the cycle; the next one starts afresh, and
 // guarded statements make every step safe to repeat.
-func runCycle(s steps, itemType string) (CycleResult, error) {
-	res := CycleResult{ItemType: itemType}
+func runCycle(s steps, itemType string, startedAt time.Time) (CycleResult, error) {
+	res := CycleResult{ItemType: itemType, StartedAt: startedAt}
 	cfg, err := s.readConfig(itemType)
 	if err != nil {
 		return res, err
@@ -100,5 +101,5 @@ func DispatcherWorkflow(ctx workflow.Context, itemType string) (CycleResult, err
 		record: func(r CycleResult) error {
 			return workflow.ExecuteActivity(ctx, a.RecordResults, r).Get(ctx, nil)
 		},
-	}, itemType)
+	}, itemType, workflow.Now(ctx))
 }

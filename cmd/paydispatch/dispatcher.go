@@ -18,13 +18,14 @@ import (
 // in schedule mode a dispatch worker runs the cycles a Temporal Schedule per
 // type fires; in lease mode the cycles run in-process, under a PostgreSQL
 // lease. The returned func stops it.
-func startDispatcher(ctx context.Context, mode string, store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
+func startDispatcher(ctx context.Context, mode string, store *postgres.DB, tc *temporal.Conn, metrics *dispatch.Metrics, log *slog.Logger) (func(), error) {
 	q := queue.New(store.Pool)
 	schedules := &dispatch.Schedules{Client: tc.Client}
 	acts := &dispatch.Activities{
-		Queue:  q,
-		Engine: dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace},
-		Log:    log.With("component", "dispatcher"),
+		Queue:   q,
+		Engine:  dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace},
+		Log:     log.With("component", "dispatcher"),
+		Metrics: metrics,
 	}
 	configs, err := q.ListConfigs(ctx)
 	if err != nil {

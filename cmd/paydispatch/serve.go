@@ -9,9 +9,15 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/temporal"
 )
 
@@ -73,7 +79,10 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		defer stop()
 	}
 
-	stopDispatch, err := startDispatcher(ctx, dm.Mode, store, tconn, log)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		dispatch.NewDepthCollector(queue.New(store.Pool)))
+	stopDispatch, err := startDispatcher(ctx, dm.Mode, store, tconn, dispatch.NewMetrics(reg), log)
 	if err != nil {
 		return err
 	}
@@ -100,6 +109,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		}},
 	)
 	router.HandlePayments(paymentService(store, tconn))
+	router.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	httpServer := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpServer.Serve(ln) }()

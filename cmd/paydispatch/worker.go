@@ -69,7 +69,7 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 		case "exec":
 			stop, err = startExecWorker(store, tconn, log)
 		case "dispatch":
-			stop, err = startDispatcher(ctx, dm.Mode, store, tconn, log)
+			stop, err = startDispatcher(ctx, dm.Mode, store, tconn, nil, log)
 		}
 		if err != nil {
 			return err
