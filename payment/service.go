@@ -2,6 +2,8 @@ package payment
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -10,6 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/paydispatch/paydispatch/queue"
 )
@@ -64,8 +67,15 @@ func (s *Service) Submit(ctx context.Context, r Request) (string, error) {
 	} else if !errors.Is(err, ErrNotFound) {
 		return "", err
 	}
-	_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       InitWorkflowID(r.PaymentID),
+	hash, err := requestHash(r)
+	if err != nil {
+		return "", err
+	}
+	_, err = s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: InitWorkflowID(r.PaymentID),
+		// The request's fingerprint, so that a second submission racing the
+		// first (before Phase A stored it) is compared too.
+		Memo:                     map[string]any{memoRequestHash: hash},
 		TaskQueue:                InitTaskQueue,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
@@ -74,10 +84,46 @@ func (s *Service) Submit(ctx context.Context, r Request) (string, error) {
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 	}, InitWorkflowName, r)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
-	if err != nil && !errors.As(err, &already) {
+	if errors.As(err, &already) {
+		return r.PaymentID, s.sameAsStarted(ctx, r.PaymentID, hash)
+	}
+	if err != nil {
 		return "", fmt.Errorf("payment: start init of %s: %w", r.PaymentID, err)
 	}
 	return r.PaymentID, nil
+}
+
+const memoRequestHash = "requestHash"
+
+// requestHash fingerprints a request's canonical form.
+func requestHash(r Request) (string, error) {
+	raw, err := canonical(r)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// sameAsStarted compares a request with the one whose init workflow already
+// runs under its payment id: a different one is ErrConflict.
+func (s *Service) sameAsStarted(ctx context.Context, id, hash string) error {
+	desc, err := s.Temporal.DescribeWorkflowExecution(ctx, InitWorkflowID(id), "")
+	if err != nil {
+		return fmt.Errorf("payment: describe init of %s: %w", id, err)
+	}
+	field, ok := desc.GetWorkflowExecutionInfo().GetMemo().GetFields()[memoRequestHash]
+	if !ok {
+		return nil // started by another intake without a fingerprint; Phase A compares when it stores
+	}
+	var started string
+	if err := converter.GetDefaultDataConverter().FromPayload(field, &started); err != nil {
+		return fmt.Errorf("payment: read init memo of %s: %w", id, err)
+	}
+	if started != hash {
+		return fmt.Errorf("payment %s: %w", id, ErrConflict)
+	}
+	return nil
 }
 
 // Status reports a payment's business and queue status.

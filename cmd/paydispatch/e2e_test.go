@@ -301,6 +301,24 @@ func TestPaymentEndToEnd(t *testing.T) {
 			t.Fatalf("POST %d: %d %q", i, resp.StatusCode, resp.Header.Get("Location"))
 		}
 	}
+	// The same payment again is accepted (nothing new starts); the same id
+	// with another amount is refused, whether or not Phase A stored it yet.
+	post := func(body string) int {
+		resp, err := http.Post("http://"+addr+"/v1/payments", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	again := fmt.Sprintf(`{"paymentId":"pay-000","tenantId":"acme","debtorAccount":"ACC-1","amount":"125.00","currency":"EUR",
+		"creditor":{"name":"Jane Doe","iban":"DE89370400440532013000","bic":"COBADEFFXXX"},"requestedExecutionTime":%q,"remittanceInfo":"INV-42"}`, due)
+	if code := post(again); code != http.StatusAccepted {
+		t.Fatalf("identical resubmission: %d", code)
+	}
+	if code := post(strings.Replace(again, `"125.00"`, `"999.00"`, 1)); code != http.StatusConflict {
+		t.Fatalf("same id, other amount: %d, want 409", code)
+	}
 	bad := `{"paymentId":"pay-bad","tenantId":"acme","debtorAccount":"A","amount":"0","currency":"EUR","creditor":{"name":"x","iban":"DE89370400440532013000"},"requestedExecutionTime":"` + due + `"}`
 	resp, err := http.Post("http://"+addr+"/v1/payments", "application/json", strings.NewReader(bad))
 	if err != nil {
