@@ -279,3 +279,35 @@ func TestConfigReadEachCycle(t *testing.T) {
 		t.Fatalf("config = %+v %v", cfg, err)
 	}
 }
+
+// TestDispatchIsFair: the dispatcher's claim shares a batch between
+// tenants: a small tenant behind a big backlog is dispatched in the first
+// cycle.
+func TestDispatchIsFair(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	for i := range 200 {
+		if _, err := f.q.SaveContextAndEnqueue(ctx, queue.EnqueueParams{ItemType: "PAYMENT", ItemID: fmt.Sprintf("big-%03d", i), TenantID: "big",
+			ScheduledExecTime: time.Now().Add(-time.Hour), Context: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 5 {
+		if _, err := f.q.SaveContextAndEnqueue(ctx, queue.EnqueueParams{ItemType: "PAYMENT", ItemID: fmt.Sprintf("small-%d", i), TenantID: "small",
+			ScheduledExecTime: time.Now().Add(-time.Second), Context: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := f.cfg
+	cfg.BatchSize = 50
+	d, err := f.act.ClaimAndDispatch(ctx, cfg)
+	if err != nil || d.Started != 50 {
+		t.Fatalf("dispatch: %+v %v", d, err)
+	}
+	for i := range 5 {
+		if it := f.status(t, fmt.Sprintf("small-%d", i)); it.Status != queue.StatusDispatched {
+			t.Fatalf("small-%d is %s after the first cycle", i, it.Status)
+		}
+	}
+}

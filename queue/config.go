@@ -57,13 +57,15 @@ func configFromRow(r dbsqlc.ExecRateConfig) Config {
 	}
 }
 
-// ClaimParams returns the claim parameters this configuration asks for.
+// ClaimParams returns the claim parameters this configuration asks for:
+// a fair claim, within the tenants' caps.
 func (c Config) ClaimParams() ClaimParams {
 	return ClaimParams{
 		ItemType:       c.ItemType,
 		BatchSize:      c.BatchSize,
 		PreStartBuffer: c.PreStartBuffer,
 		MaxRetries:     c.MaxDispatchRetries,
+		Fair:           true,
 	}
 }
 
@@ -151,4 +153,64 @@ func (q *Queue) UpdateConfig(ctx context.Context, itemType string, changes map[s
 		return Config{}, fmt.Errorf("queue: update config %s: %w", itemType, err)
 	}
 	return configFromRow(r), nil
+}
+
+// TenantCapacity caps a tenant's items in flight (CLAIMED or DISPATCHED)
+// for an item type; TenantID "*" is the default for tenants without a row.
+type TenantCapacity struct {
+	ItemType    string
+	TenantID    string
+	MaxInFlight int
+	Tier        string
+	UpdatedAt   time.Time
+}
+
+// DefaultTenant is the tenant id of the default capacity.
+const DefaultTenant = "*"
+
+// SetTenantCapacity creates or changes a tenant's cap; the next claim
+// applies it.
+func (q *Queue) SetTenantCapacity(ctx context.Context, c TenantCapacity) (TenantCapacity, error) {
+	if c.ItemType == "" || c.TenantID == "" {
+		return TenantCapacity{}, fmt.Errorf("%w: item type and tenant are required", ErrInvalidConfig)
+	}
+	if c.MaxInFlight < 1 || c.MaxInFlight > 1_000_000 {
+		return TenantCapacity{}, fmt.Errorf("%w: max_in_flight=%d: want a whole number from 1 to 1000000", ErrInvalidConfig, c.MaxInFlight)
+	}
+	var tier *string
+	if c.Tier != "" {
+		tier = &c.Tier
+	}
+	r, err := q.q.SetTenantCapacity(ctx, dbsqlc.SetTenantCapacityParams{
+		ItemType: c.ItemType, TenantID: c.TenantID, MaxInFlight: int32(c.MaxInFlight), Tier: tier,
+	})
+	if err != nil {
+		return TenantCapacity{}, fmt.Errorf("queue: set tenant capacity: %w", err)
+	}
+	return TenantCapacity{ItemType: r.ItemType, TenantID: r.TenantID, MaxInFlight: int(r.MaxInFlight), Tier: deref(r.Tier), UpdatedAt: r.UpdatedAt}, nil
+}
+
+// DeleteTenantCapacity removes a tenant's cap (the default applies again).
+func (q *Queue) DeleteTenantCapacity(ctx context.Context, itemType, tenantID string) error {
+	n, err := q.q.DeleteTenantCapacity(ctx, dbsqlc.DeleteTenantCapacityParams{ItemType: itemType, TenantID: tenantID})
+	if err != nil {
+		return fmt.Errorf("queue: delete tenant capacity: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("queue: no capacity for tenant %q of %s: %w", tenantID, itemType, ErrNotFound)
+	}
+	return nil
+}
+
+// ListTenantCapacity lists an item type's tenant caps.
+func (q *Queue) ListTenantCapacity(ctx context.Context, itemType string) ([]TenantCapacity, error) {
+	rows, err := q.q.ListTenantCapacity(ctx, itemType)
+	if err != nil {
+		return nil, fmt.Errorf("queue: list tenant capacity: %w", err)
+	}
+	out := make([]TenantCapacity, len(rows))
+	for i, r := range rows {
+		out[i] = TenantCapacity{ItemType: r.ItemType, TenantID: r.TenantID, MaxInFlight: int(r.MaxInFlight), Tier: deref(r.Tier), UpdatedAt: r.UpdatedAt}
+	}
+	return out, nil
 }

@@ -16,6 +16,10 @@ import (
 // With analyze, the claim really runs (EXPLAIN ANALYZE) inside a
 // transaction that is rolled back, so nothing is claimed.
 func (q *Queue) ExplainClaim(ctx context.Context, p ClaimParams, analyze bool) (string, error) {
+	if p.Fair {
+		return q.explain(ctx, dbsqlc.ClaimBatchFairSQL, analyze,
+			p.ItemType, int32(p.BatchSize), int32(p.PreStartBuffer/time.Second), int32(p.MaxRetries), "EXPLAIN")
+	}
 	a := claimArgs(p, "EXPLAIN")
 	return q.explain(ctx, dbsqlc.ClaimBatchSQL, analyze,
 		a.ItemType, a.PreStartBufferSecs, a.ScheduledFrom, a.MaxRetries, a.BatchSize, a.BatchID)

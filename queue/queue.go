@@ -169,20 +169,37 @@ func (q *Queue) ClaimBatch(ctx context.Context, p ClaimParams) (Batch, error) {
 		return Batch{}, errors.New("queue: claim: pre-start buffer must not be negative")
 	}
 	batchID := NewBatchID()
-	rows, err := q.q.ClaimBatch(ctx, claimArgs(p, batchID))
-	if err != nil {
-		return Batch{}, fmt.Errorf("queue: claim %s batch: %w", p.ItemType, err)
-	}
-	b := Batch{ID: batchID, Items: make([]ClaimedItem, len(rows))}
-	for i, r := range rows {
-		b.Items[i] = ClaimedItem{
-			Type: r.ItemType, ID: r.ItemID, TenantID: r.TenantID,
-			ScheduledExecTime: r.ScheduledExecTime, InitWorkflowID: deref(r.InitWorkflowID),
-			RetryCount: int(r.RetryCount), ClaimedAt: derefTime(r.ClaimedAt), CreatedAt: r.CreatedAt,
-			Context: r.Context, ContextVersion: int(derefInt(r.ContextVersion)),
+	var items []ClaimedItem
+	if p.Fair {
+		rows, err := q.q.ClaimBatchFair(ctx, dbsqlc.ClaimBatchFairParams{
+			ItemType: p.ItemType, BatchSize: int32(p.BatchSize), PreStartBufferSecs: int32(p.PreStartBuffer / time.Second),
+			MaxRetries: int32(p.MaxRetries), BatchID: batchID,
+		})
+		if err != nil {
+			return Batch{}, fmt.Errorf("queue: claim %s batch fairly: %w", p.ItemType, err)
+		}
+		for _, r := range rows {
+			items = append(items, claimedItem(dbsqlc.ClaimBatchRow(r)))
+		}
+	} else {
+		rows, err := q.q.ClaimBatch(ctx, claimArgs(p, batchID))
+		if err != nil {
+			return Batch{}, fmt.Errorf("queue: claim %s batch: %w", p.ItemType, err)
+		}
+		for _, r := range rows {
+			items = append(items, claimedItem(r))
 		}
 	}
-	return b, nil
+	return Batch{ID: batchID, Items: items}, nil
+}
+
+func claimedItem(r dbsqlc.ClaimBatchRow) ClaimedItem {
+	return ClaimedItem{
+		Type: r.ItemType, ID: r.ItemID, TenantID: r.TenantID,
+		ScheduledExecTime: r.ScheduledExecTime, InitWorkflowID: deref(r.InitWorkflowID),
+		RetryCount: int(r.RetryCount), ClaimedAt: derefTime(r.ClaimedAt), CreatedAt: r.CreatedAt,
+		Context: r.Context, ContextVersion: int(derefInt(r.ContextVersion)),
+	}
 }
 
 func claimArgs(p ClaimParams, batchID string) dbsqlc.ClaimBatchParams {

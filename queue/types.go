@@ -83,6 +83,9 @@ type ClaimParams struct {
 	// enqueued late) are not seen by hinted claims: a claimer must claim
 	// from the head (zero From) regularly, e.g. at the start of each cycle.
 	From time.Time
+	// Fair shares the batch between tenants, round-robin, and keeps each
+	// tenant within its cap (tenant_capacity); From is not used then.
+	Fair bool
 }
 
 // ClaimedItem is a claimed item with its context pre-loaded.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/paydispatch/paydispatch/internal/config"
@@ -52,4 +53,22 @@ func connectTemporal(ctx context.Context, t config.Temporal, dataDir string, log
 		log.Info("using Temporal at TEMPORAL_ADDRESS", "address", conn.Address, "namespace", conn.Namespace)
 	}
 	return conn, nil
+}
+
+// requireCurrentSchema refuses to work on a database whose schema is
+// behind this binary's.
+func requireCurrentSchema(ctx context.Context, db *postgres.DB) error {
+	m, err := postgres.NewMigrator(db.Pool, nil)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	pending, err := m.Pending(ctx)
+	if err != nil {
+		return err
+	}
+	if pending {
+		return errors.New("the database schema is older than this binary's: run 'paydispatch migrate' (serve does it at start)")
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/paydispatch/paydispatch/internal/config"
@@ -12,12 +13,14 @@ import (
 )
 
 func runConfig(ctx context.Context, env *environment, args []string) error {
-	usage := "get [ITEM_TYPE] | set ITEM_TYPE key=value... [flags]"
+	usage := "get [ITEM_TYPE] | set ITEM_TYPE key=value... | tenants ITEM_TYPE | tenant ITEM_TYPE TENANT max_in_flight=N [tier=NAME] | tenant-delete ITEM_TYPE TENANT [flags]"
 	fs := newFlagSet(env, "config", usage,
 		"Reads or changes an item type's dispatch settings (exec_rate_config). The dispatcher reads them\n"+
 			"every cycle, so a change takes effect within one cycle, with no restart. Keys:\n  "+
 			strings.Join(queue.ConfigKeys(), ", ")+"\n"+
-			"Example: paydispatch config set PAYMENT enabled=false   (the kill switch)")
+			"Example: paydispatch config set PAYMENT enabled=false   (the kill switch)\n\n"+
+			"Tenant caps bound each tenant's items in flight (claimed or dispatched); TENANT '*' is the\n"+
+			"default for tenants without their own. Example: paydispatch config tenant PAYMENT acme max_in_flight=5 tier=STANDARD")
 	var (
 		db config.Database
 		lg config.Log
@@ -39,21 +42,37 @@ func runConfig(ctx context.Context, env *environment, args []string) error {
 	if err := parse(set, flags); err != nil {
 		return err
 	}
-	if len(words) == 0 || (words[0] != "get" && words[0] != "set") {
-		return usageError{fmt.Errorf("want 'config get [ITEM_TYPE]' or 'config set ITEM_TYPE key=value...'")}
+	if len(words) == 0 {
+		return usageError{fmt.Errorf("want a subcommand: get, set, tenants, tenant or tenant-delete")}
 	}
 	changes := map[string]string{}
-	if words[0] == "set" {
-		if len(words) < 3 {
-			return usageError{fmt.Errorf("want 'config set ITEM_TYPE key=value...', e.g. 'config set PAYMENT batch_size=1000'")}
+	switch words[0] {
+	case "get":
+	case "set", "tenant":
+		min := 3
+		if words[0] == "tenant" {
+			min = 4
 		}
-		for _, kv := range words[2:] {
+		if len(words) < min {
+			return usageError{fmt.Errorf("want 'config set ITEM_TYPE key=value...' or 'config tenant ITEM_TYPE TENANT max_in_flight=N', e.g. 'config set PAYMENT batch_size=1000'")}
+		}
+		for _, kv := range words[min-1:] {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok {
 				return usageError{fmt.Errorf("%q: want key=value, e.g. batch_size=1000", kv)}
 			}
 			changes[k] = v
 		}
+	case "tenants":
+		if len(words) != 2 {
+			return usageError{fmt.Errorf("want 'config tenants ITEM_TYPE'")}
+		}
+	case "tenant-delete":
+		if len(words) != 3 {
+			return usageError{fmt.Errorf("want 'config tenant-delete ITEM_TYPE TENANT'")}
+		}
+	default:
+		return usageError{fmt.Errorf("unknown subcommand %q: want get, set, tenants, tenant or tenant-delete", words[0])}
 	}
 
 	store, err := openDatabase(ctx, db, newLogger(env, lg))
@@ -61,7 +80,47 @@ func runConfig(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer store.Close()
+	if err := requireCurrentSchema(ctx, store); err != nil {
+		return err
+	}
 	q := queue.New(store.Pool)
+	switch words[0] {
+	case "tenants":
+		caps, err := q.ListTenantCapacity(ctx, words[1])
+		if err != nil {
+			return err
+		}
+		for _, c := range caps {
+			fmt.Fprintf(env.stdout, "%s %s max_in_flight=%d tier=%s\n", c.ItemType, c.TenantID, c.MaxInFlight, c.Tier)
+		}
+		return nil
+	case "tenant-delete":
+		return q.DeleteTenantCapacity(ctx, words[1], words[2])
+	case "tenant":
+		c := queue.TenantCapacity{ItemType: words[1], TenantID: words[2], Tier: changes["tier"]}
+		for k, v := range changes {
+			switch k {
+			case "max_in_flight":
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					return usageError{fmt.Errorf("max_in_flight=%s: want a whole number from 1 to 1000000", v)}
+				}
+				c.MaxInFlight = n
+			case "tier":
+			default:
+				return usageError{fmt.Errorf("unknown setting %q: a tenant takes max_in_flight and tier", k)}
+			}
+		}
+		saved, err := q.SetTenantCapacity(ctx, c)
+		if errors.Is(err, queue.ErrInvalidConfig) {
+			return usageError{err}
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "%s %s max_in_flight=%d tier=%s\n", saved.ItemType, saved.TenantID, saved.MaxInFlight, saved.Tier)
+		return nil
+	}
 	if words[0] == "set" {
 		cfg, err := q.UpdateConfig(ctx, words[1], changes)
 		if errors.Is(err, queue.ErrInvalidConfig) {

@@ -98,3 +98,11 @@ type PaymentNotification struct {
 	Status    string
 	CreatedAt time.Time
 }
+
+type TenantCapacity struct {
+	ItemType    string
+	TenantID    string
+	MaxInFlight int32
+	Tier        *string
+	UpdatedAt   time.Time
+}

@@ -287,3 +287,108 @@ WHERE item_type = @item_type
 RETURNING item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
           pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
           max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at;
+
+-- name: ClaimBatchFair :many
+-- The claim, shared fairly between tenants and within their caps: every
+-- tenant with READY items (found by a skip scan, one index descent each)
+-- offers its oldest due items, up to its room under its cap and twice its
+-- fair share; the offers are taken round-robin (each tenant's 1st, then
+-- each one's 2nd, ...) up to the batch size, locked with SKIP LOCKED,
+-- marked CLAIMED and returned with their contexts. Items held back by a
+-- cap stay READY, their retries untouched.
+WITH RECURSIVE tenants AS (
+    (SELECT q.tenant_id FROM exec_queue q
+     WHERE q.item_type = sqlc.arg('item_type') AND q.queue_status = 'READY'
+     ORDER BY q.tenant_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT q.tenant_id FROM exec_queue q
+            WHERE q.item_type = sqlc.arg('item_type') AND q.queue_status = 'READY' AND q.tenant_id > t.tenant_id
+            ORDER BY q.tenant_id LIMIT 1)
+    FROM tenants t
+    WHERE t.tenant_id IS NOT NULL
+), active AS (
+    SELECT t.tenant_id FROM tenants t WHERE t.tenant_id IS NOT NULL
+), share AS (
+    SELECT greatest(ceil(2.0 * sqlc.arg('batch_size')::int / greatest(count(*), 1)), 1)::int AS per_tenant FROM active
+), in_flight AS (
+    -- Counted only when the item type has caps at all; one branch per
+    -- status so each uses that status's partial index.
+    SELECT f.tenant_id, count(*)::int AS n
+    FROM (
+        SELECT q.tenant_id FROM exec_queue q
+        WHERE q.item_type = sqlc.arg('item_type') AND q.queue_status = 'CLAIMED'
+        UNION ALL
+        SELECT q.tenant_id FROM exec_queue q
+        WHERE q.item_type = sqlc.arg('item_type') AND q.queue_status = 'DISPATCHED'
+    ) f
+    WHERE EXISTS (SELECT 1 FROM tenant_capacity c WHERE c.item_type = sqlc.arg('item_type'))
+    GROUP BY f.tenant_id
+), room AS (
+    SELECT a.tenant_id,
+           CASE WHEN cap.max_in_flight IS NULL THEN sqlc.arg('batch_size')::int
+                ELSE greatest(cap.max_in_flight - coalesce(f.n, 0), 0) END AS room
+    FROM active a
+    LEFT JOIN LATERAL (
+        SELECT c.max_in_flight FROM tenant_capacity c
+        WHERE c.item_type = sqlc.arg('item_type') AND c.tenant_id IN (a.tenant_id, '*')
+        ORDER BY (c.tenant_id = '*') LIMIT 1
+    ) cap ON true
+    LEFT JOIN in_flight f ON f.tenant_id = a.tenant_id
+), offers AS (
+    SELECT o.item_id, o.scheduled_exec_time, o.rn
+    FROM room r
+    CROSS JOIN share s
+    CROSS JOIN LATERAL (
+        SELECT q.item_id, q.scheduled_exec_time, row_number() OVER (ORDER BY q.scheduled_exec_time) AS rn
+        FROM exec_queue q
+        WHERE q.item_type = sqlc.arg('item_type') AND q.tenant_id = r.tenant_id AND q.queue_status = 'READY'
+          AND q.scheduled_exec_time <= now() + make_interval(secs => sqlc.arg('pre_start_buffer_secs')::int)
+          AND q.retry_count < sqlc.arg('max_retries')::int
+        ORDER BY q.scheduled_exec_time
+        LIMIT least(r.room, s.per_tenant)
+    ) o
+    WHERE r.room > 0
+), picked AS (
+    SELECT q.item_id
+    FROM exec_queue q
+    WHERE q.item_type = sqlc.arg('item_type')
+      AND q.item_id = ANY(ARRAY(SELECT o.item_id FROM offers o ORDER BY o.rn, o.scheduled_exec_time LIMIT sqlc.arg('batch_size')::int))
+      AND q.queue_status = 'READY'
+    FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE exec_queue q
+    SET queue_status = 'CLAIMED',
+        dispatch_batch_id = sqlc.arg('batch_id')::text,
+        claimed_at = now(),
+        updated_at = now()
+    WHERE q.item_type = sqlc.arg('item_type')
+      AND q.item_id = ANY(ARRAY(SELECT picked.item_id FROM picked))
+      AND q.queue_status = 'READY'
+    RETURNING q.item_type, q.item_id, q.tenant_id, q.scheduled_exec_time, q.init_workflow_id,
+              q.retry_count, q.claimed_at, q.created_at
+), audit AS (
+    INSERT INTO dispatch_audit_log (batch_id, item_type, action, status_before, status_after, detail)
+    SELECT sqlc.arg('batch_id')::text, sqlc.arg('item_type'), 'CLAIMED', 'READY', 'CLAIMED', 'items=' || count(*)
+    FROM claimed
+    HAVING count(*) > 0
+)
+SELECT c.item_type, c.item_id, c.tenant_id, c.scheduled_exec_time, c.init_workflow_id,
+       c.retry_count, c.claimed_at, c.created_at,
+       x.context, x.context_version
+FROM claimed c
+LEFT JOIN exec_context x ON x.item_type = c.item_type AND x.item_id = c.item_id
+ORDER BY c.scheduled_exec_time, c.item_id;
+
+-- name: SetTenantCapacity :one
+INSERT INTO tenant_capacity (item_type, tenant_id, max_in_flight, tier)
+VALUES (@item_type, @tenant_id, @max_in_flight, sqlc.narg('tier'))
+ON CONFLICT (item_type, tenant_id) DO UPDATE
+SET max_in_flight = EXCLUDED.max_in_flight, tier = EXCLUDED.tier, updated_at = now()
+RETURNING item_type, tenant_id, max_in_flight, tier, updated_at;
+
+-- name: DeleteTenantCapacity :execrows
+DELETE FROM tenant_capacity WHERE item_type = @item_type AND tenant_id = @tenant_id;
+
+-- name: ListTenantCapacity :many
+SELECT item_type, tenant_id, max_in_flight, tier, updated_at
+FROM tenant_capacity WHERE item_type = @item_type ORDER BY tenant_id;

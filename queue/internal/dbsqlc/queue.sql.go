@@ -156,6 +156,156 @@ func (q *Queries) ClaimBatch(ctx context.Context, arg ClaimBatchParams) ([]Claim
 	return items, nil
 }
 
+const claimBatchFair = `-- name: ClaimBatchFair :many
+WITH RECURSIVE tenants AS (
+    (SELECT q.tenant_id FROM exec_queue q
+     WHERE q.item_type = $1 AND q.queue_status = 'READY'
+     ORDER BY q.tenant_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT q.tenant_id FROM exec_queue q
+            WHERE q.item_type = $1 AND q.queue_status = 'READY' AND q.tenant_id > t.tenant_id
+            ORDER BY q.tenant_id LIMIT 1)
+    FROM tenants t
+    WHERE t.tenant_id IS NOT NULL
+), active AS (
+    SELECT t.tenant_id FROM tenants t WHERE t.tenant_id IS NOT NULL
+), share AS (
+    SELECT greatest(ceil(2.0 * $2::int / greatest(count(*), 1)), 1)::int AS per_tenant FROM active
+), in_flight AS (
+    -- Counted only when the item type has caps at all; one branch per
+    -- status so each uses that status's partial index.
+    SELECT f.tenant_id, count(*)::int AS n
+    FROM (
+        SELECT q.tenant_id FROM exec_queue q
+        WHERE q.item_type = $1 AND q.queue_status = 'CLAIMED'
+        UNION ALL
+        SELECT q.tenant_id FROM exec_queue q
+        WHERE q.item_type = $1 AND q.queue_status = 'DISPATCHED'
+    ) f
+    WHERE EXISTS (SELECT 1 FROM tenant_capacity c WHERE c.item_type = $1)
+    GROUP BY f.tenant_id
+), room AS (
+    SELECT a.tenant_id,
+           CASE WHEN cap.max_in_flight IS NULL THEN $2::int
+                ELSE greatest(cap.max_in_flight - coalesce(f.n, 0), 0) END AS room
+    FROM active a
+    LEFT JOIN LATERAL (
+        SELECT c.max_in_flight FROM tenant_capacity c
+        WHERE c.item_type = $1 AND c.tenant_id IN (a.tenant_id, '*')
+        ORDER BY (c.tenant_id = '*') LIMIT 1
+    ) cap ON true
+    LEFT JOIN in_flight f ON f.tenant_id = a.tenant_id
+), offers AS (
+    SELECT o.item_id, o.scheduled_exec_time, o.rn
+    FROM room r
+    CROSS JOIN share s
+    CROSS JOIN LATERAL (
+        SELECT q.item_id, q.scheduled_exec_time, row_number() OVER (ORDER BY q.scheduled_exec_time) AS rn
+        FROM exec_queue q
+        WHERE q.item_type = $1 AND q.tenant_id = r.tenant_id AND q.queue_status = 'READY'
+          AND q.scheduled_exec_time <= now() + make_interval(secs => $3::int)
+          AND q.retry_count < $4::int
+        ORDER BY q.scheduled_exec_time
+        LIMIT least(r.room, s.per_tenant)
+    ) o
+    WHERE r.room > 0
+), picked AS (
+    SELECT q.item_id
+    FROM exec_queue q
+    WHERE q.item_type = $1
+      AND q.item_id = ANY(ARRAY(SELECT o.item_id FROM offers o ORDER BY o.rn, o.scheduled_exec_time LIMIT $2::int))
+      AND q.queue_status = 'READY'
+    FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE exec_queue q
+    SET queue_status = 'CLAIMED',
+        dispatch_batch_id = $5::text,
+        claimed_at = now(),
+        updated_at = now()
+    WHERE q.item_type = $1
+      AND q.item_id = ANY(ARRAY(SELECT picked.item_id FROM picked))
+      AND q.queue_status = 'READY'
+    RETURNING q.item_type, q.item_id, q.tenant_id, q.scheduled_exec_time, q.init_workflow_id,
+              q.retry_count, q.claimed_at, q.created_at
+), audit AS (
+    INSERT INTO dispatch_audit_log (batch_id, item_type, action, status_before, status_after, detail)
+    SELECT $5::text, $1, 'CLAIMED', 'READY', 'CLAIMED', 'items=' || count(*)
+    FROM claimed
+    HAVING count(*) > 0
+)
+SELECT c.item_type, c.item_id, c.tenant_id, c.scheduled_exec_time, c.init_workflow_id,
+       c.retry_count, c.claimed_at, c.created_at,
+       x.context, x.context_version
+FROM claimed c
+LEFT JOIN exec_context x ON x.item_type = c.item_type AND x.item_id = c.item_id
+ORDER BY c.scheduled_exec_time, c.item_id
+`
+
+type ClaimBatchFairParams struct {
+	ItemType           string
+	BatchSize          int32
+	PreStartBufferSecs int32
+	MaxRetries         int32
+	BatchID            string
+}
+
+type ClaimBatchFairRow struct {
+	ItemType          string
+	ItemID            string
+	TenantID          string
+	ScheduledExecTime time.Time
+	InitWorkflowID    *string
+	RetryCount        int32
+	ClaimedAt         *time.Time
+	CreatedAt         time.Time
+	Context           []byte
+	ContextVersion    *int32
+}
+
+// The claim, shared fairly between tenants and within their caps: every
+// tenant with READY items (found by a skip scan, one index descent each)
+// offers its oldest due items, up to its room under its cap and twice its
+// fair share; the offers are taken round-robin (each tenant's 1st, then
+// each one's 2nd, ...) up to the batch size, locked with SKIP LOCKED,
+// marked CLAIMED and returned with their contexts. Items held back by a
+// cap stay READY, their retries untouched.
+func (q *Queries) ClaimBatchFair(ctx context.Context, arg ClaimBatchFairParams) ([]ClaimBatchFairRow, error) {
+	rows, err := q.db.Query(ctx, claimBatchFair,
+		arg.ItemType,
+		arg.BatchSize,
+		arg.PreStartBufferSecs,
+		arg.MaxRetries,
+		arg.BatchID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ClaimBatchFairRow
+	for rows.Next() {
+		var i ClaimBatchFairRow
+		if err := rows.Scan(
+			&i.ItemType,
+			&i.ItemID,
+			&i.TenantID,
+			&i.ScheduledExecTime,
+			&i.InitWorkflowID,
+			&i.RetryCount,
+			&i.ClaimedAt,
+			&i.CreatedAt,
+			&i.Context,
+			&i.ContextVersion,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const compareEnqueued = `-- name: CompareEnqueued :one
 SELECT
     q.queue_status AS queue_status,
@@ -237,6 +387,23 @@ func (q *Queries) CurrentStatuses(ctx context.Context, arg CurrentStatusesParams
 		return nil, err
 	}
 	return items, nil
+}
+
+const deleteTenantCapacity = `-- name: DeleteTenantCapacity :execrows
+DELETE FROM tenant_capacity WHERE item_type = $1 AND tenant_id = $2
+`
+
+type DeleteTenantCapacityParams struct {
+	ItemType string
+	TenantID string
+}
+
+func (q *Queries) DeleteTenantCapacity(ctx context.Context, arg DeleteTenantCapacityParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteTenantCapacity, arg.ItemType, arg.TenantID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const depthByStatus = `-- name: DepthByStatus :many
@@ -633,6 +800,37 @@ func (q *Queries) ListDispatched(ctx context.Context, arg ListDispatchedParams) 
 	return items, nil
 }
 
+const listTenantCapacity = `-- name: ListTenantCapacity :many
+SELECT item_type, tenant_id, max_in_flight, tier, updated_at
+FROM tenant_capacity WHERE item_type = $1 ORDER BY tenant_id
+`
+
+func (q *Queries) ListTenantCapacity(ctx context.Context, itemType string) ([]TenantCapacity, error) {
+	rows, err := q.db.Query(ctx, listTenantCapacity, itemType)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TenantCapacity
+	for rows.Next() {
+		var i TenantCapacity
+		if err := rows.Scan(
+			&i.ItemType,
+			&i.TenantID,
+			&i.MaxInFlight,
+			&i.Tier,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const markCompleted = `-- name: MarkCompleted :many
 WITH input AS (
     SELECT unnest($1::text[]) AS item_id
@@ -904,6 +1102,39 @@ func (q *Queries) ReleaseForRetry(ctx context.Context, arg ReleaseForRetryParams
 		return nil, err
 	}
 	return items, nil
+}
+
+const setTenantCapacity = `-- name: SetTenantCapacity :one
+INSERT INTO tenant_capacity (item_type, tenant_id, max_in_flight, tier)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (item_type, tenant_id) DO UPDATE
+SET max_in_flight = EXCLUDED.max_in_flight, tier = EXCLUDED.tier, updated_at = now()
+RETURNING item_type, tenant_id, max_in_flight, tier, updated_at
+`
+
+type SetTenantCapacityParams struct {
+	ItemType    string
+	TenantID    string
+	MaxInFlight int32
+	Tier        *string
+}
+
+func (q *Queries) SetTenantCapacity(ctx context.Context, arg SetTenantCapacityParams) (TenantCapacity, error) {
+	row := q.db.QueryRow(ctx, setTenantCapacity,
+		arg.ItemType,
+		arg.TenantID,
+		arg.MaxInFlight,
+		arg.Tier,
+	)
+	var i TenantCapacity
+	err := row.Scan(
+		&i.ItemType,
+		&i.TenantID,
+		&i.MaxInFlight,
+		&i.Tier,
+		&i.UpdatedAt,
+	)
+	return i, err
 }
 
 const updateConfig = `-- name: UpdateConfig :one

@@ -8,3 +8,6 @@ const FindStaleClaimsSQL = findStaleClaims
 
 // MarkDispatchedSQL is the dispatch transition's text, for EXPLAIN.
 const MarkDispatchedSQL = markDispatched
+
+// ClaimBatchFairSQL is the fair claim's text, for EXPLAIN.
+const ClaimBatchFairSQL = claimBatchFair
