@@ -104,14 +104,19 @@ func RunQueue(ctx context.Context, o QueueOptions) error {
 	if err := b.load(ctx, o.SmallDepth); err != nil {
 		return err
 	}
-	small, err := b.latency(ctx)
+	small, err := b.latency(ctx, false)
 	if err != nil {
 		return err
 	}
 	if err := b.load(ctx, o.Rows-o.SmallDepth); err != nil {
 		return err
 	}
-	deep, err := b.latency(ctx)
+	deep, err := b.latency(ctx, false)
+	if err != nil {
+		return err
+	}
+	// The dispatcher's claim: shared fairly between the 10 tenants loaded.
+	fair, err := b.latency(ctx, true)
 	if err != nil {
 		return err
 	}
@@ -120,6 +125,8 @@ func RunQueue(ctx context.Context, o QueueOptions) error {
 	b.printf("  depth %10s: p50 %7.2f ms  p99 %7.2f ms\n", thousands(o.Rows), ms(deep.p50), ms(deep.p99))
 	r50, r99 := ratio(deep.p50, small.p50), ratio(deep.p99, small.p99)
 	b.printf("  ratio deep/shallow: p50 %.2f  p99 %.2f   (target p50 ≤ 1.5: %s)\n", r50, r99, verdict(r50 <= 1.5))
+	b.printf("  fair claim (the dispatcher's; 10 tenants) at depth %s: p50 %.2f ms  p99 %.2f ms  (%.2f × the oldest-first claim)\n",
+		thousands(o.Rows), ms(fair.p50), ms(fair.p99), ratio(fair.p50, deep.p50))
 
 	plan, err := b.q.ExplainClaim(ctx, queue.ClaimParams{ItemType: benchItemType, BatchSize: o.BatchSize, MaxRetries: 3}, true)
 	if err != nil {
@@ -203,8 +210,8 @@ func (b *queueBench) insertRange(ctx context.Context, lo, hi int64) error {
 
 type latencies struct{ p50, p99 time.Duration }
 
-func (b *queueBench) latency(ctx context.Context) (latencies, error) {
-	claim := queue.ClaimParams{ItemType: benchItemType, BatchSize: b.o.BatchSize, MaxRetries: 3}
+func (b *queueBench) latency(ctx context.Context, fair bool) (latencies, error) {
+	claim := queue.ClaimParams{ItemType: benchItemType, BatchSize: b.o.BatchSize, MaxRetries: 3, Fair: fair}
 	var samples []time.Duration
 	for i := range b.o.Samples + 5 {
 		start := time.Now()
