@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/paydispatch/paydispatch/payment"
@@ -15,6 +17,8 @@ import (
 // Payments is what the payment endpoints need.
 type Payments interface {
 	Submit(ctx context.Context, r payment.Request) (string, error)
+	SubmitBatch(ctx context.Context, rs []payment.Request) (payment.BatchSubmission, error)
+	CheckBatch(rs []payment.Request, lines []int) []payment.LineError
 	Status(ctx context.Context, id string) (payment.View, error)
 }
 
@@ -50,6 +54,46 @@ func (rt *Router) HandlePayments(p Payments) {
 			WriteJSON(w, http.StatusAccepted, map[string]string{"paymentId": id, "status": string(payment.StatusReceived), "statusUrl": "/v1/payments/" + id})
 		}
 	}))
+	rt.Handle("POST /v1/payment-batches", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqs, lines, lineErrs, prob := decodeLines(w, r)
+		if prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		var sub payment.BatchSubmission
+		var err error
+		if len(lineErrs) == 0 {
+			sub, err = p.SubmitBatch(r.Context(), reqs)
+		} else {
+			// Report the bad payments too, not just the unreadable lines.
+			lineErrs = append(lineErrs, p.CheckBatch(reqs, lines)...)
+			sort.Slice(lineErrs, func(i, j int) bool { return lineErrs[i].Line < lineErrs[j].Line })
+		}
+		var be *payment.BatchError
+		if errors.As(err, &be) {
+			lineErrs = be.Lines
+		}
+		switch {
+		case len(lineErrs) > 0:
+			prob := Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid payments in the file",
+				Detail: fmt.Sprintf("%d line(s) need fixing; nothing was started", len(lineErrs))}
+			for i, le := range lineErrs {
+				if i == 100 {
+					prob.Detail += " (the first 100 are listed)"
+					break
+				}
+				for _, f := range le.Fields {
+					prob.Errors = append(prob.Errors, FieldError{Field: fmt.Sprintf("line %d: %s", le.Line, f.Field), Detail: f.Detail})
+				}
+			}
+			WriteProblem(w, r, prob)
+		case err != nil:
+			rt.log.Error("batch submission failed", "error", err)
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the file could not be accepted now; resubmitting the same file is safe"})
+		default:
+			WriteJSON(w, http.StatusAccepted, sub)
+		}
+	}))
 	rt.Handle("GET /v1/payments/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
 		v, err := p.Status(r.Context(), id)
@@ -63,6 +107,51 @@ func (rt *Router) HandlePayments(p Payments) {
 			WriteJSON(w, http.StatusOK, v)
 		}
 	}))
+}
+
+// maxBatchBody bounds a bulk file (about 500,000 payments).
+const maxBatchBody = 512 << 20
+
+// decodeLines reads a JSON-lines body: one payment per line, blank lines
+// skipped. Lines that are not a payment are reported by number.
+func decodeLines(w http.ResponseWriter, r *http.Request) ([]payment.Request, []int, []payment.LineError, *Problem) {
+	ct := r.Header.Get("Content-Type")
+	if ct != "" && !strings.HasPrefix(ct, "application/x-ndjson") && !strings.HasPrefix(ct, "application/jsonl") && !strings.HasPrefix(ct, "application/json") {
+		return nil, nil, nil, &Problem{Status: http.StatusUnsupportedMediaType, Detail: "send JSON lines, Content-Type: application/x-ndjson"}
+	}
+	sc := bufio.NewScanner(http.MaxBytesReader(w, r.Body, maxBatchBody))
+	sc.Buffer(make([]byte, 0, 64<<10), maxBody)
+	var reqs []payment.Request
+	var lines []int
+	var bad []payment.LineError
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var req payment.Request
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			bad = append(bad, payment.LineError{Line: line, Fields: []payment.FieldError{{Field: "line", Detail: "not a payment: " + err.Error()}}})
+			continue
+		}
+		reqs = append(reqs, req)
+		lines = append(lines, line)
+	}
+	var tooBig *http.MaxBytesError
+	switch err := sc.Err(); {
+	case errors.As(err, &tooBig):
+		return nil, nil, nil, &Problem{Status: http.StatusRequestEntityTooLarge, Detail: fmt.Sprintf("the file is over %d bytes: split it", maxBatchBody)}
+	case errors.Is(err, bufio.ErrTooLong):
+		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Detail: fmt.Sprintf("a line is over %d bytes", maxBody)}
+	case err != nil:
+		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Detail: "could not read the body: " + err.Error()}
+	}
+	if len(reqs) == 0 && len(bad) == 0 {
+		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Detail: "the file has no payments"}
+	}
+	return reqs, lines, bad, nil
 }
 
 // decodeJSON reads one JSON object, refusing unknown fields, trailing data

@@ -24,6 +24,8 @@ type Service struct {
 	Queue    *queue.Queue
 	Temporal client.Client
 	Now      func() time.Time
+	// ChunkSize is the payments per chunk workflow of a bulk file (default ChunkSize).
+	ChunkSize int
 }
 
 // StatusReceived is reported for a payment whose init workflow has not yet
@@ -71,18 +73,7 @@ func (s *Service) Submit(ctx context.Context, r Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: InitWorkflowID(r.PaymentID),
-		// The request's fingerprint, so that a second submission racing the
-		// first (before Phase A stored it) is compared too.
-		Memo:                     map[string]any{memoRequestHash: hash},
-		TaskQueue:                InitTaskQueue,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		// Phase A is seconds of work; one that cannot finish in a day is stuck.
-		WorkflowExecutionTimeout:                 24 * time.Hour,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}, InitWorkflowName, r)
+	_, err = s.start(ctx, InitWorkflowID(r.PaymentID), InitWorkflowName, r, hash)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
 		return r.PaymentID, s.sameAsStarted(ctx, r.PaymentID, hash)
@@ -91,6 +82,35 @@ func (s *Service) Submit(ctx context.Context, r Request) (string, error) {
 		return "", fmt.Errorf("payment: start init of %s: %w", r.PaymentID, err)
 	}
 	return r.PaymentID, nil
+}
+
+// start starts a Phase A workflow under a deterministic id.
+func (s *Service) start(ctx context.Context, id, workflowName string, arg any, hash string) (client.WorkflowRun, error) {
+	opts := client.StartWorkflowOptions{
+		ID:                       id,
+		TaskQueue:                InitTaskQueue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		// Phase A is seconds of work; one that cannot finish in a day is stuck.
+		WorkflowExecutionTimeout:                 24 * time.Hour,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+	}
+	if hash != "" {
+		// The request's fingerprint, so that a second submission racing the
+		// first (before Phase A stored it) is compared too.
+		opts.Memo = map[string]any{memoRequestHash: hash}
+	}
+	return s.Temporal.ExecuteWorkflow(ctx, opts, workflowName, arg)
+}
+
+// startOnce starts a chunk workflow; one already started is fine.
+func (s *Service) startOnce(ctx context.Context, id, workflowName string, arg any) error {
+	_, err := s.start(ctx, id, workflowName, arg, "")
+	var already *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &already) {
+		return fmt.Errorf("payment: start %s: %w", id, err)
+	}
+	return nil
 }
 
 const memoRequestHash = "requestHash"

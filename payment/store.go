@@ -35,10 +35,19 @@ type Payment struct {
 }
 
 // Store keeps payments in PostgreSQL.
-type Store struct{ q *dbsqlc.Queries }
+type Store struct {
+	db DB
+	q  *dbsqlc.Queries
+}
 
-// NewStore returns a Store on db (a pool or a transaction).
-func NewStore(db dbsqlc.DBTX) *Store { return &Store{q: dbsqlc.New(db)} }
+// DB is a pool or a transaction.
+type DB interface {
+	dbsqlc.DBTX
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// NewStore returns a Store on db.
+func NewStore(db DB) *Store { return &Store{db: db, q: dbsqlc.New(db)} }
 
 // Record stores a payment in status with reason, once: a replay of the
 // same request is a no-op (created false); another request under the same

@@ -287,6 +287,7 @@ func (a *ExecActivities) SendNotifications(ctx context.Context, paymentID string
 // RegisterInit puts Phase A on a worker of InitTaskQueue.
 func RegisterInit(r worker.Registry, a *InitActivities) {
 	r.RegisterWorkflowWithOptions(PaymentInitWorkflow, workflow.RegisterOptions{Name: InitWorkflowName})
+	r.RegisterWorkflowWithOptions(PaymentBatchInitWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
 	r.RegisterActivity(a)
 }
 

@@ -86,10 +86,11 @@ func startServe(t *testing.T, data, addr string) *proc {
 
 // startServeOn starts serve with its embedded Temporal frontend on
 // temporalPort (0: any free port).
-func startServeOn(t *testing.T, data, addr string, temporalPort int) *proc {
+func startServeOn(t *testing.T, data, addr string, temporalPort int, extra ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(binary(t), "serve", "--http-addr", addr, "--data-dir", data,
-		"--temporal-port", strconv.Itoa(temporalPort), "--temporal-log-level", "fatal")
+	args := append([]string{"serve", "--http-addr", addr, "--data-dir", data,
+		"--temporal-port", strconv.Itoa(temporalPort), "--temporal-log-level", "fatal"}, extra...)
+	cmd := exec.Command(binary(t), args...)
 	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=")
 	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = &syncWriter{w: p.stderr}
@@ -471,4 +472,56 @@ func freePortNumber(t *testing.T) int {
 	_, port, _ := net.SplitHostPort(addr)
 	n, _ := strconv.Atoi(port)
 	return n
+}
+
+// TestBulkFile: a JSON-lines file of payments due at one instant becomes
+// one chunk workflow per chunk (here 100, to keep the test short), and every
+// payment reaches PROCESSING with its queue item COMPLETED; a file with bad
+// lines starts nothing and reports every bad line; the same file again
+// starts nothing new.
+func TestBulkFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	t.Parallel()
+	data, addr := dataDir(t), freeAddr(t)
+	startServeOn(t, data, addr, 0, "--bulk-chunk-size", "100")
+	due := time.Now().Add(5 * time.Second).UTC().Format(time.RFC3339)
+	const n = 250
+	var file strings.Builder
+	for i := range n {
+		fmt.Fprintf(&file, `{"paymentId":"b-%04d","tenantId":"t%d","debtorAccount":"ACC-1","amount":"1.%02d","currency":"EUR","creditor":{"name":"Jane Doe","iban":"DE89370400440532013000"},"requestedExecutionTime":%q}`+"\n", i, i%3, i%100, due)
+	}
+	post := func(body string) (int, map[string]any) {
+		resp, err := http.Post("http://"+addr+"/v1/payment-batches", "application/x-ndjson", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	badFile := strings.Replace(file.String(), `"amount":"1.07"`, `"amount":"-1"`, 1) + "{not json}\n"
+	if code, out := post(badFile); code != http.StatusUnprocessableEntity || len(out["errors"].([]any)) != 2 {
+		t.Fatalf("bad file: %d %v", code, out)
+	}
+	code, out := post(file.String())
+	if code != http.StatusAccepted || out["chunks"].(float64) != 3 || out["payments"].(float64) != n {
+		t.Fatalf("file: %d %v", code, out)
+	}
+	if code, again := post(file.String()); code != http.StatusAccepted || again["batchId"] != out["batchId"] {
+		t.Fatalf("same file again: %d %v", code, again)
+	}
+	conn := embeddedConn(t, data)
+	waitUntil(t, 3*time.Minute, func() bool {
+		var done int
+		_ = conn.QueryRow(context.Background(), `SELECT count(*) FROM payments p JOIN exec_queue q ON q.item_id = p.payment_id
+			WHERE p.status = 'PROCESSING' AND q.queue_status = 'COMPLETED'`).Scan(&done)
+		return done == n
+	})
+	var total int
+	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM payments`).Scan(&total); err != nil || total != n {
+		t.Fatalf("payments stored = %d (%v), want %d (the bad file stored nothing)", total, err, n)
+	}
 }

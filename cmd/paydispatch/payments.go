@@ -37,6 +37,6 @@ func startExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (f
 }
 
 // paymentService is the intake the HTTP API calls.
-func paymentService(store *postgres.DB, tc *temporal.Conn) *payment.Service {
-	return &payment.Service{Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Temporal: tc.Client}
+func paymentService(store *postgres.DB, tc *temporal.Conn, chunkSize int) *payment.Service {
+	return &payment.Service{Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Temporal: tc.Client, ChunkSize: chunkSize}
 }

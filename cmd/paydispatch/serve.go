@@ -108,7 +108,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 			return err
 		}},
 	)
-	router.HandlePayments(paymentService(store, tconn))
+	router.HandlePayments(paymentService(store, tconn, srv.BulkChunkSize))
 	router.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	httpServer := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)

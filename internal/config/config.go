@@ -113,6 +113,7 @@ type Server struct {
 	HTTPAddr        string
 	ShutdownTimeout time.Duration
 	MigrateOnStart  bool
+	BulkChunkSize   int
 }
 
 // ServerSettings binds s's settings.
@@ -130,6 +131,12 @@ func ServerSettings(s *Server) []*Setting {
 			Parse: func(v string) error {
 				d, err := durationIn(v, time.Second, time.Hour)
 				s.ShutdownTimeout = d
+				return err
+			}},
+		{Flag: "bulk-chunk-size", Env: "PAYDISPATCH_BULK_CHUNK_SIZE", Default: "1000", Usage: "payments per init workflow of a bulk file",
+			Parse: func(v string) error {
+				n, err := intIn(v, 1, 10000)
+				s.BulkChunkSize = n
 				return err
 			}},
 		{Flag: "migrate", Env: "PAYDISPATCH_MIGRATE_ON_START", Default: "true", Usage: "apply pending schema migrations at start",
