@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -110,6 +111,15 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	)
 	router.HandlePayments(paymentService(store, tconn, srv.BulkChunkSize))
 	router.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if srv.PprofAddr != "" {
+		// Profiling stays off the API listener, on an address of its own.
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		go func() { _ = http.ListenAndServe(srv.PprofAddr, mux) }()
+		log.Info("profiling endpoints on", "addr", srv.PprofAddr)
+	}
 	httpServer := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpServer.Serve(ln) }()

@@ -114,6 +114,7 @@ type Server struct {
 	ShutdownTimeout time.Duration
 	MigrateOnStart  bool
 	BulkChunkSize   int
+	PprofAddr       string
 }
 
 // ServerSettings binds s's settings.
@@ -132,6 +133,16 @@ func ServerSettings(s *Server) []*Setting {
 				d, err := durationIn(v, time.Second, time.Hour)
 				s.ShutdownTimeout = d
 				return err
+			}},
+		{Flag: "pprof-addr", Env: "PAYDISPATCH_PPROF_ADDR", Usage: "serve Go's profiling endpoints (/debug/pprof/) on this host:port; empty: off",
+			Parse: func(v string) error {
+				if v != "" {
+					if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+						return fmt.Errorf("want host:port, e.g. 127.0.0.1:6060")
+					}
+				}
+				s.PprofAddr = v
+				return nil
 			}},
 		{Flag: "bulk-chunk-size", Env: "PAYDISPATCH_BULK_CHUNK_SIZE", Default: "1000", Usage: "payments per init workflow of a bulk file",
 			Parse: func(v string) error {
