@@ -175,7 +175,7 @@ func TestServeLifecycle(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	t.Parallel()
+	// Not parallel: each runs a whole serve (PostgreSQL and Temporal).
 	data, addr := dataDir(t), freeAddr(t)
 
 	p := startServe(t, data, addr)
@@ -284,7 +284,7 @@ func TestPaymentEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	t.Parallel()
+	// Not parallel: each runs a whole serve (PostgreSQL and Temporal).
 	data, addr := dataDir(t), freeAddr(t)
 	startServe(t, data, addr)
 	due := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339)
@@ -293,11 +293,7 @@ func TestPaymentEndToEnd(t *testing.T) {
 		body := fmt.Sprintf(`{"paymentId":"pay-%03d","tenantId":"acme","debtorAccount":"ACC-1","amount":"125.00","currency":"EUR",
 			"creditor":{"name":"Jane Doe","iban":"DE89370400440532013000","bic":"COBADEFFXXX"},
 			"requestedExecutionTime":%q,"remittanceInfo":"INV-42"}`, i, due)
-		resp, err := http.Post("http://"+addr+"/v1/payments", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
+		resp := postRetrying(t, "http://"+addr+"/v1/payments", "application/json", body)
 		if resp.StatusCode != http.StatusAccepted || resp.Header.Get("Location") != fmt.Sprintf("/v1/payments/pay-%03d", i) {
 			t.Fatalf("POST %d: %d %q", i, resp.StatusCode, resp.Header.Get("Location"))
 		}
@@ -376,7 +372,7 @@ func TestKill9MidRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	t.Parallel()
+	// Not parallel: each runs a whole serve (PostgreSQL and Temporal).
 	data, addr := dataDir(t), freeAddr(t)
 	tport := freePortNumber(t)
 	p := startServeOn(t, data, addr, tport)
@@ -392,12 +388,7 @@ func TestKill9MidRun(t *testing.T) {
 	for i := range n {
 		body := fmt.Sprintf(`{"paymentId":"k-%03d","tenantId":"acme","debtorAccount":"ACC-1","amount":"10.00","currency":"EUR",
 			"creditor":{"name":"Jane Doe","iban":"DE89370400440532013000"},"requestedExecutionTime":%q}`, i, due)
-		resp, err := http.Post("http://"+addr+"/v1/payments", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusAccepted {
+		if resp := postRetrying(t, "http://"+addr+"/v1/payments", "application/json", body); resp.StatusCode != http.StatusAccepted {
 			t.Fatalf("POST %d: %d", i, resp.StatusCode)
 		}
 	}
@@ -483,7 +474,7 @@ func TestBulkFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	t.Parallel()
+	// Not parallel: each runs a whole serve (PostgreSQL and Temporal).
 	data, addr := dataDir(t), freeAddr(t)
 	startServeOn(t, data, addr, 0, "--bulk-chunk-size", "100")
 	due := time.Now().Add(5 * time.Second).UTC().Format(time.RFC3339)
@@ -514,7 +505,7 @@ func TestBulkFile(t *testing.T) {
 		t.Fatalf("same file again: %d %v", code, again)
 	}
 	conn := embeddedConn(t, data)
-	waitUntil(t, 3*time.Minute, func() bool {
+	waitUntil(t, 6*time.Minute, func() bool {
 		var done int
 		_ = conn.QueryRow(context.Background(), `SELECT count(*) FROM payments p JOIN exec_queue q ON q.item_id = p.payment_id
 			WHERE p.status = 'PROCESSING' AND q.queue_status = 'COMPLETED'`).Scan(&done)
@@ -523,5 +514,23 @@ func TestBulkFile(t *testing.T) {
 	var total int
 	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM payments`).Scan(&total); err != nil || total != n {
 		t.Fatalf("payments stored = %d (%v), want %d (the bad file stored nothing)", total, err, n)
+	}
+}
+
+// postRetrying posts as a client of the API should: a 503 means "retry
+// with the same request", which is safe since payment ids make it
+// idempotent.
+func postRetrying(t *testing.T, url, contentType, body string) *http.Response {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		resp, err := http.Post(url, contentType, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || attempt == 10 {
+			return resp
+		}
+		time.Sleep(time.Second)
 	}
 }
