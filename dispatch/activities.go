@@ -66,6 +66,9 @@ type Dispatch struct {
 	AlreadyStarted int
 	StartFailed    int // released for retry
 	DeadLettered   int // released, retries used up
+	// AtCapacity: max_in_flight items were already in flight, so the
+	// cycle claimed nothing.
+	AtCapacity bool `json:",omitempty"`
 }
 
 // ReadConfig reads the item type's configuration, every cycle, so a change
@@ -178,7 +181,7 @@ func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Di
 	if err != nil {
 		return Dispatch{}, err
 	}
-	d := Dispatch{BatchID: batch.ID, Claimed: len(batch.Items)}
+	d := Dispatch{BatchID: batch.ID, Claimed: len(batch.Items), AtCapacity: batch.AtCapacity}
 	if len(batch.Items) == 0 {
 		return d, nil
 	}

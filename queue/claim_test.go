@@ -288,7 +288,7 @@ func TestConfig(t *testing.T) {
 		ItemType: "PAYMENT", Enabled: true, BatchSize: 500, DispatchInterval: 5 * time.Second,
 		JitterWindow: 4 * time.Second, PreStartBuffer: 30 * time.Second, MaxDispatchRetries: 3,
 		StaleClaimThreshold: 2 * time.Minute, MaxStaleRecoveryPerCycle: 100,
-		ExecWorkflowType: "PaymentExecWorkflow", ExecTaskQueue: "payment-exec-task-queue",
+		ExecWorkflowType: "PaymentExecWorkflow", ExecTaskQueue: "payment-exec-task-queue", MaxInFlight: 2000,
 		CreatedAt: cfg.CreatedAt, UpdatedAt: cfg.UpdatedAt,
 	}
 	if cfg != want {
@@ -346,5 +346,53 @@ func TestUpdateConfig(t *testing.T) {
 	q, _ := newQueue(t)
 	if _, err := q.UpdateConfig(context.Background(), "INVOICE", map[string]string{"enabled": "false"}); !errors.Is(err, queue.ErrNotFound) {
 		t.Fatalf("unknown item type: %v", err)
+	}
+}
+
+func TestClaimBatchMaxInFlight(t *testing.T) {
+	t.Parallel()
+	for _, fair := range []bool{false, true} {
+		t.Run(map[bool]string{false: "oldest-first", true: "fair"}[fair], func(t *testing.T) {
+			t.Parallel()
+			q, pool := newQueue(t)
+			ctx := context.Background()
+			now := time.Now()
+			for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
+				mustEnqueue(t, q, id, now.Add(-time.Minute))
+			}
+			force(t, pool, "a", queue.StatusDispatched, "B-old", 0)
+			force(t, pool, "b", queue.StatusClaimed, "B-old", 0)
+			params := queue.ClaimParams{ItemType: itemType, BatchSize: 10, PreStartBuffer: time.Minute, MaxRetries: maxRetries, Fair: fair, MaxInFlight: 4}
+
+			// 2 in flight under a cap of 4: room for 2 of the 4 due.
+			b, err := q.ClaimBatch(ctx, params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b.Items) != 2 || b.InFlight != 2 || b.AtCapacity {
+				t.Fatalf("claimed %d (in flight %d, at capacity %t), want 2 (2, false)", len(b.Items), b.InFlight, b.AtCapacity)
+			}
+			// Now 4 in flight: nothing more, and the rest stay READY.
+			b, err = q.ClaimBatch(ctx, params)
+			if err != nil || len(b.Items) != 0 || !b.AtCapacity || b.InFlight != 4 {
+				t.Fatalf("at the cap: claimed %d, in flight %d, at capacity %t, %v", len(b.Items), b.InFlight, b.AtCapacity, err)
+			}
+			var ready int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM exec_queue WHERE item_type = $1 AND queue_status = 'READY'`, itemType).Scan(&ready); err != nil || ready != 2 {
+				t.Fatalf("READY = %d, want 2 (%v)", ready, err)
+			}
+			// One settles: room for one more.
+			force(t, pool, "a", queue.StatusCompleted, "B-old", 0)
+			b, err = q.ClaimBatch(ctx, params)
+			if err != nil || len(b.Items) != 1 {
+				t.Fatalf("after one settled: claimed %d, %v; want 1", len(b.Items), err)
+			}
+			// No cap: everything due.
+			params.MaxInFlight = 0
+			b, err = q.ClaimBatch(ctx, params)
+			if err != nil || len(b.Items) != 1 || b.InFlight != 0 {
+				t.Fatalf("uncapped: claimed %d, in flight %d, %v; want 1, 0", len(b.Items), b.InFlight, err)
+			}
+		})
 	}
 }

@@ -52,6 +52,7 @@ func configFromRow(r dbsqlc.ExecRateConfig) Config {
 		MaxStaleRecoveryPerCycle: int(r.MaxStaleRecoveryPerCycle),
 		ExecWorkflowType:         r.ExecWorkflowType,
 		ExecTaskQueue:            r.ExecTaskQueue,
+		MaxInFlight:              int(r.MaxInFlight),
 		CreatedAt:                r.CreatedAt,
 		UpdatedAt:                r.UpdatedAt,
 	}
@@ -66,6 +67,7 @@ func (c Config) ClaimParams() ClaimParams {
 		PreStartBuffer: c.PreStartBuffer,
 		MaxRetries:     c.MaxDispatchRetries,
 		Fair:           true,
+		MaxInFlight:    c.MaxInFlight,
 	}
 }
 
@@ -86,6 +88,7 @@ var configKeys = []configKey{
 	{"max_dispatch_retries", 1, 1000, "int"},
 	{"stale_claim_threshold_secs", 1, 86_400, "int"},
 	{"max_stale_recovery_per_cycle", 0, 100_000, "int"},
+	{"max_in_flight", 0, 1_000_000, "int"},
 	{"exec_workflow_type", 0, 0, "text"},
 	{"exec_task_queue", 0, 0, "text"},
 }
@@ -115,6 +118,7 @@ func (q *Queue) UpdateConfig(ctx context.Context, itemType string, changes map[s
 		"batch_size": &p.BatchSize, "dispatch_interval_secs": &p.DispatchIntervalSecs, "jitter_window_ms": &p.JitterWindowMs,
 		"pre_start_buffer_secs": &p.PreStartBufferSecs, "max_dispatch_retries": &p.MaxDispatchRetries,
 		"stale_claim_threshold_secs": &p.StaleClaimThresholdSecs, "max_stale_recovery_per_cycle": &p.MaxStaleRecoveryPerCycle,
+		"max_in_flight": &p.MaxInFlight,
 	}
 	texts := map[string]**string{"exec_workflow_type": &p.ExecWorkflowType, "exec_task_queue": &p.ExecTaskQueue}
 	for key, value := range changes {

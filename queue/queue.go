@@ -169,6 +169,19 @@ func (q *Queue) ClaimBatch(ctx context.Context, p ClaimParams) (Batch, error) {
 		return Batch{}, errors.New("queue: claim: pre-start buffer must not be negative")
 	}
 	batchID := NewBatchID()
+	var inFlight int
+	if p.MaxInFlight > 0 {
+		n, err := q.q.CountInFlight(ctx, p.ItemType)
+		if err != nil {
+			return Batch{}, fmt.Errorf("queue: count %s items in flight: %w", p.ItemType, err)
+		}
+		inFlight = int(n)
+		room := p.MaxInFlight - inFlight
+		if room <= 0 {
+			return Batch{ID: batchID, InFlight: inFlight, AtCapacity: true}, nil
+		}
+		p.BatchSize = min(p.BatchSize, room)
+	}
 	var items []ClaimedItem
 	if p.Fair {
 		rows, err := q.q.ClaimBatchFair(ctx, dbsqlc.ClaimBatchFairParams{
@@ -190,7 +203,7 @@ func (q *Queue) ClaimBatch(ctx context.Context, p ClaimParams) (Batch, error) {
 			items = append(items, claimedItem(r))
 		}
 	}
-	return Batch{ID: batchID, Items: items}, nil
+	return Batch{ID: batchID, Items: items, InFlight: inFlight}, nil
 }
 
 func claimedItem(r dbsqlc.ClaimBatchRow) ClaimedItem {

@@ -86,6 +86,11 @@ type ClaimParams struct {
 	// Fair shares the batch between tenants, round-robin, and keeps each
 	// tenant within its cap (tenant_capacity); From is not used then.
 	Fair bool
+	// MaxInFlight, when positive, caps the item type's items CLAIMED or
+	// DISPATCHED: the claim takes at most the room left under it. The
+	// count and the claim are two statements, so concurrent claimers can
+	// overshoot it together; the dispatcher runs one cycle at a time.
+	MaxInFlight int
 }
 
 // ClaimedItem is a claimed item with its context pre-loaded.
@@ -108,6 +113,11 @@ type ClaimedItem struct {
 type Batch struct {
 	ID    string
 	Items []ClaimedItem
+	// InFlight is the item type's count of CLAIMED and DISPATCHED items
+	// before this claim, when a MaxInFlight cap asked for it (else 0).
+	InFlight int
+	// AtCapacity: the cap left no room, so nothing was claimed.
+	AtCapacity bool
 }
 
 // Last is the scheduled time of the batch's newest item (zero when empty):
@@ -172,6 +182,9 @@ type Config struct {
 	MaxStaleRecoveryPerCycle int
 	ExecWorkflowType         string
 	ExecTaskQueue            string
-	CreatedAt                time.Time
-	UpdatedAt                time.Time
+	// MaxInFlight caps items claimed or dispatched and not yet settled
+	// (0: no cap), so a slow workflow engine is not flooded.
+	MaxInFlight int
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
@@ -72,7 +73,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	}
 	defer tconn.Close()
 
-	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error){startInitWorker, startExecWorker} {
+	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
 		stop, err := start(store, tconn, log)
 		if err != nil {
 			return err
@@ -83,7 +84,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		dispatch.NewDepthCollector(queue.New(store.Pool)))
-	stopDispatch, err := startDispatcher(ctx, dm.Mode, store, tconn, dispatch.NewMetrics(reg), log)
+	stopDispatch, err := app.StartDispatcher(ctx, dm.Mode, store, tconn, dispatch.NewMetrics(reg), log)
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 			return err
 		}},
 	)
-	router.HandlePayments(paymentService(store, tconn, srv.BulkChunkSize))
+	router.HandlePayments(app.PaymentService(store, tconn, srv.BulkChunkSize))
 	router.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	if srv.PprofAddr != "" {
 		// Profiling stays off the API listener, on an address of its own.

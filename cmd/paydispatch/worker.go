@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
 )
 
@@ -65,11 +66,11 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 		var stop func()
 		switch role {
 		case "init":
-			stop, err = startInitWorker(store, tconn, log)
+			stop, err = app.StartInitWorker(store, tconn, log)
 		case "exec":
-			stop, err = startExecWorker(store, tconn, log)
+			stop, err = app.StartExecWorker(store, tconn, log)
 		case "dispatch":
-			stop, err = startDispatcher(ctx, dm.Mode, store, tconn, nil, log)
+			stop, err = app.StartDispatcher(ctx, dm.Mode, store, tconn, nil, log)
 		}
 		if err != nil {
 			return err

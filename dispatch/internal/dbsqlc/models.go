@@ -70,6 +70,7 @@ type ExecRateConfig struct {
 	ExecTaskQueue            string
 	CreatedAt                time.Time
 	UpdatedAt                time.Time
+	MaxInFlight              int32
 }
 
 type Payment struct {

@@ -249,14 +249,14 @@ ORDER BY audit_id;
 -- name: GetConfig :one
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight
 FROM exec_rate_config
 WHERE item_type = @item_type;
 
 -- name: ListConfigs :many
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight
 FROM exec_rate_config
 ORDER BY item_type;
 
@@ -282,11 +282,18 @@ UPDATE exec_rate_config SET
     max_stale_recovery_per_cycle = COALESCE(sqlc.narg('max_stale_recovery_per_cycle')::int, max_stale_recovery_per_cycle),
     exec_workflow_type           = COALESCE(sqlc.narg('exec_workflow_type')::text, exec_workflow_type),
     exec_task_queue              = COALESCE(sqlc.narg('exec_task_queue')::text, exec_task_queue),
+    max_in_flight                = COALESCE(sqlc.narg('max_in_flight')::int, max_in_flight),
     updated_at                   = now()
 WHERE item_type = @item_type
 RETURNING item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
           pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at;
+          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight;
+
+-- name: CountInFlight :one
+-- Items claimed or dispatched and not yet settled; one branch per status
+-- so each uses that status's partial index.
+SELECT (SELECT count(*) FROM exec_queue q WHERE q.item_type = @item_type AND q.queue_status = 'CLAIMED')
+     + (SELECT count(*) FROM exec_queue q WHERE q.item_type = @item_type AND q.queue_status = 'DISPATCHED') AS n;
 
 -- name: ClaimBatchFair :many
 -- The claim, shared fairly between tenants and within their caps: every

@@ -352,6 +352,20 @@ func (q *Queries) CompareEnqueued(ctx context.Context, arg CompareEnqueuedParams
 	return i, err
 }
 
+const countInFlight = `-- name: CountInFlight :one
+SELECT (SELECT count(*) FROM exec_queue q WHERE q.item_type = $1 AND q.queue_status = 'CLAIMED')
+     + (SELECT count(*) FROM exec_queue q WHERE q.item_type = $1 AND q.queue_status = 'DISPATCHED') AS n
+`
+
+// Items claimed or dispatched and not yet settled; one branch per status
+// so each uses that status's partial index.
+func (q *Queries) CountInFlight(ctx context.Context, itemType string) (int32, error) {
+	row := q.db.QueryRow(ctx, countInFlight, itemType)
+	var n int32
+	err := row.Scan(&n)
+	return n, err
+}
+
 const currentStatuses = `-- name: CurrentStatuses :many
 SELECT q.item_id, q.queue_status, q.dispatch_batch_id
 FROM exec_queue q
@@ -495,7 +509,7 @@ func (q *Queries) FindStaleClaims(ctx context.Context, arg FindStaleClaimsParams
 const getConfig = `-- name: GetConfig :one
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight
 FROM exec_rate_config
 WHERE item_type = $1
 `
@@ -517,6 +531,7 @@ func (q *Queries) GetConfig(ctx context.Context, itemType string) (ExecRateConfi
 		&i.ExecTaskQueue,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.MaxInFlight,
 	)
 	return i, err
 }
@@ -710,7 +725,7 @@ func (q *Queries) ItemsInBatch(ctx context.Context, batchID string) ([]ExecQueue
 const listConfigs = `-- name: ListConfigs :many
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight
 FROM exec_rate_config
 ORDER BY item_type
 `
@@ -738,6 +753,7 @@ func (q *Queries) ListConfigs(ctx context.Context) ([]ExecRateConfig, error) {
 			&i.ExecTaskQueue,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.MaxInFlight,
 		); err != nil {
 			return nil, err
 		}
@@ -1149,11 +1165,12 @@ UPDATE exec_rate_config SET
     max_stale_recovery_per_cycle = COALESCE($8::int, max_stale_recovery_per_cycle),
     exec_workflow_type           = COALESCE($9::text, exec_workflow_type),
     exec_task_queue              = COALESCE($10::text, exec_task_queue),
+    max_in_flight                = COALESCE($11::int, max_in_flight),
     updated_at                   = now()
-WHERE item_type = $11
+WHERE item_type = $12
 RETURNING item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
           pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at
+          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight
 `
 
 type UpdateConfigParams struct {
@@ -1167,6 +1184,7 @@ type UpdateConfigParams struct {
 	MaxStaleRecoveryPerCycle *int32
 	ExecWorkflowType         *string
 	ExecTaskQueue            *string
+	MaxInFlight              *int32
 	ItemType                 string
 }
 
@@ -1183,6 +1201,7 @@ func (q *Queries) UpdateConfig(ctx context.Context, arg UpdateConfigParams) (Exe
 		arg.MaxStaleRecoveryPerCycle,
 		arg.ExecWorkflowType,
 		arg.ExecTaskQueue,
+		arg.MaxInFlight,
 		arg.ItemType,
 	)
 	var i ExecRateConfig
@@ -1200,6 +1219,7 @@ func (q *Queries) UpdateConfig(ctx context.Context, arg UpdateConfigParams) (Exe
 		&i.ExecTaskQueue,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.MaxInFlight,
 	)
 	return i, err
 }

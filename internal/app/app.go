@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -9,16 +9,49 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/paydispatch/paydispatch/dispatch"
+	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/temporal"
 )
 
-// startDispatcher triggers dispatch cycles for every configured item type:
-// in schedule mode a dispatch worker runs the cycles a Temporal Schedule per
-// type fires; in lease mode the cycles run in-process, under a PostgreSQL
-// lease. The returned func stops it.
-func startDispatcher(ctx context.Context, mode string, store *postgres.DB, tc *temporal.Conn, metrics *dispatch.Metrics, log *slog.Logger) (func(), error) {
+// PaymentWorkerOptions are the seed's payment worker limits.
+var PaymentWorkerOptions = worker.Options{MaxConcurrentWorkflowTaskExecutionSize: 100, MaxConcurrentActivityExecutionSize: 200}
+
+// StartInitWorker runs Phase A (PaymentInitWorkflow) on its task queue.
+// The returned func stops it.
+func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
+	w := worker.New(tc.Client, payment.InitTaskQueue, PaymentWorkerOptions)
+	payment.RegisterInit(w, &payment.InitActivities{Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool)})
+	if err := w.Start(); err != nil {
+		return nil, err
+	}
+	log.Info("payment init worker started", "task_queue", payment.InitTaskQueue)
+	return w.Stop, nil
+}
+
+// StartExecWorker runs Phase B's business logic (PaymentExecWorkflow).
+func StartExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
+	w := worker.New(tc.Client, payment.ExecTaskQueue, PaymentWorkerOptions)
+	payment.RegisterExec(w, &payment.ExecActivities{Store: payment.NewStore(store.Pool)})
+	if err := w.Start(); err != nil {
+		return nil, err
+	}
+	log.Info("payment exec worker started", "task_queue", payment.ExecTaskQueue)
+	return w.Stop, nil
+}
+
+// PaymentService is the intake the HTTP API calls.
+func PaymentService(store *postgres.DB, tc *temporal.Conn, chunkSize int) *payment.Service {
+	return &payment.Service{Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Temporal: tc.Client, ChunkSize: chunkSize}
+}
+
+// StartDispatcher triggers dispatch cycles for every configured item type:
+// in schedule mode ("schedule") a dispatch worker runs the cycles a
+// Temporal Schedule per type fires; in lease mode ("lease") the cycles run
+// in-process, under a PostgreSQL lease. metrics may be nil. The returned
+// func stops it.
+func StartDispatcher(ctx context.Context, mode string, store *postgres.DB, tc *temporal.Conn, metrics *dispatch.Metrics, log *slog.Logger) (func(), error) {
 	q := queue.New(store.Pool)
 	schedules := &dispatch.Schedules{Client: tc.Client}
 	acts := &dispatch.Activities{
