@@ -243,3 +243,67 @@ func TestTemporalEngine(t *testing.T) {
 		t.Fatal("an unknown id reported closed")
 	}
 }
+
+// TestDispatcherKilledMidBatchIsHealed leaves a batch as a dispatcher
+// killed mid-cycle would: some items claimed and never started (killed
+// between the claim and the starts), some started on Temporal but never
+// marked DISPATCHED (killed before the marks). The scheduled dispatcher's
+// stale recovery asks Temporal about each: the first go back to READY with
+// a retry counted and are dispatched again, the second are marked
+// DISPATCHED; all end COMPLETED, each executed exactly once.
+func TestDispatcherKilledMidBatchIsHealed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal server")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	p := startPipeline(t)
+	if _, err := pgtestExec(p, `UPDATE exec_rate_config SET stale_claim_threshold_secs = 2 WHERE item_type = 'TEST'`); err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	p.enqueue(t, "lost", n, `{}`)
+	lost, err := p.q.ClaimBatch(ctx, queue.ClaimParams{ItemType: "TEST", BatchSize: n, MaxRetries: 2})
+	if err != nil || len(lost.Items) != n {
+		t.Fatalf("claim lost: %d %v", len(lost.Items), err)
+	}
+	p.enqueue(t, "half", n, `{}`)
+	half, err := p.q.ClaimBatch(ctx, queue.ClaimParams{ItemType: "TEST", BatchSize: n, MaxRetries: 2})
+	if err != nil || len(half.Items) != n {
+		t.Fatalf("claim half: %d %v", len(half.Items), err)
+	}
+	eng := dispatch.TemporalEngine{Client: p.c, Namespace: "default"}
+	for _, it := range half.Items {
+		if err := eng.Start(ctx, dispatch.StartRequest{
+			WorkflowID: dispatch.ExecWorkflowID("TEST", it.ID), WorkflowType: "TestExecWorkflow", TaskQueue: "test-exec",
+			ItemID: it.ID, Context: string(it.Context),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The dispatcher "restarts": its schedule fires cycles from now on.
+	if err := p.sched.Ensure(ctx, "TEST", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(t, "all healed and completed", 2*time.Minute, func(d queue.Depth) bool {
+		return d.ByStatus[queue.StatusCompleted] == 2*n
+	})
+	p.execs.mu.Lock()
+	defer p.execs.mu.Unlock()
+	for _, prefix := range []string{"lost", "half"} {
+		for i := range n {
+			id := fmt.Sprintf("%s-%04d", prefix, i)
+			if got := p.execs.n[id]; got != 1 {
+				t.Errorf("%s executed %d times, want 1", id, got)
+			}
+			it, err := p.q.Get(ctx, "TEST", id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Only the never-started items count a retry.
+			if want := map[string]int{"lost": 1, "half": 0}[prefix]; it.RetryCount != want {
+				t.Errorf("%s: retry count %d, want %d", id, it.RetryCount, want)
+			}
+		}
+	}
+}

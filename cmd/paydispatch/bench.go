@@ -8,14 +8,29 @@ import (
 	"github.com/paydispatch/paydispatch/internal/config"
 )
 
+const benchUsage = `Usage: paydispatch bench queue|pipeline [flags]
+
+Benchmarks:
+  queue     claim and dispatch throughput and claim latency of the dispatch queue
+  pipeline  before/after: one sleeping workflow per payment vs this pipeline, on one embedded Temporal`
+
 func runBench(ctx context.Context, env *environment, args []string) error {
-	if len(args) == 0 || args[0] != "queue" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-			fmt.Fprintln(env.stdout, "Usage: paydispatch bench queue [flags]\n\nBenchmarks:\n  queue  claim and dispatch throughput and claim latency of the dispatch queue")
-			return nil
-		}
-		return usageError{fmt.Errorf("name a benchmark: 'paydispatch bench queue'")}
+	if len(args) == 0 {
+		return usageError{fmt.Errorf("name a benchmark: 'paydispatch bench queue' or 'paydispatch bench pipeline'")}
 	}
+	switch args[0] {
+	case "-h", "--help", "-help":
+		fmt.Fprintln(env.stdout, benchUsage)
+		return nil
+	case "queue":
+		return runBenchQueue(ctx, env, args[1:])
+	case "pipeline":
+		return runBenchPipeline(ctx, env, args[1:])
+	}
+	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue' or 'pipeline'", args[0])}
+}
+
+func runBenchQueue(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "bench queue", "[flags]",
 		"Loads READY rows into a throw-away database (a fresh private PostgreSQL, or a scratch schema\n"+
 			"on DATABASE_URL) and prints claim latency at two queue depths, the claim's EXPLAIN, and\n"+
@@ -27,11 +42,36 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 	)
 	settings := append(config.DatabaseSettings(&db), config.LogSettings(&lg)...)
 	set := config.NewSet(fs, env.getenv, append(settings, bench.QueueSettings(&opt)...)...)
-	if err := parse(set, args[1:]); err != nil {
+	if err := parse(set, args); err != nil {
 		return err
 	}
 	opt.DatabaseURL, opt.PGBinDir = db.URL, db.PGBinDir
 	opt.Out = env.stdout
 	opt.Logger = newLogger(env, lg)
 	return bench.RunQueue(ctx, opt)
+}
+
+func runBenchPipeline(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "bench pipeline", "[flags]",
+		"For each N, on a fresh private PostgreSQL and embedded Temporal (SQLite), N payments due at one\n"+
+			"instant go through (a) the old design, one workflow per payment started at intake and sleeping\n"+
+			"until the instant, then (b) this pipeline (bulk Phase A, queue, dispatcher, exec workflows).\n"+
+			"Prints peak open workflows, the Temporal store's growth at the peak, the time from the instant\n"+
+			"until all payments are PROCESSING, and the (a)/(b) ratios. Takes minutes per 10,000 payments.")
+	var (
+		pgBin string
+		lg    config.Log
+		opt   bench.PipelineOptions
+	)
+	settings := []*config.Setting{{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries",
+		Parse: func(v string) error { pgBin = v; return nil }}}
+	settings = append(settings, config.LogSettings(&lg)...)
+	set := config.NewSet(fs, env.getenv, append(settings, bench.PipelineSettings(&opt)...)...)
+	if err := parse(set, args); err != nil {
+		return err
+	}
+	opt.PGBinDir = pgBin
+	opt.Out = env.stdout
+	opt.Logger = newLogger(env, lg)
+	return bench.RunPipeline(ctx, opt)
 }

@@ -73,6 +73,35 @@ type ExecRateConfig struct {
 	MaxInFlight              int32
 }
 
+type PacingConfig struct {
+	ConfigName      string
+	MaxPerWindow    int32
+	WindowMs        int64
+	HeadroomWindows int32
+	Active          bool
+	Version         int32
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+type PacingSlot struct {
+	EventID       string
+	ConfigName    string
+	WindowStart   time.Time
+	SlotIndex     int32
+	ScheduledTime time.Time
+	RequestedTime time.Time
+	CreatedAt     time.Time
+}
+
+type PacingWindow struct {
+	ConfigName  string
+	WindowStart time.Time
+	SlotCount   int32
+	Status      string
+	UpdatedAt   time.Time
+}
+
 type Payment struct {
 	PaymentID              string
 	TenantID               string

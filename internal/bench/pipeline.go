@@ -1,0 +1,498 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	_ "modernc.org/sqlite" // read the embedded Temporal's store
+
+	"github.com/paydispatch/paydispatch/internal/app"
+	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/queue"
+	ptemporal "github.com/paydispatch/paydispatch/temporal"
+)
+
+// PipelineOptions configure the before/after benchmark.
+type PipelineOptions struct {
+	Ns []int // payments per run, e.g. 10,000 and 50,000
+
+	// The pipeline's dispatch settings for the run (exec_rate_config).
+	BatchSize      int
+	Interval       time.Duration
+	Jitter         time.Duration
+	PreStartBuffer time.Duration
+	MaxInFlight    int
+
+	StartConcurrency int           // the old design's intake: concurrent workflow starts
+	MaxWait          time.Duration // per design, from the instant
+
+	PGBinDir string
+	Out      io.Writer
+	Logger   *slog.Logger
+}
+
+// PipelineSettings binds the benchmark's flags.
+func PipelineSettings(o *PipelineOptions) []*config.Setting {
+	intFlag := func(name string, def, lo, hi int, usage string, dst *int) *config.Setting {
+		return &config.Setting{Flag: name, Default: strconv.Itoa(def), Usage: usage, Parse: func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < lo || n > hi {
+				return fmt.Errorf("want a whole number from %d to %d", lo, hi)
+			}
+			*dst = n
+			return nil
+		}}
+	}
+	durFlag := func(name, def, usage string, dst *time.Duration) *config.Setting {
+		return &config.Setting{Flag: name, Default: def, Usage: usage, Parse: func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return fmt.Errorf("want a duration such as 5s or 2m")
+			}
+			*dst = d
+			return nil
+		}}
+	}
+	return []*config.Setting{
+		{Flag: "n", Default: "10000", Usage: "payments due at one instant, comma-separated for several runs (e.g. 10000,50000)",
+			Parse: func(v string) error {
+				o.Ns = nil
+				for _, f := range strings.Split(v, ",") {
+					n, err := strconv.Atoi(strings.TrimSpace(f))
+					if err != nil || n < 100 || n > 1_000_000 {
+						return fmt.Errorf("want whole numbers from 100 to 1000000, comma-separated, e.g. 10000,50000")
+					}
+					o.Ns = append(o.Ns, n)
+				}
+				return nil
+			}},
+		intFlag("batch-size", 500, 1, queue.MaxBatchSize, "pipeline: items claimed per dispatch cycle", &o.BatchSize),
+		durFlag("interval", "5s", "pipeline: dispatch interval (whole seconds)", &o.Interval),
+		durFlag("jitter", "4s", "pipeline: start jitter window", &o.Jitter),
+		durFlag("pre-start-buffer", "5s", "pipeline: how far ahead of its time an item is claimed (whole seconds)", &o.PreStartBuffer),
+		intFlag("max-in-flight", 400, 0, 1_000_000, "pipeline: cap on items claimed or dispatched and not yet settled (0: none)", &o.MaxInFlight),
+		intFlag("start-concurrency", 32, 1, 1024, "old design: concurrent workflow starts at intake", &o.StartConcurrency),
+		durFlag("max-wait", "45m", "per design: give up this long after the instant", &o.MaxWait),
+	}
+}
+
+// sleepingTaskQueue is where the old design's workflows run.
+const sleepingTaskQueue = "bench-sleeping-task-queue"
+
+// SleepingPaymentWorkflow is the design the pipeline replaces: one workflow
+// per payment, started at intake, persisting it, sleeping in Temporal until
+// the execution time, then executing it with the same steps as
+// PaymentExecWorkflow.
+func SleepingPaymentWorkflow(ctx workflow.Context, r payment.Request) error {
+	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, MaximumAttempts: 10},
+	})
+	var ia *payment.InitActivities
+	if err := workflow.ExecuteLocalActivity(ctx, ia.PersistScheduled, r, r.RequestedExecutionTime).Get(ctx, nil); err != nil {
+		return err
+	}
+	if d := r.RequestedExecutionTime.Sub(workflow.Now(ctx)); d > 0 {
+		if err := workflow.Sleep(ctx, d); err != nil {
+			return err
+		}
+	}
+	var ea *payment.ExecActivities
+	if err := workflow.ExecuteLocalActivity(ctx, ea.ExecutePayment, r.PaymentID).Get(ctx, nil); err != nil {
+		return err
+	}
+	ref := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID
+	if err := workflow.ExecuteLocalActivity(ctx, ea.PostProcess, r.PaymentID, ref).Get(ctx, nil); err != nil {
+		return err
+	}
+	return workflow.ExecuteLocalActivity(ctx, ea.SendNotifications, r.PaymentID).Get(ctx, nil)
+}
+
+// designResult is what one design's run measured.
+type designResult struct {
+	intake      time.Duration // submitting all N
+	intakeLate  time.Duration // how far intake ran past the instant (0: done before)
+	peakOpen    int           // open workflows, the most seen at once
+	peakBytes   int64         // Temporal store growth at the peak
+	peakRows    int64         // Temporal store row growth at the peak
+	drain       time.Duration // instant → all PROCESSING
+	processing  int           // payments PROCESSING at the end
+	timedOut    bool
+	finalBytes  int64 // Temporal store growth at the end
+	finalRows   int64
+	openSamples int
+}
+
+// RunPipeline runs the before/after benchmark for each N.
+func RunPipeline(ctx context.Context, o PipelineOptions) error {
+	fmt.Fprintf(o.Out, "paydispatch bench pipeline: %d CPUs, %s; embedded PostgreSQL and embedded Temporal (SQLite), fresh per N\n",
+		runtime.NumCPU(), memTotal())
+	fmt.Fprintf(o.Out, "(a) one workflow per payment, started at intake, sleeping until the instant (%d concurrent starts)\n", o.StartConcurrency)
+	fmt.Fprintf(o.Out, "(b) the pipeline: bulk Phase A in chunks of 1,000, queue, dispatcher every %s, batch %d, jitter %s, pre-start buffer %s, max in flight %d\n",
+		o.Interval, o.BatchSize, o.Jitter, o.PreStartBuffer, o.MaxInFlight)
+	type row struct {
+		n    int
+		a, b designResult
+	}
+	var rows []row
+	for _, n := range o.Ns {
+		a, b, err := runPipelineN(ctx, o, n)
+		if err != nil {
+			return fmt.Errorf("N=%d: %w", n, err)
+		}
+		rows = append(rows, row{n, a, b})
+		printPipeline(o.Out, n, a, b)
+	}
+	if len(rows) > 1 {
+		fmt.Fprintf(o.Out, "\npeak open workflows, (a)/(b) by N:")
+		for _, r := range rows {
+			fmt.Fprintf(o.Out, "  N=%s: %.1f×", thousands(r.n), float64(r.a.peakOpen)/float64(max(r.b.peakOpen, 1)))
+		}
+		fmt.Fprintln(o.Out)
+	}
+	return nil
+}
+
+func printPipeline(w io.Writer, n int, a, b designResult) {
+	fmt.Fprintf(w, "\nN = %s payments due at one instant\n", thousands(n))
+	fmt.Fprintf(w, "  %-42s %16s %16s %10s\n", "", "(a) sleeping", "(b) pipeline", "(a)/(b)")
+	fr := func(x, y float64) string {
+		if y == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f×", x/y)
+	}
+	fmt.Fprintf(w, "  %-42s %16s %16s %10s\n", "peak open workflows", thousands(a.peakOpen), thousands(b.peakOpen),
+		fr(float64(a.peakOpen), float64(b.peakOpen)))
+	fmt.Fprintf(w, "  %-42s %16s %16s %10s\n", "Temporal store growth at the peak (bytes)", mib(a.peakBytes), mib(b.peakBytes),
+		fr(float64(a.peakBytes), float64(b.peakBytes)))
+	fmt.Fprintf(w, "  %-42s %16s %16s %10s\n", "Temporal store growth at the peak (rows)", thousands(int(a.peakRows)), thousands(int(b.peakRows)),
+		fr(float64(a.peakRows), float64(b.peakRows)))
+	fmt.Fprintf(w, "  %-42s %16s %16s %10s\n", "instant → all PROCESSING", secs(a), secs(b), fr(a.drain.Seconds(), b.drain.Seconds()))
+	fmt.Fprintf(w, "  %-42s %16s %16s\n", "intake call for all N", fmt.Sprintf("%.1f s", a.intake.Seconds()), fmt.Sprintf("%.1f s", b.intake.Seconds()))
+	fmt.Fprintf(w, "  %-42s %16s %16s\n", "Temporal store growth at the end (bytes)", mib(a.finalBytes), mib(b.finalBytes))
+	fmt.Fprintf(w, "  %-42s %16s %16s\n", "Temporal store growth at the end (rows)", thousands(int(a.finalRows)), thousands(int(b.finalRows)))
+	for _, d := range []struct {
+		name string
+		r    designResult
+	}{{"(a)", a}, {"(b)", b}} {
+		if d.r.intakeLate > 0 {
+			fmt.Fprintf(w, "  note: %s intake finished %.1f s after the instant\n", d.name, d.r.intakeLate.Seconds())
+		}
+		if d.r.timedOut {
+			fmt.Fprintf(w, "  note: %s gave up with %d of %d PROCESSING\n", d.name, d.r.processing, n)
+		}
+	}
+	fmt.Fprintf(w, "  target ≥ 20× fewer peak open workflows: %s\n", verdict(a.peakOpen >= 20*b.peakOpen))
+}
+
+func secs(r designResult) string {
+	if r.timedOut {
+		return "not reached"
+	}
+	return fmt.Sprintf("%.1f s", r.drain.Seconds())
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// pipelineEnv is one N's private PostgreSQL and embedded Temporal.
+type pipelineEnv struct {
+	o     PipelineOptions
+	db    *postgres.DB
+	tc    *ptemporal.Conn
+	store *sql.DB // the Temporal SQLite file, read-only
+}
+
+func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designResult, err error) {
+	dir, err := os.MkdirTemp("", "paydispatch-bench-pipeline-")
+	if err != nil {
+		return a, b, err
+	}
+	defer os.RemoveAll(dir)
+	_ = os.Chmod(dir, 0o755) // the server user must enter it
+	log := o.Logger
+	db, err := postgres.Open(ctx, postgres.Options{DataDir: dir, BinDir: o.PGBinDir, MaxConns: 40, Logger: log})
+	if err != nil {
+		return a, b, err
+	}
+	defer db.Close()
+	if _, err := postgres.Migrate(ctx, db.Pool, nil); err != nil {
+		return a, b, err
+	}
+	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal"})
+	if err != nil {
+		return a, b, err
+	}
+	defer tc.Close()
+	store, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "temporal", "temporal.db")+"?mode=ro&_pragma=busy_timeout%3D10000")
+	if err != nil {
+		return a, b, err
+	}
+	defer store.Close()
+	e := &pipelineEnv{o: o, db: db, tc: tc, store: store}
+
+	for _, start := range []func(*postgres.DB, *ptemporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
+		stop, err := start(db, tc, log)
+		if err != nil {
+			return a, b, err
+		}
+		defer stop()
+	}
+	sw := worker.New(tc.Client, sleepingTaskQueue, app.PaymentWorkerOptions)
+	sw.RegisterWorkflow(SleepingPaymentWorkflow)
+	sw.RegisterActivity(&payment.InitActivities{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool)})
+	sw.RegisterActivity(&payment.ExecActivities{Store: payment.NewStore(db.Pool)})
+	if err := sw.Start(); err != nil {
+		return a, b, err
+	}
+	defer sw.Stop()
+
+	fmt.Fprintf(o.Out, "\nN=%s: (a) running ...\n", thousands(n))
+	if a, err = e.runSleeping(ctx, n); err != nil {
+		return a, b, err
+	}
+	fmt.Fprintf(o.Out, "N=%s: (b) running ...\n", thousands(n))
+	b, err = e.runPipeline(ctx, n)
+	return a, b, err
+}
+
+func benchRequest(prefix string, i int, at time.Time) payment.Request {
+	return payment.Request{
+		PaymentID: fmt.Sprintf("%s-%07d", prefix, i), TenantID: fmt.Sprintf("t%d", i%10), DebtorAccount: "ACC-1",
+		Amount: "1.00", Currency: "EUR", Creditor: payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000"},
+		RequestedExecutionTime: at,
+	}
+}
+
+// runSleeping is design (a).
+func (e *pipelineEnv) runSleeping(ctx context.Context, n int) (designResult, error) {
+	// Leave time for the starts (this machine does ~70 a second).
+	instant := time.Now().Add(20*time.Second + time.Duration(n)*16*time.Millisecond).Truncate(time.Second)
+	return e.measure(ctx, n, "a", instant, func(ctx context.Context) error {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, e.o.StartConcurrency)
+		for range e.o.StartConcurrency {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := int(next.Add(1)) - 1
+					if i >= n || ctx.Err() != nil {
+						return
+					}
+					r := benchRequest("a", i, instant)
+					_, err := e.tc.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+						ID: "sleeping-" + r.PaymentID, TaskQueue: sleepingTaskQueue,
+					}, SleepingPaymentWorkflow, r)
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		return <-errs
+	})
+}
+
+// runPipeline is design (b), through the intake and dispatcher serve runs.
+func (e *pipelineEnv) runPipeline(ctx context.Context, n int) (designResult, error) {
+	q := queue.New(e.db.Pool)
+	if _, err := q.UpdateConfig(ctx, payment.ItemType, map[string]string{
+		"batch_size":             strconv.Itoa(e.o.BatchSize),
+		"dispatch_interval_secs": strconv.Itoa(max(int(e.o.Interval/time.Second), 1)),
+		"jitter_window_ms":       strconv.Itoa(int(e.o.Jitter / time.Millisecond)),
+		"pre_start_buffer_secs":  strconv.Itoa(int(e.o.PreStartBuffer / time.Second)),
+		"max_in_flight":          strconv.Itoa(e.o.MaxInFlight),
+	}); err != nil {
+		return designResult{}, err
+	}
+	stop, err := app.StartDispatcher(ctx, "schedule", e.db, e.tc, nil, e.o.Logger)
+	if err != nil {
+		return designResult{}, err
+	}
+	defer stop()
+	svc := app.PaymentService(e.db, e.tc, 1000)
+	instant := time.Now().Add(20*time.Second + time.Duration(n)*2*time.Millisecond).Truncate(time.Second)
+	return e.measure(ctx, n, "b", instant, func(ctx context.Context) error {
+		reqs := make([]payment.Request, n)
+		for i := range reqs {
+			reqs[i] = benchRequest("b", i, instant)
+		}
+		_, err := svc.SubmitBatch(ctx, reqs)
+		return err
+	})
+}
+
+// measure runs intake, then samples the Temporal store every second until
+// every payment with the prefix is PROCESSING.
+func (e *pipelineEnv) measure(ctx context.Context, n int, prefix string, instant time.Time, intake func(context.Context) error) (designResult, error) {
+	var r designResult
+	baseBytes, baseRows, err := e.storeSize(ctx)
+	if err != nil {
+		return r, err
+	}
+	baseOpen, err := e.openWorkflows(ctx) // e.g. the dispatch schedule's own workflow
+	if err != nil {
+		return r, err
+	}
+	var (
+		mu       sync.Mutex
+		stopSamp = make(chan struct{})
+		sampErr  error
+		sampDone = make(chan struct{})
+	)
+	sample := func() {
+		open, err := e.openWorkflows(ctx)
+		if err != nil {
+			sampErr = err
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		r.openSamples++
+		if open > r.peakOpen {
+			bytes, rows, err := e.storeSize(ctx)
+			if err != nil {
+				sampErr = err
+				return
+			}
+			r.peakOpen, r.peakBytes, r.peakRows = open, bytes-baseBytes, rows-baseRows
+		}
+	}
+	go func() {
+		defer close(sampDone)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopSamp:
+				return
+			case <-t.C:
+				sample()
+			}
+		}
+	}()
+	stopSampling := func() {
+		close(stopSamp)
+		<-sampDone
+	}
+
+	started := time.Now()
+	if err := intake(ctx); err != nil {
+		stopSampling()
+		return r, fmt.Errorf("intake: %w", err)
+	}
+	r.intake = time.Since(started)
+	if late := time.Since(instant); late > 0 {
+		r.intakeLate = late
+	}
+	deadline := instant.Add(e.o.MaxWait)
+	for {
+		var done int
+		if err := e.db.Pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = 'PROCESSING' AND payment_id LIKE $1`, prefix+"-%").Scan(&done); err != nil {
+			stopSampling()
+			return r, err
+		}
+		r.processing = done
+		if done == n {
+			r.drain = time.Since(instant)
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			r.timedOut = true
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	stopSampling()
+	if sampErr != nil {
+		return r, sampErr
+	}
+	// Let the last workflows close before the next design starts.
+	for i := 0; i < 120; i++ {
+		open, err := e.openWorkflows(ctx)
+		if err != nil {
+			return r, err
+		}
+		if open <= baseOpen+1 { // a dispatch cycle may be running
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	bytes, rows, err := e.storeSize(ctx)
+	if err != nil {
+		return r, err
+	}
+	r.finalBytes, r.finalRows = bytes-baseBytes, rows-baseRows
+	return r, nil
+}
+
+// openWorkflows counts open executions straight from Temporal's store
+// (state CREATED or RUNNING), exact where visibility would lag.
+func (e *pipelineEnv) openWorkflows(ctx context.Context) (int, error) {
+	var n int
+	err := e.store.QueryRowContext(ctx, `SELECT count(*) FROM current_executions WHERE state IN (1, 2)`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count open workflows: %w", err)
+	}
+	return n, nil
+}
+
+// storeSize is the Temporal store's used bytes (pages in use) and its
+// rows over all tables.
+func (e *pipelineEnv) storeSize(ctx context.Context) (bytes, rows int64, err error) {
+	conn, err := e.store.Conn(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Close()
+	var pages, free, size int64
+	for q, dst := range map[string]*int64{"PRAGMA page_count": &pages, "PRAGMA freelist_count": &free, "PRAGMA page_size": &size} {
+		if err := conn.QueryRowContext(ctx, q).Scan(dst); err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	tables, err := conn.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`)
+	if err != nil {
+		return 0, 0, err
+	}
+	var names []string
+	for tables.Next() {
+		var s string
+		if err := tables.Scan(&s); err != nil {
+			tables.Close()
+			return 0, 0, err
+		}
+		names = append(names, s)
+	}
+	tables.Close()
+	for _, t := range names {
+		var c int64
+		if err := conn.QueryRowContext(ctx, `SELECT count(*) FROM "`+t+`"`).Scan(&c); err != nil {
+			return 0, 0, fmt.Errorf("count %s: %w", t, err)
+		}
+		rows += c
+	}
+	return (pages - free) * size, rows, nil
+}

@@ -1,0 +1,42 @@
+-- name: PutConfig :one
+-- Creates a config or changes it; a change bumps its version. Window
+-- counters are kept: they count across versions.
+INSERT INTO pacing_config AS c (config_name, max_per_window, window_ms, headroom_windows, active)
+VALUES (@config_name, @max_per_window, @window_ms, @headroom_windows, true)
+ON CONFLICT (config_name) DO UPDATE
+SET max_per_window = excluded.max_per_window,
+    window_ms = excluded.window_ms,
+    headroom_windows = excluded.headroom_windows,
+    active = true,
+    version = c.version + 1,
+    updated_at = now()
+RETURNING *;
+
+-- name: GetConfig :one
+SELECT * FROM pacing_config WHERE config_name = @config_name;
+
+-- name: ListConfigs :many
+SELECT * FROM pacing_config ORDER BY config_name;
+
+-- name: DeactivateConfig :one
+UPDATE pacing_config SET active = false, version = version + 1, updated_at = now()
+WHERE config_name = @config_name
+RETURNING *;
+
+-- name: Assign :many
+-- One round trip for any number of events requesting the same instant.
+-- EXHAUSTED rows carry no slot: epoch and -1 stand in for it.
+SELECT a.event_id::text AS event_id, a.status::text AS status,
+       coalesce(a.window_start, 'epoch')::timestamptz AS window_start,
+       coalesce(a.scheduled_time, 'epoch')::timestamptz AS scheduled_time,
+       coalesce(a.slot_index, -1)::int AS slot_index
+FROM pacing_assign(@config_name::text, @window_ms::bigint, @max_per_window::int, @headroom::int,
+                   @requested_time::timestamptz, @event_ids::text[], @jitter::float8[]) a;
+
+-- name: WindowCounts :many
+-- Each window's counter beside the slots it holds (tests, checks).
+SELECT w.window_start, w.slot_count, w.status,
+       (SELECT count(*) FROM pacing_slot s WHERE s.config_name = w.config_name AND s.window_start = w.window_start)::int AS slots
+FROM pacing_window w
+WHERE w.config_name = @config_name
+ORDER BY w.window_start;

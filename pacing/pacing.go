@@ -1,0 +1,341 @@
+package pacing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/paydispatch/paydispatch/pacing/internal/dbsqlc"
+)
+
+// Errors callers tell apart.
+var (
+	ErrConfigNotFound = errors.New("no such rate-limit config")
+	ErrConfigInactive = errors.New("rate-limit config is inactive")
+	// ErrExhausted: no window within the search limit had room; nothing
+	// was written for the event.
+	ErrExhausted = errors.New("no window with room within the search limit")
+	// ErrInvalid: a config or request is malformed; nothing changed.
+	ErrInvalid = errors.New("invalid")
+)
+
+// Config is a named rate limit: at most MaxPerWindow events per Window.
+type Config struct {
+	Name         string
+	MaxPerWindow int
+	Window       time.Duration
+	// Headroom is how many windows a request searches past the first one
+	// with room before it gives up (EXHAUSTED).
+	Headroom  int
+	Active    bool
+	Version   int
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// DefaultHeadroom is the seed's: 100 windows.
+const DefaultHeadroom = 100
+
+var configName = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,100}$`)
+
+// Validate says what is wrong with c, naming the field.
+func (c Config) Validate() error {
+	switch {
+	case !configName.MatchString(c.Name):
+		return fmt.Errorf("%w: configName: want 1-100 letters, digits, '_', '.', ':' or '-'", ErrInvalid)
+	case c.MaxPerWindow < 1 || c.MaxPerWindow > 1_000_000:
+		return fmt.Errorf("%w: maxPerWindow: want a whole number from 1 to 1000000", ErrInvalid)
+	case c.Window < time.Millisecond || c.Window > 24*time.Hour || c.Window%time.Millisecond != 0:
+		return fmt.Errorf("%w: windowSize: want from PT0.001S to P1D in whole milliseconds", ErrInvalid)
+	case c.Headroom < 0 || c.Headroom > 100_000:
+		return fmt.Errorf("%w: headroom: want a whole number of windows from 0 to 100000", ErrInvalid)
+	}
+	return nil
+}
+
+// Status says how an event got its slot.
+type Status string
+
+const (
+	StatusNew       Status = "NEW"       // assigned by this call
+	StatusExisting  Status = "EXISTING"  // assigned before: the same slot again
+	StatusExhausted Status = "EXHAUSTED" // no room within the search limit; nothing written
+)
+
+// Slot is an event's place in the schedule.
+type Slot struct {
+	EventID       string
+	ScheduledTime time.Time
+	WindowStart   time.Time
+	Index         int // the slot's number in its window, from 0
+	Status        Status
+}
+
+// Event is something to pace: an id (the idempotency key) and the time it
+// asks for.
+type Event struct {
+	ID            string
+	RequestedTime time.Time
+}
+
+// Limiter assigns slots. Configs are cached for CacheTTL.
+type Limiter struct {
+	pool *pgxpool.Pool
+	q    *dbsqlc.Queries
+	// CacheTTL is how long a config read is trusted (default 5 s).
+	CacheTTL time.Duration
+	// BulkChunk is how many events of one instant go in one round trip
+	// (default 5,000).
+	BulkChunk int
+	now       func() time.Time
+
+	mu    sync.Mutex
+	cache map[string]cachedConfig
+}
+
+type cachedConfig struct {
+	c   Config
+	err error
+	at  time.Time
+}
+
+// New returns a limiter on pool, whose schema has the pacing tables.
+func New(pool *pgxpool.Pool) *Limiter {
+	return &Limiter{pool: pool, q: dbsqlc.New(pool), CacheTTL: 5 * time.Second, BulkChunk: 5000, now: time.Now, cache: map[string]cachedConfig{}}
+}
+
+func fromRow(r dbsqlc.PacingConfig) Config {
+	return Config{
+		Name: r.ConfigName, MaxPerWindow: int(r.MaxPerWindow), Window: time.Duration(r.WindowMs) * time.Millisecond,
+		Headroom: int(r.HeadroomWindows), Active: r.Active, Version: int(r.Version), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}
+}
+
+// PutConfig creates or changes a config (activating it; a change bumps
+// the version) and drops it from the cache.
+func (l *Limiter) PutConfig(ctx context.Context, c Config) (Config, error) {
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	r, err := l.q.PutConfig(ctx, dbsqlc.PutConfigParams{
+		ConfigName: c.Name, MaxPerWindow: int32(c.MaxPerWindow), WindowMs: c.Window.Milliseconds(), HeadroomWindows: int32(c.Headroom),
+	})
+	if err != nil {
+		return Config{}, fmt.Errorf("pacing: put config %s: %w", c.Name, err)
+	}
+	l.forget(c.Name)
+	return fromRow(r), nil
+}
+
+// GetConfig reads a config from the database (not the cache).
+func (l *Limiter) GetConfig(ctx context.Context, name string) (Config, error) {
+	r, err := l.q.GetConfig(ctx, name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Config{}, fmt.Errorf("pacing: config %q: %w", name, ErrConfigNotFound)
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("pacing: read config %s: %w", name, err)
+	}
+	return fromRow(r), nil
+}
+
+// ListConfigs reads every config.
+func (l *Limiter) ListConfigs(ctx context.Context) ([]Config, error) {
+	rows, err := l.q.ListConfigs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("pacing: list configs: %w", err)
+	}
+	out := make([]Config, len(rows))
+	for i, r := range rows {
+		out[i] = fromRow(r)
+	}
+	return out, nil
+}
+
+// Deactivate stops a config from assigning slots (slots already given
+// stay) and drops it from the cache.
+func (l *Limiter) Deactivate(ctx context.Context, name string) (Config, error) {
+	r, err := l.q.DeactivateConfig(ctx, name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Config{}, fmt.Errorf("pacing: config %q: %w", name, ErrConfigNotFound)
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("pacing: deactivate %s: %w", name, err)
+	}
+	l.forget(name)
+	return fromRow(r), nil
+}
+
+// FlushCache forgets every cached config: the next request reads them
+// again. Other processes' caches expire within CacheTTL.
+func (l *Limiter) FlushCache() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	clear(l.cache)
+}
+
+func (l *Limiter) forget(name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.cache, name)
+}
+
+// activeConfig is the config as cached (read again after CacheTTL).
+func (l *Limiter) activeConfig(ctx context.Context, name string) (Config, error) {
+	l.mu.Lock()
+	c, ok := l.cache[name]
+	l.mu.Unlock()
+	if !ok || l.now().Sub(c.at) >= l.CacheTTL {
+		cfg, err := l.GetConfig(ctx, name)
+		if err != nil && !errors.Is(err, ErrConfigNotFound) {
+			return Config{}, err // not cached: a database error is not an answer
+		}
+		c = cachedConfig{c: cfg, err: err, at: l.now()}
+		l.mu.Lock()
+		l.cache[name] = c
+		l.mu.Unlock()
+	}
+	if c.err != nil {
+		return Config{}, c.err
+	}
+	if !c.c.Active {
+		return Config{}, fmt.Errorf("pacing: config %q: %w", name, ErrConfigInactive)
+	}
+	return c.c, nil
+}
+
+// Assign gives one event its slot under the named config: the slot it
+// already has (EXISTING), or a new one at or after requested (NEW). With
+// no room within the search limit it returns ErrExhausted and writes
+// nothing.
+func (l *Limiter) Assign(ctx context.Context, configName, eventID string, requested time.Time) (Slot, error) {
+	if eventID == "" || len(eventID) > 200 {
+		return Slot{}, fmt.Errorf("%w: eventId: want 1-200 characters", ErrInvalid)
+	}
+	if requested.IsZero() {
+		return Slot{}, fmt.Errorf("%w: requestedTime: want an RFC 3339 time", ErrInvalid)
+	}
+	cfg, err := l.activeConfig(ctx, configName)
+	if err != nil {
+		return Slot{}, err
+	}
+	slots, err := l.assign(ctx, cfg, requested, []string{eventID})
+	if err != nil {
+		return Slot{}, err
+	}
+	if len(slots) != 1 {
+		return Slot{}, fmt.Errorf("pacing: assign %s: %d rows back, want 1", eventID, len(slots))
+	}
+	if slots[0].Status == StatusExhausted {
+		return slots[0], fmt.Errorf("pacing: %s at %s under %s: %w", eventID, requested.Format(time.RFC3339Nano), configName, ErrExhausted)
+	}
+	return slots[0], nil
+}
+
+// AssignBulk gives each event a slot, in one round trip per requested
+// instant and chunk of BulkChunk events: a file of 500,000 payments for one
+// instant takes 100 round trips, not 500,000. Results come in the order of
+// events; an event that found no room has Status EXHAUSTED (and nothing
+// written). An event id given twice gets one slot.
+func (l *Limiter) AssignBulk(ctx context.Context, configName string, events []Event) ([]Slot, error) {
+	for i, e := range events {
+		if e.ID == "" || len(e.ID) > 200 {
+			return nil, fmt.Errorf("%w: events[%d].eventId: want 1-200 characters", ErrInvalid, i)
+		}
+		if e.RequestedTime.IsZero() {
+			return nil, fmt.Errorf("%w: events[%d].requestedTime: want an RFC 3339 time", ErrInvalid, i)
+		}
+	}
+	cfg, err := l.activeConfig(ctx, configName)
+	if err != nil {
+		return nil, err
+	}
+	// Group by instant, earliest first, keeping each group's order.
+	byTime := map[time.Time][]string{}
+	var times []time.Time
+	for _, e := range events {
+		t := e.RequestedTime.UTC().Truncate(time.Millisecond)
+		if _, ok := byTime[t]; !ok {
+			times = append(times, t)
+		}
+		byTime[t] = append(byTime[t], e.ID)
+	}
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	got := make(map[string]Slot, len(events))
+	chunk := max(l.BulkChunk, 1)
+	for _, t := range times {
+		ids := byTime[t]
+		for start := 0; start < len(ids); start += chunk {
+			slots, err := l.assign(ctx, cfg, t, ids[start:min(start+chunk, len(ids))])
+			if err != nil {
+				return nil, err
+			}
+			for _, s := range slots {
+				if _, seen := got[s.EventID]; !seen { // a repeated id keeps its first answer
+					got[s.EventID] = s
+				}
+			}
+		}
+	}
+	out := make([]Slot, len(events))
+	for i, e := range events {
+		s, ok := got[e.ID]
+		if !ok {
+			return nil, fmt.Errorf("pacing: no result for event %s", e.ID)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// assign is one round trip: ids all requesting the instant t.
+func (l *Limiter) assign(ctx context.Context, cfg Config, t time.Time, ids []string) ([]Slot, error) {
+	jitter := make([]float64, len(ids))
+	for i := range jitter {
+		jitter[i] = rand.Float64()
+	}
+	rows, err := l.q.Assign(ctx, dbsqlc.AssignParams{
+		ConfigName: cfg.Name, WindowMs: cfg.Window.Milliseconds(), MaxPerWindow: int32(cfg.MaxPerWindow),
+		Headroom: int32(cfg.Headroom), RequestedTime: t, EventIds: ids, Jitter: jitter,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pacing: assign %d events under %s: %w", len(ids), cfg.Name, err)
+	}
+	out := make([]Slot, len(rows))
+	for i, r := range rows {
+		out[i] = Slot{EventID: r.EventID, Status: Status(r.Status)}
+		if out[i].Status != StatusExhausted {
+			out[i].ScheduledTime, out[i].WindowStart, out[i].Index = r.ScheduledTime, r.WindowStart, int(r.SlotIndex)
+		}
+	}
+	return out, nil
+}
+
+// WindowCount is a window's counter beside the slots it holds.
+type WindowCount struct {
+	Start   time.Time
+	Counter int
+	Slots   int
+	Status  string
+}
+
+// Windows lists a config's windows with their counters and slot counts.
+func (l *Limiter) Windows(ctx context.Context, configName string) ([]WindowCount, error) {
+	rows, err := l.q.WindowCounts(ctx, configName)
+	if err != nil {
+		return nil, fmt.Errorf("pacing: window counts %s: %w", configName, err)
+	}
+	out := make([]WindowCount, len(rows))
+	for i, r := range rows {
+		out[i] = WindowCount{Start: r.WindowStart, Counter: int(r.SlotCount), Slots: int(r.Slots), Status: r.Status}
+	}
+	return out, nil
+}

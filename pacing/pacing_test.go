@@ -1,0 +1,421 @@
+package pacing_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/pacing"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// boundary is a window boundary for 4-second windows (and 1-second ones).
+var boundary = time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC)
+
+func newLimiter(t *testing.T, max int, window time.Duration, headroom int) (*pacing.Limiter, *pgxpool.Pool) {
+	t.Helper()
+	pool := pgtest.NewPool(t)
+	l := pacing.New(pool)
+	if _, err := l.PutConfig(context.Background(), pacing.Config{Name: "default", MaxPerWindow: max, Window: window, Headroom: headroom}); err != nil {
+		t.Fatal(err)
+	}
+	return l, pool
+}
+
+func mustAssign(t *testing.T, l *pacing.Limiter, id string, at time.Time) pacing.Slot {
+	t.Helper()
+	s, err := l.Assign(context.Background(), "default", id, at)
+	if err != nil {
+		t.Fatalf("assign %s: %v", id, err)
+	}
+	return s
+}
+
+// checkWindows asserts no window is over max and each counter equals the
+// slots it holds; it returns the slots per window start.
+func checkWindows(t *testing.T, l *pacing.Limiter, max int) map[time.Time]int {
+	t.Helper()
+	ws, err := l.Windows(context.Background(), "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[time.Time]int{}
+	for _, w := range ws {
+		if w.Counter > max || w.Counter != w.Slots {
+			t.Errorf("window %s: counter %d, slots %d, max %d", w.Start.Format(time.RFC3339), w.Counter, w.Slots, max)
+		}
+		if (w.Counter >= max) != (w.Status == "CLOSED") {
+			t.Errorf("window %s: counter %d of %d but %s", w.Start.Format(time.RFC3339), w.Counter, max, w.Status)
+		}
+		out[w.Start.UTC()] = w.Slots
+	}
+	return out
+}
+
+func TestIdempotency(t *testing.T) {
+	t.Parallel()
+	l, _ := newLimiter(t, 100, 4*time.Second, pacing.DefaultHeadroom)
+	first := mustAssign(t, l, "evt-1", boundary)
+	if first.Status != pacing.StatusNew {
+		t.Fatalf("first assignment: %s, want NEW", first.Status)
+	}
+	for i := range 10 {
+		again := mustAssign(t, l, "evt-1", boundary.Add(time.Duration(i)*time.Hour)) // a different time changes nothing
+		if again.Status != pacing.StatusExisting || !again.ScheduledTime.Equal(first.ScheduledTime) ||
+			!again.WindowStart.Equal(first.WindowStart) || again.Index != first.Index {
+			t.Fatalf("repeat %d: %+v, want the first slot %+v as EXISTING", i, again, first)
+		}
+	}
+	if got := checkWindows(t, l, 100); got[boundary] != 1 {
+		t.Fatalf("slots in the window: %d, want 1", got[boundary])
+	}
+}
+
+func TestWindowWalkAndBounds(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		max       int
+		window    time.Duration
+		requested time.Time
+		events    int
+		want      map[time.Duration]int // window offset from boundary → slots
+	}{
+		{"fills then overflows", 3, 4 * time.Second, boundary, 7,
+			map[time.Duration]int{0: 3, 4 * time.Second: 3, 8 * time.Second: 1}},
+		{"proportional first window", 100, 4 * time.Second, boundary.Add(3 * time.Second), 30,
+			map[time.Duration]int{0: 25, 4 * time.Second: 5}},
+		{"proportional, mid-millisecond", 10, time.Second, boundary.Add(250 * time.Millisecond), 10,
+			map[time.Duration]int{0: 7, time.Second: 3}},
+		{"requested near the end: no room in its window", 10, 4 * time.Second, boundary.Add(3900 * time.Millisecond), 2,
+			map[time.Duration]int{4 * time.Second: 2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			l, _ := newLimiter(t, tc.max, tc.window, pacing.DefaultHeadroom)
+			for i := range tc.events {
+				s := mustAssign(t, l, fmt.Sprintf("e-%d", i), tc.requested)
+				if s.ScheduledTime.Before(tc.requested) {
+					t.Errorf("slot %s before the requested %s", s.ScheduledTime, tc.requested)
+				}
+				if s.ScheduledTime.Before(s.WindowStart) || !s.ScheduledTime.Before(s.WindowStart.Add(tc.window)) {
+					t.Errorf("slot %s outside its window %s + %s", s.ScheduledTime, s.WindowStart, tc.window)
+				}
+			}
+			got := checkWindows(t, l, tc.max)
+			for off, n := range tc.want {
+				if got[boundary.Add(off)] != n {
+					t.Errorf("window +%s: %d slots, want %d (all: %v)", off, got[boundary.Add(off)], n, got)
+				}
+			}
+		})
+	}
+}
+
+// TestStratified: 100 slots in a 4-second window put exactly 25 into each
+// second.
+func TestStratified(t *testing.T) {
+	t.Parallel()
+	l, _ := newLimiter(t, 100, 4*time.Second, pacing.DefaultHeadroom)
+	events := make([]pacing.Event, 100)
+	for i := range events {
+		events[i] = pacing.Event{ID: fmt.Sprintf("s-%03d", i), RequestedTime: boundary}
+	}
+	slots, err := l.AssignBulk(context.Background(), "default", events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perSecond := map[int]int{}
+	for _, s := range slots {
+		perSecond[int(s.ScheduledTime.Sub(boundary)/time.Second)]++
+	}
+	for sec := range 4 {
+		if perSecond[sec] != 25 {
+			t.Fatalf("per second: %v, want 25 in each of 0..3", perSecond)
+		}
+	}
+}
+
+func TestSkipQueryJumpsFullWindows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// Headroom 0: a search that walked the full windows one by one would
+	// give up at the first; the skip lands on the first open one directly.
+	l, pool := newLimiter(t, 2, time.Second, 0)
+	const full = 5000
+	if _, err := pool.Exec(ctx, `INSERT INTO pacing_window (config_name, window_start, slot_count, status)
+		SELECT 'default', $1::timestamptz + i * interval '1 second', 2, 'CLOSED' FROM generate_series(1, $2::int) i`, boundary, full); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO pacing_window VALUES ('default', $1::timestamptz + $2::int * interval '1 second', 0, 'OPEN')`, boundary, full+1); err != nil {
+		t.Fatal(err)
+	}
+	mustAssign(t, l, "fill-0", boundary)
+	mustAssign(t, l, "fill-1", boundary) // the requested window is now full too
+	s := mustAssign(t, l, "late", boundary)
+	if want := boundary.Add((full + 1) * time.Second); !s.WindowStart.Equal(want) {
+		t.Fatalf("landed in %s, want %s, the first open window", s.WindowStart, want)
+	}
+	// The skip query is an index lookup.
+	var plan strings.Builder
+	rows, err := pool.Query(ctx, `EXPLAIN SELECT min(window_start) FROM pacing_window
+		WHERE config_name = 'default' AND status = 'OPEN' AND window_start > $1`, boundary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var line string
+		_ = rows.Scan(&line)
+		plan.WriteString(line + "\n")
+	}
+	rows.Close()
+	if !strings.Contains(plan.String(), "pacing_window_status_idx") || strings.Contains(plan.String(), "Seq Scan") {
+		t.Fatalf("skip query plan:\n%s", plan.String())
+	}
+}
+
+func TestStatusClosesWhenFull(t *testing.T) {
+	t.Parallel()
+	l, _ := newLimiter(t, 3, 4*time.Second, pacing.DefaultHeadroom)
+	ctx := context.Background()
+	status := func() map[time.Time]string {
+		ws, err := l.Windows(ctx, "default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[time.Time]string{}
+		for _, w := range ws {
+			out[w.Start.UTC()] = w.Status
+		}
+		return out
+	}
+	for i := range 3 {
+		mustAssign(t, l, fmt.Sprintf("c-%d", i), boundary)
+		want := "OPEN"
+		if i == 2 {
+			want = "CLOSED"
+		}
+		if got := status()[boundary]; got != want {
+			t.Fatalf("after %d slots: %s, want %s", i+1, got, want)
+		}
+	}
+	// Closing created the successor, open and empty.
+	if got := status()[boundary.Add(4*time.Second)]; got != "OPEN" {
+		t.Fatalf("successor: %q, want OPEN", got)
+	}
+}
+
+func TestFarFutureDoesNotDisturbNearTerm(t *testing.T) {
+	t.Parallel()
+	l, _ := newLimiter(t, 2, 4*time.Second, pacing.DefaultHeadroom)
+	farAway := boundary.AddDate(1, 0, 0)
+	for i := range 5 {
+		mustAssign(t, l, fmt.Sprintf("far-%d", i), farAway)
+	}
+	for i := range 5 {
+		s := mustAssign(t, l, fmt.Sprintf("near-%d", i), boundary)
+		if s.ScheduledTime.After(boundary.Add(time.Minute)) {
+			t.Fatalf("near-term event %d sent to %s", i, s.ScheduledTime)
+		}
+	}
+	checkWindows(t, l, 2)
+}
+
+func TestExhaustedWritesNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l, pool := newLimiter(t, 1, time.Second, 2)
+	mustAssign(t, l, "first", boundary) // fills the window, opens the next
+	// Another transaction holds the next three windows.
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := pool.Exec(ctx, `INSERT INTO pacing_window VALUES
+		('default', $1::timestamptz + interval '2 second', 0, 'OPEN'),
+		('default', $1::timestamptz + interval '3 second', 0, 'OPEN')`, boundary); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM pacing_window WHERE config_name = 'default' AND window_start > $1 FOR UPDATE`, boundary); err != nil {
+		t.Fatal(err)
+	}
+	snapshot := func() string {
+		var s string
+		if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM pacing_slot) || '/' ||
+			(SELECT string_agg(window_start || '=' || slot_count || status, ',' ORDER BY window_start) FROM pacing_window)`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	before := snapshot()
+	s, err := l.Assign(ctx, "default", "second", boundary)
+	if !errors.Is(err, pacing.ErrExhausted) || s.Status != pacing.StatusExhausted {
+		t.Fatalf("assign with every window in reach held: %+v, %v; want EXHAUSTED", s, err)
+	}
+	if after := snapshot(); after != before {
+		t.Fatalf("exhausted path wrote:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+func TestConcurrentAssignments(t *testing.T) {
+	t.Parallel()
+	const goroutines, each, max = 100, 20, 50
+	l, _ := newLimiter(t, max, 4*time.Second, pacing.DefaultHeadroom)
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if _, err := l.Assign(context.Background(), "default", fmt.Sprintf("g%03d-%03d", g, i), boundary); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, n := range checkWindows(t, l, max) {
+		total += n
+	}
+	if total != goroutines*each {
+		t.Fatalf("%d slots for %d events", total, goroutines*each)
+	}
+}
+
+func TestAssignBulk(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l, _ := newLimiter(t, 100, 4*time.Second, pacing.DefaultHeadroom)
+	l.BulkChunk = 300 // several round trips per instant
+	var events []pacing.Event
+	for i := range 1000 {
+		events = append(events, pacing.Event{ID: fmt.Sprintf("b-%04d", i), RequestedTime: boundary})
+	}
+	for i := range 50 { // another instant in the same call
+		events = append(events, pacing.Event{ID: fmt.Sprintf("o-%04d", i), RequestedTime: boundary.Add(time.Hour)})
+	}
+	events = append(events, events[0]) // the same id twice
+	slots, err := l.AssignBulk(ctx, "default", events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range slots[:len(slots)-1] {
+		if s.EventID != events[i].ID || s.Status != pacing.StatusNew || s.ScheduledTime.Before(events[i].RequestedTime) {
+			t.Fatalf("slot %d: %+v for %+v", i, s, events[i])
+		}
+	}
+	if last := slots[len(slots)-1]; !last.ScheduledTime.Equal(slots[0].ScheduledTime) {
+		t.Fatalf("a repeated id got another slot: %+v vs %+v", last, slots[0])
+	}
+	perWindow := checkWindows(t, l, 100)
+	for w := range 10 {
+		if n := perWindow[boundary.Add(time.Duration(w)*4*time.Second)]; n != 100 {
+			t.Fatalf("window %d: %d slots, want 100", w, n)
+		}
+	}
+	// The same file again: every slot back as it was.
+	again, err := l.AssignBulk(ctx, "default", events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range again {
+		if again[i].Status != pacing.StatusExisting || !again[i].ScheduledTime.Equal(slots[i].ScheduledTime) {
+			t.Fatalf("replay %d: %+v, want %+v as EXISTING", i, again[i], slots[i])
+		}
+	}
+}
+
+func TestConfigs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l, _ := newLimiter(t, 100, 4*time.Second, pacing.DefaultHeadroom)
+	if _, err := l.Assign(ctx, "nope", "e", boundary); !errors.Is(err, pacing.ErrConfigNotFound) {
+		t.Fatalf("unknown config: %v", err)
+	}
+	c, err := l.PutConfig(ctx, pacing.Config{Name: "default", MaxPerWindow: 10, Window: 2 * time.Second, Headroom: 5})
+	if err != nil || c.Version != 2 || c.MaxPerWindow != 10 || c.Window != 2*time.Second || !c.Active {
+		t.Fatalf("update: %+v %v", c, err)
+	}
+	if _, err := l.Deactivate(ctx, "default"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Assign(ctx, "default", "e", boundary); !errors.Is(err, pacing.ErrConfigInactive) {
+		t.Fatalf("inactive config: %v", err)
+	}
+	for _, bad := range []pacing.Config{
+		{Name: "", MaxPerWindow: 1, Window: time.Second},
+		{Name: "x", MaxPerWindow: 0, Window: time.Second},
+		{Name: "x", MaxPerWindow: 1, Window: 0},
+		{Name: "x", MaxPerWindow: 1, Window: time.Second, Headroom: -1},
+	} {
+		if _, err := l.PutConfig(ctx, bad); !errors.Is(err, pacing.ErrInvalid) {
+			t.Errorf("%+v: %v, want ErrInvalid", bad, err)
+		}
+	}
+	cs, err := l.ListConfigs(ctx)
+	if err != nil || len(cs) != 1 || cs[0].Active {
+		t.Fatalf("list: %+v %v", cs, err)
+	}
+}
+
+// TestConfigCache: another process's change is seen once the cache
+// expires or is flushed, not before.
+func TestConfigCache(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l, pool := newLimiter(t, 100, 4*time.Second, pacing.DefaultHeadroom)
+	mustAssign(t, l, "warm", boundary) // caches the config
+	other := pacing.New(pool)
+	if _, err := other.Deactivate(ctx, "default"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Assign(ctx, "default", "cached", boundary); err != nil {
+		t.Fatalf("within the cache's life the old config holds: %v", err)
+	}
+	l.FlushCache()
+	if _, err := l.Assign(ctx, "default", "flushed", boundary); !errors.Is(err, pacing.ErrConfigInactive) {
+		t.Fatalf("after a flush: %v, want inactive", err)
+	}
+}
+
+func TestISODuration(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want time.Duration
+		out  string
+	}{
+		{"PT4S", 4 * time.Second, "PT4S"},
+		{"PT0.5S", 500 * time.Millisecond, "PT0.5S"},
+		{"PT1M30S", 90 * time.Second, "PT1M30S"},
+		{"P1D", 24 * time.Hour, "P1D"},
+		{"pt2h", 2 * time.Hour, "PT2H"},
+	} {
+		got, err := pacing.ParseISODuration(tc.in)
+		if err != nil || got != tc.want || pacing.FormatISODuration(got) != tc.out {
+			t.Errorf("%s: %v %v %s", tc.in, got, err, pacing.FormatISODuration(got))
+		}
+	}
+	for _, bad := range []string{"", "P", "PT", "4s", "P1M", "PT-1S", "P1Y"} {
+		if _, err := pacing.ParseISODuration(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
