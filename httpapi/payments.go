@@ -157,10 +157,15 @@ func decodeLines(w http.ResponseWriter, r *http.Request) ([]payment.Request, []i
 // decodeJSON reads one JSON object, refusing unknown fields, trailing data
 // and oversized bodies, with a problem that says where it went wrong.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) *Problem {
+	return decodeJSONLimit(w, r, v, maxBody)
+}
+
+// decodeJSONLimit is decodeJSON for bodies up to limit bytes.
+func decodeJSONLimit(w http.ResponseWriter, r *http.Request, v any, limit int64) *Problem {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return &Problem{Status: http.StatusUnsupportedMediaType, Detail: "send Content-Type: application/json"}
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
@@ -175,7 +180,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) *Problem {
 	p := &Problem{Status: http.StatusBadRequest, Title: "Malformed request"}
 	switch {
 	case errors.As(err, &tooBig):
-		p.Status, p.Detail = http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is over %d bytes", maxBody)
+		p.Status, p.Detail = http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is over %d bytes", limit)
 	case errors.As(err, &syn):
 		p.Detail = fmt.Sprintf("invalid JSON at byte %d", syn.Offset)
 	case errors.As(err, &typ):

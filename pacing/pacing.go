@@ -27,6 +27,15 @@ var (
 	ErrInvalid = errors.New("invalid")
 )
 
+// InvalidError names the field of a config or request that is wrong and
+// what it takes; errors.Is(err, ErrInvalid) holds for it.
+type InvalidError struct{ Field, Detail string }
+
+func (e *InvalidError) Error() string { return "invalid " + e.Field + ": " + e.Detail }
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
+
+func invalid(field, detail string) error { return &InvalidError{Field: field, Detail: detail} }
+
 // Config is a named rate limit: at most MaxPerWindow events per Window.
 type Config struct {
 	Name         string
@@ -50,13 +59,13 @@ var configName = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,100}$`)
 func (c Config) Validate() error {
 	switch {
 	case !configName.MatchString(c.Name):
-		return fmt.Errorf("%w: configName: want 1-100 letters, digits, '_', '.', ':' or '-'", ErrInvalid)
+		return invalid("configName", "want 1-100 letters, digits, '_', '.', ':' or '-'")
 	case c.MaxPerWindow < 1 || c.MaxPerWindow > 1_000_000:
-		return fmt.Errorf("%w: maxPerWindow: want a whole number from 1 to 1000000", ErrInvalid)
+		return invalid("maxPerWindow", "want a whole number from 1 to 1000000")
 	case c.Window < time.Millisecond || c.Window > 24*time.Hour || c.Window%time.Millisecond != 0:
-		return fmt.Errorf("%w: windowSize: want from PT0.001S to P1D in whole milliseconds", ErrInvalid)
+		return invalid("windowSize", "want from PT0.001S to P1D in whole milliseconds")
 	case c.Headroom < 0 || c.Headroom > 100_000:
-		return fmt.Errorf("%w: headroom: want a whole number of windows from 0 to 100000", ErrInvalid)
+		return invalid("headroom", "want a whole number of windows from 0 to 100000")
 	}
 	return nil
 }
@@ -218,10 +227,10 @@ func (l *Limiter) activeConfig(ctx context.Context, name string) (Config, error)
 // nothing.
 func (l *Limiter) Assign(ctx context.Context, configName, eventID string, requested time.Time) (Slot, error) {
 	if eventID == "" || len(eventID) > 200 {
-		return Slot{}, fmt.Errorf("%w: eventId: want 1-200 characters", ErrInvalid)
+		return Slot{}, invalid("eventId", "want 1-200 characters")
 	}
 	if requested.IsZero() {
-		return Slot{}, fmt.Errorf("%w: requestedTime: want an RFC 3339 time", ErrInvalid)
+		return Slot{}, invalid("requestedTime", "want an RFC 3339 time")
 	}
 	cfg, err := l.activeConfig(ctx, configName)
 	if err != nil {
@@ -248,10 +257,10 @@ func (l *Limiter) Assign(ctx context.Context, configName, eventID string, reques
 func (l *Limiter) AssignBulk(ctx context.Context, configName string, events []Event) ([]Slot, error) {
 	for i, e := range events {
 		if e.ID == "" || len(e.ID) > 200 {
-			return nil, fmt.Errorf("%w: events[%d].eventId: want 1-200 characters", ErrInvalid, i)
+			return nil, invalid(fmt.Sprintf("events[%d].eventId", i), "want 1-200 characters")
 		}
 		if e.RequestedTime.IsZero() {
-			return nil, fmt.Errorf("%w: events[%d].requestedTime: want an RFC 3339 time", ErrInvalid, i)
+			return nil, invalid(fmt.Sprintf("events[%d].requestedTime", i), "want an RFC 3339 time")
 		}
 	}
 	cfg, err := l.activeConfig(ctx, configName)

@@ -363,6 +363,31 @@ func TestPaymentEndToEnd(t *testing.T) {
 	if resp, err := http.Get("http://" + addr + "/v1/payments/pay-bad"); err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("refused payment was stored: %v", err)
 	}
+
+	// Seed 003's verification steps 4 and 5, as the README's curl does.
+	resp = postRetrying(t, "http://"+addr+"/admin/rate-limit/config", "application/json",
+		`{"configName":"default","maxPerWindow":100,"windowSize":"PT4S"}`)
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create config: %d", resp.StatusCode)
+	}
+	var slot, again2 struct{ EventID, ScheduledTime, WindowStart, Status string }
+	for i, dst := range []*struct{ EventID, ScheduledTime, WindowStart, Status string }{&slot, &again2} {
+		resp = postRetrying(t, "http://"+addr+"/api/v1/slots", "application/json",
+			`{"eventId":"test-1","configName":"default","requestedTime":"2025-06-01T12:00:00Z"}`)
+		if err := json.NewDecoder(resp.Body).Decode(dst); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("slot %d: %d %v", i, resp.StatusCode, err)
+		}
+		resp.Body.Close()
+	}
+	if slot.Status != "NEW" || again2.Status != "EXISTING" || slot.ScheduledTime != again2.ScheduledTime ||
+		slot.WindowStart != "2025-06-01T12:00:00Z" || slot.ScheduledTime < "2025-06-01T12:00:00Z" || slot.ScheduledTime >= "2025-06-01T12:00:04Z" {
+		t.Fatalf("slots: %+v then %+v", slot, again2)
+	}
+	resp = postRetrying(t, "http://"+addr+"/api/v1/slots", "application/json",
+		`{"eventId":"test-2","configName":"nope","requestedTime":"2025-06-01T12:00:00Z"}`)
+	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("unknown config: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
 }
 
 // TestKill9MidRun: serve is killed with SIGKILL while payments are being

@@ -18,6 +18,7 @@ import (
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/temporal"
@@ -111,6 +112,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		}},
 	)
 	router.HandlePayments(app.PaymentService(store, tconn, srv.BulkChunkSize))
+	router.HandlePacing(pacing.New(store.Pool))
 	router.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	if srv.PprofAddr != "" {
 		// Profiling stays off the API listener, on an address of its own.

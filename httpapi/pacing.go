@@ -1,0 +1,268 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/paydispatch/paydispatch/pacing"
+)
+
+// Pacer is what the slot and rate-limit admin endpoints need.
+type Pacer interface {
+	Assign(ctx context.Context, configName, eventID string, requested time.Time) (pacing.Slot, error)
+	AssignBulk(ctx context.Context, configName string, events []pacing.Event) ([]pacing.Slot, error)
+	PutConfig(ctx context.Context, c pacing.Config) (pacing.Config, error)
+	GetConfig(ctx context.Context, name string) (pacing.Config, error)
+	ListConfigs(ctx context.Context) ([]pacing.Config, error)
+	Deactivate(ctx context.Context, name string) (pacing.Config, error)
+	FlushCache()
+}
+
+// maxBulkSlots bounds one bulk slot request.
+const maxBulkSlots = 100_000
+
+type slotRequest struct {
+	EventID       string `json:"eventId"`
+	ConfigName    string `json:"configName"`
+	RequestedTime string `json:"requestedTime"`
+}
+
+type slotView struct {
+	EventID       string     `json:"eventId"`
+	ScheduledTime *time.Time `json:"scheduledTime,omitempty"`
+	WindowStart   *time.Time `json:"windowStart,omitempty"`
+	Status        string     `json:"status"`
+}
+
+func viewSlot(s pacing.Slot) slotView {
+	v := slotView{EventID: s.EventID, Status: string(s.Status)}
+	if s.Status != pacing.StatusExhausted {
+		st, ws := s.ScheduledTime.UTC(), s.WindowStart.UTC()
+		v.ScheduledTime, v.WindowStart = &st, &ws
+	}
+	return v
+}
+
+type configRequest struct {
+	ConfigName   string `json:"configName"`
+	MaxPerWindow *int   `json:"maxPerWindow"`
+	WindowSize   string `json:"windowSize"`
+	Headroom     *int   `json:"headroom,omitempty"`
+}
+
+type configView struct {
+	ConfigName   string    `json:"configName"`
+	MaxPerWindow int       `json:"maxPerWindow"`
+	WindowSize   string    `json:"windowSize"`
+	Headroom     int       `json:"headroom"`
+	Active       bool      `json:"active"`
+	Version      int       `json:"version"`
+	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
+}
+
+func viewConfig(c pacing.Config) configView {
+	return configView{ConfigName: c.Name, MaxPerWindow: c.MaxPerWindow, WindowSize: pacing.FormatISODuration(c.Window),
+		Headroom: c.Headroom, Active: c.Active, Version: c.Version, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
+}
+
+// HandlePacing adds the slot API (POST /api/v1/slots, POST
+// /api/v1/slots/bulk) and the rate-limit admin under /admin/rate-limit/.
+func (rt *Router) HandlePacing(p Pacer) {
+	rt.Handle("POST /api/v1/slots", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req slotRequest
+		if prob := decodeJSON(w, r, &req); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		var fields []FieldError
+		if req.EventID == "" {
+			fields = append(fields, FieldError{Field: "eventId", Detail: "required"})
+		}
+		if req.ConfigName == "" {
+			fields = append(fields, FieldError{Field: "configName", Detail: "required, e.g. default"})
+		}
+		at, err := time.Parse(time.RFC3339Nano, req.RequestedTime)
+		if err != nil {
+			fields = append(fields, FieldError{Field: "requestedTime", Detail: "want RFC 3339, e.g. 2026-11-22T16:00:00Z"})
+		}
+		if len(fields) > 0 {
+			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid slot request", Detail: "nothing was assigned", Errors: fields})
+			return
+		}
+		slot, err := p.Assign(r.Context(), req.ConfigName, req.EventID, at)
+		if err != nil {
+			rt.pacingProblem(w, r, p, req.ConfigName, err)
+			return
+		}
+		WriteJSON(w, http.StatusOK, viewSlot(slot))
+	}))
+	rt.Handle("POST /api/v1/slots/bulk", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ConfigName string `json:"configName"`
+			Events     []struct {
+				EventID       string `json:"eventId"`
+				RequestedTime string `json:"requestedTime"`
+			} `json:"events"`
+		}
+		if prob := decodeJSONLimit(w, r, &req, 64<<20); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		var fields []FieldError
+		if req.ConfigName == "" {
+			fields = append(fields, FieldError{Field: "configName", Detail: "required, e.g. default"})
+		}
+		if len(req.Events) == 0 || len(req.Events) > maxBulkSlots {
+			fields = append(fields, FieldError{Field: "events", Detail: fmt.Sprintf("want 1 to %d events", maxBulkSlots)})
+		}
+		events := make([]pacing.Event, len(req.Events))
+		for i, e := range req.Events {
+			at, err := time.Parse(time.RFC3339Nano, e.RequestedTime)
+			if err != nil {
+				fields = append(fields, FieldError{Field: fmt.Sprintf("events[%d].requestedTime", i), Detail: "want RFC 3339, e.g. 2026-11-22T16:00:00Z"})
+			}
+			events[i] = pacing.Event{ID: e.EventID, RequestedTime: at}
+		}
+		if len(fields) > 0 {
+			if len(fields) > 100 {
+				fields = fields[:100]
+			}
+			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid slot request", Detail: "nothing was assigned", Errors: fields})
+			return
+		}
+		slots, err := p.AssignBulk(r.Context(), req.ConfigName, events)
+		if err != nil {
+			rt.pacingProblem(w, r, p, req.ConfigName, err)
+			return
+		}
+		out := struct {
+			Slots     []slotView `json:"slots"`
+			New       int        `json:"new"`
+			Existing  int        `json:"existing"`
+			Exhausted int        `json:"exhausted"`
+		}{Slots: make([]slotView, len(slots))}
+		for i, s := range slots {
+			out.Slots[i] = viewSlot(s)
+			switch s.Status {
+			case pacing.StatusNew:
+				out.New++
+			case pacing.StatusExisting:
+				out.Existing++
+			default:
+				out.Exhausted++
+			}
+		}
+		WriteJSON(w, http.StatusOK, out)
+	}))
+
+	rt.Handle("POST /admin/rate-limit/config", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req configRequest
+		if prob := decodeJSON(w, r, &req); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		c := pacing.Config{Name: req.ConfigName, Headroom: pacing.DefaultHeadroom}
+		var fields []FieldError
+		if req.MaxPerWindow == nil {
+			fields = append(fields, FieldError{Field: "maxPerWindow", Detail: "required, e.g. 100"})
+		} else {
+			c.MaxPerWindow = *req.MaxPerWindow
+		}
+		if d, err := pacing.ParseISODuration(req.WindowSize); err != nil {
+			fields = append(fields, FieldError{Field: "windowSize", Detail: "want an ISO-8601 duration, e.g. PT4S"})
+		} else {
+			c.Window = d
+		}
+		if req.Headroom != nil {
+			c.Headroom = *req.Headroom
+		}
+		if len(fields) == 0 {
+			if err := c.Validate(); err != nil {
+				var ie *pacing.InvalidError
+				if errors.As(err, &ie) {
+					fields = append(fields, FieldError{Field: ie.Field, Detail: ie.Detail})
+				}
+			}
+		}
+		if len(fields) > 0 {
+			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid rate-limit config", Detail: "nothing was changed", Errors: fields})
+			return
+		}
+		saved, err := p.PutConfig(r.Context(), c)
+		if err != nil {
+			rt.pacingProblem(w, r, p, c.Name, err)
+			return
+		}
+		status := http.StatusOK
+		if saved.Version == 1 {
+			status = http.StatusCreated
+			w.Header().Set("Location", "/admin/rate-limit/config/"+saved.Name)
+		}
+		WriteJSON(w, status, viewConfig(saved))
+	}))
+	rt.Handle("GET /admin/rate-limit/config", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cs, err := p.ListConfigs(r.Context())
+		if err != nil {
+			rt.pacingProblem(w, r, p, "", err)
+			return
+		}
+		out := make([]configView, len(cs))
+		for i, c := range cs {
+			out[i] = viewConfig(c)
+		}
+		WriteJSON(w, http.StatusOK, map[string]any{"configs": out})
+	}))
+	rt.Handle("GET /admin/rate-limit/config/{name}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := p.GetConfig(r.Context(), r.PathValue("name"))
+		if err != nil {
+			rt.pacingProblem(w, r, p, r.PathValue("name"), err)
+			return
+		}
+		WriteJSON(w, http.StatusOK, viewConfig(c))
+	}))
+	rt.Handle("POST /admin/rate-limit/config/{name}/deactivate", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := p.Deactivate(r.Context(), r.PathValue("name"))
+		if err != nil {
+			rt.pacingProblem(w, r, p, r.PathValue("name"), err)
+			return
+		}
+		WriteJSON(w, http.StatusOK, viewConfig(c))
+	}))
+	rt.Handle("POST /admin/rate-limit/cache/flush", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.FlushCache()
+		WriteJSON(w, http.StatusOK, map[string]string{"status": "flushed"})
+	}))
+}
+
+// pacingProblem maps the limiter's errors to problems.
+func (rt *Router) pacingProblem(w http.ResponseWriter, r *http.Request, p Pacer, configName string, err error) {
+	var ie *pacing.InvalidError
+	switch {
+	case errors.As(err, &ie):
+		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid request", Detail: "nothing was changed",
+			Errors: []FieldError{{Field: ie.Field, Detail: ie.Detail}}})
+	case errors.Is(err, pacing.ErrConfigNotFound):
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Title: "No such rate-limit config",
+			Detail: fmt.Sprintf("no config %q: create it with POST /admin/rate-limit/config", configName)})
+	case errors.Is(err, pacing.ErrConfigInactive):
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Title: "Rate-limit config inactive",
+			Detail: fmt.Sprintf("config %q is deactivated: POST it again to reactivate", configName)})
+	case errors.Is(err, pacing.ErrExhausted):
+		retry := 1
+		if c, cerr := p.GetConfig(r.Context(), configName); cerr == nil {
+			retry = max(1, int(math.Ceil(c.Window.Seconds())))
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(retry))
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Title: "No slot within the search limit",
+			Detail: "every window within the config's headroom is full or busy; nothing was assigned: retry later or raise headroom"})
+	default:
+		rt.log.Error("pacing request failed", "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the rate limiter is unavailable; retry (assignment is idempotent on eventId)"})
+	}
+}

@@ -1,0 +1,128 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/pacing"
+)
+
+// fakePacer answers by config name: "default" assigns, "full" is
+// exhausted, "off" is inactive, anything else is unknown.
+type fakePacer struct{ flushed bool }
+
+func (f *fakePacer) Assign(_ context.Context, name, id string, at time.Time) (pacing.Slot, error) {
+	switch name {
+	case "default":
+		return pacing.Slot{EventID: id, ScheduledTime: at.Add(time.Second), WindowStart: at, Status: pacing.StatusNew}, nil
+	case "full":
+		return pacing.Slot{EventID: id, Status: pacing.StatusExhausted}, pacing.ErrExhausted
+	case "off":
+		return pacing.Slot{}, pacing.ErrConfigInactive
+	}
+	return pacing.Slot{}, pacing.ErrConfigNotFound
+}
+
+func (f *fakePacer) AssignBulk(ctx context.Context, name string, es []pacing.Event) ([]pacing.Slot, error) {
+	var out []pacing.Slot
+	for _, e := range es {
+		s, err := f.Assign(ctx, name, e.ID, e.RequestedTime)
+		if err != nil && name != "full" {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (f *fakePacer) PutConfig(_ context.Context, c pacing.Config) (pacing.Config, error) {
+	if err := c.Validate(); err != nil {
+		return pacing.Config{}, err
+	}
+	c.Active, c.Version = true, 1
+	return c, nil
+}
+
+func (f *fakePacer) GetConfig(_ context.Context, name string) (pacing.Config, error) {
+	if name == "full" {
+		return pacing.Config{Name: name, MaxPerWindow: 1, Window: 4 * time.Second}, nil
+	}
+	return pacing.Config{}, pacing.ErrConfigNotFound
+}
+
+func (f *fakePacer) ListConfigs(context.Context) ([]pacing.Config, error) { return nil, nil }
+
+func (f *fakePacer) Deactivate(_ context.Context, name string) (pacing.Config, error) {
+	return pacing.Config{}, pacing.ErrConfigNotFound
+}
+
+func (f *fakePacer) FlushCache() { f.flushed = true }
+
+func TestPacingEndpoints(t *testing.T) {
+	t.Parallel()
+	slot := func(cfg, at string) string {
+		return fmt.Sprintf(`{"eventId":"e-1","configName":%q,"requestedTime":%q}`, cfg, at)
+	}
+	tests := []struct {
+		name, method, path, body string
+		wantStatus               int
+		wantField                string // first field error named, for 422
+		wantRetryAfter           string
+	}{
+		{"assign", "POST", "/api/v1/slots", slot("default", "2025-06-01T12:00:00Z"), 200, "", ""},
+		{"unknown config", "POST", "/api/v1/slots", slot("nope", "2025-06-01T12:00:00Z"), 404, "", ""},
+		{"inactive config", "POST", "/api/v1/slots", slot("off", "2025-06-01T12:00:00Z"), 404, "", ""},
+		{"exhausted", "POST", "/api/v1/slots", slot("full", "2025-06-01T12:00:00Z"), 503, "", "4"},
+		{"bad time", "POST", "/api/v1/slots", slot("default", "tomorrow"), 422, "requestedTime", ""},
+		{"missing event id", "POST", "/api/v1/slots", `{"configName":"default","requestedTime":"2025-06-01T12:00:00Z"}`, 422, "eventId", ""},
+		{"malformed", "POST", "/api/v1/slots", `{"eventId":`, 400, "", ""},
+		{"unknown field", "POST", "/api/v1/slots", `{"eventName":"x"}`, 400, "", ""},
+		{"bulk", "POST", "/api/v1/slots/bulk", `{"configName":"default","events":[{"eventId":"a","requestedTime":"2025-06-01T12:00:00Z"}]}`, 200, "", ""},
+		{"bulk bad time", "POST", "/api/v1/slots/bulk", `{"configName":"default","events":[{"eventId":"a","requestedTime":"x"}]}`, 422, "events[0].requestedTime", ""},
+		{"bulk empty", "POST", "/api/v1/slots/bulk", `{"configName":"default","events":[]}`, 422, "events", ""},
+		{"create config", "POST", "/admin/rate-limit/config", `{"configName":"default","maxPerWindow":100,"windowSize":"PT4S"}`, 201, "", ""},
+		{"config bad window", "POST", "/admin/rate-limit/config", `{"configName":"default","maxPerWindow":100,"windowSize":"4s"}`, 422, "windowSize", ""},
+		{"config no max", "POST", "/admin/rate-limit/config", `{"configName":"default","windowSize":"PT4S"}`, 422, "maxPerWindow", ""},
+		{"config zero max", "POST", "/admin/rate-limit/config", `{"configName":"default","maxPerWindow":0,"windowSize":"PT4S"}`, 422, "maxPerWindow", ""},
+		{"config bad name", "POST", "/admin/rate-limit/config", `{"configName":"a b","maxPerWindow":1,"windowSize":"PT4S"}`, 422, "configName", ""},
+		{"get unknown config", "GET", "/admin/rate-limit/config/nope", "", 404, "", ""},
+		{"deactivate unknown", "POST", "/admin/rate-limit/config/nope/deactivate", "", 404, "", ""},
+		{"list", "GET", "/admin/rate-limit/config", "", 200, "", ""},
+		{"flush", "POST", "/admin/rate-limit/cache/flush", "", 200, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rt := httpapi.NewRouter(nil)
+			rt.HandlePacing(&fakePacer{})
+			req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			rt.ServeHTTP(rec, req)
+			if rec.Code != tt.wantStatus {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tt.wantStatus, rec.Body)
+			}
+			if rec.Code >= 400 {
+				if ct := rec.Header().Get("Content-Type"); ct != "application/problem+json" {
+					t.Fatalf("content type %q", ct)
+				}
+				var p httpapi.Problem
+				if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || p.Status != rec.Code {
+					t.Fatalf("problem %s: %v", rec.Body, err)
+				}
+				if tt.wantField != "" && (len(p.Errors) == 0 || p.Errors[0].Field != tt.wantField) {
+					t.Fatalf("errors %+v, want field %s first", p.Errors, tt.wantField)
+				}
+			}
+			if got := rec.Header().Get("Retry-After"); got != tt.wantRetryAfter {
+				t.Fatalf("Retry-After %q, want %q", got, tt.wantRetryAfter)
+			}
+		})
+	}
+}
