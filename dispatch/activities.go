@@ -185,7 +185,6 @@ func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Di
 	if len(batch.Items) == 0 {
 		return d, nil
 	}
-	now := a.now()
 	type result struct {
 		item queue.ClaimedItem
 		err  error
@@ -203,7 +202,9 @@ func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Di
 				WorkflowID:   ExecWorkflowID(it.Type, it.ID),
 				WorkflowType: cfg.ExecWorkflowType,
 				TaskQueue:    cfg.ExecTaskQueue,
-				Delay:        a.startDelay(it.ScheduledExecTime, now, cfg.JitterWindow),
+				// Measured per start, not per batch: a batch's starts take
+				// seconds, and a paced slot is a precise time.
+				Delay: a.startDelay(it.ScheduledExecTime, a.now(), cfg.JitterWindow, it.Paced),
 				ItemID:       it.ID,
 				Context:      string(it.Context),
 			})}
@@ -261,10 +262,11 @@ func splitRetried(res queue.BatchResult) (retried, dead int) {
 
 // startDelay never starts an item before its scheduled time (a claim may
 // run up to the pre-start buffer early), then adds the jitter that spreads
-// a batch's starts over the window.
-func (a *Activities) startDelay(scheduled, now time.Time, jitter time.Duration) time.Duration {
+// a batch's starts over the window — unless the item is paced: its slot
+// is already its place in the spread, so it starts exactly then.
+func (a *Activities) startDelay(scheduled, now time.Time, jitter time.Duration, paced bool) time.Duration {
 	d := max(scheduled.Sub(now), 0)
-	if jitter > 0 {
+	if jitter > 0 && !paced { // a paced slot is already spread: exactly slot − now
 		if a.Jitter != nil {
 			d += a.Jitter(jitter)
 		} else {

@@ -311,3 +311,33 @@ func TestDispatchIsFair(t *testing.T) {
 		}
 	}
 }
+
+// TestPacedItemsStartAtTheirSlot: a paced item starts exactly slot − now,
+// with no jitter; an unpaced one gets the jitter on top.
+func TestPacedItemsStartAtTheirSlot(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	slot := time.Now().Add(7 * time.Second)
+	for _, it := range []struct {
+		id    string
+		paced bool
+	}{{"paced", true}, {"jittered", false}} {
+		if _, err := f.q.SaveContextAndEnqueue(ctx, queue.EnqueueParams{
+			ItemType: "PAYMENT", ItemID: it.id, ScheduledExecTime: slot, Context: json.RawMessage(`{}`), Paced: it.paced,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.act.ClaimAndDispatch(ctx, f.cfg); err != nil {
+		t.Fatal(err)
+	}
+	paced := f.eng.delays[dispatch.ExecWorkflowID("PAYMENT", "paced")]
+	jittered := f.eng.delays[dispatch.ExecWorkflowID("PAYMENT", "jittered")]
+	if paced > 7*time.Second || paced < 6*time.Second {
+		t.Fatalf("paced delay %v, want slot − now ≈ 7 s", paced)
+	}
+	if d := jittered - paced; d < f.cfg.JitterWindow/2-time.Second || d > f.cfg.JitterWindow/2+time.Second {
+		t.Fatalf("jittered %v vs paced %v: want half the jitter window (%v) between them", jittered, paced, f.cfg.JitterWindow/2)
+	}
+}

@@ -56,40 +56,62 @@ func (a *InitActivities) InitChunk(ctx context.Context, chunk []Request, initWor
 	if a.Now != nil {
 		now = a.Now()
 	}
-	err := pgx.BeginFunc(ctx, a.Store.db, func(tx pgx.Tx) error {
+	// Checks first, outside the transaction; then the chunk's slots in one
+	// call to the limiter; then everything stored in one transaction.
+	type checked struct {
+		r     Request
+		m     Money
+		enr   Enrichment
+		rules []string
+		err   error
+	}
+	all := make([]checked, len(chunk))
+	var accepted []Request
+	for i, r := range chunk {
+		c := checked{r: r}
+		c.m, c.err = Validate(r, now)
+		if c.err == nil {
+			c.enr, c.err = a.Enrich(ctx, r)
+		}
+		if c.err == nil {
+			c.rules, c.err = a.ApplyRules(ctx, r, c.m.Amount.String(), c.enr)
+		}
+		if c.err == nil {
+			accepted = append(accepted, r)
+		}
+		all[i] = c
+	}
+	slots, err := a.execTimes(ctx, accepted)
+	if err != nil {
+		return res, err
+	}
+	err = pgx.BeginFunc(ctx, a.Store.db, func(tx pgx.Tx) error {
 		store := NewStore(tx)
-		for _, r := range chunk {
-			m, err := Validate(r, now)
-			var enr Enrichment
-			var rules []string
-			if err == nil {
-				enr, err = a.Enrich(ctx, r)
-			}
-			if err == nil {
-				rules, err = a.ApplyRules(ctx, r, m.Amount.String(), enr)
-			}
-			if err != nil {
+		for _, c := range all {
+			r := c.r
+			if c.err != nil {
 				var money *Money
-				if m.Amount.IsPositive() {
-					money = &m
+				if c.m.Amount.IsPositive() {
+					money = &c.m
 				}
-				if _, rerr := store.Record(ctx, r, money, StatusRejected, reason(err), nil); rerr != nil {
+				if _, rerr := store.Record(ctx, r, money, StatusRejected, reason(c.err), nil); rerr != nil {
 					return rerr
 				}
 				res.Rejected++
 				continue
 			}
-			at := r.RequestedExecutionTime
-			if _, err := store.Record(ctx, r, &m, StatusScheduled, "", &at); err != nil {
+			slot := slots[r.PaymentID]
+			at := slot.At
+			if _, err := store.Record(ctx, r, &c.m, StatusScheduled, "", &at); err != nil {
 				return err
 			}
-			pc, err := json.Marshal(Context{Version: 1, Request: r, Enrichment: enr, Amount: m.Amount.String(), Rules: rules})
+			pc, err := json.Marshal(Context{Version: 1, Request: r, Enrichment: c.enr, Amount: c.m.Amount.String(), Rules: c.rules})
 			if err != nil {
 				return err
 			}
 			if _, err := a.Queue.SaveContextAndEnqueueTx(ctx, tx, queue.EnqueueParams{
 				ItemType: ItemType, ItemID: r.PaymentID, TenantID: r.TenantID, ScheduledExecTime: at,
-				InitWorkflowID: initWorkflowID, Context: pc,
+				InitWorkflowID: initWorkflowID, Context: pc, Paced: slot.Paced,
 			}); err != nil {
 				return err
 			}

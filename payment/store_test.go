@@ -3,13 +3,16 @@ package payment_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/queue"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -98,5 +101,81 @@ func TestInitActivitiesRules(t *testing.T) {
 	}
 	if _, err := a.Validate(ctx, payment.Request{}); err == nil {
 		t.Fatal("empty request validated")
+	}
+}
+
+// TestInitChunkPaced: with PAYMENT paced, a chunk's payments are enqueued
+// at their slots (no window over its limit, each at or after its requested
+// time), marked paced; a retried chunk gets the same slots; with the
+// rate-limit config gone, payments run at their requested time.
+func TestInitChunkPaced(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	q := queue.New(pool)
+	lim := pacing.New(pool)
+	if _, err := lim.PutConfig(ctx, pacing.Config{Name: "payments", MaxPerWindow: 10, Window: time.Second, Headroom: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.UpdateConfig(ctx, payment.ItemType, map[string]string{"pacing_config": "payments"}); err != nil {
+		t.Fatal(err)
+	}
+	a := &payment.InitActivities{Store: payment.NewStore(pool), Queue: q, Pacer: lim}
+	at := time.Now().Add(time.Hour).Truncate(time.Second)
+	chunk := make([]payment.Request, 25)
+	for i := range chunk {
+		chunk[i] = validRequest(time.Now())
+		chunk[i].PaymentID = fmt.Sprintf("paced-%02d", i)
+		chunk[i].RequestedExecutionTime = at
+	}
+	slots := func() map[string]time.Time {
+		rows, err := pool.Query(ctx, `SELECT item_id, scheduled_exec_time FROM exec_queue WHERE paced`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[string]time.Time{}
+		for rows.Next() {
+			var id string
+			var ts time.Time
+			if err := rows.Scan(&id, &ts); err != nil {
+				t.Fatal(err)
+			}
+			out[id] = ts
+		}
+		return out
+	}
+	if res, err := a.InitChunk(ctx, chunk, "init-chunk-1"); err != nil || res.Scheduled != 25 {
+		t.Fatalf("chunk: %+v %v", res, err)
+	}
+	first := slots()
+	perSecond := map[int64]int{}
+	for id, ts := range first {
+		if ts.Before(at) {
+			t.Errorf("%s at %s, before its requested time", id, ts)
+		}
+		perSecond[ts.Unix()]++
+	}
+	if len(first) != 25 || len(perSecond) != 3 || perSecond[at.Unix()] != 10 || perSecond[at.Unix()+2] != 5 {
+		t.Fatalf("%d paced items, per second %v; want 10, 10, 5", len(first), perSecond)
+	}
+	if _, err := a.InitChunk(ctx, chunk, "init-chunk-1"); err != nil {
+		t.Fatal(err)
+	}
+	for id, ts := range slots() {
+		if !ts.Equal(first[id]) {
+			t.Fatalf("%s moved from %s to %s on a retry", id, first[id], ts)
+		}
+	}
+
+	// The config deactivated: new payments run at their requested time.
+	if _, err := lim.Deactivate(ctx, "payments"); err != nil {
+		t.Fatal(err)
+	}
+	late := validRequest(time.Now())
+	late.PaymentID, late.RequestedExecutionTime = "unpaced-1", at
+	slot, err := a.ExecTime(ctx, late)
+	if err != nil || slot.Paced || !slot.At.Equal(at) {
+		t.Fatalf("with the config inactive: %+v %v", slot, err)
 	}
 }

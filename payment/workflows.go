@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -93,8 +94,16 @@ func PaymentInitWorkflow(ctx workflow.Context, r Request) (InitResult, error) {
 	if err != nil {
 		return res, err
 	}
-	// Pacing (a later part) assigns a slot here; until then the requested time.
-	execAt := r.RequestedExecutionTime
+	// The execution time: a paced slot, or the requested time. Versioned so
+	// init workflows started before pacing existed replay as they ran.
+	execAt, paced := r.RequestedExecutionTime, false
+	if workflow.GetVersion(ctx, "pacing-slot", workflow.DefaultVersion, 1) == 1 {
+		var slot ExecSlot
+		if err := workflow.ExecuteActivity(ctx, a.ExecTime, r).Get(ctx, &slot); err != nil {
+			return res, err
+		}
+		execAt, paced = slot.At, slot.Paced
+	}
 	if err := workflow.ExecuteActivity(ctx, a.PersistScheduled, r, execAt).Get(ctx, nil); err != nil {
 		return res, err
 	}
@@ -103,7 +112,7 @@ func PaymentInitWorkflow(ctx workflow.Context, r Request) (InitResult, error) {
 		return res, err
 	}
 	if err := workflow.ExecuteActivity(ctx, a.Enqueue, EnqueueInput{
-		PaymentID: r.PaymentID, TenantID: r.TenantID, ExecAt: execAt,
+		PaymentID: r.PaymentID, TenantID: r.TenantID, ExecAt: execAt, Paced: paced,
 		InitWorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Context: pc,
 	}).Get(ctx, nil); err != nil {
 		return res, err
@@ -116,6 +125,7 @@ func PaymentInitWorkflow(ctx workflow.Context, r Request) (InitResult, error) {
 type EnqueueInput struct {
 	PaymentID, TenantID, InitWorkflowID string
 	ExecAt                              time.Time
+	Paced                               bool // ExecAt is a paced slot
 	Context                             json.RawMessage
 }
 
@@ -132,7 +142,10 @@ type InitActivities struct {
 	Store *Store
 	Queue *queue.Queue
 	Rules Rules
+	// Pacer assigns slots when PAYMENT names a pacing config; nil: never.
+	Pacer Pacer
 	Now   func() time.Time
+	Log   *slog.Logger
 }
 
 // Validate re-checks the request (the API checked it already; a workflow
@@ -213,7 +226,7 @@ func (a *InitActivities) PersistScheduled(ctx context.Context, r Request, execAt
 func (a *InitActivities) Enqueue(ctx context.Context, in EnqueueInput) error {
 	_, err := a.Queue.SaveContextAndEnqueue(ctx, queue.EnqueueParams{
 		ItemType: ItemType, ItemID: in.PaymentID, TenantID: in.TenantID,
-		ScheduledExecTime: in.ExecAt, InitWorkflowID: in.InitWorkflowID, Context: in.Context,
+		ScheduledExecTime: in.ExecAt, InitWorkflowID: in.InitWorkflowID, Context: in.Context, Paced: in.Paced,
 	})
 	if errors.Is(err, queue.ErrConflict) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), "CONFLICT", err)

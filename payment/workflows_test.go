@@ -23,13 +23,15 @@ func TestInitWorkflowBranches(t *testing.T) {
 	tests := []struct {
 		name                            string
 		validateErr, enrichErr, ruleErr error
-		persistErr, enqueueErr          error
+		persistErr, enqueueErr, slotErr error
 		wantStatus                      payment.Status
 		wantErr                         bool
 		wantCalled, wantNotCalled       []string
 	}{
 		{name: "happy path", wantStatus: payment.StatusScheduled,
-			wantCalled: []string{"Validate", "Enrich", "ApplyRules", "PersistScheduled", "Enqueue"}, wantNotCalled: []string{"Reject"}},
+			wantCalled: []string{"Validate", "Enrich", "ApplyRules", "ExecTime", "PersistScheduled", "Enqueue"}, wantNotCalled: []string{"Reject"}},
+		{name: "no slot, nothing persisted", slotErr: temporal.NewNonRetryableApplicationError("exhausted", "X", nil), wantErr: true,
+			wantCalled: []string{"ExecTime"}, wantNotCalled: []string{"PersistScheduled", "Enqueue", "Reject"}},
 		{name: "validation failure rejects", validateErr: rejectedErr("amount: must be greater than zero"), wantStatus: payment.StatusRejected,
 			wantCalled: []string{"Reject"}, wantNotCalled: []string{"Enrich", "PersistScheduled", "Enqueue"}},
 		{name: "enrichment failure rejects", enrichErr: rejectedErr("creditor country unknown"), wantStatus: payment.StatusRejected,
@@ -53,10 +55,22 @@ func TestInitWorkflowBranches(t *testing.T) {
 			env.OnActivity(a.Enrich, mock.Anything, mock.Anything).Return(payment.Enrichment{CreditorCountry: "DE"}, tt.enrichErr).Run(count("Enrich"))
 			env.OnActivity(a.ApplyRules, mock.Anything, mock.Anything, mock.Anything, mock.Anything).Return([]string{"MAX_AMOUNT"}, tt.ruleErr).Run(count("ApplyRules"))
 			env.OnActivity(a.Reject, mock.Anything, mock.Anything, mock.Anything).Return(nil).Run(count("Reject"))
-			env.OnActivity(a.PersistScheduled, mock.Anything, mock.Anything, mock.Anything).Return(tt.persistErr).Run(count("PersistScheduled"))
-			env.OnActivity(a.Enqueue, mock.Anything, mock.Anything).Return(tt.enqueueErr).Run(count("Enqueue"))
-
 			req := validRequest(time.Now())
+			slotAt := req.RequestedExecutionTime.Add(1234 * time.Millisecond)
+			env.OnActivity(a.ExecTime, mock.Anything, mock.Anything).Return(payment.ExecSlot{At: slotAt, Paced: true}, tt.slotErr).Run(count("ExecTime"))
+			env.OnActivity(a.PersistScheduled, mock.Anything, mock.Anything, mock.Anything).Return(tt.persistErr).Run(func(args mock.Arguments) {
+				called["PersistScheduled"]++
+				if at := args.Get(2).(time.Time); !at.Equal(slotAt) {
+					t.Errorf("persisted exec time %s, want the slot %s", at, slotAt)
+				}
+			})
+			env.OnActivity(a.Enqueue, mock.Anything, mock.Anything).Return(tt.enqueueErr).Run(func(args mock.Arguments) {
+				called["Enqueue"]++
+				if in := args.Get(1).(payment.EnqueueInput); !in.ExecAt.Equal(slotAt) || !in.Paced {
+					t.Errorf("enqueued at %s paced %t, want the slot %s, paced", in.ExecAt, in.Paced, slotAt)
+				}
+			})
+
 			env.ExecuteWorkflow(payment.PaymentInitWorkflow, req)
 			if !env.IsWorkflowCompleted() {
 				t.Fatal("not completed")

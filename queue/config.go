@@ -53,6 +53,7 @@ func configFromRow(r dbsqlc.ExecRateConfig) Config {
 		ExecWorkflowType:         r.ExecWorkflowType,
 		ExecTaskQueue:            r.ExecTaskQueue,
 		MaxInFlight:              int(r.MaxInFlight),
+		PacingConfig:             deref(r.PacingConfig),
 		CreatedAt:                r.CreatedAt,
 		UpdatedAt:                r.UpdatedAt,
 	}
@@ -91,6 +92,7 @@ var configKeys = []configKey{
 	{"max_in_flight", 0, 1_000_000, "int"},
 	{"exec_workflow_type", 0, 0, "text"},
 	{"exec_task_queue", 0, 0, "text"},
+	{"pacing_config", 0, 0, "text"},
 }
 
 // ErrInvalidConfig: a setting or its value is not accepted; nothing changed.
@@ -120,7 +122,7 @@ func (q *Queue) UpdateConfig(ctx context.Context, itemType string, changes map[s
 		"stale_claim_threshold_secs": &p.StaleClaimThresholdSecs, "max_stale_recovery_per_cycle": &p.MaxStaleRecoveryPerCycle,
 		"max_in_flight": &p.MaxInFlight,
 	}
-	texts := map[string]**string{"exec_workflow_type": &p.ExecWorkflowType, "exec_task_queue": &p.ExecTaskQueue}
+	texts := map[string]**string{"exec_workflow_type": &p.ExecWorkflowType, "exec_task_queue": &p.ExecTaskQueue, "pacing_config": &p.PacingConfig}
 	for key, value := range changes {
 		i := slices.IndexFunc(configKeys, func(k configKey) bool { return k.name == key })
 		if i < 0 {
@@ -142,7 +144,7 @@ func (q *Queue) UpdateConfig(ctx context.Context, itemType string, changes map[s
 			v := int32(n)
 			*ints[key] = &v
 		case "text":
-			if strings.TrimSpace(value) == "" {
+			if strings.TrimSpace(value) == "" && key != "pacing_config" { // pacing_config= turns pacing off
 				return Config{}, fmt.Errorf("%w: %s=: want a non-empty name", ErrInvalidConfig, key)
 			}
 			v := value

@@ -82,7 +82,7 @@ func (q *Queue) SaveContextAndEnqueueTx(ctx context.Context, tx pgx.Tx, p Enqueu
 		}
 		qRows, err := stx.InsertQueueItem(ctx, dbsqlc.InsertQueueItemParams{
 			ItemType: p.ItemType, ItemID: p.ItemID, TenantID: p.TenantID,
-			ScheduledExecTime: p.ScheduledExecTime, InitWorkflowID: nonEmpty(p.InitWorkflowID),
+			ScheduledExecTime: p.ScheduledExecTime, InitWorkflowID: nonEmpty(p.InitWorkflowID), Paced: p.Paced,
 		})
 		if err != nil {
 			return fmt.Errorf("queue: enqueue %s/%s: %w", p.ItemType, p.ItemID, err)
@@ -211,7 +211,7 @@ func claimedItem(r dbsqlc.ClaimBatchRow) ClaimedItem {
 		Type: r.ItemType, ID: r.ItemID, TenantID: r.TenantID,
 		ScheduledExecTime: r.ScheduledExecTime, InitWorkflowID: deref(r.InitWorkflowID),
 		RetryCount: int(r.RetryCount), ClaimedAt: derefTime(r.ClaimedAt), CreatedAt: r.CreatedAt,
-		Context: r.Context, ContextVersion: int(derefInt(r.ContextVersion)),
+		Context: r.Context, ContextVersion: int(derefInt(r.ContextVersion)), Paced: r.Paced,
 	}
 }
 
@@ -568,7 +568,7 @@ func itemFromRow(r dbsqlc.ExecQueue) Item {
 		DispatchBatchID: deref(r.DispatchBatchID), ExecWorkflowID: deref(r.ExecWorkflowID),
 		ClaimedAt: r.ClaimedAt, DispatchedAt: r.DispatchedAt, CompletedAt: r.CompletedAt,
 		RetryCount: int(r.RetryCount), LastError: deref(r.LastError),
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Paced: r.Paced,
 	}
 }
 

@@ -40,6 +40,7 @@ type Item struct {
 	LastError         string
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
+	Paced             bool
 }
 
 // EnqueueParams describe one item to enqueue with its context.
@@ -53,6 +54,9 @@ type EnqueueParams struct {
 	// workflow as is. It must be valid JSON.
 	Context        json.RawMessage
 	ContextVersion int // default 1
+	// Paced: ScheduledExecTime is a slot the pacing rate limiter gave the
+	// item; the dispatcher starts it exactly then, with no jitter.
+	Paced bool
 }
 
 // EnqueueResult says what SaveContextAndEnqueue did.
@@ -107,6 +111,7 @@ type ClaimedItem struct {
 	// writers never produce: context is saved before the item is enqueued).
 	Context        json.RawMessage
 	ContextVersion int
+	Paced          bool // ScheduledExecTime is a paced slot: start exactly then
 }
 
 // Batch is one claim's result.
@@ -185,6 +190,9 @@ type Config struct {
 	// MaxInFlight caps items claimed or dispatched and not yet settled
 	// (0: no cap), so a slow workflow engine is not flooded.
 	MaxInFlight int
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// PacingConfig names the rate-limit config (package pacing) that gives
+	// the type's items their slots at initialization; empty: not paced.
+	PacingConfig string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }

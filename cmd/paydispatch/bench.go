@@ -8,15 +8,16 @@ import (
 	"github.com/paydispatch/paydispatch/internal/config"
 )
 
-const benchUsage = `Usage: paydispatch bench queue|pipeline [flags]
+const benchUsage = `Usage: paydispatch bench queue|pipeline|pacing [flags]
 
 Benchmarks:
   queue     claim and dispatch throughput and claim latency of the dispatch queue
-  pipeline  before/after: one sleeping workflow per payment vs this pipeline, on one embedded Temporal`
+  pipeline  before/after: one sleeping workflow per payment vs this pipeline, on one embedded Temporal
+  pacing    slot assignment: concurrent single assignments and one bulk assignment for one instant`
 
 func runBench(ctx context.Context, env *environment, args []string) error {
 	if len(args) == 0 {
-		return usageError{fmt.Errorf("name a benchmark: 'paydispatch bench queue' or 'paydispatch bench pipeline'")}
+		return usageError{fmt.Errorf("name a benchmark: 'paydispatch bench queue', 'pipeline' or 'pacing'")}
 	}
 	switch args[0] {
 	case "-h", "--help", "-help":
@@ -26,8 +27,10 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 		return runBenchQueue(ctx, env, args[1:])
 	case "pipeline":
 		return runBenchPipeline(ctx, env, args[1:])
+	case "pacing":
+		return runBenchPacing(ctx, env, args[1:])
 	}
-	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue' or 'pipeline'", args[0])}
+	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline' or 'pacing'", args[0])}
 }
 
 func runBenchQueue(ctx context.Context, env *environment, args []string) error {
@@ -74,4 +77,26 @@ func runBenchPipeline(ctx context.Context, env *environment, args []string) erro
 	opt.Out = env.stdout
 	opt.Logger = newLogger(env, lg)
 	return bench.RunPipeline(ctx, opt)
+}
+
+func runBenchPacing(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "bench pacing", "[flags]",
+		"On a throw-away database (a fresh private PostgreSQL, or a scratch schema on DATABASE_URL):\n"+
+			"single slot assignments from concurrent clients, all for one instant, against a one-row INSERT\n"+
+			"baseline from the same clients; then one bulk assignment of many events for one instant. Checks\n"+
+			"that no window is over its limit and every counter matches its slots.")
+	var (
+		db  config.Database
+		lg  config.Log
+		opt bench.PacingOptions
+	)
+	settings := append(config.DatabaseSettings(&db), config.LogSettings(&lg)...)
+	set := config.NewSet(fs, env.getenv, append(settings, bench.PacingSettings(&opt)...)...)
+	if err := parse(set, args); err != nil {
+		return err
+	}
+	opt.DatabaseURL, opt.PGBinDir = db.URL, db.PGBinDir
+	opt.Out = env.stdout
+	opt.Logger = newLogger(env, lg)
+	return bench.RunPacing(ctx, opt)
 }

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/paydispatch/paydispatch/dispatch"
+	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
@@ -22,7 +23,9 @@ var PaymentWorkerOptions = worker.Options{MaxConcurrentWorkflowTaskExecutionSize
 // The returned func stops it.
 func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
 	w := worker.New(tc.Client, payment.InitTaskQueue, PaymentWorkerOptions)
-	payment.RegisterInit(w, &payment.InitActivities{Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool)})
+	payment.RegisterInit(w, &payment.InitActivities{
+		Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Pacer: pacing.New(store.Pool), Log: log,
+	})
 	if err := w.Start(); err != nil {
 		return nil, err
 	}

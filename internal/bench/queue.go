@@ -84,7 +84,7 @@ func RunQueue(ctx context.Context, o QueueOptions) error {
 	if o.SmallDepth >= o.Rows {
 		return fmt.Errorf("--small-depth (%d) must be below --rows (%d)", o.SmallDepth, o.Rows)
 	}
-	pool, where, cleanup, err := benchDatabase(ctx, o)
+	pool, where, cleanup, err := benchDatabase(ctx, dbOptions{URL: o.DatabaseURL, BinDir: o.PGBinDir, Ephemeral: o.Ephemeral, Logger: o.Logger, MaxConns: int32(o.Claimers + 4)})
 	if err != nil {
 		return err
 	}
@@ -356,13 +356,22 @@ func (b *queueBench) throughput(ctx context.Context) (throughputResult, error) {
 		p50: percentile(lat, 50), p99: percentile(lat, 99)}, nil
 }
 
+// dbOptions say where a benchmark's database comes from.
+type dbOptions struct {
+	URL       string // empty: a fresh private server
+	BinDir    string
+	Ephemeral bool
+	Logger    *slog.Logger
+	MaxConns  int32
+}
+
 // benchDatabase is a fresh private server in a temporary directory, or a
 // scratch schema on DATABASE_URL; cleanup removes either.
-func benchDatabase(ctx context.Context, o QueueOptions) (*pgxpool.Pool, string, func(), error) {
-	maxConns := int32(o.Claimers + 4)
-	if o.DatabaseURL != "" {
+func benchDatabase(ctx context.Context, o dbOptions) (*pgxpool.Pool, string, func(), error) {
+	maxConns := o.MaxConns
+	if o.URL != "" {
 		schema := fmt.Sprintf("paydispatch_bench_%d", time.Now().UnixNano())
-		admin, err := postgres.NewPool(ctx, o.DatabaseURL, 2)
+		admin, err := postgres.NewPool(ctx, o.URL, 2)
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -374,7 +383,7 @@ func benchDatabase(ctx context.Context, o QueueOptions) (*pgxpool.Pool, string, 
 			_, _ = admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
 			admin.Close()
 		}
-		cfg, err := pgxpool.ParseConfig(o.DatabaseURL)
+		cfg, err := pgxpool.ParseConfig(o.URL)
 		if err != nil {
 			drop()
 			return nil, "", nil, err
@@ -394,7 +403,7 @@ func benchDatabase(ctx context.Context, o QueueOptions) (*pgxpool.Pool, string, 
 	}
 	_ = os.Chmod(dir, 0o755) // the server user must enter it
 	srv, err := pgserver.Start(ctx, pgserver.Options{
-		Dir: filepath.Join(dir, "pg"), BinDir: o.PGBinDir, Database: "bench", Ephemeral: o.Ephemeral, Logger: o.Logger,
+		Dir: filepath.Join(dir, "pg"), BinDir: o.BinDir, Database: "bench", Ephemeral: o.Ephemeral, Logger: o.Logger,
 	})
 	if err != nil {
 		_ = os.RemoveAll(dir)

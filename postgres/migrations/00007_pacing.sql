@@ -45,6 +45,12 @@ CREATE TABLE pacing_slot (
 );
 CREATE INDEX pacing_slot_window_idx ON pacing_slot (config_name, window_start);
 
+-- Wiring into the dispatch queue: an item type may name the rate-limit
+-- config that paces it, and an item enqueued at a paced slot is started at
+-- exactly that time (no jitter on top).
+ALTER TABLE exec_rate_config ADD COLUMN pacing_config text CHECK (pacing_config <> '');
+ALTER TABLE exec_queue ADD COLUMN paced boolean NOT NULL DEFAULT false;
+
 -- +goose StatementBegin
 -- pacing_ms is epoch milliseconds as a timestamp, exactly.
 CREATE FUNCTION pacing_ms(ms bigint) RETURNS timestamptz
@@ -257,3 +263,5 @@ DROP FUNCTION pacing_ms(bigint);
 DROP TABLE pacing_slot;
 DROP TABLE pacing_window;
 DROP TABLE pacing_config;
+ALTER TABLE exec_queue DROP COLUMN paced;
+ALTER TABLE exec_rate_config DROP COLUMN pacing_config;

@@ -54,6 +54,7 @@ type ExecQueue struct {
 	LastError         *string
 	CreatedAt         time.Time
 	UpdatedAt         time.Time
+	Paced             bool
 }
 
 type ExecRateConfig struct {
@@ -71,6 +72,7 @@ type ExecRateConfig struct {
 	CreatedAt                time.Time
 	UpdatedAt                time.Time
 	MaxInFlight              int32
+	PacingConfig             *string
 }
 
 type PacingConfig struct {

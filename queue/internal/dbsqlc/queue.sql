@@ -7,8 +7,8 @@ VALUES (@item_type, @item_id, @context, @context_version)
 ON CONFLICT (item_type, item_id) DO NOTHING;
 
 -- name: InsertQueueItem :execrows
-INSERT INTO exec_queue (item_type, item_id, tenant_id, scheduled_exec_time, init_workflow_id)
-VALUES (@item_type, @item_id, @tenant_id, @scheduled_exec_time, sqlc.narg('init_workflow_id'))
+INSERT INTO exec_queue (item_type, item_id, tenant_id, scheduled_exec_time, init_workflow_id, paced)
+VALUES (@item_type, @item_id, @tenant_id, @scheduled_exec_time, sqlc.narg('init_workflow_id'), @paced)
 ON CONFLICT (item_type, item_id) DO NOTHING;
 
 -- name: InsertEnqueueAudit :exec
@@ -54,7 +54,7 @@ WITH picked AS (
       AND q.item_id = ANY(ARRAY(SELECT picked.item_id FROM picked))
       AND q.queue_status = 'READY'
     RETURNING q.item_type, q.item_id, q.tenant_id, q.scheduled_exec_time, q.init_workflow_id,
-              q.retry_count, q.claimed_at, q.created_at
+              q.retry_count, q.claimed_at, q.created_at, q.paced
 ), audit AS (
     -- One row per batch, not per item: the claim is the hottest statement,
     -- and each item's own trail names its batch at its next transition.
@@ -65,7 +65,7 @@ WITH picked AS (
 )
 SELECT c.item_type, c.item_id, c.tenant_id, c.scheduled_exec_time, c.init_workflow_id,
        c.retry_count, c.claimed_at, c.created_at,
-       x.context, x.context_version
+       x.context, x.context_version, c.paced
 FROM claimed c
 LEFT JOIN exec_context x ON x.item_type = c.item_type AND x.item_id = c.item_id
 ORDER BY c.scheduled_exec_time, c.item_id;
@@ -194,7 +194,7 @@ WHERE q.item_type = @item_type AND q.item_id = ANY(@item_ids::text[]);
 -- name: FindStaleClaims :many
 SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
        dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
-       retry_count, last_error, created_at, updated_at
+       retry_count, last_error, created_at, updated_at, paced
 FROM exec_queue
 WHERE item_type = @item_type
   AND queue_status = 'CLAIMED'
@@ -205,7 +205,7 @@ LIMIT @max_items::int;
 -- name: GetItem :one
 SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
        dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
-       retry_count, last_error, created_at, updated_at
+       retry_count, last_error, created_at, updated_at, paced
 FROM exec_queue
 WHERE item_type = @item_type AND item_id = @item_id;
 
@@ -217,7 +217,7 @@ WHERE item_type = @item_type AND item_id = @item_id;
 -- The items a claim batch still holds (CLAIMED), by the batch index.
 SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
        dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
-       retry_count, last_error, created_at, updated_at
+       retry_count, last_error, created_at, updated_at, paced
 FROM exec_queue
 WHERE dispatch_batch_id = @batch_id::text AND queue_status = 'CLAIMED'
 ORDER BY item_id;
@@ -249,21 +249,21 @@ ORDER BY audit_id;
 -- name: GetConfig :one
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config
 FROM exec_rate_config
 WHERE item_type = @item_type;
 
 -- name: ListConfigs :many
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config
 FROM exec_rate_config
 ORDER BY item_type;
 
 -- name: ListDispatched :many
 SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
        dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
-       retry_count, last_error, created_at, updated_at
+       retry_count, last_error, created_at, updated_at, paced
 FROM exec_queue
 WHERE item_type = @item_type AND queue_status = 'DISPATCHED'
 ORDER BY dispatched_at
@@ -283,11 +283,14 @@ UPDATE exec_rate_config SET
     exec_workflow_type           = COALESCE(sqlc.narg('exec_workflow_type')::text, exec_workflow_type),
     exec_task_queue              = COALESCE(sqlc.narg('exec_task_queue')::text, exec_task_queue),
     max_in_flight                = COALESCE(sqlc.narg('max_in_flight')::int, max_in_flight),
+    -- '' clears it (no pacing)
+    pacing_config                = CASE WHEN sqlc.narg('pacing_config')::text IS NULL THEN pacing_config
+                                        ELSE nullif(sqlc.narg('pacing_config')::text, '') END,
     updated_at                   = now()
 WHERE item_type = @item_type
 RETURNING item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
           pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight;
+          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config;
 
 -- name: CountInFlight :one
 -- Items claimed or dispatched and not yet settled; one branch per status
@@ -372,7 +375,7 @@ WITH RECURSIVE tenants AS (
       AND q.item_id = ANY(ARRAY(SELECT picked.item_id FROM picked))
       AND q.queue_status = 'READY'
     RETURNING q.item_type, q.item_id, q.tenant_id, q.scheduled_exec_time, q.init_workflow_id,
-              q.retry_count, q.claimed_at, q.created_at
+              q.retry_count, q.claimed_at, q.created_at, q.paced
 ), audit AS (
     INSERT INTO dispatch_audit_log (batch_id, item_type, action, status_before, status_after, detail)
     SELECT sqlc.arg('batch_id')::text, sqlc.arg('item_type'), 'CLAIMED', 'READY', 'CLAIMED', 'items=' || count(*)
@@ -381,7 +384,7 @@ WITH RECURSIVE tenants AS (
 )
 SELECT c.item_type, c.item_id, c.tenant_id, c.scheduled_exec_time, c.init_workflow_id,
        c.retry_count, c.claimed_at, c.created_at,
-       x.context, x.context_version
+       x.context, x.context_version, c.paced
 FROM claimed c
 LEFT JOIN exec_context x ON x.item_type = c.item_type AND x.item_id = c.item_id
 ORDER BY c.scheduled_exec_time, c.item_id;

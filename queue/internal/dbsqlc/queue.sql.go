@@ -76,7 +76,7 @@ WITH picked AS (
       AND q.item_id = ANY(ARRAY(SELECT picked.item_id FROM picked))
       AND q.queue_status = 'READY'
     RETURNING q.item_type, q.item_id, q.tenant_id, q.scheduled_exec_time, q.init_workflow_id,
-              q.retry_count, q.claimed_at, q.created_at
+              q.retry_count, q.claimed_at, q.created_at, q.paced
 ), audit AS (
     -- One row per batch, not per item: the claim is the hottest statement,
     -- and each item's own trail names its batch at its next transition.
@@ -87,7 +87,7 @@ WITH picked AS (
 )
 SELECT c.item_type, c.item_id, c.tenant_id, c.scheduled_exec_time, c.init_workflow_id,
        c.retry_count, c.claimed_at, c.created_at,
-       x.context, x.context_version
+       x.context, x.context_version, c.paced
 FROM claimed c
 LEFT JOIN exec_context x ON x.item_type = c.item_type AND x.item_id = c.item_id
 ORDER BY c.scheduled_exec_time, c.item_id
@@ -113,6 +113,7 @@ type ClaimBatchRow struct {
 	CreatedAt         time.Time
 	Context           []byte
 	ContextVersion    *int32
+	Paced             bool
 }
 
 // Due READY rows, oldest first, locked with SKIP LOCKED so concurrent
@@ -145,6 +146,7 @@ func (q *Queries) ClaimBatch(ctx context.Context, arg ClaimBatchParams) ([]Claim
 			&i.CreatedAt,
 			&i.Context,
 			&i.ContextVersion,
+			&i.Paced,
 		); err != nil {
 			return nil, err
 		}
@@ -226,7 +228,7 @@ WITH RECURSIVE tenants AS (
       AND q.item_id = ANY(ARRAY(SELECT picked.item_id FROM picked))
       AND q.queue_status = 'READY'
     RETURNING q.item_type, q.item_id, q.tenant_id, q.scheduled_exec_time, q.init_workflow_id,
-              q.retry_count, q.claimed_at, q.created_at
+              q.retry_count, q.claimed_at, q.created_at, q.paced
 ), audit AS (
     INSERT INTO dispatch_audit_log (batch_id, item_type, action, status_before, status_after, detail)
     SELECT $5::text, $1, 'CLAIMED', 'READY', 'CLAIMED', 'items=' || count(*)
@@ -235,7 +237,7 @@ WITH RECURSIVE tenants AS (
 )
 SELECT c.item_type, c.item_id, c.tenant_id, c.scheduled_exec_time, c.init_workflow_id,
        c.retry_count, c.claimed_at, c.created_at,
-       x.context, x.context_version
+       x.context, x.context_version, c.paced
 FROM claimed c
 LEFT JOIN exec_context x ON x.item_type = c.item_type AND x.item_id = c.item_id
 ORDER BY c.scheduled_exec_time, c.item_id
@@ -260,6 +262,7 @@ type ClaimBatchFairRow struct {
 	CreatedAt         time.Time
 	Context           []byte
 	ContextVersion    *int32
+	Paced             bool
 }
 
 // The claim, shared fairly between tenants and within their caps: every
@@ -295,6 +298,7 @@ func (q *Queries) ClaimBatchFair(ctx context.Context, arg ClaimBatchFairParams) 
 			&i.CreatedAt,
 			&i.Context,
 			&i.ContextVersion,
+			&i.Paced,
 		); err != nil {
 			return nil, err
 		}
@@ -455,7 +459,7 @@ func (q *Queries) DepthByStatus(ctx context.Context, itemType string) ([]DepthBy
 const findStaleClaims = `-- name: FindStaleClaims :many
 SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
        dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
-       retry_count, last_error, created_at, updated_at
+       retry_count, last_error, created_at, updated_at, paced
 FROM exec_queue
 WHERE item_type = $1
   AND queue_status = 'CLAIMED'
@@ -495,6 +499,7 @@ func (q *Queries) FindStaleClaims(ctx context.Context, arg FindStaleClaimsParams
 			&i.LastError,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Paced,
 		); err != nil {
 			return nil, err
 		}
@@ -509,7 +514,7 @@ func (q *Queries) FindStaleClaims(ctx context.Context, arg FindStaleClaimsParams
 const getConfig = `-- name: GetConfig :one
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config
 FROM exec_rate_config
 WHERE item_type = $1
 `
@@ -532,6 +537,7 @@ func (q *Queries) GetConfig(ctx context.Context, itemType string) (ExecRateConfi
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.MaxInFlight,
+		&i.PacingConfig,
 	)
 	return i, err
 }
@@ -561,7 +567,7 @@ func (q *Queries) GetContext(ctx context.Context, arg GetContextParams) (GetCont
 const getItem = `-- name: GetItem :one
 SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
        dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
-       retry_count, last_error, created_at, updated_at
+       retry_count, last_error, created_at, updated_at, paced
 FROM exec_queue
 WHERE item_type = $1 AND item_id = $2
 `
@@ -590,6 +596,7 @@ func (q *Queries) GetItem(ctx context.Context, arg GetItemParams) (ExecQueue, er
 		&i.LastError,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.Paced,
 	)
 	return i, err
 }
@@ -649,8 +656,8 @@ func (q *Queries) InsertEnqueueAudit(ctx context.Context, arg InsertEnqueueAudit
 }
 
 const insertQueueItem = `-- name: InsertQueueItem :execrows
-INSERT INTO exec_queue (item_type, item_id, tenant_id, scheduled_exec_time, init_workflow_id)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO exec_queue (item_type, item_id, tenant_id, scheduled_exec_time, init_workflow_id, paced)
+VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (item_type, item_id) DO NOTHING
 `
 
@@ -660,6 +667,7 @@ type InsertQueueItemParams struct {
 	TenantID          string
 	ScheduledExecTime time.Time
 	InitWorkflowID    *string
+	Paced             bool
 }
 
 func (q *Queries) InsertQueueItem(ctx context.Context, arg InsertQueueItemParams) (int64, error) {
@@ -669,6 +677,7 @@ func (q *Queries) InsertQueueItem(ctx context.Context, arg InsertQueueItemParams
 		arg.TenantID,
 		arg.ScheduledExecTime,
 		arg.InitWorkflowID,
+		arg.Paced,
 	)
 	if err != nil {
 		return 0, err
@@ -679,7 +688,7 @@ func (q *Queries) InsertQueueItem(ctx context.Context, arg InsertQueueItemParams
 const itemsInBatch = `-- name: ItemsInBatch :many
 SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
        dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
-       retry_count, last_error, created_at, updated_at
+       retry_count, last_error, created_at, updated_at, paced
 FROM exec_queue
 WHERE dispatch_batch_id = $1::text AND queue_status = 'CLAIMED'
 ORDER BY item_id
@@ -711,6 +720,7 @@ func (q *Queries) ItemsInBatch(ctx context.Context, batchID string) ([]ExecQueue
 			&i.LastError,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Paced,
 		); err != nil {
 			return nil, err
 		}
@@ -725,7 +735,7 @@ func (q *Queries) ItemsInBatch(ctx context.Context, batchID string) ([]ExecQueue
 const listConfigs = `-- name: ListConfigs :many
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config
 FROM exec_rate_config
 ORDER BY item_type
 `
@@ -754,6 +764,7 @@ func (q *Queries) ListConfigs(ctx context.Context) ([]ExecRateConfig, error) {
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.MaxInFlight,
+			&i.PacingConfig,
 		); err != nil {
 			return nil, err
 		}
@@ -768,7 +779,7 @@ func (q *Queries) ListConfigs(ctx context.Context) ([]ExecRateConfig, error) {
 const listDispatched = `-- name: ListDispatched :many
 SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
        dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
-       retry_count, last_error, created_at, updated_at
+       retry_count, last_error, created_at, updated_at, paced
 FROM exec_queue
 WHERE item_type = $1 AND queue_status = 'DISPATCHED'
 ORDER BY dispatched_at
@@ -805,6 +816,7 @@ func (q *Queries) ListDispatched(ctx context.Context, arg ListDispatchedParams) 
 			&i.LastError,
 			&i.CreatedAt,
 			&i.UpdatedAt,
+			&i.Paced,
 		); err != nil {
 			return nil, err
 		}
@@ -1166,11 +1178,14 @@ UPDATE exec_rate_config SET
     exec_workflow_type           = COALESCE($9::text, exec_workflow_type),
     exec_task_queue              = COALESCE($10::text, exec_task_queue),
     max_in_flight                = COALESCE($11::int, max_in_flight),
+    -- '' clears it (no pacing)
+    pacing_config                = CASE WHEN $12::text IS NULL THEN pacing_config
+                                        ELSE nullif($12::text, '') END,
     updated_at                   = now()
-WHERE item_type = $12
+WHERE item_type = $13
 RETURNING item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
           pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight
+          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config
 `
 
 type UpdateConfigParams struct {
@@ -1185,6 +1200,7 @@ type UpdateConfigParams struct {
 	ExecWorkflowType         *string
 	ExecTaskQueue            *string
 	MaxInFlight              *int32
+	PacingConfig             *string
 	ItemType                 string
 }
 
@@ -1202,6 +1218,7 @@ func (q *Queries) UpdateConfig(ctx context.Context, arg UpdateConfigParams) (Exe
 		arg.ExecWorkflowType,
 		arg.ExecTaskQueue,
 		arg.MaxInFlight,
+		arg.PacingConfig,
 		arg.ItemType,
 	)
 	var i ExecRateConfig
@@ -1220,6 +1237,7 @@ func (q *Queries) UpdateConfig(ctx context.Context, arg UpdateConfigParams) (Exe
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.MaxInFlight,
+		&i.PacingConfig,
 	)
 	return i, err
 }

@@ -1,0 +1,192 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/postgres"
+)
+
+// PacingOptions configure the slot assignment benchmark.
+type PacingOptions struct {
+	Clients      int // concurrent single assigners
+	Singles      int // single assignments in all
+	Bulk         int // events of the bulk run
+	MaxPerWindow int
+	Window       time.Duration
+
+	DatabaseURL string
+	PGBinDir    string
+	Out         io.Writer
+	Logger      *slog.Logger
+}
+
+// PacingSettings binds the benchmark's flags.
+func PacingSettings(o *PacingOptions) []*config.Setting {
+	intFlag := func(name string, def, lo, hi int, usage string, dst *int) *config.Setting {
+		return &config.Setting{Flag: name, Default: strconv.Itoa(def), Usage: usage, Parse: func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < lo || n > hi {
+				return fmt.Errorf("want a whole number from %d to %d", lo, hi)
+			}
+			*dst = n
+			return nil
+		}}
+	}
+	return []*config.Setting{
+		intFlag("clients", 64, 1, 1024, "concurrent clients of the single-assignment run", &o.Clients),
+		intFlag("singles", 50_000, 100, 10_000_000, "single assignments, all for one instant", &o.Singles),
+		intFlag("bulk", 500_000, 0, 10_000_000, "events of the bulk run, all for one instant (0: skip)", &o.Bulk),
+		intFlag("max-per-window", 100, 1, 1_000_000, "the config's events per window", &o.MaxPerWindow),
+		{Flag: "window", Default: "PT4S", Usage: "the config's window (ISO-8601)", Parse: func(v string) error {
+			d, err := pacing.ParseISODuration(v)
+			if err != nil {
+				return fmt.Errorf("want an ISO-8601 duration such as PT4S")
+			}
+			o.Window = d
+			return nil
+		}},
+	}
+}
+
+// RunPacing measures single assignments with concurrent clients against a
+// bare single-row INSERT baseline from the same clients, then one bulk
+// assignment of many events for one instant, and checks the windows.
+func RunPacing(ctx context.Context, o PacingOptions) error {
+	pool, where, cleanup, err := benchDatabase(ctx, dbOptions{URL: o.DatabaseURL, BinDir: o.PGBinDir, Logger: o.Logger, MaxConns: int32(o.Clients + 4)})
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	if _, err := postgres.Migrate(ctx, pool, nil); err != nil {
+		return err
+	}
+	var version string
+	_ = pool.QueryRow(ctx, `SELECT current_setting('server_version')`).Scan(&version)
+	fmt.Fprintf(o.Out, "paydispatch bench pacing: %d CPUs, %s, PostgreSQL %s (%s); config %d per %s\n",
+		runtime.NumCPU(), memTotal(), version, where, o.MaxPerWindow, pacing.FormatISODuration(o.Window))
+	l := pacing.New(pool)
+	for _, name := range []string{"singles", "bulk"} {
+		if _, err := l.PutConfig(ctx, pacing.Config{Name: name, MaxPerWindow: o.MaxPerWindow, Window: o.Window, Headroom: pacing.DefaultHeadroom}); err != nil {
+			return err
+		}
+	}
+	instant := time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC)
+
+	// Baseline: the same clients, each a one-row INSERT per round trip.
+	if _, err := pool.Exec(ctx, `CREATE TABLE bench_baseline (id text PRIMARY KEY, at timestamptz NOT NULL)`); err != nil {
+		return err
+	}
+	base, err := concurrently(ctx, o.Clients, o.Singles, func(ctx context.Context, i int) error {
+		_, err := pool.Exec(ctx, `INSERT INTO bench_baseline VALUES ($1, $2)`, "b-"+strconv.Itoa(i), instant)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	single, err := concurrently(ctx, o.Clients, o.Singles, func(ctx context.Context, i int) error {
+		_, err := l.Assign(ctx, "singles", "s-"+strconv.Itoa(i), instant)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("single assignments: %w", err)
+	}
+	fmt.Fprintf(o.Out, "\nsingle assignments, %d clients, %s events for one instant:\n", o.Clients, thousands(o.Singles))
+	fmt.Fprintf(o.Out, "  baseline, one-row INSERT per round trip: %8.0f /s\n", base)
+	fmt.Fprintf(o.Out, "  slot assignment:                         %8.0f /s  (%.2f × baseline)\n", single, single/base)
+	fmt.Fprintf(o.Out, "  target ≥ 5,000 assignments/s: %s\n", verdict(single >= 5000))
+	if err := checkPacingWindows(ctx, o.Out, l, "singles", o.Singles, o.MaxPerWindow); err != nil {
+		return err
+	}
+
+	if o.Bulk > 0 {
+		events := make([]pacing.Event, o.Bulk)
+		for i := range events {
+			events[i] = pacing.Event{ID: "k-" + strconv.Itoa(i), RequestedTime: instant}
+		}
+		started := time.Now()
+		slots, err := l.AssignBulk(ctx, "bulk", events)
+		if err != nil {
+			return fmt.Errorf("bulk: %w", err)
+		}
+		took := time.Since(started)
+		exhausted := 0
+		for _, s := range slots {
+			if s.Status != pacing.StatusNew {
+				exhausted++
+			}
+		}
+		fmt.Fprintf(o.Out, "\nbulk: %s events for one instant in %.2f s (%.0f /s, %d round trips of %d); not NEW: %d\n",
+			thousands(o.Bulk), took.Seconds(), float64(o.Bulk)/took.Seconds(), (o.Bulk+4999)/5000, 5000, exhausted)
+		fmt.Fprintf(o.Out, "  target ≤ 10 s for 500,000: %s\n", verdict(o.Bulk < 500_000 || took <= 10*time.Second))
+		if err := checkPacingWindows(ctx, o.Out, l, "bulk", o.Bulk, o.MaxPerWindow); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// concurrently runs n calls of f over clients goroutines and returns calls/s.
+func concurrently(ctx context.Context, clients, n int, f func(context.Context, int) error) (float64, error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	started := time.Now()
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if err := f(ctx, i); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(started)
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, err
+	}
+	return float64(n) / elapsed.Seconds(), nil
+}
+
+// checkPacingWindows prints whether every window kept its limit and its
+// counter matches its slots.
+func checkPacingWindows(ctx context.Context, out io.Writer, l *pacing.Limiter, name string, events, max int) error {
+	ws, err := l.Windows(ctx, name)
+	if err != nil {
+		return err
+	}
+	over, mismatched, total, used := 0, 0, 0, 0
+	for _, w := range ws {
+		if w.Counter > max {
+			over++
+		}
+		if w.Counter != w.Slots {
+			mismatched++
+		}
+		total += w.Slots
+		if w.Slots > 0 {
+			used++
+		}
+	}
+	fmt.Fprintf(out, "  check: %d windows used, %d slots for %s events, windows over the limit %d, counters off %d: %s\n",
+		used, total, thousands(events), over, mismatched, verdict(over == 0 && mismatched == 0 && total == events))
+	return nil
+}
