@@ -204,9 +204,9 @@ func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Di
 				TaskQueue:    cfg.ExecTaskQueue,
 				// Measured per start, not per batch: a batch's starts take
 				// seconds, and a paced slot is a precise time.
-				Delay: a.startDelay(it.ScheduledExecTime, a.now(), cfg.JitterWindow, it.Paced),
-				ItemID:       it.ID,
-				Context:      string(it.Context),
+				Delay:   a.startDelay(it.ScheduledExecTime, a.now(), cfg.JitterWindow, it.Paced),
+				ItemID:  it.ID,
+				Context: string(it.Context),
 			})}
 			if activity.IsActivity(ctx) {
 				activity.RecordHeartbeat(ctx, i)

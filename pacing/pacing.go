@@ -31,7 +31,7 @@ var (
 // what it takes; errors.Is(err, ErrInvalid) holds for it.
 type InvalidError struct{ Field, Detail string }
 
-func (e *InvalidError) Error() string { return "invalid " + e.Field + ": " + e.Detail }
+func (e *InvalidError) Error() string        { return "invalid " + e.Field + ": " + e.Detail }
 func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
 
 func invalid(field, detail string) error { return &InvalidError{Field: field, Detail: detail} }

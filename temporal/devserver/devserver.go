@@ -196,8 +196,8 @@ func (s *Server) waitReady(ctx context.Context, namespace string) error {
 
 func serverConfig(o Options, ports Ports) (*config.Config, *config.SQL, error) {
 	sqlCfg := &config.SQL{
-		PluginName:        sqliteplugin.PluginName,
-		DatabaseName:      o.DBPath,
+		PluginName:   sqliteplugin.PluginName,
+		DatabaseName: o.DBPath,
 		// Keys are SQLite pragmas (the plugin turns unknown keys into
 		// _pragma=key=value, so a misspelt key is silently ignored). WAL
 		// with synchronous=NORMAL: a commit appends to the log without an
