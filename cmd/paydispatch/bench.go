@@ -8,16 +8,17 @@ import (
 	"github.com/paydispatch/paydispatch/internal/config"
 )
 
-const benchUsage = `Usage: paydispatch bench queue|pipeline|pacing [flags]
+const benchUsage = `Usage: paydispatch bench queue|pipeline|pacing|drain [flags]
 
 Benchmarks:
   queue     claim and dispatch throughput and claim latency of the dispatch queue
   pipeline  before/after: one sleeping workflow per payment vs this pipeline, on one embedded Temporal
-  pacing    slot assignment: concurrent single assignments and one bulk assignment for one instant`
+  pacing    slot assignment: concurrent single assignments and one bulk assignment for one instant
+  drain     pacing end to end: a paced bulk file through the whole pipeline, executions per second (SVG)`
 
 func runBench(ctx context.Context, env *environment, args []string) error {
 	if len(args) == 0 {
-		return usageError{fmt.Errorf("name a benchmark: 'paydispatch bench queue', 'pipeline' or 'pacing'")}
+		return usageError{fmt.Errorf("name a benchmark: 'paydispatch bench queue', 'pipeline', 'pacing' or 'drain'")}
 	}
 	switch args[0] {
 	case "-h", "--help", "-help":
@@ -29,8 +30,10 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 		return runBenchPipeline(ctx, env, args[1:])
 	case "pacing":
 		return runBenchPacing(ctx, env, args[1:])
+	case "drain":
+		return runBenchDrain(ctx, env, args[1:])
 	}
-	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline' or 'pacing'", args[0])}
+	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing' or 'drain'", args[0])}
 }
 
 func runBenchQueue(ctx context.Context, env *environment, args []string) error {
@@ -99,4 +102,28 @@ func runBenchPacing(ctx context.Context, env *environment, args []string) error 
 	opt.Out = env.stdout
 	opt.Logger = newLogger(env, lg)
 	return bench.RunPacing(ctx, opt)
+}
+
+func runBenchDrain(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "bench drain", "[flags]",
+		"On a fresh private PostgreSQL and embedded Temporal, with payments paced by a rate-limit config:\n"+
+			"one bulk file of payments due at one instant goes through Phase A (slots), the queue, the\n"+
+			"dispatcher and the exec workflows. Prints executions per second, checks every window against\n"+
+			"its limit and every full second against the rate (±5 %), and writes the histogram as SVG.")
+	var (
+		pgBin string
+		lg    config.Log
+		opt   bench.DrainOptions
+	)
+	settings := []*config.Setting{{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries",
+		Parse: func(v string) error { pgBin = v; return nil }}}
+	settings = append(settings, config.LogSettings(&lg)...)
+	set := config.NewSet(fs, env.getenv, append(settings, bench.DrainSettings(&opt)...)...)
+	if err := parse(set, args); err != nil {
+		return err
+	}
+	opt.PGBinDir = pgBin
+	opt.Out = env.stdout
+	opt.Logger = newLogger(env, lg)
+	return bench.RunDrain(ctx, opt)
 }

@@ -23,6 +23,7 @@ type PacingOptions struct {
 	Bulk         int // events of the bulk run
 	MaxPerWindow int
 	Window       time.Duration
+	Ephemeral    bool // fsync off: separates CPU from disk flushes
 
 	DatabaseURL string
 	PGBinDir    string
@@ -47,6 +48,14 @@ func PacingSettings(o *PacingOptions) []*config.Setting {
 		intFlag("singles", 50_000, 100, 10_000_000, "single assignments, all for one instant", &o.Singles),
 		intFlag("bulk", 500_000, 0, 10_000_000, "events of the bulk run, all for one instant (0: skip)", &o.Bulk),
 		intFlag("max-per-window", 100, 1, 1_000_000, "the config's events per window", &o.MaxPerWindow),
+		{Flag: "ephemeral", Default: "false", Usage: "run the private server without fsync (shows what is CPU and what is disk)", Parse: func(v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("want true or false")
+			}
+			o.Ephemeral = b
+			return nil
+		}},
 		{Flag: "window", Default: "PT4S", Usage: "the config's window (ISO-8601)", Parse: func(v string) error {
 			d, err := pacing.ParseISODuration(v)
 			if err != nil {
@@ -62,7 +71,7 @@ func PacingSettings(o *PacingOptions) []*config.Setting {
 // bare single-row INSERT baseline from the same clients, then one bulk
 // assignment of many events for one instant, and checks the windows.
 func RunPacing(ctx context.Context, o PacingOptions) error {
-	pool, where, cleanup, err := benchDatabase(ctx, dbOptions{URL: o.DatabaseURL, BinDir: o.PGBinDir, Logger: o.Logger, MaxConns: int32(o.Clients + 4)})
+	pool, where, cleanup, err := benchDatabase(ctx, dbOptions{URL: o.DatabaseURL, BinDir: o.PGBinDir, Logger: o.Logger, Ephemeral: o.Ephemeral, MaxConns: int32(o.Clients + 4)})
 	if err != nil {
 		return err
 	}
@@ -70,10 +79,10 @@ func RunPacing(ctx context.Context, o PacingOptions) error {
 	if _, err := postgres.Migrate(ctx, pool, nil); err != nil {
 		return err
 	}
-	var version string
-	_ = pool.QueryRow(ctx, `SELECT current_setting('server_version')`).Scan(&version)
-	fmt.Fprintf(o.Out, "paydispatch bench pacing: %d CPUs, %s, PostgreSQL %s (%s); config %d per %s\n",
-		runtime.NumCPU(), memTotal(), version, where, o.MaxPerWindow, pacing.FormatISODuration(o.Window))
+	var version, fsync string
+	_ = pool.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('fsync')`).Scan(&version, &fsync)
+	fmt.Fprintf(o.Out, "paydispatch bench pacing: %d CPUs, %s, PostgreSQL %s (%s, fsync=%s); config %d per %s\n",
+		runtime.NumCPU(), memTotal(), version, where, fsync, o.MaxPerWindow, pacing.FormatISODuration(o.Window))
 	l := pacing.New(pool)
 	for _, name := range []string{"singles", "bulk"} {
 		if _, err := l.PutConfig(ctx, pacing.Config{Name: name, MaxPerWindow: o.MaxPerWindow, Window: o.Window, Headroom: pacing.DefaultHeadroom}); err != nil {

@@ -28,7 +28,10 @@ CREATE TABLE pacing_window (
     status        text        NOT NULL CHECK (status IN ('OPEN', 'CLOSED')),
     updated_at    timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (config_name, window_start)
-);
+) WITH (fillfactor = 10);
+-- fillfactor 10: a few windows per page. Concurrent requests for one
+-- instant all work the same handful of rows; packed into one page they
+-- queue on that page's buffer lock even when they lock different rows.
 -- The skip query: first OPEN window after a given one.
 CREATE INDEX pacing_window_status_idx ON pacing_window (config_name, status, window_start);
 
@@ -93,8 +96,15 @@ BEGIN
     WHERE w.config_name = l.config_name AND w.window_start = l.window_start AND l.slot_count < p_cap
     RETURNING l.slot_count, w.slot_count INTO v_old, v_count;
     IF NOT FOUND THEN
-        -- Missing, locked by another transaction, or full: only a missing
-        -- window is created here, by its first slots.
+        -- Locked by another transaction, full, or missing. Only a missing
+        -- window is created here, by its first slots. The existence check
+        -- comes first and takes no lock: an INSERT ... ON CONFLICT against
+        -- a row another transaction is updating waits for that transaction,
+        -- which would queue every request behind the window's holder.
+        PERFORM 1 FROM pacing_window x WHERE x.config_name = p_config AND x.window_start = p_window;
+        IF FOUND THEN
+            RETURN;
+        END IF;
         INSERT INTO pacing_window (config_name, window_start, slot_count, status)
         VALUES (p_config, p_window, least(p_want, p_cap),
                 CASE WHEN least(p_want, p_cap) >= p_max THEN 'CLOSED' ELSE 'OPEN' END)
@@ -175,7 +185,12 @@ $$;
 CREATE FUNCTION pacing_assign(p_config text, p_window_ms bigint, p_max integer, p_headroom integer,
                               p_requested timestamptz, p_event_ids text[], p_us double precision[])
 RETURNS TABLE (event_id text, status text, window_start timestamptz, scheduled_time timestamptz, slot_index integer)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- paydispatch's pools force custom plans (see postgres.NewPool); here the
+-- statements are fixed-shape lookups by key, and re-planning each one on
+-- every call would cost more than the work.
+SET plan_cache_mode = auto
+AS $$
 DECLARE
     v_req_ms  bigint := floor(extract(epoch FROM p_requested) * 1000)::bigint;
     v_w0_ms   bigint;

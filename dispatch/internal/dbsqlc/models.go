@@ -122,6 +122,7 @@ type Payment struct {
 	ExecutionRef           *string
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
+	AcceptedAt             *time.Time
 }
 
 type PaymentNotification struct {

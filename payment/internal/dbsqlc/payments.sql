@@ -18,7 +18,8 @@ WHERE payment_id = @payment_id;
 -- name: TransitionPayment :one
 -- A guarded status change: only from the expected status.
 UPDATE payments
-SET status = @to_status, status_reason = sqlc.narg('status_reason'), updated_at = now()
+SET status = @to_status, status_reason = sqlc.narg('status_reason'), updated_at = now(),
+    accepted_at = CASE WHEN @to_status::text = 'ACCEPTED' THEN clock_timestamp() ELSE accepted_at END
 WHERE payment_id = @payment_id AND status = @from_status
 RETURNING status;
 

@@ -20,9 +20,29 @@ FROM payments
 WHERE payment_id = $1
 `
 
-func (q *Queries) GetPayment(ctx context.Context, paymentID string) (Payment, error) {
+type GetPaymentRow struct {
+	PaymentID              string
+	TenantID               string
+	DebtorAccount          string
+	Amount                 *decimal.Decimal
+	Currency               *string
+	CreditorName           string
+	CreditorIban           *string
+	CreditorBic            *string
+	RemittanceInfo         *string
+	RequestedExecutionTime time.Time
+	ScheduledExecutionTime *time.Time
+	Status                 string
+	StatusReason           *string
+	Request                []byte
+	ExecutionRef           *string
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+}
+
+func (q *Queries) GetPayment(ctx context.Context, paymentID string) (GetPaymentRow, error) {
 	row := q.db.QueryRow(ctx, getPayment, paymentID)
-	var i Payment
+	var i GetPaymentRow
 	err := row.Scan(
 		&i.PaymentID,
 		&i.TenantID,
@@ -136,7 +156,8 @@ func (q *Queries) SetExecutionRef(ctx context.Context, arg SetExecutionRefParams
 
 const transitionPayment = `-- name: TransitionPayment :one
 UPDATE payments
-SET status = $1, status_reason = $2, updated_at = now()
+SET status = $1, status_reason = $2, updated_at = now(),
+    accepted_at = CASE WHEN $1::text = 'ACCEPTED' THEN clock_timestamp() ELSE accepted_at END
 WHERE payment_id = $3 AND status = $4
 RETURNING status
 `

@@ -1,0 +1,290 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paydispatch/paydispatch/internal/app"
+	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/queue"
+	ptemporal "github.com/paydispatch/paydispatch/temporal"
+)
+
+// DrainOptions configure the end-to-end pacing benchmark.
+type DrainOptions struct {
+	Payments     int
+	MaxPerWindow int
+	Window       time.Duration
+	SVG          string // where to write the histogram; empty: none
+	Interval     int    // dispatch_interval_secs
+	MaxWait      time.Duration
+
+	PGBinDir string
+	Out      io.Writer
+	Logger   *slog.Logger
+}
+
+// DrainSettings binds the benchmark's flags.
+func DrainSettings(o *DrainOptions) []*config.Setting {
+	return []*config.Setting{
+		{Flag: "payments", Default: "20000", Usage: "payments due at one instant", Parse: func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 100 || n > 1_000_000 {
+				return fmt.Errorf("want a whole number from 100 to 1000000")
+			}
+			o.Payments = n
+			return nil
+		}},
+		{Flag: "max-per-window", Default: "100", Usage: "the pacing config's events per window", Parse: func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 100_000 {
+				return fmt.Errorf("want a whole number from 1 to 100000")
+			}
+			o.MaxPerWindow = n
+			return nil
+		}},
+		{Flag: "window", Default: "PT4S", Usage: "the pacing config's window (ISO-8601)", Parse: func(v string) error {
+			d, err := pacing.ParseISODuration(v)
+			if err != nil || d < time.Second || d%time.Second != 0 {
+				return fmt.Errorf("want an ISO-8601 duration of whole seconds such as PT4S")
+			}
+			o.Window = d
+			return nil
+		}},
+		{Flag: "interval", Default: "1", Usage: "the dispatcher's interval in seconds (exec_rate_config dispatch_interval_secs)", Parse: func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 60 {
+				return fmt.Errorf("want a whole number of seconds from 1 to 60")
+			}
+			o.Interval = n
+			return nil
+		}},
+		{Flag: "svg", Default: "pacing-histogram.svg", Usage: "write the histogram of executions per second here (empty: don't)",
+			Parse: func(v string) error { o.SVG = v; return nil }},
+		{Flag: "max-wait", Default: "60m", Usage: "give up this long after the instant", Parse: func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return fmt.Errorf("want a duration such as 30m")
+			}
+			o.MaxWait = d
+			return nil
+		}},
+	}
+}
+
+// RunDrain submits the payments as one bulk file paced by a rate-limit
+// config, lets serve's pipeline execute them, and prints the histogram of
+// executions per second (a payment's execution time: when its exec
+// workflow accepted it, SCHEDULED → ACCEPTED), per window and against the
+// rate.
+func RunDrain(ctx context.Context, o DrainOptions) error {
+	rate := float64(o.MaxPerWindow) / o.Window.Seconds()
+	fmt.Fprintf(o.Out, "paydispatch bench drain: %d CPUs, %s; embedded PostgreSQL and Temporal; %s payments due at one instant, paced %d per %s (%.1f/s), dispatcher every %d s\n",
+		runtime.NumCPU(), memTotal(), thousands(o.Payments), o.MaxPerWindow, pacing.FormatISODuration(o.Window), rate, o.Interval)
+	dir, err := os.MkdirTemp("", "paydispatch-bench-drain-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	_ = os.Chmod(dir, 0o755)
+	log := o.Logger
+	db, err := postgres.Open(ctx, postgres.Options{DataDir: dir, BinDir: o.PGBinDir, MaxConns: 40, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := postgres.Migrate(ctx, db.Pool, nil); err != nil {
+		return err
+	}
+	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal"})
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	if _, err := pacing.New(db.Pool).PutConfig(ctx, pacing.Config{Name: "payments", MaxPerWindow: o.MaxPerWindow, Window: o.Window, Headroom: pacing.DefaultHeadroom}); err != nil {
+		return err
+	}
+	if _, err := queue.New(db.Pool).UpdateConfig(ctx, payment.ItemType, map[string]string{
+		"pacing_config": "payments", "dispatch_interval_secs": strconv.Itoa(o.Interval),
+	}); err != nil {
+		return err
+	}
+	for _, start := range []func(*postgres.DB, *ptemporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
+		stop, err := start(db, tc, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	stop, err := app.StartDispatcher(ctx, "schedule", db, tc, nil, log)
+	if err != nil {
+		return err
+	}
+	defer stop()
+
+	// Leave Phase A time to finish before the instant (a window boundary).
+	instant := time.Now().Add(30*time.Second + time.Duration(o.Payments)*2*time.Millisecond).Truncate(o.Window).Add(o.Window)
+	reqs := make([]payment.Request, o.Payments)
+	for i := range reqs {
+		reqs[i] = benchRequest("d", i, instant)
+	}
+	if _, err := app.PaymentService(db, tc, 1000).SubmitBatch(ctx, reqs); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "instant %s; draining (about %.0f s) ...\n", instant.Format(time.RFC3339), float64(o.Payments)/rate)
+	deadline := instant.Add(o.MaxWait)
+	for {
+		var done int
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = 'PROCESSING'`).Scan(&done); err != nil {
+			return err
+		}
+		if done == o.Payments {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d PROCESSING %s after the instant", done, o.Payments, o.MaxWait)
+		}
+		time.Sleep(time.Second)
+	}
+
+	// Executions per second since the instant.
+	rows, err := db.Pool.Query(ctx, `SELECT floor(extract(epoch FROM accepted_at - $1::timestamptz))::int AS s, count(*)
+		FROM payments GROUP BY 1 ORDER BY 1`, instant)
+	if err != nil {
+		return err
+	}
+	perSecond := map[int]int{}
+	first, last := math.MaxInt, math.MinInt
+	for rows.Next() {
+		var s, n int
+		if err := rows.Scan(&s, &n); err != nil {
+			rows.Close()
+			return err
+		}
+		perSecond[s] = n
+		first, last = min(first, s), max(last, s)
+	}
+	rows.Close()
+	var early int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE accepted_at < scheduled_execution_time`).Scan(&early); err != nil {
+		return err
+	}
+	var p50, p99, pmax float64
+	if err := db.Pool.QueryRow(ctx, `SELECT
+		percentile_cont(0.5) WITHIN GROUP (ORDER BY lag), percentile_cont(0.99) WITHIN GROUP (ORDER BY lag), max(lag)
+		FROM (SELECT extract(epoch FROM accepted_at - scheduled_execution_time) * 1000 AS lag FROM payments) l`).Scan(&p50, &p99, &pmax); err != nil {
+		return err
+	}
+	// The schedule itself: slots per second and per window.
+	var slotOver, slotSecondsOff int
+	if err := db.Pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM pacing_window WHERE slot_count > $1),
+		(SELECT count(*) FROM (SELECT date_trunc('second', scheduled_time) s, count(*) n FROM pacing_slot GROUP BY 1) x
+		   WHERE abs(x.n - $2::float8) > 0.05 * $2::float8
+		     AND x.s > (SELECT min(scheduled_time) FROM pacing_slot) AND x.s < date_trunc('second', (SELECT max(scheduled_time) FROM pacing_slot)))`,
+		o.MaxPerWindow, rate).Scan(&slotOver, &slotSecondsOff); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "\nthe schedule (slots): windows over the limit %d, full seconds off the rate by more than 5%%: %d\n", slotOver, slotSecondsOff)
+	fmt.Fprintf(o.Out, "execution lag behind the slot: p50 %.0f ms, p99 %.0f ms, max %.0f ms\n", p50, p99, pmax)
+	return reportDrain(o, rate, perSecond, first, last, early)
+}
+
+func reportDrain(o DrainOptions, rate float64, perSecond map[int]int, first, last, early int) error {
+	w := o.Out
+	winSecs := int(o.Window / time.Second)
+	// Full seconds of the drain: all but the first and last second seen.
+	inBand, full, worst := 0, 0, 0.0
+	for s := first + 1; s < last; s++ {
+		full++
+		dev := math.Abs(float64(perSecond[s])-rate) / rate
+		worst = max(worst, dev)
+		if dev <= 0.05 {
+			inBand++
+		}
+	}
+	overWindows, windows, maxWindow := 0, 0, 0
+	for ws := (first / winSecs) * winSecs; ws <= last; ws += winSecs {
+		n := 0
+		for s := ws; s < ws+winSecs; s++ {
+			n += perSecond[s]
+		}
+		windows++
+		maxWindow = max(maxWindow, n)
+		if n > o.MaxPerWindow {
+			overWindows++
+		}
+	}
+	fmt.Fprintf(w, "\nexecutions per second from the instant (second: count):\n")
+	var line strings.Builder
+	for s := first; s <= last; s++ {
+		fmt.Fprintf(&line, "%5d:%-3d", s, perSecond[s])
+		if (s-first)%10 == 9 {
+			fmt.Fprintln(w, line.String())
+			line.Reset()
+		}
+	}
+	if line.Len() > 0 {
+		fmt.Fprintln(w, line.String())
+	}
+	fmt.Fprintf(w, "\ndrain: seconds %d..%d after the instant (%d s for %s payments, %.1f/s)\n",
+		first, last, last-first+1, thousands(o.Payments), float64(o.Payments)/float64(last-first+1))
+	fmt.Fprintf(w, "windows of %s: %d, most executions in one %d (limit %d), over the limit %d: %s\n",
+		pacing.FormatISODuration(o.Window), windows, maxWindow, o.MaxPerWindow, overWindows, verdict(overWindows == 0))
+	fmt.Fprintf(w, "full seconds within ±5%% of %.1f/s: %d of %d (worst %.1f%%): %s\n",
+		rate, inBand, full, worst*100, verdict(full > 0 && inBand == full))
+	fmt.Fprintf(w, "executions before their slot: %d\n", early)
+	if o.SVG != "" {
+		if err := writeHistogramSVG(o.SVG, perSecond, first, last, rate); err != nil {
+			return err
+		}
+		abs, _ := filepath.Abs(o.SVG)
+		fmt.Fprintf(w, "histogram written to %s\n", abs)
+	}
+	return nil
+}
+
+// writeHistogramSVG draws executions per second as bars, with the
+// configured rate and its ±5 % band.
+func writeHistogramSVG(path string, perSecond map[int]int, first, last int, rate float64) error {
+	const height, top, left, bottom = 300.0, 20.0, 50.0, 40.0
+	n := last - first + 1
+	barW := math.Max(1, math.Min(8, 1200/float64(n)))
+	width := left + barW*float64(n) + 20
+	peak := rate * 1.3
+	for _, c := range perSecond {
+		peak = math.Max(peak, float64(c)*1.1)
+	}
+	y := func(v float64) float64 { return top + (height-top-bottom)*(1-v/peak) }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", width, height)
+	fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#e6f4ea"/>`+"\n",
+		left, y(rate*1.05), barW*float64(n), y(rate*0.95)-y(rate*1.05))
+	for s := first; s <= last; s++ {
+		c := float64(perSecond[s])
+		fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="#3b6ea8"/>`+"\n",
+			left+barW*float64(s-first), y(c), math.Max(barW-0.5, 0.5), y(0)-y(c))
+	}
+	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.2f" y2="%.2f" stroke="#c0392b" stroke-width="1"/>`+"\n", left, left+barW*float64(n), y(rate), y(rate))
+	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="black"/>`+"\n", left, left, top, y(0))
+	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="black"/>`+"\n", left, left+barW*float64(n), y(0), y(0))
+	for _, v := range []float64{0, rate, peak * 0.9} {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end">%.0f</text>`+"\n", left-4, y(v)+4, v)
+	}
+	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">seconds after the instant (%d..%d); red: configured rate %.1f/s, green: ±5 %%</text>`+"\n",
+		left, height-12, first, last, rate)
+	b.WriteString("</svg>\n")
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
