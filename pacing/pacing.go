@@ -1,6 +1,7 @@
 package pacing
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -106,8 +107,9 @@ type Limiter struct {
 	BulkChunk int
 	now       func() time.Time
 
-	mu    sync.Mutex
-	cache map[string]cachedConfig
+	mu     sync.Mutex
+	cache  map[string]cachedConfig
+	queues map[coalesceKey]*coalesceQueue // single assignments waiting, by instant
 }
 
 type cachedConfig struct {
@@ -118,7 +120,8 @@ type cachedConfig struct {
 
 // New returns a limiter on pool, whose schema has the pacing tables.
 func New(pool *pgxpool.Pool) *Limiter {
-	return &Limiter{pool: pool, q: dbsqlc.New(pool), CacheTTL: 5 * time.Second, BulkChunk: 5000, now: time.Now, cache: map[string]cachedConfig{}}
+	return &Limiter{pool: pool, q: dbsqlc.New(pool), CacheTTL: 5 * time.Second, BulkChunk: 5000, now: time.Now,
+		cache: map[string]cachedConfig{}, queues: map[coalesceKey]*coalesceQueue{}}
 }
 
 func fromRow(r dbsqlc.PacingConfig) Config {
@@ -224,7 +227,8 @@ func (l *Limiter) activeConfig(ctx context.Context, name string) (Config, error)
 // Assign gives one event its slot under the named config: the slot it
 // already has (EXISTING), or a new one at or after requested (NEW). With
 // no room within the search limit it returns ErrExhausted and writes
-// nothing.
+// nothing. Concurrent calls for the same config and instant share
+// database calls (see coalesce.go).
 func (l *Limiter) Assign(ctx context.Context, configName, eventID string, requested time.Time) (Slot, error) {
 	if eventID == "" || len(eventID) > 200 {
 		return Slot{}, invalid("eventId", "want 1-200 characters")
@@ -236,18 +240,27 @@ func (l *Limiter) Assign(ctx context.Context, configName, eventID string, reques
 	if err != nil {
 		return Slot{}, err
 	}
-	slots, err := l.assign(ctx, cfg, requested, []string{eventID})
+	slot, err := l.assignCoalesced(ctx, cfg, eventID, ceilMilli(requested))
 	if err != nil {
 		return Slot{}, err
 	}
-	if len(slots) != 1 {
-		return Slot{}, fmt.Errorf("pacing: assign %s: %d rows back, want 1", eventID, len(slots))
+	if slot.Status == StatusExhausted {
+		return slot, fmt.Errorf("pacing: %s at %s under %s: %w", eventID, requested.Format(time.RFC3339Nano), configName, ErrExhausted)
 	}
-	if slots[0].Status == StatusExhausted {
-		return slots[0], fmt.Errorf("pacing: %s at %s under %s: %w", eventID, requested.Format(time.RFC3339Nano), configName, ErrExhausted)
-	}
-	return slots[0], nil
+	return slot, nil
 }
+
+// ceilMilli rounds up to the millisecond slots are kept in, so a slot is
+// never before the requested time.
+func ceilMilli(t time.Time) time.Time {
+	r := t.UTC().Truncate(time.Millisecond)
+	if r.Before(t) {
+		r = r.Add(time.Millisecond)
+	}
+	return r
+}
+
+func errNoResult(eventID string) error { return fmt.Errorf("pacing: no result for event %s", eventID) }
 
 // AssignBulk gives each event a slot, in one round trip per requested
 // instant and chunk of BulkChunk events: a file of 500,000 payments for one
@@ -271,7 +284,7 @@ func (l *Limiter) AssignBulk(ctx context.Context, configName string, events []Ev
 	byTime := map[time.Time][]string{}
 	var times []time.Time
 	for _, e := range events {
-		t := e.RequestedTime.UTC().Truncate(time.Millisecond)
+		t := ceilMilli(e.RequestedTime)
 		if _, ok := byTime[t]; !ok {
 			times = append(times, t)
 		}
@@ -279,26 +292,49 @@ func (l *Limiter) AssignBulk(ctx context.Context, configName string, events []Ev
 	}
 	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
 	got := make(map[string]Slot, len(events))
-	chunk := max(l.BulkChunk, 1)
+	// Chunks of one instant go maxCallsPerInstant at a time. A call holds
+	// its windows until it commits, so the other walks past them: a chunk
+	// spans at most half the headroom, or the other call would give up.
+	chunk := max(min(l.BulkChunk, cfg.MaxPerWindow*max(cfg.Headroom, 1)/2), 1)
+	var (
+		mu       sync.Mutex
+		firstErr error
+	)
 	for _, t := range times {
 		ids := byTime[t]
+		sem := make(chan struct{}, maxCallsPerInstant)
+		var wg sync.WaitGroup
 		for start := 0; start < len(ids); start += chunk {
-			slots, err := l.assign(ctx, cfg, t, ids[start:min(start+chunk, len(ids))])
-			if err != nil {
-				return nil, err
-			}
-			for _, s := range slots {
-				if _, seen := got[s.EventID]; !seen { // a repeated id keeps its first answer
-					got[s.EventID] = s
+			part := ids[start:min(start+chunk, len(ids))]
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				slots, err := l.assign(ctx, cfg, t, part)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					firstErr = cmp.Or(firstErr, err)
+					return
 				}
-			}
+				for _, s := range slots {
+					if _, seen := got[s.EventID]; !seen { // a repeated id keeps its first answer
+						got[s.EventID] = s
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if firstErr != nil {
+			return nil, firstErr
 		}
 	}
 	out := make([]Slot, len(events))
 	for i, e := range events {
 		s, ok := got[e.ID]
 		if !ok {
-			return nil, fmt.Errorf("pacing: no result for event %s", e.ID)
+			return nil, errNoResult(e.ID)
 		}
 		out[i] = s
 	}

@@ -419,3 +419,29 @@ func TestISODuration(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentSameEvent: the same event id from many clients at once
+// (coalesced into shared calls or not) gets one slot.
+func TestConcurrentSameEvent(t *testing.T) {
+	t.Parallel()
+	l, _ := newLimiter(t, 100, 4*time.Second, pacing.DefaultHeadroom)
+	var wg sync.WaitGroup
+	slots := make([]pacing.Slot, 20)
+	errs := make([]error, 20)
+	for i := range slots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots[i], errs[i] = l.Assign(context.Background(), "default", "same", boundary)
+		}()
+	}
+	wg.Wait()
+	for i := range slots {
+		if errs[i] != nil || !slots[i].ScheduledTime.Equal(slots[0].ScheduledTime) {
+			t.Fatalf("client %d: %+v %v; client 0: %+v", i, slots[i], errs[i], slots[0])
+		}
+	}
+	if got := checkWindows(t, l, 100); got[boundary] != 1 {
+		t.Fatalf("%d slots for one event", got[boundary])
+	}
+}
