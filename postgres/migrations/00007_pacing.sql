@@ -63,6 +63,18 @@ $$;
 -- +goose StatementEnd
 
 -- +goose StatementBegin
+-- pacing_may_create is a try-lock (never waits, held to commit) on creating
+-- a config's window. Every creator takes it, so two transactions never
+-- insert the same window at once: an INSERT ... ON CONFLICT against
+-- another's uncommitted insert would wait for it, and two bulk calls
+-- creating overlapping ranges would deadlock.
+CREATE FUNCTION pacing_may_create(p_config text, p_window timestamptz) RETURNS boolean
+LANGUAGE sql VOLATILE AS $$
+    SELECT pg_try_advisory_xact_lock(hashtextextended('pacing_window/' || p_config || '/' || p_window::text, 0))
+$$;
+-- +goose StatementEnd
+
+-- +goose StatementBegin
 -- pacing_take takes up to p_want slots in one window, at most up to
 -- p_cap slots in all (p_cap <= p_max), skipping the window when another
 -- transaction holds it. It returns the first slot index taken and how
@@ -102,7 +114,7 @@ BEGIN
         -- a row another transaction is updating waits for that transaction,
         -- which would queue every request behind the window's holder.
         PERFORM 1 FROM pacing_window x WHERE x.config_name = p_config AND x.window_start = p_window;
-        IF FOUND THEN
+        IF FOUND OR NOT pacing_may_create(p_config, p_window) THEN
             RETURN;
         END IF;
         INSERT INTO pacing_window (config_name, window_start, slot_count, status)
@@ -116,7 +128,7 @@ BEGIN
     END IF;
     o_first := v_old;
     o_taken := v_count - v_old;
-    IF v_count >= p_max THEN
+    IF v_count >= p_max AND pacing_may_create(p_config, p_window + p_window_ms * interval '1 millisecond') THEN
         INSERT INTO pacing_window (config_name, window_start, slot_count, status)
         VALUES (p_config, p_window + p_window_ms * interval '1 millisecond', 0, 'OPEN')
         ON CONFLICT DO NOTHING;
@@ -206,6 +218,11 @@ DECLARE
     v_next_ms bigint;
     v_status  text;
     v_misses  integer := 0;
+    v_k       integer;
+    v_ws      timestamptz[];
+    v_cs      integer[];
+    v_takes   integer[];
+    v_offs    integer[];
 BEGIN
     v_w0_ms := v_req_ms - ((v_req_ms % p_window_ms) + p_window_ms) % p_window_ms;
     v_elapsed := v_req_ms - v_w0_ms;
@@ -248,6 +265,86 @@ BEGIN
             v_w_ms := coalesce(v_next_ms, v_w_ms + p_window_ms);
             CONTINUE;
         END IF;
+        IF v_n - v_done > p_max THEN
+            -- More than a window's worth left: a range of windows per
+            -- statement instead of one window per round of statements.
+            v_k := least(ceil((v_n - v_done)::numeric / p_max)::integer + 2, greatest(p_headroom, 1));
+            -- The range's missing windows, created open and empty (a plain
+            -- existence test first: ON CONFLICT would wait on rows others
+            -- are updating).
+            INSERT INTO pacing_window (config_name, window_start, slot_count, status)
+            SELECT p_config, pacing_ms(v_w_ms + g * p_window_ms), 0, 'OPEN'
+            FROM generate_series(0, v_k - 1) g
+            WHERE NOT EXISTS (SELECT 1 FROM pacing_window x
+                              WHERE x.config_name = p_config AND x.window_start = pacing_ms(v_w_ms + g * p_window_ms))
+              AND pacing_may_create(p_config, pacing_ms(v_w_ms + g * p_window_ms))
+            ON CONFLICT DO NOTHING;
+            -- The windows with room that no one else holds, and how many
+            -- slots each gives, in time order.
+            WITH avail AS (
+                SELECT w.window_start, w.slot_count FROM pacing_window w
+                WHERE w.config_name = p_config AND w.window_start >= pacing_ms(v_w_ms)
+                  AND w.window_start < pacing_ms(v_w_ms + v_k * p_window_ms) AND w.slot_count < p_max
+                ORDER BY w.window_start
+                -- no more windows than the events need at full room: the
+                -- rest stay free for concurrent callers
+                LIMIT ceil((v_n - v_done)::numeric / p_max)::integer + 1
+                FOR UPDATE SKIP LOCKED
+            ), plan AS (
+                SELECT a.window_start, a.slot_count AS c,
+                       sum(p_max - a.slot_count) OVER (ORDER BY a.window_start) - (p_max - a.slot_count) AS off
+                FROM avail a
+            )
+            SELECT array_agg(p.window_start ORDER BY p.window_start), array_agg(p.c ORDER BY p.window_start),
+                   array_agg(least(p_max - p.c, v_n - v_done - p.off)::integer ORDER BY p.window_start),
+                   array_agg(p.off::integer ORDER BY p.window_start)
+            INTO v_ws, v_cs, v_takes, v_offs
+            FROM plan p WHERE p.off < v_n - v_done;
+            v_taken := coalesce((SELECT sum(t) FROM unnest(v_takes) t), 0);
+            IF v_taken > 0 THEN
+                RETURN QUERY
+                WITH ins AS (
+                    INSERT INTO pacing_slot AS s (event_id, config_name, window_start, slot_index, scheduled_time, requested_time)
+                    SELECT v_ids[v_done + p.off + g + 1], p_config, p.ws, p.c + g,
+                           p.ws + floor((p.c + g + v_us[v_done + p.off + g + 1]) * p_window_ms / p_max)::bigint * interval '1 millisecond',
+                           p_requested
+                    FROM unnest(v_ws, v_cs, v_takes, v_offs) AS p(ws, c, take, off)
+                    CROSS JOIN LATERAL generate_series(0, p.take - 1) g
+                    ON CONFLICT ON CONSTRAINT pacing_slot_pkey DO NOTHING
+                    RETURNING s.event_id, s.window_start, s.scheduled_time, s.slot_index
+                ), upd AS (
+                    -- Counters move by the slots actually inserted.
+                    UPDATE pacing_window w
+                    SET slot_count = w.slot_count + x.n,
+                        status = CASE WHEN w.slot_count + x.n >= p_max THEN 'CLOSED' ELSE 'OPEN' END,
+                        updated_at = now()
+                    FROM (SELECT i.window_start, count(*)::integer AS n FROM ins i GROUP BY i.window_start) x
+                    WHERE w.config_name = p_config AND w.window_start = x.window_start
+                    RETURNING w.window_start, w.status
+                ), succ AS (
+                    INSERT INTO pacing_window (config_name, window_start, slot_count, status)
+                    SELECT p_config, u.window_start + p_window_ms * interval '1 millisecond', 0, 'OPEN'
+                    FROM upd u
+                    WHERE u.status = 'CLOSED'
+                      AND NOT EXISTS (SELECT 1 FROM pacing_window x
+                                      WHERE x.config_name = p_config AND x.window_start = u.window_start + p_window_ms * interval '1 millisecond')
+                      AND pacing_may_create(p_config, u.window_start + p_window_ms * interval '1 millisecond')
+                    ON CONFLICT DO NOTHING
+                )
+                SELECT i.event_id, 'NEW'::text, i.window_start, i.scheduled_time, i.slot_index FROM ins i;
+                -- An event another transaction assigned meanwhile is left
+                -- out of the answer (the caller sees no result and retries).
+                v_done := v_done + v_taken;
+                v_misses := 0;
+            ELSE
+                -- Every window of the range full or held (typically being
+                -- filled by a concurrent call): one miss, not one per
+                -- window, or two calls filling side by side would give up.
+                v_misses := v_misses + 1;
+            END IF;
+            v_w_ms := v_w_ms + v_k * p_window_ms;
+            CONTINUE;
+        END IF;
         SELECT t.o_first, t.o_taken INTO v_first, v_taken
         FROM pacing_take(p_config, pacing_ms(v_w_ms), p_window_ms, p_max, p_max, v_n - v_done) t;
         IF v_taken > 0 THEN
@@ -274,6 +371,7 @@ $$;
 DROP FUNCTION pacing_assign(text, bigint, integer, integer, timestamptz, text[], double precision[]);
 DROP FUNCTION pacing_place(text, bigint, bigint, bigint, integer, integer, timestamptz, text[], double precision[]);
 DROP FUNCTION pacing_take(text, timestamptz, bigint, integer, integer, integer);
+DROP FUNCTION pacing_may_create(text, timestamptz);
 DROP FUNCTION pacing_ms(bigint);
 DROP TABLE pacing_slot;
 DROP TABLE pacing_window;
