@@ -294,8 +294,8 @@ func (l *Limiter) AssignBulk(ctx context.Context, configName string, events []Ev
 	got := make(map[string]Slot, len(events))
 	// Chunks of one instant go maxCallsPerInstant at a time. A call holds
 	// its windows until it commits, so the other walks past them: a chunk
-	// spans at most half the headroom, or the other call would give up.
-	chunk := max(min(l.BulkChunk, cfg.MaxPerWindow*max(cfg.Headroom, 1)/2), 1)
+	// spans at most its share of the headroom, or the others would give up.
+	chunk := max(min(l.BulkChunk, cfg.MaxPerWindow*max(cfg.Headroom, 1)/maxCallsPerInstant), 1)
 	var (
 		mu       sync.Mutex
 		firstErr error
