@@ -39,48 +39,13 @@ type DrainOptions struct {
 // DrainSettings binds the benchmark's flags.
 func DrainSettings(o *DrainOptions) []*config.Setting {
 	return []*config.Setting{
-		{Flag: "payments", Default: "20000", Usage: "payments due at one instant", Parse: func(v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 100 || n > 1_000_000 {
-				return fmt.Errorf("want a whole number from 100 to 1000000")
-			}
-			o.Payments = n
-			return nil
-		}},
-		{Flag: "max-per-window", Default: "100", Usage: "the pacing config's events per window", Parse: func(v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 100_000 {
-				return fmt.Errorf("want a whole number from 1 to 100000")
-			}
-			o.MaxPerWindow = n
-			return nil
-		}},
-		{Flag: "window", Default: "PT4S", Usage: "the pacing config's window (ISO-8601)", Parse: func(v string) error {
-			d, err := pacing.ParseISODuration(v)
-			if err != nil || d < time.Second || d%time.Second != 0 {
-				return fmt.Errorf("want an ISO-8601 duration of whole seconds such as PT4S")
-			}
-			o.Window = d
-			return nil
-		}},
-		{Flag: "interval", Default: "1", Usage: "the dispatcher's interval in seconds (exec_rate_config dispatch_interval_secs)", Parse: func(v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > 60 {
-				return fmt.Errorf("want a whole number of seconds from 1 to 60")
-			}
-			o.Interval = n
-			return nil
-		}},
+		intFlag("payments", 20000, 100, 1_000_000, "payments due at one instant", &o.Payments),
+		intFlag("max-per-window", 100, 1, 100_000, "the pacing config's events per window", &o.MaxPerWindow),
+		isoFlag("window", "PT4S", time.Second, "the pacing config's window (ISO-8601, whole seconds)", &o.Window),
+		intFlag("interval", 1, 1, 60, "the dispatcher's interval in seconds (exec_rate_config dispatch_interval_secs)", &o.Interval),
 		{Flag: "svg", Default: "pacing-histogram.svg", Usage: "write the histogram of executions per second here (empty: don't)",
 			Parse: func(v string) error { o.SVG = v; return nil }},
-		{Flag: "max-wait", Default: "60m", Usage: "give up this long after the instant", Parse: func(v string) error {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return fmt.Errorf("want a duration such as 30m")
-			}
-			o.MaxWait = d
-			return nil
-		}},
+		durFlag("max-wait", "60m", time.Minute, "give up this long after the instant", &o.MaxWait),
 	}
 }
 
@@ -90,6 +55,9 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 // workflow accepted it, SCHEDULED → ACCEPTED), per window and against the
 // rate.
 func RunDrain(ctx context.Context, o DrainOptions) error {
+	if o.Window%time.Second != 0 {
+		return fmt.Errorf("--window %s: want whole seconds (the histogram counts per second)", pacing.FormatISODuration(o.Window))
+	}
 	rate := float64(o.MaxPerWindow) / o.Window.Seconds()
 	fmt.Fprintf(o.Out, "paydispatch bench drain: %d CPUs, %s; embedded PostgreSQL and Temporal; %s payments due at one instant, paced %d per %s (%.1f/s), dispatcher every %d s\n",
 		runtime.NumCPU(), memTotal(), thousands(o.Payments), o.MaxPerWindow, pacing.FormatISODuration(o.Window), rate, o.Interval)

@@ -33,37 +33,13 @@ type PacingOptions struct {
 
 // PacingSettings binds the benchmark's flags.
 func PacingSettings(o *PacingOptions) []*config.Setting {
-	intFlag := func(name string, def, lo, hi int, usage string, dst *int) *config.Setting {
-		return &config.Setting{Flag: name, Default: strconv.Itoa(def), Usage: usage, Parse: func(v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < lo || n > hi {
-				return fmt.Errorf("want a whole number from %d to %d", lo, hi)
-			}
-			*dst = n
-			return nil
-		}}
-	}
 	return []*config.Setting{
 		intFlag("clients", 64, 1, 1024, "concurrent clients of the single-assignment run", &o.Clients),
 		intFlag("singles", 50_000, 100, 10_000_000, "single assignments, all for one instant", &o.Singles),
 		intFlag("bulk", 500_000, 0, 10_000_000, "events of the bulk run, all for one instant (0: skip)", &o.Bulk),
 		intFlag("max-per-window", 100, 1, 1_000_000, "the config's events per window", &o.MaxPerWindow),
-		{Flag: "ephemeral", Default: "false", Usage: "run the private server without fsync (shows what is CPU and what is disk)", Parse: func(v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("want true or false")
-			}
-			o.Ephemeral = b
-			return nil
-		}},
-		{Flag: "window", Default: "PT4S", Usage: "the config's window (ISO-8601)", Parse: func(v string) error {
-			d, err := pacing.ParseISODuration(v)
-			if err != nil {
-				return fmt.Errorf("want an ISO-8601 duration such as PT4S")
-			}
-			o.Window = d
-			return nil
-		}},
+		boolFlag("ephemeral", "run the private server without fsync (shows what is CPU and what is disk)", &o.Ephemeral),
+		isoFlag("window", "PT4S", time.Millisecond, "the config's window (ISO-8601)", &o.Window),
 	}
 }
 

@@ -50,26 +50,6 @@ type PipelineOptions struct {
 
 // PipelineSettings binds the benchmark's flags.
 func PipelineSettings(o *PipelineOptions) []*config.Setting {
-	intFlag := func(name string, def, lo, hi int, usage string, dst *int) *config.Setting {
-		return &config.Setting{Flag: name, Default: strconv.Itoa(def), Usage: usage, Parse: func(v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < lo || n > hi {
-				return fmt.Errorf("want a whole number from %d to %d", lo, hi)
-			}
-			*dst = n
-			return nil
-		}}
-	}
-	durFlag := func(name, def, usage string, dst *time.Duration) *config.Setting {
-		return &config.Setting{Flag: name, Default: def, Usage: usage, Parse: func(v string) error {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
-				return fmt.Errorf("want a duration such as 5s or 2m")
-			}
-			*dst = d
-			return nil
-		}}
-	}
 	return []*config.Setting{
 		{Flag: "n", Default: "10000", Usage: "payments due at one instant, comma-separated for several runs (e.g. 10000,50000)",
 			Parse: func(v string) error {
@@ -84,12 +64,12 @@ func PipelineSettings(o *PipelineOptions) []*config.Setting {
 				return nil
 			}},
 		intFlag("batch-size", 500, 1, queue.MaxBatchSize, "pipeline: items claimed per dispatch cycle", &o.BatchSize),
-		durFlag("interval", "5s", "pipeline: dispatch interval (whole seconds)", &o.Interval),
-		durFlag("jitter", "4s", "pipeline: start jitter window", &o.Jitter),
-		durFlag("pre-start-buffer", "5s", "pipeline: how far ahead of its time an item is claimed (whole seconds)", &o.PreStartBuffer),
+		durFlag("interval", "5s", time.Second, "pipeline: dispatch interval (whole seconds)", &o.Interval),
+		durFlag("jitter", "4s", 0, "pipeline: start jitter window", &o.Jitter),
+		durFlag("pre-start-buffer", "5s", 0, "pipeline: how far ahead of its time an item is claimed (whole seconds)", &o.PreStartBuffer),
 		intFlag("max-in-flight", 400, 0, 1_000_000, "pipeline: cap on items claimed or dispatched and not yet settled (0: none)", &o.MaxInFlight),
 		intFlag("start-concurrency", 32, 1, 1024, "old design: concurrent workflow starts at intake", &o.StartConcurrency),
-		durFlag("max-wait", "45m", "per design: give up this long after the instant", &o.MaxWait),
+		durFlag("max-wait", "45m", time.Minute, "per design: give up this long after the instant", &o.MaxWait),
 	}
 }
 

@@ -44,38 +44,14 @@ type QueueOptions struct {
 
 // QueueSettings binds the benchmark's flags.
 func QueueSettings(o *QueueOptions) []*config.Setting {
-	intFlag := func(name string, def int, lo, hi int, usage string, dst *int) *config.Setting {
-		return &config.Setting{Flag: name, Default: strconv.Itoa(def), Usage: usage, Parse: func(v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < lo || n > hi {
-				return fmt.Errorf("want a whole number from %d to %d", lo, hi)
-			}
-			*dst = n
-			return nil
-		}}
-	}
 	return []*config.Setting{
 		intFlag("rows", 1_000_000, 1000, 50_000_000, "READY rows in the deep queue", &o.Rows),
 		intFlag("small-depth", 10_000, 1000, 10_000_000, "READY rows in the shallow queue", &o.SmallDepth),
 		intFlag("claimers", 4, 1, 64, "concurrent claimers in the throughput run", &o.Claimers),
 		intFlag("batch", 500, 1, queue.MaxBatchSize, "batch size", &o.BatchSize),
 		intFlag("samples", 200, 10, 100_000, "claims timed at each depth", &o.Samples),
-		{Flag: "max-duration", Default: "120s", Usage: "cap on the throughput run", Parse: func(v string) error {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < time.Second {
-				return fmt.Errorf("want a duration of at least 1s, e.g. 60s")
-			}
-			o.MaxDuration = d
-			return nil
-		}},
-		{Flag: "ephemeral", Default: "false", Usage: "run the private PostgreSQL without fsync (not the product's setting)", Parse: func(v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("want true or false")
-			}
-			o.Ephemeral = b
-			return nil
-		}},
+		durFlag("max-duration", "120s", time.Second, "cap on the throughput run", &o.MaxDuration),
+		boolFlag("ephemeral", "run the private PostgreSQL without fsync (not the product's setting)", &o.Ephemeral),
 	}
 }
 
