@@ -92,7 +92,9 @@ func (l *Limiter) runCoalesced(cfg Config, key coalesceKey, requested time.Time)
 		cancel()
 		bySlot := make(map[string]Slot, len(slots))
 		for _, s := range slots {
-			bySlot[s.EventID] = s
+			if _, seen := bySlot[s.EventID]; !seen { // an id asked twice: its first answer
+				bySlot[s.EventID] = s
+			}
 		}
 		for _, p := range batch {
 			s, ok := bySlot[p.eventID]

@@ -265,6 +265,22 @@ func TestExhaustedWritesNothing(t *testing.T) {
 	if after := snapshot(); after != before {
 		t.Fatalf("exhausted path wrote:\nbefore %s\nafter  %s", before, after)
 	}
+	// An event that has its slot gets it back even with no room anywhere
+	// (a replayed chunk while the limiter is saturated), alone or in bulk.
+	first := mustAssign(t, l, "first", boundary)
+	if first.Status != pacing.StatusExisting {
+		t.Fatalf("replay with no room: %+v; want EXISTING", first)
+	}
+	bulk, err := l.AssignBulk(ctx, "default", []pacing.Event{{ID: "first", RequestedTime: boundary}, {ID: "second", RequestedTime: boundary}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bulk[0].Status != pacing.StatusExisting || !bulk[0].ScheduledTime.Equal(first.ScheduledTime) || bulk[1].Status != pacing.StatusExhausted {
+		t.Fatalf("bulk replay with no room: %+v; want first EXISTING at %s, second EXHAUSTED", bulk, first.ScheduledTime)
+	}
+	if after := snapshot(); after != before {
+		t.Fatalf("replay with no room wrote:\nbefore %s\nafter  %s", before, after)
+	}
 }
 
 func TestConcurrentAssignments(t *testing.T) {
