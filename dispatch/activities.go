@@ -204,9 +204,10 @@ func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Di
 				TaskQueue:    cfg.ExecTaskQueue,
 				// Measured per start, not per batch: a batch's starts take
 				// seconds, and a paced slot is a precise time.
-				Delay:   a.startDelay(it.ScheduledExecTime, a.now(), cfg.JitterWindow, it.Paced),
-				ItemID:  it.ID,
-				Context: string(it.Context),
+				Delay:     a.startDelay(it.ScheduledExecTime, a.now(), cfg, it.Paced),
+				ItemID:    it.ID,
+				Context:   string(it.Context),
+				NotBefore: notBefore(it, cfg),
 			})}
 			if activity.IsActivity(ctx) {
 				activity.RecordHeartbeat(ctx, i)
@@ -260,20 +261,38 @@ func splitRetried(res queue.BatchResult) (retried, dead int) {
 	return retried, dead
 }
 
-// startDelay never starts an item before its scheduled time (a claim may
-// run up to the pre-start buffer early), then adds the jitter that spreads
-// a batch's starts over the window — unless the item is paced: its slot
-// is already its place in the spread, so it starts exactly then.
-func (a *Activities) startDelay(scheduled, now time.Time, jitter time.Duration, paced bool) time.Duration {
+// startDelay never starts an unpaced item before its scheduled time (a
+// claim may run up to the pre-start buffer early), then adds the jitter
+// that spreads a batch's starts over the window. A paced item's slot is
+// already its place in the spread: no jitter, and it starts the paced lead
+// ahead of the slot (at most the pre-start buffer) to wait out the rest in
+// the worker, where the clock is exact (see NotBefore).
+func (a *Activities) startDelay(scheduled, now time.Time, cfg queue.Config, paced bool) time.Duration {
+	if paced {
+		return max(scheduled.Sub(now)-pacedLead(cfg), 0)
+	}
 	d := max(scheduled.Sub(now), 0)
-	if jitter > 0 && !paced { // a paced slot is already spread: exactly slot − now
+	if cfg.JitterWindow > 0 {
 		if a.Jitter != nil {
-			d += a.Jitter(jitter)
+			d += a.Jitter(cfg.JitterWindow)
 		} else {
-			d += time.Duration(rand.Int64N(int64(jitter)))
+			d += time.Duration(rand.Int64N(int64(cfg.JitterWindow)))
 		}
 	}
 	return d
+}
+
+// pacedLead is the configured lead, within the pre-start buffer.
+func pacedLead(cfg queue.Config) time.Duration {
+	return max(min(cfg.PacedLead, cfg.PreStartBuffer), 0)
+}
+
+// notBefore is the slot a paced item started ahead of it must wait for.
+func notBefore(it queue.ClaimedItem, cfg queue.Config) time.Time {
+	if !it.Paced || pacedLead(cfg) == 0 {
+		return time.Time{}
+	}
+	return it.ScheduledExecTime
 }
 
 // RecordResults writes the cycle's summary to the audit log and counts it

@@ -23,11 +23,12 @@ type fakeEngine struct {
 	runs    map[string]string // workflow id → RUNNING, COMPLETED, FAILED
 	starts  map[string]int
 	delays  map[string]time.Duration
+	notBef  map[string]time.Time
 	failFor func(id string) error
 }
 
 func newFakeEngine() *fakeEngine {
-	return &fakeEngine{runs: map[string]string{}, starts: map[string]int{}, delays: map[string]time.Duration{}}
+	return &fakeEngine{runs: map[string]string{}, starts: map[string]int{}, delays: map[string]time.Duration{}, notBef: map[string]time.Time{}}
 }
 
 func (f *fakeEngine) Start(_ context.Context, s dispatch.StartRequest) error {
@@ -44,6 +45,7 @@ func (f *fakeEngine) Start(_ context.Context, s dispatch.StartRequest) error {
 	f.runs[s.WorkflowID] = "RUNNING"
 	f.starts[s.WorkflowID]++
 	f.delays[s.WorkflowID] = s.Delay
+	f.notBef[s.WorkflowID] = s.NotBefore
 	return nil
 }
 
@@ -316,28 +318,53 @@ func TestDispatchIsFair(t *testing.T) {
 // with no jitter; an unpaced one gets the jitter on top.
 func TestPacedItemsStartAtTheirSlot(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	ctx := context.Background()
-	slot := time.Now().Add(7 * time.Second)
-	for _, it := range []struct {
-		id    string
-		paced bool
-	}{{"paced", true}, {"jittered", false}} {
-		if _, err := f.q.SaveContextAndEnqueue(ctx, queue.EnqueueParams{
-			ItemType: "PAYMENT", ItemID: it.id, ScheduledExecTime: slot, Context: json.RawMessage(`{}`), Paced: it.paced,
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := f.act.ClaimAndDispatch(ctx, f.cfg); err != nil {
-		t.Fatal(err)
-	}
-	paced := f.eng.delays[dispatch.ExecWorkflowID("PAYMENT", "paced")]
-	jittered := f.eng.delays[dispatch.ExecWorkflowID("PAYMENT", "jittered")]
-	if paced > 7*time.Second || paced < 6*time.Second {
-		t.Fatalf("paced delay %v, want slot − now ≈ 7 s", paced)
-	}
-	if d := jittered - paced; d < f.cfg.JitterWindow/2-time.Second || d > f.cfg.JitterWindow/2+time.Second {
-		t.Fatalf("jittered %v vs paced %v: want half the jitter window (%v) between them", jittered, paced, f.cfg.JitterWindow/2)
+	// The slot is 7 s away; the pre-start buffer is 30 s.
+	for _, tc := range []struct {
+		name      string
+		lead      time.Duration
+		wantDelay time.Duration // ± 1 s
+		holds     bool          // the workflow is told to hold until the slot
+	}{
+		{"no lead: the engine's timer starts it at the slot", 0, 7 * time.Second, false},
+		{"lead: started 2 s ahead, holds until the slot", 2 * time.Second, 5 * time.Second, true},
+		{"lead over the slot's distance: started now, holds", 20 * time.Second, 0, true},
+		{"lead capped by the pre-start buffer", 60 * time.Second, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			ctx := context.Background()
+			f.cfg.PacedLead = tc.lead
+			slot := time.Now().Add(7 * time.Second).Truncate(time.Millisecond)
+			for _, it := range []struct {
+				id    string
+				paced bool
+			}{{"paced", true}, {"jittered", false}} {
+				if _, err := f.q.SaveContextAndEnqueue(ctx, queue.EnqueueParams{
+					ItemType: "PAYMENT", ItemID: it.id, ScheduledExecTime: slot, Context: json.RawMessage(`{}`), Paced: it.paced,
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := f.act.ClaimAndDispatch(ctx, f.cfg); err != nil {
+				t.Fatal(err)
+			}
+			pacedID, jitteredID := dispatch.ExecWorkflowID("PAYMENT", "paced"), dispatch.ExecWorkflowID("PAYMENT", "jittered")
+			paced, jittered := f.eng.delays[pacedID], f.eng.delays[jitteredID]
+			if paced > tc.wantDelay || paced < tc.wantDelay-time.Second {
+				t.Fatalf("paced delay %v, want ≈ %v", paced, tc.wantDelay)
+			}
+			if nb := f.eng.notBef[pacedID]; tc.holds != !nb.IsZero() || (tc.holds && !nb.Equal(slot)) {
+				t.Fatalf("paced NotBefore %v, want the slot %v: %v", nb, slot, tc.holds)
+			}
+			// Unpaced: at its time plus the jitter (half the window here),
+			// never told to hold.
+			if d := jittered - 7*time.Second; d < f.cfg.JitterWindow/2-time.Second || d > f.cfg.JitterWindow/2 {
+				t.Fatalf("jittered delay %v: want 7 s + half the jitter window (%v)", jittered, f.cfg.JitterWindow/2)
+			}
+			if nb := f.eng.notBef[jitteredID]; !nb.IsZero() {
+				t.Fatalf("unpaced NotBefore %v, want zero", nb)
+			}
+		})
 	}
 }

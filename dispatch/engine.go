@@ -35,6 +35,10 @@ type StartRequest struct {
 	// ItemID and Context are the workflow's two arguments.
 	ItemID  string
 	Context string
+	// NotBefore, for a paced item started ahead of its slot (the paced
+	// lead), is the slot: the engine hands it to the workflow (see
+	// NotBefore), which holds the item until then. Zero otherwise.
+	NotBefore time.Time
 }
 
 // Closure is how an execution workflow's latest run ended.

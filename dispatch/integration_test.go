@@ -24,16 +24,22 @@ import (
 )
 
 // executions counts, per item, how often the test execution workflow's
-// effect ran.
+// effect ran, and when it last ran after holding for which slot.
 type executions struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu        sync.Mutex
+	n         map[string]int
+	at        map[string]time.Time
+	notBefore map[string]time.Time
 }
 
-func (e *executions) Execute(_ context.Context, itemID string) error {
+func (e *executions) Execute(ctx context.Context, itemID string, notBefore time.Time) error {
+	if err := dispatch.Hold(ctx, notBefore); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.n[itemID]++
+	e.at[itemID], e.notBefore[itemID] = time.Now(), notBefore
 	return nil
 }
 
@@ -49,7 +55,7 @@ func testExecWorkflow(ctx workflow.Context, itemID, contextJSON string) error {
 	}
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
 	var e *executions
-	return workflow.ExecuteActivity(ctx, e.Execute, itemID).Get(ctx, nil)
+	return workflow.ExecuteActivity(ctx, e.Execute, itemID, dispatch.NotBefore(ctx)).Get(ctx, nil)
 }
 
 type pipeline struct {
@@ -80,7 +86,7 @@ func startPipeline(t *testing.T) *pipeline {
 	}
 	t.Cleanup(c.Close)
 
-	p := &pipeline{q: queue.New(pool), pool: pool, c: c, execs: &executions{n: map[string]int{}}, sched: &dispatch.Schedules{Client: c}}
+	p := &pipeline{q: queue.New(pool), pool: pool, c: c, execs: &executions{n: map[string]int{}, at: map[string]time.Time{}, notBefore: map[string]time.Time{}}, sched: &dispatch.Schedules{Client: c}}
 	dw := worker.New(c, dispatch.TaskQueue, worker.Options{})
 	dispatch.Register(dw, &dispatch.Activities{Queue: p.q, Engine: dispatch.TemporalEngine{Client: c, Namespace: "default"}, Schedules: p.sched})
 	ew := worker.New(c, "test-exec", worker.Options{})
@@ -241,6 +247,56 @@ func TestTemporalEngine(t *testing.T) {
 	}
 	if _, ok := closed["exec-test-none"]; ok {
 		t.Fatal("an unknown id reported closed")
+	}
+}
+
+// TestPacedLeadOnTemporal: paced items are started the paced lead ahead
+// of their slot, learn the slot from the start (the memo), and execute
+// not before it.
+func TestPacedLeadOnTemporal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal server")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	p := startPipeline(t)
+	cfg, err := p.q.UpdateConfig(ctx, "TEST", map[string]string{"pre_start_buffer_secs": "10", "paced_lead_ms": "3000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot := time.Now().Add(4 * time.Second).Truncate(time.Millisecond)
+	ids := []string{"paced-a", "paced-b", "paced-c"}
+	for _, id := range ids {
+		if _, err := p.q.SaveContextAndEnqueue(ctx, queue.EnqueueParams{
+			ItemType: "TEST", ItemID: id, ScheduledExecTime: slot, Context: json.RawMessage(`{}`), Paced: true,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	act := &dispatch.Activities{Queue: p.q, Engine: dispatch.TemporalEngine{Client: p.c, Namespace: "default"}}
+	if d, err := act.ClaimAndDispatch(ctx, cfg); err != nil || d.Started != len(ids) {
+		t.Fatalf("dispatch: %+v, %v; want %d started", d, err, len(ids))
+	}
+	for _, id := range ids {
+		wf := dispatch.ExecWorkflowID("TEST", id)
+		if err := p.c.GetWorkflow(ctx, wf, "").Get(ctx, nil); err != nil {
+			t.Fatalf("%s: %v", wf, err)
+		}
+		desc, err := p.c.DescribeWorkflowExecution(ctx, wf, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Temporal's execution time is the start plus its StartDelay: the
+		// lead ahead of the slot, not the slot.
+		if et := desc.GetWorkflowExecutionInfo().GetExecutionTime().AsTime(); !et.Before(slot.Add(-2 * time.Second)) {
+			t.Errorf("%s: the engine ran it from %s; want about 3 s before the slot %s", id, et, slot)
+		}
+		p.execs.mu.Lock()
+		at, nb, n := p.execs.at[id], p.execs.notBefore[id], p.execs.n[id]
+		p.execs.mu.Unlock()
+		if n != 1 || !nb.Equal(slot) || at.Before(slot) {
+			t.Errorf("%s: executed %d times, at %s, told to hold until %s; want once, not before the slot %s", id, n, at, nb, slot)
+		}
 	}
 }
 

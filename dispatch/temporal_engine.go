@@ -31,14 +31,20 @@ type TemporalEngine struct {
 // Both refusals come back as WorkflowExecutionAlreadyStarted, reported as
 // ErrAlreadyStarted: the item is already in the engine's hands.
 func (e TemporalEngine) Start(ctx context.Context, s StartRequest) error {
-	_, err := e.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+	opts := client.StartWorkflowOptions{
 		ID:                                       s.WorkflowID,
 		TaskQueue:                                s.TaskQueue,
 		StartDelay:                               s.Delay,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}, s.WorkflowType, s.ItemID, s.Context)
+	}
+	if !s.NotBefore.IsZero() {
+		// In the memo, not the arguments: execution workflows keep their
+		// two-argument signature, and read it with NotBefore.
+		opts.Memo = map[string]any{NotBeforeMemo: s.NotBefore.UTC().Format(time.RFC3339Nano)}
+	}
+	_, err := e.Client.ExecuteWorkflow(ctx, opts, s.WorkflowType, s.ItemID, s.Context)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
 		return ErrAlreadyStarted

@@ -280,10 +280,18 @@ func (l *Limiter) AssignBulk(ctx context.Context, configName string, events []Ev
 	if err != nil {
 		return nil, err
 	}
-	// Group by instant, earliest first, keeping each group's order.
+	// Group by instant, earliest first, keeping each group's order. An id
+	// given twice is assigned once, with its first requested time: two
+	// chunks racing for one id would answer it NEW and EXISTING in either
+	// order.
 	byTime := map[time.Time][]string{}
 	var times []time.Time
+	seen := make(map[string]struct{}, len(events))
 	for _, e := range events {
+		if _, dup := seen[e.ID]; dup {
+			continue
+		}
+		seen[e.ID] = struct{}{}
 		t := ceilMilli(e.RequestedTime)
 		if _, ok := byTime[t]; !ok {
 			times = append(times, t)
@@ -319,7 +327,7 @@ func (l *Limiter) AssignBulk(ctx context.Context, configName string, events []Ev
 					return
 				}
 				for _, s := range slots {
-					if _, seen := got[s.EventID]; !seen { // a repeated id keeps its first answer
+					if _, ok := got[s.EventID]; !ok { // a call answers an id once; keep the first if not
 						got[s.EventID] = s
 					}
 				}

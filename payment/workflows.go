@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/queue"
 )
 
@@ -253,15 +254,24 @@ func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) er
 	if err := json.Unmarshal([]byte(contextJSON), &pc); err != nil {
 		return temporal.NewNonRetryableApplicationError("unreadable payment context: "+err.Error(), "CONTEXT", err)
 	}
-	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+	opts := workflow.LocalActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: 500 * time.Millisecond, MaximumInterval: 10 * time.Second, MaximumAttempts: 10,
 			NonRetryableErrorTypes: []string{"WRONG_STATUS"},
 		},
-	})
+	}
+	ctx = workflow.WithLocalActivityOptions(ctx, opts)
 	var a *ExecActivities
-	if err := workflow.ExecuteLocalActivity(ctx, a.ExecutePayment, paymentID).Get(ctx, nil); err != nil {
+	// A paced payment started ahead of its slot waits for it in the
+	// execute step, on the worker's clock.
+	notBefore := dispatch.NotBefore(ctx)
+	execCtx := ctx
+	if hold := notBefore.Sub(workflow.Now(ctx)); hold > 0 {
+		opts.StartToCloseTimeout += hold
+		execCtx = workflow.WithLocalActivityOptions(ctx, opts)
+	}
+	if err := workflow.ExecuteLocalActivity(execCtx, a.ExecutePayment, paymentID, notBefore).Get(ctx, nil); err != nil {
 		return err
 	}
 	ref := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID
@@ -275,9 +285,13 @@ func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) er
 // change guarded.
 type ExecActivities struct{ Store *Store }
 
-// ExecutePayment accepts the payment: SCHEDULED → ACCEPTED. (The execution
-// saga of seed 004 comes here in a later part.)
-func (a *ExecActivities) ExecutePayment(ctx context.Context, paymentID string) error {
+// ExecutePayment accepts the payment, not before notBefore (a paced slot;
+// zero: now): SCHEDULED → ACCEPTED. (The execution saga of seed 004 comes
+// here in a later part.)
+func (a *ExecActivities) ExecutePayment(ctx context.Context, paymentID string, notBefore time.Time) error {
+	if err := dispatch.Hold(ctx, notBefore); err != nil {
+		return err
+	}
 	err := a.Store.Transition(ctx, paymentID, StatusScheduled, StatusAccepted, "")
 	if errors.Is(err, ErrWrongStatus) {
 		// PROCESSING means a previous run got further: nothing to redo.

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
@@ -112,7 +113,7 @@ func TestExecWorkflow(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterActivity(a)
 	var order []string
-	env.OnActivity(a.ExecutePayment, mock.Anything, "pay-1").Return(nil).Run(func(mock.Arguments) { order = append(order, "execute") })
+	env.OnActivity(a.ExecutePayment, mock.Anything, "pay-1", time.Time{}).Return(nil).Run(func(mock.Arguments) { order = append(order, "execute") })
 	env.OnActivity(a.PostProcess, mock.Anything, "pay-1", mock.Anything).Return(nil).Run(func(mock.Arguments) { order = append(order, "post") })
 	env.OnActivity(a.SendNotifications, mock.Anything, "pay-1").Return(nil).Run(func(mock.Arguments) { order = append(order, "notify") })
 	env.ExecuteWorkflow(payment.PaymentExecWorkflow, "pay-1", `{"version":1}`)
@@ -121,6 +122,26 @@ func TestExecWorkflow(t *testing.T) {
 	}
 	if len(order) != 3 || order[0] != "execute" || order[1] != "post" || order[2] != "notify" {
 		t.Fatalf("order = %v", order)
+	}
+
+	// Started ahead of its paced slot: the execute step is given the slot
+	// to hold for.
+	env = s.NewTestWorkflowEnvironment()
+	env.RegisterActivity(a)
+	slot := env.Now().Add(2 * time.Second).UTC()
+	if err := env.SetMemoOnStart(map[string]any{dispatch.NotBeforeMemo: slot.Format(time.RFC3339Nano)}); err != nil {
+		t.Fatal(err)
+	}
+	var heldFor time.Time
+	env.OnActivity(a.ExecutePayment, mock.Anything, "pay-1", mock.Anything).Return(nil).Run(func(args mock.Arguments) { heldFor = args.Get(2).(time.Time) })
+	env.OnActivity(a.PostProcess, mock.Anything, "pay-1", mock.Anything).Return(nil)
+	env.OnActivity(a.SendNotifications, mock.Anything, "pay-1").Return(nil)
+	env.ExecuteWorkflow(payment.PaymentExecWorkflow, "pay-1", `{"version":1}`)
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if !heldFor.Equal(slot) {
+		t.Fatalf("execute step told to hold until %s, want the slot %s", heldFor, slot)
 	}
 
 	env = s.NewTestWorkflowEnvironment()

@@ -289,7 +289,7 @@ func TestConfig(t *testing.T) {
 		JitterWindow: 4 * time.Second, PreStartBuffer: 30 * time.Second, MaxDispatchRetries: 3,
 		StaleClaimThreshold: 2 * time.Minute, MaxStaleRecoveryPerCycle: 100,
 		ExecWorkflowType: "PaymentExecWorkflow", ExecTaskQueue: "payment-exec-task-queue", MaxInFlight: 2000,
-		CreatedAt: cfg.CreatedAt, UpdatedAt: cfg.UpdatedAt,
+		PacedLead: 5 * time.Second, CreatedAt: cfg.CreatedAt, UpdatedAt: cfg.UpdatedAt,
 	}
 	if cfg != want {
 		t.Fatalf("PAYMENT config = %+v\nwant %+v", cfg, want)
@@ -312,6 +312,8 @@ func TestUpdateConfig(t *testing.T) {
 			func(c queue.Config) bool {
 				return c.BatchSize == 1000 && c.JitterWindow == 8*time.Second && c.ExecTaskQueue == "q2" && c.Enabled
 			}},
+		{"paced lead", map[string]string{"paced_lead_ms": "1500"}, "", func(c queue.Config) bool { return c.PacedLead == 1500*time.Millisecond }},
+		{"paced lead out of range", map[string]string{"paced_lead_ms": "60001"}, "paced_lead_ms=60001: want a whole number from 0 to 60000", nil},
 		{"unknown key", map[string]string{"speed": "fast"}, `unknown setting "speed"`, nil},
 		{"out of range", map[string]string{"batch_size": "0"}, "batch_size=0: want a whole number from 1 to 10000", nil},
 		{"not a bool", map[string]string{"enabled": "maybe"}, "enabled=maybe: want true or false", nil},

@@ -54,6 +54,7 @@ func configFromRow(r dbsqlc.ExecRateConfig) Config {
 		ExecTaskQueue:            r.ExecTaskQueue,
 		MaxInFlight:              int(r.MaxInFlight),
 		PacingConfig:             deref(r.PacingConfig),
+		PacedLead:                time.Duration(r.PacedLeadMs) * time.Millisecond,
 		CreatedAt:                r.CreatedAt,
 		UpdatedAt:                r.UpdatedAt,
 	}
@@ -90,6 +91,7 @@ var configKeys = []configKey{
 	{"stale_claim_threshold_secs", 1, 86_400, "int"},
 	{"max_stale_recovery_per_cycle", 0, 100_000, "int"},
 	{"max_in_flight", 0, 1_000_000, "int"},
+	{"paced_lead_ms", 0, 60_000, "int"},
 	{"exec_workflow_type", 0, 0, "text"},
 	{"exec_task_queue", 0, 0, "text"},
 	{"pacing_config", 0, 0, "text"},
@@ -120,7 +122,7 @@ func (q *Queue) UpdateConfig(ctx context.Context, itemType string, changes map[s
 		"batch_size": &p.BatchSize, "dispatch_interval_secs": &p.DispatchIntervalSecs, "jitter_window_ms": &p.JitterWindowMs,
 		"pre_start_buffer_secs": &p.PreStartBufferSecs, "max_dispatch_retries": &p.MaxDispatchRetries,
 		"stale_claim_threshold_secs": &p.StaleClaimThresholdSecs, "max_stale_recovery_per_cycle": &p.MaxStaleRecoveryPerCycle,
-		"max_in_flight": &p.MaxInFlight,
+		"max_in_flight": &p.MaxInFlight, "paced_lead_ms": &p.PacedLeadMs,
 	}
 	texts := map[string]**string{"exec_workflow_type": &p.ExecWorkflowType, "exec_task_queue": &p.ExecTaskQueue, "pacing_config": &p.PacingConfig}
 	for key, value := range changes {

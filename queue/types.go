@@ -193,6 +193,11 @@ type Config struct {
 	// PacingConfig names the rate-limit config (package pacing) that gives
 	// the type's items their slots at initialization; empty: not paced.
 	PacingConfig string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// PacedLead starts a paced item's execution workflow this long before
+	// its slot (at most PreStartBuffer); the workflow holds the item until
+	// the slot on the worker's clock (dispatch.NotBefore), so the engine's
+	// timer lateness does not move executions off their slots.
+	PacedLead time.Duration
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }

@@ -16,8 +16,12 @@ import (
 	"github.com/paydispatch/paydispatch/temporal"
 )
 
-// PaymentWorkerOptions are the seed's payment worker limits.
-var PaymentWorkerOptions = worker.Options{MaxConcurrentWorkflowTaskExecutionSize: 100, MaxConcurrentActivityExecutionSize: 200}
+// PaymentWorkerOptions are the seed's payment worker limits, with room for
+// paced holds: a paced payment's workflow task stays open while its execute
+// step waits for the slot (up to the paced lead), so rate × lead of the
+// workflow-task slots are taken by holds (25/s × 5 s = 125) on top of the
+// seed's 100.
+var PaymentWorkerOptions = worker.Options{MaxConcurrentWorkflowTaskExecutionSize: 300, MaxConcurrentActivityExecutionSize: 200}
 
 // StartInitWorker runs Phase A (PaymentInitWorkflow) on its task queue.
 // The returned func stops it.

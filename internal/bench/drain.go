@@ -29,6 +29,7 @@ type DrainOptions struct {
 	Window       time.Duration
 	SVG          string // where to write the histogram; empty: none
 	Interval     int    // dispatch_interval_secs
+	LeadMs       int    // paced_lead_ms; negative: the item type's own
 	MaxWait      time.Duration
 
 	PGBinDir string
@@ -42,7 +43,8 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 		intFlag("payments", 20000, 100, 1_000_000, "payments due at one instant", &o.Payments),
 		intFlag("max-per-window", 100, 1, 100_000, "the pacing config's events per window", &o.MaxPerWindow),
 		isoFlag("window", "PT4S", time.Second, "the pacing config's window (ISO-8601, whole seconds)", &o.Window),
-		intFlag("interval", 1, 1, 60, "the dispatcher's interval in seconds (exec_rate_config dispatch_interval_secs)", &o.Interval),
+		intFlag("lead-ms", -1, -1, 60_000, "the paced lead in ms (exec_rate_config paced_lead_ms; -1: as configured)", &o.LeadMs),
+		intFlag("interval", 5, 1, 60, "the dispatcher's interval in seconds (exec_rate_config dispatch_interval_secs)", &o.Interval),
 		{Flag: "svg", Default: "pacing-histogram.svg", Usage: "write the histogram of executions per second here (empty: don't)",
 			Parse: func(v string) error { o.SVG = v; return nil }},
 		durFlag("max-wait", "60m", time.Minute, "give up this long after the instant", &o.MaxWait),
@@ -84,11 +86,15 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if _, err := pacing.New(db.Pool).PutConfig(ctx, pacing.Config{Name: "payments", MaxPerWindow: o.MaxPerWindow, Window: o.Window, Headroom: pacing.DefaultHeadroom}); err != nil {
 		return err
 	}
-	if _, err := queue.New(db.Pool).UpdateConfig(ctx, payment.ItemType, map[string]string{
-		"pacing_config": "payments", "dispatch_interval_secs": strconv.Itoa(o.Interval),
-	}); err != nil {
+	settings := map[string]string{"pacing_config": "payments", "dispatch_interval_secs": strconv.Itoa(o.Interval)}
+	if o.LeadMs >= 0 {
+		settings["paced_lead_ms"] = strconv.Itoa(o.LeadMs)
+	}
+	qcfg, err := queue.New(db.Pool).UpdateConfig(ctx, payment.ItemType, settings)
+	if err != nil {
 		return err
 	}
+	fmt.Fprintf(o.Out, "paced lead %v, pre-start buffer %v\n", qcfg.PacedLead, qcfg.PreStartBuffer)
 	for _, start := range []func(*postgres.DB, *ptemporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
 		stop, err := start(db, tc, log)
 		if err != nil {
@@ -167,6 +173,23 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	}
 	fmt.Fprintf(o.Out, "\nthe schedule (slots): windows over the limit %d, full seconds off the rate by more than 5%%: %d\n", slotOver, slotSecondsOff)
 	fmt.Fprintf(o.Out, "execution lag behind the slot: p50 %.0f ms, p99 %.0f ms, max %.0f ms\n", p50, p99, pmax)
+	// Whose lag: the dispatcher's (the start request came after the slot
+	// less the lead) or the engine's (from the later of the slot and the
+	// start request to the execution).
+	var late int
+	var margin50, engine50, engine99, engineMax float64
+	if err := db.Pool.QueryRow(ctx, `SELECT
+		count(*) FILTER (WHERE q.dispatched_at > p.scheduled_execution_time - $1 * interval '1 millisecond'),
+		percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM p.scheduled_execution_time - q.dispatched_at) * 1000),
+		percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM p.accepted_at - greatest(p.scheduled_execution_time, q.dispatched_at)) * 1000),
+		percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM p.accepted_at - greatest(p.scheduled_execution_time, q.dispatched_at)) * 1000),
+		max(extract(epoch FROM p.accepted_at - greatest(p.scheduled_execution_time, q.dispatched_at)) * 1000)
+		FROM payments p JOIN exec_queue q ON q.item_type = $2 AND q.item_id = p.payment_id`,
+		qcfg.PacedLead.Milliseconds(), payment.ItemType).Scan(&late, &margin50, &engine50, &engine99, &engineMax); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "start requests later than slot − lead: %d; slot − start request p50 %.0f ms\n", late, margin50)
+	fmt.Fprintf(o.Out, "engine lag (execution − later of slot and start request): p50 %.0f ms, p99 %.0f ms, max %.0f ms\n", engine50, engine99, engineMax)
 	return reportDrain(o, rate, perSecond, first, last, early)
 }
 

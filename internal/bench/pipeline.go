@@ -95,7 +95,7 @@ func SleepingPaymentWorkflow(ctx workflow.Context, r payment.Request) error {
 		}
 	}
 	var ea *payment.ExecActivities
-	if err := workflow.ExecuteLocalActivity(ctx, ea.ExecutePayment, r.PaymentID).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(ctx, ea.ExecutePayment, r.PaymentID, time.Time{}).Get(ctx, nil); err != nil {
 		return err
 	}
 	ref := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID

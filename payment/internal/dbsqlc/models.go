@@ -73,6 +73,7 @@ type ExecRateConfig struct {
 	UpdatedAt                time.Time
 	MaxInFlight              int32
 	PacingConfig             *string
+	PacedLeadMs              int32
 }
 
 type PacingConfig struct {

@@ -249,14 +249,14 @@ ORDER BY audit_id;
 -- name: GetConfig :one
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms
 FROM exec_rate_config
 WHERE item_type = @item_type;
 
 -- name: ListConfigs :many
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms
 FROM exec_rate_config
 ORDER BY item_type;
 
@@ -283,6 +283,7 @@ UPDATE exec_rate_config SET
     exec_workflow_type           = COALESCE(sqlc.narg('exec_workflow_type')::text, exec_workflow_type),
     exec_task_queue              = COALESCE(sqlc.narg('exec_task_queue')::text, exec_task_queue),
     max_in_flight                = COALESCE(sqlc.narg('max_in_flight')::int, max_in_flight),
+    paced_lead_ms                = COALESCE(sqlc.narg('paced_lead_ms')::int, paced_lead_ms),
     -- '' clears it (no pacing)
     pacing_config                = CASE WHEN sqlc.narg('pacing_config')::text IS NULL THEN pacing_config
                                         ELSE nullif(sqlc.narg('pacing_config')::text, '') END,
@@ -290,7 +291,7 @@ UPDATE exec_rate_config SET
 WHERE item_type = @item_type
 RETURNING item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
           pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config;
+          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms;
 
 -- name: CountInFlight :one
 -- Items claimed or dispatched and not yet settled; one branch per status

@@ -514,7 +514,7 @@ func (q *Queries) FindStaleClaims(ctx context.Context, arg FindStaleClaimsParams
 const getConfig = `-- name: GetConfig :one
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms
 FROM exec_rate_config
 WHERE item_type = $1
 `
@@ -538,6 +538,7 @@ func (q *Queries) GetConfig(ctx context.Context, itemType string) (ExecRateConfi
 		&i.UpdatedAt,
 		&i.MaxInFlight,
 		&i.PacingConfig,
+		&i.PacedLeadMs,
 	)
 	return i, err
 }
@@ -735,7 +736,7 @@ func (q *Queries) ItemsInBatch(ctx context.Context, batchID string) ([]ExecQueue
 const listConfigs = `-- name: ListConfigs :many
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms
 FROM exec_rate_config
 ORDER BY item_type
 `
@@ -765,6 +766,7 @@ func (q *Queries) ListConfigs(ctx context.Context) ([]ExecRateConfig, error) {
 			&i.UpdatedAt,
 			&i.MaxInFlight,
 			&i.PacingConfig,
+			&i.PacedLeadMs,
 		); err != nil {
 			return nil, err
 		}
@@ -1178,14 +1180,15 @@ UPDATE exec_rate_config SET
     exec_workflow_type           = COALESCE($9::text, exec_workflow_type),
     exec_task_queue              = COALESCE($10::text, exec_task_queue),
     max_in_flight                = COALESCE($11::int, max_in_flight),
+    paced_lead_ms                = COALESCE($12::int, paced_lead_ms),
     -- '' clears it (no pacing)
-    pacing_config                = CASE WHEN $12::text IS NULL THEN pacing_config
-                                        ELSE nullif($12::text, '') END,
+    pacing_config                = CASE WHEN $13::text IS NULL THEN pacing_config
+                                        ELSE nullif($13::text, '') END,
     updated_at                   = now()
-WHERE item_type = $13
+WHERE item_type = $14
 RETURNING item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
           pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config
+          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms
 `
 
 type UpdateConfigParams struct {
@@ -1200,6 +1203,7 @@ type UpdateConfigParams struct {
 	ExecWorkflowType         *string
 	ExecTaskQueue            *string
 	MaxInFlight              *int32
+	PacedLeadMs              *int32
 	PacingConfig             *string
 	ItemType                 string
 }
@@ -1218,6 +1222,7 @@ func (q *Queries) UpdateConfig(ctx context.Context, arg UpdateConfigParams) (Exe
 		arg.ExecWorkflowType,
 		arg.ExecTaskQueue,
 		arg.MaxInFlight,
+		arg.PacedLeadMs,
 		arg.PacingConfig,
 		arg.ItemType,
 	)
@@ -1238,6 +1243,7 @@ func (q *Queries) UpdateConfig(ctx context.Context, arg UpdateConfigParams) (Exe
 		&i.UpdatedAt,
 		&i.MaxInFlight,
 		&i.PacingConfig,
+		&i.PacedLeadMs,
 	)
 	return i, err
 }
