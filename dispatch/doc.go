@@ -14,6 +14,12 @@
 // execution workflow receives (itemID, contextJSON) and knows nothing of the
 // queue.
 //
+// A paced item (its time is a slot from package pacing) is started the
+// type's paced lead ahead of the slot, with the slot in the start's memo:
+// the execution workflow reads it with NotBefore and holds the item with
+// Hold in its first (local) activity, on the worker's clock, so the
+// engine's timer lateness does not move executions off their slots.
+//
 // Exactly-once starts rest on four layers: the schedule's SKIP overlap
 // policy (one cycle at a time), SKIP LOCKED claims (disjoint batches), the
 // deterministic workflow id exec-{type}-{id} with the engine refusing a

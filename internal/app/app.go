@@ -16,12 +16,14 @@ import (
 	"github.com/paydispatch/paydispatch/temporal"
 )
 
-// PaymentWorkerOptions are the seed's payment worker limits, with room for
-// paced holds: a paced payment's workflow task stays open while its execute
-// step waits for the slot (up to the paced lead), so rate × lead of the
-// workflow-task slots are taken by holds (25/s × 5 s = 125) on top of the
-// seed's 100.
-var PaymentWorkerOptions = worker.Options{MaxConcurrentWorkflowTaskExecutionSize: 300, MaxConcurrentActivityExecutionSize: 200}
+// PaymentWorkerOptions are the seed's payment worker limits. The workflow
+// task limit also bounds paced holds (a paced payment's workflow task stays
+// open while it waits for its slot, up to the paced lead: rate × lead of
+// them, 25/s × 2 s = 50) and, more to the point, how much the worker asks
+// of the engine at once: measured on the embedded engine, 300 let bursts
+// pile up work the engine then executed seconds late (paced drains fell
+// behind by minutes), 100 kept it on time.
+var PaymentWorkerOptions = worker.Options{MaxConcurrentWorkflowTaskExecutionSize: 100, MaxConcurrentActivityExecutionSize: 200}
 
 // StartInitWorker runs Phase A (PaymentInitWorkflow) on its task queue.
 // The returned func stops it.

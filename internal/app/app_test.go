@@ -7,12 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
@@ -34,39 +36,11 @@ func TestPaymentsAtOneInstant(t *testing.T) {
 	t.Parallel()
 	const n = 2000
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
-	srv, err := devserver.Start(ctx, devserver.Options{LogLevel: "fatal"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	c, err := client.Dial(client.Options{HostPort: srv.HostPort(), Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	db := &postgres.DB{Pool: pool}
-	tc := &temporal.Conn{Client: c, Address: srv.HostPort(), Namespace: "default"}
-	log := slog.New(slog.DiscardHandler)
-
 	// A short cycle keeps the test quick; the rest is PAYMENT's default.
-	if _, err := queue.New(pool).UpdateConfig(ctx, payment.ItemType, map[string]string{
+	pool, tc := startServe(t, map[string]string{
 		"dispatch_interval_secs": "1", "pre_start_buffer_secs": "5", "jitter_window_ms": "1000",
-	}); err != nil {
-		t.Fatal(err)
-	}
-	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
-		stop, err := start(db, tc, log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(stop)
-	}
-	stop, err := app.StartDispatcher(ctx, "schedule", db, tc, nil, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	})
+	db, c := &postgres.DB{Pool: pool}, tc.Client
 
 	instant := time.Now().Add(15 * time.Second).Truncate(time.Second)
 	reqs := make([]payment.Request, n)
@@ -129,5 +103,102 @@ func TestPaymentsAtOneInstant(t *testing.T) {
 	}
 	if runs != n {
 		t.Fatalf("%d runs of PaymentExecWorkflow for %d payments", runs, n)
+	}
+}
+
+// startServe wires what serve runs (Phase A and exec workers, the
+// scheduled dispatcher) on Temporal's own server and a fresh database, with
+// PAYMENT's settings changed as given.
+func startServe(t *testing.T, settings map[string]string) (*pgxpool.Pool, *temporal.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	srv, err := devserver.Start(ctx, devserver.Options{LogLevel: "fatal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	c, err := client.Dial(client.Options{HostPort: srv.HostPort(), Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	db := &postgres.DB{Pool: pool}
+	tc := &temporal.Conn{Client: c, Address: srv.HostPort(), Namespace: "default"}
+	log := slog.New(slog.DiscardHandler)
+	if _, err := queue.New(pool).UpdateConfig(ctx, payment.ItemType, settings); err != nil {
+		t.Fatal(err)
+	}
+	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
+		stop, err := start(db, tc, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(stop)
+	}
+	stop, err := app.StartDispatcher(ctx, "schedule", db, tc, nil, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return pool, tc
+}
+
+// TestPacedPaymentsFollowTheirSlots: with PAYMENT paced (50 per second),
+// 300 payments due at one instant get slots over six seconds; each runs
+// once, started the paced lead ahead and held until its slot: none is
+// accepted before its slot, and each slot window holds at most 50.
+func TestPacedPaymentsFollowTheirSlots(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal server")
+	}
+	t.Parallel()
+	const n = 300
+	ctx := context.Background()
+	pool, tc := startServe(t, map[string]string{
+		"dispatch_interval_secs": "1", "pre_start_buffer_secs": "10", "paced_lead_ms": "3000", "pacing_config": "paced",
+	})
+	if _, err := pacing.New(pool).PutConfig(ctx, pacing.Config{Name: "paced", MaxPerWindow: 50, Window: time.Second, Headroom: pacing.DefaultHeadroom}); err != nil {
+		t.Fatal(err)
+	}
+	db := &postgres.DB{Pool: pool}
+	instant := time.Now().Add(12 * time.Second).Truncate(time.Second)
+	reqs := make([]payment.Request, n)
+	for i := range reqs {
+		reqs[i] = payment.Request{
+			PaymentID: fmt.Sprintf("paced-%03d", i), TenantID: "t1", DebtorAccount: "ACC-1",
+			Amount: "1.00", Currency: "EUR", Creditor: payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000"},
+			RequestedExecutionTime: instant,
+		}
+	}
+	if _, err := app.PaymentService(db, tc, 1000).SubmitBatch(ctx, reqs); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		var processing int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = 'PROCESSING'`).Scan(&processing); err != nil {
+			t.Fatal(err)
+		}
+		if processing == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 3 min: %d of %d PROCESSING", processing, n)
+		}
+		time.Sleep(time.Second)
+	}
+	var early, offSlot, overfull, windows int
+	if err := pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM payments WHERE accepted_at < scheduled_execution_time),
+		(SELECT count(*) FROM payments p LEFT JOIN pacing_slot s ON s.event_id = p.payment_id
+		  WHERE s.scheduled_time IS DISTINCT FROM p.scheduled_execution_time),
+		(SELECT count(*) FROM (SELECT window_start FROM pacing_slot GROUP BY 1 HAVING count(*) > 50) w),
+		(SELECT count(DISTINCT window_start) FROM pacing_slot)`).Scan(&early, &offSlot, &overfull, &windows); err != nil {
+		t.Fatal(err)
+	}
+	if early != 0 || offSlot != 0 || overfull != 0 || windows < n/50 {
+		t.Fatalf("accepted before the slot %d, not scheduled at their slot %d, windows over 50 %d (want 0 each); %d windows (want ≥ %d)",
+			early, offSlot, overfull, windows, n/50)
 	}
 }

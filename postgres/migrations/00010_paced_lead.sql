@@ -10,7 +10,7 @@ ALTER TABLE exec_rate_config
     ADD COLUMN paced_lead_ms integer NOT NULL DEFAULT 0
         CHECK (paced_lead_ms BETWEEN 0 AND 60000);
 
-UPDATE exec_rate_config SET paced_lead_ms = 5000 WHERE item_type = 'PAYMENT';
+UPDATE exec_rate_config SET paced_lead_ms = 2000 WHERE item_type = 'PAYMENT';
 
 -- +goose Down
 ALTER TABLE exec_rate_config DROP COLUMN paced_lead_ms;
