@@ -16,13 +16,10 @@ import (
 	"github.com/paydispatch/paydispatch/temporal"
 )
 
-// PaymentWorkerOptions are the seed's payment worker limits. The workflow
-// task limit also bounds paced holds (a paced payment's workflow task stays
-// open while it waits for its slot, up to the paced lead: rate × lead of
-// them, 25/s × 2 s = 50) and, more to the point, how much the worker asks
-// of the engine at once: measured on the embedded engine, 300 let bursts
-// pile up work the engine then executed seconds late (paced drains fell
-// behind by minutes), 100 kept it on time.
+// PaymentWorkerOptions are the seed's payment worker limits. A paced
+// payment's workflow task stays open while it waits for its slot (up to
+// the paced lead), so holds take rate × lead of the workflow-task slots
+// (25/s × 2 s = 50 of 100).
 var PaymentWorkerOptions = worker.Options{MaxConcurrentWorkflowTaskExecutionSize: 100, MaxConcurrentActivityExecutionSize: 200}
 
 // StartInitWorker runs Phase A (PaymentInitWorkflow) on its task queue.
