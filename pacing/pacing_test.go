@@ -444,6 +444,43 @@ func TestISODuration(t *testing.T) {
 	}
 }
 
+// TestAssignWaitsOutAConcurrentInsert: an event another transaction is
+// inserting at the same moment comes back EXISTING with that
+// transaction's slot once it commits — not as no answer (the insert that
+// waited for the other's row sees it only from its next statement).
+func TestAssignWaitsOutAConcurrentInsert(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l, pool := newLimiter(t, 10, time.Second, pacing.DefaultHeadroom)
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	theirs := boundary.Add(7 * time.Millisecond)
+	if _, err := tx.Exec(ctx, `INSERT INTO pacing_slot (event_id, config_name, window_start, slot_index, scheduled_time, requested_time)
+		VALUES ('race', 'default', $1, 0, $2, $1)`, boundary, theirs); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		s   pacing.Slot
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := l.Assign(ctx, "default", "race", boundary)
+		done <- result{s, err}
+	}()
+	time.Sleep(300 * time.Millisecond) // let the assignment reach the other's row and wait on it
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.s.Status != pacing.StatusExisting || !r.s.ScheduledTime.Equal(theirs) {
+		t.Fatalf("assign while another inserts the event: %+v, %v; want EXISTING at %s", r.s, r.err, theirs)
+	}
+}
+
 // TestConcurrentSameEvent: the same event id from many clients at once
 // (coalesced into shared calls or not) gets one slot.
 func TestConcurrentSameEvent(t *testing.T) {

@@ -2,13 +2,31 @@
 -- Faster bulk slot assignment, same signatures and answers.
 -- pacing_assign no longer probes every event's key before assigning: the
 -- slot insert's ON CONFLICT is the probe (a B-tree descent per event less,
--- about a fifth of a bulk call), and events that conflict come back as
--- EXISTING from the statement that found them; only events left without
+-- about a fifth of a bulk call), and events that conflict are looked up
+-- (EXISTING) only when an insert reports fewer rows than it was given;
+-- only events left without
 -- room are looked up before being called EXHAUSTED. The range path matches
 -- events to slots by a join on position instead of subscripting the id
 -- array per slot (subscripting a text array walks it: quadratic in the
--- chunk size), and pacing_place is one statement instead of a loop that
--- grew an array per row.
+-- chunk size), and pacing_place's insert is one statement instead of a
+-- loop that grew an array per row.
+
+-- +goose StatementBegin
+-- pacing_existing answers the events of p_ids whose slots another
+-- transaction gave (EXISTING). A statement of its own, after the insert
+-- that conflicted: an insert that waited for another transaction's
+-- conflicting row sees it only from the next statement's snapshot. Rows
+-- this transaction inserted are its NEW answers already and are left out
+-- (by xmin; called inside a caller's savepoint they would come again as
+-- EXISTING, after their NEW rows).
+CREATE FUNCTION pacing_existing(p_ids text[])
+RETURNS TABLE (event_id text, status text, window_start timestamptz, scheduled_time timestamptz, slot_index integer)
+LANGUAGE sql STABLE AS $$
+    SELECT s.event_id, 'EXISTING'::text, s.window_start, s.scheduled_time, s.slot_index
+    FROM pacing_slot s
+    WHERE s.event_id = ANY(p_ids) AND s.xmin <> pg_current_xact_id()::xid
+$$;
+-- +goose StatementEnd
 
 -- +goose StatementBegin
 -- pacing_place inserts slots p_first.. of a window for the given events,
@@ -22,6 +40,8 @@ CREATE OR REPLACE FUNCTION pacing_place(p_config text, p_window_ms bigint, p_sta
                                         p_ids text[], p_us double precision[])
 RETURNS TABLE (event_id text, status text, window_start timestamptz, scheduled_time timestamptz, slot_index integer)
 LANGUAGE plpgsql AS $$
+DECLARE
+    v_new bigint;
 BEGIN
     RETURN QUERY
     WITH ins AS (
@@ -40,14 +60,11 @@ BEGIN
         WHERE w.config_name = p_config AND w.window_start = pacing_ms(p_start_ms)
           AND (SELECT count(*) FROM ins) < cardinality(p_ids)
     )
-    SELECT i.event_id, 'NEW'::text, i.window_start, i.scheduled_time, i.slot_index FROM ins i
-    UNION ALL
-    -- The snapshot does not see this statement's inserts: these are the
-    -- conflicts' slots, committed before (an id given twice is answered
-    -- by its NEW row).
-    SELECT s.event_id, 'EXISTING'::text, s.window_start, s.scheduled_time, s.slot_index
-    FROM pacing_slot s
-    WHERE (SELECT count(*) FROM ins) < cardinality(p_ids) AND s.event_id = ANY(p_ids);
+    SELECT i.event_id, 'NEW'::text, i.window_start, i.scheduled_time, i.slot_index FROM ins i;
+    GET DIAGNOSTICS v_new = ROW_COUNT;
+    IF v_new < cardinality(p_ids) THEN
+        RETURN QUERY SELECT * FROM pacing_existing(p_ids);
+    END IF;
 END
 $$;
 -- +goose StatementEnd
@@ -95,6 +112,7 @@ DECLARE
     v_cs      integer[];
     v_takes   integer[];
     v_offs    integer[];
+    v_new     bigint;
 BEGIN
     v_w0_ms := v_req_ms - ((v_req_ms % p_window_ms) + p_window_ms) % p_window_ms;
     v_elapsed := v_req_ms - v_w0_ms;
@@ -205,17 +223,12 @@ BEGIN
                       AND pacing_may_create(p_config, u.window_start + p_window_ms * interval '1 millisecond')
                     ON CONFLICT DO NOTHING
                 )
-                SELECT i.event_id, 'NEW'::text, i.window_start, i.scheduled_time, i.slot_index FROM ins i
-                UNION ALL
-                -- Events that conflicted had slots: EXISTING. (The
-                -- statement's snapshot does not see its own inserts, so an
-                -- id given twice is answered once, by its NEW row. An
-                -- event another transaction assigned after the snapshot
-                -- is left out: the caller sees no result and retries.)
-                SELECT s.event_id, 'EXISTING'::text, s.window_start, s.scheduled_time, s.slot_index
-                FROM pacing_slot s
-                WHERE (SELECT count(*) FROM ins) < v_taken
-                  AND s.event_id = ANY(v_ids[v_done + 1 : v_done + v_taken]);
+                SELECT i.event_id, 'NEW'::text, i.window_start, i.scheduled_time, i.slot_index FROM ins i;
+                GET DIAGNOSTICS v_new = ROW_COUNT;
+                IF v_new < v_taken THEN
+                    -- Events that conflicted had slots: EXISTING.
+                    RETURN QUERY SELECT * FROM pacing_existing(v_ids[v_done + 1 : v_done + v_taken]);
+                END IF;
                 v_done := v_done + v_taken;
                 v_misses := 0;
             ELSE
@@ -254,5 +267,6 @@ $$;
 -- +goose StatementEnd
 
 -- +goose Down
--- Nothing: 00007's function has the same signature and answers, and its
--- Down drops this one.
+-- 00007's functions have the same signatures and answers, and its Down
+-- drops these bodies; only the helper goes here.
+DROP FUNCTION pacing_existing(text[]);
