@@ -5,22 +5,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/temporaltest"
 	"github.com/paydispatch/paydispatch/queue"
-	"github.com/paydispatch/paydispatch/temporal/devserver"
 )
 
 // executions counts, per item, how often the test execution workflow's
@@ -75,16 +73,7 @@ func startPipeline(t *testing.T) *pipeline {
 		VALUES ('TEST', 100, 1, 0, 0, 2, 'TestExecWorkflow', 'test-exec')`); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := devserver.Start(ctx, devserver.Options{LogLevel: "fatal"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	c, err := client.Dial(client.Options{HostPort: srv.HostPort(), Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	_, c := temporaltest.Start(t)
 
 	p := &pipeline{q: queue.New(pool), pool: pool, c: c, execs: &executions{n: map[string]int{}, at: map[string]time.Time{}, notBefore: map[string]time.Time{}}, sched: &dispatch.Schedules{Client: c}}
 	dw := worker.New(c, dispatch.TaskQueue, worker.Options{})

@@ -502,8 +502,14 @@ func TestConcurrentSameEvent(t *testing.T) {
 			t.Fatalf("client %d: %+v %v; client 0: %+v", i, slots[i], errs[i], slots[0])
 		}
 	}
-	if got := checkWindows(t, l, 100); got[boundary] != 1 {
-		t.Fatalf("%d slots for one event", got[boundary])
+	// One slot in all. (Not necessarily in the first window: a call that
+	// finds it held by the other moves on, and either may insert first.)
+	total := 0
+	for _, n := range checkWindows(t, l, 100) {
+		total += n
+	}
+	if total != 1 {
+		t.Fatalf("%d slots for one event", total)
 	}
 }
 

@@ -9,17 +9,15 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/temporaltest"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/temporal"
-	"github.com/paydispatch/paydispatch/temporal/devserver"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -113,16 +111,7 @@ func startServe(t *testing.T, settings map[string]string) (*pgxpool.Pool, *tempo
 	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	srv, err := devserver.Start(ctx, devserver.Options{LogLevel: "fatal"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	c, err := client.Dial(client.Options{HostPort: srv.HostPort(), Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	srv, c := temporaltest.Start(t)
 	db := &postgres.DB{Pool: pool}
 	tc := &temporal.Conn{Client: c, Address: srv.HostPort(), Namespace: "default"}
 	log := slog.New(slog.DiscardHandler)
