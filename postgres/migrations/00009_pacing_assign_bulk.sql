@@ -2,10 +2,9 @@
 -- Faster bulk slot assignment, same signatures and answers.
 -- pacing_assign no longer probes every event's key before assigning: the
 -- slot insert's ON CONFLICT is the probe (a B-tree descent per event less,
--- about a fifth of a bulk call), and events that conflict are looked up
--- (EXISTING) only when an insert reports fewer rows than it was given;
--- only events left without
--- room are looked up before being called EXHAUSTED. The range path matches
+-- about a fifth of a bulk call); events that conflicted are looked up
+-- (EXISTING) only when an insert reports fewer rows than it was given, and
+-- events left without room before being called EXHAUSTED. The range path matches
 -- events to slots by a join on position instead of subscripting the id
 -- array per slot (subscripting a text array walks it: quadratic in the
 -- chunk size), and pacing_place's insert is one statement instead of a
@@ -97,8 +96,6 @@ DECLARE
     v_w0_ms   bigint;
     v_elapsed bigint;
     v_eff     integer;
-    v_ids     text[];
-    v_us      double precision[];
     v_n       integer;
     v_done    integer := 0;
     v_first   integer;
@@ -122,9 +119,7 @@ BEGIN
     -- events that have slots (and ids given twice), and their answers are
     -- EXISTING. A replayed call therefore walks the windows again, moving
     -- no counter.
-    v_ids := p_event_ids;
-    v_us := p_us;
-    v_n := coalesce(cardinality(v_ids), 0);
+    v_n := coalesce(cardinality(p_event_ids), 0);
     IF v_n = 0 THEN
         RETURN;
     END IF;
@@ -134,7 +129,7 @@ BEGIN
     FROM pacing_take(p_config, pacing_ms(v_w0_ms), p_window_ms, v_eff, p_max, v_n) t;
     IF v_taken > 0 THEN
         RETURN QUERY SELECT * FROM pacing_place(p_config, p_window_ms, v_w0_ms, v_elapsed, v_eff, v_first,
-                                                p_requested, v_ids[1:v_taken], v_us[1:v_taken]);
+                                                p_requested, p_event_ids[1:v_taken], p_us[1:v_taken]);
         v_done := v_taken;
     END IF;
 
@@ -192,14 +187,14 @@ BEGIN
                 WITH ins AS (
                     INSERT INTO pacing_slot AS s (event_id, config_name, window_start, slot_index, scheduled_time, requested_time)
                     -- Events and slots matched by position (a join, not
-                    -- v_ids[i] per row: subscripting a text array walks it).
+                    -- p_event_ids[i] per row: subscripting a text array walks it).
                     SELECT e.id, p_config, k.ws, k.idx,
                            k.ws + floor((k.idx + e.u) * p_window_ms / p_max)::bigint * interval '1 millisecond',
                            p_requested
                     FROM (SELECT p.ws, p.c + g AS idx, p.off + g + 1 AS ord
                           FROM unnest(v_ws, v_cs, v_takes, v_offs) AS p(ws, c, take, off)
                           CROSS JOIN LATERAL generate_series(0, p.take - 1) g) k
-                    JOIN unnest(v_ids[v_done + 1 : v_done + v_taken], v_us[v_done + 1 : v_done + v_taken])
+                    JOIN unnest(p_event_ids[v_done + 1 : v_done + v_taken], p_us[v_done + 1 : v_done + v_taken])
                          WITH ORDINALITY AS e(id, u, ord) ON e.ord = k.ord
                     ON CONFLICT ON CONSTRAINT pacing_slot_pkey DO NOTHING
                     RETURNING s.event_id, s.window_start, s.scheduled_time, s.slot_index
@@ -227,7 +222,7 @@ BEGIN
                 GET DIAGNOSTICS v_new = ROW_COUNT;
                 IF v_new < v_taken THEN
                     -- Events that conflicted had slots: EXISTING.
-                    RETURN QUERY SELECT * FROM pacing_existing(v_ids[v_done + 1 : v_done + v_taken]);
+                    RETURN QUERY SELECT * FROM pacing_existing(p_event_ids[v_done + 1 : v_done + v_taken]);
                 END IF;
                 v_done := v_done + v_taken;
                 v_misses := 0;
@@ -244,7 +239,7 @@ BEGIN
         FROM pacing_take(p_config, pacing_ms(v_w_ms), p_window_ms, p_max, p_max, v_n - v_done) t;
         IF v_taken > 0 THEN
             RETURN QUERY SELECT * FROM pacing_place(p_config, p_window_ms, v_w_ms, 0, p_max, v_first, p_requested,
-                                                    v_ids[v_done + 1 : v_done + v_taken], v_us[v_done + 1 : v_done + v_taken]);
+                                                    p_event_ids[v_done + 1 : v_done + v_taken], p_us[v_done + 1 : v_done + v_taken]);
             v_done := v_done + v_taken;
             v_misses := 0;
         ELSE
@@ -259,7 +254,7 @@ BEGIN
         RETURN QUERY
         SELECT t.id, CASE WHEN s.event_id IS NULL THEN 'EXHAUSTED' ELSE 'EXISTING' END::text,
                s.window_start, s.scheduled_time, s.slot_index
-        FROM unnest(v_ids[v_done + 1 : v_n]) AS t(id)
+        FROM unnest(p_event_ids[v_done + 1 : v_n]) AS t(id)
         LEFT JOIN pacing_slot s ON s.event_id = t.id;
     END IF;
 END
