@@ -33,6 +33,9 @@ type Options struct {
 	EmbeddedLogLevel string
 	// Ephemeral keeps the embedded server in memory (tests).
 	Ephemeral bool
+	// EmbeddedAllVisibilityIndexes keeps every visibility index of
+	// Temporal's SQLite schema (benchmarks compare; see devserver.Options).
+	EmbeddedAllVisibilityIndexes bool
 
 	Logger *slog.Logger
 }
@@ -66,6 +69,7 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 		}
 		srv, err := devserver.Start(ctx, devserver.Options{
 			DBPath: db, Port: o.EmbeddedPort, Namespaces: []string{o.Namespace}, LogLevel: o.EmbeddedLogLevel,
+			AllVisibilityIndexes: o.EmbeddedAllVisibilityIndexes,
 		})
 		if err != nil {
 			return nil, err

@@ -4,6 +4,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // cpuTimes are the machine's CPU time counters (/proc/stat, all CPUs).
@@ -50,4 +52,14 @@ func stolenSince(start cpuTimes) (float64, bool) {
 		return 0, false
 	}
 	return float64(now.steal-start.steal) / float64(now.total-start.total), true
+}
+
+// processCPU is the CPU time (user and system) this process has used; zero
+// where the platform does not say.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

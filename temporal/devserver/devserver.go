@@ -44,6 +44,12 @@ type Options struct {
 	Namespaces []string
 	// LogLevel of the server's own logs: debug, info, warn, error (default error).
 	LogLevel string
+	// AllVisibilityIndexes keeps every index of Temporal's SQLite
+	// visibility schema. By default a database file keeps only those
+	// behind the usual lists (see keptVisibilityIndexes), which halves what
+	// each workflow start and close writes. The in-memory store always
+	// has them all.
+	AllVisibilityIndexes bool
 }
 
 // Server is a running embedded Temporal server.
@@ -121,6 +127,13 @@ func newServer(o Options, ports Ports, stopping *atomic.Bool) (srv temporal.Serv
 		if _, err := os.Stat(o.DBPath); errors.Is(err, os.ErrNotExist) {
 			if err := sqlite.SetupSchema(sqlCfg); err != nil {
 				return nil, fmt.Errorf("temporal: create schema in %s: %w", o.DBPath, err)
+			}
+		}
+		if !o.AllVisibilityIndexes {
+			// On every start, not only a fresh one: a store created before
+			// is trimmed too.
+			if _, err := trimVisibilityIndexes(context.Background(), o.DBPath); err != nil {
+				return nil, err
 			}
 		}
 	}
