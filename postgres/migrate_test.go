@@ -5,6 +5,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/postgres"
 )
@@ -101,5 +104,40 @@ func TestConcurrentMigrations(t *testing.T) {
 	}
 	if rows != len(want) {
 		t.Fatalf("%d version rows, want %d", rows, len(want))
+	}
+}
+
+// TestEveryDownUndoesItsUp: from the newest version down to each older one
+// and up again, so that every Down section runs against the schema it
+// meant to undo and leaves one the later Ups apply on.
+func TestEveryDownUndoesItsUp(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewEmptyPool(t)
+	ctx := context.Background()
+	if _, err := postgres.Migrate(ctx, pool, nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, stdlib.OpenDBFromPool(pool), postgres.Migrations(),
+		goose.WithTableName(postgres.MigrationsTable), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	newest, err := p.GetDBVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := newest - 1; v >= 0; v-- {
+		if _, err := p.DownTo(ctx, v); err != nil {
+			t.Fatalf("down to %d: %v", v, err)
+		}
+		if _, err := p.Up(ctx); err != nil {
+			t.Fatalf("up again from %d: %v", v, err)
+		}
+	}
+	// The functions the last Ups define work.
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pacing_assign('c', 4000, 100, 3, now(), ARRAY['a','b'], ARRAY[0.5,0.5])`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("pacing_assign after the round trips: %d rows, %v", n, err)
 	}
 }

@@ -368,6 +368,9 @@ $$;
 -- +goose StatementEnd
 
 -- +goose Down
+-- Helpers later migrations added for these functions' later bodies.
+DROP FUNCTION IF EXISTS pacing_existing(text[]);
+DROP FUNCTION IF EXISTS pacing_offset_ms(bigint, integer, double precision);
 DROP FUNCTION pacing_assign(text, bigint, integer, integer, timestamptz, text[], double precision[]);
 DROP FUNCTION pacing_place(text, bigint, bigint, bigint, integer, integer, timestamptz, text[], double precision[]);
 DROP FUNCTION pacing_take(text, timestamptz, bigint, integer, integer, integer);
