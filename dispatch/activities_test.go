@@ -267,6 +267,37 @@ func TestReconcile(t *testing.T) {
 	}
 }
 
+// TestReconcileAsksOnlyAboutDueItems: items started ahead of their time
+// are not asked about until it comes, even one whose run already ended.
+func TestReconcileAsksOnlyAboutDueItems(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	due := time.Now().Add(3 * time.Second)
+	f.enqueue(t, 2, due)
+	if d, err := f.act.ClaimAndDispatch(ctx, f.cfg); err != nil || d.Started != 2 {
+		t.Fatalf("dispatch: %+v %v", d, err)
+	}
+	f.eng.finish("exec-payment-p-000", "FAILED") // say, terminated by an operator
+	for _, tc := range []struct {
+		name           string
+		now            time.Time
+		checked, fails int
+	}{
+		{"before the items are due", due.Add(-time.Millisecond), 0, 0},
+		{"once they are due", due, 2, 1},
+	} {
+		f.act.Now = func() time.Time { return tc.now }
+		r, err := f.act.Reconcile(ctx, f.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Checked != tc.checked || r.Failed != tc.fails {
+			t.Errorf("%s: reconciliation = %+v, want %d checked, %d failed", tc.name, r, tc.checked, tc.fails)
+		}
+	}
+}
+
 // TestKillSwitchHoldsItems: with the type disabled, a cycle claims nothing;
 // enabling it releases the items.
 func TestConfigReadEachCycle(t *testing.T) {

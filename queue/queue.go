@@ -621,13 +621,16 @@ func truncate(s string, n int) string {
 	return strings.ToValidUTF8(s[:n], "")
 }
 
-// ListDispatched lists up to limit DISPATCHED items, dispatched longest ago
-// first: the ones whose execution should have finished.
-func (q *Queue) ListDispatched(ctx context.Context, itemType string, limit int) ([]Item, error) {
+// ListDispatched lists up to limit DISPATCHED items due by dueBy (their
+// scheduled execution time at or before it), dispatched longest ago first:
+// the ones whose execution may have finished. An item started ahead of its
+// time is left out until then: its workflow cannot have run yet, and
+// asking the engine about it is work for nothing.
+func (q *Queue) ListDispatched(ctx context.Context, itemType string, dueBy time.Time, limit int) ([]Item, error) {
 	if limit < 1 {
 		return nil, nil
 	}
-	rows, err := q.q.ListDispatched(ctx, dbsqlc.ListDispatchedParams{ItemType: itemType, MaxItems: int32(min(limit, MaxBatchSize))})
+	rows, err := q.q.ListDispatched(ctx, dbsqlc.ListDispatchedParams{ItemType: itemType, DueBy: dueBy, MaxItems: int32(min(limit, MaxBatchSize))})
 	if err != nil {
 		return nil, fmt.Errorf("queue: list dispatched: %w", err)
 	}

@@ -266,6 +266,7 @@ SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_wo
        retry_count, last_error, created_at, updated_at, paced
 FROM exec_queue
 WHERE item_type = @item_type AND queue_status = 'DISPATCHED'
+  AND scheduled_exec_time <= @due_by
 ORDER BY dispatched_at
 LIMIT @max_items::int;
 

@@ -784,17 +784,19 @@ SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_wo
        retry_count, last_error, created_at, updated_at, paced
 FROM exec_queue
 WHERE item_type = $1 AND queue_status = 'DISPATCHED'
+  AND scheduled_exec_time <= $2
 ORDER BY dispatched_at
-LIMIT $2::int
+LIMIT $3::int
 `
 
 type ListDispatchedParams struct {
 	ItemType string
+	DueBy    time.Time
 	MaxItems int32
 }
 
 func (q *Queries) ListDispatched(ctx context.Context, arg ListDispatchedParams) ([]ExecQueue, error) {
-	rows, err := q.db.Query(ctx, listDispatched, arg.ItemType, arg.MaxItems)
+	rows, err := q.db.Query(ctx, listDispatched, arg.ItemType, arg.DueBy, arg.MaxItems)
 	if err != nil {
 		return nil, err
 	}
