@@ -75,6 +75,10 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 			return nil, err
 		}
 		conn.Server, conn.Address = srv, srv.HostPort()
+		// Over loopback, compressing every call only costs CPU (the SDK
+		// gzips by default; the server answers in kind): ~3 % of the
+		// process during a paced drain.
+		copts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
 		o.Logger.Info("embedded Temporal started", "address", srv.HostPort(), "namespace", o.Namespace, "db", db)
 	} else {
 		tlsCfg, err := tlsConfig(o)

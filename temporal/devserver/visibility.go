@@ -13,8 +13,9 @@ import (
 // operator might filter on — the custom search attribute slots (Bool01 …
 // Keyword10), Temporal's reserved ones, history length, duration — and
 // every one of them ends in the close time. So each workflow's start
-// inserts 58 index entries and its close rewrites all 58: on two cores, a
-// quarter of the engine's CPU during a paced drain. A store that only
+// inserts 58 index entries and its close rewrites all 58: 7–8 ms of CPU
+// per workflow in Temporal's plugin, against 2.5 ms with the indexes kept
+// here (BenchmarkVisibilityWrites). A store that only
 // paydispatch, the Temporal CLI and the UI read needs the indexes behind
 // their lists: by namespace, workflow id, type, status, task queue,
 // execution time, parent and root, and the scheduler's namespace
