@@ -44,11 +44,12 @@ type Options struct {
 	Namespaces []string
 	// LogLevel of the server's own logs: debug, info, warn, error (default error).
 	LogLevel string
-	// AllVisibilityIndexes keeps every index of Temporal's SQLite
-	// visibility schema. By default a database file keeps only those
+	// AllVisibilityIndexes leaves the indexes of Temporal's SQLite
+	// visibility table alone. By default a database file keeps only those
 	// behind the usual lists (see keptVisibilityIndexes), which cuts what
-	// a workflow's start and close cost in the store to about a third. The
-	// in-memory store always has them all.
+	// a workflow's start and close cost in the store to about a third; a
+	// file trimmed once stays trimmed. The in-memory store always has
+	// them all.
 	AllVisibilityIndexes bool
 }
 
