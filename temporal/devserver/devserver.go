@@ -130,12 +130,15 @@ func newServer(o Options, ports Ports, stopping *atomic.Bool) (srv temporal.Serv
 				return nil, fmt.Errorf("temporal: create schema in %s: %w", o.DBPath, err)
 			}
 		}
+		// On every start, not only a fresh one: a store created before is
+		// trimmed and shaped too.
 		if !o.AllVisibilityIndexes {
-			// On every start, not only a fresh one: a store created before
-			// is trimmed too.
 			if _, err := trimVisibilityIndexes(context.Background(), o.DBPath); err != nil {
 				return nil, err
 			}
+		}
+		if err := shapeVisibilityStats(context.Background(), o.DBPath); err != nil {
+			return nil, err
 		}
 	}
 	var nss []*sqlite.NamespaceConfig

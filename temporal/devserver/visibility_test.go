@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,6 +77,58 @@ func TestTrimVisibilityIndexes(t *testing.T) {
 	}
 	if again, err := trimVisibilityIndexes(context.Background(), path); err != nil || again != 0 {
 		t.Errorf("second trim: dropped %d, %v; want 0", again, err)
+	}
+}
+
+// TestVisibilityPlans: with the shape statistics, the queries the
+// dispatcher and the lists send use an index made for them, however few
+// rows the table has — not a scan of the namespace.
+func TestVisibilityPlans(t *testing.T) {
+	t.Parallel()
+	for _, trim := range []bool{true, false} {
+		path := filepath.Join(t.TempDir(), "temporal.db")
+		if err := sqlite.SetupSchema(sqliteConfig(path)); err != nil {
+			t.Fatal(err)
+		}
+		if trim {
+			if _, err := trimVisibilityIndexes(context.Background(), path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 2 { // a restart shapes again
+			if err := shapeVisibilityStats(context.Background(), path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const order = ` ORDER BY COALESCE(close_time, '9999-12-31 23:59:59+00:00') DESC, start_time DESC, run_id LIMIT 1000`
+		for _, tc := range []struct{ where, index string }{
+			{"workflow_id IN ('exec-payment-a', 'exec-payment-b', 'exec-payment-c')", "by_workflow_id"},
+			{"workflow_id = 'exec-payment-a'", "by_workflow_id"},
+			{"1 = 1", "default_idx"},
+		} {
+			var plan strings.Builder
+			rows, err := db.Query(`EXPLAIN QUERY PLAN SELECT * FROM executions_visibility WHERE namespace_id = ? AND `+tc.where+order, "ns")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan.WriteString(detail + "; ")
+			}
+			rows.Close()
+			if !strings.Contains(plan.String(), "USING INDEX "+tc.index+" ") {
+				t.Errorf("trimmed %v, %s: plan %q, want index %s", trim, tc.where, plan.String(), tc.index)
+			}
+		}
+		db.Close()
 	}
 }
 
