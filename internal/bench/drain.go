@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -123,6 +124,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	}
 	fmt.Fprintf(o.Out, "instant %s; draining (about %.0f s) ...\n", instant.Format(time.RFC3339), float64(o.Payments)/rate)
 	cpuAtStart, cpuOK := readCPU()
+	stolen := newStealSampler()
 	procAtStart := processCPU()
 	deadline := instant.Add(o.MaxWait)
 	for {
@@ -137,6 +139,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 			return fmt.Errorf("only %d of %d PROCESSING %s after the instant", done, o.Payments, o.MaxWait)
 		}
 		time.Sleep(time.Second)
+		stolen.sample(time.Since(instant))
 	}
 
 	if stolen, ok := stolenSince(cpuAtStart); cpuOK && ok {
@@ -209,10 +212,10 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	}
 	fmt.Fprintf(o.Out, "start requests later than slot − lead: %d; slot − start request p50 %.0f ms\n", late, margin50)
 	fmt.Fprintf(o.Out, "engine lag (execution − later of slot and start request): p50 %.0f ms, p99 %.0f ms, max %.0f ms\n", engine50, engine99, engineMax)
-	return reportDrain(o, rate, perSecond, first, last, early)
+	return reportDrain(o, rate, perSecond, first, last, early, stolen.bySecond)
 }
 
-func reportDrain(o DrainOptions, rate float64, perSecond map[int]int, first, last, early int) error {
+func reportDrain(o DrainOptions, rate float64, perSecond map[int]int, first, last, early int, stolenBySecond map[int]float64) error {
 	w := o.Out
 	winSecs := int(o.Window / time.Second)
 	// Full seconds of the drain: all but the first and last second seen.
@@ -256,6 +259,11 @@ func reportDrain(o DrainOptions, rate float64, perSecond map[int]int, first, las
 	fmt.Fprintf(w, "full seconds within ±5%% of %.1f/s: %d of %d (worst %.1f%%): %s\n",
 		rate, inBand, full, worst*100, verdict(full > 0 && inBand == full))
 	fmt.Fprintf(w, "executions before their slot: %d\n", early)
+	if in, out := stealByBand(perSecond, stolenBySecond, first, last, rate); len(out) > 0 && len(in) > 0 {
+		// Were the seconds out of the band the machine's, or the engine's?
+		fmt.Fprintf(w, "CPU stolen per second: median %.0f%% in the band, %.0f%% (max %.0f%%) in and up to 5 s before the seconds out of it\n",
+			median(in)*100, median(out)*100, slices.Max(out)*100)
+	}
 	if o.SVG != "" {
 		if err := writeHistogramSVG(o.SVG, perSecond, first, last, rate); err != nil {
 			return err

@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -62,4 +64,62 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// stealSampler records the share of CPU stolen in each second of a run.
+type stealSampler struct {
+	prev     cpuTimes
+	ok       bool
+	bySecond map[int]float64
+}
+
+func newStealSampler() *stealSampler {
+	t, ok := readCPU()
+	return &stealSampler{prev: t, ok: ok, bySecond: map[int]float64{}}
+}
+
+// sample records the share stolen since the last sample against the second
+// that ends at elapsed.
+func (s *stealSampler) sample(elapsed time.Duration) {
+	if !s.ok {
+		return
+	}
+	cur, ok := readCPU()
+	if !ok || cur.total <= s.prev.total {
+		return
+	}
+	s.bySecond[int(elapsed/time.Second)-1] = float64(cur.steal-s.prev.steal) / float64(cur.total-s.prev.total)
+	s.prev = cur
+}
+
+// stealByBand splits the sampled seconds of the drain's full seconds into
+// those whose executions were within ±5 % of the rate and those out of it
+// (with the 5 s before each: a stall shows up in the executions after it).
+func stealByBand(perSecond map[int]int, stolen map[int]float64, first, last int, rate float64) (in, out []float64) {
+	outOfBand := map[int]bool{}
+	for sec := first + 1; sec < last; sec++ {
+		if math.Abs(float64(perSecond[sec])-rate)/rate > 0.05 {
+			for b := sec - 5; b <= sec; b++ {
+				outOfBand[b] = true
+			}
+		}
+	}
+	for sec := first + 1; sec < last; sec++ {
+		v, ok := stolen[sec]
+		if !ok {
+			continue
+		}
+		if outOfBand[sec] {
+			out = append(out, v)
+		} else {
+			in = append(in, v)
+		}
+	}
+	return in, out
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }

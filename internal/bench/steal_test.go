@@ -20,3 +20,28 @@ func TestParseCPU(t *testing.T) {
 		}
 	}
 }
+
+func TestStealByBand(t *testing.T) {
+	t.Parallel()
+	// Seconds 0..20 at 25/s except 12 (a stall's burst); steal high in 9..11.
+	perSecond := map[int]int{}
+	stolen := map[int]float64{}
+	for s := 0; s <= 20; s++ {
+		perSecond[s] = 25
+		stolen[s] = 0.02
+	}
+	perSecond[12] = 40
+	for s := 9; s <= 11; s++ {
+		stolen[s] = 0.6
+	}
+	in, out := stealByBand(perSecond, stolen, 0, 20, 25)
+	if len(out) != 6 || len(in) != 13 { // out: 7..12; in: 1..6, 13..19
+		t.Fatalf("in %d seconds, out %d; want 13 and 6", len(in), len(out))
+	}
+	if m := median(out); m != 0.6 {
+		t.Errorf("median stolen out of the band %.2f, want 0.60", m)
+	}
+	if m := median(in); m != 0.02 {
+		t.Errorf("median stolen in the band %.2f, want 0.02", m)
+	}
+}

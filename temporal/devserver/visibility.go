@@ -16,9 +16,8 @@ import (
 // every one of them ends in the close time. So each workflow's start
 // inserts 58 index entries and its close rewrites all 58: 7–8 ms of CPU
 // per workflow in Temporal's plugin, against 2.5 ms with the indexes kept
-// here (BenchmarkVisibilityWrites). A store that only
-// paydispatch, the Temporal CLI and the UI read needs the indexes behind
-// their lists: by namespace, workflow id, type, status, task queue,
+// here (BenchmarkVisibilityWrites). A store that only paydispatch, the
+// Temporal CLI and the UI read needs the indexes behind their lists: by namespace, workflow id, type, status, task queue,
 // execution time, parent and root, and the scheduler's namespace
 // division. The others are dropped; a query filtering on their columns
 // still answers, by scanning the namespace's rows.
@@ -36,13 +35,22 @@ var keptVisibilityIndexes = map[string]bool{
 	"by_temporal_scheduled_start_time": true,
 }
 
+// openStore opens the server's SQLite file, before the server does.
+func openStore(path string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?_pragma=busy_timeout%3D10000")
+	if err != nil {
+		return nil, fmt.Errorf("temporal: open %s: %w", path, err)
+	}
+	return db, nil
+}
+
 // trimVisibilityIndexes drops the visibility indexes not kept from the
 // SQLite file at path, and reports how many it dropped. Run before the
 // server opens the file; a second run finds nothing to drop.
 func trimVisibilityIndexes(ctx context.Context, path string) (int, error) {
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?_pragma=busy_timeout%3D10000")
+	db, err := openStore(path)
 	if err != nil {
-		return 0, fmt.Errorf("temporal: open %s: %w", path, err)
+		return 0, err
 	}
 	defer db.Close()
 	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master
@@ -89,9 +97,9 @@ func trimVisibilityIndexes(ctx context.Context, path string) (int, error) {
 // created by analysing a one-row table (ANALYZE of the visibility table
 // itself would read all of it).
 func shapeVisibilityStats(ctx context.Context, path string) error {
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?_pragma=busy_timeout%3D10000")
+	db, err := openStore(path)
 	if err != nil {
-		return fmt.Errorf("temporal: open %s: %w", path, err)
+		return err
 	}
 	defer db.Close()
 	conn, err := db.Conn(ctx)
