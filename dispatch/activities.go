@@ -130,8 +130,8 @@ func (a *Activities) RecoverStaleClaims(ctx context.Context, cfg queue.Config) (
 // deleted); failed, terminated, timed out → READY with retry+1, or
 // DEAD_LETTER. Only items already due are asked about: with a pre-start
 // buffer of 30 s at 25 items/s, the items started ahead of their time
-// would be six in seven of the queries, and each is a visibility scan on
-// the engine.
+// would be six in seven of the ids asked about, each a visibility lookup
+// on the engine.
 func (a *Activities) Reconcile(ctx context.Context, cfg queue.Config) (Reconciliation, error) {
 	var r Reconciliation
 	items, err := a.Queue.ListDispatched(ctx, cfg.ItemType, a.now(), 2*cfg.BatchSize)

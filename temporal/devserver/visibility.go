@@ -17,10 +17,11 @@ import (
 // inserts 58 index entries and its close rewrites all 58: 7–8 ms of CPU
 // per workflow in Temporal's plugin, against 2.5 ms with the indexes kept
 // here (BenchmarkVisibilityWrites). A store that only paydispatch, the
-// Temporal CLI and the UI read needs the indexes behind their lists: by namespace, workflow id, type, status, task queue,
-// execution time, parent and root, and the scheduler's namespace
-// division. The others are dropped; a query filtering on their columns
-// still answers, by scanning the namespace's rows.
+// Temporal CLI and the UI read needs the indexes behind their lists: by
+// namespace, workflow id, type, status, task queue, execution time, parent
+// and root, and the scheduler's namespace division. The others are
+// dropped; a query filtering on their columns still answers, by scanning
+// the namespace's rows.
 var keptVisibilityIndexes = map[string]bool{
 	"default_idx":                      true,
 	"by_execution_time":                true,
