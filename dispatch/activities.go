@@ -90,9 +90,20 @@ func (a *Activities) ReadConfig(ctx context.Context, itemType string) (queue.Con
 // RecoverStaleClaims heals claims whose dispatcher died: up to the
 // configured cap, claims older than the threshold are checked against the
 // engine. No workflow: back to READY (retry+1). A workflow: it was started
-// before the crash, so the claim becomes DISPATCHED.
+// before the crash, so the claim becomes DISPATCHED. First, up to the same
+// cap, READY items whose retries are already used up (the max was
+// lowered under them) are dead-lettered: no claim would ever take them.
 func (a *Activities) RecoverStaleClaims(ctx context.Context, cfg queue.Config) (Recovery, error) {
 	var r Recovery
+	exhausted, err := a.Queue.DeadLetterExhausted(ctx, cfg.ItemType, cfg.MaxDispatchRetries, cfg.MaxStaleRecoveryPerCycle)
+	if err != nil {
+		return r, err
+	}
+	if len(exhausted) > 0 {
+		r.DeadLettered += len(exhausted)
+		a.log().Warn("READY items with their retries used up dead-lettered (max_dispatch_retries lowered?)",
+			"item_type", cfg.ItemType, "max_dispatch_retries", cfg.MaxDispatchRetries, "dead_lettered", len(exhausted))
+	}
 	stale, err := a.Queue.FindStaleClaims(ctx, cfg.ItemType, cfg.StaleClaimThreshold, cfg.MaxStaleRecoveryPerCycle)
 	if err != nil || len(stale) == 0 {
 		return r, err

@@ -230,6 +230,42 @@ func TestRecoverStaleClaims(t *testing.T) {
 	}
 }
 
+// TestLoweredMaxDeadLettersLeftovers: an item released for retry, then the
+// max lowered to its retry count. The claim no longer takes it, so the
+// next cycle's recovery dead-letters it instead of leaving it READY for
+// ever.
+func TestLoweredMaxDeadLettersLeftovers(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	f.enqueue(t, 2, time.Now().Add(-time.Second))
+	f.eng.failFor = func(id string) error {
+		if id == "exec-payment-p-001" {
+			return errors.New("frontend unavailable")
+		}
+		return nil
+	}
+	if d, err := f.act.ClaimAndDispatch(ctx, f.cfg); err != nil || d.StartFailed != 1 {
+		t.Fatalf("first cycle: %+v %v", d, err)
+	}
+	f.eng.failFor = nil
+	lowered := f.cfg
+	lowered.MaxDispatchRetries = 1
+	if d, err := f.act.ClaimAndDispatch(ctx, lowered); err != nil || d.Claimed != 0 {
+		t.Fatalf("an item at the max was claimed: %+v %v", d, err)
+	}
+	r, err := f.act.RecoverStaleClaims(ctx, lowered)
+	if err != nil || r.DeadLettered != 1 || r.Released != 0 {
+		t.Fatalf("recovery = %+v %v", r, err)
+	}
+	if it := f.status(t, "p-001"); it.Status != queue.StatusDeadLetter || it.RetryCount != 1 {
+		t.Fatalf("left-over item: %s retries %d", it.Status, it.RetryCount)
+	}
+	if it := f.status(t, "p-000"); it.Status != queue.StatusDispatched {
+		t.Fatalf("the healthy item is %s", it.Status)
+	}
+}
+
 func TestReconcile(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)

@@ -280,6 +280,11 @@ func TestPacedLeadOnTemporal(t *testing.T) {
 		if et := desc.GetWorkflowExecutionInfo().GetExecutionTime().AsTime(); !et.Before(slot.Add(-2 * time.Second)) {
 			t.Errorf("%s: the engine ran it from %s; want about 3 s before the slot %s", id, et, slot)
 		}
+		// Its task timeout covers the hold (about 3 s) plus the default 10 s,
+		// so the SDK never heartbeats the holding task.
+		if tt := desc.GetExecutionConfig().GetDefaultWorkflowTaskTimeout().AsDuration(); tt < 12*time.Second || tt > 13*time.Second+time.Second/2 {
+			t.Errorf("%s: workflow task timeout %s, want the hold plus 10 s", id, tt)
+		}
 		p.execs.mu.Lock()
 		at, nb, n := p.execs.at[id], p.execs.notBefore[id], p.execs.n[id]
 		p.execs.mu.Unlock()

@@ -43,6 +43,7 @@ func (e TemporalEngine) Start(ctx context.Context, s StartRequest) error {
 		// In the memo, not the arguments: execution workflows keep their
 		// two-argument signature, and read it with NotBefore.
 		opts.Memo = map[string]any{NotBeforeMemo: s.NotBefore.UTC().Format(time.RFC3339Nano)}
+		opts.WorkflowTaskTimeout = holdingTaskTimeout(time.Until(s.NotBefore) - s.Delay)
 	}
 	_, err := e.Client.ExecuteWorkflow(ctx, opts, s.WorkflowType, s.ItemID, s.Context)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
@@ -50,6 +51,18 @@ func (e TemporalEngine) Start(ctx context.Context, s StartRequest) error {
 		return ErrAlreadyStarted
 	}
 	return err
+}
+
+// defaultTaskTimeout is Temporal's default workflow task timeout.
+const defaultTaskTimeout = 10 * time.Second
+
+// holdingTaskTimeout is the workflow task timeout of an execution workflow
+// that holds its item for up to hold in its first task (Hold, in a local
+// activity). At 80 % of the task timeout the SDK heartbeats a task busy
+// with a local activity, which costs the engine a task more per item; the
+// default 10 s would do so for any lead over 8 s.
+func holdingTaskTimeout(hold time.Duration) time.Duration {
+	return max(defaultTaskTimeout, hold+defaultTaskTimeout)
 }
 
 // Exists describes the workflow; NotFound means no run exists.

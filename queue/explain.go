@@ -30,6 +30,12 @@ func (q *Queue) ExplainFindStaleClaims(ctx context.Context, itemType string, old
 	return q.explain(ctx, dbsqlc.FindStaleClaimsSQL, false, itemType, olderThan.Seconds(), int32(limit))
 }
 
+// ExplainDeadLetterExhausted returns the plan of the sweep of READY items
+// whose retries are used up (run and rolled back with analyze).
+func (q *Queue) ExplainDeadLetterExhausted(ctx context.Context, itemType string, maxRetries, limit int, analyze bool) (string, error) {
+	return q.explain(ctx, dbsqlc.DeadLetterExhaustedSQL, analyze, itemType, int32(maxRetries), int32(limit))
+}
+
 // ExplainMarkDispatched returns the plan of the dispatch transition for ids
 // (run and rolled back with analyze).
 func (q *Queue) ExplainMarkDispatched(ctx context.Context, itemType, batchID string, ids []string, analyze bool) (string, error) {

@@ -44,6 +44,10 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	exhausted, err := q.ExplainDeadLetterExhausted(ctx, itemType, 3, 100, true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name, plan, index string
 	}{
@@ -51,6 +55,7 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 		{"claim context join", claim, "exec_context_pkey"},
 		{"stale claims", stale, "exec_queue_stale_claims_idx"},
 		{"mark dispatched", dispatch, "exec_queue_"},
+		{"dead-letter exhausted", exhausted, "exec_queue_retried_ready_idx"},
 	}
 	for _, tt := range tests {
 		if !strings.Contains(tt.plan, tt.index) {

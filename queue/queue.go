@@ -460,6 +460,31 @@ func (q *Queue) FindStaleClaims(ctx context.Context, itemType string, olderThan 
 	return items, nil
 }
 
+// DeadLetterExhausted moves up to limit READY items whose retry count is
+// already at or above maxRetries to DEAD_LETTER. The claim skips such
+// items, so they are left behind when max_dispatch_retries is lowered
+// below their count (or a dispatcher still on the old max releases one);
+// without this sweep they would wait forever, neither run nor failed.
+func (q *Queue) DeadLetterExhausted(ctx context.Context, itemType string, maxRetries, limit int) ([]Outcome, error) {
+	if limit < 1 {
+		return nil, nil
+	}
+	if maxRetries < 1 {
+		return nil, fmt.Errorf("queue: max retries %d must be at least 1", maxRetries)
+	}
+	rows, err := q.q.DeadLetterExhausted(ctx, dbsqlc.DeadLetterExhaustedParams{
+		ItemType: itemType, MaxRetries: int32(maxRetries), MaxItems: int32(min(limit, MaxBatchSize)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: dead-letter exhausted items: %w", err)
+	}
+	out := make([]Outcome, len(rows))
+	for i, r := range rows {
+		out[i] = Outcome{ItemID: r.ItemID, Status: Status(r.QueueStatus), RetryCount: int(r.RetryCount)}
+	}
+	return out, nil
+}
+
 // Get returns one item.
 func (q *Queue) Get(ctx context.Context, itemType, itemID string) (Item, error) {
 	r, err := q.q.GetItem(ctx, dbsqlc.GetItemParams{ItemType: itemType, ItemID: itemID})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -282,5 +283,73 @@ func TestFullLifecycle(t *testing.T) {
 		if trail[i].BatchID != b || trail[i].StatusBefore != queue.StatusClaimed {
 			t.Errorf("trail[%d] = %+v, want a transition out of CLAIMED by %s", i, trail[i], b)
 		}
+	}
+}
+
+// TestDeadLetterExhausted: READY items left at or above a lowered max are
+// dead-lettered (the claim would never take them), and nothing else is.
+func TestDeadLetterExhausted(t *testing.T) {
+	t.Parallel()
+	q, pool := newQueue(t)
+	ctx := context.Background()
+	setup := []struct {
+		id      string
+		status  queue.Status
+		retries int
+	}{
+		{"fresh", queue.StatusReady, 0},
+		{"once", queue.StatusReady, 1},
+		{"at-max", queue.StatusReady, 2},
+		{"above-a", queue.StatusReady, 4},
+		{"above-b", queue.StatusReady, 5},
+		{"claimed", queue.StatusClaimed, 5},
+		{"dispatched", queue.StatusDispatched, 3},
+	}
+	for _, s := range setup {
+		mustEnqueue(t, q, s.id, time.Now())
+		force(t, pool, s.id, s.status, "B", s.retries)
+	}
+
+	// A max of 2 with room for two per call: two calls take the three.
+	first, err := q.DeadLetterExhausted(ctx, itemType, 2, 2)
+	if err != nil || len(first) != 2 {
+		t.Fatalf("first sweep: %+v, %v", first, err)
+	}
+	second, err := q.DeadLetterExhausted(ctx, itemType, 2, 2)
+	if err != nil || len(second) != 1 {
+		t.Fatalf("second sweep: %+v, %v", second, err)
+	}
+	if again, err := q.DeadLetterExhausted(ctx, itemType, 2, 100); err != nil || len(again) != 0 {
+		t.Fatalf("third sweep moved %+v, %v", again, err)
+	}
+	for _, o := range append(first, second...) {
+		if o.Status != queue.StatusDeadLetter {
+			t.Errorf("%s: %s, want DEAD_LETTER", o.ItemID, o.Status)
+		}
+	}
+	want := map[string]queue.Status{
+		"fresh": queue.StatusReady, "once": queue.StatusReady,
+		"at-max": queue.StatusDeadLetter, "above-a": queue.StatusDeadLetter, "above-b": queue.StatusDeadLetter,
+		"claimed": queue.StatusClaimed, "dispatched": queue.StatusDispatched,
+	}
+	for id, st := range want {
+		it := mustGet(t, q, id)
+		if it.Status != st {
+			t.Errorf("%s: %s, want %s", id, it.Status, st)
+		}
+		if st == queue.StatusDeadLetter && !strings.Contains(it.LastError, "max_dispatch_retries 2") {
+			t.Errorf("%s: last error %q does not say why", id, it.LastError)
+		}
+	}
+	var audited int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM dispatch_audit_log
+		WHERE item_type = $1 AND action = 'DEAD_LETTER' AND status_before = 'READY'`, itemType).Scan(&audited); err != nil {
+		t.Fatal(err)
+	}
+	if audited != 3 {
+		t.Errorf("%d DEAD_LETTER audit rows, want 3", audited)
+	}
+	if _, err := q.DeadLetterExhausted(ctx, itemType, 0, 10); err == nil {
+		t.Error("a max of 0 was accepted")
 	}
 }

@@ -20,7 +20,7 @@ import (
 // payment's workflow task stays open while it waits for its slot (up to
 // the paced lead), so holds take rate × lead of the workflow-task slots
 // (25/s × 2 s = 50 of 100).
-var PaymentWorkerOptions = worker.Options{MaxConcurrentWorkflowTaskExecutionSize: 100, MaxConcurrentActivityExecutionSize: 200}
+var PaymentWorkerOptions = worker.Options{MaxConcurrentWorkflowTaskExecutionSize: 400, MaxConcurrentActivityExecutionSize: 200}
 
 // StartInitWorker runs Phase A (PaymentInitWorkflow) on its task queue.
 // The returned func stops it.

@@ -202,6 +202,38 @@ WHERE item_type = @item_type
 ORDER BY claimed_at
 LIMIT @max_items::int;
 
+-- name: DeadLetterExhausted :many
+-- READY -> DEAD_LETTER for rows whose retry_count is already at or above
+-- max_retries (left behind when the max was lowered): the claim never
+-- takes them. Through exec_queue_retried_ready_idx, so a cycle finds none
+-- without reading the queue.
+WITH picked AS (
+    SELECT q.item_id
+    FROM exec_queue q
+    WHERE q.item_type = @item_type
+      AND q.queue_status = 'READY'
+      AND q.retry_count > 0
+      AND q.retry_count >= @max_retries::int
+    LIMIT @max_items::int
+    FOR UPDATE SKIP LOCKED
+), moved AS (
+    UPDATE exec_queue q
+    SET queue_status = 'DEAD_LETTER',
+        last_error = 'retries used up: ' || q.retry_count || ' tries, max_dispatch_retries ' || @max_retries::int
+                     || COALESCE('; last error: ' || q.last_error, ''),
+        updated_at = now()
+    WHERE q.item_type = @item_type
+      AND q.item_id = ANY(ARRAY(SELECT picked.item_id FROM picked))
+      AND q.queue_status = 'READY'
+      AND q.retry_count >= @max_retries::int
+    RETURNING q.item_id, q.queue_status, q.retry_count, q.last_error
+), audit AS (
+    INSERT INTO dispatch_audit_log (item_type, item_id, action, status_before, status_after, detail)
+    SELECT @item_type, m.item_id, 'DEAD_LETTER', 'READY', 'DEAD_LETTER', m.last_error
+    FROM moved m
+)
+SELECT m.item_id, m.queue_status, m.retry_count FROM moved m;
+
 -- name: GetItem :one
 SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
        dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,

@@ -407,6 +407,71 @@ func (q *Queries) CurrentStatuses(ctx context.Context, arg CurrentStatusesParams
 	return items, nil
 }
 
+const deadLetterExhausted = `-- name: DeadLetterExhausted :many
+WITH picked AS (
+    SELECT q.item_id
+    FROM exec_queue q
+    WHERE q.item_type = $1
+      AND q.queue_status = 'READY'
+      AND q.retry_count > 0
+      AND q.retry_count >= $2::int
+    LIMIT $3::int
+    FOR UPDATE SKIP LOCKED
+), moved AS (
+    UPDATE exec_queue q
+    SET queue_status = 'DEAD_LETTER',
+        last_error = 'retries used up: ' || q.retry_count || ' tries, max_dispatch_retries ' || $2::int
+                     || COALESCE('; last error: ' || q.last_error, ''),
+        updated_at = now()
+    WHERE q.item_type = $1
+      AND q.item_id = ANY(ARRAY(SELECT picked.item_id FROM picked))
+      AND q.queue_status = 'READY'
+      AND q.retry_count >= $2::int
+    RETURNING q.item_id, q.queue_status, q.retry_count, q.last_error
+), audit AS (
+    INSERT INTO dispatch_audit_log (item_type, item_id, action, status_before, status_after, detail)
+    SELECT $1, m.item_id, 'DEAD_LETTER', 'READY', 'DEAD_LETTER', m.last_error
+    FROM moved m
+)
+SELECT m.item_id, m.queue_status, m.retry_count FROM moved m
+`
+
+type DeadLetterExhaustedParams struct {
+	ItemType   string
+	MaxRetries int32
+	MaxItems   int32
+}
+
+type DeadLetterExhaustedRow struct {
+	ItemID      string
+	QueueStatus string
+	RetryCount  int32
+}
+
+// READY -> DEAD_LETTER for rows whose retry_count is already at or above
+// max_retries (left behind when the max was lowered): the claim never
+// takes them. Through exec_queue_retried_ready_idx, so a cycle finds none
+// without reading the queue.
+func (q *Queries) DeadLetterExhausted(ctx context.Context, arg DeadLetterExhaustedParams) ([]DeadLetterExhaustedRow, error) {
+	rows, err := q.db.Query(ctx, deadLetterExhausted, arg.ItemType, arg.MaxRetries, arg.MaxItems)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DeadLetterExhaustedRow
+	for rows.Next() {
+		var i DeadLetterExhaustedRow
+		if err := rows.Scan(&i.ItemID, &i.QueueStatus, &i.RetryCount); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const deleteTenantCapacity = `-- name: DeleteTenantCapacity :execrows
 DELETE FROM tenant_capacity WHERE item_type = $1 AND tenant_id = $2
 `

@@ -11,3 +11,6 @@ const MarkDispatchedSQL = markDispatched
 
 // ClaimBatchFairSQL is the fair claim's text, for EXPLAIN.
 const ClaimBatchFairSQL = claimBatchFair
+
+// DeadLetterExhaustedSQL is the exhausted-retries sweep's text, for EXPLAIN.
+const DeadLetterExhaustedSQL = deadLetterExhausted
