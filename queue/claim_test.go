@@ -289,7 +289,7 @@ func TestConfig(t *testing.T) {
 		JitterWindow: 4 * time.Second, PreStartBuffer: 30 * time.Second, MaxDispatchRetries: 3,
 		StaleClaimThreshold: 2 * time.Minute, MaxStaleRecoveryPerCycle: 100,
 		ExecWorkflowType: "PaymentExecWorkflow", ExecTaskQueue: "payment-exec-task-queue", MaxInFlight: 2000,
-		PacedLead: 2 * time.Second, CreatedAt: cfg.CreatedAt, UpdatedAt: cfg.UpdatedAt,
+		PacedLead: 6 * time.Second, CreatedAt: cfg.CreatedAt, UpdatedAt: cfg.UpdatedAt,
 	}
 	if cfg != want {
 		t.Fatalf("PAYMENT config = %+v\nwant %+v", cfg, want)

@@ -19,7 +19,7 @@ import (
 // PaymentWorkerOptions are the seed's payment worker limits. A paced
 // payment's workflow task stays open while it waits for its slot (up to
 // the paced lead), so holds take rate × lead of the workflow-task slots
-// (25/s × 2 s = 50 of 100).
+// (25/s × 6 s = 150 of 400).
 var PaymentWorkerOptions = worker.Options{MaxConcurrentWorkflowTaskExecutionSize: 400, MaxConcurrentActivityExecutionSize: 200}
 
 // StartInitWorker runs Phase A (PaymentInitWorkflow) on its task queue.
