@@ -22,17 +22,31 @@ type ExecSlot struct {
 	Paced bool
 }
 
-// pacingConfig is the rate-limit config pacing payments (exec_rate_config
-// pacing_config of PAYMENT), or "" when payments are not paced.
-func (a *InitActivities) pacingConfig(ctx context.Context) (string, error) {
+// pacingConfigs are the rate-limit configs pacing payments: PAYMENT's
+// (exec_rate_config pacing_config, "" when payments are not paced) and
+// the tenants' own (tenant_pacing) for the given tenants.
+type pacingConfigs struct {
+	def      string
+	byTenant map[string]string
+}
+
+// forTenant is the config pacing the tenant's payments, "" for none.
+func (c pacingConfigs) forTenant(tenant string) string {
+	if name, ok := c.byTenant[tenant]; ok {
+		return name
+	}
+	return c.def
+}
+
+func (a *InitActivities) pacingConfigs(ctx context.Context, tenants []string) (pacingConfigs, error) {
 	if a.Pacer == nil {
-		return "", nil
+		return pacingConfigs{}, nil
 	}
-	cfg, err := a.Queue.GetConfig(ctx, ItemType)
+	def, byTenant, err := a.Queue.PacingConfigs(ctx, ItemType, tenants)
 	if err != nil {
-		return "", fmt.Errorf("payment: pacing config: %w", err)
+		return pacingConfigs{}, fmt.Errorf("payment: pacing config: %w", err)
 	}
-	return cfg.PacingConfig, nil
+	return pacingConfigs{def: def, byTenant: byTenant}, nil
 }
 
 // unpaced reports whether err means "the config names no usable
@@ -54,51 +68,92 @@ func (a *InitActivities) log() *slog.Logger {
 }
 
 // ExecTime is Phase A's "determine the execution time": the payment's slot
-// under PAYMENT's pacing config (the payment id is the event id, so a
-// retried init gets the same slot back), or the requested time when
-// payments are not paced. EXHAUSTED is an error: the activity is retried.
+// under its pacing config — its tenant's own, else PAYMENT's — (the
+// payment id is the event id, so a retried init gets the same slot back),
+// or the requested time when payments are not paced. EXHAUSTED is an
+// error: the activity is retried.
 func (a *InitActivities) ExecTime(ctx context.Context, r Request) (ExecSlot, error) {
-	name, err := a.pacingConfig(ctx)
-	if err != nil || name == "" {
-		return ExecSlot{At: r.RequestedExecutionTime}, err
+	unpaced := ExecSlot{At: r.RequestedExecutionTime}
+	cfgs, err := a.pacingConfigs(ctx, []string{r.TenantID})
+	if err != nil {
+		return ExecSlot{}, err
 	}
+	name := cfgs.forTenant(r.TenantID)
+	if name == "" {
+		return unpaced, nil
+	}
+	// Assign, not AssignBulk: concurrent single assignments for one config
+	// and instant are coalesced into shared calls (package pacing).
 	s, err := a.Pacer.Assign(ctx, name, r.PaymentID, r.RequestedExecutionTime)
 	if a.unpaced(name, err) {
-		return ExecSlot{At: r.RequestedExecutionTime}, nil
+		if name == cfgs.def || cfgs.def == "" {
+			return unpaced, nil
+		}
+		name = cfgs.def
+		s, err = a.Pacer.Assign(ctx, name, r.PaymentID, r.RequestedExecutionTime)
+		if a.unpaced(name, err) {
+			return unpaced, nil
+		}
 	}
 	if err != nil {
-		return ExecSlot{}, fmt.Errorf("payment %s: slot: %w", r.PaymentID, err)
+		return ExecSlot{}, fmt.Errorf("payment %s: slot under %s: %w", r.PaymentID, name, err)
 	}
 	return ExecSlot{At: s.ScheduledTime, Paced: true}, nil
 }
 
-// execTimes is ExecTime for a chunk, in one call to the limiter (one round
-// trip per instant and 5,000 payments).
+// execTimes is ExecTime for a chunk, in one call to the limiter per
+// pacing config (one round trip per config, instant and 5,000 payments).
+// A tenant whose own config is missing or inactive falls back to
+// PAYMENT's: one tenant's config switched off must not let its payments
+// past the flood guard.
 func (a *InitActivities) execTimes(ctx context.Context, rs []Request) (map[string]ExecSlot, error) {
 	out := make(map[string]ExecSlot, len(rs))
-	for _, r := range rs {
-		out[r.PaymentID] = ExecSlot{At: r.RequestedExecutionTime}
-	}
-	name, err := a.pacingConfig(ctx)
-	if err != nil || name == "" || len(rs) == 0 {
-		return out, err
-	}
-	events := make([]pacing.Event, len(rs))
+	tenants := make([]string, len(rs))
 	for i, r := range rs {
-		events[i] = pacing.Event{ID: r.PaymentID, RequestedTime: r.RequestedExecutionTime}
+		out[r.PaymentID] = ExecSlot{At: r.RequestedExecutionTime}
+		tenants[i] = r.TenantID
 	}
-	slots, err := a.Pacer.AssignBulk(ctx, name, events)
-	if a.unpaced(name, err) {
+	if len(rs) == 0 {
 		return out, nil
 	}
+	cfgs, err := a.pacingConfigs(ctx, tenants)
 	if err != nil {
-		return nil, fmt.Errorf("payment: slots for %d payments: %w", len(rs), err)
+		return nil, err
 	}
-	for _, s := range slots {
-		if s.Status == pacing.StatusExhausted {
-			return nil, fmt.Errorf("payment %s: slot: %w", s.EventID, pacing.ErrExhausted)
+	groups := map[string][]pacing.Event{}
+	var order []string // configs in order of first use: deterministic calls
+	for _, r := range rs {
+		name := cfgs.forTenant(r.TenantID)
+		if name == "" {
+			continue
 		}
-		out[s.EventID] = ExecSlot{At: s.ScheduledTime, Paced: true}
+		if _, ok := groups[name]; !ok {
+			order = append(order, name)
+		}
+		groups[name] = append(groups[name], pacing.Event{ID: r.PaymentID, RequestedTime: r.RequestedExecutionTime})
+	}
+	for _, name := range order {
+		events := groups[name]
+		slots, err := a.Pacer.AssignBulk(ctx, name, events)
+		if a.unpaced(name, err) {
+			if name == cfgs.def || cfgs.def == "" {
+				continue
+			}
+			name = cfgs.def
+			slots, err = a.Pacer.AssignBulk(ctx, name, events)
+			if a.unpaced(name, err) {
+				continue
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("payment: slots for %d payments under %s: %w", len(events), name, err)
+		}
+		for _, s := range slots {
+			if s.Status == pacing.StatusExhausted {
+				return nil, fmt.Errorf("payment %s: slot under %s: %w", s.EventID, name, pacing.ErrExhausted)
+			}
+			out[s.EventID] = ExecSlot{At: s.ScheduledTime, Paced: true}
+		}
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -177,5 +178,88 @@ func TestInitChunkPaced(t *testing.T) {
 	slot, err := a.ExecTime(ctx, late)
 	if err != nil || slot.Paced || !slot.At.Equal(at) {
 		t.Fatalf("with the config inactive: %+v %v", slot, err)
+	}
+}
+
+// TestInitChunkPacedPerTenant: a tenant with its own rate-limit config is
+// paced by it, the others by PAYMENT's, in one chunk; with the tenant's
+// config inactive, its payments fall back to PAYMENT's, still paced.
+func TestInitChunkPacedPerTenant(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	q := queue.New(pool)
+	lim := pacing.New(pool)
+	for _, c := range []pacing.Config{
+		{Name: "payments", MaxPerWindow: 10, Window: time.Second, Headroom: 10},
+		{Name: "acme-rail", MaxPerWindow: 2, Window: time.Second, Headroom: 10},
+	} {
+		if _, err := lim.PutConfig(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := q.UpdateConfig(ctx, payment.ItemType, map[string]string{"pacing_config": "payments"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.SetTenantPacing(ctx, queue.TenantPacing{ItemType: payment.ItemType, TenantID: "acme", PacingConfig: "acme-rail"}); err != nil {
+		t.Fatal(err)
+	}
+	a := &payment.InitActivities{Store: payment.NewStore(pool), Queue: q, Pacer: lim}
+	at := time.Now().Add(time.Hour).Truncate(time.Second)
+	var chunk []payment.Request
+	for i := range 20 {
+		r := validRequest(time.Now())
+		r.PaymentID, r.RequestedExecutionTime = fmt.Sprintf("pt-%02d", i), at
+		if i%2 == 1 {
+			r.TenantID = "globex"
+		}
+		chunk = append(chunk, r)
+	}
+	if res, err := a.InitChunk(ctx, chunk, "init-chunk-tenants"); err != nil || res.Scheduled != 20 {
+		t.Fatalf("chunk: %+v %v", res, err)
+	}
+	// acme's 10 at 2 per second take 5 windows; globex's 10 fit in one.
+	type key struct {
+		cfg    string
+		second int64
+	}
+	count := func() map[key]int {
+		rows, err := pool.Query(ctx, `SELECT s.config_name, floor(extract(epoch FROM q.scheduled_exec_time))::bigint
+			FROM pacing_slot s JOIN exec_queue q ON q.item_id = s.event_id WHERE q.paced`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		out := map[key]int{}
+		for rows.Next() {
+			var k key
+			if err := rows.Scan(&k.cfg, &k.second); err != nil {
+				t.Fatal(err)
+			}
+			out[k]++
+		}
+		return out
+	}
+	want := map[key]int{{"payments", at.Unix()}: 10}
+	for s := range int64(5) {
+		want[key{"acme-rail", at.Unix() + s}] = 2
+	}
+	if got := count(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("slots per config and second: %v, want %v", got, want)
+	}
+
+	// acme's config switched off: its next payment is paced by PAYMENT's.
+	if _, err := lim.Deactivate(ctx, "acme-rail"); err != nil {
+		t.Fatal(err)
+	}
+	late := validRequest(time.Now())
+	late.PaymentID, late.RequestedExecutionTime = "pt-late", at
+	slot, err := a.ExecTime(ctx, late)
+	if err != nil || !slot.Paced {
+		t.Fatalf("with the tenant's config inactive: %+v %v", slot, err)
+	}
+	var cfg string
+	if err := pool.QueryRow(ctx, `SELECT config_name FROM pacing_slot WHERE event_id = 'pt-late'`).Scan(&cfg); err != nil || cfg != "payments" {
+		t.Fatalf("fell back to %q (%v), want payments", cfg, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -396,5 +397,58 @@ func TestClaimBatchMaxInFlight(t *testing.T) {
 				t.Fatalf("uncapped: claimed %d, in flight %d, %v; want 1, 0", len(b.Items), b.InFlight, err)
 			}
 		})
+	}
+}
+
+// TestTenantPacing: a tenant's own pacing config is set, changed, listed,
+// returned with the item type's, and removed; bad input changes nothing.
+func TestTenantPacing(t *testing.T) {
+	t.Parallel()
+	q, _ := newQueue(t)
+	ctx := context.Background()
+	if _, err := q.UpdateConfig(ctx, itemType, map[string]string{"pacing_config": "payments"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []queue.TenantPacing{
+		{ItemType: itemType, TenantID: "acme", PacingConfig: "acme-rail"},
+		{ItemType: itemType, TenantID: "globex", PacingConfig: "slow"},
+		{ItemType: itemType, TenantID: "globex", PacingConfig: "globex-rail"}, // a change
+	} {
+		if _, err := q.SetTenantPacing(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := []struct {
+		name string
+		p    queue.TenantPacing
+	}{
+		{"default tenant", queue.TenantPacing{ItemType: itemType, TenantID: "*", PacingConfig: "x"}},
+		{"no config", queue.TenantPacing{ItemType: itemType, TenantID: "initech", PacingConfig: " "}},
+		{"no tenant", queue.TenantPacing{ItemType: itemType, PacingConfig: "x"}},
+	}
+	for _, tt := range bad {
+		if _, err := q.SetTenantPacing(ctx, tt.p); !errors.Is(err, queue.ErrInvalidConfig) {
+			t.Errorf("%s: %v, want ErrInvalidConfig", tt.name, err)
+		}
+	}
+	list, err := q.ListTenantPacing(ctx, itemType)
+	if err != nil || len(list) != 2 || list[0].TenantID != "acme" || list[1].PacingConfig != "globex-rail" {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+	def, byTenant, err := q.PacingConfigs(ctx, itemType, []string{"acme", "initech", "acme"})
+	if err != nil || def != "payments" || !reflect.DeepEqual(byTenant, map[string]string{"acme": "acme-rail"}) {
+		t.Fatalf("configs: %q %v %v", def, byTenant, err)
+	}
+	if _, _, err := q.PacingConfigs(ctx, "NOPE", nil); !errors.Is(err, queue.ErrNotFound) {
+		t.Fatalf("unknown item type: %v", err)
+	}
+	if err := q.DeleteTenantPacing(ctx, itemType, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.DeleteTenantPacing(ctx, itemType, "acme"); !errors.Is(err, queue.ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+	if _, byTenant, _ := q.PacingConfigs(ctx, itemType, []string{"acme"}); len(byTenant) != 0 {
+		t.Fatalf("deleted tenant still has %v", byTenant)
 	}
 }

@@ -222,3 +222,82 @@ func (q *Queue) ListTenantCapacity(ctx context.Context, itemType string) ([]Tena
 	}
 	return out, nil
 }
+
+// TenantPacing gives a tenant's items of an item type their own rate-limit
+// config (package pacing), in place of the item type's PacingConfig.
+type TenantPacing struct {
+	ItemType     string
+	TenantID     string
+	PacingConfig string
+	UpdatedAt    time.Time
+}
+
+// SetTenantPacing creates or changes a tenant's pacing config; Phase A
+// applies it to the payments it initializes from then on (slots already
+// given stay).
+func (q *Queue) SetTenantPacing(ctx context.Context, p TenantPacing) (TenantPacing, error) {
+	if p.ItemType == "" || p.TenantID == "" {
+		return TenantPacing{}, fmt.Errorf("%w: item type and tenant are required", ErrInvalidConfig)
+	}
+	if p.TenantID == DefaultTenant {
+		return TenantPacing{}, fmt.Errorf("%w: tenant %q: the default pacing config is the item type's pacing_config (config set %s pacing_config=NAME)", ErrInvalidConfig, p.TenantID, p.ItemType)
+	}
+	if strings.TrimSpace(p.PacingConfig) == "" {
+		return TenantPacing{}, fmt.Errorf("%w: pacing_config is empty: name a rate-limit config (to remove the tenant's, use tenant-pacing-delete)", ErrInvalidConfig)
+	}
+	r, err := q.q.SetTenantPacing(ctx, dbsqlc.SetTenantPacingParams{ItemType: p.ItemType, TenantID: p.TenantID, PacingConfig: p.PacingConfig})
+	if err != nil {
+		return TenantPacing{}, fmt.Errorf("queue: set tenant pacing: %w", err)
+	}
+	return TenantPacing{ItemType: r.ItemType, TenantID: r.TenantID, PacingConfig: r.PacingConfig, UpdatedAt: r.UpdatedAt}, nil
+}
+
+// DeleteTenantPacing removes a tenant's pacing config (the item type's
+// applies again).
+func (q *Queue) DeleteTenantPacing(ctx context.Context, itemType, tenantID string) error {
+	n, err := q.q.DeleteTenantPacing(ctx, dbsqlc.DeleteTenantPacingParams{ItemType: itemType, TenantID: tenantID})
+	if err != nil {
+		return fmt.Errorf("queue: delete tenant pacing: %w", err)
+	}
+	if n == 0 {
+		return fmt.Errorf("queue: no pacing config for tenant %q of %s: %w", tenantID, itemType, ErrNotFound)
+	}
+	return nil
+}
+
+// ListTenantPacing lists an item type's tenant pacing configs.
+func (q *Queue) ListTenantPacing(ctx context.Context, itemType string) ([]TenantPacing, error) {
+	rows, err := q.q.ListTenantPacing(ctx, itemType)
+	if err != nil {
+		return nil, fmt.Errorf("queue: list tenant pacing: %w", err)
+	}
+	out := make([]TenantPacing, len(rows))
+	for i, r := range rows {
+		out[i] = TenantPacing{ItemType: r.ItemType, TenantID: r.TenantID, PacingConfig: r.PacingConfig, UpdatedAt: r.UpdatedAt}
+	}
+	return out, nil
+}
+
+// PacingConfigs returns, in one round trip, the item type's pacing config
+// ("" when not paced) and those of the given tenants that have their own.
+func (q *Queue) PacingConfigs(ctx context.Context, itemType string, tenants []string) (def string, byTenant map[string]string, err error) {
+	rows, err := q.q.PacingConfigsFor(ctx, dbsqlc.PacingConfigsForParams{ItemType: itemType, TenantIds: uniq(tenants)})
+	if err != nil {
+		return "", nil, fmt.Errorf("queue: pacing configs of %s: %w", itemType, err)
+	}
+	found := false
+	for _, r := range rows {
+		if r.TenantID == nil {
+			def, found = deref(r.PacingConfig), true
+			continue
+		}
+		if byTenant == nil {
+			byTenant = map[string]string{}
+		}
+		byTenant[*r.TenantID] = deref(r.PacingConfig)
+	}
+	if !found {
+		return "", nil, fmt.Errorf("queue: pacing configs: item type %s: %w", itemType, ErrNotFound)
+	}
+	return def, byTenant, nil
+}

@@ -9,18 +9,21 @@ import (
 	"strings"
 
 	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/queue"
 )
 
 func runConfig(ctx context.Context, env *environment, args []string) error {
-	usage := "get [ITEM_TYPE] | set ITEM_TYPE key=value... | tenants ITEM_TYPE | tenant ITEM_TYPE TENANT max_in_flight=N [tier=NAME] | tenant-delete ITEM_TYPE TENANT [flags]"
+	usage := "get [ITEM_TYPE] | set ITEM_TYPE key=value... | tenants ITEM_TYPE | tenant ITEM_TYPE TENANT max_in_flight=N [tier=NAME] | tenant-delete ITEM_TYPE TENANT | tenant-pacing ITEM_TYPE TENANT CONFIG | tenant-pacing-delete ITEM_TYPE TENANT [flags]"
 	fs := newFlagSet(env, "config", usage,
 		"Reads or changes an item type's dispatch settings (exec_rate_config). The dispatcher reads them\n"+
 			"every cycle, so a change takes effect within one cycle, with no restart. Keys:\n  "+
 			strings.Join(queue.ConfigKeys(), ", ")+"\n"+
 			"Example: paydispatch config set PAYMENT enabled=false   (the kill switch)\n\n"+
 			"Tenant caps bound each tenant's items in flight (claimed or dispatched); TENANT '*' is the\n"+
-			"default for tenants without their own. Example: paydispatch config tenant PAYMENT acme max_in_flight=5 tier=STANDARD")
+			"default for tenants without their own. Example: paydispatch config tenant PAYMENT acme max_in_flight=5 tier=STANDARD\n\n"+
+			"A tenant's pacing config (a rate-limit config) paces its items in place of the item type's\n"+
+			"pacing_config, from the next payments Phase A initializes. Example: paydispatch config tenant-pacing PAYMENT acme acme-rail")
 	var (
 		db config.Database
 		lg config.Log
@@ -43,7 +46,7 @@ func runConfig(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	if len(words) == 0 {
-		return usageError{fmt.Errorf("want a subcommand: get, set, tenants, tenant or tenant-delete")}
+		return usageError{fmt.Errorf("want a subcommand: get, set, tenants, tenant, tenant-delete, tenant-pacing or tenant-pacing-delete")}
 	}
 	changes := map[string]string{}
 	switch words[0] {
@@ -67,12 +70,16 @@ func runConfig(ctx context.Context, env *environment, args []string) error {
 		if len(words) != 2 {
 			return usageError{fmt.Errorf("want 'config tenants ITEM_TYPE'")}
 		}
-	case "tenant-delete":
+	case "tenant-delete", "tenant-pacing-delete":
 		if len(words) != 3 {
-			return usageError{fmt.Errorf("want 'config tenant-delete ITEM_TYPE TENANT'")}
+			return usageError{fmt.Errorf("want 'config %s ITEM_TYPE TENANT'", words[0])}
+		}
+	case "tenant-pacing":
+		if len(words) != 4 {
+			return usageError{fmt.Errorf("want 'config tenant-pacing ITEM_TYPE TENANT CONFIG', e.g. 'config tenant-pacing PAYMENT acme acme-rail'")}
 		}
 	default:
-		return usageError{fmt.Errorf("unknown subcommand %q: want get, set, tenants, tenant or tenant-delete", words[0])}
+		return usageError{fmt.Errorf("unknown subcommand %q: want get, set, tenants, tenant, tenant-delete, tenant-pacing or tenant-pacing-delete", words[0])}
 	}
 
 	store, err := openDatabase(ctx, db, newLogger(env, lg))
@@ -93,9 +100,40 @@ func runConfig(ctx context.Context, env *environment, args []string) error {
 		for _, c := range caps {
 			fmt.Fprintf(env.stdout, "%s %s max_in_flight=%d tier=%s\n", c.ItemType, c.TenantID, c.MaxInFlight, c.Tier)
 		}
+		paced, err := q.ListTenantPacing(ctx, words[1])
+		if err != nil {
+			return err
+		}
+		for _, p := range paced {
+			fmt.Fprintf(env.stdout, "%s %s pacing_config=%s\n", p.ItemType, p.TenantID, p.PacingConfig)
+		}
 		return nil
 	case "tenant-delete":
 		return q.DeleteTenantCapacity(ctx, words[1], words[2])
+	case "tenant-pacing-delete":
+		return q.DeleteTenantPacing(ctx, words[1], words[2])
+	case "tenant-pacing":
+		// A typo would leave the tenant on the item type's config, silently:
+		// the config must exist (it may be inactive; Phase A then falls back).
+		pc, err := pacing.New(store.Pool).GetConfig(ctx, words[3])
+		if errors.Is(err, pacing.ErrConfigNotFound) {
+			return usageError{fmt.Errorf("tenant-pacing: no rate-limit config %q: create it first (POST /admin/rate-limit/config)", words[3])}
+		}
+		if err != nil {
+			return err
+		}
+		if !pc.Active {
+			fmt.Fprintf(env.stderr, "warning: rate-limit config %q is inactive: the tenant's payments fall back to %s's pacing_config until it is active\n", words[3], words[1])
+		}
+		saved, err := q.SetTenantPacing(ctx, queue.TenantPacing{ItemType: words[1], TenantID: words[2], PacingConfig: words[3]})
+		if errors.Is(err, queue.ErrInvalidConfig) {
+			return usageError{err}
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "%s %s pacing_config=%s\n", saved.ItemType, saved.TenantID, saved.PacingConfig)
+		return nil
 	case "tenant":
 		c := queue.TenantCapacity{ItemType: words[1], TenantID: words[2], Tier: changes["tier"]}
 		for k, v := range changes {

@@ -140,3 +140,10 @@ type TenantCapacity struct {
 	Tier        *string
 	UpdatedAt   time.Time
 }
+
+type TenantPacing struct {
+	ItemType     string
+	TenantID     string
+	PacingConfig string
+	UpdatedAt    time.Time
+}

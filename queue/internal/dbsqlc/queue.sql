@@ -436,3 +436,27 @@ DELETE FROM tenant_capacity WHERE item_type = @item_type AND tenant_id = @tenant
 -- name: ListTenantCapacity :many
 SELECT item_type, tenant_id, max_in_flight, tier, updated_at
 FROM tenant_capacity WHERE item_type = @item_type ORDER BY tenant_id;
+
+-- name: SetTenantPacing :one
+INSERT INTO tenant_pacing (item_type, tenant_id, pacing_config)
+VALUES (@item_type, @tenant_id, @pacing_config)
+ON CONFLICT (item_type, tenant_id) DO UPDATE
+SET pacing_config = EXCLUDED.pacing_config, updated_at = now()
+RETURNING item_type, tenant_id, pacing_config, updated_at;
+
+-- name: DeleteTenantPacing :execrows
+DELETE FROM tenant_pacing WHERE item_type = @item_type AND tenant_id = @tenant_id;
+
+-- name: ListTenantPacing :many
+SELECT item_type, tenant_id, pacing_config, updated_at
+FROM tenant_pacing WHERE item_type = @item_type ORDER BY tenant_id;
+
+-- name: PacingConfigsFor :many
+-- The item type's pacing config (tenant_id NULL) and the given tenants'
+-- own, in one round trip.
+SELECT NULL::text AS tenant_id, c.pacing_config AS pacing_config
+FROM exec_rate_config c WHERE c.item_type = @item_type
+UNION ALL
+SELECT t.tenant_id, t.pacing_config
+FROM tenant_pacing t
+WHERE t.item_type = @item_type AND t.tenant_id = ANY(@tenant_ids::text[]);

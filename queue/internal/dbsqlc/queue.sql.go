@@ -489,6 +489,23 @@ func (q *Queries) DeleteTenantCapacity(ctx context.Context, arg DeleteTenantCapa
 	return result.RowsAffected(), nil
 }
 
+const deleteTenantPacing = `-- name: DeleteTenantPacing :execrows
+DELETE FROM tenant_pacing WHERE item_type = $1 AND tenant_id = $2
+`
+
+type DeleteTenantPacingParams struct {
+	ItemType string
+	TenantID string
+}
+
+func (q *Queries) DeleteTenantPacing(ctx context.Context, arg DeleteTenantPacingParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteTenantPacing, arg.ItemType, arg.TenantID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const depthByStatus = `-- name: DepthByStatus :many
 SELECT queue_status, count(*)::bigint AS items
 FROM exec_queue
@@ -928,6 +945,36 @@ func (q *Queries) ListTenantCapacity(ctx context.Context, itemType string) ([]Te
 	return items, nil
 }
 
+const listTenantPacing = `-- name: ListTenantPacing :many
+SELECT item_type, tenant_id, pacing_config, updated_at
+FROM tenant_pacing WHERE item_type = $1 ORDER BY tenant_id
+`
+
+func (q *Queries) ListTenantPacing(ctx context.Context, itemType string) ([]TenantPacing, error) {
+	rows, err := q.db.Query(ctx, listTenantPacing, itemType)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TenantPacing
+	for rows.Next() {
+		var i TenantPacing
+		if err := rows.Scan(
+			&i.ItemType,
+			&i.TenantID,
+			&i.PacingConfig,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const markCompleted = `-- name: MarkCompleted :many
 WITH input AS (
     SELECT unnest($1::text[]) AS item_id
@@ -1128,6 +1175,47 @@ func (q *Queries) OldestReady(ctx context.Context, itemType string) (time.Time, 
 	return scheduled_exec_time, err
 }
 
+const pacingConfigsFor = `-- name: PacingConfigsFor :many
+SELECT NULL::text AS tenant_id, c.pacing_config AS pacing_config
+FROM exec_rate_config c WHERE c.item_type = $1
+UNION ALL
+SELECT t.tenant_id, t.pacing_config
+FROM tenant_pacing t
+WHERE t.item_type = $1 AND t.tenant_id = ANY($2::text[])
+`
+
+type PacingConfigsForParams struct {
+	ItemType  string
+	TenantIds []string
+}
+
+type PacingConfigsForRow struct {
+	TenantID     *string
+	PacingConfig *string
+}
+
+// The item type's pacing config (tenant_id NULL) and the given tenants'
+// own, in one round trip.
+func (q *Queries) PacingConfigsFor(ctx context.Context, arg PacingConfigsForParams) ([]PacingConfigsForRow, error) {
+	rows, err := q.db.Query(ctx, pacingConfigsFor, arg.ItemType, arg.TenantIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PacingConfigsForRow
+	for rows.Next() {
+		var i PacingConfigsForRow
+		if err := rows.Scan(&i.TenantID, &i.PacingConfig); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const releaseForRetry = `-- name: ReleaseForRetry :many
 WITH input AS (
     SELECT unnest($1::text[]) AS item_id,
@@ -1229,6 +1317,32 @@ func (q *Queries) SetTenantCapacity(ctx context.Context, arg SetTenantCapacityPa
 		&i.TenantID,
 		&i.MaxInFlight,
 		&i.Tier,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const setTenantPacing = `-- name: SetTenantPacing :one
+INSERT INTO tenant_pacing (item_type, tenant_id, pacing_config)
+VALUES ($1, $2, $3)
+ON CONFLICT (item_type, tenant_id) DO UPDATE
+SET pacing_config = EXCLUDED.pacing_config, updated_at = now()
+RETURNING item_type, tenant_id, pacing_config, updated_at
+`
+
+type SetTenantPacingParams struct {
+	ItemType     string
+	TenantID     string
+	PacingConfig string
+}
+
+func (q *Queries) SetTenantPacing(ctx context.Context, arg SetTenantPacingParams) (TenantPacing, error) {
+	row := q.db.QueryRow(ctx, setTenantPacing, arg.ItemType, arg.TenantID, arg.PacingConfig)
+	var i TenantPacing
+	err := row.Scan(
+		&i.ItemType,
+		&i.TenantID,
+		&i.PacingConfig,
 		&i.UpdatedAt,
 	)
 	return i, err
