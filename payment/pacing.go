@@ -60,6 +60,25 @@ func (a *InitActivities) unpaced(name string, err error) bool {
 	return false
 }
 
+// assignUnder runs assign under the config name and, when that is a
+// tenant's config and missing or inactive, again under PAYMENT's. paced is
+// false when neither could pace: the payments then run at their requested
+// time.
+func (a *InitActivities) assignUnder(cfgs pacingConfigs, name string, assign func(name string) error) (used string, paced bool, err error) {
+	err = assign(name)
+	if !a.unpaced(name, err) {
+		return name, true, err
+	}
+	if name == cfgs.def || cfgs.def == "" {
+		return name, false, nil
+	}
+	err = assign(cfgs.def)
+	if a.unpaced(cfgs.def, err) {
+		return cfgs.def, false, nil
+	}
+	return cfgs.def, true, err
+}
+
 func (a *InitActivities) log() *slog.Logger {
 	if a.Log != nil {
 		return a.Log
@@ -84,19 +103,16 @@ func (a *InitActivities) ExecTime(ctx context.Context, r Request) (ExecSlot, err
 	}
 	// Assign, not AssignBulk: concurrent single assignments for one config
 	// and instant are coalesced into shared calls (package pacing).
-	s, err := a.Pacer.Assign(ctx, name, r.PaymentID, r.RequestedExecutionTime)
-	if a.unpaced(name, err) {
-		if name == cfgs.def || cfgs.def == "" {
-			return unpaced, nil
-		}
-		name = cfgs.def
-		s, err = a.Pacer.Assign(ctx, name, r.PaymentID, r.RequestedExecutionTime)
-		if a.unpaced(name, err) {
-			return unpaced, nil
-		}
-	}
+	var s pacing.Slot
+	used, paced, err := a.assignUnder(cfgs, name, func(cfg string) (err error) {
+		s, err = a.Pacer.Assign(ctx, cfg, r.PaymentID, r.RequestedExecutionTime)
+		return err
+	})
 	if err != nil {
-		return ExecSlot{}, fmt.Errorf("payment %s: slot under %s: %w", r.PaymentID, name, err)
+		return ExecSlot{}, fmt.Errorf("payment %s: slot under %s: %w", r.PaymentID, used, err)
+	}
+	if !paced {
+		return unpaced, nil
 	}
 	return ExecSlot{At: s.ScheduledTime, Paced: true}, nil
 }
@@ -134,23 +150,20 @@ func (a *InitActivities) execTimes(ctx context.Context, rs []Request) (map[strin
 	}
 	for _, name := range order {
 		events := groups[name]
-		slots, err := a.Pacer.AssignBulk(ctx, name, events)
-		if a.unpaced(name, err) {
-			if name == cfgs.def || cfgs.def == "" {
-				continue
-			}
-			name = cfgs.def
-			slots, err = a.Pacer.AssignBulk(ctx, name, events)
-			if a.unpaced(name, err) {
-				continue
-			}
-		}
+		var slots []pacing.Slot
+		used, paced, err := a.assignUnder(cfgs, name, func(cfg string) (err error) {
+			slots, err = a.Pacer.AssignBulk(ctx, cfg, events)
+			return err
+		})
 		if err != nil {
-			return nil, fmt.Errorf("payment: slots for %d payments under %s: %w", len(events), name, err)
+			return nil, fmt.Errorf("payment: slots for %d payments under %s: %w", len(events), used, err)
+		}
+		if !paced {
+			continue
 		}
 		for _, s := range slots {
 			if s.Status == pacing.StatusExhausted {
-				return nil, fmt.Errorf("payment %s: slot under %s: %w", s.EventID, name, pacing.ErrExhausted)
+				return nil, fmt.Errorf("payment %s: slot under %s: %w", s.EventID, used, pacing.ErrExhausted)
 			}
 			out[s.EventID] = ExecSlot{At: s.ScheduledTime, Paced: true}
 		}

@@ -36,6 +36,8 @@ type Options struct {
 	// EmbeddedAllVisibilityIndexes keeps every visibility index of
 	// Temporal's SQLite schema (benchmarks compare; see devserver.Options).
 	EmbeddedAllVisibilityIndexes bool
+	// EmbeddedTaskQueuePartitions: see devserver.Options (0: 1).
+	EmbeddedTaskQueuePartitions int
 
 	Logger *slog.Logger
 }
@@ -70,6 +72,7 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 		srv, err := devserver.Start(ctx, devserver.Options{
 			DBPath: db, Port: o.EmbeddedPort, Namespaces: []string{o.Namespace}, LogLevel: o.EmbeddedLogLevel,
 			AllVisibilityIndexes: o.EmbeddedAllVisibilityIndexes,
+			TaskQueuePartitions:  o.EmbeddedTaskQueuePartitions,
 		})
 		if err != nil {
 			return nil, err

@@ -35,6 +35,8 @@ type DrainOptions struct {
 	// AllVisibilityIndexes keeps every index of the embedded Temporal's
 	// visibility table (the before of devserver's trimming).
 	AllVisibilityIndexes bool
+	// Partitions of the embedded Temporal's task queues (0: its default).
+	Partitions int
 
 	PGBinDir string
 	Out      io.Writer
@@ -52,6 +54,7 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 		{Flag: "svg", Default: "pacing-histogram.svg", Usage: "write the histogram of executions per second here (empty: don't)",
 			Parse: func(v string) error { o.SVG = v; return nil }},
 		durFlag("max-wait", "60m", time.Minute, "give up this long after the instant", &o.MaxWait),
+		intFlag("task-queue-partitions", 0, 0, 16, "partitions of the embedded Temporal's task queues (0: the embedded default, 1; Temporal's own is 4)", &o.Partitions),
 		boolFlag("all-visibility-indexes", "keep every index of the embedded Temporal's visibility table (default: the kept ones)", &o.AllVisibilityIndexes),
 	}
 }
@@ -83,7 +86,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if _, err := postgres.Migrate(ctx, db.Pool, nil); err != nil {
 		return err
 	}
-	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal", EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes})
+	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal", EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions})
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,11 @@ type Options struct {
 	// file trimmed once stays trimmed. The in-memory store always has
 	// them all.
 	AllVisibilityIndexes bool
+	// TaskQueuePartitions is the number of partitions of every task queue
+	// (default 1). Temporal's default, 4, spreads a queue over matching
+	// hosts; in one process it only adds forwarding between partitions,
+	// and a task that lands on a partition with no poller waiting.
+	TaskQueuePartitions int
 }
 
 // Server is a running embedded Temporal server.
@@ -152,6 +157,10 @@ func newServer(o Options, ports Ports, stopping *atomic.Bool) (srv temporal.Serv
 	if err := sqlite.CreateNamespaces(sqlCfg, nss...); err != nil {
 		return nil, fmt.Errorf("temporal: register namespaces: %w", err)
 	}
+	partitions := o.TaskQueuePartitions
+	if partitions <= 0 {
+		partitions = 1
+	}
 	stopping.Store(true) // quiet until ready
 	logger := &quietLogger{inner: tlog.NewZapLogger(tlog.BuildZapLogger(tlog.Config{Level: o.LogLevel})), stopping: stopping}
 	srv, err = temporal.NewServer(
@@ -162,6 +171,8 @@ func newServer(o Options, ports Ports, stopping *atomic.Bool) (srv temporal.Serv
 		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
 			// Visibility in SQLite: let queries see new search attributes at once.
 			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
+			dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():      []dynamicconfig.ConstrainedValue{{Value: partitions}},
+			dynamicconfig.MatchingNumTaskqueueWritePartitions.Key():     []dynamicconfig.ConstrainedValue{{Value: partitions}},
 		}),
 	)
 	if err != nil {
