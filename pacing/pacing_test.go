@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paydispatch/paydispatch/internal/pgtest"
@@ -566,5 +567,54 @@ func TestConcurrentBulk(t *testing.T) {
 	}
 	if total != 2400 {
 		t.Fatalf("%d slots for 2,400 events", total)
+	}
+}
+
+// TestRangeLocksOnlyWhatItFills: a bulk call filling a range of windows
+// locks only the windows it fills. Before 00016 it locked one more (in
+// case the first was part full) and left it empty; a concurrent call,
+// finding it locked, went on past it, and it stayed a hole in the schedule
+// (two empty windows, 8 s with no execution, in a 20,000-payment drain).
+func TestRangeLocksOnlyWhatItFills(t *testing.T) {
+	t.Parallel()
+	const max = 50
+	l, pool := newLimiter(t, max, 4*time.Second, pacing.DefaultHeadroom)
+	ctx := context.Background()
+	// Windows 0..9 exist, empty: nothing below depends on who creates them.
+	if _, err := pool.Exec(ctx, `INSERT INTO pacing_window (config_name, window_start, slot_count, status)
+		SELECT 'default', $1::timestamptz + i * interval '4 seconds', 0, 'OPEN' FROM generate_series(0, 9) i`, boundary); err != nil {
+		t.Fatal(err)
+	}
+	assign := func(q interface {
+		Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+	}, prefix string, n int) {
+		t.Helper()
+		ids, us := make([]string, n), make([]float64, n)
+		for i := range ids {
+			ids[i], us[i] = fmt.Sprintf("%s-%03d", prefix, i), 0.5
+		}
+		if _, err := q.Exec(ctx, `SELECT * FROM pacing_assign('default', 4000, $1, 100, $2, $3, $4)`, max, boundary, ids, us); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A: 150 events, windows 0 (the requested one), then 1 and 2 as a
+	// range; its transaction stays open, its windows locked.
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	assign(tx, "a", 150)
+	// B meanwhile: 50 events; windows 0..2 are held, so window 3.
+	assign(pool, "b", 50)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	perWindow := checkWindows(t, l, max)
+	for w := range 4 {
+		start := boundary.Add(time.Duration(w) * 4 * time.Second)
+		if n := perWindow[start]; n != max {
+			t.Errorf("window %d: %d slots, want %d (all: %v)", w, n, max, perWindow)
+		}
 	}
 }

@@ -73,7 +73,7 @@ func TestHelp(t *testing.T) {
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	code, stdout, _ := runCLI([]string{"version"}, nil)
-	if code != 0 || !strings.HasPrefix(stdout, "paydispatch ") || !strings.Contains(stdout, "schema version 15") {
+	if code != 0 || !strings.HasPrefix(stdout, "paydispatch ") || !strings.Contains(stdout, "schema version 16") {
 		t.Fatalf("exit %d: %q", code, stdout)
 	}
 }
