@@ -52,9 +52,10 @@ type Options struct {
 	// them all.
 	AllVisibilityIndexes bool
 	// TaskQueuePartitions is the number of partitions of every task queue
-	// (default 1). Temporal's default, 4, spreads a queue over matching
-	// hosts; in one process it only adds forwarding between partitions,
-	// and a task that lands on a partition with no poller waiting.
+	// of a new store (default 1). Temporal's default, 4, spreads a queue
+	// over matching hosts; in one process it only adds forwarding between
+	// partitions. A store keeps the count it was created with (see
+	// storePartitions): one from before this option runs with 4.
 	TaskQueuePartitions int
 }
 
@@ -126,6 +127,7 @@ func newServer(o Options, ports Ports, stopping *atomic.Bool) (srv temporal.Serv
 	if err != nil {
 		return nil, err
 	}
+	created := o.DBPath == ""
 	if o.DBPath != "" {
 		if err := os.MkdirAll(filepath.Dir(o.DBPath), 0o700); err != nil {
 			return nil, fmt.Errorf("temporal: create %s: %w", filepath.Dir(o.DBPath), err)
@@ -134,6 +136,7 @@ func newServer(o Options, ports Ports, stopping *atomic.Bool) (srv temporal.Serv
 			if err := sqlite.SetupSchema(sqlCfg); err != nil {
 				return nil, fmt.Errorf("temporal: create schema in %s: %w", o.DBPath, err)
 			}
+			created = true
 		}
 		// On every start, not only a fresh one: a store created before is
 		// trimmed and shaped too.
@@ -157,9 +160,9 @@ func newServer(o Options, ports Ports, stopping *atomic.Bool) (srv temporal.Serv
 	if err := sqlite.CreateNamespaces(sqlCfg, nss...); err != nil {
 		return nil, fmt.Errorf("temporal: register namespaces: %w", err)
 	}
-	partitions := o.TaskQueuePartitions
-	if partitions <= 0 {
-		partitions = 1
+	partitions, err := storePartitions(o.DBPath, created, o.TaskQueuePartitions)
+	if err != nil {
+		return nil, err
 	}
 	stopping.Store(true) // quiet until ready
 	logger := &quietLogger{inner: tlog.NewZapLogger(tlog.BuildZapLogger(tlog.Config{Level: o.LogLevel})), stopping: stopping}
