@@ -197,7 +197,7 @@ BEGIN
                 v_misses := v_misses + 1;
             END IF;
             -- On after the estimate's last window, not the whole range:
-            -- the range's spare windows are the next ones to fill. (Those
+            -- the range's windows after it are the next ones to fill. (Those
             -- skipped inside the estimate are being filled by their holders.)
             IF v_est IS NULL THEN
                 v_w_ms := v_w_ms + v_k * p_window_ms;
