@@ -85,11 +85,20 @@ type fixture struct {
 	cfg  queue.Config
 }
 
+// itemType is the dispatcher tests' own item type: the framework's tests
+// register theirs, as every domain does, and use no domain's.
+const itemType = "TASK"
+
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	pool := pgtest.NewPool(t)
 	q := queue.New(pool)
-	cfg, err := q.GetConfig(context.Background(), "PAYMENT")
+	c := queue.DefaultConfig(itemType, "TaskExecWorkflow", "task-exec")
+	c.MaxInFlight = 2000
+	if _, err := q.RegisterItemType(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := q.GetConfig(context.Background(), itemType)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +113,7 @@ func (f *fixture) enqueue(t *testing.T, n int, due time.Time) []string {
 	for i := range n {
 		ids[i] = fmt.Sprintf("p-%03d", i)
 		_, err := f.q.SaveContextAndEnqueue(context.Background(), queue.EnqueueParams{
-			ItemType: "PAYMENT", ItemID: ids[i], ScheduledExecTime: due,
+			ItemType: itemType, ItemID: ids[i], ScheduledExecTime: due,
 			Context: json.RawMessage(fmt.Sprintf(`{"id":%q}`, ids[i])),
 		})
 		if err != nil {
@@ -116,7 +125,7 @@ func (f *fixture) enqueue(t *testing.T, n int, due time.Time) []string {
 
 func (f *fixture) status(t *testing.T, id string) queue.Item {
 	t.Helper()
-	it, err := f.q.Get(context.Background(), "PAYMENT", id)
+	it, err := f.q.Get(context.Background(), itemType, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +138,7 @@ func TestClaimAndDispatch(t *testing.T) {
 	ctx := context.Background()
 	ids := f.enqueue(t, 10, time.Now().Add(10*time.Second)) // inside the 30 s pre-start buffer
 	// One was started by an earlier, crashed cycle.
-	f.eng.runs[dispatch.ExecWorkflowID("PAYMENT", ids[0])] = "RUNNING"
+	f.eng.runs[dispatch.ExecWorkflowID(itemType, ids[0])] = "RUNNING"
 
 	d, err := f.act.ClaimAndDispatch(ctx, f.cfg)
 	if err != nil {
@@ -140,7 +149,7 @@ func TestClaimAndDispatch(t *testing.T) {
 	}
 	for _, id := range ids {
 		it := f.status(t, id)
-		wf := dispatch.ExecWorkflowID("PAYMENT", id)
+		wf := dispatch.ExecWorkflowID(itemType, id)
 		if it.Status != queue.StatusDispatched || it.ExecWorkflowID != wf {
 			t.Fatalf("%s: %s %s", id, it.Status, it.ExecWorkflowID)
 		}
@@ -151,7 +160,7 @@ func TestClaimAndDispatch(t *testing.T) {
 			}
 		}
 	}
-	if f.eng.starts["exec-payment-p-000"] != 0 {
+	if f.eng.starts["exec-task-p-000"] != 0 {
 		t.Fatal("an already started workflow was started again")
 	}
 }
@@ -164,7 +173,7 @@ func TestStartFailureRetriedThenDeadLettered(t *testing.T) {
 	ctx := context.Background()
 	f.enqueue(t, 2, time.Now().Add(-time.Second))
 	f.eng.failFor = func(id string) error {
-		if id == "exec-payment-p-001" {
+		if id == "exec-task-p-001" {
 			return errors.New("frontend unavailable")
 		}
 		return nil
@@ -202,7 +211,7 @@ func TestRecoverStaleClaims(t *testing.T) {
 	if err != nil || len(b.Items) != 2 {
 		t.Fatalf("claim: %v", err)
 	}
-	f.eng.runs["exec-payment-p-000"] = "RUNNING"
+	f.eng.runs["exec-task-p-000"] = "RUNNING"
 
 	if r, err := f.act.RecoverStaleClaims(ctx, f.cfg); err != nil || r != (dispatch.Recovery{}) {
 		t.Fatalf("fresh claims recovered: %+v %v", r, err)
@@ -240,7 +249,7 @@ func TestLoweredMaxDeadLettersLeftovers(t *testing.T) {
 	ctx := context.Background()
 	f.enqueue(t, 2, time.Now().Add(-time.Second))
 	f.eng.failFor = func(id string) error {
-		if id == "exec-payment-p-001" {
+		if id == "exec-task-p-001" {
 			return errors.New("frontend unavailable")
 		}
 		return nil
@@ -274,9 +283,9 @@ func TestReconcile(t *testing.T) {
 	if _, err := f.act.ClaimAndDispatch(ctx, f.cfg); err != nil {
 		t.Fatal(err)
 	}
-	f.eng.finish("exec-payment-p-000", "COMPLETED")
-	f.eng.finish("exec-payment-p-001", "FAILED")
-	f.eng.finish("exec-payment-p-002", "FAILED")
+	f.eng.finish("exec-task-p-000", "COMPLETED")
+	f.eng.finish("exec-task-p-001", "FAILED")
+	f.eng.finish("exec-task-p-002", "FAILED")
 	if _, err := f.pool.Exec(ctx, `UPDATE exec_queue SET retry_count = $1 WHERE item_id = 'p-002'`, f.cfg.MaxDispatchRetries-1); err != nil {
 		t.Fatal(err)
 	}
@@ -295,10 +304,10 @@ func TestReconcile(t *testing.T) {
 	}
 	// The failed item runs again; the completed one can never start again.
 	d, err := f.act.ClaimAndDispatch(ctx, f.cfg)
-	if err != nil || d.Started != 1 || f.eng.starts["exec-payment-p-001"] != 2 {
+	if err != nil || d.Started != 1 || f.eng.starts["exec-task-p-001"] != 2 {
 		t.Fatalf("retry dispatch: %+v %v", d, err)
 	}
-	if err := f.eng.Start(ctx, dispatch.StartRequest{WorkflowID: "exec-payment-p-000"}); !errors.Is(err, dispatch.ErrAlreadyStarted) {
+	if err := f.eng.Start(ctx, dispatch.StartRequest{WorkflowID: "exec-task-p-000"}); !errors.Is(err, dispatch.ErrAlreadyStarted) {
 		t.Fatalf("completed item restarted: %v", err)
 	}
 }
@@ -314,7 +323,7 @@ func TestReconcileAsksOnlyAboutDueItems(t *testing.T) {
 	if d, err := f.act.ClaimAndDispatch(ctx, f.cfg); err != nil || d.Started != 2 {
 		t.Fatalf("dispatch: %+v %v", d, err)
 	}
-	f.eng.finish("exec-payment-p-000", "FAILED") // say, terminated by an operator
+	f.eng.finish("exec-task-p-000", "FAILED") // say, terminated by an operator
 	for _, tc := range []struct {
 		name           string
 		now            time.Time
@@ -340,10 +349,10 @@ func TestConfigReadEachCycle(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	if _, err := f.pool.Exec(ctx, `UPDATE exec_rate_config SET enabled = false, batch_size = 7 WHERE item_type = 'PAYMENT'`); err != nil {
+	if _, err := f.pool.Exec(ctx, `UPDATE exec_rate_config SET enabled = false, batch_size = 7 WHERE item_type = 'TASK'`); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := f.act.ReadConfig(ctx, "PAYMENT")
+	cfg, err := f.act.ReadConfig(ctx, itemType)
 	if err != nil || cfg.Enabled || cfg.BatchSize != 7 {
 		t.Fatalf("config = %+v %v", cfg, err)
 	}
@@ -357,13 +366,13 @@ func TestDispatchIsFair(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	for i := range 200 {
-		if _, err := f.q.SaveContextAndEnqueue(ctx, queue.EnqueueParams{ItemType: "PAYMENT", ItemID: fmt.Sprintf("big-%03d", i), TenantID: "big",
+		if _, err := f.q.SaveContextAndEnqueue(ctx, queue.EnqueueParams{ItemType: itemType, ItemID: fmt.Sprintf("big-%03d", i), TenantID: "big",
 			ScheduledExecTime: time.Now().Add(-time.Hour), Context: json.RawMessage(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range 5 {
-		if _, err := f.q.SaveContextAndEnqueue(ctx, queue.EnqueueParams{ItemType: "PAYMENT", ItemID: fmt.Sprintf("small-%d", i), TenantID: "small",
+		if _, err := f.q.SaveContextAndEnqueue(ctx, queue.EnqueueParams{ItemType: itemType, ItemID: fmt.Sprintf("small-%d", i), TenantID: "small",
 			ScheduledExecTime: time.Now().Add(-time.Second), Context: json.RawMessage(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
@@ -408,7 +417,7 @@ func TestPacedItemsStartAtTheirSlot(t *testing.T) {
 				paced bool
 			}{{"paced", true}, {"jittered", false}} {
 				if _, err := f.q.SaveContextAndEnqueue(ctx, queue.EnqueueParams{
-					ItemType: "PAYMENT", ItemID: it.id, ScheduledExecTime: slot, Context: json.RawMessage(`{}`), Paced: it.paced,
+					ItemType: itemType, ItemID: it.id, ScheduledExecTime: slot, Context: json.RawMessage(`{}`), Paced: it.paced,
 				}); err != nil {
 					t.Fatal(err)
 				}
@@ -416,7 +425,7 @@ func TestPacedItemsStartAtTheirSlot(t *testing.T) {
 			if _, err := f.act.ClaimAndDispatch(ctx, f.cfg); err != nil {
 				t.Fatal(err)
 			}
-			pacedID, jitteredID := dispatch.ExecWorkflowID("PAYMENT", "paced"), dispatch.ExecWorkflowID("PAYMENT", "jittered")
+			pacedID, jitteredID := dispatch.ExecWorkflowID(itemType, "paced"), dispatch.ExecWorkflowID(itemType, "jittered")
 			paced, jittered := f.eng.delays[pacedID], f.eng.delays[jitteredID]
 			if paced > tc.wantDelay || paced < tc.wantDelay-time.Second {
 				t.Fatalf("paced delay %v, want ≈ %v", paced, tc.wantDelay)

@@ -68,9 +68,9 @@ func startPipeline(t *testing.T) *pipeline {
 	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	if _, err := pool.Exec(ctx, `INSERT INTO exec_rate_config
-		(item_type, batch_size, dispatch_interval_secs, jitter_window_ms, pre_start_buffer_secs, max_dispatch_retries, exec_workflow_type, exec_task_queue)
-		VALUES ('TEST', 100, 1, 0, 0, 2, 'TestExecWorkflow', 'test-exec')`); err != nil {
+	cfg := queue.DefaultConfig("TEST", "TestExecWorkflow", "test-exec")
+	cfg.BatchSize, cfg.DispatchInterval, cfg.JitterWindow, cfg.PreStartBuffer, cfg.MaxDispatchRetries = 100, time.Second, 0, 0, 2
+	if _, err := queue.New(pool).RegisterItemType(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
 	_, c := temporaltest.Start(t)
@@ -92,10 +92,15 @@ func startPipeline(t *testing.T) *pipeline {
 
 func (p *pipeline) enqueue(t *testing.T, prefix string, n int, ctxJSON string) {
 	t.Helper()
+	p.enqueueType(t, "TEST", prefix, n, ctxJSON)
+}
+
+func (p *pipeline) enqueueType(t *testing.T, itemType, prefix string, n int, ctxJSON string) {
+	t.Helper()
 	due := time.Now().Add(-time.Second)
 	for i := range n {
 		if _, err := p.q.SaveContextAndEnqueue(context.Background(), queue.EnqueueParams{
-			ItemType: "TEST", ItemID: fmt.Sprintf("%s-%04d", prefix, i), ScheduledExecTime: due, Context: json.RawMessage(ctxJSON),
+			ItemType: itemType, ItemID: fmt.Sprintf("%s-%04d", prefix, i), ScheduledExecTime: due, Context: json.RawMessage(ctxJSON),
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -104,9 +109,14 @@ func (p *pipeline) enqueue(t *testing.T, prefix string, n int, ctxJSON string) {
 
 func (p *pipeline) waitFor(t *testing.T, what string, timeout time.Duration, cond func(queue.Depth) bool) queue.Depth {
 	t.Helper()
+	return p.waitForType(t, "TEST", what, timeout, cond)
+}
+
+func (p *pipeline) waitForType(t *testing.T, itemType, what string, timeout time.Duration, cond func(queue.Depth) bool) queue.Depth {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
-		d, err := p.q.Depth(context.Background(), "TEST")
+		d, err := p.q.Depth(context.Background(), itemType)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -355,5 +365,65 @@ func TestDispatcherKilledMidBatchIsHealed(t *testing.T) {
 				t.Errorf("%s: retry count %d, want %d", id, it.RetryCount, want)
 			}
 		}
+	}
+}
+
+// invoiceExecWorkflow is a second domain's execution: invoices, with their
+// own workflow on their own task queue.
+func invoiceExecWorkflow(ctx workflow.Context, itemID, contextJSON string) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
+	var e *executions
+	return workflow.ExecuteActivity(ctx, e.Execute, "INVOICE/"+itemID, dispatch.NotBefore(ctx)).Get(ctx, nil)
+}
+
+// TestSecondItemType: a second item type is a registration, its own
+// execution workflow and a worker for it — no change to the framework.
+// INVOICE items run through enqueue, claim and dispatch beside TEST's on
+// the same dispatcher, each item once and by its own type's workflow.
+func TestSecondItemType(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal server")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	p := startPipeline(t)
+	inv := queue.DefaultConfig("INVOICE", "InvoiceExecWorkflow", "invoice-exec")
+	inv.DispatchInterval, inv.JitterWindow, inv.PreStartBuffer, inv.BatchSize = time.Second, 0, 0, 7
+	if _, err := p.q.RegisterItemType(ctx, inv); err != nil {
+		t.Fatal(err)
+	}
+	w := worker.New(p.c, "invoice-exec", worker.Options{})
+	w.RegisterWorkflowWithOptions(invoiceExecWorkflow, workflow.RegisterOptions{Name: "InvoiceExecWorkflow"})
+	w.RegisterActivity(p.execs)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+
+	const n = 30
+	p.enqueueType(t, "TEST", "same-id", n, `{}`)
+	p.enqueueType(t, "INVOICE", "same-id", n, `{"invoiceNo":"INV-1"}`) // item ids are per type
+	for _, it := range []string{"TEST", "INVOICE"} {
+		if err := p.sched.Ensure(ctx, it, time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, it := range []string{"TEST", "INVOICE"} {
+		p.waitForType(t, it, it+" drained", 2*time.Minute, func(d queue.Depth) bool { return d.ByStatus[queue.StatusCompleted] == n })
+	}
+	p.execs.mu.Lock()
+	defer p.execs.mu.Unlock()
+	for i := range n {
+		id := fmt.Sprintf("same-id-%04d", i)
+		if p.execs.n[id] != 1 || p.execs.n["INVOICE/"+id] != 1 {
+			t.Fatalf("%s executed %d times as TEST and %d as INVOICE, want once each", id, p.execs.n[id], p.execs.n["INVOICE/"+id])
+		}
+	}
+	desc, err := p.c.DescribeWorkflowExecution(ctx, dispatch.ExecWorkflowID("INVOICE", "same-id-0000"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := desc.GetWorkflowExecutionInfo().GetType().GetName(); got != "InvoiceExecWorkflow" {
+		t.Fatalf("an INVOICE item ran %s", got)
 	}
 }

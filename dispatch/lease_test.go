@@ -18,7 +18,7 @@ func TestLeaseModeOneDispatcherAtATime(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	if _, err := f.q.UpdateConfig(ctx, "PAYMENT", map[string]string{"dispatch_interval_secs": "1", "batch_size": "25", "jitter_window_ms": "0"}); err != nil {
+	if _, err := f.q.UpdateConfig(ctx, itemType, map[string]string{"dispatch_interval_secs": "1", "batch_size": "25", "jitter_window_ms": "0"}); err != nil {
 		t.Fatal(err)
 	}
 	f.enqueue(t, 100, time.Now().Add(-time.Second))
@@ -29,7 +29,7 @@ func TestLeaseModeOneDispatcherAtATime(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 3 {
 		r := &dispatch.LeaseRunner{
-			DB: f.pool, Acts: f.act, ItemTypes: []string{"PAYMENT"},
+			DB: f.pool, Acts: f.act, ItemTypes: []string{itemType},
 			Holder: "replica-" + string(rune('a'+i)), AtLeast: 100 * time.Millisecond,
 			OnCycle: func(_ string, begin bool) {
 				if begin {
@@ -57,7 +57,7 @@ func TestLeaseModeOneDispatcherAtATime(t *testing.T) {
 	if cycles.Load() < 3 {
 		t.Fatalf("only %d cycles ran", cycles.Load())
 	}
-	d, err := f.q.Depth(ctx, "PAYMENT")
+	d, err := f.q.Depth(ctx, itemType)
 	if err != nil || d.ByStatus[queue.StatusDispatched] != 100 {
 		t.Fatalf("depth %v %v", d.ByStatus, err)
 	}
@@ -76,15 +76,15 @@ func TestLeaseOfCrashedHolderExpires(t *testing.T) {
 	ctx := context.Background()
 	f.enqueue(t, 1, time.Now().Add(-time.Second))
 	if _, err := f.pool.Exec(ctx, `INSERT INTO dispatch_lease (name, holder, locked_at, lease_until)
-		VALUES ('dispatch-PAYMENT', 'crashed', now(), now() + interval '1 second')`); err != nil {
+		VALUES ('dispatch-TASK', 'crashed', now(), now() + interval '1 second')`); err != nil {
 		t.Fatal(err)
 	}
-	r := &dispatch.LeaseRunner{DB: f.pool, Acts: f.act, Holder: "survivor", ItemTypes: []string{"PAYMENT"}}
-	if _, ran, err := r.Tick(ctx, "PAYMENT", time.Second); err != nil || ran {
+	r := &dispatch.LeaseRunner{DB: f.pool, Acts: f.act, Holder: "survivor", ItemTypes: []string{itemType}}
+	if _, ran, err := r.Tick(ctx, itemType, time.Second); err != nil || ran {
 		t.Fatalf("ran under another's lease: %v %v", ran, err)
 	}
 	time.Sleep(1100 * time.Millisecond)
-	res, ran, err := r.Tick(ctx, "PAYMENT", time.Second)
+	res, ran, err := r.Tick(ctx, itemType, time.Second)
 	if err != nil || !ran || res.Dispatch.Started != 1 {
 		t.Fatalf("after expiry: ran %v, %+v, %v", ran, res, err)
 	}

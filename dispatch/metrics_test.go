@@ -28,13 +28,13 @@ func TestMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.act.RecordResults(ctx, dispatch.CycleResult{ItemType: "PAYMENT", StartedAt: start, Dispatch: d}); err != nil {
+	if err := f.act.RecordResults(ctx, dispatch.CycleResult{ItemType: itemType, StartedAt: start, Dispatch: d}); err != nil {
 		t.Fatal(err)
 	}
 	want := `
 # HELP paydispatch_dispatch_workflow_started_total Execution workflows started.
 # TYPE paydispatch_dispatch_workflow_started_total counter
-paydispatch_dispatch_workflow_started_total{item_type="PAYMENT"} 3
+paydispatch_dispatch_workflow_started_total{item_type="TASK"} 3
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "paydispatch_dispatch_workflow_started_total"); err != nil {
 		t.Fatal(err)
@@ -42,12 +42,12 @@ paydispatch_dispatch_workflow_started_total{item_type="PAYMENT"} 3
 	wantDepth := `
 # HELP paydispatch_queue_depth Items in the dispatch queue, by item type and status.
 # TYPE paydispatch_queue_depth gauge
-paydispatch_queue_depth{item_type="PAYMENT",status="CLAIMED"} 0
-paydispatch_queue_depth{item_type="PAYMENT",status="COMPLETED"} 0
-paydispatch_queue_depth{item_type="PAYMENT",status="DEAD_LETTER"} 0
-paydispatch_queue_depth{item_type="PAYMENT",status="DISPATCHED"} 3
-paydispatch_queue_depth{item_type="PAYMENT",status="FAILED"} 0
-paydispatch_queue_depth{item_type="PAYMENT",status="READY"} 0
+paydispatch_queue_depth{item_type="TASK",status="CLAIMED"} 0
+paydispatch_queue_depth{item_type="TASK",status="COMPLETED"} 0
+paydispatch_queue_depth{item_type="TASK",status="DEAD_LETTER"} 0
+paydispatch_queue_depth{item_type="TASK",status="DISPATCHED"} 3
+paydispatch_queue_depth{item_type="TASK",status="FAILED"} 0
+paydispatch_queue_depth{item_type="TASK",status="READY"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(wantDepth), "paydispatch_queue_depth"); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 
 func testConfig(enabled bool) queue.Config {
 	return queue.Config{
-		ItemType: "PAYMENT", Enabled: enabled, BatchSize: 500, DispatchInterval: 5 * time.Second,
+		ItemType: itemType, Enabled: enabled, BatchSize: 500, DispatchInterval: 5 * time.Second,
 		JitterWindow: 4 * time.Second, MaxDispatchRetries: 3, StaleClaimThreshold: 2 * time.Minute,
 		MaxStaleRecoveryPerCycle: 100, ExecWorkflowType: "PaymentExecWorkflow", ExecTaskQueue: "payment-exec-task-queue",
 	}
@@ -82,7 +82,7 @@ func TestDispatcherWorkflowBranches(t *testing.T) {
 			env := s.NewTestWorkflowEnvironment()
 			env.RegisterActivity(a)
 			called := map[string]int{}
-			env.OnActivity(a.ReadConfig, mock.Anything, "PAYMENT").Return(testConfig(tt.enabled), nil).
+			env.OnActivity(a.ReadConfig, mock.Anything, itemType).Return(testConfig(tt.enabled), nil).
 				Run(func(mock.Arguments) { called["ReadConfig"]++ })
 			env.OnActivity(a.RecoverStaleClaims, mock.Anything, mock.Anything).Return(tt.recovery, nil).
 				Run(func(mock.Arguments) { called["RecoverStaleClaims"]++ })
@@ -93,7 +93,7 @@ func TestDispatcherWorkflowBranches(t *testing.T) {
 			env.OnActivity(a.RecordResults, mock.Anything, mock.Anything).Return(nil).
 				Run(func(mock.Arguments) { called["RecordResults"]++ })
 
-			env.ExecuteWorkflow(dispatch.DispatcherWorkflow, "PAYMENT")
+			env.ExecuteWorkflow(dispatch.DispatcherWorkflow, itemType)
 			if !env.IsWorkflowCompleted() {
 				t.Fatal("workflow did not complete")
 			}

@@ -14,6 +14,7 @@ import (
 type Pacer interface {
 	Assign(ctx context.Context, configName, eventID string, requested time.Time) (pacing.Slot, error)
 	AssignBulk(ctx context.Context, configName string, events []pacing.Event) ([]pacing.Slot, error)
+	TenantConfigs(ctx context.Context, itemType string, tenants []string) (map[string]string, error)
 }
 
 // ExecSlot is when a payment is to execute, and whether pacing chose it.
@@ -42,11 +43,15 @@ func (a *InitActivities) pacingConfigs(ctx context.Context, tenants []string) (p
 	if a.Pacer == nil {
 		return pacingConfigs{}, nil
 	}
-	def, byTenant, err := a.Queue.PacingConfigs(ctx, ItemType, tenants)
+	cfg, err := a.Queue.GetConfig(ctx, ItemType)
 	if err != nil {
 		return pacingConfigs{}, fmt.Errorf("payment: pacing config: %w", err)
 	}
-	return pacingConfigs{def: def, byTenant: byTenant}, nil
+	byTenant, err := a.Pacer.TenantConfigs(ctx, ItemType, tenants)
+	if err != nil {
+		return pacingConfigs{}, fmt.Errorf("payment: tenants' pacing configs: %w", err)
+	}
+	return pacingConfigs{def: cfg.PacingConfig, byTenant: byTenant}, nil
 }
 
 // unpaced reports whether err means "the config names no usable

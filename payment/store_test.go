@@ -1,6 +1,8 @@
 package payment_test
 
 import (
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"context"
 	"errors"
 	"fmt"
@@ -18,10 +20,20 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
+// newPool is a test database with PAYMENT registered, as serve leaves it.
+func newPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	pool := pgtest.NewPool(t)
+	if err := payment.RegisterItemType(context.Background(), queue.New(pool)); err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
 func TestStore(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := payment.NewStore(pgtest.NewPool(t))
+	s := payment.NewStore(newPool(t))
 	now := time.Now()
 	r := validRequest(now)
 	m, err := payment.Validate(r, now)
@@ -112,7 +124,7 @@ func TestInitActivitiesRules(t *testing.T) {
 func TestInitChunkPaced(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := newPool(t)
 	q := queue.New(pool)
 	lim := pacing.New(pool)
 	if _, err := lim.PutConfig(ctx, pacing.Config{Name: "payments", MaxPerWindow: 10, Window: time.Second, Headroom: 10}); err != nil {
@@ -187,7 +199,7 @@ func TestInitChunkPaced(t *testing.T) {
 func TestInitChunkPacedPerTenant(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.NewPool(t)
+	pool := newPool(t)
 	q := queue.New(pool)
 	lim := pacing.New(pool)
 	for _, c := range []pacing.Config{
@@ -201,7 +213,7 @@ func TestInitChunkPacedPerTenant(t *testing.T) {
 	if _, err := q.UpdateConfig(ctx, payment.ItemType, map[string]string{"pacing_config": "payments"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.SetTenantPacing(ctx, queue.TenantPacing{ItemType: payment.ItemType, TenantID: "acme", PacingConfig: "acme-rail"}); err != nil {
+	if _, _, err := lim.SetTenantConfig(ctx, pacing.TenantConfig{ItemType: payment.ItemType, TenantID: "acme", ConfigName: "acme-rail"}); err != nil {
 		t.Fatal(err)
 	}
 	a := &payment.InitActivities{Store: payment.NewStore(pool), Queue: q, Pacer: lim}

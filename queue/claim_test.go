@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"reflect"
+
 	"strings"
 	"sync"
 	"testing"
@@ -278,24 +278,41 @@ func TestAuditLog(t *testing.T) {
 	}
 }
 
-func TestConfig(t *testing.T) {
+// TestRegisterItemType: a type is registered once with its defaults; a
+// second registration keeps the settings it has (an operator's changes),
+// and a type without its workflow or task queue is refused.
+func TestRegisterItemType(t *testing.T) {
 	t.Parallel()
-	q, _ := newQueue(t)
-	cfg, err := q.GetConfig(context.Background(), "PAYMENT")
+	q, _ := newQueue(t) // registers itemType
+	ctx := context.Background()
+	cfg, err := q.GetConfig(ctx, itemType)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := queue.Config{
-		ItemType: "PAYMENT", Enabled: true, BatchSize: 500, DispatchInterval: 5 * time.Second,
-		JitterWindow: 4 * time.Second, PreStartBuffer: 30 * time.Second, MaxDispatchRetries: 3,
-		StaleClaimThreshold: 2 * time.Minute, MaxStaleRecoveryPerCycle: 100,
-		ExecWorkflowType: "PaymentExecWorkflow", ExecTaskQueue: "payment-exec-task-queue", MaxInFlight: 2000,
-		PacedLead: 6 * time.Second, CreatedAt: cfg.CreatedAt, UpdatedAt: cfg.UpdatedAt,
-	}
+	want := taskConfig()
+	want.CreatedAt, want.UpdatedAt = cfg.CreatedAt, cfg.UpdatedAt
 	if cfg != want {
-		t.Fatalf("PAYMENT config = %+v\nwant %+v", cfg, want)
+		t.Fatalf("%s config = %+v\nwant %+v", itemType, cfg, want)
 	}
-	if _, err := q.GetConfig(context.Background(), "INVOICE"); !errors.Is(err, queue.ErrNotFound) {
+	if _, err := q.UpdateConfig(ctx, itemType, map[string]string{"batch_size": "42"}); err != nil {
+		t.Fatal(err)
+	}
+	again := taskConfig()
+	again.BatchSize = 7
+	if created, err := q.RegisterItemType(ctx, again); err != nil || created {
+		t.Fatalf("second registration: created %t, %v", created, err)
+	}
+	if cfg, _ := q.GetConfig(ctx, itemType); cfg.BatchSize != 42 {
+		t.Fatalf("batch size %d after a second registration, want the operator's 42", cfg.BatchSize)
+	}
+	for _, bad := range []queue.Config{
+		queue.DefaultConfig("", "W", "Q"), queue.DefaultConfig("X", "", "Q"), queue.DefaultConfig("X", "W", ""),
+	} {
+		if _, err := q.RegisterItemType(ctx, bad); !errors.Is(err, queue.ErrInvalidConfig) {
+			t.Errorf("%+v: %v, want ErrInvalidConfig", bad, err)
+		}
+	}
+	if _, err := q.GetConfig(ctx, "NOPE"); !errors.Is(err, queue.ErrNotFound) {
 		t.Fatalf("unknown item type: %v", err)
 	}
 }
@@ -327,13 +344,13 @@ func TestUpdateConfig(t *testing.T) {
 			t.Parallel()
 			q, _ := newQueue(t)
 			ctx := context.Background()
-			before, _ := q.GetConfig(ctx, "PAYMENT")
-			got, err := q.UpdateConfig(ctx, "PAYMENT", tt.changes)
+			before, _ := q.GetConfig(ctx, itemType)
+			got, err := q.UpdateConfig(ctx, itemType, tt.changes)
 			if tt.wantErr != "" {
 				if !errors.Is(err, queue.ErrInvalidConfig) || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
 				}
-				if after, _ := q.GetConfig(ctx, "PAYMENT"); after != before {
+				if after, _ := q.GetConfig(ctx, itemType); after != before {
 					t.Fatalf("a refused change changed the config: %+v", after)
 				}
 				return
@@ -341,13 +358,13 @@ func TestUpdateConfig(t *testing.T) {
 			if err != nil || !tt.check(got) {
 				t.Fatalf("got %+v, %v", got, err)
 			}
-			if stored, _ := q.GetConfig(ctx, "PAYMENT"); stored != got || !stored.UpdatedAt.After(before.UpdatedAt) {
+			if stored, _ := q.GetConfig(ctx, itemType); stored != got || !stored.UpdatedAt.After(before.UpdatedAt) {
 				t.Fatalf("stored %+v", stored)
 			}
 		})
 	}
 	q, _ := newQueue(t)
-	if _, err := q.UpdateConfig(context.Background(), "INVOICE", map[string]string{"enabled": "false"}); !errors.Is(err, queue.ErrNotFound) {
+	if _, err := q.UpdateConfig(context.Background(), "NOPE", map[string]string{"enabled": "false"}); !errors.Is(err, queue.ErrNotFound) {
 		t.Fatalf("unknown item type: %v", err)
 	}
 }
@@ -397,58 +414,5 @@ func TestClaimBatchMaxInFlight(t *testing.T) {
 				t.Fatalf("uncapped: claimed %d, in flight %d, %v; want 1, 0", len(b.Items), b.InFlight, err)
 			}
 		})
-	}
-}
-
-// TestTenantPacing: a tenant's own pacing config is set, changed, listed,
-// returned with the item type's, and removed; bad input changes nothing.
-func TestTenantPacing(t *testing.T) {
-	t.Parallel()
-	q, _ := newQueue(t)
-	ctx := context.Background()
-	if _, err := q.UpdateConfig(ctx, itemType, map[string]string{"pacing_config": "payments"}); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []queue.TenantPacing{
-		{ItemType: itemType, TenantID: "acme", PacingConfig: "acme-rail"},
-		{ItemType: itemType, TenantID: "globex", PacingConfig: "slow"},
-		{ItemType: itemType, TenantID: "globex", PacingConfig: "globex-rail"}, // a change
-	} {
-		if _, err := q.SetTenantPacing(ctx, p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	bad := []struct {
-		name string
-		p    queue.TenantPacing
-	}{
-		{"default tenant", queue.TenantPacing{ItemType: itemType, TenantID: "*", PacingConfig: "x"}},
-		{"no config", queue.TenantPacing{ItemType: itemType, TenantID: "initech", PacingConfig: " "}},
-		{"no tenant", queue.TenantPacing{ItemType: itemType, PacingConfig: "x"}},
-	}
-	for _, tt := range bad {
-		if _, err := q.SetTenantPacing(ctx, tt.p); !errors.Is(err, queue.ErrInvalidConfig) {
-			t.Errorf("%s: %v, want ErrInvalidConfig", tt.name, err)
-		}
-	}
-	list, err := q.ListTenantPacing(ctx, itemType)
-	if err != nil || len(list) != 2 || list[0].TenantID != "acme" || list[1].PacingConfig != "globex-rail" {
-		t.Fatalf("list: %+v %v", list, err)
-	}
-	def, byTenant, err := q.PacingConfigs(ctx, itemType, []string{"acme", "initech", "acme"})
-	if err != nil || def != "payments" || !reflect.DeepEqual(byTenant, map[string]string{"acme": "acme-rail"}) {
-		t.Fatalf("configs: %q %v %v", def, byTenant, err)
-	}
-	if _, _, err := q.PacingConfigs(ctx, "NOPE", nil); !errors.Is(err, queue.ErrNotFound) {
-		t.Fatalf("unknown item type: %v", err)
-	}
-	if err := q.DeleteTenantPacing(ctx, itemType, "acme"); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.DeleteTenantPacing(ctx, itemType, "acme"); !errors.Is(err, queue.ErrNotFound) {
-		t.Fatalf("second delete: %v", err)
-	}
-	if _, byTenant, _ := q.PacingConfigs(ctx, itemType, []string{"acme"}); len(byTenant) != 0 {
-		t.Fatalf("deleted tenant still has %v", byTenant)
 	}
 }

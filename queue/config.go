@@ -223,81 +223,37 @@ func (q *Queue) ListTenantCapacity(ctx context.Context, itemType string) ([]Tena
 	return out, nil
 }
 
-// TenantPacing gives a tenant's items of an item type their own rate-limit
-// config (package pacing), in place of the item type's PacingConfig.
-type TenantPacing struct {
-	ItemType     string
-	TenantID     string
-	PacingConfig string
-	UpdatedAt    time.Time
+// DefaultConfig is a new item type's configuration with the table's
+// defaults: what a domain starts from when it registers its type.
+func DefaultConfig(itemType, execWorkflowType, execTaskQueue string) Config {
+	return Config{
+		ItemType: itemType, Enabled: true, BatchSize: 500, DispatchInterval: 5 * time.Second,
+		JitterWindow: 4 * time.Second, PreStartBuffer: 30 * time.Second, MaxDispatchRetries: 3,
+		StaleClaimThreshold: 2 * time.Minute, MaxStaleRecoveryPerCycle: 100,
+		ExecWorkflowType: execWorkflowType, ExecTaskQueue: execTaskQueue,
+	}
 }
 
-// SetTenantPacing creates or changes a tenant's pacing config; Phase A
-// applies it to the payments it initializes from then on (slots already
-// given stay).
-func (q *Queue) SetTenantPacing(ctx context.Context, p TenantPacing) (TenantPacing, error) {
-	if p.ItemType == "" || p.TenantID == "" {
-		return TenantPacing{}, fmt.Errorf("%w: item type and tenant are required", ErrInvalidConfig)
+// RegisterItemType adds an item type with its configuration, once: a type
+// already registered keeps its settings, whatever c says (an operator may
+// have changed them). Each domain registers its own types (their workflow
+// names and task queues are its constants); the queue seeds none.
+func (q *Queue) RegisterItemType(ctx context.Context, c Config) (created bool, err error) {
+	if c.ItemType == "" || c.ExecWorkflowType == "" || c.ExecTaskQueue == "" {
+		return false, fmt.Errorf("%w: an item type needs a name, an exec workflow type and a task queue", ErrInvalidConfig)
 	}
-	if p.TenantID == DefaultTenant {
-		return TenantPacing{}, fmt.Errorf("%w: tenant %q: the default pacing config is the item type's pacing_config (config set %s pacing_config=NAME)", ErrInvalidConfig, p.TenantID, p.ItemType)
-	}
-	if strings.TrimSpace(p.PacingConfig) == "" {
-		return TenantPacing{}, fmt.Errorf("%w: pacing_config is empty: name a rate-limit config (to remove the tenant's, use tenant-pacing-delete)", ErrInvalidConfig)
-	}
-	r, err := q.q.SetTenantPacing(ctx, dbsqlc.SetTenantPacingParams{ItemType: p.ItemType, TenantID: p.TenantID, PacingConfig: p.PacingConfig})
+	ms := func(d time.Duration) int32 { return int32(d.Milliseconds()) }
+	secs := func(d time.Duration) int32 { return int32(d / time.Second) }
+	n, err := q.q.RegisterItemType(ctx, dbsqlc.RegisterItemTypeParams{
+		ItemType: c.ItemType, Enabled: c.Enabled, BatchSize: int32(c.BatchSize),
+		DispatchIntervalSecs: secs(c.DispatchInterval), JitterWindowMs: ms(c.JitterWindow),
+		PreStartBufferSecs: secs(c.PreStartBuffer), MaxDispatchRetries: int32(c.MaxDispatchRetries),
+		StaleClaimThresholdSecs: secs(c.StaleClaimThreshold), MaxStaleRecoveryPerCycle: int32(c.MaxStaleRecoveryPerCycle),
+		ExecWorkflowType: c.ExecWorkflowType, ExecTaskQueue: c.ExecTaskQueue, MaxInFlight: int32(c.MaxInFlight),
+		PacingConfig: nonEmpty(c.PacingConfig), PacedLeadMs: ms(c.PacedLead),
+	})
 	if err != nil {
-		return TenantPacing{}, fmt.Errorf("queue: set tenant pacing: %w", err)
+		return false, fmt.Errorf("queue: register item type %s: %w", c.ItemType, err)
 	}
-	return TenantPacing{ItemType: r.ItemType, TenantID: r.TenantID, PacingConfig: r.PacingConfig, UpdatedAt: r.UpdatedAt}, nil
-}
-
-// DeleteTenantPacing removes a tenant's pacing config (the item type's
-// applies again).
-func (q *Queue) DeleteTenantPacing(ctx context.Context, itemType, tenantID string) error {
-	n, err := q.q.DeleteTenantPacing(ctx, dbsqlc.DeleteTenantPacingParams{ItemType: itemType, TenantID: tenantID})
-	if err != nil {
-		return fmt.Errorf("queue: delete tenant pacing: %w", err)
-	}
-	if n == 0 {
-		return fmt.Errorf("queue: no pacing config for tenant %q of %s: %w", tenantID, itemType, ErrNotFound)
-	}
-	return nil
-}
-
-// ListTenantPacing lists an item type's tenant pacing configs.
-func (q *Queue) ListTenantPacing(ctx context.Context, itemType string) ([]TenantPacing, error) {
-	rows, err := q.q.ListTenantPacing(ctx, itemType)
-	if err != nil {
-		return nil, fmt.Errorf("queue: list tenant pacing: %w", err)
-	}
-	out := make([]TenantPacing, len(rows))
-	for i, r := range rows {
-		out[i] = TenantPacing{ItemType: r.ItemType, TenantID: r.TenantID, PacingConfig: r.PacingConfig, UpdatedAt: r.UpdatedAt}
-	}
-	return out, nil
-}
-
-// PacingConfigs returns, in one round trip, the item type's pacing config
-// ("" when not paced) and those of the given tenants that have their own.
-func (q *Queue) PacingConfigs(ctx context.Context, itemType string, tenants []string) (def string, byTenant map[string]string, err error) {
-	rows, err := q.q.PacingConfigsFor(ctx, dbsqlc.PacingConfigsForParams{ItemType: itemType, TenantIds: uniq(tenants)})
-	if err != nil {
-		return "", nil, fmt.Errorf("queue: pacing configs of %s: %w", itemType, err)
-	}
-	found := false
-	for _, r := range rows {
-		if r.TenantID == nil {
-			def, found = deref(r.PacingConfig), true
-			continue
-		}
-		if byTenant == nil {
-			byTenant = map[string]string{}
-		}
-		byTenant[*r.TenantID] = deref(r.PacingConfig)
-	}
-	if !found {
-		return "", nil, fmt.Errorf("queue: pacing configs: item type %s: %w", itemType, ErrNotFound)
-	}
-	return def, byTenant, nil
+	return n == 1, nil
 }

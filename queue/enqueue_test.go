@@ -182,7 +182,7 @@ func TestEnqueueInCallerTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `INSERT INTO dispatch_audit_log (item_type, item_id, action) VALUES ('PAYMENT', 'marker', 'TEST')`); err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO dispatch_audit_log (item_type, item_id, action) VALUES ('TASK', 'marker', 'TEST')`); err != nil {
 		t.Fatal(err)
 	}
 	res, err := q.SaveContextAndEnqueueTx(ctx, tx, p)

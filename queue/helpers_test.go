@@ -13,12 +13,20 @@ import (
 	"github.com/paydispatch/paydispatch/queue"
 )
 
-const itemType = "PAYMENT"
+// itemType is the queue tests' own item type: the framework's tests
+// register theirs, as every domain does, and use no domain's.
+const itemType = "TASK"
+
+func taskConfig() queue.Config { return queue.DefaultConfig(itemType, "TaskExecWorkflow", "task-exec") }
 
 func newQueue(t *testing.T) (*queue.Queue, *pgxpool.Pool) {
 	t.Helper()
 	pool := pgtest.NewPool(t)
-	return queue.New(pool), pool
+	q := queue.New(pool)
+	if _, err := q.RegisterItemType(context.Background(), taskConfig()); err != nil {
+		t.Fatal(err)
+	}
+	return q, pool
 }
 
 func enqueueParams(id string, due time.Time) queue.EnqueueParams {
@@ -28,7 +36,7 @@ func enqueueParams(id string, due time.Time) queue.EnqueueParams {
 		TenantID:          "acme",
 		ScheduledExecTime: due.Truncate(time.Microsecond),
 		InitWorkflowID:    "init-" + id,
-		Context:           json.RawMessage(fmt.Sprintf(`{"paymentId":%q,"amount":"10.00"}`, id)),
+		Context:           json.RawMessage(fmt.Sprintf(`{"taskId":%q,"size":10}`, id)),
 	}
 }
 

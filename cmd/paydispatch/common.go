@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/temporal"
 )
@@ -58,7 +59,7 @@ func connectTemporal(ctx context.Context, t config.Temporal, dataDir string, log
 // requireCurrentSchema refuses to work on a database whose schema is
 // behind this binary's.
 func requireCurrentSchema(ctx context.Context, db *postgres.DB) error {
-	m, err := postgres.NewMigrator(db.Pool, nil)
+	m, err := schema.NewMigrator(db.Pool, nil)
 	if err != nil {
 		return err
 	}

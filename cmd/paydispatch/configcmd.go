@@ -10,12 +10,45 @@ import (
 
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
 )
 
+// configAction is one 'paydispatch config' subcommand.
+type configAction struct {
+	name, args string
+	// nargs tells whether n words after the name are acceptable.
+	nargs func(n int) bool
+	// settings is where its key=value words start (0: none): they are
+	// checked before any database is opened.
+	settings int
+	run      func(ctx context.Context, env *environment, db *postgres.DB, words []string) error
+}
+
+func exactly(k int) func(int) bool { return func(n int) bool { return n == k } }
+func atLeast(k int) func(int) bool { return func(n int) bool { return n >= k } }
+
+var configActions = []configAction{
+	{"get", "[ITEM_TYPE]", func(n int) bool { return n <= 1 }, 0, configGet},
+	{"set", "ITEM_TYPE key=value...", atLeast(2), 1, configSet},
+	{"tenants", "ITEM_TYPE", exactly(1), 0, configTenants},
+	{"tenant", "ITEM_TYPE TENANT max_in_flight=N [tier=NAME]", atLeast(3), 2, configTenant},
+	{"tenant-delete", "ITEM_TYPE TENANT", exactly(2), 0, func(ctx context.Context, _ *environment, db *postgres.DB, w []string) error {
+		return queue.New(db.Pool).DeleteTenantCapacity(ctx, w[0], w[1])
+	}},
+	{"tenant-pacing", "ITEM_TYPE TENANT CONFIG", exactly(3), 0, configTenantPacing},
+	{"tenant-pacing-delete", "ITEM_TYPE TENANT", exactly(2), 0, func(ctx context.Context, _ *environment, db *postgres.DB, w []string) error {
+		return pacing.New(db.Pool).DeleteTenantConfig(ctx, w[0], w[1])
+	}},
+}
+
 func runConfig(ctx context.Context, env *environment, args []string) error {
-	usage := "get [ITEM_TYPE] | set ITEM_TYPE key=value... | tenants ITEM_TYPE | tenant ITEM_TYPE TENANT max_in_flight=N [tier=NAME] | tenant-delete ITEM_TYPE TENANT | tenant-pacing ITEM_TYPE TENANT CONFIG | tenant-pacing-delete ITEM_TYPE TENANT [flags]"
-	fs := newFlagSet(env, "config", usage,
+	var names, usage []string
+	for _, a := range configActions {
+		names = append(names, a.name)
+		usage = append(usage, a.name+" "+a.args)
+	}
+	fs := newFlagSet(env, "config", strings.Join(usage, " | ")+" [flags]",
 		"Reads or changes an item type's dispatch settings (exec_rate_config). The dispatcher reads them\n"+
 			"every cycle, so a change takes effect within one cycle, with no restart. Keys:\n  "+
 			strings.Join(queue.ConfigKeys(), ", ")+"\n"+
@@ -23,65 +56,36 @@ func runConfig(ctx context.Context, env *environment, args []string) error {
 			"Tenant caps bound each tenant's items in flight (claimed or dispatched); TENANT '*' is the\n"+
 			"default for tenants without their own. Example: paydispatch config tenant PAYMENT acme max_in_flight=5 tier=STANDARD\n\n"+
 			"A tenant's pacing config (a rate-limit config) paces its items in place of the item type's\n"+
-			"pacing_config, from the next payments Phase A initializes. Example: paydispatch config tenant-pacing PAYMENT acme acme-rail")
+			"pacing_config, from the next payments initialized. Example: paydispatch config tenant-pacing PAYMENT acme acme-rail")
 	var (
 		db config.Database
 		lg config.Log
 	)
 	set := config.NewSet(fs, env.getenv, append(config.DatabaseSettings(&db), config.LogSettings(&lg)...)...)
-	// Flags may come before or after the positional words.
-	var words, flags []string
-	for i := 0; i < len(args); i++ {
-		if strings.HasPrefix(args[i], "-") {
-			flags = append(flags, args[i])
-			if !strings.Contains(args[i], "=") && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !isHelp(args[i]) {
-				flags = append(flags, args[i+1])
-				i++
-			}
-			continue
-		}
-		words = append(words, args[i])
-	}
-	if err := parse(set, flags); err != nil {
+	words, err := parseWords(set, args)
+	if err != nil {
 		return err
 	}
 	if len(words) == 0 {
-		return usageError{fmt.Errorf("want a subcommand: get, set, tenants, tenant, tenant-delete, tenant-pacing or tenant-pacing-delete")}
+		return usageError{fmt.Errorf("want a subcommand: %s", strings.Join(names, ", "))}
 	}
-	changes := map[string]string{}
-	switch words[0] {
-	case "get":
-	case "set", "tenant":
-		min := 3
-		if words[0] == "tenant" {
-			min = 4
+	var action *configAction
+	for i := range configActions {
+		if configActions[i].name == words[0] {
+			action = &configActions[i]
 		}
-		if len(words) < min {
-			return usageError{fmt.Errorf("want 'config set ITEM_TYPE key=value...' or 'config tenant ITEM_TYPE TENANT max_in_flight=N', e.g. 'config set PAYMENT batch_size=1000'")}
-		}
-		for _, kv := range words[min-1:] {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok {
-				return usageError{fmt.Errorf("%q: want key=value, e.g. batch_size=1000", kv)}
-			}
-			changes[k] = v
-		}
-	case "tenants":
-		if len(words) != 2 {
-			return usageError{fmt.Errorf("want 'config tenants ITEM_TYPE'")}
-		}
-	case "tenant-delete", "tenant-pacing-delete":
-		if len(words) != 3 {
-			return usageError{fmt.Errorf("want 'config %s ITEM_TYPE TENANT'", words[0])}
-		}
-	case "tenant-pacing":
-		if len(words) != 4 {
-			return usageError{fmt.Errorf("want 'config tenant-pacing ITEM_TYPE TENANT CONFIG', e.g. 'config tenant-pacing PAYMENT acme acme-rail'")}
-		}
-	default:
-		return usageError{fmt.Errorf("unknown subcommand %q: want get, set, tenants, tenant, tenant-delete, tenant-pacing or tenant-pacing-delete", words[0])}
 	}
-
+	if action == nil {
+		return usageError{fmt.Errorf("unknown subcommand %q: want %s", words[0], strings.Join(names, ", "))}
+	}
+	if !action.nargs(len(words) - 1) {
+		return usageError{fmt.Errorf("want 'config %s %s'", action.name, action.args)}
+	}
+	if action.settings > 0 {
+		if _, err := keyValues(words[1+action.settings:]); err != nil {
+			return err
+		}
+	}
 	store, err := openDatabase(ctx, db, newLogger(env, lg))
 	if err != nil {
 		return err
@@ -90,105 +94,110 @@ func runConfig(ctx context.Context, env *environment, args []string) error {
 	if err := requireCurrentSchema(ctx, store); err != nil {
 		return err
 	}
-	q := queue.New(store.Pool)
-	switch words[0] {
-	case "tenants":
-		caps, err := q.ListTenantCapacity(ctx, words[1])
-		if err != nil {
-			return err
-		}
-		for _, c := range caps {
-			fmt.Fprintf(env.stdout, "%s %s max_in_flight=%d tier=%s\n", c.ItemType, c.TenantID, c.MaxInFlight, c.Tier)
-		}
-		paced, err := q.ListTenantPacing(ctx, words[1])
-		if err != nil {
-			return err
-		}
-		for _, p := range paced {
-			fmt.Fprintf(env.stdout, "%s %s pacing_config=%s\n", p.ItemType, p.TenantID, p.PacingConfig)
-		}
-		return nil
-	case "tenant-delete":
-		return q.DeleteTenantCapacity(ctx, words[1], words[2])
-	case "tenant-pacing-delete":
-		return q.DeleteTenantPacing(ctx, words[1], words[2])
-	case "tenant-pacing":
-		// A typo would leave the tenant on the item type's config, silently:
-		// the config must exist (it may be inactive; Phase A then falls back).
-		pc, err := pacing.New(store.Pool).GetConfig(ctx, words[3])
-		if errors.Is(err, pacing.ErrConfigNotFound) {
-			return usageError{fmt.Errorf("tenant-pacing: no rate-limit config %q: create it first (POST /admin/rate-limit/config)", words[3])}
-		}
-		if err != nil {
-			return err
-		}
-		if !pc.Active {
-			fmt.Fprintf(env.stderr, "warning: rate-limit config %q is inactive: the tenant's payments fall back to %s's pacing_config until it is active\n", words[3], words[1])
-		}
-		saved, err := q.SetTenantPacing(ctx, queue.TenantPacing{ItemType: words[1], TenantID: words[2], PacingConfig: words[3]})
-		if errors.Is(err, queue.ErrInvalidConfig) {
-			return usageError{err}
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(env.stdout, "%s %s pacing_config=%s\n", saved.ItemType, saved.TenantID, saved.PacingConfig)
-		return nil
-	case "tenant":
-		c := queue.TenantCapacity{ItemType: words[1], TenantID: words[2], Tier: changes["tier"]}
-		for k, v := range changes {
-			switch k {
-			case "max_in_flight":
-				n, err := strconv.Atoi(v)
-				if err != nil {
-					return usageError{fmt.Errorf("max_in_flight=%s: want a whole number from 1 to 1000000", v)}
-				}
-				c.MaxInFlight = n
-			case "tier":
-			default:
-				return usageError{fmt.Errorf("unknown setting %q: a tenant takes max_in_flight and tier", k)}
-			}
-		}
-		saved, err := q.SetTenantCapacity(ctx, c)
-		if errors.Is(err, queue.ErrInvalidConfig) {
-			return usageError{err}
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(env.stdout, "%s %s max_in_flight=%d tier=%s\n", saved.ItemType, saved.TenantID, saved.MaxInFlight, saved.Tier)
-		return nil
+	err = action.run(ctx, env, store, words[1:])
+	if errors.Is(err, queue.ErrInvalidConfig) || errors.Is(err, pacing.ErrInvalid) {
+		return usageError{err}
 	}
-	if words[0] == "set" {
-		cfg, err := q.UpdateConfig(ctx, words[1], changes)
-		if errors.Is(err, queue.ErrInvalidConfig) {
-			return usageError{err}
+	return err
+}
+
+// keyValues parses key=value words.
+func keyValues(words []string) (map[string]string, error) {
+	out := make(map[string]string, len(words))
+	for _, kv := range words {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, usageError{fmt.Errorf("%q: want key=value, e.g. batch_size=1000", kv)}
 		}
-		if err != nil {
-			return err
+		out[k] = v
+	}
+	return out, nil
+}
+
+func configGet(ctx context.Context, env *environment, db *postgres.DB, w []string) error {
+	q := queue.New(db.Pool)
+	if len(w) == 1 {
+		c, err := q.GetConfig(ctx, w[0])
+		if errors.Is(err, queue.ErrNotFound) {
+			return fmt.Errorf("no config for item type %q", w[0])
 		}
-		printConfig(env.stdout, cfg)
-		return nil
+		if err == nil {
+			printConfig(env.stdout, c)
+		}
+		return err
 	}
 	configs, err := q.ListConfigs(ctx)
+	for _, c := range configs {
+		printConfig(env.stdout, c)
+	}
+	return err
+}
+
+func configSet(ctx context.Context, env *environment, db *postgres.DB, w []string) error {
+	changes, err := keyValues(w[1:])
 	if err != nil {
 		return err
 	}
-	found := false
-	for _, c := range configs {
-		if len(words) > 1 && c.ItemType != words[1] {
-			continue
-		}
-		found = true
+	c, err := queue.New(db.Pool).UpdateConfig(ctx, w[0], changes)
+	if err == nil {
 		printConfig(env.stdout, c)
 	}
-	if !found && len(words) > 1 {
-		return fmt.Errorf("no config for item type %q", words[1])
-	}
-	return nil
+	return err
 }
 
-func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" }
+func configTenants(ctx context.Context, env *environment, db *postgres.DB, w []string) error {
+	caps, err := queue.New(db.Pool).ListTenantCapacity(ctx, w[0])
+	if err != nil {
+		return err
+	}
+	for _, c := range caps {
+		fmt.Fprintf(env.stdout, "%s %s max_in_flight=%d tier=%s\n", c.ItemType, c.TenantID, c.MaxInFlight, c.Tier)
+	}
+	paced, err := pacing.New(db.Pool).ListTenantConfigs(ctx, w[0])
+	for _, p := range paced {
+		fmt.Fprintf(env.stdout, "%s %s pacing_config=%s\n", p.ItemType, p.TenantID, p.ConfigName)
+	}
+	return err
+}
+
+func configTenant(ctx context.Context, env *environment, db *postgres.DB, w []string) error {
+	kv, err := keyValues(w[2:])
+	if err != nil {
+		return err
+	}
+	c := queue.TenantCapacity{ItemType: w[0], TenantID: w[1], Tier: kv["tier"]}
+	for k, v := range kv {
+		switch k {
+		case "max_in_flight":
+			if c.MaxInFlight, err = strconv.Atoi(v); err != nil {
+				return usageError{fmt.Errorf("max_in_flight=%s: want a whole number from 1 to 1000000", v)}
+			}
+		case "tier":
+		default:
+			return usageError{fmt.Errorf("unknown setting %q: a tenant takes max_in_flight and tier", k)}
+		}
+	}
+	saved, err := queue.New(db.Pool).SetTenantCapacity(ctx, c)
+	if err == nil {
+		fmt.Fprintf(env.stdout, "%s %s max_in_flight=%d tier=%s\n", saved.ItemType, saved.TenantID, saved.MaxInFlight, saved.Tier)
+	}
+	return err
+}
+
+func configTenantPacing(ctx context.Context, env *environment, db *postgres.DB, w []string) error {
+	saved, cfg, err := pacing.New(db.Pool).SetTenantConfig(ctx, pacing.TenantConfig{ItemType: w[0], TenantID: w[1], ConfigName: w[2]})
+	if errors.Is(err, pacing.ErrConfigNotFound) {
+		return usageError{fmt.Errorf("tenant-pacing: no rate-limit config %q: create it first (POST /admin/rate-limit/config)", w[2])}
+	}
+	if err != nil {
+		return err
+	}
+	if !cfg.Active {
+		fmt.Fprintf(env.stderr, "warning: rate-limit config %q is inactive: the tenant's items fall back to %s's pacing_config until it is active\n", cfg.Name, w[0])
+	}
+	fmt.Fprintf(env.stdout, "%s %s pacing_config=%s\n", saved.ItemType, saved.TenantID, saved.ConfigName)
+	return nil
+}
 
 func printConfig(w io.Writer, c queue.Config) {
 	fmt.Fprintf(w, "%s\n", c.ItemType)

@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/paydispatch/paydispatch/internal/config"
 )
 
 // command is one subcommand.
@@ -117,11 +119,20 @@ func newFlagSet(env *environment, name, usage, about string) *flag.FlagSet {
 
 // parse parses a command's flags, turning bad input into a usage error.
 func parse(set interface{ Parse([]string) error }, args []string) error {
-	if err := set.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+	return asUsage(set.Parse(args))
+}
+
+// parseWords parses flags given anywhere among a command's words and
+// returns the words.
+func parseWords(set *config.Set, args []string) ([]string, error) {
+	words, err := set.ParseWords(args)
+	return words, asUsage(err)
+}
+
+// asUsage marks a flag parsing error as bad input (exit 2).
+func asUsage(err error) error {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
 	}
-	return nil
+	return usageError{err}
 }

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/paydispatch/paydispatch/internal/schema"
 )
 
 func runCLI(args []string, env map[string]string) (code int, stdout, stderr string) {
@@ -73,7 +76,7 @@ func TestHelp(t *testing.T) {
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	code, stdout, _ := runCLI([]string{"version"}, nil)
-	if code != 0 || !strings.HasPrefix(stdout, "paydispatch ") || !strings.Contains(stdout, "schema version 16") {
+	if code != 0 || !strings.HasPrefix(stdout, "paydispatch ") || !strings.Contains(stdout, fmt.Sprintf("schema version %d", schema.Latest())) || schema.Latest() < 17 {
 		t.Fatalf("exit %d: %q", code, stdout)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/paydispatch/paydispatch/internal/config"
-	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/internal/schema"
 )
 
 func runMigrate(ctx context.Context, env *environment, args []string) error {
@@ -33,35 +33,45 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer store.Close()
-	m, err := postgres.NewMigrator(store.Pool, nil)
+	m, err := schema.NewMigrator(store.Pool, nil)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
 
 	if action == "status" {
-		st, err := m.Status(ctx)
+		migrations, scripts, err := m.Status(ctx)
 		if err != nil {
 			return err
 		}
-		for _, s := range st {
+		for _, s := range migrations {
 			state := "pending"
 			if s.Applied {
 				state = "applied"
 			}
 			fmt.Fprintf(env.stdout, "%05d  %-8s %s\n", s.Version, state, s.Name)
 		}
+		for _, s := range scripts {
+			state := "changed"
+			if s.Current {
+				state = "current"
+			}
+			fmt.Fprintf(env.stdout, "script %-8s %s\n", state, s.Name)
+		}
 		return nil
 	}
-	applied, err := m.Up(ctx)
+	applied, err := schema.Migrate(ctx, store.Pool, nil)
 	if err != nil {
 		return err
 	}
-	for _, s := range applied {
+	for _, s := range applied.Migrations {
 		fmt.Fprintf(env.stdout, "applied %05d %s\n", s.Version, s.Name)
 	}
-	if len(applied) == 0 {
-		fmt.Fprintf(env.stdout, "schema is up to date (version %d); nothing applied\n", latestSchemaVersion())
+	for _, name := range applied.Scripts {
+		fmt.Fprintf(env.stdout, "applied script %s\n", name)
+	}
+	if applied.Empty() {
+		fmt.Fprintf(env.stdout, "schema is up to date (version %d); nothing applied\n", m.Latest())
 	}
 	return nil
 }

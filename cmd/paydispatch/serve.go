@@ -18,6 +18,7 @@ import (
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
@@ -61,12 +62,17 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	}
 	defer store.Close()
 
+	migrator, err := schema.NewMigrator(store.Pool, nil)
+	if err != nil {
+		return err
+	}
+	defer migrator.Close()
 	if srv.MigrateOnStart {
-		applied, err := postgres.Migrate(ctx, store.Pool, nil)
+		applied, err := schema.Migrate(ctx, store.Pool, nil)
 		if err != nil {
 			return err
 		}
-		log.Info("schema migrated", "applied", len(applied), "version", latestSchemaVersion())
+		log.Info("schema migrated", "migrations", len(applied.Migrations), "scripts", applied.Scripts, "version", migrator.Latest())
 	}
 	tconn, err := connectTemporal(ctx, tc, db.DataDir, log)
 	if err != nil {
@@ -90,12 +96,6 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer stopDispatch()
-
-	migrator, err := postgres.NewMigrator(store.Pool, nil)
-	if err != nil {
-		return err
-	}
-	defer migrator.Close()
 
 	router := httpapi.NewRouter(log,
 		httpapi.Check{Name: "database", Run: func(ctx context.Context) error { return store.Pool.Ping(ctx) }},

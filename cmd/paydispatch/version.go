@@ -3,11 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"runtime"
 	"runtime/debug"
 
-	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/internal/schema"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -18,7 +17,7 @@ func runVersion(_ context.Context, env *environment, args []string) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "paydispatch %s (%s, schema version %d)\n", buildVersion(), runtime.Version(), latestSchemaVersion())
+	fmt.Fprintf(env.stdout, "paydispatch %s (%s, schema version %d)\n", buildVersion(), runtime.Version(), schema.Latest())
 	return nil
 }
 
@@ -30,17 +29,4 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return "dev"
-}
-
-// latestSchemaVersion is the highest embedded migration number.
-func latestSchemaVersion() int {
-	entries, _ := fs.ReadDir(postgres.Migrations(), ".")
-	latest := 0
-	for _, e := range entries {
-		var v int
-		if _, err := fmt.Sscanf(e.Name(), "%d_", &v); err == nil && v > latest {
-			latest = v
-		}
-	}
-	return latest
 }

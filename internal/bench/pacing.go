@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/pacing"
-	"github.com/paydispatch/paydispatch/postgres"
 )
 
 // PacingOptions configure the slot assignment benchmark.
@@ -52,7 +52,7 @@ func RunPacing(ctx context.Context, o PacingOptions) error {
 		return err
 	}
 	defer cleanup()
-	if _, err := postgres.Migrate(ctx, pool, nil); err != nil {
+	if _, err := schema.Migrate(ctx, pool, nil); err != nil {
 		return err
 	}
 	var version, fsync string

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/postgres/pgserver"
 	"github.com/paydispatch/paydispatch/queue"
@@ -66,7 +67,7 @@ func RunQueue(ctx context.Context, o QueueOptions) error {
 	}
 	defer cleanup()
 	b := &queueBench{o: o, pool: pool, q: queue.New(pool)}
-	if _, err := postgres.Migrate(ctx, pool, nil); err != nil {
+	if _, err := schema.Migrate(ctx, pool, nil); err != nil {
 		return err
 	}
 	if _, err := pool.Exec(ctx, `INSERT INTO exec_rate_config (item_type, exec_workflow_type, exec_task_queue)

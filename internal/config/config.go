@@ -70,6 +70,23 @@ func (s *Set) Parse(args []string) error {
 	return nil
 }
 
+// ParseWords parses flags given anywhere among a command's words (the flag
+// package stops at the first word that is not a flag) and returns the
+// words in order.
+func (s *Set) ParseWords(args []string) ([]string, error) {
+	var words []string
+	for {
+		if err := s.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := s.fs.Args()
+		if len(rest) == 0 {
+			return words, nil
+		}
+		words, args = append(words, rest[0]), rest[1:]
+	}
+}
+
 // Database is where the data lives.
 type Database struct {
 	URL      string

@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/postgres/pgserver"
 )
@@ -82,7 +83,7 @@ func setup() error {
 		return err
 	}
 	defer pool.Close()
-	if _, err := postgres.Migrate(ctx, pool, nil); err != nil {
+	if _, err := postgres.Migrate(ctx, pool, schema.Schema(), nil); err != nil {
 		return fmt.Errorf("migrate template: %w", err)
 	}
 	return nil

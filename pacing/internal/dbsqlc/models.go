@@ -6,75 +6,7 @@ package dbsqlc
 
 import (
 	"time"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
-
-type DispatchAuditLog struct {
-	AuditID      int64
-	BatchID      *string
-	ItemType     string
-	ItemID       *string
-	Action       string
-	StatusBefore *string
-	StatusAfter  *string
-	Detail       *string
-	CreatedAt    time.Time
-}
-
-type DispatchLease struct {
-	Name       string
-	Holder     string
-	LockedAt   time.Time
-	LeaseUntil time.Time
-}
-
-type ExecContext struct {
-	ItemType       string
-	ItemID         string
-	Context        []byte
-	ContextVersion int32
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-}
-
-type ExecQueue struct {
-	ItemType          string
-	ItemID            string
-	TenantID          string
-	QueueStatus       string
-	ScheduledExecTime time.Time
-	InitWorkflowID    *string
-	DispatchBatchID   *string
-	ExecWorkflowID    *string
-	ClaimedAt         *time.Time
-	DispatchedAt      *time.Time
-	CompletedAt       *time.Time
-	RetryCount        int32
-	LastError         *string
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
-	Paced             bool
-}
-
-type ExecRateConfig struct {
-	ItemType                 string
-	Enabled                  bool
-	BatchSize                int32
-	DispatchIntervalSecs     int32
-	JitterWindowMs           int32
-	PreStartBufferSecs       int32
-	MaxDispatchRetries       int32
-	StaleClaimThresholdSecs  int32
-	MaxStaleRecoveryPerCycle int32
-	ExecWorkflowType         string
-	ExecTaskQueue            string
-	CreatedAt                time.Time
-	UpdatedAt                time.Time
-	MaxInFlight              int32
-	PacingConfig             *string
-	PacedLeadMs              int32
-}
 
 type PacingConfig struct {
 	ConfigName      string
@@ -97,53 +29,17 @@ type PacingSlot struct {
 	CreatedAt     time.Time
 }
 
+type PacingTenantConfig struct {
+	ItemType   string
+	TenantID   string
+	ConfigName string
+	UpdatedAt  time.Time
+}
+
 type PacingWindow struct {
 	ConfigName  string
 	WindowStart time.Time
 	SlotCount   int32
 	Status      string
 	UpdatedAt   time.Time
-}
-
-type Payment struct {
-	PaymentID              string
-	TenantID               string
-	DebtorAccount          string
-	Amount                 pgtype.Numeric
-	Currency               *string
-	CreditorName           string
-	CreditorIban           *string
-	CreditorBic            *string
-	RemittanceInfo         *string
-	RequestedExecutionTime time.Time
-	ScheduledExecutionTime *time.Time
-	Status                 string
-	StatusReason           *string
-	Request                []byte
-	ExecutionRef           *string
-	CreatedAt              time.Time
-	UpdatedAt              time.Time
-	AcceptedAt             *time.Time
-}
-
-type PaymentNotification struct {
-	PaymentID string
-	Party     string
-	Status    string
-	CreatedAt time.Time
-}
-
-type TenantCapacity struct {
-	ItemType    string
-	TenantID    string
-	MaxInFlight int32
-	Tier        *string
-	UpdatedAt   time.Time
-}
-
-type TenantPacing struct {
-	ItemType     string
-	TenantID     string
-	PacingConfig string
-	UpdatedAt    time.Time
 }

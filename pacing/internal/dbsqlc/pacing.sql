@@ -40,3 +40,22 @@ SELECT w.window_start, w.slot_count, w.status,
 FROM pacing_window w
 WHERE w.config_name = @config_name
 ORDER BY w.window_start;
+
+-- name: SetTenantConfig :one
+INSERT INTO pacing_tenant_config (item_type, tenant_id, config_name)
+VALUES (@item_type, @tenant_id, @config_name)
+ON CONFLICT (item_type, tenant_id) DO UPDATE
+SET config_name = EXCLUDED.config_name, updated_at = now()
+RETURNING item_type, tenant_id, config_name, updated_at;
+
+-- name: DeleteTenantConfig :execrows
+DELETE FROM pacing_tenant_config WHERE item_type = @item_type AND tenant_id = @tenant_id;
+
+-- name: ListTenantConfigs :many
+SELECT item_type, tenant_id, config_name, updated_at
+FROM pacing_tenant_config WHERE item_type = @item_type ORDER BY tenant_id;
+
+-- name: TenantConfigsFor :many
+SELECT tenant_id, config_name
+FROM pacing_tenant_config
+WHERE item_type = @item_type AND tenant_id = ANY(@tenant_ids::text[]);

@@ -95,6 +95,23 @@ func (q *Queries) DeactivateConfig(ctx context.Context, configName string) (Paci
 	return i, err
 }
 
+const deleteTenantConfig = `-- name: DeleteTenantConfig :execrows
+DELETE FROM pacing_tenant_config WHERE item_type = $1 AND tenant_id = $2
+`
+
+type DeleteTenantConfigParams struct {
+	ItemType string
+	TenantID string
+}
+
+func (q *Queries) DeleteTenantConfig(ctx context.Context, arg DeleteTenantConfigParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteTenantConfig, arg.ItemType, arg.TenantID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const getConfig = `-- name: GetConfig :one
 SELECT config_name, max_per_window, window_ms, headroom_windows, active, version, created_at, updated_at FROM pacing_config WHERE config_name = $1
 `
@@ -148,6 +165,36 @@ func (q *Queries) ListConfigs(ctx context.Context) ([]PacingConfig, error) {
 	return items, nil
 }
 
+const listTenantConfigs = `-- name: ListTenantConfigs :many
+SELECT item_type, tenant_id, config_name, updated_at
+FROM pacing_tenant_config WHERE item_type = $1 ORDER BY tenant_id
+`
+
+func (q *Queries) ListTenantConfigs(ctx context.Context, itemType string) ([]PacingTenantConfig, error) {
+	rows, err := q.db.Query(ctx, listTenantConfigs, itemType)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PacingTenantConfig
+	for rows.Next() {
+		var i PacingTenantConfig
+		if err := rows.Scan(
+			&i.ItemType,
+			&i.TenantID,
+			&i.ConfigName,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const putConfig = `-- name: PutConfig :one
 INSERT INTO pacing_config AS c (config_name, max_per_window, window_ms, headroom_windows, active)
 VALUES ($1, $2, $3, $4, true)
@@ -189,6 +236,68 @@ func (q *Queries) PutConfig(ctx context.Context, arg PutConfigParams) (PacingCon
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const setTenantConfig = `-- name: SetTenantConfig :one
+INSERT INTO pacing_tenant_config (item_type, tenant_id, config_name)
+VALUES ($1, $2, $3)
+ON CONFLICT (item_type, tenant_id) DO UPDATE
+SET config_name = EXCLUDED.config_name, updated_at = now()
+RETURNING item_type, tenant_id, config_name, updated_at
+`
+
+type SetTenantConfigParams struct {
+	ItemType   string
+	TenantID   string
+	ConfigName string
+}
+
+func (q *Queries) SetTenantConfig(ctx context.Context, arg SetTenantConfigParams) (PacingTenantConfig, error) {
+	row := q.db.QueryRow(ctx, setTenantConfig, arg.ItemType, arg.TenantID, arg.ConfigName)
+	var i PacingTenantConfig
+	err := row.Scan(
+		&i.ItemType,
+		&i.TenantID,
+		&i.ConfigName,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const tenantConfigsFor = `-- name: TenantConfigsFor :many
+SELECT tenant_id, config_name
+FROM pacing_tenant_config
+WHERE item_type = $1 AND tenant_id = ANY($2::text[])
+`
+
+type TenantConfigsForParams struct {
+	ItemType  string
+	TenantIds []string
+}
+
+type TenantConfigsForRow struct {
+	TenantID   string
+	ConfigName string
+}
+
+func (q *Queries) TenantConfigsFor(ctx context.Context, arg TenantConfigsForParams) ([]TenantConfigsForRow, error) {
+	rows, err := q.db.Query(ctx, tenantConfigsFor, arg.ItemType, arg.TenantIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TenantConfigsForRow
+	for rows.Next() {
+		var i TenantConfigsForRow
+		if err := rows.Scan(&i.TenantID, &i.ConfigName); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const windowCounts = `-- name: WindowCounts :many

@@ -6,8 +6,6 @@ package dbsqlc
 
 import (
 	"time"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type DispatchAuditLog struct {
@@ -20,13 +18,6 @@ type DispatchAuditLog struct {
 	StatusAfter  *string
 	Detail       *string
 	CreatedAt    time.Time
-}
-
-type DispatchLease struct {
-	Name       string
-	Holder     string
-	LockedAt   time.Time
-	LeaseUntil time.Time
 }
 
 type ExecContext struct {
@@ -76,74 +67,10 @@ type ExecRateConfig struct {
 	PacedLeadMs              int32
 }
 
-type PacingConfig struct {
-	ConfigName      string
-	MaxPerWindow    int32
-	WindowMs        int64
-	HeadroomWindows int32
-	Active          bool
-	Version         int32
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-}
-
-type PacingSlot struct {
-	EventID       string
-	ConfigName    string
-	WindowStart   time.Time
-	SlotIndex     int32
-	ScheduledTime time.Time
-	RequestedTime time.Time
-	CreatedAt     time.Time
-}
-
-type PacingWindow struct {
-	ConfigName  string
-	WindowStart time.Time
-	SlotCount   int32
-	Status      string
-	UpdatedAt   time.Time
-}
-
-type Payment struct {
-	PaymentID              string
-	TenantID               string
-	DebtorAccount          string
-	Amount                 pgtype.Numeric
-	Currency               *string
-	CreditorName           string
-	CreditorIban           *string
-	CreditorBic            *string
-	RemittanceInfo         *string
-	RequestedExecutionTime time.Time
-	ScheduledExecutionTime *time.Time
-	Status                 string
-	StatusReason           *string
-	Request                []byte
-	ExecutionRef           *string
-	CreatedAt              time.Time
-	UpdatedAt              time.Time
-	AcceptedAt             *time.Time
-}
-
-type PaymentNotification struct {
-	PaymentID string
-	Party     string
-	Status    string
-	CreatedAt time.Time
-}
-
 type TenantCapacity struct {
 	ItemType    string
 	TenantID    string
 	MaxInFlight int32
 	Tier        *string
 	UpdatedAt   time.Time
-}
-
-type TenantPacing struct {
-	ItemType     string
-	TenantID     string
-	PacingConfig string
-	UpdatedAt    time.Time
 }

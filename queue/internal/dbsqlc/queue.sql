@@ -437,26 +437,14 @@ DELETE FROM tenant_capacity WHERE item_type = @item_type AND tenant_id = @tenant
 SELECT item_type, tenant_id, max_in_flight, tier, updated_at
 FROM tenant_capacity WHERE item_type = @item_type ORDER BY tenant_id;
 
--- name: SetTenantPacing :one
-INSERT INTO tenant_pacing (item_type, tenant_id, pacing_config)
-VALUES (@item_type, @tenant_id, @pacing_config)
-ON CONFLICT (item_type, tenant_id) DO UPDATE
-SET pacing_config = EXCLUDED.pacing_config, updated_at = now()
-RETURNING item_type, tenant_id, pacing_config, updated_at;
-
--- name: DeleteTenantPacing :execrows
-DELETE FROM tenant_pacing WHERE item_type = @item_type AND tenant_id = @tenant_id;
-
--- name: ListTenantPacing :many
-SELECT item_type, tenant_id, pacing_config, updated_at
-FROM tenant_pacing WHERE item_type = @item_type ORDER BY tenant_id;
-
--- name: PacingConfigsFor :many
--- The item type's pacing config (tenant_id NULL) and the given tenants'
--- own, in one round trip.
-SELECT NULL::text AS tenant_id, c.pacing_config AS pacing_config
-FROM exec_rate_config c WHERE c.item_type = @item_type
-UNION ALL
-SELECT t.tenant_id, t.pacing_config
-FROM tenant_pacing t
-WHERE t.item_type = @item_type AND t.tenant_id = ANY(@tenant_ids::text[]);
+-- name: RegisterItemType :execrows
+-- A new item type with its defaults; one that exists keeps its settings
+-- (an operator may have changed them).
+INSERT INTO exec_rate_config (item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
+       pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, max_in_flight, pacing_config, paced_lead_ms)
+VALUES (@item_type, @enabled, @batch_size, @dispatch_interval_secs, @jitter_window_ms,
+       @pre_start_buffer_secs, @max_dispatch_retries, @stale_claim_threshold_secs,
+       @max_stale_recovery_per_cycle, @exec_workflow_type, @exec_task_queue, @max_in_flight,
+       sqlc.narg('pacing_config'), @paced_lead_ms)
+ON CONFLICT (item_type) DO NOTHING;

@@ -489,23 +489,6 @@ func (q *Queries) DeleteTenantCapacity(ctx context.Context, arg DeleteTenantCapa
 	return result.RowsAffected(), nil
 }
 
-const deleteTenantPacing = `-- name: DeleteTenantPacing :execrows
-DELETE FROM tenant_pacing WHERE item_type = $1 AND tenant_id = $2
-`
-
-type DeleteTenantPacingParams struct {
-	ItemType string
-	TenantID string
-}
-
-func (q *Queries) DeleteTenantPacing(ctx context.Context, arg DeleteTenantPacingParams) (int64, error) {
-	result, err := q.db.Exec(ctx, deleteTenantPacing, arg.ItemType, arg.TenantID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const depthByStatus = `-- name: DepthByStatus :many
 SELECT queue_status, count(*)::bigint AS items
 FROM exec_queue
@@ -945,36 +928,6 @@ func (q *Queries) ListTenantCapacity(ctx context.Context, itemType string) ([]Te
 	return items, nil
 }
 
-const listTenantPacing = `-- name: ListTenantPacing :many
-SELECT item_type, tenant_id, pacing_config, updated_at
-FROM tenant_pacing WHERE item_type = $1 ORDER BY tenant_id
-`
-
-func (q *Queries) ListTenantPacing(ctx context.Context, itemType string) ([]TenantPacing, error) {
-	rows, err := q.db.Query(ctx, listTenantPacing, itemType)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []TenantPacing
-	for rows.Next() {
-		var i TenantPacing
-		if err := rows.Scan(
-			&i.ItemType,
-			&i.TenantID,
-			&i.PacingConfig,
-			&i.UpdatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const markCompleted = `-- name: MarkCompleted :many
 WITH input AS (
     SELECT unnest($1::text[]) AS item_id
@@ -1175,45 +1128,57 @@ func (q *Queries) OldestReady(ctx context.Context, itemType string) (time.Time, 
 	return scheduled_exec_time, err
 }
 
-const pacingConfigsFor = `-- name: PacingConfigsFor :many
-SELECT NULL::text AS tenant_id, c.pacing_config AS pacing_config
-FROM exec_rate_config c WHERE c.item_type = $1
-UNION ALL
-SELECT t.tenant_id, t.pacing_config
-FROM tenant_pacing t
-WHERE t.item_type = $1 AND t.tenant_id = ANY($2::text[])
+const registerItemType = `-- name: RegisterItemType :execrows
+INSERT INTO exec_rate_config (item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
+       pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, max_in_flight, pacing_config, paced_lead_ms)
+VALUES ($1, $2, $3, $4, $5,
+       $6, $7, $8,
+       $9, $10, $11, $12,
+       $13, $14)
+ON CONFLICT (item_type) DO NOTHING
 `
 
-type PacingConfigsForParams struct {
-	ItemType  string
-	TenantIds []string
+type RegisterItemTypeParams struct {
+	ItemType                 string
+	Enabled                  bool
+	BatchSize                int32
+	DispatchIntervalSecs     int32
+	JitterWindowMs           int32
+	PreStartBufferSecs       int32
+	MaxDispatchRetries       int32
+	StaleClaimThresholdSecs  int32
+	MaxStaleRecoveryPerCycle int32
+	ExecWorkflowType         string
+	ExecTaskQueue            string
+	MaxInFlight              int32
+	PacingConfig             *string
+	PacedLeadMs              int32
 }
 
-type PacingConfigsForRow struct {
-	TenantID     *string
-	PacingConfig *string
-}
-
-// The item type's pacing config (tenant_id NULL) and the given tenants'
-// own, in one round trip.
-func (q *Queries) PacingConfigsFor(ctx context.Context, arg PacingConfigsForParams) ([]PacingConfigsForRow, error) {
-	rows, err := q.db.Query(ctx, pacingConfigsFor, arg.ItemType, arg.TenantIds)
+// A new item type with its defaults; one that exists keeps its settings
+// (an operator may have changed them).
+func (q *Queries) RegisterItemType(ctx context.Context, arg RegisterItemTypeParams) (int64, error) {
+	result, err := q.db.Exec(ctx, registerItemType,
+		arg.ItemType,
+		arg.Enabled,
+		arg.BatchSize,
+		arg.DispatchIntervalSecs,
+		arg.JitterWindowMs,
+		arg.PreStartBufferSecs,
+		arg.MaxDispatchRetries,
+		arg.StaleClaimThresholdSecs,
+		arg.MaxStaleRecoveryPerCycle,
+		arg.ExecWorkflowType,
+		arg.ExecTaskQueue,
+		arg.MaxInFlight,
+		arg.PacingConfig,
+		arg.PacedLeadMs,
+	)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	defer rows.Close()
-	var items []PacingConfigsForRow
-	for rows.Next() {
-		var i PacingConfigsForRow
-		if err := rows.Scan(&i.TenantID, &i.PacingConfig); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+	return result.RowsAffected(), nil
 }
 
 const releaseForRetry = `-- name: ReleaseForRetry :many
@@ -1317,32 +1282,6 @@ func (q *Queries) SetTenantCapacity(ctx context.Context, arg SetTenantCapacityPa
 		&i.TenantID,
 		&i.MaxInFlight,
 		&i.Tier,
-		&i.UpdatedAt,
-	)
-	return i, err
-}
-
-const setTenantPacing = `-- name: SetTenantPacing :one
-INSERT INTO tenant_pacing (item_type, tenant_id, pacing_config)
-VALUES ($1, $2, $3)
-ON CONFLICT (item_type, tenant_id) DO UPDATE
-SET pacing_config = EXCLUDED.pacing_config, updated_at = now()
-RETURNING item_type, tenant_id, pacing_config, updated_at
-`
-
-type SetTenantPacingParams struct {
-	ItemType     string
-	TenantID     string
-	PacingConfig string
-}
-
-func (q *Queries) SetTenantPacing(ctx context.Context, arg SetTenantPacingParams) (TenantPacing, error) {
-	row := q.db.QueryRow(ctx, setTenantPacing, arg.ItemType, arg.TenantID, arg.PacingConfig)
-	var i TenantPacing
-	err := row.Scan(
-		&i.ItemType,
-		&i.TenantID,
-		&i.PacingConfig,
 		&i.UpdatedAt,
 	)
 	return i, err

@@ -1,0 +1,14 @@
+-- Leases for schedule-less deployments (--dispatch-mode=lease): one row per
+-- lease; whoever holds an unexpired lease runs the dispatch cycle, every
+-- other replica skips it.
+
+-- +goose Up
+CREATE TABLE dispatch_lease (
+    name         text        PRIMARY KEY,
+    holder       text        NOT NULL,
+    locked_at    timestamptz NOT NULL,
+    lease_until  timestamptz NOT NULL
+);
+
+-- +goose Down
+DROP TABLE dispatch_lease;

@@ -1,0 +1,374 @@
+-- The pacing algorithm: the current source of every function package
+-- pacing calls. The migrator applies this file after the versioned
+-- migrations and again whenever its text changes (recorded with a checksum
+-- in paydispatch_schema_scripts), so changing the algorithm is an edit of
+-- this file. Every function is CREATE OR REPLACE; a function dropped from
+-- here needs a DROP FUNCTION IF EXISTS here too, and a changed signature a
+-- DROP of the old one first (TestFunctionsMatchTheirFiles checks that a
+-- migrated database holds exactly the functions of these files).
+--
+-- Tables (migrations/00007_pacing.sql): pacing_config, pacing_window (one
+-- counter and OPEN/CLOSED status per config and window), pacing_slot (one
+-- row per event id). The invariant the skip relies on: a window that
+-- closes creates its successor OPEN, so the first OPEN window after a
+-- CLOSED one ends that run of full windows.
+
+-- pacing_ms is epoch milliseconds as a timestamp, exactly.
+CREATE OR REPLACE FUNCTION pacing_ms(ms bigint) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT 'epoch'::timestamptz + ms * interval '1 millisecond'
+$$;
+
+-- pacing_may_create is a try-lock (never waits, held to commit) on creating
+-- a config's window. Every creator takes it, so two transactions never
+-- insert the same window at once: an INSERT ... ON CONFLICT against
+-- another's uncommitted insert would wait for it, and two bulk calls
+-- creating overlapping ranges would deadlock.
+CREATE OR REPLACE FUNCTION pacing_may_create(p_config text, p_window timestamptz) RETURNS boolean
+LANGUAGE sql VOLATILE AS $$
+    SELECT pg_try_advisory_xact_lock(hashtextextended('pacing_window/' || p_config || '/' || p_window::text, 0))
+$$;
+
+-- pacing_offset_ms is the offset into a span of p_span_ms of the slot at
+-- position p_pos (its index k from 0 plus its jitter u, 0 <= u < 1) of
+-- p_cap slots spread evenly over it: the first half of the k-th of p_cap
+-- equal sub-intervals, at the point u of that half. The second half of
+-- every sub-interval is a guard for the lag of the execution that starts
+-- at the slot (milliseconds), at a second's edge and a window's alike:
+-- when p_cap slots divide into whole seconds (100 per 4 s: 40 ms parts,
+-- 25 to a second) each second gets exactly its share, and an execution a
+-- little late stays in its own part. Clamped inside the span: k + u can
+-- round up to k + 1 in floating point.
+CREATE OR REPLACE FUNCTION pacing_offset_ms(p_span_ms bigint, p_cap integer, p_pos double precision)
+RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT least(floor((floor(p_pos) + (p_pos - floor(p_pos)) / 2) * p_span_ms / p_cap), p_span_ms - 1)::bigint
+$$;
+
+-- pacing_take takes up to p_want slots in one window, at most up to
+-- p_cap slots in all (p_cap <= p_max), skipping the window when another
+-- transaction holds it. It returns the first slot index taken and how
+-- many (0 when locked, full, or at p_cap). The counter and the status
+-- change in one statement; a window created here is created by its first
+-- slot (insert first; a conflict means another transaction created it).
+-- A window reaching p_max is CLOSED and its successor created OPEN.
+CREATE OR REPLACE FUNCTION pacing_take(p_config text, p_window timestamptz, p_window_ms bigint,
+                            p_cap integer, p_max integer, p_want integer,
+                            OUT o_first integer, OUT o_taken integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_old   integer;
+    v_count integer;
+BEGIN
+    o_first := 0;
+    o_taken := 0;
+    IF p_cap < 1 OR p_want < 1 THEN
+        RETURN;
+    END IF;
+    WITH l AS (
+        SELECT x.config_name, x.window_start, x.slot_count FROM pacing_window x
+        WHERE x.config_name = p_config AND x.window_start = p_window
+        FOR UPDATE SKIP LOCKED
+    )
+    UPDATE pacing_window w
+    SET slot_count = l.slot_count + least(p_want, p_cap - l.slot_count),
+        status = CASE WHEN l.slot_count + least(p_want, p_cap - l.slot_count) >= p_max THEN 'CLOSED' ELSE 'OPEN' END,
+        updated_at = now()
+    FROM l
+    WHERE w.config_name = l.config_name AND w.window_start = l.window_start AND l.slot_count < p_cap
+    RETURNING l.slot_count, w.slot_count INTO v_old, v_count;
+    IF NOT FOUND THEN
+        -- Locked by another transaction, full, or missing. Only a missing
+        -- window is created here, by its first slots. The existence check
+        -- comes first and takes no lock: an INSERT ... ON CONFLICT against
+        -- a row another transaction is updating waits for that transaction,
+        -- which would queue every request behind the window's holder.
+        PERFORM 1 FROM pacing_window x WHERE x.config_name = p_config AND x.window_start = p_window;
+        IF FOUND OR NOT pacing_may_create(p_config, p_window) THEN
+            RETURN;
+        END IF;
+        INSERT INTO pacing_window (config_name, window_start, slot_count, status)
+        VALUES (p_config, p_window, least(p_want, p_cap),
+                CASE WHEN least(p_want, p_cap) >= p_max THEN 'CLOSED' ELSE 'OPEN' END)
+        ON CONFLICT DO NOTHING
+        RETURNING 0, slot_count INTO v_old, v_count;
+        IF NOT FOUND THEN
+            RETURN;
+        END IF;
+    END IF;
+    o_first := v_old;
+    o_taken := v_count - v_old;
+    IF v_count >= p_max AND pacing_may_create(p_config, p_window + p_window_ms * interval '1 millisecond') THEN
+        INSERT INTO pacing_window (config_name, window_start, slot_count, status)
+        VALUES (p_config, p_window + p_window_ms * interval '1 millisecond', 0, 'OPEN')
+        ON CONFLICT DO NOTHING;
+    END IF;
+END
+$$;
+
+-- pacing_existing answers the events of p_ids whose slots another
+-- transaction gave (EXISTING). A statement of its own, after the insert
+-- that conflicted: an insert that waited for another transaction's
+-- conflicting row sees it only from the next statement's snapshot. Rows
+-- this transaction inserted are its NEW answers already and are left out
+-- (by xmin; called inside a caller's savepoint they would come again as
+-- EXISTING, after their NEW rows).
+CREATE OR REPLACE FUNCTION pacing_existing(p_ids text[])
+RETURNS TABLE (event_id text, status text, window_start timestamptz, scheduled_time timestamptz, slot_index integer)
+LANGUAGE sql STABLE AS $$
+    SELECT s.event_id, 'EXISTING'::text, s.window_start, s.scheduled_time, s.slot_index
+    FROM pacing_slot s
+    WHERE s.event_id = ANY(p_ids) AND s.xmin <> pg_current_xact_id()::xid
+$$;
+
+-- pacing_place inserts slots p_first.. of a window for the given events,
+-- stratified: the k-th slot of a window with capacity p_cap over its part
+-- from p_elapsed_ms lies in the first half of the k-th of p_cap equal
+-- sub-intervals of that part (pacing_offset_ms), at the point p_u
+-- (0 <= u < 1, drawn by the caller) of that half. An event that has a slot
+-- already (or is given twice) keeps its slot (EXISTING) and gives its
+-- counter unit back.
+CREATE OR REPLACE FUNCTION pacing_place(p_config text, p_window_ms bigint, p_start_ms bigint, p_elapsed_ms bigint,
+                                        p_cap integer, p_first integer, p_requested timestamptz,
+                                        p_ids text[], p_us double precision[])
+RETURNS TABLE (event_id text, status text, window_start timestamptz, scheduled_time timestamptz, slot_index integer)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_new bigint;
+BEGIN
+    RETURN QUERY
+    WITH ins AS (
+        INSERT INTO pacing_slot AS s (event_id, config_name, window_start, slot_index, scheduled_time, requested_time)
+        SELECT t.id, p_config, pacing_ms(p_start_ms), p_first + t.ord::integer - 1,
+               pacing_ms(p_start_ms + p_elapsed_ms
+                         + pacing_offset_ms(p_window_ms - p_elapsed_ms, p_cap, p_first + t.ord - 1 + t.u)),
+               p_requested
+        FROM unnest(p_ids, p_us) WITH ORDINALITY AS t(id, u, ord)
+        ON CONFLICT ON CONSTRAINT pacing_slot_pkey DO NOTHING
+        RETURNING s.event_id, s.window_start, s.scheduled_time, s.slot_index
+    ), giveback AS (
+        UPDATE pacing_window w
+        SET slot_count = w.slot_count - (cardinality(p_ids) - (SELECT count(*) FROM ins)::integer),
+            status = 'OPEN', updated_at = now()
+        WHERE w.config_name = p_config AND w.window_start = pacing_ms(p_start_ms)
+          AND (SELECT count(*) FROM ins) < cardinality(p_ids)
+    )
+    SELECT i.event_id, 'NEW'::text, i.window_start, i.scheduled_time, i.slot_index FROM ins i;
+    GET DIAGNOSTICS v_new = ROW_COUNT;
+    IF v_new < cardinality(p_ids) THEN
+        RETURN QUERY SELECT * FROM pacing_existing(p_ids);
+    END IF;
+END
+$$;
+
+-- pacing_assign gives each event (all requesting p_requested) a slot, in
+-- one call, as seed 003's algorithm does:
+--   idempotency: an event that has a slot gets it back (EXISTING);
+--   phase 1: the requested window, with capacity in proportion to what is
+--     left of it (floor(max * remaining / window)), slots at or after the
+--     requested time;
+--   phase 2: the first window after it that is not full (one index
+--     descent past a run of CLOSED windows), then on, skipping windows
+--     another transaction holds, until p_headroom windows in a row gave
+--     nothing;
+--   events left over are EXHAUSTED, and nothing is written for them.
+-- p_us holds one uniform random number in [0, 1) per event (the jitter,
+-- drawn by the caller).
+CREATE OR REPLACE FUNCTION pacing_assign(p_config text, p_window_ms bigint, p_max integer, p_headroom integer,
+                              p_requested timestamptz, p_event_ids text[], p_us double precision[])
+RETURNS TABLE (event_id text, status text, window_start timestamptz, scheduled_time timestamptz, slot_index integer)
+LANGUAGE plpgsql
+-- paydispatch's pools force custom plans (see postgres.NewPool); here the
+-- statements are fixed-shape lookups by key, and re-planning each one on
+-- every call would cost more than the work.
+SET plan_cache_mode = auto
+AS $$
+DECLARE
+    v_req_ms  bigint := floor(extract(epoch FROM p_requested) * 1000)::bigint;
+    v_w0_ms   bigint;
+    v_elapsed bigint;
+    v_eff     integer;
+    v_n       integer;
+    v_done    integer := 0;
+    v_first   integer;
+    v_taken   integer;
+    v_w_ms    bigint;
+    v_next_ms bigint;
+    v_status  text;
+    v_misses  integer := 0;
+    v_k       integer;
+    v_ws      timestamptz[];
+    v_est     timestamptz[];
+    v_cs      integer[];
+    v_takes   integer[];
+    v_offs    integer[];
+    v_new     bigint;
+BEGIN
+    v_w0_ms := v_req_ms - ((v_req_ms % p_window_ms) + p_window_ms) % p_window_ms;
+    v_elapsed := v_req_ms - v_w0_ms;
+    v_eff := floor(p_max::numeric * (p_window_ms - v_elapsed) / p_window_ms)::integer;
+
+    -- No probe of the keys first: the slot inserts' ON CONFLICT finds the
+    -- events that have slots (and ids given twice), and their answers are
+    -- EXISTING. A replayed call therefore walks the windows again, moving
+    -- no counter.
+    v_n := coalesce(cardinality(p_event_ids), 0);
+    IF v_n = 0 THEN
+        RETURN;
+    END IF;
+
+    -- Phase 1: the requested window, proportionally.
+    SELECT t.o_first, t.o_taken INTO v_first, v_taken
+    FROM pacing_take(p_config, pacing_ms(v_w0_ms), p_window_ms, v_eff, p_max, v_n) t;
+    IF v_taken > 0 THEN
+        RETURN QUERY SELECT * FROM pacing_place(p_config, p_window_ms, v_w0_ms, v_elapsed, v_eff, v_first,
+                                                p_requested, p_event_ids[1:v_taken], p_us[1:v_taken]);
+        v_done := v_taken;
+    END IF;
+
+    -- Phase 2: whole windows after it.
+    v_w_ms := v_w0_ms + p_window_ms;
+    WHILE v_done < v_n AND v_misses <= p_headroom LOOP
+        SELECT w.status INTO v_status FROM pacing_window w
+        WHERE w.config_name = p_config AND w.window_start = pacing_ms(v_w_ms);
+        IF FOUND AND v_status = 'CLOSED' THEN
+            -- Skip the run of full windows in one index descent.
+            SELECT floor(extract(epoch FROM min(w.window_start)) * 1000)::bigint INTO v_next_ms
+            FROM pacing_window w
+            WHERE w.config_name = p_config AND w.status = 'OPEN' AND w.window_start > pacing_ms(v_w_ms);
+            v_w_ms := coalesce(v_next_ms, v_w_ms + p_window_ms);
+            CONTINUE;
+        END IF;
+        IF v_n - v_done > p_max THEN
+            -- More than a window's worth left: a range of windows per
+            -- statement instead of one window per round of statements.
+            -- As many windows as the events need at full room, no spares:
+            -- a spare created here stays invisible to concurrent callers
+            -- until this call commits, they go on past it, and it stays a
+            -- hole. A part-full window in the range leaves events over for
+            -- the next round.
+            v_k := least(ceil((v_n - v_done)::numeric / p_max)::integer, greatest(p_headroom, 1));
+            -- The range's missing windows, created open and empty (a plain
+            -- existence test first: ON CONFLICT would wait on rows others
+            -- are updating).
+            INSERT INTO pacing_window (config_name, window_start, slot_count, status)
+            SELECT p_config, pacing_ms(v_w_ms + g * p_window_ms), 0, 'OPEN'
+            FROM generate_series(0, v_k - 1) g
+            WHERE NOT EXISTS (SELECT 1 FROM pacing_window x
+                              WHERE x.config_name = p_config AND x.window_start = pacing_ms(v_w_ms + g * p_window_ms))
+              AND pacing_may_create(p_config, pacing_ms(v_w_ms + g * p_window_ms))
+            ON CONFLICT DO NOTHING;
+            -- The range's windows with room that the events need, by the
+            -- counts as they stand (read without locking), in time order.
+            -- Only these are locked: a window locked and then left empty
+            -- would have been skipped by concurrent callers and stay a hole
+            -- in the schedule. Counts only grow, so the locked windows give
+            -- no more room than this estimate, and each gets events.
+            SELECT array_agg(x.window_start ORDER BY x.window_start) INTO v_est
+            FROM (SELECT w.window_start,
+                         sum(p_max - w.slot_count) OVER (ORDER BY w.window_start) - (p_max - w.slot_count) AS before
+                  FROM pacing_window w
+                  WHERE w.config_name = p_config AND w.window_start >= pacing_ms(v_w_ms)
+                    AND w.window_start < pacing_ms(v_w_ms + v_k * p_window_ms) AND w.slot_count < p_max) x
+            WHERE x.before < v_n - v_done;
+            -- Of those, the ones no one else holds, and how many slots each
+            -- gives.
+            WITH avail AS (
+                SELECT w.window_start, w.slot_count FROM pacing_window w
+                WHERE w.config_name = p_config AND w.window_start = ANY(v_est) AND w.slot_count < p_max
+                ORDER BY w.window_start
+                FOR UPDATE SKIP LOCKED
+            ), plan AS (
+                SELECT a.window_start, a.slot_count AS c,
+                       sum(p_max - a.slot_count) OVER (ORDER BY a.window_start) - (p_max - a.slot_count) AS off
+                FROM avail a
+            )
+            SELECT array_agg(p.window_start ORDER BY p.window_start), array_agg(p.c ORDER BY p.window_start),
+                   array_agg(least(p_max - p.c, v_n - v_done - p.off)::integer ORDER BY p.window_start),
+                   array_agg(p.off::integer ORDER BY p.window_start)
+            INTO v_ws, v_cs, v_takes, v_offs
+            FROM plan p WHERE p.off < v_n - v_done;
+            v_taken := coalesce((SELECT sum(t) FROM unnest(v_takes) t), 0);
+            IF v_taken > 0 THEN
+                RETURN QUERY
+                WITH ins AS (
+                    INSERT INTO pacing_slot AS s (event_id, config_name, window_start, slot_index, scheduled_time, requested_time)
+                    -- Events and slots matched by position (a join, not
+                    -- p_event_ids[i] per row: subscripting a text array walks it).
+                    SELECT e.id, p_config, k.ws, k.idx,
+                           k.ws + pacing_offset_ms(p_window_ms, p_max, k.idx + e.u) * interval '1 millisecond',
+                           p_requested
+                    FROM (SELECT p.ws, p.c + g AS idx, p.off + g + 1 AS ord
+                          FROM unnest(v_ws, v_cs, v_takes, v_offs) AS p(ws, c, take, off)
+                          CROSS JOIN LATERAL generate_series(0, p.take - 1) g) k
+                    JOIN unnest(p_event_ids[v_done + 1 : v_done + v_taken], p_us[v_done + 1 : v_done + v_taken])
+                         WITH ORDINALITY AS e(id, u, ord) ON e.ord = k.ord
+                    ON CONFLICT ON CONSTRAINT pacing_slot_pkey DO NOTHING
+                    RETURNING s.event_id, s.window_start, s.scheduled_time, s.slot_index
+                ), upd AS (
+                    -- Counters move by the slots actually inserted.
+                    UPDATE pacing_window w
+                    SET slot_count = w.slot_count + x.n,
+                        status = CASE WHEN w.slot_count + x.n >= p_max THEN 'CLOSED' ELSE 'OPEN' END,
+                        updated_at = now()
+                    FROM (SELECT i.window_start, count(*)::integer AS n FROM ins i GROUP BY i.window_start) x
+                    WHERE w.config_name = p_config AND w.window_start = x.window_start
+                      AND w.window_start >= pacing_ms(v_w_ms) AND w.window_start < pacing_ms(v_w_ms + v_k * p_window_ms)
+                    RETURNING w.window_start, w.status
+                ), succ AS (
+                    INSERT INTO pacing_window (config_name, window_start, slot_count, status)
+                    SELECT p_config, u.window_start + p_window_ms * interval '1 millisecond', 0, 'OPEN'
+                    FROM upd u
+                    WHERE u.status = 'CLOSED'
+                      AND NOT EXISTS (SELECT 1 FROM pacing_window x
+                                      WHERE x.config_name = p_config AND x.window_start = u.window_start + p_window_ms * interval '1 millisecond')
+                      AND pacing_may_create(p_config, u.window_start + p_window_ms * interval '1 millisecond')
+                    ON CONFLICT DO NOTHING
+                )
+                SELECT i.event_id, 'NEW'::text, i.window_start, i.scheduled_time, i.slot_index FROM ins i;
+                GET DIAGNOSTICS v_new = ROW_COUNT;
+                IF v_new < v_taken THEN
+                    -- Events that conflicted had slots: EXISTING.
+                    RETURN QUERY SELECT * FROM pacing_existing(p_event_ids[v_done + 1 : v_done + v_taken]);
+                END IF;
+                v_done := v_done + v_taken;
+                v_misses := 0;
+            ELSE
+                -- Every window of the range full or held (typically being
+                -- filled by a concurrent call): one miss, not one per
+                -- window, or two calls filling side by side would give up.
+                v_misses := v_misses + 1;
+            END IF;
+            -- On after the estimate's last window, not the whole range:
+            -- the range's windows after it are the next ones to fill. (Those
+            -- skipped inside the estimate are being filled by their holders.)
+            IF v_est IS NULL THEN
+                v_w_ms := v_w_ms + v_k * p_window_ms;
+            ELSE
+                v_w_ms := floor(extract(epoch FROM v_est[cardinality(v_est)]) * 1000)::bigint + p_window_ms;
+            END IF;
+            CONTINUE;
+        END IF;
+        SELECT t.o_first, t.o_taken INTO v_first, v_taken
+        FROM pacing_take(p_config, pacing_ms(v_w_ms), p_window_ms, p_max, p_max, v_n - v_done) t;
+        IF v_taken > 0 THEN
+            RETURN QUERY SELECT * FROM pacing_place(p_config, p_window_ms, v_w_ms, 0, p_max, v_first, p_requested,
+                                                    p_event_ids[v_done + 1 : v_done + v_taken], p_us[v_done + 1 : v_done + v_taken]);
+            v_done := v_done + v_taken;
+            v_misses := 0;
+        ELSE
+            v_misses := v_misses + 1; -- held by another transaction (or full under a lowered max)
+        END IF;
+        v_w_ms := v_w_ms + p_window_ms;
+    END LOOP;
+
+    IF v_done < v_n THEN
+        -- No room for these: those that have slots are EXISTING (a replay
+        -- when every window is full), the rest EXHAUSTED.
+        RETURN QUERY
+        SELECT t.id, CASE WHEN s.event_id IS NULL THEN 'EXHAUSTED' ELSE 'EXISTING' END::text,
+               s.window_start, s.scheduled_time, s.slot_index
+        FROM unnest(p_event_ids[v_done + 1 : v_n]) AS t(id)
+        LEFT JOIN pacing_slot s ON s.event_id = t.id;
+    END IF;
+END
+$$;
