@@ -91,42 +91,16 @@ func (a *InitActivities) log() *slog.Logger {
 	return slog.Default()
 }
 
-// ExecTime is Phase A's "determine the execution time": the payment's slot
-// under its pacing config — its tenant's own, else PAYMENT's — (the
-// payment id is the event id, so a retried init gets the same slot back),
-// or the requested time when payments are not paced. EXHAUSTED is an
-// error: the activity is retried.
-func (a *InitActivities) ExecTime(ctx context.Context, r Request) (ExecSlot, error) {
-	unpaced := ExecSlot{At: r.RequestedExecutionTime}
-	cfgs, err := a.pacingConfigs(ctx, []string{r.TenantID})
-	if err != nil {
-		return ExecSlot{}, err
-	}
-	name := cfgs.forTenant(r.TenantID)
-	if name == "" {
-		return unpaced, nil
-	}
-	// Assign, not AssignBulk: concurrent single assignments for one config
-	// and instant are coalesced into shared calls (package pacing).
-	var s pacing.Slot
-	used, paced, err := a.assignUnder(cfgs, name, func(cfg string) (err error) {
-		s, err = a.Pacer.Assign(ctx, cfg, r.PaymentID, r.RequestedExecutionTime)
-		return err
-	})
-	if err != nil {
-		return ExecSlot{}, fmt.Errorf("payment %s: slot under %s: %w", r.PaymentID, used, err)
-	}
-	if !paced {
-		return unpaced, nil
-	}
-	return ExecSlot{At: s.ScheduledTime, Paced: true}, nil
-}
-
-// execTimes is ExecTime for a chunk, in one call to the limiter per
-// pacing config (one round trip per config, instant and 5,000 payments).
+// execTimes is Phase A's "determine the execution time" for some
+// payments: each one's slot under its pacing config — its tenant's own,
+// else PAYMENT's — (the payment id is the event id, so a retry gets the
+// same slots back), or its requested time when payments are not paced.
+// One call to the limiter per pacing config (one round trip per config,
+// instant and 5,000 payments); a single payment goes through Assign, which
+// coalesces concurrent single requests for one instant into shared calls.
 // A tenant whose own config is missing or inactive falls back to
 // PAYMENT's: one tenant's config switched off must not let its payments
-// past the flood guard.
+// past the flood guard. EXHAUSTED is an error: the step is retried.
 func (a *InitActivities) execTimes(ctx context.Context, rs []Request) (map[string]ExecSlot, error) {
 	out := make(map[string]ExecSlot, len(rs))
 	tenants := make([]string, len(rs))
@@ -157,6 +131,12 @@ func (a *InitActivities) execTimes(ctx context.Context, rs []Request) (map[strin
 		events := groups[name]
 		var slots []pacing.Slot
 		used, paced, err := a.assignUnder(cfgs, name, func(cfg string) (err error) {
+			if len(events) == 1 {
+				var s pacing.Slot
+				s, err = a.Pacer.Assign(ctx, cfg, events[0].ID, events[0].RequestedTime)
+				slots = []pacing.Slot{s}
+				return err
+			}
 			slots, err = a.Pacer.AssignBulk(ctx, cfg, events)
 			return err
 		})

@@ -36,7 +36,9 @@ const PastTolerance = 5 * time.Minute
 var std = validator.New()
 
 // Validate checks a request and returns its amount as Money. Every problem
-// is reported, not just the first.
+// is reported, not just the first. The Money is returned whenever the
+// amount and the currency themselves are valid, with the error of the other
+// fields: a payment refused for another reason still shows its amount.
 func Validate(r Request, now time.Time) (Money, error) {
 	var errs []FieldError
 	add := func(field, format string, args ...any) {
@@ -52,6 +54,7 @@ func Validate(r Request, now time.Time) (Money, error) {
 		add("debtorAccount", "required, at most 64 characters")
 	}
 	amount, err := decimal.NewFromString(r.Amount)
+	before := len(errs)
 	switch {
 	case r.Amount == "":
 		add("amount", "required, a decimal string such as \"125.00\"")
@@ -66,6 +69,10 @@ func Validate(r Request, now time.Time) (Money, error) {
 	}
 	if std.Var(r.Currency, "required,iso4217") != nil {
 		add("currency", "%q is not an ISO 4217 currency code such as EUR", r.Currency)
+	}
+	var money Money
+	if len(errs) == before {
+		money = Money{Amount: amount, Currency: r.Currency}
 	}
 	if strings.TrimSpace(r.Creditor.Name) == "" || utf8.RuneCountInString(r.Creditor.Name) > 140 {
 		add("creditor.name", "required, at most 140 characters")
@@ -91,9 +98,9 @@ func Validate(r Request, now time.Time) (Money, error) {
 		add("remittanceInfo", "at most 140 characters")
 	}
 	if len(errs) > 0 {
-		return Money{}, &ValidationError{Fields: errs}
+		return money, &ValidationError{Fields: errs}
 	}
-	return Money{Amount: amount, Currency: r.Currency}, nil
+	return money, nil
 }
 
 func validID(s string) bool {

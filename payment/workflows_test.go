@@ -1,11 +1,13 @@
 package payment_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
@@ -17,32 +19,26 @@ func rejectedErr(msg string) error {
 	return temporal.NewNonRetryableApplicationError(msg, "REJECTED", nil)
 }
 
-// TestInitWorkflowBranches: each Phase A branch, with mocked activities.
+// TestInitWorkflowBranches: the workflow returns Phase A's outcome (mocked
+// here; TestInitPaymentBranches runs it on PostgreSQL), and a CONFLICT or
+// a failure it cannot get past fails it.
 func TestInitWorkflowBranches(t *testing.T) {
 	t.Parallel()
 	var a *payment.InitActivities
+	slotAt := time.Now().Add(time.Hour).Truncate(time.Second)
 	tests := []struct {
-		name                            string
-		validateErr, enrichErr, ruleErr error
-		persistErr, enqueueErr, slotErr error
-		wantStatus                      payment.Status
-		wantErr                         bool
-		wantCalled, wantNotCalled       []string
+		name       string
+		result     payment.InitResult
+		err        error
+		wantStatus payment.Status
+		wantErr    bool
+		wantCalls  int
 	}{
-		{name: "happy path", wantStatus: payment.StatusScheduled,
-			wantCalled: []string{"Validate", "Enrich", "ApplyRules", "ExecTime", "PersistScheduled", "Enqueue"}, wantNotCalled: []string{"Reject"}},
-		{name: "no slot, nothing persisted", slotErr: temporal.NewNonRetryableApplicationError("exhausted", "X", nil), wantErr: true,
-			wantCalled: []string{"ExecTime"}, wantNotCalled: []string{"PersistScheduled", "Enqueue", "Reject"}},
-		{name: "validation failure rejects", validateErr: rejectedErr("amount: must be greater than zero"), wantStatus: payment.StatusRejected,
-			wantCalled: []string{"Reject"}, wantNotCalled: []string{"Enrich", "PersistScheduled", "Enqueue"}},
-		{name: "enrichment failure rejects", enrichErr: rejectedErr("creditor country unknown"), wantStatus: payment.StatusRejected,
-			wantCalled: []string{"Reject"}, wantNotCalled: []string{"ApplyRules", "PersistScheduled", "Enqueue"}},
-		{name: "rule failure rejects", ruleErr: rejectedErr("rule MAX_AMOUNT"), wantStatus: payment.StatusRejected,
-			wantCalled: []string{"Reject"}, wantNotCalled: []string{"PersistScheduled", "Enqueue"}},
-		{name: "persist failure enqueues nothing", persistErr: temporal.NewNonRetryableApplicationError("conflict", "CONFLICT", nil), wantErr: true,
-			wantNotCalled: []string{"Enqueue", "Reject"}},
-		{name: "enqueue failure fails the workflow", enqueueErr: temporal.NewNonRetryableApplicationError("db down", "X", nil), wantErr: true,
-			wantCalled: []string{"PersistScheduled", "Enqueue"}, wantNotCalled: []string{"Reject"}},
+		{name: "scheduled", result: payment.InitResult{Status: payment.StatusScheduled, ScheduledExecutionTime: slotAt}, wantStatus: payment.StatusScheduled, wantCalls: 1},
+		{name: "rejected with its reason", result: payment.InitResult{Status: payment.StatusRejected, Reason: "invalid payment: amount: must be greater than zero"},
+			wantStatus: payment.StatusRejected, wantCalls: 1},
+		{name: "conflict fails the workflow, not retried", err: temporal.NewNonRetryableApplicationError("id used", payment.ErrTypeConflict, nil), wantErr: true, wantCalls: 1},
+		{name: "the database down: retried, then fails", err: errors.New("db down"), wantErr: true, wantCalls: 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,28 +46,16 @@ func TestInitWorkflowBranches(t *testing.T) {
 			var s testsuite.WorkflowTestSuite
 			env := s.NewTestWorkflowEnvironment()
 			env.RegisterActivity(a)
-			called := map[string]int{}
-			count := func(name string) func(mock.Arguments) { return func(mock.Arguments) { called[name]++ } }
-			env.OnActivity(a.Validate, mock.Anything, mock.Anything).Return("125.00", tt.validateErr).Run(count("Validate"))
-			env.OnActivity(a.Enrich, mock.Anything, mock.Anything).Return(payment.Enrichment{CreditorCountry: "DE"}, tt.enrichErr).Run(count("Enrich"))
-			env.OnActivity(a.ApplyRules, mock.Anything, mock.Anything, mock.Anything, mock.Anything).Return([]string{"MAX_AMOUNT"}, tt.ruleErr).Run(count("ApplyRules"))
-			env.OnActivity(a.Reject, mock.Anything, mock.Anything, mock.Anything).Return(nil).Run(count("Reject"))
 			req := validRequest(time.Now())
-			slotAt := req.RequestedExecutionTime.Add(1234 * time.Millisecond)
-			env.OnActivity(a.ExecTime, mock.Anything, mock.Anything).Return(payment.ExecSlot{At: slotAt, Paced: true}, tt.slotErr).Run(count("ExecTime"))
-			env.OnActivity(a.PersistScheduled, mock.Anything, mock.Anything, mock.Anything).Return(tt.persistErr).Run(func(args mock.Arguments) {
-				called["PersistScheduled"]++
-				if at := args.Get(2).(time.Time); !at.Equal(slotAt) {
-					t.Errorf("persisted exec time %s, want the slot %s", at, slotAt)
-				}
-			})
-			env.OnActivity(a.Enqueue, mock.Anything, mock.Anything).Return(tt.enqueueErr).Run(func(args mock.Arguments) {
-				called["Enqueue"]++
-				if in := args.Get(1).(payment.EnqueueInput); !in.ExecAt.Equal(slotAt) || !in.Paced {
-					t.Errorf("enqueued at %s paced %t, want the slot %s, paced", in.ExecAt, in.Paced, slotAt)
-				}
-			})
-
+			calls := 0
+			env.OnActivity(a.InitPayment, mock.Anything, mock.Anything, payment.InitWorkflowID(req.PaymentID)).Return(
+				func(_ context.Context, r payment.Request, _ string) (payment.InitResult, error) {
+					calls++
+					res := tt.result
+					res.PaymentID = r.PaymentID
+					return res, tt.err
+				})
+			env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: payment.InitWorkflowID(req.PaymentID)})
 			env.ExecuteWorkflow(payment.PaymentInitWorkflow, req)
 			if !env.IsWorkflowCompleted() {
 				t.Fatal("not completed")
@@ -80,27 +64,24 @@ func TestInitWorkflowBranches(t *testing.T) {
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v", err)
 			}
-			if err == nil {
-				var res payment.InitResult
-				if err := env.GetWorkflowResult(&res); err != nil {
-					t.Fatal(err)
-				}
-				if res.Status != tt.wantStatus {
-					t.Fatalf("status = %s, want %s", res.Status, tt.wantStatus)
-				}
-				if tt.wantStatus == payment.StatusRejected && res.Reason == "" {
-					t.Fatal("no reason")
-				}
+			if calls != tt.wantCalls {
+				t.Fatalf("Phase A ran %d times, want %d", calls, tt.wantCalls)
 			}
-			for _, n := range tt.wantCalled {
-				if called[n] == 0 {
-					t.Errorf("%s not called", n)
-				}
+			if err != nil {
+				return
 			}
-			for _, n := range tt.wantNotCalled {
-				if called[n] != 0 {
-					t.Errorf("%s called", n)
-				}
+			var res payment.InitResult
+			if err := env.GetWorkflowResult(&res); err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != tt.wantStatus || res.PaymentID != req.PaymentID {
+				t.Fatalf("result = %+v, want %s", res, tt.wantStatus)
+			}
+			if tt.wantStatus == payment.StatusRejected && res.Reason == "" {
+				t.Fatal("no reason")
+			}
+			if tt.wantStatus == payment.StatusScheduled && !res.ScheduledExecutionTime.Equal(slotAt) {
+				t.Fatalf("scheduled at %s, want the slot %s", res.ScheduledExecutionTime, slotAt)
 			}
 		})
 	}

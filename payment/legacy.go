@@ -1,0 +1,164 @@
+package payment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/paydispatch/paydispatch/queue"
+)
+
+// legacyInit replays, and finishes, init workflows started before Phase A
+// became one step (no "phase-a-one-step" marker in their history): the
+// same sequence of activities as then, each now a thin wrapper over Phase
+// A's one code path. Remove it (and the activities below) once no such
+// workflow can be open: an init workflow lives seconds, so one release
+// later.
+func legacyInit(ctx workflow.Context, r Request) (InitResult, error) {
+	res := InitResult{PaymentID: r.PaymentID}
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: 500 * time.Millisecond, MaximumInterval: 10 * time.Second, MaximumAttempts: 10,
+			NonRetryableErrorTypes: []string{ErrTypeRejected},
+		},
+	})
+	var a *InitActivities
+	var amount string
+	var enr Enrichment
+	var rules []string
+	err := workflow.ExecuteActivity(ctx, a.Validate, r).Get(ctx, &amount)
+	if err == nil {
+		err = workflow.ExecuteActivity(ctx, a.Enrich, r).Get(ctx, &enr)
+	}
+	if err == nil {
+		err = workflow.ExecuteActivity(ctx, a.ApplyRules, r, amount, enr).Get(ctx, &rules)
+	}
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == ErrTypeRejected {
+		res.Status, res.Reason = StatusRejected, appErr.Message()
+		return res, workflow.ExecuteActivity(ctx, a.Reject, r, res.Reason).Get(ctx, nil)
+	}
+	if err != nil {
+		return res, err
+	}
+	execAt, paced := r.RequestedExecutionTime, false
+	if workflow.GetVersion(ctx, "pacing-slot", workflow.DefaultVersion, 1) == 1 {
+		var slot ExecSlot
+		if err := workflow.ExecuteActivity(ctx, a.ExecTime, r).Get(ctx, &slot); err != nil {
+			return res, err
+		}
+		execAt, paced = slot.At, slot.Paced
+	}
+	if err := workflow.ExecuteActivity(ctx, a.PersistScheduled, r, execAt).Get(ctx, nil); err != nil {
+		return res, err
+	}
+	pc, err := json.Marshal(Context{Version: 1, Request: r, Enrichment: enr, Amount: amount, Rules: rules})
+	if err != nil {
+		return res, err
+	}
+	if err := workflow.ExecuteActivity(ctx, a.Enqueue, EnqueueInput{
+		PaymentID: r.PaymentID, TenantID: r.TenantID, ExecAt: execAt, Paced: paced,
+		InitWorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Context: pc,
+	}).Get(ctx, nil); err != nil {
+		return res, err
+	}
+	res.Status, res.ScheduledExecutionTime = StatusScheduled, execAt
+	return res, nil
+}
+
+// legacyVerdict judges r as Phase A does; a refusal is a REJECTED error.
+func (a *InitActivities) legacyVerdict(r Request) (verdict, error) {
+	v := a.judge([]Request{r}, a.now())[0]
+	if v.refusal != nil {
+		return v, temporal.NewNonRetryableApplicationError(v.refusal.Error(), ErrTypeRejected, nil)
+	}
+	return v, nil
+}
+
+// Validate is a legacy step: the whole judgement, answering the amount.
+func (a *InitActivities) Validate(_ context.Context, r Request) (string, error) {
+	v, err := a.legacyVerdict(r)
+	if err != nil {
+		return "", err
+	}
+	return v.money.Amount.String(), nil
+}
+
+// Enrich is a legacy step.
+func (a *InitActivities) Enrich(_ context.Context, r Request) (Enrichment, error) {
+	e, err := enrich(r)
+	if err != nil {
+		return e, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRejected, nil)
+	}
+	return e, nil
+}
+
+// ApplyRules is a legacy step: the rules on the given amount and enrichment.
+func (a *InitActivities) ApplyRules(_ context.Context, r Request, amount string, e Enrichment) ([]string, error) {
+	amt, err := decimal.NewFromString(amount)
+	if err == nil {
+		var rules []string
+		if rules, err = a.Rules.apply(r, Money{Amount: amt, Currency: r.Currency}, e); err == nil {
+			return rules, nil
+		}
+	}
+	return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeRejected, nil)
+}
+
+// Reject is a legacy step: the payment recorded REJECTED, once.
+func (a *InitActivities) Reject(ctx context.Context, r Request, reason string) error {
+	v := a.judge([]Request{r}, a.now())[0]
+	_, err := a.Store.Record(ctx, r, v.money, StatusRejected, reason, nil)
+	if errors.Is(err, ErrConflict) {
+		return nonRetryable(ErrTypeConflict, err)
+	}
+	return err
+}
+
+// ExecTime is a legacy step: the payment's execution time.
+func (a *InitActivities) ExecTime(ctx context.Context, r Request) (ExecSlot, error) {
+	slots, err := a.execTimes(ctx, []Request{r})
+	if err != nil {
+		return ExecSlot{}, err
+	}
+	return slots[r.PaymentID], nil
+}
+
+// PersistScheduled is a legacy step: the payment stored SCHEDULED.
+func (a *InitActivities) PersistScheduled(ctx context.Context, r Request, execAt time.Time) error {
+	v := a.judge([]Request{r}, time.Time{})[0]
+	if v.money == nil {
+		return temporal.NewNonRetryableApplicationError("invalid amount or currency", ErrTypeRejected, nil)
+	}
+	_, err := a.Store.Record(ctx, r, v.money, StatusScheduled, "", &execAt)
+	if errors.Is(err, ErrConflict) {
+		return nonRetryable(ErrTypeConflict, err)
+	}
+	return err
+}
+
+// EnqueueInput is what the legacy enqueue step needs.
+type EnqueueInput struct {
+	PaymentID, TenantID, InitWorkflowID string
+	ExecAt                              time.Time
+	Paced                               bool // ExecAt is a paced slot
+	Context                             []byte
+}
+
+// Enqueue is a legacy step: context and READY row in one transaction.
+func (a *InitActivities) Enqueue(ctx context.Context, in EnqueueInput) error {
+	_, err := a.Queue.SaveContextAndEnqueue(ctx, queue.EnqueueParams{
+		ItemType: ItemType, ItemID: in.PaymentID, TenantID: in.TenantID,
+		ScheduledExecTime: in.ExecAt, InitWorkflowID: in.InitWorkflowID, Context: in.Context, Paced: in.Paced,
+	})
+	if errors.Is(err, queue.ErrConflict) {
+		return nonRetryable(ErrTypeConflict, err)
+	}
+	return err
+}

@@ -1,0 +1,229 @@
+package payment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/paydispatch/paydispatch/queue"
+)
+
+// The types of the application errors Phase A and the execution return:
+// Temporal's retry policies name them, so they are constants, never text.
+const (
+	// ErrTypeRejected: a business refusal (validation, enrichment, a
+	// rule); the payment ends REJECTED, nothing is retried.
+	ErrTypeRejected = "REJECTED"
+	// ErrTypeConflict: the payment id belongs to a different payment.
+	ErrTypeConflict = "CONFLICT"
+	// ErrTypeWrongStatus: a status change found the payment elsewhere.
+	ErrTypeWrongStatus = "WRONG_STATUS"
+)
+
+func nonRetryable(errType string, err error) error {
+	return temporal.NewNonRetryableApplicationError(err.Error(), errType, err)
+}
+
+// Rules are the business rules Phase A applies.
+type Rules struct {
+	// MaxAmount caps a single payment (any currency); zero: no cap.
+	MaxAmount decimal.Decimal
+	// BlockedCountries refuses creditors in these countries (ISO 3166 alpha-2).
+	BlockedCountries []string
+}
+
+// apply refuses what the rules forbid, naming the rule; it returns the
+// rules passed.
+func (rs Rules) apply(r Request, m Money, e Enrichment) ([]string, error) {
+	if !rs.MaxAmount.IsZero() && m.Amount.GreaterThan(rs.MaxAmount) {
+		return nil, fmt.Errorf("rule MAX_AMOUNT: %s %s is above the limit of %s", m.Amount, r.Currency, rs.MaxAmount)
+	}
+	for _, c := range rs.BlockedCountries {
+		if strings.EqualFold(c, e.CreditorCountry) {
+			return nil, fmt.Errorf("rule BLOCKED_COUNTRY: creditor country %s is blocked", e.CreditorCountry)
+		}
+	}
+	return []string{"MAX_AMOUNT", "BLOCKED_COUNTRY"}, nil
+}
+
+// Enrichment is what Phase A adds to a request.
+type Enrichment struct {
+	CreditorCountry string
+	CreditorIBAN    string // normalized: upper case, no spaces
+}
+
+// enrich derives what later steps need from the request.
+func enrich(r Request) (Enrichment, error) {
+	e := Enrichment{CreditorIBAN: strings.ToUpper(strings.ReplaceAll(r.Creditor.IBAN, " ", ""))}
+	switch {
+	case len(e.CreditorIBAN) >= 2:
+		e.CreditorCountry = e.CreditorIBAN[:2]
+	case len(r.Creditor.BIC) >= 6:
+		e.CreditorCountry = strings.ToUpper(r.Creditor.BIC[4:6])
+	default:
+		return e, errors.New("creditor country unknown: no IBAN or BIC")
+	}
+	return e, nil
+}
+
+// verdict is Phase A's judgement of one payment, before anything is stored.
+type verdict struct {
+	r Request
+	// money is the payment's amount, kept on a rejected payment too when
+	// the amount and currency themselves are valid (so its status shows
+	// what was refused).
+	money *Money
+	enr   Enrichment
+	rules []string
+	// refusal, when set, ends the payment REJECTED with it as the reason.
+	refusal error
+}
+
+// judge validates, enriches and applies the rules to each payment: the one
+// code path of Phase A's checks, for a single payment and a bulk chunk.
+func (a *InitActivities) judge(rs []Request, now time.Time) []verdict {
+	out := make([]verdict, len(rs))
+	for i, r := range rs {
+		v := verdict{r: r}
+		m, err := Validate(r, now)
+		if m.Currency != "" {
+			v.money = &m
+		}
+		if err == nil {
+			v.enr, err = enrich(r)
+		}
+		if err == nil {
+			v.rules, err = a.Rules.apply(r, m, v.enr)
+		}
+		v.refusal = err
+		out[i] = v
+	}
+	return out
+}
+
+// InitResult is how Phase A ended for one payment.
+type InitResult struct {
+	PaymentID              string
+	Status                 Status
+	Reason                 string
+	ScheduledExecutionTime time.Time
+}
+
+// InitActivities hold Phase A's I/O; each is idempotent.
+type InitActivities struct {
+	Store *Store
+	Queue *queue.Queue
+	Rules Rules
+	// Pacer assigns slots when PAYMENT names a pacing config; nil: never.
+	Pacer Pacer
+	Now   func() time.Time
+	Log   *slog.Logger
+}
+
+// initPayments is Phase A for any number of payments: judge each, give the
+// accepted ones their execution times (one call to the limiter per pacing
+// config), then, in one transaction, record the refused ones REJECTED and
+// the others SCHEDULED with their context saved and their queue item
+// READY. A retry redoes everything; replays of stored payments are no-ops,
+// and another payment under a stored id is a CONFLICT that stores nothing.
+func (a *InitActivities) initPayments(ctx context.Context, rs []Request, initWorkflowID string) ([]InitResult, error) {
+	verdicts := a.judge(rs, a.now())
+	var accepted []Request
+	for _, v := range verdicts {
+		if v.refusal == nil {
+			accepted = append(accepted, v.r)
+		}
+	}
+	slots, err := a.execTimes(ctx, accepted)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]InitResult, len(verdicts))
+	err = pgx.BeginFunc(ctx, a.Store.db, func(tx pgx.Tx) error {
+		store := NewStore(tx)
+		for i, v := range verdicts {
+			res := InitResult{PaymentID: v.r.PaymentID}
+			if v.refusal != nil {
+				res.Status, res.Reason = StatusRejected, v.refusal.Error()
+				if _, err := store.Record(ctx, v.r, v.money, StatusRejected, res.Reason, nil); err != nil {
+					return err
+				}
+				results[i] = res
+				continue
+			}
+			slot := slots[v.r.PaymentID]
+			if _, err := store.Record(ctx, v.r, v.money, StatusScheduled, "", &slot.At); err != nil {
+				return err
+			}
+			pc, err := contextJSON(v)
+			if err != nil {
+				return err
+			}
+			if _, err := a.Queue.SaveContextAndEnqueueTx(ctx, tx, queue.EnqueueParams{
+				ItemType: ItemType, ItemID: v.r.PaymentID, TenantID: v.r.TenantID, ScheduledExecTime: slot.At,
+				InitWorkflowID: initWorkflowID, Context: pc, Paced: slot.Paced,
+			}); err != nil {
+				return err
+			}
+			res.Status, res.ScheduledExecutionTime = StatusScheduled, slot.At
+			results[i] = res
+		}
+		return nil
+	})
+	if errors.Is(err, ErrConflict) || errors.Is(err, queue.ErrConflict) {
+		return nil, nonRetryable(ErrTypeConflict, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// contextJSON is the execution's context of an accepted payment.
+func contextJSON(v verdict) ([]byte, error) {
+	return json.Marshal(Context{Version: 1, Request: v.r, Enrichment: v.enr, Amount: v.money.Amount.String(), Rules: v.rules})
+}
+
+// InitPayment is Phase A for one payment, in one step.
+func (a *InitActivities) InitPayment(ctx context.Context, r Request, initWorkflowID string) (InitResult, error) {
+	res, err := a.initPayments(ctx, []Request{r}, initWorkflowID)
+	if err != nil {
+		return InitResult{PaymentID: r.PaymentID}, err
+	}
+	return res[0], nil
+}
+
+// BatchResult is how a chunk's Phase A ended.
+type BatchResult struct {
+	Scheduled int
+	Rejected  int
+}
+
+// InitChunk is Phase A for a chunk of a bulk file, in one step.
+func (a *InitActivities) InitChunk(ctx context.Context, chunk []Request, initWorkflowID string) (BatchResult, error) {
+	results, err := a.initPayments(ctx, chunk, initWorkflowID)
+	var out BatchResult
+	for _, r := range results {
+		if r.Status == StatusRejected {
+			out.Rejected++
+		} else {
+			out.Scheduled++
+		}
+	}
+	return out, err
+}
+
+func (a *InitActivities) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
