@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
+	"reflect"
 )
 
 // Instruction is the payload the payment domain puts in outbox.Message:
@@ -101,7 +101,7 @@ func decodeStrict(payload []byte, top map[string]bool, v any) error {
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return fieldErr(typeErrorField(te), "must be a JSON %s", jsonKind(te.Type.Kind().String()))
+			return fieldErr(typeErrorField(te), "must be a JSON %s", jsonKind(te.Type.Kind()))
 		}
 		return fieldErr("payload", "not a JSON instruction: %v", err)
 	}
@@ -168,12 +168,17 @@ func typeErrorField(te *json.UnmarshalTypeError) string {
 	return "payload"
 }
 
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "string":
+// jsonKind names the JSON type a Go kind is decoded from.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
 		return "string"
-	case "struct":
+	case reflect.Struct, reflect.Map:
 		return "object"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Bool:
+		return "boolean"
 	}
-	return fmt.Sprint(goKind)
+	return "number"
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"time"
@@ -44,8 +45,8 @@ type Pacs008Transfer struct {
 var xsdAmount = regexp.MustCompile(`^[0-9]{1,18}(\.[0-9]{1,5})?$`)
 
 // ParsePacs008 reads a pacs.008.001.09 document with one transaction,
-// as the rail side does. The document is parsed and validated with
-// moov-io/iso20022 (its validation of every element this package
+// as the rail side does. The document is decoded into moov-io/iso20022's
+// types and validated with its validation (of every element this package
 // renders), and then checked for what that library cannot check: its XSD
 // choices are modelled as sequences, so accounts are checked here as the
 // IBAN-or-other choice they are; its amounts are float64, so the amount is
@@ -66,19 +67,9 @@ func ParsePacs008(doc []byte) (t Pacs008Transfer, err error) {
 			t, err = Pacs008Transfer{}, fmt.Errorf("malformed document (parser fault: %v)", p)
 		}
 	}()
-	d, err := document.ParseIso20022Document(doc)
+	msg, err := decodePacs008(doc)
 	if err != nil {
-		return t, fmt.Errorf("not an ISO 20022 document: %w", err)
-	}
-	if name := d.GetXmlName(); name == nil || name.Local != "Document" {
-		return t, errors.New("root element is not Document")
-	}
-	if ns := d.NameSpace(); ns != Pacs008Namespace {
-		return t, fmt.Errorf("namespace %q: want %s", clip(ns, 80), Pacs008Namespace)
-	}
-	msg, ok := d.InspectMessage().(*pacs_v09.FIToFICustomerCreditTransferV09)
-	if !ok || msg == nil {
-		return t, errors.New("not a FIToFICstmrCdtTrf message")
+		return t, err
 	}
 	if err := msg.GrpHdr.Validate(); err != nil {
 		return t, fmt.Errorf("GrpHdr: %w", err)
@@ -151,6 +142,62 @@ func ParsePacs008(doc []byte) (t Pacs008Transfer, err error) {
 		t.RemittanceInfo = strings.Join(parts, " ")
 	}
 	return t, nil
+}
+
+// decodePacs008 decodes the document into moov-io/iso20022's document
+// and pacs.008.001.09 message types, in one pass (the library's
+// ParseIso20022Document makes four: it first tries the bytes as JSON and
+// re-reads them twice to find the format and namespace). The root must be
+// a pacs.008.001.09 Document, and nothing but white space, comments and
+// processing instructions may follow it.
+func decodePacs008(doc []byte) (*pacs_v09.FIToFICustomerCreditTransferV09, error) {
+	dec := xml.NewDecoder(bytes.NewReader(doc))
+	var root xml.StartElement
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("not an ISO 20022 document: %w", err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			root = tok
+		case xml.CharData, xml.Comment, xml.ProcInst, xml.Directive:
+			continue
+		}
+		break
+	}
+	if root.Name.Local != "Document" {
+		return nil, errors.New("root element is not Document")
+	}
+	if root.Name.Space != Pacs008Namespace {
+		return nil, fmt.Errorf("namespace %q: want %s", clip(root.Name.Space, 80), Pacs008Namespace)
+	}
+	msg := &pacs_v09.FIToFICustomerCreditTransferV09{}
+	d := document.Iso20022DocumentObject{Message: msg}
+	if err := dec.DecodeElement(&d, &root); err != nil {
+		return nil, fmt.Errorf("not a pacs.008 document: %w", err)
+	}
+	if msg.XMLName.Local != "FIToFICstmrCdtTrf" {
+		return nil, errors.New("not a FIToFICstmrCdtTrf message")
+	}
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return msg, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("after the document: %w", err)
+		}
+		switch tok := tok.(type) {
+		case xml.Comment, xml.ProcInst:
+		case xml.CharData:
+			if len(bytes.TrimSpace(tok)) != 0 {
+				return nil, errors.New("text after the document")
+			}
+		default:
+			return nil, errors.New("content after the document")
+		}
+	}
 }
 
 // checkAccount checks CashAccount38's Id as the XSD choice it is: exactly

@@ -241,7 +241,9 @@ func TestParsePacs008Refuses(t *testing.T) {
 	}{
 		{"empty", nil, "not an XML document"},
 		{"json", []byte(`{"Xmlns":"urn:iso:std:iso:20022:tech:xsd:pacs.008.001.09"}`), "not an XML document"},
-		{"truncated", good[:len(good)/2], "not an ISO 20022 document"},
+		{"truncated", good[:len(good)/2], "not a pacs.008 document"},
+		{"trailing content", append(append([]byte{}, good...), "<x/>"...), "after the document"},
+		{"no namespace", replace(` xmlns="urn:iso:std:iso:20022:tech:xsd:pacs.008.001.09"`, ""), "namespace"},
 		{"other version", replace("pacs.008.001.09", "pacs.008.001.08"), "namespace"},
 		{"other message", replace("pacs.008.001.09", "pacs.002.001.11"), ""},
 		{"two transactions", replace("<NbOfTxs>1</NbOfTxs>", "<NbOfTxs>2</NbOfTxs>"), "exactly one transaction"},
