@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/moov-io/iso20022/pkg/document"
 	"github.com/moov-io/iso20022/pkg/pacs_v09"
 	"github.com/shopspring/decimal"
 )
@@ -144,11 +143,12 @@ func ParsePacs008(doc []byte) (t Pacs008Transfer, err error) {
 	return t, nil
 }
 
-// decodePacs008 decodes the document into moov-io/iso20022's document
-// and pacs.008.001.09 message types, in one pass (the library's
-// ParseIso20022Document makes four: it first tries the bytes as JSON and
-// re-reads them twice to find the format and namespace). The root must be
-// a pacs.008.001.09 Document, and nothing but white space, comments and
+// decodePacs008 decodes the document into moov-io/iso20022's
+// pacs.008.001.09 message type, in one pass. The library's
+// ParseIso20022Document would make four (it tries the bytes as JSON, then
+// re-reads them to find the format and namespace) and links every message
+// type of every version into the binary. The root must be a
+// pacs.008.001.09 Document, and nothing but white space, comments and
 // processing instructions may follow it.
 func decodePacs008(doc []byte) (*pacs_v09.FIToFICustomerCreditTransferV09, error) {
 	dec := xml.NewDecoder(bytes.NewReader(doc))
@@ -172,14 +172,16 @@ func decodePacs008(doc []byte) (*pacs_v09.FIToFICustomerCreditTransferV09, error
 	if root.Name.Space != Pacs008Namespace {
 		return nil, fmt.Errorf("namespace %q: want %s", clip(root.Name.Space, 80), Pacs008Namespace)
 	}
-	msg := &pacs_v09.FIToFICustomerCreditTransferV09{}
-	d := document.Iso20022DocumentObject{Message: msg}
+	var d struct {
+		Msgs []pacs_v09.FIToFICustomerCreditTransferV09 `xml:"FIToFICstmrCdtTrf"`
+	}
 	if err := dec.DecodeElement(&d, &root); err != nil {
 		return nil, fmt.Errorf("not a pacs.008 document: %w", err)
 	}
-	if msg.XMLName.Local != "FIToFICstmrCdtTrf" {
-		return nil, errors.New("not a FIToFICstmrCdtTrf message")
+	if len(d.Msgs) != 1 {
+		return nil, errors.New("want one FIToFICstmrCdtTrf message in the Document")
 	}
+	msg := &d.Msgs[0]
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
