@@ -25,3 +25,18 @@ func BenchmarkValidatePacs008(b *testing.B) {
 		}
 	}
 }
+
+// The rail side's reading of one document (railsim's pacs.008 endpoint).
+func BenchmarkParsePacs008(b *testing.B) {
+	r, _ := NewPacs008Rail(Pacs008Config{Config: Config{BaseURL: "http://127.0.0.1:1"}})
+	doc, err := r.Render(messageFor(goodInstruction(), RailPacs008))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParsePacs008(doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
