@@ -40,8 +40,9 @@ type Config struct {
 	// DefaultTimeout.
 	Timeout time.Duration
 	// Client makes the calls; default a client on NewTransport(), shared
-	// by every rail built without one. Its Timeout field should be zero:
-	// the per-call timeout above is the one that classifies.
+	// by every rail built without one. A copy of it is used that never
+	// follows redirects. Its Timeout field should be zero: the per-call
+	// timeout above is the one that classifies.
 	Client *http.Client
 }
 
@@ -86,8 +87,11 @@ type caller struct {
 
 func newCaller(cfg Config) (*caller, error) {
 	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("rail: base URL %q: want http(s)://host[:port][/prefix]", cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("rail: base URL: %s", transportMessage(err)) // not the URL: it may hold credentials
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("rail: base URL %q: want http(s)://host[:port][/prefix]", u.Redacted())
 	}
 	c := &caller{base: strings.TrimRight(u.String(), "/"), timeout: cfg.Timeout, client: cfg.Client}
 	if c.timeout <= 0 {
