@@ -58,7 +58,9 @@ func message(kind railKind, id string, seq int64) outbox.Message {
 // simulator; where the outcome leaves a question, the inquiry answers it.
 func TestRailOutcomes(t *testing.T) {
 	t.Parallel()
-	const short = 300 * time.Millisecond // the client's timeout where the rail holds its answer back
+	// The client's timeout where the rail holds its answer back: long enough
+	// that even a loaded machine has the request recorded before it expires.
+	const short = 2 * time.Second
 	cases := []struct {
 		name      string
 		behaviour railsim.Behaviour
@@ -251,7 +253,7 @@ func TestRailCallerCancel(t *testing.T) {
 	t.Parallel()
 	_, base := startSim(t, railsim.Behaviour{Latency: railsim.Duration(time.Minute)})
 	r := railKinds[0].build(t, base, 0)
-	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
 	if got := r.Send(ctx, message(railKinds[0], "pay-1", 1)); got.Outcome != outbox.Unknown || got.Code != rail.CodeTimeout {
 		t.Fatalf("got %+v", got)
