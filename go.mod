@@ -6,6 +6,8 @@ require (
 	github.com/go-playground/validator/v10 v10.28.0
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/moov-io/iso20022 v0.2.1
+	github.com/moov-io/iso4217 v0.3.0
 	github.com/pressly/goose/v3 v3.28.0
 	github.com/prometheus/client_golang v1.21.0
 	github.com/shopspring/decimal v1.4.0

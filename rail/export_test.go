@@ -1,0 +1,7 @@
+package rail
+
+// Fixtures for the external tests (package rail_test).
+var (
+	GoodInstruction = goodInstruction
+	MessageFor      = messageFor
+)

@@ -1,0 +1,50 @@
+// Package railsim is a payment rail in a box: an in-memory server that
+// speaks the rail HTTP API of package rail (JSON and pacs.008 sends,
+// status inquiry by idempotency key), so the outbox's relayer can be
+// tested, benchmarked and demonstrated without a bank. serve runs one
+// in-process when no rail is configured.
+//
+// It behaves like a real rail where the relayer's correctness depends on
+// it:
+//
+//   - Idempotent by key: a key sent again gets the original answer (the
+//     same reference, or the same refusal), and the resend of an accepted
+//     key is counted as a duplicate. A correct relayer never resends what
+//     the rail accepted, so Duplicates is 0 after a good run, whatever the
+//     chaos.
+//   - Strict: a pacs.008 that rail.ParsePacs008 refuses, a JSON body that
+//     rail.DecodeJSONRequest or rail.CheckInstruction refuses, or a body
+//     whose sequence differs from the headers is refused with FF01
+//     (terminal). Missing or bad headers are refused without recording.
+//   - Sequencing is observed, not enforced: per participant the ledger
+//     reports gaps and reordering (LedgerView), the relayer's invariants
+//     made visible.
+//
+// # Behaviour
+//
+// Behaviour (Options, SetBehaviour, GET/PUT /admin/behaviour) makes the
+// rail slow or unreliable for a stretch: latency and jitter, a fraction of
+// sends answered retryable (503 RAIL_BUSY by default; nothing recorded), a
+// fraction of instructions refused terminally (AC04 by default; decided
+// per idempotency key from the seed, so a refused key stays refused on
+// resend and inquiry), and a fraction of accepted sends recorded and then
+// answered too late or not at all (the connection closed): the UNKNOWN
+// outcomes the relayer must settle by inquiry. Retryable and timeout
+// decisions are drawn per attempt from a generator seeded by Seed. A PUT
+// changes only the fields its JSON names. Independently of the
+// behaviour, an instruction whose remittance information contains
+// RAIL-REJECT:<CODE> is refused with CODE, so a demo can plant refusals.
+//
+// # Endpoints
+//
+//	POST /v1/instructions, POST /v1/pacs008   sends (package rail documents them)
+//	GET  /v1/instructions/{key}               inquiry: 200 ACCEPTED/REJECTED, 404 NOT_FOUND
+//	GET  /admin/behaviour, PUT /admin/behaviour
+//	GET  /ledger                              LedgerView as JSON
+//	POST /ledger/reset                        forget everything
+//	GET  /healthz
+//
+// Everything is in memory behind one mutex per concern; a send costs the
+// ledger a few map operations (BenchmarkHandlerSend,
+// BenchmarkLoopbackJSONRail).
+package railsim
