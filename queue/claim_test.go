@@ -32,8 +32,8 @@ func TestClaimBatch(t *testing.T) {
 	var ids []string
 	for _, it := range b.Items {
 		ids = append(ids, it.ID)
-		var c struct{ PaymentID string }
-		if err := json.Unmarshal(it.Context, &c); err != nil || c.PaymentID != it.ID {
+		var c struct{ TaskID string }
+		if err := json.Unmarshal(it.Context, &c); err != nil || c.TaskID != it.ID {
 			t.Errorf("%s: context not pre-loaded: %s", it.ID, it.Context)
 		}
 		if it.ContextVersion != 1 || it.TenantID != "acme" || it.InitWorkflowID != "init-"+it.ID || it.ClaimedAt.IsZero() {
@@ -58,37 +58,14 @@ func TestClaimBatch(t *testing.T) {
 			t.Errorf("%s: %s, want READY", id, s)
 		}
 	}
-	inBatch, err := q.ItemsInBatch(ctx, b.ID)
-	if err != nil || len(inBatch) != 3 {
-		t.Fatalf("items in batch: %d, %v", len(inBatch), err)
+	if n := claimedBy(t, pool, b.ID); n != 3 {
+		t.Fatalf("items in batch: %d", n)
 	}
 
 	// Nothing left that is due: an empty batch.
 	b2, err := q.ClaimBatch(ctx, queue.ClaimParams{ItemType: itemType, BatchSize: 10, PreStartBuffer: 30 * time.Second, MaxRetries: maxRetries})
 	if err != nil || len(b2.Items) != 0 {
 		t.Fatalf("second claim: %d items, %v", len(b2.Items), err)
-	}
-}
-
-// TestClaimFromHint: a hinted claim starts past older items; a claim from
-// the head (zero From) still sees them.
-func TestClaimFromHint(t *testing.T) {
-	t.Parallel()
-	q, _ := newQueue(t)
-	ctx := context.Background()
-	now := time.Now().Truncate(time.Microsecond)
-	mustEnqueue(t, q, "old", now.Add(-time.Hour))
-	mustEnqueue(t, q, "mid", now.Add(-time.Minute))
-	mustEnqueue(t, q, "new", now.Add(-time.Second))
-	p := queue.ClaimParams{ItemType: itemType, BatchSize: 10, MaxRetries: 3, From: now.Add(-time.Minute)}
-	b, err := q.ClaimBatch(ctx, p)
-	if err != nil || len(b.Items) != 2 || b.Items[0].ID != "mid" || !b.Last().Equal(now.Add(-time.Second)) {
-		t.Fatalf("hinted claim = %+v, %v", b.Items, err)
-	}
-	p.From = time.Time{}
-	b, err = q.ClaimBatch(ctx, p)
-	if err != nil || len(b.Items) != 1 || b.Items[0].ID != "old" {
-		t.Fatalf("claim from the head = %+v, %v", b.Items, err)
 	}
 }
 
@@ -223,7 +200,7 @@ func TestFindStaleClaimsAndRecover(t *testing.T) {
 	if err != nil || len(res.Moved) != 1 || res.Moved[0].Status != queue.StatusReady {
 		t.Fatalf("recover: %+v %v", res, err)
 	}
-	trail, _ := q.AuditTrail(ctx, itemType, "older")
+	trail := auditTrail(t, pool, "older")
 	if last := trail[len(trail)-1]; last.Action != "STALE_RECOVERY" || last.StatusAfter != queue.StatusReady {
 		t.Fatalf("recovery audit = %+v", last)
 	}
@@ -265,9 +242,9 @@ func TestAuditLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trail, err := q.AuditTrail(ctx, itemType, "x")
-	if err != nil || len(trail) != 1 || trail[0].StatusAfter != queue.StatusDispatched || trail[0].BatchID != "B1" {
-		t.Fatalf("trail = %+v %v", trail, err)
+	trail := auditTrail(t, pool, "x")
+	if len(trail) != 1 || trail[0].StatusAfter != queue.StatusDispatched || trail[0].BatchID != "B1" {
+		t.Fatalf("trail = %+v", trail)
 	}
 	if err := q.WriteAudit(ctx, []queue.AuditEntry{{ItemType: itemType}}); err == nil {
 		t.Fatal("an audit entry without an action was accepted")
@@ -371,48 +348,43 @@ func TestUpdateConfig(t *testing.T) {
 
 func TestClaimBatchMaxInFlight(t *testing.T) {
 	t.Parallel()
-	for _, fair := range []bool{false, true} {
-		t.Run(map[bool]string{false: "oldest-first", true: "fair"}[fair], func(t *testing.T) {
-			t.Parallel()
-			q, pool := newQueue(t)
-			ctx := context.Background()
-			now := time.Now()
-			for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
-				mustEnqueue(t, q, id, now.Add(-time.Minute))
-			}
-			force(t, pool, "a", queue.StatusDispatched, "B-old", 0)
-			force(t, pool, "b", queue.StatusClaimed, "B-old", 0)
-			params := queue.ClaimParams{ItemType: itemType, BatchSize: 10, PreStartBuffer: time.Minute, MaxRetries: maxRetries, Fair: fair, MaxInFlight: 4}
+	q, pool := newQueue(t)
+	ctx := context.Background()
+	now := time.Now()
+	for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
+		mustEnqueue(t, q, id, now.Add(-time.Minute))
+	}
+	force(t, pool, "a", queue.StatusDispatched, "B-old", 0)
+	force(t, pool, "b", queue.StatusClaimed, "B-old", 0)
+	params := queue.ClaimParams{ItemType: itemType, BatchSize: 10, PreStartBuffer: time.Minute, MaxRetries: maxRetries, MaxInFlight: 4}
 
-			// 2 in flight under a cap of 4: room for 2 of the 4 due.
-			b, err := q.ClaimBatch(ctx, params)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(b.Items) != 2 || b.InFlight != 2 || b.AtCapacity {
-				t.Fatalf("claimed %d (in flight %d, at capacity %t), want 2 (2, false)", len(b.Items), b.InFlight, b.AtCapacity)
-			}
-			// Now 4 in flight: nothing more, and the rest stay READY.
-			b, err = q.ClaimBatch(ctx, params)
-			if err != nil || len(b.Items) != 0 || !b.AtCapacity || b.InFlight != 4 {
-				t.Fatalf("at the cap: claimed %d, in flight %d, at capacity %t, %v", len(b.Items), b.InFlight, b.AtCapacity, err)
-			}
-			var ready int
-			if err := pool.QueryRow(ctx, `SELECT count(*) FROM exec_queue WHERE item_type = $1 AND queue_status = 'READY'`, itemType).Scan(&ready); err != nil || ready != 2 {
-				t.Fatalf("READY = %d, want 2 (%v)", ready, err)
-			}
-			// One settles: room for one more.
-			force(t, pool, "a", queue.StatusCompleted, "B-old", 0)
-			b, err = q.ClaimBatch(ctx, params)
-			if err != nil || len(b.Items) != 1 {
-				t.Fatalf("after one settled: claimed %d, %v; want 1", len(b.Items), err)
-			}
-			// No cap: everything due.
-			params.MaxInFlight = 0
-			b, err = q.ClaimBatch(ctx, params)
-			if err != nil || len(b.Items) != 1 || b.InFlight != 0 {
-				t.Fatalf("uncapped: claimed %d, in flight %d, %v; want 1, 0", len(b.Items), b.InFlight, err)
-			}
-		})
+	// 2 in flight under a cap of 4: room for 2 of the 4 due.
+	b, err := q.ClaimBatch(ctx, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Items) != 2 || b.InFlight != 2 || b.AtCapacity {
+		t.Fatalf("claimed %d (in flight %d, at capacity %t), want 2 (2, false)", len(b.Items), b.InFlight, b.AtCapacity)
+	}
+	// Now 4 in flight: nothing more, and the rest stay READY.
+	b, err = q.ClaimBatch(ctx, params)
+	if err != nil || len(b.Items) != 0 || !b.AtCapacity || b.InFlight != 4 {
+		t.Fatalf("at the cap: claimed %d, in flight %d, at capacity %t, %v", len(b.Items), b.InFlight, b.AtCapacity, err)
+	}
+	var ready int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM exec_queue WHERE item_type = $1 AND queue_status = 'READY'`, itemType).Scan(&ready); err != nil || ready != 2 {
+		t.Fatalf("READY = %d, want 2 (%v)", ready, err)
+	}
+	// One settles: room for one more.
+	force(t, pool, "a", queue.StatusCompleted, "B-old", 0)
+	b, err = q.ClaimBatch(ctx, params)
+	if err != nil || len(b.Items) != 1 {
+		t.Fatalf("after one settled: claimed %d, %v; want 1", len(b.Items), err)
+	}
+	// No cap: everything due.
+	params.MaxInFlight = 0
+	b, err = q.ClaimBatch(ctx, params)
+	if err != nil || len(b.Items) != 1 || b.InFlight != 0 {
+		t.Fatalf("uncapped: claimed %d, in flight %d, %v; want 1, 0", len(b.Items), b.InFlight, err)
 	}
 }

@@ -60,15 +60,13 @@ func configFromRow(r dbsqlc.ExecRateConfig) Config {
 	}
 }
 
-// ClaimParams returns the claim parameters this configuration asks for:
-// a fair claim, within the tenants' caps.
+// ClaimParams returns the claim parameters this configuration asks for.
 func (c Config) ClaimParams() ClaimParams {
 	return ClaimParams{
 		ItemType:       c.ItemType,
 		BatchSize:      c.BatchSize,
 		PreStartBuffer: c.PreStartBuffer,
 		MaxRetries:     c.MaxDispatchRetries,
-		Fair:           true,
 		MaxInFlight:    c.MaxInFlight,
 	}
 }

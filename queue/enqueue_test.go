@@ -30,7 +30,7 @@ func TestSaveContextAndEnqueue(t *testing.T) {
 			name:       "new item",
 			second:     same,
 			want:       queue.EnqueueResult{Enqueued: true, Status: queue.StatusReady},
-			wantCtx:    `{"amount": "10.00", "paymentId": "x"}`,
+			wantCtx:    `{"size": 10, "taskId": "x"}`,
 			wantAudits: 1,
 		},
 		{
@@ -38,29 +38,29 @@ func TestSaveContextAndEnqueue(t *testing.T) {
 			first:      same,
 			second:     same,
 			want:       queue.EnqueueResult{Enqueued: false, Status: queue.StatusReady},
-			wantCtx:    `{"amount": "10.00", "paymentId": "x"}`,
+			wantCtx:    `{"size": 10, "taskId": "x"}`,
 			wantAudits: 1,
 		},
 		{
 			name:  "replay with the same JSON in another key order is a no-op",
 			first: same,
 			second: func(p queue.EnqueueParams) queue.EnqueueParams {
-				p.Context = json.RawMessage(`{ "amount":"10.00", "paymentId":"x" }`)
+				p.Context = json.RawMessage(`{ "taskId":"x", "size":10 }`)
 				return p
 			},
 			want:       queue.EnqueueResult{Enqueued: false, Status: queue.StatusReady},
-			wantCtx:    `{"amount": "10.00", "paymentId": "x"}`,
+			wantCtx:    `{"size": 10, "taskId": "x"}`,
 			wantAudits: 1,
 		},
 		{
 			name:  "same id with another context conflicts",
 			first: same,
 			second: func(p queue.EnqueueParams) queue.EnqueueParams {
-				p.Context = json.RawMessage(`{"paymentId":"x","amount":"99.00"}`)
+				p.Context = json.RawMessage(`{"taskId":"x","size":99}`)
 				return p
 			},
 			wantErr:    queue.ErrConflict,
-			wantCtx:    `{"amount": "10.00", "paymentId": "x"}`,
+			wantCtx:    `{"size": 10, "taskId": "x"}`,
 			wantAudits: 1,
 		},
 		{
@@ -71,7 +71,7 @@ func TestSaveContextAndEnqueue(t *testing.T) {
 				return p
 			},
 			wantErr:    queue.ErrConflict,
-			wantCtx:    `{"amount": "10.00", "paymentId": "x"}`,
+			wantCtx:    `{"size": 10, "taskId": "x"}`,
 			wantAudits: 1,
 		},
 		{
@@ -82,7 +82,7 @@ func TestSaveContextAndEnqueue(t *testing.T) {
 				return p
 			},
 			wantErr:    queue.ErrConflict,
-			wantCtx:    `{"amount": "10.00", "paymentId": "x"}`,
+			wantCtx:    `{"size": 10, "taskId": "x"}`,
 			wantAudits: 1,
 		},
 		{
@@ -90,7 +90,7 @@ func TestSaveContextAndEnqueue(t *testing.T) {
 			first: same,
 			prepare: func(t *testing.T, q *queue.Queue, pool *pgxpool.Pool) {
 				force(t, pool, "x", queue.StatusDispatched, "B", 0)
-				if err := q.MarkCompleted(context.Background(), itemType, "x"); err != nil {
+				if err := markCompleted(context.Background(), q, itemType, "x"); err != nil {
 					t.Fatal(err)
 				}
 			},

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paydispatch/paydispatch/internal/pgtest"
@@ -105,4 +106,77 @@ func bulkReady(t testing.TB, pool *pgxpool.Pool, n int, idPrefix string) {
 		FROM generate_series(1, $3) g`, itemType, idPrefix, n); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The single-item forms the tests use, over the batch transitions (the
+// queue's API has the batch forms only).
+
+func markDispatched(ctx context.Context, q *queue.Queue, itemType, batchID string, d queue.Dispatch) error {
+	res, err := q.MarkDispatchedBatch(ctx, itemType, batchID, []queue.Dispatch{d})
+	if err != nil {
+		return err
+	}
+	return res.Err("mark dispatched", queue.StatusClaimed)
+}
+
+func releaseForRetry(ctx context.Context, q *queue.Queue, itemType, batchID string, f queue.Failure, maxRetries int) (queue.Outcome, error) {
+	res, err := q.ReleaseForRetryBatch(ctx, itemType, batchID, []queue.Failure{f}, maxRetries)
+	return single(res, err, "release for retry", queue.StatusClaimed)
+}
+
+func markCompleted(ctx context.Context, q *queue.Queue, itemType, itemID string) error {
+	res, err := q.MarkCompletedBatch(ctx, itemType, []string{itemID})
+	if err != nil {
+		return err
+	}
+	return res.Err("mark completed", queue.StatusDispatched)
+}
+
+func markFailed(ctx context.Context, q *queue.Queue, itemType string, f queue.Failure, maxRetries int) (queue.Outcome, error) {
+	res, err := q.MarkFailedBatch(ctx, itemType, []queue.Failure{f}, maxRetries)
+	return single(res, err, "mark failed", queue.StatusDispatched)
+}
+
+func single(res queue.BatchResult, err error, op string, expected queue.Status) (queue.Outcome, error) {
+	if err != nil {
+		return queue.Outcome{}, err
+	}
+	if err := res.Err(op, expected); err != nil {
+		return queue.Outcome{}, err
+	}
+	return res.Moved[0], nil
+}
+
+// auditTrail is an item's audit entries, oldest first.
+func auditTrail(t *testing.T, pool *pgxpool.Pool, id string) []queue.AuditEntry {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `
+		SELECT audit_id, coalesce(batch_id, ''), item_type, coalesce(item_id, ''), action,
+		       coalesce(status_before, ''), coalesce(status_after, ''), coalesce(detail, ''), created_at
+		FROM dispatch_audit_log WHERE item_type = $1 AND item_id = $2 ORDER BY audit_id`, itemType, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (queue.AuditEntry, error) {
+		var e queue.AuditEntry
+		var before, after string
+		err := r.Scan(&e.ID, &e.BatchID, &e.ItemType, &e.ItemID, &e.Action, &before, &after, &e.Detail, &e.CreatedAt)
+		e.StatusBefore, e.StatusAfter = queue.Status(before), queue.Status(after)
+		return e, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// claimedBy counts the items batchID claimed and still holds.
+func claimedBy(t *testing.T, pool *pgxpool.Pool, batchID string) int {
+	t.Helper()
+	var n int
+	if err := pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM exec_queue WHERE dispatch_batch_id = $1 AND queue_status = 'CLAIMED'`, batchID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

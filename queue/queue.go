@@ -153,10 +153,11 @@ func (p EnqueueParams) validate() error {
 	return nil
 }
 
-// ClaimBatch claims up to BatchSize due READY items, oldest scheduled first,
-// marks them CLAIMED under a new batch id and returns them with their
-// contexts: one statement. Rows locked by a concurrent claimer are skipped,
-// so concurrent claims are disjoint. An empty batch has no items.
+// ClaimBatch claims up to BatchSize due READY items, fairly between tenants
+// and each tenant's oldest first, marks them CLAIMED under a new batch id
+// and returns them with their contexts: one statement. Rows locked by a
+// concurrent claimer are skipped, so concurrent claims are disjoint. An
+// empty batch has no items.
 func (q *Queue) ClaimBatch(ctx context.Context, p ClaimParams) (Batch, error) {
 	switch {
 	case p.ItemType == "":
@@ -182,26 +183,16 @@ func (q *Queue) ClaimBatch(ctx context.Context, p ClaimParams) (Batch, error) {
 		}
 		p.BatchSize = min(p.BatchSize, room)
 	}
-	var items []ClaimedItem
-	if p.Fair {
-		rows, err := q.q.ClaimBatchFair(ctx, dbsqlc.ClaimBatchFairParams{
-			ItemType: p.ItemType, BatchSize: int32(p.BatchSize), PreStartBufferSecs: int32(p.PreStartBuffer / time.Second),
-			MaxRetries: int32(p.MaxRetries), BatchID: batchID,
-		})
-		if err != nil {
-			return Batch{}, fmt.Errorf("queue: claim %s batch fairly: %w", p.ItemType, err)
-		}
-		for _, r := range rows {
-			items = append(items, claimedItem(dbsqlc.ClaimBatchRow(r)))
-		}
-	} else {
-		rows, err := q.q.ClaimBatch(ctx, claimArgs(p, batchID))
-		if err != nil {
-			return Batch{}, fmt.Errorf("queue: claim %s batch: %w", p.ItemType, err)
-		}
-		for _, r := range rows {
-			items = append(items, claimedItem(r))
-		}
+	rows, err := q.q.ClaimBatch(ctx, dbsqlc.ClaimBatchParams{
+		ItemType: p.ItemType, BatchSize: int32(p.BatchSize), PreStartBufferSecs: int32(p.PreStartBuffer / time.Second),
+		MaxRetries: int32(p.MaxRetries), BatchID: batchID,
+	})
+	if err != nil {
+		return Batch{}, fmt.Errorf("queue: claim %s batch: %w", p.ItemType, err)
+	}
+	items := make([]ClaimedItem, len(rows))
+	for i, r := range rows {
+		items[i] = claimedItem(r)
 	}
 	return Batch{ID: batchID, Items: items, InFlight: inFlight}, nil
 }
@@ -212,21 +203,6 @@ func claimedItem(r dbsqlc.ClaimBatchRow) ClaimedItem {
 		ScheduledExecTime: r.ScheduledExecTime, InitWorkflowID: deref(r.InitWorkflowID),
 		RetryCount: int(r.RetryCount), ClaimedAt: derefTime(r.ClaimedAt), CreatedAt: r.CreatedAt,
 		Context: r.Context, ContextVersion: int(derefInt(r.ContextVersion)), Paced: r.Paced,
-	}
-}
-
-func claimArgs(p ClaimParams, batchID string) dbsqlc.ClaimBatchParams {
-	var from *time.Time
-	if !p.From.IsZero() {
-		from = &p.From
-	}
-	return dbsqlc.ClaimBatchParams{
-		ItemType:           p.ItemType,
-		PreStartBufferSecs: int32(p.PreStartBuffer / time.Second),
-		ScheduledFrom:      from,
-		MaxRetries:         int32(p.MaxRetries),
-		BatchSize:          int32(p.BatchSize),
-		BatchID:            batchID,
 	}
 }
 
@@ -250,18 +226,9 @@ func (r BatchResult) Err(op string, expected Status) error {
 	return &TransitionError{Op: op, Expected: expected, Rejected: r.Rejected}
 }
 
-// MarkDispatched moves one item CLAIMED → DISPATCHED, recording the
-// execution workflow's id. The item must still be claimed by batchID.
-func (q *Queue) MarkDispatched(ctx context.Context, itemType, batchID string, d Dispatch) error {
-	res, err := q.MarkDispatchedBatch(ctx, itemType, batchID, []Dispatch{d})
-	if err != nil {
-		return err
-	}
-	return res.Err("mark dispatched", StatusClaimed)
-}
-
-// MarkDispatchedBatch is MarkDispatched for many items of one batch, in one
-// statement.
+// MarkDispatchedBatch moves items of one batch CLAIMED → DISPATCHED,
+// recording each one's execution workflow id, in one statement. An item no
+// longer claimed by batchID is left as it is and reported.
 func (q *Queue) MarkDispatchedBatch(ctx context.Context, itemType, batchID string, ds []Dispatch) (BatchResult, error) {
 	if err := checkBatch(itemType, len(ds)); err != nil {
 		return BatchResult{}, err
@@ -284,14 +251,9 @@ func (q *Queue) MarkDispatchedBatch(ctx context.Context, itemType, batchID strin
 	return q.withRejections(ctx, itemType, ids, outcomes)
 }
 
-// ReleaseForRetry moves one item CLAIMED → READY with retry_count+1 and the
-// error recorded, or to DEAD_LETTER when that uses up maxRetries.
-func (q *Queue) ReleaseForRetry(ctx context.Context, itemType, batchID string, f Failure, maxRetries int) (Outcome, error) {
-	res, err := q.ReleaseForRetryBatch(ctx, itemType, batchID, []Failure{f}, maxRetries)
-	return single(res, err, "release for retry", StatusClaimed)
-}
-
-// ReleaseForRetryBatch is ReleaseForRetry for many items of one batch.
+// ReleaseForRetryBatch moves items of one batch CLAIMED → READY with
+// retry_count+1 and their errors recorded, or to DEAD_LETTER when that uses
+// up maxRetries.
 func (q *Queue) ReleaseForRetryBatch(ctx context.Context, itemType, batchID string, fs []Failure, maxRetries int) (BatchResult, error) {
 	return q.releaseBatch(ctx, itemType, batchID, fs, maxRetries, "RETRY")
 }
@@ -323,17 +285,8 @@ func (q *Queue) releaseBatch(ctx context.Context, itemType, batchID string, fs [
 	return q.withRejections(ctx, itemType, ids, outcomes)
 }
 
-// MarkCompleted moves one item DISPATCHED → COMPLETED and deletes its
-// context, in one statement.
-func (q *Queue) MarkCompleted(ctx context.Context, itemType, itemID string) error {
-	res, err := q.MarkCompletedBatch(ctx, itemType, []string{itemID})
-	if err != nil {
-		return err
-	}
-	return res.Err("mark completed", StatusDispatched)
-}
-
-// MarkCompletedBatch is MarkCompleted for many items.
+// MarkCompletedBatch moves items DISPATCHED → COMPLETED and deletes their
+// contexts, in one statement.
 func (q *Queue) MarkCompletedBatch(ctx context.Context, itemType string, itemIDs []string) (BatchResult, error) {
 	if err := checkBatch(itemType, len(itemIDs)); err != nil {
 		return BatchResult{}, err
@@ -349,14 +302,9 @@ func (q *Queue) MarkCompletedBatch(ctx context.Context, itemType string, itemIDs
 	return q.withRejections(ctx, itemType, itemIDs, outcomes)
 }
 
-// MarkFailed records a failed execution: DISPATCHED → FAILED → READY with
-// retry_count+1, or DEAD_LETTER when that uses up maxRetries.
-func (q *Queue) MarkFailed(ctx context.Context, itemType string, f Failure, maxRetries int) (Outcome, error) {
-	res, err := q.MarkFailedBatch(ctx, itemType, []Failure{f}, maxRetries)
-	return single(res, err, "mark failed", StatusDispatched)
-}
-
-// MarkFailedBatch is MarkFailed for many items.
+// MarkFailedBatch records failed executions: DISPATCHED → FAILED → READY
+// with retry_count+1, or DEAD_LETTER when that uses up maxRetries (one
+// statement; the audit log records both steps).
 func (q *Queue) MarkFailedBatch(ctx context.Context, itemType string, fs []Failure, maxRetries int) (BatchResult, error) {
 	if err := checkBatch(itemType, len(fs)); err != nil {
 		return BatchResult{}, err
@@ -408,16 +356,6 @@ func (q *Queue) withRejections(ctx context.Context, itemType string, ids []strin
 		res.Rejected = append(res.Rejected, Rejection{ItemID: id, Actual: Status(r.QueueStatus), ActualBatchID: deref(r.DispatchBatchID)})
 	}
 	return res, nil
-}
-
-func single(res BatchResult, err error, op string, expected Status) (Outcome, error) {
-	if err != nil {
-		return Outcome{}, err
-	}
-	if err := res.Err(op, expected); err != nil {
-		return Outcome{}, err
-	}
-	return res.Moved[0], nil
 }
 
 func checkBatch(itemType string, n int) error {
@@ -497,32 +435,6 @@ func (q *Queue) Get(ctx context.Context, itemType, itemID string) (Item, error) 
 	return itemFromRow(r), nil
 }
 
-// Context returns an item's saved context and its version.
-func (q *Queue) Context(ctx context.Context, itemType, itemID string) (json.RawMessage, int, error) {
-	r, err := q.q.GetContext(ctx, dbsqlc.GetContextParams{ItemType: itemType, ItemID: itemID})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, 0, fmt.Errorf("queue: context %s/%s: %w", itemType, itemID, ErrNotFound)
-	}
-	if err != nil {
-		return nil, 0, fmt.Errorf("queue: get context %s/%s: %w", itemType, itemID, err)
-	}
-	return r.Context, int(r.ContextVersion), nil
-}
-
-// ItemsInBatch returns the items batchID claimed and still holds (CLAIMED):
-// what a dispatcher that died mid-batch left behind.
-func (q *Queue) ItemsInBatch(ctx context.Context, batchID string) ([]Item, error) {
-	rows, err := q.q.ItemsInBatch(ctx, batchID)
-	if err != nil {
-		return nil, fmt.Errorf("queue: items in batch %s: %w", batchID, err)
-	}
-	items := make([]Item, len(rows))
-	for i, r := range rows {
-		items[i] = itemFromRow(r)
-	}
-	return items, nil
-}
-
 // Depth counts an item type's items per status and finds the oldest READY one.
 func (q *Queue) Depth(ctx context.Context, itemType string) (Depth, error) {
 	rows, err := q.q.DepthByStatus(ctx, itemType)
@@ -567,23 +479,6 @@ func (q *Queue) WriteAudit(ctx context.Context, entries []AuditEntry) error {
 		return fmt.Errorf("queue: write audit: %w", err)
 	}
 	return nil
-}
-
-// AuditTrail returns an item's audit entries, oldest first.
-func (q *Queue) AuditTrail(ctx context.Context, itemType, itemID string) ([]AuditEntry, error) {
-	rows, err := q.q.AuditTrail(ctx, dbsqlc.AuditTrailParams{ItemType: itemType, ItemID: &itemID})
-	if err != nil {
-		return nil, fmt.Errorf("queue: audit trail %s/%s: %w", itemType, itemID, err)
-	}
-	out := make([]AuditEntry, len(rows))
-	for i, r := range rows {
-		out[i] = AuditEntry{
-			ID: r.AuditID, BatchID: deref(r.BatchID), ItemType: r.ItemType, ItemID: deref(r.ItemID),
-			Action: r.Action, StatusBefore: Status(deref(r.StatusBefore)), StatusAfter: Status(deref(r.StatusAfter)),
-			Detail: deref(r.Detail), CreatedAt: r.CreatedAt,
-		}
-	}
-	return out, nil
 }
 
 func itemFromRow(r dbsqlc.ExecQueue) Item {

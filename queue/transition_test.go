@@ -23,18 +23,18 @@ type transition struct {
 
 var transitions = []transition{
 	{"MarkDispatched", queue.StatusClaimed, func(q *queue.Queue) (queue.Outcome, error) {
-		err := q.MarkDispatched(context.Background(), itemType, "B", queue.Dispatch{ItemID: "x", ExecWorkflowID: "exec-PAYMENT-x"})
+		err := markDispatched(context.Background(), q, itemType, "B", queue.Dispatch{ItemID: "x", ExecWorkflowID: "exec-PAYMENT-x"})
 		return queue.Outcome{ItemID: "x", Status: queue.StatusDispatched}, err
 	}},
 	{"ReleaseForRetry", queue.StatusClaimed, func(q *queue.Queue) (queue.Outcome, error) {
-		return q.ReleaseForRetry(context.Background(), itemType, "B", queue.Failure{ItemID: "x", Error: "start failed"}, maxRetries)
+		return releaseForRetry(context.Background(), q, itemType, "B", queue.Failure{ItemID: "x", Error: "start failed"}, maxRetries)
 	}},
 	{"MarkCompleted", queue.StatusDispatched, func(q *queue.Queue) (queue.Outcome, error) {
-		err := q.MarkCompleted(context.Background(), itemType, "x")
+		err := markCompleted(context.Background(), q, itemType, "x")
 		return queue.Outcome{ItemID: "x", Status: queue.StatusCompleted}, err
 	}},
 	{"MarkFailed", queue.StatusDispatched, func(q *queue.Queue) (queue.Outcome, error) {
-		return q.MarkFailed(context.Background(), itemType, queue.Failure{ItemID: "x", Error: "execution failed"}, maxRetries)
+		return markFailed(context.Background(), q, itemType, queue.Failure{ItemID: "x", Error: "execution failed"}, maxRetries)
 	}},
 }
 
@@ -79,10 +79,7 @@ func TestLegalTransitions(t *testing.T) {
 			if got := contextExists(t, pool, "x"); got != tt.wantContext {
 				t.Errorf("context exists = %v, want %v", got, tt.wantContext)
 			}
-			trail, err := q.AuditTrail(context.Background(), itemType, "x")
-			if err != nil {
-				t.Fatal(err)
-			}
+			trail := auditTrail(t, pool, "x")
 			var actions []string
 			for _, e := range trail[auditsBefore:] {
 				actions = append(actions, e.Action)
@@ -229,7 +226,7 @@ func TestBatchTransitionPartial(t *testing.T) {
 // re-claim, dispatch, a failed execution, and completion.
 func TestFullLifecycle(t *testing.T) {
 	t.Parallel()
-	q, _ := newQueue(t)
+	q, pool := newQueue(t)
 	ctx := context.Background()
 	mustEnqueue(t, q, "x", time.Now().Add(-time.Second))
 	claim := queue.ClaimParams{ItemType: itemType, BatchSize: 10, MaxRetries: 5}
@@ -238,7 +235,7 @@ func TestFullLifecycle(t *testing.T) {
 	if err != nil || len(b1.Items) != 1 {
 		t.Fatalf("claim 1: %v %v", b1, err)
 	}
-	if _, err := q.ReleaseForRetry(ctx, itemType, b1.ID, queue.Failure{ItemID: "x", Error: "temporal unavailable"}, 5); err != nil {
+	if _, err := releaseForRetry(ctx, q, itemType, b1.ID, queue.Failure{ItemID: "x", Error: "temporal unavailable"}, 5); err != nil {
 		t.Fatal(err)
 	}
 	b2, err := q.ClaimBatch(ctx, claim)
@@ -246,29 +243,26 @@ func TestFullLifecycle(t *testing.T) {
 		t.Fatalf("claim 2: %+v %v", b2, err)
 	}
 	// The first batch no longer owns the item.
-	if err := q.MarkDispatched(ctx, itemType, b1.ID, queue.Dispatch{ItemID: "x", ExecWorkflowID: "w"}); !errors.Is(err, queue.ErrTransitionRejected) {
+	if err := markDispatched(ctx, q, itemType, b1.ID, queue.Dispatch{ItemID: "x", ExecWorkflowID: "w"}); !errors.Is(err, queue.ErrTransitionRejected) {
 		t.Fatalf("stale batch dispatched the item: %v", err)
 	}
-	if err := q.MarkDispatched(ctx, itemType, b2.ID, queue.Dispatch{ItemID: "x", ExecWorkflowID: "w"}); err != nil {
+	if err := markDispatched(ctx, q, itemType, b2.ID, queue.Dispatch{ItemID: "x", ExecWorkflowID: "w"}); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := q.MarkFailed(ctx, itemType, queue.Failure{ItemID: "x", Error: "rail down"}, 5); err != nil || out.Status != queue.StatusReady {
+	if out, err := markFailed(ctx, q, itemType, queue.Failure{ItemID: "x", Error: "rail down"}, 5); err != nil || out.Status != queue.StatusReady {
 		t.Fatalf("mark failed: %+v %v", out, err)
 	}
 	b3, err := q.ClaimBatch(ctx, claim)
 	if err != nil || len(b3.Items) != 1 {
 		t.Fatalf("claim 3: %v", err)
 	}
-	if err := q.MarkDispatched(ctx, itemType, b3.ID, queue.Dispatch{ItemID: "x", ExecWorkflowID: "w"}); err != nil {
+	if err := markDispatched(ctx, q, itemType, b3.ID, queue.Dispatch{ItemID: "x", ExecWorkflowID: "w"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.MarkCompleted(ctx, itemType, "x"); err != nil {
+	if err := markCompleted(ctx, q, itemType, "x"); err != nil {
 		t.Fatal(err)
 	}
-	trail, err := q.AuditTrail(ctx, itemType, "x")
-	if err != nil {
-		t.Fatal(err)
-	}
+	trail := auditTrail(t, pool, "x")
 	var path []string
 	for _, e := range trail {
 		path = append(path, string(e.StatusAfter))

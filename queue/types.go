@@ -68,7 +68,10 @@ type EnqueueResult struct {
 	Status Status
 }
 
-// ClaimParams select a batch to claim.
+// ClaimParams select a batch to claim. A claim is fair between tenants:
+// each tenant with due items offers its oldest, up to twice its share of
+// the batch and the room under its cap (tenant_capacity), and the batch
+// takes them round-robin.
 type ClaimParams struct {
 	ItemType  string
 	BatchSize int
@@ -76,20 +79,6 @@ type ClaimParams struct {
 	PreStartBuffer time.Duration
 	// MaxRetries excludes items that have already failed this many times.
 	MaxRetries int
-	// From, when set, skips items scheduled before it. It is a hint, not a
-	// filter on meaning: claims take the oldest first, and each claim leaves
-	// its rows' index entries dead at the head of the claim index until
-	// VACUUM removes them, so a claim from the head walks every entry
-	// claimed since. A claimer that has just claimed a batch passes that
-	// batch's last scheduled time (Batch.Last) to start past them.
-	//
-	// Items older than From that are READY again (released for retry, or
-	// enqueued late) are not seen by hinted claims: a claimer must claim
-	// from the head (zero From) regularly, e.g. at the start of each cycle.
-	From time.Time
-	// Fair shares the batch between tenants, round-robin, and keeps each
-	// tenant within its cap (tenant_capacity); From is not used then.
-	Fair bool
 	// MaxInFlight, when positive, caps the item type's items CLAIMED or
 	// DISPATCHED: the claim takes at most the room left under it. The
 	// count and the claim are two statements, so concurrent claimers can
@@ -123,15 +112,6 @@ type Batch struct {
 	InFlight int
 	// AtCapacity: the cap left no room, so nothing was claimed.
 	AtCapacity bool
-}
-
-// Last is the scheduled time of the batch's newest item (zero when empty):
-// the From hint for the claimer's next claim.
-func (b Batch) Last() time.Time {
-	if len(b.Items) == 0 {
-		return time.Time{}
-	}
-	return b.Items[len(b.Items)-1].ScheduledExecTime
 }
 
 // Dispatch names the execution workflow started for a claimed item.

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/internal/explain"
 	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/postgres/pgserver"
@@ -81,19 +82,14 @@ func RunQueue(ctx context.Context, o QueueOptions) error {
 	if err := b.load(ctx, o.SmallDepth); err != nil {
 		return err
 	}
-	small, err := b.latency(ctx, false)
+	small, err := b.latency(ctx)
 	if err != nil {
 		return err
 	}
 	if err := b.load(ctx, o.Rows-o.SmallDepth); err != nil {
 		return err
 	}
-	deep, err := b.latency(ctx, false)
-	if err != nil {
-		return err
-	}
-	// The dispatcher's claim: shared fairly between the 10 tenants loaded.
-	fair, err := b.latency(ctx, true)
+	deep, err := b.latency(ctx)
 	if err != nil {
 		return err
 	}
@@ -102,15 +98,16 @@ func RunQueue(ctx context.Context, o QueueOptions) error {
 	b.printf("  depth %10s: p50 %7.2f ms  p99 %7.2f ms\n", thousands(o.Rows), ms(deep.p50), ms(deep.p99))
 	r50, r99 := ratio(deep.p50, small.p50), ratio(deep.p99, small.p99)
 	b.printf("  ratio deep/shallow: p50 %.2f  p99 %.2f   (target p50 ≤ 1.5: %s)\n", r50, r99, verdict(r50 <= 1.5))
-	b.printf("  fair claim (the dispatcher's; 10 tenants) at depth %s: p50 %.2f ms  p99 %.2f ms  (%.2f × the oldest-first claim)\n",
-		thousands(o.Rows), ms(fair.p50), ms(fair.p99), ratio(fair.p50, deep.p50))
-
-	plan, err := b.q.ExplainClaim(ctx, queue.ClaimParams{ItemType: benchItemType, BatchSize: o.BatchSize, MaxRetries: 3}, true)
+	plans, err := explain.Run(ctx, b.pool, explain.Options{Analyze: true}, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := queue.New(tx).ClaimBatch(ctx, queue.ClaimParams{ItemType: benchItemType, BatchSize: o.BatchSize, MaxRetries: 3})
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	b.printf("\nEXPLAIN ANALYZE of the claim at depth %s (rolled back):\n", thousands(o.Rows))
-	for _, line := range strings.Split(plan, "\n") {
+	claimPlan, _ := explain.Find(plans, "claimed AS")
+	b.printf("\nEXPLAIN ANALYZE of the claim (fair between the 10 tenants loaded) at depth %s (rolled back):\n", thousands(o.Rows))
+	for _, line := range strings.Split(claimPlan.Plan, "\n") {
 		b.printf("  %s\n", line)
 	}
 
@@ -187,8 +184,8 @@ func (b *queueBench) insertRange(ctx context.Context, lo, hi int64) error {
 
 type latencies struct{ p50, p99 time.Duration }
 
-func (b *queueBench) latency(ctx context.Context, fair bool) (latencies, error) {
-	claim := queue.ClaimParams{ItemType: benchItemType, BatchSize: b.o.BatchSize, MaxRetries: 3, Fair: fair}
+func (b *queueBench) latency(ctx context.Context) (latencies, error) {
+	claim := queue.ClaimParams{ItemType: benchItemType, BatchSize: b.o.BatchSize, MaxRetries: 3}
 	var samples []time.Duration
 	for i := range b.o.Samples + 5 {
 		start := time.Now()
@@ -278,12 +275,7 @@ func (b *queueBench) throughput(ctx context.Context) (throughputResult, error) {
 		go func() {
 			defer wg.Done()
 			claim := queue.ClaimParams{ItemType: benchItemType, BatchSize: b.o.BatchSize, MaxRetries: 3}
-			for n := 0; ctx.Err() == nil; n++ {
-				// As a dispatcher would: from the head once per cycle (here
-				// every 20 claims), past its previous batch otherwise.
-				if n%20 == 0 {
-					claim.From = time.Time{}
-				}
+			for ctx.Err() == nil {
 				t0 := time.Now()
 				batch, err := b.q.ClaimBatch(ctx, claim)
 				if err != nil {
@@ -293,13 +285,8 @@ func (b *queueBench) throughput(ctx context.Context) (throughputResult, error) {
 					return
 				}
 				if len(batch.Items) == 0 {
-					if !claim.From.IsZero() {
-						claim.From = time.Time{}
-						continue
-					}
 					return
 				}
-				claim.From = batch.Last()
 				ds := make([]queue.Dispatch, len(batch.Items))
 				for i, it := range batch.Items {
 					ds[i] = queue.Dispatch{ItemID: it.ID, ExecWorkflowID: "exec-" + benchItemType + "-" + it.ID}

@@ -27,49 +27,6 @@ FROM (SELECT @item_type::text AS item_type, @item_id::text AS item_id) k
 LEFT JOIN exec_queue q ON q.item_type = k.item_type AND q.item_id = k.item_id
 LEFT JOIN exec_context x ON x.item_type = k.item_type AND x.item_id = k.item_id;
 
--- name: ClaimBatch :many
--- Due READY rows, oldest first, locked with SKIP LOCKED so concurrent
--- claimers take disjoint rows, marked CLAIMED and returned with their context
--- pre-loaded: one statement, one round trip.
-WITH picked AS (
-    SELECT q.item_id
-    FROM exec_queue q
-    WHERE q.item_type = @item_type
-      AND q.queue_status = 'READY'
-      AND q.scheduled_exec_time <= now() + make_interval(secs => @pre_start_buffer_secs::int)
-      AND q.scheduled_exec_time >= COALESCE(sqlc.narg('scheduled_from')::timestamptz, '-infinity')
-      AND q.retry_count < @max_retries::int
-    ORDER BY q.scheduled_exec_time
-    LIMIT @batch_size::int
-    FOR UPDATE SKIP LOCKED
-), claimed AS (
-    -- Looked up by key through an array, not joined: a join with the CTE
-    -- can be planned as a hash join over the whole table.
-    UPDATE exec_queue q
-    SET queue_status = 'CLAIMED',
-        dispatch_batch_id = @batch_id::text,
-        claimed_at = now(),
-        updated_at = now()
-    WHERE q.item_type = @item_type
-      AND q.item_id = ANY(ARRAY(SELECT picked.item_id FROM picked))
-      AND q.queue_status = 'READY'
-    RETURNING q.item_type, q.item_id, q.tenant_id, q.scheduled_exec_time, q.init_workflow_id,
-              q.retry_count, q.claimed_at, q.created_at, q.paced
-), audit AS (
-    -- One row per batch, not per item: the claim is the hottest statement,
-    -- and each item's own trail names its batch at its next transition.
-    INSERT INTO dispatch_audit_log (batch_id, item_type, action, status_before, status_after, detail)
-    SELECT @batch_id::text, @item_type, 'CLAIMED', 'READY', 'CLAIMED', 'items=' || count(*)
-    FROM claimed
-    HAVING count(*) > 0
-)
-SELECT c.item_type, c.item_id, c.tenant_id, c.scheduled_exec_time, c.init_workflow_id,
-       c.retry_count, c.claimed_at, c.created_at,
-       x.context, x.context_version, c.paced
-FROM claimed c
-LEFT JOIN exec_context x ON x.item_type = c.item_type AND x.item_id = c.item_id
-ORDER BY c.scheduled_exec_time, c.item_id;
-
 -- name: MarkDispatched :many
 -- CLAIMED -> DISPATCHED, guarded by status and by the claiming batch, so a
 -- dispatcher whose claim was recovered and re-claimed by another cannot
@@ -241,19 +198,6 @@ SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_wo
 FROM exec_queue
 WHERE item_type = @item_type AND item_id = @item_id;
 
--- name: GetContext :one
-SELECT context, context_version FROM exec_context
-WHERE item_type = @item_type AND item_id = @item_id;
-
--- name: ItemsInBatch :many
--- The items a claim batch still holds (CLAIMED), by the batch index.
-SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
-       dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
-       retry_count, last_error, created_at, updated_at, paced
-FROM exec_queue
-WHERE dispatch_batch_id = @batch_id::text AND queue_status = 'CLAIMED'
-ORDER BY item_id;
-
 -- name: DepthByStatus :many
 SELECT queue_status, count(*)::bigint AS items
 FROM exec_queue
@@ -271,12 +215,6 @@ LIMIT 1;
 -- name: InsertAudit :copyfrom
 INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after, detail)
 VALUES (@batch_id, @item_type, @item_id, @action, @status_before, @status_after, @detail);
-
--- name: AuditTrail :many
-SELECT audit_id, batch_id, item_type, item_id, action, status_before, status_after, detail, created_at
-FROM dispatch_audit_log
-WHERE item_type = @item_type AND item_id = @item_id
-ORDER BY audit_id;
 
 -- name: GetConfig :one
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
@@ -332,7 +270,7 @@ RETURNING item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_
 SELECT (SELECT count(*) FROM exec_queue q WHERE q.item_type = @item_type AND q.queue_status = 'CLAIMED')
      + (SELECT count(*) FROM exec_queue q WHERE q.item_type = @item_type AND q.queue_status = 'DISPATCHED') AS n;
 
--- name: ClaimBatchFair :many
+-- name: ClaimBatch :many
 -- The claim, shared fairly between tenants and within their caps: every
 -- tenant with READY items (found by a skip scan, one index descent each)
 -- offers its oldest due items, up to its room under its cap and twice its

@@ -10,155 +10,7 @@ import (
 	"time"
 )
 
-const auditTrail = `-- name: AuditTrail :many
-SELECT audit_id, batch_id, item_type, item_id, action, status_before, status_after, detail, created_at
-FROM dispatch_audit_log
-WHERE item_type = $1 AND item_id = $2
-ORDER BY audit_id
-`
-
-type AuditTrailParams struct {
-	ItemType string
-	ItemID   *string
-}
-
-func (q *Queries) AuditTrail(ctx context.Context, arg AuditTrailParams) ([]DispatchAuditLog, error) {
-	rows, err := q.db.Query(ctx, auditTrail, arg.ItemType, arg.ItemID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []DispatchAuditLog
-	for rows.Next() {
-		var i DispatchAuditLog
-		if err := rows.Scan(
-			&i.AuditID,
-			&i.BatchID,
-			&i.ItemType,
-			&i.ItemID,
-			&i.Action,
-			&i.StatusBefore,
-			&i.StatusAfter,
-			&i.Detail,
-			&i.CreatedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const claimBatch = `-- name: ClaimBatch :many
-WITH picked AS (
-    SELECT q.item_id
-    FROM exec_queue q
-    WHERE q.item_type = $1
-      AND q.queue_status = 'READY'
-      AND q.scheduled_exec_time <= now() + make_interval(secs => $2::int)
-      AND q.scheduled_exec_time >= COALESCE($3::timestamptz, '-infinity')
-      AND q.retry_count < $4::int
-    ORDER BY q.scheduled_exec_time
-    LIMIT $5::int
-    FOR UPDATE SKIP LOCKED
-), claimed AS (
-    -- Looked up by key through an array, not joined: a join with the CTE
-    -- can be planned as a hash join over the whole table.
-    UPDATE exec_queue q
-    SET queue_status = 'CLAIMED',
-        dispatch_batch_id = $6::text,
-        claimed_at = now(),
-        updated_at = now()
-    WHERE q.item_type = $1
-      AND q.item_id = ANY(ARRAY(SELECT picked.item_id FROM picked))
-      AND q.queue_status = 'READY'
-    RETURNING q.item_type, q.item_id, q.tenant_id, q.scheduled_exec_time, q.init_workflow_id,
-              q.retry_count, q.claimed_at, q.created_at, q.paced
-), audit AS (
-    -- One row per batch, not per item: the claim is the hottest statement,
-    -- and each item's own trail names its batch at its next transition.
-    INSERT INTO dispatch_audit_log (batch_id, item_type, action, status_before, status_after, detail)
-    SELECT $6::text, $1, 'CLAIMED', 'READY', 'CLAIMED', 'items=' || count(*)
-    FROM claimed
-    HAVING count(*) > 0
-)
-SELECT c.item_type, c.item_id, c.tenant_id, c.scheduled_exec_time, c.init_workflow_id,
-       c.retry_count, c.claimed_at, c.created_at,
-       x.context, x.context_version, c.paced
-FROM claimed c
-LEFT JOIN exec_context x ON x.item_type = c.item_type AND x.item_id = c.item_id
-ORDER BY c.scheduled_exec_time, c.item_id
-`
-
-type ClaimBatchParams struct {
-	ItemType           string
-	PreStartBufferSecs int32
-	ScheduledFrom      *time.Time
-	MaxRetries         int32
-	BatchSize          int32
-	BatchID            string
-}
-
-type ClaimBatchRow struct {
-	ItemType          string
-	ItemID            string
-	TenantID          string
-	ScheduledExecTime time.Time
-	InitWorkflowID    *string
-	RetryCount        int32
-	ClaimedAt         *time.Time
-	CreatedAt         time.Time
-	Context           []byte
-	ContextVersion    *int32
-	Paced             bool
-}
-
-// Due READY rows, oldest first, locked with SKIP LOCKED so concurrent
-// claimers take disjoint rows, marked CLAIMED and returned with their context
-// pre-loaded: one statement, one round trip.
-func (q *Queries) ClaimBatch(ctx context.Context, arg ClaimBatchParams) ([]ClaimBatchRow, error) {
-	rows, err := q.db.Query(ctx, claimBatch,
-		arg.ItemType,
-		arg.PreStartBufferSecs,
-		arg.ScheduledFrom,
-		arg.MaxRetries,
-		arg.BatchSize,
-		arg.BatchID,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []ClaimBatchRow
-	for rows.Next() {
-		var i ClaimBatchRow
-		if err := rows.Scan(
-			&i.ItemType,
-			&i.ItemID,
-			&i.TenantID,
-			&i.ScheduledExecTime,
-			&i.InitWorkflowID,
-			&i.RetryCount,
-			&i.ClaimedAt,
-			&i.CreatedAt,
-			&i.Context,
-			&i.ContextVersion,
-			&i.Paced,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const claimBatchFair = `-- name: ClaimBatchFair :many
 WITH RECURSIVE tenants AS (
     (SELECT q.tenant_id FROM exec_queue q
      WHERE q.item_type = $1 AND q.queue_status = 'READY'
@@ -243,7 +95,7 @@ LEFT JOIN exec_context x ON x.item_type = c.item_type AND x.item_id = c.item_id
 ORDER BY c.scheduled_exec_time, c.item_id
 `
 
-type ClaimBatchFairParams struct {
+type ClaimBatchParams struct {
 	ItemType           string
 	BatchSize          int32
 	PreStartBufferSecs int32
@@ -251,7 +103,7 @@ type ClaimBatchFairParams struct {
 	BatchID            string
 }
 
-type ClaimBatchFairRow struct {
+type ClaimBatchRow struct {
 	ItemType          string
 	ItemID            string
 	TenantID          string
@@ -272,8 +124,8 @@ type ClaimBatchFairRow struct {
 // each one's 2nd, ...) up to the batch size, locked with SKIP LOCKED,
 // marked CLAIMED and returned with their contexts. Items held back by a
 // cap stay READY, their retries untouched.
-func (q *Queries) ClaimBatchFair(ctx context.Context, arg ClaimBatchFairParams) ([]ClaimBatchFairRow, error) {
-	rows, err := q.db.Query(ctx, claimBatchFair,
+func (q *Queries) ClaimBatch(ctx context.Context, arg ClaimBatchParams) ([]ClaimBatchRow, error) {
+	rows, err := q.db.Query(ctx, claimBatch,
 		arg.ItemType,
 		arg.BatchSize,
 		arg.PreStartBufferSecs,
@@ -284,9 +136,9 @@ func (q *Queries) ClaimBatchFair(ctx context.Context, arg ClaimBatchFairParams) 
 		return nil, err
 	}
 	defer rows.Close()
-	var items []ClaimBatchFairRow
+	var items []ClaimBatchRow
 	for rows.Next() {
-		var i ClaimBatchFairRow
+		var i ClaimBatchRow
 		if err := rows.Scan(
 			&i.ItemType,
 			&i.ItemID,
@@ -608,28 +460,6 @@ func (q *Queries) GetConfig(ctx context.Context, itemType string) (ExecRateConfi
 	return i, err
 }
 
-const getContext = `-- name: GetContext :one
-SELECT context, context_version FROM exec_context
-WHERE item_type = $1 AND item_id = $2
-`
-
-type GetContextParams struct {
-	ItemType string
-	ItemID   string
-}
-
-type GetContextRow struct {
-	Context        []byte
-	ContextVersion int32
-}
-
-func (q *Queries) GetContext(ctx context.Context, arg GetContextParams) (GetContextRow, error) {
-	row := q.db.QueryRow(ctx, getContext, arg.ItemType, arg.ItemID)
-	var i GetContextRow
-	err := row.Scan(&i.Context, &i.ContextVersion)
-	return i, err
-}
-
 const getItem = `-- name: GetItem :one
 SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
        dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
@@ -749,53 +579,6 @@ func (q *Queries) InsertQueueItem(ctx context.Context, arg InsertQueueItemParams
 		return 0, err
 	}
 	return result.RowsAffected(), nil
-}
-
-const itemsInBatch = `-- name: ItemsInBatch :many
-SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
-       dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
-       retry_count, last_error, created_at, updated_at, paced
-FROM exec_queue
-WHERE dispatch_batch_id = $1::text AND queue_status = 'CLAIMED'
-ORDER BY item_id
-`
-
-// The items a claim batch still holds (CLAIMED), by the batch index.
-func (q *Queries) ItemsInBatch(ctx context.Context, batchID string) ([]ExecQueue, error) {
-	rows, err := q.db.Query(ctx, itemsInBatch, batchID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []ExecQueue
-	for rows.Next() {
-		var i ExecQueue
-		if err := rows.Scan(
-			&i.ItemType,
-			&i.ItemID,
-			&i.TenantID,
-			&i.QueueStatus,
-			&i.ScheduledExecTime,
-			&i.InitWorkflowID,
-			&i.DispatchBatchID,
-			&i.ExecWorkflowID,
-			&i.ClaimedAt,
-			&i.DispatchedAt,
-			&i.CompletedAt,
-			&i.RetryCount,
-			&i.LastError,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-			&i.Paced,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const listConfigs = `-- name: ListConfigs :many
