@@ -1,0 +1,2 @@
+-- name: Placeholder :one
+SELECT 1::int AS one;
