@@ -51,7 +51,9 @@ func (v Violation) String() string { return string(v.Rule) + ": " + v.Row + ": "
 func Verify(ctx context.Context, db DBTX) ([]Violation, error) {
 	q := dbsqlc.New(db)
 	var out []Violation
-	add := func(rule Rule, ref, detail string) { out = append(out, Violation{Rule: rule, Row: ref, Detail: detail}) }
+	add := func(rule Rule, ref, detail string) {
+		out = append(out, Violation{Rule: rule, Row: ref, Detail: detail})
+	}
 
 	eq, err := q.BalanceEquation(ctx)
 	if err != nil {

@@ -122,7 +122,16 @@ type Summary struct {
 // Lookup returns the summaries of the given accounts in one query, keyed
 // by id; ids with no account are absent from the map.
 func Lookup(ctx context.Context, db ledger.DBTX, ids []string) (map[string]Summary, error) {
-	rows, err := dbsqlc.New(db).LookupAccounts(ctx, ids)
+	// A bulk file names a payroll account a thousand times: ask once.
+	seen := make(map[string]bool, len(ids))
+	unique := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			unique = append(unique, id)
+		}
+	}
+	rows, err := dbsqlc.New(db).LookupAccounts(ctx, unique)
 	if err != nil {
 		return nil, fmt.Errorf("account: lookup %d accounts: %w", len(ids), err)
 	}

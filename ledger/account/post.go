@@ -130,7 +130,8 @@ func post(ctx context.Context, db ledger.DBTX, p dbsqlc.PostParams) (Posted, err
 		// The reference (or the new id) is being used by another account's
 		// posting at this very moment; ledger_post sees a same-account
 		// duplicate before inserting, so this is a client's mistake.
-		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		if errors.As(err, &pgErr) && pgErr.Code == "23505" &&
+			(pgErr.ConstraintName == "account_transaction_reference_key" || pgErr.ConstraintName == "account_transaction_pkey") {
 			return Posted{}, ledger.Errorf(ledger.CodeReferenceConflict,
 				"reference "+p.Reference+" (or the transaction id) is used by another posting", map[string]string{"reference": p.Reference})
 		}
