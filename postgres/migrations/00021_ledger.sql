@@ -49,7 +49,7 @@ CREATE TABLE account_transaction (
     -- the transaction it reverses, the other way.
     amount          numeric(24,4) NOT NULL CONSTRAINT account_transaction_amount_positive CHECK (amount > 0),
     -- The part of a DEBIT's amount that is the account's fee.
-    fee             numeric(24,4) NOT NULL DEFAULT 0 CHECK (fee >= 0 AND fee < amount),
+    fee             numeric(24,4) NOT NULL DEFAULT 0 CONSTRAINT account_transaction_fee_within CHECK (fee >= 0 AND fee < amount),
     balance_after   numeric(24,4) NOT NULL,
     reverses        uuid,
     -- Who wrote it: '<processId>:<step>'. Unique, so a step delivered twice
