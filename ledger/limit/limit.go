@@ -33,8 +33,16 @@ func Validate(currency string, limits []Limit) error {
 			v.Add(field+".period", fmt.Sprintf("%s is given twice", l.Period))
 		}
 		seen[l.Period] = true
-		if err := money.CheckAmount(l.Amount, currency); err != nil {
-			v.Add(field+".amount", err.Error())
+		switch {
+		case !money.Valid(currency):
+			// The currency is reported on its own; check what can be.
+			if !l.Amount.IsPositive() {
+				v.Add(field+".amount", "must be greater than zero")
+			}
+		default:
+			if err := money.CheckAmount(l.Amount, currency); err != nil {
+				v.Add(field+".amount", err.Error())
+			}
 		}
 	}
 	return v.Err("limits")
