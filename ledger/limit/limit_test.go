@@ -285,3 +285,5 @@ func TestConcurrentBookings(t *testing.T) {
 		t.Fatalf("verify: %v %v", v, err)
 	}
 }
+
+func asLedgerError(err error, target **ledger.Error) bool { return errors.As(err, target) }
