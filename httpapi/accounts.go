@@ -186,7 +186,7 @@ func decimalField(bad *[]ledger.FieldError, field string, raw json.RawMessage, r
 		return decimal.Zero
 	}
 	d, err := decimal.NewFromString(s)
-	if err != nil || strings.TrimSpace(s) != s {
+	if err != nil || strings.TrimSpace(s) != s || !money.Plausible(d) {
 		*bad = append(*bad, ledger.FieldError{Field: field, Detail: fmt.Sprintf("%q is not a decimal number such as \"125.00\"", s)})
 		return decimal.Zero
 	}

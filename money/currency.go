@@ -11,6 +11,19 @@ import (
 // such amounts stay far inside the columns' twenty integer digits.
 var MaxAmount = decimal.New(1, 15)
 
+// MaxScale bounds the decimal exponent of any amount or rate the ledger
+// looks at. A decimal string such as "1e-999999999" parses cheaply, but
+// comparing it with anything rescales it to a billion digits; every check
+// asks Plausible first.
+const MaxScale = 24
+
+// Plausible reports whether d's exponent is within ±MaxScale, so that
+// arithmetic on it is cheap. Check it before anything else.
+func Plausible(d decimal.Decimal) bool {
+	e := d.Exponent()
+	return e >= -MaxScale && e <= MaxScale
+}
+
 // noMinorUnit are ISO 4217 codes whose minor unit is "N.A.": commodities
 // and units of account, not currencies an account can be kept in.
 var noMinorUnit = map[string]bool{"XAU": true, "XAG": true, "XDR": true}
@@ -44,7 +57,7 @@ func Valid(code string) bool {
 // units (trailing zeros do not count: 1.50 fits EUR, 1.005 does not).
 func Fits(d decimal.Decimal, code string) bool {
 	digits, ok := MinorUnits(code)
-	return ok && d.Equal(d.Truncate(digits))
+	return ok && Plausible(d) && d.Equal(d.Truncate(digits))
 }
 
 // Round rounds d half-even to the currency's minor units. An unknown
@@ -63,6 +76,8 @@ func Round(d decimal.Decimal, code string) decimal.Decimal {
 func CheckAmount(d decimal.Decimal, code string) error {
 	digits, ok := MinorUnits(code)
 	switch {
+	case !Plausible(d):
+		return fmt.Errorf("not a plausible amount (exponent %d)", d.Exponent())
 	case !ok:
 		return fmt.Errorf("%q is not an ISO 4217 currency code such as EUR", code)
 	case !d.IsPositive():

@@ -80,6 +80,14 @@ func TestCheckAmount(t *testing.T) {
 			t.Errorf("CheckAmount(%s, %s) = %v, want ok %v", tt.in, tt.code, err, tt.ok)
 		}
 	}
+	// Absurd exponents are refused before any arithmetic (which would
+	// rescale them to a billion digits).
+	for _, s := range []string{"1e-999999999", "1e999999999"} {
+		d := decimal.RequireFromString(s)
+		if money.Plausible(d) || money.CheckAmount(d, "EUR") == nil || money.Fits(d, "EUR") {
+			t.Errorf("%s accepted", s)
+		}
+	}
 	if _, err := money.ParseAmount("1e2", "EUR", false); err != nil {
 		t.Errorf("1e2 is a decimal string: %v", err)
 	}

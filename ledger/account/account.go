@@ -49,6 +49,8 @@ func (s Spec) Validate() error {
 	}
 	check := func(field string, d decimal.Decimal) {
 		switch {
+		case !money.Plausible(d):
+			v.Add(field, fmt.Sprintf("not a plausible amount (exponent %d)", d.Exponent()))
 		case d.IsNegative():
 			v.Add(field, "must not be negative")
 		case !d.LessThan(money.MaxAmount):

@@ -83,7 +83,7 @@ func GetQuote(ctx context.Context, db ledger.DBTX, debitCurrency, creditCurrency
 // units. Book recomputes it to check a quote it is handed.
 func DebitAmount(q Quote) (decimal.Decimal, error) {
 	digits, ok := money.MinorUnits(q.DebitCurrency)
-	if !ok || !q.Rate.IsPositive() {
+	if !ok || !money.Plausible(q.Rate) || !q.Rate.IsPositive() {
 		return decimal.Decimal{}, ledger.Errorf(ledger.CodeInvalidQuote, "a quote needs a debit currency and a positive rate", nil)
 	}
 	var debit decimal.Decimal

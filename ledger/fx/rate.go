@@ -40,6 +40,8 @@ func ValidateRate(base, quote string, rate decimal.Decimal) error {
 		v.Add("quote", "must differ from base")
 	}
 	switch {
+	case !money.Plausible(rate):
+		v.Add("rate", fmt.Sprintf("not a plausible rate (exponent %d)", rate.Exponent()))
 	case !rate.IsPositive():
 		v.Add("rate", "must be greater than zero")
 	case !rate.LessThan(maxRate):

@@ -36,7 +36,7 @@ func Validate(currency string, limits []Limit) error {
 		switch {
 		case !money.Valid(currency):
 			// The currency is reported on its own; check what can be.
-			if !l.Amount.IsPositive() {
+			if !money.Plausible(l.Amount) || !l.Amount.IsPositive() {
 				v.Add(field+".amount", "must be greater than zero")
 			}
 		default:
