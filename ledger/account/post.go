@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shopspring/decimal"
 
@@ -224,4 +225,25 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// ReverseIfPosted reverses the transaction posted under postedReference
+// (the debit step's), for compensations that may not know its id: no
+// such transaction (the step never ran, or was refused) is success with
+// reversed false. Delivered again, it returns the same reversal
+// (Replayed).
+func ReverseIfPosted(ctx context.Context, db ledger.DBTX, postedReference string, r Reversal) (p Posted, reversed bool, err error) {
+	row, err := dbsqlc.New(db).GetTransactionByReference(ctx, postedReference)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Posted{}, false, nil
+	}
+	if err != nil {
+		return Posted{}, false, fmt.Errorf("account: transaction of %s: %w", postedReference, err)
+	}
+	r.TransactionID = row.TransactionID
+	p, err = Reverse(ctx, db, r)
+	if err != nil {
+		return Posted{}, false, err
+	}
+	return p, true, nil
 }

@@ -193,3 +193,32 @@ func TestRefusalKeepsTransactionUsable(t *testing.T) {
 		t.Fatalf("credit after rollback: %+v %v", p, err)
 	}
 }
+
+// TestReverseIfPosted: the compensation by the debit step's reference.
+func TestReverseIfPosted(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	mustCreate(t, pool, eur("RP-1", "50"))
+	if _, err := account.Debit(ctx, pool, account.Entry{AccountID: "RP-1", Amount: dec("20"), Currency: "EUR", Reference: "p1:CreateTransaction"}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, posted string
+		wantReversed bool
+		wantReplayed bool
+		wantBalance  string
+	}{
+		{"reverse the debit", "p1:CreateTransaction", true, false, "50"},
+		{"delivered again", "p1:CreateTransaction", true, true, "50"},
+		{"nothing was posted", "p2:CreateTransaction", false, false, "50"},
+	}
+	for _, tt := range tests {
+		p, reversed, err := account.ReverseIfPosted(ctx, pool, tt.posted, account.Reversal{Reference: "p1:ReverseTransaction"})
+		if err != nil || reversed != tt.wantReversed || p.Replayed != tt.wantReplayed {
+			t.Fatalf("%s: %+v %v %v", tt.name, p, reversed, err)
+		}
+		if a, _ := account.Get(ctx, pool, "RP-1"); !a.Balance.Equal(dec(tt.wantBalance)) {
+			t.Fatalf("%s: balance %s", tt.name, a.Balance)
+		}
+	}
+}
