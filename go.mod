@@ -3,6 +3,7 @@ module github.com/paydispatch/paydispatch
 go 1.26.8
 
 require (
+	github.com/Rhymond/go-money v1.0.15
 	github.com/go-playground/validator/v10 v10.28.0
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/paydispatch/paydispatch/internal/explain"
+	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/queue"
 )
 
@@ -73,14 +73,10 @@ func TestFairClaim(t *testing.T) {
 	if _, err := q.SetTenantCapacity(ctx, queue.TenantCapacity{ItemType: itemType, TenantID: "big", MaxInFlight: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	plans, err := explain.Run(ctx, pool, explain.Options{Analyze: true}, func(ctx context.Context, tx pgx.Tx) error {
+	plan := pgtest.Plans(t, pool, true, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := queue.New(tx).ClaimBatch(ctx, queue.ClaimParams{ItemType: itemType, BatchSize: 100, MaxRetries: 3})
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan := allPlans(plans)
 	if !strings.Contains(plan, "exec_queue_tenant_ready_idx") || strings.Contains(plan, "Seq Scan on exec_queue") {
 		t.Fatalf("fair claim plans:\n%s", plan)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/paydispatch/paydispatch/internal/explain"
 	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/postgres/pgserver"
@@ -201,4 +202,21 @@ func withDatabase(conn, db string) string {
 	}
 	// Keyword/value: a repeated keyword's last value wins.
 	return conn + " dbname=" + db
+}
+
+// Plans runs f on a transaction that is rolled back at the end and
+// returns the plans of every statement f sent, joined (package explain).
+// f's own errors fail the test: swallow the ones it expects.
+func Plans(t testing.TB, pool *pgxpool.Pool, analyze bool, f func(ctx context.Context, tx pgx.Tx) error) string {
+	t.Helper()
+	plans, err := explain.Run(context.Background(), pool, explain.Options{Analyze: analyze}, f)
+	if err != nil {
+		t.Fatalf("pgtest: plans: %v", err)
+	}
+	var b strings.Builder
+	for _, p := range plans {
+		b.WriteString(p.Plan)
+		b.WriteString("\n")
+	}
+	return b.String()
 }

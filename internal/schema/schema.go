@@ -13,6 +13,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paydispatch/paydispatch/dispatch"
+	"github.com/paydispatch/paydispatch/ledger/account"
+	"github.com/paydispatch/paydispatch/ledger/fx"
+	"github.com/paydispatch/paydispatch/ledger/limit"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
@@ -22,8 +25,12 @@ import (
 // Schema is paydispatch's schema: every package's migrations, and the
 // repeatable scripts.
 func Schema() postgres.Schema {
-	dirs := []fs.FS{queue.Migrations, dispatch.Migrations, pacing.Migrations, payment.Migrations}
-	s := postgres.Schema{Scripts: []postgres.Script{{Name: "pacing/functions.sql", SQL: pacing.Functions}}}
+	dirs := []fs.FS{queue.Migrations, dispatch.Migrations, pacing.Migrations, payment.Migrations,
+		account.Migrations, limit.Migrations, fx.Migrations}
+	s := postgres.Schema{Scripts: []postgres.Script{
+		{Name: "pacing/functions.sql", SQL: pacing.Functions},
+		{Name: "ledger/account/functions.sql", SQL: account.Functions},
+	}}
 	for _, d := range dirs {
 		sub, err := fs.Sub(d, "migrations")
 		if err != nil {

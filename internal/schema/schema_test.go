@@ -179,7 +179,7 @@ func TestUpgradeFromTheOldLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(applied.Scripts) != 1 {
+	if len(applied.Scripts) != len(schema.Schema().Scripts) {
 		t.Fatalf("scripts applied: %v", applied.Scripts)
 	}
 	for _, m := range applied.Migrations {

@@ -19,27 +19,9 @@ type PacingConfig struct {
 	UpdatedAt       time.Time
 }
 
-type PacingSlot struct {
-	EventID       string
-	ConfigName    string
-	WindowStart   time.Time
-	SlotIndex     int32
-	ScheduledTime time.Time
-	RequestedTime time.Time
-	CreatedAt     time.Time
-}
-
 type PacingTenantConfig struct {
 	ItemType   string
 	TenantID   string
 	ConfigName string
 	UpdatedAt  time.Time
-}
-
-type PacingWindow struct {
-	ConfigName  string
-	WindowStart time.Time
-	SlotCount   int32
-	Status      string
-	UpdatedAt   time.Time
 }

@@ -3,37 +3,3 @@
 //   sqlc v1.31.1
 
 package dbsqlc
-
-import (
-	"time"
-
-	decimal "github.com/shopspring/decimal"
-)
-
-type Payment struct {
-	PaymentID              string
-	TenantID               string
-	DebtorAccount          string
-	Amount                 *decimal.Decimal
-	Currency               *string
-	CreditorName           string
-	CreditorIban           *string
-	CreditorBic            *string
-	RemittanceInfo         *string
-	RequestedExecutionTime time.Time
-	ScheduledExecutionTime *time.Time
-	Status                 string
-	StatusReason           *string
-	Request                []byte
-	ExecutionRef           *string
-	CreatedAt              time.Time
-	UpdatedAt              time.Time
-	AcceptedAt             *time.Time
-}
-
-type PaymentNotification struct {
-	PaymentID string
-	Party     string
-	Status    string
-	CreatedAt time.Time
-}

@@ -8,27 +8,6 @@ import (
 	"time"
 )
 
-type DispatchAuditLog struct {
-	AuditID      int64
-	BatchID      *string
-	ItemType     string
-	ItemID       *string
-	Action       string
-	StatusBefore *string
-	StatusAfter  *string
-	Detail       *string
-	CreatedAt    time.Time
-}
-
-type ExecContext struct {
-	ItemType       string
-	ItemID         string
-	Context        []byte
-	ContextVersion int32
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-}
-
 type ExecQueue struct {
 	ItemType          string
 	ItemID            string

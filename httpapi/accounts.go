@@ -1,0 +1,311 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/paydispatch/paydispatch/ledger"
+	"github.com/paydispatch/paydispatch/ledger/account"
+	"github.com/paydispatch/paydispatch/ledger/fx"
+	"github.com/paydispatch/paydispatch/ledger/limit"
+	"github.com/paydispatch/paydispatch/ledger/service"
+	"github.com/paydispatch/paydispatch/money"
+)
+
+// Accounts is what the account endpoints need (ledger/service.Service).
+type Accounts interface {
+	CreateAccount(ctx context.Context, n service.NewAccount) (service.AccountView, bool, error)
+	Account(ctx context.Context, id string) (service.AccountView, error)
+}
+
+// FXRates is what the FX-rate endpoints need (ledger/service.Service).
+type FXRates interface {
+	SetRate(ctx context.Context, base, quote string, rate decimal.Decimal, setBy string) (fx.Rate, error)
+	Rates(ctx context.Context) ([]fx.Rate, error)
+}
+
+// OperatorHeader names who sets a rate (recorded with it); without it
+// the rate is recorded as set by "admin-api".
+const OperatorHeader = "X-Operator"
+
+// HandleAccounts adds POST /v1/accounts and GET /v1/accounts/{id}.
+func (rt *Router) HandleAccounts(a Accounts) {
+	rt.Handle("POST /v1/accounts", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req accountRequest
+		if prob := decodeJSON(w, r, &req); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		n, bad := req.newAccount()
+		if prob := invalidAccount(n, bad); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		v, created, err := a.CreateAccount(r.Context(), n)
+		switch code := ledger.CodeOf(err); {
+		case code == ledger.CodeInvalidArgument:
+			WriteProblem(w, r, *invalidAccount(n, fieldErrors(err)))
+		case code == ledger.CodeAccountConflict:
+			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Account id already used",
+				Detail: "account " + n.AccountID + " exists with a different tenant, currency, balance, fee, limit basis or limits; use a new id"})
+		case err != nil:
+			rt.log.Error("account creation failed", "account", n.AccountID, "error", err)
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the account could not be created now; retrying the same request is safe"})
+		case created:
+			w.Header().Set("Location", "/v1/accounts/"+n.AccountID)
+			WriteJSON(w, http.StatusCreated, accountJSON(v))
+		default:
+			WriteJSON(w, http.StatusOK, accountJSON(v))
+		}
+	}))
+	rt.Handle("GET /v1/accounts/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		v, err := a.Account(r.Context(), id)
+		switch {
+		case errors.Is(err, ledger.ErrAccountNotFound):
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no account " + id})
+		case err != nil:
+			rt.log.Error("account view failed", "account", id, "error", err)
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the account cannot be shown now; retry"})
+		default:
+			WriteJSON(w, http.StatusOK, accountJSON(v))
+		}
+	}))
+}
+
+// HandleFXRates adds POST /admin/fx-rates and GET /admin/fx-rates.
+func (rt *Router) HandleFXRates(f FXRates) {
+	rt.Handle("POST /admin/fx-rates", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Base  string          `json:"base"`
+			Quote string          `json:"quote"`
+			Rate  json.RawMessage `json:"rate"`
+		}
+		if prob := decodeJSON(w, r, &req); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		var bad []ledger.FieldError
+		rate := decimalField(&bad, "rate", req.Rate, true)
+		if err := fx.ValidateRate(req.Base, req.Quote, rate); err != nil {
+			bad = merge(bad, fieldErrors(err))
+		}
+		if len(bad) > 0 {
+			WriteProblem(w, r, fieldProblem("Invalid FX rate", bad))
+			return
+		}
+		setBy := r.Header.Get(OperatorHeader)
+		if setBy == "" {
+			setBy = "admin-api"
+		}
+		got, err := f.SetRate(r.Context(), req.Base, req.Quote, rate, setBy)
+		switch {
+		case ledger.CodeOf(err) == ledger.CodeInvalidArgument:
+			WriteProblem(w, r, fieldProblem("Invalid FX rate", fieldErrors(err)))
+		case err != nil:
+			rt.log.Error("setting an FX rate failed", "base", req.Base, "quote", req.Quote, "error", err)
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the rate could not be set now; retry"})
+		default:
+			WriteJSON(w, http.StatusOK, rateJSON(got))
+		}
+	}))
+	rt.Handle("GET /admin/fx-rates", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rates, err := f.Rates(r.Context())
+		if err != nil {
+			rt.log.Error("listing FX rates failed", "error", err)
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the rates cannot be listed now; retry"})
+			return
+		}
+		out := make([]rateResponse, len(rates))
+		for i, x := range rates {
+			out[i] = rateJSON(x)
+		}
+		WriteJSON(w, http.StatusOK, map[string]any{"rates": out})
+	}))
+}
+
+// accountRequest is POST /v1/accounts' body. Money comes as decimal
+// strings; it is read raw so that a JSON number is reported as the
+// field's problem (a float on the way would have rounded it) rather than
+// failing the whole body.
+type accountRequest struct {
+	AccountID  string          `json:"accountId"`
+	TenantID   string          `json:"tenantId"`
+	Currency   string          `json:"currency"`
+	Balance    json.RawMessage `json:"balance"`
+	LimitBased bool            `json:"limitBased"`
+	Fee        json.RawMessage `json:"fee"`
+	Limits     []struct {
+		Period string          `json:"period"`
+		Amount json.RawMessage `json:"amount"`
+	} `json:"limits"`
+}
+
+// newAccount converts the request, listing the money fields it could not
+// read; those are left zero for the validation of the rest.
+func (req accountRequest) newAccount() (service.NewAccount, []ledger.FieldError) {
+	var bad []ledger.FieldError
+	n := service.NewAccount{Spec: account.Spec{
+		AccountID: req.AccountID, TenantID: req.TenantID, Currency: req.Currency, LimitBased: req.LimitBased,
+		OpeningBalance: decimalField(&bad, "balance", req.Balance, true),
+		Fee:            decimalField(&bad, "fee", req.Fee, false),
+	}}
+	for i, l := range req.Limits {
+		n.Limits = append(n.Limits, limit.Limit{
+			Period: limit.Period(l.Period),
+			Amount: decimalField(&bad, fmt.Sprintf("limits[%d].amount", i), l.Amount, true),
+		})
+	}
+	return n, bad
+}
+
+// decimalField reads a JSON decimal string; anything else is reported.
+func decimalField(bad *[]ledger.FieldError, field string, raw json.RawMessage, required bool) decimal.Decimal {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		if required {
+			*bad = append(*bad, ledger.FieldError{Field: field, Detail: `required, a decimal string such as "125.00"`})
+		}
+		return decimal.Zero
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		detail := "want a decimal string such as \"125.00\""
+		if len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+			detail = fmt.Sprintf("send the amount as a string, \"%s\", not as a JSON number", raw)
+		}
+		*bad = append(*bad, ledger.FieldError{Field: field, Detail: detail})
+		return decimal.Zero
+	}
+	d, err := decimal.NewFromString(s)
+	if err != nil || strings.TrimSpace(s) != s || !money.Plausible(d) {
+		*bad = append(*bad, ledger.FieldError{Field: field, Detail: fmt.Sprintf("%q is not a decimal number such as \"125.00\"", s)})
+		return decimal.Zero
+	}
+	return d
+}
+
+// invalidAccount validates n and reports unreadable fields and invalid
+// ones together, each field once; nil when all is well.
+func invalidAccount(n service.NewAccount, unreadable []ledger.FieldError) *Problem {
+	bad := merge(unreadable, fieldErrors(service.Validate(n)))
+	if len(bad) == 0 {
+		return nil
+	}
+	p := fieldProblem("Invalid account", bad)
+	return &p
+}
+
+// merge appends the field errors of more whose field is not in bad yet.
+func merge(bad, more []ledger.FieldError) []ledger.FieldError {
+	seen := map[string]bool{}
+	for _, f := range bad {
+		seen[f.Field] = true
+	}
+	for _, f := range more {
+		if !seen[f.Field] {
+			bad = append(bad, f)
+		}
+	}
+	return bad
+}
+
+func fieldErrors(err error) []ledger.FieldError {
+	var le *ledger.Error
+	if errors.As(err, &le) {
+		return le.Fields
+	}
+	return nil
+}
+
+func fieldProblem(title string, bad []ledger.FieldError) Problem {
+	p := Problem{Status: http.StatusUnprocessableEntity, Title: title,
+		Detail: fmt.Sprintf("%d field(s) need fixing; nothing was stored", len(bad))}
+	for _, f := range bad {
+		p.Errors = append(p.Errors, FieldError(f))
+	}
+	return p
+}
+
+type accountResponse struct {
+	AccountID          string                `json:"accountId"`
+	TenantID           string                `json:"tenantId"`
+	Currency           string                `json:"currency"`
+	Balance            string                `json:"balance"`
+	OpeningBalance     string                `json:"openingBalance"`
+	LimitBased         bool                  `json:"limitBased"`
+	Fee                string                `json:"fee"`
+	Limits             []limitResponse       `json:"limits"`
+	RecentTransactions []transactionResponse `json:"recentTransactions"`
+	CreatedAt          time.Time             `json:"createdAt"`
+	UpdatedAt          time.Time             `json:"updatedAt"`
+}
+
+type limitResponse struct {
+	Period      string    `json:"period"`
+	Amount      string    `json:"amount"`
+	WindowStart time.Time `json:"windowStart"`
+	WindowEnd   time.Time `json:"windowEnd"`
+	Utilized    string    `json:"utilized"`
+	Available   string    `json:"available"`
+}
+
+type transactionResponse struct {
+	TransactionID string    `json:"transactionId"`
+	Seq           int64     `json:"seq"`
+	Type          string    `json:"type"`
+	Amount        string    `json:"amount"`
+	Fee           string    `json:"fee"`
+	BalanceAfter  string    `json:"balanceAfter"`
+	Reverses      string    `json:"reverses,omitempty"`
+	Reference     string    `json:"reference"`
+	Description   string    `json:"description,omitempty"`
+	ValueDate     string    `json:"valueDate"`
+	CreatedAt     time.Time `json:"createdAt"`
+}
+
+// accountJSON shows money in the currency's minor units ("100.00", JPY
+// "100"), as strings.
+func accountJSON(v service.AccountView) accountResponse {
+	digits, _ := money.MinorUnits(v.Currency)
+	amt := func(d decimal.Decimal) string { return d.StringFixedBank(digits) }
+	out := accountResponse{
+		AccountID: v.AccountID, TenantID: v.TenantID, Currency: v.Currency, Balance: amt(v.Balance),
+		OpeningBalance: amt(v.OpeningBalance), LimitBased: v.LimitBased, Fee: amt(v.Fee),
+		Limits: []limitResponse{}, RecentTransactions: []transactionResponse{}, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+	}
+	for _, l := range v.Limits {
+		out.Limits = append(out.Limits, limitResponse{Period: string(l.Period), Amount: amt(l.Limit),
+			WindowStart: l.WindowStart, WindowEnd: l.WindowEnd, Utilized: amt(l.Utilized), Available: amt(l.Available)})
+	}
+	for _, t := range v.RecentTransactions {
+		tr := transactionResponse{TransactionID: t.TransactionID.String(), Seq: t.Seq, Type: string(t.Type),
+			Amount: amt(t.Amount), Fee: amt(t.Fee), BalanceAfter: amt(t.BalanceAfter), Reference: t.Reference,
+			Description: t.Description, ValueDate: t.ValueDate.Format(time.DateOnly), CreatedAt: t.CreatedAt}
+		if t.Reverses != nil {
+			tr.Reverses = t.Reverses.String()
+		}
+		out.RecentTransactions = append(out.RecentTransactions, tr)
+	}
+	return out
+}
+
+type rateResponse struct {
+	Base      string    `json:"base"`
+	Quote     string    `json:"quote"`
+	Rate      string    `json:"rate"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	SetBy     string    `json:"setBy"`
+}
+
+func rateJSON(r fx.Rate) rateResponse {
+	return rateResponse{Base: r.Base, Quote: r.Quote, Rate: r.Rate.String(), UpdatedAt: r.UpdatedAt, SetBy: r.SetBy}
+}

@@ -1,0 +1,86 @@
+package fx
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/paydispatch/paydispatch/ledger"
+	"github.com/paydispatch/paydispatch/ledger/fx/internal/dbsqlc"
+	"github.com/paydispatch/paydispatch/money"
+)
+
+// RateDecimals is the precision a rate is kept to.
+const RateDecimals = 12
+
+// maxRate bounds a rate below the column's sixteen integer digits.
+var maxRate = decimal.New(1, 15)
+
+// Rate says 1 Base = Rate Quote.
+type Rate struct {
+	Base      string          `json:"base"`
+	Quote     string          `json:"quote"`
+	Rate      decimal.Decimal `json:"rate"`
+	UpdatedAt time.Time       `json:"updatedAt"`
+	SetBy     string          `json:"setBy"`
+}
+
+// ValidateRate reports each bad field (base, quote, rate) as
+// INVALID_ARGUMENT.
+func ValidateRate(base, quote string, rate decimal.Decimal) error {
+	var v ledger.Invalid
+	if !money.Valid(base) {
+		v.Add("base", fmt.Sprintf("%q is not an ISO 4217 currency code such as EUR", base))
+	}
+	if !money.Valid(quote) {
+		v.Add("quote", fmt.Sprintf("%q is not an ISO 4217 currency code such as USD", quote))
+	} else if quote == base {
+		v.Add("quote", "must differ from base")
+	}
+	switch {
+	case !money.Plausible(rate):
+		v.Add("rate", fmt.Sprintf("not a plausible rate (exponent %d)", rate.Exponent()))
+	case !rate.IsPositive():
+		v.Add("rate", "must be greater than zero")
+	case !rate.LessThan(maxRate):
+		v.Add("rate", "must be below "+maxRate.String())
+	case !rate.Equal(rate.Truncate(RateDecimals)):
+		v.Add("rate", fmt.Sprintf("at most %d decimals", RateDecimals))
+	}
+	return v.Err("rate")
+}
+
+// SetRate creates or replaces the rate of base in quote; setBy says who
+// (an operator, a feed).
+func SetRate(ctx context.Context, db ledger.DBTX, base, quote string, rate decimal.Decimal, setBy string) (Rate, error) {
+	if err := ValidateRate(base, quote, rate); err != nil {
+		return Rate{}, err
+	}
+	if setBy == "" {
+		return Rate{}, ledger.Errorf(ledger.CodeInvalidArgument, "say who sets the rate", nil)
+	}
+	r, err := dbsqlc.New(db).UpsertRate(ctx, dbsqlc.UpsertRateParams{Base: base, Quote: quote, Rate: rate, SetBy: setBy})
+	if err != nil {
+		return Rate{}, fmt.Errorf("fx: set rate %s/%s: %w", base, quote, err)
+	}
+	return rateFromRow(r), nil
+}
+
+// Rates lists every rate, by pair.
+func Rates(ctx context.Context, db ledger.DBTX) ([]Rate, error) {
+	rows, err := dbsqlc.New(db).ListRates(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("fx: list rates: %w", err)
+	}
+	out := make([]Rate, len(rows))
+	for i, r := range rows {
+		out[i] = rateFromRow(r)
+	}
+	return out, nil
+}
+
+func rateFromRow(r dbsqlc.FxRate) Rate {
+	return Rate{Base: r.Base, Quote: r.Quote, Rate: r.Rate, UpdatedAt: r.UpdatedAt, SetBy: r.SetBy}
+}

@@ -1,0 +1,146 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+
+	"github.com/paydispatch/paydispatch/ledger"
+	"github.com/paydispatch/paydispatch/ledger/account"
+	"github.com/paydispatch/paydispatch/ledger/fx"
+	"github.com/paydispatch/paydispatch/ledger/limit"
+)
+
+// RecentTransactions is how many transactions an account view shows.
+const RecentTransactions = 20
+
+// DB is a pool: the service begins its own transactions.
+type DB interface {
+	ledger.DBTX
+	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
+}
+
+// Service serves the account and FX-rate endpoints.
+type Service struct {
+	db  DB
+	now func() time.Time
+}
+
+// New returns a Service on db.
+func New(db DB) *Service { return &Service{db: db, now: time.Now} }
+
+// NewAccount is an account with its limits, as created over HTTP.
+type NewAccount struct {
+	account.Spec
+	Limits []limit.Limit `json:"limits"`
+}
+
+// AccountView is an account as shown: balance, limits with the
+// utilization of their current windows, latest transactions first.
+type AccountView struct {
+	account.Account
+	Limits             []limit.Usage         `json:"limits"`
+	RecentTransactions []account.Transaction `json:"recentTransactions"`
+}
+
+// Validate reports every bad field of a new account (JSON names).
+func Validate(n NewAccount) error {
+	var fields []ledger.FieldError
+	for _, err := range []error{n.Spec.Validate(), limit.Validate(n.Currency, n.Limits)} {
+		if le, ok := err.(*ledger.Error); ok {
+			fields = append(fields, le.Fields...)
+		}
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	return &ledger.Error{Code: ledger.CodeInvalidArgument, Message: "invalid account", Fields: fields}
+}
+
+// CreateAccount creates the account and its limits in one transaction.
+// The same account and limits again: the existing account, created false.
+// A different spec or different limits under an existing id:
+// ACCOUNT_CONFLICT, and nothing changes.
+func (s *Service) CreateAccount(ctx context.Context, n NewAccount) (AccountView, bool, error) {
+	if err := Validate(n); err != nil {
+		return AccountView{}, false, err
+	}
+	var created bool
+	err := pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		var err error
+		if _, created, err = account.Create(ctx, tx, n.Spec); err != nil {
+			return err
+		}
+		if created {
+			return limit.Set(ctx, tx, n.AccountID, n.Currency, n.Limits, s.now())
+		}
+		have, err := limit.Configured(ctx, tx, n.AccountID)
+		if err != nil {
+			return err
+		}
+		if !sameLimits(have, n.Limits) {
+			return ledger.Errorf(ledger.CodeAccountConflict, "account "+n.AccountID+" exists with different limits", nil)
+		}
+		return nil
+	})
+	if err != nil {
+		return AccountView{}, false, err
+	}
+	v, err := s.Account(ctx, n.AccountID)
+	return v, created, err
+}
+
+func sameLimits(have, want []limit.Limit) bool {
+	if len(have) != len(want) {
+		return false
+	}
+	amounts := make(map[limit.Period]decimal.Decimal, len(have))
+	for _, l := range have {
+		amounts[l.Period] = l.Amount
+	}
+	for _, l := range want {
+		a, ok := amounts[l.Period]
+		if !ok || !a.Equal(l.Amount) {
+			return false
+		}
+	}
+	return true
+}
+
+// Account returns the account view (ACCOUNT_NOT_FOUND if none). Its
+// three reads run in one repeatable-read transaction, so the balance and
+// the transactions shown agree.
+func (s *Service) Account(ctx context.Context, id string) (AccountView, error) {
+	var v AccountView
+	err := pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		a, err := account.Get(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		limits, err := limit.Current(ctx, tx, id, s.now())
+		if err != nil {
+			return err
+		}
+		txns, err := account.Transactions(ctx, tx, id, RecentTransactions)
+		if err != nil {
+			return err
+		}
+		v = AccountView{Account: a, Limits: limits, RecentTransactions: txns}
+		return nil
+	})
+	if err != nil {
+		return AccountView{}, fmt.Errorf("service: account %s: %w", id, err)
+	}
+	return v, nil
+}
+
+// SetRate creates or replaces a rate.
+func (s *Service) SetRate(ctx context.Context, base, quote string, rate decimal.Decimal, setBy string) (fx.Rate, error) {
+	return fx.SetRate(ctx, s.db, base, quote, rate, setBy)
+}
+
+// Rates lists the rates.
+func (s *Service) Rates(ctx context.Context) ([]fx.Rate, error) { return fx.Rates(ctx, s.db) }

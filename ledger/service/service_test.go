@@ -1,0 +1,74 @@
+package service_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/ledger"
+	"github.com/paydispatch/paydispatch/ledger/account"
+	"github.com/paydispatch/paydispatch/ledger/limit"
+	"github.com/paydispatch/paydispatch/ledger/service"
+)
+
+var ctx = context.Background()
+
+func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
+
+func TestCreateAccount(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	s := service.New(pool)
+	n := service.NewAccount{
+		Spec:   account.Spec{AccountID: "S-1", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("500.00"), Fee: dec("1")},
+		Limits: []limit.Limit{{Period: limit.Day, Amount: dec("300")}, {Period: limit.Minute, Amount: dec("100")}},
+	}
+	reordered := n
+	reordered.Limits = []limit.Limit{{Period: limit.Minute, Amount: dec("100.00")}, {Period: limit.Day, Amount: dec("300")}}
+	otherLimits := n
+	otherLimits.Limits = []limit.Limit{{Period: limit.Day, Amount: dec("301")}}
+	bad := n
+	bad.Limits = []limit.Limit{{Period: "YEAR", Amount: dec("1")}}
+	tests := []struct {
+		name        string
+		in          service.NewAccount
+		wantCreated bool
+		wantCode    ledger.Code
+	}{
+		{"create", n, true, ""},
+		{"the same, limits in another order", reordered, false, ""},
+		{"other limits", otherLimits, false, ledger.CodeAccountConflict},
+		{"bad limits", bad, false, ledger.CodeInvalidArgument},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, created, err := s.CreateAccount(ctx, tt.in)
+			if ledger.CodeOf(err) != tt.wantCode || created != tt.wantCreated {
+				t.Fatalf("created %v, err %v; want %v %q", created, err, tt.wantCreated, tt.wantCode)
+			}
+			if err == nil && (len(v.Limits) != 2 || v.Limits[0].Period != limit.Minute || !v.Balance.Equal(dec("500"))) {
+				t.Fatalf("view %+v", v)
+			}
+		})
+	}
+	// The view shows the debits and the limits' use.
+	if _, err := account.Debit(ctx, pool, account.Entry{AccountID: "S-1", Amount: dec("50"), Currency: "EUR", ChargeFee: true, Reference: "p1:CreateTransaction"}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.Account(ctx, "S-1")
+	if err != nil || !v.Balance.Equal(dec("449")) || len(v.RecentTransactions) != 1 || !v.Limits[1].Available.Equal(dec("300")) {
+		t.Fatalf("view %+v %v", v, err)
+	}
+	if _, err := s.Account(ctx, "nope"); !errors.Is(err, ledger.ErrAccountNotFound) {
+		t.Fatalf("unknown: %v", err)
+	}
+	if _, err := s.SetRate(ctx, "EUR", "USD", dec("1.08"), "ops"); err != nil {
+		t.Fatal(err)
+	}
+	if rates, err := s.Rates(ctx); err != nil || len(rates) != 1 {
+		t.Fatalf("rates %v %v", rates, err)
+	}
+}
