@@ -14,18 +14,19 @@ import (
 	"github.com/paydispatch/paydispatch/queue"
 )
 
-// Activities hold the dispatcher's I/O. Each is safe to retry: claims and
-// transitions are guarded statements, and starts are de-duplicated by
-// workflow id.
-type Activities struct {
+// Config is what the dispatcher's activities work with. Queue and Engine
+// are required; the rest have defaults.
+type Config struct {
 	Queue  *queue.Queue
 	Engine Engine
-	Log    *slog.Logger
-	// StartConcurrency bounds the parallel starts of one batch (default 16).
+	// Logger defaults to one that discards.
+	Logger *slog.Logger
+	// StartConcurrency bounds the parallel starts of one batch (default
+	// 16, at most 1,000).
 	StartConcurrency int
-	// Jitter returns a random delay in [0, max); nil uses math/rand.
+	// Jitter returns a random delay in [0, max) (default: math/rand).
 	Jitter func(max time.Duration) time.Duration
-	// Now is the clock (nil: time.Now).
+	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Schedules, when set, follows interval changes: each ReadConfig
 	// re-applies the configured interval to the item type's schedule.
@@ -33,6 +34,42 @@ type Activities struct {
 	// Metrics, when set, count every cycle's work.
 	Metrics *Metrics
 }
+
+// Activities hold the dispatcher's I/O. Each is safe to retry: claims and
+// transitions are guarded statements, and starts are de-duplicated by
+// workflow id.
+type Activities struct {
+	cfg Config
+}
+
+// NewActivities checks c once and fills in its defaults.
+func NewActivities(c Config) (*Activities, error) {
+	switch {
+	case c.Queue == nil:
+		return nil, errors.New("dispatch: a queue is required")
+	case c.Engine == nil:
+		return nil, errors.New("dispatch: an engine is required")
+	case c.StartConcurrency < 0 || c.StartConcurrency > 1000:
+		return nil, fmt.Errorf("dispatch: start concurrency %d outside 0..1000", c.StartConcurrency)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.StartConcurrency == 0 {
+		c.StartConcurrency = 16
+	}
+	if c.Jitter == nil {
+		c.Jitter = func(max time.Duration) time.Duration { return time.Duration(rand.Int64N(int64(max))) }
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return &Activities{cfg: c}, nil
+}
+
+// queue is the queue the activities work on. Unexported: every exported
+// method of Activities is registered as an activity.
+func (a *Activities) queue() *queue.Queue { return a.cfg.Queue }
 
 // Activity names, as registered.
 const (
@@ -74,14 +111,14 @@ type Dispatch struct {
 // ReadConfig reads the item type's configuration, every cycle, so a change
 // takes effect at the next cycle without a restart.
 func (a *Activities) ReadConfig(ctx context.Context, itemType string) (queue.Config, error) {
-	cfg, err := a.Queue.GetConfig(ctx, itemType)
+	cfg, err := a.cfg.Queue.GetConfig(ctx, itemType)
 	if err != nil {
 		return cfg, err
 	}
-	if a.Schedules != nil {
-		if err := a.Schedules.Ensure(ctx, itemType, cfg.DispatchInterval); err != nil {
+	if a.cfg.Schedules != nil {
+		if err := a.cfg.Schedules.Ensure(ctx, itemType, cfg.DispatchInterval); err != nil {
 			// The cycle itself can go on; the next one tries again.
-			a.log().Warn("schedule not updated to the configured interval", "item_type", itemType, "error", err)
+			a.cfg.Logger.Warn("schedule not updated to the configured interval", "item_type", itemType, "error", err)
 		}
 	}
 	return cfg, nil
@@ -95,34 +132,34 @@ func (a *Activities) ReadConfig(ctx context.Context, itemType string) (queue.Con
 // lowered under them) are dead-lettered: no claim would ever take them.
 func (a *Activities) RecoverStaleClaims(ctx context.Context, cfg queue.Config) (Recovery, error) {
 	var r Recovery
-	exhausted, err := a.Queue.DeadLetterExhausted(ctx, cfg.ItemType, cfg.MaxDispatchRetries, cfg.MaxStaleRecoveryPerCycle)
+	exhausted, err := a.cfg.Queue.DeadLetterExhausted(ctx, cfg.ItemType, cfg.MaxDispatchRetries, cfg.MaxStaleRecoveryPerCycle)
 	if err != nil {
 		return r, err
 	}
 	if len(exhausted) > 0 {
 		r.DeadLettered += len(exhausted)
-		a.log().Warn("READY items with their retries used up dead-lettered (max_dispatch_retries lowered?)",
+		a.cfg.Logger.Warn("READY items with their retries used up dead-lettered (max_dispatch_retries lowered?)",
 			"item_type", cfg.ItemType, "max_dispatch_retries", cfg.MaxDispatchRetries, "dead_lettered", len(exhausted))
 	}
-	stale, err := a.Queue.FindStaleClaims(ctx, cfg.ItemType, cfg.StaleClaimThreshold, cfg.MaxStaleRecoveryPerCycle)
+	stale, err := a.cfg.Queue.FindStaleClaims(ctx, cfg.ItemType, cfg.StaleClaimThreshold, cfg.MaxStaleRecoveryPerCycle)
 	if err != nil || len(stale) == 0 {
 		return r, err
 	}
 	for _, it := range stale {
 		wf := ExecWorkflowID(it.Type, it.ID)
-		exists, err := a.Engine.Exists(ctx, wf)
+		exists, err := a.cfg.Engine.Exists(ctx, wf)
 		if err != nil {
 			return r, fmt.Errorf("dispatch: look up %s: %w", wf, err)
 		}
 		if exists {
-			res, err := a.Queue.MarkDispatchedBatch(ctx, it.Type, it.DispatchBatchID, []queue.Dispatch{{ItemID: it.ID, ExecWorkflowID: wf}})
+			res, err := a.cfg.Queue.MarkDispatchedBatch(ctx, it.Type, it.DispatchBatchID, []queue.Dispatch{{ItemID: it.ID, ExecWorkflowID: wf}})
 			if err != nil {
 				return r, err
 			}
 			r.Dispatched += len(res.Moved)
 			continue
 		}
-		res, err := a.Queue.RecoverStale(ctx, it.Type, it.DispatchBatchID,
+		res, err := a.cfg.Queue.RecoverStale(ctx, it.Type, it.DispatchBatchID,
 			[]queue.Failure{{ItemID: it.ID, Error: "stale claim: no execution workflow after " + cfg.StaleClaimThreshold.String()}},
 			cfg.MaxDispatchRetries)
 		if err != nil {
@@ -132,7 +169,7 @@ func (a *Activities) RecoverStaleClaims(ctx context.Context, cfg queue.Config) (
 		r.Released += retried
 		r.DeadLettered += dead
 	}
-	a.log().Info("stale claims recovered", "item_type", cfg.ItemType, "released", r.Released, "dispatched", r.Dispatched, "dead_lettered", r.DeadLettered)
+	a.cfg.Logger.Info("stale claims recovered", "item_type", cfg.ItemType, "released", r.Released, "dispatched", r.Dispatched, "dead_lettered", r.DeadLettered)
 	return r, nil
 }
 
@@ -145,7 +182,7 @@ func (a *Activities) RecoverStaleClaims(ctx context.Context, cfg queue.Config) (
 // on the engine.
 func (a *Activities) Reconcile(ctx context.Context, cfg queue.Config) (Reconciliation, error) {
 	var r Reconciliation
-	items, err := a.Queue.ListDispatched(ctx, cfg.ItemType, a.now(), 2*cfg.BatchSize)
+	items, err := a.cfg.Queue.ListDispatched(ctx, cfg.ItemType, a.cfg.Now(), 2*cfg.BatchSize)
 	if err != nil || len(items) == 0 {
 		return r, err
 	}
@@ -156,7 +193,7 @@ func (a *Activities) Reconcile(ctx context.Context, cfg queue.Config) (Reconcili
 		ids[i] = ExecWorkflowID(it.Type, it.ID)
 		byWorkflow[ids[i]] = it.ID
 	}
-	closed, err := a.Engine.Closed(ctx, ids)
+	closed, err := a.cfg.Engine.Closed(ctx, ids)
 	if err != nil {
 		return r, err
 	}
@@ -170,14 +207,14 @@ func (a *Activities) Reconcile(ctx context.Context, cfg queue.Config) (Reconcili
 		}
 	}
 	if len(done) > 0 {
-		res, err := a.Queue.MarkCompletedBatch(ctx, cfg.ItemType, done)
+		res, err := a.cfg.Queue.MarkCompletedBatch(ctx, cfg.ItemType, done)
 		if err != nil {
 			return r, err
 		}
 		r.Completed = len(res.Moved)
 	}
 	if len(failed) > 0 {
-		res, err := a.Queue.MarkFailedBatch(ctx, cfg.ItemType, failed, cfg.MaxDispatchRetries)
+		res, err := a.cfg.Queue.MarkFailedBatch(ctx, cfg.ItemType, failed, cfg.MaxDispatchRetries)
 		if err != nil {
 			return r, err
 		}
@@ -191,7 +228,7 @@ func (a *Activities) Reconcile(ctx context.Context, cfg queue.Config) (Reconcili
 // through the dispatcher's workflow history. If it dies between the claim
 // and the marks, the items stay CLAIMED and stale recovery settles them.
 func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Dispatch, error) {
-	batch, err := a.Queue.ClaimBatch(ctx, cfg.ClaimParams())
+	batch, err := a.cfg.Queue.ClaimBatch(ctx, cfg.ClaimParams())
 	if err != nil {
 		return Dispatch{}, err
 	}
@@ -204,7 +241,7 @@ func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Di
 		err  error
 	}
 	results := make([]result, len(batch.Items))
-	sem := make(chan struct{}, a.concurrency())
+	sem := make(chan struct{}, a.cfg.StartConcurrency)
 	var wg sync.WaitGroup
 	for i, it := range batch.Items {
 		wg.Add(1)
@@ -212,13 +249,13 @@ func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Di
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i] = result{item: it, err: a.Engine.Start(ctx, StartRequest{
+			results[i] = result{item: it, err: a.cfg.Engine.Start(ctx, StartRequest{
 				WorkflowID:   ExecWorkflowID(it.Type, it.ID),
 				WorkflowType: cfg.ExecWorkflowType,
 				TaskQueue:    cfg.ExecTaskQueue,
 				// Measured per start, not per batch: a batch's starts take
 				// seconds, and a paced slot is a precise time.
-				Delay:     a.startDelay(it.ScheduledExecTime, a.now(), cfg, it.Paced),
+				Delay:     a.startDelay(it.ScheduledExecTime, a.cfg.Now(), cfg, it.Paced),
 				ItemID:    it.ID,
 				Context:   string(it.Context),
 				NotBefore: notBefore(it, cfg),
@@ -246,17 +283,17 @@ func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Di
 		}
 	}
 	if len(ok) > 0 {
-		if _, err := a.Queue.MarkDispatchedBatch(ctx, cfg.ItemType, batch.ID, ok); err != nil {
+		if _, err := a.cfg.Queue.MarkDispatchedBatch(ctx, cfg.ItemType, batch.ID, ok); err != nil {
 			return d, err
 		}
 	}
 	if len(failed) > 0 {
-		res, err := a.Queue.ReleaseForRetryBatch(ctx, cfg.ItemType, batch.ID, failed, cfg.MaxDispatchRetries)
+		res, err := a.cfg.Queue.ReleaseForRetryBatch(ctx, cfg.ItemType, batch.ID, failed, cfg.MaxDispatchRetries)
 		if err != nil {
 			return d, err
 		}
 		d.StartFailed, d.DeadLettered = splitRetried(res)
-		a.log().Warn("execution workflow starts failed", "item_type", cfg.ItemType, "batch", batch.ID,
+		a.cfg.Logger.Warn("execution workflow starts failed", "item_type", cfg.ItemType, "batch", batch.ID,
 			"failed", len(failed), "dead_lettered", d.DeadLettered, "first_error", failed[0].Error)
 	}
 	return d, nil
@@ -287,11 +324,7 @@ func (a *Activities) startDelay(scheduled, now time.Time, cfg queue.Config, pace
 	}
 	d := max(scheduled.Sub(now), 0)
 	if cfg.JitterWindow > 0 {
-		if a.Jitter != nil {
-			d += a.Jitter(cfg.JitterWindow)
-		} else {
-			d += time.Duration(rand.Int64N(int64(cfg.JitterWindow)))
-		}
+		d += a.cfg.Jitter(cfg.JitterWindow)
 	}
 	return d
 }
@@ -314,39 +347,18 @@ func notBefore(it queue.ClaimedItem, cfg queue.Config) time.Time {
 func (a *Activities) RecordResults(ctx context.Context, c CycleResult) error {
 	var took time.Duration
 	if !c.StartedAt.IsZero() {
-		took = a.now().Sub(c.StartedAt)
+		took = a.cfg.Now().Sub(c.StartedAt)
 	}
-	a.Metrics.recordCycle(c, took)
+	a.cfg.Metrics.recordCycle(c, took)
 	batch := c.Dispatch.BatchID
 	if batch == "" {
 		batch = "CYCLE"
 	}
-	return a.Queue.WriteAudit(ctx, []queue.AuditEntry{{
+	return a.cfg.Queue.WriteAudit(ctx, []queue.AuditEntry{{
 		BatchID: batch, ItemType: c.ItemType, Action: "BATCH_COMPLETE",
 		Detail: fmt.Sprintf("claimed=%d started=%d already_started=%d start_failed=%d dead_lettered=%d stale_released=%d stale_dispatched=%d completed=%d exec_failed=%d",
 			c.Dispatch.Claimed, c.Dispatch.Started, c.Dispatch.AlreadyStarted, c.Dispatch.StartFailed,
 			c.Dispatch.DeadLettered+c.Recovery.DeadLettered+c.Reconciliation.DeadLettered,
 			c.Recovery.Released, c.Recovery.Dispatched, c.Reconciliation.Completed, c.Reconciliation.Failed),
 	}})
-}
-
-func (a *Activities) concurrency() int {
-	if a.StartConcurrency > 0 {
-		return a.StartConcurrency
-	}
-	return 16
-}
-
-func (a *Activities) now() time.Time {
-	if a.Now != nil {
-		return a.Now()
-	}
-	return time.Now()
-}
-
-func (a *Activities) log() *slog.Logger {
-	if a.Log != nil {
-		return a.Log
-	}
-	return slog.New(slog.DiscardHandler)
 }

@@ -83,13 +83,17 @@ type fixture struct {
 	eng  *fakeEngine
 	act  *dispatch.Activities
 	cfg  queue.Config
+	// now is the activities' clock (time.Now unless a test sets it).
+	now func() time.Time
 }
 
 // itemType is the dispatcher tests' own item type: the framework's tests
 // register theirs, as every domain does, and use no domain's.
 const itemType = "TASK"
 
-func newFixture(t *testing.T) *fixture {
+// newFixture is a database with the test item type, a fake engine and the
+// activities on them; opts change the activities' configuration.
+func newFixture(t *testing.T, opts ...func(*dispatch.Config)) *fixture {
 	t.Helper()
 	pool := pgtest.NewPool(t)
 	q := queue.New(pool)
@@ -102,9 +106,16 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := newFakeEngine()
-	return &fixture{q: q, pool: pool, eng: eng, cfg: cfg,
-		act: &dispatch.Activities{Queue: q, Engine: eng, Jitter: func(max time.Duration) time.Duration { return max / 2 }}}
+	f := &fixture{q: q, pool: pool, eng: newFakeEngine(), cfg: cfg, now: time.Now}
+	dc := dispatch.Config{Queue: q, Engine: f.eng, Jitter: func(max time.Duration) time.Duration { return max / 2 },
+		Now: func() time.Time { return f.now() }}
+	for _, o := range opts {
+		o(&dc)
+	}
+	if f.act, err = dispatch.NewActivities(dc); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 func (f *fixture) enqueue(t *testing.T, n int, due time.Time) []string {
@@ -332,7 +343,7 @@ func TestReconcileAsksOnlyAboutDueItems(t *testing.T) {
 		{"before the items are due", due.Add(-time.Millisecond), 0, 0},
 		{"once they are due", due, 2, 1},
 	} {
-		f.act.Now = func() time.Time { return tc.now }
+		f.now = func() time.Time { return tc.now }
 		r, err := f.act.Reconcile(ctx, f.cfg)
 		if err != nil {
 			t.Fatal(err)

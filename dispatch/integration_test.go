@@ -77,7 +77,11 @@ func startPipeline(t *testing.T) *pipeline {
 
 	p := &pipeline{q: queue.New(pool), pool: pool, c: c, execs: &executions{n: map[string]int{}, at: map[string]time.Time{}, notBefore: map[string]time.Time{}}, sched: &dispatch.Schedules{Client: c}}
 	dw := worker.New(c, dispatch.TaskQueue, worker.Options{})
-	dispatch.Register(dw, &dispatch.Activities{Queue: p.q, Engine: dispatch.TemporalEngine{Client: c, Namespace: "default"}, Schedules: p.sched})
+	acts, err := dispatch.NewActivities(dispatch.Config{Queue: p.q, Engine: dispatch.TemporalEngine{Client: c, Namespace: "default"}, Schedules: p.sched})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dispatch.Register(dw, acts)
 	ew := worker.New(c, "test-exec", worker.Options{})
 	ew.RegisterWorkflowWithOptions(testExecWorkflow, workflow.RegisterOptions{Name: "TestExecWorkflow"})
 	ew.RegisterActivity(p.execs)
@@ -272,7 +276,10 @@ func TestPacedLeadOnTemporal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	act := &dispatch.Activities{Queue: p.q, Engine: dispatch.TemporalEngine{Client: p.c, Namespace: "default"}}
+	act, err := dispatch.NewActivities(dispatch.Config{Queue: p.q, Engine: dispatch.TemporalEngine{Client: p.c, Namespace: "default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if d, err := act.ClaimAndDispatch(ctx, cfg); err != nil || d.Started != len(ids) {
 		t.Fatalf("dispatch: %+v, %v; want %d started", d, err, len(ids))
 	}

@@ -27,6 +27,12 @@ import (
 // released lease stays taken until AtLeast after it was taken, so replicas
 // whose tickers fire together do not run the cycle twice in one interval.
 type LeaseRunner struct {
+	LeaseConfig
+}
+
+// LeaseConfig configures a LeaseRunner. DB, Acts and ItemTypes are
+// required.
+type LeaseConfig struct {
 	DB        dbsqlc.DBTX
 	Acts      *Activities
 	ItemTypes []string
@@ -35,16 +41,37 @@ type LeaseRunner struct {
 	// AtMost bounds a lease (default 5 min); AtLeast holds it after a
 	// cycle (default half the dispatch interval).
 	AtMost, AtLeast time.Duration
-	Log             *slog.Logger
+	// Logger defaults to one that discards.
+	Logger *slog.Logger
 	// OnCycle, when set, is told when this replica begins and ends a cycle
 	// (for metrics and tests).
 	OnCycle func(itemType string, begin bool)
 }
 
+// NewLeaseRunner checks c once and fills in its defaults.
+func NewLeaseRunner(c LeaseConfig) (*LeaseRunner, error) {
+	switch {
+	case c.DB == nil || c.Acts == nil:
+		return nil, errors.New("dispatch: a lease runner needs a database and the activities")
+	case c.AtMost < 0 || c.AtLeast < 0:
+		return nil, errors.New("dispatch: lease durations must not be negative")
+	}
+	if c.Holder == "" {
+		host, _ := os.Hostname()
+		c.Holder = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8])
+	}
+	if c.AtMost == 0 {
+		c.AtMost = 5 * time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &LeaseRunner{c}, nil
+}
+
 // Run runs until ctx ends: one loop per item type, ticking at the type's
 // configured dispatch interval (re-read every tick).
 func (r *LeaseRunner) Run(ctx context.Context) error {
-	r.defaults()
 	var wg sync.WaitGroup
 	for _, t := range r.ItemTypes {
 		wg.Add(1)
@@ -60,11 +87,11 @@ func (r *LeaseRunner) Run(ctx context.Context) error {
 func (r *LeaseRunner) loop(ctx context.Context, itemType string) {
 	interval := 5 * time.Second
 	for {
-		if cfg, err := r.Acts.Queue.GetConfig(ctx, itemType); err == nil {
+		if cfg, err := r.Acts.queue().GetConfig(ctx, itemType); err == nil {
 			interval = cfg.DispatchInterval
 		}
 		if _, _, err := r.Tick(ctx, itemType, interval); err != nil && ctx.Err() == nil {
-			r.log().Warn("dispatch cycle failed", "item_type", itemType, "holder", r.Holder, "error", err)
+			r.Logger.Warn("dispatch cycle failed", "item_type", itemType, "holder", r.Holder, "error", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -77,7 +104,6 @@ func (r *LeaseRunner) loop(ctx context.Context, itemType string) {
 // Tick runs one cycle if this replica can take the lease; ran is false when
 // another replica holds it.
 func (r *LeaseRunner) Tick(ctx context.Context, itemType string, interval time.Duration) (res CycleResult, ran bool, err error) {
-	r.defaults()
 	q := dbsqlc.New(r.DB)
 	name := "dispatch-" + itemType
 	_, err = q.AcquireLease(ctx, dbsqlc.AcquireLeaseParams{Name: name, Holder: r.Holder, AtMostSecs: r.AtMost.Seconds()})
@@ -96,7 +122,7 @@ func (r *LeaseRunner) Tick(ctx context.Context, itemType string, interval time.D
 		relCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if _, err := q.ReleaseLease(relCtx, dbsqlc.ReleaseLeaseParams{Name: name, Holder: r.Holder, AtLeastSecs: atLeast.Seconds()}); err != nil {
-			r.log().Warn("lease not released; it expires by itself", "lease", name, "error", err)
+			r.Logger.Warn("lease not released; it expires by itself", "lease", name, "error", err)
 		}
 	}()
 	// Finish well inside the lease, so nobody else can take it meanwhile.
@@ -115,21 +141,4 @@ func (r *LeaseRunner) Tick(ctx context.Context, itemType string, interval time.D
 		record:     func(res CycleResult) error { return a.RecordResults(cycleCtx, res) },
 	}, itemType, time.Now())
 	return res, true, err
-}
-
-func (r *LeaseRunner) defaults() {
-	if r.Holder == "" {
-		host, _ := os.Hostname()
-		r.Holder = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), uuid.NewString()[:8])
-	}
-	if r.AtMost == 0 {
-		r.AtMost = 5 * time.Minute
-	}
-}
-
-func (r *LeaseRunner) log() *slog.Logger {
-	if r.Log != nil {
-		return r.Log
-	}
-	return slog.New(slog.DiscardHandler)
 }

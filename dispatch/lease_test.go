@@ -28,7 +28,7 @@ func TestLeaseModeOneDispatcherAtATime(t *testing.T) {
 	defer cancel()
 	var wg sync.WaitGroup
 	for i := range 3 {
-		r := &dispatch.LeaseRunner{
+		r := mustLeaseRunner(t, dispatch.LeaseConfig{
 			DB: f.pool, Acts: f.act, ItemTypes: []string{itemType},
 			Holder: "replica-" + string(rune('a'+i)), AtLeast: 100 * time.Millisecond,
 			OnCycle: func(_ string, begin bool) {
@@ -46,7 +46,7 @@ func TestLeaseModeOneDispatcherAtATime(t *testing.T) {
 				}
 				running.Add(-1)
 			},
-		}
+		})
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = r.Run(runCtx) }()
 	}
@@ -79,7 +79,7 @@ func TestLeaseOfCrashedHolderExpires(t *testing.T) {
 		VALUES ('dispatch-TASK', 'crashed', now(), now() + interval '1 second')`); err != nil {
 		t.Fatal(err)
 	}
-	r := &dispatch.LeaseRunner{DB: f.pool, Acts: f.act, Holder: "survivor", ItemTypes: []string{itemType}}
+	r := mustLeaseRunner(t, dispatch.LeaseConfig{DB: f.pool, Acts: f.act, Holder: "survivor", ItemTypes: []string{itemType}})
 	if _, ran, err := r.Tick(ctx, itemType, time.Second); err != nil || ran {
 		t.Fatalf("ran under another's lease: %v %v", ran, err)
 	}
@@ -88,4 +88,13 @@ func TestLeaseOfCrashedHolderExpires(t *testing.T) {
 	if err != nil || !ran || res.Dispatch.Started != 1 {
 		t.Fatalf("after expiry: ran %v, %+v, %v", ran, res, err)
 	}
+}
+
+func mustLeaseRunner(t *testing.T, c dispatch.LeaseConfig) *dispatch.LeaseRunner {
+	t.Helper()
+	r, err := dispatch.NewLeaseRunner(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -16,10 +16,9 @@ import (
 // collector reports the queue as it is.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t)
-	ctx := context.Background()
 	reg := prometheus.NewRegistry()
-	f.act.Metrics = dispatch.NewMetrics(reg)
+	f := newFixture(t, func(c *dispatch.Config) { c.Metrics = dispatch.NewMetrics(reg) })
+	ctx := context.Background()
 	reg.MustRegister(dispatch.NewDepthCollector(f.q))
 
 	f.enqueue(t, 3, time.Now().Add(-time.Minute))

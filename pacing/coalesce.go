@@ -77,7 +77,7 @@ func (l *Limiter) runCoalesced(cfg Config, key coalesceKey, requested time.Time)
 			l.mu.Unlock()
 			return
 		}
-		n := min(len(q.pending), max(l.BulkChunk, 1))
+		n := min(len(q.pending), max(l.opts.BulkChunk, 1))
 		batch := q.pending[:n:n]
 		q.pending = q.pending[n:]
 		l.mu.Unlock()

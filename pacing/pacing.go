@@ -96,16 +96,21 @@ type Event struct {
 	RequestedTime time.Time
 }
 
-// Limiter assigns slots. Configs are cached for CacheTTL.
-type Limiter struct {
-	pool *pgxpool.Pool
-	q    *dbsqlc.Queries
+// Options tune a Limiter; zero values take the defaults.
+type Options struct {
 	// CacheTTL is how long a config read is trusted (default 5 s).
 	CacheTTL time.Duration
 	// BulkChunk is how many events of one instant go in one round trip
 	// (default 5,000).
 	BulkChunk int
-	now       func() time.Time
+}
+
+// Limiter assigns slots. Configs are cached for CacheTTL.
+type Limiter struct {
+	pool *pgxpool.Pool
+	q    *dbsqlc.Queries
+	opts Options
+	now  func() time.Time
 
 	mu     sync.Mutex
 	cache  map[string]cachedConfig
@@ -118,9 +123,19 @@ type cachedConfig struct {
 	at  time.Time
 }
 
-// New returns a limiter on pool, whose schema has the pacing tables.
-func New(pool *pgxpool.Pool) *Limiter {
-	return &Limiter{pool: pool, q: dbsqlc.New(pool), CacheTTL: 5 * time.Second, BulkChunk: 5000, now: time.Now,
+// New returns a limiter on pool, whose schema has the pacing tables, with
+// the default options.
+func New(pool *pgxpool.Pool) *Limiter { return NewWithOptions(pool, Options{}) }
+
+// NewWithOptions returns a limiter with o's options, defaults filled in.
+func NewWithOptions(pool *pgxpool.Pool, o Options) *Limiter {
+	if o.CacheTTL <= 0 {
+		o.CacheTTL = 5 * time.Second
+	}
+	if o.BulkChunk <= 0 {
+		o.BulkChunk = 5000
+	}
+	return &Limiter{pool: pool, q: dbsqlc.New(pool), opts: o, now: time.Now,
 		cache: map[string]cachedConfig{}, queues: map[coalesceKey]*coalesceQueue{}}
 }
 
@@ -205,7 +220,7 @@ func (l *Limiter) activeConfig(ctx context.Context, name string) (Config, error)
 	l.mu.Lock()
 	c, ok := l.cache[name]
 	l.mu.Unlock()
-	if !ok || l.now().Sub(c.at) >= l.CacheTTL {
+	if !ok || l.now().Sub(c.at) >= l.opts.CacheTTL {
 		cfg, err := l.GetConfig(ctx, name)
 		if err != nil && !errors.Is(err, ErrConfigNotFound) {
 			return Config{}, err // not cached: a database error is not an answer
@@ -303,7 +318,7 @@ func (l *Limiter) AssignBulk(ctx context.Context, configName string, events []Ev
 	// Chunks of one instant go maxCallsPerInstant at a time. A call holds
 	// its windows until it commits, so the other walks past them: a chunk
 	// spans at most its share of the headroom, or the others would give up.
-	chunk := max(min(l.BulkChunk, cfg.MaxPerWindow*max(cfg.Headroom, 1)/maxCallsPerInstant), 1)
+	chunk := max(min(l.opts.BulkChunk, cfg.MaxPerWindow*max(cfg.Headroom, 1)/maxCallsPerInstant), 1)
 	var (
 		mu       sync.Mutex
 		firstErr error

@@ -21,10 +21,14 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // boundary is a window boundary for 4-second windows (and 1-second ones).
 var boundary = time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC)
 
-func newLimiter(t *testing.T, max int, window time.Duration, headroom int) (*pacing.Limiter, *pgxpool.Pool) {
+func newLimiter(t *testing.T, max int, window time.Duration, headroom int, opts ...pacing.Options) (*pacing.Limiter, *pgxpool.Pool) {
 	t.Helper()
 	pool := pgtest.NewPool(t)
-	l := pacing.New(pool)
+	var o pacing.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	l := pacing.NewWithOptions(pool, o)
 	if _, err := l.PutConfig(context.Background(), pacing.Config{Name: "default", MaxPerWindow: max, Window: window, Headroom: headroom}); err != nil {
 		t.Fatal(err)
 	}
@@ -331,8 +335,7 @@ func TestConcurrentAssignments(t *testing.T) {
 func TestAssignBulk(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	l, _ := newLimiter(t, 100, 4*time.Second, pacing.DefaultHeadroom)
-	l.BulkChunk = 300 // several round trips per instant
+	l, _ := newLimiter(t, 100, 4*time.Second, pacing.DefaultHeadroom, pacing.Options{BulkChunk: 300}) // several round trips per instant
 	var events []pacing.Event
 	for i := range 1000 {
 		events = append(events, pacing.Event{ID: fmt.Sprintf("b-%04d", i), RequestedTime: boundary})
@@ -530,8 +533,7 @@ func TestConcurrentSameEvent(t *testing.T) {
 // running its chunks two at a time) neither deadlock nor overfill.
 func TestConcurrentBulk(t *testing.T) {
 	t.Parallel()
-	l, _ := newLimiter(t, 50, 4*time.Second, pacing.DefaultHeadroom)
-	l.BulkChunk = 120
+	l, _ := newLimiter(t, 50, 4*time.Second, pacing.DefaultHeadroom, pacing.Options{BulkChunk: 120})
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for c := range 4 {

@@ -60,10 +60,10 @@ func PaymentService(store *postgres.DB, tc *temporal.Conn, chunkSize int) *payme
 func StartDispatcher(ctx context.Context, mode string, store *postgres.DB, tc *temporal.Conn, metrics *dispatch.Metrics, log *slog.Logger) (func(), error) {
 	q := queue.New(store.Pool)
 	schedules := &dispatch.Schedules{Client: tc.Client}
-	acts := &dispatch.Activities{
+	cfg := dispatch.Config{
 		Queue:   q,
 		Engine:  dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace},
-		Log:     log.With("component", "dispatcher"),
+		Logger:  log.With("component", "dispatcher"),
 		Metrics: metrics,
 	}
 	configs, err := q.ListConfigs(ctx)
@@ -72,14 +72,21 @@ func StartDispatcher(ctx context.Context, mode string, store *postgres.DB, tc *t
 	}
 	if mode == "lease" {
 		var types []string
-		for _, cfg := range configs {
-			if err := schedules.Remove(ctx, cfg.ItemType); err != nil {
+		for _, c := range configs {
+			if err := schedules.Remove(ctx, c.ItemType); err != nil {
 				return nil, err
 			}
-			types = append(types, cfg.ItemType)
+			types = append(types, c.ItemType)
+		}
+		acts, err := dispatch.NewActivities(cfg)
+		if err != nil {
+			return nil, err
+		}
+		r, err := dispatch.NewLeaseRunner(dispatch.LeaseConfig{DB: store.Pool, Acts: acts, ItemTypes: types, Logger: cfg.Logger})
+		if err != nil {
+			return nil, err
 		}
 		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		r := &dispatch.LeaseRunner{DB: store.Pool, Acts: acts, ItemTypes: types, Log: acts.Log}
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = r.Run(runCtx) }()
@@ -87,7 +94,11 @@ func StartDispatcher(ctx context.Context, mode string, store *postgres.DB, tc *t
 		return func() { cancel(); wg.Wait() }, nil
 	}
 
-	acts.Schedules = schedules
+	cfg.Schedules = schedules
+	acts, err := dispatch.NewActivities(cfg)
+	if err != nil {
+		return nil, err
+	}
 	// The seed's dispatch worker: 5 workflow tasks, 10 activities at a time.
 	w := worker.New(tc.Client, dispatch.TaskQueue, worker.Options{
 		MaxConcurrentWorkflowTaskExecutionSize: 5,
@@ -97,12 +108,12 @@ func StartDispatcher(ctx context.Context, mode string, store *postgres.DB, tc *t
 	if err := w.Start(); err != nil {
 		return nil, err
 	}
-	for _, cfg := range configs {
-		if err := ensureWithRetry(ctx, schedules, cfg.ItemType, cfg.DispatchInterval); err != nil {
+	for _, c := range configs {
+		if err := ensureWithRetry(ctx, schedules, c.ItemType, c.DispatchInterval); err != nil {
 			w.Stop()
 			return nil, err
 		}
-		log.Info("dispatch schedule ensured", "item_type", cfg.ItemType, "every", cfg.DispatchInterval, "enabled", cfg.Enabled)
+		log.Info("dispatch schedule ensured", "item_type", c.ItemType, "every", c.DispatchInterval, "enabled", c.Enabled)
 	}
 	return w.Stop, nil
 }

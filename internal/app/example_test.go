@@ -2,30 +2,92 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/paydispatch/paydispatch/internal/app"
+	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/schema"
+	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/temporal"
+	"github.com/paydispatch/paydispatch/temporal/devserver"
 )
 
-// Serve's roles, started on an open store and Temporal connection: Phase A
-// and Phase B workers and the dispatcher on its Temporal Schedule.
+// Serve's roles on a database and Temporal's own server: Phase A and
+// execution workers, and the dispatcher on its Temporal Schedule. A
+// payment submitted through the intake is initialized, waits in the queue
+// until it is due, and is executed.
 func Example() {
 	ctx := context.Background()
-	log := slog.Default()
-	var (
-		db *postgres.DB   // postgres.Open(...)
-		tc *temporal.Conn // temporal.Connect(...)
-	)
-	if db == nil || tc == nil {
-		return // a sketch: open both first
+	log := slog.New(slog.DiscardHandler)
+	pool := pgtest.ExamplePool()
+	if _, err := schema.Migrate(ctx, pool, log); err != nil { // registers PAYMENT
+		panic(err)
 	}
-	stopInit, _ := app.StartInitWorker(db, tc, log)
-	defer stopInit()
-	stopExec, _ := app.StartExecWorker(db, tc, log)
-	defer stopExec()
-	stopDispatch, _ := app.StartDispatcher(ctx, "schedule", db, tc, nil, log)
+	// A one-second cycle and no jitter, so the example is quick.
+	if _, err := queue.New(pool).UpdateConfig(ctx, payment.ItemType, map[string]string{
+		"dispatch_interval_secs": "1", "jitter_window_ms": "0",
+	}); err != nil {
+		panic(err)
+	}
+	srv, err := devserver.Start(ctx, devserver.Options{LogLevel: "fatal"})
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Stop()
+	c, err := client.Dial(client.Options{HostPort: srv.HostPort(), Logger: sdklog.NewStructuredLogger(log)})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	db, tc := &postgres.DB{Pool: pool}, &temporal.Conn{Client: c, Address: srv.HostPort(), Namespace: "default"}
+
+	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
+		stop, err := start(db, tc, log)
+		if err != nil {
+			panic(err)
+		}
+		defer stop()
+	}
+	stopDispatch, err := app.StartDispatcher(ctx, "schedule", db, tc, nil, log)
+	if err != nil {
+		panic(err)
+	}
 	defer stopDispatch()
-	_ = app.PaymentService(db, tc, 1000) // the intake the HTTP API calls
+
+	intake := app.PaymentService(db, tc, 1000) // what the HTTP API calls
+	id, err := intake.Submit(ctx, payment.Request{
+		PaymentID: "pay-example-1", TenantID: "acme", DebtorAccount: "ACC-1", Amount: "125.00", Currency: "EUR",
+		Creditor:               payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000"},
+		RequestedExecutionTime: time.Now().Add(2 * time.Second),
+	})
+	if err != nil {
+		panic(err)
+	}
+	seen := map[payment.Status]bool{}
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		v, err := intake.Status(ctx, id)
+		if err != nil {
+			panic(err)
+		}
+		// (ACCEPTED lasts milliseconds: a poll may or may not see it.)
+		if !seen[v.Status] && (v.Status == payment.StatusScheduled || v.Status == payment.StatusProcessing) {
+			seen[v.Status] = true
+			fmt.Println(v.PaymentID, v.Status, v.Amount, v.Currency)
+		}
+		if v.Status == payment.StatusProcessing && v.QueueStatus == string(queue.StatusCompleted) {
+			fmt.Println("queue item", v.QueueStatus)
+			break
+		}
+	}
+	// Output:
+	// pay-example-1 SCHEDULED 125.00 EUR
+	// pay-example-1 PROCESSING 125.00 EUR
+	// queue item COMPLETED
 }

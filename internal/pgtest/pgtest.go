@@ -45,9 +45,35 @@ var (
 // Main runs the tests, then stops the server if one was started.
 func Main(m *testing.M) {
 	code := m.Run()
+	for _, f := range exampleCleanups {
+		f()
+	}
 	shutdown()
 	os.Exit(code)
 }
+
+var exampleCleanups []func()
+
+// ExamplePool is NewPool for runnable examples, which have no *testing.T:
+// a new migrated database, dropped when Main ends. It panics when no
+// database can be had.
+func ExamplePool() *pgxpool.Pool {
+	t := &exampleTB{}
+	pool := NewPool(t)
+	exampleCleanups = append(exampleCleanups, t.cleanups...)
+	return pool
+}
+
+// exampleTB is the little of testing.TB that NewPool uses.
+type exampleTB struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (*exampleTB) Helper()                           {}
+func (e *exampleTB) Cleanup(f func())                { e.cleanups = append([]func(){f}, e.cleanups...) }
+func (*exampleTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+func (*exampleTB) Logf(string, ...any)               {}
 
 func setup() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
