@@ -34,11 +34,11 @@ type fixture struct {
 	reg  *process.Registry
 	acts *process.Activities
 
-	mu     sync.Mutex
-	script map[string][]error         // key/step → errors of the next calls; nil entries succeed
-	delay  map[string][]time.Duration // key/step → how long the next calls take
-	gate   map[string]chan struct{}   // key/step → the call waits for it to close
-	entered map[string]chan struct{}  // key/step → closed when a call waits at the gate
+	mu      sync.Mutex
+	script  map[string][]error         // key/step → errors of the next calls; nil entries succeed
+	delay   map[string][]time.Duration // key/step → how long the next calls take
+	gate    map[string]chan struct{}   // key/step → the call waits for it to close
+	entered map[string]chan struct{}   // key/step → closed when a call waits at the gate
 }
 
 func newFixture(t *testing.T) *fixture {

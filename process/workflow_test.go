@@ -2,7 +2,6 @@ package process_test
 
 import (
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -106,8 +105,10 @@ func TestRun(t *testing.T) {
 			wantFailure: "Notify/REJECTED",
 		},
 		{
-			name:        "failure with nothing to compensate",
-			script:      func(f *fixture, key string) { f.fail(key, "Reserve", process.Failf("INSUFFICIENT_FUNDS", "balance 10.00 < 125.10")) },
+			name: "failure with nothing to compensate",
+			script: func(f *fixture, key string) {
+				f.fail(key, "Reserve", process.Failf("INSUFFICIENT_FUNDS", "balance 10.00 < 125.10"))
+			},
 			wantStatus:  process.StatusFailed,
 			wantEvents:  []string{"ProcessStarted Reserve", "StepStarted Reserve", "StepFailed Reserve:INSUFFICIENT_FUNDS", "ProcessFailed Reserve:INSUFFICIENT_FUNDS"},
 			wantEffects: map[string]int{},
@@ -305,5 +306,3 @@ func mapsEqual(a, b map[string]int) bool {
 	}
 	return true
 }
-
-var _ = errors.New
