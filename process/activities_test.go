@@ -53,7 +53,7 @@ func TestStepsApplyOnce(t *testing.T) {
 			effects: map[string]int{"Reserve": 1, "Debit": 1, "Notify": 1},
 		},
 		{
-			name:    "compensation steps",
+			name: "compensation steps",
 			// Every delivery of Notify fails: the first to record its
 			// failure starts the compensation, the others find the
 			// process moved on. (With one failure scripted, a delivery

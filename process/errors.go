@@ -49,8 +49,8 @@ var (
 	// ErrWrongStatus is what a *StatusError is: the action does not apply
 	// to the process in its status (HTTP 409).
 	ErrWrongStatus = errors.New("process: wrong status for the action")
-	// ErrVersionConflict: the process kept changing under the action
-	// (HTTP 409; look again and retry).
+	// ErrVersionConflict: an update found the process changed since it
+	// was read — its version guard failed — and wrote nothing (HTTP 409).
 	ErrVersionConflict = errors.New("process: version conflict")
 	// ErrInvalidCursor: a List cursor this package did not produce.
 	ErrInvalidCursor = errors.New("process: invalid cursor")

@@ -44,7 +44,7 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 	id := uuid.MustParse("c4ca4238-a0b9-2382-0dcc-509a6f75849b") // md5('1')
 	tests := []struct {
 		name, sql, index string
-		args         []any
+		args             []any
 	}{
 		{"lock", dbsqlc.LockInstanceSQL, "process_instance_pkey", []any{id}},
 		{"update", dbsqlc.UpdateInstanceSQL, "process_instance_pkey",

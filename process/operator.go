@@ -36,10 +36,6 @@ type Operator struct {
 	Now func() time.Time
 }
 
-// conflictRetries bounds how often an action re-reads a process that
-// changed between its read and its guarded update.
-const conflictRetries = 5
-
 // Retry moves a FAILED process back to RUNNING at its failed step, or a
 // COMPENSATION_FAILED one back to COMPENSATING at its failed compensation,
 // with fresh retries, and starts a runner for it.
@@ -163,10 +159,11 @@ func (o *Operator) Wake(ctx context.Context, id uuid.UUID, actor string) (Instan
 // instance read, its definition and its completed steps.
 type change func(done []completed, def *definition, inst Instance) (Instance, []entry)
 
-// act runs one operator action: read, check the status, write guarded by
-// the version read, log with the actor, and the final status's hook — one
-// transaction. A version conflict (a step committed meanwhile) is retried
-// from the read, a few times.
+// act runs one operator action in one transaction: read the instance
+// under its row lock, check the status, write guarded by the version read,
+// log with the actor, run the final status's hook. The lock queues the
+// action behind a step in flight, and ahead of the runner's next step: a
+// pause asked for during a step lands right after it.
 func (o *Operator) act(ctx context.Context, id uuid.UUID, actor, action string, allowed []Status, fn change) (Instance, error) {
 	if actor == "" {
 		return Instance{}, ErrNoActor
@@ -175,47 +172,44 @@ func (o *Operator) act(ctx context.Context, id uuid.UUID, actor, action string, 
 	if o.Now != nil {
 		now = o.Now
 	}
-	for range conflictRetries {
-		var out Instance
-		err := pgx.BeginFunc(ctx, o.DB, func(tx pgx.Tx) error {
-			q := dbsqlc.New(tx)
-			row, err := q.GetInstance(ctx, id)
-			if errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("%w: %s", ErrNotFound, id)
-			}
-			if err != nil {
-				return fmt.Errorf("process %s: %s: read: %w", id, action, err)
-			}
-			inst, err := fromRow(row)
-			if err != nil {
-				return err
-			}
-			if err := checkStatus(inst, action, allowed...); err != nil {
-				return err
-			}
-			def, err := o.Registry.lookup(inst.Type)
-			if err != nil {
-				return err
-			}
-			done, err := completedSteps(ctx, q, id)
-			if err != nil {
-				return err
-			}
-			to, entries := fn(done, def, inst)
-			for i := range entries {
-				entries[i].actor = actor
-			}
-			if out, err = write(ctx, q, now(), inst, to, entries...); err != nil {
-				return err
-			}
-			return runHook(ctx, tx, def, out)
-		})
-		if errors.Is(err, ErrVersionConflict) {
-			continue
+	var out Instance
+	err := pgx.BeginFunc(ctx, o.DB, func(tx pgx.Tx) error {
+		q := dbsqlc.New(tx)
+		row, err := q.LockInstance(ctx, id)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("%w: %s", ErrNotFound, id)
 		}
-		return out, err
+		if err != nil {
+			return fmt.Errorf("process %s: %s: read: %w", id, action, err)
+		}
+		inst, err := fromRow(row)
+		if err != nil {
+			return err
+		}
+		if err := checkStatus(inst, action, allowed...); err != nil {
+			return err
+		}
+		def, err := o.Registry.lookup(inst.Type)
+		if err != nil {
+			return err
+		}
+		done, err := completedSteps(ctx, q, id)
+		if err != nil {
+			return err
+		}
+		to, entries := fn(done, def, inst)
+		for i := range entries {
+			entries[i].actor = actor
+		}
+		if out, err = write(ctx, q, now(), inst, to, entries...); err != nil {
+			return err
+		}
+		return runHook(ctx, tx, def, out)
+	})
+	if err != nil {
+		return Instance{}, err
 	}
-	return Instance{}, fmt.Errorf("process %s: %s: %w after %d attempts", id, action, ErrVersionConflict, conflictRetries)
+	return out, nil
 }
 
 // runnerID names the runner an action starts: unique per action, since
