@@ -67,6 +67,25 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 			}
 		})
 	}
+	// The lock statement takes the process's turn (the advisory lock) as
+	// well as the row.
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := dbsqlc.New(tx).LockInstance(ctx, id); err != nil {
+			return err
+		}
+		var turns int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM pg_locks
+			WHERE locktype = 'advisory' AND classid = 1886547811 AND pid = pg_backend_pid() AND granted`).Scan(&turns); err != nil {
+			return err
+		}
+		if turns != 1 {
+			t.Errorf("the lock statement holds %d advisory locks", turns)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The listing pages through a status by its keyset cursor.
 	page, next, err := process.List(ctx, pool, process.StatusPaused, 1000, "")
 	if err != nil || len(page) != 1000 || next == "" {

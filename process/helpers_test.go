@@ -255,6 +255,32 @@ func checkReplay(t *testing.T, pool *pgxpool.Pool) {
 	}
 }
 
+// waitForLockWaiter returns once a session of the test's database waits
+// for a lock: the operator action sent to done is queued behind the step
+// in flight. It fails the test if the action finishes first.
+func (f *fixture) waitForLockWaiter(t *testing.T, done <-chan error) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var waiting int
+		if err := f.pool.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			return
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the action did not wait for the step in flight: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no session waits for the row lock")
+		}
+	}
+}
+
 func busy() error { return process.Failf("BUSY", "the ledger is busy") }
 
 var errConnRefused = errors.New("dial tcp 10.0.0.1:5432: connect: connection refused")

@@ -110,11 +110,7 @@ func TestPauseOnTheServer(t *testing.T) {
 				_, err := op.Pause(context.Background(), id, "alice")
 				paused <- err
 			}()
-			select {
-			case err := <-paused:
-				t.Fatalf("the pause did not wait for Debit: %v", err)
-			case <-time.After(300 * time.Millisecond):
-			}
+			f.waitForLockWaiter(t, paused)
 			release()
 			if err := <-paused; err != nil {
 				t.Fatal(err)

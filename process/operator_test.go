@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -219,11 +218,7 @@ func TestPauseRacingAStep(t *testing.T) {
 		_, err := f.operator().Pause(t.Context(), process.ID(transfer, "k"), "alice")
 		paused <- err
 	}()
-	select {
-	case err := <-paused:
-		t.Fatalf("the pause did not wait for the step in flight: %v", err)
-	case <-time.After(300 * time.Millisecond):
-	}
+	f.waitForLockWaiter(t, paused)
 	release()
 	if res := <-stepDone; !res.Applied || res.Step != "Notify" {
 		t.Fatalf("step: %+v", res)

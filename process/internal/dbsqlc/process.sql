@@ -14,9 +14,22 @@ RETURNING *;
 SELECT * FROM process_instance WHERE process_id = @process_id;
 
 -- name: LockInstance :one
--- The step transaction's first statement: steps of one process, and the
--- operator actions racing them, go one at a time.
-SELECT * FROM process_instance WHERE process_id = @process_id FOR UPDATE;
+-- The first statement of every step and every operator action: they go
+-- one at a time per process. The transaction-scoped advisory lock (class
+-- 0x70726f63, "proc", and a hash of the id: a collision only serializes
+-- two processes) queues them in arrival order, which the row lock alone
+-- does not once the row is updated: an operator pause waiting behind a
+-- step gets its turn before the runner asks for the next step. The row
+-- lock then keeps out writers that do not take a turn.
+SELECT i.process_id, i.process_type, i.business_key, i.status,
+       i.current_step, i.data, i.retries, i.version,
+       i.resume_status, i.failed_step, i.error_code, i.error_message,
+       i.compensation_error_code, i.compensation_error_message, i.workflow_id, i.created_at,
+       i.updated_at
+FROM process_instance i,
+     LATERAL (SELECT pg_advisory_xact_lock(1886547811, hashtext(i.process_id::text))) turn
+WHERE i.process_id = @process_id
+FOR UPDATE OF i;
 
 -- name: UpdateInstance :one
 -- Writes a transition. No row back: someone changed the instance since it
