@@ -186,7 +186,8 @@ func (r runner) drive(st State, mayContinueAsNew bool) (Outcome, error) {
 		compensating := st.Status == StatusCompensating || (st.Status == StatusPaused && st.ResumeStatus == StatusCompensating)
 		var res StepResult
 		if err := r.call(ExecuteActivity, StepRequest{ProcessID: st.ProcessID, Step: st.Step, Compensation: compensating}, &res); err != nil {
-			return Outcome{ProcessID: st.ProcessID, Status: st.Status, Step: st.Step}, fmt.Errorf("process %s: step %s: %w", st.ProcessID, st.Step, err)
+			// The activity's error names the process and the step.
+			return Outcome{ProcessID: st.ProcessID, Status: st.Status, Step: st.Step}, err
 		}
 		st = res.State
 	}
