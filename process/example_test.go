@@ -129,5 +129,8 @@ func exampleEnv() (*pgxpool.Pool, client.Client, func()) {
 		CREATE TABLE account (owner text PRIMARY KEY, balance numeric(19,2) NOT NULL, card bool NOT NULL DEFAULT false)`); err != nil {
 		s.Fatal(err)
 	}
-	return pool, sharedTemporal(), s.close
+	return pool, sharedTemporal(), func() {
+		checkReplay(s, pool) // the log replays to the stored state
+		s.close()
+	}
 }

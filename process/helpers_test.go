@@ -223,7 +223,7 @@ func (f *fixture) get(t *testing.T, key string) process.Instance {
 
 // checkReplay: for every process in the database, its log alone gives the
 // status, step and resume status the instance has.
-func checkReplay(t *testing.T, pool *pgxpool.Pool) {
+func checkReplay(t testing.TB, pool *pgxpool.Pool) {
 	t.Helper()
 	ctx := context.Background()
 	for _, st := range []process.Status{process.StatusNew, process.StatusRunning, process.StatusSucceeded, process.StatusFailed,
@@ -299,7 +299,7 @@ func (s *suiteTB) Name() string              { return "process-suite" }
 func (s *suiteTB) Fatal(args ...any)         { log.Fatal(args...) }
 func (s *suiteTB) Fatalf(f string, a ...any) { log.Fatalf(f, a...) }
 func (s *suiteTB) Logf(f string, a ...any)   { log.Printf(f, a...) }
-func (s *suiteTB) Errorf(f string, a ...any) { log.Printf(f, a...) }
+func (s *suiteTB) Errorf(f string, a ...any) { log.Fatalf(f, a...) }
 func (s *suiteTB) Cleanup(f func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
