@@ -200,6 +200,15 @@ func TestStart(t *testing.T) {
 	if got := f.events(t, "k"); !equal(got, want) {
 		t.Fatalf("log %v, want %v", got, want)
 	}
+	// A caller re-run after the end gets the outcome, and attaches to
+	// nothing.
+	for _, s := range []string{"Reserve", "Debit", "Notify"} {
+		execute(t, f, "k", s, false)
+	}
+	end, err := f.acts.Start(ctx, process.StartInput{Type: transfer, BusinessKey: "k", WorkflowID: "wf-k-late"})
+	if err != nil || end.Outcome == nil || end.Outcome.Status != process.StatusSucceeded || f.get(t, "k").WorkflowID != "wf-k-rerun" {
+		t.Fatalf("start after the end: %+v %v", end, err)
+	}
 	_, err = f.acts.Start(ctx, process.StartInput{Type: "Nope", BusinessKey: "k"})
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) || !appErr.NonRetryable() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -38,6 +39,7 @@ type StepResult struct {
 type failure struct {
 	code, message string
 	timedOut      bool
+	startedAt     time.Time // when the attempt began
 }
 
 // Execute runs the requested step if the process is at it, in one
@@ -102,6 +104,7 @@ func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, 
 	if req.Compensation {
 		in.Compensates = def.compensates[req.Step]
 	}
+	startedAt := a.now()
 	stepCtx, cancel := context.WithTimeout(ctx, timeout)
 	result, herr := step.Handler(stepCtx, tx, in)
 	data := inst.Data.merged(result)
@@ -112,13 +115,14 @@ func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, 
 			herr = Failf(CodeUnknownStep, "Next(%q) named no step of the definition: %q", req.Step, next)
 		}
 	}
-	timedOut := stepCtx.Err() == context.DeadlineExceeded && ctx.Err() == nil
+	timedOut := errors.Is(stepCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancel()
 	if herr != nil || timedOut {
 		f, err := classify(herr, timedOut)
 		if err != nil {
 			return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: step %s: %w", req.ProcessID, req.Step, err)
 		}
+		f.startedAt = startedAt
 		return StepResult{}, f, inst, nil
 	}
 	resultJSON, err := encodeData(result)
@@ -128,7 +132,7 @@ func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, 
 	if err := q.SetInboxResult(ctx, dbsqlc.SetInboxResultParams{Key: key, Result: resultJSON}); err != nil {
 		return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: store result of %s: %w", req.ProcessID, key, err)
 	}
-	updated, err := a.complete(ctx, tx, q, def, inst, req, in.Attempt, result, data, next)
+	updated, err := a.complete(ctx, tx, q, def, inst, req, in.Attempt, startedAt, result, data, next)
 	if err != nil {
 		return StepResult{}, nil, Instance{}, err
 	}
@@ -140,14 +144,14 @@ func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, 
 
 // complete writes a committed step: its log entries and the instance
 // moved on (next step, or the final status and its hook).
-func (a *Activities) complete(ctx context.Context, tx pgx.Tx, q *dbsqlc.Queries, def *definition, inst Instance, req StepRequest, attempt int, result, data Data, next string) (Instance, error) {
+func (a *Activities) complete(ctx context.Context, tx pgx.Tx, q *dbsqlc.Queries, def *definition, inst Instance, req StepRequest, attempt int, startedAt time.Time, result, data Data, next string) (Instance, error) {
 	to := inst
 	to.Data, to.Retries = data, 0
 	var entries []entry
 	if !req.Compensation {
 		to.Status = StatusRunning
 		entries = []entry{
-			{event: EventStepStarted, step: req.Step, attempt: attempt},
+			{at: startedAt, event: EventStepStarted, step: req.Step, attempt: attempt},
 			{event: EventStepCompleted, step: req.Step, attempt: attempt, detail: map[string]any{"result": nonNil(result), "next": next}},
 		}
 		if next == "" {
@@ -167,7 +171,7 @@ func (a *Activities) complete(ctx context.Context, tx pgx.Tx, q *dbsqlc.Queries,
 			next = plan[0]
 		}
 		entries = []entry{
-			{event: EventCompensationStarted, step: req.Step, attempt: attempt},
+			{at: startedAt, event: EventCompensationStarted, step: req.Step, attempt: attempt},
 			{event: EventCompensationCompleted, step: req.Step, attempt: attempt, detail: map[string]any{
 				"result": nonNil(result), "compensates": def.compensates[req.Step], "next": next,
 			}},
@@ -213,7 +217,7 @@ func (a *Activities) recordFailure(ctx context.Context, req StepRequest, seen In
 			failed = EventStepTimedOut
 		}
 		entries := []entry{
-			{event: start, step: req.Step, attempt: attempt},
+			{at: f.startedAt, event: start, step: req.Step, attempt: attempt},
 			{event: failed, step: req.Step, attempt: attempt, code: f.code, detail: map[string]any{
 				"message": f.message, "retryable": retryable, "retry": retry,
 			}},

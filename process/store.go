@@ -92,8 +92,9 @@ func Log(ctx context.Context, db DB, id uuid.UUID) ([]LogEntry, error) {
 // MaxListLimit caps a List page.
 const MaxListLimit = 1000
 
-// List reads up to limit processes in status, least recently changed
-// first, after cursor ("" for the first page). The returned cursor reads
+// List reads up to limit processes in status (MaxListLimit when limit is
+// not in 1..MaxListLimit), least recently changed first, after cursor (""
+// for the first page). The returned cursor reads
 // the next page; "" when there is none. A process that changes while an
 // operator pages moves to the end of its status's order.
 func List(ctx context.Context, db DB, status Status, limit int, cursor string) ([]Instance, string, error) {
@@ -155,6 +156,7 @@ func fromRow(r dbsqlc.ProcessInstance) (Instance, error) {
 
 // entry is a log entry about to be written.
 type entry struct {
+	at      time.Time // zero: the transition's time
 	event   Event
 	step    string
 	attempt int
@@ -205,7 +207,11 @@ func appendLog(ctx context.Context, q *dbsqlc.Queries, id uuid.UUID, at time.Tim
 		if actor == "" {
 			actor = SystemActor
 		}
-		p.Ats = append(p.Ats, at)
+		when := e.at
+		if when.IsZero() {
+			when = at
+		}
+		p.Ats = append(p.Ats, when)
 		p.Events = append(p.Events, string(e.event))
 		p.Steps = append(p.Steps, e.step)
 		p.Attempts = append(p.Attempts, int32(e.attempt))
