@@ -34,8 +34,9 @@ const lockWait = 10 * time.Minute
 // Schema is what a migrator applies: versioned migrations, and repeatable
 // scripts applied after them.
 type Schema struct {
-	// Migrations are directories of goose SQL files (NNNNN_name.sql), each
-	// package its own; versions are unique across them and apply in order.
+	// Migrations are directories of goose SQL files (NNNNN_name.sql; other
+	// files are ignored), each package its own; versions are unique across
+	// them and apply in order.
 	Migrations []fs.FS
 	// Scripts are re-applied whenever their text changes, after the
 	// migrations: the current source of PL/pgSQL functions, kept in one
@@ -45,7 +46,7 @@ type Schema struct {
 
 // Script is a repeatable script: idempotent SQL (CREATE OR REPLACE ...).
 type Script struct {
-	Name string // e.g. "pacing/functions.sql"
+	Name string // e.g. "pacing/migrations/functions.sql"
 	SQL  string
 }
 
@@ -306,7 +307,9 @@ func mergeDirs(dirs []fs.FS) (fs.FS, error) {
 			return nil, fmt.Errorf("read migrations: %w", err)
 		}
 		for _, e := range entries {
-			if e.IsDir() || path.Ext(e.Name()) != ".sql" {
+			// Only NNNNN_name.sql files are migrations (a package's
+			// functions.sql is a repeatable script).
+			if e.IsDir() || path.Ext(e.Name()) != ".sql" || e.Name()[0] < '0' || e.Name()[0] > '9' {
 				continue
 			}
 			if _, dup := m[e.Name()]; dup {

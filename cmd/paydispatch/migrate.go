@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/paydispatch/paydispatch/internal/app"
+
 	"context"
 	"fmt"
 
@@ -60,7 +62,7 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 		}
 		return nil
 	}
-	applied, err := schema.Migrate(ctx, store.Pool, nil)
+	applied, err := app.Migrate(ctx, store.Pool, nil)
 	if err != nil {
 		return err
 	}

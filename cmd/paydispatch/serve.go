@@ -68,7 +68,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	}
 	defer migrator.Close()
 	if srv.MigrateOnStart {
-		applied, err := schema.Migrate(ctx, store.Pool, nil)
+		applied, err := app.Migrate(ctx, store.Pool, nil)
 		if err != nil {
 			return err
 		}

@@ -2,19 +2,38 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"go.temporal.io/sdk/worker"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/paydispatch/paydispatch/dispatch"
+	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/temporal"
 )
+
+// Migrate brings pool's database to paydispatch's current schema and
+// registers the domains' item types in the dispatch queue (a type an
+// operator has configured keeps its settings). A current database is left
+// as it is.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) (postgres.Applied, error) {
+	applied, err := postgres.Migrate(ctx, pool, schema.Schema(), logger)
+	if err != nil {
+		return applied, err
+	}
+	if err := payment.RegisterItemType(ctx, queue.New(pool)); err != nil {
+		return applied, fmt.Errorf("register item types: %w", err)
+	}
+	return applied, nil
+}
 
 // PaymentWorkerOptions are the seed's payment worker limits. A paced
 // payment's workflow task stays open while it waits for its slot (up to

@@ -12,7 +12,6 @@ import (
 
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
-	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/internal/temporaltest"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
@@ -116,7 +115,7 @@ func startServe(t *testing.T, settings map[string]string) (*pgxpool.Pool, *tempo
 	db := &postgres.DB{Pool: pool}
 	tc := &temporal.Conn{Client: c, Address: srv.HostPort(), Namespace: "default"}
 	log := slog.New(slog.DiscardHandler)
-	if _, err := schema.Migrate(ctx, pool, nil); err != nil { // as serve does: registers PAYMENT
+	if _, err := app.Migrate(ctx, pool, nil); err != nil { // as serve does: registers PAYMENT
 		t.Fatal(err)
 	}
 	if _, err := queue.New(pool).UpdateConfig(ctx, payment.ItemType, settings); err != nil {

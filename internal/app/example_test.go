@@ -11,7 +11,6 @@ import (
 
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
-	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
@@ -27,7 +26,7 @@ func Example() {
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
 	pool := pgtest.ExamplePool()
-	if _, err := schema.Migrate(ctx, pool, log); err != nil { // registers PAYMENT
+	if _, err := app.Migrate(ctx, pool, log); err != nil { // registers PAYMENT
 		panic(err)
 	}
 	// A one-second cycle and no jitter, so the example is quick.

@@ -16,7 +16,6 @@ import (
 
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
-	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
@@ -84,7 +83,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		return err
 	}
 	defer db.Close()
-	if _, err := schema.Migrate(ctx, db.Pool, nil); err != nil {
+	if _, err := app.Migrate(ctx, db.Pool, nil); err != nil {
 		return err
 	}
 	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal", EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions})

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/paydispatch/paydispatch/internal/app"
+
 	"context"
 	"fmt"
 	"io"
@@ -12,7 +14,6 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/internal/config"
-	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/pacing"
 )
 
@@ -52,7 +53,7 @@ func RunPacing(ctx context.Context, o PacingOptions) error {
 		return err
 	}
 	defer cleanup()
-	if _, err := schema.Migrate(ctx, pool, nil); err != nil {
+	if _, err := app.Migrate(ctx, pool, nil); err != nil {
 		return err
 	}
 	var version, fsync string

@@ -23,7 +23,6 @@ import (
 
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
-	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
@@ -214,7 +213,7 @@ func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designRes
 		return a, b, err
 	}
 	defer db.Close()
-	if _, err := schema.Migrate(ctx, db.Pool, nil); err != nil {
+	if _, err := app.Migrate(ctx, db.Pool, nil); err != nil {
 		return a, b, err
 	}
 	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal"})

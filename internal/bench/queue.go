@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/paydispatch/paydispatch/internal/app"
+
 	"context"
 	"fmt"
 	"io"
@@ -20,7 +22,6 @@ import (
 
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/internal/explain"
-	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/postgres/pgserver"
 	"github.com/paydispatch/paydispatch/queue"
@@ -68,7 +69,7 @@ func RunQueue(ctx context.Context, o QueueOptions) error {
 	}
 	defer cleanup()
 	b := &queueBench{o: o, pool: pool, q: queue.New(pool)}
-	if _, err := schema.Migrate(ctx, pool, nil); err != nil {
+	if _, err := app.Migrate(ctx, pool, nil); err != nil {
 		return err
 	}
 	if _, err := pool.Exec(ctx, `INSERT INTO exec_rate_config (item_type, exec_workflow_type, exec_task_queue)

@@ -1,6 +1,8 @@
 package schema_test
 
 import (
+	"github.com/paydispatch/paydispatch/internal/app"
+
 	"context"
 	"encoding/json"
 	"os"
@@ -119,7 +121,7 @@ func equalFunctions(t *testing.T, what string, got, want map[string]string) {
 }
 
 // TestFunctionsMatchTheirFiles: the functions of a migrated database are
-// exactly those of the repeatable scripts (pacing/functions.sql): none
+// exactly those of the repeatable scripts (pacing/migrations/functions.sql and the like): none
 // missing, none different, none left over.
 func TestFunctionsMatchTheirFiles(t *testing.T) {
 	t.Parallel()
@@ -175,7 +177,7 @@ func TestUpgradeFromTheOldLayout(t *testing.T) {
 	t.Parallel()
 	pool := oldDatabase(t)
 	ctx := context.Background()
-	applied, err := schema.Migrate(ctx, pool, nil)
+	applied, err := app.Migrate(ctx, pool, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +189,7 @@ func TestUpgradeFromTheOldLayout(t *testing.T) {
 			t.Errorf("migration %d re-applied on an old database", m.Version)
 		}
 	}
-	if again, err := schema.Migrate(ctx, pool, nil); err != nil || !again.Empty() {
+	if again, err := app.Migrate(ctx, pool, nil); err != nil || !again.Empty() {
 		t.Fatalf("second run: %+v, %v", again, err)
 	}
 
@@ -242,7 +244,7 @@ func TestUpgradeFromTheOldLayout(t *testing.T) {
 func TestPaymentItemTypeRegistered(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewEmptyPool(t)
-	if _, err := schema.Migrate(context.Background(), pool, nil); err != nil {
+	if _, err := app.Migrate(context.Background(), pool, nil); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := queue.New(pool).GetConfig(context.Background(), payment.ItemType)
@@ -266,7 +268,7 @@ func TestEveryDownUndoesItsUp(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewEmptyPool(t)
 	ctx := context.Background()
-	if _, err := schema.Migrate(ctx, pool, nil); err != nil {
+	if _, err := app.Migrate(ctx, pool, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := catalog(t, pool)

@@ -5,7 +5,7 @@
 // # One posting, one round trip
 //
 // Every posting goes through the SQL function ledger_post
-// (functions.sql): lock the account row, see whether the reference was posted
+// (migrations/functions.sql): lock the account row, see whether the reference was posted
 // already (after the lock, in a statement of its own, so a concurrent
 // delivery of the same step to this account has committed and is seen:
 // the duplicate gets the first posting back instead of a unique-key error

@@ -1,6 +1,6 @@
 -- Pacing: time cut into fixed windows per rate-limit config, each window
 -- taking at most max_per_window events, each event a slot inside a
--- window. The functions that assign slots are in ../functions.sql (applied
+-- window. The functions that assign slots are in functions.sql, beside it (applied
 -- after the migrations, re-applied whenever that file changes).
 -- No foreign keys: the slot path is hot.
 

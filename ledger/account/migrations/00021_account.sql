@@ -1,6 +1,6 @@
 -- The ledger's accounts and their transactions (package ledger/account;
 -- limits and FX are ledger/limit's and ledger/fx's). Postings go through
--- ledger_post (../functions.sql), which reads and locks the account it
+-- ledger_post (functions.sql, beside it), which reads and locks the account it
 -- posts to.
 --
 -- Money is numeric(24,4): four decimals hold every ISO 4217 currency's

@@ -27,7 +27,7 @@ SELECT * FROM account_transaction WHERE transaction_id = @transaction_id;
 SELECT * FROM account_transaction WHERE reference = @reference;
 
 -- name: Post :one
--- One posting, one round trip: see ledger_post in ../../functions.sql.
+-- One posting, one round trip: see ledger_post in ledger/account/migrations/functions.sql.
 SELECT p.status::text AS status,
        coalesce(p.transaction_id, '00000000-0000-0000-0000-000000000000')::uuid AS transaction_id,
        coalesce(p.account_id, '')::text AS account_id,

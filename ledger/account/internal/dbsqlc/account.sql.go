@@ -217,7 +217,7 @@ type PostRow struct {
 	Balance       decimal.Decimal
 }
 
-// One posting, one round trip: see ledger_post in ../../functions.sql.
+// One posting, one round trip: see ledger_post in ledger/account/migrations/functions.sql.
 func (q *Queries) Post(ctx context.Context, arg PostParams) (PostRow, error) {
 	row := q.db.QueryRow(ctx, post,
 		arg.Kind,

@@ -1,5 +1,5 @@
 -- The ledger's posting function: its current source, applied after the
--- migrations and again whenever this file changes (see pacing/functions.sql
+-- migrations and again whenever this file changes (see pacing/migrations/functions.sql
 -- for the rule). CREATE OR REPLACE; a changed signature needs a DROP of
 -- the old one here first.
 

@@ -7,7 +7,7 @@
 -- DROP of the old one first (TestFunctionsMatchTheirFiles checks that a
 -- migrated database holds exactly the functions of these files).
 --
--- Tables (migrations/00007_pacing.sql): pacing_config, pacing_window (one
+-- Tables (00007_pacing.sql): pacing_config, pacing_window (one
 -- counter and OPEN/CLOSED status per config and window), pacing_slot (one
 -- row per event id). The invariant the skip relies on: a window that
 -- closes creates its successor OPEN, so the first OPEN window after a

@@ -1,0 +1,168 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/paydispatch/paydispatch/process/internal/dbsqlc"
+)
+
+// Registered names. The activities are registered by name, not as a
+// struct, so they never collide with a domain's activities on the same
+// worker.
+const (
+	StartActivity   = "process.Start"
+	LoadActivity    = "process.Load"
+	ExecuteActivity = "process.Execute"
+	// WorkflowName is ProcessWorkflow's registered name.
+	WorkflowName = "ProcessWorkflow"
+)
+
+// errTypeInvalid is the Temporal error type of failures no retry can
+// cure: an unknown process or process type.
+const errTypeInvalid = "PROCESS_INVALID"
+
+// Activities are the process manager's I/O: every read and write of
+// PostgreSQL a runner needs. Each is idempotent.
+type Activities struct {
+	DB       DB
+	Registry *Registry
+	// Now stamps log entries (time.Now when nil).
+	Now func() time.Time
+}
+
+// Register puts the activities and ProcessWorkflow on a worker. Register
+// them on the worker of every workflow that calls Run: local activities
+// run on the caller's own worker.
+func Register(r worker.Registry, a *Activities) {
+	r.RegisterActivityWithOptions(a.Start, activity.RegisterOptions{Name: StartActivity})
+	r.RegisterActivityWithOptions(a.Load, activity.RegisterOptions{Name: LoadActivity})
+	r.RegisterActivityWithOptions(a.Execute, activity.RegisterOptions{Name: ExecuteActivity})
+	r.RegisterWorkflowWithOptions(ProcessWorkflow, workflow.RegisterOptions{Name: WorkflowName})
+}
+
+func (a *Activities) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+// StartInput asks for a process to be created, or found.
+type StartInput struct {
+	Type        string
+	BusinessKey string
+	Data        Data
+	// WorkflowID is the caller's: where a resume signal goes.
+	WorkflowID string
+}
+
+// State is where a process stands, as a runner needs to know it.
+type State struct {
+	ProcessID    uuid.UUID
+	Status       Status
+	Step         string
+	Retries      int
+	ResumeStatus Status `json:",omitempty"`
+	// Outcome is set once Status is final.
+	Outcome *Outcome `json:",omitempty"`
+}
+
+func stateOf(inst Instance) State {
+	s := State{ProcessID: inst.ID, Status: inst.Status, Step: inst.Step, Retries: inst.Retries, ResumeStatus: inst.ResumeStatus}
+	if inst.Status.Final() {
+		o := outcomeOf(inst)
+		s.Outcome = &o
+	}
+	return s
+}
+
+// Start creates the process NEW at its initial step, or finds the one
+// created before for the same type and business key (its data then stays
+// as it is) and makes the caller its driver.
+func (a *Activities) Start(ctx context.Context, in StartInput) (State, error) {
+	def, err := a.Registry.lookup(in.Type)
+	if err != nil {
+		return State{}, invalid(err)
+	}
+	if in.BusinessKey == "" {
+		return State{}, invalid(fmt.Errorf("process %s: empty business key", in.Type))
+	}
+	id := ID(in.Type, in.BusinessKey)
+	data, err := encodeData(in.Data)
+	if err != nil {
+		return State{}, invalid(err)
+	}
+	var st State
+	err = pgx.BeginFunc(ctx, a.DB, func(tx pgx.Tx) error {
+		q := dbsqlc.New(tx)
+		row, err := q.InsertInstance(ctx, dbsqlc.InsertInstanceParams{
+			ProcessID: id, ProcessType: in.Type, BusinessKey: in.BusinessKey,
+			CurrentStep: def.Initial, Data: data, WorkflowID: in.WorkflowID,
+		})
+		if err == nil {
+			inst, err := fromRow(row)
+			if err != nil {
+				return err
+			}
+			st = stateOf(inst)
+			return appendLog(ctx, q, id, a.now(), []entry{{
+				event: EventProcessStarted, step: def.Initial, detail: map[string]any{"data": inst.Data, "workflowId": in.WorkflowID},
+			}})
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("process %s: insert: %w", id, err)
+		}
+		row, err = q.LockInstance(ctx, id)
+		if err != nil {
+			return fmt.Errorf("process %s: lock: %w", id, err)
+		}
+		inst, err := fromRow(row)
+		if err != nil {
+			return err
+		}
+		if inst.Type != in.Type || inst.BusinessKey != in.BusinessKey {
+			return invalid(fmt.Errorf("process %s belongs to %s/%s", id, inst.Type, inst.BusinessKey))
+		}
+		if !inst.Status.Final() && in.WorkflowID != "" && inst.WorkflowID != in.WorkflowID {
+			to := inst
+			to.WorkflowID = in.WorkflowID
+			if inst, err = write(ctx, q, a.now(), inst, to, entry{
+				event: EventRunnerAttached, step: inst.Step, detail: map[string]string{"workflowId": in.WorkflowID},
+			}); err != nil {
+				return err
+			}
+		}
+		st = stateOf(inst)
+		return nil
+	})
+	return st, err
+}
+
+// Load reads where a process stands.
+func (a *Activities) Load(ctx context.Context, id uuid.UUID) (State, error) {
+	inst, err := Get(ctx, a.DB, id)
+	if errors.Is(err, ErrNotFound) {
+		return State{}, invalid(err)
+	}
+	return stateOf(inst), err
+}
+
+// invalid marks err as beyond any retry: Temporal fails the activity at
+// once.
+func invalid(err error) error {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return err
+	}
+	return temporal.NewNonRetryableApplicationError(err.Error(), errTypeInvalid, err)
+}

@@ -1,0 +1,121 @@
+// Package process is a generic process manager (a saga) on PostgreSQL and
+// Temporal. A domain describes a process as steps, each a database effect
+// done in a transaction the package gives it; the package runs the steps
+// in order, retries the failures worth retrying, and when a step fails for
+// good undoes the completed steps in reverse order. It knows process
+// types, step names, error codes and opaque JSON data — never payments.
+//
+// Why not plain Temporal activities: a step's effect, its record in the
+// process log and the process's new state must commit together, or a
+// crash between them leaves an effect without a record (done twice on
+// retry) or a record without an effect. Temporal delivers an activity at
+// least once; the inbox row makes the step happen once.
+//
+// # Model
+//
+// A Definition (Type, Initial, Next, Steps, hooks) is registered in a
+// Registry. Each Step has a Handler, the compensation step that undoes it
+// (if any), the error codes worth retrying, MaxRetries and a Timeout.
+// A handler's *Error (Failf) is a business failure, retryable or not by
+// its Code alone; any other error is an infrastructure failure. The
+// process id is a UUID v5 of (type, business key), so a re-run of the
+// caller finds the same process. Data is a JSON object decoded with
+// UseNumber (numbers round-trip exactly; money is a decimal string).
+//
+// # Tables (postgres/migrations/00020_process.sql, no foreign keys)
+//
+//   - process_instance: one row per process: status (CHECKed), current
+//     step, data, retries of the current step, version (every update is
+//     guarded by version and status), the status a paused process resumes
+//     to, the failure (failed step, code, message), a failed
+//     compensation's code and message, the workflow driving it. UNIQUE
+//     (process_type, business_key); index (status, updated_at, process_id)
+//     for operator listings.
+//   - process_log: append-only (a trigger refuses UPDATE, DELETE and
+//     TRUNCATE), ordered by (process_id, seq), the primary key that the
+//     log read, the replay and the compensation plan use.
+//   - process_inbox: one row per applied step, keyed <processId>:<STEP> or
+//     <processId>:COMPENSATE:<STEP>, with the step's result.
+//
+// # The transaction per step
+//
+// Activities.Execute runs one step in one transaction: take the process's
+// turn and its row lock (LockInstance); if the process is not at the
+// requested step in a status that runs it, change nothing and answer
+// where it is (with the stored result if the step's inbox row exists: a
+// duplicate delivery); else insert the inbox row, run the handler, merge
+// its result into the data, decide the next step with the definition's
+// Next, write StepStarted and StepCompleted (and ProcessCompleted, or
+// the next compensation) and the instance — commit. A delivery repeated,
+// or made from many goroutines at once, has one effect: the others wait
+// for the turn and find the inbox row. A failed attempt is rolled back,
+// effect and all; its StepStarted and StepFailed entries are written in a
+// transaction of its own, unless the process changed in between (an
+// operator came first: nothing happened, nothing is recorded).
+//
+// The turn is a transaction-scoped advisory lock per process, taken with
+// the row lock by every step and every operator action. PostgreSQL grants
+// it in arrival order, which it does not promise for a row lock once the
+// row is updated: without it, a runner asking for the next step could
+// overtake an operator's pause that waited for the step in flight.
+//
+// # State machine
+//
+//	NEW ──first attempt──▶ RUNNING ──last step──▶ SUCCEEDED
+//	RUNNING ──permanent failure, something to undo──▶ COMPENSATING ──all undone──▶ COMPENSATED
+//	RUNNING ──permanent failure, nothing to undo──▶ FAILED
+//	COMPENSATING ──compensation fails for good──▶ COMPENSATION_FAILED
+//	NEW, RUNNING, COMPENSATING ──Pause──▶ PAUSED ──Resume──▶ the status it had
+//	FAILED ──Retry──▶ RUNNING (at the failed step)
+//	COMPENSATION_FAILED ──Retry──▶ COMPENSATING (at the failed compensation)
+//	NEW, RUNNING, PAUSED, FAILED ──Compensate──▶ COMPENSATING, or COMPENSATED when nothing completed needs undoing
+//
+// A retryable code with retries left keeps the process at the step with
+// retries+1; the runner backs off (workflow.Sleep, doubling) and tries
+// again. A handler past its Timeout is a retryable TIMEOUT (StepTimedOut;
+// a compensation's timeout is a CompensationFailed with code TIMEOUT).
+// Compensation runs the compensation steps of the completed steps that
+// have one, last completed first, each idempotent like a step; its
+// retryable codes are retried too. The failure that started it stays on
+// the instance (a payment shows INSUFFICIENT_FUNDS, not the compensation).
+//
+// # Events (process_log.event)
+//
+// ProcessStarted, StepStarted, StepCompleted, StepFailed, StepTimedOut,
+// CompensationStarted, CompensationCompleted, CompensationFailed,
+// ProcessCompleted, ProcessFailed, ProcessCompensating,
+// ProcessCompensated, ProcessCompensationFailed, ProcessPaused,
+// ProcessResumed, OperatorRetry, OperatorCompensate, RunnerAttached: see
+// the Event constants. Every status change has its event, so Replay
+// rebuilds status and current step from the log alone. The actor is the
+// operator who asked, "system" otherwise.
+//
+// # Runner on Temporal
+//
+// Run drives a process inline in any workflow: Start (create, or find and
+// attach to the process a previous run created), then Execute the current
+// step until the status is final, every decision taken from an activity's
+// result. With ExecOptions.Local the activities are local activities:
+// a payment's whole process is one workflow task. Infrastructure errors
+// are retried by the activity retry policy; when it gives up Run returns
+// the error and the process waits at its step for the caller's next run.
+// ProcessWorkflow drives a process by id (id process-<processId>-<n>): the
+// runner operator actions start once the original caller has finished.
+//
+// # Operator actions and running workflows
+//
+// Operator.Retry, Compensate, Pause, Resume: each takes the turn and the
+// row lock, checks the status (else a *StatusError, ErrWrongStatus: 409),
+// writes the instance guarded by its version and a log entry naming the
+// actor, and runs a final status's hook, in one transaction. Pause needs
+// no message: the runner's next Execute finds the process PAUSED and
+// waits for WakeSignal, sent to the workflow recorded on the instance by
+// Resume (or a forced compensation), with a look every ResumeCheck in
+// case the signal is lost. Retry of a FAILED or COMPENSATION_FAILED
+// process, whose runner has returned, records and starts a new
+// ProcessWorkflow. Wake signals the recorded workflow and, if it is gone,
+// starts a ProcessWorkflow (RunnerAttached). The definition's OnSucceeded
+// and OnFailed hooks run in the transaction of the final status change,
+// whoever drove the process there, so a domain's own status stays
+// consistent with the process's.
+package process

@@ -1,0 +1,94 @@
+-- Process manager statements. Every change to an instance is guarded by
+-- its version and status (optimistic concurrency); the step transaction
+-- also holds the row lock, so a guard failing there is a bug, not a race.
+
+-- name: InsertInstance :one
+-- A new process, NEW at its initial step. No row back: it exists already
+-- (same id, or same type and business key).
+INSERT INTO process_instance (process_id, process_type, business_key, status, current_step, data, workflow_id)
+VALUES (@process_id, @process_type, @business_key, 'NEW', @current_step, @data, @workflow_id)
+ON CONFLICT DO NOTHING
+RETURNING *;
+
+-- name: GetInstance :one
+SELECT * FROM process_instance WHERE process_id = @process_id;
+
+-- name: LockInstance :one
+-- The first statement of every step and every operator action: they go
+-- one at a time per process. The transaction-scoped advisory lock (class
+-- 0x70726f63, "proc", and a hash of the id: a collision only serializes
+-- two processes) queues them in arrival order, which the row lock alone
+-- does not once the row is updated: an operator pause waiting behind a
+-- step gets its turn before the runner asks for the next step. The row
+-- lock then keeps out writers that do not take a turn.
+SELECT i.process_id, i.process_type, i.business_key, i.status,
+       i.current_step, i.data, i.retries, i.version,
+       i.resume_status, i.failed_step, i.error_code, i.error_message,
+       i.compensation_error_code, i.compensation_error_message, i.workflow_id, i.created_at,
+       i.updated_at
+FROM process_instance i,
+     LATERAL (SELECT pg_advisory_xact_lock(1886547811, hashtext(i.process_id::text))) turn
+WHERE i.process_id = @process_id
+FOR UPDATE OF i;
+
+-- name: UpdateInstance :one
+-- Writes a transition. No row back: someone changed the instance since it
+-- was read (version) or it is no longer in the status the change is for.
+UPDATE process_instance
+SET status = @status,
+    current_step = @current_step,
+    data = @data,
+    retries = @retries,
+    resume_status = @resume_status,
+    failed_step = @failed_step,
+    error_code = @error_code,
+    error_message = @error_message,
+    compensation_error_code = @compensation_error_code,
+    compensation_error_message = @compensation_error_message,
+    workflow_id = @workflow_id,
+    version = version + 1,
+    updated_at = now()
+WHERE process_id = @process_id
+  AND version = @version
+  AND status = @expected_status
+RETURNING *;
+
+-- name: AppendLog :exec
+-- A transition's log entries, in order, in one statement (parallel arrays,
+-- one element per entry).
+INSERT INTO process_log (process_id, at, event, step, attempt, error_code, detail, actor)
+SELECT @process_id::uuid, (@ats::timestamptz[])[i], (@events::text[])[i], (@steps::text[])[i],
+       (@attempts::int[])[i], (@error_codes::text[])[i], ((@details::text[])[i])::jsonb,
+       (@actors::text[])[i]
+FROM generate_subscripts(@events::text[], 1) AS i
+ORDER BY i;
+
+-- name: ListLog :many
+SELECT * FROM process_log WHERE process_id = @process_id ORDER BY seq;
+
+-- name: CompletedSteps :many
+-- Steps and compensations whose effect is committed, in order: what a
+-- compensation must undo, and what it already has.
+SELECT event, step FROM process_log
+WHERE process_id = @process_id AND event IN ('StepCompleted', 'CompensationCompleted')
+ORDER BY seq;
+
+-- name: ListByStatus :many
+-- Operator listing, oldest change first, after a keyset cursor.
+SELECT * FROM process_instance
+WHERE status = @status
+  AND (updated_at, process_id) > (@after_at::timestamptz, @after_id::uuid)
+ORDER BY updated_at, process_id
+LIMIT @max_rows::int;
+
+-- name: ClaimInbox :execrows
+-- Zero rows: the step was applied before.
+INSERT INTO process_inbox (key, process_id, step)
+VALUES (@key, @process_id, @step)
+ON CONFLICT (key) DO NOTHING;
+
+-- name: SetInboxResult :exec
+UPDATE process_inbox SET result = @result WHERE key = @key;
+
+-- name: GetInbox :one
+SELECT * FROM process_inbox WHERE key = @key;

@@ -1,0 +1,359 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paydispatch/paydispatch/process/internal/dbsqlc"
+)
+
+// StepRequest asks for one step (or compensation step) of a process: the
+// one the runner last saw as current. Asking twice is safe: the second
+// time finds the step's inbox row and changes nothing.
+type StepRequest struct {
+	ProcessID    uuid.UUID
+	Step         string
+	Compensation bool
+}
+
+// StepResult is what Execute did, and where the process stands after.
+type StepResult struct {
+	State
+	// Applied: this call ran the step and committed its effect.
+	Applied bool `json:",omitempty"`
+	// Duplicate: the step had been applied before; nothing was done and
+	// Result is the stored one.
+	Duplicate bool `json:",omitempty"`
+	// Result is the step's result (applied or duplicate).
+	Result Data `json:",omitempty"`
+}
+
+// failure is a business failure of an attempt, recorded after the
+// attempt's transaction is rolled back.
+type failure struct {
+	code, message string
+	timedOut      bool
+	startedAt     time.Time // when the attempt began
+}
+
+// Execute runs the requested step if the process is at it, in one
+// transaction: lock the instance, claim the step's inbox row, run the
+// handler, decide the next step, write the log entries and the instance —
+// commit. If the process is elsewhere (paused, moved on, another runner
+// got there first) it changes nothing and returns where the process
+// stands, with the stored result when the step was applied before.
+//
+// A business failure rolls the attempt back and is recorded in a
+// transaction of its own. Any other error rolls back and goes back to
+// Temporal, which retries the activity.
+func (a *Activities) Execute(ctx context.Context, req StepRequest) (StepResult, error) {
+	res, f, seen, err := a.attempt(ctx, req)
+	if err != nil || f == nil {
+		return res, err
+	}
+	return a.recordFailure(ctx, req, seen, *f)
+}
+
+// attempt is Execute's step transaction. On a business failure it returns
+// the failure and the instance as it was seen, after rolling back.
+func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, *failure, Instance, error) {
+	tx, err := a.DB.Begin(ctx)
+	if err != nil {
+		return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: begin: %w", req.ProcessID, err)
+	}
+	// A cancelled ctx must not keep the rollback from running.
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	q := dbsqlc.New(tx)
+	inst, def, err := a.lock(ctx, q, req.ProcessID)
+	if err != nil {
+		return StepResult{}, nil, Instance{}, err
+	}
+	key := idempotencyKey(req.ProcessID, req.Step, req.Compensation)
+	if !at(inst, req) {
+		res, err := a.elsewhere(ctx, q, inst, key)
+		return res, nil, Instance{}, err
+	}
+	step, ok := def.Steps[req.Step]
+	if !ok {
+		return StepResult{}, &failure{code: CodeUnknownStep, message: "the definition has no step " + strconv.Quote(req.Step)}, inst, nil
+	}
+	claimed, err := q.ClaimInbox(ctx, dbsqlc.ClaimInboxParams{Key: key, ProcessID: req.ProcessID, Step: req.Step})
+	if err != nil {
+		return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: claim %s: %w", req.ProcessID, key, err)
+	}
+	if claimed == 0 {
+		res, err := a.elsewhere(ctx, q, inst, key)
+		return res, nil, Instance{}, err
+	}
+	// The server gives up on a statement the handler leaves running past
+	// the deadline, so the row lock is not held long after it.
+	timeout := step.timeout()
+	if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", strconv.FormatInt(timeout.Milliseconds(), 10)); err != nil {
+		return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: statement timeout: %w", req.ProcessID, err)
+	}
+	in := StepInput{
+		ProcessID: inst.ID, ProcessType: inst.Type, BusinessKey: inst.BusinessKey, Step: req.Step,
+		Attempt: inst.Retries + 1, Data: inst.Data.merged(nil), IdempotencyKey: key,
+	}
+	if req.Compensation {
+		in.Compensates = def.compensates[req.Step]
+	}
+	startedAt := a.now()
+	stepCtx, cancel := context.WithTimeout(ctx, timeout)
+	result, herr := step.Handler(stepCtx, tx, in)
+	data := inst.Data.merged(result)
+	next := ""
+	if herr == nil && stepCtx.Err() == nil && !req.Compensation {
+		next, herr = def.Next(req.Step, data.merged(nil))
+		if _, ok := def.Steps[next]; herr == nil && next != "" && !ok {
+			herr = Failf(CodeUnknownStep, "Next(%q) named no step of the definition: %q", req.Step, next)
+		}
+	}
+	timedOut := errors.Is(stepCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	cancel()
+	if herr != nil || timedOut {
+		f, err := classify(herr, timedOut)
+		if err != nil {
+			return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: step %s: %w", req.ProcessID, req.Step, err)
+		}
+		f.startedAt = startedAt
+		return StepResult{}, f, inst, nil
+	}
+	resultJSON, err := encodeData(result)
+	if err != nil {
+		return StepResult{}, nil, Instance{}, err
+	}
+	if err := q.SetInboxResult(ctx, dbsqlc.SetInboxResultParams{Key: key, Result: resultJSON}); err != nil {
+		return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: store result of %s: %w", req.ProcessID, key, err)
+	}
+	updated, err := a.complete(ctx, tx, q, def, inst, req, in.Attempt, startedAt, result, data, next)
+	if err != nil {
+		return StepResult{}, nil, Instance{}, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: commit %s: %w", req.ProcessID, key, err)
+	}
+	return StepResult{State: stateOf(updated), Applied: true, Result: result}, nil, Instance{}, nil
+}
+
+// complete writes a committed step: its log entries and the instance
+// moved on (next step, or the final status and its hook).
+func (a *Activities) complete(ctx context.Context, tx pgx.Tx, q *dbsqlc.Queries, def *definition, inst Instance, req StepRequest, attempt int, startedAt time.Time, result, data Data, next string) (Instance, error) {
+	to := inst
+	to.Data, to.Retries = data, 0
+	var entries []entry
+	if !req.Compensation {
+		to.Status = StatusRunning
+		entries = []entry{
+			{at: startedAt, event: EventStepStarted, step: req.Step, attempt: attempt},
+			{event: EventStepCompleted, step: req.Step, attempt: attempt, detail: map[string]any{"result": nonNil(result), "next": next}},
+		}
+		if next == "" {
+			to.Status = StatusSucceeded
+			entries = append(entries, entry{event: EventProcessCompleted, step: req.Step})
+		} else {
+			to.Step = next
+		}
+	} else {
+		done, err := completedSteps(ctx, q, inst.ID)
+		if err != nil {
+			return Instance{}, err
+		}
+		plan := def.compensationPlan(append(done, completed{step: req.Step, compensation: true}))
+		next = ""
+		if len(plan) > 0 {
+			next = plan[0]
+		}
+		entries = []entry{
+			{at: startedAt, event: EventCompensationStarted, step: req.Step, attempt: attempt},
+			{event: EventCompensationCompleted, step: req.Step, attempt: attempt, detail: map[string]any{
+				"result": nonNil(result), "compensates": def.compensates[req.Step], "next": next,
+			}},
+		}
+		if next == "" {
+			to.Status = StatusCompensated
+			entries = append(entries, entry{event: EventProcessCompensated, step: req.Step, code: inst.ErrorCode})
+		} else {
+			to.Step = next
+		}
+	}
+	updated, err := write(ctx, q, a.now(), inst, to, entries...)
+	if err != nil {
+		return Instance{}, err
+	}
+	return updated, runHook(ctx, tx, def, updated)
+}
+
+// recordFailure writes a failed attempt, in a transaction of its own:
+// another attempt to come, compensation, or the end.
+func (a *Activities) recordFailure(ctx context.Context, req StepRequest, seen Instance, f failure) (StepResult, error) {
+	var res StepResult
+	err := pgx.BeginFunc(ctx, a.DB, func(tx pgx.Tx) error {
+		q := dbsqlc.New(tx)
+		inst, def, err := a.lock(ctx, q, req.ProcessID)
+		if err != nil {
+			return err
+		}
+		if inst.Version != seen.Version {
+			// An operator acted between the attempt and now. The attempt
+			// left no effect, so nothing is lost by not recording it.
+			res = StepResult{State: stateOf(inst)}
+			return nil
+		}
+		step := def.Steps[req.Step]
+		attempt := inst.Retries + 1
+		retryable := step.retryable(f.code)
+		retry := retryable && inst.Retries < step.MaxRetries
+		start, failed := EventStepStarted, EventStepFailed
+		if req.Compensation {
+			start, failed = EventCompensationStarted, EventCompensationFailed
+		} else if f.timedOut {
+			failed = EventStepTimedOut
+		}
+		entries := []entry{
+			{at: f.startedAt, event: start, step: req.Step, attempt: attempt},
+			{event: failed, step: req.Step, attempt: attempt, code: f.code, detail: map[string]any{
+				"message": f.message, "retryable": retryable, "retry": retry,
+			}},
+		}
+		to := inst
+		switch {
+		case retry:
+			to.Retries++
+			if to.Status == StatusNew {
+				to.Status = StatusRunning
+			}
+		case req.Compensation:
+			to.Status = StatusCompensationFailed
+			to.CompensationErrorCode, to.CompensationErrorMessage = f.code, f.message
+			entries = append(entries, entry{event: EventProcessCompensationFailed, step: req.Step, code: f.code})
+		default:
+			to.FailedStep, to.ErrorCode, to.ErrorMessage, to.Retries = req.Step, f.code, f.message, 0
+			done, err := completedSteps(ctx, q, inst.ID)
+			if err != nil {
+				return err
+			}
+			if plan := def.compensationPlan(done); len(plan) > 0 {
+				to.Status, to.Step = StatusCompensating, plan[0]
+				entries = append(entries, entry{event: EventProcessCompensating, step: plan[0], code: f.code, detail: map[string]any{"plan": plan}})
+			} else {
+				to.Status = StatusFailed
+				entries = append(entries, entry{event: EventProcessFailed, step: req.Step, code: f.code})
+			}
+		}
+		updated, err := write(ctx, q, a.now(), inst, to, entries...)
+		if err != nil {
+			return err
+		}
+		if err := runHook(ctx, tx, def, updated); err != nil {
+			return err
+		}
+		res = StepResult{State: stateOf(updated)}
+		return nil
+	})
+	return res, err
+}
+
+// lock reads the instance under its row lock, with its definition.
+func (a *Activities) lock(ctx context.Context, q *dbsqlc.Queries, id uuid.UUID) (Instance, *definition, error) {
+	row, err := q.LockInstance(ctx, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Instance{}, nil, invalid(fmt.Errorf("%w: %s", ErrNotFound, id))
+	}
+	if err != nil {
+		return Instance{}, nil, fmt.Errorf("process %s: lock: %w", id, err)
+	}
+	inst, err := fromRow(row)
+	if err != nil {
+		return Instance{}, nil, invalid(err)
+	}
+	def, err := a.Registry.lookup(inst.Type)
+	if err != nil {
+		return Instance{}, nil, invalid(err)
+	}
+	return inst, def, nil
+}
+
+// elsewhere answers a request for a step the process is not at: a
+// duplicate (the step's inbox row exists) or a stale request.
+func (a *Activities) elsewhere(ctx context.Context, q *dbsqlc.Queries, inst Instance, key string) (StepResult, error) {
+	res := StepResult{State: stateOf(inst)}
+	box, err := q.GetInbox(ctx, key)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return res, nil
+	}
+	if err != nil {
+		return StepResult{}, fmt.Errorf("process %s: read inbox %s: %w", inst.ID, key, err)
+	}
+	res.Duplicate = true
+	if res.Result, err = decodeData(box.Result); err != nil {
+		return StepResult{}, err
+	}
+	return res, nil
+}
+
+// at reports whether the process is at the requested step, in a status
+// that runs it.
+func at(inst Instance, req StepRequest) bool {
+	if inst.Step != req.Step {
+		return false
+	}
+	if req.Compensation {
+		return inst.Status == StatusCompensating
+	}
+	return inst.Status == StatusNew || inst.Status == StatusRunning
+}
+
+// classify turns a handler's error into a business failure, or returns it
+// as an infrastructure failure.
+func classify(err error, timedOut bool) (*failure, error) {
+	// A deadline comes first: whatever the handler made of it (a
+	// cancelled query, its own code), the step ran too long.
+	if timedOut {
+		msg := "the step ran past its deadline"
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		return &failure{code: CodeTimeout, message: msg, timedOut: true}, nil
+	}
+	if pe := (*Error)(nil); errors.As(err, &pe) {
+		return &failure{code: pe.Code, message: pe.Message}, nil
+	}
+	return nil, err
+}
+
+// runHook runs the definition's hook for a final status, in tx.
+func runHook(ctx context.Context, tx pgx.Tx, def *definition, inst Instance) error {
+	var err error
+	switch inst.Status {
+	case StatusSucceeded:
+		if def.OnSucceeded != nil {
+			err = def.OnSucceeded(ctx, tx, inst)
+		}
+	case StatusFailed, StatusCompensated:
+		if def.OnFailed != nil {
+			err = def.OnFailed(ctx, tx, inst, inst.Status, inst.ErrorCode)
+		}
+	case StatusCompensationFailed:
+		if def.OnFailed != nil {
+			err = def.OnFailed(ctx, tx, inst, inst.Status, inst.CompensationErrorCode)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("process %s: %s hook: %w", inst.ID, inst.Status, err)
+	}
+	return nil
+}
+
+func nonNil(d Data) Data {
+	if d == nil {
+		return Data{}
+	}
+	return d
+}
