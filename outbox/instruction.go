@@ -1,0 +1,145 @@
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/paydispatch/paydispatch/outbox/internal/dbsqlc"
+)
+
+// DBTX is what the outbox's reads and settings need: a pool, a connection
+// or a transaction.
+type DBTX interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Instruction is what the domain hands the outbox: one message for one
+// participant's rail. The outbox never looks inside Payload.
+type Instruction struct {
+	// InstructionID identifies the domain's instruction (a payment's id,
+	// say). With IdempotencyKey it is the enqueue's idempotency key.
+	InstructionID string
+	// ParticipantID owns the sequence the instruction is numbered in.
+	ParticipantID string
+	// IdempotencyKey is also what the rail deduplicates on and what an
+	// inquiry asks about.
+	IdempotencyKey string
+	// RailType picks the Sender's rail and its concurrency limit.
+	RailType string
+	// Payload is the rail message, as JSON.
+	Payload json.RawMessage
+	// NotBefore, when set, holds the instruction until then.
+	NotBefore time.Time
+}
+
+// ErrInvalidInstruction: an instruction lacks a field or its payload is
+// not JSON. Nothing was written.
+var ErrInvalidInstruction = errors.New("outbox: invalid instruction")
+
+func (in Instruction) validate() error {
+	var missing string
+	switch {
+	case in.InstructionID == "":
+		missing = "InstructionID"
+	case in.ParticipantID == "":
+		missing = "ParticipantID"
+	case in.IdempotencyKey == "":
+		missing = "IdempotencyKey"
+	case in.RailType == "":
+		missing = "RailType"
+	}
+	if missing != "" {
+		return fmt.Errorf("%w: %s is empty", ErrInvalidInstruction, missing)
+	}
+	if in.ParticipantID == DefaultParticipant {
+		return fmt.Errorf("%w: ParticipantID %q is reserved", ErrInvalidInstruction, DefaultParticipant)
+	}
+	if !json.Valid(in.Payload) {
+		return fmt.Errorf("%w: Payload is not JSON", ErrInvalidInstruction)
+	}
+	return nil
+}
+
+// Enqueue adds an instruction to the outbox inside the caller's
+// transaction, so that it commits or rolls back with the caller's own
+// writes (a booked payment always has its instruction, an unbooked one
+// never does). It takes the participant's next sequence number, gap-free:
+// the participant's sequence row stays locked until tx ends, so a
+// participant's enqueues commit one after another.
+//
+// Idempotent: a second Enqueue of the same (InstructionID, IdempotencyKey)
+// returns the first one's outbox id and sequence with created = false and
+// writes nothing, whether the first is still pending, in flight,
+// delivered or dead. The rest of the instruction is not compared.
+//
+// An error leaves tx unusable (PostgreSQL aborts it): roll back.
+func Enqueue(ctx context.Context, tx pgx.Tx, in Instruction) (outboxID uuid.UUID, sequenceID int64, created bool, err error) {
+	if err := in.validate(); err != nil {
+		return uuid.Nil, 0, false, err
+	}
+	id, err := newOutboxID()
+	if err != nil {
+		return uuid.Nil, 0, false, fmt.Errorf("outbox: new outbox id: %w", err)
+	}
+	var notBefore *time.Time
+	if !in.NotBefore.IsZero() {
+		notBefore = &in.NotBefore
+	}
+	q := dbsqlc.New(tx)
+	row, err := q.Enqueue(ctx, dbsqlc.EnqueueParams{
+		InstructionID:  in.InstructionID,
+		IdempotencyKey: in.IdempotencyKey,
+		ParticipantID:  in.ParticipantID,
+		OutboxID:       id,
+		RailType:       in.RailType,
+		Payload:        in.Payload,
+		NotBefore:      notBefore,
+	})
+	if err == nil {
+		return row.OutboxID, row.SequenceID, row.Created, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, 0, false, fmt.Errorf("outbox: enqueue %s/%s: %w", in.InstructionID, in.IdempotencyKey, err)
+	}
+	// Another transaction registered the key after this statement's
+	// snapshot and committed while we waited on it: give the number back
+	// (we still hold the participant's row, so it is exact) and answer
+	// with the winner's.
+	if _, err := q.UnbumpSequence(ctx, in.ParticipantID); err != nil {
+		return uuid.Nil, 0, false, fmt.Errorf("outbox: enqueue %s/%s: give back sequence: %w", in.InstructionID, in.IdempotencyKey, err)
+	}
+	k, err := q.LookupKey(ctx, dbsqlc.LookupKeyParams{InstructionID: in.InstructionID, IdempotencyKey: in.IdempotencyKey})
+	if err != nil {
+		return uuid.Nil, 0, false, fmt.Errorf("outbox: enqueue %s/%s: look up existing key: %w", in.InstructionID, in.IdempotencyKey, err)
+	}
+	return k.OutboxID, k.SequenceID, false, nil
+}
+
+// Lookup returns the outbox id and sequence an (instruction, idempotency
+// key) was enqueued under; ErrNotFound when it never was.
+func Lookup(ctx context.Context, db DBTX, instructionID, idempotencyKey string) (outboxID uuid.UUID, sequenceID int64, err error) {
+	k, err := dbsqlc.New(db).LookupKey(ctx, dbsqlc.LookupKeyParams{InstructionID: instructionID, IdempotencyKey: idempotencyKey})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, 0, ErrNotFound
+	}
+	if err != nil {
+		return uuid.Nil, 0, fmt.Errorf("outbox: look up %s/%s: %w", instructionID, idempotencyKey, err)
+	}
+	return k.OutboxID, k.SequenceID, nil
+}
+
+// ErrNotFound: no such instruction, dead letter or setting.
+var ErrNotFound = errors.New("outbox: not found")
+
+// newOutboxID is a UUIDv7: time-ordered, so the pending table's primary
+// key grows at its right edge.
+func newOutboxID() (uuid.UUID, error) { return uuid.NewV7() }
