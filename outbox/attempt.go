@@ -75,8 +75,11 @@ type Attempt struct {
 	// InquiryOutcome is what an inquiry at the start of the attempt
 	// answered, empty when there was none.
 	InquiryOutcome Outcome
-	RelayerID      string
-	CreatedAt      time.Time
+	// NextAttemptAt is when a requeued attempt was due again (zero when
+	// it was not requeued).
+	NextAttemptAt time.Time
+	RelayerID     string
+	CreatedAt     time.Time
 }
 
 func attemptFromRow(a dbsqlc.PaymentOutboxAttempt) Attempt {
@@ -102,6 +105,9 @@ func attemptFromRow(a dbsqlc.PaymentOutboxAttempt) Attempt {
 	}
 	if a.CompletedAt != nil {
 		out.CompletedAt = *a.CompletedAt
+	}
+	if a.NextAttemptAt != nil {
+		out.NextAttemptAt = *a.NextAttemptAt
 	}
 	if a.LatencyMs != nil {
 		out.Latency = time.Duration(*a.LatencyMs) * time.Millisecond

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/outbox"
@@ -298,3 +299,51 @@ func (h *hookLog) snapshot() ([]outbox.Delivery, []outbox.DeadLetter) {
 var errHook = errors.New("hook refuses")
 
 func newPool(t testing.TB) *pgxpool.Pool { return pgtest.NewPool(t) }
+
+// listenerPID is the backend of this database's outbox listener (0: none).
+func listenerPID(t testing.TB, pool *pgxpool.Pool) int {
+	t.Helper()
+	return countRows(t, pool, `SELECT coalesce(max(pid), 0) FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = 'paydispatch-outbox-listener'`)
+}
+
+func listeners(t testing.TB, pool *pgxpool.Pool) int {
+	t.Helper()
+	return countRows(t, pool, `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = 'paydispatch-outbox-listener'`)
+}
+
+// waitListener waits until a relayer LISTENs, and returns its backend.
+func waitListener(t testing.TB, pool *pgxpool.Pool) int {
+	t.Helper()
+	var pid int
+	eventually(t, 5*time.Second, "the listener", func() bool {
+		pid = listenerPID(t, pool)
+		return pid != 0
+	})
+	time.Sleep(50 * time.Millisecond) // its LISTEN follows the connect
+	return pid
+}
+
+// metricsOf gathers a registry's counters and gauges, summed over labels.
+func metricsOf(t testing.TB, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			switch {
+			case m.GetCounter() != nil:
+				out[mf.GetName()] += m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				out[mf.GetName()] += m.GetGauge().GetValue()
+			case m.GetHistogram() != nil:
+				out[mf.GetName()+"_count"] += float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return out
+}

@@ -203,6 +203,9 @@ CREATE TABLE payment_outbox_attempts (
     -- What an inquiry at the start of this attempt answered (DELIVERED,
     -- TERMINAL, NOT_RECEIVED, UNKNOWN), when the attempt began with one.
     inquiry_outcome  text,
+    -- When a requeued attempt (RETRYABLE, UNKNOWN, ZOMBIE_REQUEUE) was
+    -- due again: its backoff, on the record.
+    next_attempt_at  timestamptz,
     relayer_id       text,
     created_at       timestamptz NOT NULL DEFAULT now()
 );

@@ -40,6 +40,7 @@ type PaymentOutboxAttempt struct {
 	ErrorMessage   *string
 	LatencyMs      *int32
 	InquiryOutcome *string
+	NextAttemptAt  *time.Time
 	RelayerID      *string
 	CreatedAt      time.Time
 }

@@ -189,11 +189,13 @@ WITH input AS (
     INSERT INTO payment_outbox_attempts (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
                                          rail_type, payload, attempt_no, state, claimed_at, completed_at,
                                          rail_reference, rail_code, error_code, error_message, latency_ms,
-                                         inquiry_outcome, relayer_id)
+                                         inquiry_outcome, next_attempt_at, relayer_id)
     SELECT o.outbox_id, o.instruction_id, o.participant_id, o.sequence_id, o.idempotency_key,
            o.rail_type, o.payload, o.attempt_no, o.state, o.claimed_at, now(),
            NULLIF(o.rail_reference, ''), NULLIF(o.rail_code, ''), NULLIF(o.error_code, ''),
-           NULLIF(o.error_message, ''), o.latency_ms, NULLIF(o.inquiry_outcome, ''), o.relayer_id
+           NULLIF(o.error_message, ''), o.latency_ms, NULLIF(o.inquiry_outcome, ''),
+           CASE WHEN o.requeue_after_ms >= 0 THEN now() + o.requeue_after_ms * interval '1 millisecond' END,
+           o.relayer_id
     FROM outcome o
 ), requeued AS (
     INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
@@ -258,9 +260,9 @@ WITH reaped AS (
 ), audit AS (
     INSERT INTO payment_outbox_attempts (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
                                          rail_type, payload, attempt_no, state, claimed_at, completed_at,
-                                         error_code, error_message, relayer_id)
+                                         next_attempt_at, error_code, error_message, relayer_id)
     SELECT z.outbox_id, z.instruction_id, z.participant_id, z.sequence_id, z.idempotency_key,
-           z.rail_type, z.payload, z.attempt_no, 'ZOMBIE_REQUEUE', z.claimed_at, now(),
+           z.rail_type, z.payload, z.attempt_no, 'ZOMBIE_REQUEUE', z.claimed_at, now(), now(),
            'ZOMBIE_REQUEUE', 'no outcome from relayer ' || z.relayer_id || ' within ' || @timeout_secs::float8 || ' s; requeued for inquiry',
            z.relayer_id
     FROM zombie z
@@ -348,9 +350,9 @@ WITH revived AS (
 ), audit AS (
     INSERT INTO payment_outbox_attempts (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
                                          rail_type, payload, attempt_no, state, claimed_at, completed_at,
-                                         error_code, error_message, relayer_id)
+                                         next_attempt_at, error_code, error_message, relayer_id)
     SELECT r.outbox_id, r.instruction_id, r.participant_id, r.sequence_id, r.idempotency_key,
-           r.rail_type, r.payload, r.attempt_count, 'RETRYABLE', now(), now(),
+           r.rail_type, r.payload, r.attempt_count, 'RETRYABLE', now(), now(), now(),
            'OPERATOR_REQUEUE', @reason::text, 'operator'
     FROM revived r
 )
