@@ -178,6 +178,9 @@ type fakeRail struct {
 	inquiries map[string]int
 	inFlight  int
 	maxInFl   int
+	// per participant: sends under way, and the most at once
+	partInFl map[string]int
+	partMax  map[string]int
 
 	// send decides a send's outcome; arrived says the rail got it. n
 	// counts this key's sends from 1. Default: delivered.
@@ -189,7 +192,8 @@ type fakeRail struct {
 }
 
 func newFakeRail() *fakeRail {
-	return &fakeRail{sends: map[string]int{}, received: map[string]int{}, order: map[string][]int64{}, inquiries: map[string]int{}}
+	return &fakeRail{sends: map[string]int{}, received: map[string]int{}, order: map[string][]int64{}, inquiries: map[string]int{},
+		partInFl: map[string]int{}, partMax: map[string]int{}}
 }
 
 func (f *fakeRail) Validate(m outbox.Message) error {
@@ -205,6 +209,8 @@ func (f *fakeRail) Send(ctx context.Context, m outbox.Message) outbox.Result {
 	n := f.sends[m.IdempotencyKey]
 	f.inFlight++
 	f.maxInFl = max(f.maxInFl, f.inFlight)
+	f.partInFl[m.ParticipantID]++
+	f.partMax[m.ParticipantID] = max(f.partMax[m.ParticipantID], f.partInFl[m.ParticipantID])
 	script := f.send
 	f.mu.Unlock()
 	if f.latency > 0 {
@@ -217,6 +223,7 @@ func (f *fakeRail) Send(ctx context.Context, m outbox.Message) outbox.Result {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inFlight--
+	f.partInFl[m.ParticipantID]--
 	if arrived {
 		if f.received[m.IdempotencyKey] == 0 {
 			f.order[m.ParticipantID] = append(f.order[m.ParticipantID], m.SequenceID)
