@@ -323,3 +323,117 @@ func TestOrderingSettings(t *testing.T) {
 		t.Fatalf("%d strict rows, want 1 (bank-a's, enqueued while strict)", strict)
 	}
 }
+
+// TestEnqueueBatch: a batch numbers its new instructions in order per
+// participant, after whatever the participant had; keys already
+// registered, or repeated in the batch, come back as they are.
+func TestEnqueueBatch(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t)
+	ctx := context.Background()
+	enqueue(t, pool, instruction("bank-a", 1)) // bank-a: 1
+	enqueue(t, pool, instruction("bank-a", 2)) // bank-a: 2
+	batch := []outbox.Instruction{
+		instruction("bank-b", 1),
+		instruction("bank-a", 2), // registered before
+		instruction("bank-a", 3),
+		instruction("bank-b", 2),
+		instruction("bank-a", 3), // repeated in the batch
+		instruction("bank-c", 1),
+		instruction("bank-a", 4),
+	}
+	var got []outbox.Enqueued
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var err error
+		got, err = outbox.EnqueueBatch(ctx, tx, batch)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		seq     int64
+		created bool
+	}{{1, true}, {2, false}, {3, true}, {2, true}, {3, false}, {1, true}, {4, true}}
+	for i, w := range want {
+		if got[i].SequenceID != w.seq || got[i].Created != w.created {
+			t.Errorf("instruction %d (%s): sequence %d created %v, want %d %v", i, batch[i].InstructionID, got[i].SequenceID, got[i].Created, w.seq, w.created)
+		}
+	}
+	if got[4].OutboxID != got[2].OutboxID {
+		t.Errorf("a key repeated in the batch got another outbox id")
+	}
+	if _, seq := enqueue(t, pool, instruction("bank-a", 5)); seq != 5 {
+		t.Errorf("bank-a's next sequence %d, want 5", seq)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM payment_outbox_pending`); n != 8 {
+		t.Errorf("%d pending rows, want 8", n)
+	}
+	// The same batch again writes nothing.
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		again, err := outbox.EnqueueBatch(ctx, tx, batch)
+		for i := range again {
+			if again[i].Created || again[i].SequenceID != got[i].SequenceID || again[i].OutboxID != got[i].OutboxID {
+				t.Errorf("replay %d: %+v, first %+v", i, again[i], got[i])
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEnqueueBatchGapFreeUnderConcurrency: batches and single enqueues
+// side by side, some rolled back: each participant's committed sequences
+// are 1..n.
+func TestEnqueueBatchGapFreeUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 15 {
+				var ins []outbox.Instruction
+				for j := range 1 + (w%2)*20 { // even workers: single, odd: batches of 21
+					ins = append(ins, instruction(fmt.Sprintf("bank-%d", (i+j)%3), w*100000+i*100+j))
+				}
+				tx, err := pool.Begin(ctx)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(ins) == 1 {
+					_, _, _, err = outbox.Enqueue(ctx, tx, ins[0])
+				} else {
+					_, err = outbox.EnqueueBatch(ctx, tx, ins)
+				}
+				if err != nil {
+					_ = tx.Rollback(ctx)
+					t.Error(err)
+					return
+				}
+				if (w+i)%4 == 0 {
+					err = tx.Rollback(ctx)
+				} else {
+					err = tx.Commit(ctx)
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for p := range 3 {
+		pid := fmt.Sprintf("bank-%d", p)
+		n := countRows(t, pool, `SELECT count(*) FROM payment_outbox_pending WHERE participant_id = $1`, pid)
+		max := countRows(t, pool, `SELECT coalesce(max(sequence_id), 0) FROM payment_outbox_pending WHERE participant_id = $1`, pid)
+		next := countRows(t, pool, `SELECT next_sequence_id FROM participant_outbox_sequences WHERE participant_id = $1`, pid)
+		if n == 0 || n != max || next != n+1 {
+			t.Errorf("%s: %d rows, highest sequence %d, next %d", pid, n, max, next)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -22,6 +23,7 @@ const (
 	StmtKeyLookup   Statement = "key-lookup"   // the enqueue conflict lookup
 	StmtEnqueue     Statement = "enqueue"      // the enqueue itself
 	StmtNextDue     Statement = "next-due"     // the wake-up timer's query
+	StmtRecord      Statement = "record"       // an outcome batch (two made-up claims)
 )
 
 // Explain returns PostgreSQL's plan for a hot statement, with sample
@@ -45,6 +47,15 @@ func Explain(ctx context.Context, pool *pgxpool.Pool, s Statement, analyze bool)
 		sql, args = dbsqlc.EnqueueSQL, []any{"explain-instruction", "explain-key", "explain-participant", id, "explain-rail", []byte(`{}`), nil}
 	case StmtNextDue:
 		sql = dbsqlc.NextDueSQL
+	case StmtRecord:
+		a, _ := newOutboxID()
+		b, _ := newOutboxID()
+		sql, args = dbsqlc.RecordSQL, []any{
+			[]uuid.UUID{a, b}, []int32{1, 1}, []string{"i1", "i2"}, []string{"k1", "k2"}, []string{"r", "r"},
+			[][]byte{[]byte(`{}`), []byte(`{}`)}, []string{"DISPATCHED", "RETRYABLE"}, []string{"ref", ""},
+			[]string{"", "503"}, []string{"", "RAIL_RETRYABLE"}, []string{"", "busy"}, []int32{1, 1},
+			[]string{"", ""}, []int64{-1, 1000}, []bool{false, false},
+		}
 	default:
 		return "", fmt.Errorf("outbox: explain: unknown statement %q", s)
 	}

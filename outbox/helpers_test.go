@@ -49,18 +49,14 @@ func enqueue(t testing.TB, pool *pgxpool.Pool, in outbox.Instruction) (uuid.UUID
 	return id, seq
 }
 
-// enqueueMany commits instructions in transactions of up to 500.
+// enqueueMany commits instructions in batches of up to 1,000.
 func enqueueMany(t testing.TB, pool *pgxpool.Pool, ins []outbox.Instruction) {
 	t.Helper()
 	for len(ins) > 0 {
-		n := min(len(ins), 500)
+		n := min(len(ins), 1000)
 		err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
-			for _, in := range ins[:n] {
-				if _, _, _, err := outbox.Enqueue(context.Background(), tx, in); err != nil {
-					return err
-				}
-			}
-			return nil
+			_, err := outbox.EnqueueBatch(context.Background(), tx, ins[:n])
+			return err
 		})
 		if err != nil {
 			t.Fatalf("enqueue: %v", err)
@@ -353,4 +349,20 @@ func metricsOf(t testing.TB, reg *prometheus.Registry) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// enqueueTx commits instructions in one transaction.
+func enqueueTx(t testing.TB, pool *pgxpool.Pool, ins []outbox.Instruction) {
+	t.Helper()
+	err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
+		for _, in := range ins {
+			if _, _, _, err := outbox.Enqueue(context.Background(), tx, in); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("enqueue: %v", err)
+	}
 }

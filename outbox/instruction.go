@@ -143,3 +143,118 @@ var ErrNotFound = errors.New("outbox: not found")
 // newOutboxID is a UUIDv7: time-ordered, so the pending table's primary
 // key grows at its right edge.
 func newOutboxID() (uuid.UUID, error) { return uuid.NewV7() }
+
+// Enqueued is what EnqueueBatch did with one instruction.
+type Enqueued struct {
+	OutboxID   uuid.UUID
+	SequenceID int64
+	// Created is false for a key enqueued before (or earlier in the same
+	// batch): the first one's outbox id and sequence, nothing written.
+	Created bool
+}
+
+// ErrConcurrentEnqueue: another transaction registered one of the batch's
+// keys under another participant while the batch ran. Roll back and
+// retry; the retry sees the key as enqueued.
+var ErrConcurrentEnqueue = errors.New("outbox: a key of the batch was enqueued concurrently")
+
+// EnqueueBatch is Enqueue for many instructions, in three statements
+// whatever their number: it locks the participants' sequence rows (in
+// participant order), skips the keys already registered, reserves each
+// participant's numbers with one update, and inserts the rest. Numbers
+// follow the batch's order within each participant. Enqueue bumps the
+// sequence row once per instruction, and a transaction that enqueues
+// hundreds for one participant walks the row's growing chain of
+// versions each time; a batch does not.
+func EnqueueBatch(ctx context.Context, tx pgx.Tx, ins []Instruction) ([]Enqueued, error) {
+	out := make([]Enqueued, len(ins))
+	if len(ins) == 0 {
+		return out, nil
+	}
+	type key struct{ instruction, idem string }
+	var participants []string
+	seenP := map[string]bool{}
+	keys := dbsqlc.LookupKeysParams{}
+	for i, in := range ins {
+		if err := in.validate(); err != nil {
+			return nil, fmt.Errorf("instruction %d: %w", i, err)
+		}
+		if !seenP[in.ParticipantID] {
+			seenP[in.ParticipantID] = true
+			participants = append(participants, in.ParticipantID)
+		}
+		keys.InstructionIds = append(keys.InstructionIds, in.InstructionID)
+		keys.IdempotencyKeys = append(keys.IdempotencyKeys, in.IdempotencyKey)
+	}
+	q := dbsqlc.New(tx)
+	if err := q.LockParticipants(ctx, participants); err != nil {
+		return nil, fmt.Errorf("outbox: enqueue batch: lock participants: %w", err)
+	}
+	found, err := q.LookupKeys(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: enqueue batch: look up keys: %w", err)
+	}
+	existing := make(map[key]Enqueued, len(found))
+	for _, k := range found {
+		existing[key{k.InstructionID, k.IdempotencyKey}] = Enqueued{OutboxID: k.OutboxID, SequenceID: k.SequenceID}
+	}
+	p := dbsqlc.EnqueueReservedParams{}
+	counts := map[string]int32{}
+	first := map[key]int{} // the batch's first instruction of each new key
+	for i, in := range ins {
+		k := key{in.InstructionID, in.IdempotencyKey}
+		if e, ok := existing[k]; ok {
+			out[i] = e
+			continue
+		}
+		if j, ok := first[k]; ok {
+			out[i] = Enqueued{OutboxID: out[j].OutboxID} // sequence filled in below
+			continue
+		}
+		first[k] = i
+		id, err := newOutboxID()
+		if err != nil {
+			return nil, fmt.Errorf("outbox: new outbox id: %w", err)
+		}
+		out[i] = Enqueued{OutboxID: id, Created: true}
+		notBefore := time.Unix(0, 0)
+		if !in.NotBefore.IsZero() {
+			notBefore = in.NotBefore
+		}
+		p.OutboxIds = append(p.OutboxIds, id)
+		p.InstructionIds = append(p.InstructionIds, in.InstructionID)
+		p.IdempotencyKeys = append(p.IdempotencyKeys, in.IdempotencyKey)
+		p.ParticipantIds = append(p.ParticipantIds, in.ParticipantID)
+		p.RailTypes = append(p.RailTypes, in.RailType)
+		p.Payloads = append(p.Payloads, in.Payload)
+		p.NotBefore = append(p.NotBefore, notBefore)
+		p.Offsets = append(p.Offsets, counts[in.ParticipantID])
+		counts[in.ParticipantID]++
+	}
+	if len(p.OutboxIds) == 0 {
+		return out, nil
+	}
+	for _, pid := range participants {
+		if n := counts[pid]; n > 0 {
+			p.Participants = append(p.Participants, pid)
+			p.Counts = append(p.Counts, n)
+		}
+	}
+	rows, err := q.EnqueueReserved(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: enqueue batch: %w", err)
+	}
+	if len(rows) != len(p.OutboxIds) {
+		return nil, ErrConcurrentEnqueue
+	}
+	seq := make(map[uuid.UUID]int64, len(rows))
+	for _, r := range rows {
+		seq[r.OutboxID] = r.SequenceID
+	}
+	for i := range out {
+		if out[i].SequenceID == 0 {
+			out[i].SequenceID = seq[out[i].OutboxID]
+		}
+	}
+	return out, nil
+}

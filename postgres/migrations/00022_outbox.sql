@@ -27,11 +27,16 @@ $$;
 -- +goose StatementEnd
 
 -- One sequence stream per participant. next_sequence_id is the next
--- number to hand out.
+-- number to hand out. Every enqueue updates its participant's row, so
+-- the rows are kept few to a page (fillfactor 10): each update can stay
+-- on its page (HOT: no new index entry, and the page prunes its own dead
+-- versions), and a participant's lookup does not walk thousands of dead
+-- index entries between vacuums (measured without it: the enqueue went
+-- from 0.5 ms to 3.7 ms over 44,000 enqueues for 20 participants).
 CREATE TABLE participant_outbox_sequences (
     participant_id    text   PRIMARY KEY,
     next_sequence_id  bigint NOT NULL CHECK (next_sequence_id >= 1)
-);
+) WITH (fillfactor = 10, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000);
 
 -- bump_participant_outbox_seq returns the participant's next sequence
 -- number, creating its row on first use. Gap-free: the row stays locked

@@ -357,3 +357,73 @@ WITH revived AS (
     FROM revived r
 )
 SELECT r.outbox_id, r.sequence_id FROM revived r;
+
+-- name: LockParticipants :exec
+-- EnqueueBatch, step 1: creates the batch's missing sequence rows and locks
+-- all of them, in participant order (two batches never wait on each other
+-- in a cycle). The no-op update is the lock.
+INSERT INTO participant_outbox_sequences AS s (participant_id, next_sequence_id)
+SELECT x.participant_id, 1
+FROM (SELECT DISTINCT unnest(@participant_ids::text[]) AS participant_id ORDER BY 1) x
+ON CONFLICT (participant_id) DO UPDATE SET next_sequence_id = s.next_sequence_id;
+
+-- name: LookupKeys :many
+-- EnqueueBatch, step 2: which keys are already registered. Run after the
+-- locks, so it sees every enqueue of these participants that committed
+-- while we waited.
+SELECT k.instruction_id, k.idempotency_key, k.outbox_id, k.sequence_id
+FROM payment_outbox_keys k
+WHERE (k.instruction_id, k.idempotency_key) IN (
+    SELECT unnest(@instruction_ids::text[]), unnest(@idempotency_keys::text[]));
+
+-- name: EnqueueReserved :many
+-- EnqueueBatch, step 3: reserves counts[i] numbers for participants[i]
+-- in one update each, numbers the new instructions (the i-th of a
+-- participant gets first + offsets[i]) and inserts their keys and pending
+-- rows ('epoch' in not_before: due now). Returns the rows inserted: fewer
+-- than given means another transaction registered one of the keys
+-- meanwhile (for a participant not locked here), and the caller must roll
+-- back.
+WITH reserved AS (
+    UPDATE participant_outbox_sequences s
+    SET next_sequence_id = s.next_sequence_id + r.n
+    FROM (SELECT unnest(@participants::text[]) AS participant_id, unnest(@counts::int[]) AS n) r
+    WHERE s.participant_id = r.participant_id
+    RETURNING s.participant_id, s.next_sequence_id - r.n AS first
+), modes AS (
+    SELECT r.participant_id,
+           coalesce((SELECT o.ordering_mode FROM outbox_participant_settings o WHERE o.participant_id = r.participant_id),
+                    (SELECT o.ordering_mode FROM outbox_participant_settings o WHERE o.participant_id = '*'),
+                    'THROUGHPUT') = 'STRICT' AS strict
+    FROM reserved r
+), input AS (
+    SELECT unnest(@outbox_ids::uuid[]) AS outbox_id,
+           unnest(@instruction_ids::text[]) AS instruction_id,
+           unnest(@idempotency_keys::text[]) AS idempotency_key,
+           unnest(@participant_ids::text[]) AS participant_id,
+           unnest(@rail_types::text[]) AS rail_type,
+           unnest(@payloads::jsonb[]) AS payload,
+           unnest(@not_before::timestamptz[]) AS not_before,
+           unnest(@offsets::int[]) AS off
+), numbered AS (
+    SELECT i.outbox_id, i.instruction_id, i.idempotency_key, i.participant_id, i.rail_type, i.payload,
+           coalesce(NULLIF(i.not_before, 'epoch'), now()) AS next_attempt_at, r.first + i.off AS sequence_id, m.strict
+    FROM input i
+    JOIN reserved r ON r.participant_id = i.participant_id
+    JOIN modes m ON m.participant_id = i.participant_id
+), registered AS (
+    INSERT INTO payment_outbox_keys (instruction_id, idempotency_key, outbox_id, participant_id, sequence_id, rail_type)
+    SELECT n.instruction_id, n.idempotency_key, n.outbox_id, n.participant_id, n.sequence_id, n.rail_type
+    FROM numbered n
+    ON CONFLICT (instruction_id, idempotency_key) DO NOTHING
+    RETURNING outbox_id
+), inserted AS (
+    INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
+                                        rail_type, payload, next_attempt_at, strict)
+    SELECT n.outbox_id, n.instruction_id, n.participant_id, n.sequence_id, n.idempotency_key,
+           n.rail_type, n.payload, n.next_attempt_at, n.strict
+    FROM numbered n
+    WHERE n.outbox_id IN (SELECT registered.outbox_id FROM registered)
+    RETURNING outbox_id, sequence_id
+)
+SELECT i.outbox_id, i.sequence_id FROM inserted i;

@@ -372,6 +372,108 @@ func (q *Queries) Enqueue(ctx context.Context, arg EnqueueParams) (EnqueueRow, e
 	return i, err
 }
 
+const enqueueReserved = `-- name: EnqueueReserved :many
+WITH reserved AS (
+    UPDATE participant_outbox_sequences s
+    SET next_sequence_id = s.next_sequence_id + r.n
+    FROM (SELECT unnest($1::text[]) AS participant_id, unnest($2::int[]) AS n) r
+    WHERE s.participant_id = r.participant_id
+    RETURNING s.participant_id, s.next_sequence_id - r.n AS first
+), modes AS (
+    SELECT r.participant_id,
+           coalesce((SELECT o.ordering_mode FROM outbox_participant_settings o WHERE o.participant_id = r.participant_id),
+                    (SELECT o.ordering_mode FROM outbox_participant_settings o WHERE o.participant_id = '*'),
+                    'THROUGHPUT') = 'STRICT' AS strict
+    FROM reserved r
+), input AS (
+    SELECT unnest($3::uuid[]) AS outbox_id,
+           unnest($4::text[]) AS instruction_id,
+           unnest($5::text[]) AS idempotency_key,
+           unnest($6::text[]) AS participant_id,
+           unnest($7::text[]) AS rail_type,
+           unnest($8::jsonb[]) AS payload,
+           unnest($9::timestamptz[]) AS not_before,
+           unnest($10::int[]) AS off
+), numbered AS (
+    SELECT i.outbox_id, i.instruction_id, i.idempotency_key, i.participant_id, i.rail_type, i.payload,
+           coalesce(NULLIF(i.not_before, 'epoch'), now()) AS next_attempt_at, r.first + i.off AS sequence_id, m.strict
+    FROM input i
+    JOIN reserved r ON r.participant_id = i.participant_id
+    JOIN modes m ON m.participant_id = i.participant_id
+), registered AS (
+    INSERT INTO payment_outbox_keys (instruction_id, idempotency_key, outbox_id, participant_id, sequence_id, rail_type)
+    SELECT n.instruction_id, n.idempotency_key, n.outbox_id, n.participant_id, n.sequence_id, n.rail_type
+    FROM numbered n
+    ON CONFLICT (instruction_id, idempotency_key) DO NOTHING
+    RETURNING outbox_id
+), inserted AS (
+    INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
+                                        rail_type, payload, next_attempt_at, strict)
+    SELECT n.outbox_id, n.instruction_id, n.participant_id, n.sequence_id, n.idempotency_key,
+           n.rail_type, n.payload, n.next_attempt_at, n.strict
+    FROM numbered n
+    WHERE n.outbox_id IN (SELECT registered.outbox_id FROM registered)
+    RETURNING outbox_id, sequence_id
+)
+SELECT i.outbox_id, i.sequence_id FROM inserted i
+`
+
+type EnqueueReservedParams struct {
+	Participants    []string
+	Counts          []int32
+	OutboxIds       []uuid.UUID
+	InstructionIds  []string
+	IdempotencyKeys []string
+	ParticipantIds  []string
+	RailTypes       []string
+	Payloads        [][]byte
+	NotBefore       []time.Time
+	Offsets         []int32
+}
+
+type EnqueueReservedRow struct {
+	OutboxID   uuid.UUID
+	SequenceID int64
+}
+
+// EnqueueBatch, step 3: reserves counts[i] numbers for participants[i]
+// in one update each, numbers the new instructions (the i-th of a
+// participant gets first + offsets[i]) and inserts their keys and pending
+// rows ('epoch' in not_before: due now). Returns the rows inserted: fewer
+// than given means another transaction registered one of the keys
+// meanwhile (for a participant not locked here), and the caller must roll
+// back.
+func (q *Queries) EnqueueReserved(ctx context.Context, arg EnqueueReservedParams) ([]EnqueueReservedRow, error) {
+	rows, err := q.db.Query(ctx, enqueueReserved,
+		arg.Participants,
+		arg.Counts,
+		arg.OutboxIds,
+		arg.InstructionIds,
+		arg.IdempotencyKeys,
+		arg.ParticipantIds,
+		arg.RailTypes,
+		arg.Payloads,
+		arg.NotBefore,
+		arg.Offsets,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []EnqueueReservedRow
+	for rows.Next() {
+		var i EnqueueReservedRow
+		if err := rows.Scan(&i.OutboxID, &i.SequenceID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getOrdering = `-- name: GetOrdering :one
 SELECT coalesce(
     (SELECT s.ordering_mode FROM outbox_participant_settings s WHERE s.participant_id = $1::text),
@@ -479,6 +581,21 @@ func (q *Queries) ListDeadLetters(ctx context.Context, maxRows int32) ([]Payment
 	return items, nil
 }
 
+const lockParticipants = `-- name: LockParticipants :exec
+INSERT INTO participant_outbox_sequences AS s (participant_id, next_sequence_id)
+SELECT x.participant_id, 1
+FROM (SELECT DISTINCT unnest($1::text[]) AS participant_id ORDER BY 1) x
+ON CONFLICT (participant_id) DO UPDATE SET next_sequence_id = s.next_sequence_id
+`
+
+// EnqueueBatch, step 1: creates the batch's missing sequence rows and locks
+// all of them, in participant order (two batches never wait on each other
+// in a cycle). The no-op update is the lock.
+func (q *Queries) LockParticipants(ctx context.Context, participantIds []string) error {
+	_, err := q.db.Exec(ctx, lockParticipants, participantIds)
+	return err
+}
+
 const lookupKey = `-- name: LookupKey :one
 SELECT k.outbox_id, k.sequence_id
 FROM payment_outbox_keys k
@@ -501,6 +618,53 @@ func (q *Queries) LookupKey(ctx context.Context, arg LookupKeyParams) (LookupKey
 	var i LookupKeyRow
 	err := row.Scan(&i.OutboxID, &i.SequenceID)
 	return i, err
+}
+
+const lookupKeys = `-- name: LookupKeys :many
+SELECT k.instruction_id, k.idempotency_key, k.outbox_id, k.sequence_id
+FROM payment_outbox_keys k
+WHERE (k.instruction_id, k.idempotency_key) IN (
+    SELECT unnest($1::text[]), unnest($2::text[]))
+`
+
+type LookupKeysParams struct {
+	InstructionIds  []string
+	IdempotencyKeys []string
+}
+
+type LookupKeysRow struct {
+	InstructionID  string
+	IdempotencyKey string
+	OutboxID       uuid.UUID
+	SequenceID     int64
+}
+
+// EnqueueBatch, step 2: which keys are already registered. Run after the
+// locks, so it sees every enqueue of these participants that committed
+// while we waited.
+func (q *Queries) LookupKeys(ctx context.Context, arg LookupKeysParams) ([]LookupKeysRow, error) {
+	rows, err := q.db.Query(ctx, lookupKeys, arg.InstructionIds, arg.IdempotencyKeys)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LookupKeysRow
+	for rows.Next() {
+		var i LookupKeysRow
+		if err := rows.Scan(
+			&i.InstructionID,
+			&i.IdempotencyKey,
+			&i.OutboxID,
+			&i.SequenceID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const nextDue = `-- name: NextDue :one
