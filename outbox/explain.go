@@ -35,9 +35,9 @@ func Explain(ctx context.Context, pool *pgxpool.Pool, s Statement, analyze bool)
 	var args []any
 	switch s {
 	case StmtClaim:
-		sql, args = dbsqlc.ClaimDueSQL, []any{int32(200), "explain"}
+		sql, args = dbsqlc.ClaimDueSQL, []any{int32(200), "explain", attemptIDs(200)}
 	case StmtStrictClaim:
-		sql, args = dbsqlc.ClaimStrictSQL, []any{int32(200), "explain"}
+		sql, args = dbsqlc.ClaimStrictSQL, []any{int32(200), "explain", attemptIDs(200)}
 	case StmtReap:
 		sql, args = dbsqlc.ReapZombiesSQL, []any{120.0, int32(500)}
 	case StmtKeyLookup:
@@ -51,7 +51,7 @@ func Explain(ctx context.Context, pool *pgxpool.Pool, s Statement, analyze bool)
 		a, _ := newOutboxID()
 		b, _ := newOutboxID()
 		sql, args = dbsqlc.RecordSQL, []any{
-			[]uuid.UUID{a, b}, []int32{1, 1}, []string{"i1", "i2"}, []string{"k1", "k2"}, []string{"r", "r"},
+			[]uuid.UUID{a, b}, attemptIDs(2), []int32{1, 1}, []string{"i1", "i2"}, []string{"k1", "k2"}, []string{"r", "r"},
 			[][]byte{[]byte(`{}`), []byte(`{}`)}, []string{"DISPATCHED", "RETRYABLE"}, []string{"ref", ""},
 			[]string{"", "503"}, []string{"", "RAIL_RETRYABLE"}, []string{"", "busy"}, []int32{1, 1},
 			[]string{"", ""}, []int64{-1, 1000}, []bool{false, false},

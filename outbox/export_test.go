@@ -30,11 +30,11 @@ func ClaimOnly(ctx context.Context, pool *pgxpool.Pool, relayerID string, n int)
 // returns the messages claimed.
 func ClaimInTx(ctx context.Context, tx pgx.Tx, relayerID string, n int) ([]Message, error) {
 	q := dbsqlc.New(tx)
-	s, err := q.ClaimStrict(ctx, dbsqlc.ClaimStrictParams{BatchSize: int32(n), RelayerID: relayerID})
+	s, err := q.ClaimStrict(ctx, dbsqlc.ClaimStrictParams{BatchSize: int32(n), RelayerID: relayerID, AttemptIds: attemptIDs(n)})
 	if err != nil {
 		return nil, err
 	}
-	d, err := q.ClaimDue(ctx, dbsqlc.ClaimDueParams{BatchSize: int32(n), RelayerID: relayerID})
+	d, err := q.ClaimDue(ctx, dbsqlc.ClaimDueParams{BatchSize: int32(n), RelayerID: relayerID, AttemptIds: attemptIDs(n)})
 	if err != nil {
 		return nil, err
 	}

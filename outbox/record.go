@@ -127,6 +127,7 @@ func (r *Relayer) record(ctx context.Context, batch []outcome) error {
 	for _, o := range batch {
 		m := o.c.msg
 		p.OutboxIds = append(p.OutboxIds, m.OutboxID)
+		p.AttemptIds = append(p.AttemptIds, uuid.Must(uuid.NewV7()))
 		p.AttemptNos = append(p.AttemptNos, int32(m.Attempt))
 		p.InstructionIds = append(p.InstructionIds, m.InstructionID)
 		p.IdempotencyKeys = append(p.IdempotencyKeys, m.IdempotencyKey)
@@ -149,6 +150,7 @@ func (r *Relayer) record(ctx context.Context, batch []outcome) error {
 	var delivered []Delivery
 	var dead []DeadLetter
 	var settled map[uuid.UUID]bool
+	start := time.Now()
 	err := pgx.BeginFunc(ctx, r.cfg.Pool, func(tx pgx.Tx) error {
 		rows, err := r.q.WithTx(tx).RecordOutcomes(ctx, p)
 		if err != nil {
@@ -204,6 +206,7 @@ func (r *Relayer) record(ctx context.Context, batch []outcome) error {
 		}
 	}
 	r.m.recorded(states, delivered, enqueued)
+	r.cfg.Logger.Debug("outbox record", "relayer", r.cfg.ID, "outcomes", len(batch), "took", time.Since(start))
 	return nil
 }
 

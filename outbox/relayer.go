@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/outbox/internal/dbsqlc"
@@ -206,9 +207,10 @@ type claimed struct {
 func (r *Relayer) claim(ctx context.Context, room int) (claims []claimed, drained bool, err error) {
 	strictN := min(r.cfg.StrictClaimBatchSize, room)
 	var dueN int
+	start := time.Now()
 	err = pgx.BeginFunc(ctx, r.cfg.Pool, func(tx pgx.Tx) error {
 		q := r.q.WithTx(tx)
-		strict, err := q.ClaimStrict(ctx, dbsqlc.ClaimStrictParams{BatchSize: int32(strictN), RelayerID: r.cfg.ID})
+		strict, err := q.ClaimStrict(ctx, dbsqlc.ClaimStrictParams{BatchSize: int32(strictN), RelayerID: r.cfg.ID, AttemptIds: attemptIDs(strictN)})
 		if err != nil {
 			return fmt.Errorf("strict claim: %w", err)
 		}
@@ -220,7 +222,7 @@ func (r *Relayer) claim(ctx context.Context, room int) (claims []claimed, draine
 		if dueN <= 0 {
 			return nil
 		}
-		due, err := q.ClaimDue(ctx, dbsqlc.ClaimDueParams{BatchSize: int32(dueN), RelayerID: r.cfg.ID})
+		due, err := q.ClaimDue(ctx, dbsqlc.ClaimDueParams{BatchSize: int32(dueN), RelayerID: r.cfg.ID, AttemptIds: attemptIDs(dueN)})
 		if err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
@@ -242,6 +244,8 @@ func (r *Relayer) claim(ctx context.Context, room int) (claims []claimed, draine
 	r.m.claim(Strict, nStrict)
 	r.m.claim(Throughput, len(claims)-nStrict)
 	drained = nStrict < strictN && dueN > 0 && len(claims)-nStrict < dueN
+	r.cfg.Logger.Debug("outbox claim", "relayer", r.cfg.ID, "strict", nStrict, "due", len(claims)-nStrict,
+		"room", room, "took", time.Since(start))
 	return claims, drained, nil
 }
 
@@ -274,4 +278,15 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// attemptIDs makes n attempt ids (UUIDv7; uuid.NewV7 only fails when the
+// system's random source does, and then the database's default would
+// fail too).
+func attemptIDs(n int) []uuid.UUID {
+	ids := make([]uuid.UUID, n)
+	for i := range ids {
+		ids[i] = uuid.Must(uuid.NewV7())
+	}
+	return ids
 }
