@@ -53,7 +53,7 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 		{outbox.StmtStrictClaim, true, []string{"ix_pending_strict", "payment_outbox_pending_participant_id_sequence_id_key", "ix_inflight_strict"}},
 		{outbox.StmtReap, false, []string{"ix_inflight_claimed", "payment_outbox_inflight_pkey", "ix_attempts_by_outbox"}},
 		{outbox.StmtKeyLookup, false, []string{"payment_outbox_keys_pkey"}},
-		{outbox.StmtEnqueue, true, []string{"payment_outbox_keys_pkey", "outbox_participant_settings_pkey"}},
+		{outbox.StmtEnqueue, true, []string{"outbox_enqueue"}}, // its statements: key-lookup's, and by key
 		{outbox.StmtNextDue, false, []string{"ix_pending_due", "ix_pending_strict_due"}},
 		{outbox.StmtRecord, false, []string{"payment_outbox_inflight_pkey"}},
 	}

@@ -104,24 +104,10 @@ func Enqueue(ctx context.Context, tx pgx.Tx, in Instruction) (outboxID uuid.UUID
 		Payload:        in.Payload,
 		NotBefore:      notBefore,
 	})
-	if err == nil {
-		return row.OutboxID, row.SequenceID, row.Created, nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	if err != nil {
 		return uuid.Nil, 0, false, fmt.Errorf("outbox: enqueue %s/%s: %w", in.InstructionID, in.IdempotencyKey, err)
 	}
-	// Another transaction registered the key after this statement's
-	// snapshot and committed while we waited on it: give the number back
-	// (we still hold the participant's row, so it is exact) and answer
-	// with the winner's.
-	if _, err := q.UnbumpSequence(ctx, in.ParticipantID); err != nil {
-		return uuid.Nil, 0, false, fmt.Errorf("outbox: enqueue %s/%s: give back sequence: %w", in.InstructionID, in.IdempotencyKey, err)
-	}
-	k, err := q.LookupKey(ctx, dbsqlc.LookupKeyParams{InstructionID: in.InstructionID, IdempotencyKey: in.IdempotencyKey})
-	if err != nil {
-		return uuid.Nil, 0, false, fmt.Errorf("outbox: enqueue %s/%s: look up existing key: %w", in.InstructionID, in.IdempotencyKey, err)
-	}
-	return k.OutboxID, k.SequenceID, false, nil
+	return row.OutboxID, row.SequenceID, row.Created, nil
 }
 
 // Lookup returns the outbox id and sequence an (instruction, idempotency

@@ -79,17 +79,19 @@ func (r *Relayer) poll(ctx context.Context) {
 	}
 }
 
-// debouncer fires at once on the first poke after a quiet window, and at
-// most once more at the window's end for every poke in between: a burst
-// of notifications costs two claim passes, and the first one's latency is
-// not the window's.
+// debouncer fires at once on the first poke after a quiet spell, and once
+// more when the window ends, and again at the end of every further window
+// with pokes in it: a burst of notifications costs a pass per window, the
+// first one's latency is not the window's, and the pass at the window's
+// end sees the commits that skipped their own notification because
+// another one's was under way (see the trigger in the migration).
 type debouncer struct {
 	window time.Duration
 	fire   func()
 
 	mu      sync.Mutex
 	timer   *time.Timer // set while a window is open
-	dirty   bool        // poked during the window
+	dirty   bool        // a pass is due at the window's end
 	stopped bool
 }
 
@@ -103,8 +105,8 @@ func (d *debouncer) poke() {
 	if d.stopped {
 		return
 	}
+	d.dirty = true
 	if d.timer != nil {
-		d.dirty = true
 		return
 	}
 	d.fire()

@@ -2,49 +2,10 @@
 -- archive rows too, so a change and its audit record commit together.
 
 -- name: Enqueue :one
--- Allocates the participant's next sequence number and inserts the key
--- and the pending row, in the caller's transaction. A key already
--- registered (committed) comes back as it is, with created = false, and
--- no number is allocated. No row at all means another transaction
--- registered the key after this statement's snapshot: the number this
--- statement took must be given back (UnbumpSequence) before anything else.
-WITH existing AS (
-    SELECT k.outbox_id, k.sequence_id
-    FROM payment_outbox_keys k
-    WHERE k.instruction_id = @instruction_id::text AND k.idempotency_key = @idempotency_key::text
-), seq AS (
-    SELECT bump_participant_outbox_seq(@participant_id::text) AS sequence_id
-    WHERE NOT EXISTS (SELECT 1 FROM existing)
-), mode AS (
-    SELECT coalesce(
-        (SELECT s.ordering_mode FROM outbox_participant_settings s WHERE s.participant_id = @participant_id::text),
-        (SELECT s.ordering_mode FROM outbox_participant_settings s WHERE s.participant_id = '*'),
-        'THROUGHPUT') = 'STRICT' AS strict
-), registered AS (
-    INSERT INTO payment_outbox_keys (instruction_id, idempotency_key, outbox_id, participant_id, sequence_id, rail_type)
-    SELECT @instruction_id::text, @idempotency_key::text, @outbox_id::uuid, @participant_id::text, seq.sequence_id, @rail_type::text
-    FROM seq
-    ON CONFLICT (instruction_id, idempotency_key) DO NOTHING
-    RETURNING outbox_id, sequence_id
-), inserted AS (
-    INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
-                                        rail_type, payload, next_attempt_at, strict)
-    SELECT r.outbox_id, @instruction_id::text, @participant_id::text, r.sequence_id, @idempotency_key::text,
-           @rail_type::text, @payload::jsonb, coalesce(sqlc.narg('not_before')::timestamptz, now()), mode.strict
-    FROM registered r, mode
-    RETURNING outbox_id, sequence_id
-)
-SELECT i.outbox_id, i.sequence_id, true AS created FROM inserted i
-UNION ALL
-SELECT e.outbox_id, e.sequence_id, false AS created FROM existing e;
-
--- name: UnbumpSequence :execrows
--- Gives back the number Enqueue took when its key insert lost a race.
--- Exact: the row has stayed locked by this transaction since the bump, so
--- nobody took a number after it.
-UPDATE participant_outbox_sequences
-SET next_sequence_id = next_sequence_id - 1
-WHERE participant_id = @participant_id::text;
+-- Enqueue's one round trip (outbox_enqueue, in the migration).
+SELECT e.outbox_id::uuid AS outbox_id, e.sequence_id::bigint AS sequence_id, e.created::bool AS created
+FROM outbox_enqueue(@instruction_id::text, @idempotency_key::text, @participant_id::text, @outbox_id::uuid,
+                    @rail_type::text, @payload::jsonb, sqlc.narg('not_before')::timestamptz) e;
 
 -- name: LookupKey :one
 -- The enqueue conflict lookup: the outbox id and sequence of a key.

@@ -308,35 +308,9 @@ func (q *Queries) Depth(ctx context.Context, stuckAfterSecs float64) (DepthRow, 
 
 const enqueue = `-- name: Enqueue :one
 
-WITH existing AS (
-    SELECT k.outbox_id, k.sequence_id
-    FROM payment_outbox_keys k
-    WHERE k.instruction_id = $1::text AND k.idempotency_key = $2::text
-), seq AS (
-    SELECT bump_participant_outbox_seq($3::text) AS sequence_id
-    WHERE NOT EXISTS (SELECT 1 FROM existing)
-), mode AS (
-    SELECT coalesce(
-        (SELECT s.ordering_mode FROM outbox_participant_settings s WHERE s.participant_id = $3::text),
-        (SELECT s.ordering_mode FROM outbox_participant_settings s WHERE s.participant_id = '*'),
-        'THROUGHPUT') = 'STRICT' AS strict
-), registered AS (
-    INSERT INTO payment_outbox_keys (instruction_id, idempotency_key, outbox_id, participant_id, sequence_id, rail_type)
-    SELECT $1::text, $2::text, $4::uuid, $3::text, seq.sequence_id, $5::text
-    FROM seq
-    ON CONFLICT (instruction_id, idempotency_key) DO NOTHING
-    RETURNING outbox_id, sequence_id
-), inserted AS (
-    INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
-                                        rail_type, payload, next_attempt_at, strict)
-    SELECT r.outbox_id, $1::text, $3::text, r.sequence_id, $2::text,
-           $5::text, $6::jsonb, coalesce($7::timestamptz, now()), mode.strict
-    FROM registered r, mode
-    RETURNING outbox_id, sequence_id
-)
-SELECT i.outbox_id, i.sequence_id, true AS created FROM inserted i
-UNION ALL
-SELECT e.outbox_id, e.sequence_id, false AS created FROM existing e
+SELECT e.outbox_id::uuid AS outbox_id, e.sequence_id::bigint AS sequence_id, e.created::bool AS created
+FROM outbox_enqueue($1::text, $2::text, $3::text, $4::uuid,
+                    $5::text, $6::jsonb, $7::timestamptz) e
 `
 
 type EnqueueParams struct {
@@ -357,12 +331,7 @@ type EnqueueRow struct {
 
 // Outbox statements. Every state change is one statement that writes its
 // archive rows too, so a change and its audit record commit together.
-// Allocates the participant's next sequence number and inserts the key
-// and the pending row, in the caller's transaction. A key already
-// registered (committed) comes back as it is, with created = false, and
-// no number is allocated. No row at all means another transaction
-// registered the key after this statement's snapshot: the number this
-// statement took must be given back (UnbumpSequence) before anything else.
+// Enqueue's one round trip (outbox_enqueue, in the migration).
 func (q *Queries) Enqueue(ctx context.Context, arg EnqueueParams) (EnqueueRow, error) {
 	row := q.db.QueryRow(ctx, enqueue,
 		arg.InstructionID,
@@ -972,23 +941,6 @@ func (q *Queries) RequeueDeadLetter(ctx context.Context, arg RequeueDeadLetterPa
 	var i RequeueDeadLetterRow
 	err := row.Scan(&i.OutboxID, &i.SequenceID)
 	return i, err
-}
-
-const unbumpSequence = `-- name: UnbumpSequence :execrows
-UPDATE participant_outbox_sequences
-SET next_sequence_id = next_sequence_id - 1
-WHERE participant_id = $1::text
-`
-
-// Gives back the number Enqueue took when its key insert lost a race.
-// Exact: the row has stayed locked by this transaction since the bump, so
-// nobody took a number after it.
-func (q *Queries) UnbumpSequence(ctx context.Context, participantID string) (int64, error) {
-	result, err := q.db.Exec(ctx, unbumpSequence, participantID)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const upsertOrdering = `-- name: UpsertOrdering :exec
