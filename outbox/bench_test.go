@@ -131,7 +131,7 @@ func benchProduce(b *testing.B, admin string, producers int) {
 func benchLatency(b *testing.B, admin string, pollOnly bool) {
 	pool := benchDB(b, admin)
 	rail := &countingRail{track: true, first: map[string]time.Time{}}
-	startRelayer(b, outbox.Config{Pool: pool, Sender: rail, DisableNotify: pollOnly, PollInterval: 500 * time.Millisecond})
+	startRelayer(b, outbox.Config{Pool: pool, Sender: rail, DisableNotify: pollOnly, PollInterval: 500 * time.Millisecond, Logger: testLogger()})
 	if !pollOnly {
 		waitListener(b, pool)
 	}

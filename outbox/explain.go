@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paydispatch/paydispatch/outbox/internal/dbsqlc"
 )
@@ -30,7 +29,7 @@ const (
 // arguments (a key that may not exist, a batch of 200). With analyze the
 // statement really runs (EXPLAIN ANALYZE) in a transaction that is rolled
 // back, so nothing changes.
-func Explain(ctx context.Context, pool *pgxpool.Pool, s Statement, analyze bool) (string, error) {
+func Explain(ctx context.Context, db Beginner, s Statement, analyze bool) (string, error) {
 	var sql string
 	var args []any
 	switch s {
@@ -64,7 +63,7 @@ func Explain(ctx context.Context, pool *pgxpool.Pool, s Statement, analyze bool)
 		prefix = "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "
 	}
 	var plan []string
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, prefix+sql, args...)
 		if err != nil {
 			return err
@@ -82,3 +81,8 @@ func Explain(ctx context.Context, pool *pgxpool.Pool, s Statement, analyze bool)
 }
 
 var errRollback = errors.New("rollback")
+
+// Beginner starts transactions: a pool, a pooled connection, a connection.
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}

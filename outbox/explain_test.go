@@ -44,22 +44,39 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 		ANALYZE payment_outbox_attempts; ANALYZE payment_outbox_keys`); err != nil {
 		t.Fatal(err)
 	}
+	// The relayer runs the claims with generic plans (plan_cache_mode
+	// auto, once they are prepared): those are checked too.
+	generic, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer generic.Release()
+	if _, err := generic.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	defer generic.Exec(ctx, `RESET plan_cache_mode`) //nolint:errcheck
 	tests := []struct {
-		stmt    outbox.Statement
-		analyze bool
-		indexes []string // each must appear in the plan
+		stmt             outbox.Statement
+		analyze, generic bool
+		indexes          []string // each must appear in the plan
 	}{
-		{outbox.StmtClaim, true, []string{"ix_pending_due", "payment_outbox_pending_pkey"}},
-		{outbox.StmtStrictClaim, true, []string{"ix_pending_strict", "payment_outbox_pending_participant_id_sequence_id_key", "ix_inflight_strict"}},
-		{outbox.StmtReap, false, []string{"ix_inflight_claimed", "payment_outbox_inflight_pkey", "ix_attempts_by_outbox"}},
-		{outbox.StmtKeyLookup, false, []string{"payment_outbox_keys_pkey"}},
-		{outbox.StmtEnqueue, true, []string{"outbox_enqueue"}}, // its statements: key-lookup's, and by key
-		{outbox.StmtNextDue, false, []string{"ix_pending_due", "ix_pending_strict_due"}},
-		{outbox.StmtRecord, false, []string{"payment_outbox_inflight_pkey"}},
+		{outbox.StmtClaim, true, false, []string{"ix_pending_due", "payment_outbox_pending_pkey"}},
+		{outbox.StmtClaim, true, true, []string{"ix_pending_due", "payment_outbox_pending_pkey"}},
+		{outbox.StmtStrictClaim, true, false, []string{"ix_pending_strict", "payment_outbox_pending_participant_id_sequence_id_key", "ix_inflight_strict"}},
+		{outbox.StmtStrictClaim, true, true, []string{"ix_pending_strict", "payment_outbox_pending_participant_id_sequence_id_key", "ix_inflight_strict"}},
+		{outbox.StmtReap, false, false, []string{"ix_inflight_claimed", "payment_outbox_inflight_pkey", "ix_attempts_by_outbox"}},
+		{outbox.StmtKeyLookup, false, false, []string{"payment_outbox_keys_pkey"}},
+		{outbox.StmtEnqueue, true, false, []string{"outbox_enqueue"}}, // its statements: the key lookup's, and by key
+		{outbox.StmtNextDue, false, false, []string{"ix_pending_due", "ix_pending_strict_due"}},
+		{outbox.StmtRecord, false, false, []string{"payment_outbox_inflight_pkey"}},
 	}
 	for _, tt := range tests {
-		t.Run(string(tt.stmt), func(t *testing.T) {
-			plan, err := outbox.Explain(ctx, pool, tt.stmt, tt.analyze)
+		name, db := string(tt.stmt), outbox.Beginner(pool)
+		if tt.generic {
+			name, db = name+"/generic-plan", generic
+		}
+		t.Run(name, func(t *testing.T) {
+			plan, err := outbox.Explain(ctx, db, tt.stmt, tt.analyze)
 			if err != nil {
 				t.Fatal(err)
 			}

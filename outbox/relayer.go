@@ -209,6 +209,13 @@ func (r *Relayer) claim(ctx context.Context, room int) (claims []claimed, draine
 	var dueN int
 	start := time.Now()
 	err = pgx.BeginFunc(ctx, r.cfg.Pool, func(tx pgx.Tx) error {
+		// The claims have a fixed shape: generic plans, kept per
+		// connection, instead of planning both statements on every pass
+		// (paydispatch's pools force custom plans; that costs a claim of
+		// one row more than its execution).
+		if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = auto"); err != nil {
+			return err
+		}
 		q := r.q.WithTx(tx)
 		strict, err := q.ClaimStrict(ctx, dbsqlc.ClaimStrictParams{BatchSize: int32(strictN), RelayerID: r.cfg.ID, AttemptIds: attemptIDs(strictN)})
 		if err != nil {
