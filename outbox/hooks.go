@@ -27,8 +27,9 @@ type Hooks struct {
 	// OnDelivered is called with messages the rail has (DISPATCHED).
 	OnDelivered func(ctx context.Context, tx pgx.Tx, delivered []Delivery) error
 	// OnDead is called with dead letters (FAILED): refused by the rail,
-	// invalid, or out of attempts. None of them reached the rail as a
-	// payment.
+	// invalid (never sent), or still retryable when out of attempts. The
+	// rail accepted none of them; an outcome that might have been
+	// accepted (Unknown) is never dead-lettered.
 	OnDead func(ctx context.Context, tx pgx.Tx, dead []DeadLetter) error
 }
 

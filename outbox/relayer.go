@@ -191,6 +191,9 @@ func (r *Relayer) claimPass(ctx, workCtx context.Context, calls *sync.WaitGroup)
 	return false, nil
 }
 
+// claimTimeout bounds a claim transaction.
+const claimTimeout = 30 * time.Second
+
 // claimed is a message this relayer holds.
 type claimed struct {
 	msg        Message
@@ -208,6 +211,11 @@ func (r *Relayer) claim(ctx context.Context, room int) (claims []claimed, draine
 	strictN := min(r.cfg.StrictClaimBatchSize, room)
 	var dueN int
 	start := time.Now()
+	// Not cut short by shutdown: a claim whose commit was under way when
+	// ctx ended may have committed, and its messages must then be ours to
+	// send or put back, not left to the reaper.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+	defer cancel()
 	err = pgx.BeginFunc(ctx, r.cfg.Pool, func(tx pgx.Tx) error {
 		// The claims have a fixed shape: generic plans, kept per
 		// connection, instead of planning both statements on every pass

@@ -3,7 +3,9 @@ package outbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -363,6 +365,37 @@ func TestWakeUps(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNotifyOnlyManyProducers: producers committing at once mostly skip
+// their notification (one notifier commits at a time); with the poll off
+// the relayer's passes after each notification still find every row,
+// the last ones too.
+func TestNotifyOnlyManyProducers(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t)
+	f := newFakeRail()
+	reg := prometheus.NewRegistry()
+	cfg := fastConfig(pool, f)
+	cfg.DisablePoll = true
+	cfg.Metrics = outbox.NewMetrics(reg)
+	startRelayer(t, cfg)
+	waitListener(t, pool)
+	for round := range 3 {
+		var wg sync.WaitGroup
+		for p := range 8 {
+			wg.Go(func() {
+				for i := range 25 {
+					enqueue(t, pool, instruction(fmt.Sprintf("bank-%d", p), round*1000+i))
+				}
+			})
+		}
+		wg.Wait()
+		want := (round + 1) * 200
+		eventually(t, 3*time.Second, fmt.Sprintf("%d deliveries", want), func() bool { return f.totalReceived() == want })
+	}
+	m := metricsOf(t, reg)
+	t.Logf("600 single-row commits, %v notifications", m["paydispatch_outbox_notifications_total"])
 }
 
 // TestNotifyOnlyKeepsBackoffs: with the poll off, a retry still goes out

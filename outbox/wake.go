@@ -40,6 +40,9 @@ func (r *Relayer) listen(ctx context.Context) {
 
 func (r *Relayer) listenOnce(ctx context.Context, d *debouncer, listening func()) error {
 	cfg := r.cfg.Pool.Config().ConnConfig.Copy()
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
 	cfg.RuntimeParams["application_name"] = "paydispatch-outbox-listener"
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
