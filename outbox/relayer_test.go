@@ -392,7 +392,7 @@ func TestNotifyOnlyManyProducers(t *testing.T) {
 		}
 		wg.Wait()
 		want := (round + 1) * 200
-		eventually(t, 3*time.Second, fmt.Sprintf("%d deliveries", want), func() bool { return f.totalReceived() == want })
+		eventually(t, 10*time.Second, fmt.Sprintf("%d deliveries", want), func() bool { return f.totalReceived() == want })
 	}
 	m := metricsOf(t, reg)
 	t.Logf("600 single-row commits, %v notifications", m["paydispatch_outbox_notifications_total"])
