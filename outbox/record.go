@@ -150,6 +150,24 @@ func (r *Relayer) record(ctx context.Context, batch []outcome) error {
 	var delivered []Delivery
 	var dead []DeadLetter
 	var settled map[uuid.UUID]bool
+	var chained []claimed
+	// Strict heads this batch settles for good: their participants' next
+	// heads are claimed in the same transaction (chained), unless the
+	// relayer is stopping. spawnMu is held until they are started, so that
+	// Run does not stop waiting for calls before.
+	var heads []Message
+	for _, o := range batch {
+		if o.c.strict && (o.state == StateDispatched || o.state == StateFailed) {
+			heads = append(heads, o.c.msg)
+		}
+	}
+	if len(heads) > 0 {
+		r.spawnMu.Lock()
+		defer r.spawnMu.Unlock()
+		if r.stopping {
+			heads = nil
+		}
+	}
 	start := time.Now()
 	err := pgx.BeginFunc(ctx, r.cfg.Pool, func(tx pgx.Tx) error {
 		rows, err := r.q.WithTx(tx).RecordOutcomes(ctx, p)
@@ -184,11 +202,14 @@ func (r *Relayer) record(ctx context.Context, batch []outcome) error {
 				return &hookError{err}
 			}
 		}
+		chained = r.chain(ctx, tx, heads, settled)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+	r.m.claim(Strict, len(chained))
+	r.spawn(chained)
 	states := map[State]int{}
 	enqueued := make(map[uuid.UUID]time.Time, len(delivered))
 	for _, o := range batch {
@@ -219,4 +240,39 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n]
+}
+
+// chain claims, in the outcome batch's transaction, the next heads of the
+// strict participants whose heads it settles (of those actually settled
+// here), in a savepoint: a failed chained claim leaves the outcomes
+// recorded, and the claim loop claims those heads instead.
+func (r *Relayer) chain(ctx context.Context, tx pgx.Tx, heads []Message, settled map[uuid.UUID]bool) []claimed {
+	var participants []string
+	for _, m := range heads {
+		if settled[m.OutboxID] {
+			participants = append(participants, m.ParticipantID)
+		}
+	}
+	if len(participants) == 0 {
+		return nil
+	}
+	var claims []claimed
+	err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
+		rows, err := r.q.WithTx(sp).ClaimStrictNext(ctx, dbsqlc.ClaimStrictNextParams{
+			ParticipantIds: participants, RelayerID: r.cfg.ID, AttemptIds: attemptIDs(len(participants)),
+		})
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		for _, c := range rows {
+			claims = append(claims, claimedFrom(dbsqlc.ClaimDueRow(c), now))
+		}
+		return nil
+	})
+	if err != nil {
+		r.cfg.Logger.Warn("outbox chained strict claim failed; the claim loop will take those heads", "relayer", r.cfg.ID, "err", err)
+		return nil
+	}
+	return claims
 }

@@ -29,6 +29,14 @@ type Relayer struct {
 	global   chan struct{} // rail calls at once
 	railsMu  sync.Mutex
 	rails    map[string]chan struct{}
+
+	// Set by Run for the goroutines that process claims.
+	runCtx, workCtx context.Context
+	calls           sync.WaitGroup
+	// spawnMu orders the recorder's chained claims against shutdown: once
+	// stopping is set, nothing more is claimed, and Run waits for calls.
+	spawnMu  sync.Mutex
+	stopping bool
 }
 
 // New validates cfg (after defaults) and returns a relayer.
@@ -68,6 +76,7 @@ func (r *Relayer) Run(ctx context.Context) error {
 	// what was sent gets recorded.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
+	r.runCtx, r.workCtx, r.stopping = ctx, workCtx, false
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
@@ -92,13 +101,15 @@ func (r *Relayer) Run(ctx context.Context) error {
 		start(r.reapLoop)
 	}
 
-	var calls sync.WaitGroup
 	r.wakeUp()
-	r.claimLoop(ctx, workCtx, &calls)
+	r.claimLoop(ctx)
 
 	stop := time.AfterFunc(r.cfg.ShutdownTimeout, cancelWork)
 	defer stop.Stop()
-	calls.Wait()
+	r.spawnMu.Lock()
+	r.stopping = true
+	r.spawnMu.Unlock()
+	r.calls.Wait()
 	close(r.outcomes)
 	<-recorded
 	helpers.Wait()
@@ -120,7 +131,7 @@ func (r *Relayer) wakeUp() {
 
 // claimLoop claims whenever woken (notification, poll, timer, or room
 // freed by recorded outcomes) until ctx is done.
-func (r *Relayer) claimLoop(ctx, workCtx context.Context, calls *sync.WaitGroup) {
+func (r *Relayer) claimLoop(ctx context.Context) {
 	due := time.NewTimer(time.Hour)
 	due.Stop()
 	var dueAt time.Time
@@ -133,7 +144,7 @@ func (r *Relayer) claimLoop(ctx, workCtx context.Context, calls *sync.WaitGroup)
 		case <-due.C:
 			dueAt = time.Time{}
 		}
-		drained, err := r.claimPass(ctx, workCtx, calls)
+		drained, err := r.claimPass(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -166,7 +177,7 @@ func (r *Relayer) claimLoop(ctx, workCtx context.Context, calls *sync.WaitGroup)
 
 // claimPass claims until nothing is due or the relayer is full; drained
 // says nothing was left.
-func (r *Relayer) claimPass(ctx, workCtx context.Context, calls *sync.WaitGroup) (drained bool, err error) {
+func (r *Relayer) claimPass(ctx context.Context) (drained bool, err error) {
 	for ctx.Err() == nil {
 		room := r.cfg.MaxInFlight - int(r.inFlight.Load())
 		if room <= 0 {
@@ -176,19 +187,25 @@ func (r *Relayer) claimPass(ctx, workCtx context.Context, calls *sync.WaitGroup)
 		if err != nil {
 			return false, err
 		}
-		for _, c := range claims {
-			r.inFlight.Add(1)
-			calls.Add(1)
-			go func() {
-				defer calls.Done()
-				r.outcomes <- r.process(ctx, workCtx, c)
-			}()
-		}
+		r.spawn(claims)
 		if drained {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// spawn starts a goroutine per claim, which takes it to its outcome.
+// Only the claim loop and, under spawnMu, the recorder call it.
+func (r *Relayer) spawn(claims []claimed) {
+	for _, c := range claims {
+		r.inFlight.Add(1)
+		r.calls.Add(1)
+		go func() {
+			defer r.calls.Done()
+			r.outcomes <- r.process(r.runCtx, r.workCtx, c)
+		}()
+	}
 }
 
 // claimTimeout bounds a claim transaction.

@@ -85,6 +85,18 @@ func TestStrictOrderWithSeveralRelayers(t *testing.T) {
 	if n := countRows(t, pool, `SELECT count(DISTINCT relayer_id) FROM payment_outbox_attempts WHERE participant_id LIKE 'bank-s%'`); n < 2 {
 		t.Errorf("strict participants served by %d relayers; the test wants several", n)
 	}
+	// Chained claims: a head claimed in the transaction that settled its
+	// predecessor (same now()).
+	chained := countRows(t, pool, `
+		SELECT count(*) FROM payment_outbox_attempts c
+		WHERE c.state = 'DISPATCHING' AND c.participant_id LIKE 'bank-s%'
+		  AND EXISTS (SELECT 1 FROM payment_outbox_attempts p
+		              WHERE p.participant_id = c.participant_id AND p.sequence_id = c.sequence_id - 1
+		                AND p.state IN ('DISPATCHED', 'FAILED') AND p.completed_at = c.claimed_at)`)
+	if chained == 0 {
+		t.Error("no strict head was claimed in its predecessor's outcome transaction")
+	}
+	t.Logf("%d of %d strict heads claimed by chaining", chained, len(strict)*perParticipant)
 }
 
 func hash(s string) uint32 {
