@@ -40,8 +40,10 @@ func BenchmarkRelay(b *testing.B) {
 	b.Run("drain/relayers=1", func(b *testing.B) { benchDrain(b, admin, 1, 20, false) })
 	b.Run("drain/relayers=2", func(b *testing.B) { benchDrain(b, admin, 2, 20, false) })
 	b.Run("produce/producers=16", func(b *testing.B) { benchProduce(b, admin, 16) })
-	b.Run("latency/notify", func(b *testing.B) { benchLatency(b, admin, false) })
-	b.Run("latency/poll-only", func(b *testing.B) { benchLatency(b, admin, true) })
+	b.Run("latency/notify/rate=200", func(b *testing.B) { benchLatency(b, admin, false, 5*time.Millisecond) })
+	b.Run("latency/poll-only/rate=200", func(b *testing.B) { benchLatency(b, admin, true, 5*time.Millisecond) })
+	b.Run("latency/notify/rate=20", func(b *testing.B) { benchLatency(b, admin, false, 50*time.Millisecond) })
+	b.Run("latency/poll-only/rate=20", func(b *testing.B) { benchLatency(b, admin, true, 50*time.Millisecond) })
 	b.Run("strict/participants=8", func(b *testing.B) { benchDrain(b, admin, 2, 8, true) })
 	b.Run("strict/participants=1", func(b *testing.B) { benchDrain(b, admin, 2, 1, true) })
 }
@@ -128,7 +130,7 @@ func benchProduce(b *testing.B, admin string, producers int) {
 	b.ReportMetric(float64(b.N)/enqueued.Seconds(), "enqueued/s")
 }
 
-func benchLatency(b *testing.B, admin string, pollOnly bool) {
+func benchLatency(b *testing.B, admin string, pollOnly bool, every time.Duration) {
 	pool := benchDB(b, admin)
 	rail := &countingRail{track: true, first: map[string]time.Time{}}
 	startRelayer(b, outbox.Config{Pool: pool, Sender: rail, DisableNotify: pollOnly, PollInterval: 500 * time.Millisecond, Logger: testLogger()})
@@ -136,7 +138,7 @@ func benchLatency(b *testing.B, admin string, pollOnly bool) {
 		waitListener(b, pool)
 	}
 	committed := make(map[string]time.Time, b.N)
-	tick := time.NewTicker(5 * time.Millisecond)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	b.ResetTimer()
 	for i := range b.N {
