@@ -17,6 +17,7 @@ import (
 	accountmig "github.com/paydispatch/paydispatch/ledger/account/migrations"
 	fxmig "github.com/paydispatch/paydispatch/ledger/fx/migrations"
 	limitmig "github.com/paydispatch/paydispatch/ledger/limit/migrations"
+	outboxmig "github.com/paydispatch/paydispatch/outbox/migrations"
 	pacingmig "github.com/paydispatch/paydispatch/pacing/migrations"
 	paymentmig "github.com/paydispatch/paydispatch/payment/migrations"
 	"github.com/paydispatch/paydispatch/postgres"
@@ -29,10 +30,11 @@ import (
 func Schema() postgres.Schema {
 	return postgres.Schema{
 		Migrations: []fs.FS{queuemig.FS, dispatchmig.FS, pacingmig.FS, paymentmig.FS,
-			accountmig.FS, limitmig.FS, fxmig.FS, processmig.FS},
+			accountmig.FS, limitmig.FS, fxmig.FS, processmig.FS, outboxmig.FS},
 		Scripts: []postgres.Script{
 			{Name: "pacing/migrations/functions.sql", SQL: pacingmig.Functions},
 			{Name: "ledger/account/migrations/functions.sql", SQL: accountmig.Functions},
+			{Name: "outbox/migrations/functions.sql", SQL: outboxmig.Functions},
 		},
 	}
 }

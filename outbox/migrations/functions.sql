@@ -1,0 +1,77 @@
+-- The outbox's functions: their current source, applied after the
+-- migrations and again whenever this file changes (see
+-- pacing/migrations/functions.sql for the rule).
+
+-- bump_participant_outbox_seq returns the participant's next sequence
+-- number, creating its row on first use. Gap-free: the row stays locked
+-- until the calling transaction ends, so a rollback takes the number back
+-- and the next caller (who waited on the lock) gets it. A SEQUENCE would
+-- leave a gap on every rollback. The price: one participant's enqueues
+-- commit one after another (they queue on the row lock), which also means
+-- its sequence numbers become visible in order. PL/pgSQL, so that the
+-- upsert's plan is kept for the session.
+CREATE OR REPLACE FUNCTION bump_participant_outbox_seq(p_participant_id text) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_seq bigint;
+BEGIN
+    INSERT INTO participant_outbox_sequences AS s (participant_id, next_sequence_id)
+    VALUES (p_participant_id, 2)
+    ON CONFLICT (participant_id) DO UPDATE SET next_sequence_id = s.next_sequence_id + 1
+    RETURNING s.next_sequence_id - 1 INTO v_seq;
+    RETURN v_seq;
+END;
+$$;
+
+-- outbox_enqueue is Enqueue's one round trip: a key already registered
+-- comes back as it is (created = false) and takes no number; otherwise
+-- the participant's next number, the key and the pending row. A key
+-- registered by a transaction that committed while this one waited on it
+-- loses the race: the number goes back (the participant's row is still
+-- locked by this transaction, so nobody took one after it) and the
+-- winner's id and number are returned. The ordering mode is the
+-- participant's setting, else the default's ('*'). Generic plans for its
+-- fixed-shape statements (paydispatch's pools force custom plans, whose
+-- planning cost as much as this work).
+CREATE OR REPLACE FUNCTION outbox_enqueue(p_instruction_id text, p_idempotency_key text, p_participant_id text,
+                               p_outbox_id uuid, p_rail_type text, p_payload jsonb, p_not_before timestamptz)
+RETURNS TABLE (outbox_id uuid, sequence_id bigint, created boolean)
+LANGUAGE plpgsql
+SET plan_cache_mode = auto
+AS $$
+DECLARE
+    v_id     uuid;
+    v_seq    bigint;
+    v_strict boolean;
+BEGIN
+    SELECT k.outbox_id, k.sequence_id INTO v_id, v_seq
+    FROM payment_outbox_keys k
+    WHERE k.instruction_id = p_instruction_id AND k.idempotency_key = p_idempotency_key;
+    IF FOUND THEN
+        RETURN QUERY SELECT v_id, v_seq, false;
+        RETURN;
+    END IF;
+    v_seq := bump_participant_outbox_seq(p_participant_id);
+    INSERT INTO payment_outbox_keys AS k (instruction_id, idempotency_key, outbox_id, participant_id, sequence_id, rail_type)
+    VALUES (p_instruction_id, p_idempotency_key, p_outbox_id, p_participant_id, v_seq, p_rail_type)
+    ON CONFLICT ON CONSTRAINT payment_outbox_keys_pkey DO NOTHING;
+    IF NOT FOUND THEN
+        UPDATE participant_outbox_sequences s SET next_sequence_id = s.next_sequence_id - 1
+        WHERE s.participant_id = p_participant_id;
+        SELECT k.outbox_id, k.sequence_id INTO STRICT v_id, v_seq
+        FROM payment_outbox_keys k
+        WHERE k.instruction_id = p_instruction_id AND k.idempotency_key = p_idempotency_key;
+        RETURN QUERY SELECT v_id, v_seq, false;
+        RETURN;
+    END IF;
+    SELECT coalesce(
+        (SELECT o.ordering_mode FROM outbox_participant_settings o WHERE o.participant_id = p_participant_id),
+        (SELECT o.ordering_mode FROM outbox_participant_settings o WHERE o.participant_id = '*'),
+        'THROUGHPUT') = 'STRICT' INTO v_strict;
+    INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
+                                        rail_type, payload, next_attempt_at, strict)
+    VALUES (p_outbox_id, p_instruction_id, p_participant_id, v_seq, p_idempotency_key,
+            p_rail_type, p_payload, coalesce(p_not_before, now()), v_strict);
+    RETURN QUERY SELECT p_outbox_id, v_seq, true;
+END;
+$$;
