@@ -28,7 +28,7 @@ type Accounts interface {
 
 // FXRates is what the FX-rate endpoints need (ledger/service.Service).
 type FXRates interface {
-	SetRate(ctx context.Context, base, quote string, rate decimal.Decimal, setBy string) (fx.Rate, error)
+	SetRate(ctx context.Context, r fx.Rate) (fx.Rate, error)
 	Rates(ctx context.Context) ([]fx.Rate, error)
 }
 
@@ -88,6 +88,9 @@ func (rt *Router) HandleFXRates(f FXRates) {
 			Base  string          `json:"base"`
 			Quote string          `json:"quote"`
 			Rate  json.RawMessage `json:"rate"`
+			// Dealable false publishes the rate for quotes but refuses
+			// contracts at it (dealing suspended); default true.
+			Dealable *bool `json:"dealable"`
 		}
 		if prob := decodeJSON(w, r, &req); prob != nil {
 			WriteProblem(w, r, *prob)
@@ -106,7 +109,8 @@ func (rt *Router) HandleFXRates(f FXRates) {
 		if setBy == "" {
 			setBy = "admin-api"
 		}
-		got, err := f.SetRate(r.Context(), req.Base, req.Quote, rate, setBy)
+		dealable := req.Dealable == nil || *req.Dealable
+		got, err := f.SetRate(r.Context(), fx.Rate{Base: req.Base, Quote: req.Quote, Rate: rate, Dealable: dealable, SetBy: setBy})
 		switch {
 		case ledger.CodeOf(err) == ledger.CodeInvalidArgument:
 			WriteProblem(w, r, fieldProblem("Invalid FX rate", fieldErrors(err)))
@@ -302,10 +306,11 @@ type rateResponse struct {
 	Base      string    `json:"base"`
 	Quote     string    `json:"quote"`
 	Rate      string    `json:"rate"`
+	Dealable  bool      `json:"dealable"`
 	UpdatedAt time.Time `json:"updatedAt"`
 	SetBy     string    `json:"setBy"`
 }
 
 func rateJSON(r fx.Rate) rateResponse {
-	return rateResponse{Base: r.Base, Quote: r.Quote, Rate: r.Rate.String(), UpdatedAt: r.UpdatedAt, SetBy: r.SetBy}
+	return rateResponse{Base: r.Base, Quote: r.Quote, Rate: r.Rate.String(), Dealable: r.Dealable, UpdatedAt: r.UpdatedAt, SetBy: r.SetBy}
 }

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
@@ -64,14 +62,15 @@ func (f *fakeLedger) Account(_ context.Context, id string) (service.AccountView,
 	return f.view(n), nil
 }
 
-func (f *fakeLedger) SetRate(_ context.Context, base, quote string, rate decimal.Decimal, setBy string) (fx.Rate, error) {
+func (f *fakeLedger) SetRate(_ context.Context, r fx.Rate) (fx.Rate, error) {
+	base, quote, rate, setBy := r.Base, r.Quote, r.Rate, r.SetBy
 	if err := fx.ValidateRate(base, quote, rate); err != nil {
 		return fx.Rate{}, err
 	}
 	if base == "CHF" {
 		return fx.Rate{}, errors.New("connection refused")
 	}
-	r := fx.Rate{Base: base, Quote: quote, Rate: rate, SetBy: setBy, UpdatedAt: time.Now()}
+	r = fx.Rate{Base: base, Quote: quote, Rate: rate, Dealable: r.Dealable, SetBy: setBy, UpdatedAt: time.Now()}
 	f.rates = append(f.rates, r)
 	return r, nil
 }

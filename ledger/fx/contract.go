@@ -91,6 +91,25 @@ func Book(ctx context.Context, db ledger.DBTX, r BookRequest) (c Contract, repla
 		return Contract{}, false, ledger.Errorf(ledger.CodeCurrencyMismatch,
 			fmt.Sprintf("account %s is kept in %s, the quote debits %s", r.AccountID, cur, r.Quote.DebitCurrency), nil)
 	}
+	// The desk must still deal at the rate quoted (a replay of a booked
+	// contract is answered below whatever the rate does since).
+	if prior, err := ContractByReference(ctx, db, r.Reference); err == nil {
+		if prior.AccountID != r.AccountID || !sameQuote(prior.Quote, r.Quote) {
+			return Contract{}, false, ledger.Errorf(ledger.CodeReferenceConflict,
+				"reference "+r.Reference+" booked contract "+prior.ContractID.String()+" for another account or quote",
+				map[string]string{"reference": r.Reference, "contractId": prior.ContractID.String()})
+		}
+		return prior, true, nil
+	}
+	dealable, err := q.RateDealable(ctx, dbsqlc.RateDealableParams{Base: r.Quote.RateBase, Quote: r.Quote.RateQuote})
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !dealable) {
+		return Contract{}, false, ledger.Errorf(ledger.CodeFXUnavailable,
+			fmt.Sprintf("no dealing at %s/%s now", r.Quote.RateBase, r.Quote.RateQuote),
+			map[string]string{"debitCurrency": r.Quote.DebitCurrency, "creditCurrency": r.Quote.CreditCurrency})
+	}
+	if err != nil {
+		return Contract{}, false, fmt.Errorf("fx: rate %s/%s: %w", r.Quote.RateBase, r.Quote.RateQuote, err)
+	}
 	id := r.ContractID
 	if id == uuid.Nil {
 		if id, err = uuid.NewV7(); err != nil {

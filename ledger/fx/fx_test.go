@@ -227,3 +227,43 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 		}
 	}
 }
+
+// TestDealingSuspended: a rate published for quotes but not dealt at
+// refuses a contract with FX_UNAVAILABLE; a contract booked before is
+// still answered as booked.
+func TestDealingSuspended(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	if _, err := pool.Exec(ctx, `INSERT INTO account (account_id, tenant_id, currency, opening_balance, balance, limit_based)
+		VALUES ('A-1', 't', 'EUR', 100, 100, false)`); err != nil {
+		t.Fatal(err)
+	}
+	set := func(dealable bool) {
+		t.Helper()
+		if _, err := fx.Set(ctx, pool, fx.Rate{Base: "EUR", Quote: "USD", Rate: dec("1.25"), Dealable: dealable, SetBy: "desk"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(false)
+	q, err := fx.GetQuote(ctx, pool, "EUR", "USD", dec("10.00"))
+	if err != nil || !q.DebitAmount.Equal(dec("8.00")) {
+		t.Fatalf("a quote at a suspended rate: %+v %v", q, err)
+	}
+	if _, _, err := fx.Book(ctx, pool, fx.BookRequest{AccountID: "A-1", Quote: q, Reference: "p1:BookFx"}); ledger.CodeOf(err) != ledger.CodeFXUnavailable {
+		t.Fatalf("book at a suspended rate: %v", err)
+	}
+	set(true)
+	c, replayed, err := fx.Book(ctx, pool, fx.BookRequest{AccountID: "A-1", Quote: q, Reference: "p1:BookFx"})
+	if err != nil || replayed {
+		t.Fatalf("book: %+v %t %v", c, replayed, err)
+	}
+	set(false)
+	again, replayed, err := fx.Book(ctx, pool, fx.BookRequest{AccountID: "A-1", Quote: q, Reference: "p1:BookFx"})
+	if err != nil || !replayed || again.ContractID != c.ContractID {
+		t.Fatalf("replay after the suspension: %+v %t %v", again, replayed, err)
+	}
+	rates, err := fx.Rates(ctx, pool)
+	if err != nil || len(rates) != 1 || rates[0].Dealable {
+		t.Fatalf("rates: %+v %v", rates, err)
+	}
+}

@@ -23,8 +23,11 @@ type Rate struct {
 	Base      string          `json:"base"`
 	Quote     string          `json:"quote"`
 	Rate      decimal.Decimal `json:"rate"`
-	UpdatedAt time.Time       `json:"updatedAt"`
-	SetBy     string          `json:"setBy"`
+	// Dealable false: quotes still use the rate, contracts at it are
+	// refused (FX_UNAVAILABLE) — dealing suspended.
+	Dealable  bool      `json:"dealable"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	SetBy     string    `json:"setBy"`
 }
 
 // ValidateRate reports each bad field (base, quote, rate) as
@@ -52,20 +55,26 @@ func ValidateRate(base, quote string, rate decimal.Decimal) error {
 	return v.Err("rate")
 }
 
-// SetRate creates or replaces the rate of base in quote; setBy says who
-// (an operator, a feed).
+// SetRate creates or replaces the rate of base in quote, dealable; setBy
+// says who (an operator, a feed).
 func SetRate(ctx context.Context, db ledger.DBTX, base, quote string, rate decimal.Decimal, setBy string) (Rate, error) {
+	return Set(ctx, db, Rate{Base: base, Quote: quote, Rate: rate, Dealable: true, SetBy: setBy})
+}
+
+// Set creates or replaces r (its Base, Quote, Rate, Dealable and SetBy).
+func Set(ctx context.Context, db ledger.DBTX, r Rate) (Rate, error) {
+	base, quote, rate, setBy := r.Base, r.Quote, r.Rate, r.SetBy
 	if err := ValidateRate(base, quote, rate); err != nil {
 		return Rate{}, err
 	}
 	if setBy == "" {
 		return Rate{}, ledger.Errorf(ledger.CodeInvalidArgument, "say who sets the rate", nil)
 	}
-	r, err := dbsqlc.New(db).UpsertRate(ctx, dbsqlc.UpsertRateParams{Base: base, Quote: quote, Rate: rate, SetBy: setBy})
+	row, err := dbsqlc.New(db).UpsertRate(ctx, dbsqlc.UpsertRateParams{Base: base, Quote: quote, Rate: rate, SetBy: setBy, Dealable: r.Dealable})
 	if err != nil {
 		return Rate{}, fmt.Errorf("fx: set rate %s/%s: %w", base, quote, err)
 	}
-	return rateFromRow(r), nil
+	return rateFromRow(row), nil
 }
 
 // Rates lists every rate, by pair.
@@ -82,5 +91,5 @@ func Rates(ctx context.Context, db ledger.DBTX) ([]Rate, error) {
 }
 
 func rateFromRow(r dbsqlc.FxRate) Rate {
-	return Rate{Base: r.Base, Quote: r.Quote, Rate: r.Rate, UpdatedAt: r.UpdatedAt, SetBy: r.SetBy}
+	return Rate{Base: r.Base, Quote: r.Quote, Rate: r.Rate, Dealable: r.Dealable, UpdatedAt: r.UpdatedAt, SetBy: r.SetBy}
 }

@@ -138,8 +138,8 @@ func (s *Service) Account(ctx context.Context, id string) (AccountView, error) {
 }
 
 // SetRate creates or replaces a rate.
-func (s *Service) SetRate(ctx context.Context, base, quote string, rate decimal.Decimal, setBy string) (fx.Rate, error) {
-	return fx.SetRate(ctx, s.db, base, quote, rate, setBy)
+func (s *Service) SetRate(ctx context.Context, r fx.Rate) (fx.Rate, error) {
+	return fx.Set(ctx, s.db, r)
 }
 
 // Rates lists the rates.

@@ -10,6 +10,7 @@ import (
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
+	"github.com/paydispatch/paydispatch/ledger/fx"
 	"github.com/paydispatch/paydispatch/ledger/limit"
 	"github.com/paydispatch/paydispatch/ledger/service"
 )
@@ -65,7 +66,7 @@ func TestCreateAccount(t *testing.T) {
 	if _, err := s.Account(ctx, "nope"); !errors.Is(err, ledger.ErrAccountNotFound) {
 		t.Fatalf("unknown: %v", err)
 	}
-	if _, err := s.SetRate(ctx, "EUR", "USD", dec("1.08"), "ops"); err != nil {
+	if _, err := s.SetRate(ctx, fx.Rate{Base: "EUR", Quote: "USD", Rate: dec("1.08"), Dealable: true, SetBy: "ops"}); err != nil {
 		t.Fatal(err)
 	}
 	if rates, err := s.Rates(ctx); err != nil || len(rates) != 1 {

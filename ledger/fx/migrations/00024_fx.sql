@@ -10,6 +10,9 @@ CREATE TABLE fx_rate (
     rate        numeric(28,12) NOT NULL CHECK (rate > 0),
     updated_at  timestamptz   NOT NULL DEFAULT now(),
     set_by      text          NOT NULL,
+    -- false: the desk publishes the rate (quotes are priced with it) but
+    -- deals at it no more: a contract is refused (FX_UNAVAILABLE).
+    dealable    boolean       NOT NULL DEFAULT true,
     PRIMARY KEY (base, quote),
     CHECK (base <> quote)
 );

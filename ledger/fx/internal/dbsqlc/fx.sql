@@ -1,9 +1,13 @@
 -- name: UpsertRate :one
-INSERT INTO fx_rate (base, quote, rate, set_by)
-VALUES (@base, @quote, @rate, @set_by)
+INSERT INTO fx_rate (base, quote, rate, set_by, dealable)
+VALUES (@base, @quote, @rate, @set_by, @dealable)
 ON CONFLICT (base, quote) DO UPDATE
-SET rate = excluded.rate, set_by = excluded.set_by, updated_at = now()
+SET rate = excluded.rate, set_by = excluded.set_by, dealable = excluded.dealable, updated_at = now()
 RETURNING *;
+
+-- name: RateDealable :one
+-- Whether the rate a quote used can still be dealt at (no row: removed).
+SELECT dealable FROM fx_rate WHERE base = @base AND quote = @quote;
 
 -- name: ListRates :many
 SELECT * FROM fx_rate ORDER BY base, quote;

@@ -138,7 +138,7 @@ func (q *Queries) InsertContract(ctx context.Context, arg InsertContractParams) 
 }
 
 const listRates = `-- name: ListRates :many
-SELECT base, quote, rate, updated_at, set_by FROM fx_rate ORDER BY base, quote
+SELECT base, quote, rate, updated_at, set_by, dealable FROM fx_rate ORDER BY base, quote
 `
 
 func (q *Queries) ListRates(ctx context.Context) ([]FxRate, error) {
@@ -156,6 +156,7 @@ func (q *Queries) ListRates(ctx context.Context) ([]FxRate, error) {
 			&i.Rate,
 			&i.UpdatedAt,
 			&i.SetBy,
+			&i.Dealable,
 		); err != nil {
 			return nil, err
 		}
@@ -167,8 +168,25 @@ func (q *Queries) ListRates(ctx context.Context) ([]FxRate, error) {
 	return items, nil
 }
 
+const rateDealable = `-- name: RateDealable :one
+SELECT dealable FROM fx_rate WHERE base = $1 AND quote = $2
+`
+
+type RateDealableParams struct {
+	Base  string
+	Quote string
+}
+
+// Whether the rate a quote used can still be dealt at (no row: removed).
+func (q *Queries) RateDealable(ctx context.Context, arg RateDealableParams) (bool, error) {
+	row := q.db.QueryRow(ctx, rateDealable, arg.Base, arg.Quote)
+	var dealable bool
+	err := row.Scan(&dealable)
+	return dealable, err
+}
+
 const ratePair = `-- name: RatePair :many
-SELECT base, quote, rate, updated_at, set_by FROM fx_rate
+SELECT base, quote, rate, updated_at, set_by, dealable FROM fx_rate
 WHERE (base = $1 AND quote = $2)
    OR (base = $2 AND quote = $1)
 `
@@ -195,6 +213,7 @@ func (q *Queries) RatePair(ctx context.Context, arg RatePairParams) ([]FxRate, e
 			&i.Rate,
 			&i.UpdatedAt,
 			&i.SetBy,
+			&i.Dealable,
 		); err != nil {
 			return nil, err
 		}
@@ -277,18 +296,19 @@ func (q *Queries) UnwindContractByReference(ctx context.Context, arg UnwindContr
 }
 
 const upsertRate = `-- name: UpsertRate :one
-INSERT INTO fx_rate (base, quote, rate, set_by)
-VALUES ($1, $2, $3, $4)
+INSERT INTO fx_rate (base, quote, rate, set_by, dealable)
+VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (base, quote) DO UPDATE
-SET rate = excluded.rate, set_by = excluded.set_by, updated_at = now()
-RETURNING base, quote, rate, updated_at, set_by
+SET rate = excluded.rate, set_by = excluded.set_by, dealable = excluded.dealable, updated_at = now()
+RETURNING base, quote, rate, updated_at, set_by, dealable
 `
 
 type UpsertRateParams struct {
-	Base  string
-	Quote string
-	Rate  decimal.Decimal
-	SetBy string
+	Base     string
+	Quote    string
+	Rate     decimal.Decimal
+	SetBy    string
+	Dealable bool
 }
 
 func (q *Queries) UpsertRate(ctx context.Context, arg UpsertRateParams) (FxRate, error) {
@@ -297,6 +317,7 @@ func (q *Queries) UpsertRate(ctx context.Context, arg UpsertRateParams) (FxRate,
 		arg.Quote,
 		arg.Rate,
 		arg.SetBy,
+		arg.Dealable,
 	)
 	var i FxRate
 	err := row.Scan(
@@ -305,6 +326,7 @@ func (q *Queries) UpsertRate(ctx context.Context, arg UpsertRateParams) (FxRate,
 		&i.Rate,
 		&i.UpdatedAt,
 		&i.SetBy,
+		&i.Dealable,
 	)
 	return i, err
 }

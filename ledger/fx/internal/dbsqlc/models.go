@@ -35,4 +35,5 @@ type FxRate struct {
 	Rate      decimal.Decimal
 	UpdatedAt time.Time
 	SetBy     string
+	Dealable  bool
 }
