@@ -63,14 +63,10 @@ type Enrichment struct {
 // enrich derives what later steps need from the request.
 func enrich(r Request) (Enrichment, error) {
 	e := Enrichment{CreditorIBAN: strings.ToUpper(strings.ReplaceAll(r.Creditor.IBAN, " ", ""))}
-	switch {
-	case len(e.CreditorIBAN) >= 2:
-		e.CreditorCountry = e.CreditorIBAN[:2]
-	case len(r.Creditor.BIC) >= 6:
-		e.CreditorCountry = strings.ToUpper(r.Creditor.BIC[4:6])
-	default:
-		return e, errors.New("creditor country unknown: no IBAN or BIC")
+	if len(e.CreditorIBAN) < 2 {
+		return e, errors.New("creditor country unknown: no IBAN")
 	}
+	e.CreditorCountry = e.CreditorIBAN[:2]
 	return e, nil
 }
 

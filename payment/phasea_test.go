@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,6 +71,7 @@ func TestInitPaymentBranches(t *testing.T) {
 		wantStatus  payment.Status
 		wantErrType string // the activity fails with this (nothing stored)
 		wantMoney   bool   // a rejected payment keeps its amount
+		reasonHas   string // the rejection names this
 	}{
 		{name: "happy path", wantStatus: payment.StatusScheduled, wantMoney: true},
 		{name: "paced", paced: true, wantStatus: payment.StatusScheduled, wantMoney: true},
@@ -80,7 +82,8 @@ func TestInitPaymentBranches(t *testing.T) {
 			wantStatus: payment.StatusRejected, wantMoney: true},
 		{name: "rule: rejected, amount kept", change: func(r *payment.Request) { r.Amount = "1000.01" },
 			wantStatus: payment.StatusRejected, wantMoney: true},
-		{name: "blocked country: rejected", change: func(r *payment.Request) { r.Creditor.IBAN, r.Creditor.BIC = "", "AAAAKPPY" },
+		{name: "blocked country: rejected", change: func(r *payment.Request) { r.Creditor.IBAN, r.Creditor.BIC = "GB82WEST12345698765432", "" },
+			reasonHas: "BLOCKED_COUNTRY",
 			wantStatus: payment.StatusRejected, wantMoney: true},
 		{name: "no slot: nothing persisted", paced: true, exhausted: true, wantErrType: "exhausted"},
 		{name: "id of another payment: CONFLICT, nothing enqueued", wantErrType: payment.ErrTypeConflict,
@@ -109,7 +112,7 @@ func TestInitPaymentBranches(t *testing.T) {
 			pool := newPool(t)
 			lim := pacing.New(pool)
 			a := &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool), Pacer: lim,
-				Rules: payment.Rules{MaxAmount: decimal.RequireFromString("1000"), BlockedCountries: []string{"KP"}}}
+				Rules: payment.Rules{MaxAmount: decimal.RequireFromString("1000"), BlockedCountries: []string{"KP", "GB"}}}
 			r := validRequest(time.Now())
 			r.RequestedExecutionTime = time.Now().Add(time.Hour).Truncate(time.Second)
 			if tt.change != nil {
@@ -161,7 +164,7 @@ func TestInitPaymentBranches(t *testing.T) {
 			}
 			switch tt.wantStatus {
 			case payment.StatusRejected:
-				if res.Reason == "" || got.reason != res.Reason || got.queued {
+				if res.Reason == "" || got.reason != res.Reason || got.queued || !strings.Contains(res.Reason, tt.reasonHas) {
 					t.Fatalf("rejected: reason %q (stored %q), queued %t", res.Reason, got.reason, got.queued)
 				}
 			case payment.StatusScheduled:

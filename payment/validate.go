@@ -77,16 +77,15 @@ func Validate(r Request, now time.Time) (Money, error) {
 	if strings.TrimSpace(r.Creditor.Name) == "" || utf8.RuneCountInString(r.Creditor.Name) > 140 {
 		add("creditor.name", "required, at most 140 characters")
 	}
-	if r.Creditor.IBAN != "" {
-		if err := CheckIBAN(r.Creditor.IBAN); err != nil {
-			add("creditor.iban", "%v", err)
-		}
+	// Every rail routes by the creditor's IBAN; a BIC is optional (SEPA
+	// needs none), checked when given.
+	if r.Creditor.IBAN == "" {
+		add("creditor.iban", "required: the creditor's IBAN, e.g. DE89370400440532013000")
+	} else if err := CheckIBAN(r.Creditor.IBAN); err != nil {
+		add("creditor.iban", "%v", err)
 	}
 	if r.Creditor.BIC != "" && std.Var(r.Creditor.BIC, "bic") != nil {
 		add("creditor.bic", "%q is not a BIC (8 or 11 characters, e.g. COBADEFFXXX)", r.Creditor.BIC)
-	}
-	if r.Creditor.IBAN == "" && r.Creditor.BIC == "" {
-		add("creditor.iban", "give the creditor's IBAN")
 	}
 	switch {
 	case r.RequestedExecutionTime.IsZero():

@@ -34,11 +34,12 @@ type Debtor struct {
 	BIC     string `json:"bic,omitempty"`
 }
 
-// Creditor is the receiving party, always reachable by IBAN and BIC.
+// Creditor is the receiving party, reachable by IBAN (and BIC, which
+// pacs.008 rails need).
 type Creditor struct {
 	Name string `json:"name"`
 	IBAN string `json:"iban"`
-	BIC  string `json:"bic"`
+	BIC  string `json:"bic,omitempty"`
 }
 
 // MaxPayloadBytes bounds an instruction's JSON: a real one is under 1 KiB.

@@ -52,11 +52,11 @@ func fieldErr(field, format string, args ...any) *ValidationError {
 type Format int
 
 const (
-	// FormatJSON: SEPA-style JSON rails. The creditor needs a valid IBAN
-	// and BIC.
+	// FormatJSON: SEPA-style JSON rails. The creditor needs a valid IBAN;
+	// a BIC is optional (SEPA routes by IBAN) and checked when given.
 	FormatJSON Format = iota + 1
-	// FormatPacs008: ISO 20022 pacs.008 rails. As FormatJSON, and the
-	// debtor agent must be named by BIC (DbtrAgt is mandatory).
+	// FormatPacs008: ISO 20022 pacs.008 rails. As FormatJSON, and both
+	// agents must be named by BIC (DbtrAgt and CdtrAgt are mandatory).
 	FormatPacs008
 )
 
@@ -116,10 +116,11 @@ func CheckInstruction(in Instruction, f Format) error {
 	} else {
 		c.iban("creditor.iban", in.Creditor.IBAN)
 	}
-	if in.Creditor.BIC == "" {
-		c.add("creditor.bic", "required")
-	} else {
+	switch {
+	case in.Creditor.BIC != "":
 		c.bic("creditor.bic", in.Creditor.BIC)
+	case f == FormatPacs008:
+		c.add("creditor.bic", "required by pacs.008 rails (the creditor agent)")
 	}
 	c.text("remittanceInfo", in.RemittanceInfo, maxRemittance, false)
 	return c.err()
