@@ -83,7 +83,7 @@ func TestInitPaymentBranches(t *testing.T) {
 		{name: "rule: rejected, amount kept", change: func(r *payment.Request) { r.Amount = "1000.01" },
 			wantStatus: payment.StatusRejected, wantMoney: true},
 		{name: "blocked country: rejected", change: func(r *payment.Request) { r.Creditor.IBAN, r.Creditor.BIC = "GB82WEST12345698765432", "" },
-			reasonHas: "BLOCKED_COUNTRY",
+			reasonHas:  "BLOCKED_COUNTRY",
 			wantStatus: payment.StatusRejected, wantMoney: true},
 		{name: "no slot: nothing persisted", paced: true, exhausted: true, wantErrType: "exhausted"},
 		{name: "id of another payment: CONFLICT, nothing enqueued", wantErrType: payment.ErrTypeConflict,

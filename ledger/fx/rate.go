@@ -20,9 +20,9 @@ var maxRate = decimal.New(1, 15)
 
 // Rate says 1 Base = Rate Quote.
 type Rate struct {
-	Base      string          `json:"base"`
-	Quote     string          `json:"quote"`
-	Rate      decimal.Decimal `json:"rate"`
+	Base  string          `json:"base"`
+	Quote string          `json:"quote"`
+	Rate  decimal.Decimal `json:"rate"`
 	// Dealable false: quotes still use the rate, contracts at it are
 	// refused (FX_UNAVAILABLE) — dealing suspended.
 	Dealable  bool      `json:"dealable"`
