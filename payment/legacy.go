@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/queue"
 )
 
@@ -74,7 +75,7 @@ func legacyInit(ctx workflow.Context, r Request) (InitResult, error) {
 
 // legacyVerdict judges r as Phase A does; a refusal is a REJECTED error.
 func (a *InitActivities) legacyVerdict(r Request) (verdict, error) {
-	v := a.judge([]Request{r}, a.now())[0]
+	v := a.judge([]Request{r}, a.now(), nil)[0]
 	if v.refusal != nil {
 		return v, temporal.NewNonRetryableApplicationError(v.refusal.Error(), ErrTypeRejected, nil)
 	}
@@ -113,7 +114,7 @@ func (a *InitActivities) ApplyRules(_ context.Context, r Request, amount string,
 
 // Reject is a legacy step: the payment recorded REJECTED, once.
 func (a *InitActivities) Reject(ctx context.Context, r Request, reason string) error {
-	v := a.judge([]Request{r}, a.now())[0]
+	v := a.judge([]Request{r}, a.now(), nil)[0]
 	_, err := a.Store.Record(ctx, r, v.money, StatusRejected, reason, nil)
 	if errors.Is(err, ErrConflict) {
 		return nonRetryable(ErrTypeConflict, err)
@@ -132,7 +133,7 @@ func (a *InitActivities) ExecTime(ctx context.Context, r Request) (ExecSlot, err
 
 // PersistScheduled is a legacy step: the payment stored SCHEDULED.
 func (a *InitActivities) PersistScheduled(ctx context.Context, r Request, execAt time.Time) error {
-	v := a.judge([]Request{r}, time.Time{})[0]
+	v := a.judge([]Request{r}, time.Time{}, nil)[0]
 	if v.money == nil {
 		return temporal.NewNonRetryableApplicationError("invalid amount or currency", ErrTypeRejected, nil)
 	}
@@ -159,6 +160,39 @@ func (a *InitActivities) Enqueue(ctx context.Context, in EnqueueInput) error {
 	})
 	if errors.Is(err, queue.ErrConflict) {
 		return nonRetryable(ErrTypeConflict, err)
+	}
+	return err
+}
+
+// legacyExec replays, and finishes, exec workflows started before
+// execution ran SubmitPayment (no "submit-payment" marker): the payment
+// is accepted without moving money, as it then was. Remove it one
+// release later: an exec workflow lives seconds.
+func legacyExec(ctx, holdCtx workflow.Context, paymentID string, notBefore time.Time) error {
+	var a *ExecActivities
+	if err := workflow.ExecuteLocalActivity(holdCtx, a.ExecutePayment, paymentID, notBefore).Get(ctx, nil); err != nil {
+		return err
+	}
+	ref := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID
+	if err := workflow.ExecuteLocalActivity(ctx, a.PostProcess, paymentID, ref).Get(ctx, nil); err != nil {
+		return err
+	}
+	return workflow.ExecuteLocalActivity(ctx, a.SendNotifications, paymentID).Get(ctx, nil)
+}
+
+// ExecutePayment is a legacy step: the payment accepted, not before
+// notBefore, without moving money.
+func (a *ExecActivities) ExecutePayment(ctx context.Context, paymentID string, notBefore time.Time) error {
+	if err := dispatch.Hold(ctx, notBefore); err != nil {
+		return err
+	}
+	err := a.Store.Transition(ctx, paymentID, StatusScheduled, StatusAccepted, "")
+	if errors.Is(err, ErrWrongStatus) {
+		// PROCESSING means a previous run got further: nothing to redo.
+		if p, gerr := a.Store.Get(ctx, paymentID); gerr == nil && p.Status == StatusProcessing {
+			return nil
+		}
+		return nonRetryable(ErrTypeWrongStatus, err)
 	}
 	return err
 }

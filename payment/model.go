@@ -17,8 +17,13 @@ const (
 	StatusScheduled  Status = "SCHEDULED"
 	StatusAccepted   Status = "ACCEPTED"
 	StatusProcessing Status = "PROCESSING"
-	StatusRejected   Status = "REJECTED"
-	StatusFailed     Status = "FAILED"
+	// StatusDelivered: the rail took the payment.
+	StatusDelivered Status = "DELIVERED"
+	// StatusReturned: the rail refused it for good; the debit was given
+	// back.
+	StatusReturned Status = "RETURNED"
+	StatusRejected Status = "REJECTED"
+	StatusFailed   Status = "FAILED"
 )
 
 // Request is a payment as a client submits it. Field names are camelCase in

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/queue"
 )
 
@@ -54,10 +55,18 @@ func (rs Rules) apply(r Request, m Money, e Enrichment) ([]string, error) {
 	return []string{"MAX_AMOUNT", "BLOCKED_COUNTRY"}, nil
 }
 
-// Enrichment is what Phase A adds to a request.
+// Enrichment is what Phase A adds to a request: what execution needs to
+// know of the debtor's account, and of the creditor.
 type Enrichment struct {
 	CreditorCountry string
 	CreditorIBAN    string // normalized: upper case, no spaces
+	// The debtor's account (ledger/account), as Phase A found it. Empty in
+	// contexts made before Phase A looked accounts up: the execution reads
+	// the account itself then.
+	AccountCurrency string `json:",omitempty"`
+	LimitBased      bool   `json:",omitempty"`
+	// FXNeeded: the payment's currency is not the account's.
+	FXNeeded bool `json:",omitempty"`
 }
 
 // enrich derives what later steps need from the request.
@@ -68,6 +77,31 @@ func enrich(r Request) (Enrichment, error) {
 	}
 	e.CreditorCountry = e.CreditorIBAN[:2]
 	return e, nil
+}
+
+// debtorAccount records what execution needs of the payment's account. An
+// unknown account and another tenant's are refused alike, so a tenant
+// learns nothing of accounts that are not its own.
+func (e *Enrichment) debtorAccount(r Request, accounts map[string]account.Summary) error {
+	acct, ok := accounts[r.DebtorAccount]
+	if !ok || acct.TenantID != r.TenantID {
+		return fmt.Errorf("debtorAccount: no account %q for tenant %s", r.DebtorAccount, r.TenantID)
+	}
+	e.AccountCurrency, e.LimitBased, e.FXNeeded = acct.Currency, acct.LimitBased, acct.Currency != r.Currency
+	return nil
+}
+
+// lookupAccounts finds the payments' debtor accounts in one query.
+func (a *InitActivities) lookupAccounts(ctx context.Context, rs []Request) (map[string]account.Summary, error) {
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.DebtorAccount
+	}
+	accounts, err := account.Lookup(ctx, a.Store.db, ids)
+	if err != nil {
+		return nil, fmt.Errorf("payment: debtor accounts: %w", err)
+	}
+	return accounts, nil
 }
 
 // verdict is Phase A's judgement of one payment, before anything is stored.
@@ -85,7 +119,9 @@ type verdict struct {
 
 // judge validates, enriches and applies the rules to each payment: the one
 // code path of Phase A's checks, for a single payment and a bulk chunk.
-func (a *InitActivities) judge(rs []Request, now time.Time) []verdict {
+// accounts are the debtor accounts found (lookupAccounts); nil skips the
+// account checks (init workflows started before accounts existed).
+func (a *InitActivities) judge(rs []Request, now time.Time, accounts map[string]account.Summary) []verdict {
 	out := make([]verdict, len(rs))
 	for i, r := range rs {
 		v := verdict{r: r}
@@ -95,6 +131,9 @@ func (a *InitActivities) judge(rs []Request, now time.Time) []verdict {
 		}
 		if err == nil {
 			v.enr, err = enrich(r)
+		}
+		if err == nil && accounts != nil {
+			err = v.enr.debtorAccount(r, accounts)
 		}
 		if err == nil {
 			v.rules, err = a.Rules.apply(r, m, v.enr)
@@ -131,7 +170,11 @@ type InitActivities struct {
 // READY. A retry redoes everything; replays of stored payments are no-ops,
 // and another payment under a stored id is a CONFLICT that stores nothing.
 func (a *InitActivities) initPayments(ctx context.Context, rs []Request, initWorkflowID string) ([]InitResult, error) {
-	verdicts := a.judge(rs, a.now())
+	accounts, err := a.lookupAccounts(ctx, rs)
+	if err != nil {
+		return nil, err
+	}
+	verdicts := a.judge(rs, a.now(), accounts)
 	var accepted []Request
 	for _, v := range verdicts {
 		if v.refusal == nil {
@@ -185,7 +228,7 @@ func (a *InitActivities) initPayments(ctx context.Context, rs []Request, initWor
 
 // contextJSON is the execution's context of an accepted payment.
 func contextJSON(v verdict) ([]byte, error) {
-	return json.Marshal(Context{Version: 1, Request: v.r, Enrichment: v.enr, Amount: v.money.Amount.String(), Rules: v.rules})
+	return json.Marshal(Context{Version: 2, Request: v.r, Enrichment: v.enr, Amount: v.money.Amount.String(), Rules: v.rules})
 }
 
 // InitPayment is Phase A for one payment, in one step.

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/paydispatch/paydispatch/dispatch"
+	"github.com/paydispatch/paydispatch/process"
 )
 
 // Task queues and workflow names (seed 000's workers).
@@ -64,19 +65,20 @@ func PaymentInitWorkflow(ctx workflow.Context, r Request) (InitResult, error) {
 }
 
 // PaymentExecWorkflow is Phase B's business logic, knowing nothing of the
-// queue: executePayment (SCHEDULED → ACCEPTED), postProcess,
-// sendNotifications (ACCEPTED → PROCESSING).
+// queue: hold a paced payment until its slot, run the SubmitPayment
+// process (debit, limits, FX, booking and rail instruction; compensated
+// on a business failure, which leaves the payment FAILED with its code),
+// then record the execution and notify the parties (ACCEPTED →
+// PROCESSING). A business failure completes the workflow: the dispatch
+// worked, the payment did not, and retrying it would fail the same way.
+// An infrastructure failure fails it, for the queue's retry and
+// dead-letter path; the process resumes where it stopped on the next run.
 //
-// The three steps are local activities: each is a short, idempotent
-// database call on the worker that runs the workflow, so the whole
-// execution is one workflow task with three markers in its history instead
-// of seven tasks round-tripping through Temporal's matching and history
-// services. At a 16:00 cut-off with hundreds of thousands of payments that
-// is what the Temporal cluster's persistence feels: measured on the
-// embedded server, about 2.5× more payments per second. A failed attempt is
-// retried by the SDK on the same worker with the retry policy below; if the
-// worker dies, the workflow task times out and another worker replays the
-// steps not yet recorded.
+// Every step is a local activity: one short, idempotent database call on
+// the worker running the workflow, so an execution is one workflow task
+// with markers in its history instead of a round trip through Temporal's
+// matching and history services per step. If the worker dies, the task
+// times out and another worker replays the steps not yet recorded.
 func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) error {
 	var pc Context
 	if err := json.Unmarshal([]byte(contextJSON), &pc); err != nil {
@@ -91,16 +93,31 @@ func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) er
 	}
 	ctx = workflow.WithLocalActivityOptions(ctx, opts)
 	var a *ExecActivities
-	// A paced payment started ahead of its slot waits for it in the
-	// execute step, on the worker's clock.
+	// A paced payment started ahead of its slot waits for it, on the
+	// worker's clock.
 	notBefore := dispatch.NotBefore(ctx)
-	execCtx := ctx
+	holdCtx := ctx
 	if hold := notBefore.Sub(workflow.Now(ctx)); hold > 0 {
 		opts.StartToCloseTimeout += hold
-		execCtx = workflow.WithLocalActivityOptions(ctx, opts)
+		holdCtx = workflow.WithLocalActivityOptions(ctx, opts)
 	}
-	if err := workflow.ExecuteLocalActivity(execCtx, a.ExecutePayment, paymentID, notBefore).Get(ctx, nil); err != nil {
+	if workflow.GetVersion(ctx, "submit-payment", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return legacyExec(ctx, holdCtx, paymentID, notBefore)
+	}
+	if notBefore.After(workflow.Now(ctx)) {
+		if err := workflow.ExecuteLocalActivity(holdCtx, a.Hold, notBefore).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	out, err := process.Run(ctx, process.Options{
+		Type: SubmitPaymentType, BusinessKey: paymentID, Data: submitData(paymentID, pc, workflow.Now(ctx)),
+		Exec: process.ExecOptions{Local: true},
+	})
+	if err != nil {
 		return err
+	}
+	if out.Status != process.StatusSucceeded {
+		return nil // the payment is FAILED with the failure's code (SubmitPayment's OnFailed)
 	}
 	ref := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID
 	if err := workflow.ExecuteLocalActivity(ctx, a.PostProcess, paymentID, ref).Get(ctx, nil); err != nil {
@@ -113,22 +130,9 @@ func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) er
 // change guarded.
 type ExecActivities struct{ Store *Store }
 
-// ExecutePayment accepts the payment, not before notBefore (a paced slot;
-// zero: now): SCHEDULED → ACCEPTED. (The execution saga of seed 004 comes
-// here in a later part.)
-func (a *ExecActivities) ExecutePayment(ctx context.Context, paymentID string, notBefore time.Time) error {
-	if err := dispatch.Hold(ctx, notBefore); err != nil {
-		return err
-	}
-	err := a.Store.Transition(ctx, paymentID, StatusScheduled, StatusAccepted, "")
-	if errors.Is(err, ErrWrongStatus) {
-		// PROCESSING means a previous run got further: nothing to redo.
-		if p, gerr := a.Store.Get(ctx, paymentID); gerr == nil && p.Status == StatusProcessing {
-			return nil
-		}
-		return nonRetryable(ErrTypeWrongStatus, err)
-	}
-	return err
+// Hold waits until notBefore (a paced slot) on the worker's clock.
+func (a *ExecActivities) Hold(ctx context.Context, notBefore time.Time) error {
+	return dispatch.Hold(ctx, notBefore)
 }
 
 // PostProcess records which execution handled the payment.
@@ -136,7 +140,9 @@ func (a *ExecActivities) PostProcess(ctx context.Context, paymentID, ref string)
 	return a.Store.SetExecutionRef(ctx, paymentID, ref)
 }
 
-// SendNotifications tells both parties, then ACCEPTED → PROCESSING.
+// SendNotifications tells both parties, then ACCEPTED → PROCESSING. A
+// payment the rail already answered for (DELIVERED, RETURNED: the relayer
+// can be faster than this step) stays as it is.
 func (a *ExecActivities) SendNotifications(ctx context.Context, paymentID string) error {
 	for _, party := range []string{"DEBTOR", "CREDITOR"} {
 		if err := a.Store.Notify(ctx, paymentID, party, StatusProcessing); err != nil {
@@ -145,6 +151,9 @@ func (a *ExecActivities) SendNotifications(ctx context.Context, paymentID string
 	}
 	err := a.Store.Transition(ctx, paymentID, StatusAccepted, StatusProcessing, "")
 	if errors.Is(err, ErrWrongStatus) {
+		if p, gerr := a.Store.Get(ctx, paymentID); gerr == nil && (p.Status == StatusDelivered || p.Status == StatusReturned) {
+			return nil
+		}
 		return nonRetryable(ErrTypeWrongStatus, err)
 	}
 	return err
@@ -157,8 +166,12 @@ func RegisterInit(r worker.Registry, a *InitActivities) {
 	r.RegisterActivity(a)
 }
 
-// RegisterExec puts Phase B on a worker of ExecTaskQueue.
-func RegisterExec(r worker.Registry, a *ExecActivities) {
+// RegisterExec puts Phase B on a worker of ExecTaskQueue, with the
+// process manager's activities its SubmitPayment runs (p's registry must
+// hold SubmitPayment) and its ProcessWorkflow, which an operator's retry
+// of a payment's process starts on this task queue.
+func RegisterExec(r worker.Registry, a *ExecActivities, p *process.Activities) {
 	r.RegisterWorkflowWithOptions(PaymentExecWorkflow, workflow.RegisterOptions{Name: ExecWorkflowName})
 	r.RegisterActivity(a)
+	process.Register(r, p)
 }

@@ -128,6 +128,24 @@ func (d *Data) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// String is key's value as text: a string as it is, a number in its exact
+// decimal form; "" when key is absent or holds something else.
+func (d Data) String(key string) string {
+	switch v := d[key].(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	}
+	return ""
+}
+
+// Bool is key's value when it is a boolean, else false.
+func (d Data) Bool(key string) bool {
+	b, _ := d[key].(bool)
+	return b
+}
+
 func decodeData(b []byte) (Data, error) {
 	if len(b) == 0 {
 		return Data{}, nil

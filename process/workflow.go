@@ -163,18 +163,9 @@ type runner struct {
 func (r runner) drive(st State, mayContinueAsNew bool) (Outcome, error) {
 	wake := workflow.GetSignalChannel(r.ctx, WakeSignal(st.ProcessID))
 	for {
-		if st.Status.Final() {
-			if st.Outcome != nil {
-				return *st.Outcome, nil
-			}
-			return Outcome{ProcessID: st.ProcessID, Status: st.Status, Step: st.Step}, nil
-		}
-		var wait time.Duration
-		switch {
-		case st.Status == StatusPaused:
-			wait = r.opts.ResumeCheck
-		case st.Retries > 0:
-			wait = r.backoff(st.Retries)
+		done, wait, req := r.opts.plan(st)
+		if done {
+			return st.outcome(), nil
 		}
 		if wait > 0 {
 			info := workflow.GetInfo(r.ctx)
@@ -183,14 +174,38 @@ func (r runner) drive(st State, mayContinueAsNew bool) (Outcome, error) {
 			}
 			r.sleep(wake, wait)
 		}
-		compensating := st.Status == StatusCompensating || (st.Status == StatusPaused && st.ResumeStatus == StatusCompensating)
 		var res StepResult
-		if err := r.call(ExecuteActivity, StepRequest{ProcessID: st.ProcessID, Step: st.Step, Compensation: compensating}, &res); err != nil {
+		if err := r.call(ExecuteActivity, req, &res); err != nil {
 			// The activity's error names the process and the step.
 			return Outcome{ProcessID: st.ProcessID, Status: st.Status, Step: st.Step}, err
 		}
 		st = res.State
 	}
+}
+
+// plan is what a runner does next with a process in st: nothing more
+// (done), or wait (paused, or backing off a retryable failure) and then
+// execute req. Both runners — the workflow and RunDirect — follow it.
+func (o ExecOptions) plan(st State) (done bool, wait time.Duration, req StepRequest) {
+	if st.Status.Final() {
+		return true, 0, StepRequest{}
+	}
+	switch {
+	case st.Status == StatusPaused:
+		wait = o.ResumeCheck
+	case st.Retries > 0:
+		wait = o.backoff(st.Retries)
+	}
+	compensating := st.Status == StatusCompensating || (st.Status == StatusPaused && st.ResumeStatus == StatusCompensating)
+	return false, wait, StepRequest{ProcessID: st.ProcessID, Step: st.Step, Compensation: compensating}
+}
+
+// outcome is how a process in a final status ended.
+func (st State) outcome() Outcome {
+	if st.Outcome != nil {
+		return *st.Outcome
+	}
+	return Outcome{ProcessID: st.ProcessID, Status: st.Status, Step: st.Step}
 }
 
 // sleep waits d, or less if the wake signal comes; signals that came
@@ -206,12 +221,12 @@ func (r runner) sleep(wake workflow.ReceiveChannel, d time.Duration) {
 	}
 }
 
-func (r runner) backoff(retries int) time.Duration {
-	d := r.opts.InitialBackoff
-	for i := 1; i < retries && d < r.opts.MaxBackoff; i++ {
+func (o ExecOptions) backoff(retries int) time.Duration {
+	d := o.InitialBackoff
+	for i := 1; i < retries && d < o.MaxBackoff; i++ {
 		d *= 2
 	}
-	return min(d, r.opts.MaxBackoff)
+	return min(d, o.MaxBackoff)
 }
 
 func (r runner) call(name string, arg, out any) error {

@@ -16,6 +16,7 @@ import (
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/temporal"
 )
@@ -55,10 +56,28 @@ func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (f
 	return w.Stop, nil
 }
 
-// StartExecWorker runs Phase B's business logic (PaymentExecWorkflow).
+// Processes are the process definitions paydispatch runs: SubmitPayment.
+func Processes() *process.Registry {
+	reg, err := process.NewRegistry(payment.SubmitPayment(payment.SubmitConfig{}))
+	if err != nil {
+		panic(err) // the definitions are this program's own
+	}
+	return reg
+}
+
+// ProcessOperator takes operators' actions on processes (retry,
+// compensate, pause, resume); the runners it starts run on the exec
+// worker's task queue.
+func ProcessOperator(store *postgres.DB, tc *temporal.Conn) *process.Operator {
+	return &process.Operator{DB: store.Pool, Registry: Processes(), Client: tc.Client, TaskQueue: payment.ExecTaskQueue}
+}
+
+// StartExecWorker runs Phase B's business logic (PaymentExecWorkflow and
+// the SubmitPayment process it runs).
 func StartExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
 	w := worker.New(tc.Client, payment.ExecTaskQueue, PaymentWorkerOptions)
-	payment.RegisterExec(w, &payment.ExecActivities{Store: payment.NewStore(store.Pool)})
+	payment.RegisterExec(w, &payment.ExecActivities{Store: payment.NewStore(store.Pool)},
+		&process.Activities{DB: store.Pool, Registry: Processes()})
 	if err := w.Start(); err != nil {
 		return nil, err
 	}

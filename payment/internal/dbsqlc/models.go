@@ -3,3 +3,32 @@
 //   sqlc v1.31.1
 
 package dbsqlc
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+	decimal "github.com/shopspring/decimal"
+)
+
+type PaymentBooking struct {
+	PaymentID           string
+	ProcessID           uuid.UUID
+	DebitAccountID      string
+	DebitTransactionID  uuid.UUID
+	FxContractID        *uuid.UUID
+	DebitCurrency       string
+	DebitAmount         decimal.Decimal
+	CreditCurrency      string
+	CreditAmount        decimal.Decimal
+	FeeCurrency         string
+	FeeAmount           decimal.Decimal
+	ValueDate           time.Time
+	BeneficiaryName     string
+	BeneficiaryIban     *string
+	BeneficiaryBic      *string
+	OutboxID            *uuid.UUID
+	ReturnTransactionID *uuid.UUID
+	ReturnCode          *string
+	CreatedAt           time.Time
+}

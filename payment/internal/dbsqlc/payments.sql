@@ -31,3 +31,36 @@ WHERE payment_id = @payment_id AND execution_ref IS DISTINCT FROM @execution_ref
 INSERT INTO payment_notifications (payment_id, party, status)
 VALUES (@payment_id, @party, @status)
 ON CONFLICT DO NOTHING;
+
+-- name: InsertBooking :execrows
+-- Insert-first; a replayed step inserts nothing.
+INSERT INTO payment_booking (payment_id, process_id, debit_account_id, debit_transaction_id, fx_contract_id,
+                             debit_currency, debit_amount, credit_currency, credit_amount, fee_currency, fee_amount,
+                             value_date, beneficiary_name, beneficiary_iban, beneficiary_bic, outbox_id)
+VALUES (@payment_id, @process_id, @debit_account_id, @debit_transaction_id, sqlc.narg('fx_contract_id'),
+        @debit_currency, @debit_amount, @credit_currency, @credit_amount, @fee_currency, @fee_amount,
+        @value_date, @beneficiary_name, sqlc.narg('beneficiary_iban'), sqlc.narg('beneficiary_bic'), sqlc.narg('outbox_id'))
+ON CONFLICT (payment_id) DO NOTHING;
+
+-- name: GetBooking :one
+SELECT * FROM payment_booking WHERE payment_id = @payment_id;
+
+-- name: FailPayment :execrows
+-- An execution that failed: from wherever it was before delivery.
+UPDATE payments SET status = 'FAILED', status_reason = @status_reason, updated_at = now()
+WHERE payment_id = @payment_id AND status IN ('SCHEDULED', 'ACCEPTED');
+
+-- name: DeliverPayments :many
+-- The rail took them: from ACCEPTED or PROCESSING (the rail can be faster
+-- than the notification step).
+UPDATE payments SET status = 'DELIVERED', status_reason = NULL, updated_at = now()
+WHERE payment_id = ANY(@payment_ids::text[]) AND status IN ('ACCEPTED', 'PROCESSING')
+RETURNING payment_id;
+
+-- name: ReturnPayment :execrows
+UPDATE payments SET status = 'RETURNED', status_reason = @status_reason, updated_at = now()
+WHERE payment_id = @payment_id AND status IN ('ACCEPTED', 'PROCESSING');
+
+-- name: SetBookingReturn :execrows
+UPDATE payment_booking SET return_transaction_id = @return_transaction_id, return_code = @return_code
+WHERE payment_id = @payment_id AND return_transaction_id IS NULL;

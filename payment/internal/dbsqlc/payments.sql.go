@@ -9,8 +9,87 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/uuid"
 	decimal "github.com/shopspring/decimal"
 )
+
+const deliverPayments = `-- name: DeliverPayments :many
+UPDATE payments SET status = 'DELIVERED', status_reason = NULL, updated_at = now()
+WHERE payment_id = ANY($1::text[]) AND status IN ('ACCEPTED', 'PROCESSING')
+RETURNING payment_id
+`
+
+// The rail took them: from ACCEPTED or PROCESSING (the rail can be faster
+// than the notification step).
+func (q *Queries) DeliverPayments(ctx context.Context, paymentIds []string) ([]string, error) {
+	rows, err := q.db.Query(ctx, deliverPayments, paymentIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var payment_id string
+		if err := rows.Scan(&payment_id); err != nil {
+			return nil, err
+		}
+		items = append(items, payment_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const failPayment = `-- name: FailPayment :execrows
+UPDATE payments SET status = 'FAILED', status_reason = $1, updated_at = now()
+WHERE payment_id = $2 AND status IN ('SCHEDULED', 'ACCEPTED')
+`
+
+type FailPaymentParams struct {
+	StatusReason *string
+	PaymentID    string
+}
+
+// An execution that failed: from wherever it was before delivery.
+func (q *Queries) FailPayment(ctx context.Context, arg FailPaymentParams) (int64, error) {
+	result, err := q.db.Exec(ctx, failPayment, arg.StatusReason, arg.PaymentID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const getBooking = `-- name: GetBooking :one
+SELECT payment_id, process_id, debit_account_id, debit_transaction_id, fx_contract_id, debit_currency, debit_amount, credit_currency, credit_amount, fee_currency, fee_amount, value_date, beneficiary_name, beneficiary_iban, beneficiary_bic, outbox_id, return_transaction_id, return_code, created_at FROM payment_booking WHERE payment_id = $1
+`
+
+func (q *Queries) GetBooking(ctx context.Context, paymentID string) (PaymentBooking, error) {
+	row := q.db.QueryRow(ctx, getBooking, paymentID)
+	var i PaymentBooking
+	err := row.Scan(
+		&i.PaymentID,
+		&i.ProcessID,
+		&i.DebitAccountID,
+		&i.DebitTransactionID,
+		&i.FxContractID,
+		&i.DebitCurrency,
+		&i.DebitAmount,
+		&i.CreditCurrency,
+		&i.CreditAmount,
+		&i.FeeCurrency,
+		&i.FeeAmount,
+		&i.ValueDate,
+		&i.BeneficiaryName,
+		&i.BeneficiaryIban,
+		&i.BeneficiaryBic,
+		&i.OutboxID,
+		&i.ReturnTransactionID,
+		&i.ReturnCode,
+		&i.CreatedAt,
+	)
+	return i, err
+}
 
 const getPayment = `-- name: GetPayment :one
 SELECT payment_id, tenant_id, debtor_account, amount, currency, creditor_name, creditor_iban,
@@ -63,6 +142,61 @@ func (q *Queries) GetPayment(ctx context.Context, paymentID string) (GetPaymentR
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const insertBooking = `-- name: InsertBooking :execrows
+INSERT INTO payment_booking (payment_id, process_id, debit_account_id, debit_transaction_id, fx_contract_id,
+                             debit_currency, debit_amount, credit_currency, credit_amount, fee_currency, fee_amount,
+                             value_date, beneficiary_name, beneficiary_iban, beneficiary_bic, outbox_id)
+VALUES ($1, $2, $3, $4, $5,
+        $6, $7, $8, $9, $10, $11,
+        $12, $13, $14, $15, $16)
+ON CONFLICT (payment_id) DO NOTHING
+`
+
+type InsertBookingParams struct {
+	PaymentID          string
+	ProcessID          uuid.UUID
+	DebitAccountID     string
+	DebitTransactionID uuid.UUID
+	FxContractID       *uuid.UUID
+	DebitCurrency      string
+	DebitAmount        decimal.Decimal
+	CreditCurrency     string
+	CreditAmount       decimal.Decimal
+	FeeCurrency        string
+	FeeAmount          decimal.Decimal
+	ValueDate          time.Time
+	BeneficiaryName    string
+	BeneficiaryIban    *string
+	BeneficiaryBic     *string
+	OutboxID           *uuid.UUID
+}
+
+// Insert-first; a replayed step inserts nothing.
+func (q *Queries) InsertBooking(ctx context.Context, arg InsertBookingParams) (int64, error) {
+	result, err := q.db.Exec(ctx, insertBooking,
+		arg.PaymentID,
+		arg.ProcessID,
+		arg.DebitAccountID,
+		arg.DebitTransactionID,
+		arg.FxContractID,
+		arg.DebitCurrency,
+		arg.DebitAmount,
+		arg.CreditCurrency,
+		arg.CreditAmount,
+		arg.FeeCurrency,
+		arg.FeeAmount,
+		arg.ValueDate,
+		arg.BeneficiaryName,
+		arg.BeneficiaryIban,
+		arg.BeneficiaryBic,
+		arg.OutboxID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const insertNotification = `-- name: InsertNotification :execrows
@@ -130,6 +264,43 @@ func (q *Queries) InsertPayment(ctx context.Context, arg InsertPaymentParams) (i
 		arg.StatusReason,
 		arg.Request,
 	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const returnPayment = `-- name: ReturnPayment :execrows
+UPDATE payments SET status = 'RETURNED', status_reason = $1, updated_at = now()
+WHERE payment_id = $2 AND status IN ('ACCEPTED', 'PROCESSING')
+`
+
+type ReturnPaymentParams struct {
+	StatusReason *string
+	PaymentID    string
+}
+
+func (q *Queries) ReturnPayment(ctx context.Context, arg ReturnPaymentParams) (int64, error) {
+	result, err := q.db.Exec(ctx, returnPayment, arg.StatusReason, arg.PaymentID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const setBookingReturn = `-- name: SetBookingReturn :execrows
+UPDATE payment_booking SET return_transaction_id = $1, return_code = $2
+WHERE payment_id = $3 AND return_transaction_id IS NULL
+`
+
+type SetBookingReturnParams struct {
+	ReturnTransactionID *uuid.UUID
+	ReturnCode          *string
+	PaymentID           string
+}
+
+func (q *Queries) SetBookingReturn(ctx context.Context, arg SetBookingReturnParams) (int64, error) {
+	result, err := q.db.Exec(ctx, setBookingReturn, arg.ReturnTransactionID, arg.ReturnCode, arg.PaymentID)
 	if err != nil {
 		return 0, err
 	}

@@ -1,0 +1,72 @@
+package process_test
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/paydispatch/paydispatch/process"
+)
+
+// TestRunDirect: the in-process runner takes the paths the workflow does
+// (the same plan): success; a retryable code retried after its backoff;
+// a permanent failure compensated last first; an infrastructure error
+// returned with the process left where it was, which a second run then
+// finishes.
+func TestRunDirect(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t)
+	exec := process.ExecOptions{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
+	run := func(key string) (process.Outcome, error) {
+		return process.RunDirect(ctx, f.acts, process.Options{Type: transfer, BusinessKey: key, Data: process.Data{"amount": "10.00"}, Exec: exec})
+	}
+	f.fail("retried", "Debit", process.Failf("BUSY", "the core is busy"))
+	f.fail("refused", "Notify", process.Failf("REJECTED", "no"))
+	f.fail("down", "Debit", errors.New("connection refused"))
+	tests := []struct {
+		key        string
+		want       process.Status
+		wantCode   string
+		wantErr    bool
+		wantEffect map[string]int // each step's committed effects
+	}{
+		{"ok", process.StatusSucceeded, "", false, map[string]int{"Reserve": 1, "Debit": 1, "Notify": 1}},
+		{"retried", process.StatusSucceeded, "", false, map[string]int{"Reserve": 1, "Debit": 1, "Notify": 1}},
+		{"refused", process.StatusCompensated, "REJECTED", false, map[string]int{"Reserve": 1, "Debit": 1, "Refund": 1, "Release": 1}},
+		{"down", process.StatusRunning, "", true, map[string]int{"Reserve": 1}},
+	}
+	for _, tt := range tests {
+		out, err := run(tt.key)
+		if (err != nil) != tt.wantErr || out.Status != tt.want || out.ErrorCode != tt.wantCode {
+			t.Fatalf("%s: %+v, %v; want %s %q (error %t)", tt.key, out, err, tt.want, tt.wantCode, tt.wantErr)
+		}
+		if got := f.effects(t, tt.key); !maps.Equal(got, tt.wantEffect) {
+			t.Fatalf("%s: effects %v, want %v", tt.key, got, tt.wantEffect)
+		}
+	}
+	// The database is back: the same call finishes the process.
+	if out, err := run("down"); err != nil || out.Status != process.StatusSucceeded {
+		t.Fatalf("second run: %+v %v", out, err)
+	}
+}
+
+func TestDataAccessors(t *testing.T) {
+	t.Parallel()
+	var d process.Data
+	if err := d.UnmarshalJSON([]byte(`{"s":"125.10","n":12345678901234567890.5,"b":true,"o":{"x":1}}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ key, want string }{
+		{"s", "125.10"}, {"n", "12345678901234567890.5"}, {"b", ""}, {"o", ""}, {"missing", ""},
+	} {
+		if got := d.String(tt.key); got != tt.want {
+			t.Errorf("String(%s) = %q, want %q", tt.key, got, tt.want)
+		}
+	}
+	if !d.Bool("b") || d.Bool("s") || d.Bool("missing") {
+		t.Errorf("Bool: %t %t %t", d.Bool("b"), d.Bool("s"), d.Bool("missing"))
+	}
+}
