@@ -85,6 +85,10 @@ func TestInitPaymentBranches(t *testing.T) {
 		{name: "blocked country: rejected", change: func(r *payment.Request) { r.Creditor.IBAN, r.Creditor.BIC = "GB82WEST12345698765432", "" },
 			reasonHas:  "BLOCKED_COUNTRY",
 			wantStatus: payment.StatusRejected, wantMoney: true},
+		{name: "unknown debtor account: rejected", change: func(r *payment.Request) { r.DebtorAccount = "NOPE" },
+			wantStatus: payment.StatusRejected, wantMoney: true, reasonHas: "debtorAccount"},
+		{name: "another tenant's account: rejected alike", change: func(r *payment.Request) { r.DebtorAccount = "ACC-G" },
+			wantStatus: payment.StatusRejected, wantMoney: true, reasonHas: `no account "ACC-G" for tenant acme`},
 		{name: "no slot: nothing persisted", paced: true, exhausted: true, wantErrType: "exhausted"},
 		{name: "id of another payment: CONFLICT, nothing enqueued", wantErrType: payment.ErrTypeConflict,
 			setup: func(t *testing.T, pool *pgxpool.Pool, r payment.Request) {

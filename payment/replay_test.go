@@ -11,6 +11,18 @@ import (
 	"github.com/paydispatch/paydispatch/payment"
 )
 
+// TestExecWorkflowReplaysOldHistories: exec workflows started before
+// execution ran SubmitPayment replay on this code (recorded the same way
+// as the init histories below, from a payment executed before).
+func TestExecWorkflowReplaysOldHistories(t *testing.T) {
+	t.Parallel()
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(payment.PaymentExecWorkflow, workflow.RegisterOptions{Name: payment.ExecWorkflowName})
+	if err := r.ReplayWorkflowHistoryFromJSONFile(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)), "testdata/exec-v1.json"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestInitWorkflowReplaysOldHistories: init workflows started by an older
 // release replay on this code (a change that is not behind
 // workflow.GetVersion would strand them). The histories were recorded from

@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/queue"
@@ -20,12 +21,23 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// newPool is a test database with PAYMENT registered, as serve leaves it.
+// newPool is a test database with PAYMENT registered, as serve leaves it,
+// and the debtor accounts the tests' payments name: acme's ACC-1 and
+// globex's ACC-G, in EUR, with plenty.
 func newPool(t *testing.T) *pgxpool.Pool {
 	t.Helper()
+	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	if err := payment.RegisterItemType(context.Background(), queue.New(pool)); err != nil {
+	if err := payment.RegisterItemType(ctx, queue.New(pool)); err != nil {
 		t.Fatal(err)
+	}
+	for _, a := range []account.Spec{
+		{AccountID: "ACC-1", TenantID: "acme", Currency: "EUR", OpeningBalance: decimal.NewFromInt(1_000_000)},
+		{AccountID: "ACC-G", TenantID: "globex", Currency: "EUR", OpeningBalance: decimal.NewFromInt(1_000_000)},
+	} {
+		if _, _, err := account.Create(ctx, pool, a); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return pool
 }
@@ -223,7 +235,7 @@ func TestInitChunkPacedPerTenant(t *testing.T) {
 		r := validRequest(time.Now())
 		r.PaymentID, r.RequestedExecutionTime = fmt.Sprintf("pt-%02d", i), at
 		if i%2 == 1 {
-			r.TenantID = "globex"
+			r.TenantID, r.DebtorAccount = "globex", "ACC-G"
 		}
 		chunk = append(chunk, r)
 	}

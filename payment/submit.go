@@ -116,9 +116,9 @@ const (
 	keyLimitsReversed = "limitsReversed"
 )
 
-// submitData is SubmitPayment's initial data for a payment, from its
+// SubmitData is SubmitPayment's initial data for a payment, from its
 // Phase A context: deterministic, so the exec workflow may build it.
-func submitData(paymentID string, pc Context, executionTime time.Time) process.Data {
+func SubmitData(paymentID string, pc Context, executionTime time.Time) process.Data {
 	r := pc.Request
 	return process.Data{
 		keyPaymentID: paymentID, keyTenantID: r.TenantID, keyAccountID: r.DebtorAccount,

@@ -110,7 +110,7 @@ func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) er
 		}
 	}
 	out, err := process.Run(ctx, process.Options{
-		Type: SubmitPaymentType, BusinessKey: paymentID, Data: submitData(paymentID, pc, workflow.Now(ctx)),
+		Type: SubmitPaymentType, BusinessKey: paymentID, Data: SubmitData(paymentID, pc, workflow.Now(ctx)),
 		Exec: process.ExecOptions{Local: true},
 	})
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
@@ -87,49 +86,15 @@ func TestInitWorkflowBranches(t *testing.T) {
 	}
 }
 
-func TestExecWorkflow(t *testing.T) {
+// TestExecWorkflowUnreadableContext: a context the workflow cannot read
+// fails it for good (retrying cannot help), before any step.
+func TestExecWorkflowUnreadableContext(t *testing.T) {
 	t.Parallel()
-	var a *payment.ExecActivities
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.RegisterActivity(a)
-	var order []string
-	env.OnActivity(a.ExecutePayment, mock.Anything, "pay-1", time.Time{}).Return(nil).Run(func(mock.Arguments) { order = append(order, "execute") })
-	env.OnActivity(a.PostProcess, mock.Anything, "pay-1", mock.Anything).Return(nil).Run(func(mock.Arguments) { order = append(order, "post") })
-	env.OnActivity(a.SendNotifications, mock.Anything, "pay-1").Return(nil).Run(func(mock.Arguments) { order = append(order, "notify") })
-	env.ExecuteWorkflow(payment.PaymentExecWorkflow, "pay-1", `{"version":1}`)
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	if len(order) != 3 || order[0] != "execute" || order[1] != "post" || order[2] != "notify" {
-		t.Fatalf("order = %v", order)
-	}
-
-	// Started ahead of its paced slot: the execute step is given the slot
-	// to hold for.
-	env = s.NewTestWorkflowEnvironment()
-	env.RegisterActivity(a)
-	slot := env.Now().Add(2 * time.Second).UTC()
-	if err := env.SetMemoOnStart(map[string]any{dispatch.NotBeforeMemo: slot.Format(time.RFC3339Nano)}); err != nil {
-		t.Fatal(err)
-	}
-	var heldFor time.Time
-	env.OnActivity(a.ExecutePayment, mock.Anything, "pay-1", mock.Anything).Return(nil).Run(func(args mock.Arguments) { heldFor = args.Get(2).(time.Time) })
-	env.OnActivity(a.PostProcess, mock.Anything, "pay-1", mock.Anything).Return(nil)
-	env.OnActivity(a.SendNotifications, mock.Anything, "pay-1").Return(nil)
-	env.ExecuteWorkflow(payment.PaymentExecWorkflow, "pay-1", `{"version":1}`)
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	if !heldFor.Equal(slot) {
-		t.Fatalf("execute step told to hold until %s, want the slot %s", heldFor, slot)
-	}
-
-	env = s.NewTestWorkflowEnvironment()
-	env.RegisterActivity(a)
 	env.ExecuteWorkflow(payment.PaymentExecWorkflow, "pay-1", `not json`)
 	var appErr *temporal.ApplicationError
-	if err := env.GetWorkflowError(); !errors.As(err, &appErr) {
+	if err := env.GetWorkflowError(); !errors.As(err, &appErr) || !appErr.NonRetryable() {
 		t.Fatalf("unreadable context: %v", err)
 	}
 }

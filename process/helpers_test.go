@@ -225,33 +225,12 @@ func (f *fixture) get(t *testing.T, key string) process.Instance {
 // status, step and resume status the instance has.
 func checkReplay(t testing.TB, pool *pgxpool.Pool) {
 	t.Helper()
-	ctx := context.Background()
-	for _, st := range []process.Status{process.StatusNew, process.StatusRunning, process.StatusSucceeded, process.StatusFailed,
-		process.StatusCompensating, process.StatusCompensated, process.StatusPaused, process.StatusCompensationFailed} {
-		cursor := ""
-		for {
-			page, next, err := process.List(ctx, pool, st, 100, cursor)
-			if err != nil {
-				t.Errorf("list %s: %v", st, err)
-				return
-			}
-			for _, inst := range page {
-				entries, err := process.Log(ctx, pool, inst.ID)
-				if err != nil {
-					t.Errorf("log: %v", err)
-					return
-				}
-				got, err := process.Replay(entries)
-				want := process.Replayed{Status: inst.Status, Step: inst.Step, ResumeStatus: inst.ResumeStatus}
-				if err != nil || got != want {
-					t.Errorf("replay of %s (%s): %+v, %v; the instance has %+v", inst.BusinessKey, inst.ID, got, err, want)
-				}
-			}
-			if next == "" {
-				break
-			}
-			cursor = next
-		}
+	ms, err := process.Verify(context.Background(), pool)
+	if err != nil {
+		t.Errorf("verify: %v", err)
+	}
+	for _, m := range ms {
+		t.Errorf("%s", m)
 	}
 }
 

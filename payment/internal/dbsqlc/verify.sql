@@ -1,0 +1,67 @@
+-- The payments' invariants across the ledger, the process manager and the
+-- outbox (payment.Verify). Each query lists the rows that break one; a
+-- payment executed before executions ran SubmitPayment has no process and
+-- is left out.
+
+-- name: ExecutedWithoutOneDebit :many
+-- An executed payment (ACCEPTED, PROCESSING, DELIVERED) has exactly one
+-- debit, not reversed.
+SELECT p.payment_id, p.status,
+       count(t.transaction_id)::int AS debits,
+       count(r.transaction_id)::int AS reversals
+FROM payments p
+JOIN process_instance pi ON pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id
+LEFT JOIN account_transaction t ON t.reference = pi.process_id::text || ':CreateTransaction'
+LEFT JOIN account_transaction r ON r.reverses = t.transaction_id
+WHERE p.status IN ('ACCEPTED', 'PROCESSING', 'DELIVERED')
+GROUP BY p.payment_id, p.status
+HAVING count(t.transaction_id) <> 1 OR count(r.transaction_id) <> 0;
+
+-- name: UndoneWithMoneyHeld :many
+-- A FAILED or RETURNED payment holds nothing: its debit (if any) reversed,
+-- its limit bookings reversed, its FX contract (if any) not BOOKED — a
+-- FAILED one's unwound; a RETURNED one's conversion was made, and stays.
+SELECT p.payment_id, p.status,
+       (SELECT count(*) FROM account_transaction t
+        WHERE t.reference = pi.process_id::text || ':CreateTransaction'
+          AND NOT EXISTS (SELECT 1 FROM account_transaction r WHERE r.reverses = t.transaction_id))::int AS unreversed_debits,
+       (SELECT count(*) FROM limit_booking b
+        WHERE b.reference = pi.process_id::text || ':BookLimits' AND b.reversed_at IS NULL)::int AS unreversed_limits,
+       (SELECT count(*) FROM fx_contract c
+        WHERE c.reference = pi.process_id::text || ':BookFx' AND c.status = 'BOOKED' AND p.status = 'FAILED')::int AS booked_contracts
+FROM payments p
+JOIN process_instance pi ON pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id
+WHERE p.status IN ('FAILED', 'RETURNED');
+
+-- name: ProcessDisagrees :many
+-- A payment's status follows its process: SUCCEEDED → executed
+-- (ACCEPTED, PROCESSING, DELIVERED, RETURNED); FAILED, COMPENSATED or
+-- COMPENSATION_FAILED → FAILED.
+SELECT p.payment_id, p.status, pi.status AS process_status
+FROM payments p
+JOIN process_instance pi ON pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id
+WHERE (pi.status = 'SUCCEEDED' AND p.status NOT IN ('ACCEPTED', 'PROCESSING', 'DELIVERED', 'RETURNED'))
+   OR (pi.status IN ('FAILED', 'COMPENSATED', 'COMPENSATION_FAILED') AND p.status <> 'FAILED');
+
+-- name: BookingWithoutOneInstruction :many
+-- A booked payment has exactly one rail instruction, and an instruction
+-- belongs to a booked payment.
+SELECT coalesce(b.payment_id, k.instruction_id)::text AS payment_id,
+       bool_or(b.payment_id IS NOT NULL)::bool AS booked, count(k.outbox_id)::int AS instructions
+FROM payment_booking b
+FULL JOIN payment_outbox_keys k ON k.instruction_id = b.payment_id
+GROUP BY coalesce(b.payment_id, k.instruction_id)
+HAVING NOT bool_or(b.payment_id IS NOT NULL) OR count(k.outbox_id) <> 1;
+
+-- name: DeliveryDisagrees :many
+-- A DELIVERED payment's instruction was DISPATCHED exactly once; a
+-- RETURNED one's never, and its return is recorded with the reversal
+-- that gave the money back.
+SELECT p.payment_id, p.status,
+       (SELECT count(*) FROM payment_outbox_attempts a WHERE a.outbox_id = b.outbox_id AND a.state = 'DISPATCHED')::int AS dispatched,
+       coalesce(b.return_transaction_id IS NOT NULL
+        AND EXISTS (SELECT 1 FROM account_transaction r WHERE r.transaction_id = b.return_transaction_id
+                                                         AND r.reverses = b.debit_transaction_id), false)::bool AS returned
+FROM payments p
+JOIN payment_booking b ON b.payment_id = p.payment_id
+WHERE p.status IN ('DELIVERED', 'RETURNED');

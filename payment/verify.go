@@ -1,0 +1,101 @@
+package payment
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/paydispatch/paydispatch/ledger"
+	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
+	"github.com/paydispatch/paydispatch/process"
+)
+
+// The payments' own invariants, beside the ledger's (ledger.Verify).
+const (
+	// RuleExecutedDebit: an executed payment has exactly one debit, not
+	// reversed.
+	RuleExecutedDebit ledger.Rule = "executed_payment_one_debit"
+	// RuleUndoneHoldsNothing: a FAILED or RETURNED payment's debit and
+	// limit bookings are reversed, a FAILED one's FX contract unwound.
+	RuleUndoneHoldsNothing ledger.Rule = "undone_payment_holds_nothing"
+	// RuleProcessStatus: a payment's status follows its SubmitPayment
+	// process.
+	RuleProcessStatus ledger.Rule = "payment_follows_process"
+	// RuleProcessLog: a process's status is what its log replays to.
+	RuleProcessLog ledger.Rule = "process_log"
+	// RuleOneInstruction: a booked payment has exactly one rail
+	// instruction, and every instruction a booked payment.
+	RuleOneInstruction ledger.Rule = "booking_one_instruction"
+	// RuleDelivery: DELIVERED was dispatched exactly once; RETURNED never,
+	// and its money was given back.
+	RuleDelivery ledger.Rule = "delivery"
+)
+
+// Verify checks the invariants of the money paydispatch moved, on a live
+// database: the ledger's (ledger.Verify), the process manager's (every
+// log replays to its process's status), and the payments' across them
+// (the rules above). It lists every violation, none when all hold.
+func Verify(ctx context.Context, db ledger.DBTX) ([]ledger.Violation, error) {
+	out, err := ledger.Verify(ctx, db)
+	if err != nil {
+		return out, err
+	}
+	add := func(rule ledger.Rule, id, format string, args ...any) {
+		out = append(out, ledger.Violation{Rule: rule, Row: "payments " + id, Detail: fmt.Sprintf(format, args...)})
+	}
+	mismatches, err := process.Verify(ctx, db.(process.DB))
+	if err != nil {
+		return out, fmt.Errorf("payment: verify processes: %w", err)
+	}
+	for _, m := range mismatches {
+		out = append(out, ledger.Violation{Rule: RuleProcessLog, Row: "process_instance " + m.Instance.ID.String(), Detail: m.String()})
+	}
+	q := dbsqlc.New(db)
+	debits, err := q.ExecutedWithoutOneDebit(ctx)
+	if err != nil {
+		return out, fmt.Errorf("payment: verify debits: %w", err)
+	}
+	for _, r := range debits {
+		add(RuleExecutedDebit, r.PaymentID, "%s with %d debit(s), %d reversed", r.Status, r.Debits, r.Reversals)
+	}
+	undone, err := q.UndoneWithMoneyHeld(ctx)
+	if err != nil {
+		return out, fmt.Errorf("payment: verify undone payments: %w", err)
+	}
+	for _, r := range undone {
+		if r.UnreversedDebits > 0 || r.UnreversedLimits > 0 || r.BookedContracts > 0 {
+			add(RuleUndoneHoldsNothing, r.PaymentID, "%s holding %d unreversed debit(s), %d limit booking(s), %d booked FX contract(s)",
+				r.Status, r.UnreversedDebits, r.UnreversedLimits, r.BookedContracts)
+		}
+	}
+	disagree, err := q.ProcessDisagrees(ctx)
+	if err != nil {
+		return out, fmt.Errorf("payment: verify processes of payments: %w", err)
+	}
+	for _, r := range disagree {
+		add(RuleProcessStatus, r.PaymentID, "payment %s, its process %s", r.Status, r.ProcessStatus)
+	}
+	instructions, err := q.BookingWithoutOneInstruction(ctx)
+	if err != nil {
+		return out, fmt.Errorf("payment: verify rail instructions: %w", err)
+	}
+	for _, r := range instructions {
+		if !r.Booked {
+			add(RuleOneInstruction, r.PaymentID, "a rail instruction for a payment with no booking")
+		} else {
+			add(RuleOneInstruction, r.PaymentID, "booked with %d rail instruction(s)", r.Instructions)
+		}
+	}
+	delivery, err := q.DeliveryDisagrees(ctx)
+	if err != nil {
+		return out, fmt.Errorf("payment: verify deliveries: %w", err)
+	}
+	for _, r := range delivery {
+		switch {
+		case r.Status == string(StatusDelivered) && r.Dispatched != 1:
+			add(RuleDelivery, r.PaymentID, "DELIVERED with %d DISPATCHED attempt(s)", r.Dispatched)
+		case r.Status == string(StatusReturned) && (r.Dispatched != 0 || !r.Returned):
+			add(RuleDelivery, r.PaymentID, "RETURNED with %d DISPATCHED attempt(s), its return recorded: %t", r.Dispatched, r.Returned)
+		}
+	}
+	return out, nil
+}
