@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
 )
 
@@ -45,6 +46,17 @@ type View struct {
 	ScheduledExecutionTime *time.Time `json:"scheduledExecutionTime,omitempty"`
 	CreatedAt              *time.Time `json:"createdAt,omitempty"`
 	UpdatedAt              *time.Time `json:"updatedAt,omitempty"`
+	// Process is the payment's execution (SubmitPayment), once it began:
+	// GET /v1/processes/{processId} shows its whole log.
+	Process *ProcessView `json:"process,omitempty"`
+}
+
+// ProcessView is where a payment's execution stands.
+type ProcessView struct {
+	ProcessID   string         `json:"processId"`
+	Status      process.Status `json:"status"`
+	CurrentStep string         `json:"currentStep"`
+	ErrorCode   string         `json:"errorCode,omitempty"`
 }
 
 // Submit validates a payment and starts its init workflow, whose id is
@@ -165,6 +177,12 @@ func (s *Service) Status(ctx context.Context, id string) (View, error) {
 	}
 	if p.Money != nil {
 		v.Amount, v.Currency = displayAmount(p.Money), p.Money.Currency
+	}
+	switch inst, err := process.Get(ctx, s.Store.db, process.ID(SubmitPaymentType, id)); {
+	case err == nil:
+		v.Process = &ProcessView{ProcessID: inst.ID.String(), Status: inst.Status, CurrentStep: inst.Step, ErrorCode: inst.ErrorCode}
+	case !errors.Is(err, process.ErrNotFound):
+		return View{}, err
 	}
 	if it, err := s.Queue.Get(ctx, ItemType, id); err == nil {
 		v.QueueStatus = string(it.Status)

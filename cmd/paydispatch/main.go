@@ -36,6 +36,9 @@ func commands() []*command {
 		{name: "worker", summary: "run some roles (init, exec, dispatch) in their own process, for scale", usage: "--role ...", run: runWorker},
 		{name: "migrate", summary: "apply or inspect schema migrations", usage: "[up|status] [flags]", run: runMigrate},
 		{name: "config", summary: "read or change an item type's dispatch settings at run time", usage: "get|set ...", run: runConfig},
+		{name: "account", summary: "open a ledger account or show one", usage: "create|show ...", run: runAccount},
+		{name: "fx-rate", summary: "set or list FX rates", usage: "set|list ...", run: runFXRate},
+		{name: "verify", summary: "check the ledger's and the payments' invariants; exit 1 on any violation", usage: "[flags]", run: runVerify},
 		{name: "bench", summary: "run a benchmark and print its figures", usage: "queue [flags]", run: runBench},
 		{name: "version", summary: "print the version", usage: "", run: runVersion},
 	}

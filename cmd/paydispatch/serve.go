@@ -19,6 +19,7 @@ import (
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/internal/schema"
+	"github.com/paydispatch/paydispatch/ledger/service"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
@@ -113,6 +114,10 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	)
 	router.HandlePayments(app.PaymentService(store, tconn, srv.BulkChunkSize))
 	router.HandlePacing(pacing.New(store.Pool))
+	ledgerAPI := service.New(store.Pool)
+	router.HandleAccounts(ledgerAPI)
+	router.HandleFXRates(ledgerAPI)
+	router.HandleProcesses(app.ProcessAPI{Operator: app.ProcessOperator(store, tconn)})
 	router.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	if srv.PprofAddr != "" {
 		// Profiling stays off the API listener, on an address of its own.

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"go.temporal.io/sdk/worker"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -70,6 +72,22 @@ func Processes() *process.Registry {
 // worker's task queue.
 func ProcessOperator(store *postgres.DB, tc *temporal.Conn) *process.Operator {
 	return &process.Operator{DB: store.Pool, Registry: Processes(), Client: tc.Client, TaskQueue: payment.ExecTaskQueue}
+}
+
+// ProcessAPI is what the process endpoints call: reads on the database,
+// actions through the operator.
+type ProcessAPI struct {
+	*process.Operator
+}
+
+// Get reads a process.
+func (p ProcessAPI) Get(ctx context.Context, id uuid.UUID) (process.Instance, error) {
+	return process.Get(ctx, p.DB, id)
+}
+
+// Log reads a process's log.
+func (p ProcessAPI) Log(ctx context.Context, id uuid.UUID) ([]process.LogEntry, error) {
+	return process.Log(ctx, p.DB, id)
 }
 
 // StartExecWorker runs Phase B's business logic (PaymentExecWorkflow and

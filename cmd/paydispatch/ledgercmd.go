@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/ledger"
+	"github.com/paydispatch/paydispatch/ledger/account"
+	"github.com/paydispatch/paydispatch/ledger/fx"
+	"github.com/paydispatch/paydispatch/ledger/limit"
+	"github.com/paydispatch/paydispatch/ledger/service"
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/postgres"
+)
+
+// limitFlags collects repeated --limit PERIOD=AMOUNT.
+type limitFlags []limit.Limit
+
+func (l *limitFlags) String() string { return fmt.Sprint(*l) }
+
+func (l *limitFlags) Set(v string) error {
+	p, a, ok := strings.Cut(v, "=")
+	period, known := limit.ParsePeriod(strings.ToUpper(p))
+	if !ok || !known {
+		return fmt.Errorf("want PERIOD=AMOUNT with PERIOD one of MINUTE, HOUR, DAY, WEEK, MONTH, e.g. DAY=5000")
+	}
+	amount, err := decimal.NewFromString(a)
+	if err != nil {
+		return fmt.Errorf("%q: the amount is not a decimal number", a)
+	}
+	*l = append(*l, limit.Limit{Period: period, Amount: amount})
+	return nil
+}
+
+// ledgerCommand parses a ledger command's flags and words, opens the
+// database, and runs f; a refusal of the ledger (bad input) exits 2.
+func ledgerCommand(ctx context.Context, env *environment, name, usage, about string, args []string,
+	extra func(*flag.FlagSet), nargs func(int) bool, f func(ctx context.Context, db *postgres.DB, words []string) error) error {
+	fs := newFlagSet(env, name, usage, about)
+	if extra != nil {
+		extra(fs)
+	}
+	var (
+		db config.Database
+		lg config.Log
+	)
+	set := config.NewSet(fs, env.getenv, append(config.DatabaseSettings(&db), config.LogSettings(&lg)...)...)
+	words, err := parseWords(set, args)
+	if err != nil {
+		return err
+	}
+	if !nargs(len(words)) {
+		return usageError{fmt.Errorf("want 'paydispatch %s %s'", name, usage)}
+	}
+	store, err := openDatabase(ctx, db, newLogger(env, lg))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := requireCurrentSchema(ctx, store); err != nil {
+		return err
+	}
+	err = f(ctx, store, words)
+	var le *ledger.Error
+	if errors.As(err, &le) && (le.Code == ledger.CodeInvalidArgument || le.Code == ledger.CodeAccountConflict) {
+		return usageError{err}
+	}
+	return err
+}
+
+func printJSON(env *environment, v any) error {
+	enc := json.NewEncoder(env.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func runAccount(ctx context.Context, env *environment, args []string) error {
+	const usage = "create --id ID --tenant T --currency C [--balance N] [--limit-based] [--fee N] [--limit PERIOD=AMOUNT...] | show ID"
+	about := "create opens a ledger account (the same spec again changes nothing; another spec for an existing id exits 2);\n" +
+		"show prints an account with its limits' utilization and its latest transactions, as JSON."
+	if len(args) == 0 || (args[0] != "create" && args[0] != "show") {
+		if len(args) > 0 && isHelp(args[0]) {
+			return ledgerCommand(ctx, env, "account", usage, about, args, nil, func(int) bool { return true }, nil)
+		}
+		return usageError{errors.New("want a subcommand: create or show")}
+	}
+	if args[0] == "show" {
+		return ledgerCommand(ctx, env, "account show", "ID", about, args[1:], nil, func(n int) bool { return n == 1 },
+			func(ctx context.Context, db *postgres.DB, w []string) error {
+				v, err := service.New(db.Pool).Account(ctx, w[0])
+				if ledger.CodeOf(err) == ledger.CodeAccountNotFound {
+					return fmt.Errorf("no account %q", w[0])
+				}
+				if err != nil {
+					return err
+				}
+				return printJSON(env, v)
+			})
+	}
+	var (
+		spec       account.Spec
+		balance    string
+		fee        string
+		limitBased bool
+		limits     limitFlags
+	)
+	extra := func(fs *flag.FlagSet) {
+		fs.StringVar(&spec.AccountID, "id", "", "the account id (1–64 letters, digits, '-', '_' or '.')")
+		fs.StringVar(&spec.TenantID, "tenant", "", "the tenant owning it")
+		fs.StringVar(&spec.Currency, "currency", "", "ISO 4217 code, e.g. EUR")
+		fs.StringVar(&balance, "balance", "0", "opening balance, a decimal")
+		fs.StringVar(&fee, "fee", "0", "flat fee per payment, in the account's currency")
+		fs.BoolVar(&limitBased, "limit-based", false, "the account may go below zero; its control is its limits")
+		fs.Var(&limits, "limit", "a period limit PERIOD=AMOUNT (MINUTE, HOUR, DAY, WEEK, MONTH); repeatable")
+	}
+	return ledgerCommand(ctx, env, "account create", usage, about, args[1:], extra, func(n int) bool { return n == 0 },
+		func(ctx context.Context, db *postgres.DB, _ []string) error {
+			var err error
+			if spec.OpeningBalance, err = decimal.NewFromString(balance); err != nil {
+				return usageError{fmt.Errorf("invalid --balance %q: want a decimal such as 1000.00", balance)}
+			}
+			if spec.Fee, err = decimal.NewFromString(fee); err != nil {
+				return usageError{fmt.Errorf("invalid --fee %q: want a decimal such as 0.50", fee)}
+			}
+			spec.LimitBased = limitBased
+			v, created, err := service.New(db.Pool).CreateAccount(ctx, service.NewAccount{Spec: spec, Limits: limits})
+			if err != nil {
+				return err
+			}
+			if !created {
+				fmt.Fprintln(env.stderr, "the account exists with this spec; nothing changed")
+			}
+			return printJSON(env, v)
+		})
+}
+
+func runFXRate(ctx context.Context, env *environment, args []string) error {
+	const usage = "set BASE QUOTE RATE [--dealable=false] | list"
+	about := "set records 1 BASE = RATE QUOTE (e.g. set EUR USD 1.0850), used for quotes and contracts; --dealable=false\n" +
+		"keeps it for quotes but refuses contracts at it (FX_UNAVAILABLE). list prints every rate."
+	if len(args) > 0 && args[0] == "list" {
+		return ledgerCommand(ctx, env, "fx-rate list", "", about, args[1:], nil, func(n int) bool { return n == 0 },
+			func(ctx context.Context, db *postgres.DB, _ []string) error {
+				rates, err := fx.Rates(ctx, db.Pool)
+				for _, r := range rates {
+					fmt.Fprintf(env.stdout, "%s %s %s dealable=%t set_by=%s\n", r.Base, r.Quote, r.Rate, r.Dealable, r.SetBy)
+				}
+				return err
+			})
+	}
+	if len(args) == 0 || args[0] != "set" {
+		if len(args) > 0 && isHelp(args[0]) {
+			return ledgerCommand(ctx, env, "fx-rate", usage, about, args, nil, func(int) bool { return true }, nil)
+		}
+		return usageError{errors.New("want a subcommand: set or list")}
+	}
+	dealable := true
+	extra := func(fs *flag.FlagSet) {
+		fs.BoolVar(&dealable, "dealable", true, "false: quotes use the rate, contracts at it are refused")
+	}
+	return ledgerCommand(ctx, env, "fx-rate set", usage, about, args[1:], extra, func(n int) bool { return n == 3 },
+		func(ctx context.Context, db *postgres.DB, w []string) error {
+			rate, err := decimal.NewFromString(w[2])
+			if err != nil {
+				return usageError{fmt.Errorf("invalid RATE %q: want a decimal such as 1.0850", w[2])}
+			}
+			r, err := fx.Set(ctx, db.Pool, fx.Rate{Base: strings.ToUpper(w[0]), Quote: strings.ToUpper(w[1]), Rate: rate, Dealable: dealable, SetBy: "cli"})
+			if err == nil {
+				fmt.Fprintf(env.stdout, "%s %s %s dealable=%t\n", r.Base, r.Quote, r.Rate, r.Dealable)
+			}
+			return err
+		})
+}
+
+func runVerify(ctx context.Context, env *environment, args []string) error {
+	about := "Checks the invariants of the money paydispatch moved on the database: the ledger's (balances follow\n" +
+		"from their transactions, no account below zero unless limit-based, limit utilization equals its bookings),\n" +
+		"the process manager's (every log replays to its process's status) and the payments' across them (one debit\n" +
+		"per executed payment, none held by a failed or returned one, one rail instruction per booking, deliveries\n" +
+		"dispatched once). Lists every violation and exits 1 when there is any."
+	return ledgerCommand(ctx, env, "verify", "[flags]", about, args, nil, func(n int) bool { return n == 0 },
+		func(ctx context.Context, db *postgres.DB, _ []string) error {
+			vs, err := payment.Verify(ctx, db.Pool)
+			if err != nil {
+				return err
+			}
+			for _, v := range vs {
+				fmt.Fprintf(env.stdout, "%s\t%s\t%s\n", v.Rule, v.Row, v.Detail)
+			}
+			if len(vs) > 0 {
+				return fmt.Errorf("%d violation(s)", len(vs))
+			}
+			fmt.Fprintln(env.stdout, "verify: every invariant holds")
+			return nil
+		})
+}
+
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
+}
