@@ -203,6 +203,7 @@
 // scrape time (pending, due, oldest pending age, in flight, stuck in
 // flight, dead letters). Attempts lists an instruction's archive,
 // AttemptCounts and ReadDepth count, DeadLetters lists and
-// RequeueDeadLetter sends one again, Reap requeues stale claims on demand,
-// and Explain prints the hot statements' plans.
+// RequeueDeadLetter sends one again, and Reap requeues stale claims on
+// demand. The hot statements' plans are checked by a test that explains
+// what the operations really send (internal/pgtest.Plans).
 package outbox
