@@ -193,6 +193,9 @@
 // The kill test (three relayer processes, one killed with SIGKILL
 // mid-flight, 10,000 instructions) checks it end to end: every key reaches
 // an HTTP rail exactly once, and strict participants' in sequence.
+// cmd/paydispatch's TestRelayKilledMidFlight does the same with
+// `paydispatch relay` processes, the real rail adapters and a
+// `paydispatch rail-sim` that also answers busy and loses answers.
 //
 // # Metrics and operations
 //
