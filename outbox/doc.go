@@ -193,6 +193,9 @@
 // The kill test (three relayer processes, one killed with SIGKILL
 // mid-flight, 10,000 instructions) checks it end to end: every key reaches
 // an HTTP rail exactly once, and strict participants' in sequence.
+// cmd/paydispatch's TestRelayKilledMidFlight does the same with
+// `paydispatch relay` processes, the real rail adapters and a
+// `paydispatch rail-sim` that also answers busy and loses answers.
 //
 // # Metrics and operations
 //
@@ -203,6 +206,7 @@
 // scrape time (pending, due, oldest pending age, in flight, stuck in
 // flight, dead letters). Attempts lists an instruction's archive,
 // AttemptCounts and ReadDepth count, DeadLetters lists and
-// RequeueDeadLetter sends one again, Reap requeues stale claims on demand,
-// and Explain prints the hot statements' plans.
+// RequeueDeadLetter sends one again, and Reap requeues stale claims on
+// demand. The hot statements' plans are checked by a test that explains
+// what the operations really send (internal/pgtest.Plans).
 package outbox

@@ -2,16 +2,23 @@ package outbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/outbox"
 )
 
-// TestHotQueriesUseIndexes checks the plans of the hot statements on an
-// outbox big enough that a scan would show: 20,000 pending rows (a fifth
-// strict), 2,000 in flight, a 40,000-row archive.
+// TestHotQueriesUseIndexes checks the plans of the hot statements, as the
+// outbox sends them (pgtest.Plans explains each statement the operation
+// runs, on a transaction rolled back at the end), on an outbox big enough
+// that a scan would show: 20,000 pending rows (a fifth strict), 2,000 in
+// flight, a 40,000-row archive.
 func TestHotQueriesUseIndexes(t *testing.T) {
 	t.Parallel()
 	pool := newPool(t)
@@ -44,42 +51,79 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 		ANALYZE payment_outbox_attempts; ANALYZE payment_outbox_keys`); err != nil {
 		t.Fatal(err)
 	}
-	// The relayer runs the claims with generic plans (plan_cache_mode
-	// auto, once they are prepared): those are checked too.
-	generic, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
+
+	// The strict participants all have a head in flight (the 2,000
+	// claimed above): their strict claim finds them and claims nothing.
+	claim := func(mode outbox.Ordering) func(ctx context.Context, tx pgx.Tx) error {
+		return func(ctx context.Context, tx pgx.Tx) error {
+			msgs, err := outbox.ClaimModeInTx(ctx, tx, mode, "explain", 200)
+			if err == nil && mode == outbox.Throughput && len(msgs) != 200 {
+				err = fmt.Errorf("the throughput claim claimed %d of 200", len(msgs))
+			}
+			return err
+		}
 	}
-	defer generic.Release()
-	if _, err := generic.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
-	defer generic.Exec(ctx, `RESET plan_cache_mode`) //nolint:errcheck
 	tests := []struct {
-		stmt             outbox.Statement
+		name             string
 		analyze, generic bool
+		op               func(ctx context.Context, tx pgx.Tx) error
 		indexes          []string // each must appear in the plan
 	}{
-		{outbox.StmtClaim, true, false, []string{"ix_pending_due", "payment_outbox_pending_pkey"}},
-		{outbox.StmtClaim, true, true, []string{"ix_pending_due", "payment_outbox_pending_pkey"}},
-		{outbox.StmtStrictClaim, true, false, []string{"ix_pending_strict", "payment_outbox_pending_participant_id_sequence_id_key", "ix_inflight_strict"}},
-		{outbox.StmtStrictClaim, true, true, []string{"ix_pending_strict", "payment_outbox_pending_participant_id_sequence_id_key", "ix_inflight_strict"}},
-		{outbox.StmtReap, false, false, []string{"ix_inflight_claimed", "payment_outbox_inflight_pkey", "ix_attempts_by_outbox"}},
-		{outbox.StmtKeyLookup, false, false, []string{"payment_outbox_keys_pkey"}},
-		{outbox.StmtEnqueue, true, false, []string{"outbox_enqueue"}}, // its statements: the key lookup's, and by key
-		{outbox.StmtNextDue, false, false, []string{"ix_pending_due", "ix_pending_strict_due"}},
-		{outbox.StmtRecord, false, false, []string{"payment_outbox_inflight_pkey"}},
+		{"claim", true, false, claim(outbox.Throughput), []string{"ix_pending_due", "payment_outbox_pending_pkey"}},
+		// The relayer runs the claims with generic plans (plan_cache_mode
+		// auto, once they are prepared): those are checked too.
+		{"claim", true, true, claim(outbox.Throughput), []string{"ix_pending_due", "payment_outbox_pending_pkey"}},
+		{"strict-claim", true, false, claim(outbox.Strict), []string{"ix_pending_strict", "payment_outbox_pending_participant_id_sequence_id_key", "ix_inflight_strict"}},
+		{"strict-claim", true, true, claim(outbox.Strict), []string{"ix_pending_strict", "payment_outbox_pending_participant_id_sequence_id_key", "ix_inflight_strict"}},
+		{"reap", false, false, func(ctx context.Context, tx pgx.Tx) error {
+			_, err := outbox.Reap(ctx, tx, 2*time.Minute, 500)
+			return err
+		}, []string{"ix_inflight_claimed", "payment_outbox_inflight_pkey", "ix_attempts_by_outbox"}},
+		{"key-lookup", false, false, func(ctx context.Context, tx pgx.Tx) error {
+			if _, _, err := outbox.Lookup(ctx, tx, "explain-instruction", "explain-key"); !errors.Is(err, outbox.ErrNotFound) {
+				return fmt.Errorf("lookup of a key never enqueued: %v", err)
+			}
+			return nil
+		}, []string{"payment_outbox_keys_pkey"}},
+		// Its statements (the key lookup's, and by key) run inside the
+		// function: the plan shows the call.
+		{"enqueue", true, false, func(ctx context.Context, tx pgx.Tx) error {
+			_, _, _, err := outbox.Enqueue(ctx, tx, instruction("bank-explain", 1))
+			return err
+		}, []string{"outbox_enqueue"}},
+		{"next-due", false, false, func(ctx context.Context, tx pgx.Tx) error {
+			_, err := outbox.NextDue(ctx, tx)
+			return err
+		}, []string{"ix_pending_due", "ix_pending_strict_due"}},
+		// An outcome batch for two claims made in the same transaction
+		// (the claim's plan is in the text too; the record's index is the
+		// in-flight table's key, which no claim uses).
+		{"record", false, false, func(ctx context.Context, tx pgx.Tx) error {
+			msgs, err := outbox.ClaimModeInTx(ctx, tx, outbox.Throughput, "explain", 2)
+			if err != nil {
+				return err
+			}
+			n, err := outbox.RecordInTx(ctx, tx, msgs)
+			if err == nil && n != 2 {
+				err = fmt.Errorf("recorded %d of 2 outcomes", n)
+			}
+			return err
+		}, []string{"payment_outbox_inflight_pkey"}},
 	}
 	for _, tt := range tests {
-		name, db := string(tt.stmt), outbox.Beginner(pool)
+		name := tt.name
 		if tt.generic {
-			name, db = name+"/generic-plan", generic
+			name += "/generic-plan"
 		}
 		t.Run(name, func(t *testing.T) {
-			plan, err := outbox.Explain(ctx, db, tt.stmt, tt.analyze)
-			if err != nil {
-				t.Fatal(err)
-			}
+			plan := pgtest.Plans(t, pool, tt.analyze, func(ctx context.Context, tx pgx.Tx) error {
+				if tt.generic {
+					if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan"); err != nil {
+						return err
+					}
+				}
+				return tt.op(ctx, tx)
+			})
 			for _, idx := range tt.indexes {
 				if !strings.Contains(plan, idx) {
 					t.Errorf("plan does not use %s:\n%s", idx, plan)
@@ -91,11 +135,11 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 				}
 			}
 			if testing.Verbose() {
-				t.Logf("%s:\n%s", tt.stmt, plan)
+				t.Logf("%s:\n%s", name, plan)
 			}
 		})
 	}
-	// EXPLAIN ANALYZE ran the claims and an enqueue, rolled back.
+	// Everything explained, and run, was rolled back.
 	if d := depth(t, pool); d.Pending != 20_000 || d.InFlight != 2000 {
 		t.Fatalf("explain changed the outbox: %+v", d)
 	}

@@ -29,20 +29,60 @@ func ClaimOnly(ctx context.Context, pool *pgxpool.Pool, relayerID string, n int)
 // ClaimInTx runs the claim statements inside tx (strict, then due), and
 // returns the messages claimed.
 func ClaimInTx(ctx context.Context, tx pgx.Tx, relayerID string, n int) ([]Message, error) {
-	q := dbsqlc.New(tx)
-	s, err := q.ClaimStrict(ctx, dbsqlc.ClaimStrictParams{BatchSize: int32(n), RelayerID: relayerID, AttemptIds: attemptIDs(n)})
+	s, err := ClaimModeInTx(ctx, tx, Strict, relayerID, n)
 	if err != nil {
 		return nil, err
 	}
-	d, err := q.ClaimDue(ctx, dbsqlc.ClaimDueParams{BatchSize: int32(n), RelayerID: relayerID, AttemptIds: attemptIDs(n)})
-	if err != nil {
-		return nil, err
+	d, err := ClaimModeInTx(ctx, tx, Throughput, relayerID, n)
+	return append(s, d...), err
+}
+
+// ClaimModeInTx runs one claim statement inside tx: the strict claim
+// (mode Strict) or the throughput claim.
+func ClaimModeInTx(ctx context.Context, tx pgx.Tx, mode Ordering, relayerID string, n int) ([]Message, error) {
+	q := dbsqlc.New(tx)
+	var rows []dbsqlc.ClaimDueRow
+	if mode == Strict {
+		s, err := q.ClaimStrict(ctx, dbsqlc.ClaimStrictParams{BatchSize: int32(n), RelayerID: relayerID, AttemptIds: attemptIDs(n)})
+		if err != nil {
+			return nil, err
+		}
+		rows = s2d(s)
+	} else {
+		d, err := q.ClaimDue(ctx, dbsqlc.ClaimDueParams{BatchSize: int32(n), RelayerID: relayerID, AttemptIds: attemptIDs(n)})
+		if err != nil {
+			return nil, err
+		}
+		rows = d
 	}
 	var out []Message
-	for _, c := range append(s2d(s), d...) {
+	for _, c := range rows {
 		out = append(out, claimedFrom(c, c.ClaimedAt).msg)
 	}
 	return out, nil
+}
+
+// RecordInTx records an outcome batch for messages claimed in tx, as the
+// relayer's recorder does (without hooks or chained claims): the first
+// DISPATCHED, the others RETRYABLE and requeued after a second. It
+// returns how many claims it settled.
+func RecordInTx(ctx context.Context, tx pgx.Tx, msgs []Message) (int, error) {
+	batch := make([]outcome, len(msgs))
+	for i, m := range msgs {
+		batch[i] = outcome{c: claimed{msg: m}, state: StateRetryable, res: Result{Outcome: Retryable, Code: "RAIL_BUSY"},
+			code: CodeRailRetryable, requeueAfter: time.Second}
+		if i == 0 {
+			batch[i] = outcome{c: claimed{msg: m}, state: StateDispatched, res: Result{Outcome: Delivered, Reference: "REF"}, requeueAfter: -1}
+		}
+	}
+	rows, err := dbsqlc.New(tx).RecordOutcomes(ctx, recordParams(batch))
+	return len(rows), err
+}
+
+// NextDue runs the wake-up timer's query: seconds until the next pending
+// row falls due, -1 for none.
+func NextDue(ctx context.Context, db DBTX) (float64, error) {
+	return dbsqlc.New(db).NextDue(ctx)
 }
 
 func s2d(s []dbsqlc.ClaimStrictRow) []dbsqlc.ClaimDueRow {

@@ -123,30 +123,7 @@ func (e *hookError) Unwrap() error { return e.err }
 // record writes a batch of outcomes and calls the hooks, in one
 // transaction.
 func (r *Relayer) record(ctx context.Context, batch []outcome) error {
-	p := dbsqlc.RecordOutcomesParams{}
-	for _, o := range batch {
-		m := o.c.msg
-		p.OutboxIds = append(p.OutboxIds, m.OutboxID)
-		p.AttemptIds = append(p.AttemptIds, uuid.Must(uuid.NewV7()))
-		p.AttemptNos = append(p.AttemptNos, int32(m.Attempt))
-		p.InstructionIds = append(p.InstructionIds, m.InstructionID)
-		p.IdempotencyKeys = append(p.IdempotencyKeys, m.IdempotencyKey)
-		p.RailTypes = append(p.RailTypes, m.RailType)
-		p.Payloads = append(p.Payloads, m.Payload)
-		p.States = append(p.States, string(o.state))
-		p.RailReferences = append(p.RailReferences, o.res.Reference)
-		p.RailCodes = append(p.RailCodes, o.res.Code)
-		p.ErrorCodes = append(p.ErrorCodes, o.code)
-		p.ErrorMessages = append(p.ErrorMessages, truncate(o.text, 2000))
-		p.LatenciesMs = append(p.LatenciesMs, int32(min(o.latency.Milliseconds(), 1<<31-1)))
-		p.InquiryOutcomes = append(p.InquiryOutcomes, string(o.inquiry))
-		after := int64(-1)
-		if o.requeueAfter >= 0 {
-			after = o.requeueAfter.Milliseconds()
-		}
-		p.RequeueAfterMs = append(p.RequeueAfterMs, after)
-		p.RequeueInquire = append(p.RequeueInquire, o.requeueInquire)
-	}
+	p := recordParams(batch)
 	var delivered []Delivery
 	var dead []DeadLetter
 	var settled map[uuid.UUID]bool
@@ -229,6 +206,36 @@ func (r *Relayer) record(ctx context.Context, batch []outcome) error {
 	r.m.recorded(states, delivered, enqueued)
 	r.cfg.Logger.Debug("outbox record", "relayer", r.cfg.ID, "outcomes", len(batch), "took", time.Since(start))
 	return nil
+}
+
+// recordParams is an outcome batch as RecordOutcomes takes it: one
+// array per column, an attempt id made here for each outcome.
+func recordParams(batch []outcome) dbsqlc.RecordOutcomesParams {
+	p := dbsqlc.RecordOutcomesParams{}
+	for _, o := range batch {
+		m := o.c.msg
+		p.OutboxIds = append(p.OutboxIds, m.OutboxID)
+		p.AttemptIds = append(p.AttemptIds, uuid.Must(uuid.NewV7()))
+		p.AttemptNos = append(p.AttemptNos, int32(m.Attempt))
+		p.InstructionIds = append(p.InstructionIds, m.InstructionID)
+		p.IdempotencyKeys = append(p.IdempotencyKeys, m.IdempotencyKey)
+		p.RailTypes = append(p.RailTypes, m.RailType)
+		p.Payloads = append(p.Payloads, m.Payload)
+		p.States = append(p.States, string(o.state))
+		p.RailReferences = append(p.RailReferences, o.res.Reference)
+		p.RailCodes = append(p.RailCodes, o.res.Code)
+		p.ErrorCodes = append(p.ErrorCodes, o.code)
+		p.ErrorMessages = append(p.ErrorMessages, truncate(o.text, 2000))
+		p.LatenciesMs = append(p.LatenciesMs, int32(min(o.latency.Milliseconds(), 1<<31-1)))
+		p.InquiryOutcomes = append(p.InquiryOutcomes, string(o.inquiry))
+		after := int64(-1)
+		if o.requeueAfter >= 0 {
+			after = o.requeueAfter.Milliseconds()
+		}
+		p.RequeueAfterMs = append(p.RequeueAfterMs, after)
+		p.RequeueInquire = append(p.RequeueInquire, o.requeueInquire)
+	}
+	return p
 }
 
 func bySequence(a, b Message) int {

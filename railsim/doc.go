@@ -19,6 +19,9 @@
 //   - Sequencing is observed, not enforced: per participant the ledger
 //     reports gaps and reordering (LedgerView), the relayer's invariants
 //     made visible.
+//   - Receipt times: ReceivedAt is when the accepted send of a key arrived,
+//     so a producer in the same process can measure commit-to-receipt
+//     latency (paydispatch bench outbox).
 //
 // # Behaviour
 //

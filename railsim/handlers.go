@@ -79,6 +79,7 @@ func (s *Simulator) handlePacs008(w http.ResponseWriter, r *http.Request) {
 // retryable draw, the ledger (which decides and records acceptance or a
 // terminal refusal once per key), the per-attempt timeout draw, answer.
 func (s *Simulator) handleSend(w http.ResponseWriter, r *http.Request, parse func(body []byte, c *send)) {
+	arrived := time.Now()
 	c, err := sendHeaders(r)
 	if err != nil {
 		s.led.count(func(v *LedgerView) { v.Malformed++ })
@@ -109,7 +110,7 @@ func (s *Simulator) handleSend(w http.ResponseWriter, r *http.Request, parse fun
 		return
 	}
 
-	rec, duplicate := s.led.take(c.key, c.participant, c.seq, func() (string, string) {
+	rec, duplicate := s.led.take(c.key, c.participant, c.seq, arrived, func() (string, string) {
 		switch {
 		case c.malformed != "":
 			return "FF01", c.malformed

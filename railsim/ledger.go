@@ -3,6 +3,7 @@ package railsim
 import (
 	"fmt"
 	"sync"
+	"time"
 )
 
 // LedgerView is the simulated rail's account of what it was sent (the
@@ -67,6 +68,8 @@ type record struct {
 	reference string
 	code      string
 	message   string
+	// receivedAt: when the accepted send arrived (zero for a refusal).
+	receivedAt time.Time
 }
 
 type participant struct {
@@ -88,11 +91,12 @@ func newLedger() *ledger {
 	return &ledger{keys: make(map[string]record), parts: make(map[string]*participant)}
 }
 
-// take records a send that got past the retryable decision. A key seen
-// before gets its record back (duplicate reports an acceptance of an
-// accepted key). A new key is refused when refusal names a code, else
-// accepted; either way its sequence number is taken.
-func (l *ledger) take(key, part string, seq int64, refusal func() (code, message string)) (rec record, duplicate bool) {
+// take records a send that arrived at the given time and got past the
+// retryable decision. A key seen before gets its record back (duplicate
+// reports an acceptance of an accepted key). A new key is refused when
+// refusal names a code, else accepted; either way its sequence number is
+// taken.
+func (l *ledger) take(key, part string, seq int64, arrived time.Time, refusal func() (code, message string)) (rec record, duplicate bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p := l.parts[part]
@@ -112,7 +116,7 @@ func (l *ledger) take(key, part string, seq int64, refusal func() (code, message
 		p.Refused++
 	} else {
 		l.nextRef++
-		rec = record{accepted: true, reference: fmt.Sprintf("SIM%012d", l.nextRef)}
+		rec = record{accepted: true, reference: fmt.Sprintf("SIM%012d", l.nextRef), receivedAt: arrived}
 		p.Received++
 		p.Unique++
 	}
@@ -138,6 +142,14 @@ func (l *ledger) lookup(key string) (record, bool) {
 	l.traffic.Inquiries++
 	rec, ok := l.keys[key]
 	return rec, ok
+}
+
+// receivedAt is when the accepted send of key arrived.
+func (l *ledger) receivedAt(key string) (time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rec, ok := l.keys[key]
+	return rec.receivedAt, ok && rec.accepted
 }
 
 // count bumps one traffic counter.

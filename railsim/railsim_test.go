@@ -445,3 +445,38 @@ func TestOptionsValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReceivedAt: the rail remembers when the send it accepted arrived
+// (before its simulated latency); a resend does not move it, and keys
+// never accepted (answered retryable, refused, never sent) have none.
+func TestReceivedAt(t *testing.T) {
+	t.Parallel()
+	sim, c := start(t, railsim.Behaviour{Latency: railsim.Duration(20 * time.Millisecond)})
+	before := time.Now()
+	if status, _ := c.send("k1", "p", 1, ""); status != http.StatusCreated {
+		t.Fatalf("send: %d", status)
+	}
+	after := time.Now()
+	at, ok := sim.ReceivedAt("k1")
+	if !ok || at.Before(before) || !at.Before(after.Add(-15*time.Millisecond)) {
+		t.Fatalf("ReceivedAt = %v, %v; want between %v and the end of the latency (%v)", at, ok, before, after)
+	}
+	c.send("k1", "p", 1, "")
+	if again, _ := sim.ReceivedAt("k1"); !again.Equal(at) {
+		t.Fatalf("a resend moved ReceivedAt from %v to %v", at, again)
+	}
+	c.send("k2", "p", 2, "RAIL-REJECT:AC04")
+	if err := sim.SetBehaviour(railsim.Behaviour{RetryableFraction: 1}); err != nil {
+		t.Fatal(err)
+	}
+	c.send("k3", "p", 3, "")
+	for _, key := range []string{"k2", "k3", "never-sent"} {
+		if at, ok := sim.ReceivedAt(key); ok || !at.IsZero() {
+			t.Errorf("ReceivedAt(%s) = %v, %v; want none", key, at, ok)
+		}
+	}
+	sim.ResetLedger()
+	if _, ok := sim.ReceivedAt("k1"); ok {
+		t.Fatal("ReceivedAt after a reset")
+	}
+}

@@ -68,6 +68,13 @@ func (s *Simulator) SetBehaviour(b Behaviour) error {
 // Ledger returns a snapshot of the ledger.
 func (s *Simulator) Ledger() LedgerView { return s.led.view() }
 
+// ReceivedAt is when the send the rail accepted under key arrived (its
+// headers read, before any simulated latency), on this process's clock: a
+// producer in the same process measures commit-to-receipt latency with it.
+// A resend of the key does not move it; ok is false when no send under key
+// was accepted (never sent, only answered retryable, or refused).
+func (s *Simulator) ReceivedAt(key string) (at time.Time, ok bool) { return s.led.receivedAt(key) }
+
 // ResetLedger forgets every instruction and counter, as if the rail were
 // new (references keep counting up, so none is ever reused).
 func (s *Simulator) ResetLedger() { s.led.reset() }

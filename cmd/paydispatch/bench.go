@@ -8,17 +8,18 @@ import (
 	"github.com/paydispatch/paydispatch/internal/config"
 )
 
-const benchUsage = `Usage: paydispatch bench queue|pipeline|pacing|drain [flags]
+const benchUsage = `Usage: paydispatch bench queue|pipeline|pacing|drain|outbox [flags]
 
 Benchmarks:
   queue     claim and dispatch throughput and claim latency of the dispatch queue
   pipeline  before/after: one sleeping workflow per payment vs this pipeline, on one embedded Temporal
   pacing    slot assignment: concurrent single assignments and one bulk assignment for one instant
-  drain     pacing end to end: a paced bulk file through the whole pipeline, executions per second (SVG)`
+  drain     pacing end to end: a paced bulk file through the whole pipeline, executions per second (SVG)
+  outbox    the relayer against the rail simulator: commit → receipt latency (NOTIFY, poll-only), instr/s`
 
 func runBench(ctx context.Context, env *environment, args []string) error {
 	if len(args) == 0 {
-		return usageError{fmt.Errorf("name a benchmark: 'paydispatch bench queue', 'pipeline', 'pacing' or 'drain'")}
+		return usageError{fmt.Errorf("name a benchmark: 'paydispatch bench queue', 'pipeline', 'pacing', 'drain' or 'outbox'")}
 	}
 	switch args[0] {
 	case "-h", "--help", "-help":
@@ -32,8 +33,10 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 		return runBenchPacing(ctx, env, args[1:])
 	case "drain":
 		return runBenchDrain(ctx, env, args[1:])
+	case "outbox":
+		return runBenchOutbox(ctx, env, args[1:])
 	}
-	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing' or 'drain'", args[0])}
+	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain' or 'outbox'", args[0])}
 }
 
 func runBenchQueue(ctx context.Context, env *environment, args []string) error {
@@ -126,4 +129,27 @@ func runBenchDrain(ctx context.Context, env *environment, args []string) error {
 	opt.Out = env.stdout
 	opt.Logger = newLogger(env, lg)
 	return bench.RunDrain(ctx, opt)
+}
+
+func runBenchOutbox(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "bench outbox", "[flags]",
+		"On a throw-away database (a fresh private PostgreSQL, durable settings, or a scratch schema on\n"+
+			"DATABASE_URL) and a rail simulator in this process with no added latency, with the relayer serve\n"+
+			"runs: the simulator's raw accept rate from a plain HTTP client loop (the baseline); latency from\n"+
+			"the producer's commit to the rail's receipt, p50 and p99, with NOTIFY and poll-only; instructions\n"+
+			"per second delivered in throughput mode and in strict mode. Prints the cores and the CPU stolen.")
+	var (
+		db  config.Database
+		lg  config.Log
+		opt bench.OutboxOptions
+	)
+	settings := append(config.DatabaseSettings(&db), config.LogSettings(&lg)...)
+	set := config.NewSet(fs, env.getenv, append(settings, bench.OutboxSettings(&opt)...)...)
+	if err := parse(set, args); err != nil {
+		return err
+	}
+	opt.DatabaseURL, opt.PGBinDir = db.URL, db.PGBinDir
+	opt.Out = env.stdout
+	opt.Logger = newLogger(env, lg)
+	return bench.RunOutbox(ctx, opt)
 }

@@ -34,6 +34,8 @@ func commands() []*command {
 	return []*command{
 		{name: "serve", summary: "run the service: store, migrations, HTTP API", usage: "[flags]", run: runServe},
 		{name: "worker", summary: "run some roles (init, exec, dispatch) in their own process, for scale", usage: "--role ...", run: runWorker},
+		{name: "relay", summary: "deliver the outbox's instructions to the rail (PAYDISPATCH_RAIL_URL), in its own process", usage: "[flags]", run: runRelay},
+		{name: "rail-sim", summary: "serve a simulated payment rail (GET /ledger shows what it received)", usage: "[flags]", run: runRailSim},
 		{name: "migrate", summary: "apply or inspect schema migrations", usage: "[up|status] [flags]", run: runMigrate},
 		{name: "config", summary: "read or change an item type's dispatch settings at run time", usage: "get|set ...", run: runConfig},
 		{name: "account", summary: "open a ledger account or show one", usage: "create|show ...", run: runAccount},

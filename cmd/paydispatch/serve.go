@@ -30,23 +30,30 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "serve", "[flags]",
 		"Opens the store (a private PostgreSQL in the data directory when DATABASE_URL is empty),\n"+
 			"applies pending migrations, connects to Temporal (Temporal's own server embedded, its data in\n"+
-			"the data directory, when TEMPORAL_ADDRESS is empty), and serves the HTTP API until SIGINT or SIGTERM.")
+			"the data directory, when TEMPORAL_ADDRESS is empty), and serves the HTTP API until SIGINT or SIGTERM.\n"+
+			"It relays the outbox to the rail at PAYDISPATCH_RAIL_URL (empty: a rail simulator in-process on loopback).")
 	var (
 		db  config.Database
 		srv config.Server
 		tc  config.Temporal
 		dm  config.Dispatch
 		lg  config.Log
+		rl  config.Rail
+		rc  config.Relay
 	)
 	settings := append(config.DatabaseSettings(&db), config.ServerSettings(&srv)...)
 	settings = append(settings, config.TemporalSettings(&tc)...)
 	settings = append(settings, config.DispatchSettings(&dm)...)
+	settings = append(settings, append(config.RailSettings(&rl), config.RelaySettings(&rc)...)...)
 	set := config.NewSet(fs, env.getenv, append(settings, config.LogSettings(&lg)...)...)
 	if err := parse(set, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected argument %q: serve takes only flags", fs.Arg(0))}
+	}
+	if err := rc.Check(rl); err != nil {
+		return usageError{err}
 	}
 	log := newLogger(env, lg)
 
@@ -97,6 +104,14 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer stopDispatch()
+
+	// The relayer role: the outbox to the rail (or the embedded simulator),
+	// its metrics on this registry.
+	stopRelay, err := startRelayRole(ctx, store, rl, rc, reg, log)
+	if err != nil {
+		return err
+	}
+	defer stopRelay()
 
 	router := httpapi.NewRouter(log,
 		httpapi.Check{Name: "database", Run: func(ctx context.Context) error { return store.Pool.Ping(ctx) }},

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/paydispatch/paydispatch/internal/app"
+	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/railsim"
+)
+
+// runRelay runs outbox relayers in their own process: as many as the
+// rail's load needs, against one database.
+func runRelay(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "relay", "[flags]",
+		"Delivers the outbox's instructions to the rail at PAYDISPATCH_RAIL_URL until SIGINT or SIGTERM: it claims\n"+
+			"due instructions (woken by LISTEN/NOTIFY, with a fallback poll), validates each before any call, sends it\n"+
+			"(JSON for rail type SEPA_JSON, ISO 20022 pacs.008 for PACS008), records the outcome, backs off and\n"+
+			"retries, settles unknown outcomes by inquiry, and requeues the claims of relayers that died. Any\n"+
+			"number of relay processes (and serve) may share one database. It serves /metrics and /healthz on\n"+
+			"--metrics-addr. With no DATABASE_URL it uses the private PostgreSQL in the data directory (beside\n"+
+			"a running serve: serve's).")
+	var (
+		db config.Database
+		rl config.Rail
+		rc config.Relay
+		mt config.Metrics
+		lg config.Log
+	)
+	settings := append(config.DatabaseSettings(&db), config.RailSettings(&rl)...)
+	settings = append(settings, config.RelaySettings(&rc)...)
+	settings = append(settings, config.MetricsSettings(&mt)...)
+	if err := parse(config.NewSet(fs, env.getenv, append(settings, config.LogSettings(&lg)...)...), args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q: relay takes only flags", fs.Arg(0))}
+	}
+	if err := rc.Check(rl); err != nil {
+		return usageError{err}
+	}
+	if rl.URL == "" {
+		return usageError{errors.New("relay needs PAYDISPATCH_RAIL_URL (or --rail-url), the rail to deliver to, e.g. http://127.0.0.1:9090 for 'paydispatch rail-sim'")}
+	}
+	log := newLogger(env, lg)
+
+	// Bind first: a taken port fails fast, before a database is opened.
+	var ln net.Listener
+	if mt.Addr != "" {
+		var err error
+		if ln, err = net.Listen("tcp", mt.Addr); err != nil {
+			return fmt.Errorf("listen on %s: %w (set --metrics-addr or PAYDISPATCH_METRICS_ADDR to a free address, or empty for off)", mt.Addr, err)
+		}
+		defer ln.Close()
+	}
+	store, err := openDatabase(ctx, db, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := requireCurrentSchema(ctx, store); err != nil {
+		return err
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := app.RegisterOutboxMetrics(reg, store, rc.ReaperTimeout)
+	stop, err := app.StartRelayer(ctx, store, relayConfig(rl, rc), app.PaymentOutboxHooks(store), metrics, log)
+	if err != nil {
+		return err
+	}
+	defer stop()
+
+	serveErr := make(chan error, 1)
+	if ln != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+			if err := store.Pool.Ping(r.Context()); err != nil {
+				http.Error(w, "database: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = w.Write([]byte("ok\n"))
+		})
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { serveErr <- srv.Serve(ln) }()
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+		}()
+		log.Info("relay metrics on http://"+ln.Addr().String()+"/metrics", "metrics_addr", ln.Addr().String())
+	}
+	log.Info("relay running", "version", buildVersion())
+
+	var dbDied <-chan struct{}
+	if store.Server != nil {
+		dbDied = store.Server.Done()
+	}
+	select {
+	case <-ctx.Done():
+		log.Info("relay stopping")
+		return nil
+	case err := <-serveErr:
+		return fmt.Errorf("metrics server: %w", err)
+	case <-dbDied:
+		return errors.New("embedded PostgreSQL exited unexpectedly; see its server.log in the data directory")
+	}
+}
+
+// relayConfig is the relayer's wiring from its settings.
+func relayConfig(rl config.Rail, rc config.Relay) app.RelayConfig {
+	return app.RelayConfig{
+		RailURL:     rl.URL,
+		RailTimeout: rl.Timeout,
+		Relayer: outbox.Config{
+			DisableNotify: !rc.Notify,
+			DisablePoll:   rc.PollInterval == 0,
+			PollInterval:  rc.PollInterval,
+			Debounce:      rc.Debounce,
+			Concurrency:   rc.Concurrency,
+			MaxAttempts:   rc.MaxAttempts,
+			BackoffBase:   rc.BackoffBase,
+			BackoffMax:    rc.BackoffMax,
+			ReaperTimeout: rc.ReaperTimeout,
+		},
+	}
+}
+
+// startRelayRole is serve's relayer: to the rail at rl.URL, or, when none
+// is configured, to a rail simulator in this process on loopback (the
+// embedded default, like serve's PostgreSQL and Temporal). Its metrics go
+// to reg. The returned func stops the relayer, then the simulator.
+func startRelayRole(ctx context.Context, store *postgres.DB, rl config.Rail, rc config.Relay, reg prometheus.Registerer, log *slog.Logger) (func(), error) {
+	stopSim := func() {}
+	if rl.URL == "" {
+		url, stop, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Behaviour{}, log)
+		if err != nil {
+			return nil, err
+		}
+		log.Info("rail simulator embedded on "+url+"; set PAYDISPATCH_RAIL_URL for a real rail", "url", url)
+		rl.URL, stopSim = url, stop
+	}
+	metrics := app.RegisterOutboxMetrics(reg, store, rc.ReaperTimeout)
+	stopRelay, err := app.StartRelayer(ctx, store, relayConfig(rl, rc), app.PaymentOutboxHooks(store), metrics, log)
+	if err != nil {
+		stopSim()
+		return nil, err
+	}
+	return func() { stopRelay(); stopSim() }, nil
+}

@@ -1,0 +1,135 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/rail"
+	"github.com/paydispatch/paydispatch/railsim"
+)
+
+// RelayConfig is what StartRelayer needs besides the store.
+type RelayConfig struct {
+	// RailURL is the rail's base URL. Both adapters live under it: the
+	// JSON rail (rail type rail.RailSEPAJSON) and the pacs.008 rail
+	// (rail.RailPacs008).
+	RailURL string
+	// RailTimeout is the hard timeout of one rail call (default
+	// rail.DefaultTimeout). The adapters classify a call cut off by it,
+	// and the relayer abandons one that ignores it.
+	RailTimeout time.Duration
+	// Relayer tunes the relayer (package outbox documents each knob).
+	// StartRelayer sets its Pool, Sender, Hooks, Metrics, Logger and
+	// RailTimeout; the rest is taken as given, zero fields defaulted.
+	Relayer outbox.Config
+}
+
+// PaymentOutboxHooks are the payment domain's hooks: what a payment
+// becomes when its instruction is delivered or dead. Empty until the
+// payment domain books payments into the outbox.
+func PaymentOutboxHooks(store *postgres.DB) outbox.Hooks {
+	return outbox.Hooks{}
+}
+
+// RailSender is the relayer's Sender for a rail at baseURL: a router over
+// the JSON rail and the pacs.008 rail, each call bounded by timeout.
+func RailSender(baseURL string, timeout time.Duration) (*rail.Router, error) {
+	if timeout <= 0 {
+		timeout = rail.DefaultTimeout
+	}
+	jsonRail, err := rail.NewHTTPRail(rail.Config{BaseURL: baseURL, Timeout: timeout})
+	if err != nil {
+		return nil, err
+	}
+	pacsRail, err := rail.NewPacs008Rail(rail.Pacs008Config{Config: rail.Config{BaseURL: baseURL, Timeout: timeout}})
+	if err != nil {
+		return nil, err
+	}
+	return rail.NewRouter(jsonRail, pacsRail)
+}
+
+// StartRelayer runs an outbox relayer that delivers to the rail at
+// cfg.RailURL until the returned func is called; the func stops claiming,
+// lets the rail calls under way finish and records them (for up to the
+// relayer's ShutdownTimeout) and returns. hooks run in each outcome
+// batch's transaction; metrics may be nil.
+func StartRelayer(ctx context.Context, store *postgres.DB, cfg RelayConfig, hooks outbox.Hooks, metrics *outbox.Metrics, log *slog.Logger) (stop func(), err error) {
+	timeout := cfg.RailTimeout
+	if timeout <= 0 {
+		timeout = rail.DefaultTimeout
+	}
+	sender, err := RailSender(cfg.RailURL, timeout)
+	if err != nil {
+		return nil, err
+	}
+	oc := cfg.Relayer
+	oc.Pool, oc.Sender, oc.Hooks, oc.Metrics, oc.RailTimeout = store.Pool, sender, hooks, metrics, timeout
+	oc.Logger = log.With("component", "relayer")
+	r, err := outbox.New(oc)
+	if err != nil {
+		return nil, err
+	}
+	// The relayer's life is stop's to end, not ctx's: on SIGTERM serve
+	// drains HTTP first, then stops the relayer, which records what it
+	// sent before the store closes.
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := r.Run(runCtx); err != nil {
+			log.Error("outbox relayer", "err", err)
+		}
+	}()
+	log.Info("outbox relayer started", "relayer", r.ID(), "rail_url", redactURL(cfg.RailURL), "rail_types", sender.Types(),
+		"rail_timeout", timeout)
+	return func() { cancel(); <-done }, nil
+}
+
+// RegisterOutboxMetrics registers the relayers' metrics and the outbox's
+// depths (read from store at scrape time; claims in flight longer than
+// stuckAfter, the reaper's timeout, count as stuck) with reg.
+func RegisterOutboxMetrics(reg prometheus.Registerer, store *postgres.DB, stuckAfter time.Duration) *outbox.Metrics {
+	reg.MustRegister(outbox.NewDepthCollector(store.Pool, stuckAfter))
+	return outbox.NewMetrics(reg)
+}
+
+// StartRailSim serves a rail simulator with behaviour b on addr
+// ("127.0.0.1:0": any free port) until the returned func is called, and
+// returns its base URL. A behaviour railsim refuses is an error.
+func StartRailSim(ctx context.Context, addr string, b railsim.Behaviour, log *slog.Logger) (baseURL string, stop func(), err error) {
+	opts := railsim.Options{Behaviour: b}
+	if err := opts.Validate(); err != nil {
+		return "", nil, fmt.Errorf("rail simulator: %w", err)
+	}
+	sim := railsim.New(opts)
+	// Like the relayer, the simulator lives until stop: the relayer's
+	// last calls at shutdown still get their answers.
+	baseURL, stopSim, err := sim.Start(context.WithoutCancel(ctx), addr)
+	if err != nil {
+		return "", nil, err
+	}
+	b = sim.Behaviour()
+	log.Info("rail simulator listening", "url", baseURL, "ledger", baseURL+"/ledger",
+		"latency", time.Duration(b.Latency), "jitter", time.Duration(b.Jitter), "retryable_fraction", b.RetryableFraction,
+		"terminal_fraction", b.TerminalFraction, "timeout_fraction", b.TimeoutFraction, "seed", b.Seed)
+	return baseURL, func() {
+		stopSim()
+		log.Info("rail simulator stopped", "url", baseURL)
+	}, nil
+}
+
+// redactURL hides a password in a URL for the logs.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
