@@ -16,6 +16,7 @@ import (
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/railsim"
 )
@@ -76,7 +77,7 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := app.RegisterOutboxMetrics(reg, store, rc.ReaperTimeout)
-	stop, err := app.StartRelayer(ctx, store, relayConfig(rl, rc), app.PaymentOutboxHooks(store), metrics, log)
+	stop, err := app.StartRelayer(ctx, store, relayConfig(rl, rc), payment.OutboxHooks(), metrics, log)
 	if err != nil {
 		return err
 	}
@@ -153,7 +154,7 @@ func startRelayRole(ctx context.Context, store *postgres.DB, rl config.Rail, rc 
 		rl.URL, stopSim = url, stop
 	}
 	metrics := app.RegisterOutboxMetrics(reg, store, rc.ReaperTimeout)
-	stopRelay, err := app.StartRelayer(ctx, store, relayConfig(rl, rc), app.PaymentOutboxHooks(store), metrics, log)
+	stopRelay, err := app.StartRelayer(ctx, store, relayConfig(rl, rc), payment.OutboxHooks(), metrics, log)
 	if err != nil {
 		stopSim()
 		return nil, err

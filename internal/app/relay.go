@@ -31,13 +31,6 @@ type RelayConfig struct {
 	Relayer outbox.Config
 }
 
-// PaymentOutboxHooks are the payment domain's hooks: what a payment
-// becomes when its instruction is delivered or dead. Empty until the
-// payment domain books payments into the outbox.
-func PaymentOutboxHooks(store *postgres.DB) outbox.Hooks {
-	return outbox.Hooks{}
-}
-
 // RailSender is the relayer's Sender for a rail at baseURL: a router over
 // the JSON rail and the pacs.008 rail, each call bounded by timeout.
 func RailSender(baseURL string, timeout time.Duration) (*rail.Router, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/rail"
 	"github.com/paydispatch/paydispatch/railsim"
@@ -51,7 +52,7 @@ func TestRelayToEmbeddedSimulator(t *testing.T) {
 	stop, err := app.StartRelayer(ctx, store, app.RelayConfig{
 		RailURL: url, RailTimeout: 2 * time.Second,
 		Relayer: outbox.Config{PollInterval: 50 * time.Millisecond, Debounce: 5 * time.Millisecond},
-	}, app.PaymentOutboxHooks(store), metrics, log)
+	}, payment.OutboxHooks(), metrics, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/rail"
 )
 
@@ -195,7 +196,7 @@ func (b *outboxBench) startRelayers(ctx context.Context, n int, pollOnly bool) (
 		stop, err := app.StartRelayer(ctx, b.store, app.RelayConfig{
 			RailURL: b.url,
 			Relayer: outbox.Config{Concurrency: b.o.Concurrency, DisableNotify: pollOnly},
-		}, app.PaymentOutboxHooks(b.store), nil, b.o.Logger)
+		}, payment.OutboxHooks(), nil, b.o.Logger)
 		if err != nil {
 			stopAll()
 			return nil, err
