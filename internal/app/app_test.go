@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/internal/temporaltest"
+	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
@@ -39,12 +41,13 @@ func TestPaymentsAtOneInstant(t *testing.T) {
 		"dispatch_interval_secs": "1", "pre_start_buffer_secs": "5", "jitter_window_ms": "1000",
 	})
 	db, c := &postgres.DB{Pool: pool}, tc.Client
+	openAccounts(t, pool, "t0", "t1", "t2", "t3", "t4", "t5", "t6")
 
 	instant := time.Now().Add(15 * time.Second).Truncate(time.Second)
 	reqs := make([]payment.Request, n)
 	for i := range reqs {
 		reqs[i] = payment.Request{
-			PaymentID: fmt.Sprintf("p-%04d", i), TenantID: fmt.Sprintf("t%d", i%7), DebtorAccount: "ACC-1",
+			PaymentID: fmt.Sprintf("p-%04d", i), TenantID: fmt.Sprintf("t%d", i%7), DebtorAccount: fmt.Sprintf("ACC-t%d", i%7),
 			Amount: "10.50", Currency: "EUR", Creditor: payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000"},
 			RequestedExecutionTime: instant,
 		}
@@ -102,6 +105,41 @@ func TestPaymentsAtOneInstant(t *testing.T) {
 	if runs != n {
 		t.Fatalf("%d runs of PaymentExecWorkflow for %d payments", runs, n)
 	}
+	// Each payment debited its tenant's account once: 10.50 each.
+	var debited decimal.Decimal
+	if err := pool.QueryRow(ctx, `SELECT sum(opening_balance - balance) FROM account`).Scan(&debited); err != nil {
+		t.Fatal(err)
+	}
+	if want := decimal.RequireFromString("10.50").Mul(decimal.NewFromInt(n)); !debited.Equal(want) {
+		t.Fatalf("accounts debited %s in all, want %s", debited, want)
+	}
+	verifyLedger(t, pool)
+}
+
+// openAccounts opens ACC-<tenant> for each tenant, in EUR, with enough
+// money for any test here.
+func openAccounts(t *testing.T, pool *pgxpool.Pool, tenants ...string) {
+	t.Helper()
+	for _, tenant := range tenants {
+		if _, _, err := account.Create(context.Background(), pool, account.Spec{
+			AccountID: "ACC-" + tenant, TenantID: tenant, Currency: "EUR", OpeningBalance: decimal.NewFromInt(1_000_000),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// verifyLedger runs the ledger check (paydispatch verify) and fails the
+// test on any violation.
+func verifyLedger(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	vs, err := payment.Verify(context.Background(), pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		t.Errorf("ledger check: %s", v)
+	}
 }
 
 // startServe wires what serve runs (Phase A and exec workers, the
@@ -154,11 +192,12 @@ func TestPacedPaymentsFollowTheirSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := &postgres.DB{Pool: pool}
+	openAccounts(t, pool, "t1")
 	instant := time.Now().Add(12 * time.Second).Truncate(time.Second)
 	reqs := make([]payment.Request, n)
 	for i := range reqs {
 		reqs[i] = payment.Request{
-			PaymentID: fmt.Sprintf("paced-%03d", i), TenantID: "t1", DebtorAccount: "ACC-1",
+			PaymentID: fmt.Sprintf("paced-%03d", i), TenantID: "t1", DebtorAccount: "ACC-t1",
 			Amount: "1.00", Currency: "EUR", Creditor: payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000"},
 			RequestedExecutionTime: instant,
 		}
@@ -193,4 +232,5 @@ func TestPacedPaymentsFollowTheirSlots(t *testing.T) {
 		t.Fatalf("accepted before the slot %d, not scheduled at their slot %d, windows over 50 %d (want 0 each); %d windows (want ≥ %d)",
 			early, offSlot, overfull, windows, n/50)
 	}
+	verifyLedger(t, pool)
 }

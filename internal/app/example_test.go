@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
@@ -21,7 +23,7 @@ import (
 // Serve's roles on a database and Temporal's own server: Phase A and
 // execution workers, and the dispatcher on its Temporal Schedule. A
 // payment submitted through the intake is initialized, waits in the queue
-// until it is due, and is executed.
+// until it is due, and is executed: its debtor's account is debited once.
 func Example() {
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
@@ -60,6 +62,13 @@ func Example() {
 	}
 	defer stopDispatch()
 
+	// The debtor's account, in the payment's currency, with 1,000.00 on it.
+	if _, _, err := account.Create(ctx, pool, account.Spec{
+		AccountID: "ACC-1", TenantID: "acme", Currency: "EUR", OpeningBalance: decimal.RequireFromString("1000.00"),
+	}); err != nil {
+		panic(err)
+	}
+
 	intake := app.PaymentService(db, tc, 1000) // what the HTTP API calls
 	id, err := intake.Submit(ctx, payment.Request{
 		PaymentID: "pay-example-1", TenantID: "acme", DebtorAccount: "ACC-1", Amount: "125.00", Currency: "EUR",
@@ -85,8 +94,20 @@ func Example() {
 			break
 		}
 	}
+	acct, err := account.Get(ctx, pool, "ACC-1")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("ACC-1 balance", acct.Balance.StringFixed(2), acct.Currency)
+	violations, err := payment.Verify(ctx, pool) // what paydispatch verify runs
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("ledger violations:", len(violations))
 	// Output:
 	// pay-example-1 SCHEDULED 125.00 EUR
 	// pay-example-1 PROCESSING 125.00 EUR
 	// queue item COMPLETED
+	// ACC-1 balance 875.00 EUR
+	// ledger violations: 0
 }
