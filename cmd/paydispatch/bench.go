@@ -8,18 +8,19 @@ import (
 	"github.com/paydispatch/paydispatch/internal/config"
 )
 
-const benchUsage = `Usage: paydispatch bench queue|pipeline|pacing|drain|outbox [flags]
+const benchUsage = `Usage: paydispatch bench queue|pipeline|pacing|drain|outbox|saga [flags]
 
 Benchmarks:
   queue     claim and dispatch throughput and claim latency of the dispatch queue
   pipeline  before/after: one sleeping workflow per payment vs this pipeline, on one embedded Temporal
   pacing    slot assignment: concurrent single assignments and one bulk assignment for one instant
   drain     pacing end to end: a paced bulk file through the whole pipeline, executions per second (SVG)
-  outbox    the relayer against the rail simulator: commit → receipt latency (NOTIFY, poll-only), instr/s`
+  outbox    the relayer against the rail simulator: commit → receipt latency (NOTIFY, poll-only), instr/s
+  saga      SubmitPayment on the ledger and process store (no Temporal): payments/s over many accounts and one`
 
 func runBench(ctx context.Context, env *environment, args []string) error {
 	if len(args) == 0 {
-		return usageError{fmt.Errorf("name a benchmark: 'paydispatch bench queue', 'pipeline', 'pacing', 'drain' or 'outbox'")}
+		return usageError{fmt.Errorf("name a benchmark: 'paydispatch bench queue', 'pipeline', 'pacing', 'drain', 'outbox' or 'saga'")}
 	}
 	switch args[0] {
 	case "-h", "--help", "-help":
@@ -35,8 +36,10 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 		return runBenchDrain(ctx, env, args[1:])
 	case "outbox":
 		return runBenchOutbox(ctx, env, args[1:])
+	case "saga":
+		return runBenchSaga(ctx, env, args[1:])
 	}
-	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain' or 'outbox'", args[0])}
+	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain', 'outbox' or 'saga'", args[0])}
 }
 
 func runBenchQueue(ctx context.Context, env *environment, args []string) error {
@@ -152,4 +155,27 @@ func runBenchOutbox(ctx context.Context, env *environment, args []string) error 
 	opt.Out = env.stdout
 	opt.Logger = newLogger(env, lg)
 	return bench.RunOutbox(ctx, opt)
+}
+
+func runBenchSaga(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "bench saga", "[flags]",
+		"On a throw-away database (a fresh private PostgreSQL, durable settings, or a scratch schema on\n"+
+			"DATABASE_URL), without Temporal: SubmitPayment executions per second as the exec workflow's local\n"+
+			"activities run them, (a) spread over --accounts accounts and (b) all from one account, each beside a\n"+
+			"baseline from the same run (one plain debit UPDATE + INSERT per payment, same concurrency). Ends with\n"+
+			"the ledger check and exits 1 on any violation. Prints the cores, CPU per payment and the CPU stolen.")
+	var (
+		db  config.Database
+		lg  config.Log
+		opt bench.SagaOptions
+	)
+	settings := append(config.DatabaseSettings(&db), config.LogSettings(&lg)...)
+	set := config.NewSet(fs, env.getenv, append(settings, bench.SagaSettings(&opt)...)...)
+	if err := parse(set, args); err != nil {
+		return err
+	}
+	opt.DatabaseURL, opt.PGBinDir = db.URL, db.PGBinDir
+	opt.Out = env.stdout
+	opt.Logger = newLogger(env, lg)
+	return bench.RunSaga(ctx, opt)
 }

@@ -277,9 +277,10 @@ func TestMigrateTwice(t *testing.T) {
 }
 
 // TestPaymentEndToEnd: payments posted to serve (embedded PostgreSQL and
-// Temporal) run Phase A, wait in the queue, are dispatched at their time and
-// end PROCESSING with their queue item COMPLETED; bad input is refused and
-// stores nothing.
+// Temporal, the embedded rail simulator) run Phase A, wait in the queue,
+// are dispatched at their time, debit their account once, reach the rail
+// and end DELIVERED with their queue item COMPLETED; bad input is refused
+// and stores nothing; the ledger check finds nothing.
 func TestPaymentEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -287,6 +288,7 @@ func TestPaymentEndToEnd(t *testing.T) {
 	// Not parallel: each runs a whole serve (PostgreSQL and Temporal).
 	data, addr := dataDir(t), freeAddr(t)
 	startServe(t, data, addr)
+	openAccount(t, addr, "ACC-1", "acme", "10000.00")
 	due := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339)
 	const n = 20
 	for i := range n {
@@ -342,7 +344,7 @@ func TestPaymentEndToEnd(t *testing.T) {
 				_ = json.NewDecoder(resp.Body).Decode(&v)
 				resp.Body.Close()
 			}
-			if v.Status == "PROCESSING" && v.QueueStatus == "COMPLETED" {
+			if v.Status == "DELIVERED" && v.QueueStatus == "COMPLETED" {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -363,6 +365,11 @@ func TestPaymentEndToEnd(t *testing.T) {
 	if resp, err := http.Get("http://" + addr + "/v1/payments/pay-bad"); err != nil || resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("refused payment was stored: %v", err)
 	}
+	// 20 payments of 125.00 (the resubmission debited nothing).
+	if got := accountBalance(t, addr, "ACC-1"); got != "7500.00" {
+		t.Fatalf("ACC-1 balance %s, want 7500.00", got)
+	}
+	verify(t, data)
 
 	// Seed 003's verification steps 4 and 5, as the README's curl does.
 	resp = postRetrying(t, "http://"+addr+"/admin/rate-limit/config", "application/json",
@@ -396,8 +403,9 @@ func TestPaymentEndToEnd(t *testing.T) {
 }
 
 // TestKill9MidRun: serve is killed with SIGKILL while payments are being
-// initialized and dispatched; after a restart every payment still ends
-// PROCESSING/COMPLETED, and each was executed by exactly one workflow run.
+// initialized, dispatched and executed; after a restart every payment still
+// ends DELIVERED/COMPLETED, each was executed by exactly one workflow run,
+// its account was debited once and the ledger check finds nothing.
 func TestKill9MidRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -406,6 +414,7 @@ func TestKill9MidRun(t *testing.T) {
 	data, addr := dataDir(t), freeAddr(t)
 	tport := freePortNumber(t)
 	p := startServeOn(t, data, addr, tport)
+	openAccount(t, addr, "ACC-1", "acme", "1000.00")
 	// A claim cut off by the kill is recovered after the stale threshold:
 	// keep it short here.
 	cfg := exec.Command(binary(t), "config", "set", "PAYMENT", "stale_claim_threshold_secs=5", "--data-dir", data)
@@ -423,13 +432,16 @@ func TestKill9MidRun(t *testing.T) {
 		}
 	}
 	// Kill it once the first payments are executing.
-	waitUntil(t, 60*time.Second, func() bool { return countStatus(addr, n, "PROCESSING") > 0 })
+	waitUntil(t, 60*time.Second, func() bool { return countStatus(addr, n, "PROCESSING")+countStatus(addr, n, "DELIVERED") > 0 })
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.done
 	p.done <- nil
 
 	startServeOn(t, data, addr, tport)
-	waitUntil(t, 120*time.Second, func() bool { return countStatus(addr, n, "PROCESSING", "COMPLETED") == n })
+	waitUntil(t, 120*time.Second, func() bool { return countStatus(addr, n, "DELIVERED", "COMPLETED") == n })
+	if got := accountBalance(t, addr, "ACC-1"); got != "400.00" {
+		t.Fatalf("ACC-1 balance %s after 60 payments of 10.00, want 400.00", got)
+	}
 
 	c, err := client.Dial(client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", tport), Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
 	if err != nil {
@@ -454,6 +466,43 @@ func TestKill9MidRun(t *testing.T) {
 		if runs != 1 {
 			t.Errorf("%s ran %d times", id, runs)
 		}
+	}
+	verify(t, data)
+}
+
+// openAccount opens an EUR account through the API, as a client would
+// before paying from it.
+func openAccount(t *testing.T, addr, id, tenant, balance string) {
+	t.Helper()
+	resp := postRetrying(t, "http://"+addr+"/v1/accounts", "application/json",
+		fmt.Sprintf(`{"accountId":%q,"tenantId":%q,"currency":"EUR","balance":%q}`, id, tenant, balance))
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("open account %s: %d", id, resp.StatusCode)
+	}
+}
+
+func accountBalance(t *testing.T, addr, id string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/v1/accounts/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v struct{ Balance string }
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET account %s: %d %v", id, resp.StatusCode, err)
+	}
+	return v.Balance
+}
+
+// verify runs paydispatch verify on the data directory and fails the test
+// on any violation.
+func verify(t *testing.T, data string) {
+	t.Helper()
+	cmd := exec.Command(binary(t), "verify", "--data-dir", data)
+	cmd.Env = append(os.Environ(), "DATABASE_URL=")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "every invariant holds") {
+		t.Fatalf("paydispatch verify: %v\n%s", err, out)
 	}
 }
 
@@ -497,7 +546,7 @@ func freePortNumber(t *testing.T) int {
 
 // TestBulkFile: a JSON-lines file of payments due at one instant becomes
 // one chunk workflow per chunk (here 100, to keep the test short), and every
-// payment reaches PROCESSING with its queue item COMPLETED; a file with bad
+// payment reaches DELIVERED with its queue item COMPLETED; a file with bad
 // lines starts nothing and reports every bad line; the same file again
 // starts nothing new.
 func TestBulkFile(t *testing.T) {
@@ -507,11 +556,14 @@ func TestBulkFile(t *testing.T) {
 	// Not parallel: each runs a whole serve (PostgreSQL and Temporal).
 	data, addr := dataDir(t), freeAddr(t)
 	startServeOn(t, data, addr, 0, "--bulk-chunk-size", "100")
+	for i := range 3 {
+		openAccount(t, addr, fmt.Sprintf("ACC-t%d", i), fmt.Sprintf("t%d", i), "1000.00")
+	}
 	due := time.Now().Add(5 * time.Second).UTC().Format(time.RFC3339)
 	const n = 250
 	var file strings.Builder
 	for i := range n {
-		fmt.Fprintf(&file, `{"paymentId":"b-%04d","tenantId":"t%d","debtorAccount":"ACC-1","amount":"1.%02d","currency":"EUR","creditor":{"name":"Jane Doe","iban":"DE89370400440532013000"},"requestedExecutionTime":%q}`+"\n", i, i%3, i%100, due)
+		fmt.Fprintf(&file, `{"paymentId":"b-%04d","tenantId":"t%d","debtorAccount":"ACC-t%d","amount":"1.%02d","currency":"EUR","creditor":{"name":"Jane Doe","iban":"DE89370400440532013000"},"requestedExecutionTime":%q}`+"\n", i, i%3, i%3, i%100, due)
 	}
 	post := func(body string) (int, map[string]any) {
 		resp, err := http.Post("http://"+addr+"/v1/payment-batches", "application/x-ndjson", strings.NewReader(body))
@@ -538,9 +590,10 @@ func TestBulkFile(t *testing.T) {
 	waitUntil(t, 6*time.Minute, func() bool {
 		var done int
 		_ = conn.QueryRow(context.Background(), `SELECT count(*) FROM payments p JOIN exec_queue q ON q.item_id = p.payment_id
-			WHERE p.status = 'PROCESSING' AND q.queue_status = 'COMPLETED'`).Scan(&done)
+			WHERE p.status = 'DELIVERED' AND q.queue_status = 'COMPLETED'`).Scan(&done)
 		return done == n
 	})
+	verify(t, data)
 	var total int
 	if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM payments`).Scan(&total); err != nil || total != n {
 		t.Fatalf("payments stored = %d (%v), want %d (the bad file stored nothing)", total, err, n)

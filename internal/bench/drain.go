@@ -86,6 +86,9 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if _, err := app.Migrate(ctx, db.Pool, nil); err != nil {
 		return err
 	}
+	if err := openBenchAccounts(ctx, db.Pool); err != nil {
+		return err
+	}
 	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal", EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions})
 	if err != nil {
 		return err
@@ -215,7 +218,10 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	}
 	fmt.Fprintf(o.Out, "start requests later than slot − lead: %d; slot − start request p50 %.0f ms\n", late, margin50)
 	fmt.Fprintf(o.Out, "engine lag (execution − later of slot and start request): p50 %.0f ms, p99 %.0f ms, max %.0f ms\n", engine50, engine99, engineMax)
-	return reportDrain(o, rate, perSecond, first, last, early, stolen.bySecond)
+	if err := reportDrain(o, rate, perSecond, first, last, early, stolen.bySecond); err != nil {
+		return err
+	}
+	return ledgerCheck(ctx, db.Pool, o.Out)
 }
 
 func reportDrain(o DrainOptions, rate float64, perSecond map[int]int, first, last, early int, stolenBySecond map[int]float64) error {

@@ -21,10 +21,15 @@ import (
 	"go.temporal.io/sdk/workflow"
 	_ "modernc.org/sqlite" // read the embedded Temporal's store
 
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
+
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
 	ptemporal "github.com/paydispatch/paydispatch/temporal"
 )
@@ -94,10 +99,19 @@ func SleepingPaymentWorkflow(ctx workflow.Context, r payment.Request) error {
 			return err
 		}
 	}
-	var ea *payment.ExecActivities
-	if err := workflow.ExecuteLocalActivity(ctx, ea.ExecutePayment, r.PaymentID, time.Time{}).Get(ctx, nil); err != nil {
+	// The same execution as PaymentExecWorkflow: SubmitPayment (the debit,
+	// the booking and the rail instruction), then the status and the
+	// notifications. The request was validated at intake, so its amount
+	// and IBAN are already in normal form.
+	pc := payment.Context{Request: r, Amount: r.Amount, Enrichment: payment.Enrichment{CreditorIBAN: r.Creditor.IBAN}}
+	out, err := process.Run(ctx, process.Options{
+		Type: payment.SubmitPaymentType, BusinessKey: r.PaymentID, Data: payment.SubmitData(r.PaymentID, pc, workflow.Now(ctx)),
+		Exec: process.ExecOptions{Local: true},
+	})
+	if err != nil || out.Status != process.StatusSucceeded {
 		return err
 	}
+	var ea *payment.ExecActivities
 	ref := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID
 	if err := workflow.ExecuteLocalActivity(ctx, ea.PostProcess, r.PaymentID, ref).Get(ctx, nil); err != nil {
 		return err
@@ -216,6 +230,9 @@ func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designRes
 	if _, err := app.Migrate(ctx, db.Pool, nil); err != nil {
 		return a, b, err
 	}
+	if err := openBenchAccounts(ctx, db.Pool); err != nil {
+		return a, b, err
+	}
 	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal"})
 	if err != nil {
 		return a, b, err
@@ -239,6 +256,7 @@ func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designRes
 	sw.RegisterWorkflow(SleepingPaymentWorkflow)
 	sw.RegisterActivity(&payment.InitActivities{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool)})
 	sw.RegisterActivity(&payment.ExecActivities{Store: payment.NewStore(db.Pool)})
+	process.Register(sw, &process.Activities{DB: db.Pool, Registry: app.Processes()})
 	if err := sw.Start(); err != nil {
 		return a, b, err
 	}
@@ -249,13 +267,44 @@ func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designRes
 		return a, b, err
 	}
 	fmt.Fprintf(o.Out, "N=%s: (b) running ...\n", thousands(n))
-	b, err = e.runPipeline(ctx, n)
-	return a, b, err
+	if b, err = e.runPipeline(ctx, n); err != nil {
+		return a, b, err
+	}
+	return a, b, ledgerCheck(ctx, db.Pool, o.Out)
+}
+
+// openBenchAccounts opens the accounts benchRequest's payments debit:
+// ACC-t0 … ACC-t9, one per tenant, in EUR, each with more than enough.
+func openBenchAccounts(ctx context.Context, pool *pgxpool.Pool) error {
+	for i := range 10 {
+		if _, _, err := account.Create(ctx, pool, account.Spec{AccountID: fmt.Sprintf("ACC-t%d", i), TenantID: fmt.Sprintf("t%d", i),
+			Currency: "EUR", OpeningBalance: decimal.NewFromInt(1_000_000_000)}); err != nil {
+			return fmt.Errorf("open bench accounts: %w", err)
+		}
+	}
+	return nil
+}
+
+// ledgerCheck runs paydispatch verify's check on the benchmark's
+// database, prints its verdict and fails on any violation.
+func ledgerCheck(ctx context.Context, pool *pgxpool.Pool, out io.Writer) error {
+	vs, err := payment.Verify(ctx, pool)
+	if err != nil {
+		return fmt.Errorf("ledger check: %w", err)
+	}
+	fmt.Fprintf(out, "ledger check (paydispatch verify): %d violations: %s\n", len(vs), verdict(len(vs) == 0))
+	for _, v := range vs {
+		fmt.Fprintf(out, "  %s\n", v)
+	}
+	if len(vs) > 0 {
+		return fmt.Errorf("the ledger check found %d violations", len(vs))
+	}
+	return nil
 }
 
 func benchRequest(prefix string, i int, at time.Time) payment.Request {
 	return payment.Request{
-		PaymentID: fmt.Sprintf("%s-%07d", prefix, i), TenantID: fmt.Sprintf("t%d", i%10), DebtorAccount: "ACC-1",
+		PaymentID: fmt.Sprintf("%s-%07d", prefix, i), TenantID: fmt.Sprintf("t%d", i%10), DebtorAccount: fmt.Sprintf("ACC-t%d", i%10),
 		Amount: "1.00", Currency: "EUR", Creditor: payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000"},
 		RequestedExecutionTime: at,
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // cpuTimes are the machine's CPU time counters (/proc/stat, all CPUs).
-type cpuTimes struct{ total, steal uint64 }
+type cpuTimes struct{ total, idle, steal uint64 }
 
 // readCPU reads them; ok is false off Linux.
 func readCPU() (t cpuTimes, ok bool) {
@@ -38,7 +38,10 @@ func parseCPU(line string) (t cpuTimes, ok bool) {
 		if i < 8 { // user nice system idle iowait irq softirq steal (guest time is inside user)
 			t.total += n
 		}
-		if i == 7 {
+		switch i {
+		case 3, 4: // idle, iowait
+			t.idle += n
+		case 7:
 			t.steal = n
 		}
 	}
@@ -54,6 +57,19 @@ func stolenSince(start cpuTimes) (float64, bool) {
 		return 0, false
 	}
 	return float64(now.steal-start.steal) / float64(now.total-start.total), true
+}
+
+// busySince is the CPU time the machine's CPUs spent working (not idle,
+// not waiting for I/O, not stolen) since start: this process, PostgreSQL
+// and anything else running. /proc/stat counts in USER_HZ ticks, 100 a
+// second on Linux.
+func busySince(start cpuTimes) time.Duration {
+	now, ok := readCPU()
+	if !ok {
+		return 0
+	}
+	ticks := (now.total - start.total) - (now.idle - start.idle) - (now.steal - start.steal)
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 // processCPU is the CPU time (user and system) this process has used; zero

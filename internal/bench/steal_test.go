@@ -9,7 +9,7 @@ func TestParseCPU(t *testing.T) {
 		want cpuTimes
 		ok   bool
 	}{
-		{"cpu  100 5 50 800 10 0 5 30 7 0", cpuTimes{total: 1000, steal: 30}, true},
+		{"cpu  100 5 50 800 10 0 5 30 7 0", cpuTimes{total: 1000, idle: 810, steal: 30}, true},
 		{"cpu  1 2 3 4 5 6 7", cpuTimes{}, false},          // no steal column
 		{"cpu0 100 5 50 800 10 0 5 30", cpuTimes{}, false}, // not the total line
 		{"cpu  1 2 x 4 5 6 7 8", cpuTimes{}, false},
