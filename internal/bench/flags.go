@@ -34,7 +34,7 @@ func durFlag(name, def string, least time.Duration, usage string, dst *time.Dura
 }
 
 func boolFlag(name, usage string, dst *bool) *config.Setting {
-	return &config.Setting{Flag: name, Default: "false", Usage: usage, Parse: func(v string) error {
+	return &config.Setting{Flag: name, Default: "false", Usage: usage, Bool: true, Parse: func(v string) error {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return fmt.Errorf("want true or false, e.g. --%s=true", name)

@@ -22,9 +22,26 @@ type Setting struct {
 	Usage   string
 	// Parse checks and stores the value; its error says what is expected.
 	Parse func(string) error
+	// Bool makes the flag a switch: --name alone means --name=true.
+	Bool bool
 
 	raw string
 }
+
+// rawValue is a setting's text; as a boolean flag it may stand alone.
+type rawValue struct {
+	dst    *string
+	isBool bool
+}
+
+func (v rawValue) String() string {
+	if v.dst == nil {
+		return ""
+	}
+	return *v.dst
+}
+func (v rawValue) Set(x string) error { *v.dst = x; return nil }
+func (v rawValue) IsBoolFlag() bool   { return v.isBool }
 
 // Set is the settings of one subcommand, bound to its flag set.
 type Set struct {
@@ -45,7 +62,8 @@ func NewSet(fs *flag.FlagSet, getenv func(string) string, settings ...*Setting) 
 		if st.Env != "" {
 			usage += " (env " + st.Env + ")"
 		}
-		fs.StringVar(&st.raw, st.Flag, def, usage)
+		st.raw = def
+		fs.Var(rawValue{dst: &st.raw, isBool: st.Bool}, st.Flag, usage)
 	}
 	return s
 }
