@@ -102,27 +102,32 @@ func (a *Activities) Start(ctx context.Context, in StartInput) (State, error) {
 	if err != nil {
 		return State{}, invalid(err)
 	}
+	// A new process is one statement, the instance with its first entry;
+	// one that exists is read under its lock and attached to the runner.
+	started := entry{event: EventProcessStarted, step: def.Initial, detail: map[string]any{"data": in.Data.merged(nil), "workflowId": in.WorkflowID}}
+	detail, err := started.detailJSON(id)
+	if err != nil {
+		return State{}, invalid(err)
+	}
+	row, err := dbsqlc.New(a.DB).InsertInstance(ctx, dbsqlc.InsertInstanceParams{
+		ProcessID: id, ProcessType: in.Type, BusinessKey: in.BusinessKey,
+		CurrentStep: def.Initial, Data: data, WorkflowID: in.WorkflowID,
+		At: a.now(), Detail: detail, Actor: started.actorName(),
+	})
+	if err == nil {
+		inst, err := fromRow(dbsqlc.ProcessInstance(row))
+		if err != nil {
+			return State{}, err
+		}
+		return stateOf(inst), nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return State{}, fmt.Errorf("process %s: insert: %w", id, err)
+	}
 	var st State
 	err = pgx.BeginFunc(ctx, a.DB, func(tx pgx.Tx) error {
 		q := dbsqlc.New(tx)
-		row, err := q.InsertInstance(ctx, dbsqlc.InsertInstanceParams{
-			ProcessID: id, ProcessType: in.Type, BusinessKey: in.BusinessKey,
-			CurrentStep: def.Initial, Data: data, WorkflowID: in.WorkflowID,
-		})
-		if err == nil {
-			inst, err := fromRow(row)
-			if err != nil {
-				return err
-			}
-			st = stateOf(inst)
-			return appendLog(ctx, q, id, a.now(), []entry{{
-				event: EventProcessStarted, step: def.Initial, detail: map[string]any{"data": inst.Data, "workflowId": in.WorkflowID},
-			}})
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("process %s: insert: %w", id, err)
-		}
-		row, err = q.LockInstance(ctx, id)
+		row, err := q.LockInstance(ctx, id)
 		if err != nil {
 			return fmt.Errorf("process %s: lock: %w", id, err)
 		}

@@ -83,14 +83,6 @@ func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, 
 	if !ok {
 		return StepResult{}, &failure{code: CodeUnknownStep, message: "the definition has no step " + strconv.Quote(req.Step)}, inst, nil
 	}
-	claimed, err := q.ClaimInbox(ctx, dbsqlc.ClaimInboxParams{Key: key, ProcessID: req.ProcessID, Step: req.Step})
-	if err != nil {
-		return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: claim %s: %w", req.ProcessID, key, err)
-	}
-	if claimed == 0 {
-		res, err := a.elsewhere(ctx, q, inst, key)
-		return res, nil, Instance{}, err
-	}
 	// The server gives up on a statement the handler leaves running past
 	// the deadline, so the row lock is not held long after it.
 	timeout := step.timeout()
@@ -129,8 +121,18 @@ func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, 
 	if err != nil {
 		return StepResult{}, nil, Instance{}, err
 	}
-	if err := q.SetInboxResult(ctx, dbsqlc.SetInboxResultParams{Key: key, Result: resultJSON}); err != nil {
-		return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: store result of %s: %w", req.ProcessID, key, err)
+	// The instance's row lock serializes the attempts of a step, and a
+	// committed step moves the instance on, so the key is new here; its
+	// primary key still makes a second application impossible: should the
+	// row exist, the effects just made roll back and the request is a
+	// duplicate.
+	recorded, err := q.RecordInbox(ctx, dbsqlc.RecordInboxParams{Key: key, ProcessID: req.ProcessID, Step: req.Step, Result: resultJSON})
+	if err != nil {
+		return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: record %s: %w", req.ProcessID, key, err)
+	}
+	if recorded == 0 {
+		res, err := a.elsewhere(ctx, q, inst, key)
+		return res, nil, Instance{}, err
 	}
 	updated, err := a.complete(ctx, tx, q, def, inst, req, in.Attempt, startedAt, result, data, next)
 	if err != nil {

@@ -173,39 +173,17 @@ func write(ctx context.Context, q *dbsqlc.Queries, at time.Time, from, to Instan
 	if err != nil {
 		return Instance{}, err
 	}
-	row, err := q.UpdateInstance(ctx, dbsqlc.UpdateInstanceParams{
+	p := dbsqlc.UpdateInstanceParams{
 		ProcessID: from.ID, Version: from.Version, ExpectedStatus: string(from.Status),
 		Status: string(to.Status), CurrentStep: to.Step, Data: data, Retries: int32(to.Retries),
 		ResumeStatus: string(to.ResumeStatus), FailedStep: to.FailedStep, ErrorCode: to.ErrorCode,
 		ErrorMessage: to.ErrorMessage, CompensationErrorCode: to.CompensationErrorCode,
 		CompensationErrorMessage: to.CompensationErrorMessage, WorkflowID: to.WorkflowID,
-	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Instance{}, fmt.Errorf("%w: %s changed since version %d", ErrVersionConflict, from.ID, from.Version)
 	}
-	if err != nil {
-		return Instance{}, fmt.Errorf("process %s: update: %w", from.ID, err)
-	}
-	if err := appendLog(ctx, q, from.ID, at, entries); err != nil {
-		return Instance{}, err
-	}
-	return fromRow(row)
-}
-
-func appendLog(ctx context.Context, q *dbsqlc.Queries, id uuid.UUID, at time.Time, entries []entry) error {
-	p := dbsqlc.AppendLogParams{ProcessID: id}
 	for _, e := range entries {
-		detail := []byte("{}")
-		if e.detail != nil {
-			b, err := json.Marshal(e.detail)
-			if err != nil {
-				return fmt.Errorf("process %s: encode %s detail: %w", id, e.event, err)
-			}
-			detail = b
-		}
-		actor := e.actor
-		if actor == "" {
-			actor = SystemActor
+		detail, err := e.detailJSON(from.ID)
+		if err != nil {
+			return Instance{}, err
 		}
 		when := e.at
 		if when.IsZero() {
@@ -217,12 +195,35 @@ func appendLog(ctx context.Context, q *dbsqlc.Queries, id uuid.UUID, at time.Tim
 		p.Attempts = append(p.Attempts, int32(e.attempt))
 		p.ErrorCodes = append(p.ErrorCodes, e.code)
 		p.Details = append(p.Details, string(detail))
-		p.Actors = append(p.Actors, actor)
+		p.Actors = append(p.Actors, e.actorName())
 	}
-	if err := q.AppendLog(ctx, p); err != nil {
-		return fmt.Errorf("process %s: append log: %w", id, err)
+	row, err := q.UpdateInstance(ctx, p)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Instance{}, fmt.Errorf("%w: %s changed since version %d", ErrVersionConflict, from.ID, from.Version)
 	}
-	return nil
+	if err != nil {
+		return Instance{}, fmt.Errorf("process %s: update: %w", from.ID, err)
+	}
+	return fromRow(dbsqlc.ProcessInstance(row))
+}
+
+// detailJSON is the entry's detail as the log stores it.
+func (e entry) detailJSON(id uuid.UUID) ([]byte, error) {
+	if e.detail == nil {
+		return []byte("{}"), nil
+	}
+	b, err := json.Marshal(e.detail)
+	if err != nil {
+		return nil, fmt.Errorf("process %s: encode %s detail: %w", id, e.event, err)
+	}
+	return b, nil
+}
+
+func (e entry) actorName() string {
+	if e.actor == "" {
+		return SystemActor
+	}
+	return e.actor
 }
 
 // completedSteps reads which steps and compensations have committed.

@@ -3,12 +3,25 @@
 -- also holds the row lock, so a guard failing there is a bug, not a race.
 
 -- name: InsertInstance :one
--- A new process, NEW at its initial step. No row back: it exists already
--- (same id, or same type and business key).
-INSERT INTO process_instance (process_id, process_type, business_key, status, current_step, data, workflow_id)
-VALUES (@process_id, @process_type, @business_key, 'NEW', @current_step, @data, @workflow_id)
-ON CONFLICT DO NOTHING
-RETURNING *;
+-- A new process, NEW at its initial step, and its ProcessStarted entry, in
+-- one statement. No row back (and no entry): it exists already (same id,
+-- or same type and business key).
+WITH ins AS (
+    INSERT INTO process_instance (process_id, process_type, business_key, status, current_step, data, workflow_id)
+    VALUES (@process_id, @process_type, @business_key, 'NEW', @current_step, @data, @workflow_id)
+    ON CONFLICT DO NOTHING
+    RETURNING *
+), started AS (
+    INSERT INTO process_log (process_id, at, event, step, detail, actor)
+    SELECT ins.process_id, @at::timestamptz, 'ProcessStarted', ins.current_step, @detail::jsonb, @actor::text
+    FROM ins
+)
+SELECT ins.process_id, ins.process_type, ins.business_key, ins.status,
+       ins.current_step, ins.data, ins.retries, ins.version,
+       ins.resume_status, ins.failed_step, ins.error_code, ins.error_message,
+       ins.compensation_error_code, ins.compensation_error_message, ins.workflow_id, ins.created_at,
+       ins.updated_at
+FROM ins;
 
 -- name: GetInstance :one
 SELECT * FROM process_instance WHERE process_id = @process_id;
@@ -32,36 +45,43 @@ WHERE i.process_id = @process_id
 FOR UPDATE OF i;
 
 -- name: UpdateInstance :one
--- Writes a transition. No row back: someone changed the instance since it
--- was read (version) or it is no longer in the status the change is for.
-UPDATE process_instance
-SET status = @status,
-    current_step = @current_step,
-    data = @data,
-    retries = @retries,
-    resume_status = @resume_status,
-    failed_step = @failed_step,
-    error_code = @error_code,
-    error_message = @error_message,
-    compensation_error_code = @compensation_error_code,
-    compensation_error_message = @compensation_error_message,
-    workflow_id = @workflow_id,
-    version = version + 1,
-    updated_at = now()
-WHERE process_id = @process_id
-  AND version = @version
-  AND status = @expected_status
-RETURNING *;
-
--- name: AppendLog :exec
--- A transition's log entries, in order, in one statement (parallel arrays,
--- one element per entry).
-INSERT INTO process_log (process_id, at, event, step, attempt, error_code, detail, actor)
-SELECT @process_id::uuid, (@ats::timestamptz[])[i], (@events::text[])[i], (@steps::text[])[i],
-       (@attempts::int[])[i], (@error_codes::text[])[i], ((@details::text[])[i])::jsonb,
-       (@actors::text[])[i]
-FROM generate_subscripts(@events::text[], 1) AS i
-ORDER BY i;
+-- Writes a transition and its log entries, in order, in one statement
+-- (parallel arrays, one element per entry). No row back and no entry:
+-- someone changed the instance since it was read (version) or it is no
+-- longer in the status the change is for.
+WITH upd AS (
+    UPDATE process_instance
+    SET status = @status,
+        current_step = @current_step,
+        data = @data,
+        retries = @retries,
+        resume_status = @resume_status,
+        failed_step = @failed_step,
+        error_code = @error_code,
+        error_message = @error_message,
+        compensation_error_code = @compensation_error_code,
+        compensation_error_message = @compensation_error_message,
+        workflow_id = @workflow_id,
+        version = process_instance.version + 1,
+        updated_at = now()
+    WHERE process_instance.process_id = @process_id
+      AND process_instance.version = @version
+      AND process_instance.status = @expected_status
+    RETURNING *
+), logged AS (
+    INSERT INTO process_log (process_id, at, event, step, attempt, error_code, detail, actor)
+    SELECT upd.process_id, (@ats::timestamptz[])[i], (@events::text[])[i], (@steps::text[])[i],
+           (@attempts::int[])[i], (@error_codes::text[])[i], ((@details::text[])[i])::jsonb,
+           (@actors::text[])[i]
+    FROM upd, generate_subscripts(@events::text[], 1) AS i
+    ORDER BY i
+)
+SELECT upd.process_id, upd.process_type, upd.business_key, upd.status,
+       upd.current_step, upd.data, upd.retries, upd.version,
+       upd.resume_status, upd.failed_step, upd.error_code, upd.error_message,
+       upd.compensation_error_code, upd.compensation_error_message, upd.workflow_id, upd.created_at,
+       upd.updated_at
+FROM upd;
 
 -- name: ListLog :many
 SELECT * FROM process_log WHERE process_id = @process_id ORDER BY seq;
@@ -81,14 +101,11 @@ WHERE status = @status
 ORDER BY updated_at, process_id
 LIMIT @max_rows::int;
 
--- name: ClaimInbox :execrows
+-- name: RecordInbox :execrows
 -- Zero rows: the step was applied before.
-INSERT INTO process_inbox (key, process_id, step)
-VALUES (@key, @process_id, @step)
+INSERT INTO process_inbox (key, process_id, step, result)
+VALUES (@key, @process_id, @step, @result)
 ON CONFLICT (key) DO NOTHING;
-
--- name: SetInboxResult :exec
-UPDATE process_inbox SET result = @result WHERE key = @key;
 
 -- name: GetInbox :one
 SELECT * FROM process_inbox WHERE key = @key;

@@ -12,63 +12,6 @@ import (
 	"github.com/google/uuid"
 )
 
-const appendLog = `-- name: AppendLog :exec
-INSERT INTO process_log (process_id, at, event, step, attempt, error_code, detail, actor)
-SELECT $1::uuid, ($2::timestamptz[])[i], ($3::text[])[i], ($4::text[])[i],
-       ($5::int[])[i], ($6::text[])[i], (($7::text[])[i])::jsonb,
-       ($8::text[])[i]
-FROM generate_subscripts($3::text[], 1) AS i
-ORDER BY i
-`
-
-type AppendLogParams struct {
-	ProcessID  uuid.UUID
-	Ats        []time.Time
-	Events     []string
-	Steps      []string
-	Attempts   []int32
-	ErrorCodes []string
-	Details    []string
-	Actors     []string
-}
-
-// A transition's log entries, in order, in one statement (parallel arrays,
-// one element per entry).
-func (q *Queries) AppendLog(ctx context.Context, arg AppendLogParams) error {
-	_, err := q.db.Exec(ctx, appendLog,
-		arg.ProcessID,
-		arg.Ats,
-		arg.Events,
-		arg.Steps,
-		arg.Attempts,
-		arg.ErrorCodes,
-		arg.Details,
-		arg.Actors,
-	)
-	return err
-}
-
-const claimInbox = `-- name: ClaimInbox :execrows
-INSERT INTO process_inbox (key, process_id, step)
-VALUES ($1, $2, $3)
-ON CONFLICT (key) DO NOTHING
-`
-
-type ClaimInboxParams struct {
-	Key       string
-	ProcessID uuid.UUID
-	Step      string
-}
-
-// Zero rows: the step was applied before.
-func (q *Queries) ClaimInbox(ctx context.Context, arg ClaimInboxParams) (int64, error) {
-	result, err := q.db.Exec(ctx, claimInbox, arg.Key, arg.ProcessID, arg.Step)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const completedSteps = `-- name: CompletedSteps :many
 SELECT event, step FROM process_log
 WHERE process_id = $1 AND event IN ('StepCompleted', 'CompensationCompleted')
@@ -150,10 +93,22 @@ func (q *Queries) GetInstance(ctx context.Context, processID uuid.UUID) (Process
 
 const insertInstance = `-- name: InsertInstance :one
 
-INSERT INTO process_instance (process_id, process_type, business_key, status, current_step, data, workflow_id)
-VALUES ($1, $2, $3, 'NEW', $4, $5, $6)
-ON CONFLICT DO NOTHING
-RETURNING process_id, process_type, business_key, status, current_step, data, retries, version, resume_status, failed_step, error_code, error_message, compensation_error_code, compensation_error_message, workflow_id, created_at, updated_at
+WITH ins AS (
+    INSERT INTO process_instance (process_id, process_type, business_key, status, current_step, data, workflow_id)
+    VALUES ($1, $2, $3, 'NEW', $4, $5, $6)
+    ON CONFLICT DO NOTHING
+    RETURNING process_id, process_type, business_key, status, current_step, data, retries, version, resume_status, failed_step, error_code, error_message, compensation_error_code, compensation_error_message, workflow_id, created_at, updated_at
+), started AS (
+    INSERT INTO process_log (process_id, at, event, step, detail, actor)
+    SELECT ins.process_id, $7::timestamptz, 'ProcessStarted', ins.current_step, $8::jsonb, $9::text
+    FROM ins
+)
+SELECT ins.process_id, ins.process_type, ins.business_key, ins.status,
+       ins.current_step, ins.data, ins.retries, ins.version,
+       ins.resume_status, ins.failed_step, ins.error_code, ins.error_message,
+       ins.compensation_error_code, ins.compensation_error_message, ins.workflow_id, ins.created_at,
+       ins.updated_at
+FROM ins
 `
 
 type InsertInstanceParams struct {
@@ -163,14 +118,38 @@ type InsertInstanceParams struct {
 	CurrentStep string
 	Data        []byte
 	WorkflowID  string
+	At          time.Time
+	Detail      []byte
+	Actor       string
+}
+
+type InsertInstanceRow struct {
+	ProcessID                uuid.UUID
+	ProcessType              string
+	BusinessKey              string
+	Status                   string
+	CurrentStep              string
+	Data                     []byte
+	Retries                  int32
+	Version                  int64
+	ResumeStatus             string
+	FailedStep               string
+	ErrorCode                string
+	ErrorMessage             string
+	CompensationErrorCode    string
+	CompensationErrorMessage string
+	WorkflowID               string
+	CreatedAt                time.Time
+	UpdatedAt                time.Time
 }
 
 // Process manager statements. Every change to an instance is guarded by
 // its version and status (optimistic concurrency); the step transaction
 // also holds the row lock, so a guard failing there is a bug, not a race.
-// A new process, NEW at its initial step. No row back: it exists already
-// (same id, or same type and business key).
-func (q *Queries) InsertInstance(ctx context.Context, arg InsertInstanceParams) (ProcessInstance, error) {
+// A new process, NEW at its initial step, and its ProcessStarted entry, in
+// one statement. No row back (and no entry): it exists already (same id,
+// or same type and business key).
+func (q *Queries) InsertInstance(ctx context.Context, arg InsertInstanceParams) (InsertInstanceRow, error) {
 	row := q.db.QueryRow(ctx, insertInstance,
 		arg.ProcessID,
 		arg.ProcessType,
@@ -178,8 +157,11 @@ func (q *Queries) InsertInstance(ctx context.Context, arg InsertInstanceParams) 
 		arg.CurrentStep,
 		arg.Data,
 		arg.WorkflowID,
+		arg.At,
+		arg.Detail,
+		arg.Actor,
 	)
-	var i ProcessInstance
+	var i InsertInstanceRow
 	err := row.Scan(
 		&i.ProcessID,
 		&i.ProcessType,
@@ -339,39 +321,67 @@ func (q *Queries) LockInstance(ctx context.Context, processID uuid.UUID) (Proces
 	return i, err
 }
 
-const setInboxResult = `-- name: SetInboxResult :exec
-UPDATE process_inbox SET result = $1 WHERE key = $2
+const recordInbox = `-- name: RecordInbox :execrows
+INSERT INTO process_inbox (key, process_id, step, result)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (key) DO NOTHING
 `
 
-type SetInboxResultParams struct {
-	Result []byte
-	Key    string
+type RecordInboxParams struct {
+	Key       string
+	ProcessID uuid.UUID
+	Step      string
+	Result    []byte
 }
 
-func (q *Queries) SetInboxResult(ctx context.Context, arg SetInboxResultParams) error {
-	_, err := q.db.Exec(ctx, setInboxResult, arg.Result, arg.Key)
-	return err
+// Zero rows: the step was applied before.
+func (q *Queries) RecordInbox(ctx context.Context, arg RecordInboxParams) (int64, error) {
+	result, err := q.db.Exec(ctx, recordInbox,
+		arg.Key,
+		arg.ProcessID,
+		arg.Step,
+		arg.Result,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const updateInstance = `-- name: UpdateInstance :one
-UPDATE process_instance
-SET status = $1,
-    current_step = $2,
-    data = $3,
-    retries = $4,
-    resume_status = $5,
-    failed_step = $6,
-    error_code = $7,
-    error_message = $8,
-    compensation_error_code = $9,
-    compensation_error_message = $10,
-    workflow_id = $11,
-    version = version + 1,
-    updated_at = now()
-WHERE process_id = $12
-  AND version = $13
-  AND status = $14
-RETURNING process_id, process_type, business_key, status, current_step, data, retries, version, resume_status, failed_step, error_code, error_message, compensation_error_code, compensation_error_message, workflow_id, created_at, updated_at
+WITH upd AS (
+    UPDATE process_instance
+    SET status = $1,
+        current_step = $2,
+        data = $3,
+        retries = $4,
+        resume_status = $5,
+        failed_step = $6,
+        error_code = $7,
+        error_message = $8,
+        compensation_error_code = $9,
+        compensation_error_message = $10,
+        workflow_id = $11,
+        version = process_instance.version + 1,
+        updated_at = now()
+    WHERE process_instance.process_id = $12
+      AND process_instance.version = $13
+      AND process_instance.status = $14
+    RETURNING process_id, process_type, business_key, status, current_step, data, retries, version, resume_status, failed_step, error_code, error_message, compensation_error_code, compensation_error_message, workflow_id, created_at, updated_at
+), logged AS (
+    INSERT INTO process_log (process_id, at, event, step, attempt, error_code, detail, actor)
+    SELECT upd.process_id, ($15::timestamptz[])[i], ($16::text[])[i], ($17::text[])[i],
+           ($18::int[])[i], ($19::text[])[i], (($20::text[])[i])::jsonb,
+           ($21::text[])[i]
+    FROM upd, generate_subscripts($16::text[], 1) AS i
+    ORDER BY i
+)
+SELECT upd.process_id, upd.process_type, upd.business_key, upd.status,
+       upd.current_step, upd.data, upd.retries, upd.version,
+       upd.resume_status, upd.failed_step, upd.error_code, upd.error_message,
+       upd.compensation_error_code, upd.compensation_error_message, upd.workflow_id, upd.created_at,
+       upd.updated_at
+FROM upd
 `
 
 type UpdateInstanceParams struct {
@@ -389,11 +399,40 @@ type UpdateInstanceParams struct {
 	ProcessID                uuid.UUID
 	Version                  int64
 	ExpectedStatus           string
+	Ats                      []time.Time
+	Events                   []string
+	Steps                    []string
+	Attempts                 []int32
+	ErrorCodes               []string
+	Details                  []string
+	Actors                   []string
 }
 
-// Writes a transition. No row back: someone changed the instance since it
-// was read (version) or it is no longer in the status the change is for.
-func (q *Queries) UpdateInstance(ctx context.Context, arg UpdateInstanceParams) (ProcessInstance, error) {
+type UpdateInstanceRow struct {
+	ProcessID                uuid.UUID
+	ProcessType              string
+	BusinessKey              string
+	Status                   string
+	CurrentStep              string
+	Data                     []byte
+	Retries                  int32
+	Version                  int64
+	ResumeStatus             string
+	FailedStep               string
+	ErrorCode                string
+	ErrorMessage             string
+	CompensationErrorCode    string
+	CompensationErrorMessage string
+	WorkflowID               string
+	CreatedAt                time.Time
+	UpdatedAt                time.Time
+}
+
+// Writes a transition and its log entries, in order, in one statement
+// (parallel arrays, one element per entry). No row back and no entry:
+// someone changed the instance since it was read (version) or it is no
+// longer in the status the change is for.
+func (q *Queries) UpdateInstance(ctx context.Context, arg UpdateInstanceParams) (UpdateInstanceRow, error) {
 	row := q.db.QueryRow(ctx, updateInstance,
 		arg.Status,
 		arg.CurrentStep,
@@ -409,8 +448,15 @@ func (q *Queries) UpdateInstance(ctx context.Context, arg UpdateInstanceParams) 
 		arg.ProcessID,
 		arg.Version,
 		arg.ExpectedStatus,
+		arg.Ats,
+		arg.Events,
+		arg.Steps,
+		arg.Attempts,
+		arg.ErrorCodes,
+		arg.Details,
+		arg.Actors,
 	)
-	var i ProcessInstance
+	var i UpdateInstanceRow
 	err := row.Scan(
 		&i.ProcessID,
 		&i.ProcessType,
