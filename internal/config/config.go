@@ -62,8 +62,12 @@ func NewSet(fs *flag.FlagSet, getenv func(string) string, settings ...*Setting) 
 		if st.Env != "" {
 			usage += " (env " + st.Env + ")"
 		}
-		st.raw = def
-		fs.Var(rawValue{dst: &st.raw, isBool: st.Bool}, st.Flag, usage)
+		if st.Bool {
+			st.raw = def
+			fs.Var(rawValue{dst: &st.raw, isBool: true}, st.Flag, usage)
+			continue
+		}
+		fs.StringVar(&st.raw, st.Flag, def, usage)
 	}
 	return s
 }
