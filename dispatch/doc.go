@@ -1,6 +1,6 @@
-// Package dispatch is Phase B of seed 000: the dispatcher cycle that
-// releases due queue items to the workflow engine, just in time, one short
-// execution workflow per item.
+// Package dispatch is Phase B of the dispatch queue (docs/design.md): the
+// dispatcher cycle that releases due queue items to the workflow engine,
+// just in time, one short execution workflow per item.
 //
 // One cycle (DispatcherWorkflow, fired by a Temporal Schedule with overlap
 // SKIP, or by the lease runner) reads the item type's configuration (a

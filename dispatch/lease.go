@@ -17,7 +17,8 @@ import (
 )
 
 // LeaseRunner runs dispatch cycles in-process, for deployments without a
-// Temporal Schedule (seed 001's scheduled loop under a distributed lock).
+// Temporal Schedule: the scheduled loop under a distributed lock
+// (docs/design.md, "Scheduled dispatcher and leases").
 // Every replica runs one; on each tick, only the replica holding the item
 // type's lease in PostgreSQL runs the cycle.
 //

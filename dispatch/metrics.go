@@ -9,7 +9,7 @@ import (
 	"github.com/paydispatch/paydispatch/queue"
 )
 
-// Metrics are the dispatcher's Prometheus metrics (seed 000's list), by
+// Metrics are the dispatcher's Prometheus metrics (docs/design.md, "Metrics"), by
 // item type. A nil *Metrics records nothing.
 type Metrics struct {
 	claimed, started, alreadyStarted, startFailures *prometheus.CounterVec

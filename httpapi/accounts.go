@@ -61,9 +61,9 @@ func (rt *Router) HandleAccounts(a Accounts) {
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the account could not be created now; retrying the same request is safe"})
 		case created:
 			w.Header().Set("Location", "/v1/accounts/"+n.AccountID)
-			WriteJSON(w, http.StatusCreated, accountJSON(v))
+			WriteJSON(w, http.StatusCreated, AccountJSON(v))
 		default:
-			WriteJSON(w, http.StatusOK, accountJSON(v))
+			WriteJSON(w, http.StatusOK, AccountJSON(v))
 		}
 	}))
 	rt.Handle("GET /v1/accounts/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -76,7 +76,7 @@ func (rt *Router) HandleAccounts(a Accounts) {
 			rt.log.Error("account view failed", "account", id, "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the account cannot be shown now; retry"})
 		default:
-			WriteJSON(w, http.StatusOK, accountJSON(v))
+			WriteJSON(w, http.StatusOK, AccountJSON(v))
 		}
 	}))
 }
@@ -239,7 +239,8 @@ func fieldProblem(title string, bad []ledger.FieldError) Problem {
 	return p
 }
 
-type accountResponse struct {
+// AccountResponse is an account's JSON form (AccountJSON).
+type AccountResponse struct {
 	AccountID          string                `json:"accountId"`
 	TenantID           string                `json:"tenantId"`
 	Currency           string                `json:"currency"`
@@ -276,12 +277,12 @@ type transactionResponse struct {
 	CreatedAt     time.Time `json:"createdAt"`
 }
 
-// accountJSON shows money in the currency's minor units ("100.00", JPY
-// "100"), as strings.
-func accountJSON(v service.AccountView) accountResponse {
+// AccountJSON is an account as the API and the CLI show it: money as
+// strings in the currency's minor units ("100.00", JPY "100").
+func AccountJSON(v service.AccountView) AccountResponse {
 	digits, _ := money.MinorUnits(v.Currency)
 	amt := func(d decimal.Decimal) string { return d.StringFixedBank(digits) }
-	out := accountResponse{
+	out := AccountResponse{
 		AccountID: v.AccountID, TenantID: v.TenantID, Currency: v.Currency, Balance: amt(v.Balance),
 		OpeningBalance: amt(v.OpeningBalance), LimitBased: v.LimitBased, Fee: amt(v.Fee),
 		Limits: []limitResponse{}, RecentTransactions: []transactionResponse{}, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,

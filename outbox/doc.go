@@ -2,7 +2,7 @@
 // rail that must receive it: a gap-free sequence per participant, a hot
 // pending table, an append-only attempts archive, a relayer woken by
 // NOTIFY with a fallback poll, and a reaper for attempts whose relayer
-// died mid-dispatch (seed 002, option 2A).
+// died mid-dispatch (docs/design.md, "Outbox and rail delivery").
 //
 // The outbox is a framework: it knows participants, rails, idempotency
 // keys and opaque JSON payloads, never payments. A Sender (package rail)

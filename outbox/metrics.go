@@ -10,7 +10,7 @@ import (
 	"github.com/paydispatch/paydispatch/outbox/internal/dbsqlc"
 )
 
-// Metrics are the relayers' Prometheus metrics (seed 002's list). Create
+// Metrics are the relayers' Prometheus metrics (docs/design.md, "Metrics"). Create
 // them once per process with NewMetrics and give them to every Relayer; a
 // nil *Metrics records nothing. The depths read from the database are in
 // DepthCollector.

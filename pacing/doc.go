@@ -1,5 +1,5 @@
 // Package pacing turns "500,000 events at 16:00" into a paced schedule
-// (seed 003): time is cut into fixed windows per named config, each window
+// (docs/design.md, "Pacing"): time is cut into fixed windows per named config, each window
 // takes at most MaxPerWindow events, and each event gets a slot inside a
 // window; a full window sends the next event on to the first open one.
 //

@@ -51,7 +51,8 @@ type Config struct {
 	UpdatedAt time.Time
 }
 
-// DefaultHeadroom is the seed's: 100 windows.
+// DefaultHeadroom is how far past the requested window an event may be
+// placed: 100 windows.
 const DefaultHeadroom = 100
 
 var configName = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,100}$`)

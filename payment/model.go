@@ -9,7 +9,7 @@ import (
 // ItemType is the payments' item type in the dispatch queue.
 const ItemType = "PAYMENT"
 
-// Status is a payment's business status (seed 000's payment state diagram,
+// Status is a payment's business status (the state diagram in docs/design.md,
 // plus REJECTED for Phase A refusals and FAILED for compensated executions).
 type Status string
 

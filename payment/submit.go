@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -152,7 +153,8 @@ func (s submit) next(step string, d process.Data) (string, error) {
 // code; never by its text); anything else stays an infrastructure error.
 func fail(err error) error {
 	if code := ledger.CodeOf(err); code != "" {
-		return process.Failf(string(code), "%s", err.Error())
+		// The code is the failure's own field: keep it out of the message.
+		return process.Failf(string(code), "%s", strings.TrimPrefix(err.Error(), string(code)+": "))
 	}
 	return err
 }

@@ -143,7 +143,7 @@ func paymentTo(id, acct, amount, currency string) payment.Request {
 	return r
 }
 
-// TestSubmitPayment: the seed's paths on PostgreSQL — with and without
+// TestSubmitPayment: the SubmitPayment paths on PostgreSQL — with and without
 // limits and FX; insufficient funds; a limit exceeded on one of several
 // periods (no period left booked); FX refused after limits were booked
 // (limits and debit undone to the cent); no rate at all. Each ends with

@@ -14,7 +14,7 @@ import (
 	"github.com/paydispatch/paydispatch/process"
 )
 
-// Task queues and workflow names (seed 000's workers).
+// Task queues and workflow names of the payment workers.
 const (
 	InitTaskQueue    = "payment-init-task-queue"
 	ExecTaskQueue    = "payment-exec-task-queue"

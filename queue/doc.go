@@ -1,6 +1,6 @@
 // Package queue is the dispatch queue: the PostgreSQL buffer between a
 // short initialization workflow and the just-in-time start of an execution
-// workflow (seed 000's Phase A and Phase B).
+// workflow (docs/design.md, "Dispatch queue: Phase A and Phase B").
 //
 // The queue is generic: it knows item types, tenants and opaque JSON
 // contexts, never payments. An item moves through

@@ -65,7 +65,7 @@ func (q *Queue) SaveContextAndEnqueueTx(ctx context.Context, tx pgx.Tx, p Enqueu
 	}
 	qtx := q.q.WithTx(tx)
 	// Insert first, the common case; a duplicate falls through to the
-	// comparison. ON CONFLICT DO NOTHING is PostgreSQL's form of the seed's
+	// comparison. ON CONFLICT DO NOTHING is PostgreSQL's form of
 	// insert-then-catch-unique-violation: catching 23505 would abort the
 	// transaction, and the queue insert must share it.
 	//

@@ -1,6 +1,6 @@
 // Package rail holds the rail adapters: the outbox.Senders that turn an
 // outbox message into one call to a payment rail and classify what came
-// back (seed 002, "rail call safety rails"). It is an adapter layer: it
+// back (docs/design.md, "Outbox and rail delivery"). It is an adapter layer: it
 // imports outbox for the contract and never the payment domain, which
 // produces the payload below without knowing how a rail is spoken to.
 //

@@ -371,7 +371,7 @@ func TestPaymentEndToEnd(t *testing.T) {
 	}
 	verify(t, data)
 
-	// Seed 003's verification steps 4 and 5, as the README's curl does.
+	// Pacing checked from outside, as the README's curl does.
 	resp = postRetrying(t, "http://"+addr+"/admin/rate-limit/config", "application/json",
 		`{"configName":"default","maxPerWindow":100,"windowSize":"PT4S"}`)
 	if resp.StatusCode != http.StatusCreated {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
@@ -39,10 +40,12 @@ func (l *limitFlags) Set(v string) error {
 	return nil
 }
 
-// ledgerCommand parses a ledger command's flags and words, opens the
-// database, and runs f; a refusal of the ledger (bad input) exits 2.
+// ledgerCommand parses a ledger command's flags and words, checks them
+// with check (when not nil) before it opens the database, and runs f; a
+// refusal of the ledger (bad input) exits 2.
 func ledgerCommand(ctx context.Context, env *environment, name, usage, about string, args []string,
-	extra func(*flag.FlagSet), nargs func(int) bool, f func(ctx context.Context, db *postgres.DB, words []string) error) error {
+	extra func(*flag.FlagSet), nargs func(int) bool, check func(words []string) error,
+	f func(ctx context.Context, db *postgres.DB, words []string) error) error {
 	fs := newFlagSet(env, name, usage, about)
 	if extra != nil {
 		extra(fs)
@@ -59,6 +62,11 @@ func ledgerCommand(ctx context.Context, env *environment, name, usage, about str
 	if !nargs(len(words)) {
 		return usageError{fmt.Errorf("want 'paydispatch %s %s'", name, usage)}
 	}
+	if check != nil {
+		if err := usageOf(check(words)); err != nil {
+			return err
+		}
+	}
 	store, err := openDatabase(ctx, db, newLogger(env, lg))
 	if err != nil {
 		return err
@@ -67,7 +75,11 @@ func ledgerCommand(ctx context.Context, env *environment, name, usage, about str
 	if err := requireCurrentSchema(ctx, store); err != nil {
 		return err
 	}
-	err = f(ctx, store, words)
+	return usageOf(f(ctx, store, words))
+}
+
+// usageOf makes a ledger refusal of the caller's input a usage error.
+func usageOf(err error) error {
 	var le *ledger.Error
 	if errors.As(err, &le) && (le.Code == ledger.CodeInvalidArgument || le.Code == ledger.CodeAccountConflict) {
 		return usageError{err}
@@ -87,12 +99,12 @@ func runAccount(ctx context.Context, env *environment, args []string) error {
 		"show prints an account with its limits' utilization and its latest transactions, as JSON."
 	if len(args) == 0 || (args[0] != "create" && args[0] != "show") {
 		if len(args) > 0 && isHelp(args[0]) {
-			return ledgerCommand(ctx, env, "account", usage, about, args, nil, func(int) bool { return true }, nil)
+			return ledgerCommand(ctx, env, "account", usage, about, args, nil, func(int) bool { return true }, nil, nil)
 		}
 		return usageError{errors.New("want a subcommand: create or show")}
 	}
 	if args[0] == "show" {
-		return ledgerCommand(ctx, env, "account show", "ID", about, args[1:], nil, func(n int) bool { return n == 1 },
+		return ledgerCommand(ctx, env, "account show", "ID", about, args[1:], nil, func(n int) bool { return n == 1 }, nil,
 			func(ctx context.Context, db *postgres.DB, w []string) error {
 				v, err := service.New(db.Pool).Account(ctx, w[0])
 				if ledger.CodeOf(err) == ledger.CodeAccountNotFound {
@@ -101,7 +113,7 @@ func runAccount(ctx context.Context, env *environment, args []string) error {
 				if err != nil {
 					return err
 				}
-				return printJSON(env, v)
+				return printJSON(env, httpapi.AccountJSON(v))
 			})
 	}
 	var (
@@ -120,8 +132,8 @@ func runAccount(ctx context.Context, env *environment, args []string) error {
 		fs.BoolVar(&limitBased, "limit-based", false, "the account may go below zero; its control is its limits")
 		fs.Var(&limits, "limit", "a period limit PERIOD=AMOUNT (MINUTE, HOUR, DAY, WEEK, MONTH); repeatable")
 	}
-	return ledgerCommand(ctx, env, "account create", usage, about, args[1:], extra, func(n int) bool { return n == 0 },
-		func(ctx context.Context, db *postgres.DB, _ []string) error {
+	return ledgerCommand(ctx, env, "account create", "--id ID --tenant T --currency C [--balance N] [--limit-based] [--fee N] [--limit PERIOD=AMOUNT...]", about, args[1:], extra, func(n int) bool { return n == 0 },
+		func([]string) error {
 			var err error
 			if spec.OpeningBalance, err = decimal.NewFromString(balance); err != nil {
 				return usageError{fmt.Errorf("invalid --balance %q: want a decimal such as 1000.00", balance)}
@@ -130,6 +142,9 @@ func runAccount(ctx context.Context, env *environment, args []string) error {
 				return usageError{fmt.Errorf("invalid --fee %q: want a decimal such as 0.50", fee)}
 			}
 			spec.LimitBased = limitBased
+			return service.Validate(service.NewAccount{Spec: spec, Limits: limits})
+		},
+		func(ctx context.Context, db *postgres.DB, _ []string) error {
 			v, created, err := service.New(db.Pool).CreateAccount(ctx, service.NewAccount{Spec: spec, Limits: limits})
 			if err != nil {
 				return err
@@ -137,7 +152,7 @@ func runAccount(ctx context.Context, env *environment, args []string) error {
 			if !created {
 				fmt.Fprintln(env.stderr, "the account exists with this spec; nothing changed")
 			}
-			return printJSON(env, v)
+			return printJSON(env, httpapi.AccountJSON(v))
 		})
 }
 
@@ -146,7 +161,7 @@ func runFXRate(ctx context.Context, env *environment, args []string) error {
 	about := "set records 1 BASE = RATE QUOTE (e.g. set EUR USD 1.0850), used for quotes and contracts; --dealable=false\n" +
 		"keeps it for quotes but refuses contracts at it (FX_UNAVAILABLE). list prints every rate."
 	if len(args) > 0 && args[0] == "list" {
-		return ledgerCommand(ctx, env, "fx-rate list", "", about, args[1:], nil, func(n int) bool { return n == 0 },
+		return ledgerCommand(ctx, env, "fx-rate list", "", about, args[1:], nil, func(n int) bool { return n == 0 }, nil,
 			func(ctx context.Context, db *postgres.DB, _ []string) error {
 				rates, err := fx.Rates(ctx, db.Pool)
 				for _, r := range rates {
@@ -157,20 +172,24 @@ func runFXRate(ctx context.Context, env *environment, args []string) error {
 	}
 	if len(args) == 0 || args[0] != "set" {
 		if len(args) > 0 && isHelp(args[0]) {
-			return ledgerCommand(ctx, env, "fx-rate", usage, about, args, nil, func(int) bool { return true }, nil)
+			return ledgerCommand(ctx, env, "fx-rate", usage, about, args, nil, func(int) bool { return true }, nil, nil)
 		}
 		return usageError{errors.New("want a subcommand: set or list")}
 	}
 	dealable := true
+	var rate decimal.Decimal
 	extra := func(fs *flag.FlagSet) {
 		fs.BoolVar(&dealable, "dealable", true, "false: quotes use the rate, contracts at it are refused")
 	}
-	return ledgerCommand(ctx, env, "fx-rate set", usage, about, args[1:], extra, func(n int) bool { return n == 3 },
-		func(ctx context.Context, db *postgres.DB, w []string) error {
-			rate, err := decimal.NewFromString(w[2])
-			if err != nil {
+	return ledgerCommand(ctx, env, "fx-rate set", "BASE QUOTE RATE [--dealable=false]", about, args[1:], extra, func(n int) bool { return n == 3 },
+		func(w []string) error {
+			var err error
+			if rate, err = decimal.NewFromString(w[2]); err != nil {
 				return usageError{fmt.Errorf("invalid RATE %q: want a decimal such as 1.0850", w[2])}
 			}
+			return fx.ValidateRate(strings.ToUpper(w[0]), strings.ToUpper(w[1]), rate)
+		},
+		func(ctx context.Context, db *postgres.DB, w []string) error {
 			r, err := fx.Set(ctx, db.Pool, fx.Rate{Base: strings.ToUpper(w[0]), Quote: strings.ToUpper(w[1]), Rate: rate, Dealable: dealable, SetBy: "cli"})
 			if err == nil {
 				fmt.Fprintf(env.stdout, "%s %s %s dealable=%t\n", r.Base, r.Quote, r.Rate, r.Dealable)
@@ -185,7 +204,7 @@ func runVerify(ctx context.Context, env *environment, args []string) error {
 		"the process manager's (every log replays to its process's status) and the payments' across them (one debit\n" +
 		"per executed payment, none held by a failed or returned one, one rail instruction per booking, deliveries\n" +
 		"dispatched once). Lists every violation and exits 1 when there is any."
-	return ledgerCommand(ctx, env, "verify", "[flags]", about, args, nil, func(n int) bool { return n == 0 },
+	return ledgerCommand(ctx, env, "verify", "[flags]", about, args, nil, func(n int) bool { return n == 0 }, nil,
 		func(ctx context.Context, db *postgres.DB, _ []string) error {
 			vs, err := payment.Verify(ctx, db.Pool)
 			if err != nil {

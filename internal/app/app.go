@@ -38,7 +38,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) (post
 	return applied, nil
 }
 
-// PaymentWorkerOptions are the seed's payment worker limits. A paced
+// PaymentWorkerOptions are the payment worker limits. A paced
 // payment's workflow task stays open while it waits for its slot (up to
 // the paced lead), so holds take rate × lead of the workflow-task slots
 // (25/s × 6 s = 150 of 400).
@@ -155,7 +155,7 @@ func StartDispatcher(ctx context.Context, mode string, store *postgres.DB, tc *t
 	if err != nil {
 		return nil, err
 	}
-	// The seed's dispatch worker: 5 workflow tasks, 10 activities at a time.
+	// The dispatch worker: 5 workflow tasks, 10 activities at a time.
 	w := worker.New(tc.Client, dispatch.TaskQueue, worker.Options{
 		MaxConcurrentWorkflowTaskExecutionSize: 5,
 		MaxConcurrentActivityExecutionSize:     10,

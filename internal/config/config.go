@@ -128,7 +128,7 @@ func DatabaseSettings(d *Database) []*Setting {
 				d.URL = v
 				return nil
 			}},
-		{Flag: "data-dir", Env: "PAYDISPATCH_DATA_DIR", Default: ".paydispatch", Usage: "directory for the private PostgreSQL (and later Temporal) data",
+		{Flag: "data-dir", Env: "PAYDISPATCH_DATA_DIR", Default: ".paydispatch", Usage: "directory for the private PostgreSQL's data (and, with serve, the embedded Temporal's)",
 			Parse: func(v string) error {
 				if v == "" {
 					return fmt.Errorf("want a directory path")

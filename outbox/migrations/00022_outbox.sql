@@ -220,7 +220,7 @@ CREATE INDEX ix_attempts_by_outbox
 CREATE INDEX ix_attempts_by_instruction
     ON payment_outbox_attempts (instruction_id, claimed_at DESC);
 
--- Seed 002 also lists ix_attempts_dispatching_age (claimed_at) WHERE
+-- There is deliberately no ix_attempts_dispatching_age (claimed_at) WHERE
 -- state = 'DISPATCHING'. In an append-only table every claim stays
 -- DISPATCHING forever, so that index would hold every claim ever made and
 -- the reaper would walk them all; the reaper reads

@@ -161,7 +161,7 @@ END
 $$;
 
 -- pacing_assign gives each event (all requesting p_requested) a slot, in
--- one call, as seed 003's algorithm does:
+-- one call (docs/design.md, "Pacing"):
 --   idempotency: an event that has a slot gets it back (EXISTING);
 --   phase 1: the requested window, with capacity in proportion to what is
 --     left of it (floor(max * remaining / window)), slots at or after the
