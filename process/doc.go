@@ -22,7 +22,7 @@
 // caller finds the same process. Data is a JSON object decoded with
 // UseNumber (numbers round-trip exactly; money is a decimal string).
 //
-// # Tables (postgres/migrations/00020_process.sql, no foreign keys)
+// # Tables (process/migrations/00020_process.sql, no foreign keys)
 //
 //   - process_instance: one row per process: status (CHECKed), current
 //     step, data, retries of the current step, version (every update is
@@ -43,12 +43,14 @@
 // turn and its row lock (LockInstance); if the process is not at the
 // requested step in a status that runs it, change nothing and answer
 // where it is (with the stored result if the step's inbox row exists: a
-// duplicate delivery); else insert the inbox row, run the handler, merge
-// its result into the data, decide the next step with the definition's
-// Next, write StepStarted and StepCompleted (and ProcessCompleted, or
-// the next compensation) and the instance — commit. A delivery repeated,
-// or made from many goroutines at once, has one effect: the others wait
-// for the turn and find the inbox row. A failed attempt is rolled back,
+// duplicate delivery); else run the handler, merge its result into the
+// data, decide the next step with the definition's Next, write the
+// instance with StepStarted and StepCompleted (and ProcessCompleted, or
+// the next compensation) in one statement, then the inbox row with the
+// step's result (an inbox row already there rolls everything back and
+// answers as a duplicate) — commit. A delivery repeated, or made from
+// many goroutines at once, has one effect: the others wait for the turn
+// and find the inbox row. A failed attempt is rolled back,
 // effect and all; its StepStarted and StepFailed entries are written in a
 // transaction of its own, unless the process changed in between (an
 // operator came first: nothing happened, nothing is recorded).

@@ -52,3 +52,33 @@ func TestConfigTenantPacing(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigDeliveryOrder: config delivery-order shows and sets a tenant's
+// delivery order; a bad mode exits 2 and changes nothing; deleting the
+// tenant's own setting brings back the default ('*'), which can change too.
+func TestConfigDeliveryOrder(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"DATABASE_URL": pgtest.URL(t)}
+	steps := []struct {
+		args       []string
+		code       int
+		out, errOf string
+	}{
+		{[]string{"config", "delivery-order", "acme"}, 0, "acme delivery_order=THROUGHPUT\n", ""},
+		{[]string{"config", "delivery-order", "acme", "fifo"}, 2, "", `want STRICT (sequence N+1 waits for N) or THROUGHPUT`},
+		{[]string{"config", "delivery-order", "acme"}, 0, "acme delivery_order=THROUGHPUT\n", ""},
+		{[]string{"config", "delivery-order", "acme", "strict"}, 0, "acme delivery_order=STRICT\n", ""},
+		{[]string{"config", "delivery-order", "globex"}, 0, "globex delivery_order=THROUGHPUT\n", ""},
+		{[]string{"config", "delivery-order-delete", "acme"}, 0, "", ""},
+		{[]string{"config", "delivery-order-delete", "acme"}, 2, "", `tenant "acme" has no delivery order of its own`},
+		{[]string{"config", "delivery-order", "*", "STRICT"}, 0, "* delivery_order=STRICT\n", ""},
+		{[]string{"config", "delivery-order", "acme"}, 0, "acme delivery_order=STRICT\n", ""},
+	}
+	for _, s := range steps {
+		code, stdout, stderr := runCLI(s.args, env)
+		if code != s.code || stdout != s.out || (s.errOf != "" && !strings.Contains(stderr, s.errOf)) {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %q; want exit %d, stdout %q, stderr with %q",
+				s.args, code, stdout, stderr, s.code, s.out, s.errOf)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/outbox"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
@@ -40,6 +41,34 @@ var configActions = []configAction{
 	{"tenant-pacing-delete", "ITEM_TYPE TENANT", exactly(2), 0, func(ctx context.Context, _ *environment, db *postgres.DB, w []string) error {
 		return pacing.New(db.Pool).DeleteTenantConfig(ctx, w[0], w[1])
 	}},
+	{"delivery-order", "TENANT [STRICT|THROUGHPUT]", func(n int) bool { return n == 1 || n == 2 }, 0, configDeliveryOrder},
+	{"delivery-order-delete", "TENANT", exactly(1), 0, func(ctx context.Context, _ *environment, db *postgres.DB, w []string) error {
+		if err := outbox.ResetOrdering(ctx, db.Pool, w[0]); errors.Is(err, outbox.ErrNotFound) {
+			return usageError{fmt.Errorf("delivery-order-delete: tenant %q has no delivery order of its own", w[0])}
+		} else if err != nil {
+			return err
+		}
+		return nil
+	}},
+}
+
+// configDeliveryOrder shows or sets the order in which a tenant's rail
+// instructions are delivered (the tenant is the outbox's participant).
+func configDeliveryOrder(ctx context.Context, env *environment, db *postgres.DB, w []string) error {
+	if len(w) == 2 {
+		mode := outbox.Ordering(strings.ToUpper(w[1]))
+		if mode != outbox.Strict && mode != outbox.Throughput {
+			return usageError{fmt.Errorf("delivery-order %s %q: want STRICT (sequence N+1 waits for N) or THROUGHPUT", w[0], w[1])}
+		}
+		if err := outbox.SetOrdering(ctx, db.Pool, w[0], mode); err != nil {
+			return err
+		}
+	}
+	mode, err := outbox.OrderingOf(ctx, db.Pool, w[0])
+	if err == nil {
+		fmt.Fprintf(env.stdout, "%s delivery_order=%s\n", w[0], mode)
+	}
+	return err
 }
 
 func runConfig(ctx context.Context, env *environment, args []string) error {
@@ -56,7 +85,10 @@ func runConfig(ctx context.Context, env *environment, args []string) error {
 			"Tenant caps bound each tenant's items in flight (claimed or dispatched); TENANT '*' is the\n"+
 			"default for tenants without their own. Example: paydispatch config tenant PAYMENT acme max_in_flight=5 tier=STANDARD\n\n"+
 			"A tenant's pacing config (a rate-limit config) paces its items in place of the item type's\n"+
-			"pacing_config, from the next payments initialized. Example: paydispatch config tenant-pacing PAYMENT acme acme-rail")
+			"pacing_config, from the next payments initialized. Example: paydispatch config tenant-pacing PAYMENT acme acme-rail\n\n"+
+			"A tenant's delivery order: THROUGHPUT (the default; '*' changes it) sends its rail instructions as\n"+
+			"soon as due; STRICT sends sequence N+1 only after N is delivered or dead, from the next payments\n"+
+			"booked. Example: paydispatch config delivery-order acme STRICT")
 	var (
 		db config.Database
 		lg config.Log
