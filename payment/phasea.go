@@ -13,6 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/paydispatch/paydispatch/bankid"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/queue"
 )
@@ -71,7 +72,7 @@ type Enrichment struct {
 
 // enrich derives what later steps need from the request.
 func enrich(r Request) (Enrichment, error) {
-	e := Enrichment{CreditorIBAN: strings.ToUpper(strings.ReplaceAll(r.Creditor.IBAN, " ", ""))}
+	e := Enrichment{CreditorIBAN: bankid.Electronic(r.Creditor.IBAN)}
 	if len(e.CreditorIBAN) < 2 {
 		return e, errors.New("creditor country unknown: no IBAN")
 	}

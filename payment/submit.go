@@ -124,7 +124,7 @@ func SubmitData(paymentID string, pc Context, executionTime time.Time) process.D
 	return process.Data{
 		keyPaymentID: paymentID, keyTenantID: r.TenantID, keyAccountID: r.DebtorAccount,
 		keyAmount: pc.Amount, keyCurrency: r.Currency, keyExecutionTime: executionTime.UTC().Format(time.RFC3339Nano),
-		keyCreditorName: r.Creditor.Name, keyCreditorIBAN: pc.Enrichment.CreditorIBAN, keyCreditorBIC: r.Creditor.BIC,
+		keyCreditorName: r.Creditor.Name, keyCreditorIBAN: pc.Enrichment.CreditorIBAN, keyCreditorBIC: strings.ToUpper(r.Creditor.BIC),
 		keyRemittance: r.RemittanceInfo,
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-playground/validator/v10"
 	"github.com/shopspring/decimal"
+
+	"github.com/paydispatch/paydispatch/bankid"
 )
 
 // FieldError names a field of the request (JSON path) and what is wrong.
@@ -81,11 +83,13 @@ func Validate(r Request, now time.Time) (Money, error) {
 	// needs none), checked when given.
 	if r.Creditor.IBAN == "" {
 		add("creditor.iban", "required: the creditor's IBAN, e.g. DE89370400440532013000")
-	} else if err := CheckIBAN(r.Creditor.IBAN); err != nil {
+	} else if err := bankid.CheckIBAN(bankid.Electronic(r.Creditor.IBAN)); err != nil {
 		add("creditor.iban", "%v", err)
 	}
-	if r.Creditor.BIC != "" && std.Var(r.Creditor.BIC, "bic") != nil {
-		add("creditor.bic", "%q is not a BIC (8 or 11 characters, e.g. COBADEFFXXX)", r.Creditor.BIC)
+	if r.Creditor.BIC != "" {
+		if err := bankid.CheckBIC(strings.ToUpper(r.Creditor.BIC)); err != nil {
+			add("creditor.bic", "%v", err)
+		}
 	}
 	switch {
 	case r.RequestedExecutionTime.IsZero():

@@ -12,6 +12,8 @@ import (
 
 	"github.com/moov-io/iso20022/pkg/pacs_v09"
 	"github.com/shopspring/decimal"
+
+	"github.com/paydispatch/paydispatch/bankid"
 )
 
 // MaxPacs008Bytes bounds a pacs.008 document read by ParsePacs008; one
@@ -220,7 +222,7 @@ func checkAccount(name string, acct *pacs_v09.CashAccount38, required bool) erro
 		if err := id.IBAN.Validate(); err != nil {
 			return fmt.Errorf("%s/Id/IBAN: %w", name, err)
 		}
-		if err := CheckIBAN(string(id.IBAN)); err != nil {
+		if err := bankid.CheckIBAN(string(id.IBAN)); err != nil {
 			return fmt.Errorf("%s/Id/IBAN: %w (%s)", name, err, Mask(string(id.IBAN)))
 		}
 	default:
@@ -253,7 +255,7 @@ func agentBIC(name string, a pacs_v09.BranchAndFinancialInstitutionIdentificatio
 		return "", fmt.Errorf("%s/FinInstnId/BICFI: required", name)
 	}
 	bic := string(*a.FinInstnId.BICFI)
-	if err := CheckBIC(bic); err != nil {
+	if err := bankid.CheckBIC(bic); err != nil {
 		return "", fmt.Errorf("%s/FinInstnId/BICFI: %w", name, err)
 	}
 	return bic, nil

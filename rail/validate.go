@@ -10,6 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/bankid"
 	"github.com/paydispatch/paydispatch/outbox"
 )
 
@@ -282,13 +283,13 @@ func (c *checker) text(field, s string, max int, required bool) {
 }
 
 func (c *checker) iban(field, s string) {
-	if err := CheckIBAN(s); err != nil {
+	if err := bankid.CheckIBAN(s); err != nil {
 		c.add(field, "%v (%s)", err, Mask(s))
 	}
 }
 
 func (c *checker) bic(field, s string) {
-	if err := CheckBIC(s); err != nil {
+	if err := bankid.CheckBIC(s); err != nil {
 		c.add(field, "%v", err)
 	}
 }

@@ -132,6 +132,8 @@ type designResult struct {
 	finalBytes  int64 // Temporal store growth at the end
 	finalRows   int64
 	openSamples int
+	cpuMachine  time.Duration // CPU busy on the machine, intake → all PROCESSING
+	cpuProcess  time.Duration // of it, this process's (the embedded Temporal included)
 }
 
 // RunPipeline runs the before/after benchmark for each N.
@@ -181,6 +183,10 @@ func printPipeline(w io.Writer, n int, a, b designResult) {
 		fr(float64(a.peakRows), float64(b.peakRows)))
 	fmt.Fprintf(w, "  %-42s %16s %16s %10s\n", "instant → all PROCESSING", secs(a), secs(b), fr(a.drain.Seconds(), b.drain.Seconds()))
 	fmt.Fprintf(w, "  %-42s %16s %16s\n", "intake call for all N", fmt.Sprintf("%.1f s", a.intake.Seconds()), fmt.Sprintf("%.1f s", b.intake.Seconds()))
+	perPayment := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000/float64(n)) }
+	fmt.Fprintf(w, "  %-42s %16s %16s %10s\n", "CPU per payment, machine (intake → done)", perPayment(a.cpuMachine), perPayment(b.cpuMachine),
+		fr(a.cpuMachine.Seconds(), b.cpuMachine.Seconds()))
+	fmt.Fprintf(w, "  %-42s %16s %16s\n", "  of which this process (Temporal included)", perPayment(a.cpuProcess), perPayment(b.cpuProcess))
 	fmt.Fprintf(w, "  %-42s %16s %16s\n", "Temporal store growth at the end (bytes)", mib(a.finalBytes), mib(b.finalBytes))
 	fmt.Fprintf(w, "  %-42s %16s %16s\n", "Temporal store growth at the end (rows)", thousands(int(a.finalRows)), thousands(int(b.finalRows)))
 	for _, d := range []struct {
@@ -428,6 +434,8 @@ func (e *pipelineEnv) measure(ctx context.Context, n int, prefix string, instant
 		<-sampDone
 	}
 
+	cpu0, _ := readCPU()
+	proc0 := processCPU()
 	started := time.Now()
 	if err := intake(ctx); err != nil {
 		stopSampling()
@@ -455,6 +463,7 @@ func (e *pipelineEnv) measure(ctx context.Context, n int, prefix string, instant
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+	r.cpuMachine, r.cpuProcess = busySince(cpu0), processCPU()-proc0
 	stopSampling()
 	if sampErr != nil {
 		return r, sampErr
