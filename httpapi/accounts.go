@@ -71,7 +71,7 @@ func (rt *Router) HandleAccounts(a Accounts) {
 		v, err := a.Account(r.Context(), id)
 		switch {
 		case errors.Is(err, ledger.ErrAccountNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no account " + id})
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no account " + clip(id, 64)})
 		case err != nil:
 			rt.log.Error("account view failed", "account", id, "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the account cannot be shown now; retry"})
@@ -105,9 +105,9 @@ func (rt *Router) HandleFXRates(f FXRates) {
 			WriteProblem(w, r, fieldProblem("Invalid FX rate", bad))
 			return
 		}
-		setBy := r.Header.Get(OperatorHeader)
-		if setBy == "" {
-			setBy = "admin-api"
+		setBy, ok := operator(w, r)
+		if !ok {
+			return
 		}
 		dealable := req.Dealable == nil || *req.Dealable
 		got, err := f.SetRate(r.Context(), fx.Rate{Base: req.Base, Quote: req.Quote, Rate: rate, Dealable: dealable, SetBy: setBy})

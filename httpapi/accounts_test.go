@@ -115,13 +115,18 @@ func TestAccountEndpoints(t *testing.T) {
 			422, []string{"fee", "limits[0].amount"}, ""},
 		{"malformed JSON", "POST", "/v1/accounts", `{"accountId":`, "", 400, nil, ""},
 		{"unknown field", "POST", "/v1/accounts", `{"accountNumber":"x"}`, "", 400, nil, ""},
-		{"a string for a flag", "POST", "/v1/accounts", `{"accountId":"F","tenantId":"t","currency":"EUR","balance":"1","limitBased":"yes"}`, "", 400, nil, ""},
+		{"a string for a flag", "POST", "/v1/accounts", `{"accountId":"F","tenantId":"t","currency":"EUR","balance":"1","limitBased":"yes"}`, "", 400, []string{"limitBased"}, ""},
+		{"an array for the body", "POST", "/v1/accounts", `[]`, "", 400, []string{""}, ""},
+		{"an object for the limits", "POST", "/v1/accounts", `{"accountId":"F","tenantId":"t","currency":"EUR","balance":"1","limits":{}}`, "", 400, []string{"limits"}, ""},
 		{"database down", "POST", "/v1/accounts", `{"accountId":"broken","tenantId":"t","currency":"EUR","balance":"1"}`, "", 503, nil, ""},
 		{"get", "GET", "/v1/accounts/ACC-1", "", "", 200, nil, `"period":"DAY","amount":"5000.00"`},
 		{"get unknown", "GET", "/v1/accounts/nope", "", "", 404, nil, ""},
 		{"get, database down", "GET", "/v1/accounts/broken", "", "", 503, nil, ""},
 		{"set a rate", "POST", "/admin/fx-rates", `{"base":"EUR","quote":"USD","rate":"1.0850"}`, "ops-anna", 200, nil, `"setBy":"ops-anna"`},
 		{"set a rate, no operator", "POST", "/admin/fx-rates", `{"base":"USD","quote":"JPY","rate":"150.5"}`, "", 200, nil, `"setBy":"admin-api"`},
+		{"an operator name too long", "POST", "/admin/fx-rates", `{"base":"EUR","quote":"USD","rate":"1.0850"}`, strings.Repeat("x", 129), 400, []string{"X-Operator"}, ""},
+		{"an operator name with a control character", "POST", "/admin/fx-rates", `{"base":"EUR","quote":"USD","rate":"1.0850"}`, "ops\tanna", 400, []string{"X-Operator"}, ""},
+		{"get an absurd id", "GET", "/v1/accounts/" + strings.Repeat("A", 5000), "", "", 404, nil, ""},
 		{"a rate as a number", "POST", "/admin/fx-rates", `{"base":"EUR","quote":"GBP","rate":0.85}`, "", 422, []string{"rate"}, ""},
 		{"a bad rate", "POST", "/admin/fx-rates", `{"base":"eur","quote":"eur","rate":"-1"}`, "", 422, []string{"base", "quote", "rate"}, ""},
 		{"an absurd rate", "POST", "/admin/fx-rates", `{"base":"EUR","quote":"USD","rate":"1e-999999999"}`, "", 422, []string{"rate"}, ""},
@@ -149,6 +154,9 @@ func TestAccountEndpoints(t *testing.T) {
 				}
 				if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
 					t.Fatal(err)
+				}
+				if strings.Contains(rec.Body.String(), "httpapi.") {
+					t.Fatalf("the problem names a Go type: %s", rec.Body)
 				}
 				var got []string
 				for _, e := range p.Errors {

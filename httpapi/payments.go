@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -184,15 +185,42 @@ func decodeJSONLimit(w http.ResponseWriter, r *http.Request, v any, limit int64)
 	case errors.As(err, &syn):
 		p.Detail = fmt.Sprintf("invalid JSON at byte %d", syn.Offset)
 	case errors.As(err, &typ):
-		p.Detail = fmt.Sprintf("field %s: want a %s", typ.Field, typ.Type)
-		p.Errors = []FieldError{{Field: typ.Field, Detail: "want a " + typ.Type.String()}}
+		field := typ.Field
+		if field == "" {
+			field = "(the body)"
+		}
+		p.Detail = fmt.Sprintf("%s: want %s, not a JSON %s", field, jsonKind(typ.Type), typ.Value)
+		p.Errors = []FieldError{{Field: typ.Field, Detail: fmt.Sprintf("want %s, not a JSON %s", jsonKind(typ.Type), typ.Value)}}
 	case strings.Contains(err.Error(), "parsing time"):
 		p.Detail = "requestedExecutionTime: want RFC 3339, e.g. 2026-11-22T16:00:00Z"
 		p.Errors = []FieldError{{Field: "requestedExecutionTime", Detail: "want RFC 3339, e.g. 2026-11-22T16:00:00Z"}}
 	case errors.Is(err, io.EOF):
-		p.Detail = "the body is empty; send a JSON payment"
+		p.Detail = "the body is empty; send a JSON object"
 	default:
 		p.Detail = err.Error() // e.g. json: unknown field "amout"
 	}
 	return p
+}
+
+// jsonKind names what JSON a Go type decodes from, for a caller who never
+// sees the Go type.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "a JSON object"
+	case reflect.Slice, reflect.Array:
+		return "a JSON array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "another JSON value"
 }

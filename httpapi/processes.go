@@ -3,7 +3,11 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -70,11 +74,11 @@ func (rt *Router) HandleProcesses(p Processes) {
 			if !ok {
 				return
 			}
-			actor := r.Header.Get(OperatorHeader)
-			if actor == "" {
-				actor = "admin-api"
+			actor, ok := operator(w, r)
+			if !ok {
+				return
 			}
-			inst, err := act(r.Context(), id, clip(actor, 200))
+			inst, err := act(r.Context(), id, actor)
 			switch {
 			case errors.Is(err, process.ErrNotFound):
 				WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no process " + id.String()})
@@ -90,10 +94,42 @@ func (rt *Router) HandleProcesses(p Processes) {
 	}
 }
 
-// clip keeps what a request echoes back short.
+// clip keeps what a request echoes back short (and valid UTF-8).
 func clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= n {
 		return s
 	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
 	return s[:n] + "…"
+}
+
+// maxOperator bounds the X-Operator header, which is stored with what
+// the operator did.
+const maxOperator = 128
+
+// operator is who asks for an operator action (the X-Operator header;
+// "admin-api" without it). A value that cannot be recorded as it is —
+// too long, not UTF-8, control characters — is refused with 400 rather
+// than stored altered.
+func operator(w http.ResponseWriter, r *http.Request) (string, bool) {
+	op := r.Header.Get(OperatorHeader)
+	if op == "" {
+		return "admin-api", true
+	}
+	valid := len(op) <= maxOperator && utf8.ValidString(op)
+	for _, c := range op {
+		if unicode.IsControl(c) {
+			valid = false
+		}
+	}
+	if !valid {
+		WriteProblem(w, r, Problem{Status: http.StatusBadRequest, Title: "Invalid " + OperatorHeader + " header",
+			Detail: fmt.Sprintf("%s: at most %d bytes of UTF-8 text without control characters, e.g. ops-anna", OperatorHeader, maxOperator),
+			Errors: []FieldError{{Field: OperatorHeader, Detail: fmt.Sprintf("at most %d bytes of text", maxOperator)}}})
+		return "", false
+	}
+	return op, true
 }
