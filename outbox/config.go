@@ -54,7 +54,7 @@ type Config struct {
 	Concurrency     int
 	RailConcurrency map[string]int
 	// RailTimeout is the hard timeout of one Send or Inquire (default
-	// 30 s; at most half of ReaperTimeout).
+	// 10 s, as serve's --rail-timeout; at most half of ReaperTimeout).
 	RailTimeout time.Duration
 
 	// MaxAttempts: a message still retryable at its MaxAttempts-th
@@ -107,7 +107,7 @@ func (c Config) withDefaults() Config {
 	defInt(&c.StrictClaimBatchSize, 100)
 	defInt(&c.MaxInFlight, 1000)
 	defInt(&c.Concurrency, 64)
-	def(&c.RailTimeout, 30*time.Second)
+	def(&c.RailTimeout, 10*time.Second)
 	defInt(&c.MaxAttempts, 8)
 	def(&c.BackoffBase, time.Second)
 	def(&c.BackoffMax, 5*time.Minute)

@@ -43,12 +43,12 @@
 // turn and its row lock (LockInstance); if the process is not at the
 // requested step in a status that runs it, change nothing and answer
 // where it is (with the stored result if the step's inbox row exists: a
-// duplicate delivery); else run the handler, merge its result into the
-// data, decide the next step with the definition's Next, write the
-// instance with StepStarted and StepCompleted (and ProcessCompleted, or
-// the next compensation) in one statement, then the inbox row with the
-// step's result (an inbox row already there rolls everything back and
-// answers as a duplicate) — commit. A delivery repeated, or made from
+// duplicate delivery); else run the handler, decide the next step with
+// the definition's Next, insert the inbox row with the step's result (a
+// row already there rolls the effect back and answers as a duplicate),
+// then write the instance, its data merged with the result, with
+// StepStarted and StepCompleted (and ProcessCompleted, or the next
+// compensation) in one statement — commit. A delivery repeated, or made from
 // many goroutines at once, has one effect: the others wait for the turn
 // and find the inbox row. A failed attempt is rolled back,
 // effect and all; its StepStarted and StepFailed entries are written in a
