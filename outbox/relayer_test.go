@@ -319,8 +319,8 @@ func TestConfigValidation(t *testing.T) {
 		}
 	}
 	c := outbox.Config{}
-	if d := c.SendDeadline(); d != 60*time.Second {
-		t.Errorf("default send deadline %v, want 60s (120 − 30 − 30)", d)
+	if d := c.SendDeadline(); d != 80*time.Second {
+		t.Errorf("default send deadline %v, want 80s (reaper 120 − rail 10 − a quarter of 120)", d)
 	}
 }
 
