@@ -44,6 +44,11 @@ func (rt *Router) HandleAccounts(a Accounts) {
 			WriteProblem(w, r, *prob)
 			return
 		}
+		if fe := claimTenant(r, &req.TenantID); fe != nil {
+			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid account",
+				Detail: "1 field(s) need fixing; nothing was stored", Errors: []FieldError{*fe}})
+			return
+		}
 		n, bad := req.newAccount()
 		if prob := invalidAccount(n, bad); prob != nil {
 			WriteProblem(w, r, *prob)
@@ -69,6 +74,9 @@ func (rt *Router) HandleAccounts(a Accounts) {
 	rt.Handle("GET /v1/accounts/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
 		v, err := a.Account(r.Context(), id)
+		if err == nil && !tenantAllowed(r, v.TenantID) {
+			err = ledger.ErrAccountNotFound // another tenant's account does not exist for this caller
+		}
 		switch {
 		case errors.Is(err, ledger.ErrAccountNotFound):
 			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no account " + clip(id, 64)})

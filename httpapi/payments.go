@@ -34,6 +34,11 @@ func (rt *Router) HandlePayments(p Payments) {
 			WriteProblem(w, r, *prob)
 			return
 		}
+		if fe := claimTenant(r, &req.TenantID); fe != nil {
+			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid payment",
+				Detail: "1 field(s) need fixing; nothing was stored", Errors: []FieldError{*fe}})
+			return
+		}
 		id, err := p.Submit(r.Context(), req)
 		var ve *payment.ValidationError
 		switch {
@@ -60,6 +65,11 @@ func (rt *Router) HandlePayments(p Payments) {
 		if prob != nil {
 			WriteProblem(w, r, *prob)
 			return
+		}
+		for i := range reqs {
+			if fe := claimTenant(r, &reqs[i].TenantID); fe != nil {
+				lineErrs = append(lineErrs, payment.LineError{Line: lines[i], Fields: []payment.FieldError{payment.FieldError(*fe)}})
+			}
 		}
 		var sub payment.BatchSubmission
 		var err error
@@ -98,9 +108,12 @@ func (rt *Router) HandlePayments(p Payments) {
 	rt.Handle("GET /v1/payments/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
 		v, err := p.Status(r.Context(), id)
+		if err == nil && !tenantAllowed(r, v.TenantID) {
+			err = payment.ErrNotFound // another tenant's payment does not exist for this caller
+		}
 		switch {
 		case errors.Is(err, payment.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment " + id})
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment " + clip(id, 64)})
 		case err != nil:
 			rt.log.Error("payment status failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "status unavailable; retry"})

@@ -51,6 +51,9 @@ func (rt *Router) HandleProcesses(p Processes) {
 			return
 		}
 		inst, err := p.Get(r.Context(), id)
+		if err == nil && !tenantAllowed(r, inst.Data.String("tenantId")) {
+			err = process.ErrNotFound // another tenant's process does not exist for this caller
+		}
 		var log []process.LogEntry
 		if err == nil {
 			log, err = p.Log(r.Context(), id)

@@ -20,6 +20,8 @@ type Router struct {
 	mux    *http.ServeMux
 	checks []Check
 	log    *slog.Logger
+	auth   Authenticator
+	idem   IdempotencyKeys
 }
 
 // NewRouter returns a router serving /healthz and /readyz; other packages'
@@ -43,6 +45,15 @@ var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, htt
 // problem+json rather than the mux's plain text.
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if _, pattern := rt.mux.Handler(r); pattern != "" {
+		if r = rt.authorize(w, r, pattern); r == nil {
+			return
+		}
+		if limit, ok := idempotentRoutes[pattern]; ok && rt.idem != nil {
+			if key, sent := r.Header["Idempotency-Key"]; sent {
+				rt.idempotent(w, r, key[0], limit, rt.mux)
+				return
+			}
+		}
 		rt.mux.ServeHTTP(w, r)
 		return
 	}

@@ -79,6 +79,27 @@ type proc struct {
 	done   chan error
 }
 
+// e2eToken is the first admin token of every serve these tests start
+// (PAYDISPATCH_BOOTSTRAP_TOKEN). The package's HTTP calls send it: the
+// default transport adds it to any request without an Authorization
+// header, so the tests read as a client with an admin token would call.
+const e2eToken = "pd_e2e-admin-token-for-the-end-to-end-tests"
+
+func init() { http.DefaultTransport = bearer{base: http.DefaultTransport, token: e2eToken} }
+
+type bearer struct {
+	base  http.RoundTripper
+	token string
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Authorization") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return b.base.RoundTrip(r)
+}
+
 func startServe(t *testing.T, data, addr string) *proc {
 	t.Helper()
 	return startServeOn(t, data, addr, 0)
@@ -91,7 +112,7 @@ func startServeOn(t *testing.T, data, addr string, temporalPort int, extra ...st
 	args := append([]string{"serve", "--http-addr", addr, "--data-dir", data,
 		"--temporal-port", strconv.Itoa(temporalPort), "--temporal-log-level", "fatal"}, extra...)
 	cmd := exec.Command(binary(t), args...)
-	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=")
+	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=", "PAYDISPATCH_BOOTSTRAP_TOKEN="+e2eToken)
 	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = &syncWriter{w: p.stderr}
 	if err := cmd.Start(); err != nil {

@@ -8,12 +8,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/internal/app"
@@ -127,6 +130,14 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 			return err
 		}},
 	)
+	if srv.InsecureDev {
+		log.Warn("--insecure-dev: the API answers anyone, without a token; never run it so beyond a developer's machine")
+	} else {
+		if err := bootstrapToken(ctx, env, store, db.DataDir, log); err != nil {
+			return err
+		}
+		router.RequireAuth(auth.NewStore(store.Pool))
+	}
 	router.HandlePayments(app.PaymentService(store, tconn, srv.BulkChunkSize))
 	router.HandlePacing(pacing.New(store.Pool))
 	ledgerAPI := service.New(store.Pool)
@@ -167,4 +178,35 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		runErr = fmt.Errorf("http shutdown: %w", err)
 	}
 	return runErr
+}
+
+// bootstrapToken gives a new database its first admin token: the
+// operator's PAYDISPATCH_BOOTSTRAP_TOKEN, or a generated one printed once
+// and written to <data dir>/admin-token (mode 0600).
+func bootstrapToken(ctx context.Context, env *environment, store *postgres.DB, dataDir string, log *slog.Logger) error {
+	given := env.getenv("PAYDISPATCH_BOOTSTRAP_TOKEN")
+	secret, created, err := auth.Bootstrap(ctx, store.Pool, given)
+	if errors.Is(err, auth.ErrInvalid) {
+		return usageError{err}
+	}
+	if err != nil || !created {
+		return err
+	}
+	if given != "" {
+		log.Info("first admin token taken from PAYDISPATCH_BOOTSTRAP_TOKEN")
+		return nil
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return fmt.Errorf("write the first admin token: %w", err)
+	}
+	file, err := filepath.Abs(filepath.Join(dataDir, "admin-token"))
+	if err == nil {
+		err = os.WriteFile(file, []byte(secret+"\n"), 0o600)
+	}
+	if err != nil {
+		return fmt.Errorf("write the first admin token: %w", err)
+	}
+	fmt.Fprintf(env.stderr, "\nThe first admin token (shown once; also in %s, mode 0600):\n\n  %s\n\n"+
+		"Send it as 'Authorization: Bearer <token>'; make others with 'paydispatch token create'.\n\n", file, secret)
+	return nil
 }

@@ -154,6 +154,8 @@ type Server struct {
 	MigrateOnStart  bool
 	BulkChunkSize   int
 	PprofAddr       string
+	// InsecureDev serves the API to anyone, without tokens.
+	InsecureDev bool
 }
 
 // ServerSettings binds s's settings.
@@ -188,6 +190,16 @@ func ServerSettings(s *Server) []*Setting {
 				n, err := intIn(v, 1, 10000)
 				s.BulkChunkSize = n
 				return err
+			}},
+		{Flag: "insecure-dev", Env: "PAYDISPATCH_INSECURE_DEV", Default: "false", Bool: true,
+			Usage: "serve the API to anyone, without tokens (a developer's machine only; a warning is logged at every start)",
+			Parse: func(v string) error {
+				b, err := strconv.ParseBool(v)
+				if err != nil {
+					return fmt.Errorf("want true or false")
+				}
+				s.InsecureDev = b
+				return nil
 			}},
 		{Flag: "migrate", Env: "PAYDISPATCH_MIGRATE_ON_START", Default: "true", Usage: "apply pending schema migrations at start",
 			Parse: func(v string) error {

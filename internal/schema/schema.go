@@ -13,8 +13,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	authmig "github.com/paydispatch/paydispatch/auth/migrations"
 	dispatchmig "github.com/paydispatch/paydispatch/dispatch/migrations"
 	accountmig "github.com/paydispatch/paydispatch/ledger/account/migrations"
+	idemmig "github.com/paydispatch/paydispatch/idempotency/migrations"
 	fxmig "github.com/paydispatch/paydispatch/ledger/fx/migrations"
 	limitmig "github.com/paydispatch/paydispatch/ledger/limit/migrations"
 	outboxmig "github.com/paydispatch/paydispatch/outbox/migrations"
@@ -30,7 +32,7 @@ import (
 func Schema() postgres.Schema {
 	return postgres.Schema{
 		Migrations: []fs.FS{queuemig.FS, dispatchmig.FS, pacingmig.FS, paymentmig.FS,
-			accountmig.FS, limitmig.FS, fxmig.FS, processmig.FS, outboxmig.FS},
+			accountmig.FS, limitmig.FS, fxmig.FS, processmig.FS, outboxmig.FS, authmig.FS, idemmig.FS},
 		Scripts: []postgres.Script{
 			{Name: "pacing/migrations/functions.sql", SQL: pacingmig.Functions},
 			{Name: "ledger/account/migrations/functions.sql", SQL: accountmig.Functions},

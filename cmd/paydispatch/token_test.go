@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/paydispatch/paydispatch/internal/pgtest"
+)
+
+// TestTokenCommand: token create prints the token alone on stdout; list
+// shows it without its secret; revoke ends it; bad input exits 2 and
+// stores nothing.
+func TestTokenCommand(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"DATABASE_URL": pgtest.URL(t)}
+	code, tok, stderr := runCLI([]string{"token", "create", "--scopes", "payments:read", "--tenant", "acme", "--name", "erp"}, env)
+	tok = strings.TrimSpace(tok)
+	if code != 0 || !strings.HasPrefix(tok, "pd_") || strings.Contains(tok, "\n") || !strings.Contains(stderr, "created tok_") {
+		t.Fatalf("create: exit %d, stdout %q, stderr %q", code, tok, stderr)
+	}
+	id := strings.Fields(stderr[strings.Index(stderr, "created tok_"):])[1]
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"token", "create"}, "invalid --scopes: no scope"},
+		{[]string{"token", "create", "--scopes", "payments:read,root"}, `unknown scope "root"`},
+		{[]string{"token", "create", "--scopes", "admin", "--tenant", "acme"}, "admin is for every tenant"},
+		{[]string{"token", "create", "--scopes", "payments:read", "--expires-in", "soon"}, `invalid --expires-in "soon"`},
+		{[]string{"token", "revoke", "tok_0000"}, `no token "tok_0000"`},
+		{[]string{"token", "burn"}, `unknown subcommand "burn"`},
+	} {
+		if code, out, stderr := runCLI(bad.args, env); code != 2 || out != "" || !strings.Contains(stderr, bad.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", bad.args, code, out, stderr, bad.want)
+		}
+	}
+	code, list, _ := runCLI([]string{"token", "list"}, env)
+	if code != 0 || strings.Count(list, "\n") != 1 || !strings.Contains(list, id+" active scopes=payments:read tenant=acme") || strings.Contains(list, tok) {
+		t.Fatalf("list: exit %d: %q", code, list)
+	}
+	if code, _, stderr := runCLI([]string{"token", "revoke", id}, env); code != 0 {
+		t.Fatalf("revoke: exit %d: %s", code, stderr)
+	}
+	if _, list, _ = runCLI([]string{"token", "list"}, env); !strings.Contains(list, id+" revoked") {
+		t.Fatalf("after revoke: %q", list)
+	}
+}
+
+// TestServeRequiresTokens: a new data directory's serve makes its first
+// admin token, prints it once and writes it 0600; without a token the API
+// answers 401; a tenant's token sees only its tenant; a revoked token
+// stops at once; --insecure-dev serves anyone and says so.
+func TestServeRequiresTokens(t *testing.T) {
+	t.Parallel()
+	data, addr := dataDir(t), freeAddr(t)
+	args := []string{"serve", "--http-addr", addr, "--data-dir", data, "--temporal-port", "0", "--temporal-log-level", "fatal"}
+	cmd := exec.Command(binary(t), args...)
+	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=", "PAYDISPATCH_BOOTSTRAP_TOKEN=")
+	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	out := &syncWriter{w: p.stderr}
+	cmd.Stderr = out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() { stopServe(p, data) })
+	waitReady(t, p, addr)
+
+	file := filepath.Join(data, "admin-token")
+	st, err := os.Stat(file)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("admin-token: %v, %v", st, err)
+	}
+	raw, _ := os.ReadFile(file)
+	admin := strings.TrimSpace(string(raw))
+	if !strings.HasPrefix(admin, "pd_") || strings.Count(out.String(), admin) != 1 {
+		t.Fatalf("the first admin token %q must be printed once: %s", admin, out.String())
+	}
+
+	base := "http://" + addr
+	status := func(method, path, token, body string) int {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		if token == "" {
+			req.Header.Set("Authorization", "none")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status("POST", "/v1/accounts", admin, `{"accountId":"ACC-G","tenantId":"globex","currency":"EUR","balance":"10.00"}`); got != 201 {
+		t.Fatalf("admin creates an account: %d", got)
+	}
+	env := map[string]string{"PAYDISPATCH_DATA_DIR": data, "DATABASE_URL": ""}
+	code, acme, stderr := runCLI([]string{"token", "create", "--scopes", "payments:read,accounts:write", "--tenant", "acme"}, env)
+	acme = strings.TrimSpace(acme)
+	if code != 0 {
+		t.Fatalf("token create beside serve: exit %d: %s", code, stderr)
+	}
+	id := strings.Fields(stderr[strings.Index(stderr, "created tok_"):])[1]
+	for _, c := range []struct {
+		method, path, token, body string
+		want                      int
+	}{
+		{"GET", "/v1/accounts/ACC-G", "", "", 401},
+		{"GET", "/v1/accounts/ACC-G", "pd_wrong", "", 401},
+		{"GET", "/v1/accounts/ACC-G", acme, "", 404},
+		{"POST", "/v1/accounts", acme, `{"accountId":"ACC-A","currency":"EUR","balance":"5.00"}`, 201},
+		{"GET", "/v1/accounts/ACC-A", acme, "", 200},
+		{"POST", "/v1/accounts", acme, `{"accountId":"ACC-X","tenantId":"globex","currency":"EUR","balance":"5.00"}`, 422},
+		{"GET", "/admin/fx-rates", acme, "", 403},
+		{"GET", "/healthz", "", "", 200},
+	} {
+		if got := status(c.method, c.path, c.token, c.body); got != c.want {
+			t.Errorf("%s %s with %.12s…: %d, want %d", c.method, c.path, c.token, got, c.want)
+		}
+	}
+	if code, _, stderr := runCLI([]string{"token", "revoke", id}, env); code != 0 {
+		t.Fatalf("revoke: %s", stderr)
+	}
+	if got := status("GET", "/v1/accounts/ACC-A", acme, ""); got != 401 {
+		t.Fatalf("a revoked token: %d, want 401 at once", got)
+	}
+	stopServe(p, data)
+
+	// --insecure-dev: no token needed, a warning at start.
+	dev := exec.Command(binary(t), append(args, "--insecure-dev")...)
+	dev.Env = cmd.Env
+	q := &proc{cmd: dev, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	devOut := &syncWriter{w: q.stderr}
+	dev.Stderr = devOut
+	if err := dev.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { q.done <- dev.Wait() }()
+	t.Cleanup(func() { stopServe(q, data) })
+	waitReady(t, q, addr)
+	if got := status("GET", "/v1/accounts/ACC-A", "", ""); got != 200 || !strings.Contains(devOut.String(), "--insecure-dev") {
+		t.Fatalf("--insecure-dev: %d; log: %s", got, devOut.String())
+	}
+}

@@ -1,0 +1,213 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/paydispatch/paydispatch/auth"
+	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/ledger/service"
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/process"
+)
+
+// fakeTokens knows a few tokens by their secret.
+type fakeTokens map[string]auth.Principal
+
+func (f fakeTokens) Authenticate(_ context.Context, token string) (auth.Principal, error) {
+	if token == "db-down" {
+		return auth.Principal{}, errors.New("connection refused")
+	}
+	p, ok := f[token]
+	if !ok {
+		return auth.Principal{}, auth.ErrUnauthenticated
+	}
+	return p, nil
+}
+
+// fakePayments stores submitted payments by id (nothing is validated).
+type fakePayments struct{ byID map[string]payment.Request }
+
+func (f *fakePayments) Submit(_ context.Context, r payment.Request) (string, error) {
+	f.byID[r.PaymentID] = r
+	return r.PaymentID, nil
+}
+func (f *fakePayments) SubmitBatch(_ context.Context, rs []payment.Request) (payment.BatchSubmission, error) {
+	for _, r := range rs {
+		f.byID[r.PaymentID] = r
+	}
+	return payment.BatchSubmission{BatchID: "b", Payments: len(rs), Chunks: 1}, nil
+}
+func (f *fakePayments) CheckBatch([]payment.Request, []int) []payment.LineError { return nil }
+func (f *fakePayments) Status(_ context.Context, id string) (payment.View, error) {
+	r, ok := f.byID[id]
+	if !ok {
+		return payment.View{}, payment.ErrNotFound
+	}
+	return payment.View{PaymentID: id, TenantID: r.TenantID, Status: payment.StatusScheduled}, nil
+}
+
+// fakeProcesses has one process per tenant in {acme, globex}.
+type fakeProcesses struct{}
+
+var processOf = map[string]uuid.UUID{"acme": uuid.MustParse("11111111-1111-1111-1111-111111111111"), "globex": uuid.MustParse("22222222-2222-2222-2222-222222222222")}
+
+func (fakeProcesses) Get(_ context.Context, id uuid.UUID) (process.Instance, error) {
+	for tenant, pid := range processOf {
+		if pid == id {
+			return process.Instance{ID: id, Data: process.Data{"tenantId": tenant}}, nil
+		}
+	}
+	return process.Instance{}, process.ErrNotFound
+}
+func (fakeProcesses) Log(context.Context, uuid.UUID) ([]process.LogEntry, error) { return nil, nil }
+func (p fakeProcesses) Retry(ctx context.Context, id uuid.UUID, _ string) (process.Instance, error) {
+	return p.Get(ctx, id)
+}
+func (p fakeProcesses) Compensate(ctx context.Context, id uuid.UUID, _ string) (process.Instance, error) {
+	return p.Get(ctx, id)
+}
+func (p fakeProcesses) Pause(ctx context.Context, id uuid.UUID, _ string) (process.Instance, error) {
+	return p.Get(ctx, id)
+}
+func (p fakeProcesses) Resume(ctx context.Context, id uuid.UUID, _ string) (process.Instance, error) {
+	return p.Get(ctx, id)
+}
+
+// TestAuthorization: every protected route without a token is 401 with a
+// challenge, with a token lacking the scope 403, and another tenant's
+// resource is 404 to a tenant's token; creating for another tenant is
+// refused and stores nothing; probes stay open.
+func TestAuthorization(t *testing.T) {
+	t.Parallel()
+	tokens := fakeTokens{
+		"admin":       {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
+		"acme-rw":     {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.AccountsWrite}},
+		"acme-read":   {TokenID: "c", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsRead}},
+		"globex-read": {TokenID: "d", TenantID: "globex", Scopes: []auth.Scope{auth.PaymentsRead}},
+	}
+	pays := &fakePayments{byID: map[string]payment.Request{"pay-acme": {TenantID: "acme"}, "pay-globex": {TenantID: "globex"}}}
+	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
+	rt := httpapi.NewRouter(nil)
+	rt.HandlePayments(pays)
+	rt.HandleAccounts(led)
+	rt.HandleFXRates(led)
+	rt.HandleProcesses(fakeProcesses{})
+	rt.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	rt.RequireAuth(tokens)
+
+	admin := func(method, path, body string) {
+		t.Helper()
+		if code := call(rt, method, path, body, "Bearer admin").Code; code >= 300 {
+			t.Fatalf("setup %s %s: %d", method, path, code)
+		}
+	}
+	admin("POST", "/v1/accounts", `{"accountId":"ACC-A","tenantId":"acme","currency":"EUR","balance":"1"}`)
+	admin("POST", "/v1/accounts", `{"accountId":"ACC-G","tenantId":"globex","currency":"EUR","balance":"1"}`)
+
+	payment := func(id, tenant string) string {
+		b, _ := json.Marshal(map[string]any{"paymentId": id, "tenantId": tenant})
+		return string(b)
+	}
+	acmeProc, globexProc := "/v1/processes/"+processOf["acme"].String(), "/v1/processes/"+processOf["globex"].String()
+	tests := []struct {
+		name, method, path, body, authz string
+		want                            int
+		wantChallenge                   bool
+	}{
+		{"healthz is open", "GET", "/healthz", "", "", 200, false},
+		{"readyz is open", "GET", "/readyz", "", "", 200, false},
+		{"metrics are open", "GET", "/metrics", "", "", 200, false},
+		{"no token", "GET", "/v1/payments/pay-acme", "", "", 401, true},
+		{"no token, admin route", "GET", "/admin/fx-rates", "", "", 401, true},
+		{"no token, create", "POST", "/v1/payments", payment("p-1", "acme"), "", 401, true},
+		{"not a bearer", "GET", "/v1/payments/pay-acme", "", "Basic YWRtaW46YWRtaW4=", 401, true},
+		{"empty bearer", "GET", "/v1/payments/pay-acme", "", "Bearer ", 401, true},
+		{"unknown token", "GET", "/v1/payments/pay-acme", "", "Bearer nope", 401, true},
+		{"token store down", "GET", "/v1/payments/pay-acme", "", "Bearer db-down", 503, false},
+		{"lowercase scheme", "GET", "/v1/payments/pay-acme", "", "bearer acme-read", 200, false},
+		{"read own payment", "GET", "/v1/payments/pay-acme", "", "Bearer acme-read", 200, false},
+		{"another tenant's payment", "GET", "/v1/payments/pay-globex", "", "Bearer acme-read", 404, false},
+		{"admin reads any payment", "GET", "/v1/payments/pay-globex", "", "Bearer admin", 200, false},
+		{"read own account", "GET", "/v1/accounts/ACC-A", "", "Bearer acme-read", 200, false},
+		{"another tenant's account", "GET", "/v1/accounts/ACC-G", "", "Bearer acme-read", 404, false},
+		{"own process", "GET", acmeProc, "", "Bearer acme-read", 200, false},
+		{"another tenant's process", "GET", globexProc, "", "Bearer acme-read", 404, false},
+		{"globex's own process", "GET", globexProc, "", "Bearer globex-read", 200, false},
+		{"create without the scope", "POST", "/v1/payments", payment("p-2", "acme"), "Bearer acme-read", 403, false},
+		{"create for another tenant", "POST", "/v1/payments", payment("p-3", "globex"), "Bearer acme-rw", 422, false},
+		{"create for own tenant", "POST", "/v1/payments", payment("p-4", "acme"), "Bearer acme-rw", 202, false},
+		{"create, tenant taken from the token", "POST", "/v1/payments", payment("p-5", ""), "Bearer acme-rw", 202, false},
+		{"a file with another tenant's line", "POST", "/v1/payment-batches", payment("p-6", "acme") + "\n" + payment("p-7", "globex"), "Bearer acme-rw", 422, false},
+		{"account for another tenant", "POST", "/v1/accounts", `{"accountId":"ACC-X","tenantId":"globex","currency":"EUR","balance":"1"}`, "Bearer acme-rw", 422, false},
+		{"account without the scope", "POST", "/v1/accounts", `{"accountId":"ACC-Y","tenantId":"acme","currency":"EUR","balance":"1"}`, "Bearer acme-read", 403, false},
+		{"admin route, tenant token", "GET", "/admin/fx-rates", "", "Bearer acme-rw", 403, false},
+		{"admin route, admin", "GET", "/admin/fx-rates", "", "Bearer admin", 200, false},
+		{"operator action, tenant token", "POST", "/admin/processes/" + processOf["acme"].String() + "/pause", "", "Bearer acme-rw", 403, false},
+	}
+	for _, tt := range tests {
+		rec := call(rt, tt.method, tt.path, tt.body, tt.authz)
+		if rec.Code != tt.want {
+			t.Errorf("%s: %s %s → %d, want %d: %s", tt.name, tt.method, tt.path, rec.Code, tt.want, rec.Body)
+			continue
+		}
+		if got := rec.Header().Get("WWW-Authenticate"); (got != "") != tt.wantChallenge || tt.wantChallenge && !strings.HasPrefix(got, "Bearer ") {
+			t.Errorf("%s: WWW-Authenticate %q", tt.name, got)
+		}
+		if rec.Code >= 400 && rec.Header().Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%s: content type %q", tt.name, rec.Header().Get("Content-Type"))
+		}
+	}
+	for id, want := range map[string]string{"p-4": "acme", "p-5": "acme"} {
+		if r, ok := pays.byID[id]; !ok || r.TenantID != want {
+			t.Errorf("%s stored %t with tenant %q, want %q", id, ok, r.TenantID, want)
+		}
+	}
+	for _, id := range []string{"p-1", "p-2", "p-3", "p-6", "p-7"} {
+		if _, ok := pays.byID[id]; ok {
+			t.Errorf("%s was stored by a refused request", id)
+		}
+	}
+	for _, id := range []string{"ACC-X", "ACC-Y"} {
+		if _, ok := led.accounts[id]; ok {
+			t.Errorf("%s was stored by a refused request", id)
+		}
+	}
+}
+
+// TestRouteScopes: a route no one gave a scope needs admin.
+func TestRouteScopes(t *testing.T) {
+	t.Parallel()
+	for pattern, want := range map[string]auth.Scope{
+		"POST /v1/payments": auth.PaymentsWrite, "GET /v1/payments/{id}": auth.PaymentsRead,
+		"POST /v1/accounts": auth.AccountsWrite, "POST /admin/fx-rates": auth.Admin,
+		"POST /api/v1/slots": auth.Admin, "GET /v1/something-new": auth.Admin,
+	} {
+		if got, public := httpapi.RouteScope(pattern); got != want || public {
+			t.Errorf("%s: scope %q (public %t), want %q", pattern, got, public, want)
+		}
+	}
+}
+
+func call(h http.Handler, method, path, body, authz string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if method == "POST" {
+		req.Header.Set("Content-Type", "application/json")
+		if strings.HasSuffix(path, "batches") {
+			req.Header.Set("Content-Type", "application/x-ndjson")
+		}
+	}
+	if authz != "" {
+		req.Header.Set("Authorization", authz)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
