@@ -15,8 +15,8 @@ import (
 
 	authmig "github.com/paydispatch/paydispatch/auth/migrations"
 	dispatchmig "github.com/paydispatch/paydispatch/dispatch/migrations"
-	accountmig "github.com/paydispatch/paydispatch/ledger/account/migrations"
 	idemmig "github.com/paydispatch/paydispatch/idempotency/migrations"
+	accountmig "github.com/paydispatch/paydispatch/ledger/account/migrations"
 	fxmig "github.com/paydispatch/paydispatch/ledger/fx/migrations"
 	limitmig "github.com/paydispatch/paydispatch/ledger/limit/migrations"
 	outboxmig "github.com/paydispatch/paydispatch/outbox/migrations"
