@@ -19,6 +19,7 @@ import (
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/idempotency"
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/internal/schema"
@@ -130,6 +131,11 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 			return err
 		}},
 	)
+	idem := idempotency.NewStore(store.Pool, idempotency.Config{TTL: srv.IdempotencyTTL})
+	router.UseIdempotencyKeys(idem)
+	cleanupCtx, stopCleanup := context.WithCancel(ctx)
+	defer stopCleanup()
+	go idem.Cleanup(cleanupCtx, 10*time.Minute, func(err error) { log.Warn("idempotency keys cleanup", "error", err) })
 	if srv.InsecureDev {
 		log.Warn("--insecure-dev: the API answers anyone, without a token; never run it so beyond a developer's machine")
 	} else {

@@ -156,6 +156,8 @@ type Server struct {
 	PprofAddr       string
 	// InsecureDev serves the API to anyone, without tokens.
 	InsecureDev bool
+	// IdempotencyTTL is how long an Idempotency-Key is remembered.
+	IdempotencyTTL time.Duration
 }
 
 // ServerSettings binds s's settings.
@@ -200,6 +202,12 @@ func ServerSettings(s *Server) []*Setting {
 				}
 				s.InsecureDev = b
 				return nil
+			}},
+		{Flag: "idempotency-ttl", Env: "PAYDISPATCH_IDEMPOTENCY_TTL", Default: "24h", Usage: "how long an Idempotency-Key and its answer are kept",
+			Parse: func(v string) error {
+				d, err := durationIn(v, time.Minute, 30*24*time.Hour)
+				s.IdempotencyTTL = d
+				return err
 			}},
 		{Flag: "migrate", Env: "PAYDISPATCH_MIGRATE_ON_START", Default: "true", Usage: "apply pending schema migrations at start",
 			Parse: func(v string) error {
