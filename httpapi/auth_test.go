@@ -211,3 +211,35 @@ func call(h http.Handler, method, path, body, authz string) *httptest.ResponseRe
 	h.ServeHTTP(rec, req)
 	return rec
 }
+
+// TestRateLimitPerToken: a token over its rate gets 429 with Retry-After;
+// another token is not held back by it; probes are never limited.
+func TestRateLimitPerToken(t *testing.T) {
+	t.Parallel()
+	rt := httpapi.NewRouter(nil)
+	rt.HandlePayments(&fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}})
+	rt.RequireAuth(fakeTokens{
+		"a": {TokenID: "a", Scopes: []auth.Scope{auth.PaymentsRead}},
+		"b": {TokenID: "b", Scopes: []auth.Scope{auth.PaymentsRead}},
+	})
+	rt.LimitPerToken(1, 3) // a burst of 3, then one a second
+	var codes []int
+	for range 5 {
+		codes = append(codes, call(rt, "GET", "/v1/payments/p", "", "Bearer a").Code)
+	}
+	if codes[0] != 200 || codes[2] != 200 || codes[3] != http.StatusTooManyRequests || codes[4] != http.StatusTooManyRequests {
+		t.Fatalf("codes %v, want 3 × 200 then 429", codes)
+	}
+	rec := call(rt, "GET", "/v1/payments/p", "", "Bearer a")
+	if rec.Header().Get("Retry-After") == "" || rec.Header().Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("429 without Retry-After or problem: %v", rec.Header())
+	}
+	if code := call(rt, "GET", "/v1/payments/p", "", "Bearer b").Code; code != 200 {
+		t.Fatalf("another token: %d", code)
+	}
+	for range 10 {
+		if code := call(rt, "GET", "/healthz", "", "").Code; code != 200 {
+			t.Fatalf("healthz limited: %d", code)
+		}
+	}
+}

@@ -22,6 +22,7 @@ type Router struct {
 	log    *slog.Logger
 	auth   Authenticator
 	idem   IdempotencyKeys
+	limits *tokenLimits
 }
 
 // NewRouter returns a router serving /healthz and /readyz; other packages'
@@ -45,7 +46,7 @@ var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, htt
 // problem+json rather than the mux's plain text.
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if _, pattern := rt.mux.Handler(r); pattern != "" {
-		if r = rt.authorize(w, r, pattern); r == nil {
+		if r = rt.authorize(w, r, pattern); r == nil || rt.limited(w, r) {
 			return
 		}
 		if limit, ok := idempotentRoutes[pattern]; ok && rt.idem != nil {

@@ -112,7 +112,8 @@ func startServeOn(t *testing.T, data, addr string, temporalPort int, extra ...st
 	args := append([]string{"serve", "--http-addr", addr, "--data-dir", data,
 		"--temporal-port", strconv.Itoa(temporalPort), "--temporal-log-level", "fatal"}, extra...)
 	cmd := exec.Command(binary(t), args...)
-	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=", "PAYDISPATCH_BOOTSTRAP_TOKEN="+e2eToken)
+	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=", "PAYDISPATCH_BOOTSTRAP_TOKEN="+e2eToken,
+		"PAYDISPATCH_TOKEN_RATE_LIMIT=0") // the tests poll hundreds of payments a second
 	p := &proc{cmd: cmd, stderr: &bytes.Buffer{}, done: make(chan error, 1)}
 	cmd.Stderr = &syncWriter{w: p.stderr}
 	if err := cmd.Start(); err != nil {

@@ -143,6 +143,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 			return err
 		}
 		router.RequireAuth(auth.NewStore(store.Pool))
+		router.LimitPerToken(float64(srv.TokenRate), 2*srv.TokenRate)
 	}
 	router.HandlePayments(app.PaymentService(store, tconn, srv.BulkChunkSize))
 	router.HandlePacing(pacing.New(store.Pool))
@@ -160,7 +161,10 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		go func() { _ = http.ListenAndServe(srv.PprofAddr, mux) }()
 		log.Info("profiling endpoints on", "addr", srv.PprofAddr)
 	}
-	httpServer := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second}
+	// A slow or stalled client cannot hold a connection for long; a bulk
+	// file (up to 512 MiB) gets the read time a slow uplink needs.
+	httpServer := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 15 * time.Minute,
+		WriteTimeout: 15 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpServer.Serve(ln) }()
 	log.Info("paydispatch serving", "http_addr", ln.Addr().String(), "version", buildVersion())

@@ -158,6 +158,9 @@ type Server struct {
 	InsecureDev bool
 	// IdempotencyTTL is how long an Idempotency-Key is remembered.
 	IdempotencyTTL time.Duration
+	// TokenRate is each token's requests a second (0: unlimited); bursts
+	// of twice as many pass.
+	TokenRate int
 }
 
 // ServerSettings binds s's settings.
@@ -207,6 +210,12 @@ func ServerSettings(s *Server) []*Setting {
 			Parse: func(v string) error {
 				d, err := durationIn(v, time.Minute, 30*24*time.Hour)
 				s.IdempotencyTTL = d
+				return err
+			}},
+		{Flag: "token-rate-limit", Env: "PAYDISPATCH_TOKEN_RATE_LIMIT", Default: "200", Usage: "requests a second each token may make (bursts of twice as many); over it: 429 with Retry-After; 0: unlimited",
+			Parse: func(v string) error {
+				n, err := intIn(v, 0, 1000000)
+				s.TokenRate = n
 				return err
 			}},
 		{Flag: "migrate", Env: "PAYDISPATCH_MIGRATE_ON_START", Default: "true", Usage: "apply pending schema migrations at start",
