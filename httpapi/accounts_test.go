@@ -155,6 +155,9 @@ func TestAccountEndpoints(t *testing.T) {
 				if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
 					t.Fatal(err)
 				}
+				if !strings.HasPrefix(p.Type, "https://paydispatch.dev/problems/") {
+					t.Fatalf("problem type %q: want a stable paydispatch type URI", p.Type)
+				}
 				if strings.Contains(rec.Body.String(), "httpapi.") {
 					t.Fatalf("the problem names a Go type: %s", rec.Body)
 				}

@@ -15,12 +15,12 @@ type Authenticator interface {
 }
 
 // RequireAuth makes every route but the public ones (/healthz, /readyz,
-// /metrics) need a bearer token with the route's scope. Without it (the
+// /metrics, /openapi.json) need a bearer token with the route's scope. Without it (the
 // --insecure-dev mode, and handler unit tests) every caller is served.
 func (rt *Router) RequireAuth(a Authenticator) { rt.auth = a }
 
 // publicRoutes answer without a token: probes and scrapes.
-var publicRoutes = map[string]bool{"GET /healthz": true, "GET /readyz": true, "GET /metrics": true}
+var publicRoutes = map[string]bool{"GET /healthz": true, "GET /readyz": true, "GET /metrics": true, "GET /openapi.json": true}
 
 // routeScopes is the scope each route needs. A route not listed needs
 // admin, so a route added without thought is closed, not open.

@@ -8,9 +8,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/paydispatch/paydispatch/audit"
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/ledger/service"
@@ -62,7 +64,8 @@ var processOf = map[string]uuid.UUID{"acme": uuid.MustParse("11111111-1111-1111-
 func (fakeProcesses) Get(_ context.Context, id uuid.UUID) (process.Instance, error) {
 	for tenant, pid := range processOf {
 		if pid == id {
-			return process.Instance{ID: id, Data: process.Data{"tenantId": tenant}}, nil
+			return process.Instance{ID: id, Type: "SubmitPayment", BusinessKey: "pay-" + tenant, Status: process.StatusRunning,
+				Step: "CreateTransaction", Data: process.Data{"tenantId": tenant}, CreatedAt: time.Now(), UpdatedAt: time.Now()}, nil
 		}
 	}
 	return process.Instance{}, process.ErrNotFound
@@ -241,5 +244,90 @@ func TestRateLimitPerToken(t *testing.T) {
 		if code := call(rt, "GET", "/healthz", "", "").Code; code != 200 {
 			t.Fatalf("healthz limited: %d", code)
 		}
+	}
+}
+
+// fakeAudit keeps entries in memory.
+type fakeAudit struct{ entries []audit.Entry }
+
+func (f *fakeAudit) Record(_ context.Context, actor, action, target string, detail any) error {
+	raw, _ := json.Marshal(detail)
+	f.entries = append(f.entries, audit.Entry{Seq: int64(len(f.entries) + 1), Actor: actor, Action: action, Target: target, Detail: raw})
+	return nil
+}
+
+func (f *fakeAudit) List(_ context.Context, limit int, before int64) ([]audit.Entry, error) {
+	var out []audit.Entry
+	for i := len(f.entries) - 1; i >= 0 && len(out) < limit; i-- {
+		if before == 0 || f.entries[i].Seq < before {
+			out = append(out, f.entries[i])
+		}
+	}
+	return out, nil
+}
+
+// TestAdminAudit: a change made through /admin/* is recorded with who made
+// it and what was sent; a refused change and a read are not; the log
+// reads back newest first with a cursor, admins only.
+func TestAdminAudit(t *testing.T) {
+	t.Parallel()
+	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
+	log := &fakeAudit{}
+	rt := httpapi.NewRouter(nil)
+	rt.HandleFXRates(led)
+	rt.HandleAudit(log)
+	rt.RequireAuth(fakeTokens{
+		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
+		"rw":    {TokenID: "tok_b", Scopes: []auth.Scope{auth.PaymentsWrite}},
+	})
+	post := func(body, token, operator string) int {
+		req := httptest.NewRequest("POST", "/admin/fx-rates", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		if operator != "" {
+			req.Header.Set(httpapi.OperatorHeader, operator)
+		}
+		rec := httptest.NewRecorder()
+		rt.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	if code := post(`{"base":"EUR","quote":"USD","rate":"1.08"}`, "admin", "anna"); code != 200 {
+		t.Fatalf("set a rate: %d", code)
+	}
+	if code := post(`{"base":"EUR","quote":"USD","rate":"-1"}`, "admin", ""); code != 422 {
+		t.Fatalf("a refused rate: %d", code)
+	}
+	if code := post(`{"base":"EUR","quote":"GBP","rate":"0.85"}`, "rw", ""); code != 403 {
+		t.Fatalf("without admin: %d", code)
+	}
+	if code := post(`{"base":"EUR","quote":"GBP","rate":"0.85"}`, "admin", ""); code != 200 {
+		t.Fatalf("second rate: %d", code)
+	}
+	call(rt, "GET", "/admin/fx-rates", "", "Bearer admin")
+	if len(log.entries) != 2 {
+		t.Fatalf("%d entries, want the 2 changes: %+v", len(log.entries), log.entries)
+	}
+	e := log.entries[0]
+	if e.Actor != "tok_a (ops) as anna" || e.Action != "POST /admin/fx-rates" || !strings.Contains(string(e.Detail), `"rate":"1.08"`) {
+		t.Fatalf("entry %+v (%s)", e, e.Detail)
+	}
+	rec := call(rt, "GET", "/admin/audit?limit=1", "", "Bearer admin")
+	var page struct {
+		Entries []audit.Entry `json:"entries"`
+		Next    string        `json:"next"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil || rec.Code != 200 || len(page.Entries) != 1 || page.Next != "2" || page.Entries[0].Seq != 2 {
+		t.Fatalf("page: %d %s", rec.Code, rec.Body)
+	}
+	if rec := call(rt, "GET", "/admin/audit?before=2", "", "Bearer admin"); !strings.Contains(rec.Body.String(), `"seq":1`) || strings.Contains(rec.Body.String(), `"next"`) {
+		t.Fatalf("second page: %s", rec.Body)
+	}
+	for _, q := range []string{"limit=0", "limit=x", "limit=5000", "before=-1"} {
+		if code := call(rt, "GET", "/admin/audit?"+q, "", "Bearer admin").Code; code != 400 {
+			t.Errorf("%s: %d", q, code)
+		}
+	}
+	if code := call(rt, "GET", "/admin/audit", "", "Bearer rw").Code; code != 403 {
+		t.Fatalf("a non-admin reads the audit log: %d", code)
 	}
 }

@@ -28,7 +28,7 @@ func WriteProblem(w http.ResponseWriter, r *http.Request, p Problem) {
 		p.Title = http.StatusText(p.Status)
 	}
 	if p.Type == "" {
-		p.Type = "about:blank"
+		p.Type = problemType(kindOf(p.Status))
 	}
 	if p.Instance == "" && r != nil {
 		p.Instance = r.URL.Path
@@ -44,4 +44,37 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// kindOf is the problem kind of a status, for problems that name no
+// kind of their own: a client can switch on the type URI.
+func kindOf(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "malformed-request"
+	case http.StatusUnauthorized:
+		return "unauthenticated"
+	case http.StatusForbidden:
+		return "insufficient-scope"
+	case http.StatusNotFound:
+		return "not-found"
+	case http.StatusMethodNotAllowed:
+		return "method-not-allowed"
+	case http.StatusConflict:
+		return "conflict"
+	case http.StatusRequestEntityTooLarge:
+		return "too-large"
+	case http.StatusUnsupportedMediaType:
+		return "unsupported-media-type"
+	case http.StatusUnprocessableEntity:
+		return "invalid-request"
+	case http.StatusTooManyRequests:
+		return "rate-limited"
+	case http.StatusServiceUnavailable:
+		return "unavailable"
+	}
+	if status >= 500 {
+		return "server-error"
+	}
+	return "client-error"
 }

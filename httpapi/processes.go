@@ -65,6 +65,9 @@ func (rt *Router) HandleProcesses(p Processes) {
 			rt.log.Error("reading a process failed", "process", id, "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the process cannot be read now; retry"})
 		default:
+			if log == nil {
+				log = []process.LogEntry{}
+			}
 			WriteJSON(w, http.StatusOK, processView{Instance: inst, Log: log})
 		}
 	}))

@@ -23,6 +23,9 @@ type Router struct {
 	auth   Authenticator
 	idem   IdempotencyKeys
 	limits *tokenLimits
+	audit  AuditLog
+
+	patterns []string
 }
 
 // NewRouter returns a router serving /healthz and /readyz; other packages'
@@ -38,7 +41,10 @@ func NewRouter(log *slog.Logger, checks ...Check) *Router {
 }
 
 // Handle registers h for a method-and-path pattern ("GET /v1/things/{id}").
-func (rt *Router) Handle(pattern string, h http.Handler) { rt.mux.Handle(pattern, h) }
+func (rt *Router) Handle(pattern string, h http.Handler) {
+	rt.mux.Handle(pattern, h)
+	rt.patterns = append(rt.patterns, pattern)
+}
 
 var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 
@@ -54,6 +60,10 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				rt.idempotent(w, r, key[0], limit, rt.mux)
 				return
 			}
+		}
+		if rt.audited(r) {
+			rt.serveAudited(w, r, pattern, rt.mux)
+			return
 		}
 		rt.mux.ServeHTTP(w, r)
 		return

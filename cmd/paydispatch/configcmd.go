@@ -26,6 +26,18 @@ type configAction struct {
 	run      func(ctx context.Context, env *environment, db *postgres.DB, words []string) error
 }
 
+// changes reports whether the action, with these words, changes a
+// setting (what the audit log records) rather than reading one.
+func (a configAction) changes(words []string) bool {
+	switch a.name {
+	case "get", "tenants":
+		return false
+	case "delivery-order":
+		return len(words) == 2
+	}
+	return true
+}
+
 func exactly(k int) func(int) bool { return func(n int) bool { return n == k } }
 func atLeast(k int) func(int) bool { return func(n int) bool { return n >= k } }
 
@@ -129,6 +141,9 @@ func runConfig(ctx context.Context, env *environment, args []string) error {
 	err = action.run(ctx, env, store, words[1:])
 	if errors.Is(err, queue.ErrInvalidConfig) || errors.Is(err, pacing.ErrInvalid) {
 		return usageError{err}
+	}
+	if err == nil && action.changes(words[1:]) {
+		recordCLI(ctx, env, store, "config "+action.name, strings.Join(words[1:], " "), map[string]any{"args": words[1:]})
 	}
 	return err
 }

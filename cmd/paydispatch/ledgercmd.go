@@ -10,6 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/audit"
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/ledger"
@@ -192,6 +193,7 @@ func runFXRate(ctx context.Context, env *environment, args []string) error {
 		func(ctx context.Context, db *postgres.DB, w []string) error {
 			r, err := fx.Set(ctx, db.Pool, fx.Rate{Base: strings.ToUpper(w[0]), Quote: strings.ToUpper(w[1]), Rate: rate, Dealable: dealable, SetBy: "cli"})
 			if err == nil {
+				recordCLI(ctx, env, db, "fx-rate set", r.Base+"/"+r.Quote, map[string]any{"rate": r.Rate.String(), "dealable": r.Dealable})
 				fmt.Fprintf(env.stdout, "%s %s %s dealable=%t\n", r.Base, r.Quote, r.Rate, r.Dealable)
 			}
 			return err
@@ -227,4 +229,17 @@ func isHelp(arg string) bool {
 		return true
 	}
 	return false
+}
+
+// recordCLI writes an admin change made from the command line to the
+// audit log, the operator named by the OS user. A failure to record is
+// reported, not fatal: the change is made.
+func recordCLI(ctx context.Context, env *environment, db *postgres.DB, action, target string, detail any) {
+	actor := "cli"
+	if u := env.getenv("USER"); u != "" {
+		actor = "cli:" + u
+	}
+	if err := (audit.Log{DB: db.Pool}).Record(ctx, actor, action, target, detail); err != nil {
+		fmt.Fprintln(env.stderr, "warning: the change is made but the audit log did not record it:", err)
+	}
 }

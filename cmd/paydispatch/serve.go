@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/paydispatch/paydispatch/audit"
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/httpapi"
@@ -151,6 +152,8 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	router.HandleAccounts(ledgerAPI)
 	router.HandleFXRates(ledgerAPI)
 	router.HandleProcesses(app.ProcessAPI{Operator: app.ProcessOperator(store, tconn)})
+	router.HandleAudit(audit.Log{DB: store.Pool})
+	router.HandleOpenAPI()
 	router.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	if srv.PprofAddr != "" {
 		// Profiling stays off the API listener, on an address of its own.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"os"
 	"os/exec"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/paydispatch/paydispatch/audit"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 )
 
@@ -147,5 +151,47 @@ func TestServeRequiresTokens(t *testing.T) {
 	waitReady(t, q, addr)
 	if got := status("GET", "/v1/accounts/ACC-A", "", ""); got != 200 || !strings.Contains(devOut.String(), "--insecure-dev") {
 		t.Fatalf("--insecure-dev: %d; log: %s", got, devOut.String())
+	}
+}
+
+// TestCLIChangesAreAudited: config, fx-rate and token changes made from
+// the command line are in the audit log, with the OS user; reads are not.
+func TestCLIChangesAreAudited(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	env := map[string]string{"DATABASE_URL": url, "USER": "anna"}
+	for _, args := range [][]string{
+		{"config", "tenant", "PAYMENT", "acme", "max_in_flight=5"},
+		{"config", "tenants", "PAYMENT"},
+		{"config", "delivery-order", "acme"},
+		{"config", "delivery-order", "acme", "STRICT"},
+		{"fx-rate", "set", "EUR", "USD", "1.0850"},
+		{"fx-rate", "list"},
+		{"token", "create", "--scopes", "payments:read"},
+		{"token", "list"},
+	} {
+		if code, _, stderr := runCLI(args, env); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	entries, err := audit.List(context.Background(), pool, 100, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		if e.Actor != "cli:anna" || strings.Contains(string(e.Detail), "pd_") {
+			t.Errorf("entry %+v %s", e, e.Detail)
+		}
+		got = append(got, e.Action)
+	}
+	want := "token create,fx-rate set,config delivery-order,config tenant"
+	if strings.Join(got, ",") != want {
+		t.Fatalf("audited %v, want %s", got, want)
 	}
 }

@@ -53,6 +53,9 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 				if errors.Is(err, auth.ErrNotFound) {
 					return usageError{fmt.Errorf("no token %q ('paydispatch token list' shows their ids)", clipArg(w[0]))}
 				}
+				if err == nil {
+					recordCLI(ctx, env, db, "token revoke", w[0], nil)
+				}
 				return err
 			})
 	case "create":
@@ -95,6 +98,7 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 			if err != nil {
 				return err
 			}
+			recordCLI(ctx, env, db, "token create", t.ID, t) // the stored token, never its secret
 			fmt.Fprintln(env.stderr, "created", t.ID, "(the token below is shown once)")
 			fmt.Fprintln(env.stdout, secret)
 			return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	auditmig "github.com/paydispatch/paydispatch/audit/migrations"
 	authmig "github.com/paydispatch/paydispatch/auth/migrations"
 	dispatchmig "github.com/paydispatch/paydispatch/dispatch/migrations"
 	idemmig "github.com/paydispatch/paydispatch/idempotency/migrations"
@@ -32,7 +33,7 @@ import (
 func Schema() postgres.Schema {
 	return postgres.Schema{
 		Migrations: []fs.FS{queuemig.FS, dispatchmig.FS, pacingmig.FS, paymentmig.FS,
-			accountmig.FS, limitmig.FS, fxmig.FS, processmig.FS, outboxmig.FS, authmig.FS, idemmig.FS},
+			accountmig.FS, limitmig.FS, fxmig.FS, processmig.FS, outboxmig.FS, authmig.FS, idemmig.FS, auditmig.FS},
 		Scripts: []postgres.Script{
 			{Name: "pacing/migrations/functions.sql", SQL: pacingmig.Functions},
 			{Name: "ledger/account/migrations/functions.sql", SQL: accountmig.Functions},

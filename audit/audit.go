@@ -1,0 +1,90 @@
+// Package audit is the admin audit log: an append-only record of every
+// change an operator made — who, what, to which target, when — for the
+// HTTP admin endpoints and the CLI alike. It knows actors, actions and
+// opaque JSON details, nothing of what was changed.
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/paydispatch/paydispatch/audit/internal/dbsqlc"
+)
+
+// DBTX is what the log needs of a pool or a transaction (a change and its
+// entry may commit together).
+type DBTX interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+	QueryRow(context.Context, string, ...any) pgx.Row
+}
+
+// Entry is one recorded change.
+type Entry struct {
+	Seq    int64           `json:"seq"`
+	At     time.Time       `json:"at"`
+	Actor  string          `json:"actor"`
+	Action string          `json:"action"`
+	Target string          `json:"target,omitempty"`
+	Detail json.RawMessage `json:"detail"`
+}
+
+// Record appends an entry. detail is marshalled to JSON (nil: {}).
+func Record(ctx context.Context, db DBTX, actor, action, target string, detail any) (Entry, error) {
+	raw := []byte("{}")
+	if detail != nil {
+		var err error
+		if raw, err = json.Marshal(detail); err != nil {
+			return Entry{}, fmt.Errorf("audit: %s: detail: %w", action, err)
+		}
+	}
+	row, err := dbsqlc.New(db).AppendEntry(ctx, dbsqlc.AppendEntryParams{Actor: actor, Action: action, Target: target, Detail: raw})
+	if err != nil {
+		return Entry{}, fmt.Errorf("audit: record %s: %w", action, err)
+	}
+	return fromRow(row), nil
+}
+
+// MaxPage bounds a page of List.
+const MaxPage = 1000
+
+// List returns up to limit entries, newest first, older than the entry
+// before (0: from the newest). The last entry's Seq is the next page's
+// cursor.
+func List(ctx context.Context, db DBTX, limit int, before int64) ([]Entry, error) {
+	if limit <= 0 || limit > MaxPage {
+		limit = MaxPage
+	}
+	rows, err := dbsqlc.New(db).List(ctx, dbsqlc.ListParams{Before: before, MaxRows: int32(limit)})
+	if err != nil {
+		return nil, fmt.Errorf("audit: list: %w", err)
+	}
+	out := make([]Entry, len(rows))
+	for i, r := range rows {
+		out[i] = fromRow(r)
+	}
+	return out, nil
+}
+
+func fromRow(r dbsqlc.AdminAudit) Entry {
+	return Entry{Seq: r.Seq, At: r.At, Actor: r.Actor, Action: r.Action, Target: r.Target, Detail: json.RawMessage(r.Detail)}
+}
+
+// Log is the audit log on a database, as the HTTP API uses it.
+type Log struct{ DB DBTX }
+
+// Record appends an entry.
+func (l Log) Record(ctx context.Context, actor, action, target string, detail any) error {
+	_, err := Record(ctx, l.DB, actor, action, target, detail)
+	return err
+}
+
+// List returns a page, newest first (see List).
+func (l Log) List(ctx context.Context, limit int, before int64) ([]Entry, error) {
+	return List(ctx, l.DB, limit, before)
+}

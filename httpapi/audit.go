@@ -1,0 +1,116 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/paydispatch/paydispatch/audit"
+	"github.com/paydispatch/paydispatch/auth"
+)
+
+// AuditLog is the admin audit log (audit.Log).
+type AuditLog interface {
+	Record(ctx context.Context, actor, action, target string, detail any) error
+	List(ctx context.Context, limit int, before int64) ([]audit.Entry, error)
+}
+
+// HandleAudit records every change made through /admin/* (a request other
+// than GET that succeeded: who, the route, the path, the request body up
+// to 4 KiB) and adds GET /admin/audit?limit=N&before=SEQ, newest first.
+func (rt *Router) HandleAudit(a AuditLog) {
+	rt.audit = a
+	rt.Handle("GET /admin/audit", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limit, before := 100, int64(0)
+		var bad []FieldError
+		if v := r.URL.Query().Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > audit.MaxPage {
+				bad = append(bad, FieldError{Field: "limit", Detail: "a whole number from 1 to " + strconv.Itoa(audit.MaxPage)})
+			}
+			limit = n
+		}
+		if v := r.URL.Query().Get("before"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 1 {
+				bad = append(bad, FieldError{Field: "before", Detail: "the seq of an entry (the previous page's next)"})
+			}
+			before = n
+		}
+		if len(bad) > 0 {
+			WriteProblem(w, r, Problem{Status: http.StatusBadRequest, Title: "Invalid query", Detail: "fix the query parameters", Errors: bad})
+			return
+		}
+		entries, err := a.List(r.Context(), limit, before)
+		if err != nil {
+			rt.log.Error("reading the audit log failed", "error", err)
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the audit log cannot be read now; retry"})
+			return
+		}
+		out := map[string]any{"entries": entries}
+		if len(entries) == limit {
+			out["next"] = strconv.FormatInt(entries[len(entries)-1].Seq, 10)
+		}
+		WriteJSON(w, http.StatusOK, out)
+	}))
+}
+
+// audited reports whether r changes something through an admin route.
+func (rt *Router) audited(r *http.Request) bool {
+	return rt.audit != nil && r.Method != http.MethodGet && r.Method != http.MethodHead && strings.HasPrefix(r.URL.Path, "/admin/")
+}
+
+// maxAuditedBody bounds the request body kept in an audit entry.
+const maxAuditedBody = 4 << 10
+
+// serveAudited serves r and, if it succeeded, records it.
+func (rt *Router) serveAudited(w http.ResponseWriter, r *http.Request, pattern string, serve http.Handler) {
+	var body bytes.Buffer
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.TeeReader(r.Body, &limitedBuffer{b: &body, max: maxAuditedBody}), r.Body}
+	rw := &recorder{ResponseWriter: w, status: http.StatusOK}
+	serve.ServeHTTP(rw, r)
+	if rw.status >= 400 {
+		return
+	}
+	actor := "anonymous"
+	if p, ok := auth.FromContext(r.Context()); ok {
+		actor = p.TokenID
+		if p.Name != "" {
+			actor += " (" + p.Name + ")"
+		}
+	}
+	if op := r.Header.Get(OperatorHeader); op != "" && len(op) <= maxOperator {
+		actor += " as " + op
+	}
+	detail := map[string]any{"status": rw.status}
+	if body.Len() > 0 {
+		if json.Valid(body.Bytes()) {
+			detail["request"] = json.RawMessage(body.Bytes())
+		} else {
+			detail["request"] = strings.ToValidUTF8(body.String(), "\uFFFD")
+		}
+	}
+	if err := rt.audit.Record(context.WithoutCancel(r.Context()), actor, pattern, r.URL.Path, detail); err != nil {
+		rt.log.Error("recording an admin change in the audit log failed", "route", pattern, "path", r.URL.Path, "error", err)
+	}
+}
+
+// limitedBuffer keeps the first max bytes written to it.
+type limitedBuffer struct {
+	b   *bytes.Buffer
+	max int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.max - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}

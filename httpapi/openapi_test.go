@@ -1,0 +1,168 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/paydispatch/paydispatch/auth"
+	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/ledger/service"
+	"github.com/paydispatch/paydispatch/payment"
+)
+
+// contractRouter is a router with every handler serve registers, on fakes.
+func contractRouter(t *testing.T) *httpapi.Router {
+	t.Helper()
+	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
+	rt := httpapi.NewRouter(nil)
+	rt.HandlePayments(&validatingPayments{fakePayments{byID: map[string]payment.Request{}}})
+	rt.HandlePacing(&fakePacer{})
+	rt.HandleAccounts(led)
+	rt.HandleFXRates(led)
+	rt.HandleProcesses(fakeProcesses{})
+	rt.HandleAudit(&fakeAudit{})
+	rt.HandleOpenAPI()
+	rt.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	rt.RequireAuth(fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}})
+	return rt
+}
+
+type openAPIDoc struct {
+	Paths map[string]map[string]struct {
+		Scope     string                     `json:"x-scope"`
+		Responses map[string]json.RawMessage `json:"responses"`
+	} `json:"paths"`
+}
+
+// TestOpenAPIMatchesTheRoutes: every registered route is in the contract
+// with the scope it really needs, and the contract names no route that
+// does not exist.
+func TestOpenAPIMatchesTheRoutes(t *testing.T) {
+	t.Parallel()
+	var doc openAPIDoc
+	if err := json.Unmarshal(httpapi.OpenAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	for path, ops := range doc.Paths {
+		for method, op := range ops {
+			pattern := strings.ToUpper(method) + " " + path
+			documented = append(documented, pattern)
+			scope, public := httpapi.RouteScope(pattern)
+			if public != (op.Scope == "") || !public && string(scope) != op.Scope {
+				t.Errorf("%s: the contract says scope %q, the router needs %q (public %t)", pattern, op.Scope, scope, public)
+			}
+			for status := range op.Responses {
+				if _, err := strconv.Atoi(status); err != nil {
+					t.Errorf("%s: response %q is not a status", pattern, status)
+				}
+			}
+		}
+	}
+	slices.Sort(documented)
+	registered := contractRouter(t).Patterns()
+	for _, p := range registered {
+		if !slices.Contains(documented, p) {
+			t.Errorf("route %s is missing from openapi.json", p)
+		}
+	}
+	for _, p := range documented {
+		if !slices.Contains(registered, p) {
+			t.Errorf("openapi.json names %s, which no handler serves", p)
+		}
+	}
+}
+
+// TestResponsesMatchTheContract: real answers of each endpoint, success
+// and failure, validate against the contract's schema for their status.
+func TestResponsesMatchTheContract(t *testing.T) {
+	t.Parallel()
+	var raw any
+	if err := json.Unmarshal(httpapi.OpenAPI, &raw); err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	if err := c.AddResource("https://paydispatch.dev/openapi.json", raw); err != nil {
+		t.Fatal(err)
+	}
+	rt := contractRouter(t)
+	pid := processOf["acme"].String()
+	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	pay := `{"paymentId":"p-1","tenantId":"acme","debtorAccount":"ACC-1","amount":"1.00","currency":"EUR",` +
+		`"creditor":{"name":"J","iban":"DE89370400440532013000","bic":"COBADEFFXXX"},"requestedExecutionTime":"` + future + `"}`
+	tests := []struct {
+		method, path, docPath, body, token string
+	}{
+		{"GET", "/healthz", "/healthz", "", ""},
+		{"GET", "/readyz", "/readyz", "", ""},
+		{"POST", "/v1/payments", "/v1/payments", pay, "admin"},
+		{"POST", "/v1/payments", "/v1/payments", `{"amount":12}`, "admin"},
+		{"POST", "/v1/payments", "/v1/payments", `{"amount":"1"}`, "admin"},
+		{"POST", "/v1/payments", "/v1/payments", pay, ""},
+		{"POST", "/v1/payment-batches", "/v1/payment-batches", pay + "\n", "admin"},
+		{"GET", "/v1/payments/p-1", "/v1/payments/{id}", "", "admin"},
+		{"GET", "/v1/payments/nope", "/v1/payments/{id}", "", "admin"},
+		{"POST", "/v1/accounts", "/v1/accounts", `{"accountId":"ACC-1","tenantId":"acme","currency":"EUR","balance":"10.00","limits":[{"period":"DAY","amount":"5.00"}]}`, "admin"},
+		{"POST", "/v1/accounts", "/v1/accounts", `{"accountId":"bad id"}`, "admin"},
+		{"GET", "/v1/accounts/ACC-1", "/v1/accounts/{id}", "", "admin"},
+		{"GET", "/v1/processes/" + pid, "/v1/processes/{id}", "", "admin"},
+		{"POST", "/admin/processes/" + pid + "/pause", "/admin/processes/{id}/pause", "", "admin"},
+		{"POST", "/admin/fx-rates", "/admin/fx-rates", `{"base":"EUR","quote":"USD","rate":"1.08"}`, "admin"},
+		{"GET", "/admin/fx-rates", "/admin/fx-rates", "", "admin"},
+		{"GET", "/admin/audit", "/admin/audit", "", "admin"},
+		{"GET", "/admin/audit?limit=0", "/admin/audit", "", "admin"},
+		{"POST", "/admin/rate-limit/config", "/admin/rate-limit/config", `{"configName":"default","maxPerWindow":100,"windowSize":"PT4S"}`, "admin"},
+		{"GET", "/admin/rate-limit/config/default", "/admin/rate-limit/config/{name}", "", "admin"},
+		{"POST", "/api/v1/slots", "/api/v1/slots", `{"eventId":"e-1","configName":"default","requestedTime":"2030-01-01T00:00:00Z"}`, "admin"},
+	}
+	for _, tt := range tests {
+		req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body))
+		req.Header.Set("Content-Type", "application/json")
+		if strings.HasSuffix(tt.path, "batches") {
+			req.Header.Set("Content-Type", "application/x-ndjson")
+		}
+		if tt.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tt.token)
+		}
+		rec := httptest.NewRecorder()
+		rt.ServeHTTP(rec, req)
+		ct := "application/json"
+		if rec.Code >= 400 {
+			ct = "application/problem+json"
+		}
+		if got := rec.Header().Get("Content-Type"); got != ct {
+			t.Errorf("%s %s: %d with content type %q, want %q", tt.method, tt.path, rec.Code, got, ct)
+			continue
+		}
+		loc := "https://paydispatch.dev/openapi.json#/paths/" + pointer(tt.docPath) + "/" + strings.ToLower(tt.method) +
+			"/responses/" + strconv.Itoa(rec.Code) + "/content/" + pointer(ct) + "/schema"
+		sch, err := c.Compile(loc)
+		if err != nil {
+			t.Errorf("%s %s answered %d, which the contract does not describe: %v", tt.method, tt.path, rec.Code, err)
+			continue
+		}
+		body, err := jsonschema.UnmarshalJSON(bytes.NewReader(rec.Body.Bytes()))
+		if err != nil {
+			t.Errorf("%s %s: %v", tt.method, tt.path, err)
+			continue
+		}
+		if err := sch.Validate(body); err != nil {
+			t.Errorf("%s %s → %d does not match the contract: %v\n%s", tt.method, tt.path, rec.Code, err, rec.Body)
+		}
+	}
+}
+
+// pointer escapes a JSON pointer token.
+func pointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
