@@ -148,7 +148,8 @@ func TestAuthorization(t *testing.T) {
 		{"create for another tenant", "POST", "/v1/payments", payment("p-3", "globex"), "Bearer acme-rw", 422, false},
 		{"create for own tenant", "POST", "/v1/payments", payment("p-4", "acme"), "Bearer acme-rw", 202, false},
 		{"create, tenant taken from the token", "POST", "/v1/payments", payment("p-5", ""), "Bearer acme-rw", 202, false},
-		{"a file with another tenant's line", "POST", "/v1/payment-batches", payment("p-6", "acme") + "\n" + payment("p-7", "globex"), "Bearer acme-rw", 422, false},
+		{"an atomic file with another tenant's line", "POST", "/v1/payment-batches?atomic=true", payment("p-6", "acme") + "\n" + payment("p-7", "globex"), "Bearer acme-rw", 422, false},
+		{"a file with another tenant's line", "POST", "/v1/payment-batches", payment("p-8", "acme") + "\n" + payment("p-9", "globex"), "Bearer acme-rw", 202, false},
 		{"account for another tenant", "POST", "/v1/accounts", `{"accountId":"ACC-X","tenantId":"globex","currency":"EUR","balance":"1"}`, "Bearer acme-rw", 422, false},
 		{"account without the scope", "POST", "/v1/accounts", `{"accountId":"ACC-Y","tenantId":"acme","currency":"EUR","balance":"1"}`, "Bearer acme-read", 403, false},
 		{"admin route, tenant token", "GET", "/admin/fx-rates", "", "Bearer acme-rw", 403, false},
@@ -168,12 +169,12 @@ func TestAuthorization(t *testing.T) {
 			t.Errorf("%s: content type %q", tt.name, rec.Header().Get("Content-Type"))
 		}
 	}
-	for id, want := range map[string]string{"p-4": "acme", "p-5": "acme"} {
+	for id, want := range map[string]string{"p-4": "acme", "p-5": "acme", "p-8": "acme"} {
 		if r, ok := pays.byID[id]; !ok || r.TenantID != want {
 			t.Errorf("%s stored %t with tenant %q, want %q", id, ok, r.TenantID, want)
 		}
 	}
-	for _, id := range []string{"p-1", "p-2", "p-3", "p-6", "p-7"} {
+	for _, id := range []string{"p-1", "p-2", "p-3", "p-6", "p-7", "p-9"} {
 		if _, ok := pays.byID[id]; ok {
 			t.Errorf("%s was stored by a refused request", id)
 		}
@@ -203,7 +204,7 @@ func call(h http.Handler, method, path, body, authz string) *httptest.ResponseRe
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	if method == "POST" {
 		req.Header.Set("Content-Type", "application/json")
-		if strings.HasSuffix(path, "batches") {
+		if strings.Contains(path, "batches") {
 			req.Header.Set("Content-Type", "application/x-ndjson")
 		}
 	}

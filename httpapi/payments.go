@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"reflect"
 	"sort"
 	"strings"
 
+	"github.com/paydispatch/paydispatch/bulkfile"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
@@ -61,7 +63,12 @@ func (rt *Router) HandlePayments(p Payments) {
 		}
 	}))
 	rt.Handle("POST /v1/payment-batches", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reqs, lines, lineErrs, prob := decodeLines(w, r)
+		reqs, lines, lineErrs, prob := decodeBatch(w, r)
+		if prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		atomic, prob := atomicParam(r)
 		if prob != nil {
 			WriteProblem(w, r, *prob)
 			return
@@ -71,21 +78,35 @@ func (rt *Router) HandlePayments(p Payments) {
 				lineErrs = append(lineErrs, payment.LineError{Line: lines[i], Fields: []payment.FieldError{payment.FieldError(*fe)}})
 			}
 		}
+		// Every bad payment is reported, not just the unreadable lines.
+		lineErrs = mergeLines(append(lineErrs, p.CheckBatch(reqs, lines)...))
+		keep := reqs
+		if len(lineErrs) > 0 && atomic {
+			keep = nil // one bad payment refuses the file
+		}
+		if len(lineErrs) > 0 && !atomic {
+			rejected := make(map[int]bool, len(lineErrs))
+			for _, le := range lineErrs {
+				rejected[le.Line] = true
+			}
+			keep = nil
+			for i, req := range reqs {
+				if !rejected[lines[i]] {
+					keep = append(keep, req)
+				}
+			}
+		}
 		var sub payment.BatchSubmission
 		var err error
-		if len(lineErrs) == 0 {
-			sub, err = p.SubmitBatch(r.Context(), reqs)
-		} else {
-			// Report the bad payments too, not just the unreadable lines.
-			lineErrs = append(lineErrs, p.CheckBatch(reqs, lines)...)
-			sort.Slice(lineErrs, func(i, j int) bool { return lineErrs[i].Line < lineErrs[j].Line })
+		if len(keep) > 0 {
+			sub, err = p.SubmitBatch(r.Context(), keep)
 		}
 		var be *payment.BatchError
 		if errors.As(err, &be) {
-			lineErrs = be.Lines
+			lineErrs, keep, err = mergeLines(append(lineErrs, be.Lines...)), nil, nil
 		}
 		switch {
-		case len(lineErrs) > 0:
+		case len(lineErrs) > 0 && len(keep) == 0:
 			prob := Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid payments in the file",
 				Detail: fmt.Sprintf("%d line(s) need fixing; nothing was started", len(lineErrs))}
 			for i, le := range lineErrs {
@@ -102,7 +123,11 @@ func (rt *Router) HandlePayments(p Payments) {
 			rt.log.Error("batch submission failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the file could not be accepted now; resubmitting the same file is safe"})
 		default:
-			WriteJSON(w, http.StatusAccepted, sub)
+			out := batchAccepted{BatchSubmission: sub, Rejected: len(lineErrs), Rejections: lineErrs}
+			if len(out.Rejections) > 1000 {
+				out.Rejections = out.Rejections[:1000]
+			}
+			WriteJSON(w, http.StatusAccepted, out)
 		}
 	}))
 	rt.Handle("GET /v1/payments/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -126,14 +151,56 @@ func (rt *Router) HandlePayments(p Payments) {
 // maxBatchBody bounds a bulk file (about 500,000 payments).
 const maxBatchBody = 512 << 20
 
-// decodeLines reads a JSON-lines body: one payment per line, blank lines
-// skipped. Lines that are not a payment are reported by number.
-func decodeLines(w http.ResponseWriter, r *http.Request) ([]payment.Request, []int, []payment.LineError, *Problem) {
-	ct := r.Header.Get("Content-Type")
-	if ct != "" && !strings.HasPrefix(ct, "application/x-ndjson") && !strings.HasPrefix(ct, "application/jsonl") && !strings.HasPrefix(ct, "application/json") {
-		return nil, nil, nil, &Problem{Status: http.StatusUnsupportedMediaType, Detail: "send JSON lines, Content-Type: application/x-ndjson"}
+// decodeBatch reads a bulk file in the format its Content-Type names:
+// JSON lines, CSV or pain.001. Payments without a tenantId take the
+// tenantId query parameter (a tenant's token fills in its own later).
+func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []int, []payment.LineError, *Problem) {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	var (
+		f    bulkfile.File
+		err  error
+		body = http.MaxBytesReader(w, r.Body, maxBatchBody)
+	)
+	switch ct {
+	case "", "application/x-ndjson", "application/jsonl", "application/json":
+		reqs, lines, bad, prob := decodeLines(body)
+		if prob != nil {
+			return nil, nil, nil, prob
+		}
+		f = bulkfile.File{Requests: reqs, Places: lines, Bad: bad}
+	case "text/csv":
+		f, err = bulkfile.DecodeCSV(body)
+	case "application/xml", "text/xml", "application/iso20022+xml":
+		f, err = bulkfile.DecodePain001(body)
+	default:
+		return nil, nil, nil, &Problem{Status: http.StatusUnsupportedMediaType,
+			Detail: "send JSON lines (application/x-ndjson), CSV (text/csv) or pain.001 (application/xml)"}
 	}
-	sc := bufio.NewScanner(http.MaxBytesReader(w, r.Body, maxBatchBody))
+	var tooBig *http.MaxBytesError
+	var bad *bulkfile.Error
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, nil, nil, &Problem{Status: http.StatusRequestEntityTooLarge, Detail: fmt.Sprintf("the file is over %d bytes: split it", maxBatchBody)}
+	case errors.As(err, &bad):
+		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Title: "Unreadable file", Detail: bad.Error() + "; nothing was started",
+			Errors: []FieldError{{Field: bad.Where, Detail: bad.Detail}}}
+	case err != nil:
+		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Detail: "could not read the body"}
+	}
+	if tenant := r.URL.Query().Get("tenantId"); tenant != "" {
+		for i := range f.Requests {
+			if f.Requests[i].TenantID == "" {
+				f.Requests[i].TenantID = tenant
+			}
+		}
+	}
+	return f.Requests, f.Places, f.Bad, nil
+}
+
+// decodeLines reads JSON lines: one payment per line, blank lines
+// skipped. Lines that are not a payment are reported by number.
+func decodeLines(body io.Reader) ([]payment.Request, []int, []payment.LineError, *Problem) {
+	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 0, 64<<10), maxBody)
 	var reqs []payment.Request
 	var lines []int
@@ -236,4 +303,42 @@ func jsonKind(t reflect.Type) string {
 		return jsonKind(t.Elem())
 	}
 	return "another JSON value"
+}
+
+// batchAccepted is a bulk file's answer: what was started, and the
+// payments refused (their line, or transaction number, and why; the first
+// 1,000).
+type batchAccepted struct {
+	payment.BatchSubmission
+	Rejected   int                 `json:"rejected"`
+	Rejections []payment.LineError `json:"rejections,omitempty"`
+}
+
+// atomicParam reads ?atomic=true|false: true refuses the whole file when
+// any payment in it is bad (nothing starts); false (the default) starts
+// the good ones and lists the bad.
+func atomicParam(r *http.Request) (bool, *Problem) {
+	switch v := r.URL.Query().Get("atomic"); v {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	default:
+		return false, &Problem{Status: http.StatusBadRequest, Detail: "atomic: want true or false",
+			Errors: []FieldError{{Field: "atomic", Detail: "true or false"}}}
+	}
+}
+
+// mergeLines sorts line errors by line and folds those of one line.
+func mergeLines(les []payment.LineError) []payment.LineError {
+	sort.Slice(les, func(i, j int) bool { return les[i].Line < les[j].Line })
+	var out []payment.LineError
+	for _, le := range les {
+		if n := len(out); n > 0 && out[n-1].Line == le.Line {
+			out[n-1].Fields = append(out[n-1].Fields, le.Fields...)
+			continue
+		}
+		out = append(out, le)
+	}
+	return out
 }

@@ -588,7 +588,7 @@ func TestBulkFile(t *testing.T) {
 		fmt.Fprintf(&file, `{"paymentId":"b-%04d","tenantId":"t%d","debtorAccount":"ACC-t%d","amount":"1.%02d","currency":"EUR","creditor":{"name":"Jane Doe","iban":"DE89370400440532013000"},"requestedExecutionTime":%q}`+"\n", i, i%3, i%3, i%100, due)
 	}
 	post := func(body string) (int, map[string]any) {
-		resp, err := http.Post("http://"+addr+"/v1/payment-batches", "application/x-ndjson", strings.NewReader(body))
+		resp, err := http.Post("http://"+addr+"/v1/payment-batches?atomic=true", "application/x-ndjson", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}

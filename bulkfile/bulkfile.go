@@ -1,0 +1,39 @@
+// Package bulkfile decodes bulk payment files from outside: CSV with a
+// documented header, and ISO 20022 pain.001 (customer credit transfer
+// initiation). Each decoder turns a file into payment requests, each with
+// its place in the file (a CSV line, a pain.001 transaction's number), or
+// refuses the whole file when it cannot be read, naming where. Whether a
+// request is a valid payment is Phase A's business, not the decoder's.
+package bulkfile
+
+import (
+	"fmt"
+
+	"github.com/paydispatch/paydispatch/payment"
+)
+
+// File is a decoded file: the requests, where each came from (Places[i]
+// for Requests[i]: a line number, or a transaction's number), and the
+// entries that could not be turned into a request at all.
+type File struct {
+	Requests []payment.Request
+	Places   []int
+	Bad      []payment.LineError
+}
+
+// Error refuses a whole file: it could not be read as its format.
+type Error struct {
+	Where  string // "line 3", "element PmtInf[2]/CdtTrfTxInf[1]/Amt"
+	Detail string
+}
+
+func (e *Error) Error() string {
+	if e.Where == "" {
+		return e.Detail
+	}
+	return e.Where + ": " + e.Detail
+}
+
+func refuse(where, format string, args ...any) *Error {
+	return &Error{Where: where, Detail: fmt.Sprintf(format, args...)}
+}

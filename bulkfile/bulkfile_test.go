@@ -1,0 +1,151 @@
+package bulkfile_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paydispatch/paydispatch/bulkfile"
+	"github.com/paydispatch/paydispatch/payment"
+)
+
+func TestDecodeCSV(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("testdata/payments.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := bulkfile.DecodeCSV(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2030, 1, 1, 16, 0, 0, 0, time.UTC)
+	want := []payment.Request{
+		{PaymentID: "pay-c1", TenantID: "acme", DebtorAccount: "ACC-1", Amount: "125.00", Currency: "EUR", RemittanceInfo: "INV-1",
+			Creditor: payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000", BIC: "COBADEFFXXX"}, RequestedExecutionTime: at},
+		{PaymentID: "pay-c2", TenantID: "acme", DebtorAccount: "ACC-1", Amount: "0.10", Currency: "EUR", RemittanceInfo: "INV-2, final",
+			Creditor: payment.Creditor{Name: "Doe, John", IBAN: "DE89 3704 0044 0532 0130 00"}, RequestedExecutionTime: at},
+	}
+	if len(f.Requests) != 2 || f.Requests[0] != want[0] || f.Requests[1] != want[1] || f.Places[0] != 2 || f.Places[1] != 3 {
+		t.Fatalf("got %+v at %v", f.Requests, f.Places)
+	}
+
+	header := "paymentId,debtorAccount,amount,currency,creditorName,creditorIban,requestedExecutionTime\n"
+	tests := []struct {
+		name, file, wantRefusal string
+		wantBad                 int
+	}{
+		{"empty", "", "the file is empty", 0},
+		{"header only", header, "no payments", 0},
+		{"unknown column", "paymentId,amout\n", `unknown column "amout"`, 0},
+		{"missing column", "paymentId,amount\n", "no debtorAccount column", 0},
+		{"twice", strings.TrimSuffix(header, "\n") + ",amount\n", `"amount" appears twice`, 0},
+		{"short row", header + "p,ACC,1.00\n", "line 2", 0},
+		{"bad quote", header + "p,ACC,\"1.00,EUR,J,DE89370400440532013000,2030-01-01T00:00:00Z\n", "line 2", 0},
+		{"bad time", header + "p,ACC,1.00,EUR,J,DE89370400440532013000,tomorrow\n", "", 1},
+		{"bom", "\uFEFF" + header + "p,ACC,1.00,EUR,J,DE89370400440532013000,2030-01-01T00:00:00Z\n", "", 0},
+		{"huge field", header + "p,ACC," + strings.Repeat("9", 5000) + ",EUR,J,DE89370400440532013000,2030-01-01T00:00:00Z\n", "over 1024 bytes", 0},
+	}
+	for _, tt := range tests {
+		f, err := bulkfile.DecodeCSV(strings.NewReader(tt.file))
+		var refusal *bulkfile.Error
+		if tt.wantRefusal != "" {
+			if !errors.As(err, &refusal) || !strings.Contains(err.Error(), tt.wantRefusal) {
+				t.Errorf("%s: %v, want a refusal with %q", tt.name, err, tt.wantRefusal)
+			}
+			continue
+		}
+		if err != nil || len(f.Bad) != tt.wantBad {
+			t.Errorf("%s: %v, %d bad (%+v), want %d", tt.name, err, len(f.Bad), f.Bad, tt.wantBad)
+		}
+	}
+}
+
+func TestDecodePain001(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("testdata/pain001.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := bulkfile.DecodePain001(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2030, 1, 1, 16, 0, 0, 0, time.UTC)
+	want := []payment.Request{
+		{PaymentID: "pay-x1", DebtorAccount: "ACC-1", Amount: "125.00", Currency: "EUR", RemittanceInfo: "INV-1",
+			Creditor: payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000", BIC: "COBADEFFXXX"}, RequestedExecutionTime: at},
+		{PaymentID: "pay-x2", DebtorAccount: "ACC-1", Amount: "0.1", Currency: "EUR",
+			Creditor: payment.Creditor{Name: "John Doe", IBAN: "GB82WEST12345698765432"}, RequestedExecutionTime: at},
+	}
+	if len(f.Requests) != 2 || f.Requests[0] != want[0] || f.Requests[1] != want[1] || f.Places[1] != 2 {
+		t.Fatalf("got %+v at %v", f.Requests, f.Places)
+	}
+	doc := func(inner string) string {
+		return `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.001.001.09"><CstmrCdtTrfInitn>` + inner + `</CstmrCdtTrfInitn></Document>`
+	}
+	tx := `<CdtTrfTxInf><PmtId><EndToEndId>p</EndToEndId></PmtId><Amt><InstdAmt Ccy="EUR">1.00</InstdAmt></Amt></CdtTrfTxInf>`
+	tests := []struct {
+		name, file, wantRefusal string
+		wantBad                 int
+	}{
+		{"empty", "", "no XML element", 0},
+		{"not xml", "paymentId,amount", "no XML element", 0},
+		{"unclosed", `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.001.001.09"><CstmrCdtTrfInitn>`, "", 0},
+		{"another message", `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pacs.008.001.09"><FIToFICstmrCdtTrf/></Document>`, "CstmrCdtTrfInitn", 0},
+		{"wrong namespace", `<Document xmlns="urn:example"><CstmrCdtTrfInitn/></Document>`, "namespace", 0},
+		{"no transactions", doc(`<PmtInf><PmtInfId>1</PmtInfId></PmtInf>`), "no CdtTrfTxInf", 0},
+		{"no date", doc(`<PmtInf>` + tx + `</PmtInf>`), "", 1},
+		{"a bare date (001.001.03)", doc(`<PmtInf><ReqdExctnDt>2030-01-01</ReqdExctnDt>` + tx + `</PmtInf>`), "", 0},
+		{"no amount", doc(`<PmtInf><ReqdExctnDt><Dt>2030-01-01</Dt></ReqdExctnDt><CdtTrfTxInf/></PmtInf>`), "", 1},
+		{"entity", `<!DOCTYPE d [<!ENTITY x "y">]>` + doc(`<PmtInf>&x;</PmtInf>`), "", 0},
+	}
+	for _, tt := range tests {
+		f, err := bulkfile.DecodePain001(strings.NewReader(tt.file))
+		var refusal *bulkfile.Error
+		if tt.wantRefusal != "" || tt.name == "unclosed" || tt.name == "entity" {
+			if !errors.As(err, &refusal) || !strings.Contains(err.Error(), tt.wantRefusal) {
+				t.Errorf("%s: %v, want a refusal with %q", tt.name, err, tt.wantRefusal)
+			}
+			continue
+		}
+		if err != nil || len(f.Bad) != tt.wantBad {
+			t.Errorf("%s: %v, %d bad (%+v), want %d", tt.name, err, len(f.Bad), f.Bad, tt.wantBad)
+		}
+	}
+}
+
+// FuzzDecodeCSV and FuzzDecodePain001: any input is decoded or refused,
+// never a panic; every request has its place; a refusal is an *Error.
+func FuzzDecodeCSV(f *testing.F) {
+	raw, _ := os.ReadFile("testdata/payments.csv")
+	f.Add(raw)
+	f.Add([]byte("paymentId,amount\n\"x"))
+	f.Fuzz(func(t *testing.T, b []byte) { check(t, bulkfile.DecodeCSV, b) })
+}
+
+func FuzzDecodePain001(f *testing.F) {
+	raw, _ := os.ReadFile("testdata/pain001.xml")
+	f.Add(raw)
+	f.Add([]byte(`<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pain.001.001.09"><CstmrCdtTrfInitn><PmtInf><CdtTrfTxInf/></PmtInf></CstmrCdtTrfInitn></Document>`))
+	f.Fuzz(func(t *testing.T, b []byte) { check(t, bulkfile.DecodePain001, b) })
+}
+
+func check(t *testing.T, decode func(io.Reader) (bulkfile.File, error), b []byte) {
+	t.Helper()
+	file, err := decode(bytes.NewReader(b))
+	if err != nil {
+		var refusal *bulkfile.Error
+		if !errors.As(err, &refusal) {
+			t.Fatalf("a refusal that is not a *bulkfile.Error: %T %v", err, err)
+		}
+		return
+	}
+	if len(file.Requests) != len(file.Places) || len(file.Requests)+len(file.Bad) == 0 {
+		t.Fatalf("%d requests, %d places, %d bad", len(file.Requests), len(file.Places), len(file.Bad))
+	}
+}

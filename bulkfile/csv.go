@@ -1,0 +1,120 @@
+package bulkfile
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/paydispatch/paydispatch/payment"
+)
+
+// CSVColumns are the columns a CSV file may have, in its header row (any
+// order). Required: paymentId, debtorAccount, amount, currency,
+// creditorName, creditorIban, requestedExecutionTime; tenantId may be left
+// out when the caller's token (or the tenantId query parameter) names it.
+var CSVColumns = []string{"paymentId", "tenantId", "debtorAccount", "amount", "currency",
+	"creditorName", "creditorIban", "creditorBic", "requestedExecutionTime", "remittanceInfo"}
+
+var requiredCSV = []string{"paymentId", "debtorAccount", "amount", "currency", "creditorName", "creditorIban", "requestedExecutionTime"}
+
+// maxCSVField bounds one field; no column needs more than 140 characters.
+const maxCSVField = 1024
+
+// DecodeCSV reads a CSV file (RFC 4180, comma-separated, a header row).
+// An unreadable file, an unknown or missing column, or a row with the
+// wrong number of fields refuses the file; a field that cannot be a
+// payment's (a bad time) is reported for its line.
+func DecodeCSV(r io.Reader) (File, error) {
+	cr := csv.NewReader(r)
+	cr.ReuseRecord = false
+	header, err := cr.Read()
+	if errors.Is(err, io.EOF) {
+		return File{}, refuse("", "the file is empty: want a header row (%s) and one payment per row", strings.Join(CSVColumns, ","))
+	}
+	if err != nil {
+		return File{}, csvError(err)
+	}
+	col := map[string]int{}
+	for i, name := range header {
+		name = strings.TrimSpace(strings.TrimPrefix(name, "\uFEFF"))
+		known := false
+		for _, c := range CSVColumns {
+			known = known || c == name
+		}
+		if !known {
+			return File{}, refuse("line 1", "unknown column %q: the columns are %s", clip(name), strings.Join(CSVColumns, ","))
+		}
+		if _, dup := col[name]; dup {
+			return File{}, refuse("line 1", "column %q appears twice", name)
+		}
+		col[name] = i
+	}
+	for _, c := range requiredCSV {
+		if _, ok := col[c]; !ok {
+			return File{}, refuse("line 1", "no %s column: the header needs %s", c, strings.Join(requiredCSV, ","))
+		}
+	}
+	var f File
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return File{}, csvError(err)
+		}
+		line, _ := cr.FieldPos(0)
+		get := func(name string) string {
+			if i, ok := col[name]; ok {
+				return strings.TrimSpace(rec[i])
+			}
+			return ""
+		}
+		var bad []payment.FieldError
+		for _, v := range rec {
+			if len(v) > maxCSVField {
+				return File{}, refuse(fmt.Sprintf("line %d", line), "a field is over %d bytes", maxCSVField)
+			}
+		}
+		req := payment.Request{
+			PaymentID: get("paymentId"), TenantID: get("tenantId"), DebtorAccount: get("debtorAccount"),
+			Amount: get("amount"), Currency: get("currency"), RemittanceInfo: get("remittanceInfo"),
+			Creditor: payment.Creditor{Name: get("creditorName"), IBAN: get("creditorIban"), BIC: get("creditorBic")},
+		}
+		if at := get("requestedExecutionTime"); at != "" {
+			t, err := time.Parse(time.RFC3339, at)
+			if err != nil {
+				bad = append(bad, payment.FieldError{Field: "requestedExecutionTime", Detail: "want RFC 3339, e.g. 2026-11-22T16:00:00Z"})
+			}
+			req.RequestedExecutionTime = t
+		}
+		if len(bad) > 0 {
+			f.Bad = append(f.Bad, payment.LineError{Line: line, Fields: bad})
+			continue
+		}
+		f.Requests = append(f.Requests, req)
+		f.Places = append(f.Places, line)
+	}
+	if len(f.Requests) == 0 && len(f.Bad) == 0 {
+		return File{}, refuse("", "the file has a header and no payments")
+	}
+	return f, nil
+}
+
+func csvError(err error) *Error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return refuse(fmt.Sprintf("line %d", pe.Line), "%v", pe.Err)
+	}
+	return refuse("", "the file cannot be read: %v", err)
+}
+
+func clip(s string) string {
+	if len(s) > 32 {
+		return s[:32] + "…"
+	}
+	return s
+}
