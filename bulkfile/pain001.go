@@ -124,7 +124,7 @@ func DecodePain001(r io.Reader) (File, error) {
 			f.Requests = append(f.Requests, payment.Request{
 				PaymentID: id, DebtorAccount: debtor,
 				Amount: strings.TrimSpace(tx.Amt.InstdAmt.Value), Currency: strings.TrimSpace(tx.Amt.InstdAmt.Ccy),
-				Creditor: payment.Creditor{Name: strings.TrimSpace(tx.Cdtr.Nm), IBAN: strings.TrimSpace(tx.CdtrAcct.ID.IBAN), BIC: strings.TrimSpace(bic)},
+				Creditor:               payment.Creditor{Name: strings.TrimSpace(tx.Cdtr.Nm), IBAN: strings.TrimSpace(tx.CdtrAcct.ID.IBAN), BIC: strings.TrimSpace(bic)},
 				RequestedExecutionTime: at, RemittanceInfo: strings.Join(tx.RmtInf.Ustrd, " "),
 			})
 			f.Places = append(f.Places, n)
