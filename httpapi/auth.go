@@ -31,6 +31,9 @@ var routeScopes = map[string]auth.Scope{
 	"GET /v1/processes/{id}":   auth.PaymentsRead,
 	"POST /v1/accounts":        auth.AccountsWrite,
 	"GET /v1/accounts/{id}":    auth.PaymentsRead,
+
+	"GET /v1/payment-batches/{id}":            auth.PaymentsRead,
+	"GET /v1/payment-batches/{id}/rejections": auth.PaymentsRead,
 }
 
 // RouteScope is the scope a route pattern needs, and whether it is public.
@@ -94,6 +97,17 @@ func tenantAllowed(r *http.Request, tenant string) bool {
 
 // problemType is the stable type URI of a problem kind.
 func problemType(kind string) string { return "https://paydispatch.dev/problems/" + kind }
+
+// tenantsAllowed reports whether the principal may see a resource that
+// holds these tenants' data: all of them must be its own.
+func tenantsAllowed(r *http.Request, tenants []string) bool {
+	for _, t := range tenants {
+		if !tenantAllowed(r, t) {
+			return false
+		}
+	}
+	return len(tenants) > 0 || tenantAllowed(r, "")
+}
 
 // claimTenant fills an empty tenant with the principal's and reports a
 // tenant the principal may not act for (nil when it may).

@@ -35,7 +35,10 @@ func (f fakeTokens) Authenticate(_ context.Context, token string) (auth.Principa
 }
 
 // fakePayments stores submitted payments by id (nothing is validated).
-type fakePayments struct{ byID map[string]payment.Request }
+type fakePayments struct {
+	byID       map[string]payment.Request
+	rejections []payment.LineError
+}
 
 func (f *fakePayments) Submit(_ context.Context, r payment.Request) (string, error) {
 	f.byID[r.PaymentID] = r
@@ -48,6 +51,32 @@ func (f *fakePayments) SubmitBatch(_ context.Context, rs []payment.Request) (pay
 	return payment.BatchSubmission{BatchID: "b", Payments: len(rs), Chunks: 1}, nil
 }
 func (f *fakePayments) CheckBatch([]payment.Request, []int) []payment.LineError { return nil }
+func (f *fakePayments) RecordRejections(_ context.Context, _ string, rs []payment.LineError) error {
+	f.rejections = rs
+	return nil
+}
+func (f *fakePayments) Batch(_ context.Context, id string) (payment.BatchView, error) {
+	if id != "b" {
+		return payment.BatchView{}, payment.ErrNotFound
+	}
+	tenants := map[string]bool{}
+	var list []string
+	for _, r := range f.byID {
+		if !tenants[r.TenantID] {
+			tenants[r.TenantID] = true
+			list = append(list, r.TenantID)
+		}
+	}
+	return payment.BatchView{BatchID: id, Tenants: list, Payments: len(f.byID), CreatedAt: time.Now(),
+		Progress: payment.BatchProgress{Received: len(f.byID)}}, nil
+}
+func (f *fakePayments) BatchRejections(ctx context.Context, id string) ([]payment.LineError, []string, error) {
+	v, err := f.Batch(ctx, id)
+	if f.rejections == nil {
+		f.rejections = []payment.LineError{}
+	}
+	return f.rejections, v.Tenants, err
+}
 func (f *fakePayments) Status(_ context.Context, id string) (payment.View, error) {
 	r, ok := f.byID[id]
 	if !ok {

@@ -58,6 +58,20 @@ func TestBulkFormats(t *testing.T) {
 			t.Errorf("%s: %d %s; want %d with %q", tt.name, rec.Code, rec.Body, tt.want, tt.wantInBody)
 			continue
 		}
+		if rec.Code == 202 {
+			progress := httptest.NewRecorder()
+			prq := httptest.NewRequest("GET", "/v1/payment-batches/b", nil)
+			prq.Header.Set("Authorization", "Bearer admin")
+			rt.ServeHTTP(progress, prq)
+			rej := httptest.NewRecorder()
+			rrq := httptest.NewRequest("GET", "/v1/payment-batches/b/rejections", nil)
+			rrq.Header.Set("Authorization", "Bearer admin")
+			rt.ServeHTTP(rej, rrq)
+			if progress.Code != 200 || !strings.Contains(progress.Body.String(), `"progress":{"received":`) || rej.Code != 200 ||
+				!strings.Contains(rej.Body.String(), `"rejections":[`) || rec.Header().Get("Location") != "/v1/payment-batches/b" {
+				t.Errorf("%s: progress %d %s, rejections %d %s, Location %q", tt.name, progress.Code, progress.Body, rej.Code, rej.Body, rec.Header().Get("Location"))
+			}
+		}
 		if len(pays.byID) != len(tt.wantIDs) {
 			t.Errorf("%s: stored %d, want %v", tt.name, len(pays.byID), tt.wantIDs)
 		}

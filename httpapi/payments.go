@@ -23,6 +23,9 @@ type Payments interface {
 	SubmitBatch(ctx context.Context, rs []payment.Request) (payment.BatchSubmission, error)
 	CheckBatch(rs []payment.Request, lines []int) []payment.LineError
 	Status(ctx context.Context, id string) (payment.View, error)
+	RecordRejections(ctx context.Context, batchID string, rejections []payment.LineError) error
+	Batch(ctx context.Context, id string) (payment.BatchView, error)
+	BatchRejections(ctx context.Context, id string) ([]payment.LineError, []string, error)
 }
 
 // maxBody bounds a single payment request.
@@ -123,11 +126,49 @@ func (rt *Router) HandlePayments(p Payments) {
 			rt.log.Error("batch submission failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the file could not be accepted now; resubmitting the same file is safe"})
 		default:
+			if len(lineErrs) > 0 {
+				if err := p.RecordRejections(r.Context(), sub.BatchID, lineErrs); err != nil {
+					rt.log.Error("recording a file's rejections failed", "batch", sub.BatchID, "error", err)
+				}
+			}
+			w.Header().Set("Location", "/v1/payment-batches/"+sub.BatchID)
 			out := batchAccepted{BatchSubmission: sub, Rejected: len(lineErrs), Rejections: lineErrs}
 			if len(out.Rejections) > 1000 {
 				out.Rejections = out.Rejections[:1000]
 			}
 			WriteJSON(w, http.StatusAccepted, out)
+		}
+	}))
+	rt.Handle("GET /v1/payment-batches/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		v, err := p.Batch(r.Context(), id)
+		if err == nil && !tenantsAllowed(r, v.Tenants) {
+			err = payment.ErrNotFound // a file with another tenant's payments does not exist for this caller
+		}
+		switch {
+		case errors.Is(err, payment.ErrNotFound):
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + clip(id, 64)})
+		case err != nil:
+			rt.log.Error("batch progress failed", "error", err)
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be read now; retry"})
+		default:
+			WriteJSON(w, http.StatusOK, v)
+		}
+	}))
+	rt.Handle("GET /v1/payment-batches/{id}/rejections", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		rejections, tenants, err := p.BatchRejections(r.Context(), id)
+		if err == nil && !tenantsAllowed(r, tenants) {
+			err = payment.ErrNotFound
+		}
+		switch {
+		case errors.Is(err, payment.ErrNotFound):
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + clip(id, 64)})
+		case err != nil:
+			rt.log.Error("batch rejections failed", "error", err)
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be read now; retry"})
+		default:
+			WriteJSON(w, http.StatusOK, map[string]any{"batchId": id, "rejections": rejections})
 		}
 	}))
 	rt.Handle("GET /v1/payments/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -51,6 +51,24 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) (BatchSubmiss
 	if size <= 0 {
 		size = ChunkSize
 	}
+	// The file is recorded before anything starts, so its progress can be
+	// asked for at once.
+	ids := make([]string, len(reqs))
+	seen := map[string]bool{}
+	var tenants []string
+	for i, r := range reqs {
+		ids[i] = r.PaymentID
+		if !seen[r.TenantID] {
+			seen[r.TenantID] = true
+			tenants = append(tenants, r.TenantID)
+		}
+	}
+	if s.Store != nil {
+		planned := BatchSubmission{BatchID: sub.BatchID, Payments: len(reqs), Chunks: (len(reqs) + size - 1) / size}
+		if err := s.Store.RecordBatch(ctx, planned, tenants, ids); err != nil {
+			return sub, fmt.Errorf("payment: record batch %s: %w", sub.BatchID, err)
+		}
+	}
 	for start := 0; start < len(reqs); start += size {
 		chunk := reqs[start:min(start+size, len(reqs))]
 		id := fmt.Sprintf("init-%s-%d", sub.BatchID, start/size)

@@ -170,3 +170,21 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// RecordBatch records a bulk file and the ids of its payments, once: the
+// same file again changes nothing.
+func (s *Store) RecordBatch(ctx context.Context, sub BatchSubmission, tenants, paymentIDs []string) error {
+	return pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		n, err := dbsqlc.New(tx).InsertBatch(ctx, dbsqlc.InsertBatchParams{
+			BatchID: sub.BatchID, Tenants: tenants, Payments: int32(sub.Payments), Chunks: int32(sub.Chunks)})
+		if err != nil || n == 0 {
+			return err
+		}
+		rows := make([][]any, len(paymentIDs))
+		for i, id := range paymentIDs {
+			rows[i] = []any{sub.BatchID, id}
+		}
+		_, err = tx.CopyFrom(ctx, pgx.Identifier{"payment_batch_items"}, []string{"batch_id", "payment_id"}, pgx.CopyFromRows(rows))
+		return err
+	})
+}

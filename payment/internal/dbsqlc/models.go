@@ -11,6 +11,16 @@ import (
 	decimal "github.com/shopspring/decimal"
 )
 
+type PaymentBatch struct {
+	BatchID    string
+	Tenants    []string
+	Payments   int32
+	Chunks     int32
+	Rejected   int32
+	Rejections []byte
+	CreatedAt  time.Time
+}
+
 type PaymentBooking struct {
 	PaymentID           string
 	ProcessID           uuid.UUID

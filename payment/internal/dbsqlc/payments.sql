@@ -64,3 +64,27 @@ WHERE payment_id = @payment_id AND status IN ('ACCEPTED', 'PROCESSING');
 -- name: SetBookingReturn :execrows
 UPDATE payment_booking SET return_transaction_id = @return_transaction_id, return_code = @return_code
 WHERE payment_id = @payment_id AND return_transaction_id IS NULL;
+
+-- name: InsertBatch :execrows
+INSERT INTO payment_batches (batch_id, tenants, payments, chunks)
+VALUES (@batch_id, @tenants::text[], @payments, @chunks)
+ON CONFLICT (batch_id) DO NOTHING;
+
+-- name: SetBatchRejections :exec
+UPDATE payment_batches SET rejected = @rejected, rejections = @rejections WHERE batch_id = @batch_id;
+
+-- name: GetBatch :one
+SELECT * FROM payment_batches WHERE batch_id = @batch_id;
+
+-- name: BatchProgress :one
+SELECT count(*)::int AS started,
+       count(*) FILTER (WHERE p.payment_id IS NULL)::int AS received,
+       count(*) FILTER (WHERE p.status = 'REJECTED')::int AS rejected,
+       count(*) FILTER (WHERE p.status = 'SCHEDULED')::int AS scheduled,
+       count(*) FILTER (WHERE p.status IN ('ACCEPTED', 'PROCESSING'))::int AS executing,
+       count(*) FILTER (WHERE p.status = 'DELIVERED')::int AS delivered,
+       count(*) FILTER (WHERE p.status = 'FAILED')::int AS failed,
+       count(*) FILTER (WHERE p.status = 'RETURNED')::int AS returned
+FROM payment_batch_items i
+LEFT JOIN payments p ON p.payment_id = i.payment_id
+WHERE i.batch_id = @batch_id;

@@ -13,6 +13,47 @@ import (
 	decimal "github.com/shopspring/decimal"
 )
 
+const batchProgress = `-- name: BatchProgress :one
+SELECT count(*)::int AS started,
+       count(*) FILTER (WHERE p.payment_id IS NULL)::int AS received,
+       count(*) FILTER (WHERE p.status = 'REJECTED')::int AS rejected,
+       count(*) FILTER (WHERE p.status = 'SCHEDULED')::int AS scheduled,
+       count(*) FILTER (WHERE p.status IN ('ACCEPTED', 'PROCESSING'))::int AS executing,
+       count(*) FILTER (WHERE p.status = 'DELIVERED')::int AS delivered,
+       count(*) FILTER (WHERE p.status = 'FAILED')::int AS failed,
+       count(*) FILTER (WHERE p.status = 'RETURNED')::int AS returned
+FROM payment_batch_items i
+LEFT JOIN payments p ON p.payment_id = i.payment_id
+WHERE i.batch_id = $1
+`
+
+type BatchProgressRow struct {
+	Started   int32
+	Received  int32
+	Rejected  int32
+	Scheduled int32
+	Executing int32
+	Delivered int32
+	Failed    int32
+	Returned  int32
+}
+
+func (q *Queries) BatchProgress(ctx context.Context, batchID string) (BatchProgressRow, error) {
+	row := q.db.QueryRow(ctx, batchProgress, batchID)
+	var i BatchProgressRow
+	err := row.Scan(
+		&i.Started,
+		&i.Received,
+		&i.Rejected,
+		&i.Scheduled,
+		&i.Executing,
+		&i.Delivered,
+		&i.Failed,
+		&i.Returned,
+	)
+	return i, err
+}
+
 const deliverPayments = `-- name: DeliverPayments :many
 UPDATE payments SET status = 'DELIVERED', status_reason = NULL, updated_at = now()
 WHERE payment_id = ANY($1::text[]) AND status IN ('ACCEPTED', 'PROCESSING')
@@ -58,6 +99,25 @@ func (q *Queries) FailPayment(ctx context.Context, arg FailPaymentParams) (int64
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const getBatch = `-- name: GetBatch :one
+SELECT batch_id, tenants, payments, chunks, rejected, rejections, created_at FROM payment_batches WHERE batch_id = $1
+`
+
+func (q *Queries) GetBatch(ctx context.Context, batchID string) (PaymentBatch, error) {
+	row := q.db.QueryRow(ctx, getBatch, batchID)
+	var i PaymentBatch
+	err := row.Scan(
+		&i.BatchID,
+		&i.Tenants,
+		&i.Payments,
+		&i.Chunks,
+		&i.Rejected,
+		&i.Rejections,
+		&i.CreatedAt,
+	)
+	return i, err
 }
 
 const getBooking = `-- name: GetBooking :one
@@ -142,6 +202,32 @@ func (q *Queries) GetPayment(ctx context.Context, paymentID string) (GetPaymentR
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const insertBatch = `-- name: InsertBatch :execrows
+INSERT INTO payment_batches (batch_id, tenants, payments, chunks)
+VALUES ($1, $2::text[], $3, $4)
+ON CONFLICT (batch_id) DO NOTHING
+`
+
+type InsertBatchParams struct {
+	BatchID  string
+	Tenants  []string
+	Payments int32
+	Chunks   int32
+}
+
+func (q *Queries) InsertBatch(ctx context.Context, arg InsertBatchParams) (int64, error) {
+	result, err := q.db.Exec(ctx, insertBatch,
+		arg.BatchID,
+		arg.Tenants,
+		arg.Payments,
+		arg.Chunks,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const insertBooking = `-- name: InsertBooking :execrows
@@ -286,6 +372,21 @@ func (q *Queries) ReturnPayment(ctx context.Context, arg ReturnPaymentParams) (i
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const setBatchRejections = `-- name: SetBatchRejections :exec
+UPDATE payment_batches SET rejected = $1, rejections = $2 WHERE batch_id = $3
+`
+
+type SetBatchRejectionsParams struct {
+	Rejected   int32
+	Rejections []byte
+	BatchID    string
+}
+
+func (q *Queries) SetBatchRejections(ctx context.Context, arg SetBatchRejectionsParams) error {
+	_, err := q.db.Exec(ctx, setBatchRejections, arg.Rejected, arg.Rejections, arg.BatchID)
+	return err
 }
 
 const setBookingReturn = `-- name: SetBookingReturn :execrows
