@@ -7,7 +7,9 @@
 package bulkfile
 
 import (
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/paydispatch/paydispatch/payment"
 )
@@ -36,4 +38,20 @@ func (e *Error) Error() string {
 
 func refuse(where, format string, args ...any) *Error {
 	return &Error{Where: where, Detail: fmt.Sprintf(format, args...)}
+}
+
+// watchedReader remembers a failure to read (not EOF), so that a decoder's
+// error can be told apart: a malformed file is refused, a failed read
+// (too large, cut off) is returned as it is, for the caller to answer.
+type watchedReader struct {
+	r   io.Reader
+	err error
+}
+
+func (w *watchedReader) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) && w.err == nil {
+		w.err = err
+	}
+	return n, err
 }

@@ -28,14 +28,15 @@ const maxCSVField = 1024
 // wrong number of fields refuses the file; a field that cannot be a
 // payment's (a bad time) is reported for its line.
 func DecodeCSV(r io.Reader) (File, error) {
-	cr := csv.NewReader(r)
+	src := &watchedReader{r: r}
+	cr := csv.NewReader(src)
 	cr.ReuseRecord = false
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
 		return File{}, refuse("", "the file is empty: want a header row (%s) and one payment per row", strings.Join(CSVColumns, ","))
 	}
 	if err != nil {
-		return File{}, csvError(err)
+		return File{}, csvError(src, err)
 	}
 	col := map[string]int{}
 	for i, name := range header {
@@ -64,7 +65,7 @@ func DecodeCSV(r io.Reader) (File, error) {
 			break
 		}
 		if err != nil {
-			return File{}, csvError(err)
+			return File{}, csvError(src, err)
 		}
 		line, _ := cr.FieldPos(0)
 		get := func(name string) string {
@@ -104,12 +105,17 @@ func DecodeCSV(r io.Reader) (File, error) {
 	return f, nil
 }
 
-func csvError(err error) *Error {
+// csvError is a refusal for a malformed file; a failure to read the body
+// (too large, cut off) is returned as it is, for the caller to answer.
+func csvError(src *watchedReader, err error) error {
+	if src.err != nil {
+		return src.err
+	}
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
 		return refuse(fmt.Sprintf("line %d", pe.Line), "%v", pe.Err)
 	}
-	return refuse("", "the file cannot be read: %v", err)
+	return refuse("", "the file cannot be read as CSV: %v", err)
 }
 
 func clip(s string) string {

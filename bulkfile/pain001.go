@@ -73,9 +73,13 @@ type pain001 struct {
 // that is not a pain.001 refuses the file.
 func DecodePain001(r io.Reader) (File, error) {
 	var doc pain001
-	dec := xml.NewDecoder(r)
+	src := &watchedReader{r: r}
+	dec := xml.NewDecoder(src)
 	dec.Strict = true
 	if err := dec.Decode(&doc); err != nil {
+		if src.err != nil {
+			return File{}, src.err
+		}
 		var se *xml.SyntaxError
 		if errors.As(err, &se) {
 			return File{}, refuse(fmt.Sprintf("line %d", se.Line), "not well-formed XML: %s", se.Msg)

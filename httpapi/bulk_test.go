@@ -82,3 +82,26 @@ func TestBulkFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestBodyLimits: a body over its limit is 413, single and bulk alike,
+// and nothing is stored.
+func TestBodyLimits(t *testing.T) {
+	t.Parallel()
+	pays := &fakePayments{byID: map[string]payment.Request{}}
+	rt := httpapi.NewRouter(nil)
+	rt.HandlePayments(pays)
+	rt.SetBodyLimits(100, 1000)
+	for _, tt := range []struct{ path, ctype, body string }{
+		{"/v1/payments", "application/json", `{"paymentId":"` + strings.Repeat("p", 200) + `"}`},
+		{"/v1/payment-batches", "application/x-ndjson", strings.Repeat(`{"paymentId":"p-1"}`+"\n", 100)},
+		{"/v1/payment-batches", "text/csv", "paymentId,debtorAccount,amount,currency,creditorName,creditorIban,requestedExecutionTime\n" + strings.Repeat("p,A,1,EUR,J,DE89370400440532013000,2030-01-01T00:00:00Z\n", 30)},
+	} {
+		req := httptest.NewRequest("POST", tt.path, strings.NewReader(tt.body))
+		req.Header.Set("Content-Type", tt.ctype)
+		rec := httptest.NewRecorder()
+		rt.ServeHTTP(rec, req)
+		if rec.Code != 413 || len(pays.byID) != 0 {
+			t.Errorf("%s %s: %d (%s), %d stored; want 413, none", tt.path, tt.ctype, rec.Code, rec.Body, len(pays.byID))
+		}
+	}
+}

@@ -25,11 +25,12 @@ type IdempotencyKeys interface {
 // that create something.
 func (rt *Router) UseIdempotencyKeys(k IdempotencyKeys) { rt.idem = k }
 
-// idempotentRoutes are the creating POSTs, with the body limit each reads.
-var idempotentRoutes = map[string]int64{
-	"POST /v1/payments":        maxBody,
-	"POST /v1/payment-batches": maxBatchBody,
-	"POST /v1/accounts":        maxBody,
+// idempotentRoutes are the creating POSTs; true for those that take a
+// bulk file (the larger body limit).
+var idempotentRoutes = map[string]bool{
+	"POST /v1/payments":        false,
+	"POST /v1/payment-batches": true,
+	"POST /v1/accounts":        false,
 }
 
 // maxRecorded bounds the response kept for replay; creating endpoints

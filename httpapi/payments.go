@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/paydispatch/paydispatch/bulkfile"
 	"github.com/paydispatch/paydispatch/payment"
@@ -28,8 +30,12 @@ type Payments interface {
 	BatchRejections(ctx context.Context, id string) ([]payment.LineError, []string, error)
 }
 
-// maxBody bounds a single payment request.
-const maxBody = 64 << 10
+// The default body limits: a single request (a payment, an account) and
+// a bulk file (about 500,000 payments). SetBodyLimits changes them.
+const (
+	defaultMaxBody      = 64 << 10
+	defaultMaxBatchBody = 512 << 20
+)
 
 // HandlePayments adds POST /v1/payments and GET /v1/payments/{id}.
 func (rt *Router) HandlePayments(p Payments) {
@@ -189,9 +195,6 @@ func (rt *Router) HandlePayments(p Payments) {
 	}))
 }
 
-// maxBatchBody bounds a bulk file (about 500,000 payments).
-const maxBatchBody = 512 << 20
-
 // decodeBatch reads a bulk file in the format its Content-Type names:
 // JSON lines, CSV or pain.001. Payments without a tenantId take the
 // tenantId query parameter (a tenant's token fills in its own later).
@@ -200,11 +203,12 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []i
 	var (
 		f    bulkfile.File
 		err  error
-		body = http.MaxBytesReader(w, r.Body, maxBatchBody)
+		lim  = limitsOf(r)
+		body = http.MaxBytesReader(w, r.Body, lim.bulk)
 	)
 	switch ct {
 	case "", "application/x-ndjson", "application/jsonl", "application/json":
-		reqs, lines, bad, prob := decodeLines(body)
+		reqs, lines, bad, prob := decodeLines(body, lim)
 		if prob != nil {
 			return nil, nil, nil, prob
 		}
@@ -221,7 +225,7 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []i
 	var bad *bulkfile.Error
 	switch {
 	case errors.As(err, &tooBig):
-		return nil, nil, nil, &Problem{Status: http.StatusRequestEntityTooLarge, Detail: fmt.Sprintf("the file is over %d bytes: split it", maxBatchBody)}
+		return nil, nil, nil, &Problem{Status: http.StatusRequestEntityTooLarge, Detail: fmt.Sprintf("the file is over %d bytes: split it", lim.bulk)}
 	case errors.As(err, &bad):
 		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Title: "Unreadable file", Detail: bad.Error() + "; nothing was started",
 			Errors: []FieldError{{Field: bad.Where, Detail: bad.Detail}}}
@@ -240,15 +244,19 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []i
 
 // decodeLines reads JSON lines: one payment per line, blank lines
 // skipped. Lines that are not a payment are reported by number.
-func decodeLines(body io.Reader) ([]payment.Request, []int, []payment.LineError, *Problem) {
+func decodeLines(body io.Reader, lim bodyLimits) ([]payment.Request, []int, []payment.LineError, *Problem) {
 	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 0, 64<<10), maxBody)
+	sc.Buffer(make([]byte, 0, 64<<10), int(lim.single))
 	var reqs []payment.Request
 	var lines []int
 	var bad []payment.LineError
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimSpace(sc.Text())
 		if text == "" {
+			continue
+		}
+		if p := checkShape([]byte(text)); p != nil {
+			bad = append(bad, payment.LineError{Line: line, Fields: []payment.FieldError{{Field: "line", Detail: p.Detail}}})
 			continue
 		}
 		var req payment.Request
@@ -264,9 +272,9 @@ func decodeLines(body io.Reader) ([]payment.Request, []int, []payment.LineError,
 	var tooBig *http.MaxBytesError
 	switch err := sc.Err(); {
 	case errors.As(err, &tooBig):
-		return nil, nil, nil, &Problem{Status: http.StatusRequestEntityTooLarge, Detail: fmt.Sprintf("the file is over %d bytes: split it", maxBatchBody)}
+		return nil, nil, nil, &Problem{Status: http.StatusRequestEntityTooLarge, Detail: fmt.Sprintf("the file is over %d bytes: split it", lim.bulk)}
 	case errors.Is(err, bufio.ErrTooLong):
-		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Detail: fmt.Sprintf("a line is over %d bytes", maxBody)}
+		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Detail: fmt.Sprintf("a line is over %d bytes", lim.single)}
 	case err != nil:
 		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Detail: "could not read the body: " + err.Error()}
 	}
@@ -279,7 +287,7 @@ func decodeLines(body io.Reader) ([]payment.Request, []int, []payment.LineError,
 // decodeJSON reads one JSON object, refusing unknown fields, trailing data
 // and oversized bodies, with a problem that says where it went wrong.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) *Problem {
-	return decodeJSONLimit(w, r, v, maxBody)
+	return decodeJSONLimit(w, r, v, limitsOf(r).single)
 }
 
 // decodeJSONLimit is decodeJSON for bodies up to limit bytes.
@@ -287,9 +295,20 @@ func decodeJSONLimit(w http.ResponseWriter, r *http.Request, v any, limit int64)
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return &Problem{Status: http.StatusUnsupportedMediaType, Detail: "send Content-Type: application/json"}
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return &Problem{Status: http.StatusRequestEntityTooLarge, Title: "Malformed request", Detail: fmt.Sprintf("the body is over %d bytes", limit)}
+	}
+	if err != nil {
+		return &Problem{Status: http.StatusBadRequest, Title: "Malformed request", Detail: "the body could not be read"}
+	}
+	if p := checkShape(body); p != nil {
+		return p
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	err = dec.Decode(v)
 	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
 		err = errors.New("extra data after the JSON object")
 	}
@@ -298,11 +317,8 @@ func decodeJSONLimit(w http.ResponseWriter, r *http.Request, v any, limit int64)
 	}
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
-	var tooBig *http.MaxBytesError
 	p := &Problem{Status: http.StatusBadRequest, Title: "Malformed request"}
 	switch {
-	case errors.As(err, &tooBig):
-		p.Status, p.Detail = http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is over %d bytes", limit)
 	case errors.As(err, &syn):
 		p.Detail = fmt.Sprintf("invalid JSON at byte %d", syn.Offset)
 	case errors.As(err, &typ):
@@ -382,4 +398,62 @@ func mergeLines(les []payment.LineError) []payment.LineError {
 		out = append(out, le)
 	}
 	return out
+}
+
+// maxDepth bounds how deeply a request's JSON may nest; no request needs
+// more than 3 levels.
+const maxDepth = 16
+
+// checkShape refuses what encoding/json would quietly accept: a body that
+// is not UTF-8 (it would be altered), a key given twice in one object
+// (the last would win, unseen), and nesting deeper than maxDepth. Syntax
+// errors are left to the decoder, which names their place.
+func checkShape(b []byte) *Problem {
+	bad := func(detail string) *Problem {
+		return &Problem{Status: http.StatusBadRequest, Title: "Malformed request", Detail: detail}
+	}
+	if !utf8.Valid(b) {
+		return bad("the body is not valid UTF-8")
+	}
+	type frame struct {
+		object, wantKey bool
+		keys            map[string]bool
+	}
+	var stack []*frame
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // io.EOF, or a syntax error the decoder reports
+		}
+		var top *frame
+		if n := len(stack); n > 0 {
+			top = stack[n-1]
+		}
+		if key, isKey := tok.(string); isKey && top != nil && top.object && top.wantKey {
+			if top.keys[key] {
+				return &Problem{Status: http.StatusBadRequest, Title: "Malformed request", Detail: fmt.Sprintf("key %q appears twice in one object", clip(key, 64)),
+					Errors: []FieldError{{Field: clip(key, 64), Detail: "given twice"}}}
+			}
+			top.keys[key], top.wantKey = true, false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			if len(stack) >= maxDepth {
+				return bad(fmt.Sprintf("the JSON nests deeper than %d levels", maxDepth))
+			}
+			stack = append(stack, &frame{object: tok == json.Delim('{'), wantKey: tok == json.Delim('{'), keys: map[string]bool{}})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if n := len(stack); n > 0 && stack[n-1].object {
+				stack[n-1].wantKey = true
+			}
+		default:
+			if top != nil && top.object {
+				top.wantKey = true
+			}
+		}
+	}
 }

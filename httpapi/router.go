@@ -24,6 +24,7 @@ type Router struct {
 	idem   IdempotencyKeys
 	limits *tokenLimits
 	audit  AuditLog
+	bodies bodyLimits
 
 	patterns []string
 }
@@ -55,8 +56,15 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r = rt.authorize(w, r, pattern); r == nil || rt.limited(w, r) {
 			return
 		}
-		if limit, ok := idempotentRoutes[pattern]; ok && rt.idem != nil {
+		if rt.bodies != (bodyLimits{}) {
+			r = r.WithContext(context.WithValue(r.Context(), limitsKey{}, rt.bodies))
+		}
+		if bulk, ok := idempotentRoutes[pattern]; ok && rt.idem != nil {
 			if key, sent := r.Header["Idempotency-Key"]; sent {
+				limit := limitsOf(r).single
+				if bulk {
+					limit = limitsOf(r).bulk
+				}
 				rt.idempotent(w, r, key[0], limit, rt.mux)
 				return
 			}
@@ -111,4 +119,22 @@ func (rt *Router) readyz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	WriteJSON(w, http.StatusOK, map[string]any{"status": "ready", "checks": checks})
+}
+
+// bodyLimits bound request bodies: a single request, and a bulk file.
+type bodyLimits struct{ single, bulk int64 }
+
+type limitsKey struct{}
+
+// SetBodyLimits changes the body limits (defaults 64 KiB and 512 MiB); a
+// body over its limit is 413, refused before the rest is read.
+func (rt *Router) SetBodyLimits(single, bulk int64) {
+	rt.bodies = bodyLimits{single: single, bulk: bulk}
+}
+
+func limitsOf(r *http.Request) bodyLimits {
+	if l, ok := r.Context().Value(limitsKey{}).(bodyLimits); ok {
+		return l
+	}
+	return bodyLimits{single: defaultMaxBody, bulk: defaultMaxBatchBody}
 }

@@ -154,6 +154,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	router.HandleProcesses(app.ProcessAPI{Operator: app.ProcessOperator(store, tconn)})
 	router.HandleAudit(audit.Log{DB: store.Pool})
 	router.HandleOpenAPI()
+	router.SetBodyLimits(int64(srv.MaxBody), int64(srv.MaxBulkBody))
 	router.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	if srv.PprofAddr != "" {
 		// Profiling stays off the API listener, on an address of its own.

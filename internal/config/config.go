@@ -161,6 +161,8 @@ type Server struct {
 	// TokenRate is each token's requests a second (0: unlimited); bursts
 	// of twice as many pass.
 	TokenRate int
+	// MaxBody and MaxBulkBody bound request bodies, in bytes.
+	MaxBody, MaxBulkBody int
 }
 
 // ServerSettings binds s's settings.
@@ -216,6 +218,18 @@ func ServerSettings(s *Server) []*Setting {
 			Parse: func(v string) error {
 				n, err := intIn(v, 0, 1000000)
 				s.TokenRate = n
+				return err
+			}},
+		{Flag: "max-body", Env: "PAYDISPATCH_MAX_BODY", Default: "65536", Usage: "largest body of a single request (a payment, an account), in bytes; over it: 413",
+			Parse: func(v string) error {
+				n, err := intIn(v, 1024, 16<<20)
+				s.MaxBody = n
+				return err
+			}},
+		{Flag: "max-bulk-body", Env: "PAYDISPATCH_MAX_BULK_BODY", Default: "536870912", Usage: "largest bulk file, in bytes; over it: 413",
+			Parse: func(v string) error {
+				n, err := intIn(v, 1<<20, 4<<30)
+				s.MaxBulkBody = n
 				return err
 			}},
 		{Flag: "migrate", Env: "PAYDISPATCH_MIGRATE_ON_START", Default: "true", Usage: "apply pending schema migrations at start",
