@@ -1,7 +1,8 @@
 // Package bankid validates the identifiers a payment is routed by: the
 // IBAN of an account (ISO 13616) and the BIC of a bank (ISO 9362). Intake
 // and the rail adapters check with the same rules, so what intake accepts
-// a rail does not refuse for its format.
+// a rail does not refuse for its format. Mask shortens an account number
+// or IBAN for logs and errors.
 //
 // Written here because no maintained IBAN module is reachable from this
 // project's module proxy; the rules are small and fixed by the standards.

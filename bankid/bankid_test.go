@@ -106,3 +106,20 @@ func FuzzCheckIBAN(f *testing.F) {
 		}
 	})
 }
+
+func TestMask(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"DE89370400440532013000": "DE89…3000",
+		"ACC-1":                  "…-1",
+		"12345678":               "…78",
+		"1234":                   "…",
+		"":                       "",
+		"ÄÖÜ-konto-99":           "ÄÖÜ-…o-99",
+	}
+	for in, want := range cases {
+		if got := bankid.Mask(in); got != want {
+			t.Errorf("Mask(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

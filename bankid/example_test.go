@@ -17,3 +17,9 @@ func Example() {
 	// check digits do not match: mistyped IBAN
 	// <nil>
 }
+
+// An account number shortened for a log line.
+func ExampleMask() {
+	fmt.Println(bankid.Mask("DE89370400440532013000"))
+	// Output: DE89…3000
+}

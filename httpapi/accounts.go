@@ -12,6 +12,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/bankid"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/ledger/fx"
@@ -62,7 +63,7 @@ func (rt *Router) HandleAccounts(a Accounts) {
 			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Account id already used",
 				Detail: "account " + n.AccountID + " exists with a different tenant, currency, balance, fee, limit basis or limits; use a new id"})
 		case err != nil:
-			rt.log.Error("account creation failed", "account", mask(n.AccountID), "error", err)
+			rt.log.Error("account creation failed", "account", bankid.Mask(n.AccountID), "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the account could not be created now; retrying the same request is safe"})
 		case created:
 			w.Header().Set("Location", "/v1/accounts/"+n.AccountID)
@@ -81,7 +82,7 @@ func (rt *Router) HandleAccounts(a Accounts) {
 		case errors.Is(err, ledger.ErrAccountNotFound):
 			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no account " + clip(id, 64)})
 		case err != nil:
-			rt.log.Error("account view failed", "account", mask(id), "error", err)
+			rt.log.Error("account view failed", "account", bankid.Mask(id), "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the account cannot be shown now; retry"})
 		default:
 			WriteJSON(w, http.StatusOK, AccountJSON(v))

@@ -64,7 +64,7 @@ func (rt *Router) idempotent(w http.ResponseWriter, r *http.Request, key string,
 	}
 	body := &hashingReader{r: r.Body, h: sha256.New()}
 	r.Body = body
-	rw := &recorder{ResponseWriter: w, status: http.StatusOK}
+	rw := &recorder{ResponseWriter: w, status: http.StatusOK, keep: true}
 	serve.ServeHTTP(rw, r)
 	// The handler may stop reading early; the hash covers the whole body.
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, limit+1-body.n))
@@ -146,11 +146,13 @@ func (h *hashingReader) Read(p []byte) (int, error) {
 
 func (h *hashingReader) Close() error { return h.r.Close() }
 
-// recorder passes a response through and keeps a copy.
+// recorder passes a response through, noting its status and, with keep,
+// a copy of its body.
 type recorder struct {
 	http.ResponseWriter
 	status   int
 	wrote    bool
+	keep     bool
 	body     bytes.Buffer
 	overflow bool
 }
@@ -164,6 +166,9 @@ func (rw *recorder) WriteHeader(status int) {
 
 func (rw *recorder) Write(b []byte) (int, error) {
 	rw.wrote = true
+	if !rw.keep {
+		return rw.ResponseWriter.Write(b)
+	}
 	if rw.body.Len()+len(b) <= maxRecorded {
 		rw.body.Write(b)
 	} else {

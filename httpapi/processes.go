@@ -139,12 +139,3 @@ func operator(w http.ResponseWriter, r *http.Request) (string, bool) {
 	}
 	return op, true
 }
-
-// mask keeps an account number out of the logs: its last four characters
-// are enough to find it.
-func mask(s string) string {
-	if len(s) <= 4 {
-		return "****"
-	}
-	return "****" + s[len(s)-4:]
-}

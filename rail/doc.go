@@ -101,5 +101,5 @@
 // # Secrets in logs
 //
 // Errors and Results never carry a payload or a full account number;
-// Mask shortens one for a log ("DE89…3000").
+// bankid.Mask shortens one for a log ("DE89…3000").
 package rail

@@ -77,8 +77,3 @@ func ExampleClassify() {
 	// TIMEOUT UNKNOWN
 	// NEVER_SEEN RETRYABLE
 }
-
-func ExampleMask() {
-	fmt.Println(rail.Mask("DE89370400440532013000"))
-	// Output: DE89…3000
-}

@@ -223,7 +223,7 @@ func checkAccount(name string, acct *pacs_v09.CashAccount38, required bool) erro
 			return fmt.Errorf("%s/Id/IBAN: %w", name, err)
 		}
 		if err := bankid.CheckIBAN(string(id.IBAN)); err != nil {
-			return fmt.Errorf("%s/Id/IBAN: %w (%s)", name, err, Mask(string(id.IBAN)))
+			return fmt.Errorf("%s/Id/IBAN: %w (%s)", name, err, bankid.Mask(string(id.IBAN)))
 		}
 	default:
 		if err := id.Othr.Validate(); err != nil {

@@ -284,7 +284,7 @@ func (c *checker) text(field, s string, max int, required bool) {
 
 func (c *checker) iban(field, s string) {
 	if err := bankid.CheckIBAN(s); err != nil {
-		c.add(field, "%v (%s)", err, Mask(s))
+		c.add(field, "%v (%s)", err, bankid.Mask(s))
 	}
 }
 

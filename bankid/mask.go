@@ -1,4 +1,4 @@
-package rail
+package bankid
 
 import "unicode/utf8"
 
