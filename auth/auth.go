@@ -28,6 +28,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paydispatch/paydispatch/auth/internal/dbsqlc"
+	"github.com/paydispatch/paydispatch/internal/clip"
 )
 
 // Scope is a permission a token carries.
@@ -53,7 +54,7 @@ func ParseScopes(s string) ([]Scope, error) {
 			continue
 		}
 		if !slices.Contains(Scopes, sc) {
-			return nil, fmt.Errorf("unknown scope %q: want %s", clip(string(sc), 32), scopeList())
+			return nil, fmt.Errorf("unknown scope %q: want %s", clip.Text(string(sc), 32), scopeList())
 		}
 		if !slices.Contains(out, sc) {
 			out = append(out, sc)
@@ -175,11 +176,11 @@ func (n NewToken) Validate() error {
 	}
 	for _, s := range n.Scopes {
 		if !slices.Contains(Scopes, s) {
-			return bad("scopes: unknown scope %q: want %s", clip(string(s), 32), scopeList())
+			return bad("scopes: unknown scope %q: want %s", clip.Text(string(s), 32), scopeList())
 		}
 	}
 	if n.TenantID != "" && slices.Contains(n.Scopes, Admin) {
-		return bad("scopes: admin is for every tenant; a token bound to tenant %q cannot have it", clip(n.TenantID, 64))
+		return bad("scopes: admin is for every tenant; a token bound to tenant %q cannot have it", clip.Text(n.TenantID, 64))
 	}
 	if n.TenantID != "" && !printable(n.TenantID, 64) {
 		return bad("tenant: 1 to 64 printable characters")
@@ -274,12 +275,12 @@ func (s *Store) Revoke(ctx context.Context, id string) error {
 	q := dbsqlc.New(s.db)
 	n, err := q.RevokeToken(ctx, id)
 	if err != nil {
-		return fmt.Errorf("auth: revoke %s: %w", clip(id, 64), err)
+		return fmt.Errorf("auth: revoke %s: %w", clip.Text(id, 64), err)
 	}
 	if n == 0 {
 		exists, err := q.TokenExists(ctx, id)
 		if err != nil {
-			return fmt.Errorf("auth: revoke %s: %w", clip(id, 64), err)
+			return fmt.Errorf("auth: revoke %s: %w", clip.Text(id, 64), err)
 		}
 		if !exists {
 			return ErrNotFound
@@ -376,11 +377,4 @@ func printable(s string, max int) bool {
 		}
 	}
 	return true
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -3,10 +3,12 @@ package bulkfile_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/paydispatch/paydispatch/bulkfile"
@@ -148,4 +150,67 @@ func check(t *testing.T, decode func(io.Reader) (bulkfile.File, error), b []byte
 	if len(file.Requests) != len(file.Places) || len(file.Requests)+len(file.Bad) == 0 {
 		t.Fatalf("%d requests, %d places, %d bad", len(file.Requests), len(file.Places), len(file.Bad))
 	}
+}
+
+func TestDecodeJSONLines(t *testing.T) {
+	t.Parallel()
+	const good = `{"paymentId":"p-1","tenantId":"acme","debtorAccount":"ACC-1","amount":"1.00","currency":"EUR","creditor":{"name":"J","iban":"DE89370400440532013000"},"requestedExecutionTime":"2030-01-01T00:00:00Z"}`
+	tests := []struct {
+		name, file  string
+		wantRefusal string
+		wantPlaces  []int
+		wantBad     map[int]string // line → field
+	}{
+		{"two payments and a blank line", good + "\n\n" + good + "\n", "", []int{1, 3}, nil},
+		{"CRLF and no final newline", good + "\r\n" + good, "", []int{1, 2}, nil},
+		{"a bad line among good", good + "\n{bad\n" + `{"amount":5}` + "\n" + good, "", []int{1, 4}, map[int]string{2: "line", 3: "amount"}},
+		{"empty", "", "no payments", nil, nil},
+		{"only blank lines", "\n \n\t\n", "no payments", nil, nil},
+		{"a line too long", good + "\n" + `{"remittanceInfo":"` + strings.Repeat("x", 2000) + `"}`, "line 2: over 1024 bytes", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f, err := bulkfile.DecodeJSONLines(strings.NewReader(tt.file), 1024)
+			if tt.wantRefusal != "" {
+				var refusal *bulkfile.Error
+				if !errors.As(err, &refusal) || !strings.Contains(err.Error(), tt.wantRefusal) {
+					t.Fatalf("%v, want a refusal with %q", err, tt.wantRefusal)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(f.Places) != fmt.Sprint(tt.wantPlaces) {
+				t.Errorf("places %v, want %v", f.Places, tt.wantPlaces)
+			}
+			bad := map[int]string{}
+			for _, le := range f.Bad {
+				bad[le.Line] = le.Fields[0].Field
+			}
+			if fmt.Sprint(bad) != fmt.Sprint(tt.wantBad) {
+				t.Errorf("bad lines %v, want %v", bad, tt.wantBad)
+			}
+		})
+	}
+}
+
+// A failed read (the body over its limit, a dropped connection) is
+// returned as it is, not taken for a malformed file.
+func TestDecodeJSONLinesReadError(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("connection reset")
+	_, err := bulkfile.DecodeJSONLines(io.MultiReader(strings.NewReader("{}\n"), iotest.ErrReader(boom)), 1024)
+	if !errors.Is(err, boom) {
+		t.Fatalf("got %v, want the read error", err)
+	}
+}
+
+func FuzzDecodeJSONLines(f *testing.F) {
+	f.Add([]byte("{\"paymentId\":\"a\",\"amount\":\"1\"}\n\n{bad\n\x00\xff\n" + `{"amount":"1","amount":"2"}`))
+	f.Add([]byte("\r\n\r\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		check(t, func(r io.Reader) (bulkfile.File, error) { return bulkfile.DecodeJSONLines(r, 512) }, b)
+	})
 }

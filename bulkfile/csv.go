@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/clip"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
@@ -46,7 +47,7 @@ func DecodeCSV(r io.Reader) (File, error) {
 			known = known || c == name
 		}
 		if !known {
-			return File{}, refuse("line 1", "unknown column %q: the columns are %s", clip(name), strings.Join(CSVColumns, ","))
+			return File{}, refuse("line 1", "unknown column %q: the columns are %s", clip.Text(name, 32), strings.Join(CSVColumns, ","))
 		}
 		if _, dup := col[name]; dup {
 			return File{}, refuse("line 1", "column %q appears twice", name)
@@ -116,11 +117,4 @@ func csvError(src *watchedReader, err error) error {
 		return refuse(fmt.Sprintf("line %d", pe.Line), "%v", pe.Err)
 	}
 	return refuse("", "the file cannot be read as CSV: %v", err)
-}
-
-func clip(s string) string {
-	if len(s) > 32 {
-		return s[:32] + "…"
-	}
-	return s
 }

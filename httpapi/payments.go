@@ -1,21 +1,18 @@
 package httpapi
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
-	"reflect"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/paydispatch/paydispatch/bulkfile"
+	"github.com/paydispatch/paydispatch/internal/clip"
+	"github.com/paydispatch/paydispatch/internal/strictjson"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
@@ -153,7 +150,7 @@ func (rt *Router) HandlePayments(p Payments) {
 		}
 		switch {
 		case errors.Is(err, payment.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + clip(id, 64)})
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + clip.Text(id, 64)})
 		case err != nil:
 			rt.log.Error("batch progress failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be read now; retry"})
@@ -169,7 +166,7 @@ func (rt *Router) HandlePayments(p Payments) {
 		}
 		switch {
 		case errors.Is(err, payment.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + clip(id, 64)})
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + clip.Text(id, 64)})
 		case err != nil:
 			rt.log.Error("batch rejections failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be read now; retry"})
@@ -185,7 +182,7 @@ func (rt *Router) HandlePayments(p Payments) {
 		}
 		switch {
 		case errors.Is(err, payment.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment " + clip(id, 64)})
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment " + clip.Text(id, 64)})
 		case err != nil:
 			rt.log.Error("payment status failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "status unavailable; retry"})
@@ -208,11 +205,7 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []i
 	)
 	switch ct {
 	case "", "application/x-ndjson", "application/jsonl", "application/json":
-		reqs, lines, bad, prob := decodeLines(body, lim)
-		if prob != nil {
-			return nil, nil, nil, prob
-		}
-		f = bulkfile.File{Requests: reqs, Places: lines, Bad: bad}
+		f, err = bulkfile.DecodeJSONLines(body, int(lim.single))
 	case "text/csv":
 		f, err = bulkfile.DecodeCSV(body)
 	case "application/xml", "text/xml", "application/iso20022+xml":
@@ -242,48 +235,6 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []i
 	return f.Requests, f.Places, f.Bad, nil
 }
 
-// decodeLines reads JSON lines: one payment per line, blank lines
-// skipped. Lines that are not a payment are reported by number.
-func decodeLines(body io.Reader, lim bodyLimits) ([]payment.Request, []int, []payment.LineError, *Problem) {
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 0, 64<<10), int(lim.single))
-	var reqs []payment.Request
-	var lines []int
-	var bad []payment.LineError
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
-		}
-		if p := checkShape([]byte(text)); p != nil {
-			bad = append(bad, payment.LineError{Line: line, Fields: []payment.FieldError{{Field: "line", Detail: p.Detail}}})
-			continue
-		}
-		var req payment.Request
-		dec := json.NewDecoder(strings.NewReader(text))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			bad = append(bad, payment.LineError{Line: line, Fields: []payment.FieldError{{Field: "line", Detail: "not a payment: " + err.Error()}}})
-			continue
-		}
-		reqs = append(reqs, req)
-		lines = append(lines, line)
-	}
-	var tooBig *http.MaxBytesError
-	switch err := sc.Err(); {
-	case errors.As(err, &tooBig):
-		return nil, nil, nil, &Problem{Status: http.StatusRequestEntityTooLarge, Detail: fmt.Sprintf("the file is over %d bytes: split it", lim.bulk)}
-	case errors.Is(err, bufio.ErrTooLong):
-		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Detail: fmt.Sprintf("a line is over %d bytes", lim.single)}
-	case err != nil:
-		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Detail: "could not read the body: " + err.Error()}
-	}
-	if len(reqs) == 0 && len(bad) == 0 {
-		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Detail: "the file has no payments"}
-	}
-	return reqs, lines, bad, nil
-}
-
 // decodeJSON reads one JSON object, refusing unknown fields, trailing data
 // and oversized bodies, with a problem that says where it went wrong.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) *Problem {
@@ -303,63 +254,17 @@ func decodeJSONLimit(w http.ResponseWriter, r *http.Request, v any, limit int64)
 	if err != nil {
 		return &Problem{Status: http.StatusBadRequest, Title: "Malformed request", Detail: "the body could not be read"}
 	}
-	if p := checkShape(body); p != nil {
-		return p
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	err = dec.Decode(v)
-	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
-		err = errors.New("extra data after the JSON object")
-	}
-	if err == nil {
-		return nil
-	}
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	p := &Problem{Status: http.StatusBadRequest, Title: "Malformed request"}
-	switch {
-	case errors.As(err, &syn):
-		p.Detail = fmt.Sprintf("invalid JSON at byte %d", syn.Offset)
-	case errors.As(err, &typ):
-		field := typ.Field
-		if field == "" {
-			field = "(the body)"
+	var se *strictjson.Error
+	if err := strictjson.Decode(body, v); errors.As(err, &se) {
+		p := &Problem{Status: http.StatusBadRequest, Title: "Malformed request", Detail: se.Error()}
+		if se.Field != "" {
+			p.Errors = []FieldError{{Field: se.Field, Detail: se.Detail}}
 		}
-		p.Detail = fmt.Sprintf("%s: want %s, not a JSON %s", field, jsonKind(typ.Type), typ.Value)
-		p.Errors = []FieldError{{Field: typ.Field, Detail: fmt.Sprintf("want %s, not a JSON %s", jsonKind(typ.Type), typ.Value)}}
-	case strings.Contains(err.Error(), "parsing time"):
-		p.Detail = "requestedExecutionTime: want RFC 3339, e.g. 2026-11-22T16:00:00Z"
-		p.Errors = []FieldError{{Field: "requestedExecutionTime", Detail: "want RFC 3339, e.g. 2026-11-22T16:00:00Z"}}
-	case errors.Is(err, io.EOF):
-		p.Detail = "the body is empty; send a JSON object"
-	default:
-		p.Detail = err.Error() // e.g. json: unknown field "amout"
+		return p
+	} else if err != nil {
+		return &Problem{Status: http.StatusBadRequest, Title: "Malformed request", Detail: "the body could not be decoded"}
 	}
-	return p
-}
-
-// jsonKind names what JSON a Go type decodes from, for a caller who never
-// sees the Go type.
-func jsonKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Struct, reflect.Map:
-		return "a JSON object"
-	case reflect.Slice, reflect.Array:
-		return "a JSON array"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "a whole number"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Pointer:
-		return jsonKind(t.Elem())
-	}
-	return "another JSON value"
+	return nil
 }
 
 // batchAccepted is a bulk file's answer: what was started, and the
@@ -398,62 +303,4 @@ func mergeLines(les []payment.LineError) []payment.LineError {
 		out = append(out, le)
 	}
 	return out
-}
-
-// maxDepth bounds how deeply a request's JSON may nest; no request needs
-// more than 3 levels.
-const maxDepth = 16
-
-// checkShape refuses what encoding/json would quietly accept: a body that
-// is not UTF-8 (it would be altered), a key given twice in one object
-// (the last would win, unseen), and nesting deeper than maxDepth. Syntax
-// errors are left to the decoder, which names their place.
-func checkShape(b []byte) *Problem {
-	bad := func(detail string) *Problem {
-		return &Problem{Status: http.StatusBadRequest, Title: "Malformed request", Detail: detail}
-	}
-	if !utf8.Valid(b) {
-		return bad("the body is not valid UTF-8")
-	}
-	type frame struct {
-		object, wantKey bool
-		keys            map[string]bool
-	}
-	var stack []*frame
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil // io.EOF, or a syntax error the decoder reports
-		}
-		var top *frame
-		if n := len(stack); n > 0 {
-			top = stack[n-1]
-		}
-		if key, isKey := tok.(string); isKey && top != nil && top.object && top.wantKey {
-			if top.keys[key] {
-				return &Problem{Status: http.StatusBadRequest, Title: "Malformed request", Detail: fmt.Sprintf("key %q appears twice in one object", clip(key, 64)),
-					Errors: []FieldError{{Field: clip(key, 64), Detail: "given twice"}}}
-			}
-			top.keys[key], top.wantKey = true, false
-			continue
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			if len(stack) >= maxDepth {
-				return bad(fmt.Sprintf("the JSON nests deeper than %d levels", maxDepth))
-			}
-			stack = append(stack, &frame{object: tok == json.Delim('{'), wantKey: tok == json.Delim('{'), keys: map[string]bool{}})
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
-			if n := len(stack); n > 0 && stack[n-1].object {
-				stack[n-1].wantKey = true
-			}
-		default:
-			if top != nil && top.object {
-				top.wantKey = true
-			}
-		}
-	}
 }

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 
+	"github.com/paydispatch/paydispatch/internal/clip"
 	"github.com/paydispatch/paydispatch/process"
 )
 
@@ -40,7 +40,7 @@ func (rt *Router) HandleProcesses(p Processes) {
 	parse := func(w http.ResponseWriter, r *http.Request) (uuid.UUID, bool) {
 		id, err := uuid.Parse(r.PathValue("id"))
 		if err != nil {
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no process " + clip(r.PathValue("id"), 64) + ": a process id is a UUID"})
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no process " + clip.Text(r.PathValue("id"), 64) + ": a process id is a UUID"})
 			return uuid.Nil, false
 		}
 		return id, true
@@ -98,18 +98,6 @@ func (rt *Router) HandleProcesses(p Processes) {
 			}
 		}))
 	}
-}
-
-// clip keeps what a request echoes back short (and valid UTF-8).
-func clip(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // maxOperator bounds the X-Operator header, which is stored with what

@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/bankid"
+	"github.com/paydispatch/paydispatch/internal/clip"
 	"github.com/paydispatch/paydispatch/outbox"
 )
 
@@ -230,7 +231,7 @@ func (c *checker) amount(amount, currency string) {
 		c.add("currency", "required, an ISO 4217 code such as EUR")
 		return
 	case !ok:
-		c.add("currency", "%q is not an active ISO 4217 currency", clip(currency, 8))
+		c.add("currency", "%q is not an active ISO 4217 currency", clip.Text(currency, 8))
 		return
 	}
 	if err != nil {
@@ -311,13 +312,4 @@ func (c *checker) headerValue(field, s string) {
 			return
 		}
 	}
-}
-
-// clip shortens a value quoted in an error so a huge field cannot blow up
-// a log line.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"regexp"
 	"time"
+
+	"github.com/paydispatch/paydispatch/internal/clip"
 )
 
 // Duration is a time.Duration that reads and writes JSON as Go duration
@@ -120,7 +122,7 @@ func (b Behaviour) normalize() (Behaviour, error) {
 	codes := []struct{ name, c string }{{"retryableCode", b.RetryableCode}, {"terminalCode", b.TerminalCode}}
 	for _, x := range codes {
 		if !codePattern.MatchString(x.c) {
-			return b, fmt.Errorf("%s: want 1 to 35 of A-Z, 0-9 and _, got %q", x.name, clip(x.c, 40))
+			return b, fmt.Errorf("%s: want 1 to 35 of A-Z, 0-9 and _, got %q", x.name, clip.Text(x.c, 40))
 		}
 	}
 	switch b.TimeoutMode {
@@ -129,11 +131,4 @@ func (b Behaviour) normalize() (Behaviour, error) {
 		return b, fmt.Errorf("timeoutMode: want %s, %s or %s, got %q", TimeoutDelay, TimeoutClose, TimeoutMixed, b.TimeoutMode)
 	}
 	return b, nil
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

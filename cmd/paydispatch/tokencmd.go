@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/auth"
+	"github.com/paydispatch/paydispatch/internal/clip"
 	"github.com/paydispatch/paydispatch/postgres"
 )
 
@@ -51,7 +52,7 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 			func(ctx context.Context, db *postgres.DB, w []string) error {
 				err := auth.NewStore(db.Pool).Revoke(ctx, w[0])
 				if errors.Is(err, auth.ErrNotFound) {
-					return usageError{fmt.Errorf("no token %q ('paydispatch token list' shows their ids)", clipArg(w[0]))}
+					return usageError{fmt.Errorf("no token %q ('paydispatch token list' shows their ids)", clip.Text(w[0], 64))}
 				}
 				if err == nil {
 					recordCLI(ctx, env, db, "token revoke", w[0], nil)
@@ -63,7 +64,7 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 		if isHelp(args[0]) {
 			return ledgerCommand(ctx, env, "token", usage, about, args, nil, func(int) bool { return true }, nil, nil)
 		}
-		return usageError{fmt.Errorf("unknown subcommand %q: want create, list or revoke", clipArg(args[0]))}
+		return usageError{fmt.Errorf("unknown subcommand %q: want create, list or revoke", clip.Text(args[0], 64))}
 	}
 	var (
 		n         auth.NewToken
@@ -85,7 +86,7 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 			}
 			if expiresIn != "" {
 				if n.ExpiresIn, err = time.ParseDuration(expiresIn); err != nil || n.ExpiresIn <= 0 {
-					return usageError{fmt.Errorf("invalid --expires-in %q: want a positive duration such as 720h", clipArg(expiresIn))}
+					return usageError{fmt.Errorf("invalid --expires-in %q: want a positive duration such as 720h", clip.Text(expiresIn, 64))}
 				}
 			}
 			if err := n.Validate(); err != nil {
@@ -103,11 +104,4 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 			fmt.Fprintln(env.stdout, secret)
 			return nil
 		})
-}
-
-func clipArg(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
 }
