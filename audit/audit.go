@@ -54,21 +54,25 @@ func Record(ctx context.Context, db DBTX, actor, action, target string, detail a
 const MaxPage = 1000
 
 // List returns up to limit entries, newest first, older than the entry
-// before (0: from the newest). The last entry's Seq is the next page's
-// cursor.
-func List(ctx context.Context, db DBTX, limit int, before int64) ([]Entry, error) {
+// before (0: from the newest), and the next page's before: the last
+// entry's Seq when more entries follow, else 0.
+func List(ctx context.Context, db DBTX, limit int, before int64) ([]Entry, int64, error) {
 	if limit <= 0 || limit > MaxPage {
 		limit = MaxPage
 	}
-	rows, err := dbsqlc.New(db).List(ctx, dbsqlc.ListParams{Before: before, MaxRows: int32(limit)})
+	rows, err := dbsqlc.New(db).List(ctx, dbsqlc.ListParams{Before: before, MaxRows: int32(limit + 1)})
 	if err != nil {
-		return nil, fmt.Errorf("audit: list: %w", err)
+		return nil, 0, fmt.Errorf("audit: list: %w", err)
+	}
+	var next int64
+	if len(rows) > limit {
+		rows, next = rows[:limit], rows[limit-1].Seq
 	}
 	out := make([]Entry, len(rows))
 	for i, r := range rows {
 		out[i] = fromRow(r)
 	}
-	return out, nil
+	return out, next, nil
 }
 
 func fromRow(r dbsqlc.AdminAudit) Entry {
@@ -85,6 +89,6 @@ func (l Log) Record(ctx context.Context, actor, action, target string, detail an
 }
 
 // List returns a page, newest first (see List).
-func (l Log) List(ctx context.Context, limit int, before int64) ([]Entry, error) {
+func (l Log) List(ctx context.Context, limit int, before int64) ([]Entry, int64, error) {
 	return List(ctx, l.DB, limit, before)
 }

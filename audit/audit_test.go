@@ -22,16 +22,20 @@ func TestRecordAndList(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	page, err := audit.List(ctx, pool, 2, 0)
-	if err != nil || len(page) != 2 || page[0].Action != "e" || page[1].Action != "d" || string(page[0].Detail) != `{"i": 4}` {
-		t.Fatalf("first page: %+v, %v", page, err)
+	page, next, err := audit.List(ctx, pool, 2, 0)
+	if err != nil || len(page) != 2 || page[0].Action != "e" || page[1].Action != "d" || string(page[0].Detail) != `{"i": 4}` || next != page[1].Seq {
+		t.Fatalf("first page: %+v, next %d, %v", page, next, err)
 	}
-	next, err := audit.List(ctx, pool, 2, page[1].Seq)
-	if err != nil || len(next) != 2 || next[0].Action != "c" || next[1].Action != "b" {
-		t.Fatalf("second page: %+v, %v", next, err)
+	page, next, err = audit.List(ctx, pool, 2, next)
+	if err != nil || len(page) != 2 || page[0].Action != "c" || page[1].Action != "b" || next != page[1].Seq {
+		t.Fatalf("second page: %+v, next %d, %v", page, next, err)
 	}
-	if all, _ := audit.List(ctx, pool, 0, 0); len(all) != 5 {
-		t.Fatalf("limit 0 means the most: %d", len(all))
+	page, next, err = audit.List(ctx, pool, 2, next)
+	if err != nil || len(page) != 1 || page[0].Action != "a" || next != 0 {
+		t.Fatalf("last page: %+v, next %d (want 0: no more), %v", page, next, err)
+	}
+	if all, next, _ := audit.List(ctx, pool, 0, 0); len(all) != 5 || next != 0 {
+		t.Fatalf("limit 0 means the most: %d, next %d", len(all), next)
 	}
 	for _, sql := range []string{`UPDATE admin_audit SET actor = 'x'`, `DELETE FROM admin_audit`, `TRUNCATE admin_audit`} {
 		if _, err := pool.Exec(ctx, sql); err == nil || !strings.Contains(err.Error(), "append-only") {

@@ -16,7 +16,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	entries, err := log.List(ctx, 10, 0)
+	entries, _, err := log.List(ctx, 10, 0)
 	if err != nil {
 		fmt.Println(err)
 		return

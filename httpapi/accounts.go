@@ -132,17 +132,23 @@ func (rt *Router) HandleFXRates(f FXRates) {
 		}
 	}))
 	rt.Handle("GET /admin/fx-rates", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pg, prob := readPage(r, anyCursor)
+		if prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
 		rates, err := f.Rates(r.Context())
 		if err != nil {
 			rt.log.Error("listing FX rates failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the rates cannot be listed now; retry"})
 			return
 		}
+		rates, next := paginate(rates, func(x fx.Rate) string { return x.Base + "/" + x.Quote }, pg)
 		out := make([]rateResponse, len(rates))
 		for i, x := range rates {
 			out[i] = rateJSON(x)
 		}
-		WriteJSON(w, http.StatusOK, map[string]any{"rates": out})
+		WriteJSON(w, http.StatusOK, listJSON("rates", out, next))
 	}))
 }
 

@@ -16,46 +16,32 @@ import (
 // AuditLog is the admin audit log (audit.Log).
 type AuditLog interface {
 	Record(ctx context.Context, actor, action, target string, detail any) error
-	List(ctx context.Context, limit int, before int64) ([]audit.Entry, error)
+	List(ctx context.Context, limit int, before int64) ([]audit.Entry, int64, error)
 }
 
 // HandleAudit records every change made through /admin/* (a request other
 // than GET that succeeded: who, the route, the path, the request body up
-// to 4 KiB) and adds GET /admin/audit?limit=N&before=SEQ, newest first.
+// to 4 KiB) and adds GET /admin/audit (paged: limit, cursor), newest first.
 func (rt *Router) HandleAudit(a AuditLog) {
 	rt.audit = a
 	rt.Handle("GET /admin/audit", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		limit, before := 100, int64(0)
-		var bad []FieldError
-		if v := r.URL.Query().Get("limit"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > audit.MaxPage {
-				bad = append(bad, FieldError{Field: "limit", Detail: "a whole number from 1 to " + strconv.Itoa(audit.MaxPage)})
-			}
-			limit = n
-		}
-		if v := r.URL.Query().Get("before"); v != "" {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 1 {
-				bad = append(bad, FieldError{Field: "before", Detail: "the seq of an entry (the previous page's next)"})
-			}
-			before = n
-		}
-		if len(bad) > 0 {
-			WriteProblem(w, r, Problem{Status: http.StatusBadRequest, Title: "Invalid query", Detail: "fix the query parameters", Errors: bad})
+		p, prob := readPage(r, intCursor)
+		if prob != nil {
+			WriteProblem(w, r, *prob)
 			return
 		}
-		entries, err := a.List(r.Context(), limit, before)
+		before, _ := strconv.ParseInt(p.cursor, 10, 64)
+		entries, next, err := a.List(r.Context(), p.limit, before)
 		if err != nil {
 			rt.log.Error("reading the audit log failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the audit log cannot be read now; retry"})
 			return
 		}
-		out := map[string]any{"entries": entries}
-		if len(entries) == limit {
-			out["next"] = strconv.FormatInt(entries[len(entries)-1].Seq, 10)
+		cursor := ""
+		if next > 0 {
+			cursor = strconv.FormatInt(next, 10)
 		}
-		WriteJSON(w, http.StatusOK, out)
+		WriteJSON(w, http.StatusOK, listJSON("entries", entries, cursor))
 	}))
 }
 

@@ -286,14 +286,17 @@ func (f *fakeAudit) Record(_ context.Context, actor, action, target string, deta
 	return nil
 }
 
-func (f *fakeAudit) List(_ context.Context, limit int, before int64) ([]audit.Entry, error) {
+func (f *fakeAudit) List(_ context.Context, limit int, before int64) ([]audit.Entry, int64, error) {
 	var out []audit.Entry
-	for i := len(f.entries) - 1; i >= 0 && len(out) < limit; i-- {
+	for i := len(f.entries) - 1; i >= 0 && len(out) <= limit; i-- {
 		if before == 0 || f.entries[i].Seq < before {
 			out = append(out, f.entries[i])
 		}
 	}
-	return out, nil
+	if len(out) > limit {
+		return out[:limit], out[limit-1].Seq, nil
+	}
+	return out, 0, nil
 }
 
 // TestAdminAudit: a change made through /admin/* is recorded with who made
@@ -349,10 +352,10 @@ func TestAdminAudit(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil || rec.Code != 200 || len(page.Entries) != 1 || page.Next != "2" || page.Entries[0].Seq != 2 {
 		t.Fatalf("page: %d %s", rec.Code, rec.Body)
 	}
-	if rec := call(rt, "GET", "/admin/audit?before=2", "", "Bearer admin"); !strings.Contains(rec.Body.String(), `"seq":1`) || strings.Contains(rec.Body.String(), `"next"`) {
+	if rec := call(rt, "GET", "/admin/audit?cursor="+page.Next, "", "Bearer admin"); !strings.Contains(rec.Body.String(), `"seq":1`) || strings.Contains(rec.Body.String(), `"next"`) {
 		t.Fatalf("second page: %s", rec.Body)
 	}
-	for _, q := range []string{"limit=0", "limit=x", "limit=5000", "before=-1"} {
+	for _, q := range []string{"limit=0", "limit=x", "limit=5000", "cursor=-1", "cursor=x"} {
 		if code := call(rt, "GET", "/admin/audit?"+q, "", "Bearer admin").Code; code != 400 {
 			t.Errorf("%s: %d", q, code)
 		}

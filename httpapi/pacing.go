@@ -207,16 +207,22 @@ func (rt *Router) HandlePacing(p Pacer) {
 		WriteJSON(w, status, viewConfig(saved))
 	}))
 	rt.Handle("GET /admin/rate-limit/config", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pg, prob := readPage(r, anyCursor)
+		if prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
 		cs, err := p.ListConfigs(r.Context())
 		if err != nil {
 			rt.pacingProblem(w, r, p, "", err)
 			return
 		}
+		cs, next := paginate(cs, func(c pacing.Config) string { return c.Name }, pg)
 		out := make([]configView, len(cs))
 		for i, c := range cs {
 			out[i] = viewConfig(c)
 		}
-		WriteJSON(w, http.StatusOK, map[string]any{"configs": out})
+		WriteJSON(w, http.StatusOK, listJSON("configs", out, next))
 	}))
 	rt.Handle("GET /admin/rate-limit/config/{name}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := p.GetConfig(r.Context(), r.PathValue("name"))

@@ -15,7 +15,10 @@ import (
 
 // fakePacer answers by config name: "default" assigns, "full" is
 // exhausted, "off" is inactive, anything else is unknown.
-type fakePacer struct{ flushed bool }
+type fakePacer struct {
+	flushed bool
+	configs []pacing.Config
+}
 
 func (f *fakePacer) Assign(_ context.Context, name, id string, at time.Time) (pacing.Slot, error) {
 	switch name {
@@ -56,7 +59,7 @@ func (f *fakePacer) GetConfig(_ context.Context, name string) (pacing.Config, er
 	return pacing.Config{}, pacing.ErrConfigNotFound
 }
 
-func (f *fakePacer) ListConfigs(context.Context) ([]pacing.Config, error) { return nil, nil }
+func (f *fakePacer) ListConfigs(context.Context) ([]pacing.Config, error) { return f.configs, nil }
 
 func (f *fakePacer) Deactivate(_ context.Context, name string) (pacing.Config, error) {
 	return pacing.Config{}, pacing.ErrConfigNotFound

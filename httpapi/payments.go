@@ -160,6 +160,11 @@ func (rt *Router) HandlePayments(p Payments) {
 	}))
 	rt.Handle("GET /v1/payment-batches/{id}/rejections", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
+		pg, prob := readPage(r, lineCursor)
+		if prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
 		rejections, tenants, err := p.BatchRejections(r.Context(), id)
 		if err == nil && !tenantsAllowed(r, tenants) {
 			err = payment.ErrNotFound
@@ -171,7 +176,10 @@ func (rt *Router) HandlePayments(p Payments) {
 			rt.log.Error("batch rejections failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be read now; retry"})
 		default:
-			WriteJSON(w, http.StatusOK, map[string]any{"batchId": id, "rejections": rejections})
+			rejections, next := paginate(rejections, func(le payment.LineError) string { return fmt.Sprintf("%010d", le.Line) }, pg)
+			out := listJSON("rejections", rejections, next)
+			out["batchId"] = id
+			WriteJSON(w, http.StatusOK, out)
 		}
 	}))
 	rt.Handle("GET /v1/payments/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -190,6 +198,11 @@ func (rt *Router) HandlePayments(p Payments) {
 			WriteJSON(w, http.StatusOK, v)
 		}
 	}))
+}
+
+// lineCursor is a rejection's place: ten digits.
+func lineCursor(c string) bool {
+	return len(c) == 10 && strings.Trim(c, "0123456789") == ""
 }
 
 // decodeBatch reads a bulk file in the format its Content-Type names:

@@ -179,7 +179,7 @@ func TestCLIChangesAreAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	entries, err := audit.List(context.Background(), pool, 100, 0)
+	entries, _, err := audit.List(context.Background(), pool, 100, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
