@@ -28,7 +28,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paydispatch/paydispatch/auth/internal/dbsqlc"
-	"github.com/paydispatch/paydispatch/internal/clip"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 )
 
 // Scope is a permission a token carries.
@@ -54,7 +54,7 @@ func ParseScopes(s string) ([]Scope, error) {
 			continue
 		}
 		if !slices.Contains(Scopes, sc) {
-			return nil, fmt.Errorf("unknown scope %q: want %s", clip.Text(string(sc), 32), scopeList())
+			return nil, fmt.Errorf("unknown scope %q: want %s", plaintext.Clip(string(sc), 32), scopeList())
 		}
 		if !slices.Contains(out, sc) {
 			out = append(out, sc)
@@ -176,11 +176,11 @@ func (n NewToken) Validate() error {
 	}
 	for _, s := range n.Scopes {
 		if !slices.Contains(Scopes, s) {
-			return bad("scopes: unknown scope %q: want %s", clip.Text(string(s), 32), scopeList())
+			return bad("scopes: unknown scope %q: want %s", plaintext.Clip(string(s), 32), scopeList())
 		}
 	}
 	if n.TenantID != "" && slices.Contains(n.Scopes, Admin) {
-		return bad("scopes: admin is for every tenant; a token bound to tenant %q cannot have it", clip.Text(n.TenantID, 64))
+		return bad("scopes: admin is for every tenant; a token bound to tenant %q cannot have it", plaintext.Clip(n.TenantID, 64))
 	}
 	if n.TenantID != "" && !printable(n.TenantID, 64) {
 		return bad("tenant: 1 to 64 printable characters")
@@ -275,12 +275,12 @@ func (s *Store) Revoke(ctx context.Context, id string) error {
 	q := dbsqlc.New(s.db)
 	n, err := q.RevokeToken(ctx, id)
 	if err != nil {
-		return fmt.Errorf("auth: revoke %s: %w", clip.Text(id, 64), err)
+		return fmt.Errorf("auth: revoke %s: %w", plaintext.Clip(id, 64), err)
 	}
 	if n == 0 {
 		exists, err := q.TokenExists(ctx, id)
 		if err != nil {
-			return fmt.Errorf("auth: revoke %s: %w", clip.Text(id, 64), err)
+			return fmt.Errorf("auth: revoke %s: %w", plaintext.Clip(id, 64), err)
 		}
 		if !exists {
 			return ErrNotFound

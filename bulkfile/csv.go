@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/clip"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
@@ -47,7 +47,7 @@ func DecodeCSV(r io.Reader) (File, error) {
 			known = known || c == name
 		}
 		if !known {
-			return File{}, refuse("line 1", "unknown column %q: the columns are %s", clip.Text(name, 32), strings.Join(CSVColumns, ","))
+			return File{}, refuse("line 1", "unknown column %q: the columns are %s", plaintext.Clip(name, 32), strings.Join(CSVColumns, ","))
 		}
 		if _, dup := col[name]; dup {
 			return File{}, refuse("line 1", "column %q appears twice", name)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/clip"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
@@ -94,7 +94,7 @@ func DecodePain001(r io.Reader) (File, error) {
 		return File{}, refuse("element Document", "want Document/CstmrCdtTrfInitn (pain.001)")
 	}
 	if !strings.HasPrefix(doc.XMLName.Space, "urn:iso:std:iso:20022:tech:xsd:pain.001.") {
-		return File{}, refuse("element Document", "namespace %q: want urn:iso:std:iso:20022:tech:xsd:pain.001.001.NN", clip.Text(doc.XMLName.Space, 32))
+		return File{}, refuse("element Document", "namespace %q: want urn:iso:std:iso:20022:tech:xsd:pain.001.001.NN", plaintext.Clip(doc.XMLName.Space, 32))
 	}
 	var f File
 	n := 0
@@ -148,7 +148,7 @@ func executionTime(dtTm, dt, bare string) (time.Time, error) {
 				return t.UTC(), nil
 			}
 		}
-		return time.Time{}, fmt.Errorf("DtTm %q: want an ISO date-time such as 2026-11-22T16:00:00Z", clip.Text(s, 32))
+		return time.Time{}, fmt.Errorf("DtTm %q: want an ISO date-time such as 2026-11-22T16:00:00Z", plaintext.Clip(s, 32))
 	}
 	s := strings.TrimSpace(dt)
 	if s == "" {
@@ -159,7 +159,7 @@ func executionTime(dtTm, dt, bare string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("Dt %q: want an ISO date such as 2026-11-22", clip.Text(s, 32))
+		return time.Time{}, fmt.Errorf("Dt %q: want an ISO date such as 2026-11-22", plaintext.Clip(s, 32))
 	}
 	return t, nil
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/bankid"
-	"github.com/paydispatch/paydispatch/internal/clip"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/ledger/fx"
@@ -81,7 +81,7 @@ func (rt *Router) HandleAccounts(a Accounts) {
 		}
 		switch {
 		case errors.Is(err, ledger.ErrAccountNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no account " + clip.Text(id, 64)})
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no account " + plaintext.Clip(id, 64)})
 		case err != nil:
 			rt.log.Error("account view failed", "account", bankid.Mask(id), "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the account cannot be shown now; retry"})

@@ -11,7 +11,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/idempotency"
-	"github.com/paydispatch/paydispatch/internal/clip"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 )
 
 // IdempotencyKeys is what the Idempotency-Key handling needs
@@ -84,7 +84,7 @@ func (rt *Router) idempotent(w http.ResponseWriter, r *http.Request, key string,
 func (rt *Router) replay(w http.ResponseWriter, r *http.Request, rec *idempotency.Record, limit int64) {
 	if rec.Method != r.Method || rec.Path != r.URL.Path {
 		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Type: problemType("idempotency-key-reused"), Title: "Idempotency-Key reused",
-			Detail: "this Idempotency-Key was used for " + rec.Method + " " + clip.Text(rec.Path, 64) + "; use a new key for a new request"})
+			Detail: "this Idempotency-Key was used for " + rec.Method + " " + plaintext.Clip(rec.Path, 64) + "; use a new key for a new request"})
 		return
 	}
 	if rec.Response == nil {

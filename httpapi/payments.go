@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/paydispatch/paydispatch/bulkfile"
-	"github.com/paydispatch/paydispatch/internal/clip"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/internal/strictjson"
 	"github.com/paydispatch/paydispatch/payment"
 )
@@ -150,7 +150,7 @@ func (rt *Router) HandlePayments(p Payments) {
 		}
 		switch {
 		case errors.Is(err, payment.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + clip.Text(id, 64)})
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(id, 64)})
 		case err != nil:
 			rt.log.Error("batch progress failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be read now; retry"})
@@ -171,7 +171,7 @@ func (rt *Router) HandlePayments(p Payments) {
 		}
 		switch {
 		case errors.Is(err, payment.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + clip.Text(id, 64)})
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(id, 64)})
 		case err != nil:
 			rt.log.Error("batch rejections failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be read now; retry"})
@@ -190,7 +190,7 @@ func (rt *Router) HandlePayments(p Payments) {
 		}
 		switch {
 		case errors.Is(err, payment.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment " + clip.Text(id, 64)})
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment " + plaintext.Clip(id, 64)})
 		case err != nil:
 			rt.log.Error("payment status failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "status unavailable; retry"})

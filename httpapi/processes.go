@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/paydispatch/paydispatch/internal/clip"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/process"
 )
 
@@ -40,7 +40,7 @@ func (rt *Router) HandleProcesses(p Processes) {
 	parse := func(w http.ResponseWriter, r *http.Request) (uuid.UUID, bool) {
 		id, err := uuid.Parse(r.PathValue("id"))
 		if err != nil {
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no process " + clip.Text(r.PathValue("id"), 64) + ": a process id is a UUID"})
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no process " + plaintext.Clip(r.PathValue("id"), 64) + ": a process id is a UUID"})
 			return uuid.Nil, false
 		}
 		return id, true

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 )
 
 // Check is one readiness condition; a non-nil error makes /readyz answer 503.
@@ -54,6 +56,10 @@ var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, htt
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if _, pattern := rt.mux.Handler(r); pattern != "" {
 		if r = rt.authorize(w, r, pattern); r == nil || rt.limited(w, r) {
+			return
+		}
+		if prob := checkURL(r); prob != nil {
+			WriteProblem(w, r, *prob)
 			return
 		}
 		if rt.bodies != (bodyLimits{}) {
@@ -137,4 +143,22 @@ func limitsOf(r *http.Request) bodyLimits {
 		return l
 	}
 	return bodyLimits{single: defaultMaxBody, bulk: defaultMaxBatchBody}
+}
+
+// checkURL refuses a path or query value that no resource can have: one
+// that is not UTF-8 or holds a control character (a NUL would otherwise
+// reach the database as an error, answered as a 5xx).
+func checkURL(r *http.Request) *Problem {
+	if !plaintext.Valid(r.URL.Path) {
+		return &Problem{Status: http.StatusBadRequest, Title: "Malformed request", Detail: "the path is not UTF-8 or holds a control character"}
+	}
+	for name, vs := range r.URL.Query() {
+		for _, v := range append(vs, name) {
+			if !plaintext.Valid(v) {
+				return &Problem{Status: http.StatusBadRequest, Title: "Malformed request", Detail: "a query parameter is not UTF-8 or holds a control character",
+					Errors: []FieldError{{Field: plaintext.Clip(name, 64), Detail: "not UTF-8, or a control character"}}}
+			}
+		}
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/pacing/internal/dbsqlc"
 )
 
@@ -246,8 +247,8 @@ func (l *Limiter) activeConfig(ctx context.Context, name string) (Config, error)
 // nothing. Concurrent calls for the same config and instant share
 // database calls (see coalesce.go).
 func (l *Limiter) Assign(ctx context.Context, configName, eventID string, requested time.Time) (Slot, error) {
-	if eventID == "" || len(eventID) > 200 {
-		return Slot{}, invalid("eventId", "want 1-200 characters")
+	if eventID == "" || len(eventID) > 200 || !plaintext.Valid(eventID) {
+		return Slot{}, invalid("eventId", "want 1-200 characters of UTF-8 text, no control characters")
 	}
 	if requested.IsZero() {
 		return Slot{}, invalid("requestedTime", "want an RFC 3339 time")
@@ -285,8 +286,8 @@ func errNoResult(eventID string) error { return fmt.Errorf("pacing: no result fo
 // written). An event id given twice gets one slot.
 func (l *Limiter) AssignBulk(ctx context.Context, configName string, events []Event) ([]Slot, error) {
 	for i, e := range events {
-		if e.ID == "" || len(e.ID) > 200 {
-			return nil, invalid(fmt.Sprintf("events[%d].eventId", i), "want 1-200 characters")
+		if e.ID == "" || len(e.ID) > 200 || !plaintext.Valid(e.ID) {
+			return nil, invalid(fmt.Sprintf("events[%d].eventId", i), "want 1-200 characters of UTF-8 text, no control characters")
 		}
 		if e.RequestedTime.IsZero() {
 			return nil, invalid(fmt.Sprintf("events[%d].requestedTime", i), "want an RFC 3339 time")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/temporaltest"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
@@ -55,5 +56,30 @@ func TestBatchProgress(t *testing.T) {
 	}
 	if _, err := svc.Batch(ctx, "batch-none"); !errors.Is(err, payment.ErrNotFound) {
 		t.Fatalf("unknown batch: %v", err)
+	}
+}
+
+// TestReceivedShowsItsTenant: a payment taken in but not yet through
+// Phase A (no init worker runs here) is RECEIVED, with its tenant, so a
+// tenant's token can follow the statusUrl it was given.
+func TestReceivedShowsItsTenant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal server")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	_, c := temporaltest.Start(t)
+	svc := &payment.Service{Store: payment.NewStore(newPool(t)), Temporal: c}
+	r := validRequest(time.Now())
+	id, err := svc.Submit(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := svc.Status(ctx, id)
+	if err != nil || v.Status != payment.StatusReceived || v.TenantID != "acme" {
+		t.Fatalf("status %+v, %v; want RECEIVED for acme", v, err)
+	}
+	if _, err := svc.Status(ctx, "pay-unknown"); !errors.Is(err, payment.ErrNotFound) {
+		t.Fatalf("an unknown payment: %v", err)
 	}
 }

@@ -85,7 +85,7 @@ func (s *Service) Submit(ctx context.Context, r Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = s.start(ctx, InitWorkflowID(r.PaymentID), InitWorkflowName, r, hash)
+	_, err = s.start(ctx, InitWorkflowID(r.PaymentID), InitWorkflowName, r, map[string]any{memoRequestHash: hash, memoTenant: r.TenantID})
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
 		return r.PaymentID, s.sameAsStarted(ctx, r.PaymentID, hash)
@@ -97,7 +97,7 @@ func (s *Service) Submit(ctx context.Context, r Request) (string, error) {
 }
 
 // start starts a Phase A workflow under a deterministic id.
-func (s *Service) start(ctx context.Context, id, workflowName string, arg any, hash string) (client.WorkflowRun, error) {
+func (s *Service) start(ctx context.Context, id, workflowName string, arg any, memo map[string]any) (client.WorkflowRun, error) {
 	opts := client.StartWorkflowOptions{
 		ID:                       id,
 		TaskQueue:                InitTaskQueue,
@@ -106,18 +106,14 @@ func (s *Service) start(ctx context.Context, id, workflowName string, arg any, h
 		// Phase A is seconds of work; one that cannot finish in a day is stuck.
 		WorkflowExecutionTimeout:                 24 * time.Hour,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}
-	if hash != "" {
-		// The request's fingerprint, so that a second submission racing the
-		// first (before Phase A stored it) is compared too.
-		opts.Memo = map[string]any{memoRequestHash: hash}
+		Memo:                                     memo,
 	}
 	return s.Temporal.ExecuteWorkflow(ctx, opts, workflowName, arg)
 }
 
 // startOnce starts a chunk workflow; one already started is fine.
 func (s *Service) startOnce(ctx context.Context, id, workflowName string, arg any) error {
-	_, err := s.start(ctx, id, workflowName, arg, "")
+	_, err := s.start(ctx, id, workflowName, arg, nil)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &already) {
 		return fmt.Errorf("payment: start %s: %w", id, err)
@@ -125,7 +121,13 @@ func (s *Service) startOnce(ctx context.Context, id, workflowName string, arg an
 	return nil
 }
 
-const memoRequestHash = "requestHash"
+// An init workflow's memo: the request's fingerprint, so that a second
+// submission racing the first (before Phase A stored it) is compared too,
+// and its tenant, so that the payment shows to its tenant meanwhile.
+const (
+	memoRequestHash = "requestHash"
+	memoTenant      = "tenantId"
+)
 
 // requestHash fingerprints a request's canonical form.
 func requestHash(r Request) (string, error) {
@@ -162,8 +164,12 @@ func (s *Service) sameAsStarted(ctx context.Context, id, hash string) error {
 func (s *Service) Status(ctx context.Context, id string) (View, error) {
 	p, err := s.Store.Get(ctx, id)
 	if errors.Is(err, ErrNotFound) {
-		if _, derr := s.Temporal.DescribeWorkflowExecution(ctx, InitWorkflowID(id), ""); derr == nil {
-			return View{PaymentID: id, Status: StatusReceived}, nil
+		if desc, derr := s.Temporal.DescribeWorkflowExecution(ctx, InitWorkflowID(id), ""); derr == nil {
+			v := View{PaymentID: id, Status: StatusReceived}
+			if field, ok := desc.GetWorkflowExecutionInfo().GetMemo().GetFields()[memoTenant]; ok {
+				_ = converter.GetDefaultDataConverter().FromPayload(field, &v.TenantID) // none: shown to admins only
+			}
+			return v, nil
 		}
 		return View{}, err
 	}

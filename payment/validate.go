@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/bankid"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 )
 
 // FieldError names a field of the request (JSON path) and what is wrong.
@@ -54,6 +55,8 @@ func Validate(r Request, now time.Time) (Money, error) {
 	}
 	if strings.TrimSpace(r.DebtorAccount) == "" || len(r.DebtorAccount) > 64 {
 		add("debtorAccount", "required, at most 64 characters")
+	} else if !plaintext.Valid(r.DebtorAccount) {
+		add("debtorAccount", "UTF-8 text without control characters")
 	}
 	amount, err := decimal.NewFromString(r.Amount)
 	before := len(errs)
@@ -78,6 +81,8 @@ func Validate(r Request, now time.Time) (Money, error) {
 	}
 	if strings.TrimSpace(r.Creditor.Name) == "" || utf8.RuneCountInString(r.Creditor.Name) > 140 {
 		add("creditor.name", "required, at most 140 characters")
+	} else if !plaintext.Valid(r.Creditor.Name) {
+		add("creditor.name", "UTF-8 text without control characters")
 	}
 	// Every rail routes by the creditor's IBAN; a BIC is optional (SEPA
 	// needs none), checked when given.
@@ -99,6 +104,8 @@ func Validate(r Request, now time.Time) (Money, error) {
 	}
 	if utf8.RuneCountInString(r.RemittanceInfo) > 140 {
 		add("remittanceInfo", "at most 140 characters")
+	} else if !plaintext.Valid(r.RemittanceInfo) {
+		add("remittanceInfo", "UTF-8 text without control characters")
 	}
 	if len(errs) > 0 {
 		return money, &ValidationError{Fields: errs}

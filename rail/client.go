@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/clip"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/outbox"
 )
 
@@ -170,7 +170,7 @@ func sendResult(status int, raw []byte) outbox.Result {
 		a = Answer{} // an error page: classify by status
 	}
 	outcome, code := ClassifyAnswer(status, a.Code)
-	return outbox.Result{Outcome: outcome, Code: code, Message: clip.Text(a.Message, maxMessage)}
+	return outbox.Result{Outcome: outcome, Code: code, Message: plaintext.Clip(a.Message, maxMessage)}
 }
 
 // inquire asks the rail what it holds under m's idempotency key.
@@ -214,15 +214,15 @@ func inquiryResult(status int, raw []byte) outbox.Result {
 			return outbox.Result{Outcome: outbox.Delivered, Reference: a.Reference}
 		case StatusRejected:
 			// The rail holds a refusal: whatever its code, this key is done.
-			return outbox.Result{Outcome: outbox.Terminal, Code: a.Code, Message: clip.Text(a.Message, maxMessage)}
+			return outbox.Result{Outcome: outbox.Terminal, Code: a.Code, Message: plaintext.Clip(a.Message, maxMessage)}
 		}
-		return outbox.Result{Outcome: outbox.Unknown, Code: CodeBadAnswer, Message: fmt.Sprintf("inquiry status %q", clip.Text(a.Status, 32))}
+		return outbox.Result{Outcome: outbox.Unknown, Code: CodeBadAnswer, Message: fmt.Sprintf("inquiry status %q", plaintext.Clip(a.Status, 32))}
 	}
 	code := a.Code
 	if code == "" {
 		code = HTTPCode(status)
 	}
-	return outbox.Result{Outcome: outbox.Unknown, Code: code, Message: clip.Text(a.Message, maxMessage)}
+	return outbox.Result{Outcome: outbox.Unknown, Code: code, Message: plaintext.Clip(a.Message, maxMessage)}
 }
 
 // failure classifies a call that got no whole answer. mayHaveLeft is
@@ -230,7 +230,7 @@ func inquiryResult(status int, raw []byte) outbox.Result {
 // and the call is Retryable; otherwise the rail may have the instruction
 // and the outcome is Unknown.
 func failure(ctx context.Context, err error, mayHaveLeft bool) outbox.Result {
-	msg := clip.Text(transportMessage(err), maxMessage)
+	msg := plaintext.Clip(transportMessage(err), maxMessage)
 	if !mayHaveLeft {
 		return outbox.Result{Outcome: outbox.Retryable, Code: CodeConnectFailed, Message: msg}
 	}

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/paydispatch/paydispatch/internal/clip"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/outbox"
 )
 
@@ -79,7 +79,7 @@ func parseMessage(m outbox.Message, railType string, f Format) (Instruction, err
 		}
 	}
 	if m.RailType != railType {
-		fields = append(fields, FieldError{Field: "railType", Detail: fmt.Sprintf("%q is not this rail's type %q", clip.Text(m.RailType, 32), railType)})
+		fields = append(fields, FieldError{Field: "railType", Detail: fmt.Sprintf("%q is not this rail's type %q", plaintext.Clip(m.RailType, 32), railType)})
 	}
 	collect(CheckMessage(m))
 	in, err := DecodeInstruction(m.Payload)

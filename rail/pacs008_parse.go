@@ -14,7 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/bankid"
-	"github.com/paydispatch/paydispatch/internal/clip"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 )
 
 // MaxPacs008Bytes bounds a pacs.008 document read by ParsePacs008; one
@@ -77,7 +77,7 @@ func ParsePacs008(doc []byte) (t Pacs008Transfer, err error) {
 		return t, fmt.Errorf("GrpHdr: %w", err)
 	}
 	if msg.GrpHdr.NbOfTxs != "1" || len(msg.CdtTrfTxInf) != 1 {
-		return t, fmt.Errorf("NbOfTxs %q with %d CdtTrfTxInf: want exactly one transaction", clip.Text(string(msg.GrpHdr.NbOfTxs), 16), len(msg.CdtTrfTxInf))
+		return t, fmt.Errorf("NbOfTxs %q with %d CdtTrfTxInf: want exactly one transaction", plaintext.Clip(string(msg.GrpHdr.NbOfTxs), 16), len(msg.CdtTrfTxInf))
 	}
 	tx := msg.CdtTrfTxInf[0]
 	dbtrAcct, cdtrAcct := tx.DbtrAcct, tx.CdtrAcct
@@ -173,7 +173,7 @@ func decodePacs008(doc []byte) (*pacs_v09.FIToFICustomerCreditTransferV09, error
 		return nil, errors.New("root element is not Document")
 	}
 	if root.Name.Space != Pacs008Namespace {
-		return nil, fmt.Errorf("namespace %q: want %s", clip.Text(root.Name.Space, 80), Pacs008Namespace)
+		return nil, fmt.Errorf("namespace %q: want %s", plaintext.Clip(root.Name.Space, 80), Pacs008Namespace)
 	}
 	var d struct {
 		Msgs []pacs_v09.FIToFICustomerCreditTransferV09 `xml:"FIToFICstmrCdtTrf"`
@@ -282,7 +282,7 @@ func exactAmount(doc []byte) (decimal.Decimal, string, error) {
 	a := x.Tx[0].Amt[0]
 	text := strings.TrimSpace(a.Value)
 	if !xsdAmount.MatchString(text) {
-		return decimal.Decimal{}, "", fmt.Errorf("IntrBkSttlmAmt: %q is not a decimal of at most 18 digits and 5 decimals", clip.Text(text, 40))
+		return decimal.Decimal{}, "", fmt.Errorf("IntrBkSttlmAmt: %q is not a decimal of at most 18 digits and 5 decimals", plaintext.Clip(text, 40))
 	}
 	amount, err := decimal.NewFromString(text)
 	if err != nil {
@@ -293,7 +293,7 @@ func exactAmount(doc []byte) (decimal.Decimal, string, error) {
 	}
 	units, ok := MinorUnits(a.Ccy)
 	if !ok {
-		return decimal.Decimal{}, "", fmt.Errorf("IntrBkSttlmAmt/@Ccy: %q is not an active ISO 4217 currency", clip.Text(a.Ccy, 8))
+		return decimal.Decimal{}, "", fmt.Errorf("IntrBkSttlmAmt/@Ccy: %q is not an active ISO 4217 currency", plaintext.Clip(a.Ccy, 8))
 	}
 	if !amount.Equal(amount.Truncate(int32(units))) {
 		return decimal.Decimal{}, "", fmt.Errorf("IntrBkSttlmAmt: %s has %d minor units", a.Ccy, units)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/paydispatch/paydispatch/internal/clip"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/outbox"
 )
 
@@ -82,5 +82,5 @@ func (r *Router) Inquire(ctx context.Context, m outbox.Message) outbox.Result {
 }
 
 func (r *Router) unknown(m outbox.Message) error {
-	return fieldErr("railType", "no rail configured for %q (configured: %v)", clip.Text(m.RailType, 32), r.Types())
+	return fieldErr("railType", "no rail configured for %q (configured: %v)", plaintext.Clip(m.RailType, 32), r.Types())
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/bankid"
-	"github.com/paydispatch/paydispatch/internal/clip"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/outbox"
 )
 
@@ -231,7 +231,7 @@ func (c *checker) amount(amount, currency string) {
 		c.add("currency", "required, an ISO 4217 code such as EUR")
 		return
 	case !ok:
-		c.add("currency", "%q is not an active ISO 4217 currency", clip.Text(currency, 8))
+		c.add("currency", "%q is not an active ISO 4217 currency", plaintext.Clip(currency, 8))
 		return
 	}
 	if err != nil {

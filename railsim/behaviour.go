@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/clip"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 )
 
 // Duration is a time.Duration that reads and writes JSON as Go duration
@@ -122,7 +122,7 @@ func (b Behaviour) normalize() (Behaviour, error) {
 	codes := []struct{ name, c string }{{"retryableCode", b.RetryableCode}, {"terminalCode", b.TerminalCode}}
 	for _, x := range codes {
 		if !codePattern.MatchString(x.c) {
-			return b, fmt.Errorf("%s: want 1 to 35 of A-Z, 0-9 and _, got %q", x.name, clip.Text(x.c, 40))
+			return b, fmt.Errorf("%s: want 1 to 35 of A-Z, 0-9 and _, got %q", x.name, plaintext.Clip(x.c, 40))
 		}
 	}
 	switch b.TimeoutMode {

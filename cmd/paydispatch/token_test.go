@@ -124,6 +124,16 @@ func TestServeRequiresTokens(t *testing.T) {
 		{"POST", "/v1/accounts", acme, `{"accountId":"ACC-X","tenantId":"globex","currency":"EUR","balance":"5.00"}`, 422},
 		{"GET", "/admin/fx-rates", acme, "", 403},
 		{"GET", "/healthz", "", "", 200},
+		// Hostile ids and fields that PostgreSQL cannot store or look up
+		// (a NUL, invalid UTF-8): refused, never a 5xx.
+		{"GET", "/v1/accounts/ACC-A%00", acme, "", 400},
+		{"GET", "/v1/payments/%ff%fe", admin, "", 400},
+		{"GET", "/v1/payment-batches/b%00/rejections", admin, "", 400},
+		{"GET", "/admin/rate-limit/config/x%00", admin, "", 400},
+		{"GET", "/admin/fx-rates?cursor=%00", admin, "", 400},
+		{"POST", "/v1/payments", admin, `{"paymentId":"p-nul","tenantId":"globex","debtorAccount":"ACC-G","amount":"1.00","currency":"EUR","creditor":{"name":"J\u0000","iban":"DE89370400440532013000"},"requestedExecutionTime":"2030-01-01T00:00:00Z","remittanceInfo":"a\u0000b"}`, 422},
+		{"POST", "/v1/payments", admin, `{"paymentId":"p-nul2","tenantId":"globex","debtorAccount":"ACC\u0000","amount":"1.00","currency":"EUR","creditor":{"name":"J","iban":"DE89370400440532013000"},"requestedExecutionTime":"2030-01-01T00:00:00Z"}`, 422},
+		{"POST", "/api/v1/slots", admin, `{"eventId":"e\u0000","configName":"x","requestedTime":"2030-01-01T00:00:00Z"}`, 422},
 	} {
 		if got := status(c.method, c.path, c.token, c.body); got != c.want {
 			t.Errorf("%s %s with %.12s…: %d, want %d", c.method, c.path, c.token, got, c.want)

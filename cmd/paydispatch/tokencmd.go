@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/auth"
-	"github.com/paydispatch/paydispatch/internal/clip"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/postgres"
 )
 
@@ -52,7 +52,7 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 			func(ctx context.Context, db *postgres.DB, w []string) error {
 				err := auth.NewStore(db.Pool).Revoke(ctx, w[0])
 				if errors.Is(err, auth.ErrNotFound) {
-					return usageError{fmt.Errorf("no token %q ('paydispatch token list' shows their ids)", clip.Text(w[0], 64))}
+					return usageError{fmt.Errorf("no token %q ('paydispatch token list' shows their ids)", plaintext.Clip(w[0], 64))}
 				}
 				if err == nil {
 					recordCLI(ctx, env, db, "token revoke", w[0], nil)
@@ -64,7 +64,7 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 		if isHelp(args[0]) {
 			return ledgerCommand(ctx, env, "token", usage, about, args, nil, func(int) bool { return true }, nil, nil)
 		}
-		return usageError{fmt.Errorf("unknown subcommand %q: want create, list or revoke", clip.Text(args[0], 64))}
+		return usageError{fmt.Errorf("unknown subcommand %q: want create, list or revoke", plaintext.Clip(args[0], 64))}
 	}
 	var (
 		n         auth.NewToken
@@ -86,7 +86,7 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 			}
 			if expiresIn != "" {
 				if n.ExpiresIn, err = time.ParseDuration(expiresIn); err != nil || n.ExpiresIn <= 0 {
-					return usageError{fmt.Errorf("invalid --expires-in %q: want a positive duration such as 720h", clip.Text(expiresIn, 64))}
+					return usageError{fmt.Errorf("invalid --expires-in %q: want a positive duration such as 720h", plaintext.Clip(expiresIn, 64))}
 				}
 			}
 			if err := n.Validate(); err != nil {

@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/paydispatch/paydispatch/internal/clip"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 )
 
 // MaxDepth bounds how deeply a value may nest; no request needs more than
@@ -60,7 +60,7 @@ func Decode(b []byte, v any) error {
 		return &Error{Detail: "empty or cut short; send a JSON value"}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return &Error{Field: clip.Text(name, 64), Detail: "unknown field"}
+		return &Error{Field: plaintext.Clip(name, 64), Detail: "unknown field"}
 	}
 	return &Error{Detail: strings.TrimPrefix(err.Error(), "json: ")}
 }
@@ -89,7 +89,7 @@ func checkShape(b []byte) *Error {
 		}
 		if key, isKey := tok.(string); isKey && top != nil && top.object && top.wantKey {
 			if top.keys[key] {
-				return &Error{Field: clip.Text(key, 64), Detail: "given twice in one object"}
+				return &Error{Field: plaintext.Clip(key, 64), Detail: "given twice in one object"}
 			}
 			top.keys[key], top.wantKey = true, false
 			continue
