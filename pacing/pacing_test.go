@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -200,6 +201,24 @@ func TestSkipQueryJumpsFullWindows(t *testing.T) {
 	}
 }
 
+// TestSkipStopsAtAMissingWindow: a run of full windows that ends in a
+// missing window (its last was filled by a call with nothing left) is left
+// there, not at the next OPEN window further on (another instant's).
+func TestSkipStopsAtAMissingWindow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l, pool := newLimiter(t, 2, time.Second, 0)
+	if _, err := pool.Exec(ctx, `INSERT INTO pacing_window (config_name, window_start, slot_count, status)
+		SELECT 'default', $1::timestamptz + i * interval '1 second', 2, 'CLOSED' FROM generate_series(0, 999) i
+		UNION ALL SELECT 'default', $1::timestamptz + interval '1 hour', 1, 'OPEN'`, boundary); err != nil {
+		t.Fatal(err)
+	}
+	s := mustAssign(t, l, "late", boundary)
+	if want := boundary.Add(1000 * time.Second); !s.WindowStart.Equal(want) {
+		t.Fatalf("landed in %s, want %s, right after the full run", s.WindowStart, want)
+	}
+}
+
 func TestStatusClosesWhenFull(t *testing.T) {
 	t.Parallel()
 	l, _ := newLimiter(t, 3, 4*time.Second, pacing.DefaultHeadroom)
@@ -225,9 +244,14 @@ func TestStatusClosesWhenFull(t *testing.T) {
 			t.Fatalf("after %d slots: %s, want %s", i+1, got, want)
 		}
 	}
-	// Closing created the successor, open and empty.
-	if got := status()[boundary.Add(4*time.Second)]; got != "OPEN" {
-		t.Fatalf("successor: %q, want OPEN", got)
+	// A call that closes a window with nothing left to place creates no
+	// successor (an empty one could be left a hole); the next call finds
+	// the room after the full window all the same.
+	if got, ok := status()[boundary.Add(4*time.Second)]; ok {
+		t.Fatalf("successor created empty: %q", got)
+	}
+	if s := mustAssign(t, l, "c-3", boundary); !s.WindowStart.Equal(boundary.Add(4 * time.Second)) {
+		t.Fatalf("after the full window: %+v", s)
 	}
 }
 
@@ -251,7 +275,7 @@ func TestExhaustedWritesNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	l, pool := newLimiter(t, 1, time.Second, 2)
-	mustAssign(t, l, "first", boundary) // fills the window, opens the next
+	mustAssign(t, l, "first", boundary) // fills the window
 	// Another transaction holds the next three windows.
 	tx, err := pool.Begin(ctx)
 	if err != nil {
@@ -259,6 +283,7 @@ func TestExhaustedWritesNothing(t *testing.T) {
 	}
 	defer tx.Rollback(ctx)
 	if _, err := pool.Exec(ctx, `INSERT INTO pacing_window VALUES
+		('default', $1::timestamptz + interval '1 second', 0, 'OPEN'),
 		('default', $1::timestamptz + interval '2 second', 0, 'OPEN'),
 		('default', $1::timestamptz + interval '3 second', 0, 'OPEN')`, boundary); err != nil {
 		t.Fatal(err)
@@ -533,42 +558,62 @@ func TestConcurrentSameEvent(t *testing.T) {
 // running its chunks two at a time) neither deadlock nor overfill.
 func TestConcurrentBulk(t *testing.T) {
 	t.Parallel()
-	l, _ := newLimiter(t, 50, 4*time.Second, pacing.DefaultHeadroom, pacing.Options{BulkChunk: 120})
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for c := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			events := make([]pacing.Event, 600)
-			for i := range events {
-				events[i] = pacing.Event{ID: fmt.Sprintf("c%d-%04d", c, i), RequestedTime: boundary}
-			}
-			slots, err := l.AssignBulk(context.Background(), "default", events)
-			if err == nil {
-				for _, s := range slots {
-					if s.Status != pacing.StatusNew {
-						err = fmt.Errorf("%s: %s", s.EventID, s.Status)
-						break
+	tests := []struct{ max, chunk, callers, events int }{
+		{50, 120, 4, 600},
+		{50, 100, 8, 500}, // every call's chunks fill whole windows: the successor case
+		{25, 25, 8, 100},
+		{40, 1000, 6, 130},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("max%d-chunk%d-%dx%d", tt.max, tt.chunk, tt.callers, tt.events), func(t *testing.T) {
+			t.Parallel()
+			l, _ := newLimiter(t, tt.max, 4*time.Second, pacing.DefaultHeadroom, pacing.Options{BulkChunk: tt.chunk})
+			var wg sync.WaitGroup
+			errs := make(chan error, tt.callers)
+			for c := range tt.callers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					events := make([]pacing.Event, tt.events)
+					for i := range events {
+						events[i] = pacing.Event{ID: fmt.Sprintf("c%d-%04d", c, i), RequestedTime: boundary}
 					}
+					slots, err := l.AssignBulk(context.Background(), "default", events)
+					if err == nil {
+						for _, s := range slots {
+							if s.Status != pacing.StatusNew {
+								err = fmt.Errorf("%s: %s", s.EventID, s.Status)
+								break
+							}
+						}
+					}
+					errs <- err
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if err != nil {
+					t.Fatal(err)
 				}
 			}
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	total := 0
-	for _, n := range checkWindows(t, l, 50) {
-		total += n
-	}
-	if total != 2400 {
-		t.Fatalf("%d slots for 2,400 events", total)
+			perWindow := checkWindows(t, l, tt.max)
+			total, last := 0, boundary
+			for w, n := range perWindow {
+				total += n
+				if n > 0 && w.After(last) {
+					last = w
+				}
+			}
+			if total != tt.callers*tt.events {
+				t.Fatalf("%d slots for %d events", total, tt.callers*tt.events)
+			}
+			for w := boundary; !w.After(last); w = w.Add(4 * time.Second) {
+				if perWindow[w] == 0 {
+					t.Errorf("window %s empty between the first and the last slot", w.Format(time.TimeOnly))
+				}
+			}
+		})
 	}
 }
 
@@ -618,5 +663,59 @@ func TestRangeLocksOnlyWhatItFills(t *testing.T) {
 		if n := perWindow[start]; n != max {
 			t.Errorf("window %d: %d slots, want %d (all: %v)", w, n, max, perWindow)
 		}
+	}
+}
+
+// TestNoHoleBehindACallThatEndsFull: a call whose last event fills a
+// window used to create that window's successor, empty, and hold it to
+// its commit; a concurrent call, unable to create it, went on past it,
+// and the successor stayed empty between two full windows (a PT4S window
+// with no execution in a 3,000-payment drain). A call now creates a
+// successor only when it goes on to fill it.
+func TestNoHoleBehindACallThatEndsFull(t *testing.T) {
+	t.Parallel()
+	const max = 50
+	for _, bEvents := range []int{max, 3 * max} { // B on the one-window path, and on the range path
+		t.Run(fmt.Sprint(bEvents), func(t *testing.T) {
+			t.Parallel()
+			l, pool := newLimiter(t, max, 4*time.Second, pacing.DefaultHeadroom)
+			ctx := context.Background()
+			assign := func(q interface {
+				Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+			}, prefix string, n int) {
+				t.Helper()
+				ids, us := make([]string, n), make([]float64, n)
+				for i := range ids {
+					ids[i], us[i] = fmt.Sprintf("%s-%03d", prefix, i), 0.5
+				}
+				if _, err := q.Exec(ctx, `SELECT * FROM pacing_assign('default', 4000, $1, 100, $2, $3, $4)`, max, boundary, ids, us); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// A fills window 0 exactly and ends; its transaction stays open.
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			assign(tx, "a", max)
+			assign(pool, "b", bEvents)
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			perWindow := checkWindows(t, l, max)
+			var starts []time.Time
+			for s, n := range perWindow {
+				if n > 0 {
+					starts = append(starts, s)
+				}
+			}
+			slices.SortFunc(starts, func(a, b time.Time) int { return a.Compare(b) })
+			for w := boundary; !w.After(starts[len(starts)-1]); w = w.Add(4 * time.Second) {
+				if perWindow[w] == 0 {
+					t.Errorf("window %s empty between the first and the last slot: %v", w.Format(time.TimeOnly), perWindow)
+				}
+			}
+		})
 	}
 }

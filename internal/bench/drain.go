@@ -189,13 +189,16 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		FROM (SELECT extract(epoch FROM accepted_at - scheduled_execution_time) * 1000 AS lag FROM payments) l`).Scan(&p50, &p99, &pmax); err != nil {
 		return err
 	}
-	// The schedule itself: slots per second and per window.
+	// The schedule itself: slots per window, and per second over every
+	// full second of the span (an empty second counts as off).
 	var slotOver, slotSecondsOff int
 	if err := db.Pool.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM pacing_window WHERE slot_count > $1),
-		(SELECT count(*) FROM (SELECT date_trunc('second', scheduled_time) s, count(*) n FROM pacing_slot GROUP BY 1) x
-		   WHERE abs(x.n - $2::float8) > 0.05 * $2::float8
-		     AND x.s > (SELECT min(scheduled_time) FROM pacing_slot) AND x.s < date_trunc('second', (SELECT max(scheduled_time) FROM pacing_slot)))`,
+		(SELECT count(*) FROM generate_series(
+		       date_trunc('second', (SELECT min(scheduled_time) FROM pacing_slot)) + interval '1 second',
+		       date_trunc('second', (SELECT max(scheduled_time) FROM pacing_slot)) - interval '1 second', interval '1 second') AS g(s)
+		   LEFT JOIN (SELECT date_trunc('second', scheduled_time) s, count(*) n FROM pacing_slot GROUP BY 1) x ON x.s = g.s
+		   WHERE abs(coalesce(x.n, 0) - $2::float8) > 0.05 * $2::float8)`,
 		o.MaxPerWindow, rate).Scan(&slotOver, &slotSecondsOff); err != nil {
 		return err
 	}

@@ -9,9 +9,12 @@
 --
 -- Tables (00007_pacing.sql): pacing_config, pacing_window (one
 -- counter and OPEN/CLOSED status per config and window), pacing_slot (one
--- row per event id). The invariant the skip relies on: a window that
--- closes creates its successor OPEN, so the first OPEN window after a
--- CLOSED one ends that run of full windows.
+-- row per event id). A run of full (CLOSED) windows ends in an OPEN
+-- window or in a missing one: a call that fills a window creates its
+-- successor only when it goes on to fill it. An empty successor held to
+-- the commit of a call with nothing left to place would be skipped by
+-- concurrent calls (they cannot create it) and stay a hole in the
+-- schedule.
 
 -- pacing_ms is epoch milliseconds as a timestamp, exactly.
 CREATE OR REPLACE FUNCTION pacing_ms(ms bigint) RETURNS timestamptz
@@ -50,7 +53,8 @@ $$;
 -- many (0 when locked, full, or at p_cap). The counter and the status
 -- change in one statement; a window created here is created by its first
 -- slot (insert first; a conflict means another transaction created it).
--- A window reaching p_max is CLOSED and its successor created OPEN.
+-- A window reaching p_max is CLOSED, and its successor created OPEN when
+-- the caller has events left for it (p_want more than taken here).
 CREATE OR REPLACE FUNCTION pacing_take(p_config text, p_window timestamptz, p_window_ms bigint,
                             p_cap integer, p_max integer, p_want integer,
                             OUT o_first integer, OUT o_taken integer)
@@ -97,7 +101,8 @@ BEGIN
     END IF;
     o_first := v_old;
     o_taken := v_count - v_old;
-    IF v_count >= p_max AND pacing_may_create(p_config, p_window + p_window_ms * interval '1 millisecond') THEN
+    IF v_count >= p_max AND o_taken < p_want
+       AND pacing_may_create(p_config, p_window + p_window_ms * interval '1 millisecond') THEN
         INSERT INTO pacing_window (config_name, window_start, slot_count, status)
         VALUES (p_config, p_window + p_window_ms * interval '1 millisecond', 0, 'OPEN')
         ON CONFLICT DO NOTHING;
@@ -231,10 +236,23 @@ BEGIN
         SELECT w.status INTO v_status FROM pacing_window w
         WHERE w.config_name = p_config AND w.window_start = pacing_ms(v_w_ms);
         IF FOUND AND v_status = 'CLOSED' THEN
-            -- Skip the run of full windows in one index descent.
+            -- Skip the run of full windows: to the first OPEN window after
+            -- it (one index descent), when every window up to that one
+            -- exists (an index-only count); else to the run's first
+            -- missing window.
             SELECT floor(extract(epoch FROM min(w.window_start)) * 1000)::bigint INTO v_next_ms
             FROM pacing_window w
             WHERE w.config_name = p_config AND w.status = 'OPEN' AND w.window_start > pacing_ms(v_w_ms);
+            IF v_next_ms IS NULL OR (SELECT count(*) FROM pacing_window w
+                                     WHERE w.config_name = p_config AND w.window_start > pacing_ms(v_w_ms)
+                                       AND w.window_start < pacing_ms(v_next_ms)) < (v_next_ms - v_w_ms) / p_window_ms - 1 THEN
+                SELECT floor(extract(epoch FROM min(w.window_start)) * 1000)::bigint + p_window_ms INTO v_next_ms
+                FROM pacing_window w
+                WHERE w.config_name = p_config AND w.window_start >= pacing_ms(v_w_ms)
+                  AND (v_next_ms IS NULL OR w.window_start < pacing_ms(v_next_ms))
+                  AND NOT EXISTS (SELECT 1 FROM pacing_window x
+                                  WHERE x.config_name = p_config AND x.window_start = w.window_start + p_window_ms * interval '1 millisecond');
+            END IF;
             v_w_ms := coalesce(v_next_ms, v_w_ms + p_window_ms);
             CONTINUE;
         END IF;
@@ -318,7 +336,7 @@ BEGIN
                     INSERT INTO pacing_window (config_name, window_start, slot_count, status)
                     SELECT p_config, u.window_start + p_window_ms * interval '1 millisecond', 0, 'OPEN'
                     FROM upd u
-                    WHERE u.status = 'CLOSED'
+                    WHERE u.status = 'CLOSED' AND v_done + v_taken < v_n
                       AND NOT EXISTS (SELECT 1 FROM pacing_window x
                                       WHERE x.config_name = p_config AND x.window_start = u.window_start + p_window_ms * interval '1 millisecond')
                       AND pacing_may_create(p_config, u.window_start + p_window_ms * interval '1 millisecond')
