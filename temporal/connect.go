@@ -40,6 +40,10 @@ type Options struct {
 	EmbeddedTaskQueuePartitions int
 
 	Logger *slog.Logger
+	// HeldWorkflowTypes hold their first workflow task on purpose (a paced
+	// execution waiting for its slot): the SDK's warning that a task took
+	// over 5 s is not logged for them (see heldTaskFilter).
+	HeldWorkflowTypes []string
 }
 
 // Conn is a connected client, and the embedded server behind it if any.
@@ -60,7 +64,11 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	conn := &Conn{Address: o.Address, Namespace: o.Namespace}
-	copts := client.Options{Namespace: o.Namespace, Logger: sdklog.NewStructuredLogger(o.Logger.With("component", "temporal-client"))}
+	sdkLog := o.Logger
+	if len(o.HeldWorkflowTypes) > 0 {
+		sdkLog = slog.New(heldTaskFilter{Handler: o.Logger.Handler(), types: o.HeldWorkflowTypes})
+	}
+	copts := client.Options{Namespace: o.Namespace, Logger: sdklog.NewStructuredLogger(sdkLog.With("component", "temporal-client"))}
 	if o.Address == "" {
 		var db string
 		if !o.Ephemeral {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/internal/schema"
+	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/temporal"
 )
@@ -43,6 +44,7 @@ func connectTemporal(ctx context.Context, t config.Temporal, dataDir string, log
 		Address: t.Address, Namespace: t.Namespace,
 		TLSCertFile: t.TLSCertFile, TLSKeyFile: t.TLSKeyFile, TLSCAFile: t.TLSCAFile, TLSServerName: t.TLSServerName,
 		DataDir: dataDir, EmbeddedPort: t.EmbeddedPort, EmbeddedLogLevel: t.EmbeddedLogLevel, Logger: log,
+		HeldWorkflowTypes: []string{payment.ExecWorkflowName},
 	})
 	if err != nil {
 		return nil, err

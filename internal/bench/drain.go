@@ -89,7 +89,8 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if err := openBenchAccounts(ctx, db.Pool); err != nil {
 		return err
 	}
-	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal", EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions})
+	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal", EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions,
+		HeldWorkflowTypes: []string{payment.ExecWorkflowName}})
 	if err != nil {
 		return err
 	}
