@@ -17,6 +17,12 @@ import (
 type TemporalEngine struct {
 	Client    client.Client
 	Namespace string
+	// EagerStart asks the engine to hand a started workflow's first task
+	// straight back to a worker of Client's process on its task queue
+	// (Temporal's eager workflow start), saving the matching service's
+	// round trip, when the start has no delay. Without such a worker the
+	// start is an ordinary one.
+	EagerStart bool
 }
 
 // Start starts the workflow with policies that make a second execution of
@@ -38,6 +44,7 @@ func (e TemporalEngine) Start(ctx context.Context, s StartRequest) error {
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		EnableEagerStart:                         e.EagerStart && s.Delay == 0,
 	}
 	if !s.NotBefore.IsZero() {
 		// In the memo, not the arguments: execution workflows keep their

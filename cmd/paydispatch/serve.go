@@ -93,7 +93,11 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	}
 	defer tconn.Close()
 
-	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		dispatch.NewDepthCollector(queue.New(store.Pool)))
+	dispatchMetrics := dispatch.NewMetrics(reg)
+	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.ExecWorker(dispatchMetrics)} {
 		stop, err := start(store, tconn, log)
 		if err != nil {
 			return err
@@ -101,10 +105,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		defer stop()
 	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		dispatch.NewDepthCollector(queue.New(store.Pool)))
-	stopDispatch, err := app.StartDispatcher(ctx, dm.Mode, store, tconn, dispatch.NewMetrics(reg), log)
+	stopDispatch, err := app.StartDispatcher(ctx, dm.Mode, store, tconn, dispatchMetrics, log)
 	if err != nil {
 		return err
 	}

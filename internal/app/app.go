@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -93,20 +94,41 @@ func (p ProcessAPI) Log(ctx context.Context, id uuid.UUID) ([]process.LogEntry, 
 // StartExecWorker runs Phase B's business logic (PaymentExecWorkflow and
 // the SubmitPayment process it runs).
 func StartExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
-	w := worker.New(tc.Client, payment.ExecTaskQueue, PaymentWorkerOptions)
-	payment.RegisterExec(w, &payment.ExecActivities{Store: payment.NewStore(store.Pool)},
-		&process.Activities{DB: store.Pool, Registry: Processes()})
-	if err := w.Start(); err != nil {
-		return nil, err
+	return ExecWorker(nil)(store, tc, log)
+}
+
+// ExecWorker is StartExecWorker counting the executions it settles in the
+// dispatcher's metrics (completed_total; nil: none).
+func ExecWorker(metrics *dispatch.Metrics) func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error) {
+	return func(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
+		opts := PaymentWorkerOptions
+		if SettleByExecution {
+			// The queue item is settled by the execution's last step, not a
+			// dispatcher cycle later (the reconcile remains the safety net).
+			opts.Interceptors = append(slices.Clone(opts.Interceptors), dispatch.NewSettler(queue.New(store.Pool), metrics,
+				map[string]string{payment.ItemType: payment.ExecWorkflowName}))
+		}
+		w := worker.New(tc.Client, payment.ExecTaskQueue, opts)
+		payment.RegisterExec(w, &payment.ExecActivities{Store: payment.NewStore(store.Pool)},
+			&process.Activities{DB: store.Pool, Registry: Processes()})
+		if err := w.Start(); err != nil {
+			return nil, err
+		}
+		log.Info("payment exec worker started", "task_queue", payment.ExecTaskQueue)
+		return w.Stop, nil
 	}
-	log.Info("payment exec worker started", "task_queue", payment.ExecTaskQueue)
-	return w.Stop, nil
 }
 
 // PaymentService is the intake the HTTP API calls.
 func PaymentService(store *postgres.DB, tc *temporal.Conn, chunkSize int) *payment.Service {
 	return &payment.Service{Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Temporal: tc.Client, ChunkSize: chunkSize}
 }
+
+// EagerStart requests eager starts of execution workflows (see
+// dispatch.TemporalEngine), and SettleByExecution settles each queue item
+// in its execution's last step (see dispatch.Settler); benchmarks turn
+// them off to compare.
+var EagerStart, SettleByExecution = true, true
 
 // StartDispatcher triggers dispatch cycles for every configured item type:
 // in schedule mode ("schedule") a dispatch worker runs the cycles a
@@ -118,7 +140,7 @@ func StartDispatcher(ctx context.Context, mode string, store *postgres.DB, tc *t
 	schedules := &dispatch.Schedules{Client: tc.Client}
 	cfg := dispatch.Config{
 		Queue:   q,
-		Engine:  dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace},
+		Engine:  dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace, EagerStart: EagerStart},
 		Logger:  log.With("component", "dispatcher"),
 		Metrics: metrics,
 	}

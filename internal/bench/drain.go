@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/railsim"
 	ptemporal "github.com/paydispatch/paydispatch/temporal"
 )
 
@@ -37,6 +39,17 @@ type DrainOptions struct {
 	AllVisibilityIndexes bool
 	// Partitions of the embedded Temporal's task queues (0: its default).
 	Partitions int
+	// ExecOnly stops at the execution (PROCESSING): no relayer, no rail.
+	ExecOnly bool
+	// NoEagerStart starts execution workflows the ordinary way (through
+	// the matching service), the before of eager start.
+	NoEagerStart bool
+	// NoSettle leaves every queue item to the reconcile, the before of
+	// settlement by the execution.
+	NoSettle bool
+	// CPUProfile, when set, is where the drain's CPU profile of this
+	// process (embedded Temporal, workers, dispatcher, relayer) is written.
+	CPUProfile string
 
 	PGBinDir string
 	Out      io.Writer
@@ -56,6 +69,11 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 		durFlag("max-wait", "60m", time.Minute, "give up this long after the instant", &o.MaxWait),
 		intFlag("task-queue-partitions", 0, 0, 16, "partitions of the embedded Temporal's task queues (0: the embedded default, 1; Temporal's own is 4)", &o.Partitions),
 		boolFlag("all-visibility-indexes", "keep every index of the embedded Temporal's visibility table (default: the kept ones)", &o.AllVisibilityIndexes),
+		boolFlag("no-eager-start", "start execution workflows without Temporal's eager start (the comparison)", &o.NoEagerStart),
+		boolFlag("no-settle", "leave queue items to the dispatcher's reconcile, not settled by the execution (the comparison)", &o.NoSettle),
+		boolFlag("exec-only", "stop at the execution (PROCESSING): no outbox relayer, no rail simulator (default: the full path, to DELIVERED)", &o.ExecOnly),
+		{Flag: "cpuprofile", Usage: "write this process's CPU profile of the drain here (go tool pprof)",
+			Parse: func(v string) error { o.CPUProfile = v; return nil }},
 	}
 }
 
@@ -107,6 +125,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		return err
 	}
 	fmt.Fprintf(o.Out, "paced lead %v, pre-start buffer %v\n", qcfg.PacedLead, qcfg.PreStartBuffer)
+	app.SettleByExecution = !o.NoSettle
 	for _, start := range []func(*postgres.DB, *ptemporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
 		stop, err := start(db, tc, log)
 		if err != nil {
@@ -114,11 +133,28 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		}
 		defer stop()
 	}
+	app.EagerStart = !o.NoEagerStart
 	stop, err := app.StartDispatcher(ctx, "schedule", db, tc, nil, log)
 	if err != nil {
 		return err
 	}
 	defer stop()
+	final := []string{string(payment.StatusProcessing)}
+	if !o.ExecOnly {
+		// The full path: the booking's rail instruction through the outbox
+		// to the rail simulator, as serve runs it.
+		railURL, stopRail, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Behaviour{}, log)
+		if err != nil {
+			return err
+		}
+		defer stopRail()
+		stopRelay, err := app.StartRelayer(ctx, db, app.RelayConfig{RailURL: railURL}, payment.OutboxHooks(), nil, log)
+		if err != nil {
+			return err
+		}
+		defer stopRelay()
+		final = []string{string(payment.StatusDelivered), string(payment.StatusReturned), string(payment.StatusFailed)}
+	}
 
 	// Leave Phase A time to finish before the instant (a window boundary).
 	instant := time.Now().Add(30*time.Second + time.Duration(o.Payments)*2*time.Millisecond).Truncate(o.Window).Add(o.Window)
@@ -133,21 +169,34 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	cpuAtStart, cpuOK := readCPU()
 	stolen := newStealSampler()
 	procAtStart := processCPU()
+	if o.CPUProfile != "" {
+		f, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	deadline := instant.Add(o.MaxWait)
 	for {
 		var done int
-		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = 'PROCESSING'`).Scan(&done); err != nil {
+		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = ANY($1)`, final).Scan(&done); err != nil {
 			return err
 		}
 		if done == o.Payments {
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("only %d of %d PROCESSING %s after the instant", done, o.Payments, o.MaxWait)
+			return fmt.Errorf("only %d of %d in %v %s after the instant", done, o.Payments, final, o.MaxWait)
 		}
 		time.Sleep(time.Second)
 		stolen.sample(time.Since(instant))
 	}
+	pprof.StopCPUProfile()
+	fmt.Fprintf(o.Out, "instant → the last payment %s: %.1f s\n", strings.Join(final, "/"), time.Since(instant).Seconds())
 
 	if stolen, ok := stolenSince(cpuAtStart); cpuOK && ok {
 		// The embedded engine's pace is CPU: with much of it stolen it falls
@@ -160,6 +209,11 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if used := processCPU() - procAtStart; used > 0 {
 		fmt.Fprintf(o.Out, "this process's CPU time during the drain: %.1f s, %.1f ms per payment\n",
 			used.Seconds(), float64(used.Microseconds())/1000/float64(o.Payments))
+		if busy := busySince(cpuAtStart); cpuOK && busy > used {
+			// The rest of the machine's busy time: PostgreSQL, mostly.
+			fmt.Fprintf(o.Out, "the machine's CPU time during the drain: %.1f s, %.1f ms per payment (%.1f ms outside this process: PostgreSQL and the rest)\n",
+				busy.Seconds(), float64(busy.Microseconds())/1000/float64(o.Payments), float64((busy-used).Microseconds())/1000/float64(o.Payments))
+		}
 	}
 
 	// Executions per second since the instant.

@@ -1,0 +1,95 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/paydispatch/paydispatch/queue"
+)
+
+// Settler settles a queue item from the execution side: when an item's
+// execution workflow completes, its last step moves the item DISPATCHED
+// → COMPLETED, so the type's max_in_flight frees a place as the execution
+// ends rather than when a later dispatcher cycle sees the workflow closed
+// in visibility. It is a worker interceptor, so an execution workflow
+// still knows nothing of the queue.
+//
+// Only completions are settled here. A failed execution is left to the
+// reconcile, which also remains the safety net for a settlement lost
+// (the worker died after the workflow's last step, the database did not
+// answer): its retry must not be released while this run is still open,
+// or the engine would refuse the new run under the same workflow id.
+type Settler struct {
+	interceptor.WorkerInterceptorBase
+	queue   *queue.Queue
+	metrics *Metrics
+	// workflowType → item type: the execution workflows this settles.
+	types map[string]string
+}
+
+// NewSettler settles the items of the given item types (item type →
+// its execution workflow type, as in queue.Config), counting them in
+// metrics' completed_total (metrics may be nil).
+func NewSettler(q *queue.Queue, metrics *Metrics, execWorkflows map[string]string) *Settler {
+	s := &Settler{queue: q, metrics: metrics, types: make(map[string]string, len(execWorkflows))}
+	for itemType, wf := range execWorkflows {
+		s.types[wf] = itemType
+	}
+	return s
+}
+
+// settleChange versions the settlement step: an execution workflow open
+// before it was added replays without it.
+const settleChange = "dispatch-settle"
+
+func (s *Settler) InterceptWorkflow(ctx workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	itemType, ok := s.types[workflow.GetInfo(ctx).WorkflowType.Name]
+	if !ok {
+		return next
+	}
+	return &settleInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, s: s, itemType: itemType}
+}
+
+type settleInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+	s        *Settler
+	itemType string
+}
+
+func (i *settleInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {
+	out, err := i.Next.ExecuteWorkflow(ctx, in)
+	if err != nil || len(in.Args) == 0 {
+		return out, err
+	}
+	itemID, ok := in.Args[0].(string) // an execution workflow's first argument is its item's id
+	if !ok || workflow.GetVersion(ctx, settleChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return out, nil
+	}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 3},
+	})
+	// A settlement that fails is the reconcile's to make: the execution
+	// itself succeeded, and the workflow says so.
+	_ = workflow.ExecuteLocalActivity(lctx, i.s.Settle, i.itemType, itemID).Get(ctx, nil)
+	return out, nil
+}
+
+// Settle marks one executed item COMPLETED (a guarded transition: an item
+// no longer DISPATCHED, e.g. already settled by the reconcile, is left as
+// it is). A local activity of the execution workflow.
+func (s *Settler) Settle(ctx context.Context, itemType, itemID string) error {
+	res, err := s.queue.MarkCompletedBatch(ctx, itemType, []string{itemID})
+	if err != nil {
+		return fmt.Errorf("dispatch: settle %s %s: %w", itemType, itemID, err)
+	}
+	if s.metrics != nil {
+		s.metrics.completed.WithLabelValues(itemType).Add(float64(len(res.Moved)))
+	}
+	return nil
+}
