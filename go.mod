@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/Rhymond/go-money v1.0.15
 	github.com/go-playground/validator/v10 v10.28.0
+	github.com/google/pprof v0.0.0-20260802141513-ef3492d7dac3
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/moov-io/iso20022 v0.2.1

@@ -20,6 +20,11 @@
 // Hold in its first (local) activity, on the worker's clock, so the
 // engine's timer lateness does not move executions off their slots.
 //
+// An execution worker may carry the Settler, an interceptor that settles
+// the item (DISPATCHED → COMPLETED) as the completed execution's last step,
+// so max_in_flight frees a place when an execution ends; the reconcile
+// settles failures and any settlement lost.
+//
 // Exactly-once starts rest on four layers: the schedule's SKIP overlap
 // policy (one cycle at a time), SKIP LOCKED claims (disjoint batches), the
 // deterministic workflow id exec-{type}-{id} with the engine refusing a

@@ -279,6 +279,11 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if err := reportDrain(o, rate, perSecond, first, last, early, stolen.bySecond); err != nil {
 		return err
 	}
+	if o.CPUProfile != "" {
+		if err := reportProfile(o.Out, o.CPUProfile, o.Payments); err != nil {
+			return err
+		}
+	}
 	return ledgerCheck(ctx, db.Pool, o.Out)
 }
 
