@@ -632,18 +632,7 @@ func TestRangeLocksOnlyWhatItFills(t *testing.T) {
 		SELECT 'default', $1::timestamptz + i * interval '4 seconds', 0, 'OPEN' FROM generate_series(0, 9) i`, boundary); err != nil {
 		t.Fatal(err)
 	}
-	assign := func(q interface {
-		Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
-	}, prefix string, n int) {
-		t.Helper()
-		ids, us := make([]string, n), make([]float64, n)
-		for i := range ids {
-			ids[i], us[i] = fmt.Sprintf("%s-%03d", prefix, i), 0.5
-		}
-		if _, err := q.Exec(ctx, `SELECT * FROM pacing_assign('default', 4000, $1, 100, $2, $3, $4)`, max, boundary, ids, us); err != nil {
-			t.Fatal(err)
-		}
-	}
+	assign := func(q execer, prefix string, n int) { assignRaw(t, q, max, prefix, n) }
 	// A: 150 events, windows 0 (the requested one), then 1 and 2 as a
 	// range; its transaction stays open, its windows locked.
 	tx, err := pool.Begin(ctx)
@@ -680,18 +669,7 @@ func TestNoHoleBehindACallThatEndsFull(t *testing.T) {
 			t.Parallel()
 			l, pool := newLimiter(t, max, 4*time.Second, pacing.DefaultHeadroom)
 			ctx := context.Background()
-			assign := func(q interface {
-				Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
-			}, prefix string, n int) {
-				t.Helper()
-				ids, us := make([]string, n), make([]float64, n)
-				for i := range ids {
-					ids[i], us[i] = fmt.Sprintf("%s-%03d", prefix, i), 0.5
-				}
-				if _, err := q.Exec(ctx, `SELECT * FROM pacing_assign('default', 4000, $1, 100, $2, $3, $4)`, max, boundary, ids, us); err != nil {
-					t.Fatal(err)
-				}
-			}
+			assign := func(q execer, prefix string, n int) { assignRaw(t, q, max, prefix, n) }
 			// A fills window 0 exactly and ends; its transaction stays open.
 			tx, err := pool.Begin(ctx)
 			if err != nil {
@@ -717,5 +695,22 @@ func TestNoHoleBehindACallThatEndsFull(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+type execer interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}
+
+// assignRaw calls pacing_assign on q (a pool, or a transaction kept open)
+// for n events prefix-000.. at boundary, in 4-second windows of max.
+func assignRaw(t *testing.T, q execer, max int, prefix string, n int) {
+	t.Helper()
+	ids, us := make([]string, n), make([]float64, n)
+	for i := range ids {
+		ids[i], us[i] = fmt.Sprintf("%s-%03d", prefix, i), 0.5
+	}
+	if _, err := q.Exec(context.Background(), `SELECT * FROM pacing_assign('default', 4000, $1, 100, $2, $3, $4)`, max, boundary, ids, us); err != nil {
+		t.Fatal(err)
 	}
 }

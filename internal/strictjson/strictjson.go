@@ -88,10 +88,13 @@ func checkShape(b []byte) *Error {
 			top = stack[n-1]
 		}
 		if key, isKey := tok.(string); isKey && top != nil && top.object && top.wantKey {
-			if top.keys[key] {
+			// encoding/json matches names regardless of case, so "amount"
+			// and "Amount" in one object are the same field given twice.
+			folded := strings.ToLower(key)
+			if top.keys[folded] {
 				return &Error{Field: plaintext.Clip(key, 64), Detail: "given twice in one object"}
 			}
-			top.keys[key], top.wantKey = true, false
+			top.keys[folded], top.wantKey = true, false
 			continue
 		}
 		switch tok {

@@ -37,6 +37,7 @@ func TestDecode(t *testing.T) {
 		{"not UTF-8", "{\"id\":\"\xff\"}", "", "not valid UTF-8"},
 		{"a key twice", `{"id":"a","id":"b"}`, "id", "given twice"},
 		{"a key twice, nested", `{"creditor":{"name":"a","name":"b"}}`, "name", "given twice"},
+		{"a key twice in another case", `{"count":1,"Count":1000}`, "Count", "given twice"},
 		{"the same key in two objects", `{"id":"a","creditor":{"id":"b"}}`, "id", "unknown field"},
 		{"too deep", strings.Repeat(`[`, 17) + strings.Repeat(`]`, 17), "", "deeper than 16"},
 		{"unknown field", `{"idd":"a"}`, "idd", "unknown field"},
