@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/paydispatch/paydispatch/dispatch"
@@ -59,6 +60,9 @@ func TestNotBefore(t *testing.T) {
 			t.Parallel()
 			var s testsuite.WorkflowTestSuite
 			env := s.NewTestWorkflowEnvironment()
+			// The SDK's deadlock detector measures wall time: 1 s by default,
+			// which a parallel test on a loaded 2-core machine can exceed.
+			env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
 			if tc.memo != nil {
 				require.NoError(t, env.SetMemoOnStart(tc.memo))
 			}

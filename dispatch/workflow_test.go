@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/queue"
@@ -80,6 +81,9 @@ func TestDispatcherWorkflowBranches(t *testing.T) {
 			t.Parallel()
 			var s testsuite.WorkflowTestSuite
 			env := s.NewTestWorkflowEnvironment()
+			// The SDK's deadlock detector measures wall time: 1 s by default,
+			// which a parallel test on a loaded 2-core machine can exceed.
+			env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
 			env.RegisterActivity(a)
 			called := map[string]int{}
 			env.OnActivity(a.ReadConfig, mock.Anything, itemType).Return(testConfig(tt.enabled), nil).

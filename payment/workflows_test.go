@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/paydispatch/paydispatch/payment"
 )
@@ -44,6 +45,9 @@ func TestInitWorkflowBranches(t *testing.T) {
 			t.Parallel()
 			var s testsuite.WorkflowTestSuite
 			env := s.NewTestWorkflowEnvironment()
+			// The SDK's deadlock detector measures wall time: 1 s by default,
+			// which a parallel test on a loaded 2-core machine can exceed.
+			env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
 			env.RegisterActivity(a)
 			req := validRequest(time.Now())
 			calls := 0
@@ -92,6 +96,9 @@ func TestExecWorkflowUnreadableContext(t *testing.T) {
 	t.Parallel()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	// The SDK's deadlock detector measures wall time: 1 s by default,
+	// which a parallel test on a loaded 2-core machine can exceed.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
 	env.ExecuteWorkflow(payment.PaymentExecWorkflow, "pay-1", `not json`)
 	var appErr *temporal.ApplicationError
 	if err := env.GetWorkflowError(); !errors.As(err, &appErr) || !appErr.NonRetryable() {

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/paydispatch/paydispatch/process"
@@ -33,6 +34,9 @@ func runTransfer(t *testing.T, f *fixture, key string, data process.Data, exec p
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	// The SDK's deadlock detector measures wall time: 1 s by default,
+	// which a parallel test on a loaded 2-core machine can exceed.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
 	process.Register(env, f.acts)
 	env.RegisterWorkflow(transferWorkflow)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "transfer-" + key})
@@ -256,6 +260,9 @@ func TestRetryAttemptsAndBackoff(t *testing.T) {
 	f.fail("k", "Reserve", busy(), busy(), busy())
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	// The SDK's deadlock detector measures wall time: 1 s by default,
+	// which a parallel test on a loaded 2-core machine can exceed.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
 	process.Register(env, f.acts)
 	env.RegisterWorkflow(transferWorkflow)
 	start := env.Now()

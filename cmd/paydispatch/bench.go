@@ -8,19 +8,20 @@ import (
 	"github.com/paydispatch/paydispatch/internal/config"
 )
 
-const benchUsage = `Usage: paydispatch bench queue|pipeline|pacing|drain|outbox|saga [flags]
+const benchUsage = `Usage: paydispatch bench queue|pipeline|pacing|drain|intake|outbox|saga [flags]
 
 Benchmarks:
   queue     claim and dispatch throughput and claim latency of the dispatch queue
   pipeline  before/after: one sleeping workflow per payment vs this pipeline, on one embedded Temporal
   pacing    slot assignment: concurrent single assignments and one bulk assignment for one instant
   drain     pacing end to end: a paced bulk file through the whole pipeline, executions per second (SVG)
+  intake    one bulk file of 500,000 payments for one instant: POST → all SCHEDULED, beside a COPY baseline
   outbox    the relayer against the rail simulator: commit → receipt latency (NOTIFY, poll-only), instr/s
   saga      SubmitPayment on the ledger and process store (no Temporal): payments/s over many accounts and one`
 
 func runBench(ctx context.Context, env *environment, args []string) error {
 	if len(args) == 0 {
-		return usageError{fmt.Errorf("name a benchmark: 'paydispatch bench queue', 'pipeline', 'pacing', 'drain', 'outbox' or 'saga'")}
+		return usageError{fmt.Errorf("name a benchmark: 'paydispatch bench queue', 'pipeline', 'pacing', 'drain', 'intake', 'outbox' or 'saga'")}
 	}
 	switch args[0] {
 	case "-h", "--help", "-help":
@@ -34,12 +35,14 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 		return runBenchPacing(ctx, env, args[1:])
 	case "drain":
 		return runBenchDrain(ctx, env, args[1:])
+	case "intake":
+		return runBenchIntake(ctx, env, args[1:])
 	case "outbox":
 		return runBenchOutbox(ctx, env, args[1:])
 	case "saga":
 		return runBenchSaga(ctx, env, args[1:])
 	}
-	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain', 'outbox' or 'saga'", args[0])}
+	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain', 'intake', 'outbox' or 'saga'", args[0])}
 }
 
 func runBenchQueue(ctx context.Context, env *environment, args []string) error {
@@ -132,6 +135,31 @@ func runBenchDrain(ctx context.Context, env *environment, args []string) error {
 	opt.Out = env.stdout
 	opt.Logger = newLogger(env, lg)
 	return bench.RunDrain(ctx, opt)
+}
+
+func runBenchIntake(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "bench intake", "[flags]",
+		"On a fresh private PostgreSQL and embedded Temporal with the init worker running: one JSON-lines\n"+
+			"file of payments due at one instant, paced by a rate-limit config, POSTed to serve's handler;\n"+
+			"prints the time from the POST to the last payment SCHEDULED with its queue item, rows per\n"+
+			"second beside a COPY of as many payment rows measured in the same run, the CPU stolen, and\n"+
+			"checks the schedule (no window over the limit, none empty between the first and last slot).")
+	var (
+		pgBin string
+		lg    config.Log
+		opt   bench.IntakeOptions
+	)
+	settings := []*config.Setting{{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries",
+		Parse: func(v string) error { pgBin = v; return nil }}}
+	settings = append(settings, config.LogSettings(&lg)...)
+	set := config.NewSet(fs, env.getenv, append(settings, bench.IntakeSettings(&opt)...)...)
+	if err := parse(set, args); err != nil {
+		return err
+	}
+	opt.PGBinDir = pgBin
+	opt.Out = env.stdout
+	opt.Logger = newLogger(env, lg)
+	return bench.RunIntake(ctx, opt)
 }
 
 func runBenchOutbox(ctx context.Context, env *environment, args []string) error {

@@ -1,0 +1,209 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/internal/app"
+	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/queue"
+	ptemporal "github.com/paydispatch/paydispatch/temporal"
+)
+
+// IntakeOptions configure the bulk intake benchmark.
+type IntakeOptions struct {
+	Payments     int
+	MaxPerWindow int
+	Window       time.Duration
+	ChunkSize    int
+	MaxWait      time.Duration
+
+	PGBinDir string
+	Out      io.Writer
+	Logger   *slog.Logger
+}
+
+// IntakeSettings binds the benchmark's flags.
+func IntakeSettings(o *IntakeOptions) []*config.Setting {
+	return []*config.Setting{
+		intFlag("payments", 500_000, 100, 2_000_000, "payments in the one file, all due at one instant", &o.Payments),
+		intFlag("max-per-window", 100, 1, 100_000, "the pacing config's events per window", &o.MaxPerWindow),
+		isoFlag("window", "PT1S", time.Second, "the pacing config's window (ISO-8601)", &o.Window),
+		intFlag("chunk-size", 1000, 1, 100_000, "payments per chunk workflow (serve's --bulk-chunk-size)", &o.ChunkSize),
+		durFlag("max-wait", "30m", time.Minute, "give up this long after the POST", &o.MaxWait),
+	}
+}
+
+// RunIntake posts one JSON-lines file of payments due at one instant to
+// serve's HTTP handler, on a fresh private PostgreSQL and embedded
+// Temporal with the init worker running, and measures the time from the
+// POST to the last payment SCHEDULED with its queue item: rows per
+// second, beside a COPY of the same number of payment rows into a
+// scratch table of the same shape, measured in the same run.
+func RunIntake(ctx context.Context, o IntakeOptions) error {
+	fmt.Fprintf(o.Out, "paydispatch bench intake: %d CPUs, %s; embedded PostgreSQL and Temporal; one file of %s payments due at one instant, paced %d per %s, chunks of %d\n",
+		runtime.NumCPU(), memTotal(), thousands(o.Payments), o.MaxPerWindow, pacing.FormatISODuration(o.Window), o.ChunkSize)
+	dir, err := os.MkdirTemp("", "paydispatch-bench-intake-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	_ = os.Chmod(dir, 0o755)
+	log := o.Logger
+	db, err := postgres.Open(ctx, postgres.Options{DataDir: dir, BinDir: o.PGBinDir, MaxConns: 40, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := app.Migrate(ctx, db.Pool, nil); err != nil {
+		return err
+	}
+	if err := openBenchAccounts(ctx, db.Pool); err != nil {
+		return err
+	}
+	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal"})
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	if _, err := pacing.New(db.Pool).PutConfig(ctx, pacing.Config{Name: "payments", MaxPerWindow: o.MaxPerWindow, Window: o.Window, Headroom: pacing.DefaultHeadroom}); err != nil {
+		return err
+	}
+	if _, err := queue.New(db.Pool).UpdateConfig(ctx, payment.ItemType, map[string]string{"pacing_config": "payments"}); err != nil {
+		return err
+	}
+	stopInit, err := app.StartInitWorker(db, tc, log)
+	if err != nil {
+		return err
+	}
+	defer stopInit()
+	router := httpapi.NewRouter(log)
+	router.HandlePayments(app.PaymentService(db, tc, o.ChunkSize))
+	router.SetBodyLimits(1<<20, 2<<30)
+	srv := httptest.NewServer(router)
+	defer srv.Close()
+
+	// Far enough ahead that nothing executes; the dispatcher does not run.
+	instant := time.Now().Add(2 * time.Hour).Truncate(time.Hour)
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	for i := range o.Payments {
+		if err := enc.Encode(benchRequest("in", i, instant)); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(o.Out, "the file: %.0f MB of JSON lines\n", float64(body.Len())/1e6)
+
+	cpuAtStart, cpuOK := readCPU()
+	start := time.Now()
+	resp, err := http.Post(srv.URL+"/v1/payment-batches", "application/x-ndjson", &body)
+	if err != nil {
+		return err
+	}
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		return fmt.Errorf("POST /v1/payment-batches: %d %s", resp.StatusCode, answer)
+	}
+	answered := time.Since(start)
+	fmt.Fprintf(o.Out, "POST answered 202 after %.1f s (the file read, checked and its chunk workflows started)\n", answered.Seconds())
+	deadline := start.Add(o.MaxWait)
+	var stored, queued int
+	for {
+		if err := db.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM payments WHERE status = 'SCHEDULED'),
+			(SELECT count(*) FROM exec_queue WHERE item_type = $1)`, payment.ItemType).Scan(&stored, &queued); err != nil {
+			return err
+		}
+		if stored == o.Payments && queued == o.Payments {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("only %d of %d SCHEDULED and %d queued %s after the POST", stored, o.Payments, queued, o.MaxWait)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	took := time.Since(start)
+	stolen, stolenOK := stolenSince(cpuAtStart)
+	busy := busySince(cpuAtStart)
+
+	// The baseline: the same number of payment rows, COPYed into a
+	// scratch table shaped like payments.
+	baseline, err := copyBaseline(ctx, db, o.Payments, instant)
+	if err != nil {
+		return err
+	}
+	var over, empty int
+	if err := db.Pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM pacing_window WHERE slot_count > $1),
+		(SELECT count(*) FROM generate_series((SELECT min(window_start) FROM pacing_window),
+		        (SELECT max(window_start) FROM pacing_window WHERE slot_count > 0), $2 * interval '1 millisecond') g(w)
+		   WHERE NOT EXISTS (SELECT 1 FROM pacing_window x WHERE x.window_start = g.w AND x.slot_count > 0))`,
+		o.MaxPerWindow, o.Window.Milliseconds()).Scan(&over, &empty); err != nil {
+		return err
+	}
+
+	rate := float64(o.Payments) / took.Seconds()
+	baseRate := float64(o.Payments) / baseline.Seconds()
+	fmt.Fprintf(o.Out, "\nPOST → the last of %s payments SCHEDULED with its queue item: %.1f s, %s payments/s (target: 500,000 in 30 s)\n",
+		thousands(o.Payments), took.Seconds(), thousands(int(rate)))
+	fmt.Fprintf(o.Out, "baseline, COPY of %s payment rows into a table shaped like payments: %.1f s, %s rows/s\n",
+		thousands(o.Payments), baseline.Seconds(), thousands(int(baseRate)))
+	fmt.Fprintf(o.Out, "ratio intake / COPY: %.3f\n", rate/baseRate)
+	if stolenOK {
+		fmt.Fprintf(o.Out, "CPU time stolen by the hypervisor during the intake: %.0f%%\n", stolen*100)
+	}
+	if cpuOK && busy > 0 {
+		fmt.Fprintf(o.Out, "the machine's CPU time during the intake: %.1f s, %.2f ms per payment\n", busy.Seconds(), float64(busy.Microseconds())/1000/float64(o.Payments))
+	}
+	fmt.Fprintf(o.Out, "the schedule: windows over the limit %d, empty windows between the first and the last slot %d\n", over, empty)
+	if over > 0 || empty > 0 {
+		return fmt.Errorf("the schedule broke its promises: %d windows over the limit, %d empty", over, empty)
+	}
+	return nil
+}
+
+// copyBaseline times a COPY of n payment rows like intake's into a scratch
+// table shaped like payments.
+func copyBaseline(ctx context.Context, db *postgres.DB, n int, at time.Time) (time.Duration, error) {
+	if _, err := db.Pool.Exec(ctx, `CREATE TABLE intake_copy_baseline (LIKE payments INCLUDING ALL)`); err != nil {
+		return 0, err
+	}
+	defer db.Pool.Exec(context.WithoutCancel(ctx), `DROP TABLE intake_copy_baseline`)
+	cols := []string{"payment_id", "tenant_id", "debtor_account", "amount", "currency", "creditor_name", "creditor_iban",
+		"requested_execution_time", "scheduled_execution_time", "status", "request"}
+	rows := make([][]any, n)
+	for i := range rows {
+		r := benchRequest("cp", i, at)
+		raw, err := json.Marshal(r)
+		if err != nil {
+			return 0, err
+		}
+		rows[i] = []any{r.PaymentID, r.TenantID, r.DebtorAccount, r.Amount, r.Currency, r.Creditor.Name, r.Creditor.IBAN,
+			at, at.Add(time.Duration(i/100) * time.Second), "SCHEDULED", string(raw)}
+	}
+	start := time.Now()
+	copied, err := db.Pool.CopyFrom(ctx, pgx.Identifier{"intake_copy_baseline"}, cols, pgx.CopyFromRows(rows))
+	if err != nil {
+		return 0, fmt.Errorf("COPY baseline: %w", err)
+	}
+	if copied != int64(n) {
+		return 0, fmt.Errorf("COPY baseline: %s of %d rows", strconv.FormatInt(copied, 10), n)
+	}
+	return time.Since(start), nil
+}
