@@ -187,36 +187,36 @@ func (a *InitActivities) initPayments(ctx context.Context, rs []Request, initWor
 		return nil, err
 	}
 	results := make([]InitResult, len(verdicts))
-	err = pgx.BeginFunc(ctx, a.Store.db, func(tx pgx.Tx) error {
-		store := NewStore(tx)
-		for i, v := range verdicts {
-			res := InitResult{PaymentID: v.r.PaymentID}
-			if v.refusal != nil {
-				res.Status, res.Reason = StatusRejected, v.refusal.Error()
-				if _, err := store.Record(ctx, v.r, v.money, StatusRejected, res.Reason, nil); err != nil {
-					return err
-				}
-				results[i] = res
-				continue
-			}
-			slot := slots[v.r.PaymentID]
-			if _, err := store.Record(ctx, v.r, v.money, StatusScheduled, "", &slot.At); err != nil {
-				return err
-			}
-			pc, err := contextJSON(v)
-			if err != nil {
-				return err
-			}
-			if _, err := a.Queue.SaveContextAndEnqueueTx(ctx, tx, queue.EnqueueParams{
-				ItemType: ItemType, ItemID: v.r.PaymentID, TenantID: v.r.TenantID, ScheduledExecTime: slot.At,
-				InitWorkflowID: initWorkflowID, Context: pc, Paced: slot.Paced,
-			}); err != nil {
-				return err
-			}
-			res.Status, res.ScheduledExecutionTime = StatusScheduled, slot.At
-			results[i] = res
+	recordings := make([]Recording, len(verdicts))
+	var enqueues []queue.EnqueueParams
+	for i, v := range verdicts {
+		results[i] = InitResult{PaymentID: v.r.PaymentID}
+		if v.refusal != nil {
+			results[i].Status, results[i].Reason = StatusRejected, v.refusal.Error()
+			recordings[i] = Recording{Request: v.r, Money: v.money, Status: StatusRejected, Reason: results[i].Reason}
+			continue
 		}
-		return nil
+		slot := slots[v.r.PaymentID]
+		recordings[i] = Recording{Request: v.r, Money: v.money, Status: StatusScheduled, Scheduled: &slot.At}
+		pc, err := contextJSON(v)
+		if err != nil {
+			return nil, err
+		}
+		enqueues = append(enqueues, queue.EnqueueParams{
+			ItemType: ItemType, ItemID: v.r.PaymentID, TenantID: v.r.TenantID, ScheduledExecTime: slot.At,
+			InitWorkflowID: initWorkflowID, Context: pc, Paced: slot.Paced,
+		})
+		results[i].Status, results[i].ScheduledExecutionTime = StatusScheduled, slot.At
+	}
+	// The chunk's payments, queue items and audit rows in a few set-based
+	// statements; a payment or item that exists already is compared as a
+	// single one is (a replay, or a conflict).
+	err = pgx.BeginFunc(ctx, a.Store.db, func(tx pgx.Tx) error {
+		if err := NewStore(tx).RecordMany(ctx, recordings); err != nil {
+			return err
+		}
+		_, err := a.Queue.EnqueueBatchTx(ctx, tx, enqueues)
+		return err
 	})
 	if errors.Is(err, ErrConflict) || errors.Is(err, queue.ErrConflict) {
 		return nil, nonRetryable(ErrTypeConflict, err)

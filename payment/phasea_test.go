@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -227,6 +228,80 @@ func TestSingleAndChunkAgree(t *testing.T) {
 			t.Errorf("%s: alone %+v, in a chunk %+v", r.PaymentID, a, b)
 		}
 	}
+	// The chunk's set-based statements write exactly the rows the single
+	// path writes, audit included.
+	if a, b := dumpRows(t, single), dumpRows(t, chunk); a != b {
+		t.Fatalf("rows differ:\nalone:\n%s\nin a chunk:\n%s", a, b)
+	}
+	// A replay of the chunk changes nothing; a chunk with one payment
+	// changed is a CONFLICT, and changes nothing either.
+	before := dumpRows(t, chunk)
+	if res, err := init(chunk).InitChunk(ctx, rs, "init-x"); err != nil || res.Scheduled != 1 || res.Rejected != 4 {
+		t.Fatalf("replay: %+v %v", res, err)
+	}
+	changed := slices.Clone(rs)
+	changed[0].Amount = "2.00"
+	var appErr *temporal.ApplicationError
+	if _, err := init(chunk).InitChunk(ctx, changed, "init-x"); !errors.As(err, &appErr) || appErr.Type() != payment.ErrTypeConflict {
+		t.Fatalf("a changed payment in a replayed chunk: %v, want a CONFLICT", err)
+	}
+	if after := dumpRows(t, chunk); after != before {
+		t.Fatalf("a replay or a conflict changed rows:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}
+
+// TestChunkOfManyAgrees: a chunk of 300 new payments, some invalid, goes
+// through the set-based path; the same payments one by one write the
+// same rows; a chunk half old (replayed) and half new falls back to the
+// item-by-item path and still writes each once.
+func TestChunkOfManyAgrees(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	at := time.Now().Add(time.Hour).Truncate(time.Second)
+	var rs []payment.Request
+	for i := range 300 {
+		r := validRequest(time.Now())
+		r.PaymentID, r.RequestedExecutionTime = fmt.Sprintf("many-%03d", i), at
+		if i%7 == 3 {
+			r.Amount = "0"
+		}
+		rs = append(rs, r)
+	}
+	init := func(pool *pgxpool.Pool) *payment.InitActivities {
+		return &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool)}
+	}
+	single, chunk := newPool(t), newPool(t)
+	for _, r := range rs {
+		if _, err := init(single).InitPayment(ctx, r, "init-m"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := init(chunk).InitChunk(ctx, rs[:150], "init-m"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := init(chunk).InitChunk(ctx, rs, "init-m") // 150 replayed, 150 new
+	if err != nil || res.Scheduled+res.Rejected != 300 {
+		t.Fatalf("chunk: %+v %v", res, err)
+	}
+	if a, b := dumpRows(t, single), dumpRows(t, chunk); a != b {
+		t.Fatalf("rows differ:\nalone:\n%s\nin chunks:\n%s", a, b)
+	}
+}
+
+// dumpRows is the payments, queue items, contexts and enqueue audit rows
+// of a database, without the times they were written at.
+func dumpRows(t *testing.T, pool *pgxpool.Pool) string {
+	t.Helper()
+	var out string
+	if err := pool.QueryRow(context.Background(), `SELECT concat_ws(E'\n',
+		(SELECT string_agg(concat_ws('|', payment_id, tenant_id, debtor_account, amount, currency, creditor_name, creditor_iban,
+		        creditor_bic, remittance_info, requested_execution_time, scheduled_execution_time, status, status_reason, request::text), E'\n' ORDER BY payment_id) FROM payments),
+		(SELECT string_agg(concat_ws('|', item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id, paced, retry_count), E'\n' ORDER BY item_id) FROM exec_queue),
+		(SELECT string_agg(concat_ws('|', item_type, item_id, context::text, context_version), E'\n' ORDER BY item_id) FROM exec_context),
+		(SELECT string_agg(concat_ws('|', item_type, item_id, action, status_after), E'\n' ORDER BY item_id, action) FROM dispatch_audit_log))`).Scan(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // exhaustedPacer is a limiter whose windows are all full or held.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
@@ -85,6 +86,87 @@ func (s *Store) Record(ctx context.Context, r Request, m *Money, status Status, 
 		return false, fmt.Errorf("payment %s: %w", r.PaymentID, ErrConflict)
 	}
 	return false, nil
+}
+
+// Recording is one payment for RecordMany: Record's arguments.
+type Recording struct {
+	Request   Request
+	Money     *Money
+	Status    Status
+	Reason    string
+	Scheduled *time.Time
+}
+
+// RecordMany is Record for many payments, in one statement: a payment
+// whose id exists already is compared as Record compares it (the same
+// request is a replay; another is ErrConflict).
+func (s *Store) RecordMany(ctx context.Context, rs []Recording) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	type row struct {
+		PaymentID              string           `json:"payment_id"`
+		TenantID               string           `json:"tenant_id"`
+		DebtorAccount          string           `json:"debtor_account"`
+		Amount                 *decimal.Decimal `json:"amount"`
+		Currency               *string          `json:"currency"`
+		CreditorName           string           `json:"creditor_name"`
+		CreditorIBAN           *string          `json:"creditor_iban"`
+		CreditorBIC            *string          `json:"creditor_bic"`
+		RemittanceInfo         *string          `json:"remittance_info"`
+		RequestedExecutionTime time.Time        `json:"requested_execution_time"`
+		ScheduledExecutionTime *time.Time       `json:"scheduled_execution_time"`
+		Status                 string           `json:"status"`
+		StatusReason           *string          `json:"status_reason"`
+		Request                json.RawMessage  `json:"request"`
+	}
+	rows := make([]row, len(rs))
+	for i, x := range rs {
+		raw, err := canonical(x.Request)
+		if err != nil {
+			return err
+		}
+		r := x.Request
+		rows[i] = row{PaymentID: r.PaymentID, TenantID: r.TenantID, DebtorAccount: r.DebtorAccount, CreditorName: r.Creditor.Name,
+			CreditorIBAN: opt(r.Creditor.IBAN), CreditorBIC: opt(r.Creditor.BIC), RemittanceInfo: opt(r.RemittanceInfo),
+			RequestedExecutionTime: r.RequestedExecutionTime, ScheduledExecutionTime: x.Scheduled,
+			Status: string(x.Status), StatusReason: opt(x.Reason), Request: raw}
+		if x.Money != nil {
+			rows[i].Amount, rows[i].Currency = &x.Money.Amount, &x.Money.Currency
+		}
+	}
+	raw, err := json.Marshal(rows)
+	if err != nil {
+		return fmt.Errorf("payment: record batch: %w", err)
+	}
+	inserted, err := s.q.InsertPayments(ctx, raw)
+	if err != nil {
+		return fmt.Errorf("payment: record batch of %d: %w", len(rs), err)
+	}
+	if len(inserted) == len(rs) {
+		return nil
+	}
+	fresh := make(map[string]bool, len(inserted))
+	for _, id := range inserted {
+		fresh[id] = true
+	}
+	for i, x := range rs {
+		if fresh[x.Request.PaymentID] {
+			continue
+		}
+		existing, err := s.Get(ctx, x.Request.PaymentID)
+		if err != nil {
+			return err
+		}
+		prev, err := canonical(existing.Request)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(prev, rows[i].Request) {
+			return fmt.Errorf("payment %s: %w", x.Request.PaymentID, ErrConflict)
+		}
+	}
+	return nil
 }
 
 // canonical is the request's JSON with normalized values, for comparison.

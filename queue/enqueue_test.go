@@ -233,3 +233,54 @@ func TestConcurrentEnqueueOfOneItem(t *testing.T) {
 		t.Fatalf("audit rows = %d, want 1", got)
 	}
 }
+
+// TestEnqueueBatch: a batch of new items is enqueued set-based, each with
+// its context and one audit row, READY; a batch with an existing item (a
+// replay beside new ones) gives each the single enqueue's answer; a batch
+// with a conflicting item is ErrConflict.
+func TestEnqueueBatch(t *testing.T) {
+	t.Parallel()
+	q, pool := newQueue(t)
+	ctx := context.Background()
+	due := time.Now().Add(time.Hour)
+	batch := func(ids ...string) []queue.EnqueueParams {
+		var ps []queue.EnqueueParams
+		for _, id := range ids {
+			ps = append(ps, enqueueParams(id, due))
+		}
+		return ps
+	}
+	inTx := func(ps []queue.EnqueueParams) ([]queue.EnqueueResult, error) {
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		res, err := q.EnqueueBatchTx(ctx, tx, ps)
+		if err == nil {
+			err = tx.Commit(ctx)
+		}
+		return res, err
+	}
+	res, err := inTx(batch("b-1", "b-2", "b-3"))
+	if err != nil || len(res) != 3 {
+		t.Fatalf("new batch: %+v %v", res, err)
+	}
+	for i, id := range []string{"b-1", "b-2", "b-3"} {
+		if !res[i].Enqueued || mustGet(t, q, id).Status != queue.StatusReady || auditCount(t, pool, id) != 1 || !contextExists(t, pool, id) {
+			t.Fatalf("%s: %+v, audits %d", id, res[i], auditCount(t, pool, id))
+		}
+	}
+	res, err = inTx(batch("b-2", "b-4"))
+	if err != nil || res[0].Enqueued || !res[1].Enqueued || auditCount(t, pool, "b-2") != 1 || auditCount(t, pool, "b-4") != 1 {
+		t.Fatalf("a replay beside a new item: %+v %v", res, err)
+	}
+	conflicting := batch("b-5", "b-3")
+	conflicting[1].Context = json.RawMessage(`{"taskId":"other"}`)
+	if _, err := inTx(conflicting); !errors.Is(err, queue.ErrConflict) {
+		t.Fatalf("a conflicting item in a batch: %v, want ErrConflict", err)
+	}
+	if _, err := q.Get(ctx, itemType, "b-5"); !errors.Is(err, queue.ErrNotFound) {
+		t.Fatalf("the conflicting batch's new item was kept: %v", err)
+	}
+}

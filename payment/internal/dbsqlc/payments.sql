@@ -88,3 +88,19 @@ SELECT count(*)::int AS started,
 FROM payment_batch_items i
 LEFT JOIN payments p ON p.payment_id = i.payment_id
 WHERE i.batch_id = @batch_id;
+
+-- name: InsertPayments :many
+-- A chunk's payments in one statement, from a JSON array of rows shaped
+-- like InsertPayment's parameters: the ids inserted (the others exist).
+INSERT INTO payments (payment_id, tenant_id, debtor_account, amount, currency, creditor_name,
+                      creditor_iban, creditor_bic, remittance_info, requested_execution_time,
+                      scheduled_execution_time, status, status_reason, request)
+SELECT r.payment_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
+       r.creditor_iban, r.creditor_bic, r.remittance_info, r.requested_execution_time,
+       r.scheduled_execution_time, r.status, r.status_reason, r.request
+FROM jsonb_to_recordset(@payments::jsonb) AS r(payment_id text, tenant_id text, debtor_account text, amount numeric, currency text,
+                                           creditor_name text, creditor_iban text, creditor_bic text, remittance_info text,
+                                           requested_execution_time timestamptz, scheduled_execution_time timestamptz,
+                                           status text, status_reason text, request jsonb)
+ON CONFLICT (payment_id) DO NOTHING
+RETURNING payment_id;

@@ -356,6 +356,43 @@ func (q *Queries) InsertPayment(ctx context.Context, arg InsertPaymentParams) (i
 	return result.RowsAffected(), nil
 }
 
+const insertPayments = `-- name: InsertPayments :many
+INSERT INTO payments (payment_id, tenant_id, debtor_account, amount, currency, creditor_name,
+                      creditor_iban, creditor_bic, remittance_info, requested_execution_time,
+                      scheduled_execution_time, status, status_reason, request)
+SELECT r.payment_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
+       r.creditor_iban, r.creditor_bic, r.remittance_info, r.requested_execution_time,
+       r.scheduled_execution_time, r.status, r.status_reason, r.request
+FROM jsonb_to_recordset($1::jsonb) AS r(payment_id text, tenant_id text, debtor_account text, amount numeric, currency text,
+                                           creditor_name text, creditor_iban text, creditor_bic text, remittance_info text,
+                                           requested_execution_time timestamptz, scheduled_execution_time timestamptz,
+                                           status text, status_reason text, request jsonb)
+ON CONFLICT (payment_id) DO NOTHING
+RETURNING payment_id
+`
+
+// A chunk's payments in one statement, from a JSON array of rows shaped
+// like InsertPayment's parameters: the ids inserted (the others exist).
+func (q *Queries) InsertPayments(ctx context.Context, payments []byte) ([]string, error) {
+	rows, err := q.db.Query(ctx, insertPayments, payments)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var payment_id string
+		if err := rows.Scan(&payment_id); err != nil {
+			return nil, err
+		}
+		items = append(items, payment_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const returnPayment = `-- name: ReturnPayment :execrows
 UPDATE payments SET status = 'RETURNED', status_reason = $1, updated_at = now()
 WHERE payment_id = $2 AND status IN ('ACCEPTED', 'PROCESSING')

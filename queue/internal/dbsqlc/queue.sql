@@ -386,3 +386,28 @@ VALUES (@item_type, @enabled, @batch_size, @dispatch_interval_secs, @jitter_wind
        @max_stale_recovery_per_cycle, @exec_workflow_type, @exec_task_queue, @max_in_flight,
        sqlc.narg('pacing_config'), @paced_lead_ms)
 ON CONFLICT (item_type) DO NOTHING;
+
+-- name: InsertContextsAndItems :many
+-- A chunk's contexts and queue items in one statement, from a JSON array
+-- of {item_id, tenant_id, scheduled_exec_time, init_workflow_id, paced,
+-- context, context_version}: the ids of the items whose context and
+-- queue row were both inserted (the others exist already).
+WITH c AS (
+    INSERT INTO exec_context (item_type, item_id, context, context_version)
+    SELECT @item_type::text, r.item_id, r.context, r.context_version
+    FROM jsonb_to_recordset(@items::jsonb) AS r(item_id text, context jsonb, context_version integer)
+    ON CONFLICT (item_type, item_id) DO NOTHING
+    RETURNING item_id
+), q AS (
+    INSERT INTO exec_queue (item_type, item_id, tenant_id, scheduled_exec_time, init_workflow_id, paced)
+    SELECT @item_type::text, r.item_id, r.tenant_id, r.scheduled_exec_time, nullif(r.init_workflow_id, ''), r.paced
+    FROM jsonb_to_recordset(@items::jsonb) AS r(item_id text, tenant_id text, scheduled_exec_time timestamptz,
+                                                init_workflow_id text, paced boolean)
+    ON CONFLICT (item_type, item_id) DO NOTHING
+    RETURNING item_id
+)
+SELECT q.item_id::text FROM q JOIN c USING (item_id);
+
+-- name: InsertEnqueueAudits :exec
+INSERT INTO dispatch_audit_log (item_type, item_id, action, status_after)
+SELECT @item_type::text, unnest(@item_ids::text[]), 'ENQUEUED', 'READY';

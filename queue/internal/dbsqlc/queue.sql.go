@@ -536,6 +536,53 @@ func (q *Queries) InsertContext(ctx context.Context, arg InsertContextParams) (i
 	return result.RowsAffected(), nil
 }
 
+const insertContextsAndItems = `-- name: InsertContextsAndItems :many
+WITH c AS (
+    INSERT INTO exec_context (item_type, item_id, context, context_version)
+    SELECT $1::text, r.item_id, r.context, r.context_version
+    FROM jsonb_to_recordset($2::jsonb) AS r(item_id text, context jsonb, context_version integer)
+    ON CONFLICT (item_type, item_id) DO NOTHING
+    RETURNING item_id
+), q AS (
+    INSERT INTO exec_queue (item_type, item_id, tenant_id, scheduled_exec_time, init_workflow_id, paced)
+    SELECT $1::text, r.item_id, r.tenant_id, r.scheduled_exec_time, nullif(r.init_workflow_id, ''), r.paced
+    FROM jsonb_to_recordset($2::jsonb) AS r(item_id text, tenant_id text, scheduled_exec_time timestamptz,
+                                                init_workflow_id text, paced boolean)
+    ON CONFLICT (item_type, item_id) DO NOTHING
+    RETURNING item_id
+)
+SELECT q.item_id::text FROM q JOIN c USING (item_id)
+`
+
+type InsertContextsAndItemsParams struct {
+	ItemType string
+	Items    []byte
+}
+
+// A chunk's contexts and queue items in one statement, from a JSON array
+// of {item_id, tenant_id, scheduled_exec_time, init_workflow_id, paced,
+// context, context_version}: the ids of the items whose context and
+// queue row were both inserted (the others exist already).
+func (q *Queries) InsertContextsAndItems(ctx context.Context, arg InsertContextsAndItemsParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, insertContextsAndItems, arg.ItemType, arg.Items)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var q_item_id string
+		if err := rows.Scan(&q_item_id); err != nil {
+			return nil, err
+		}
+		items = append(items, q_item_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const insertEnqueueAudit = `-- name: InsertEnqueueAudit :exec
 INSERT INTO dispatch_audit_log (item_type, item_id, action, status_after)
 VALUES ($1, $2::text, 'ENQUEUED', 'READY')
@@ -548,6 +595,21 @@ type InsertEnqueueAuditParams struct {
 
 func (q *Queries) InsertEnqueueAudit(ctx context.Context, arg InsertEnqueueAuditParams) error {
 	_, err := q.db.Exec(ctx, insertEnqueueAudit, arg.ItemType, arg.ItemID)
+	return err
+}
+
+const insertEnqueueAudits = `-- name: InsertEnqueueAudits :exec
+INSERT INTO dispatch_audit_log (item_type, item_id, action, status_after)
+SELECT $1::text, unnest($2::text[]), 'ENQUEUED', 'READY'
+`
+
+type InsertEnqueueAuditsParams struct {
+	ItemType string
+	ItemIds  []string
+}
+
+func (q *Queries) InsertEnqueueAudits(ctx context.Context, arg InsertEnqueueAuditsParams) error {
+	_, err := q.db.Exec(ctx, insertEnqueueAudits, arg.ItemType, arg.ItemIds)
 	return err
 }
 
