@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"go.temporal.io/sdk/workflow"
+	"golang.org/x/sync/errgroup"
 )
 
 // ChunkSize is how many payments of a bulk file one init workflow takes by
@@ -69,16 +71,30 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) (BatchSubmiss
 			return sub, fmt.Errorf("payment: record batch %s: %w", sub.BatchID, err)
 		}
 	}
+	// The chunks' workflows start a few at a time: each start carries its
+	// chunk (a round trip with up to a megabyte to the engine's store), and
+	// one after the other they took most of a large file's intake.
+	var g errgroup.Group
+	g.SetLimit(startConcurrency)
+	var started atomic.Int64
 	for start := 0; start < len(reqs); start += size {
 		chunk := reqs[start:min(start+size, len(reqs))]
 		id := fmt.Sprintf("init-%s-%d", sub.BatchID, start/size)
-		if err := s.startOnce(ctx, id, BatchWorkflowName, chunk); err != nil {
-			return sub, err
-		}
-		sub.Chunks++
+		g.Go(func() error {
+			if err := s.startOnce(ctx, id, BatchWorkflowName, chunk); err != nil {
+				return err
+			}
+			started.Add(1)
+			return nil
+		})
 	}
-	return sub, nil
+	err := g.Wait()
+	sub.Chunks = int(started.Load())
+	return sub, err
 }
+
+// startConcurrency bounds the chunk workflow starts in flight for one file.
+const startConcurrency = 8
 
 // CheckBatch validates a bulk file's payments; lines gives each payment's
 // line number in the file (nil: 1, 2, ...). Every payment needs an id, and
