@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,33 +88,16 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	rate := float64(o.MaxPerWindow) / o.Window.Seconds()
 	fmt.Fprintf(o.Out, "paydispatch bench drain: %d CPUs, %s; embedded PostgreSQL and Temporal; %s payments due at one instant, paced %d per %s (%.1f/s), dispatcher every %d s\n",
 		runtime.NumCPU(), memTotal(), thousands(o.Payments), o.MaxPerWindow, pacing.FormatISODuration(o.Window), rate, o.Interval)
-	dir, err := os.MkdirTemp("", "paydispatch-bench-drain-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	_ = os.Chmod(dir, 0o755)
 	log := o.Logger
-	db, err := postgres.Open(ctx, postgres.Options{DataDir: dir, BinDir: o.PGBinDir, MaxConns: 40, Logger: log})
+	stack, err := openPrivateStack(ctx, "drain", o.PGBinDir, log, ptemporal.Options{
+		EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions,
+		HeldWorkflowTypes: []string{payment.ExecWorkflowName},
+	}, pacing.Config{MaxPerWindow: o.MaxPerWindow, Window: o.Window})
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	if _, err := app.Migrate(ctx, db.Pool, nil); err != nil {
-		return err
-	}
-	if err := openBenchAccounts(ctx, db.Pool); err != nil {
-		return err
-	}
-	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal", EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions,
-		HeldWorkflowTypes: []string{payment.ExecWorkflowName}})
-	if err != nil {
-		return err
-	}
-	defer tc.Close()
-	if _, err := pacing.New(db.Pool).PutConfig(ctx, pacing.Config{Name: "payments", MaxPerWindow: o.MaxPerWindow, Window: o.Window, Headroom: pacing.DefaultHeadroom}); err != nil {
-		return err
-	}
+	defer stack.close()
+	db, tc := stack.db, stack.tc
 	settings := map[string]string{"pacing_config": "payments", "dispatch_interval_secs": strconv.Itoa(o.Interval)}
 	if o.LeadMs >= 0 {
 		settings["paced_lead_ms"] = strconv.Itoa(o.LeadMs)
@@ -169,17 +151,11 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	cpuAtStart, cpuOK := readCPU()
 	stolen := newStealSampler()
 	procAtStart := processCPU()
-	if o.CPUProfile != "" {
-		f, err := os.Create(o.CPUProfile)
-		if err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(o.CPUProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	deadline := instant.Add(o.MaxWait)
 	for {
 		var done int
@@ -195,7 +171,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		time.Sleep(time.Second)
 		stolen.sample(time.Since(instant))
 	}
-	pprof.StopCPUProfile()
+	stopProfile()
 	fmt.Fprintf(o.Out, "instant → the last payment %s: %.1f s\n", strings.Join(final, "/"), time.Since(instant).Seconds())
 
 	if stolen, ok := stolenSince(cpuAtStart); cpuOK && ok {

@@ -9,9 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"runtime"
-	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -65,32 +63,14 @@ func IntakeSettings(o *IntakeOptions) []*config.Setting {
 func RunIntake(ctx context.Context, o IntakeOptions) error {
 	fmt.Fprintf(o.Out, "paydispatch bench intake: %d CPUs, %s; embedded PostgreSQL and Temporal; one file of %s payments due at one instant, paced %d per %s, chunks of %d\n",
 		runtime.NumCPU(), memTotal(), thousands(o.Payments), o.MaxPerWindow, pacing.FormatISODuration(o.Window), o.ChunkSize)
-	dir, err := os.MkdirTemp("", "paydispatch-bench-intake-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	_ = os.Chmod(dir, 0o755)
 	log := o.Logger
-	db, err := postgres.Open(ctx, postgres.Options{DataDir: dir, BinDir: o.PGBinDir, MaxConns: 40, Logger: log})
+	stack, err := openPrivateStack(ctx, "intake", o.PGBinDir, log, ptemporal.Options{},
+		pacing.Config{MaxPerWindow: o.MaxPerWindow, Window: o.Window})
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	if _, err := app.Migrate(ctx, db.Pool, nil); err != nil {
-		return err
-	}
-	if err := openBenchAccounts(ctx, db.Pool); err != nil {
-		return err
-	}
-	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal"})
-	if err != nil {
-		return err
-	}
-	defer tc.Close()
-	if _, err := pacing.New(db.Pool).PutConfig(ctx, pacing.Config{Name: "payments", MaxPerWindow: o.MaxPerWindow, Window: o.Window, Headroom: pacing.DefaultHeadroom}); err != nil {
-		return err
-	}
+	defer stack.close()
+	db, tc := stack.db, stack.tc
 	if _, err := queue.New(db.Pool).UpdateConfig(ctx, payment.ItemType, map[string]string{"pacing_config": "payments"}); err != nil {
 		return err
 	}
@@ -118,17 +98,11 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 
 	cpuAtStart, cpuOK := readCPU()
 	procAtStart := processCPU()
-	if o.CPUProfile != "" {
-		f, err := os.Create(o.CPUProfile)
-		if err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(o.CPUProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	start := time.Now()
 	resp, err := http.Post(srv.URL+"/v1/payment-batches", "application/x-ndjson", &body)
 	if err != nil {
@@ -157,7 +131,7 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 		time.Sleep(200 * time.Millisecond)
 	}
 	took := time.Since(start)
-	pprof.StopCPUProfile()
+	stopProfile()
 	stolen, stolenOK := stolenSince(cpuAtStart)
 	busy, used := busySince(cpuAtStart), processCPU()-procAtStart
 
