@@ -52,6 +52,7 @@ type usageError struct{ error }
 
 func main() {
 	env := &environment{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	tuneGC(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, env, os.Args[1:]))

@@ -182,6 +182,9 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	// What the engine and the workers cost, whatever the machine's noise:
 	// this process's CPU time (embedded Temporal, workers, dispatcher; not
 	// PostgreSQL) per payment.
+	if rss := peakRSS(); rss > 0 {
+		fmt.Fprintf(o.Out, "this process's peak memory (max RSS): %.0f MiB\n", float64(rss)/(1<<20))
+	}
 	if used := processCPU() - procAtStart; used > 0 {
 		fmt.Fprintf(o.Out, "this process's CPU time during the drain: %.1f s, %.1f ms per payment\n",
 			used.Seconds(), float64(used.Microseconds())/1000/float64(o.Payments))

@@ -139,3 +139,12 @@ func median(xs []float64) float64 {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// peakRSS is this process's largest resident set so far, in bytes.
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss * 1024 // kilobytes on Linux
+}
