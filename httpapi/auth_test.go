@@ -44,7 +44,7 @@ func (f *fakePayments) Submit(_ context.Context, r payment.Request) (string, err
 	f.byID[r.PaymentID] = r
 	return r.PaymentID, nil
 }
-func (f *fakePayments) SubmitBatch(_ context.Context, rs []payment.Request) (payment.BatchSubmission, error) {
+func (f *fakePayments) StartBatch(_ context.Context, rs []payment.Request) (payment.BatchSubmission, error) {
 	for _, r := range rs {
 		f.byID[r.PaymentID] = r
 	}

@@ -19,8 +19,10 @@ import (
 // Payments is what the payment endpoints need.
 type Payments interface {
 	Submit(ctx context.Context, r payment.Request) (string, error)
-	SubmitBatch(ctx context.Context, rs []payment.Request) (payment.BatchSubmission, error)
+	// CheckBatch finds a file's bad payments; StartBatch starts the ones
+	// it passed, without checking them again.
 	CheckBatch(rs []payment.Request, lines []int) []payment.LineError
+	StartBatch(ctx context.Context, rs []payment.Request) (payment.BatchSubmission, error)
 	Status(ctx context.Context, id string) (payment.View, error)
 	RecordRejections(ctx context.Context, batchID string, rejections []payment.LineError) error
 	Batch(ctx context.Context, id string) (payment.BatchView, error)
@@ -105,11 +107,7 @@ func (rt *Router) HandlePayments(p Payments) {
 		var sub payment.BatchSubmission
 		var err error
 		if len(keep) > 0 {
-			sub, err = p.SubmitBatch(r.Context(), keep)
-		}
-		var be *payment.BatchError
-		if errors.As(err, &be) {
-			lineErrs, keep, err = mergeLines(append(lineErrs, be.Lines...)), nil, nil
+			sub, err = p.StartBatch(r.Context(), keep)
 		}
 		switch {
 		case len(lineErrs) > 0 && len(keep) == 0:

@@ -40,6 +40,14 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) (BatchSubmiss
 	if lineErrs := s.CheckBatch(reqs, nil); len(lineErrs) > 0 {
 		return BatchSubmission{}, &BatchError{Lines: lineErrs}
 	}
+	return s.StartBatch(ctx, reqs)
+}
+
+// StartBatch is SubmitBatch for payments CheckBatch has passed (the HTTP
+// handler checks a file once, to start its good payments and list the
+// bad): it records the file and starts its chunk workflows without
+// checking again. Phase A still validates each payment.
+func (s *Service) StartBatch(ctx context.Context, reqs []Request) (BatchSubmission, error) {
 	h := sha256.New()
 	for _, r := range reqs {
 		raw, err := canonical(r)
