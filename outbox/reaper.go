@@ -11,7 +11,9 @@ import (
 // reapLoop runs the reaper at start, every ReaperInterval, and earlier
 // when the oldest claim in flight reaches ReaperTimeout: a claim whose
 // relayer died is requeued ReaperTimeout after it was made, not up to an
-// interval later.
+// interval later. With nothing in flight it looks again within
+// ReaperTimeout, so a claim made just after a look is not missed for a
+// whole interval.
 func (r *Relayer) reapLoop(ctx context.Context) {
 	for ctx.Err() == nil {
 		n, err := Reap(ctx, r.cfg.Pool, r.cfg.ReaperTimeout, r.cfg.ReaperBatchSize)
@@ -24,9 +26,14 @@ func (r *Relayer) reapLoop(ctx context.Context) {
 				"claims", n, "timeout", r.cfg.ReaperTimeout)
 		}
 		next := r.cfg.ReaperInterval
-		if age, err := r.q.OldestInflightAge(ctx); err == nil && age >= 0 {
+		switch age, err := r.q.OldestInflightAge(ctx); {
+		case err == nil && age >= 0:
 			until := r.cfg.ReaperTimeout - time.Duration(age*float64(time.Second)) + 10*time.Millisecond
 			next = max(min(next, until), 10*time.Millisecond)
+		case err == nil:
+			// Nothing in flight: a claim made after this look is seen at
+			// the next one, which must come before it could time out.
+			next = min(next, r.cfg.ReaperTimeout)
 		}
 		if !sleep(ctx, next) {
 			return
