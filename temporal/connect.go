@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -25,8 +24,16 @@ type Options struct {
 	// bundle to verify the server, and the server name to expect.
 	TLSCertFile, TLSKeyFile, TLSCAFile, TLSServerName string
 
-	// DataDir holds the embedded server's SQLite file (DataDir/temporal).
+	// DataDir holds the embedded server's files (DataDir/temporal): its
+	// SQLite store, or the ports and partitions of its PostgreSQL store.
 	DataDir string
+	// EmbeddedStore is where the embedded server keeps its data: StoreAuto
+	// (the default), StorePostgres or StoreSQLite.
+	EmbeddedStore Store
+	// EmbeddedPostgresURL is a connection string to a PostgreSQL server the
+	// embedded Temporal may create its two databases on (the private
+	// cluster's, or DATABASE_URL's); needed by StorePostgres.
+	EmbeddedPostgresURL string
 	// EmbeddedPort is the embedded frontend's port (0: a free one).
 	EmbeddedPort int
 	// EmbeddedLogLevel is the embedded server's own log level.
@@ -53,6 +60,8 @@ type Conn struct {
 	// Address is where the client connected.
 	Address   string
 	Namespace string
+	// Store names the embedded server's store ("" on TEMPORAL_ADDRESS).
+	Store string
 }
 
 // Connect dials Temporal, embedding a server first when no address is set.
@@ -70,27 +79,28 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 	}
 	copts := client.Options{Namespace: o.Namespace, Logger: sdklog.NewStructuredLogger(sdkLog.With("component", "temporal-client"))}
 	if o.Address == "" {
-		var db string
-		if !o.Ephemeral {
-			if o.DataDir == "" {
-				return nil, errors.New("temporal: no TEMPORAL_ADDRESS and no data directory for the embedded server")
-			}
-			db = filepath.Join(o.DataDir, "temporal", "temporal.db")
-		}
-		srv, err := devserver.Start(ctx, devserver.Options{
-			DBPath: db, Port: o.EmbeddedPort, Namespaces: []string{o.Namespace}, LogLevel: o.EmbeddedLogLevel,
+		dopts := devserver.Options{
+			Port: o.EmbeddedPort, Namespaces: []string{o.Namespace}, LogLevel: o.EmbeddedLogLevel,
 			AllVisibilityIndexes: o.EmbeddedAllVisibilityIndexes,
 			TaskQueuePartitions:  o.EmbeddedTaskQueuePartitions,
-		})
+		}
+		store := "memory"
+		if !o.Ephemeral {
+			var err error
+			if store, err = chooseStore(o, &dopts); err != nil {
+				return nil, err
+			}
+		}
+		srv, err := devserver.Start(ctx, dopts)
 		if err != nil {
 			return nil, err
 		}
-		conn.Server, conn.Address = srv, srv.HostPort()
+		conn.Server, conn.Address, conn.Store = srv, srv.HostPort(), store
 		// Over loopback, compressing every call only costs CPU (the SDK
 		// gzips by default; the server answers in kind): ~3 % of the
 		// process during a paced drain.
 		copts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
-		o.Logger.Info("embedded Temporal started", "address", srv.HostPort(), "namespace", o.Namespace, "db", db)
+		o.Logger.Info("embedded Temporal started", "address", srv.HostPort(), "namespace", o.Namespace, "store", store)
 	} else {
 		tlsCfg, err := tlsConfig(o)
 		if err != nil {

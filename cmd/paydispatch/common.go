@@ -39,11 +39,16 @@ func openDatabase(ctx context.Context, d config.Database, log *slog.Logger) (*po
 
 // connectTemporal dials TEMPORAL_ADDRESS, or embeds Temporal's server with
 // its data in the data directory when it is empty.
-func connectTemporal(ctx context.Context, t config.Temporal, dataDir string, log *slog.Logger) (*temporal.Conn, error) {
+func connectTemporal(ctx context.Context, t config.Temporal, db config.Database, store *postgres.DB, log *slog.Logger) (*temporal.Conn, error) {
+	pgURL := db.URL
+	if store.Server != nil {
+		pgURL = store.Server.ConnString("postgres")
+	}
 	conn, err := temporal.Connect(ctx, temporal.Options{
+		EmbeddedStore: temporal.Store(t.EmbeddedStore), EmbeddedPostgresURL: pgURL,
 		Address: t.Address, Namespace: t.Namespace,
 		TLSCertFile: t.TLSCertFile, TLSKeyFile: t.TLSKeyFile, TLSCAFile: t.TLSCAFile, TLSServerName: t.TLSServerName,
-		DataDir: dataDir, EmbeddedPort: t.EmbeddedPort, EmbeddedLogLevel: t.EmbeddedLogLevel, Logger: log,
+		DataDir: db.DataDir, EmbeddedPort: t.EmbeddedPort, EmbeddedLogLevel: t.EmbeddedLogLevel, Logger: log,
 		HeldWorkflowTypes: []string{payment.ExecWorkflowName},
 	})
 	if err != nil {

@@ -87,7 +87,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		}
 		log.Info("schema migrated", "migrations", len(applied.Migrations), "scripts", applied.Scripts, "version", migrator.Latest())
 	}
-	tconn, err := connectTemporal(ctx, tc, db.DataDir, log)
+	tconn, err := connectTemporal(ctx, tc, db, store, log)
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer store.Close()
-	tconn, err := connectTemporal(ctx, tc, db.DataDir, log)
+	tconn, err := connectTemporal(ctx, tc, db, store, log)
 	if err != nil {
 		return err
 	}

@@ -46,6 +46,9 @@ type DrainOptions struct {
 	// NoSettle leaves every queue item to the reconcile, the before of
 	// settlement by the execution.
 	NoSettle bool
+	// TemporalStore is where the embedded Temporal keeps its data (auto:
+	// the product's choice for a new data directory).
+	TemporalStore ptemporal.Store
 	// CPUProfile, when set, is where the drain's CPU profile of this
 	// process (embedded Temporal, workers, dispatcher, relayer) is written.
 	CPUProfile string
@@ -71,6 +74,7 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 		boolFlag("no-eager-start", "start execution workflows without Temporal's eager start (the comparison)", &o.NoEagerStart),
 		boolFlag("no-settle", "leave queue items to the dispatcher's reconcile, not settled by the execution (the comparison)", &o.NoSettle),
 		boolFlag("exec-only", "stop at the execution (PROCESSING): no outbox relayer, no rail simulator (default: the full path, to DELIVERED)", &o.ExecOnly),
+		storeFlag(&o.TemporalStore),
 		{Flag: "cpuprofile", Usage: "write this process's CPU profile of the drain here (go tool pprof)",
 			Parse: func(v string) error { o.CPUProfile = v; return nil }},
 	}
@@ -91,13 +95,14 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	log := o.Logger
 	stack, err := openPrivateStack(ctx, "drain", o.PGBinDir, log, ptemporal.Options{
 		EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions,
-		HeldWorkflowTypes: []string{payment.ExecWorkflowName},
+		HeldWorkflowTypes: []string{payment.ExecWorkflowName}, EmbeddedStore: o.TemporalStore,
 	}, pacing.Config{MaxPerWindow: o.MaxPerWindow, Window: o.Window})
 	if err != nil {
 		return err
 	}
 	defer stack.close()
 	db, tc := stack.db, stack.tc
+	fmt.Fprintf(o.Out, "the embedded Temporal's store: %s\n", tc.Store)
 	settings := map[string]string{"pacing_config": "payments", "dispatch_interval_secs": strconv.Itoa(o.Interval)}
 	if o.LeadMs >= 0 {
 		settings["paced_lead_ms"] = strconv.Itoa(o.LeadMs)

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	ptemporal "github.com/paydispatch/paydispatch/temporal"
+
 	"fmt"
 	"strconv"
 	"time"
@@ -53,4 +55,9 @@ func isoFlag(name, def string, least time.Duration, usage string, dst *time.Dura
 		*dst = d
 		return nil
 	}}
+}
+
+func storeFlag(dst *ptemporal.Store) *config.Setting {
+	return &config.Setting{Flag: "temporal-store", Default: "auto", Usage: "where the embedded Temporal keeps its data: auto (PostgreSQL for a new store), postgres or sqlite",
+		Parse: func(v string) (err error) { *dst, err = ptemporal.ParseStore(v); return err }}
 }

@@ -42,6 +42,7 @@ func openPrivateStack(ctx context.Context, name, pgBin string, log *slog.Logger,
 		return fail(err)
 	}
 	topts.DataDir, topts.Logger, topts.EmbeddedLogLevel = dir, log, "fatal"
+	topts.EmbeddedPostgresURL = db.Server.ConnString("postgres")
 	tc, err := ptemporal.Connect(ctx, topts)
 	if err != nil {
 		return fail(err)

@@ -313,6 +313,8 @@ type Temporal struct {
 	TLSCertFile, TLSKeyFile, TLSCAFile, TLSServerName string
 	EmbeddedPort                                      int
 	EmbeddedLogLevel                                  string
+	// EmbeddedStore: "" (auto), "postgres" or "sqlite".
+	EmbeddedStore string
 }
 
 // TemporalSettings binds t's settings.
@@ -357,6 +359,19 @@ func TemporalSettings(t *Temporal) []*Setting {
 					return nil
 				}
 				return fmt.Errorf("want debug, info, warn, error or fatal")
+			}},
+		{Flag: "temporal-store", Env: "PAYDISPATCH_TEMPORAL_STORE", Default: "auto",
+			Usage: "where the embedded Temporal keeps its data: auto (a data directory keeps its store; a new one gets sqlite), sqlite (data-dir/temporal/temporal.db) or postgres (databases temporal and temporal_visibility beside paydispatch's)",
+			Parse: func(v string) error {
+				switch v {
+				case "auto":
+					t.EmbeddedStore = ""
+					return nil
+				case "postgres", "sqlite":
+					t.EmbeddedStore = v
+					return nil
+				}
+				return fmt.Errorf("want auto, sqlite or postgres")
 			}},
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -35,7 +36,10 @@ import (
 type Options struct {
 	// DBPath is the SQLite file; created (with its schema) when absent.
 	// Empty keeps everything in memory, lost when the process ends.
+	// Ignored when Postgres is set.
 	DBPath string
+	// Postgres, when set, keeps the data in PostgreSQL instead of SQLite.
+	Postgres *Postgres
 	// IP the frontend binds (default 127.0.0.1).
 	IP string
 	// Port of the frontend's gRPC endpoint; 0 picks a free one.
@@ -128,7 +132,11 @@ func newServer(o Options, ports Ports, stopping *atomic.Bool) (srv temporal.Serv
 		return nil, err
 	}
 	created := o.DBPath == ""
-	if o.DBPath != "" {
+	if o.Postgres != nil {
+		if created, err = setupPostgres(context.Background(), o.Postgres); err != nil {
+			return nil, err
+		}
+	} else if o.DBPath != "" {
 		if err := os.MkdirAll(filepath.Dir(o.DBPath), 0o700); err != nil {
 			return nil, fmt.Errorf("temporal: create %s: %w", filepath.Dir(o.DBPath), err)
 		}
@@ -160,7 +168,7 @@ func newServer(o Options, ports Ports, stopping *atomic.Bool) (srv temporal.Serv
 	if err := sqlite.CreateNamespaces(sqlCfg, nss...); err != nil {
 		return nil, fmt.Errorf("temporal: register namespaces: %w", err)
 	}
-	partitions, err := storePartitions(o.DBPath, created, o.TaskQueuePartitions)
+	partitions, err := storePartitions(o.sidePath(), created, o.TaskQueuePartitions)
 	if err != nil {
 		return nil, err
 	}
@@ -225,23 +233,21 @@ func (s *Server) waitReady(ctx context.Context, namespace string) error {
 	return fmt.Errorf("temporal: server not ready: %v", last)
 }
 
-func serverConfig(o Options, ports Ports) (*config.Config, *config.SQL, error) {
-	sqlCfg := &config.SQL{
-		PluginName:   sqliteplugin.PluginName,
-		DatabaseName: o.DBPath,
-		// Keys are SQLite pragmas (the plugin turns unknown keys into
-		// _pragma=key=value, so a misspelt key is silently ignored). WAL
-		// with synchronous=NORMAL: a commit appends to the log without an
-		// fsync per transaction; a power cut can lose the last commits but
-		// never corrupts the file. busy_timeout lets the extra reader
-		// connections wait for the writer instead of failing.
-		ConnectAttributes: map[string]string{"mode": "rwc", "journal_mode": "wal", "synchronous": "1", "busy_timeout": "10000"},
+// sidePath is the prefix of the files kept beside the store; empty for
+// an in-memory one.
+func (o Options) sidePath() string {
+	if o.Postgres != nil {
+		return o.Postgres.StatePath
 	}
-	if o.DBPath == "" {
-		// A shared in-memory database, named so that two servers in one
-		// process do not share it.
-		sqlCfg.DatabaseName = fmt.Sprintf("paydispatch-%d-%d", os.Getpid(), o.Port)
-		sqlCfg.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}
+	return o.DBPath
+}
+
+// serverConfig is the server's configuration and the main store's SQL
+// settings (where namespaces are registered).
+func serverConfig(o Options, ports Ports) (*config.Config, *config.SQL, error) {
+	persistence, sqlCfg, err := persistenceConfig(o)
+	if err != nil {
+		return nil, nil, err
 	}
 	frontend := net.JoinHostPort(o.IP, strconv.Itoa(o.Port))
 	services := map[string]config.Service{}
@@ -256,12 +262,7 @@ func serverConfig(o Options, ports Ports) (*config.Config, *config.SQL, error) {
 		Global: config.Global{
 			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: "127.0.0.1"},
 		},
-		Persistence: config.Persistence{
-			DefaultStore:     sqliteplugin.PluginName,
-			VisibilityStore:  sqliteplugin.PluginName,
-			NumHistoryShards: 1,
-			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
-		},
+		Persistence: persistence,
 		ClusterMetadata: &cluster.Config{
 			EnableGlobalNamespace:    false,
 			FailoverVersionIncrement: 10,
@@ -287,6 +288,47 @@ func serverConfig(o Options, ports Ports) (*config.Config, *config.SQL, error) {
 	return cfg, sqlCfg, nil
 }
 
+func persistenceConfig(o Options) (config.Persistence, *config.SQL, error) {
+	if o.Postgres != nil {
+		mainCfg, visCfg, err := o.Postgres.sqlConfigs()
+		if err != nil {
+			return config.Persistence{}, nil, err
+		}
+		return config.Persistence{
+			DefaultStore:     "postgres",
+			VisibilityStore:  "postgres-visibility",
+			NumHistoryShards: 1,
+			DataStores: map[string]config.DataStore{
+				"postgres":            {SQL: mainCfg},
+				"postgres-visibility": {SQL: visCfg},
+			},
+		}, mainCfg, nil
+	}
+	sqlCfg := &config.SQL{
+		PluginName:   sqliteplugin.PluginName,
+		DatabaseName: o.DBPath,
+		// Keys are SQLite pragmas (the plugin turns unknown keys into
+		// _pragma=key=value, so a misspelt key is silently ignored). WAL
+		// with synchronous=NORMAL: a commit appends to the log without an
+		// fsync per transaction; a power cut can lose the last commits but
+		// never corrupts the file. busy_timeout lets the extra reader
+		// connections wait for the writer instead of failing.
+		ConnectAttributes: map[string]string{"mode": "rwc", "journal_mode": "wal", "synchronous": "1", "busy_timeout": "10000"},
+	}
+	if o.DBPath == "" {
+		// A shared in-memory database, named so that two servers in one
+		// process do not share it.
+		sqlCfg.DatabaseName = fmt.Sprintf("paydispatch-%d-%d", os.Getpid(), o.Port)
+		sqlCfg.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}
+	}
+	return config.Persistence{
+		DefaultStore:     sqliteplugin.PluginName,
+		VisibilityStore:  sqliteplugin.PluginName,
+		NumHistoryShards: 1,
+		DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+	}, sqlCfg, nil
+}
+
 // Ports are the gRPC and membership ports of the four services (frontend,
 // history, matching, worker); Frontend is GRPC[0].
 type Ports struct {
@@ -302,8 +344,8 @@ type Ports struct {
 func choosePorts(o Options, fresh bool) (Ports, error) {
 	var p Ports
 	file := ""
-	if o.DBPath != "" {
-		file = o.DBPath + ".ports.json"
+	if side := o.sidePath(); side != "" {
+		file = side + ".ports.json"
 		if data, err := os.ReadFile(file); !fresh && err == nil && json.Unmarshal(data, &p) == nil && p.GRPC[0] != 0 {
 			if o.Port != 0 {
 				p.GRPC[0] = o.Port
@@ -328,7 +370,7 @@ func choosePorts(o Options, fresh bool) (Ports, error) {
 				return p, err
 			}
 		}
-		if p.Membership[i], err = freePort("127.0.0.1"); err != nil {
+		if p.Membership[i], err = freeMembershipPort(); err != nil {
 			return p, err
 		}
 	}
@@ -365,6 +407,20 @@ func freePort(ip string) (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// freeMembershipPort picks a free port below 32768: Temporal's SQL
+// schemas keep a member's port in a SMALLINT, and the kernel's ephemeral
+// ports (what port 0 gives) lie above it.
+func freeMembershipPort() (int, error) {
+	const lo, hi = 20000, 32767
+	for range 200 {
+		port := lo + rand.IntN(hi-lo+1)
+		if portFree("127.0.0.1", port) == nil {
+			return port, nil
+		}
+	}
+	return 0, errors.New("temporal: no free port between 20000 and 32767 for the membership ring")
 }
 
 func portFree(ip string, port int) error {

@@ -6,11 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/temporal/devserver"
 )
 
@@ -30,52 +32,122 @@ func runWorker(t *testing.T, c client.Client, queue string) {
 	t.Cleanup(w.Stop)
 }
 
-// TestOpenWorkflowSurvivesRestart: with a database file, a workflow that is
-// still open when the server stops completes after the server restarts.
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// stores are the two places the server keeps its data, each as a function
+// giving the options of a new store for one test.
+var stores = []struct {
+	name string
+	new  func(t *testing.T) devserver.Options
+}{
+	{"sqlite", func(t *testing.T) devserver.Options {
+		return devserver.Options{DBPath: filepath.Join(t.TempDir(), "temporal.db"), LogLevel: "fatal"}
+	}},
+	{"postgres", func(t *testing.T) devserver.Options {
+		return devserver.Options{Postgres: newPostgresStore(t), LogLevel: "fatal"}
+	}},
+}
+
+// newPostgresStore is a PostgreSQL store in two new databases, dropped
+// when the test ends.
+func newPostgresStore(t *testing.T) *devserver.Postgres {
+	t.Helper()
+	url := pgtest.EmptyURL(t)
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := cfg.Database + "_tmprl"
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Logf("drop the Temporal databases: %v", err)
+			return
+		}
+		defer conn.Close(ctx)
+		for _, db := range []string{name, name + "_visibility"} {
+			if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+db+" WITH (FORCE)"); err != nil {
+				t.Logf("drop %s: %v", db, err)
+			}
+		}
+	})
+	return &devserver.Postgres{URL: url, Database: name, StatePath: filepath.Join(t.TempDir(), "postgres"), MaxConns: 5}
+}
+
+// TestOpenWorkflowSurvivesRestart: on either store, a workflow that is
+// still open when the server stops completes after the server restarts,
+// and a finished one is listed by the visibility store.
 func TestOpenWorkflowSurvivesRestart(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := filepath.Join(t.TempDir(), "temporal.db")
+	for _, store := range stores {
+		t.Run(store.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			opts := store.new(t)
 
-	srv, err := devserver.Start(ctx, devserver.Options{DBPath: db, LogLevel: "fatal"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.Dial(client.Options{HostPort: srv.HostPort()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "survivor", TaskQueue: "q"}, waitForSignal, "hello")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
-	if err := srv.Stop(); err != nil {
-		t.Fatal(err)
-	}
+			srv, err := devserver.Start(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := client.Dial(client.Options{HostPort: srv.HostPort()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "survivor", TaskQueue: "q"}, waitForSignal, "hello")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			if err := srv.Stop(); err != nil {
+				t.Fatal(err)
+			}
 
-	srv, err = devserver.Start(ctx, devserver.Options{DBPath: db, LogLevel: "fatal"})
-	if err != nil {
-		t.Fatal(err)
+			srv, err = devserver.Start(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Stop()
+			c, err = client.Dial(client.Options{HostPort: srv.HostPort()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			runWorker(t, c, "q")
+			if err := c.SignalWorkflow(ctx, "survivor", run.GetRunID(), "name", "paydispatch"); err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			waitCtx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			if err := c.GetWorkflow(waitCtx, "survivor", run.GetRunID()).Get(waitCtx, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got != "hello, paydispatch" {
+				t.Fatalf("result %q", got)
+			}
+			if n := awaitListed(t, c, "WorkflowId = 'survivor' AND ExecutionStatus = 'Completed'"); n != 1 {
+				t.Errorf("listed %d completed survivors, want 1", n)
+			}
+		})
 	}
-	defer srv.Stop()
-	c, err = client.Dial(client.Options{HostPort: srv.HostPort()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	runWorker(t, c, "q")
-	if err := c.SignalWorkflow(ctx, "survivor", run.GetRunID(), "name", "paydispatch"); err != nil {
-		t.Fatal(err)
-	}
-	var got string
-	waitCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := c.GetWorkflow(waitCtx, "survivor", run.GetRunID()).Get(waitCtx, &got); err != nil {
-		t.Fatal(err)
-	}
-	if got != "hello, paydispatch" {
-		t.Fatalf("result %q", got)
+}
+
+// awaitListed is how many executions query lists once it lists any
+// (visibility is written after the close), or 0 after 30 s.
+func awaitListed(t *testing.T, c client.Client, query string) int {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+		if err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		if n := len(resp.Executions); n > 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -115,19 +187,7 @@ func TestTrimmedVisibilityAnswersQueries(t *testing.T) {
 		"ExecutionStatus = 'Completed' AND WorkflowType = 'greet'",
 		"HistoryLength > 0", // its index is dropped: a scan
 	} {
-		var found int
-		deadline := time.Now().Add(30 * time.Second) // visibility is written after the close
-		for found == 0 && time.Now().Before(deadline) {
-			resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
-			if err != nil {
-				t.Fatalf("%s: %v", query, err)
-			}
-			found = len(resp.Executions)
-			if found == 0 {
-				time.Sleep(100 * time.Millisecond)
-			}
-		}
-		if found != 1 {
+		if found := awaitListed(t, c, query); found != 1 {
 			t.Errorf("%s: %d executions, want 1", query, found)
 		}
 	}
