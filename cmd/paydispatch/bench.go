@@ -70,9 +70,10 @@ func runBenchPipeline(ctx context.Context, env *environment, args []string) erro
 	fs := newFlagSet(env, "bench pipeline", "[flags]",
 		"For each N, on a fresh private PostgreSQL and embedded Temporal (SQLite), N payments due at one\n"+
 			"instant go through (a) the old design, one workflow per payment started at intake and sleeping\n"+
-			"until the instant, then (b) this pipeline (bulk Phase A, queue, dispatcher, exec workflows).\n"+
-			"Prints peak open workflows, the Temporal store's growth at the peak, the time from the instant\n"+
-			"until all payments are PROCESSING, and the (a)/(b) ratios. Takes minutes per 10,000 payments.")
+			"until the instant, then (b) this pipeline (bulk Phase A, queue, dispatcher, exec workflows),\n"+
+			"both on the full path (SubmitPayment, the outbox relayer, the rail simulator). Prints peak open\n"+
+			"workflows, the Temporal store's growth at the peak, the time from the instant until all payments\n"+
+			"are delivered, CPU per payment, and the (a)/(b) ratios. Takes minutes per 10,000 payments.")
 	var (
 		pgBin string
 		lg    config.Log

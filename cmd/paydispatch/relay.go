@@ -143,12 +143,12 @@ func relayConfig(rl config.Rail, rc config.Relay) app.RelayConfig {
 // is configured, to a rail simulator in this process on loopback (the
 // embedded default, like serve's PostgreSQL and Temporal). Its metrics go
 // to reg. The returned func stops the relayer, then the simulator.
-func startRelayRole(ctx context.Context, store *postgres.DB, rl config.Rail, rc config.Relay, reg prometheus.Registerer, log *slog.Logger) (func(), error) {
+func startRelayRole(ctx context.Context, store *postgres.DB, rl config.Rail, rc config.Relay, sim railsim.Behaviour, reg prometheus.Registerer, log *slog.Logger) (stop func(), railURL string, err error) {
 	stopSim := func() {}
 	if rl.URL == "" {
-		url, stop, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Behaviour{}, log)
+		url, stop, err := app.StartRailSim(ctx, "127.0.0.1:0", sim, log)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		log.Info("rail simulator embedded on "+url+"; set PAYDISPATCH_RAIL_URL for a real rail", "url", url)
 		rl.URL, stopSim = url, stop
@@ -157,7 +157,7 @@ func startRelayRole(ctx context.Context, store *postgres.DB, rl config.Rail, rc 
 	stopRelay, err := app.StartRelayer(ctx, store, relayConfig(rl, rc), payment.OutboxHooks(), metrics, log)
 	if err != nil {
 		stopSim()
-		return nil, err
+		return nil, "", err
 	}
-	return func() { stopRelay(); stopSim() }, nil
+	return func() { stopRelay(); stopSim() }, rl.URL, nil
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/railsim"
 	"github.com/paydispatch/paydispatch/temporal"
 )
 
@@ -61,37 +62,107 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return usageError{err}
 	}
 	log := newLogger(env, lg)
+	run, err := startServer(ctx, env, serverConfig{db: db, srv: srv, tc: tc, dm: dm, rl: rl, rc: rc}, log)
+	if err != nil {
+		return err
+	}
+	defer run.stop()
+	store, httpServer, serveErr := run.store, run.http, run.serveErr
 
+	var dbDied <-chan struct{}
+	if store.Server != nil {
+		dbDied = store.Server.Done()
+	}
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-serveErr:
+		runErr = fmt.Errorf("http server: %w", err)
+	case <-dbDied:
+		runErr = errors.New("embedded PostgreSQL exited unexpectedly; see its server.log in the data directory")
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), srv.ShutdownTimeout)
+	defer cancel()
+	if err := httpServer.Shutdown(shutdownCtx); err != nil && runErr == nil {
+		runErr = fmt.Errorf("http shutdown: %w", err)
+	}
+	return runErr
+}
+
+// serverConfig is what serve is configured with.
+type serverConfig struct {
+	db  config.Database
+	srv config.Server
+	tc  config.Temporal
+	dm  config.Dispatch
+	rl  config.Rail
+	rc  config.Relay
+	// railSim is how the embedded rail simulator behaves (no rail URL).
+	railSim railsim.Behaviour
+}
+
+// runningServer is serve's stack, up and serving the API.
+type runningServer struct {
+	store    *postgres.DB
+	tconn    *temporal.Conn
+	http     *http.Server
+	addr     string // the API's listen address
+	railURL  string
+	serveErr <-chan error
+	stops    []func()
+}
+
+// stop stops every role, Temporal and the database, in reverse order of
+// their start; the HTTP server is shut down by the caller first.
+func (r *runningServer) stop() {
+	for i := len(r.stops) - 1; i >= 0; i-- {
+		r.stops[i]()
+	}
+	r.stops = nil
+}
+
+// startServer starts what serve runs: the store, migrations, Temporal,
+// the workers, the dispatcher, the relayer (and rail simulator) and the
+// HTTP API. On error, what was started is stopped.
+func startServer(ctx context.Context, env *environment, c serverConfig, log *slog.Logger) (run *runningServer, err error) {
+	db, srv, tc, dm, rl, rc := c.db, c.srv, c.tc, c.dm, c.rl, c.rc
+	run = &runningServer{}
+	defer func() {
+		if err != nil {
+			run.stop()
+		}
+	}()
 	// Bind first: a taken port fails fast, before a database is started.
 	ln, err := net.Listen("tcp", srv.HTTPAddr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w (set --http-addr or PAYDISPATCH_HTTP_ADDR to a free address)", srv.HTTPAddr, err)
+		return nil, fmt.Errorf("listen on %s: %w (set --http-addr or PAYDISPATCH_HTTP_ADDR to a free address)", srv.HTTPAddr, err)
 	}
-	defer ln.Close()
+	run.stops = append(run.stops, func() { ln.Close() })
 
 	store, err := openDatabase(ctx, db, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer store.Close()
+	run.stops = append(run.stops, store.Close)
 
 	migrator, err := schema.NewMigrator(store.Pool, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer migrator.Close()
+	run.stops = append(run.stops, func() { _ = migrator.Close() })
 	if srv.MigrateOnStart {
 		applied, err := app.Migrate(ctx, store.Pool, nil)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		log.Info("schema migrated", "migrations", len(applied.Migrations), "scripts", applied.Scripts, "version", migrator.Latest())
 	}
 	tconn, err := connectTemporal(ctx, tc, db, store, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer tconn.Close()
+	run.stops = append(run.stops, tconn.Close)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -100,24 +171,24 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.ExecWorker(dispatchMetrics)} {
 		stop, err := start(store, tconn, log)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer stop()
+		run.stops = append(run.stops, stop)
 	}
 
 	stopDispatch, err := app.StartDispatcher(ctx, dm.Mode, store, tconn, dispatchMetrics, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer stopDispatch()
+	run.stops = append(run.stops, stopDispatch)
 
 	// The relayer role: the outbox to the rail (or the embedded simulator),
 	// its metrics on this registry.
-	stopRelay, err := startRelayRole(ctx, store, rl, rc, reg, log)
+	stopRelay, railURL, err := startRelayRole(ctx, store, rl, rc, c.railSim, reg, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer stopRelay()
+	run.stops = append(run.stops, stopRelay)
 
 	router := httpapi.NewRouter(log,
 		httpapi.Check{Name: "database", Run: func(ctx context.Context) error { return store.Pool.Ping(ctx) }},
@@ -136,13 +207,13 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	idem := idempotency.NewStore(store.Pool, idempotency.Config{TTL: srv.IdempotencyTTL})
 	router.UseIdempotencyKeys(idem)
 	cleanupCtx, stopCleanup := context.WithCancel(ctx)
-	defer stopCleanup()
+	run.stops = append(run.stops, stopCleanup)
 	go idem.Cleanup(cleanupCtx, 10*time.Minute, func(err error) { log.Warn("idempotency keys cleanup", "error", err) })
 	if srv.InsecureDev {
 		log.Warn("--insecure-dev: the API answers anyone, without a token; never run it so beyond a developer's machine")
 	} else {
 		if err := bootstrapToken(ctx, env, store, db.DataDir, log); err != nil {
-			return err
+			return nil, err
 		}
 		router.RequireAuth(auth.NewStore(store.Pool))
 		router.LimitPerToken(float64(srv.TokenRate), 2*srv.TokenRate)
@@ -173,27 +244,10 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpServer.Serve(ln) }()
 	log.Info("paydispatch serving", "http_addr", ln.Addr().String(), "version", buildVersion())
-
-	var dbDied <-chan struct{}
-	if store.Server != nil {
-		dbDied = store.Server.Done()
-	}
-	var runErr error
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down")
-	case err := <-serveErr:
-		runErr = fmt.Errorf("http server: %w", err)
-	case <-dbDied:
-		runErr = errors.New("embedded PostgreSQL exited unexpectedly; see its server.log in the data directory")
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), srv.ShutdownTimeout)
-	defer cancel()
-	if err := httpServer.Shutdown(shutdownCtx); err != nil && runErr == nil {
-		runErr = fmt.Errorf("http shutdown: %w", err)
-	}
-	return runErr
+	run.store, run.tconn, run.http, run.addr, run.railURL, run.serveErr = store, tconn, httpServer, ln.Addr().String(), railURL, serveErr
+	return run, nil
 }
+
 
 // bootstrapToken gives a new database its first admin token: the
 // operator's PAYDISPATCH_BOOTSTRAP_TOKEN, or a generated one printed once

@@ -16,6 +16,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/internal/svgchart"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
@@ -330,35 +331,13 @@ func reportDrain(o DrainOptions, rate float64, perSecond map[int]int, first, las
 	return nil
 }
 
-// writeHistogramSVG draws executions per second as bars, with the
+// writeHistogramSVG draws executions per second as columns, with the
 // configured rate and its ±5 % band.
 func writeHistogramSVG(path string, perSecond map[int]int, first, last int, rate float64) error {
-	const height, top, left, bottom = 300.0, 20.0, 50.0, 40.0
-	n := last - first + 1
-	barW := math.Max(1, math.Min(8, 1200/float64(n)))
-	width := left + barW*float64(n) + 20
-	peak := rate * 1.3
-	for _, c := range perSecond {
-		peak = math.Max(peak, float64(c)*1.1)
-	}
-	y := func(v float64) float64 { return top + (height-top-bottom)*(1-v/peak) }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", width, height)
-	fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="#e6f4ea"/>`+"\n",
-		left, y(rate*1.05), barW*float64(n), y(rate*0.95)-y(rate*1.05))
+	values := make([]float64, 0, last-first+1)
 	for s := first; s <= last; s++ {
-		c := float64(perSecond[s])
-		fmt.Fprintf(&b, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="#3b6ea8"/>`+"\n",
-			left+barW*float64(s-first), y(c), math.Max(barW-0.5, 0.5), y(0)-y(c))
+		values = append(values, float64(perSecond[s]))
 	}
-	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.2f" y2="%.2f" stroke="#c0392b" stroke-width="1"/>`+"\n", left, left+barW*float64(n), y(rate), y(rate))
-	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="black"/>`+"\n", left, left, top, y(0))
-	fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="black"/>`+"\n", left, left+barW*float64(n), y(0), y(0))
-	for _, v := range []float64{0, rate, peak * 0.9} {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end">%.0f</text>`+"\n", left-4, y(v)+4, v)
-	}
-	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">seconds after the instant (%d..%d); red: configured rate %.1f/s, green: ±5 %%</text>`+"\n",
-		left, height-12, first, last, rate)
-	b.WriteString("</svg>\n")
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	svg := svgchart.Columns("executions per second", fmt.Sprintf("seconds after the instant (%d..%d); red: configured rate %.1f/s, green: ±5 %%", first, last, rate), values, rate, 0.05)
+	return os.WriteFile(path, []byte(svg), 0o644)
 }
