@@ -32,6 +32,7 @@ type environment struct {
 
 func commands() []*command {
 	return []*command{
+		{name: "demo", summary: "run the main job end to end on a private stack, verify it and write a report", usage: "[flags]", run: runDemo},
 		{name: "serve", summary: "run the service: store, migrations, HTTP API", usage: "[flags]", run: runServe},
 		{name: "worker", summary: "run some roles (init, exec, dispatch) in their own process, for scale", usage: "--role ...", run: runWorker},
 		{name: "relay", summary: "deliver the outbox's instructions to the rail (PAYDISPATCH_RAIL_URL), in its own process", usage: "[flags]", run: runRelay},

@@ -125,9 +125,9 @@ func (r *runningServer) stop() {
 // startServer starts what serve runs: the store, migrations, Temporal,
 // the workers, the dispatcher, the relayer (and rail simulator) and the
 // HTTP API. On error, what was started is stopped.
-func startServer(ctx context.Context, env *environment, c serverConfig, log *slog.Logger) (run *runningServer, err error) {
+func startServer(ctx context.Context, env *environment, c serverConfig, log *slog.Logger) (_ *runningServer, err error) {
 	db, srv, tc, dm, rl, rc := c.db, c.srv, c.tc, c.dm, c.rl, c.rc
-	run = &runningServer{}
+	run := &runningServer{}
 	defer func() {
 		if err != nil {
 			run.stop()

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/internal/demo"
+	"github.com/paydispatch/paydispatch/railsim"
+	"github.com/paydispatch/paydispatch/temporal"
+)
+
+func runDemo(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "demo", "[flags]",
+		"Runs paydispatch's main job end to end, with nothing to configure: a private PostgreSQL, the\n"+
+			"embedded Temporal, the rail simulator and every role start in a fresh data directory; three\n"+
+			"tenants submit payments (JSON-lines files and single API calls) all due at one instant, some\n"+
+			"bad, some bound to fail in the saga, some refused by the rail; they are paced out at --rate\n"+
+			"while a live table follows them. At the end it verifies the outcome (the rail's ledger, the\n"+
+			"ledger check, the queue) and writes an HTML report; it exits 1 when a check fails.")
+	var (
+		o       demo.Options
+		keep    bool
+		dataDir string
+		pgBin   string
+		store   string
+		lg      config.Log
+		seed    int
+	)
+	intSetting := func(name string, def, lo, hi int, usage string, dst *int) *config.Setting {
+		return &config.Setting{Flag: name, Default: strconv.Itoa(def), Usage: usage, Parse: func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < lo || n > hi {
+				return fmt.Errorf("want a whole number from %d to %d", lo, hi)
+			}
+			*dst = n
+			return nil
+		}}
+	}
+	durSetting := func(name, def string, least time.Duration, usage string, dst *time.Duration) *config.Setting {
+		return &config.Setting{Flag: name, Default: def, Usage: usage, Parse: func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < least {
+				return fmt.Errorf("want a duration of at least %s, e.g. %s", least, def)
+			}
+			*dst = d
+			return nil
+		}}
+	}
+	settings := []*config.Setting{
+		intSetting("payments", 10_000, 100, 1_000_000, "payments due at the instant", &o.Payments),
+		durSetting("at", "30s", 10*time.Second, "the instant: this long after the start", &o.At),
+		intSetting("rate", 40, 1, 10_000, "executions a second the pacing allows (the default drains 10,000 in about 4 minutes on 2 cores)", &o.Rate),
+		intSetting("seed", 1, 0, 1<<31-1, "seed of the payment mix and of the rail's refusals", &seed),
+		durSetting("max-wait", "30m", time.Minute, "give up this long after the instant", &o.MaxWait),
+		{Flag: "report", Usage: "where to write the HTML report (default: paydispatch-demo-<time>.html in the temporary directory)",
+			Parse: func(v string) error { o.ReportPath = v; return nil }},
+		{Flag: "keep", Default: "false", Bool: true, Usage: "keep the data directory at the end (and print how to serve on it)",
+			Parse: func(v string) (err error) { keep, err = strconv.ParseBool(v); return err }},
+		{Flag: "data-dir", Usage: "the data directory, which must not exist yet (default: a new temporary one)",
+			Parse: func(v string) error { dataDir = v; return nil }},
+		{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries (default: found on PATH, pg_config, /usr/lib/postgresql/*/bin)",
+			Parse: func(v string) error { pgBin = v; return nil }},
+		{Flag: "temporal-store", Default: "auto", Usage: "the embedded Temporal's store: auto (sqlite), sqlite or postgres",
+			Parse: func(v string) error {
+				if _, err := temporal.ParseStore(v); err != nil {
+					return err
+				}
+				store = v
+				return nil
+			}},
+	}
+	set := config.NewSet(fs, env.getenv, append(settings, config.LogSettings(&lg)...)...)
+	// The stack's info lines would scroll the live table away; --log-level
+	// given later wins.
+	if err := parse(set, append([]string{"--log-level=warn"}, args...)); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q: demo takes only flags", fs.Arg(0))}
+	}
+	o.Seed = uint64(seed)
+	if dataDir == "" {
+		d, err := os.MkdirTemp("", "paydispatch-demo-")
+		if err != nil {
+			return err
+		}
+		dataDir = d
+	} else if _, err := os.Stat(dataDir); err == nil {
+		return usageError{fmt.Errorf("--data-dir %s exists: the demo starts from nothing; name a new directory", dataDir)}
+	}
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return err
+	}
+	_ = os.Chmod(dataDir, 0o755) // the PostgreSQL server's user enters it
+	dataDir, _ = filepath.Abs(dataDir)
+	if !keep {
+		defer os.RemoveAll(dataDir)
+	}
+	if o.ReportPath == "" {
+		o.ReportPath = filepath.Join(os.TempDir(), "paydispatch-demo-"+time.Now().Format("20060102-150405")+".html")
+	}
+	o.ReportPath, _ = filepath.Abs(o.ReportPath)
+
+	// The stack: serve's defaults, on loopback ports of its own, with an
+	// admin token the demo holds.
+	adminToken, err := demoSecret()
+	if err != nil {
+		return err
+	}
+	stackEnv := map[string]string{
+		"PAYDISPATCH_DATA_DIR": dataDir, "PAYDISPATCH_PG_BIN_DIR": pgBin, "PAYDISPATCH_HTTP_ADDR": "127.0.0.1:0",
+		"PAYDISPATCH_TEMPORAL_PORT": "0", "PAYDISPATCH_TEMPORAL_STORE": store, "PAYDISPATCH_DB_MAX_CONNS": "40",
+		"PAYDISPATCH_BOOTSTRAP_TOKEN": adminToken, "PAYDISPATCH_TOKEN_RATE_LIMIT": "0",
+	}
+	var c serverConfig
+	stackSet := config.NewSet(flag.NewFlagSet("demo stack", flag.ContinueOnError), func(k string) string { return stackEnv[k] },
+		append(append(append(config.DatabaseSettings(&c.db), config.ServerSettings(&c.srv)...), config.TemporalSettings(&c.tc)...),
+			append(config.DispatchSettings(&c.dm), append(config.RailSettings(&c.rl), config.RelaySettings(&c.rc)...)...)...)...)
+	if err := stackSet.Parse(nil); err != nil {
+		return err
+	}
+	// About 1 % of the instructions refused by the rail (→ RETURNED).
+	c.railSim = railsim.Behaviour{TerminalFraction: 0.01, Seed: o.Seed}
+	stackLog := newLogger(env, lg)
+	fmt.Fprintf(env.stdout, "paydispatch demo: starting PostgreSQL, Temporal, the rail simulator and every role in %s ...\n", dataDir)
+	started := time.Now()
+	run, err := startServer(ctx, &environment{stdout: io.Discard, stderr: env.stderr, getenv: func(k string) string { return stackEnv[k] }}, c, stackLog)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = run.http.Shutdown(shutdown)
+		run.stop()
+	}()
+	fmt.Fprintf(env.stdout, "started in %.1f s: API http://%s, Temporal %s, rail simulator %s\n",
+		time.Since(started).Seconds(), run.addr, run.tconn.Address, run.railURL)
+
+	o.API, o.AdminToken, o.Pool, o.RailURL = "http://"+run.addr, adminToken, run.store.Pool, run.railURL
+	o.Out, o.Live = env.stdout, isTerminal(env.stdout)
+	res, err := demo.Run(ctx, o)
+	if keep {
+		tokenFile := filepath.Join(dataDir, "admin-token")
+		_ = os.WriteFile(tokenFile, []byte(adminToken+"\n"), 0o600)
+		fmt.Fprintf(env.stdout, "\ndata directory kept: %s\nlook around: PAYDISPATCH_DATA_DIR=%s paydispatch serve   (admin token in %s)\n",
+			dataDir, dataDir, tokenFile)
+	}
+	if err != nil {
+		return err
+	}
+	if !res.Passed() {
+		return errors.New("demo: the verification failed (see the checks above)")
+	}
+	fmt.Fprintln(env.stdout, "demo: every check passed")
+	return nil
+}
+
+// demoSecret is an admin token for the demo's stack.
+func demoSecret() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return "pd_" + base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// isTerminal reports whether w is a terminal (a live table can redraw).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

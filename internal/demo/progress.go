@@ -1,0 +1,158 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// sample is the state of things at one moment of the drain.
+type sample struct {
+	at       time.Duration // since the instant (negative before it)
+	payments map[string]int
+	queue    map[string]int
+	dead     int
+	executed int // payments whose execution began (accepted_at set)
+}
+
+func (s sample) terminal() int {
+	return s.payments["DELIVERED"] + s.payments["RETURNED"] + s.payments["FAILED"] + s.payments["REJECTED"]
+}
+
+// tracker samples the database every second until every payment taken in
+// has settled, and shows it.
+type tracker struct {
+	o        Options
+	instant  time.Time
+	expected int
+	samples  []sample
+	drawn    int // lines of the last live table, to redraw over
+	lastLine time.Time
+}
+
+func newTracker(o Options, instant time.Time, expected int) *tracker {
+	return &tracker{o: o, instant: instant, expected: expected}
+}
+
+func (t *tracker) follow(ctx context.Context) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	deadline := t.instant.Add(t.o.MaxWait)
+	for {
+		s, err := t.sample(ctx)
+		if err != nil {
+			return err
+		}
+		t.samples = append(t.samples, s)
+		t.show(s)
+		if s.terminal() >= t.expected {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d payments settled %s after the instant: giving up (--max-wait)", s.terminal(), t.expected, t.o.MaxWait)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func (t *tracker) sample(ctx context.Context) (sample, error) {
+	s := sample{at: time.Since(t.instant), payments: map[string]int{}, queue: map[string]int{}}
+	rows, err := t.o.Pool.Query(ctx, `SELECT status, count(*) FROM payments GROUP BY status`)
+	if err != nil {
+		return s, fmt.Errorf("progress: %w", err)
+	}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			rows.Close()
+			return s, err
+		}
+		s.payments[st] = n
+	}
+	rows.Close()
+	rows, err = t.o.Pool.Query(ctx, `SELECT queue_status, count(*) FROM exec_queue GROUP BY queue_status`)
+	if err != nil {
+		return s, fmt.Errorf("progress: %w", err)
+	}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			rows.Close()
+			return s, err
+		}
+		s.queue[st] = n
+	}
+	rows.Close()
+	// Dead letters: the outbox's (instructions the rail never took) and
+	// the queue's (items whose dispatch kept failing).
+	err = t.o.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM payment_outbox_dead_letters) + (SELECT count(*) FROM exec_queue WHERE queue_status = 'DEAD_LETTER'),
+		(SELECT count(*) FROM payments WHERE accepted_at IS NOT NULL)`).Scan(&s.dead, &s.executed)
+	return s, err
+}
+
+// rate is executions a second over the last five seconds.
+func (t *tracker) rate() float64 {
+	n := len(t.samples)
+	if n < 2 {
+		return 0
+	}
+	back := min(5, n-1)
+	a, b := t.samples[n-1-back], t.samples[n-1]
+	return float64(b.executed-a.executed) / (b.at - a.at).Seconds()
+}
+
+func (t *tracker) show(s sample) {
+	rate := t.rate()
+	toExecute := t.expected - s.executed - s.payments["REJECTED"]
+	eta := "-"
+	switch {
+	case s.at < 0:
+		eta = fmt.Sprintf("the instant in %.0f s", -s.at.Seconds())
+	case rate > 0:
+		eta = (time.Duration(float64(max(toExecute, 0))/rate) * time.Second).Round(time.Second).String()
+	}
+	cells := []struct {
+		name string
+		n    int
+	}{
+		{"taken in", t.expected}, {"scheduled", s.payments["SCHEDULED"]}, {"ready", s.queue["READY"]},
+		{"dispatched", s.queue["CLAIMED"] + s.queue["DISPATCHED"]}, {"executed", s.executed},
+		{"delivered", s.payments["DELIVERED"]}, {"failed", s.payments["FAILED"]}, {"returned", s.payments["RETURNED"]},
+		{"rejected", s.payments["REJECTED"]}, {"dead letters", s.dead},
+	}
+	if !t.o.Live {
+		if time.Since(t.lastLine) < 5*time.Second && s.terminal() < t.expected {
+			return
+		}
+		t.lastLine = time.Now()
+		var parts []string
+		for _, c := range cells {
+			parts = append(parts, fmt.Sprintf("%s %d", c.name, c.n))
+		}
+		fmt.Fprintf(t.o.Out, "t%+.0fs  %s; %.1f/s (limit %d/s); ETA %s\n", s.at.Seconds(), strings.Join(parts, ", "), rate, t.o.Rate, eta)
+		return
+	}
+	var b strings.Builder
+	if t.drawn > 0 {
+		fmt.Fprintf(&b, "\x1b[%dA\x1b[J", t.drawn)
+	}
+	var head, vals strings.Builder
+	for _, c := range cells {
+		w := max(len(c.name), 6) + 2
+		fmt.Fprintf(&head, "%-*s", w, c.name)
+		fmt.Fprintf(&vals, "%-*d", w, c.n)
+	}
+	done := float64(s.terminal()) / float64(max(t.expected, 1))
+	bar := strings.Repeat("█", int(done*40)) + strings.Repeat("░", 40-int(done*40))
+	fmt.Fprintf(&b, "%s\n%s\n%s %3.0f%%  t%+.0fs  executing %.1f/s (limit %d/s)  ETA %s\n",
+		head.String(), vals.String(), bar, done*100, s.at.Seconds(), rate, t.o.Rate, eta)
+	t.drawn = 3
+	fmt.Fprint(t.o.Out, b.String())
+}

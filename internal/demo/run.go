@@ -1,0 +1,214 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/paydispatch/paydispatch/auth"
+	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/queue"
+)
+
+// Options say what the demo runs and against which stack.
+type Options struct {
+	Payments int           // how many (default 10,000)
+	At       time.Duration // the instant: this long after the start (default 30 s)
+	Rate     int           // executions a second the pacing allows (default 40)
+	Seed     uint64        // the payment mix and the rail's refusals
+	MaxWait  time.Duration // give up this long after the instant (default 30 min)
+
+	API        string // the stack's API base URL
+	AdminToken string
+	Pool       *pgxpool.Pool
+	RailURL    string // the rail simulator (its GET /ledger)
+	ReportPath string // where the HTML report goes
+
+	Out  io.Writer
+	Live bool // redraw a live table (a terminal); else a line every few seconds
+}
+
+// Result is the verification's outcome.
+type Result struct {
+	Checks []Check
+	Report string // the report's path
+}
+
+// Passed reports whether every check passed.
+func (r Result) Passed() bool {
+	for _, c := range r.Checks {
+		if !c.OK {
+			return false
+		}
+	}
+	return len(r.Checks) > 0
+}
+
+// Check is one verified property.
+type Check struct {
+	Name   string
+	OK     bool
+	Detail string
+}
+
+// Run sets up, submits, follows the drain, verifies and reports.
+func Run(ctx context.Context, o Options) (Result, error) {
+	if o.Payments <= 0 {
+		o.Payments = 10_000
+	}
+	if o.At <= 0 {
+		o.At = 30 * time.Second
+	}
+	if o.Rate <= 0 {
+		o.Rate = 40
+	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = 30 * time.Minute
+	}
+	hc := &http.Client{Timeout: 5 * time.Minute}
+	admin := api{base: o.API, token: o.AdminToken, http: hc}
+	started := time.Now()
+	fmt.Fprintf(o.Out, "setting up: 3 tenants, 6 accounts (one in USD, one with a daily limit, one short of money), FX rates, pacing %d/s\n", o.Rate)
+	if err := setUp(ctx, admin); err != nil {
+		return Result{}, err
+	}
+	tokens := map[string]api{}
+	for _, t := range tenants {
+		secret, _, err := auth.NewStore(o.Pool).Create(ctx, auth.NewToken{Name: "demo " + t.id, TenantID: t.id,
+			Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}})
+		if err != nil {
+			return Result{}, fmt.Errorf("token for %s: %w", t.id, err)
+		}
+		tokens[t.id] = api{base: o.API, token: secret, http: hc}
+	}
+	windows := o.Payments/o.Rate + 1
+	if _, err := pacing.New(o.Pool).PutConfig(ctx, pacing.Config{Name: "demo", MaxPerWindow: o.Rate, Window: time.Second,
+		Headroom: windows + pacing.DefaultHeadroom}); err != nil {
+		return Result{}, fmt.Errorf("pacing config: %w", err)
+	}
+	if _, err := queue.New(o.Pool).UpdateConfig(ctx, payment.ItemType, map[string]string{"pacing_config": "demo"}); err != nil {
+		return Result{}, fmt.Errorf("pace payments: %w", err)
+	}
+
+	instant := started.Add(o.At).Truncate(time.Second)
+	payments := plan(o.Payments, instant, o.Seed)
+	fmt.Fprintf(o.Out, "submitting %d payments due at %s (in %.0f s): a JSON-lines file per tenant and %d single calls\n",
+		len(payments), instant.Format("15:04:05"), time.Until(instant).Seconds(), countSingle(payments))
+	sub, err := submit(ctx, tokens, payments)
+	if err != nil {
+		return Result{}, err
+	}
+	fmt.Fprintf(o.Out, "taken in: %d payments in %.1f s (%d lines refused at intake, as meant)\n", sub.takenIn, sub.took.Seconds(), sub.refused)
+
+	tr := newTracker(o, instant, sub.takenIn)
+	if err := tr.follow(ctx); err != nil {
+		return Result{}, err
+	}
+	data, err := collect(ctx, o, instant, payments, sub, tr)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Checks: verify(ctx, o, data)}
+	res.Report = o.ReportPath
+	if err := writeReport(o.ReportPath, o, data, res); err != nil {
+		return res, err
+	}
+	printSummary(o.Out, data, res)
+	return res, nil
+}
+
+func countSingle(ps []planned) (n int) {
+	for _, p := range ps {
+		if p.single {
+			n++
+		}
+	}
+	return n
+}
+
+// submission is what intake took.
+type submission struct {
+	takenIn int // payments stored or on their way (202)
+	refused int // lines a file had refused
+	took    time.Duration
+}
+
+// submit sends each tenant's file and the single calls at once.
+func submit(ctx context.Context, tokens map[string]api, ps []planned) (submission, error) {
+	start := time.Now()
+	files := map[string][]payment.Request{}
+	var singles []planned
+	for _, p := range ps {
+		if p.single {
+			singles = append(singles, p)
+		} else {
+			files[p.req.TenantID] = append(files[p.req.TenantID], p.req)
+		}
+	}
+	var (
+		mu  sync.Mutex
+		out submission
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	names := make([]string, 0, len(files))
+	for t := range files {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	for _, t := range names {
+		body, err := jsonLines(files[t])
+		if err != nil {
+			return out, err
+		}
+		g.Go(func() error {
+			var resp struct {
+				Payments int `json:"payments"`
+				Rejected int `json:"rejected"`
+			}
+			if err := tokens[t].call(gctx, http.MethodPost, "/v1/payment-batches", "application/x-ndjson", body, &resp); err != nil {
+				return fmt.Errorf("%s's file: %w", t, err)
+			}
+			mu.Lock()
+			out.takenIn += resp.Payments
+			out.refused += resp.Rejected
+			mu.Unlock()
+			return nil
+		})
+	}
+	next := make(chan planned)
+	for range 8 {
+		g.Go(func() error {
+			for p := range next {
+				if err := tokens[p.req.TenantID].postJSON(gctx, "/v1/payments", p.req, nil); err != nil {
+					return fmt.Errorf("payment %s: %w", p.req.PaymentID, err)
+				}
+				mu.Lock()
+				out.takenIn++
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		defer close(next)
+		for _, p := range singles {
+			select {
+			case next <- p:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		return nil
+	})
+	err := g.Wait()
+	out.took = time.Since(start)
+	return out, err
+}

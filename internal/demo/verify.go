@@ -1,0 +1,247 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/railsim"
+)
+
+// outcome is what the run produced, for the checks, the summary and the
+// report.
+type outcome struct {
+	instant   time.Time
+	sub       submission
+	planned   map[kind]int
+	final     sample
+	samples   []sample
+	stored    int
+	perSecond []float64 // executions in each second from the instant
+	latencies []float64 // intake → DELIVERED, seconds
+	tenants   []tenantShare
+	reasons   []reason
+	byCode    map[string]int // FAILED payments by their code
+	rail      railsim.LedgerView
+	railErr   error
+	// Checks' own figures.
+	violations                          []string
+	verifyErr                           error
+	openItems                           int
+	overLimit                           int     // pacing windows with more slots than the limit
+	early                               int     // executions before their slot
+	secondsOver                         int     // full seconds with more executions than the limit
+	mostOver                            int     // by how many at most
+	lagP50, lagP99                      float64 // execution after its slot, ms
+	unplanned                           int     // FAILED or REJECTED payments not meant to fail
+	outboxDead, deadNoReason, queueDead int
+}
+
+type tenantShare struct {
+	tenant    string
+	executed  int
+	delivered int
+}
+
+type reason struct {
+	status, code string
+	n            int
+}
+
+// codeOf finds a status reason's code: a saga's (INSUFFICIENT_FUNDS) or
+// an ISO 20022 reason (AC04).
+var codeOf = regexp.MustCompile(`\b(?:[A-Z]+_[A-Z_]+|[A-Z]{2}[0-9]{2})\b`)
+
+func collect(ctx context.Context, o Options, instant time.Time, ps []planned, sub submission, tr *tracker) (*outcome, error) {
+	out := &outcome{instant: instant, sub: sub, planned: map[kind]int{}, samples: tr.samples, final: tr.samples[len(tr.samples)-1]}
+	meantToFail := map[string]bool{}
+	for _, p := range ps {
+		out.planned[p.kind]++
+		switch p.kind {
+		case kindNoFunds, kindLimit, kindNoFX, kindBad:
+			meantToFail[p.req.PaymentID] = true
+		}
+	}
+	pool := o.Pool
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM payments`).Scan(&out.stored); err != nil {
+		return nil, err
+	}
+	rows, err := pool.Query(ctx, `SELECT floor(extract(epoch FROM accepted_at - $1::timestamptz))::int, count(*)
+		FROM payments WHERE accepted_at IS NOT NULL GROUP BY 1 ORDER BY 1`, instant)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var s, n int
+		if err := rows.Scan(&s, &n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		for s >= 0 && len(out.perSecond) <= s {
+			out.perSecond = append(out.perSecond, 0)
+		}
+		if s >= 0 {
+			out.perSecond[s] = float64(n)
+		}
+	}
+	rows.Close()
+	for i, n := range out.perSecond {
+		// The first and last seconds are partial.
+		if i > 0 && i < len(out.perSecond)-1 && int(n) > o.Rate {
+			out.secondsOver++
+			out.mostOver = max(out.mostOver, int(n)-o.Rate)
+		}
+	}
+	rows, err = pool.Query(ctx, `SELECT extract(epoch FROM updated_at - created_at)::float8 FROM payments WHERE status = 'DELIVERED'`)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var f float64
+		if err := rows.Scan(&f); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out.latencies = append(out.latencies, f)
+	}
+	rows.Close()
+	rows, err = pool.Query(ctx, `SELECT tenant_id, count(*) FILTER (WHERE accepted_at IS NOT NULL), count(*) FILTER (WHERE status = 'DELIVERED')
+		FROM payments GROUP BY 1 ORDER BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var t tenantShare
+		if err := rows.Scan(&t.tenant, &t.executed, &t.delivered); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out.tenants = append(out.tenants, t)
+	}
+	rows.Close()
+	rows, err = pool.Query(ctx, `SELECT payment_id, status, coalesce(status_reason, '') FROM payments WHERE status IN ('FAILED', 'RETURNED', 'REJECTED')`)
+	if err != nil {
+		return nil, err
+	}
+	byReason := map[[2]string]int{}
+	out.byCode = map[string]int{}
+	for rows.Next() {
+		var id, st, why string
+		if err := rows.Scan(&id, &st, &why); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		code := codeOf.FindString(why)
+		if code == "" {
+			code = why
+			if len(code) > 60 {
+				code = code[:60] + "…"
+			}
+		}
+		byReason[[2]string{st, code}]++
+		if st == "FAILED" {
+			out.byCode[code]++
+		}
+		if st != "RETURNED" && !meantToFail[id] {
+			out.unplanned++
+		}
+	}
+	rows.Close()
+	for k, n := range byReason {
+		out.reasons = append(out.reasons, reason{status: k[0], code: k[1], n: n})
+	}
+	sort.Slice(out.reasons, func(i, j int) bool {
+		if out.reasons[i].status != out.reasons[j].status {
+			return out.reasons[i].status < out.reasons[j].status
+		}
+		return out.reasons[i].n > out.reasons[j].n
+	})
+	if err := pool.QueryRow(ctx, `SELECT coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY l), 0), coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY l), 0)
+		FROM (SELECT extract(epoch FROM accepted_at - scheduled_execution_time) * 1000 AS l FROM payments WHERE accepted_at IS NOT NULL) x`).Scan(&out.lagP50, &out.lagP99); err != nil {
+		return nil, err
+	}
+	out.rail, out.railErr = railLedger(ctx, o.RailURL)
+	vs, err := payment.Verify(ctx, pool)
+	out.verifyErr = err
+	for _, v := range vs {
+		out.violations = append(out.violations, v.String())
+	}
+	err = pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM exec_queue WHERE queue_status IN ('READY', 'CLAIMED', 'DISPATCHED')),
+		(SELECT count(*) FROM pacing_window WHERE config_name = 'demo' AND slot_count > $1),
+		(SELECT count(*) FROM payments WHERE accepted_at < scheduled_execution_time),
+		(SELECT count(*) FROM payment_outbox_dead_letters),
+		(SELECT count(*) FROM payment_outbox_dead_letters WHERE error_code = ''),
+		(SELECT count(*) FROM exec_queue WHERE queue_status = 'DEAD_LETTER')`, o.Rate).Scan(&out.openItems, &out.overLimit, &out.early,
+		&out.outboxDead, &out.deadNoReason, &out.queueDead)
+	return out, err
+}
+
+func railLedger(ctx context.Context, base string) (railsim.LedgerView, error) {
+	var v railsim.LedgerView
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/ledger", nil)
+	if err != nil {
+		return v, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return v, fmt.Errorf("the rail's ledger: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return v, fmt.Errorf("the rail's ledger: %s", resp.Status)
+	}
+	return v, json.NewDecoder(resp.Body).Decode(&v)
+}
+
+// verify turns the outcome into the demo's checks.
+func verify(_ context.Context, o Options, d *outcome) []Check {
+	f := d.final.payments
+	var checks []Check
+	add := func(name string, ok bool, format string, args ...any) {
+		checks = append(checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	}
+	add("every payment taken in is settled", d.final.terminal() == d.sub.takenIn && d.stored == d.sub.takenIn,
+		"%d taken in, %d stored, %d DELIVERED/RETURNED/FAILED/REJECTED", d.sub.takenIn, d.stored, d.final.terminal())
+	add("bad lines refused at intake, bad accounts rejected at Phase A", d.sub.refused == d.planned[kindInvalid] && f["REJECTED"] == d.planned[kindBad],
+		"%d lines refused (%d planned), %d REJECTED (%d planned)", d.sub.refused, d.planned[kindInvalid], f["REJECTED"], d.planned[kindBad])
+	add("only the payments meant to fail failed", d.unplanned == 0, "%d FAILED or REJECTED that were not meant to", d.unplanned)
+	noFunds, overLimit := d.planned[kindNoFunds]-poorFit, d.planned[kindLimit]-limitFit
+	add("the saga's failures are the planned ones, compensated", d.byCode["INSUFFICIENT_FUNDS"] == noFunds &&
+		d.byCode["LIMIT_EXCEEDED"] == overLimit && d.byCode["FX_UNAVAILABLE"] == d.planned[kindNoFX],
+		"INSUFFICIENT_FUNDS %d (%d planned), LIMIT_EXCEEDED %d (%d planned), FX_UNAVAILABLE %d (%d planned)",
+		d.byCode["INSUFFICIENT_FUNDS"], noFunds, d.byCode["LIMIT_EXCEEDED"], overLimit, d.byCode["FX_UNAVAILABLE"], d.planned[kindNoFX])
+	if d.railErr != nil {
+		add("the rail's ledger", false, "%v", d.railErr)
+	} else {
+		r := d.rail
+		add("every delivered payment reached the rail exactly once", r.Unique == int64(f["DELIVERED"]) && r.Duplicates == 0,
+			"rail: %d instructions accepted, %d duplicates; %d payments DELIVERED", r.Unique, r.Duplicates, f["DELIVERED"])
+		add("every refusal by the rail returned its payment", r.Refused == int64(f["RETURNED"]),
+			"rail: %d refused; %d payments RETURNED", r.Refused, f["RETURNED"])
+		add("no sequence gap, no sequence number reused", r.Gaps == 0 && r.SequenceReused == 0,
+			"%d gaps, %d reused", r.Gaps, r.SequenceReused)
+	}
+	switch {
+	case d.verifyErr != nil:
+		add("paydispatch verify", false, "%v", d.verifyErr)
+	default:
+		detail := "0 violations: balances conserve, every failed or returned payment's money restored"
+		if len(d.violations) > 0 {
+			detail = fmt.Sprintf("%d violations, first: %s", len(d.violations), d.violations[0])
+		}
+		add("paydispatch verify (the ledger check)", len(d.violations) == 0, "%s", detail)
+	}
+	add("the queue holds no READY, CLAIMED or DISPATCHED item", d.openItems == 0, "%d left", d.openItems)
+	add("pacing: no window over its limit, nothing before its slot", d.overLimit == 0 && d.early == 0,
+		"%d windows over %d, %d executions before their slot", d.overLimit, o.Rate, d.early)
+	add("dead letters: only the rail's refusals, each with its reason", d.outboxDead == f["RETURNED"] && d.queueDead == 0 && d.deadNoReason == 0,
+		"%d instructions dead-lettered (%d RETURNED), %d without a reason; %d queue items dead-lettered", d.outboxDead, f["RETURNED"], d.deadNoReason, d.queueDead)
+	return checks
+}
