@@ -3,12 +3,22 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/paydispatch/paydispatch/internal/bench"
 	"github.com/paydispatch/paydispatch/internal/config"
 )
 
-const benchUsage = `Usage: paydispatch bench queue|pipeline|pacing|drain|intake|outbox|saga [flags]
+const benchUsage = `Usage: paydispatch bench [--quick] [--only queue,pacing,...] [--out results.md]
+       paydispatch bench queue|pipeline|pacing|drain|intake|outbox|saga [flags]
+
+Without a name, runs every benchmark (or those --only names) one after the other and prints
+their headlines as one table, each beside the baseline it measured in the same run, with the
+machine's cores and the CPU the hypervisor stole during it; --quick runs CI-sized data, --out
+also writes the table as Markdown. With a name, runs that benchmark with its own flags
+('paydispatch bench NAME --help').
 
 Benchmarks:
   queue     claim and dispatch throughput and claim latency of the dispatch queue
@@ -20,8 +30,8 @@ Benchmarks:
   saga      SubmitPayment on the ledger and process store (no Temporal): payments/s over many accounts and one`
 
 func runBench(ctx context.Context, env *environment, args []string) error {
-	if len(args) == 0 {
-		return usageError{fmt.Errorf("name a benchmark: 'paydispatch bench queue', 'pipeline', 'pacing', 'drain', 'intake', 'outbox' or 'saga'")}
+	if len(args) == 0 || strings.HasPrefix(args[0], "--") && !slices.Contains([]string{"-h", "--help", "-help"}, args[0]) {
+		return runBenchSuite(ctx, env, args)
 	}
 	switch args[0] {
 	case "-h", "--help", "-help":
@@ -43,6 +53,48 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 		return runBenchSaga(ctx, env, args[1:])
 	}
 	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain', 'intake', 'outbox' or 'saga'", args[0])}
+}
+
+func runBenchSuite(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "bench", "[--quick] [--only NAMES] [--out FILE]",
+		"Runs every benchmark (or those --only names: "+bench.SuiteNames()+") one after the other and prints\n"+
+			"their headlines as one table beside the baselines they measured in the same run.")
+	var (
+		pgBin string
+		lg    config.Log
+		opt   bench.SuiteOptions
+	)
+	settings := []*config.Setting{
+		{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries",
+			Parse: func(v string) error { pgBin = v; return nil }},
+		{Flag: "quick", Default: "false", Bool: true, Usage: "CI-sized data: every benchmark in a few minutes in all",
+			Parse: func(v string) (err error) { opt.Quick, err = strconv.ParseBool(v); return err }},
+		{Flag: "only", Usage: "comma-separated benchmarks to run (default: all): " + bench.SuiteNames(),
+			Parse: func(v string) error {
+				opt.Only = nil
+				for _, n := range strings.Split(v, ",") {
+					if n = strings.TrimSpace(n); n != "" {
+						if !slices.Contains(strings.Split(bench.SuiteNames(), ", "), n) {
+							return fmt.Errorf("unknown benchmark %q: want some of %s", n, bench.SuiteNames())
+						}
+						opt.Only = append(opt.Only, n)
+					}
+				}
+				return nil
+			}},
+		{Flag: "out", Usage: "also write the table as Markdown to this file",
+			Parse: func(v string) error { opt.OutFile = v; return nil }},
+	}
+	// The benchmarks' stacks log at warn unless --log-level says more.
+	set := config.NewSet(fs, env.getenv, append(settings, config.LogSettings(&lg)...)...)
+	if err := parse(set, append([]string{"--log-level=warn"}, args...)); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q: name one benchmark first ('paydispatch bench %s --help'), or use --only", fs.Arg(0), fs.Arg(0))}
+	}
+	opt.PGBinDir, opt.Out, opt.Logger = pgBin, env.stdout, newLogger(env, lg)
+	return bench.RunSuite(ctx, opt)
 }
 
 func runBenchQueue(ctx context.Context, env *environment, args []string) error {

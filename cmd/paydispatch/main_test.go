@@ -33,7 +33,7 @@ func TestBadInput(t *testing.T) {
 		{"bad log level", []string{"migrate", "--log-level", "loud"}, nil, `invalid --log-level "loud": want debug, info, warn or error`},
 		{"bad migrate action", []string{"migrate", "sideways"}, nil, `unexpected argument "sideways": want up or status`},
 		{"unknown flag", []string{"serve", "--colour"}, nil, "flag provided but not defined: -colour"},
-		{"bench without name", []string{"bench"}, nil, "name a benchmark"},
+		{"bench unknown in --only", []string{"bench", "--only", "queue,nope"}, nil, `invalid --only "queue,nope": unknown benchmark "nope"`},
 		{"demo too few payments", []string{"demo", "--payments", "5"}, nil, `invalid --payments "5": want a whole number from 100 to 1000000`},
 		{"demo bad rate", []string{"demo", "--rate", "fast"}, nil, `invalid --rate "fast"`},
 		{"demo bad store", []string{"demo", "--temporal-store", "mysql"}, nil, `invalid --temporal-store "mysql": want auto, postgres or sqlite`},

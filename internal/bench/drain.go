@@ -57,6 +57,8 @@ type DrainOptions struct {
 	PGBinDir string
 	Out      io.Writer
 	Logger   *slog.Logger
+	// Figures, when set, receives the headline (paydispatch bench).
+	Figures *Figures
 }
 
 // DrainSettings binds the benchmark's flags.
@@ -316,6 +318,8 @@ func reportDrain(o DrainOptions, rate float64, perSecond map[int]int, first, las
 	fmt.Fprintf(w, "full seconds within ±5%% of %.1f/s: %d of %d (worst %.1f%%): %s\n",
 		rate, inBand, full, worst*100, verdict(full > 0 && inBand == full))
 	fmt.Fprintf(w, "executions before their slot: %d\n", early)
+	o.Figures.add(Figure{What: fmt.Sprintf("%s payments drained, full path; %d of %d full seconds within ±5 %%", thousands(o.Payments), inBand, full),
+		Value: float64(o.Payments) / float64(last-first+1), Unit: "payments/s", Baseline: "the configured rate (asked, not measured)", BaseVal: rate, BaseUnit: "/s"})
 	if in, out := stealByBand(perSecond, stolenBySecond, first, last, rate); len(out) > 0 && len(in) > 0 {
 		// Were the seconds out of the band the machine's, or the engine's?
 		fmt.Fprintf(w, "CPU stolen per second: median %.0f%% in the band, %.0f%% (max %.0f%%) in and up to 5 s before the seconds out of it\n",

@@ -30,6 +30,8 @@ type PacingOptions struct {
 	PGBinDir    string
 	Out         io.Writer
 	Logger      *slog.Logger
+	// Figures, when set, receives the headline (paydispatch bench).
+	Figures *Figures
 }
 
 // PacingSettings binds the benchmark's flags.
@@ -90,6 +92,8 @@ func RunPacing(ctx context.Context, o PacingOptions) error {
 	fmt.Fprintf(o.Out, "  baseline, one-row INSERT per round trip: %8.0f /s\n", base)
 	fmt.Fprintf(o.Out, "  slot assignment:                         %8.0f /s  (%.2f × baseline)\n", single, single/base)
 	fmt.Fprintf(o.Out, "  target ≥ 5,000 assignments/s: %s\n", verdict(single >= 5000))
+	o.Figures.add(Figure{What: "single slot assignments", Value: single, Unit: "/s",
+		Baseline: "one-row INSERT per round trip", BaseVal: base, BaseUnit: "/s"})
 	if err := checkPacingWindows(ctx, o.Out, l, "singles", o.Singles, o.MaxPerWindow); err != nil {
 		return err
 	}

@@ -33,6 +33,8 @@ type SagaOptions struct {
 	PGBinDir    string
 	Out         io.Writer
 	Logger      *slog.Logger
+	// Figures, when set, receives the headline (paydispatch bench).
+	Figures *Figures
 }
 
 // SagaSettings binds the benchmark's flags.
@@ -108,6 +110,8 @@ func RunSaga(ctx context.Context, o SagaOptions) error {
 		b.printf("\n%s:\n", r.name)
 		b.printf("  baseline, plain debit UPDATE + INSERT:  %8.0f payments/s%s\n", base, baseSteal)
 		b.printf("  SubmitPayment:                          %8.0f payments/s (%.2f × baseline)%s\n", rate, rate/base, b.stolen(phase))
+		o.Figures.add(Figure{What: "SubmitPayment, " + r.name, Value: rate, Unit: "payments/s",
+			Baseline: "plain debit UPDATE + INSERT", BaseVal: base, BaseUnit: "payments/s"})
 		b.printf("  CPU per payment: %.2f ms on the machine (PostgreSQL included), %.2f ms in this process\n",
 			float64(busy)/float64(time.Millisecond)/float64(o.N), float64(processCPU()-cpu0)/float64(time.Millisecond)/float64(o.N))
 		b.printf("  target ≥ %s/s: %s\n", thousands(int(r.target)), verdict(rate >= r.target))

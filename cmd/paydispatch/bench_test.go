@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/paydispatch/paydispatch/internal/bench"
+)
+
+// TestBenchQuick runs every benchmark CI-sized through the one entry
+// point: each reports a headline beside its baseline, and the Markdown
+// table has a row for each.
+func TestBenchQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every benchmark")
+	}
+	// Not parallel: the benchmarks measure the machine.
+	out := filepath.Join(t.TempDir(), "results.md")
+	code, stdout, stderr := runCLI([]string{"bench", "--quick", "--out", out}, nil)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	table, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range strings.Split(bench.SuiteNames(), ", ") {
+		if !strings.Contains(string(table), "\n| "+name+" | ") {
+			t.Errorf("no row for %s in\n%s", name, table)
+		}
+	}
+	for _, want := range []string{"cores", "| ratio |", "CPU stolen"} {
+		if !strings.Contains(string(table), want) {
+			t.Errorf("the table lacks %q:\n%s", want, table)
+		}
+	}
+	if strings.Contains(string(table), "failed") {
+		t.Errorf("a benchmark failed:\n%s", table)
+	}
+	if !strings.Contains(stdout, "ledger check (paydispatch verify): 0 violations") {
+		t.Errorf("no ledger check in the output")
+	}
+}
