@@ -248,7 +248,6 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	return run, nil
 }
 
-
 // bootstrapToken gives a new database its first admin token: the
 // operator's PAYDISPATCH_BOOTSTRAP_TOKEN, or a generated one printed once
 // and written to <data dir>/admin-token (mode 0600).
