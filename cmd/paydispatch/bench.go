@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +34,17 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "--") && !slices.Contains([]string{"-h", "--help", "-help"}, args[0]) {
 		return runBenchSuite(ctx, env, args)
 	}
+	// --figures-out FILE (the suite's, before the name's flags): the
+	// benchmark's headlines are written there as JSON.
+	if len(args) > 2 && args[1] == "--figures-out" {
+		file := args[2]
+		benchFigures = &bench.Figures{}
+		err := runBench(ctx, env, append([]string{args[0]}, args[3:]...))
+		if err == nil {
+			err = benchFigures.WriteFile(file)
+		}
+		return err
+	}
 	switch args[0] {
 	case "-h", "--help", "-help":
 		fmt.Fprintln(env.stdout, benchUsage)
@@ -54,6 +66,10 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 	}
 	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain', 'intake', 'outbox' or 'saga'", args[0])}
 }
+
+// benchFigures receives a benchmark's headlines when the suite runs it
+// (see --figures-out); nil otherwise.
+var benchFigures *bench.Figures
 
 func runBenchSuite(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "bench", "[--quick] [--only NAMES] [--out FILE]",
@@ -93,7 +109,12 @@ func runBenchSuite(ctx context.Context, env *environment, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected argument %q: name one benchmark first ('paydispatch bench %s --help'), or use --only", fs.Arg(0), fs.Arg(0))}
 	}
-	opt.PGBinDir, opt.Out, opt.Logger = pgBin, env.stdout, newLogger(env, lg)
+	opt.PGBinDir, opt.Out, opt.LogLevel = pgBin, env.stdout, strings.ToLower(lg.Level.String())
+	binary, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find this binary to run each benchmark in: %w", err)
+	}
+	opt.Binary = binary
 	return bench.RunSuite(ctx, opt)
 }
 
@@ -115,6 +136,7 @@ func runBenchQueue(ctx context.Context, env *environment, args []string) error {
 	opt.DatabaseURL, opt.PGBinDir = db.URL, db.PGBinDir
 	opt.Out = env.stdout
 	opt.Logger = newLogger(env, lg)
+	opt.Figures = benchFigures
 	return bench.RunQueue(ctx, opt)
 }
 
@@ -141,6 +163,7 @@ func runBenchPipeline(ctx context.Context, env *environment, args []string) erro
 	opt.PGBinDir = pgBin
 	opt.Out = env.stdout
 	opt.Logger = newLogger(env, lg)
+	opt.Figures = benchFigures
 	return bench.RunPipeline(ctx, opt)
 }
 
@@ -163,6 +186,7 @@ func runBenchPacing(ctx context.Context, env *environment, args []string) error 
 	opt.DatabaseURL, opt.PGBinDir = db.URL, db.PGBinDir
 	opt.Out = env.stdout
 	opt.Logger = newLogger(env, lg)
+	opt.Figures = benchFigures
 	return bench.RunPacing(ctx, opt)
 }
 
@@ -187,6 +211,7 @@ func runBenchDrain(ctx context.Context, env *environment, args []string) error {
 	opt.PGBinDir = pgBin
 	opt.Out = env.stdout
 	opt.Logger = newLogger(env, lg)
+	opt.Figures = benchFigures
 	return bench.RunDrain(ctx, opt)
 }
 
@@ -212,6 +237,7 @@ func runBenchIntake(ctx context.Context, env *environment, args []string) error 
 	opt.PGBinDir = pgBin
 	opt.Out = env.stdout
 	opt.Logger = newLogger(env, lg)
+	opt.Figures = benchFigures
 	return bench.RunIntake(ctx, opt)
 }
 
@@ -235,6 +261,7 @@ func runBenchOutbox(ctx context.Context, env *environment, args []string) error 
 	opt.DatabaseURL, opt.PGBinDir = db.URL, db.PGBinDir
 	opt.Out = env.stdout
 	opt.Logger = newLogger(env, lg)
+	opt.Figures = benchFigures
 	return bench.RunOutbox(ctx, opt)
 }
 
@@ -258,5 +285,6 @@ func runBenchSaga(ctx context.Context, env *environment, args []string) error {
 	opt.DatabaseURL, opt.PGBinDir = db.URL, db.PGBinDir
 	opt.Out = env.stdout
 	opt.Logger = newLogger(env, lg)
+	opt.Figures = benchFigures
 	return bench.RunSaga(ctx, opt)
 }

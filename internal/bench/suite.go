@@ -2,18 +2,17 @@ package bench
 
 import (
 	"context"
-	"flag"
+	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/paydispatch/paydispatch/internal/config"
 )
 
 // Figure is a benchmark's headline: what it measured beside the baseline
@@ -48,93 +47,53 @@ func (f *Figures) add(fig Figure) {
 	f.mu.Unlock()
 }
 
+// List is the headlines collected.
+func (f *Figures) List() []Figure {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.list)
+}
+
+// WriteFile writes the headlines as JSON (what the suite reads back).
+func (f *Figures) WriteFile(path string) error {
+	data, err := json.Marshal(f.List())
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}
+
 // SuiteOptions configure `paydispatch bench` over every benchmark.
 type SuiteOptions struct {
+	// Binary is paydispatch itself: each benchmark runs in a process of
+	// its own (`Binary bench NAME --figures-out F ...`), so none inherits
+	// another's heap or goroutines.
+	Binary   string
+	LogLevel string   // the children's --log-level
 	Only     []string // benchmarks to run (default: all, in Suite's order)
 	Quick    bool     // CI-sized data
 	OutFile  string   // where to write the Markdown table ("": none)
 	PGBinDir string
 	Out      io.Writer
-	Logger   *slog.Logger
 }
 
-// suiteBench is one benchmark of the suite: the arguments of its quick
-// and full runs (full: its defaults unless set), and how it runs.
+// suiteBench is one benchmark of the suite and the arguments of its
+// quick and full runs (full: its defaults unless set).
 type suiteBench struct {
-	name  string
-	quick []string
-	run   func(ctx context.Context, args []string, o SuiteOptions, figs *Figures) error
-	full  []string
+	name        string
+	quick, full []string
 }
 
 // Suite is every benchmark, in the order `paydispatch bench` runs them.
 var Suite = []suiteBench{
-	{"queue", []string{"--rows", "20000", "--small-depth", "2000", "--samples", "50", "--max-duration", "20s"},
-		func(ctx context.Context, args []string, s SuiteOptions, figs *Figures) error {
-			var o QueueOptions
-			if err := parseDefaults(args, QueueSettings(&o)); err != nil {
-				return err
-			}
-			o.PGBinDir, o.Out, o.Logger, o.Figures = s.PGBinDir, s.Out, s.Logger, figs
-			return RunQueue(ctx, o)
-		}, nil},
-	{"pacing", []string{"--singles", "5000", "--bulk", "20000"},
-		func(ctx context.Context, args []string, s SuiteOptions, figs *Figures) error {
-			var o PacingOptions
-			if err := parseDefaults(args, PacingSettings(&o)); err != nil {
-				return err
-			}
-			o.PGBinDir, o.Out, o.Logger, o.Figures = s.PGBinDir, s.Out, s.Logger, figs
-			return RunPacing(ctx, o)
-		}, nil},
-	{"saga", []string{"--quick"},
-		func(ctx context.Context, args []string, s SuiteOptions, figs *Figures) error {
-			var o SagaOptions
-			if err := parseDefaults(args, SagaSettings(&o)); err != nil {
-				return err
-			}
-			o.PGBinDir, o.Out, o.Logger, o.Figures = s.PGBinDir, s.Out, s.Logger, figs
-			return RunSaga(ctx, o)
-		}, nil},
-	{"outbox", []string{"--quick"},
-		func(ctx context.Context, args []string, s SuiteOptions, figs *Figures) error {
-			var o OutboxOptions
-			if err := parseDefaults(args, OutboxSettings(&o)); err != nil {
-				return err
-			}
-			o.PGBinDir, o.Out, o.Logger, o.Figures = s.PGBinDir, s.Out, s.Logger, figs
-			return RunOutbox(ctx, o)
-		}, nil},
-	{"intake", []string{"--payments", "20000"},
-		func(ctx context.Context, args []string, s SuiteOptions, figs *Figures) error {
-			var o IntakeOptions
-			if err := parseDefaults(args, IntakeSettings(&o)); err != nil {
-				return err
-			}
-			o.PGBinDir, o.Out, o.Logger, o.Figures = s.PGBinDir, s.Out, s.Logger, figs
-			return RunIntake(ctx, o)
-		}, nil},
-	{"drain", []string{"--payments", "600", "--max-per-window", "40", "--window", "PT1S", "--svg", ""},
-		func(ctx context.Context, args []string, s SuiteOptions, figs *Figures) error {
-			var o DrainOptions
-			if err := parseDefaults(append([]string{"--svg", ""}, args...), DrainSettings(&o)); err != nil {
-				return err
-			}
-			o.PGBinDir, o.Out, o.Logger, o.Figures = s.PGBinDir, s.Out, s.Logger, figs
-			return RunDrain(ctx, o)
-		},
-		// 20,000 at 25/s would take 14 minutes; 3,000 shows the same.
-		[]string{"--payments", "3000"}},
-	{"pipeline", []string{"--n", "1000"},
-		func(ctx context.Context, args []string, s SuiteOptions, figs *Figures) error {
-			var o PipelineOptions
-			if err := parseDefaults(args, PipelineSettings(&o)); err != nil {
-				return err
-			}
-			o.PGBinDir, o.Out, o.Logger, o.Figures = s.PGBinDir, s.Out, s.Logger, figs
-			return RunPipeline(ctx, o)
-		},
-		[]string{"--n", "20000"}},
+	{"queue", []string{"--rows", "20000", "--small-depth", "2000", "--samples", "50", "--max-duration", "20s"}, nil},
+	{"pacing", []string{"--singles", "5000", "--bulk", "20000"}, nil},
+	{"saga", []string{"--quick"}, nil},
+	{"outbox", []string{"--quick"}, nil},
+	{"intake", []string{"--payments", "20000"}, nil},
+	// 20,000 at 25/s would take 14 minutes; 3,000 shows the same.
+	{"drain", []string{"--payments", "600", "--max-per-window", "40", "--window", "PT1S", "--svg", ""}, []string{"--payments", "3000", "--svg", ""}},
+	{"pipeline", []string{"--n", "1000"}, []string{"--n", "20000"}},
 }
 
 // SuiteNames lists the benchmarks, comma-separated.
@@ -144,13 +103,6 @@ func SuiteNames() string {
 		names = append(names, b.name)
 	}
 	return strings.Join(names, ", ")
-}
-
-// parseDefaults binds settings to their defaults, then args.
-func parseDefaults(args []string, settings []*config.Setting) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return config.NewSet(fs, func(string) string { return "" }, settings...).Parse(args)
 }
 
 // suiteRow is one line of the suite's table.
@@ -189,7 +141,7 @@ func RunSuite(ctx context.Context, o SuiteOptions) error {
 		figs := &Figures{}
 		cpu0, cpuOK := readCPU()
 		start := time.Now()
-		err := b.run(ctx, args, o, figs)
+		err := runChild(ctx, o, b.name, args, figs)
 		steal := -1.0
 		if st, ok := stolenSince(cpu0); cpuOK && ok {
 			steal = st
@@ -255,4 +207,39 @@ func figureNum(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.3g", v)
+}
+
+// runChild runs one benchmark in a process of its own and reads back its
+// headlines.
+func runChild(ctx context.Context, o SuiteOptions, name string, args []string, figs *Figures) error {
+	dir, err := os.MkdirTemp("", "paydispatch-bench-figures-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "figures.json")
+	argv := append([]string{"bench", name, "--figures-out", file}, args...)
+	if o.LogLevel != "" {
+		argv = append(argv, "--log-level", o.LogLevel)
+	}
+	if o.PGBinDir != "" {
+		argv = append(argv, "--pg-bin-dir", o.PGBinDir)
+	}
+	cmd := exec.CommandContext(ctx, o.Binary, argv...)
+	cmd.Stdout, cmd.Stderr = o.Out, o.Out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("bench %s: %w", name, err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("bench %s: its figures: %w", name, err)
+	}
+	var list []Figure
+	if err := json.Unmarshal(data, &list); err != nil {
+		return fmt.Errorf("bench %s: its figures: %w", name, err)
+	}
+	for _, f := range list {
+		figs.add(f)
+	}
+	return nil
 }
