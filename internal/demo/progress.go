@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // sample is the state of things at one moment of the drain.
@@ -61,40 +63,38 @@ func (t *tracker) follow(ctx context.Context) error {
 }
 
 func (t *tracker) sample(ctx context.Context) (sample, error) {
-	s := sample{at: time.Since(t.instant), payments: map[string]int{}, queue: map[string]int{}}
-	rows, err := t.o.Pool.Query(ctx, `SELECT status, count(*) FROM payments GROUP BY status`)
-	if err != nil {
-		return s, fmt.Errorf("progress: %w", err)
+	s := sample{at: time.Since(t.instant)}
+	var err error
+	if s.payments, err = countBy(ctx, t.o.Pool, `SELECT status, count(*) FROM payments GROUP BY status`); err != nil {
+		return s, err
 	}
-	for rows.Next() {
-		var st string
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			rows.Close()
-			return s, err
-		}
-		s.payments[st] = n
+	if s.queue, err = countBy(ctx, t.o.Pool, `SELECT queue_status, count(*) FROM exec_queue GROUP BY queue_status`); err != nil {
+		return s, err
 	}
-	rows.Close()
-	rows, err = t.o.Pool.Query(ctx, `SELECT queue_status, count(*) FROM exec_queue GROUP BY queue_status`)
-	if err != nil {
-		return s, fmt.Errorf("progress: %w", err)
-	}
-	for rows.Next() {
-		var st string
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			rows.Close()
-			return s, err
-		}
-		s.queue[st] = n
-	}
-	rows.Close()
 	// Dead letters: the outbox's (instructions the rail never took) and
 	// the queue's (items whose dispatch kept failing).
 	err = t.o.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM payment_outbox_dead_letters) + (SELECT count(*) FROM exec_queue WHERE queue_status = 'DEAD_LETTER'),
 		(SELECT count(*) FROM payments WHERE accepted_at IS NOT NULL)`).Scan(&s.dead, &s.executed)
 	return s, err
+}
+
+// countBy runs a query of (key, count) rows into a map.
+func countBy(ctx context.Context, pool *pgxpool.Pool, query string) (map[string]int, error) {
+	rows, err := pool.Query(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("progress: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var k string
+		var n int
+		if err := rows.Scan(&k, &n); err != nil {
+			return nil, fmt.Errorf("progress: %w", err)
+		}
+		out[k] = n
+	}
+	return out, rows.Err()
 }
 
 // rate is executions a second over the last five seconds.
