@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -558,12 +559,22 @@ func waitUntil(t *testing.T, limit time.Duration, cond func() bool) {
 	}
 }
 
+// freePortNumber is a free port above the kernel's ephemeral range
+// (32768-60999): serve binds it seconds later, after its PostgreSQL has
+// started, and an ephemeral port could be handed meanwhile to one of the
+// many sockets the parallel tests open.
 func freePortNumber(t *testing.T) int {
 	t.Helper()
-	addr := freeAddr(t)
-	_, port, _ := net.SplitHostPort(addr)
-	n, _ := strconv.Atoi(port)
-	return n
+	for range 200 {
+		port := 61000 + rand.IntN(4500)
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err == nil {
+			l.Close()
+			return port
+		}
+	}
+	t.Fatal("no free port between 61000 and 65500")
+	return 0
 }
 
 // TestBulkFile: a JSON-lines file of payments due at one instant becomes
