@@ -200,7 +200,7 @@ func (s *Store) Create(ctx context.Context, n NewToken) (secret string, t Token,
 	if err := n.Validate(); err != nil {
 		return "", Token{}, err
 	}
-	secret, err = newSecret()
+	secret, err = NewSecret()
 	if err != nil {
 		return "", Token{}, err
 	}
@@ -313,7 +313,7 @@ func Bootstrap(ctx context.Context, db BeginTxer, given string) (secret string, 
 		}
 		secret = given
 		if secret == "" {
-			if secret, err = newSecret(); err != nil {
+			if secret, err = NewSecret(); err != nil {
 				return err
 			}
 		}
@@ -349,8 +349,9 @@ func hash(secret string) []byte {
 	return h[:]
 }
 
-// newSecret is a token: "pd_" and 256 random bits, base64url.
-func newSecret() (string, error) {
+// NewSecret is a new token secret: "pd_" and 256 random bits, base64url
+// (a bootstrap token an operator hands to serve is one such).
+func NewSecret() (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("auth: random: %w", err)

@@ -2,17 +2,15 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
+	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/internal/demo"
 	"github.com/paydispatch/paydispatch/railsim"
@@ -36,36 +34,15 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 		lg      config.Log
 		seed    int
 	)
-	intSetting := func(name string, def, lo, hi int, usage string, dst *int) *config.Setting {
-		return &config.Setting{Flag: name, Default: strconv.Itoa(def), Usage: usage, Parse: func(v string) error {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < lo || n > hi {
-				return fmt.Errorf("want a whole number from %d to %d", lo, hi)
-			}
-			*dst = n
-			return nil
-		}}
-	}
-	durSetting := func(name, def string, least time.Duration, usage string, dst *time.Duration) *config.Setting {
-		return &config.Setting{Flag: name, Default: def, Usage: usage, Parse: func(v string) error {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < least {
-				return fmt.Errorf("want a duration of at least %s, e.g. %s", least, def)
-			}
-			*dst = d
-			return nil
-		}}
-	}
 	settings := []*config.Setting{
-		intSetting("payments", 10_000, 100, 1_000_000, "payments due at the instant", &o.Payments),
-		durSetting("at", "30s", 10*time.Second, "the instant: this long after the start", &o.At),
-		intSetting("rate", 40, 1, 10_000, "executions a second the pacing allows (the default drains 10,000 in about 4 minutes on 2 cores)", &o.Rate),
-		intSetting("seed", 1, 0, 1<<31-1, "seed of the payment mix and of the rail's refusals", &seed),
-		durSetting("max-wait", "30m", time.Minute, "give up this long after the instant", &o.MaxWait),
+		config.Int("payments", 10_000, 100, 1_000_000, "payments due at the instant", &o.Payments),
+		config.Duration("at", "30s", 10*time.Second, "the instant: this long after the start", &o.At),
+		config.Int("rate", 40, 1, 10_000, "executions a second the pacing allows (the default drains 10,000 in about 4 minutes on 2 cores)", &o.Rate),
+		config.Int("seed", 1, 0, 1<<31-1, "seed of the payment mix and of the rail's refusals", &seed),
+		config.Duration("max-wait", "30m", time.Minute, "give up this long after the instant", &o.MaxWait),
 		{Flag: "report", Usage: "where to write the HTML report (default: paydispatch-demo-<time>.html in the temporary directory)",
 			Parse: func(v string) error { o.ReportPath = v; return nil }},
-		{Flag: "keep", Default: "false", Bool: true, Usage: "keep the data directory at the end (and print how to serve on it)",
-			Parse: func(v string) (err error) { keep, err = strconv.ParseBool(v); return err }},
+		config.Bool("keep", "keep the data directory at the end (and print how to serve on it)", &keep),
 		{Flag: "data-dir", Usage: "the data directory, which must not exist yet (default: a new temporary one)",
 			Parse: func(v string) error { dataDir = v; return nil }},
 		{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries (default: found on PATH, pg_config, /usr/lib/postgresql/*/bin)",
@@ -113,7 +90,7 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 
 	// The stack: serve's defaults, on loopback ports of its own, with an
 	// admin token the demo holds.
-	adminToken, err := demoSecret()
+	adminToken, err := auth.NewSecret()
 	if err != nil {
 		return err
 	}
@@ -164,15 +141,6 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 	}
 	fmt.Fprintln(env.stdout, "demo: every check passed")
 	return nil
-}
-
-// demoSecret is an admin token for the demo's stack.
-func demoSecret() (string, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	return "pd_" + base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
 // isTerminal reports whether w is a terminal (a live table can redraw).

@@ -43,7 +43,7 @@ func commands() []*command {
 		{name: "fx-rate", summary: "set or list FX rates", usage: "set|list ...", run: runFXRate},
 		{name: "token", summary: "create, list or revoke API tokens", usage: "create|list|revoke ...", run: runToken},
 		{name: "verify", summary: "check the ledger's and the payments' invariants; exit 1 on any violation", usage: "[flags]", run: runVerify},
-		{name: "bench", summary: "run a benchmark and print its figures", usage: "queue [flags]", run: runBench},
+		{name: "bench", summary: "run every benchmark (or one, by name) and print its figures beside their baselines", usage: "[NAME] [flags]", run: runBench},
 		{name: "version", summary: "print the version", usage: "", run: runVersion},
 	}
 }

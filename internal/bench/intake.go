@@ -46,11 +46,11 @@ type IntakeOptions struct {
 // IntakeSettings binds the benchmark's flags.
 func IntakeSettings(o *IntakeOptions) []*config.Setting {
 	return []*config.Setting{
-		intFlag("payments", 500_000, 100, 2_000_000, "payments in the one file, all due at one instant", &o.Payments),
-		intFlag("max-per-window", 100, 1, 100_000, "the pacing config's events per window", &o.MaxPerWindow),
+		config.Int("payments", 500_000, 100, 2_000_000, "payments in the one file, all due at one instant", &o.Payments),
+		config.Int("max-per-window", 100, 1, 100_000, "the pacing config's events per window", &o.MaxPerWindow),
 		isoFlag("window", "PT1S", time.Second, "the pacing config's window (ISO-8601)", &o.Window),
-		intFlag("chunk-size", 1000, 1, 100_000, "payments per chunk workflow (serve's --bulk-chunk-size)", &o.ChunkSize),
-		durFlag("max-wait", "30m", time.Minute, "give up this long after the POST", &o.MaxWait),
+		config.Int("chunk-size", 1000, 1, 100_000, "payments per chunk workflow (serve's --bulk-chunk-size)", &o.ChunkSize),
+		config.Duration("max-wait", "30m", time.Minute, "give up this long after the POST", &o.MaxWait),
 		{Flag: "cpuprofile", Usage: "write this process's CPU profile of the intake here (go tool pprof)",
 			Parse: func(v string) error { o.CPUProfile = v; return nil }},
 	}

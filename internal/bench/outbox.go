@@ -46,12 +46,12 @@ type OutboxOptions struct {
 // OutboxSettings binds the benchmark's flags.
 func OutboxSettings(o *OutboxOptions) []*config.Setting {
 	return []*config.Setting{
-		intFlag("n", 20_000, 100, 5_000_000, "instructions of the throughput-mode drain", &o.N),
-		intFlag("strict-n", 4000, 10, 1_000_000, "instructions of the strict-mode drain", &o.StrictN),
-		intFlag("participants", 20, 1, 10_000, "participants of the throughput-mode drain", &o.Participants),
-		intFlag("strict-participants", 8, 1, 10_000, "participants of the strict-mode drain", &o.StrictParticipants),
-		intFlag("relayers", 2, 1, 16, "relayers in the drains (the latency runs use one)", &o.Relayers),
-		intFlag("concurrency", 64, 1, 4096, "rail calls at once per relayer, and the baseline's HTTP clients", &o.Concurrency),
+		config.Int("n", 20_000, 100, 5_000_000, "instructions of the throughput-mode drain", &o.N),
+		config.Int("strict-n", 4000, 10, 1_000_000, "instructions of the strict-mode drain", &o.StrictN),
+		config.Int("participants", 20, 1, 10_000, "participants of the throughput-mode drain", &o.Participants),
+		config.Int("strict-participants", 8, 1, 10_000, "participants of the strict-mode drain", &o.StrictParticipants),
+		config.Int("relayers", 2, 1, 16, "relayers in the drains (the latency runs use one)", &o.Relayers),
+		config.Int("concurrency", 64, 1, 4096, "rail calls at once per relayer, and the baseline's HTTP clients", &o.Concurrency),
 		{Flag: "rates", Default: "200,20", Usage: "instructions per second of the latency runs, comma-separated",
 			Parse: func(v string) error {
 				o.Rates = nil
@@ -64,7 +64,7 @@ func OutboxSettings(o *OutboxOptions) []*config.Setting {
 				}
 				return nil
 			}},
-		durFlag("latency-for", "10s", time.Second, "how long each latency run produces", &o.LatencyFor),
+		config.Duration("latency-for", "10s", time.Second, "how long each latency run produces", &o.LatencyFor),
 		{Flag: "rail-type", Default: rail.RailSEPAJSON, Usage: "the drains' rail: SEPA_JSON (JSON) or PACS008 (ISO 20022 pacs.008)",
 			Parse: func(v string) error {
 				if v != rail.RailSEPAJSON && v != rail.RailPacs008 {
@@ -73,8 +73,8 @@ func OutboxSettings(o *OutboxOptions) []*config.Setting {
 				o.RailType = v
 				return nil
 			}},
-		boolFlag("quick", "a short run: 5,000 and 1,000 instructions, 3 s latency runs", &o.Quick),
-		boolFlag("ephemeral", "run the private PostgreSQL without fsync (not the product's setting)", &o.Ephemeral),
+		config.Bool("quick", "a short run: 5,000 and 1,000 instructions, 3 s latency runs", &o.Quick),
+		config.Bool("ephemeral", "run the private PostgreSQL without fsync (not the product's setting)", &o.Ephemeral),
 	}
 }
 

@@ -37,11 +37,11 @@ type PacingOptions struct {
 // PacingSettings binds the benchmark's flags.
 func PacingSettings(o *PacingOptions) []*config.Setting {
 	return []*config.Setting{
-		intFlag("clients", 64, 1, 1024, "concurrent clients of the single-assignment run", &o.Clients),
-		intFlag("singles", 50_000, 100, 10_000_000, "single assignments, all for one instant", &o.Singles),
-		intFlag("bulk", 500_000, 0, 10_000_000, "events of the bulk run, all for one instant (0: skip)", &o.Bulk),
-		intFlag("max-per-window", 100, 1, 1_000_000, "the config's events per window", &o.MaxPerWindow),
-		boolFlag("ephemeral", "run the private server without fsync (shows what is CPU and what is disk)", &o.Ephemeral),
+		config.Int("clients", 64, 1, 1024, "concurrent clients of the single-assignment run", &o.Clients),
+		config.Int("singles", 50_000, 100, 10_000_000, "single assignments, all for one instant", &o.Singles),
+		config.Int("bulk", 500_000, 0, 10_000_000, "events of the bulk run, all for one instant (0: skip)", &o.Bulk),
+		config.Int("max-per-window", 100, 1, 1_000_000, "the config's events per window", &o.MaxPerWindow),
+		config.Bool("ephemeral", "run the private server without fsync (shows what is CPU and what is disk)", &o.Ephemeral),
 		isoFlag("window", "PT4S", time.Millisecond, "the config's window (ISO-8601)", &o.Window),
 	}
 }

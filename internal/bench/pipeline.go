@@ -71,13 +71,13 @@ func PipelineSettings(o *PipelineOptions) []*config.Setting {
 				}
 				return nil
 			}},
-		intFlag("batch-size", 500, 1, queue.MaxBatchSize, "pipeline: items claimed per dispatch cycle", &o.BatchSize),
-		durFlag("interval", "5s", time.Second, "pipeline: dispatch interval (whole seconds)", &o.Interval),
-		durFlag("jitter", "4s", 0, "pipeline: start jitter window", &o.Jitter),
-		durFlag("pre-start-buffer", "5s", 0, "pipeline: how far ahead of its time an item is claimed (whole seconds)", &o.PreStartBuffer),
-		intFlag("max-in-flight", 400, 0, 1_000_000, "pipeline: cap on items claimed or dispatched and not yet settled (0: none)", &o.MaxInFlight),
-		intFlag("start-concurrency", 32, 1, 1024, "old design: concurrent workflow starts at intake", &o.StartConcurrency),
-		durFlag("max-wait", "45m", time.Minute, "per design: give up this long after the instant", &o.MaxWait),
+		config.Int("batch-size", 500, 1, queue.MaxBatchSize, "pipeline: items claimed per dispatch cycle", &o.BatchSize),
+		config.Duration("interval", "5s", time.Second, "pipeline: dispatch interval (whole seconds)", &o.Interval),
+		config.Duration("jitter", "4s", 0, "pipeline: start jitter window", &o.Jitter),
+		config.Duration("pre-start-buffer", "5s", 0, "pipeline: how far ahead of its time an item is claimed (whole seconds)", &o.PreStartBuffer),
+		config.Int("max-in-flight", 400, 0, 1_000_000, "pipeline: cap on items claimed or dispatched and not yet settled (0: none)", &o.MaxInFlight),
+		config.Int("start-concurrency", 32, 1, 1024, "old design: concurrent workflow starts at intake", &o.StartConcurrency),
+		config.Duration("max-wait", "45m", time.Minute, "per design: give up this long after the instant", &o.MaxWait),
 	}
 }
 

@@ -50,13 +50,13 @@ type QueueOptions struct {
 // QueueSettings binds the benchmark's flags.
 func QueueSettings(o *QueueOptions) []*config.Setting {
 	return []*config.Setting{
-		intFlag("rows", 1_000_000, 1000, 50_000_000, "READY rows in the deep queue", &o.Rows),
-		intFlag("small-depth", 10_000, 1000, 10_000_000, "READY rows in the shallow queue", &o.SmallDepth),
-		intFlag("claimers", 4, 1, 64, "concurrent claimers in the throughput run", &o.Claimers),
-		intFlag("batch", 500, 1, queue.MaxBatchSize, "batch size", &o.BatchSize),
-		intFlag("samples", 200, 10, 100_000, "claims timed at each depth", &o.Samples),
-		durFlag("max-duration", "120s", time.Second, "cap on the throughput run", &o.MaxDuration),
-		boolFlag("ephemeral", "run the private PostgreSQL without fsync (not the product's setting)", &o.Ephemeral),
+		config.Int("rows", 1_000_000, 1000, 50_000_000, "READY rows in the deep queue", &o.Rows),
+		config.Int("small-depth", 10_000, 1000, 10_000_000, "READY rows in the shallow queue", &o.SmallDepth),
+		config.Int("claimers", 4, 1, 64, "concurrent claimers in the throughput run", &o.Claimers),
+		config.Int("batch", 500, 1, queue.MaxBatchSize, "batch size", &o.BatchSize),
+		config.Int("samples", 200, 10, 100_000, "claims timed at each depth", &o.Samples),
+		config.Duration("max-duration", "120s", time.Second, "cap on the throughput run", &o.MaxDuration),
+		config.Bool("ephemeral", "run the private PostgreSQL without fsync (not the product's setting)", &o.Ephemeral),
 	}
 }
 

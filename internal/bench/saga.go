@@ -40,11 +40,11 @@ type SagaOptions struct {
 // SagaSettings binds the benchmark's flags.
 func SagaSettings(o *SagaOptions) []*config.Setting {
 	return []*config.Setting{
-		intFlag("n", 10_000, 100, 1_000_000, "payments of each run", &o.N),
-		intFlag("accounts", 1000, 2, 1_000_000, "accounts the spread run's payments are drawn from", &o.Accounts),
-		intFlag("concurrency", 32, 1, 1024, "payments executed at once, and the baseline's clients", &o.Concurrency),
-		boolFlag("quick", "a short run: 2,000 payments each", &o.Quick),
-		boolFlag("ephemeral", "run the private PostgreSQL without fsync (not the product's setting)", &o.Ephemeral),
+		config.Int("n", 10_000, 100, 1_000_000, "payments of each run", &o.N),
+		config.Int("accounts", 1000, 2, 1_000_000, "accounts the spread run's payments are drawn from", &o.Accounts),
+		config.Int("concurrency", 32, 1, 1024, "payments executed at once, and the baseline's clients", &o.Concurrency),
+		config.Bool("quick", "a short run: 2,000 payments each", &o.Quick),
+		config.Bool("ephemeral", "run the private PostgreSQL without fsync (not the product's setting)", &o.Ephemeral),
 	}
 }
 

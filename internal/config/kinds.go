@@ -1,0 +1,47 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Flag-only settings of the common kinds (no environment variable), each
+// with a one-line error naming what it takes: the benchmarks' and the
+// demo's flags.
+
+// Int is a whole number from lo to hi.
+func Int(name string, def, lo, hi int, usage string, dst *int) *Setting {
+	return &Setting{Flag: name, Default: strconv.Itoa(def), Usage: usage, Parse: func(v string) error {
+		n, err := intIn(v, lo, hi)
+		if err != nil {
+			return err
+		}
+		*dst = n
+		return nil
+	}}
+}
+
+// Duration is a Go duration of at least least.
+func Duration(name, def string, least time.Duration, usage string, dst *time.Duration) *Setting {
+	return &Setting{Flag: name, Default: def, Usage: usage, Parse: func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < least {
+			return fmt.Errorf("want a duration of at least %s, e.g. 5s or 2m", least)
+		}
+		*dst = d
+		return nil
+	}}
+}
+
+// Bool is a flag given bare (--name) or as --name=true|false.
+func Bool(name, usage string, dst *bool) *Setting {
+	return &Setting{Flag: name, Default: "false", Usage: usage, Bool: true, Parse: func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false, e.g. --%s=true", name)
+		}
+		*dst = b
+		return nil
+	}}
+}
