@@ -193,6 +193,16 @@ func TestHookFailureLeavesItForTheReaper(t *testing.T) {
 			t.Fatalf("%s: hook %d times, sent %d times", in.InstructionID, seen[in.InstructionID], f.count(f.sends, in.IdempotencyKey))
 		}
 	}
+	// The hook runs in the recording transaction: the last delivery can
+	// be seen before its archive row commits.
+	eventually(t, 15*time.Second, "the deliveries archived", func() bool {
+		for _, id := range []string{"bank-a-ins-00003", "bank-a-ins-00004"} {
+			if got := states(t, pool, id); len(got) == 0 || got[len(got)-1] != OK {
+				return false
+			}
+		}
+		return true
+	})
 	if got := states(t, pool, "bank-a-ins-00003"); !slices.Equal(got, []outbox.State{D, Z, D, OK}) {
 		t.Fatalf("the refused one: %v", got)
 	}
