@@ -36,6 +36,7 @@ func commands() []*command {
 		{name: "serve", summary: "run the service: store, migrations, HTTP API", usage: "[flags]", run: runServe},
 		{name: "worker", summary: "run some roles (init, exec, dispatch) in their own process, for scale", usage: "--role ...", run: runWorker},
 		{name: "relay", summary: "deliver the outbox's instructions to the rail (PAYDISPATCH_RAIL_URL), in its own process", usage: "[flags]", run: runRelay},
+		{name: "temporal", summary: "run only the embedded Temporal server, for worker and serve processes to share", usage: "[flags]", run: runTemporal},
 		{name: "rail-sim", summary: "serve a simulated payment rail (GET /ledger shows what it received)", usage: "[flags]", run: runRailSim},
 		{name: "migrate", summary: "apply or inspect schema migrations", usage: "[up|status] [flags]", run: runMigrate},
 		{name: "config", summary: "read or change an item type's dispatch settings at run time", usage: "get|set ...", run: runConfig},
@@ -43,6 +44,7 @@ func commands() []*command {
 		{name: "fx-rate", summary: "set or list FX rates", usage: "set|list ...", run: runFXRate},
 		{name: "token", summary: "create, list or revoke API tokens", usage: "create|list|revoke ...", run: runToken},
 		{name: "verify", summary: "check the ledger's and the payments' invariants; exit 1 on any violation", usage: "[flags]", run: runVerify},
+		{name: "chaos", summary: "run payments through the roles as processes while killing them and breaking the database, Temporal and the rail; check every invariant", usage: "[flags]", run: runChaos},
 		{name: "bench", summary: "run every benchmark (or one, by name) and print its figures beside their baselines", usage: "[NAME] [flags]", run: runBench},
 		{name: "version", summary: "print the version", usage: "", run: runVersion},
 	}

@@ -20,7 +20,7 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 		"Runs the named roles until SIGINT or SIGTERM: init (PaymentInitWorkflow on payment-init-task-queue),\n"+
 			"exec (PaymentExecWorkflow on payment-exec-task-queue), dispatch (the dispatcher: its worker and\n"+
 			"schedules, or the lease loop with --dispatch-mode=lease). It needs a Temporal cluster that other\n"+
-			"processes share (TEMPORAL_ADDRESS, e.g. the one serve embeds: 127.0.0.1:7233).")
+			"processes share (TEMPORAL_ADDRESS: the one serve embeds, 127.0.0.1:7233, or 'paydispatch temporal').")
 	var (
 		db    config.Database
 		tc    config.Temporal
@@ -49,7 +49,7 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	if tc.Address == "" {
-		return usageError{errors.New("worker needs TEMPORAL_ADDRESS (or --temporal-address): a worker of its own embedded Temporal would get no work; run 'serve' for all roles in one process")}
+		return usageError{errors.New("worker needs TEMPORAL_ADDRESS (or --temporal-address): a worker of its own embedded Temporal would get no work; run 'paydispatch temporal' (or serve) and point it there, or 'serve' for all roles in one process")}
 	}
 	log := newLogger(env, lg)
 	store, err := openDatabase(ctx, db, log)

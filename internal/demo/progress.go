@@ -37,15 +37,33 @@ func newTracker(o Options, instant time.Time, expected int) *tracker {
 	return &tracker{o: o, instant: instant, expected: expected}
 }
 
+// databaseOutage is how long follow waits for an unreachable database.
+const databaseOutage = 2 * time.Minute
+
 func (t *tracker) follow(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	deadline := t.instant.Add(t.o.MaxWait)
+	var failingSince time.Time
 	for {
 		s, err := t.sample(ctx)
-		if err != nil {
-			return err
+		switch {
+		case err != nil && ctx.Err() == nil && (failingSince.IsZero() || time.Since(failingSince) < databaseOutage):
+			// A restarting database (the fault suite restarts it) is
+			// waited for; one gone for longer ends the run.
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-tick.C:
+			}
+			continue
+		case err != nil:
+			return fmt.Errorf("follow the drain: %w", err)
 		}
+		failingSince = time.Time{}
 		t.samples = append(t.samples, s)
 		t.show(s)
 		if s.terminal() >= t.expected {

@@ -34,6 +34,14 @@ type Options struct {
 
 	Out  io.Writer
 	Live bool // redraw a live table (a terminal); else a line every few seconds
+
+	// Disrupt, when set, runs from the moment the payments are taken in
+	// until every one has settled, when its context is cancelled; it
+	// returns only once the stack is whole again. The fault-injection
+	// suite's faults.
+	Disrupt func(ctx context.Context, instant time.Time)
+	// MoreChecks adds the caller's checks to the verification.
+	MoreChecks func(ctx context.Context) []Check
 }
 
 // Result is the verification's outcome.
@@ -109,7 +117,18 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	fmt.Fprintf(o.Out, "taken in: %d payments in %.1f s (%d lines refused at intake, as meant)\n", sub.takenIn, sub.took.Seconds(), sub.refused)
 
 	tr := newTracker(o, instant, sub.takenIn)
-	if err := tr.follow(ctx); err != nil {
+	disruptCtx, stopDisrupting := context.WithCancel(ctx)
+	disrupted := make(chan struct{})
+	go func() {
+		defer close(disrupted)
+		if o.Disrupt != nil {
+			o.Disrupt(disruptCtx, instant)
+		}
+	}()
+	err = tr.follow(ctx)
+	stopDisrupting()
+	<-disrupted
+	if err != nil {
 		return Result{}, err
 	}
 	data, err := collect(ctx, o, instant, payments, sub, tr)
@@ -117,6 +136,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Checks: verify(ctx, o, data)}
+	if o.MoreChecks != nil {
+		res.Checks = append(res.Checks, o.MoreChecks(ctx)...)
+	}
 	res.Report = o.ReportPath
 	if err := writeReport(o.ReportPath, o, data, res); err != nil {
 		return res, err

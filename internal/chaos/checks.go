@@ -1,0 +1,223 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/paydispatch/paydispatch/dispatch"
+	"github.com/paydispatch/paydispatch/internal/demo"
+	"github.com/paydispatch/paydispatch/payment"
+)
+
+// checks are the suite's invariants beyond the demo's: each payment
+// executed once by every witness, each queue transition audited, and
+// every planned fault injected.
+func checks(ctx context.Context, pool *pgxpool.Pool, temporalAddr string, o Options, faults []injected) []demo.Check {
+	var out []demo.Check
+	add := func(name string, ok bool, format string, args ...any) {
+		out = append(out, demo.Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
+	}
+	fail := func(name string, err error) { add(name, false, "could not check: %v", err) }
+
+	const once = "each payment executed once: one saga, one debit, each saga step completed once"
+	var executed, sagas, missing, extraSagas, twoSagas, twoDebits, twoSteps int
+	err := pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM payments WHERE status IN ('DELIVERED', 'RETURNED', 'FAILED')),
+		(SELECT count(*) FROM process_instance WHERE process_type = $1),
+		(SELECT count(*) FROM payments p WHERE p.status IN ('DELIVERED', 'RETURNED', 'FAILED') AND NOT EXISTS
+			(SELECT 1 FROM process_instance i WHERE i.process_type = $1 AND i.business_key = p.payment_id)),
+		(SELECT count(*) FROM process_instance i WHERE i.process_type = $1 AND NOT EXISTS
+			(SELECT 1 FROM payments p WHERE p.payment_id = i.business_key AND p.status IN ('DELIVERED', 'RETURNED', 'FAILED'))),
+		(SELECT count(*) FROM (SELECT 1 FROM process_instance WHERE process_type = $1 GROUP BY business_key HAVING count(*) > 1) x),
+		(SELECT count(*) FROM (SELECT 1 FROM account_transaction WHERE type = 'DEBIT' GROUP BY description HAVING count(*) > 1) x),
+		(SELECT count(*) FROM (SELECT 1 FROM process_log WHERE event = 'StepCompleted' GROUP BY process_id, step HAVING count(*) > 1) x)`,
+		payment.SubmitPaymentType).Scan(&executed, &sagas, &missing, &extraSagas, &twoSagas, &twoDebits, &twoSteps)
+	if err != nil {
+		fail(once, err)
+	} else {
+		add(once, missing == 0 && extraSagas == 0 && twoSagas == 0 && twoDebits == 0 && twoSteps == 0,
+			"%d executed (DELIVERED, RETURNED or FAILED), %d sagas; %d executed without a saga, %d sagas without an execution, %d payments with two sagas, %d debited twice, %d steps completed twice",
+			executed, sagas, missing, extraSagas, twoSagas, twoDebits, twoSteps)
+	}
+
+	const runs = "each payment's execution workflow ran once (Temporal's visibility)"
+	if ids, err := execRuns(ctx, pool, temporalAddr); err != nil {
+		fail(runs, err)
+	} else {
+		twice := 0
+		for _, n := range ids {
+			if n > 1 {
+				twice++
+			}
+		}
+		add(runs, twice == 0 && len(ids) == executed, "%d execution workflows for %d executed payments; %d ran more than once", len(ids), executed, twice)
+	}
+
+	const audited = "every queue transition audited (each item's audit trail replays to its status)"
+	if items, broken, first, err := auditTrails(ctx, pool); err != nil {
+		fail(audited, err)
+	} else {
+		add(audited, broken == 0 && items > 0, "%d items replayed, %d trails broken%s", items, broken, first)
+	}
+
+	return append(out, faultCheck(o, faults))
+}
+
+// faultCheck wants every planned fault injected while payments were
+// still draining (at least MinKills of the kills), and undone.
+func faultCheck(o Options, faults []injected) demo.Check {
+	byKind := map[string]int{}
+	killsInDrain := 0
+	var failed, late []string
+	for _, f := range faults {
+		byKind[f.kind]++
+		switch {
+		case f.err != nil:
+			failed = append(failed, f.kind+": "+f.err.Error())
+		case f.kind == faultKill && !f.afterDrain:
+			killsInDrain++
+		case f.kind != faultKill && f.afterDrain:
+			late = append(late, f.kind)
+		}
+	}
+	var absent []string
+	for _, k := range faultKinds[1:] {
+		if byKind[k] == 0 {
+			absent = append(absent, k)
+		}
+	}
+	detail := fmt.Sprintf("%d kills during the drain (at least %d wanted), %d after it; every other fault once", killsInDrain, o.MinKills, byKind[faultKill]-killsInDrain)
+	for _, l := range []struct {
+		what string
+		list []string
+	}{{"not injected", absent}, {"only after the last payment settled (make the drain longer)", late}, {"failed", failed}} {
+		if len(l.list) > 0 {
+			detail += "; " + l.what + ": " + strings.Join(l.list, "; ")
+		}
+	}
+	return demo.Check{Name: "every planned fault injected during the drain and undone", OK: killsInDrain >= o.MinKills && len(absent)+len(late)+len(failed) == 0, Detail: detail}
+}
+
+// execRuns counts the runs, open or closed, of each payment queue item's
+// execution workflow, asking visibility by workflow id 100 at a time (as
+// the dispatcher's reconcile does).
+func execRuns(ctx context.Context, pool *pgxpool.Pool, addr string) (map[string]int, error) {
+	var ids []string
+	rows, err := pool.Query(ctx, `SELECT item_id FROM exec_queue WHERE item_type = $1`, payment.ItemType)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, "'"+dispatch.ExecWorkflowID(payment.ItemType, id)+"'")
+	}
+	rows.Close()
+	c, err := client.DialContext(ctx, client.Options{HostPort: addr})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	runs := map[string]int{}
+	for start := 0; start < len(ids); start += 100 {
+		query := "WorkflowId IN (" + strings.Join(ids[start:min(start+100, len(ids))], ",") + ")"
+		var token []byte
+		for {
+			resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{PageSize: 1000, NextPageToken: token, Query: query})
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range resp.Executions {
+				runs[e.Execution.WorkflowId]++
+			}
+			if token = resp.NextPageToken; len(token) == 0 {
+				break
+			}
+		}
+	}
+	return runs, nil
+}
+
+// auditTrails replays each payment queue item's audit rows: enqueued
+// READY, then each row leaving the status the last one reached, ending at
+// the item's status. Claims are audited per batch (one row for the
+// batch, the item carrying the batch's id), so READY → CLAIMED is taken
+// from the claiming batch's row.
+func auditTrails(ctx context.Context, pool *pgxpool.Pool) (items, broken int, first string, err error) {
+	claimed := map[string]bool{}
+	rows, err := pool.Query(ctx, `SELECT batch_id FROM dispatch_audit_log WHERE item_type = $1 AND item_id IS NULL AND action = 'CLAIMED'`, payment.ItemType)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	for rows.Next() {
+		var b string
+		if err := rows.Scan(&b); err != nil {
+			rows.Close()
+			return 0, 0, "", err
+		}
+		claimed[b] = true
+	}
+	rows.Close()
+	type row struct{ batch, before, after string }
+	trails := map[string][]row{}
+	rows, err = pool.Query(ctx, `SELECT item_id, coalesce(batch_id, ''), coalesce(status_before, ''), coalesce(status_after, '')
+		FROM dispatch_audit_log WHERE item_type = $1 AND item_id IS NOT NULL ORDER BY audit_id`, payment.ItemType)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	for rows.Next() {
+		var id string
+		var r row
+		if err := rows.Scan(&id, &r.batch, &r.before, &r.after); err != nil {
+			rows.Close()
+			return 0, 0, "", err
+		}
+		trails[id] = append(trails[id], r)
+	}
+	rows.Close()
+	rows, err = pool.Query(ctx, `SELECT item_id, queue_status, coalesce(dispatch_batch_id, '') FROM exec_queue WHERE item_type = $1`, payment.ItemType)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, status, batch string
+		if err := rows.Scan(&id, &status, &batch); err != nil {
+			return 0, 0, "", err
+		}
+		items++
+		step := func(from, to, batch string) bool {
+			return from == to || (from == "READY" && to == "CLAIMED" && claimed[batch])
+		}
+		at, ok := "", true
+		for i, r := range trails[id] {
+			if i == 0 {
+				ok = r.before == "" && r.after == "READY"
+			} else {
+				ok = step(at, r.before, r.batch)
+			}
+			if !ok {
+				break
+			}
+			at = r.after
+		}
+		if ok {
+			ok = len(trails[id]) > 0 && step(at, status, batch)
+		}
+		if !ok {
+			broken++
+			if first == "" {
+				first = fmt.Sprintf("; first: %s, %s now, trail %v", id, status, trails[id])
+			}
+		}
+	}
+	return items, broken, first, rows.Err()
+}

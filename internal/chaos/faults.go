@@ -1,0 +1,228 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/railsim"
+)
+
+// Fault kinds, in the table's order.
+const (
+	faultKill          = "SIGKILL of a role process, restarted"
+	faultTemporal      = "Temporal server stopped, restarted"
+	faultPGFast        = "PostgreSQL fast shutdown, restarted"
+	faultPGImmediate   = "PostgreSQL immediate shutdown, restarted"
+	faultRailRetryable = "rail answers retryable errors (503)"
+	faultRailTimeouts  = "rail accepts, then times out (unknown outcomes)"
+	faultKillSwitch    = "kill switch off, then on"
+	faultRate          = "dispatch rate cut, then restored"
+)
+
+var faultKinds = []string{faultKill, faultTemporal, faultPGFast, faultPGImmediate, faultRailRetryable, faultRailTimeouts, faultKillSwitch, faultRate}
+
+// injected is one fault, as it happened.
+type injected struct {
+	kind   string
+	at     time.Duration // after the instant
+	took   time.Duration
+	detail string
+	err    error // the fault could not be injected or undone
+	// afterDrain: it began after the last payment had settled, so it
+	// tested nothing.
+	afterDrain bool
+}
+
+// injector attacks the stack on a schedule drawn from the seed.
+type injector struct {
+	s    *stack
+	o    Options
+	base railsim.Behaviour
+
+	mu      sync.Mutex
+	log     []injected
+	instant time.Time
+	drained time.Time // when the last payment settled
+}
+
+func (in *injector) record(f injected) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.log = append(in.log, f)
+	in.s.log.Info("fault", "kind", f.kind, "at", f.at.Round(time.Millisecond), "took", f.took.Round(time.Millisecond), "detail", f.detail, "err", f.err)
+}
+
+func (in *injector) faults() []injected {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	out := append([]injected(nil), in.log...)
+	for i := range out {
+		out[i].afterDrain = !in.drained.IsZero() && in.instant.Add(out[i].at).After(in.drained)
+	}
+	return out
+}
+
+// run injects faults: the random kills on one line, the other faults one
+// after the other, in an order and with pauses drawn from the seed. The
+// end of ctx says the drain is over; run still injects every planned
+// fault and at least MinKills kills (those that land after the drain are
+// counted as such by the checks), undoes them all and returns.
+func (in *injector) run(ctx context.Context, instant time.Time) {
+	in.mu.Lock()
+	in.instant = instant
+	in.mu.Unlock()
+	go func() {
+		<-ctx.Done()
+		in.mu.Lock()
+		in.drained = time.Now()
+		in.mu.Unlock()
+	}()
+	eventsDone := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		defer close(eventsDone)
+		in.events(instant, rand.New(rand.NewPCG(in.o.Seed, 2)))
+	}()
+	go func() {
+		defer wg.Done()
+		in.kills(ctx, instant, eventsDone, rand.New(rand.NewPCG(in.o.Seed, 1)))
+	}()
+	wg.Wait()
+}
+
+// kills sends SIGKILL to a random role process every KillEvery on
+// average (uniform from half to one and a half times it), and starts it
+// again after up to 3 s; it stops once the drain is over, the other
+// faults are done and MinKills were sent.
+func (in *injector) kills(ctx context.Context, instant time.Time, eventsDone <-chan struct{}, r *rand.Rand) {
+	for n := 0; ; n++ {
+		if ctx.Err() != nil && isClosed(eventsDone) && n >= in.o.MinKills {
+			return
+		}
+		time.Sleep(in.o.KillEvery/2 + time.Duration(r.Int64N(int64(in.o.KillEvery))))
+		targets := in.s.targets()
+		p := targets[r.IntN(len(targets))]
+		down := time.Duration(500+r.IntN(2500)) * time.Millisecond
+		start := time.Now()
+		in.s.halt(p, syscall.SIGKILL, 5*time.Second)
+		time.Sleep(down)
+		err := in.s.start(p)
+		in.record(injected{kind: faultKill, at: start.Sub(instant), took: time.Since(start), detail: p.name, err: err})
+	}
+}
+
+// events injects each other fault once, in a random order, the first a
+// few seconds into the drain, then with pauses of 1–5 s.
+func (in *injector) events(instant time.Time, r *rand.Rand) {
+	// Not cancelled: every fault is injected and undone.
+	ctx := context.Background()
+	steps := []struct {
+		kind string
+		do   func(ctx context.Context) (string, error)
+	}{
+		{faultTemporal, in.stopTemporal},
+		{faultPGFast, func(ctx context.Context) (string, error) {
+			return "down 2 s", in.s.restartPostgres(ctx, syscall.SIGINT, 2*time.Second)
+		}},
+		{faultPGImmediate, func(ctx context.Context) (string, error) {
+			return "down 2 s", in.s.restartPostgres(ctx, syscall.SIGQUIT, 2*time.Second)
+		}},
+		{faultRailRetryable, func(ctx context.Context) (string, error) {
+			b := in.base
+			b.RetryableFraction = 1
+			return in.railStretch(ctx, b, "every send answered 503 RAIL_BUSY")
+		}},
+		{faultRailTimeouts, func(ctx context.Context) (string, error) {
+			b := in.base
+			b.TimeoutFraction, b.TimeoutMode, b.TimeoutDelay = 0.5, railsim.TimeoutMixed, railsim.Duration(2*railTimeout)
+			return in.railStretch(ctx, b, "half the sends accepted, then answered late or cut off")
+		}},
+		{faultKillSwitch, in.killSwitch},
+		{faultRate, in.cutRate},
+	}
+	r.Shuffle(len(steps), func(i, j int) { steps[i], steps[j] = steps[j], steps[i] })
+	time.Sleep(time.Until(instant.Add(3 * time.Second)))
+	for i, st := range steps {
+		if i > 0 {
+			time.Sleep(time.Duration(1000+r.IntN(4000)) * time.Millisecond)
+		}
+		start := time.Now()
+		detail, err := st.do(ctx)
+		in.record(injected{kind: st.kind, at: start.Sub(instant), took: time.Since(start), detail: detail, err: err})
+	}
+}
+
+// stopTemporal stops the Temporal server (SIGTERM) for TemporalOutage.
+func (in *injector) stopTemporal(ctx context.Context) (string, error) {
+	p := in.s.procs["temporal"]
+	in.s.halt(p, syscall.SIGTERM, 30*time.Second)
+	time.Sleep(in.o.TemporalOutage)
+	if err := in.s.start(p); err != nil {
+		return "", err
+	}
+	return "down " + in.o.TemporalOutage.String(), waitTCP(ctx, in.s.temporalAddr, 2*time.Minute)
+}
+
+// railStretch has the rail behave as b for Stretch, then as before.
+func (in *injector) railStretch(ctx context.Context, b railsim.Behaviour, what string) (string, error) {
+	if err := in.s.rail.SetBehaviour(b); err != nil {
+		return "", err
+	}
+	time.Sleep(in.o.Stretch)
+	return what + " for " + in.o.Stretch.String(), in.s.rail.SetBehaviour(in.base)
+}
+
+// killSwitch disables payments' dispatch for Stretch, as an operator
+// would with 'paydispatch config set'.
+func (in *injector) killSwitch(ctx context.Context) (string, error) {
+	q := queue.New(in.s.pool)
+	if _, err := q.UpdateConfig(ctx, payment.ItemType, map[string]string{"enabled": "false"}); err != nil {
+		return "", fmt.Errorf("kill switch off: %w", err)
+	}
+	time.Sleep(in.o.Stretch)
+	_, err := retry(ctx, func(ctx context.Context) (queue.Config, error) {
+		return q.UpdateConfig(ctx, payment.ItemType, map[string]string{"enabled": "true"})
+	})
+	return "dispatch off for " + in.o.Stretch.String(), err
+}
+
+// cutRate lowers the in-flight cap and the batch size for Stretch, then
+// sets them back.
+func (in *injector) cutRate(ctx context.Context) (string, error) {
+	q := queue.New(in.s.pool)
+	was, err := q.GetConfig(ctx, payment.ItemType)
+	if err != nil {
+		return "", err
+	}
+	const inFlight, batch = 5, 10
+	if _, err := q.UpdateConfig(ctx, payment.ItemType, map[string]string{"max_in_flight": strconv.Itoa(inFlight), "batch_size": strconv.Itoa(batch)}); err != nil {
+		return "", fmt.Errorf("cut the rate: %w", err)
+	}
+	time.Sleep(in.o.Stretch)
+	_, err = retry(ctx, func(ctx context.Context) (queue.Config, error) {
+		return q.UpdateConfig(ctx, payment.ItemType, map[string]string{"max_in_flight": strconv.Itoa(was.MaxInFlight), "batch_size": strconv.Itoa(was.BatchSize)})
+	})
+	return fmt.Sprintf("max_in_flight %d → %d, batch_size %d → %d for %s, then back", was.MaxInFlight, inFlight, was.BatchSize, batch, in.o.Stretch), err
+}
+
+// retry calls f until it succeeds, for up to a minute: an operator's
+// change that undoes a fault must land.
+func retry[T any](ctx context.Context, f func(context.Context) (T, error)) (T, error) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		v, err := f(ctx)
+		if err == nil || time.Now().After(deadline) {
+			return v, err
+		}
+		time.Sleep(time.Second)
+	}
+}

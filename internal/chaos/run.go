@@ -1,0 +1,207 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/paydispatch/paydispatch/auth"
+	"github.com/paydispatch/paydispatch/internal/demo"
+	"github.com/paydispatch/paydispatch/railsim"
+)
+
+// Options say what a run does.
+type Options struct {
+	Binary   string // the paydispatch binary whose roles run as processes
+	Dir      string // a new directory for the stack's data and logs
+	PGBinDir string
+
+	Payments int
+	Rate     int // executions a second the pacing allows
+	Seed     uint64
+
+	KillEvery      time.Duration // mean pause between two kills
+	MinKills       int           // fewer kills fail the run
+	TemporalOutage time.Duration
+	Stretch        time.Duration // how long each rail fault, the kill switch and the rate cut last
+	MaxWait        time.Duration // give up this long after the instant
+
+	Out io.Writer
+	Log *slog.Logger // the suite's own log (faults, restarts)
+}
+
+// Result is one run's outcome.
+type Result struct {
+	Seed     uint64
+	Checks   []demo.Check
+	Faults   []injected
+	Restarts map[string]int // exits of each process nobody asked for
+	Report   string
+	Took     time.Duration
+}
+
+// Passed reports whether every check passed.
+func (r Result) Passed() bool {
+	if len(r.Checks) == 0 {
+		return false
+	}
+	for _, c := range r.Checks {
+		if !c.OK {
+			return false
+		}
+	}
+	return true
+}
+
+// Run starts the stack, runs the demo's payments through it while the
+// faults are injected, verifies and prints the tables.
+func Run(ctx context.Context, o Options) (Result, error) {
+	started := time.Now()
+	res := Result{Seed: o.Seed}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	token, err := auth.NewSecret()
+	if err != nil {
+		return res, err
+	}
+	base := railsim.Behaviour{TerminalFraction: 0.01, Seed: o.Seed}
+	fmt.Fprintf(o.Out, "chaos: seed %d; starting PostgreSQL, the Temporal server, the rail simulator and 11 role processes in %s\n", o.Seed, o.Dir)
+	s, err := startStack(ctx, o.Binary, o.Dir, o.PGBinDir, base, token, o.Log)
+	if err != nil {
+		return res, err
+	}
+	defer s.close()
+	fmt.Fprintf(o.Out, "stack up in %.1f s: API http://%s, Temporal %s, rail %s; logs in %s\n",
+		time.Since(started).Seconds(), s.apiAddr, s.temporalAddr, s.railURL, filepath.Join(o.Dir, "logs"))
+
+	in := &injector{s: s, o: o, base: base}
+	res.Report = filepath.Join(o.Dir, "report.html")
+	dr, err := demo.Run(ctx, demo.Options{
+		Payments: o.Payments, Rate: o.Rate, Seed: o.Seed, MaxWait: o.MaxWait, At: 20 * time.Second,
+		API: "http://" + s.apiAddr, AdminToken: token, Pool: s.pool, RailURL: s.railURL, ReportPath: res.Report,
+		Out: o.Out, Disrupt: in.run,
+		MoreChecks: func(ctx context.Context) []demo.Check {
+			return checks(ctx, s.pool, s.temporalAddr, o, in.faults())
+		},
+	})
+	res.Checks, res.Faults, res.Took = dr.Checks, in.faults(), time.Since(started)
+	res.Restarts = map[string]int{}
+	for _, p := range s.list() {
+		if p.ownExits > 0 {
+			res.Restarts[p.name] = p.ownExits
+		}
+	}
+	if err != nil {
+		return res, err
+	}
+	PrintTables(o.Out, []Result{res})
+	return res, nil
+}
+
+// PrintTables prints the faults injected and the invariants checked over
+// one or more runs.
+func PrintTables(w io.Writer, runs []Result) {
+	count := map[string]int{}
+	var details = map[string][]string{}
+	var seeds []string
+	restarts := map[string]int{}
+	for _, r := range runs {
+		seeds = append(seeds, fmt.Sprint(r.Seed))
+		for _, f := range r.Faults {
+			count[f.kind]++
+			if f.kind == faultKill {
+				details[f.kind] = append(details[f.kind], f.detail)
+			} else if len(details[f.kind]) == 0 {
+				details[f.kind] = []string{f.detail}
+			}
+		}
+		for p, n := range r.Restarts {
+			restarts[p] += n
+		}
+	}
+	fmt.Fprintf(w, "\nfaults injected (seed %s):\n", strings.Join(seeds, ", "))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  fault\tcount\tdetail")
+	for _, k := range faultKinds {
+		d := ""
+		if k == faultKill {
+			byProc := map[string]int{}
+			for _, p := range details[k] {
+				byProc[p]++
+			}
+			var parts []string
+			for p, n := range byProc {
+				parts = append(parts, fmt.Sprintf("%s ×%d", p, n))
+			}
+			sort.Strings(parts)
+			d = strings.Join(parts, ", ")
+		} else if len(details[k]) > 0 {
+			d = details[k][0]
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%s\n", k, count[k], d)
+	}
+	tw.Flush()
+	if len(restarts) > 0 {
+		var parts []string
+		for p, n := range restarts {
+			parts = append(parts, fmt.Sprintf("%s ×%d", p, n))
+		}
+		sort.Strings(parts)
+		fmt.Fprintf(w, "processes that exited on their own and were started again: %s\n", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(w, "\ninvariants checked:\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  \tinvariant\truns passed\tdetail (last run)")
+	names := []string{}
+	passed := map[string]int{}
+	last := map[string]demo.Check{}
+	for _, r := range runs {
+		for _, c := range r.Checks {
+			if _, ok := last[c.Name]; !ok {
+				names = append(names, c.Name)
+			}
+			last[c.Name] = c
+			if c.OK {
+				passed[c.Name]++
+			}
+		}
+	}
+	for _, n := range names {
+		mark := "ok"
+		if passed[n] < len(runs) {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d/%d\t%s\n", mark, n, passed[n], len(runs), last[n].Detail)
+	}
+	tw.Flush()
+}
+
+// NewDir makes a new directory for a run under parent (the temporary
+// directory when empty), open to the PostgreSQL server's user.
+func NewDir(parent string) (string, error) {
+	if parent != "" {
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			return "", err
+		}
+	}
+	d, err := os.MkdirTemp(parent, "paydispatch-chaos-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(d, 0o755); err != nil {
+		return "", err
+	}
+	return filepath.Abs(d)
+}
+
+// ErrFailed is returned when a check failed.
+var ErrFailed = errors.New("chaos: an invariant failed (see the table above)")
