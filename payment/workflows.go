@@ -86,6 +86,11 @@ func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) er
 	}
 	opts := workflow.LocalActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
+		// The attempts bound the retries, not a clock: the budget runs
+		// from when the step was first scheduled, so the default (one
+		// StartToClose) leaves the worker that takes over from a dead one
+		// a single attempt, and a database blip then fails the run.
+		ScheduleToCloseTimeout: localStepBudget,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: 500 * time.Millisecond, MaximumInterval: 10 * time.Second, MaximumAttempts: 10,
 			NonRetryableErrorTypes: []string{ErrTypeWrongStatus},
@@ -99,6 +104,7 @@ func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) er
 	holdCtx := ctx
 	if hold := notBefore.Sub(workflow.Now(ctx)); hold > 0 {
 		opts.StartToCloseTimeout += hold
+		opts.ScheduleToCloseTimeout += hold
 		holdCtx = workflow.WithLocalActivityOptions(ctx, opts)
 	}
 	if workflow.GetVersion(ctx, "submit-payment", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
@@ -125,6 +131,10 @@ func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) er
 	}
 	return workflow.ExecuteLocalActivity(ctx, a.SendNotifications, paymentID).Get(ctx, nil)
 }
+
+// localStepBudget bounds the retries of an execution's local activity
+// in time, well beyond what its attempts take.
+const localStepBudget = 30 * time.Minute
 
 // ExecActivities hold Phase B's I/O; each is idempotent and its status
 // change guarded.

@@ -36,6 +36,10 @@ type ExecOptions struct {
 	ResumeCheck time.Duration
 }
 
+// localStepBudget bounds a local step's retries in time, well beyond
+// what the retry policy's attempts take.
+const localStepBudget = 30 * time.Minute
+
 func (o ExecOptions) withDefaults() ExecOptions {
 	if o.Timeout <= 0 {
 		o.Timeout = time.Minute
@@ -231,8 +235,12 @@ func (o ExecOptions) backoff(retries int) time.Duration {
 
 func (r runner) call(name string, arg, out any) error {
 	if r.opts.Local {
+		// ScheduleToClose would default to one attempt's timeout, counted
+		// from when the step was first scheduled: a worker failover would
+		// leave the next worker one attempt. The retry policy's attempts
+		// bound the retries instead.
 		ctx := workflow.WithLocalActivityOptions(r.ctx, workflow.LocalActivityOptions{
-			StartToCloseTimeout: r.opts.Timeout, RetryPolicy: r.opts.RetryPolicy,
+			StartToCloseTimeout: r.opts.Timeout, ScheduleToCloseTimeout: max(localStepBudget, r.opts.Timeout), RetryPolicy: r.opts.RetryPolicy,
 		})
 		return workflow.ExecuteLocalActivity(ctx, name, arg).Get(ctx, out)
 	}

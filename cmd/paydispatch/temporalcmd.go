@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/paydispatch/paydispatch/internal/config"
-	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/temporal"
 )
 
@@ -37,7 +36,7 @@ func runTemporal(ctx context.Context, env *environment, args []string) error {
 	conn, err := temporal.Connect(ctx, temporal.Options{
 		EmbeddedStore: temporal.Store(tc.EmbeddedStore), EmbeddedPostgresURL: db.URL,
 		Namespace: tc.Namespace, DataDir: db.DataDir, EmbeddedPort: tc.EmbeddedPort, EmbeddedLogLevel: tc.EmbeddedLogLevel,
-		Logger: log, HeldWorkflowTypes: []string{payment.ExecWorkflowName},
+		Logger: log,
 	})
 	if err != nil {
 		return err

@@ -49,13 +49,19 @@ func checks(ctx context.Context, pool *pgxpool.Pool, temporalAddr string, o Opti
 	if ids, err := execRuns(ctx, pool, temporalAddr); err != nil {
 		fail(runs, err)
 	} else {
-		twice := 0
-		for _, n := range ids {
-			if n > 1 {
+		twice, first := 0, ""
+		for id, statuses := range ids {
+			if len(statuses) > 1 {
 				twice++
+				if first == "" {
+					first = id + ": " + strings.Join(statuses, ", ")
+				}
 			}
 		}
-		add(runs, twice == 0 && len(ids) == executed, "%d execution workflows for %d executed payments; %d ran more than once", len(ids), executed, twice)
+		if first != "" {
+			first = "; e.g. " + first
+		}
+		add(runs, twice == 0 && len(ids) == executed, "%d execution workflows for %d executed payments; %d ran more than once%s", len(ids), executed, twice, first)
 	}
 
 	const audited = "every queue transition audited (each item's audit trail replays to its status)"
@@ -103,10 +109,10 @@ func faultCheck(o Options, faults []injected) demo.Check {
 	return demo.Check{Name: "every planned fault injected during the drain and undone", OK: killsInDrain >= o.MinKills && len(absent)+len(late)+len(failed) == 0, Detail: detail}
 }
 
-// execRuns counts the runs, open or closed, of each payment queue item's
+// execRuns lists the runs' statuses, open or closed, of each payment queue item's
 // execution workflow, asking visibility by workflow id 100 at a time (as
 // the dispatcher's reconcile does).
-func execRuns(ctx context.Context, pool *pgxpool.Pool, addr string) (map[string]int, error) {
+func execRuns(ctx context.Context, pool *pgxpool.Pool, addr string) (map[string][]string, error) {
 	var ids []string
 	rows, err := pool.Query(ctx, `SELECT item_id FROM exec_queue WHERE item_type = $1`, payment.ItemType)
 	if err != nil {
@@ -126,7 +132,7 @@ func execRuns(ctx context.Context, pool *pgxpool.Pool, addr string) (map[string]
 		return nil, err
 	}
 	defer c.Close()
-	runs := map[string]int{}
+	runs := map[string][]string{}
 	for start := 0; start < len(ids); start += 100 {
 		query := "WorkflowId IN (" + strings.Join(ids[start:min(start+100, len(ids))], ",") + ")"
 		var token []byte
@@ -136,7 +142,8 @@ func execRuns(ctx context.Context, pool *pgxpool.Pool, addr string) (map[string]
 				return nil, err
 			}
 			for _, e := range resp.Executions {
-				runs[e.Execution.WorkflowId]++
+				id := e.Execution.WorkflowId
+				runs[id] = append(runs[id], strings.TrimPrefix(e.Status.String(), "WORKFLOW_EXECUTION_STATUS_"))
 			}
 			if token = resp.NextPageToken; len(token) == 0 {
 				break

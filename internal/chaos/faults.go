@@ -31,6 +31,7 @@ var faultKinds = []string{faultKill, faultTemporal, faultPGFast, faultPGImmediat
 // injected is one fault, as it happened.
 type injected struct {
 	kind   string
+	when   time.Time
 	at     time.Duration // after the instant
 	took   time.Duration
 	detail string
@@ -116,7 +117,7 @@ func (in *injector) kills(ctx context.Context, instant time.Time, eventsDone <-c
 		in.s.halt(p, syscall.SIGKILL, 5*time.Second)
 		time.Sleep(down)
 		err := in.s.start(p)
-		in.record(injected{kind: faultKill, at: start.Sub(instant), took: time.Since(start), detail: p.name, err: err})
+		in.record(injected{kind: faultKill, when: start, at: start.Sub(instant), took: time.Since(start), detail: p.name, err: err})
 	}
 }
 
@@ -157,7 +158,7 @@ func (in *injector) events(instant time.Time, r *rand.Rand) {
 		}
 		start := time.Now()
 		detail, err := st.do(ctx)
-		in.record(injected{kind: st.kind, at: start.Sub(instant), took: time.Since(start), detail: detail, err: err})
+		in.record(injected{kind: st.kind, when: start, at: start.Sub(instant), took: time.Since(start), detail: detail, err: err})
 	}
 }
 

@@ -94,17 +94,34 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		},
 	})
 	res.Checks, res.Faults, res.Took = dr.Checks, in.faults(), time.Since(started)
+	writeTimeline(filepath.Join(o.Dir, "faults.txt"), res.Faults)
 	res.Restarts = map[string]int{}
 	for _, p := range s.list() {
+		p.mu.Lock()
 		if p.ownExits > 0 {
 			res.Restarts[p.name] = p.ownExits
 		}
+		p.mu.Unlock()
 	}
 	if err != nil {
 		return res, err
 	}
 	PrintTables(o.Out, []Result{res})
 	return res, nil
+}
+
+// writeTimeline leaves each fault's time in the run's directory, to read
+// beside the processes' logs when a run fails.
+func writeTimeline(path string, faults []injected) {
+	var b strings.Builder
+	for _, f := range faults {
+		fmt.Fprintf(&b, "%s\tinstant%+.1fs\ttook %.1fs\t%s\t%s", f.when.UTC().Format("15:04:05.000"), f.at.Seconds(), f.took.Seconds(), f.kind, f.detail)
+		if f.err != nil {
+			fmt.Fprintf(&b, "\terror: %v", f.err)
+		}
+		b.WriteString("\n")
+	}
+	_ = os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // PrintTables prints the faults injected and the invariants checked over

@@ -43,8 +43,9 @@ type stack struct {
 
 	apiAddr, temporalAddr, adminToken string
 
-	mu    sync.Mutex
-	procs map[string]*proc // by name
+	mu             sync.Mutex
+	procs          map[string]*proc // by name
+	stopSupervisor context.CancelFunc
 }
 
 // role is one kind of process.
@@ -167,7 +168,9 @@ func startStack(ctx context.Context, bin, dir string, pgBin string, railBehaviou
 			}
 		}
 	}
-	go s.supervise(ctx)
+	superviseCtx, cancel := context.WithCancel(ctx)
+	s.stopSupervisor = cancel
+	go s.supervise(superviseCtx)
 	return s, nil
 }
 
@@ -190,8 +193,9 @@ func (s *stack) start(p *proc) error {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
-	// Its own process group: a signal to the suite is not one to it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group: a signal to the suite is not one to it; and
+	// it dies with the suite, whatever ends it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		out.Close()
 		return fmt.Errorf("start %s: %w", p.name, err)
@@ -313,6 +317,9 @@ func (s *stack) restartPostgres(ctx context.Context, sig syscall.Signal, down ti
 }
 
 func (s *stack) close() {
+	if s.stopSupervisor != nil {
+		s.stopSupervisor()
+	}
 	for _, p := range s.list() {
 		s.halt(p, syscall.SIGTERM, 30*time.Second)
 	}
@@ -356,20 +363,10 @@ func waitTCP(ctx context.Context, addr string, limit time.Duration) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("nothing listens on %s after %s", addr, limit)
 		}
-		if !sleep(ctx, 250*time.Millisecond) {
+		select {
+		case <-ctx.Done():
 			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
 		}
-	}
-}
-
-// sleep waits d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
