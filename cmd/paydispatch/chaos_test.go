@@ -8,9 +8,9 @@ import (
 )
 
 // TestChaosShort is the fault suite's short mode: the built binary's
-// roles as processes, 1,500 payments paced at 15/s, at least 10 kills,
-// Temporal down 30 s, PostgreSQL restarted twice, the rail failing and
-// the operator's switches flipped, and every invariant checked.
+// roles as processes, 1,500 payments paced at 15/s, a kill every 4 s (at
+// least 10), Temporal down 30 s, PostgreSQL restarted twice, the rail
+// failing and the operator's switches flipped; every invariant checked.
 func TestChaosShort(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -18,7 +18,7 @@ func TestChaosShort(t *testing.T) {
 	}
 	bin := binary(t)
 	dir := dataDir(t)
-	cmd := exec.Command(bin, "chaos", "--binary", bin, "--dir", dir, "--payments", "1500", "--rate", "15", "--seed", "1")
+	cmd := exec.Command(bin, "chaos", "--binary", bin, "--dir", dir, "--payments", "1500", "--rate", "15", "--kill-every", "4s", "--seed", "1")
 	cmd.Env = os.Environ()
 	out, err := cmd.CombinedOutput()
 	if err != nil {

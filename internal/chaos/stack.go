@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"sync"
@@ -194,18 +195,28 @@ func (s *stack) start(p *proc) error {
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	// Its own process group: a signal to the suite is not one to it; and
-	// it dies with the suite, whatever ends it.
+	// it dies with the suite, whatever ends it. Pdeathsig follows the
+	// forking OS thread, so that thread stays locked until the process
+	// exits.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		out.Close()
-		return fmt.Errorf("start %s: %w", p.name, err)
-	}
+	started := make(chan error, 1)
 	exited := make(chan struct{})
 	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		_ = cmd.Wait()
 		out.Close()
 		close(exited)
 	}()
+	if err := <-started; err != nil {
+		out.Close()
+		return fmt.Errorf("start %s: %w", p.name, err)
+	}
 	p.mu.Lock()
 	p.cmd, p.exited, p.held = cmd, exited, false
 	p.starts++

@@ -24,7 +24,9 @@ func goodOutcome() *outcome {
 		planned: planned, stored: 997,
 		final: sample{at: 30 * time.Second, payments: map[string]int{"DELIVERED": delivered, "FAILED": 38, "RETURNED": 10, "REJECTED": 5},
 			queue: map[string]int{"COMPLETED": 992}},
-		byCode:     map[string]int{"INSUFFICIENT_FUNDS": 20, "LIMIT_EXCEEDED": 8, "FX_UNAVAILABLE": 10},
+		byCode: map[string]int{"INSUFFICIENT_FUNDS": 20, "LIMIT_EXCEEDED": 8, "FX_UNAVAILABLE": 10},
+		capped: []cappedGroup{{account: accPoor, code: "INSUFFICIENT_FUNDS", fit: poorFit, n: 30, delivered: 10, failed: 20},
+			{account: accLimited, day: "2026-11-23", code: "LIMIT_EXCEEDED", fit: limitFit, n: 12, delivered: 4, failed: 8}},
 		rail:       railsim.LedgerView{Unique: int64(delivered), Refused: 10},
 		outboxDead: 10,
 		tenants:    []tenantShare{{"acme", 480, 470}, {"bravo", 300, 290}, {"cobalt", 200, 195}},
@@ -62,6 +64,14 @@ func TestVerifyFindsEachFault(t *testing.T) {
 		{"early", func(d *outcome) { d.early = 1 }, "pacing:"},
 		{"an unplanned failure", func(d *outcome) { d.unplanned = 1 }, "only the payments meant to fail"},
 		{"a limit not enforced", func(d *outcome) { d.byCode["LIMIT_EXCEEDED"]-- }, "the saga's failures"},
+		{"more delivered than the money allows", func(d *outcome) {
+			d.capped[0].delivered, d.capped[0].failed = 11, 19
+			d.byCode["INSUFFICIENT_FUNDS"] = 19
+		}, "the saga's failures"},
+		{"a refused payment's room not given", func(d *outcome) {
+			d.capped[0].delivered, d.capped[0].returned, d.capped[0].failed = 8, 1, 21
+			d.byCode["INSUFFICIENT_FUNDS"] = 21
+		}, "the saga's failures"},
 		{"a dead letter without reason", func(d *outcome) { d.deadNoReason = 1 }, "dead letters:"},
 		{"a queue dead letter", func(d *outcome) { d.queueDead = 1 }, "dead letters:"},
 		{"a bad account paid", func(d *outcome) {
@@ -190,4 +200,33 @@ func findChromium(t *testing.T) string {
 	}
 	t.Skip("no chromium on this machine: apt-get install chromium")
 	return ""
+}
+
+// TestCappedGroup: an account with room for some of its payments holds
+// at most that many at the end, fills its room first, and gives the room
+// a returned payment freed to one after it, no more.
+func TestCappedGroup(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name                           string
+		n, delivered, returned, failed int
+		ok                             bool
+	}{
+		{"room filled, the rest failed", 30, 10, 0, 20, true},
+		{"a return gave its room to a later payment", 30, 10, 1, 19, true},
+		{"a return came after the others had run", 30, 9, 1, 20, true},
+		{"more held than the room", 30, 11, 0, 19, false},
+		{"room left while payments failed", 30, 9, 0, 21, false},
+		{"more succeeded than returns freed", 30, 10, 1, 18, false},
+		{"fewer payments than room", 3, 3, 0, 0, true},
+		{"fewer payments than room, one failed", 3, 2, 0, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			g := cappedGroup{fit: 10, n: tc.n, delivered: tc.delivered, returned: tc.returned, failed: tc.failed}
+			if g.ok() != tc.ok {
+				t.Errorf("ok() = %v, want %v", g.ok(), tc.ok)
+			}
+		})
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/railsim"
 )
@@ -31,15 +33,19 @@ type outcome struct {
 	rail      railsim.LedgerView
 	railErr   error
 	// Checks' own figures.
-	violations                          []string
-	verifyErr                           error
-	openItems                           int
-	overLimit                           int     // pacing windows with more slots than the limit
-	early                               int     // executions before their slot
-	secondsOver                         int     // full seconds with more executions than the limit
-	mostOver                            int     // by how many at most
-	lagP50, lagP99                      float64 // execution after its slot, ms
-	unplanned                           int     // FAILED or REJECTED payments not meant to fail
+	violations     []string
+	verifyErr      error
+	openItems      int
+	overLimit      int     // pacing windows with more slots than the limit
+	early          int     // executions before their slot
+	secondsOver    int     // full seconds with more executions than the limit
+	mostOver       int     // by how many at most
+	lagP50, lagP99 float64 // execution after its slot, ms
+	unplanned      int     // FAILED or REJECTED payments not meant to fail
+	// capped: the executions of the accounts that fit only some of
+	// their payments, by account (and UTC day of execution for the
+	// daily limit: a drain that crosses midnight starts a new day).
+	capped                              []cappedGroup
 	outboxDead, deadNoReason, queueDead int
 }
 
@@ -166,6 +172,9 @@ func collect(ctx context.Context, o Options, instant time.Time, ps []planned, su
 		FROM (SELECT extract(epoch FROM accepted_at - scheduled_execution_time) * 1000 AS l FROM payments WHERE accepted_at IS NOT NULL) x`).Scan(&out.lagP50, &out.lagP99); err != nil {
 		return nil, err
 	}
+	if out.capped, err = cappedGroups(ctx, pool); err != nil {
+		return nil, err
+	}
 	out.rail, out.railErr = railLedger(ctx, o.RailURL)
 	vs, err := payment.Verify(ctx, pool)
 	out.verifyErr = err
@@ -212,11 +221,8 @@ func verify(_ context.Context, o Options, d *outcome) []Check {
 	add("bad lines refused at intake, bad accounts rejected at Phase A", d.sub.refused == d.planned[kindInvalid] && f["REJECTED"] == d.planned[kindBad],
 		"%d lines refused (%d planned), %d REJECTED (%d planned)", d.sub.refused, d.planned[kindInvalid], f["REJECTED"], d.planned[kindBad])
 	add("only the payments meant to fail failed", d.unplanned == 0, "%d FAILED or REJECTED that were not meant to", d.unplanned)
-	noFunds, overLimit := d.planned[kindNoFunds]-poorFit, d.planned[kindLimit]-limitFit
-	add("the saga's failures are the planned ones, compensated", d.byCode["INSUFFICIENT_FUNDS"] == noFunds &&
-		d.byCode["LIMIT_EXCEEDED"] == overLimit && d.byCode["FX_UNAVAILABLE"] == d.planned[kindNoFX],
-		"INSUFFICIENT_FUNDS %d (%d planned), LIMIT_EXCEEDED %d (%d planned), FX_UNAVAILABLE %d (%d planned)",
-		d.byCode["INSUFFICIENT_FUNDS"], noFunds, d.byCode["LIMIT_EXCEEDED"], overLimit, d.byCode["FX_UNAVAILABLE"], d.planned[kindNoFX])
+	add("the saga's failures are the planned ones, compensated", cappedOK(d.capped, d.byCode) && d.byCode["FX_UNAVAILABLE"] == d.planned[kindNoFX],
+		"%s; FX_UNAVAILABLE %d (%d planned)", cappedDetail(d.capped, d.byCode), d.byCode["FX_UNAVAILABLE"], d.planned[kindNoFX])
 	if d.railErr != nil {
 		add("the rail's ledger", false, "%v", d.railErr)
 	} else {
@@ -244,4 +250,71 @@ func verify(_ context.Context, o Options, d *outcome) []Check {
 	add("dead letters: only the rail's refusals, each with its reason", d.outboxDead == f["RETURNED"] && d.queueDead == 0 && d.deadNoReason == 0,
 		"%d instructions dead-lettered (%d RETURNED), %d without a reason; %d queue items dead-lettered", d.outboxDead, f["RETURNED"], d.deadNoReason, d.queueDead)
 	return checks
+}
+
+// cappedGroup is how the payments of an account that fits only some of
+// them ended: fit of them succeed, the others fail with code, except
+// that a payment the rail returned frees its room (money and limits) for
+// one that comes after it.
+type cappedGroup struct {
+	account, day, code                  string
+	fit, n, delivered, returned, failed int
+}
+
+func cappedGroups(ctx context.Context, pool *pgxpool.Pool) ([]cappedGroup, error) {
+	rows, err := pool.Query(ctx, `SELECT p.debtor_account,
+			CASE WHEN p.debtor_account = $3 THEN ((i.data->>'executionTime')::timestamptz AT TIME ZONE 'UTC')::date::text ELSE '' END,
+			count(*), count(*) FILTER (WHERE p.status = 'DELIVERED'), count(*) FILTER (WHERE p.status = 'RETURNED'),
+			count(*) FILTER (WHERE p.status = 'FAILED')
+		FROM payments p JOIN process_instance i ON i.process_type = $1 AND i.business_key = p.payment_id
+		WHERE p.debtor_account IN ($2, $3) GROUP BY 1, 2 ORDER BY 1, 2`, payment.SubmitPaymentType, accPoor, accLimited)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []cappedGroup
+	for rows.Next() {
+		var g cappedGroup
+		if err := rows.Scan(&g.account, &g.day, &g.n, &g.delivered, &g.returned, &g.failed); err != nil {
+			return nil, err
+		}
+		g.fit, g.code = poorFit, "INSUFFICIENT_FUNDS"
+		if g.account == accLimited {
+			g.fit, g.code = limitFit, "LIMIT_EXCEEDED"
+		}
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
+// ok: no more held than fits, the first that fit succeeded, and no more
+// succeeded than fit plus the room returns freed.
+func (g cappedGroup) ok() bool {
+	fit := min(g.fit, g.n)
+	return g.delivered <= fit && g.failed <= g.n-fit && g.failed >= g.n-fit-g.returned
+}
+
+// cappedOK: every group as it should be, and the failures' codes are
+// exactly theirs.
+func cappedOK(gs []cappedGroup, byCode map[string]int) bool {
+	want := map[string]int{}
+	for _, g := range gs {
+		if !g.ok() {
+			return false
+		}
+		want[g.code] += g.failed
+	}
+	return len(gs) > 0 && byCode["INSUFFICIENT_FUNDS"] == want["INSUFFICIENT_FUNDS"] && byCode["LIMIT_EXCEEDED"] == want["LIMIT_EXCEEDED"]
+}
+
+func cappedDetail(gs []cappedGroup, byCode map[string]int) string {
+	var parts []string
+	for _, g := range gs {
+		what := g.account
+		if g.day != "" {
+			what += " on " + g.day
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d payments, room for %d: %d failed %s, %d delivered, %d returned", what, g.n, g.fit, g.failed, g.code, g.delivered, g.returned))
+	}
+	return fmt.Sprintf("INSUFFICIENT_FUNDS %d, LIMIT_EXCEEDED %d (%s)", byCode["INSUFFICIENT_FUNDS"], byCode["LIMIT_EXCEEDED"], strings.Join(parts, "; "))
 }
