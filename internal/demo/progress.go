@@ -40,11 +40,15 @@ func newTracker(o Options, instant time.Time, expected int) *tracker {
 // databaseOutage is how long follow waits for an unreachable database.
 const databaseOutage = 2 * time.Minute
 
+// queueSettle is how long follow waits, once every payment has settled,
+// for the queue's last items to be settled too (a few dispatch cycles).
+const queueSettle = time.Minute
+
 func (t *tracker) follow(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	deadline := t.instant.Add(t.o.MaxWait)
-	var failingSince time.Time
+	var failingSince, settled time.Time
 	for {
 		s, err := t.sample(ctx)
 		switch {
@@ -67,7 +71,16 @@ func (t *tracker) follow(ctx context.Context) error {
 		t.samples = append(t.samples, s)
 		t.show(s)
 		if s.terminal() >= t.expected {
-			return nil
+			// The queue settles a moment later: an item whose own
+			// settlement was lost (its workflow ended before its dispatch
+			// was recorded) is the reconcile's, on a later cycle.
+			open := s.queue["READY"] + s.queue["CLAIMED"] + s.queue["DISPATCHED"]
+			if settled.IsZero() {
+				settled = time.Now()
+			}
+			if open == 0 || time.Since(settled) > queueSettle {
+				return nil
+			}
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%d of %d payments settled %s after the instant: giving up (--max-wait)", s.terminal(), t.expected, t.o.MaxWait)
