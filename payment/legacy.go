@@ -189,7 +189,11 @@ func (a *ExecActivities) ExecutePayment(ctx context.Context, paymentID string, n
 	err := a.Store.Transition(ctx, paymentID, StatusScheduled, StatusAccepted, "")
 	if errors.Is(err, ErrWrongStatus) {
 		// PROCESSING means a previous run got further: nothing to redo.
-		if p, gerr := a.Store.Get(ctx, paymentID); gerr == nil && p.Status == StatusProcessing {
+		p, gerr := a.Store.Get(ctx, paymentID)
+		switch {
+		case gerr != nil:
+			return gerr // retried: only a status seen is a reason to give up
+		case p.Status == StatusProcessing:
 			return nil
 		}
 		return nonRetryable(ErrTypeWrongStatus, err)

@@ -161,7 +161,11 @@ func (a *ExecActivities) SendNotifications(ctx context.Context, paymentID string
 	}
 	err := a.Store.Transition(ctx, paymentID, StatusAccepted, StatusProcessing, "")
 	if errors.Is(err, ErrWrongStatus) {
-		if p, gerr := a.Store.Get(ctx, paymentID); gerr == nil && (p.Status == StatusDelivered || p.Status == StatusReturned) {
+		p, gerr := a.Store.Get(ctx, paymentID)
+		switch {
+		case gerr != nil:
+			return gerr // retried: only a status seen is a reason to give up
+		case p.Status == StatusDelivered || p.Status == StatusReturned:
 			return nil
 		}
 		return nonRetryable(ErrTypeWrongStatus, err)
