@@ -46,11 +46,27 @@ type injector struct {
 	s    *stack
 	o    Options
 	base railsim.Behaviour
+	// stop ends when the suite itself is stopped (Ctrl-C): the fault
+	// under way is undone at once and no other is injected.
+	stop context.Context
 
 	mu      sync.Mutex
 	log     []injected
 	instant time.Time
 	drained time.Time // when the last payment settled
+}
+
+// pause waits d, or less if the suite is stopped; it reports whether d
+// passed.
+func (in *injector) pause(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-in.stop.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 func (in *injector) record(f injected) {
@@ -106,10 +122,12 @@ func (in *injector) run(ctx context.Context, instant time.Time) {
 // faults are done and MinKills were sent.
 func (in *injector) kills(ctx context.Context, instant time.Time, eventsDone <-chan struct{}, r *rand.Rand) {
 	for n := 0; ; n++ {
-		if ctx.Err() != nil && isClosed(eventsDone) && n >= in.o.MinKills {
+		if in.stop.Err() != nil || (ctx.Err() != nil && isClosed(eventsDone) && n >= in.o.MinKills) {
 			return
 		}
-		time.Sleep(in.o.KillEvery/2 + time.Duration(r.Int64N(int64(in.o.KillEvery))))
+		if !in.pause(in.o.KillEvery/2 + time.Duration(r.Int64N(int64(in.o.KillEvery)))) {
+			return
+		}
 		targets := in.s.targets()
 		p := targets[r.IntN(len(targets))]
 		down := time.Duration(500+r.IntN(2500)) * time.Millisecond
@@ -151,10 +169,14 @@ func (in *injector) events(instant time.Time, r *rand.Rand) {
 		{faultRate, in.cutRate},
 	}
 	r.Shuffle(len(steps), func(i, j int) { steps[i], steps[j] = steps[j], steps[i] })
-	time.Sleep(time.Until(instant.Add(3 * time.Second)))
+	if !in.pause(time.Until(instant.Add(3 * time.Second))) {
+		return
+	}
 	for i, st := range steps {
 		if i > 0 {
-			time.Sleep(time.Duration(1000+r.IntN(4000)) * time.Millisecond)
+			if !in.pause(time.Duration(1000+r.IntN(4000)) * time.Millisecond) {
+				return
+			}
 		}
 		start := time.Now()
 		detail, err := st.do(ctx)
@@ -166,7 +188,7 @@ func (in *injector) events(instant time.Time, r *rand.Rand) {
 func (in *injector) stopTemporal(ctx context.Context) (string, error) {
 	p := in.s.procs["temporal"]
 	in.s.halt(p, syscall.SIGTERM, 30*time.Second)
-	time.Sleep(in.o.TemporalOutage)
+	in.pause(in.o.TemporalOutage)
 	if err := in.s.start(p); err != nil {
 		return "", err
 	}
@@ -178,7 +200,7 @@ func (in *injector) railStretch(ctx context.Context, b railsim.Behaviour, what s
 	if err := in.s.rail.SetBehaviour(b); err != nil {
 		return "", err
 	}
-	time.Sleep(in.o.Stretch)
+	in.pause(in.o.Stretch)
 	return what + " for " + in.o.Stretch.String(), in.s.rail.SetBehaviour(in.base)
 }
 
@@ -189,7 +211,7 @@ func (in *injector) killSwitch(ctx context.Context) (string, error) {
 	if _, err := q.UpdateConfig(ctx, payment.ItemType, map[string]string{"enabled": "false"}); err != nil {
 		return "", fmt.Errorf("kill switch off: %w", err)
 	}
-	time.Sleep(in.o.Stretch)
+	in.pause(in.o.Stretch)
 	_, err := retry(ctx, func(ctx context.Context) (queue.Config, error) {
 		return q.UpdateConfig(ctx, payment.ItemType, map[string]string{"enabled": "true"})
 	})
@@ -208,7 +230,7 @@ func (in *injector) cutRate(ctx context.Context) (string, error) {
 	if _, err := q.UpdateConfig(ctx, payment.ItemType, map[string]string{"max_in_flight": strconv.Itoa(inFlight), "batch_size": strconv.Itoa(batch)}); err != nil {
 		return "", fmt.Errorf("cut the rate: %w", err)
 	}
-	time.Sleep(in.o.Stretch)
+	in.pause(in.o.Stretch)
 	_, err = retry(ctx, func(ctx context.Context) (queue.Config, error) {
 		return q.UpdateConfig(ctx, payment.ItemType, map[string]string{"max_in_flight": strconv.Itoa(was.MaxInFlight), "batch_size": strconv.Itoa(was.BatchSize)})
 	})

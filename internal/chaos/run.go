@@ -83,7 +83,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	fmt.Fprintf(o.Out, "stack up in %.1f s: API http://%s, Temporal %s, rail %s; logs in %s\n",
 		time.Since(started).Seconds(), s.apiAddr, s.temporalAddr, s.railURL, filepath.Join(o.Dir, "logs"))
 
-	in := &injector{s: s, o: o, base: base}
+	in := &injector{s: s, o: o, base: base, stop: ctx}
 	res.Report = filepath.Join(o.Dir, "report.html")
 	dr, err := demo.Run(ctx, demo.Options{
 		Payments: o.Payments, Rate: o.Rate, Seed: o.Seed, MaxWait: o.MaxWait, At: 20 * time.Second,
