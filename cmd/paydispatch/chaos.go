@@ -84,6 +84,9 @@ func runChaos(ctx context.Context, env *environment, args []string) error {
 			_ = os.RemoveAll(o.Dir)
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("chaos: interrupted during run %d (seed %d); every fault under way was undone", i+1, o.Seed)
+			}
 			return fmt.Errorf("chaos run %d (seed %d): %w", i+1, o.Seed, err)
 		}
 		failed = failed || !ok
