@@ -223,6 +223,34 @@ func (a *Activities) Reconcile(ctx context.Context, cfg queue.Config) (Reconcili
 	return r, nil
 }
 
+// recordPatience is how long a batch's outcome is retried once its
+// workflows are started: a database restart takes seconds, while an
+// unrecorded claim waits for the stale-claim recovery (minutes), holding
+// in-flight capacity meanwhile.
+const recordPatience = 20 * time.Second
+
+// recordPatiently runs record (a guarded, idempotent transition of the
+// batch) until it succeeds or recordPatience has passed, heartbeating.
+func recordPatiently(ctx context.Context, record func() error) error {
+	wait := 200 * time.Millisecond
+	deadline := time.Now().Add(recordPatience)
+	for {
+		err := record()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx, "recording the batch")
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
 // ClaimAndDispatch claims one batch and starts its execution workflows.
 // Claim and starts share one activity so the batch's contexts never pass
 // through the dispatcher's workflow history. If it dies between the claim
@@ -283,12 +311,19 @@ func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Di
 		}
 	}
 	if len(ok) > 0 {
-		if _, err := a.cfg.Queue.MarkDispatchedBatch(ctx, cfg.ItemType, batch.ID, ok); err != nil {
+		if err := recordPatiently(ctx, func() error {
+			_, err := a.cfg.Queue.MarkDispatchedBatch(ctx, cfg.ItemType, batch.ID, ok)
+			return err
+		}); err != nil {
 			return d, err
 		}
 	}
 	if len(failed) > 0 {
-		res, err := a.cfg.Queue.ReleaseForRetryBatch(ctx, cfg.ItemType, batch.ID, failed, cfg.MaxDispatchRetries)
+		var res queue.BatchResult
+		err := recordPatiently(ctx, func() (err error) {
+			res, err = a.cfg.Queue.ReleaseForRetryBatch(ctx, cfg.ItemType, batch.ID, failed, cfg.MaxDispatchRetries)
+			return err
+		})
 		if err != nil {
 			return d, err
 		}

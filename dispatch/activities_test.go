@@ -176,6 +176,51 @@ func TestClaimAndDispatch(t *testing.T) {
 	}
 }
 
+// TestDispatchRecordedThroughADatabaseBlip: the workflows are started,
+// then recording the batch fails twice (a database restarting); the
+// cycle records it on a later try instead of leaving the claim for the
+// stale-claim recovery.
+func TestDispatchRecordedThroughADatabaseBlip(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	ids := f.enqueue(t, 5, time.Now().Add(-time.Second))
+	// A sequence counts the UPDATEs of exec_queue: nextval survives the
+	// failed statement's rollback. The first (the claim) passes, the
+	// next two (recording the batch) fail as a restarting server would.
+	if _, err := f.pool.Exec(ctx, `
+		CREATE SEQUENCE blips;
+		CREATE FUNCTION blip() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF nextval('blips') BETWEEN 2 AND 3 THEN
+				RAISE EXCEPTION 'terminating connection due to administrator command' USING ERRCODE = '57P01';
+			END IF;
+			RETURN NULL;
+		END $$;
+		CREATE TRIGGER blip BEFORE UPDATE ON exec_queue FOR EACH STATEMENT EXECUTE FUNCTION blip();`); err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.act.ClaimAndDispatch(ctx, f.cfg)
+	if err != nil {
+		t.Fatalf("ClaimAndDispatch: %v", err)
+	}
+	if d.Claimed != 5 || d.Started != 5 {
+		t.Fatalf("dispatch = %+v", d)
+	}
+	var updates int
+	if err := f.pool.QueryRow(ctx, `SELECT last_value FROM blips`).Scan(&updates); err != nil {
+		t.Fatal(err)
+	}
+	if updates < 4 {
+		t.Errorf("%d UPDATEs of the queue, want at least 4: the claim, two failed records, the one that held", updates)
+	}
+	for _, id := range ids {
+		if it := f.status(t, id); it.Status != queue.StatusDispatched {
+			t.Errorf("%s: %s, want DISPATCHED", id, it.Status)
+		}
+	}
+}
+
 // TestStartFailureRetriedThenDeadLettered: a start that keeps failing puts
 // the item back to READY with retry+1 each cycle, then DEAD_LETTER.
 func TestStartFailureRetriedThenDeadLettered(t *testing.T) {

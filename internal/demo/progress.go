@@ -41,8 +41,10 @@ func newTracker(o Options, instant time.Time, expected int) *tracker {
 const databaseOutage = 2 * time.Minute
 
 // queueSettle is how long follow waits, once every payment has settled,
-// for the queue's last items to be settled too (a few dispatch cycles).
-const queueSettle = time.Minute
+// for the queue's last items to be settled too: a claim whose dispatcher
+// died after starting its workflows waits for the stale-claim recovery
+// (stale_claim_threshold_secs, 2 min by default, then 100 a cycle).
+const queueSettle = 4 * time.Minute
 
 func (t *tracker) follow(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
