@@ -128,52 +128,34 @@ func writeTimeline(path string, faults []injected) {
 // one or more runs.
 func PrintTables(w io.Writer, runs []Result) {
 	count := map[string]int{}
-	var details = map[string][]string{}
-	var seeds []string
+	first := map[string]string{} // each fault's detail, as first injected
+	killed := map[string]int{}   // kills by process
 	restarts := map[string]int{}
+	var seeds []string
 	for _, r := range runs {
 		seeds = append(seeds, fmt.Sprint(r.Seed))
 		for _, f := range r.Faults {
 			count[f.kind]++
 			if f.kind == faultKill {
-				details[f.kind] = append(details[f.kind], f.detail)
-			} else if len(details[f.kind]) == 0 {
-				details[f.kind] = []string{f.detail}
+				killed[f.detail]++
+			} else if _, ok := first[f.kind]; !ok {
+				first[f.kind] = f.detail
 			}
 		}
 		for p, n := range r.Restarts {
 			restarts[p] += n
 		}
 	}
+	first[faultKill] = byName(killed)
 	fmt.Fprintf(w, "\nfaults injected (seed %s):\n", strings.Join(seeds, ", "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  fault\tcount\tdetail")
 	for _, k := range faultKinds {
-		d := ""
-		if k == faultKill {
-			byProc := map[string]int{}
-			for _, p := range details[k] {
-				byProc[p]++
-			}
-			var parts []string
-			for p, n := range byProc {
-				parts = append(parts, fmt.Sprintf("%s ×%d", p, n))
-			}
-			sort.Strings(parts)
-			d = strings.Join(parts, ", ")
-		} else if len(details[k]) > 0 {
-			d = details[k][0]
-		}
-		fmt.Fprintf(tw, "  %s\t%d\t%s\n", k, count[k], d)
+		fmt.Fprintf(tw, "  %s\t%d\t%s\n", k, count[k], first[k])
 	}
 	tw.Flush()
 	if len(restarts) > 0 {
-		var parts []string
-		for p, n := range restarts {
-			parts = append(parts, fmt.Sprintf("%s ×%d", p, n))
-		}
-		sort.Strings(parts)
-		fmt.Fprintf(w, "processes that exited on their own and were started again: %s\n", strings.Join(parts, ", "))
+		fmt.Fprintf(w, "processes that exited on their own and were started again: %s\n", byName(restarts))
 	}
 	fmt.Fprintf(w, "\ninvariants checked:\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -200,6 +182,16 @@ func PrintTables(w io.Writer, runs []Result) {
 		fmt.Fprintf(tw, "  %s\t%s\t%d/%d\t%s\n", mark, n, passed[n], len(runs), last[n].Detail)
 	}
 	tw.Flush()
+}
+
+// byName lists counts by name: "exec-1 ×2, serve ×1".
+func byName(counts map[string]int) string {
+	parts := make([]string, 0, len(counts))
+	for name, n := range counts {
+		parts = append(parts, fmt.Sprintf("%s ×%d", name, n))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
 }
 
 // NewDir makes a new directory for a run under parent (the temporary
