@@ -18,8 +18,10 @@ import (
 // TestSettledByTheExecution: with the Settler on the execution worker, an
 // item whose execution completes is COMPLETED by the execution's last
 // step, with no dispatcher cycle after its start (no reconcile runs here);
-// a failed execution is left DISPATCHED, for the reconcile. The execution
-// workflow is the same generic one, knowing nothing of the queue.
+// a failed execution is left DISPATCHED, for the reconcile, and so is a
+// completed one whose settlement the database refused: the reconcile, the
+// safety net, settles it. The execution workflow is the same generic one,
+// knowing nothing of the queue.
 func TestSettledByTheExecution(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal server")
@@ -47,6 +49,22 @@ func TestSettledByTheExecution(t *testing.T) {
 	p := &pipeline{q: q, pool: pool, c: c, execs: execs}
 	p.enqueue(t, "ok", 20, `{}`)
 	p.enqueue(t, "bad", 2, `{"fail":true}`)
+	p.enqueue(t, "lost", 1, `{}`)
+	// The database refuses the lost item's settlement while refuse_settle
+	// names it, as it would while restarting.
+	if _, err := pool.Exec(ctx, `
+		CREATE TABLE refuse_settle (item_id text PRIMARY KEY);
+		INSERT INTO refuse_settle VALUES ('lost-0000');
+		CREATE FUNCTION refuse_settle() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF NEW.queue_status = 'COMPLETED' AND EXISTS (SELECT 1 FROM refuse_settle r WHERE r.item_id = NEW.item_id) THEN
+				RAISE EXCEPTION 'terminating connection due to administrator command' USING ERRCODE = '57P01';
+			END IF;
+			RETURN NEW;
+		END $$;
+		CREATE TRIGGER refuse_settle BEFORE UPDATE ON exec_queue FOR EACH ROW EXECUTE FUNCTION refuse_settle();`); err != nil {
+		t.Fatal(err)
+	}
 
 	acts, err := dispatch.NewActivities(dispatch.Config{Queue: q, Engine: dispatch.TemporalEngine{Client: c, Namespace: "default"}})
 	if err != nil {
@@ -56,23 +74,42 @@ func TestSettledByTheExecution(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, err := acts.ClaimAndDispatch(ctx, cfg) // one cycle's dispatch; no reconcile follows
-	if err != nil || d.Started != 22 {
+	if err != nil || d.Started != 23 {
 		t.Fatalf("dispatch: %+v, %v", d, err)
 	}
 	depth := p.waitFor(t, "completions settled by the executions", 60*time.Second, func(d queue.Depth) bool {
 		return d.ByStatus[queue.StatusCompleted] == 20
 	})
-	if depth.ByStatus[queue.StatusDispatched] != 2 {
-		t.Fatalf("the failed executions: %v, want them DISPATCHED for the reconcile", depth.ByStatus)
+	// The lost settlement's execution has ended, its settlement given up.
+	lostWF := dispatch.ExecWorkflowID("TEST", "lost-0000")
+	if err := c.GetWorkflow(ctx, lostWF, "").Get(ctx, nil); err != nil {
+		t.Fatalf("the execution whose settlement is refused: %v, want it completed", err)
+	}
+	if depth = p.waitFor(t, "depth", time.Second, func(queue.Depth) bool { return true }); depth.ByStatus[queue.StatusDispatched] != 3 {
+		t.Fatalf("the failed executions and the lost settlement: %v, want 3 DISPATCHED for the reconcile", depth.ByStatus)
 	}
 	for id, n := range execs.n {
 		if n != 1 {
 			t.Fatalf("%s executed %d times", id, n)
 		}
 	}
-	// The reconcile finds the completed ones settled and settles the rest.
-	r, err := acts.Reconcile(ctx, cfg)
-	if err != nil || r.Completed != 0 || r.Failed != 2 {
-		t.Fatalf("reconcile after the settlements: %+v, %v; want only the 2 failures", r, err)
+	// The reconcile finds the settled ones settled, and settles the lost
+	// one and the failures (as soon as visibility lists them closed).
+	if _, err := pool.Exec(ctx, `DELETE FROM refuse_settle`); err != nil {
+		t.Fatal(err)
+	}
+	var completed, failed int
+	for deadline := time.Now().Add(30 * time.Second); completed+failed < 3 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		r, err := acts.Reconcile(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		completed, failed = completed+r.Completed, failed+r.Failed
+	}
+	if completed != 1 || failed != 2 {
+		t.Fatalf("the reconcile settled %d completed and %d failed, want the lost one and the 2 failures", completed, failed)
+	}
+	if it, err := q.Get(ctx, "TEST", "lost-0000"); err != nil || it.Status != queue.StatusCompleted {
+		t.Fatalf("the lost settlement after the reconcile: %+v, %v", it, err)
 	}
 }

@@ -47,6 +47,8 @@ func TestBadInput(t *testing.T) {
 		{"worker without temporal", []string{"worker", "--role", "exec"}, nil, "worker needs TEMPORAL_ADDRESS"},
 		{"config set without value", []string{"config", "set", "PAYMENT", "batch_size"}, nil, `"batch_size": want key=value`},
 		{"bench bad rows", []string{"bench", "queue", "--rows", "ten"}, nil, `invalid --rows "ten"`},
+		{"bench pipeline unknown design", []string{"bench", "pipeline", "--designs", "c"}, nil, `invalid --designs "c": want ab, a or b`},
+		{"bench drain negative cap", []string{"bench", "drain", "--max-in-flight", "-1"}, nil, `invalid --max-in-flight "-1"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -32,6 +32,7 @@ type DrainOptions struct {
 	Window       time.Duration
 	SVG          string // where to write the histogram; empty: none
 	Interval     int    // dispatch_interval_secs
+	MaxInFlight  int    // max_in_flight; 0: none (the product's default)
 	LeadMs       int    // paced_lead_ms; negative: the item type's own
 	MaxWait      time.Duration
 	// AllVisibilityIndexes keeps every index of the embedded Temporal's
@@ -69,6 +70,7 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 		isoFlag("window", "PT4S", time.Second, "the pacing config's window (ISO-8601, whole seconds)", &o.Window),
 		config.Int("lead-ms", -1, -1, 60_000, "the paced lead in ms (exec_rate_config paced_lead_ms; -1: as configured)", &o.LeadMs),
 		config.Int("interval", 5, 1, 60, "the dispatcher's interval in seconds (exec_rate_config dispatch_interval_secs)", &o.Interval),
+		config.Int("max-in-flight", 0, 0, 1_000_000, "cap on items claimed or dispatched and not yet settled (exec_rate_config max_in_flight; 0: none)", &o.MaxInFlight),
 		{Flag: "svg", Default: "pacing-histogram.svg", Usage: "write the histogram of executions per second here (empty: don't)",
 			Parse: func(v string) error { o.SVG = v; return nil }},
 		config.Duration("max-wait", "60m", time.Minute, "give up this long after the instant", &o.MaxWait),
@@ -106,7 +108,8 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	defer stack.close()
 	db, tc := stack.db, stack.tc
 	fmt.Fprintf(o.Out, "the embedded Temporal's store: %s\n", tc.Store)
-	settings := map[string]string{"pacing_config": "payments", "dispatch_interval_secs": strconv.Itoa(o.Interval)}
+	settings := map[string]string{"pacing_config": "payments", "dispatch_interval_secs": strconv.Itoa(o.Interval),
+		"max_in_flight": strconv.Itoa(o.MaxInFlight)}
 	if o.LeadMs >= 0 {
 		settings["paced_lead_ms"] = strconv.Itoa(o.LeadMs)
 	}
@@ -114,7 +117,11 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "paced lead %v, pre-start buffer %v\n", qcfg.PacedLead, qcfg.PreStartBuffer)
+	inFlight := "none"
+	if qcfg.MaxInFlight > 0 {
+		inFlight = thousands(qcfg.MaxInFlight)
+	}
+	fmt.Fprintf(o.Out, "paced lead %v, pre-start buffer %v, max in flight %s\n", qcfg.PacedLead, qcfg.PreStartBuffer, inFlight)
 	app.SettleByExecution = !o.NoSettle
 	for _, start := range []func(*postgres.DB, *ptemporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
 		stop, err := start(db, tc, log)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -48,6 +49,9 @@ type PipelineOptions struct {
 
 	StartConcurrency int           // the old design's intake: concurrent workflow starts
 	MaxWait          time.Duration // per design, from the instant
+	// Designs to run: "ab" (both, the comparison), "a" or "b" alone (a
+	// large N of one design in less than both take).
+	Designs string
 
 	PGBinDir string
 	Out      io.Writer
@@ -78,6 +82,14 @@ func PipelineSettings(o *PipelineOptions) []*config.Setting {
 		config.Int("max-in-flight", 400, 0, 1_000_000, "pipeline: cap on items claimed or dispatched and not yet settled (0: none)", &o.MaxInFlight),
 		config.Int("start-concurrency", 32, 1, 1024, "old design: concurrent workflow starts at intake", &o.StartConcurrency),
 		config.Duration("max-wait", "45m", time.Minute, "per design: give up this long after the instant", &o.MaxWait),
+		{Flag: "designs", Default: "ab", Usage: "which designs to run: ab (both, compared), a or b (one alone, in a fresh store)",
+			Parse: func(v string) error {
+				if v != "ab" && v != "a" && v != "b" {
+					return fmt.Errorf("want ab, a or b")
+				}
+				o.Designs = v
+				return nil
+			}},
 	}
 }
 
@@ -124,6 +136,7 @@ func SleepingPaymentWorkflow(ctx workflow.Context, r payment.Request) error {
 
 // designResult is what one design's run measured.
 type designResult struct {
+	ran         bool          // false: this design was not run (--designs)
 	intake      time.Duration // submitting all N
 	intakeLate  time.Duration // how far intake ran past the instant (0: done before)
 	peakOpen    int           // open workflows, the most seen at once
@@ -159,14 +172,14 @@ func RunPipeline(ctx context.Context, o PipelineOptions) error {
 		}
 		rows = append(rows, row{n, a, b})
 		printPipeline(o.Out, n, a, b)
-		if !a.timedOut && !b.timedOut {
+		if a.ran && b.ran && !a.timedOut && !b.timedOut {
 			// Less is better: the ratio is how many times faster (b) drains.
 			o.Figures.add(Figure{What: fmt.Sprintf("N=%s, (b) the pipeline: instant → all delivered; peak open workflows %s vs %s", thousands(n), thousands(b.peakOpen), thousands(a.peakOpen)),
 				Value: b.drain.Seconds(), Unit: "s", Baseline: "(a) a sleeping workflow per payment", BaseVal: a.drain.Seconds(), BaseUnit: "s",
 				Ratio: a.drain.Seconds() / max(b.drain.Seconds(), 0.001)})
 		}
 	}
-	if len(rows) > 1 {
+	if len(rows) > 1 && cmp.Or(o.Designs, "ab") == "ab" {
 		fmt.Fprintf(o.Out, "\npeak open workflows, (a)/(b) by N:")
 		for _, r := range rows {
 			fmt.Fprintf(o.Out, "  N=%s: %.1f×", thousands(r.n), float64(r.a.peakOpen)/float64(max(r.b.peakOpen, 1)))
@@ -179,27 +192,40 @@ func RunPipeline(ctx context.Context, o PipelineOptions) error {
 func printPipeline(w io.Writer, n int, a, b designResult) {
 	fmt.Fprintf(w, "\nN = %s payments due at one instant\n", thousands(n))
 	fmt.Fprintf(w, "  %-42s %16s %16s %10s\n", "", "(a) sleeping", "(b) pipeline", "(a)/(b)")
-	fr := func(x, y float64) string {
-		if y == 0 {
-			return "-"
+	both := a.ran && b.ran
+	// row prints one figure of each design run, and their ratio when both
+	// ran and ratio is set.
+	row := func(name string, fig func(designResult) string, ratio func(designResult) float64) {
+		cell := func(r designResult) string {
+			if !r.ran {
+				return "not run"
+			}
+			return fig(r)
 		}
-		return fmt.Sprintf("%.1f×", x/y)
+		q := ""
+		if both && ratio != nil {
+			q = "-"
+			if y := ratio(b); y != 0 {
+				q = fmt.Sprintf("%.1f×", ratio(a)/y)
+			}
+		}
+		fmt.Fprintf(w, "  %-42s %16s %16s %10s\n", name, cell(a), cell(b), q)
 	}
-	fmt.Fprintf(w, "  %-42s %16s %16s %10s\n", "peak open workflows", thousands(a.peakOpen), thousands(b.peakOpen),
-		fr(float64(a.peakOpen), float64(b.peakOpen)))
-	fmt.Fprintf(w, "  %-42s %16s %16s %10s\n", "Temporal store growth at the peak (bytes)", mib(a.peakBytes), mib(b.peakBytes),
-		fr(float64(a.peakBytes), float64(b.peakBytes)))
-	fmt.Fprintf(w, "  %-42s %16s %16s %10s\n", "Temporal store growth at the peak (rows)", thousands(int(a.peakRows)), thousands(int(b.peakRows)),
-		fr(float64(a.peakRows), float64(b.peakRows)))
-	fmt.Fprintf(w, "  %-42s %16s %16s %10s\n", "instant → all delivered", secs(a), secs(b), fr(a.drain.Seconds(), b.drain.Seconds()))
-	fmt.Fprintf(w, "  %-42s %16s %16s\n", "intake call for all N", fmt.Sprintf("%.1f s", a.intake.Seconds()), fmt.Sprintf("%.1f s", b.intake.Seconds()))
 	perPayment := func(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000/float64(n)) }
-	fmt.Fprintf(w, "  %-42s %16s %16s %10s\n", "CPU per payment, machine (intake → done)", perPayment(a.cpuMachine), perPayment(b.cpuMachine),
-		fr(a.cpuMachine.Seconds(), b.cpuMachine.Seconds()))
-	fmt.Fprintf(w, "  %-42s %16s %16s\n", "  of which this process (Temporal included)", perPayment(a.cpuProcess), perPayment(b.cpuProcess))
-	fmt.Fprintf(w, "  %-42s %16s %16s\n", "CPU stolen by the hypervisor meanwhile", pct(a.stolen), pct(b.stolen))
-	fmt.Fprintf(w, "  %-42s %16s %16s\n", "Temporal store growth at the end (bytes)", mib(a.finalBytes), mib(b.finalBytes))
-	fmt.Fprintf(w, "  %-42s %16s %16s\n", "Temporal store growth at the end (rows)", thousands(int(a.finalRows)), thousands(int(b.finalRows)))
+	row("peak open workflows", func(r designResult) string { return thousands(r.peakOpen) },
+		func(r designResult) float64 { return float64(r.peakOpen) })
+	row("Temporal store growth at the peak (bytes)", func(r designResult) string { return mib(r.peakBytes) },
+		func(r designResult) float64 { return float64(r.peakBytes) })
+	row("Temporal store growth at the peak (rows)", func(r designResult) string { return thousands(int(r.peakRows)) },
+		func(r designResult) float64 { return float64(r.peakRows) })
+	row("instant → all delivered", secs, func(r designResult) float64 { return r.drain.Seconds() })
+	row("intake call for all N", func(r designResult) string { return fmt.Sprintf("%.1f s", r.intake.Seconds()) }, nil)
+	row("CPU per payment, machine (intake → done)", func(r designResult) string { return perPayment(r.cpuMachine) },
+		func(r designResult) float64 { return r.cpuMachine.Seconds() })
+	row("  of which this process (Temporal included)", func(r designResult) string { return perPayment(r.cpuProcess) }, nil)
+	row("CPU stolen by the hypervisor meanwhile", func(r designResult) string { return pct(r.stolen) }, nil)
+	row("Temporal store growth at the end (bytes)", func(r designResult) string { return mib(r.finalBytes) }, nil)
+	row("Temporal store growth at the end (rows)", func(r designResult) string { return thousands(int(r.finalRows)) }, nil)
 	for _, d := range []struct {
 		name string
 		r    designResult
@@ -210,6 +236,10 @@ func printPipeline(w io.Writer, n int, a, b designResult) {
 		if d.r.timedOut {
 			fmt.Fprintf(w, "  note: %s gave up with %d of %d delivered\n", d.name, d.r.processing, n)
 		}
+	}
+	if !both {
+		fmt.Fprintf(w, "  targets: compared only when both designs run (--designs ab)\n")
+		return
 	}
 	fmt.Fprintf(w, "  target: (b) drains ≥ 1.5× faster than (a): %s\n", verdict(!b.timedOut && !a.timedOut && a.drain.Seconds() >= 1.5*b.drain.Seconds()))
 	fmt.Fprintf(w, "  target: ≥ 200× fewer peak open workflows (set for N = 100,000): %s\n", verdict(a.peakOpen >= 200*b.peakOpen))
@@ -299,13 +329,20 @@ func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designRes
 	}
 	defer sw.Stop()
 
-	fmt.Fprintf(o.Out, "\nN=%s: (a) running ...\n", thousands(n))
-	if a, err = e.runSleeping(ctx, n); err != nil {
-		return a, b, err
+	designs := cmp.Or(o.Designs, "ab")
+	if strings.Contains(designs, "a") {
+		fmt.Fprintf(o.Out, "\nN=%s: (a) running ...\n", thousands(n))
+		if a, err = e.runSleeping(ctx, n); err != nil {
+			return a, b, err
+		}
+		a.ran = true
 	}
-	fmt.Fprintf(o.Out, "N=%s: (b) running ...\n", thousands(n))
-	if b, err = e.runPipeline(ctx, n); err != nil {
-		return a, b, err
+	if strings.Contains(designs, "b") {
+		fmt.Fprintf(o.Out, "N=%s: (b) running ...\n", thousands(n))
+		if b, err = e.runPipeline(ctx, n); err != nil {
+			return a, b, err
+		}
+		b.ran = true
 	}
 	return a, b, ledgerCheck(ctx, db.Pool, o.Out)
 }
