@@ -28,17 +28,27 @@ type Settler struct {
 	interceptor.WorkerInterceptorBase
 	queue   *queue.Queue
 	metrics *Metrics
-	// workflowType → item type: the execution workflows this settles.
-	types map[string]string
+	// workflow type → what it settles.
+	types map[string]SettledWorkflow
 }
 
-// NewSettler settles the items of the given item types (item type →
-// its execution workflow type, as in queue.Config), counting them in
-// metrics' completed_total (metrics may be nil).
-func NewSettler(q *queue.Queue, metrics *Metrics, execWorkflows map[string]string) *Settler {
-	s := &Settler{queue: q, metrics: metrics, types: make(map[string]string, len(execWorkflows))}
-	for itemType, wf := range execWorkflows {
-		s.types[wf] = itemType
+// SettledWorkflow is an execution workflow type a Settler settles the
+// items of.
+type SettledWorkflow struct {
+	ItemType, WorkflowType string
+	// Versioned puts the settlement behind GetVersion, for a type with
+	// runs older than the settlement step (they replay without it). It
+	// costs each run a marker and a search attribute upsert, a visibility
+	// write: a type that always had the step has no need of it.
+	Versioned bool
+}
+
+// NewSettler settles the items of the given execution workflow types,
+// counting them in metrics' completed_total (metrics may be nil).
+func NewSettler(q *queue.Queue, metrics *Metrics, workflows ...SettledWorkflow) *Settler {
+	s := &Settler{queue: q, metrics: metrics, types: make(map[string]SettledWorkflow, len(workflows))}
+	for _, w := range workflows {
+		s.types[w.WorkflowType] = w
 	}
 	return s
 }
@@ -48,17 +58,17 @@ func NewSettler(q *queue.Queue, metrics *Metrics, execWorkflows map[string]strin
 const settleChange = "dispatch-settle"
 
 func (s *Settler) InterceptWorkflow(ctx workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
-	itemType, ok := s.types[workflow.GetInfo(ctx).WorkflowType.Name]
+	w, ok := s.types[workflow.GetInfo(ctx).WorkflowType.Name]
 	if !ok {
 		return next
 	}
-	return &settleInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, s: s, itemType: itemType}
+	return &settleInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, s: s, w: w}
 }
 
 type settleInbound struct {
 	interceptor.WorkflowInboundInterceptorBase
-	s        *Settler
-	itemType string
+	s *Settler
+	w SettledWorkflow
 }
 
 func (i *settleInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {
@@ -67,7 +77,7 @@ func (i *settleInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.Ex
 		return out, err
 	}
 	itemID, ok := in.Args[0].(string) // an execution workflow's first argument is its item's id
-	if !ok || workflow.GetVersion(ctx, settleChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if !ok || i.w.Versioned && workflow.GetVersion(ctx, settleChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return out, nil
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
@@ -76,7 +86,7 @@ func (i *settleInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.Ex
 	})
 	// A settlement that fails is the reconcile's to make: the execution
 	// itself succeeded, and the workflow says so.
-	_ = workflow.ExecuteLocalActivity(lctx, i.s.Settle, i.itemType, itemID).Get(ctx, nil)
+	_ = workflow.ExecuteLocalActivity(lctx, i.s.Settle, i.w.ItemType, itemID).Get(ctx, nil)
 	return out, nil
 }
 

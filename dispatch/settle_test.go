@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -38,7 +39,7 @@ func TestSettledByTheExecution(t *testing.T) {
 	_, c := temporaltest.Start(t)
 	execs := &executions{n: map[string]int{}, at: map[string]time.Time{}, notBefore: map[string]time.Time{}}
 	ew := worker.New(c, "test-exec-settle", worker.Options{Interceptors: []interceptor.WorkerInterceptor{
-		dispatch.NewSettler(q, nil, map[string]string{"TEST": "TestExecWorkflow"}),
+		dispatch.NewSettler(q, nil, dispatch.SettledWorkflow{ItemType: "TEST", WorkflowType: "TestExecWorkflow"}),
 	}})
 	ew.RegisterWorkflowWithOptions(testExecWorkflow, workflow.RegisterOptions{Name: "TestExecWorkflow"})
 	ew.RegisterActivity(execs)
@@ -92,6 +93,24 @@ func TestSettledByTheExecution(t *testing.T) {
 		if n != 1 {
 			t.Fatalf("%s executed %d times", id, n)
 		}
+	}
+	// A type born with the settlement step records it, and no version:
+	// no version marker, no search attribute upsert (a visibility write).
+	var markers, upserts int
+	for it := c.GetWorkflowHistory(ctx, dispatch.ExecWorkflowID("TEST", "ok-0000"), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT); it.HasNext(); {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			markers++
+		case enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+			upserts++
+		}
+	}
+	if markers != 1 || upserts != 0 {
+		t.Fatalf("a settled execution's history: %d markers, %d upserts; want the settlement's marker alone", markers, upserts)
 	}
 	// The reconcile finds the settled ones settled, and settles the lost
 	// one and the failures (as soon as visibility lists them closed).

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
@@ -14,12 +15,14 @@ import (
 	"github.com/paydispatch/paydispatch/payment"
 )
 
-// TestExecWorkflowOnTemporal: PaymentExecWorkflow on Temporal's own
-// server and PostgreSQL. A payment its account covers ends PROCESSING,
-// debited; one it does not ends FAILED with INSUFFICIENT_FUNDS and its
-// workflow completes (the dispatch worked; retrying would fail the same
-// way); a paced payment started ahead of its slot is not executed before
-// it.
+// TestExecWorkflowOnTemporal: both execution workflow types on Temporal's
+// own server and PostgreSQL. A payment its account covers ends
+// PROCESSING, debited; one it does not ends FAILED with
+// INSUFFICIENT_FUNDS and its workflow completes (the dispatch worked;
+// retrying would fail the same way); a paced payment started ahead of its
+// slot is not executed before it. PaymentExecution's history is one
+// marker, its Execution, with no version marker and no search attribute
+// upsert.
 func TestExecWorkflowOnTemporal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal server")
@@ -27,9 +30,6 @@ func TestExecWorkflowOnTemporal(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newSaga(t)
-	s.account(t, account.Spec{AccountID: "ACC-E", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("200"), Fee: dec("0.25")})
-	contexts := s.schedule(t, paymentTo("covered", "ACC-E", "100.00", "EUR"), paymentTo("paced", "ACC-E", "50.00", "EUR"),
-		paymentTo("too-much", "ACC-E", "500.00", "EUR"))
 	_, c := temporaltest.Start(t)
 	w := worker.New(c, payment.ExecTaskQueue, worker.Options{})
 	payment.RegisterExec(w, &payment.ExecActivities{Store: payment.NewStore(s.pool)}, s.acts)
@@ -37,40 +37,66 @@ func TestExecWorkflowOnTemporal(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-
-	slot := time.Now().Add(2 * time.Second)
-	for _, id := range []string{"covered", "paced", "too-much"} {
-		opts := client.StartWorkflowOptions{ID: dispatch.ExecWorkflowID(payment.ItemType, id), TaskQueue: payment.ExecTaskQueue}
-		if id == "paced" {
-			opts.Memo = map[string]any{dispatch.NotBeforeMemo: slot.UTC().Format(time.RFC3339Nano)}
-		}
-		raw, _ := jsonOf(contexts[id])
-		run, err := c.ExecuteWorkflow(ctx, opts, payment.ExecWorkflowName, id, raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := run.Get(ctx, nil); err != nil {
-			t.Fatalf("%s: the workflow failed: %v", id, err)
-		}
-	}
 	store := payment.NewStore(s.pool)
-	for id, want := range map[string]payment.Status{"covered": payment.StatusProcessing, "paced": payment.StatusProcessing, "too-much": payment.StatusFailed} {
-		p, err := store.Get(ctx, id)
-		if err != nil || p.Status != want {
-			t.Fatalf("%s: %s (%q), %v; want %s", id, p.Status, p.StatusReason, err, want)
-		}
-		if id == "paced" {
-			var accepted time.Time
-			if err := s.pool.QueryRow(ctx, `SELECT accepted_at FROM payments WHERE payment_id = 'paced'`).Scan(&accepted); err != nil {
+
+	for _, wf := range []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName} {
+		acct := "ACC-" + wf
+		s.account(t, account.Spec{AccountID: acct, TenantID: "acme", Currency: "EUR", OpeningBalance: dec("200"), Fee: dec("0.25")})
+		id := func(name string) string { return wf + "-" + name }
+		contexts := s.schedule(t, paymentTo(id("covered"), acct, "100.00", "EUR"), paymentTo(id("paced"), acct, "50.00", "EUR"),
+			paymentTo(id("too-much"), acct, "500.00", "EUR"))
+		slot := time.Now().Add(2 * time.Second)
+		for _, name := range []string{"covered", "paced", "too-much"} {
+			opts := client.StartWorkflowOptions{ID: dispatch.ExecWorkflowID(payment.ItemType, id(name)), TaskQueue: payment.ExecTaskQueue}
+			if name == "paced" {
+				opts.Memo = map[string]any{dispatch.NotBeforeMemo: slot.UTC().Format(time.RFC3339Nano)}
+			}
+			raw, _ := jsonOf(contexts[id(name)])
+			run, err := c.ExecuteWorkflow(ctx, opts, wf, id(name), raw)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if accepted.Before(slot) {
-				t.Fatalf("executed at %s, before its slot %s", accepted, slot)
+			if err := run.Get(ctx, nil); err != nil {
+				t.Fatalf("%s: the workflow failed: %v", id(name), err)
 			}
 		}
+		for name, want := range map[string]payment.Status{"covered": payment.StatusProcessing, "paced": payment.StatusProcessing, "too-much": payment.StatusFailed} {
+			p, err := store.Get(ctx, id(name))
+			if err != nil || p.Status != want {
+				t.Fatalf("%s: %s (%q), %v; want %s", id(name), p.Status, p.StatusReason, err, want)
+			}
+			if name == "paced" {
+				var accepted time.Time
+				if err := s.pool.QueryRow(ctx, `SELECT accepted_at FROM payments WHERE payment_id = $1`, id(name)).Scan(&accepted); err != nil {
+					t.Fatal(err)
+				}
+				if accepted.Before(slot) {
+					t.Fatalf("%s executed at %s, before its slot %s", id(name), accepted, slot)
+				}
+			}
+		}
+		if b := s.balance(t, acct); !b.Equal(dec("49.50")) {
+			t.Fatalf("%s: balance %s, want 200 − 100.25 − 50.25", acct, b)
+		}
 	}
-	if b := s.balance(t, "ACC-E"); !b.Equal(dec("49.50")) {
-		t.Fatalf("balance %s, want 200 − 100.25 − 50.25", b)
+	for _, name := range []string{"covered", "paced", "too-much"} {
+		var markers, upserts int
+		wfID := dispatch.ExecWorkflowID(payment.ItemType, payment.ExecWorkflowName+"-"+name)
+		for it := c.GetWorkflowHistory(ctx, wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT); it.HasNext(); {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch ev.GetEventType() {
+			case enumspb.EVENT_TYPE_MARKER_RECORDED:
+				markers++
+			case enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+				upserts++
+			}
+		}
+		if markers != 1 || upserts != 0 {
+			t.Fatalf("%s: %d markers and %d upserts, want the Execution's marker alone", wfID, markers, upserts)
+		}
 	}
 	s.verify(t)
 }

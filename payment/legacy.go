@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/paydispatch/paydispatch/dispatch"
+	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
 )
 
@@ -199,4 +200,40 @@ func (a *ExecActivities) ExecutePayment(ctx context.Context, paymentID string, n
 		return nonRetryable(ErrTypeWrongStatus, err)
 	}
 	return err
+}
+
+// PaymentExecWorkflow is PaymentExecution as it was before an execution
+// became one local activity: the same steps, each a local activity of its
+// own, behind two GetVersion calls. It is kept for its open runs and for
+// an item type configured with it (LegacyExecWorkflowName); remove it
+// once neither can be.
+func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) error {
+	var pc Context
+	if err := json.Unmarshal([]byte(contextJSON), &pc); err != nil {
+		return temporal.NewNonRetryableApplicationError("unreadable payment context: "+err.Error(), "CONTEXT", err)
+	}
+	var a *ExecActivities
+	notBefore := dispatch.NotBefore(ctx)
+	holdCtx := execStepContext(ctx, notBefore)
+	ctx = execStepContext(ctx, time.Time{})
+	if workflow.GetVersion(ctx, "submit-payment", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return legacyExec(ctx, holdCtx, paymentID, notBefore)
+	}
+	if notBefore.After(workflow.Now(ctx)) {
+		if err := workflow.ExecuteLocalActivity(holdCtx, a.Hold, notBefore).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	out, err := process.Run(ctx, process.Options{
+		Type: SubmitPaymentType, BusinessKey: paymentID, Data: SubmitData(paymentID, pc, workflow.Now(ctx)),
+		Exec: process.ExecOptions{Local: true},
+	})
+	if err != nil || out.Status != process.StatusSucceeded {
+		return err // a FAILED payment has its code (SubmitPayment's OnFailed)
+	}
+	ref := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID
+	if err := workflow.ExecuteLocalActivity(ctx, a.PostProcess, paymentID, ref).Get(ctx, nil); err != nil {
+		return err
+	}
+	return workflow.ExecuteLocalActivity(ctx, a.SendNotifications, paymentID).Get(ctx, nil)
 }

@@ -17,7 +17,7 @@ import (
 func TestExecWorkflowReplaysOldHistories(t *testing.T) {
 	t.Parallel()
 	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(payment.PaymentExecWorkflow, workflow.RegisterOptions{Name: payment.ExecWorkflowName})
+	r.RegisterWorkflowWithOptions(payment.PaymentExecWorkflow, workflow.RegisterOptions{Name: payment.LegacyExecWorkflowName})
 	if err := r.ReplayWorkflowHistoryFromJSONFile(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)), "testdata/exec-v1.json"); err != nil {
 		t.Fatal(err)
 	}

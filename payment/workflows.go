@@ -19,7 +19,12 @@ const (
 	InitTaskQueue    = "payment-init-task-queue"
 	ExecTaskQueue    = "payment-exec-task-queue"
 	InitWorkflowName = "PaymentInitWorkflow"
-	ExecWorkflowName = "PaymentExecWorkflow"
+	// ExecWorkflowName is PaymentExecution's; LegacyExecWorkflowName is
+	// PaymentExecWorkflow's, its step-per-activity predecessor, kept
+	// registered for the runs open when a release brings the new type
+	// (and for an item type still configured with it).
+	ExecWorkflowName       = "PaymentExecution"
+	LegacyExecWorkflowName = "PaymentExecWorkflow"
 )
 
 // InitWorkflowID is the init workflow's id: derived from the payment id, so
@@ -64,7 +69,7 @@ func PaymentInitWorkflow(ctx workflow.Context, r Request) (InitResult, error) {
 	return res, err
 }
 
-// PaymentExecWorkflow is Phase B's business logic, knowing nothing of the
+// PaymentExecution is Phase B's business logic, knowing nothing of the
 // queue: hold a paced payment until its slot, run the SubmitPayment
 // process (debit, limits, FX, booking and rail instruction; compensated
 // on a business failure, which leaves the payment FAILED with its code),
@@ -74,16 +79,48 @@ func PaymentInitWorkflow(ctx workflow.Context, r Request) (InitResult, error) {
 // An infrastructure failure fails it, for the queue's retry and
 // dead-letter path; the process resumes where it stopped on the next run.
 //
-// Every step is a local activity: one short, idempotent database call on
-// the worker running the workflow, so an execution is one workflow task
-// with markers in its history instead of a round trip through Temporal's
-// matching and history services per step. If the worker dies, the task
-// times out and another worker replays the steps not yet recorded.
-func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) error {
+// A run that goes through is one local activity, Execution: the engine
+// records one marker for the whole execution, where a local activity per
+// step recorded six to eight, and the workflow calls no GetVersion, each of which
+// records a marker and a search attribute upsert (a visibility write the
+// product never reads). Changes to it are made as a new workflow type,
+// not behind GetVersion, for the same reason. Only a process that has to
+// wait (a step's retryable failure backing off, an operator's pause) goes
+// on step by step, in process.Run. If the worker dies, the workflow task
+// times out and another worker runs Execution again: every step in it is
+// idempotent, and the process goes on from the step it reached.
+func PaymentExecution(ctx workflow.Context, paymentID, contextJSON string) error {
 	var pc Context
 	if err := json.Unmarshal([]byte(contextJSON), &pc); err != nil {
 		return temporal.NewNonRetryableApplicationError("unreadable payment context: "+err.Error(), "CONTEXT", err)
 	}
+	info := workflow.GetInfo(ctx)
+	in := ExecutionInput{
+		PaymentID: paymentID, Context: pc, NotBefore: dispatch.NotBefore(ctx),
+		WorkflowID: info.WorkflowExecution.ID, Ref: info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID,
+	}
+	var a *ExecActivities
+	var done bool
+	if err := workflow.ExecuteLocalActivity(execStepContext(ctx, in.NotBefore), a.Execution, in).Get(ctx, &done); err != nil {
+		return err
+	}
+	if done {
+		return nil
+	}
+	ctx = execStepContext(ctx, time.Time{})
+	out, err := process.Run(ctx, process.Options{
+		Type: SubmitPaymentType, BusinessKey: paymentID, Data: SubmitData(paymentID, pc, workflow.Now(ctx)),
+		Exec: process.ExecOptions{Local: true},
+	})
+	if err != nil || out.Status != process.StatusSucceeded {
+		return err // a FAILED payment has its code (SubmitPayment's OnFailed)
+	}
+	return workflow.ExecuteLocalActivity(ctx, a.Finish, paymentID, in.Ref).Get(ctx, nil)
+}
+
+// execStepContext carries the options of an execution's local activities;
+// one that holds a paced payment until notBefore has that much more time.
+func execStepContext(ctx workflow.Context, notBefore time.Time) workflow.Context {
 	opts := workflow.LocalActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		// The attempts bound the retries, not a clock: the budget runs
@@ -96,40 +133,11 @@ func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) er
 			NonRetryableErrorTypes: []string{ErrTypeWrongStatus},
 		},
 	}
-	ctx = workflow.WithLocalActivityOptions(ctx, opts)
-	var a *ExecActivities
-	// A paced payment started ahead of its slot waits for it, on the
-	// worker's clock.
-	notBefore := dispatch.NotBefore(ctx)
-	holdCtx := ctx
 	if hold := notBefore.Sub(workflow.Now(ctx)); hold > 0 {
 		opts.StartToCloseTimeout += hold
 		opts.ScheduleToCloseTimeout += hold
-		holdCtx = workflow.WithLocalActivityOptions(ctx, opts)
 	}
-	if workflow.GetVersion(ctx, "submit-payment", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return legacyExec(ctx, holdCtx, paymentID, notBefore)
-	}
-	if notBefore.After(workflow.Now(ctx)) {
-		if err := workflow.ExecuteLocalActivity(holdCtx, a.Hold, notBefore).Get(ctx, nil); err != nil {
-			return err
-		}
-	}
-	out, err := process.Run(ctx, process.Options{
-		Type: SubmitPaymentType, BusinessKey: paymentID, Data: SubmitData(paymentID, pc, workflow.Now(ctx)),
-		Exec: process.ExecOptions{Local: true},
-	})
-	if err != nil {
-		return err
-	}
-	if out.Status != process.StatusSucceeded {
-		return nil // the payment is FAILED with the failure's code (SubmitPayment's OnFailed)
-	}
-	ref := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID
-	if err := workflow.ExecuteLocalActivity(ctx, a.PostProcess, paymentID, ref).Get(ctx, nil); err != nil {
-		return err
-	}
-	return workflow.ExecuteLocalActivity(ctx, a.SendNotifications, paymentID).Get(ctx, nil)
+	return workflow.WithLocalActivityOptions(ctx, opts)
 }
 
 // localStepBudget bounds the retries of an execution's local activity
@@ -138,7 +146,55 @@ const localStepBudget = 30 * time.Minute
 
 // ExecActivities hold Phase B's I/O; each is idempotent and its status
 // change guarded.
-type ExecActivities struct{ Store *Store }
+type ExecActivities struct {
+	Store *Store
+	// Process runs SubmitPayment's steps (RegisterExec sets it when nil).
+	Process *process.Activities
+}
+
+// ExecutionInput is what Execution needs of a payment's execution.
+type ExecutionInput struct {
+	PaymentID string
+	Context   Context
+	// NotBefore is the paced slot (zero: none).
+	NotBefore time.Time
+	// WorkflowID drives the process; Ref is recorded as the payment's
+	// execution (the workflow's id and run).
+	WorkflowID, Ref string
+}
+
+// Execution is an execution that goes through, in one local activity: hold
+// until the slot, start SubmitPayment and run its steps while none has
+// to wait, then, once it succeeded, Finish. It reports whether the
+// execution is done: false leaves a process waiting to its workflow.
+func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool, error) {
+	if err := dispatch.Hold(ctx, in.NotBefore); err != nil {
+		return false, err
+	}
+	// The execution time is when the slot came, as the worker saw it; a
+	// retry finds the process started and its data kept.
+	st, err := a.Process.Advance(ctx, process.StartInput{
+		Type: SubmitPaymentType, BusinessKey: in.PaymentID, Data: SubmitData(in.PaymentID, in.Context, time.Now()), WorkflowID: in.WorkflowID,
+	})
+	switch {
+	case err != nil:
+		return false, err
+	case !st.Status.Final():
+		return false, nil
+	case st.Status != process.StatusSucceeded:
+		return true, nil // FAILED with its code, by SubmitPayment's OnFailed
+	}
+	return true, a.Finish(ctx, in.PaymentID, in.Ref)
+}
+
+// Finish records the execution and notifies the parties, once
+// SubmitPayment succeeded.
+func (a *ExecActivities) Finish(ctx context.Context, paymentID, ref string) error {
+	if err := a.PostProcess(ctx, paymentID, ref); err != nil {
+		return err
+	}
+	return a.SendNotifications(ctx, paymentID)
+}
 
 // Hold waits until notBefore (a paced slot) on the worker's clock.
 func (a *ExecActivities) Hold(ctx context.Context, notBefore time.Time) error {
@@ -180,12 +236,17 @@ func RegisterInit(r worker.Registry, a *InitActivities) {
 	r.RegisterActivity(a)
 }
 
-// RegisterExec puts Phase B on a worker of ExecTaskQueue, with the
-// process manager's activities its SubmitPayment runs (p's registry must
-// hold SubmitPayment) and its ProcessWorkflow, which an operator's retry
-// of a payment's process starts on this task queue.
+// RegisterExec puts Phase B on a worker of ExecTaskQueue (both execution
+// workflow types), with the process manager's activities its
+// SubmitPayment runs (p's registry must hold SubmitPayment) and its
+// ProcessWorkflow, which an operator's retry of a payment's process
+// starts on this task queue.
 func RegisterExec(r worker.Registry, a *ExecActivities, p *process.Activities) {
-	r.RegisterWorkflowWithOptions(PaymentExecWorkflow, workflow.RegisterOptions{Name: ExecWorkflowName})
+	if a.Process == nil {
+		a.Process = p
+	}
+	r.RegisterWorkflowWithOptions(PaymentExecution, workflow.RegisterOptions{Name: ExecWorkflowName})
+	r.RegisterWorkflowWithOptions(PaymentExecWorkflow, workflow.RegisterOptions{Name: LegacyExecWorkflowName})
 	r.RegisterActivity(a)
 	process.Register(r, p)
 }

@@ -23,6 +23,7 @@ const (
 	StartActivity   = "process.Start"
 	LoadActivity    = "process.Load"
 	ExecuteActivity = "process.Execute"
+	AdvanceActivity = "process.Advance"
 	// WorkflowName is ProcessWorkflow's registered name.
 	WorkflowName = "ProcessWorkflow"
 )
@@ -47,6 +48,7 @@ func Register(r worker.Registry, a *Activities) {
 	r.RegisterActivityWithOptions(a.Start, activity.RegisterOptions{Name: StartActivity})
 	r.RegisterActivityWithOptions(a.Load, activity.RegisterOptions{Name: LoadActivity})
 	r.RegisterActivityWithOptions(a.Execute, activity.RegisterOptions{Name: ExecuteActivity})
+	r.RegisterActivityWithOptions(a.Advance, activity.RegisterOptions{Name: AdvanceActivity})
 	r.RegisterWorkflowWithOptions(ProcessWorkflow, workflow.RegisterOptions{Name: WorkflowName})
 }
 
@@ -152,6 +154,41 @@ func (a *Activities) Start(ctx context.Context, in StartInput) (State, error) {
 	})
 	return st, err
 }
+
+// Advance starts (or finds) a process, as Start, then executes its steps
+// one after another for as long as none has to wait (a backoff after a
+// retryable failure, a pause): a run that goes through is one call, and
+// one activity of its caller's history instead of one per step. It
+// returns where the process stands: final, or waiting for a runner (Run,
+// ProcessWorkflow) to wait and go on. Every step is still its own
+// transaction, so an Advance that fails part-way (retried by its caller)
+// goes on from the step the process reached.
+func (a *Activities) Advance(ctx context.Context, in StartInput) (State, error) {
+	st, err := a.Start(ctx, in)
+	if err != nil {
+		return st, err
+	}
+	return a.advance(ctx, st)
+}
+
+// advance executes st's steps while they need no wait.
+func (a *Activities) advance(ctx context.Context, st State) (State, error) {
+	for {
+		done, wait, req := noWait.plan(st)
+		if done || wait > 0 {
+			return st, nil
+		}
+		res, err := a.Execute(ctx, req)
+		if err != nil {
+			return st, err
+		}
+		st = res.State
+	}
+}
+
+// noWait plans Advance's steps: only whether a wait is due matters there,
+// not how long it is.
+var noWait = ExecOptions{}.withDefaults()
 
 // Load reads where a process stands.
 func (a *Activities) Load(ctx context.Context, id uuid.UUID) (State, error) {

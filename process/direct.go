@@ -20,20 +20,22 @@ func RunDirect(ctx context.Context, a *Activities, opts Options) (Outcome, error
 		return Outcome{ProcessID: ID(opts.Type, opts.BusinessKey), Status: StatusNew}, fmt.Errorf("process %s/%s: start: %w", opts.Type, opts.BusinessKey, err)
 	}
 	for {
+		if st, err = a.advance(ctx, st); err != nil {
+			return Outcome{ProcessID: st.ProcessID, Status: st.Status, Step: st.Step}, err
+		}
 		done, wait, req := exec.plan(st)
 		switch {
 		case done:
 			return st.outcome(), nil
 		case st.Status == StatusPaused:
 			return Outcome{ProcessID: st.ProcessID, Status: st.Status, Step: st.Step}, nil
-		case wait > 0:
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return Outcome{ProcessID: st.ProcessID, Status: st.Status, Step: st.Step}, ctx.Err()
-			case <-t.C:
-			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return Outcome{ProcessID: st.ProcessID, Status: st.Status, Step: st.Step}, ctx.Err()
+		case <-t.C:
 		}
 		res, err := a.Execute(ctx, req)
 		if err != nil {

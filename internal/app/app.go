@@ -106,7 +106,8 @@ func ExecWorker(metrics *dispatch.Metrics) func(*postgres.DB, *temporal.Conn, *s
 			// The queue item is settled by the execution's last step, not a
 			// dispatcher cycle later (the reconcile remains the safety net).
 			opts.Interceptors = append(slices.Clone(opts.Interceptors), dispatch.NewSettler(queue.New(store.Pool), metrics,
-				map[string]string{payment.ItemType: payment.ExecWorkflowName}))
+				dispatch.SettledWorkflow{ItemType: payment.ItemType, WorkflowType: payment.ExecWorkflowName},
+				dispatch.SettledWorkflow{ItemType: payment.ItemType, WorkflowType: payment.LegacyExecWorkflowName, Versioned: true}))
 		}
 		w := worker.New(tc.Client, payment.ExecTaskQueue, opts)
 		payment.RegisterExec(w, &payment.ExecActivities{Store: payment.NewStore(store.Pool)},

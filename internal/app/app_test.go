@@ -85,13 +85,13 @@ func TestPaymentsAtOneInstant(t *testing.T) {
 		t.Fatalf("notifications before the instant %d (want 0), total %d (want %d), items dispatched twice %d (want 0)",
 			early, notified, 2*n, dispatchedTwice)
 	}
-	// Each exec workflow ran once: as many runs of PaymentExecWorkflow as
+	// Each exec workflow ran once: as many runs of PaymentExecution as
 	// payments (a second run of an id would be one more). Visibility is
 	// eventually consistent, so wait for it to count them all.
 	var runs int64
 	for deadline := time.Now().Add(time.Minute); ; {
 		resp, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
-			Namespace: "default", Query: "WorkflowType = 'PaymentExecWorkflow'",
+			Namespace: "default", Query: "WorkflowType = '" + payment.ExecWorkflowName + "'",
 		})
 		if err != nil {
 			t.Fatal(err)

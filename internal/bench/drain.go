@@ -48,6 +48,12 @@ type DrainOptions struct {
 	// NoSettle leaves every queue item to the reconcile, the before of
 	// settlement by the execution.
 	NoSettle bool
+	// ExecWorkflow is PAYMENT's execution workflow type (empty: the
+	// product's, payment.ExecWorkflowName).
+	ExecWorkflow string
+	// WorkflowTaskSlots and Pollers are the payment workers' workflow
+	// task slots and task pollers of each kind (0: the product's).
+	WorkflowTaskSlots, Pollers int
 	// TemporalStore is where the embedded Temporal keeps its data (auto:
 	// the product's choice for a new data directory).
 	TemporalStore ptemporal.Store
@@ -79,6 +85,17 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 		config.Bool("no-eager-start", "start execution workflows without Temporal's eager start (the comparison)", &o.NoEagerStart),
 		config.Bool("no-settle", "leave queue items to the dispatcher's reconcile, not settled by the execution (the comparison)", &o.NoSettle),
 		config.Bool("exec-only", "stop at the execution (PROCESSING): no outbox relayer, no rail simulator (default: the full path, to DELIVERED)", &o.ExecOnly),
+		{Flag: "exec-workflow", Default: payment.ExecWorkflowName,
+			Usage: "PAYMENT's execution workflow: " + payment.ExecWorkflowName + " (an execution in one local activity) or " + payment.LegacyExecWorkflowName + " (a local activity per step; the comparison)",
+			Parse: func(v string) error {
+				if v != payment.ExecWorkflowName && v != payment.LegacyExecWorkflowName {
+					return fmt.Errorf("want %s or %s", payment.ExecWorkflowName, payment.LegacyExecWorkflowName)
+				}
+				o.ExecWorkflow = v
+				return nil
+			}},
+		config.Int("workflow-task-slots", 0, 0, 100_000, "the payment workers' workflow task slots (0: the product's, 400)", &o.WorkflowTaskSlots),
+		config.Int("pollers", 0, 0, 64, "the payment workers' pollers of workflow and of activity tasks (0: the SDK's, 2 each)", &o.Pollers),
 		storeFlag(&o.TemporalStore),
 		{Flag: "cpuprofile", Usage: "write this process's CPU profile of the drain here (go tool pprof)",
 			Parse: func(v string) error { o.CPUProfile = v; return nil }},
@@ -100,7 +117,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	log := o.Logger
 	stack, err := openPrivateStack(ctx, "drain", o.PGBinDir, log, ptemporal.Options{
 		EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions,
-		HeldWorkflowTypes: []string{payment.ExecWorkflowName}, EmbeddedStore: o.TemporalStore,
+		HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName}, EmbeddedStore: o.TemporalStore,
 	}, pacing.Config{MaxPerWindow: o.MaxPerWindow, Window: o.Window})
 	if err != nil {
 		return err
@@ -110,6 +127,9 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	fmt.Fprintf(o.Out, "the embedded Temporal's store: %s\n", tc.Store)
 	settings := map[string]string{"pacing_config": "payments", "dispatch_interval_secs": strconv.Itoa(o.Interval),
 		"max_in_flight": strconv.Itoa(o.MaxInFlight)}
+	if o.ExecWorkflow != "" {
+		settings["exec_workflow_type"] = o.ExecWorkflow
+	}
 	if o.LeadMs >= 0 {
 		settings["paced_lead_ms"] = strconv.Itoa(o.LeadMs)
 	}
@@ -121,8 +141,17 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if qcfg.MaxInFlight > 0 {
 		inFlight = thousands(qcfg.MaxInFlight)
 	}
-	fmt.Fprintf(o.Out, "paced lead %v, pre-start buffer %v, max in flight %s\n", qcfg.PacedLead, qcfg.PreStartBuffer, inFlight)
+	fmt.Fprintf(o.Out, "paced lead %v, pre-start buffer %v, max in flight %s, execution workflow %s\n", qcfg.PacedLead, qcfg.PreStartBuffer, inFlight, qcfg.ExecWorkflowType)
 	app.SettleByExecution = !o.NoSettle
+	if o.WorkflowTaskSlots > 0 {
+		app.PaymentWorkerOptions.MaxConcurrentWorkflowTaskExecutionSize = o.WorkflowTaskSlots
+	}
+	if o.Pollers > 0 {
+		app.PaymentWorkerOptions.MaxConcurrentWorkflowTaskPollers = o.Pollers
+		app.PaymentWorkerOptions.MaxConcurrentActivityTaskPollers = o.Pollers
+	}
+	fmt.Fprintf(o.Out, "payment workers: %d workflow task slots, %s pollers\n", app.PaymentWorkerOptions.MaxConcurrentWorkflowTaskExecutionSize,
+		pollers(app.PaymentWorkerOptions.MaxConcurrentWorkflowTaskPollers))
 	for _, start := range []func(*postgres.DB, *ptemporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
 		stop, err := start(db, tc, log)
 		if err != nil {
@@ -273,12 +302,23 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if err := reportDrain(o, rate, perSecond, first, last, early, stolen.bySecond); err != nil {
 		return err
 	}
+	if err := historyShape(ctx, o.Out, db.Pool, tc.Client, payment.ItemType, 20); err != nil {
+		return err
+	}
 	if o.CPUProfile != "" {
 		if err := reportProfile(o.Out, o.CPUProfile, o.Payments); err != nil {
 			return err
 		}
 	}
 	return ledgerCheck(ctx, db.Pool, o.Out)
+}
+
+// pollers names a worker's poller setting (0: the SDK's default).
+func pollers(n int) string {
+	if n == 0 {
+		return "the SDK's default"
+	}
+	return strconv.Itoa(n)
 }
 
 func reportDrain(o DrainOptions, rate float64, perSecond map[int]int, first, last, early int, stolenBySecond map[int]float64) error {

@@ -293,7 +293,7 @@ func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designRes
 	if err := openBenchAccounts(ctx, db.Pool); err != nil {
 		return a, b, err
 	}
-	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal", HeldWorkflowTypes: []string{payment.ExecWorkflowName}})
+	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal", HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName}})
 	if err != nil {
 		return a, b, err
 	}

@@ -211,9 +211,11 @@ func TestUpgradeFromTheOldLayout(t *testing.T) {
 	equalFunctions(t, "upgraded database", functions(t, pool), fromScripts(t))
 
 	// The operator's settings stayed; registration did not reset them.
+	// The former default execution workflow became the current one.
 	q := queue.New(pool)
 	cfg, err := q.GetConfig(ctx, payment.ItemType)
-	if err != nil || cfg.BatchSize != 700 || cfg.PacingConfig != "payments" || cfg.MaxInFlight != 2000 || cfg.PacedLead != 6*time.Second {
+	if err != nil || cfg.BatchSize != 700 || cfg.PacingConfig != "payments" || cfg.MaxInFlight != 2000 || cfg.PacedLead != 6*time.Second ||
+		cfg.ExecWorkflowType != payment.ExecWorkflowName {
 		t.Fatalf("PAYMENT config after the upgrade: %+v, %v", cfg, err)
 	}
 	caps, err := q.ListTenantCapacity(ctx, payment.ItemType)
