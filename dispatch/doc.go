@@ -23,7 +23,8 @@
 // An execution worker may carry the Settler, an interceptor that settles
 // the item (DISPATCHED → COMPLETED) as the completed execution's last step,
 // so max_in_flight frees a place when an execution ends; the reconcile
-// settles failures and any settlement lost.
+// settles failures and any settlement lost. The step is behind GetVersion
+// only for a workflow type with runs older than it (SettledWorkflow).
 //
 // Exactly-once starts rest on four layers: the schedule's SKIP overlap
 // policy (one cycle at a time), SKIP LOCKED claims (disjoint batches), the

@@ -104,6 +104,11 @@
 // ProcessWorkflow drives a process by id (id process-<processId>-<n>): the
 // runner operator actions start once the original caller has finished.
 //
+// Activities.Advance is Start and then Execute of each step while none has
+// to wait (a backoff, a pause), in one call: a caller that runs it as one
+// (local) activity records one event for a process that goes through,
+// and leaves a process that must wait to Run.
+//
 // # Operator actions and running workflows
 //
 // Operator.Retry, Compensate, Pause, Resume: each takes the turn and the

@@ -42,8 +42,8 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) (post
 // PaymentWorkerOptions are the payment worker limits. A paced
 // payment's workflow task stays open while it waits for its slot (up to
 // the paced lead), so holds take rate × lead of the workflow-task slots
-// (25/s × 6 s = 150 of 400).
-var PaymentWorkerOptions = worker.Options{MaxConcurrentWorkflowTaskExecutionSize: 400, MaxConcurrentActivityExecutionSize: 200}
+// (100/s × 6 s = 600 of 1,000).
+var PaymentWorkerOptions = worker.Options{MaxConcurrentWorkflowTaskExecutionSize: 1000, MaxConcurrentActivityExecutionSize: 200}
 
 // StartInitWorker runs Phase A (PaymentInitWorkflow) on its task queue.
 // The returned func stops it.

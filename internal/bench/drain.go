@@ -94,7 +94,7 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 				o.ExecWorkflow = v
 				return nil
 			}},
-		config.Int("workflow-task-slots", 0, 0, 100_000, "the payment workers' workflow task slots (0: the product's, 400)", &o.WorkflowTaskSlots),
+		config.Int("workflow-task-slots", 0, 0, 100_000, "the payment workers' workflow task slots (0: the product's, 1,000)", &o.WorkflowTaskSlots),
 		config.Int("pollers", 0, 0, 64, "the payment workers' pollers of workflow and of activity tasks (0: the SDK's, 2 each)", &o.Pollers),
 		storeFlag(&o.TemporalStore),
 		{Flag: "cpuprofile", Usage: "write this process's CPU profile of the drain here (go tool pprof)",
