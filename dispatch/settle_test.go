@@ -96,19 +96,8 @@ func TestSettledByTheExecution(t *testing.T) {
 	}
 	// A type born with the settlement step records it, and no version:
 	// no version marker, no search attribute upsert (a visibility write).
-	var markers, upserts int
-	for it := c.GetWorkflowHistory(ctx, dispatch.ExecWorkflowID("TEST", "ok-0000"), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT); it.HasNext(); {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch ev.GetEventType() {
-		case enumspb.EVENT_TYPE_MARKER_RECORDED:
-			markers++
-		case enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
-			upserts++
-		}
-	}
+	events := temporaltest.CountEvents(t, c, dispatch.ExecWorkflowID("TEST", "ok-0000"))
+	markers, upserts := events[enumspb.EVENT_TYPE_MARKER_RECORDED], events[enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES]
 	if markers != 1 || upserts != 0 {
 		t.Fatalf("a settled execution's history: %d markers, %d upserts; want the settlement's marker alone", markers, upserts)
 	}

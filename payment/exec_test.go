@@ -80,20 +80,9 @@ func TestExecWorkflowOnTemporal(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"covered", "paced", "too-much"} {
-		var markers, upserts int
 		wfID := dispatch.ExecWorkflowID(payment.ItemType, payment.ExecWorkflowName+"-"+name)
-		for it := c.GetWorkflowHistory(ctx, wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT); it.HasNext(); {
-			ev, err := it.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch ev.GetEventType() {
-			case enumspb.EVENT_TYPE_MARKER_RECORDED:
-				markers++
-			case enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
-				upserts++
-			}
-		}
+		events := temporaltest.CountEvents(t, c, wfID)
+		markers, upserts := events[enumspb.EVENT_TYPE_MARKER_RECORDED], events[enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES]
 		if markers != 1 || upserts != 0 {
 			t.Fatalf("%s: %d markers and %d upserts, want the Execution's marker alone", wfID, markers, upserts)
 		}

@@ -16,6 +16,16 @@ import (
 	"github.com/paydispatch/paydispatch/process"
 )
 
+// newTestEnv is the SDK's test environment for one workflow. Its deadlock
+// detector measures wall time: 1 s by default, which a parallel test on
+// a loaded 2-core machine can exceed.
+func newTestEnv() *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
+	return env
+}
+
 func rejectedErr(msg string) error {
 	return temporal.NewNonRetryableApplicationError(msg, "REJECTED", nil)
 }
@@ -44,11 +54,7 @@ func TestInitWorkflowBranches(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var s testsuite.WorkflowTestSuite
-			env := s.NewTestWorkflowEnvironment()
-			// The SDK's deadlock detector measures wall time: 1 s by default,
-			// which a parallel test on a loaded 2-core machine can exceed.
-			env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
+			env := newTestEnv()
 			env.RegisterActivity(a)
 			req := validRequest(time.Now())
 			calls := 0
@@ -99,11 +105,7 @@ func TestExecWorkflowUnreadableContext(t *testing.T) {
 	for name, wf := range map[string]any{payment.ExecWorkflowName: payment.PaymentExecution, payment.LegacyExecWorkflowName: payment.PaymentExecWorkflow} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			var s testsuite.WorkflowTestSuite
-			env := s.NewTestWorkflowEnvironment()
-			// The SDK's deadlock detector measures wall time: 1 s by default,
-			// which a parallel test on a loaded 2-core machine can exceed.
-			env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
+			env := newTestEnv()
 			env.ExecuteWorkflow(wf, "pay-1", `not json`)
 			var appErr *temporal.ApplicationError
 			if err := env.GetWorkflowError(); !errors.As(err, &appErr) || !appErr.NonRetryable() {
@@ -141,9 +143,7 @@ func TestPaymentExecutionPaths(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var s testsuite.WorkflowTestSuite
-			env := s.NewTestWorkflowEnvironment()
-			env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
+			env := newTestEnv()
 			env.RegisterActivity(a)
 			process.Register(env, &process.Activities{})
 			executes, finishes, starts := 0, 0, 0

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"testing"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
@@ -27,4 +28,19 @@ func Start(t testing.TB) (*devserver.Server, client.Client) {
 	}
 	t.Cleanup(c.Close)
 	return srv, c
+}
+
+// CountEvents reads a workflow's history (its latest run) and counts its
+// events by type.
+func CountEvents(t testing.TB, c client.Client, workflowID string) map[enumspb.EventType]int {
+	t.Helper()
+	n := map[enumspb.EventType]int{}
+	for it := c.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT); it.HasNext(); {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatalf("history of %s: %v", workflowID, err)
+		}
+		n[ev.GetEventType()]++
+	}
+	return n
 }
