@@ -49,6 +49,8 @@ func TestBadInput(t *testing.T) {
 		{"bench bad rows", []string{"bench", "queue", "--rows", "ten"}, nil, `invalid --rows "ten"`},
 		{"bench pipeline unknown design", []string{"bench", "pipeline", "--designs", "c"}, nil, `invalid --designs "c": want ab, a or b`},
 		{"bench drain negative cap", []string{"bench", "drain", "--max-in-flight", "-1"}, nil, `invalid --max-in-flight "-1"`},
+		{"bench drain unknown execution workflow", []string{"bench", "drain", "--exec-workflow", "Foo"}, nil, `invalid --exec-workflow "Foo": want PaymentExecution or PaymentExecWorkflow`},
+		{"bench drain too many pollers", []string{"bench", "drain", "--pollers", "65"}, nil, `invalid --pollers "65"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
