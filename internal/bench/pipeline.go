@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -98,8 +99,10 @@ const sleepingTaskQueue = "bench-sleeping-task-queue"
 
 // SleepingPaymentWorkflow is the design the pipeline replaces: one workflow
 // per payment, started at intake, persisting it, sleeping in Temporal until
-// the execution time, then executing it with the same steps as
-// PaymentExecWorkflow.
+// the execution time, then executing it as the pipeline's execution does
+// (PaymentExecution, inline: SubmitPayment's debit, booking and rail
+// instruction, then the status and the notifications). The request was
+// validated at intake, so its amount and IBAN are already in normal form.
 func SleepingPaymentWorkflow(ctx workflow.Context, r payment.Request) error {
 	ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
@@ -114,24 +117,11 @@ func SleepingPaymentWorkflow(ctx workflow.Context, r payment.Request) error {
 			return err
 		}
 	}
-	// The same execution as PaymentExecWorkflow: SubmitPayment (the debit,
-	// the booking and the rail instruction), then the status and the
-	// notifications. The request was validated at intake, so its amount
-	// and IBAN are already in normal form.
-	pc := payment.Context{Request: r, Amount: r.Amount, Enrichment: payment.Enrichment{CreditorIBAN: r.Creditor.IBAN}}
-	out, err := process.Run(ctx, process.Options{
-		Type: payment.SubmitPaymentType, BusinessKey: r.PaymentID, Data: payment.SubmitData(r.PaymentID, pc, workflow.Now(ctx)),
-		Exec: process.ExecOptions{Local: true},
-	})
-	if err != nil || out.Status != process.StatusSucceeded {
+	pc, err := json.Marshal(payment.Context{Request: r, Amount: r.Amount, Enrichment: payment.Enrichment{CreditorIBAN: r.Creditor.IBAN}})
+	if err != nil {
 		return err
 	}
-	var ea *payment.ExecActivities
-	ref := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID
-	if err := workflow.ExecuteLocalActivity(ctx, ea.PostProcess, r.PaymentID, ref).Get(ctx, nil); err != nil {
-		return err
-	}
-	return workflow.ExecuteLocalActivity(ctx, ea.SendNotifications, r.PaymentID).Get(ctx, nil)
+	return payment.PaymentExecution(ctx, r.PaymentID, string(pc))
 }
 
 // designResult is what one design's run measured.
@@ -327,8 +317,9 @@ func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designRes
 	sw := worker.New(tc.Client, sleepingTaskQueue, app.PaymentWorkerOptions)
 	sw.RegisterWorkflow(SleepingPaymentWorkflow)
 	sw.RegisterActivity(&payment.InitActivities{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool)})
-	sw.RegisterActivity(&payment.ExecActivities{Store: payment.NewStore(db.Pool)})
-	process.Register(sw, &process.Activities{DB: db.Pool, Registry: app.Processes()})
+	procActs := &process.Activities{DB: db.Pool, Registry: app.Processes()}
+	sw.RegisterActivity(&payment.ExecActivities{Store: payment.NewStore(db.Pool), Process: procActs})
+	process.Register(sw, procActs)
 	if err := sw.Start(); err != nil {
 		return a, b, err
 	}
