@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/paydispatch/paydispatch/dispatch"
-	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
 )
 
@@ -174,8 +173,7 @@ func legacyExec(ctx, holdCtx workflow.Context, paymentID string, notBefore time.
 	if err := workflow.ExecuteLocalActivity(holdCtx, a.ExecutePayment, paymentID, notBefore).Get(ctx, nil); err != nil {
 		return err
 	}
-	ref := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID
-	if err := workflow.ExecuteLocalActivity(ctx, a.PostProcess, paymentID, ref).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(ctx, a.PostProcess, paymentID, executionRef(ctx)).Get(ctx, nil); err != nil {
 		return err
 	}
 	return workflow.ExecuteLocalActivity(ctx, a.SendNotifications, paymentID).Get(ctx, nil)
@@ -224,15 +222,10 @@ func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) er
 			return err
 		}
 	}
-	out, err := process.Run(ctx, process.Options{
-		Type: SubmitPaymentType, BusinessKey: paymentID, Data: SubmitData(paymentID, pc, workflow.Now(ctx)),
-		Exec: process.ExecOptions{Local: true},
-	})
-	if err != nil || out.Status != process.StatusSucceeded {
+	if succeeded, err := runSubmitPayment(ctx, paymentID, pc); !succeeded {
 		return err // a FAILED payment has its code (SubmitPayment's OnFailed)
 	}
-	ref := workflow.GetInfo(ctx).WorkflowExecution.ID + "/" + workflow.GetInfo(ctx).WorkflowExecution.RunID
-	if err := workflow.ExecuteLocalActivity(ctx, a.PostProcess, paymentID, ref).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(ctx, a.PostProcess, paymentID, executionRef(ctx)).Get(ctx, nil); err != nil {
 		return err
 	}
 	return workflow.ExecuteLocalActivity(ctx, a.SendNotifications, paymentID).Get(ctx, nil)

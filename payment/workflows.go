@@ -94,10 +94,9 @@ func PaymentExecution(ctx workflow.Context, paymentID, contextJSON string) error
 	if err := json.Unmarshal([]byte(contextJSON), &pc); err != nil {
 		return temporal.NewNonRetryableApplicationError("unreadable payment context: "+err.Error(), "CONTEXT", err)
 	}
-	info := workflow.GetInfo(ctx)
 	in := ExecutionInput{
 		PaymentID: paymentID, Context: pc, NotBefore: dispatch.NotBefore(ctx),
-		WorkflowID: info.WorkflowExecution.ID, Ref: info.WorkflowExecution.ID + "/" + info.WorkflowExecution.RunID,
+		WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Ref: executionRef(ctx),
 	}
 	var a *ExecActivities
 	var done bool
@@ -108,14 +107,27 @@ func PaymentExecution(ctx workflow.Context, paymentID, contextJSON string) error
 		return nil
 	}
 	ctx = execStepContext(ctx, time.Time{})
+	if succeeded, err := runSubmitPayment(ctx, paymentID, pc); !succeeded {
+		return err // a FAILED payment has its code (SubmitPayment's OnFailed)
+	}
+	return workflow.ExecuteLocalActivity(ctx, a.Finish, paymentID, in.Ref).Get(ctx, nil)
+}
+
+// runSubmitPayment drives the payment's SubmitPayment process step by
+// step, a local activity each, and reports whether it succeeded.
+func runSubmitPayment(ctx workflow.Context, paymentID string, pc Context) (bool, error) {
 	out, err := process.Run(ctx, process.Options{
 		Type: SubmitPaymentType, BusinessKey: paymentID, Data: SubmitData(paymentID, pc, workflow.Now(ctx)),
 		Exec: process.ExecOptions{Local: true},
 	})
-	if err != nil || out.Status != process.StatusSucceeded {
-		return err // a FAILED payment has its code (SubmitPayment's OnFailed)
-	}
-	return workflow.ExecuteLocalActivity(ctx, a.Finish, paymentID, in.Ref).Get(ctx, nil)
+	return err == nil && out.Status == process.StatusSucceeded, err
+}
+
+// executionRef is what a payment records as its execution: the workflow's
+// id and run.
+func executionRef(ctx workflow.Context) string {
+	e := workflow.GetInfo(ctx).WorkflowExecution
+	return e.ID + "/" + e.RunID
 }
 
 // execStepContext carries the options of an execution's local activities;

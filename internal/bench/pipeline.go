@@ -317,9 +317,7 @@ func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designRes
 	sw := worker.New(tc.Client, sleepingTaskQueue, app.PaymentWorkerOptions)
 	sw.RegisterWorkflow(SleepingPaymentWorkflow)
 	sw.RegisterActivity(&payment.InitActivities{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool)})
-	procActs := &process.Activities{DB: db.Pool, Registry: app.Processes()}
-	sw.RegisterActivity(&payment.ExecActivities{Store: payment.NewStore(db.Pool), Process: procActs})
-	process.Register(sw, procActs)
+	payment.RegisterExec(sw, &payment.ExecActivities{Store: payment.NewStore(db.Pool)}, &process.Activities{DB: db.Pool, Registry: app.Processes()})
 	if err := sw.Start(); err != nil {
 		return a, b, err
 	}
