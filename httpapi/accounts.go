@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -107,7 +106,7 @@ func (rt *Router) HandleFXRates(f FXRates) {
 			return
 		}
 		var bad []ledger.FieldError
-		rate := decimalField(&bad, "rate", req.Rate, true)
+		rate := decimalField(&bad, "rate", req.Rate, true, money.Unsigned)
 		if err := fx.ValidateRate(req.Base, req.Quote, rate); err != nil {
 			bad = merge(bad, fieldErrors(err))
 		}
@@ -175,20 +174,21 @@ func (req accountRequest) newAccount() (service.NewAccount, []ledger.FieldError)
 	var bad []ledger.FieldError
 	n := service.NewAccount{Spec: account.Spec{
 		AccountID: req.AccountID, TenantID: req.TenantID, Currency: req.Currency, LimitBased: req.LimitBased,
-		OpeningBalance: decimalField(&bad, "balance", req.Balance, true),
-		Fee:            decimalField(&bad, "fee", req.Fee, false),
+		OpeningBalance: decimalField(&bad, "balance", req.Balance, true, money.Signed),
+		Fee:            decimalField(&bad, "fee", req.Fee, false, money.Unsigned),
 	}}
 	for i, l := range req.Limits {
 		n.Limits = append(n.Limits, limit.Limit{
 			Period: limit.Period(l.Period),
-			Amount: decimalField(&bad, fmt.Sprintf("limits[%d].amount", i), l.Amount, true),
+			Amount: decimalField(&bad, fmt.Sprintf("limits[%d].amount", i), l.Amount, true, money.Unsigned),
 		})
 	}
 	return n, bad
 }
 
-// decimalField reads a JSON decimal string; anything else is reported.
-func decimalField(bad *[]ledger.FieldError, field string, raw json.RawMessage, required bool) decimal.Decimal {
+// decimalField reads a JSON decimal string in the one form every number
+// from outside takes (money.ParseDecimal); anything else is reported.
+func decimalField(bad *[]ledger.FieldError, field string, raw json.RawMessage, required bool, sign money.Sign) decimal.Decimal {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		if required {
@@ -200,14 +200,14 @@ func decimalField(bad *[]ledger.FieldError, field string, raw json.RawMessage, r
 	if err := json.Unmarshal(raw, &s); err != nil {
 		detail := "want a decimal string such as \"125.00\""
 		if len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
-			detail = fmt.Sprintf("send the amount as a string, \"%s\", not as a JSON number", raw)
+			detail = fmt.Sprintf("send the number as a string, \"%s\", not as a JSON number", plaintext.Clip(string(raw), 48))
 		}
 		*bad = append(*bad, ledger.FieldError{Field: field, Detail: detail})
 		return decimal.Zero
 	}
-	d, err := decimal.NewFromString(s)
-	if err != nil || strings.TrimSpace(s) != s || !money.Plausible(d) {
-		*bad = append(*bad, ledger.FieldError{Field: field, Detail: fmt.Sprintf("%q is not a decimal number such as \"125.00\"", s)})
+	d, err := money.ParseDecimal(s, sign)
+	if err != nil {
+		*bad = append(*bad, ledger.FieldError{Field: field, Detail: err.Error()})
 		return decimal.Zero
 	}
 	return d

@@ -132,7 +132,7 @@ func TestAccountEndpoints(t *testing.T) {
 		{"an operator name with a control character", "POST", "/admin/fx-rates", `{"base":"EUR","quote":"USD","rate":"1.0850"}`, "ops\tanna", 400, []string{"X-Operator"}, ""},
 		{"get an absurd id", "GET", "/v1/accounts/" + strings.Repeat("A", 5000), "", "", 404, nil, ""},
 		{"a rate as a number", "POST", "/admin/fx-rates", `{"base":"EUR","quote":"GBP","rate":0.85}`, "", 422, []string{"rate"}, ""},
-		{"a bad rate", "POST", "/admin/fx-rates", `{"base":"eur","quote":"eur","rate":"-1"}`, "", 422, []string{"base", "quote", "rate"}, ""},
+		{"a bad rate", "POST", "/admin/fx-rates", `{"base":"eur","quote":"eur","rate":"-1"}`, "", 422, []string{"rate", "base", "quote"}, ""},
 		{"an absurd rate", "POST", "/admin/fx-rates", `{"base":"EUR","quote":"USD","rate":"1e-999999999"}`, "", 422, []string{"rate"}, ""},
 		{"a pair with itself", "POST", "/admin/fx-rates", `{"base":"EUR","quote":"EUR","rate":"1"}`, "", 422, []string{"quote"}, ""},
 		{"set a rate, database down", "POST", "/admin/fx-rates", `{"base":"CHF","quote":"EUR","rate":"1"}`, "", 503, nil, ""},

@@ -89,20 +89,3 @@ func CheckAmount(d decimal.Decimal, code string) error {
 	}
 	return nil
 }
-
-// ParseAmount parses a decimal string such as "125.00" (a JSON number is
-// not accepted by callers that care: they take strings) and checks it with
-// CheckAmount; zero is allowed when allowZero is set.
-func ParseAmount(s, code string, allowZero bool) (decimal.Decimal, error) {
-	d, err := decimal.NewFromString(s)
-	if err != nil || s == "" {
-		return decimal.Decimal{}, fmt.Errorf("%q is not a decimal number such as \"125.00\"", s)
-	}
-	if allowZero && d.IsZero() {
-		return decimal.Zero, nil
-	}
-	if err := CheckAmount(d, code); err != nil {
-		return decimal.Decimal{}, err
-	}
-	return d, nil
-}

@@ -6,11 +6,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-playground/validator/v10"
-	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/bankid"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
+	pmoney "github.com/paydispatch/paydispatch/money"
 )
 
 // FieldError names a field of the request (JSON path) and what is wrong.
@@ -34,10 +33,6 @@ func (e *ValidationError) Error() string {
 // (clock skew, a request that took a moment to arrive).
 const PastTolerance = 5 * time.Minute
 
-// std checks formats maintained by go-playground/validator: ISO 4217
-// currency codes and ISO 9362 BICs.
-var std = validator.New()
-
 // Validate checks a request and returns its amount as Money. Every problem
 // is reported, not just the first. The Money is returned whenever the
 // amount and the currency themselves are valid, with the error of the other
@@ -58,22 +53,26 @@ func Validate(r Request, now time.Time) (Money, error) {
 	} else if !plaintext.Valid(r.DebtorAccount) {
 		add("debtorAccount", "UTF-8 text without control characters")
 	}
-	amount, err := decimal.NewFromString(r.Amount)
+	// One rule for every format: the amount's spelling (money.ParseDecimal,
+	// whose cost is bounded whatever it is sent), then its currency's minor
+	// units, so that 0.001 EUR is refused here and not at execution.
+	currencyOK := pmoney.Valid(r.Currency)
+	amount, err := pmoney.ParseDecimal(r.Amount, pmoney.Unsigned)
 	before := len(errs)
 	switch {
 	case r.Amount == "":
 		add("amount", "required, a decimal string such as \"125.00\"")
 	case err != nil:
-		add("amount", "%q is not a decimal number; send a string such as \"125.00\"", r.Amount)
+		add("amount", "%v", err)
+	case currencyOK:
+		if err := pmoney.CheckAmount(amount, r.Currency); err != nil {
+			add("amount", "%v", err)
+		}
 	case !amount.IsPositive():
 		add("amount", "must be greater than zero")
-	case amount.Exponent() < -4:
-		add("amount", "at most 4 decimal places")
-	case amount.GreaterThan(decimal.New(1, 15)):
-		add("amount", "must be below 1,000,000,000,000,000")
 	}
-	if std.Var(r.Currency, "required,iso4217") != nil {
-		add("currency", "%q is not an ISO 4217 currency code such as EUR", r.Currency)
+	if !currencyOK {
+		add("currency", "%q is not an ISO 4217 currency code such as EUR", plaintext.Clip(r.Currency, 8))
 	}
 	var money Money
 	if len(errs) == before {

@@ -2,7 +2,6 @@ package rail
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/bankid"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
+	"github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/outbox"
 )
 
@@ -86,10 +86,6 @@ const (
 	maxHeaderValue = 200
 )
 
-// plainDecimal is the only amount spelling accepted: digits, optionally a
-// point and more digits. No sign, exponent, spaces or thousands marks.
-var plainDecimal = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
-
 // CheckInstruction checks an instruction's values for a rail of format
 // f and reports every problem, each naming its field.
 func CheckInstruction(in Instruction, f Format) error {
@@ -150,12 +146,9 @@ func ParseAmount(s string) (decimal.Decimal, error) {
 	if s == "" {
 		return decimal.Decimal{}, fmt.Errorf("required, a decimal string such as \"125.00\"")
 	}
-	if len(s) > 40 || !plainDecimal.MatchString(s) {
-		return decimal.Decimal{}, fmt.Errorf("not a plain decimal string such as \"125.00\" (no sign, exponent or spaces)")
-	}
-	d, err := decimal.NewFromString(s)
+	d, err := money.ParseDecimal(s, money.Unsigned)
 	if err != nil {
-		return decimal.Decimal{}, fmt.Errorf("not a decimal: %w", err)
+		return decimal.Decimal{}, err
 	}
 	if !d.IsPositive() {
 		return decimal.Decimal{}, fmt.Errorf("must be greater than zero")

@@ -18,6 +18,7 @@ import (
 	"github.com/paydispatch/paydispatch/ledger/fx"
 	"github.com/paydispatch/paydispatch/ledger/limit"
 	"github.com/paydispatch/paydispatch/ledger/service"
+	"github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 )
@@ -33,9 +34,9 @@ func (l *limitFlags) Set(v string) error {
 	if !ok || !known {
 		return fmt.Errorf("want PERIOD=AMOUNT with PERIOD one of MINUTE, HOUR, DAY, WEEK, MONTH, e.g. DAY=5000")
 	}
-	amount, err := decimal.NewFromString(a)
+	amount, err := money.ParseDecimal(a, money.Unsigned)
 	if err != nil {
-		return fmt.Errorf("%q: the amount is not a decimal number", a)
+		return fmt.Errorf("the amount: %v", err)
 	}
 	*l = append(*l, limit.Limit{Period: period, Amount: amount})
 	return nil
@@ -136,11 +137,11 @@ func runAccount(ctx context.Context, env *environment, args []string) error {
 	return ledgerCommand(ctx, env, "account create", "--id ID --tenant T --currency C [--balance N] [--limit-based] [--fee N] [--limit PERIOD=AMOUNT...]", about, args[1:], extra, func(n int) bool { return n == 0 },
 		func([]string) error {
 			var err error
-			if spec.OpeningBalance, err = decimal.NewFromString(balance); err != nil {
-				return usageError{fmt.Errorf("invalid --balance %q: want a decimal such as 1000.00", balance)}
+			if spec.OpeningBalance, err = money.ParseDecimal(balance, money.Signed); err != nil {
+				return usageError{fmt.Errorf("invalid --balance: %v", err)}
 			}
-			if spec.Fee, err = decimal.NewFromString(fee); err != nil {
-				return usageError{fmt.Errorf("invalid --fee %q: want a decimal such as 0.50", fee)}
+			if spec.Fee, err = money.ParseDecimal(fee, money.Unsigned); err != nil {
+				return usageError{fmt.Errorf("invalid --fee: %v", err)}
 			}
 			spec.LimitBased = limitBased
 			return service.Validate(service.NewAccount{Spec: spec, Limits: limits})
@@ -185,8 +186,8 @@ func runFXRate(ctx context.Context, env *environment, args []string) error {
 	return ledgerCommand(ctx, env, "fx-rate set", "BASE QUOTE RATE [--dealable=false]", about, args[1:], extra, func(n int) bool { return n == 3 },
 		func(w []string) error {
 			var err error
-			if rate, err = decimal.NewFromString(w[2]); err != nil {
-				return usageError{fmt.Errorf("invalid RATE %q: want a decimal such as 1.0850", w[2])}
+			if rate, err = money.ParseDecimal(w[2], money.Unsigned); err != nil {
+				return usageError{fmt.Errorf("invalid RATE: %v", err)}
 			}
 			return fx.ValidateRate(strings.ToUpper(w[0]), strings.ToUpper(w[1]), rate)
 		},
