@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/paydispatch/paydispatch/bankid"
+	"github.com/paydispatch/paydispatch/internal/fuzzcost"
 )
 
 func TestCheckIBAN(t *testing.T) {
@@ -88,6 +89,7 @@ func FuzzCheckIBAN(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		fuzzcost.Default.Check(t, len(s), func() { _ = bankid.CheckIBAN(bankid.Electronic(s)) })
 		e := bankid.Electronic(s)
 		if bankid.CheckIBAN(e) != nil {
 			return

@@ -1,9 +1,12 @@
 // Package bulkfile decodes bulk payment files from outside: CSV with a
-// documented header, and ISO 20022 pain.001 (customer credit transfer
-// initiation). Each decoder turns a file into payment requests, each with
-// its place in the file (a CSV line, a pain.001 transaction's number), or
-// refuses the whole file when it cannot be read, naming where. Whether a
-// request is a valid payment is Phase A's business, not the decoder's.
+// documented header, JSON lines, and ISO 20022 pain.001 (customer credit
+// transfer initiation), which must validate against its version's ISO
+// schema (shipped in schemas/, checked by package xmlschema). Each
+// decoder turns a file into payment requests, each with its place in the
+// file (a CSV line, a pain.001 transaction's number), or refuses the
+// whole file when it cannot be read, naming where. Whether a request is a
+// valid payment is Phase A's business, not the decoder's. Each decoder
+// takes the request's context, and stops when it is done.
 package bulkfile
 
 import (
@@ -15,12 +18,19 @@ import (
 )
 
 // File is a decoded file: the requests, where each came from (Places[i]
-// for Requests[i]: a line number, or a transaction's number), and the
-// entries that could not be turned into a request at all.
+// for Requests[i]: a line number, or a transaction's number), the
+// entries that could not be turned into a request at all, and how many
+// entries the file declares. Every entry is accounted for: in an
+// accepted file, len(Requests)+len(Bad) == Declared, so that none can be
+// lost between the file and the answer.
 type File struct {
 	Requests []payment.Request
 	Places   []int
 	Bad      []payment.LineError
+	// Declared counts the file's entries: a pain.001's transactions
+	// (which its NbOfTxs must equal), a CSV file's data rows, the
+	// non-blank lines of JSON lines.
+	Declared int
 }
 
 // Error refuses a whole file: it could not be read as its format.

@@ -1,6 +1,7 @@
 package bulkfile
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -27,8 +28,9 @@ const maxCSVField = 1024
 // DecodeCSV reads a CSV file (RFC 4180, comma-separated, a header row).
 // An unreadable file, an unknown or missing column, or a row with the
 // wrong number of fields refuses the file; a field that cannot be a
-// payment's (a bad time) is reported for its line.
-func DecodeCSV(r io.Reader) (File, error) {
+// payment's (a bad time) is reported for its line. Declared counts the
+// data rows. ctx stops it.
+func DecodeCSV(ctx context.Context, r io.Reader) (File, error) {
 	src := &watchedReader{r: r}
 	cr := csv.NewReader(src)
 	cr.ReuseRecord = false
@@ -61,6 +63,11 @@ func DecodeCSV(r io.Reader) (File, error) {
 	}
 	var f File
 	for {
+		if f.Declared%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return File{}, stopped(err)
+			}
+		}
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			break
@@ -69,6 +76,7 @@ func DecodeCSV(r io.Reader) (File, error) {
 			return File{}, csvError(src, err)
 		}
 		line, _ := cr.FieldPos(0)
+		f.Declared++
 		get := func(name string) string {
 			if i, ok := col[name]; ok {
 				return strings.TrimSpace(rec[i])

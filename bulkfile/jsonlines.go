@@ -3,6 +3,7 @@ package bulkfile
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,8 +16,9 @@ import (
 // DecodeJSONLines reads JSON lines: one payment object per line (as POST
 // /v1/payments takes it), blank lines skipped. A line that is not a
 // payment is reported by its number; a line over maxLine bytes, or a file
-// with no payments, refuses the file.
-func DecodeJSONLines(r io.Reader, maxLine int) (File, error) {
+// with no payments, refuses the file. Declared counts the non-blank
+// lines. ctx stops it.
+func DecodeJSONLines(ctx context.Context, r io.Reader, maxLine int) (File, error) {
 	src := &watchedReader{r: r}
 	sc := bufio.NewScanner(src)
 	sc.Buffer(make([]byte, 0, min(64<<10, maxLine)), maxLine)
@@ -25,9 +27,15 @@ func DecodeJSONLines(r io.Reader, maxLine int) (File, error) {
 	for sc.Scan() {
 		line++
 		text := bytes.TrimSpace(sc.Bytes())
+		if line%ctxEvery == 1 {
+			if err := ctx.Err(); err != nil {
+				return File{}, stopped(err)
+			}
+		}
 		if len(text) == 0 {
 			continue
 		}
+		f.Declared++
 		req, err := payment.DecodeRequest(text)
 		if err != nil {
 			fe := payment.FieldError{Field: "line", Detail: "not a payment: " + err.Error()}

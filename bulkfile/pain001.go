@@ -1,165 +1,487 @@
 package bulkfile
 
 import (
+	"context"
+	"embed"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"sort"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/paydispatch/paydispatch/internal/plaintext"
+	"github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/xmlschema"
 )
 
-// pain001 is the part of a pain.001 (CustomerCreditTransferInitiation,
-// versions 001.001.03 to 001.001.11 share it) that a payment needs. The
-// amount is kept as its text: money never passes through a float.
-type pain001 struct {
-	XMLName xml.Name `xml:"Document"`
-	Init    *struct {
-		PmtInf []struct {
-			PmtInfID    string `xml:"PmtInfId"`
-			ReqdExctnDt struct {
-				Dt   string `xml:"Dt"`
-				DtTm string `xml:"DtTm"`
-				Text string `xml:",chardata"` // 001.001.03: a bare date
-			} `xml:"ReqdExctnDt"`
-			DbtrAcct struct {
-				ID struct {
-					IBAN string `xml:"IBAN"`
-					Othr struct {
-						ID string `xml:"Id"`
-					} `xml:"Othr"`
-				} `xml:"Id"`
-			} `xml:"DbtrAcct"`
-			Tx []struct {
-				PmtID struct {
-					InstrID    string `xml:"InstrId"`
-					EndToEndID string `xml:"EndToEndId"`
-				} `xml:"PmtId"`
-				Amt struct {
-					InstdAmt *struct {
-						Ccy   string `xml:"Ccy,attr"`
-						Value string `xml:",chardata"`
-					} `xml:"InstdAmt"`
-				} `xml:"Amt"`
-				CdtrAgt struct {
-					FinInstnID struct {
-						BICFI string `xml:"BICFI"`
-						BIC   string `xml:"BIC"` // 001.001.03
-					} `xml:"FinInstnId"`
-				} `xml:"CdtrAgt"`
-				Cdtr struct {
-					Nm string `xml:"Nm"`
-				} `xml:"Cdtr"`
-				CdtrAcct struct {
-					ID struct {
-						IBAN string `xml:"IBAN"`
-					} `xml:"Id"`
-				} `xml:"CdtrAcct"`
-				RmtInf struct {
-					Ustrd []string `xml:"Ustrd"`
-				} `xml:"RmtInf"`
-			} `xml:"CdtTrfTxInf"`
-		} `xml:"PmtInf"`
-	} `xml:"CstmrCdtTrfInitn"`
+// schemaFiles are the ISO 20022 pain.001 schemas as the ISO 20022
+// Registration Authority publishes them, unmodified, one per version.
+//
+//go:embed schemas/pain.001.001.*.xsd
+var schemaFiles embed.FS
+
+// painSchemas compiles the shipped schemas once, on first use, by target
+// namespace. They are part of the program: one that does not compile is a
+// bug (a test compiles them all), so it panics.
+var painSchemas = sync.OnceValue(func() map[string]*xmlschema.Schema {
+	names, err := fs.Glob(schemaFiles, "schemas/*.xsd")
+	if err != nil {
+		panic(err)
+	}
+	m := make(map[string]*xmlschema.Schema, len(names))
+	for _, name := range names {
+		raw, err := schemaFiles.ReadFile(name)
+		if err != nil {
+			panic(err)
+		}
+		s, err := xmlschema.Compile(raw)
+		if err != nil {
+			panic(fmt.Sprintf("bulkfile: %s: %v", name, err))
+		}
+		m[s.TargetNamespace()] = s
+	}
+	return m
+})
+
+// Pain001Namespaces lists the pain.001 namespaces DecodePain001 takes, one
+// per version, oldest first.
+func Pain001Namespaces() []string {
+	var out []string
+	for ns := range painSchemas() {
+		out = append(out, ns)
+	}
+	sort.Strings(out)
+	return out
 }
 
-// DecodePain001 reads an ISO 20022 pain.001 document: each credit
-// transfer (CdtTrfTxInf) becomes a payment — its EndToEndId the payment
-// id, the payment information's debtor account (Othr/Id, else IBAN) the
-// debtor account, ReqdExctnDt/DtTm its time (a date alone: 00:00 UTC that
-// day). Places number the transactions 1, 2, … in document order. XML
-// that is not a pain.001 refuses the file.
-func DecodePain001(r io.Reader) (File, error) {
-	var doc pain001
+// ctxEvery is how many entries (tokens of a pain.001) a decoder reads
+// between two looks at its context.
+const ctxEvery = 256
+
+func stopped(err error) error { return fmt.Errorf("bulkfile: decoding stopped: %w", err) }
+
+// DecodePain001 reads an ISO 20022 pain.001 document (customer credit
+// transfer initiation, a version Pain001Namespaces lists). The file must
+// validate against its version's schema, and its control figures must be
+// right: GrpHdr/NbOfTxs the number of transactions, each PmtInf's
+// NbOfTxs its own, and each CtrlSum given the sum of the amounts it
+// covers; anything else refuses the whole file, naming the line and the
+// element. The reading is streamed and checked as it goes, in time linear
+// in the file; ctx stops it.
+//
+// Each credit transfer (CdtTrfTxInf) becomes a payment: its EndToEndId
+// the payment id (InstrId when that is NOTPROVIDED), the payment
+// information's debtor account (Othr/Id, else IBAN) the debtor account,
+// ReqdExctnDt/DtTm its time, which must carry its UTC offset (a Dt, a date
+// alone: 00:00 UTC that day, or at its offset if it has one). A
+// transaction that cannot be a payment (no InstdAmt, a DtTm without an
+// offset) is reported in Bad. Places number the transactions 1, 2, … in
+// document order, and Declared is their count.
+func DecodePain001(ctx context.Context, r io.Reader) (File, error) {
 	src := &watchedReader{r: r}
-	dec := xml.NewDecoder(src)
-	dec.Strict = true
-	if err := dec.Decode(&doc); err != nil {
-		if src.err != nil {
-			return File{}, src.err
+	v := xmlschema.NewValidator(xmlschema.NewDecoder(src), choosePain001)
+	d := painDecoder{v: v}
+	for tokens := 0; ; tokens++ {
+		if tokens%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return File{}, stopped(err)
+			}
 		}
-		var se *xml.SyntaxError
-		if errors.As(err, &se) {
-			return File{}, refuse(fmt.Sprintf("line %d", se.Line), "not well-formed XML: %s", se.Msg)
-		}
+		tok, err := v.Next()
 		if errors.Is(err, io.EOF) {
-			return File{}, refuse("", "no XML element in the file: want a pain.001 Document")
+			break
 		}
-		return File{}, refuse("", "not a pain.001 document: %v", err)
-	}
-	if doc.XMLName.Local != "Document" || doc.Init == nil {
-		return File{}, refuse("element Document", "want Document/CstmrCdtTrfInitn (pain.001)")
-	}
-	if !strings.HasPrefix(doc.XMLName.Space, "urn:iso:std:iso:20022:tech:xsd:pain.001.") {
-		return File{}, refuse("element Document", "namespace %q: want urn:iso:std:iso:20022:tech:xsd:pain.001.001.NN", plaintext.Clip(doc.XMLName.Space, 32))
-	}
-	var f File
-	n := 0
-	for i, pi := range doc.Init.PmtInf {
-		debtor := strings.TrimSpace(pi.DbtrAcct.ID.Othr.ID)
-		if debtor == "" {
-			debtor = strings.TrimSpace(pi.DbtrAcct.ID.IBAN)
+		if err != nil {
+			return File{}, painError(src, err)
 		}
-		at, atErr := executionTime(pi.ReqdExctnDt.DtTm, pi.ReqdExctnDt.Dt, pi.ReqdExctnDt.Text)
-		for j, tx := range pi.Tx {
-			n++
-			where := fmt.Sprintf("PmtInf[%d]/CdtTrfTxInf[%d]", i+1, j+1)
-			var bad []payment.FieldError
-			if atErr != nil {
-				bad = append(bad, payment.FieldError{Field: fmt.Sprintf("PmtInf[%d]/ReqdExctnDt", i+1), Detail: atErr.Error()})
-			}
-			if tx.Amt.InstdAmt == nil {
-				bad = append(bad, payment.FieldError{Field: where + "/Amt/InstdAmt", Detail: "required: the amount with its Ccy"})
-			}
-			if len(bad) > 0 {
-				f.Bad = append(f.Bad, payment.LineError{Line: n, Fields: bad})
-				continue
-			}
-			bic := tx.CdtrAgt.FinInstnID.BICFI
-			if bic == "" {
-				bic = tx.CdtrAgt.FinInstnID.BIC
-			}
-			id := strings.TrimSpace(tx.PmtID.EndToEndID)
-			if id == "" || id == "NOTPROVIDED" {
-				id = strings.TrimSpace(tx.PmtID.InstrID)
-			}
-			f.Requests = append(f.Requests, payment.Request{
-				PaymentID: id, DebtorAccount: debtor,
-				Amount: strings.TrimSpace(tx.Amt.InstdAmt.Value), Currency: strings.TrimSpace(tx.Amt.InstdAmt.Ccy),
-				Creditor:               payment.Creditor{Name: strings.TrimSpace(tx.Cdtr.Nm), IBAN: strings.TrimSpace(tx.CdtrAcct.ID.IBAN), BIC: strings.TrimSpace(bic)},
-				RequestedExecutionTime: at, RemittanceInfo: strings.Join(tx.RmtInf.Ustrd, " "),
-			})
-			f.Places = append(f.Places, n)
+		if err := d.token(tok); err != nil {
+			return File{}, err
 		}
 	}
-	if n == 0 {
+	return d.finish()
+}
+
+// choosePain001 picks the schema of the root element's namespace.
+func choosePain001(root xml.Name) (*xmlschema.Schema, error) {
+	if root.Local != "Document" {
+		return nil, fmt.Errorf("want Document, the root of a pain.001 (CstmrCdtTrfInitn) message")
+	}
+	if s := painSchemas()[root.Space]; s != nil {
+		return s, nil
+	}
+	return nil, fmt.Errorf("namespace %q is not a supported pain.001 version: want one of %s",
+		plaintext.Clip(root.Space, 80), strings.Join(Pain001Namespaces(), ", "))
+}
+
+// painError turns a failure to read into a refusal, unless the body itself
+// could not be read (too large, cut off): that is returned as it is.
+func painError(src *watchedReader, err error) error {
+	if src.err != nil {
+		return src.err
+	}
+	var (
+		ve *xmlschema.Error
+		se *xml.SyntaxError
+	)
+	switch {
+	case errors.As(err, &ve):
+		where, detail := fmt.Sprintf("line %d", ve.Line), ve.Detail
+		if ve.Path != "" {
+			where += ": element " + ve.Path
+		} else {
+			// Outside the root: text before it, a second root, trailing
+			// content.
+			detail = "the file is not one pain.001 Document: " + detail
+		}
+		return &Error{Where: where, Detail: detail}
+	case errors.As(err, &se):
+		return refuse(fmt.Sprintf("line %d", se.Line), "not well-formed XML: %s", se.Msg)
+	case errors.Is(err, xmlschema.ErrNoRoot):
+		return refuse("", "no XML element in the file: want a pain.001 Document")
+	}
+	return refuse("", "not a pain.001 document: %s", plaintext.Clip(err.Error(), 200))
+}
+
+// painDecoder takes what payments need from a document's tokens, which
+// the validator has checked: the document is valid up to each token, so
+// an element's place says what it is.
+type painDecoder struct {
+	v     *xmlschema.Validator
+	names []string // the local names of the open elements, Document first
+	f     File
+
+	grpNb, grpSum         string
+	grpNbLine, grpSumLine int
+	sum                   sumOf // every transaction's amount
+
+	pi  pmtInf
+	pis int // PmtInf so far
+	tx  txn
+}
+
+// sumOf adds amounts for a CtrlSum check; bad names the first amount
+// that is not a plain decimal, which leaves the sum unknown.
+type sumOf struct {
+	total decimal.Decimal
+	bad   string
+}
+
+// add adds the amount of PmtInf[pmt]/CdtTrfTxInf[tx].
+func (s *sumOf) add(amount string, pmt, tx int) {
+	if s.bad != "" {
+		return
+	}
+	a, err := money.ParseDecimal(amount, money.Unsigned)
+	if err != nil {
+		s.bad = fmt.Sprintf("PmtInf[%d]/CdtTrfTxInf[%d] (%q)", pmt, tx, plaintext.Clip(amount, 48))
+		return
+	}
+	s.total = s.total.Add(a)
+}
+
+type pmtInf struct {
+	index            int
+	nb, sum          string
+	nbLine, sumLine  int
+	txs              int
+	amounts          sumOf
+	othr, iban       string
+	bare, dt, dtTm   string
+	hasDt, hasDtTm   bool
+	at               time.Time
+	atErr            error
+	atField          string
+	dateTimeResolved bool
+}
+
+type txn struct {
+	instrID, endToEnd       string
+	amount, ccy, eqvtAmount string
+	hasInstd, hasEqvt       bool
+	bicfi, bic, name, iban  string
+	ustrd                   []string
+}
+
+func (d *painDecoder) token(tok xml.Token) error {
+	switch t := tok.(type) {
+	case xml.StartElement:
+		d.names = append(d.names, t.Name.Local)
+		rel := d.rel()
+		switch {
+		case is(rel, "PmtInf"):
+			d.pis++
+			d.pi = pmtInf{index: d.pis}
+		case is(rel, "PmtInf", "CdtTrfTxInf"):
+			d.tx = txn{}
+		case is(rel, "PmtInf", "CdtTrfTxInf", "Amt", "InstdAmt"):
+			for _, a := range t.Attr {
+				if a.Name.Space == "" && a.Name.Local == "Ccy" {
+					d.tx.ccy = a.Value
+				}
+			}
+		}
+	case xml.EndElement:
+		err := d.end(d.rel(), string(d.v.Text())) // "" for an element that holds elements
+		d.names = d.names[:len(d.names)-1]
+		return err
+	}
+	return nil
+}
+
+// rel is the path of the current element below Document/CstmrCdtTrfInitn.
+func (d *painDecoder) rel() []string {
+	if len(d.names) < 2 {
+		return nil
+	}
+	return d.names[2:]
+}
+
+func (d *painDecoder) end(rel []string, text string) error {
+	if len(rel) == 0 {
+		return nil
+	}
+	line := d.v.Line()
+	switch {
+	case rel[0] == "GrpHdr" && len(rel) == 2:
+		switch rel[1] {
+		case "NbOfTxs":
+			d.grpNb, d.grpNbLine = text, line
+		case "CtrlSum":
+			d.grpSum, d.grpSumLine = text, line
+		}
+	case rel[0] == "PmtInf":
+		return d.endPmtInf(rel[1:], text, line)
+	}
+	return nil
+}
+
+// is reports whether rel is the path parts.
+func is(rel []string, parts ...string) bool {
+	if len(rel) != len(parts) {
+		return false
+	}
+	for i := range parts {
+		if rel[i] != parts[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *painDecoder) endPmtInf(rel []string, text string, line int) error {
+	pi := &d.pi
+	switch {
+	case len(rel) == 0:
+		return d.checkPmtInf()
+	case rel[0] == "CdtTrfTxInf":
+		d.endTx(rel[1:], text)
+	case is(rel, "NbOfTxs"):
+		pi.nb, pi.nbLine = text, line
+	case is(rel, "CtrlSum"):
+		pi.sum, pi.sumLine = text, line
+	case is(rel, "ReqdExctnDt"):
+		pi.bare = text // 001.001.03 to .07: the date itself
+	case is(rel, "ReqdExctnDt", "Dt"):
+		pi.dt, pi.hasDt = text, true
+	case is(rel, "ReqdExctnDt", "DtTm"):
+		pi.dtTm, pi.hasDtTm = text, true
+	case is(rel, "DbtrAcct", "Id", "IBAN"):
+		pi.iban = text
+	case is(rel, "DbtrAcct", "Id", "Othr", "Id"):
+		pi.othr = text
+	}
+	return nil
+}
+
+func (d *painDecoder) endTx(rel []string, text string) {
+	tx := &d.tx
+	switch {
+	case len(rel) == 0:
+		d.transaction()
+	case is(rel, "PmtId", "InstrId"):
+		tx.instrID = text
+	case is(rel, "PmtId", "EndToEndId"):
+		tx.endToEnd = text
+	case is(rel, "Amt", "InstdAmt"):
+		tx.amount, tx.hasInstd = text, true
+	case is(rel, "Amt", "EqvtAmt", "Amt"):
+		tx.eqvtAmount, tx.hasEqvt = text, true
+	case is(rel, "CdtrAgt", "FinInstnId", "BICFI"):
+		tx.bicfi = text
+	case is(rel, "CdtrAgt", "FinInstnId", "BIC"): // 001.001.03
+		tx.bic = text
+	case is(rel, "Cdtr", "Nm"):
+		tx.name = text
+	case is(rel, "CdtrAcct", "Id", "IBAN"):
+		tx.iban = text
+	case is(rel, "RmtInf", "Ustrd"):
+		tx.ustrd = append(tx.ustrd, text)
+	}
+}
+
+// transaction turns the CdtTrfTxInf that just ended into a payment, or a
+// line of Bad.
+func (d *painDecoder) transaction() {
+	pi, tx := &d.pi, &d.tx
+	pi.txs++
+	n := d.f.Declared + 1
+	d.f.Declared = n
+	amount := strings.TrimSpace(tx.amount)
+	if !tx.hasInstd {
+		amount = strings.TrimSpace(tx.eqvtAmount)
+	}
+	pi.amounts.add(amount, pi.index, pi.txs)
+	d.sum.add(amount, pi.index, pi.txs)
+	if !pi.dateTimeResolved {
+		pi.at, pi.atField, pi.atErr = executionTime(pi)
+		pi.dateTimeResolved = true
+	}
+	var bad []payment.FieldError
+	if pi.atErr != nil {
+		bad = append(bad, payment.FieldError{Field: fmt.Sprintf("PmtInf[%d]/%s", pi.index, pi.atField), Detail: pi.atErr.Error()})
+	}
+	if !tx.hasInstd {
+		detail := "required: the amount with its Ccy"
+		if tx.hasEqvt {
+			detail = "required: the amount with its Ccy (EqvtAmt, an amount to convert, is not supported)"
+		}
+		bad = append(bad, payment.FieldError{Field: fmt.Sprintf("PmtInf[%d]/CdtTrfTxInf[%d]/Amt/InstdAmt", pi.index, pi.txs), Detail: detail})
+	}
+	if len(bad) > 0 {
+		d.f.Bad = append(d.f.Bad, payment.LineError{Line: n, Fields: bad})
+		return
+	}
+	bic := tx.bicfi
+	if bic == "" {
+		bic = tx.bic
+	}
+	id := strings.TrimSpace(tx.endToEnd)
+	if id == "" || id == "NOTPROVIDED" {
+		id = strings.TrimSpace(tx.instrID)
+	}
+	debtor := strings.TrimSpace(pi.othr)
+	if debtor == "" {
+		debtor = strings.TrimSpace(pi.iban)
+	}
+	d.f.Requests = append(d.f.Requests, payment.Request{
+		PaymentID: id, DebtorAccount: debtor,
+		Amount: amount, Currency: strings.TrimSpace(tx.ccy),
+		Creditor:               payment.Creditor{Name: strings.TrimSpace(tx.name), IBAN: strings.TrimSpace(tx.iban), BIC: strings.TrimSpace(bic)},
+		RequestedExecutionTime: pi.at, RemittanceInfo: strings.Join(tx.ustrd, " "),
+	})
+	d.f.Places = append(d.f.Places, n)
+}
+
+// checkPmtInf checks a PmtInf's NbOfTxs and CtrlSum at its end.
+func (d *painDecoder) checkPmtInf() error {
+	pi := &d.pi
+	name := fmt.Sprintf("PmtInf[%d]", pi.index)
+	at := func(line int, child string) string {
+		return fmt.Sprintf("line %d: element Document/CstmrCdtTrfInitn/%s/%s", line, name, child)
+	}
+	if pi.nb != "" {
+		if err := checkCount(pi.nb, pi.txs); err != nil {
+			return &Error{Where: at(pi.nbLine, "NbOfTxs"), Detail: fmt.Sprintf("%s/NbOfTxs says %s, %s has %d CdtTrfTxInf", name, err.Error(), name, pi.txs)}
+		}
+	}
+	if pi.sum != "" {
+		if detail := checkSum(pi.sum, pi.amounts, name+"/CtrlSum", "the amounts of "+name); detail != "" {
+			return &Error{Where: at(pi.sumLine, "CtrlSum"), Detail: detail}
+		}
+	}
+	return nil
+}
+
+// checkCount compares a declared NbOfTxs with the transactions found; the
+// error's text is the figure as declared.
+func checkCount(declared string, have int) error {
+	s := strings.TrimSpace(declared)
+	n, err := money.ParseDecimal(s, money.Unsigned)
+	if err != nil || !n.Equal(decimal.NewFromInt(int64(have))) {
+		return errors.New(plaintext.Clip(s, 24))
+	}
+	return nil
+}
+
+// checkSum compares a declared CtrlSum with the sum of the amounts it
+// covers, exactly; "" when they agree.
+func checkSum(declared string, amounts sumOf, field, what string) string {
+	s := strings.TrimSpace(declared)
+	want, err := money.ParseDecimal(s, money.Unsigned)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s %q: %v", field, plaintext.Clip(s, 48), err)
+	case amounts.bad != "":
+		return fmt.Sprintf("%s cannot be checked: the amount of %s is not a plain decimal such as 125.00", field, amounts.bad)
+	case !want.Equal(amounts.total):
+		return fmt.Sprintf("%s says %s, %s add up to %s", field, plaintext.Clip(s, 48), what, amounts.total.String())
+	}
+	return ""
+}
+
+// finish checks the group header's figures against the whole file.
+func (d *painDecoder) finish() (File, error) {
+	const grp = "line %d: element Document/CstmrCdtTrfInitn/GrpHdr/%s"
+	if err := checkCount(d.grpNb, d.f.Declared); err != nil {
+		return File{}, &Error{Where: fmt.Sprintf(grp, d.grpNbLine, "NbOfTxs"), Detail: fmt.Sprintf("GrpHdr/NbOfTxs says %s, the file has %d CdtTrfTxInf", err.Error(), d.f.Declared)}
+	}
+	if d.grpSum != "" {
+		if detail := checkSum(d.grpSum, d.sum, "GrpHdr/CtrlSum", "the file's amounts"); detail != "" {
+			return File{}, &Error{Where: fmt.Sprintf(grp, d.grpSumLine, "CtrlSum"), Detail: detail}
+		}
+	}
+	if d.f.Declared == 0 { // the schemas require one; kept should a schema not
 		return File{}, refuse("element CstmrCdtTrfInitn", "no CdtTrfTxInf: the document has no payments")
 	}
-	return f, nil
+	return d.f, nil
 }
 
-func executionTime(dtTm, dt, bare string) (time.Time, error) {
-	if s := strings.TrimSpace(dtTm); s != "" {
-		for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05"} {
-			if t, err := time.Parse(layout, s); err == nil {
-				return t.UTC(), nil
-			}
+// executionTime reads a PmtInf's ReqdExctnDt: DtTm, which must carry its
+// offset from UTC (a time without one is a different instant in every
+// zone); else a date, Dt or the bare date of 001.001.03 to .07, at 00:00
+// UTC that day (or at its own offset).
+func executionTime(pi *pmtInf) (time.Time, string, error) {
+	if pi.hasDtTm {
+		s := strings.TrimSpace(pi.dtTm)
+		if !hasOffset(s) {
+			return time.Time{}, "ReqdExctnDt/DtTm", fmt.Errorf("DtTm %q has no UTC offset: add one, such as %sZ or %s+01:00", plaintext.Clip(s, 40), plaintext.Clip(s, 40), plaintext.Clip(s, 40))
 		}
-		return time.Time{}, fmt.Errorf("DtTm %q: want an ISO date-time such as 2026-11-22T16:00:00Z", plaintext.Clip(s, 32))
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return time.Time{}, "ReqdExctnDt/DtTm", fmt.Errorf("DtTm %q: want an ISO date-time with its offset, such as 2026-11-22T16:00:00Z", plaintext.Clip(s, 40))
+		}
+		return t.UTC(), "", nil
 	}
-	s := strings.TrimSpace(dt)
+	field, s := "ReqdExctnDt/Dt", strings.TrimSpace(pi.dt)
+	if !pi.hasDt {
+		field, s = "ReqdExctnDt", strings.TrimSpace(pi.bare)
+	}
 	if s == "" {
-		s = strings.TrimSpace(bare)
+		return time.Time{}, "ReqdExctnDt", errors.New("required: Dt or DtTm")
 	}
-	if s == "" {
-		return time.Time{}, errors.New("required: Dt or DtTm")
+	layout := time.DateOnly
+	if len(s) > len(time.DateOnly) {
+		layout = "2006-01-02Z07:00"
 	}
-	t, err := time.Parse(time.DateOnly, s)
+	t, err := time.Parse(layout, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("Dt %q: want an ISO date such as 2026-11-22", plaintext.Clip(s, 32))
+		return time.Time{}, field, fmt.Errorf("%q: want an ISO date such as 2026-11-22", plaintext.Clip(s, 40))
 	}
-	return t, nil
+	return t.UTC(), "", nil
+}
+
+// hasOffset reports whether an xs:dateTime ends with Z or ±hh:mm.
+func hasOffset(s string) bool {
+	if strings.HasSuffix(s, "Z") {
+		return true
+	}
+	n := len(s)
+	return n > len("2006-01-02T15:04:05") && (s[n-6] == '+' || s[n-6] == '-') && s[n-3] == ':'
 }

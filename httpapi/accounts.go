@@ -24,7 +24,9 @@ import (
 // Accounts is what the account endpoints need (ledger/service.Service).
 type Accounts interface {
 	CreateAccount(ctx context.Context, n service.NewAccount) (service.AccountView, bool, error)
-	Account(ctx context.Context, id string) (service.AccountView, error)
+	// Account finds the tenant's account with the id it chose; an empty
+	// tenant looks in every tenant (ACCOUNT_AMBIGUOUS when several have it).
+	Account(ctx context.Context, tenantID, id string) (service.AccountView, error)
 }
 
 // FXRates is what the FX-rate endpoints need (ledger/service.Service).
@@ -61,7 +63,8 @@ func (rt *Router) HandleAccounts(a Accounts) {
 			WriteProblem(w, r, *invalidAccount(n, fieldErrors(err)))
 		case code == ledger.CodeAccountConflict:
 			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Account id already used",
-				Detail: "account " + n.AccountID + " exists with a different tenant, currency, balance, fee, limit basis or limits; use a new id"})
+				Detail: "tenant " + n.TenantID + " already has an account " + n.AccountID + " with a different currency, balance, fee, limit basis or limits; use a new id",
+				Errors: []FieldError{{Field: "accountId", Detail: "already used by this tenant for a different account"}}})
 		case err != nil:
 			rt.log.Error("account creation failed", "account", bankid.Mask(n.AccountID), "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the account could not be created now; retrying the same request is safe"})
@@ -74,13 +77,21 @@ func (rt *Router) HandleAccounts(a Accounts) {
 	}))
 	rt.Handle("GET /v1/accounts/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
-		v, err := a.Account(r.Context(), id)
+		tenant, ok := lookupTenant(r)
+		v, err := service.AccountView{}, error(ledger.ErrAccountNotFound)
+		if ok {
+			v, err = a.Account(r.Context(), tenant, id)
+		}
 		if err == nil && !tenantAllowed(r, v.TenantID) {
 			err = ledger.ErrAccountNotFound // another tenant's account does not exist for this caller
 		}
 		switch {
 		case errors.Is(err, ledger.ErrAccountNotFound):
 			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no account " + plaintext.Clip(id, 64)})
+		case errors.Is(err, ledger.ErrAccountAmbiguous):
+			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Account id used by several tenants",
+				Detail: "more than one tenant has an account " + plaintext.Clip(id, 64) + "; add ?tenantId= to name the tenant",
+				Errors: []FieldError{{Field: "tenantId", Detail: "required: several tenants use this account id"}}})
 		case err != nil:
 			rt.log.Error("account view failed", "account", bankid.Mask(id), "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the account cannot be shown now; retry"})
@@ -131,7 +142,7 @@ func (rt *Router) HandleFXRates(f FXRates) {
 		}
 	}))
 	rt.Handle("GET /admin/fx-rates", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pg, prob := readPage(r, anyCursor)
+		pg, prob := readPage(r, anyPosition)
 		if prob != nil {
 			WriteProblem(w, r, *prob)
 			return
@@ -299,7 +310,7 @@ func AccountJSON(v service.AccountView) AccountResponse {
 	digits, _ := money.MinorUnits(v.Currency)
 	amt := func(d decimal.Decimal) string { return d.StringFixedBank(digits) }
 	out := AccountResponse{
-		AccountID: v.AccountID, TenantID: v.TenantID, Currency: v.Currency, Balance: amt(v.Balance),
+		AccountID: v.External(), TenantID: v.TenantID, Currency: v.Currency, Balance: amt(v.Balance),
 		OpeningBalance: amt(v.OpeningBalance), LimitBased: v.LimitBased, Fee: amt(v.Fee),
 		Limits: []limitResponse{}, RecentTransactions: []transactionResponse{}, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
 	}

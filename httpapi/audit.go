@@ -25,12 +25,12 @@ type AuditLog interface {
 func (rt *Router) HandleAudit(a AuditLog) {
 	rt.audit = a
 	rt.Handle("GET /admin/audit", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, prob := readPage(r, intCursor)
+		p, prob := readPage(r, seqPosition)
 		if prob != nil {
 			WriteProblem(w, r, *prob)
 			return
 		}
-		before, _ := strconv.ParseInt(p.cursor, 10, 64)
+		before, _ := strconv.ParseInt(p.after, 10, 64)
 		entries, next, err := a.List(r.Context(), p.limit, before)
 		if err != nil {
 			rt.log.Error("reading the audit log failed", "error", err)
@@ -39,7 +39,7 @@ func (rt *Router) HandleAudit(a AuditLog) {
 		}
 		cursor := ""
 		if next > 0 {
-			cursor = strconv.FormatInt(next, 10)
+			cursor = p.cursor(strconv.FormatInt(next, 10))
 		}
 		WriteJSON(w, http.StatusOK, listJSON("entries", entries, cursor))
 	}))

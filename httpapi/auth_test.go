@@ -44,7 +44,7 @@ func (f *fakePayments) Submit(_ context.Context, r payment.Request) (string, err
 	f.byID[r.PaymentID] = r
 	return r.PaymentID, nil
 }
-func (f *fakePayments) StartBatch(_ context.Context, rs []payment.Request) (payment.BatchSubmission, error) {
+func (f *fakePayments) StartBatch(_ context.Context, rs []payment.Request, _ bool) (payment.BatchSubmission, error) {
 	for _, r := range rs {
 		f.byID[r.PaymentID] = r
 	}
@@ -77,9 +77,9 @@ func (f *fakePayments) BatchRejections(ctx context.Context, id string) ([]paymen
 	}
 	return f.rejections, v.Tenants, err
 }
-func (f *fakePayments) Status(_ context.Context, id string) (payment.View, error) {
+func (f *fakePayments) Status(_ context.Context, tenant, id string) (payment.View, error) {
 	r, ok := f.byID[id]
-	if !ok {
+	if !ok || tenant != "" && r.TenantID != tenant {
 		return payment.View{}, payment.ErrNotFound
 	}
 	return payment.View{PaymentID: id, TenantID: r.TenantID, Status: payment.StatusScheduled}, nil
@@ -349,7 +349,7 @@ func TestAdminAudit(t *testing.T) {
 		Entries []audit.Entry `json:"entries"`
 		Next    string        `json:"next"`
 	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil || rec.Code != 200 || len(page.Entries) != 1 || page.Next != "2" || page.Entries[0].Seq != 2 {
+	if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil || rec.Code != 200 || len(page.Entries) != 1 || page.Next == "" || page.Entries[0].Seq != 2 {
 		t.Fatalf("page: %d %s", rec.Code, rec.Body)
 	}
 	if rec := call(rt, "GET", "/admin/audit?cursor="+page.Next, "", "Bearer admin"); !strings.Contains(rec.Body.String(), `"seq":1`) || strings.Contains(rec.Body.String(), `"next"`) {

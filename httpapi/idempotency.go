@@ -26,12 +26,11 @@ type IdempotencyKeys interface {
 // that create something.
 func (rt *Router) UseIdempotencyKeys(k IdempotencyKeys) { rt.idem = k }
 
-// idempotentRoutes are the creating POSTs; true for those that take a
-// bulk file (the larger body limit).
+// idempotentRoutes are the creating POSTs.
 var idempotentRoutes = map[string]bool{
-	"POST /v1/payments":        false,
+	"POST /v1/payments":        true,
 	"POST /v1/payment-batches": true,
-	"POST /v1/accounts":        false,
+	"POST /v1/accounts":        true,
 }
 
 // maxRecorded bounds the response kept for replay; creating endpoints
@@ -67,10 +66,17 @@ func (rt *Router) idempotent(w http.ResponseWriter, r *http.Request, key string,
 	r.Body = body
 	rw := &recorder{ResponseWriter: w, status: http.StatusOK, keep: true}
 	serve.ServeHTTP(rw, r)
-	// The handler may stop reading early; the hash covers the whole body.
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, limit+1-body.n))
+	// An answer worth retrying is not kept, and then the rest of the body
+	// is not worth reading.
+	keep := rw.status < 500 && rw.status != http.StatusRequestEntityTooLarge && !rw.overflow
+	if keep {
+		// The handler may stop reading early; the hash covers the whole
+		// body, read no further than its limit.
+		_, err := io.Copy(io.Discard, io.LimitReader(body, limit+1-body.n))
+		keep = err == nil && body.n <= limit
+	}
 	ctx := context.WithoutCancel(r.Context())
-	if rw.status >= 500 || rw.status == http.StatusRequestEntityTooLarge || body.n > limit || rw.overflow {
+	if !keep {
 		err = rt.idem.Release(ctx, claim)
 	} else {
 		err = rt.idem.Complete(ctx, claim, body.h.Sum(nil), idempotency.Response{
@@ -97,10 +103,10 @@ func (rt *Router) replay(w http.ResponseWriter, r *http.Request, rec *idempotenc
 	if _, err := io.Copy(h, http.MaxBytesReader(w, r.Body, limit)); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			WriteProblem(w, r, Problem{Status: http.StatusRequestEntityTooLarge, Detail: "the body is too large"})
+			WriteProblem(w, r, *tooLarge(limit, ""))
 			return
 		}
-		WriteProblem(w, r, Problem{Status: http.StatusBadRequest, Detail: "the body could not be read"})
+		WriteProblem(w, r, Problem{Status: http.StatusBadRequest, Title: "Unreadable body", Detail: "the body could not be read to its end"})
 		return
 	}
 	if !bytes.Equal(h.Sum(nil), rec.RequestHash) {

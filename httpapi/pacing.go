@@ -87,9 +87,9 @@ func (rt *Router) HandlePacing(p Pacer) {
 		if req.ConfigName == "" {
 			fields = append(fields, FieldError{Field: "configName", Detail: "required, e.g. default"})
 		}
-		at, err := time.Parse(time.RFC3339Nano, req.RequestedTime)
-		if err != nil {
-			fields = append(fields, FieldError{Field: "requestedTime", Detail: "want RFC 3339, e.g. 2026-11-22T16:00:00Z"})
+		at, bad := slotTime(req.RequestedTime)
+		if bad != "" {
+			fields = append(fields, FieldError{Field: "requestedTime", Detail: bad})
 		}
 		if len(fields) > 0 {
 			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid slot request", Detail: "nothing was assigned", Errors: fields})
@@ -110,7 +110,7 @@ func (rt *Router) HandlePacing(p Pacer) {
 				RequestedTime string `json:"requestedTime"`
 			} `json:"events"`
 		}
-		if prob := decodeJSONLimit(w, r, &req, 64<<20); prob != nil {
+		if prob := decodeJSONLimit(w, r, &req, maxBigJSONBody); prob != nil {
 			WriteProblem(w, r, *prob)
 			return
 		}
@@ -123,9 +123,9 @@ func (rt *Router) HandlePacing(p Pacer) {
 		}
 		events := make([]pacing.Event, len(req.Events))
 		for i, e := range req.Events {
-			at, err := time.Parse(time.RFC3339Nano, e.RequestedTime)
-			if err != nil {
-				fields = append(fields, FieldError{Field: fmt.Sprintf("events[%d].requestedTime", i), Detail: "want RFC 3339, e.g. 2026-11-22T16:00:00Z"})
+			at, bad := slotTime(e.RequestedTime)
+			if bad != "" {
+				fields = append(fields, FieldError{Field: fmt.Sprintf("events[%d].requestedTime", i), Detail: bad})
 			}
 			events[i] = pacing.Event{ID: e.EventID, RequestedTime: at}
 		}
@@ -207,7 +207,7 @@ func (rt *Router) HandlePacing(p Pacer) {
 		WriteJSON(w, status, viewConfig(saved))
 	}))
 	rt.Handle("GET /admin/rate-limit/config", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pg, prob := readPage(r, anyCursor)
+		pg, prob := readPage(r, anyPosition)
 		if prob != nil {
 			WriteProblem(w, r, *prob)
 			return
@@ -244,6 +244,31 @@ func (rt *Router) HandlePacing(p Pacer) {
 		p.FlushCache()
 		WriteJSON(w, http.StatusOK, map[string]string{"status": "flushed"})
 	}))
+}
+
+// The requested times the limiter serves. It counts windows in
+// milliseconds from the Unix epoch, which also stands in for "no slot",
+// and takes the zero time (0001-01-01T00:00:00Z) for a time not given; a
+// slot, up to headroom (100,000) windows of up to a day after the
+// requested time, must still be a time RFC 3339 can write (before the
+// year 10000).
+var (
+	minSlotTime = time.Unix(0, 0).UTC()
+	maxSlotTime = time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// slotTime reads a requested time, or says why it cannot be served.
+func slotTime(s string) (time.Time, string) {
+	at, err := time.Parse(time.RFC3339Nano, s)
+	switch {
+	case err != nil:
+		return time.Time{}, "want an RFC 3339 time with its UTC offset, e.g. 2026-11-22T16:00:00Z"
+	case at.Before(minSlotTime):
+		return time.Time{}, "too far in the past: the limiter serves times from " + minSlotTime.Format(time.RFC3339) + " to before " + maxSlotTime.Format(time.RFC3339)
+	case !at.Before(maxSlotTime):
+		return time.Time{}, "too far in the future: the limiter serves times from " + minSlotTime.Format(time.RFC3339) + " to before " + maxSlotTime.Format(time.RFC3339)
+	}
+	return at, ""
 }
 
 // pacingProblem maps the limiter's errors to problems.

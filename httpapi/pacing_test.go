@@ -129,3 +129,54 @@ func TestPacingEndpoints(t *testing.T) {
 		})
 	}
 }
+
+// TestSlotTimeRange: a requested time RFC 3339 allows but the limiter
+// does not serve is refused for what it is, naming the field.
+func TestSlotTimeRange(t *testing.T) {
+	t.Parallel()
+	rt := httpapi.NewRouter(nil)
+	rt.HandlePacing(&fakePacer{})
+	slot := func(at string) string {
+		return fmt.Sprintf(`{"eventId":"e-1","configName":"default","requestedTime":%q}`, at)
+	}
+	bulk := func(at string) string {
+		return fmt.Sprintf(`{"configName":"default","events":[{"eventId":"a","requestedTime":"2030-01-01T00:00:00Z"},{"eventId":"b","requestedTime":%q}]}`, at)
+	}
+	tests := []struct {
+		name, path, body string
+		want             int
+		wantField        string
+		wantInDetail     string
+	}{
+		{"the zero time", "/api/v1/slots", slot("0001-01-01T00:00:00Z"), 422, "requestedTime", "too far in the past"},
+		{"before the epoch", "/api/v1/slots", slot("1969-12-31T23:59:59.999Z"), 422, "requestedTime", "too far in the past"},
+		{"the epoch", "/api/v1/slots", slot("1970-01-01T00:00:00Z"), 200, "", ""},
+		{"the last year RFC 3339 has", "/api/v1/slots", slot("9999-12-31T23:59:59Z"), 422, "requestedTime", "too far in the future"},
+		{"a slot that could not be written", "/api/v1/slots", slot("9000-01-01T00:00:00Z"), 422, "requestedTime", "too far in the future"},
+		{"no offset", "/api/v1/slots", slot("2030-01-01T00:00:00"), 422, "requestedTime", "RFC 3339"},
+		{"not a time", "/api/v1/slots", slot("tomorrow"), 422, "requestedTime", "RFC 3339"},
+		{"a number", "/api/v1/slots", `{"eventId":"e-1","configName":"default","requestedTime":20300101}`, 400, "requestedTime", "want a string, not a JSON number"},
+		{"bulk, the zero time", "/api/v1/slots/bulk", bulk("0001-01-01T00:00:00Z"), 422, "events[1].requestedTime", "too far in the past"},
+		{"bulk, a number", "/api/v1/slots/bulk", `{"configName":"default","events":[{"eventId":"a","requestedTime":1}]}`, 400, "events[0].requestedTime", "want a string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req := httptest.NewRequest("POST", tt.path, strings.NewReader(tt.body))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			rt.ServeHTTP(rec, req)
+			if rec.Code != tt.want {
+				t.Fatalf("%d, want %d: %s", rec.Code, tt.want, rec.Body)
+			}
+			if tt.want < 400 {
+				return
+			}
+			var p httpapi.Problem
+			if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || len(p.Errors) == 0 || p.Errors[0].Field != tt.wantField ||
+				!strings.Contains(p.Errors[0].Detail, tt.wantInDetail) {
+				t.Fatalf("problem %s, want field %s saying %q", rec.Body, tt.wantField, tt.wantInDetail)
+			}
+		})
+	}
+}

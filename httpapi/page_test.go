@@ -95,3 +95,95 @@ func TestEveryListPages(t *testing.T) {
 		})
 	}
 }
+
+// TestCursorsAreBound: a cursor pages only the list, tenant and filters
+// it came from; anywhere else, or altered, it is a 400 naming cursor and
+// saying to use next unchanged.
+func TestCursorsAreBound(t *testing.T) {
+	t.Parallel()
+	// A router of its own for each request: paging sorts the fakes' lists
+	// in place. A cursor is bound to a list, not to a router.
+	router := func() *httpapi.Router {
+		led := &fakeLedger{}
+		pacer := &fakePacer{}
+		log := &fakeAudit{}
+		pays := &fakePayments{byID: map[string]payment.Request{"p": {PaymentID: "p", TenantID: "acme"}}}
+		for i := 1; i <= 5; i++ {
+			led.rates = append(led.rates, fx.Rate{Base: "EUR", Quote: fmt.Sprintf("X%02d", i), Rate: decimal.NewFromInt(int64(i))})
+			pacer.configs = append(pacer.configs, pacing.Config{Name: fmt.Sprintf("cfg-%d", i), MaxPerWindow: 1, Window: time.Second})
+			log.entries = append(log.entries, audit.Entry{Seq: int64(i), Action: fmt.Sprint(i), Detail: json.RawMessage(`{}`)})
+			pays.rejections = append(pays.rejections, payment.LineError{Line: i, Fields: []payment.FieldError{{Field: "amount", Detail: "x"}}})
+		}
+		rt := httpapi.NewRouter(nil)
+		rt.HandleFXRates(led)
+		rt.HandlePacing(pacer)
+		rt.HandleAudit(log)
+		rt.HandlePayments(pays)
+		rt.RequireAuth(fakeTokens{
+			"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
+			"acme":  {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.Admin}},
+			"other": {TokenID: "c", TenantID: "globex", Scopes: []auth.Scope{auth.Admin}},
+		})
+		return rt
+	}
+	next := func(path, token string) string {
+		rec := call(router(), "GET", path, "", "Bearer "+token)
+		var page struct{ Next string }
+		if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil || rec.Code != 200 || page.Next == "" {
+			t.Fatalf("%s: %d %s, want a page with next", path, rec.Code, rec.Body)
+		}
+		return page.Next
+	}
+	audit := next("/admin/audit?limit=2", "admin")
+	rates := next("/admin/fx-rates?limit=2", "admin")
+	acmeRates := next("/admin/fx-rates?limit=2", "acme")
+	filtered := next("/admin/rate-limit/config?limit=2&x=1", "admin")
+	rejections := next("/v1/payment-batches/b/rejections?limit=2", "admin")
+	tamper := []byte(rates)
+	if mid := len(tamper) / 2; tamper[mid] == 'A' {
+		tamper[mid] = 'B'
+	} else {
+		tamper[mid] = 'A'
+	}
+	tests := []struct {
+		name, path, token string
+		want              int
+	}{
+		{"its own list", "/admin/fx-rates?cursor=" + rates, "admin", 200},
+		{"its own list, another limit", "/admin/fx-rates?limit=1&cursor=" + rates, "admin", 200},
+		{"its own list, the same filter", "/admin/rate-limit/config?x=1&cursor=" + filtered, "admin", 200},
+		{"its own tenant", "/admin/fx-rates?cursor=" + acmeRates, "acme", 200},
+		{"the audit log's cursor on the FX rates", "/admin/fx-rates?cursor=" + audit, "admin", 400},
+		{"the FX rates' cursor on the audit log", "/admin/audit?cursor=" + rates, "admin", 400},
+		{"the FX rates' cursor on the configs", "/admin/rate-limit/config?cursor=" + rates, "admin", 400},
+		{"another batch's rejections", "/v1/payment-batches/c/rejections?cursor=" + rejections, "admin", 400},
+		{"another tenant", "/admin/fx-rates?cursor=" + acmeRates, "other", 400},
+		{"no tenant from a tenant's cursor", "/admin/fx-rates?cursor=" + acmeRates, "admin", 400},
+		{"a tenant from an admin's cursor", "/admin/fx-rates?cursor=" + rates, "acme", 400},
+		{"a filter dropped", "/admin/rate-limit/config?cursor=" + filtered, "admin", 400},
+		{"a filter changed", "/admin/rate-limit/config?x=2&cursor=" + filtered, "admin", 400},
+		{"a filter added", "/admin/fx-rates?base=EUR&cursor=" + rates, "admin", 400},
+		{"tampered", "/admin/fx-rates?cursor=" + string(tamper), "admin", 400},
+		{"a raw key", "/admin/fx-rates?cursor=EUR/X02", "admin", 400},
+		{"a raw sequence number", "/admin/audit?cursor=3", "admin", 400},
+		{"not base64", "/admin/fx-rates?cursor=!!!", "admin", 400},
+		{"too long", "/admin/fx-rates?cursor=" + strings.Repeat("A", 257), "admin", 400},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec := call(router(), "GET", tt.path, "", "Bearer "+tt.token)
+			if rec.Code != tt.want {
+				t.Fatalf("%d, want %d: %s", rec.Code, tt.want, rec.Body)
+			}
+			if tt.want != 400 {
+				return
+			}
+			var p httpapi.Problem
+			if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || len(p.Errors) != 1 || p.Errors[0].Field != "cursor" ||
+				p.Title != "Invalid query" || !strings.Contains(p.Detail, "previous page's next unchanged, with the same query parameters") {
+				t.Fatalf("problem %s", rec.Body)
+			}
+		})
+	}
+}

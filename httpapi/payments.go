@@ -22,8 +22,14 @@ type Payments interface {
 	// CheckBatch finds a file's bad payments; StartBatch starts the ones
 	// it passed, without checking them again.
 	CheckBatch(rs []payment.Request, lines []int) []payment.LineError
-	StartBatch(ctx context.Context, rs []payment.Request) (payment.BatchSubmission, error)
-	Status(ctx context.Context, id string) (payment.View, error)
+	// With whole set, a payment whose id its tenant used for a different
+	// payment refuses them all (payment.ErrConflict); otherwise it alone
+	// is not started (its index is in the submission's Conflicts).
+	StartBatch(ctx context.Context, rs []payment.Request, whole bool) (payment.BatchSubmission, error)
+	// Status finds the tenant's payment with the id it chose; an empty
+	// tenant looks in every tenant (payment.ErrAmbiguous when several
+	// have it).
+	Status(ctx context.Context, tenantID, id string) (payment.View, error)
 	RecordRejections(ctx context.Context, batchID string, rejections []payment.LineError) error
 	Batch(ctx context.Context, id string) (payment.BatchView, error)
 	BatchRejections(ctx context.Context, id string) ([]payment.LineError, []string, error)
@@ -61,7 +67,8 @@ func (rt *Router) HandlePayments(p Payments) {
 			WriteProblem(w, r, prob)
 		case errors.Is(err, payment.ErrConflict):
 			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Payment id already used",
-				Detail: "paymentId " + req.PaymentID + " belongs to a different payment; use a new id"})
+				Detail: "tenant " + req.TenantID + " already has a different payment " + req.PaymentID + "; use a new id",
+				Errors: []FieldError{{Field: "paymentId", Detail: "already used by this tenant for a different payment"}}})
 		case err != nil:
 			rt.log.Error("payment submission failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payment could not be accepted now; retry with the same paymentId"})
@@ -107,10 +114,24 @@ func (rt *Router) HandlePayments(p Payments) {
 		var sub payment.BatchSubmission
 		var err error
 		if len(keep) > 0 {
-			sub, err = p.StartBatch(r.Context(), keep)
+			sub, err = p.StartBatch(r.Context(), keep, atomic)
+			// A payment whose id its tenant used for a different payment
+			// was not stored: it is rejected with the file's other bad
+			// payments (atomic: the file with it).
+			if len(sub.Conflicts) > 0 && (err == nil || errors.Is(err, payment.ErrConflict)) {
+				lines := lineOf(reqs, lines, keep)
+				for _, i := range sub.Conflicts {
+					lineErrs = append(lineErrs, payment.LineError{Line: lines[i], Fields: []payment.FieldError{
+						{Field: "paymentId", Detail: "already used by this tenant for a different payment"}}})
+				}
+				lineErrs = mergeLines(lineErrs)
+				if err != nil {
+					keep, err = nil, nil
+				}
+			}
 		}
 		switch {
-		case len(lineErrs) > 0 && len(keep) == 0:
+		case len(lineErrs) > 0 && (len(keep) == 0 || err == nil && sub.Payments == 0):
 			prob := Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid payments in the file",
 				Detail: fmt.Sprintf("%d line(s) need fixing; nothing was started", len(lineErrs))}
 			for i, le := range lineErrs {
@@ -182,13 +203,21 @@ func (rt *Router) HandlePayments(p Payments) {
 	}))
 	rt.Handle("GET /v1/payments/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
-		v, err := p.Status(r.Context(), id)
+		tenant, ok := lookupTenant(r)
+		v, err := payment.View{}, payment.ErrNotFound
+		if ok {
+			v, err = p.Status(r.Context(), tenant, id)
+		}
 		if err == nil && !tenantAllowed(r, v.TenantID) {
 			err = payment.ErrNotFound // another tenant's payment does not exist for this caller
 		}
 		switch {
 		case errors.Is(err, payment.ErrNotFound):
 			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment " + plaintext.Clip(id, 64)})
+		case errors.Is(err, payment.ErrAmbiguous):
+			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Payment id used by several tenants",
+				Detail: "more than one tenant has a payment " + plaintext.Clip(id, 64) + "; add ?tenantId= to name the tenant",
+				Errors: []FieldError{{Field: "tenantId", Detail: "required: several tenants use this payment id"}}})
 		case err != nil:
 			rt.log.Error("payment status failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "status unavailable; retry"})
@@ -198,14 +227,30 @@ func (rt *Router) HandlePayments(p Payments) {
 	}))
 }
 
+// lineOf gives each payment of keep (a subsequence of reqs) its line in
+// the file.
+func lineOf(reqs []payment.Request, lines []int, keep []payment.Request) []int {
+	out := make([]int, 0, len(keep))
+	j := 0
+	for i := range reqs {
+		if j < len(keep) && reqs[i].PaymentID == keep[j].PaymentID && reqs[i].TenantID == keep[j].TenantID {
+			out = append(out, lines[i])
+			j++
+		}
+	}
+	return out
+}
+
 // lineCursor is a rejection's place: ten digits.
 func lineCursor(c string) bool {
 	return len(c) == 10 && strings.Trim(c, "0123456789") == ""
 }
 
 // decodeBatch reads a bulk file in the format its Content-Type names:
-// JSON lines, CSV or pain.001. Payments without a tenantId take the
-// tenantId query parameter (a tenant's token fills in its own later).
+// JSON lines, CSV or pain.001 (the router has refused any other type, a
+// compressed body and a declared length over the limit). Payments
+// without a tenantId take the tenantId query parameter (a tenant's token
+// fills in its own later).
 func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []int, []payment.LineError, *Problem) {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var (
@@ -215,26 +260,25 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []i
 		body = http.MaxBytesReader(w, r.Body, lim.bulk)
 	)
 	switch ct {
-	case "", "application/x-ndjson", "application/jsonl", "application/json":
-		f, err = bulkfile.DecodeJSONLines(body, int(lim.single))
+	case "application/x-ndjson", "application/jsonl":
+		f, err = bulkfile.DecodeJSONLines(r.Context(), body, int(lim.single))
 	case "text/csv":
-		f, err = bulkfile.DecodeCSV(body)
+		f, err = bulkfile.DecodeCSV(r.Context(), body)
 	case "application/xml", "text/xml", "application/iso20022+xml":
-		f, err = bulkfile.DecodePain001(body)
+		f, err = bulkfile.DecodePain001(r.Context(), body)
 	default:
-		return nil, nil, nil, &Problem{Status: http.StatusUnsupportedMediaType,
-			Detail: "send JSON lines (application/x-ndjson), CSV (text/csv) or pain.001 (application/xml)"}
+		return nil, nil, nil, &Problem{Status: http.StatusUnsupportedMediaType, Title: "Unsupported media type", Detail: bulkFileBody.want()}
 	}
 	var tooBig *http.MaxBytesError
 	var bad *bulkfile.Error
 	switch {
 	case errors.As(err, &tooBig):
-		return nil, nil, nil, &Problem{Status: http.StatusRequestEntityTooLarge, Detail: fmt.Sprintf("the file is over %d bytes: split it", lim.bulk)}
+		return nil, nil, nil, tooLarge(lim.bulk, ": split the file")
 	case errors.As(err, &bad):
 		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Title: "Unreadable file", Detail: bad.Error() + "; nothing was started",
 			Errors: []FieldError{{Field: bad.Where, Detail: bad.Detail}}}
 	case err != nil:
-		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Detail: "could not read the body"}
+		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Title: "Unreadable body", Detail: "the body could not be read to its end"}
 	}
 	if tenant := r.URL.Query().Get("tenantId"); tenant != "" {
 		for i := range f.Requests {
@@ -252,28 +296,27 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) *Problem {
 	return decodeJSONLimit(w, r, v, limitsOf(r).single)
 }
 
-// decodeJSONLimit is decodeJSON for bodies up to limit bytes.
+// decodeJSONLimit is decodeJSON for bodies up to limit bytes. The
+// router has refused a body that is not JSON, is compressed, or declares
+// a length over the limit.
 func decodeJSONLimit(w http.ResponseWriter, r *http.Request, v any, limit int64) *Problem {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
-		return &Problem{Status: http.StatusUnsupportedMediaType, Detail: "send Content-Type: application/json"}
-	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return &Problem{Status: http.StatusRequestEntityTooLarge, Title: "Malformed request", Detail: fmt.Sprintf("the body is over %d bytes", limit)}
+		return tooLarge(limit, "")
 	}
 	if err != nil {
-		return &Problem{Status: http.StatusBadRequest, Title: "Malformed request", Detail: "the body could not be read"}
+		return &Problem{Status: http.StatusBadRequest, Title: "Unreadable body", Detail: "the body could not be read to its end"}
 	}
 	var se *strictjson.Error
 	if err := strictjson.Decode(body, v); errors.As(err, &se) {
-		p := &Problem{Status: http.StatusBadRequest, Title: "Malformed request", Detail: se.Error()}
+		p := &Problem{Status: http.StatusBadRequest, Title: "Malformed JSON", Detail: se.Error()}
 		if se.Field != "" {
 			p.Errors = []FieldError{{Field: se.Field, Detail: se.Detail}}
 		}
 		return p
 	} else if err != nil {
-		return &Problem{Status: http.StatusBadRequest, Title: "Malformed request", Detail: "the body could not be decoded"}
+		return &Problem{Status: http.StatusBadRequest, Title: "Malformed JSON", Detail: "the body could not be decoded"}
 	}
 	return nil
 }
@@ -297,7 +340,7 @@ func atomicParam(r *http.Request) (bool, *Problem) {
 	case "true":
 		return true, nil
 	default:
-		return false, &Problem{Status: http.StatusBadRequest, Detail: "atomic: want true or false",
+		return false, &Problem{Status: http.StatusBadRequest, Title: "Invalid query", Detail: "atomic: want true or false",
 			Errors: []FieldError{{Field: "atomic", Detail: "true or false"}}}
 	}
 }

@@ -65,12 +65,20 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if rt.bodies != (bodyLimits{}) {
 			r = r.WithContext(context.WithValue(r.Context(), limitsKey{}, rt.bodies))
 		}
-		if bulk, ok := idempotentRoutes[pattern]; ok && rt.idem != nil {
+		kind, takesBody := routeBodies[pattern]
+		limit := kind.limit(limitsOf(r))
+		if takesBody {
+			if prob := checkBody(w, r, kind, limit); prob != nil {
+				WriteProblem(w, r, *prob)
+				return
+			}
+			// Whoever reads the body (the handler, the idempotency
+			// hash, the audit copy) stops at the limit, however it is
+			// sent.
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+		}
+		if _, ok := idempotentRoutes[pattern]; ok && rt.idem != nil {
 			if key, sent := r.Header["Idempotency-Key"]; sent {
-				limit := limitsOf(r).single
-				if bulk {
-					limit = limitsOf(r).bulk
-				}
 				rt.idempotent(w, r, key[0], limit, rt.mux)
 				return
 			}
@@ -133,7 +141,8 @@ type bodyLimits struct{ single, bulk int64 }
 type limitsKey struct{}
 
 // SetBodyLimits changes the body limits (defaults 64 KiB and 512 MiB); a
-// body over its limit is 413, refused before the rest is read.
+// body over its limit is 413: at once when its Content-Length says so,
+// before any of it is read, else when the reading reaches the limit.
 func (rt *Router) SetBodyLimits(single, bulk int64) {
 	rt.bodies = bodyLimits{single: single, bulk: bulk}
 }
@@ -150,12 +159,12 @@ func limitsOf(r *http.Request) bodyLimits {
 // reach the database as an error, answered as a 5xx).
 func checkURL(r *http.Request) *Problem {
 	if !plaintext.Valid(r.URL.Path) {
-		return &Problem{Status: http.StatusBadRequest, Title: "Malformed request", Detail: "the path is not UTF-8 or holds a control character"}
+		return &Problem{Status: http.StatusBadRequest, Title: "Invalid path", Detail: "the path is not UTF-8 or holds a control character"}
 	}
 	for name, vs := range r.URL.Query() {
 		for _, v := range append(vs, name) {
 			if !plaintext.Valid(v) {
-				return &Problem{Status: http.StatusBadRequest, Title: "Malformed request", Detail: "a query parameter is not UTF-8 or holds a control character",
+				return &Problem{Status: http.StatusBadRequest, Title: "Invalid query", Detail: "a query parameter is not UTF-8 or holds a control character",
 					Errors: []FieldError{{Field: plaintext.Clip(name, 64), Detail: "not UTF-8, or a control character"}}}
 			}
 		}

@@ -43,7 +43,7 @@ func (c *countingLedger) CreateAccount(_ context.Context, n service.NewAccount) 
 	return service.AccountView{}, created, nil
 }
 
-func (c *countingLedger) Account(context.Context, string) (service.AccountView, error) {
+func (c *countingLedger) Account(context.Context, string, string) (service.AccountView, error) {
 	return service.AccountView{}, nil
 }
 

@@ -32,6 +32,9 @@ const (
 	CodeAccountNotFound Code = "ACCOUNT_NOT_FOUND"
 	// An account id already used for an account with a different spec.
 	CodeAccountConflict Code = "ACCOUNT_CONFLICT"
+	// An operator named an account id that several tenants use, and no
+	// tenant.
+	CodeAccountAmbiguous Code = "ACCOUNT_AMBIGUOUS"
 	// An amount in another currency than the account's.
 	CodeCurrencyMismatch Code = "CURRENCY_MISMATCH"
 	// No transaction with that id (a reversal).
@@ -113,6 +116,7 @@ var (
 	ErrInvalidQuote        = &Error{Code: CodeInvalidQuote}
 	ErrAccountNotFound     = &Error{Code: CodeAccountNotFound}
 	ErrAccountConflict     = &Error{Code: CodeAccountConflict}
+	ErrAccountAmbiguous    = &Error{Code: CodeAccountAmbiguous}
 	ErrCurrencyMismatch    = &Error{Code: CodeCurrencyMismatch}
 	ErrTransactionNotFound = &Error{Code: CodeTransactionNotFound}
 	ErrAlreadyReversed     = &Error{Code: CodeAlreadyReversed}

@@ -60,10 +60,17 @@ func TestClaimIsAtomic(t *testing.T) {
 		t.Fatalf("others see %v before the commit", got)
 	}
 	// The relayer dies before its commit.
-	if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, conn.Conn().PgConn().PID()); err != nil {
+	pid := conn.Conn().PgConn().PID()
+	if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "the crashed claim to be gone", func() bool { return counts() == [3]int{3, 0, 0} })
+	// Its rows are unlocked only once its backend has gone: a claim before
+	// that skips them (SKIP LOCKED), though its rows already read as before.
+	eventually(t, 5*time.Second, "the crashed claim to be gone", func() bool {
+		var alive int
+		_ = pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE pid = $1`, pid).Scan(&alive)
+		return alive == 0 && counts() == [3]int{3, 0, 0}
+	})
 
 	msgs, err = outbox.ClaimOnly(ctx, pool, "r1", 10)
 	if err != nil || len(msgs) != 3 {

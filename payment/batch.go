@@ -19,10 +19,9 @@ const ChunkSize = 1000
 // BatchWorkflowName is the chunk workflow's registered name.
 const BatchWorkflowName = "PaymentBatchInitWorkflow"
 
-// PaymentBatchInitWorkflow is Phase A for a chunk of a bulk file: the code
-// PaymentInitWorkflow runs for one payment, for the whole chunk in one
-// activity and one transaction, so a chunk costs one activity instead of
-// thousands.
+// PaymentBatchInitWorkflow is Phase A for a chunk of a bulk file given its
+// requests, as files were taken in before their payments were stored on
+// intake (PaymentInit now): kept for the runs started then.
 func PaymentBatchInitWorkflow(ctx workflow.Context, chunk []Request) (BatchResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, initOptions)
 	var a *InitActivities
@@ -40,14 +39,20 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) (BatchSubmiss
 	if lineErrs := s.CheckBatch(reqs, nil); len(lineErrs) > 0 {
 		return BatchSubmission{}, &BatchError{Lines: lineErrs}
 	}
-	return s.StartBatch(ctx, reqs)
+	return s.StartBatch(ctx, reqs, true)
 }
 
 // StartBatch is SubmitBatch for payments CheckBatch has passed (the HTTP
 // handler checks a file once, to start its good payments and list the
-// bad): it records the file and starts its chunk workflows without
-// checking again. Phase A still validates each payment.
-func (s *Service) StartBatch(ctx context.Context, reqs []Request) (BatchSubmission, error) {
+// bad): it stores the payments RECEIVED, records the file and starts one
+// PaymentInit per chunk, given the chunk's keys, without checking again.
+// A payment whose id its tenant used for a different payment is not
+// stored; its index in reqs is in Conflicts, and with whole set, nothing
+// is (the error is then ErrConflict). Phase A still validates each
+// payment. The payments are accepted once stored: a chunk whose start
+// fails is started later by ResumeIntake, and the error says the file can
+// be sent again.
+func (s *Service) StartBatch(ctx context.Context, reqs []Request, whole bool) (BatchSubmission, error) {
 	h := sha256.New()
 	for _, r := range reqs {
 		raw, err := canonical(r)
@@ -56,47 +61,67 @@ func (s *Service) StartBatch(ctx context.Context, reqs []Request) (BatchSubmissi
 		}
 		h.Write(raw)
 	}
-	sub := BatchSubmission{BatchID: "batch-" + hex.EncodeToString(h.Sum(nil))[:24], Payments: len(reqs)}
+	sub := BatchSubmission{BatchID: "batch-" + hex.EncodeToString(h.Sum(nil))[:24]}
 	size := s.ChunkSize
 	if size <= 0 {
 		size = ChunkSize
 	}
-	// The file is recorded before anything starts, so its progress can be
-	// asked for at once.
-	ids := make([]string, len(reqs))
+	chunkID := func(n int) string { return fmt.Sprintf("init-%s-%d", sub.BatchID, n) }
+	receipts, err := s.Store.Receive(ctx, reqs, func(i int) string { return chunkID(i / size) }, whole)
+	if errors.Is(err, ErrConflict) {
+		for i, rc := range receipts {
+			if rc.Conflict {
+				sub.Conflicts = append(sub.Conflicts, i)
+			}
+		}
+		return sub, fmt.Errorf("payment: batch %s: %w", sub.BatchID, err)
+	}
+	if err != nil {
+		return sub, fmt.Errorf("payment: batch %s: %w", sub.BatchID, err)
+	}
+	var keys []string
+	chunks := map[int][]string{}
+	var order []int
 	seen := map[string]bool{}
 	var tenants []string
-	for i, r := range reqs {
-		ids[i] = r.PaymentID
-		if !seen[r.TenantID] {
-			seen[r.TenantID] = true
-			tenants = append(tenants, r.TenantID)
+	for i, rc := range receipts {
+		if rc.Conflict {
+			sub.Conflicts = append(sub.Conflicts, i)
+			continue
+		}
+		keys = append(keys, rc.Key)
+		if _, ok := chunks[i/size]; !ok {
+			order = append(order, i/size)
+		}
+		chunks[i/size] = append(chunks[i/size], rc.Key)
+		if t := reqs[i].TenantID; !seen[t] {
+			seen[t] = true
+			tenants = append(tenants, t)
 		}
 	}
-	if s.Store != nil {
-		planned := BatchSubmission{BatchID: sub.BatchID, Payments: len(reqs), Chunks: (len(reqs) + size - 1) / size}
-		if err := s.Store.RecordBatch(ctx, planned, tenants, ids); err != nil {
-			return sub, fmt.Errorf("payment: record batch %s: %w", sub.BatchID, err)
-		}
+	sub.Payments = len(keys)
+	if len(keys) == 0 {
+		return sub, nil
 	}
-	// The chunks' workflows start a few at a time: each start carries its
-	// chunk (a round trip with up to a megabyte to the engine's store), and
-	// one after the other they took most of a large file's intake.
+	// The file is recorded before its chunks start, so its progress can be
+	// asked for at once.
+	planned := BatchSubmission{BatchID: sub.BatchID, Payments: len(keys), Chunks: len(order)}
+	if err := s.Store.RecordBatch(ctx, planned, tenants, keys); err != nil {
+		return sub, fmt.Errorf("payment: record batch %s: %w", sub.BatchID, err)
+	}
 	var g errgroup.Group
 	g.SetLimit(startConcurrency)
 	var started atomic.Int64
-	for start := 0; start < len(reqs); start += size {
-		chunk := reqs[start:min(start+size, len(reqs))]
-		id := fmt.Sprintf("init-%s-%d", sub.BatchID, start/size)
+	for _, n := range order {
 		g.Go(func() error {
-			if err := s.startOnce(ctx, id, BatchWorkflowName, chunk); err != nil {
+			if err := s.startOnce(ctx, chunkID(n), PhaseAWorkflowName, chunks[n]); err != nil {
 				return err
 			}
 			started.Add(1)
 			return nil
 		})
 	}
-	err := g.Wait()
+	err = g.Wait()
 	sub.Chunks = int(started.Load())
 	return sub, err
 }
@@ -141,6 +166,9 @@ type BatchSubmission struct {
 	BatchID  string `json:"batchId"`
 	Payments int    `json:"payments"`
 	Chunks   int    `json:"chunks"`
+	// Conflicts are the indexes of the payments not stored: their tenant
+	// used their id for a different payment.
+	Conflicts []int `json:"-"`
 }
 
 // LineError is a bulk file's line and what is wrong with it.

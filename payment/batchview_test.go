@@ -8,6 +8,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/internal/temporaltest"
 	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/queue"
 )
 
 // TestBatchProgress: a recorded file counts its payments by stage as
@@ -20,8 +21,9 @@ func TestBatchProgress(t *testing.T) {
 	svc := &payment.Service{Store: store}
 	sub := payment.BatchSubmission{BatchID: "batch-t", Payments: 3, Chunks: 1}
 	ids := []string{"bp-1", "bp-2", "bp-3"}
+	keys := []string{payment.Key("acme", "bp-1"), payment.Key("acme", "bp-2"), payment.Key("acme", "bp-3")}
 	for range 2 {
-		if err := store.RecordBatch(ctx, sub, []string{"acme"}, ids); err != nil {
+		if err := store.RecordBatch(ctx, sub, []string{"acme"}, keys); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -61,7 +63,9 @@ func TestBatchProgress(t *testing.T) {
 
 // TestReceivedShowsItsTenant: a payment taken in but not yet through
 // Phase A (no init worker runs here) is RECEIVED, with its tenant, so a
-// tenant's token can follow the statusUrl it was given.
+// tenant's token can follow the statusUrl it was given; the same id is
+// another tenant's to use, and an operator who names no tenant is told
+// to when two tenants have it.
 func TestReceivedShowsItsTenant(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal server")
@@ -69,17 +73,34 @@ func TestReceivedShowsItsTenant(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	_, c := temporaltest.Start(t)
-	svc := &payment.Service{Store: payment.NewStore(newPool(t)), Temporal: c}
+	pool := newPool(t)
+	svc := &payment.Service{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c}
 	r := validRequest(time.Now())
 	id, err := svc.Submit(ctx, r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := svc.Status(ctx, id)
-	if err != nil || v.Status != payment.StatusReceived || v.TenantID != "acme" {
-		t.Fatalf("status %+v, %v; want RECEIVED for acme", v, err)
+	for _, tenant := range []string{"acme", ""} {
+		v, err := svc.Status(ctx, tenant, id)
+		if err != nil || v.Status != payment.StatusReceived || v.TenantID != "acme" || v.PaymentID != id {
+			t.Fatalf("status for %q: %+v, %v; want RECEIVED for acme", tenant, v, err)
+		}
 	}
-	if _, err := svc.Status(ctx, "pay-unknown"); !errors.Is(err, payment.ErrNotFound) {
+	if _, err := svc.Status(ctx, "globex", id); !errors.Is(err, payment.ErrNotFound) {
+		t.Fatalf("another tenant's payment: %v", err)
+	}
+	if _, err := svc.Status(ctx, "acme", "pay-unknown"); !errors.Is(err, payment.ErrNotFound) {
 		t.Fatalf("an unknown payment: %v", err)
+	}
+	other := r
+	other.TenantID, other.Amount = "globex", "1.00"
+	if got, err := svc.Submit(ctx, other); err != nil || got != id {
+		t.Fatalf("the same id in another tenant: %q, %v", got, err)
+	}
+	if _, err := svc.Status(ctx, "", id); !errors.Is(err, payment.ErrAmbiguous) {
+		t.Fatalf("an id two tenants use, no tenant named: %v", err)
+	}
+	if v, err := svc.Status(ctx, "globex", id); err != nil || v.Amount != "1.00" {
+		t.Fatalf("globex's payment: %+v, %v", v, err)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
+	"github.com/paydispatch/paydispatch/internal/fuzzcost"
 	"github.com/paydispatch/paydispatch/internal/strictjson"
 	"github.com/paydispatch/paydispatch/payment"
 )
@@ -47,6 +49,11 @@ func FuzzDecodeRequest(f *testing.F) {
 	f.Add([]byte(`{"requestedExecutionTime":"9999-12-31T23:59:59.999999999Z"}`))
 	f.Add([]byte(`[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]`))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		fuzzcost.Default.Check(t, len(b), func() {
+			if r, err := payment.DecodeRequest(b); err == nil {
+				_, _ = payment.Validate(r, time.Now())
+			}
+		})
 		r, err := payment.DecodeRequest(b)
 		if err != nil {
 			var se *strictjson.Error

@@ -53,8 +53,8 @@ func TestDelivery(t *testing.T) {
 	go func() { done <- relayer.Run(runCtx) }()
 	store := payment.NewStore(s.pool)
 	for {
-		a, _ := store.Get(ctx, "taken")
-		b, _ := store.Get(ctx, "refused")
+		a, _ := store.Find(ctx, "acme", "taken")
+		b, _ := store.Find(ctx, "acme", "refused")
 		if a.Status == payment.StatusDelivered && b.Status == payment.StatusReturned {
 			if b.StatusReason[:4] != "AC04" {
 				t.Fatalf("returned with %q, want the rail's AC04", b.StatusReason)

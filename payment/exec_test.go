@@ -43,16 +43,18 @@ func TestExecWorkflowOnTemporal(t *testing.T) {
 		acct := "ACC-" + wf
 		s.account(t, account.Spec{AccountID: acct, TenantID: "acme", Currency: "EUR", OpeningBalance: dec("200"), Fee: dec("0.25")})
 		id := func(name string) string { return wf + "-" + name }
-		contexts := s.schedule(t, paymentTo(id("covered"), acct, "100.00", "EUR"), paymentTo(id("paced"), acct, "50.00", "EUR"),
+		s.schedule(t, paymentTo(id("covered"), acct, "100.00", "EUR"), paymentTo(id("paced"), acct, "50.00", "EUR"),
 			paymentTo(id("too-much"), acct, "500.00", "EUR"))
 		slot := time.Now().Add(2 * time.Second)
 		for _, name := range []string{"covered", "paced", "too-much"} {
-			opts := client.StartWorkflowOptions{ID: dispatch.ExecWorkflowID(payment.ItemType, id(name)), TaskQueue: payment.ExecTaskQueue}
+			key := payment.Key("acme", id(name))
+			opts := client.StartWorkflowOptions{ID: dispatch.ExecWorkflowID(payment.ItemType, key), TaskQueue: payment.ExecTaskQueue}
 			if name == "paced" {
 				opts.Memo = map[string]any{dispatch.NotBeforeMemo: slot.UTC().Format(time.RFC3339Nano)}
 			}
-			raw, _ := jsonOf(contexts[id(name)])
-			run, err := c.ExecuteWorkflow(ctx, opts, wf, id(name), raw)
+			// The context the queue item carries: its version alone; the
+			// execution reads the rest from the payment's row.
+			run, err := c.ExecuteWorkflow(ctx, opts, wf, key, `{"version":3}`)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,13 +63,13 @@ func TestExecWorkflowOnTemporal(t *testing.T) {
 			}
 		}
 		for name, want := range map[string]payment.Status{"covered": payment.StatusProcessing, "paced": payment.StatusProcessing, "too-much": payment.StatusFailed} {
-			p, err := store.Get(ctx, id(name))
+			p, err := store.Find(ctx, "acme", id(name))
 			if err != nil || p.Status != want {
 				t.Fatalf("%s: %s (%q), %v; want %s", id(name), p.Status, p.StatusReason, err, want)
 			}
 			if name == "paced" {
 				var accepted time.Time
-				if err := s.pool.QueryRow(ctx, `SELECT accepted_at FROM payments WHERE payment_id = $1`, id(name)).Scan(&accepted); err != nil {
+				if err := s.pool.QueryRow(ctx, `SELECT accepted_at FROM payments WHERE payment_id = $1`, p.Key).Scan(&accepted); err != nil {
 					t.Fatal(err)
 				}
 				if accepted.Before(slot) {
@@ -80,11 +82,20 @@ func TestExecWorkflowOnTemporal(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"covered", "paced", "too-much"} {
-		wfID := dispatch.ExecWorkflowID(payment.ItemType, payment.ExecWorkflowName+"-"+name)
+		wfID := dispatch.ExecWorkflowID(payment.ItemType, payment.Key("acme", payment.ExecWorkflowName+"-"+name))
 		events := temporaltest.CountEvents(t, c, wfID)
 		markers, upserts := events[enumspb.EVENT_TYPE_MARKER_RECORDED], events[enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES]
 		if markers != 1 || upserts != 0 {
 			t.Fatalf("%s: %d markers and %d upserts, want the Execution's marker alone", wfID, markers, upserts)
+		}
+		// Neither type's history holds the creditor's name or IBAN.
+		for _, wf := range []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName} {
+			wfID := dispatch.ExecWorkflowID(payment.ItemType, payment.Key("acme", wf+"-"+name))
+			for _, personal := range []string{validIBAN, validCreditor} {
+				if temporaltest.HistoryHolds(t, c, wfID, personal) {
+					t.Fatalf("%s: the history holds %q", wfID, personal)
+				}
+			}
 		}
 	}
 	s.verify(t)

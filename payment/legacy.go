@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/paydispatch/paydispatch/dispatch"
+	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
 )
 
@@ -124,11 +126,12 @@ func (a *InitActivities) Reject(ctx context.Context, r Request, reason string) e
 
 // ExecTime is a legacy step: the payment's execution time.
 func (a *InitActivities) ExecTime(ctx context.Context, r Request) (ExecSlot, error) {
-	slots, err := a.execTimes(ctx, []Request{r})
+	key := Key(r.TenantID, r.PaymentID)
+	slots, err := a.execTimes(ctx, []string{key}, []Request{r})
 	if err != nil {
 		return ExecSlot{}, err
 	}
-	return slots[r.PaymentID], nil
+	return slots[key], nil
 }
 
 // PersistScheduled is a legacy step: the payment stored SCHEDULED.
@@ -154,8 +157,14 @@ type EnqueueInput struct {
 
 // Enqueue is a legacy step: context and READY row in one transaction.
 func (a *InitActivities) Enqueue(ctx context.Context, in EnqueueInput) error {
-	_, err := a.Queue.SaveContextAndEnqueue(ctx, queue.EnqueueParams{
-		ItemType: ItemType, ItemID: in.PaymentID, TenantID: in.TenantID,
+	// The payment's key: the one it was stored under (PersistScheduled),
+	// whether before ids were scoped to tenants or after.
+	p, err := NewStore(a.Store.db).Find(ctx, in.TenantID, in.PaymentID)
+	if err != nil {
+		return err
+	}
+	_, err = a.Queue.SaveContextAndEnqueue(ctx, queue.EnqueueParams{
+		ItemType: ItemType, ItemID: p.Key, TenantID: in.TenantID,
 		ScheduledExecTime: in.ExecAt, InitWorkflowID: in.InitWorkflowID, Context: in.Context, Paced: in.Paced,
 	})
 	if errors.Is(err, queue.ErrConflict) {
@@ -200,6 +209,18 @@ func (a *ExecActivities) ExecutePayment(ctx context.Context, paymentID string, n
 	return err
 }
 
+// StartSubmitPayment starts a payment's SubmitPayment process with its
+// stored Phase A context (a retry finds it started, its data kept).
+func (a *ExecActivities) StartSubmitPayment(ctx context.Context, paymentID string) error {
+	pc, err := a.LoadContext(ctx, paymentID)
+	if err != nil {
+		return err
+	}
+	_, err = a.Process.Start(ctx, process.StartInput{Type: SubmitPaymentType, BusinessKey: paymentID,
+		Data: SubmitData(paymentID, pc, time.Now()), WorkflowID: activity.GetInfo(ctx).WorkflowExecution.ID})
+	return err
+}
+
 // PaymentExecWorkflow is PaymentExecution as it was before an execution
 // became one local activity: the same steps, each a local activity of its
 // own, behind two GetVersion calls. It is kept for its open runs and for
@@ -219,6 +240,14 @@ func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) er
 	}
 	if notBefore.After(workflow.Now(ctx)) {
 		if err := workflow.ExecuteLocalActivity(holdCtx, a.Hold, notBefore).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	if pc.Version >= 3 {
+		// The context is stored with the payment; the process is started
+		// with it inside the activity, so that only its data's version
+		// enters this workflow's history.
+		if err := workflow.ExecuteLocalActivity(ctx, a.StartSubmitPayment, paymentID).Get(ctx, nil); err != nil {
 			return err
 		}
 	}

@@ -93,7 +93,7 @@ func (a *InitActivities) log() *slog.Logger {
 
 // execTimes is Phase A's "determine the execution time" for some
 // payments: each one's slot under its pacing config — its tenant's own,
-// else PAYMENT's — (the payment id is the event id, so a retry gets the
+// else PAYMENT's — (the payment's key is the event id, so a retry gets the
 // same slots back), or its requested time when payments are not paced.
 // One call to the limiter per pacing config (one round trip per config,
 // instant and 5,000 payments); a single payment goes through Assign, which
@@ -101,11 +101,11 @@ func (a *InitActivities) log() *slog.Logger {
 // A tenant whose own config is missing or inactive falls back to
 // PAYMENT's: one tenant's config switched off must not let its payments
 // past the flood guard. EXHAUSTED is an error: the step is retried.
-func (a *InitActivities) execTimes(ctx context.Context, rs []Request) (map[string]ExecSlot, error) {
+func (a *InitActivities) execTimes(ctx context.Context, keys []string, rs []Request) (map[string]ExecSlot, error) {
 	out := make(map[string]ExecSlot, len(rs))
 	tenants := make([]string, len(rs))
 	for i, r := range rs {
-		out[r.PaymentID] = ExecSlot{At: r.RequestedExecutionTime}
+		out[keys[i]] = ExecSlot{At: r.RequestedExecutionTime}
 		tenants[i] = r.TenantID
 	}
 	if len(rs) == 0 {
@@ -117,7 +117,7 @@ func (a *InitActivities) execTimes(ctx context.Context, rs []Request) (map[strin
 	}
 	groups := map[string][]pacing.Event{}
 	var order []string // configs in order of first use: deterministic calls
-	for _, r := range rs {
+	for i, r := range rs {
 		name := cfgs.forTenant(r.TenantID)
 		if name == "" {
 			continue
@@ -125,7 +125,7 @@ func (a *InitActivities) execTimes(ctx context.Context, rs []Request) (map[strin
 		if _, ok := groups[name]; !ok {
 			order = append(order, name)
 		}
-		groups[name] = append(groups[name], pacing.Event{ID: r.PaymentID, RequestedTime: r.RequestedExecutionTime})
+		groups[name] = append(groups[name], pacing.Event{ID: keys[i], RequestedTime: r.RequestedExecutionTime})
 	}
 	for _, name := range order {
 		events := groups[name]

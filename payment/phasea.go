@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/bankid"
 	"github.com/paydispatch/paydispatch/ledger/account"
+	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 	"github.com/paydispatch/paydispatch/queue"
 )
 
@@ -63,7 +65,10 @@ type Enrichment struct {
 	CreditorIBAN    string // normalized: upper case, no spaces
 	// The debtor's account (ledger/account), as Phase A found it. Empty in
 	// contexts made before Phase A looked accounts up: the execution reads
-	// the account itself then.
+	// the account itself then. AccountKey is its key in the ledger (empty
+	// in contexts made before accounts were scoped to tenants: the
+	// request's debtorAccount is then the key).
+	AccountKey      string `json:",omitempty"`
 	AccountCurrency string `json:",omitempty"`
 	LimitBased      bool   `json:",omitempty"`
 	// FXNeeded: the payment's currency is not the account's.
@@ -83,22 +88,23 @@ func enrich(r Request) (Enrichment, error) {
 // debtorAccount records what execution needs of the payment's account. An
 // unknown account and another tenant's are refused alike, so a tenant
 // learns nothing of accounts that are not its own.
-func (e *Enrichment) debtorAccount(r Request, accounts map[string]account.Summary) error {
-	acct, ok := accounts[r.DebtorAccount]
-	if !ok || acct.TenantID != r.TenantID {
+func (e *Enrichment) debtorAccount(r Request, accounts map[account.Ref]account.Summary) error {
+	acct, ok := accounts[account.Ref{TenantID: r.TenantID, ExternalID: r.DebtorAccount}]
+	if !ok {
 		return fmt.Errorf("debtorAccount: no account %q for tenant %s", r.DebtorAccount, r.TenantID)
 	}
-	e.AccountCurrency, e.LimitBased, e.FXNeeded = acct.Currency, acct.LimitBased, acct.Currency != r.Currency
+	e.AccountKey, e.AccountCurrency, e.LimitBased, e.FXNeeded = acct.AccountID, acct.Currency, acct.LimitBased, acct.Currency != r.Currency
 	return nil
 }
 
-// lookupAccounts finds the payments' debtor accounts in one query.
-func (a *InitActivities) lookupAccounts(ctx context.Context, rs []Request) (map[string]account.Summary, error) {
-	ids := make([]string, len(rs))
+// lookupAccounts finds the payments' debtor accounts, each in its
+// tenant's ids, in one query.
+func (a *InitActivities) lookupAccounts(ctx context.Context, rs []Request) (map[account.Ref]account.Summary, error) {
+	refs := make([]account.Ref, len(rs))
 	for i, r := range rs {
-		ids[i] = r.DebtorAccount
+		refs[i] = account.Ref{TenantID: r.TenantID, ExternalID: r.DebtorAccount}
 	}
-	accounts, err := account.Lookup(ctx, a.Store.db, ids)
+	accounts, err := account.Lookup(ctx, a.Store.db, refs)
 	if err != nil {
 		return nil, fmt.Errorf("payment: debtor accounts: %w", err)
 	}
@@ -122,7 +128,7 @@ type verdict struct {
 // code path of Phase A's checks, for a single payment and a bulk chunk.
 // accounts are the debtor accounts found (lookupAccounts); nil skips the
 // account checks (init workflows started before accounts existed).
-func (a *InitActivities) judge(rs []Request, now time.Time, accounts map[string]account.Summary) []verdict {
+func (a *InitActivities) judge(rs []Request, now time.Time, accounts map[account.Ref]account.Summary) []verdict {
 	out := make([]verdict, len(rs))
 	for i, r := range rs {
 		v := verdict{r: r}
@@ -147,7 +153,9 @@ func (a *InitActivities) judge(rs []Request, now time.Time, accounts map[string]
 
 // InitResult is how Phase A ended for one payment.
 type InitResult struct {
+	// PaymentID is the tenant's id of the payment, Key its key.
 	PaymentID              string
+	Key                    string `json:",omitempty"`
 	Status                 Status
 	Reason                 string
 	ScheduledExecutionTime time.Time
@@ -164,81 +172,219 @@ type InitActivities struct {
 	Log   *slog.Logger
 }
 
-// initPayments is Phase A for any number of payments: judge each, give the
-// accepted ones their execution times (one call to the limiter per pacing
-// config), then, in one transaction, record the refused ones REJECTED and
-// the others SCHEDULED with their context saved and their queue item
-// READY. A retry redoes everything; replays of stored payments are no-ops,
-// and another payment under a stored id is a CONFLICT that stores nothing.
-func (a *InitActivities) initPayments(ctx context.Context, rs []Request, initWorkflowID string) ([]InitResult, error) {
+// initReceived is Phase A for the payments with these keys that are still
+// RECEIVED: judge each, give the accepted ones their execution times (one
+// call to the limiter per pacing config), then, in one transaction, move
+// the refused ones to REJECTED and the others to SCHEDULED with their
+// context saved and their queue item READY. A retry, or another run for
+// the same payments, redoes the judgement: the status guard lets one
+// transaction move each payment, and only the payments it moved are
+// enqueued; slots are keyed by the payment's key, so a second run gets
+// the same ones back.
+func (a *InitActivities) initReceived(ctx context.Context, keys []string, initWorkflowID string) ([]InitResult, error) {
+	ks, rs, err := a.Store.Received(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
 	accounts, err := a.lookupAccounts(ctx, rs)
 	if err != nil {
 		return nil, err
 	}
 	verdicts := a.judge(rs, a.now(), accounts)
-	var accepted []Request
-	for _, v := range verdicts {
+	var accepted []int
+	for i, v := range verdicts {
 		if v.refusal == nil {
-			accepted = append(accepted, v.r)
+			accepted = append(accepted, i)
 		}
 	}
-	slots, err := a.execTimes(ctx, accepted)
+	slots, err := a.execTimes(ctx, pick(ks, accepted), pick(rs, accepted))
 	if err != nil {
 		return nil, err
 	}
+	type conclusion struct {
+		PaymentID              string          `json:"payment_id"`
+		Status                 Status          `json:"status"`
+		StatusReason           *string         `json:"status_reason"`
+		ScheduledExecutionTime *time.Time      `json:"scheduled_execution_time"`
+		Context                json.RawMessage `json:"context"`
+	}
 	results := make([]InitResult, len(verdicts))
-	recordings := make([]Recording, len(verdicts))
-	var enqueues []queue.EnqueueParams
+	conclusions := make([]conclusion, len(verdicts))
+	enqueues := make(map[string]queue.EnqueueParams, len(accepted))
 	for i, v := range verdicts {
-		results[i] = InitResult{PaymentID: v.r.PaymentID}
+		key := ks[i]
+		results[i] = InitResult{PaymentID: v.r.PaymentID, Key: key}
 		if v.refusal != nil {
 			results[i].Status, results[i].Reason = StatusRejected, v.refusal.Error()
-			recordings[i] = Recording{Request: v.r, Money: v.money, Status: StatusRejected, Reason: results[i].Reason}
+			conclusions[i] = conclusion{PaymentID: key, Status: StatusRejected, StatusReason: &results[i].Reason, Context: json.RawMessage("null")}
 			continue
 		}
-		slot := slots[v.r.PaymentID]
-		recordings[i] = Recording{Request: v.r, Money: v.money, Status: StatusScheduled, Scheduled: &slot.At}
+		slot := slots[key]
 		pc, err := contextJSON(v)
 		if err != nil {
 			return nil, err
 		}
-		enqueues = append(enqueues, queue.EnqueueParams{
-			ItemType: ItemType, ItemID: v.r.PaymentID, TenantID: v.r.TenantID, ScheduledExecTime: slot.At,
-			InitWorkflowID: initWorkflowID, Context: pc, Paced: slot.Paced,
-		})
-		results[i].Status, results[i].ScheduledExecutionTime = StatusScheduled, slot.At
+		conclusions[i] = conclusion{PaymentID: key, Status: StatusScheduled, ScheduledExecutionTime: &slot.At, Context: pc}
+		enqueues[key] = queue.EnqueueParams{
+			ItemType: ItemType, ItemID: key, TenantID: v.r.TenantID, ScheduledExecTime: slot.At,
+			InitWorkflowID: initWorkflowID, Context: storedContext, Paced: slot.Paced,
+		}
+		results[i].Status, results[i].ScheduledExecutionTime = StatusScheduled, slot.At.UTC()
 	}
-	// The chunk's payments, queue items and audit rows in a few set-based
-	// statements; a payment or item that exists already is compared as a
-	// single one is (a replay, or a conflict).
+	raw, err := json.Marshal(conclusions)
+	if err != nil {
+		return nil, fmt.Errorf("payment: Phase A verdicts: %w", err)
+	}
+	// The payments, queue items and intake rows in a few set-based
+	// statements.
+	var moved []string
 	err = pgx.BeginFunc(ctx, a.Store.db, func(tx pgx.Tx) error {
-		if err := NewStore(tx).RecordMany(ctx, recordings); err != nil {
+		q := dbsqlc.New(tx)
+		var err error
+		if moved, err = q.ConcludePhaseA(ctx, raw); err != nil {
+			return fmt.Errorf("payment: conclude Phase A of %d payments: %w", len(conclusions), err)
+		}
+		var items []queue.EnqueueParams
+		for _, key := range moved {
+			if e, ok := enqueues[key]; ok {
+				items = append(items, e)
+			}
+		}
+		slices.SortFunc(items, func(x, y queue.EnqueueParams) int { return strings.Compare(x.ItemID, y.ItemID) })
+		if _, err := a.Queue.EnqueueBatchTx(ctx, tx, items); err != nil {
 			return err
 		}
-		_, err := a.Queue.EnqueueBatchTx(ctx, tx, enqueues)
-		return err
+		return q.DeleteIntake(ctx, keys)
 	})
-	if errors.Is(err, ErrConflict) || errors.Is(err, queue.ErrConflict) {
+	if errors.Is(err, queue.ErrConflict) {
 		return nil, nonRetryable(ErrTypeConflict, err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return results, nil
+	if len(moved) == len(keys) {
+		return results, nil
+	}
+	// Some payments were taken on by another run (or before): answer
+	// where that left them, so that a replay answers as the first run did.
+	return a.storedOutcomes(ctx, keys, moved, results)
 }
+
+// storedOutcomes answers, for each key in keys, the result this run
+// reached when it moved the payment, or else where the payment is.
+func (a *InitActivities) storedOutcomes(ctx context.Context, keys, moved []string, ours []InitResult) ([]InitResult, error) {
+	mine := make(map[string]bool, len(moved))
+	for _, k := range moved {
+		mine[k] = true
+	}
+	byKey := make(map[string]InitResult, len(ours))
+	for _, r := range ours {
+		if mine[r.Key] {
+			byKey[r.Key] = r
+		}
+	}
+	var rest []string
+	for _, k := range keys {
+		if _, ok := byKey[k]; !ok {
+			rest = append(rest, k)
+		}
+	}
+	rows, err := a.Store.q.PaymentOutcomes(ctx, rest)
+	if err != nil {
+		return nil, fmt.Errorf("payment: outcomes of %d payments: %w", len(rest), err)
+	}
+	for _, row := range rows {
+		r := InitResult{PaymentID: row.ExternalID, Key: row.PaymentID, Status: Status(row.Status), Reason: deref(row.StatusReason)}
+		if row.ScheduledExecutionTime != nil {
+			r.ScheduledExecutionTime = row.ScheduledExecutionTime.UTC()
+		}
+		byKey[row.PaymentID] = r
+	}
+	out := make([]InitResult, 0, len(keys))
+	for _, k := range keys {
+		if r, ok := byKey[k]; ok {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// pick returns xs at the indexes.
+func pick[T any](xs []T, at []int) []T {
+	out := make([]T, len(at))
+	for i, j := range at {
+		out[i] = xs[j]
+	}
+	return out
+}
+
+// storedContext is the queue item's context of a payment whose Phase A
+// output is stored with it (payments.context): the execution reads it
+// there, so the workflow engine is never given the request.
+var storedContext = []byte(`{"version":3}`)
 
 // contextJSON is the execution's context of an accepted payment.
 func contextJSON(v verdict) ([]byte, error) {
 	return json.Marshal(Context{Version: 2, Request: v.r, Enrichment: v.enr, Amount: v.money.Amount.String(), Rules: v.rules})
 }
 
-// InitPayment is Phase A for one payment, in one step.
+// InitKeys is Phase A for payments stored RECEIVED, in one step: those of
+// the keys still RECEIVED.
+func (a *InitActivities) InitKeys(ctx context.Context, keys []string, initWorkflowID string) (BatchResult, error) {
+	results, err := a.initReceived(ctx, keys, initWorkflowID)
+	return batchResult(results), err
+}
+
+// InitPayment is Phase A for one payment, in one step, as an init
+// workflow started with the request runs it: the payment is stored
+// RECEIVED first (a replay stores nothing), then taken on.
 func (a *InitActivities) InitPayment(ctx context.Context, r Request, initWorkflowID string) (InitResult, error) {
-	res, err := a.initPayments(ctx, []Request{r}, initWorkflowID)
-	if err != nil {
-		return InitResult{PaymentID: r.PaymentID}, err
+	res, err := a.initRequests(ctx, []Request{r}, initWorkflowID)
+	if err != nil || len(res) == 0 {
+		return InitResult{PaymentID: r.PaymentID, Key: Key(r.TenantID, r.PaymentID), Status: StatusReceived}, err
 	}
 	return res[0], nil
+}
+
+// initRequests is Phase A for requests carried by an init workflow's
+// input: an invalid one is stored REJECTED at once, the others RECEIVED,
+// then taken on.
+func (a *InitActivities) initRequests(ctx context.Context, rs []Request, initWorkflowID string) ([]InitResult, error) {
+	var valid []Request
+	var results []InitResult
+	for _, r := range rs {
+		m, err := Validate(r, a.now())
+		if err == nil {
+			valid = append(valid, r)
+			continue
+		}
+		var money *Money
+		if m.Currency != "" {
+			money = &m
+		}
+		if _, err := a.Store.Record(ctx, r, money, StatusRejected, err.Error(), nil); err != nil && !errors.Is(err, ErrConflict) {
+			return nil, err
+		}
+		results = append(results, InitResult{PaymentID: r.PaymentID, Key: Key(r.TenantID, r.PaymentID), Status: StatusRejected, Reason: err.Error()})
+	}
+	receipts, err := a.Store.Receive(ctx, valid, func(int) string { return initWorkflowID }, false)
+	if err != nil {
+		return nil, err
+	}
+	var ours []string
+	for i, rc := range receipts {
+		if !rc.Conflict {
+			ours = append(ours, rc.Key)
+			continue
+		}
+		if len(rs) == 1 {
+			return nil, nonRetryable(ErrTypeConflict, fmt.Errorf("payment %s: %w", valid[i].PaymentID, ErrConflict))
+		}
+		a.log().Warn("a payment in a chunk uses an id its tenant used for a different payment; it is not stored",
+			"workflow", initWorkflowID, "tenant", valid[i].TenantID, "payment", valid[i].PaymentID)
+	}
+	more, err := a.initReceived(ctx, ours, initWorkflowID)
+	return append(results, more...), err
 }
 
 // BatchResult is how a chunk's Phase A ended.
@@ -247,9 +393,15 @@ type BatchResult struct {
 	Rejected  int
 }
 
-// InitChunk is Phase A for a chunk of a bulk file, in one step.
+// InitChunk is Phase A for a chunk of a bulk file carried by its init
+// workflow's input (as files were taken in before payments were stored on
+// intake), in one step.
 func (a *InitActivities) InitChunk(ctx context.Context, chunk []Request, initWorkflowID string) (BatchResult, error) {
-	results, err := a.initPayments(ctx, chunk, initWorkflowID)
+	results, err := a.initRequests(ctx, chunk, initWorkflowID)
+	return batchResult(results), err
+}
+
+func batchResult(results []InitResult) BatchResult {
 	var out BatchResult
 	for _, r := range results {
 		if r.Status == StatusRejected {
@@ -258,7 +410,7 @@ func (a *InitActivities) InitChunk(ctx context.Context, chunk []Request, initWor
 			out.Scheduled++
 		}
 	}
-	return out, err
+	return out
 }
 
 func (a *InitActivities) now() time.Time {

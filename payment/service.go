@@ -2,17 +2,15 @@ package payment
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 
 	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
@@ -27,10 +25,10 @@ type Service struct {
 	Now      func() time.Time
 	// ChunkSize is the payments per chunk workflow of a bulk file (default ChunkSize).
 	ChunkSize int
+	Log       *slog.Logger
 }
 
-// StatusReceived is reported for a payment whose init workflow has not yet
-// persisted it.
+// StatusReceived: the payment is stored, Phase A has not taken it on yet.
 const StatusReceived Status = "RECEIVED"
 
 // View is a payment's status as the API reports it.
@@ -59,11 +57,13 @@ type ProcessView struct {
 	ErrorCode   string         `json:"errorCode,omitempty"`
 }
 
-// Submit validates a payment and starts its init workflow, whose id is
-// derived from the payment id: submitting the same payment again starts
-// nothing new. A payment id already used for a different payment is
-// ErrConflict; an invalid request is a *ValidationError. Neither changes
-// anything.
+// Submit validates a payment, stores it RECEIVED and starts its init
+// workflow (PaymentInit, given its key only). The payment is accepted once
+// it is stored: a start that fails is made later by ResumeIntake. The
+// payment's key is derived from its tenant and id, so submitting the same
+// payment again stores and starts nothing new. An id its tenant already
+// used for a different payment is ErrConflict; an invalid request is a
+// *ValidationError. Neither changes anything. It answers the payment's id.
 func (s *Service) Submit(ctx context.Context, r Request) (string, error) {
 	if r.PaymentID == "" {
 		r.PaymentID = "pay-" + uuid.Must(uuid.NewV7()).String()
@@ -71,33 +71,72 @@ func (s *Service) Submit(ctx context.Context, r Request) (string, error) {
 	if _, err := Validate(r, s.now()); err != nil {
 		return "", err
 	}
-	if existing, err := s.Store.Get(ctx, r.PaymentID); err == nil {
-		a, _ := canonical(existing.Request)
-		b, _ := canonical(r)
-		if string(a) != string(b) {
-			return "", fmt.Errorf("payment %s: %w", r.PaymentID, ErrConflict)
+	receipts, err := s.Store.Receive(ctx, []Request{r}, func(int) string { return InitWorkflowID(Key(r.TenantID, r.PaymentID)) }, false)
+	if err != nil {
+		return "", err
+	}
+	rc := receipts[0]
+	if rc.Conflict {
+		return "", fmt.Errorf("payment %s: %w", r.PaymentID, ErrConflict)
+	}
+	if rc.Fresh {
+		if err := s.startOnce(ctx, InitWorkflowID(rc.Key), PhaseAWorkflowName, []string{rc.Key}); err != nil {
+			s.log().Warn("a payment is stored; its init workflow will be started by the intake's resume", "payment", rc.Key, "error", err)
 		}
-		return r.PaymentID, nil
-	} else if !errors.Is(err, ErrNotFound) {
-		return "", err
-	}
-	hash, err := requestHash(r)
-	if err != nil {
-		return "", err
-	}
-	_, err = s.start(ctx, InitWorkflowID(r.PaymentID), InitWorkflowName, r, map[string]any{memoRequestHash: hash, memoTenant: r.TenantID})
-	var already *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &already) {
-		return r.PaymentID, s.sameAsStarted(ctx, r.PaymentID, hash)
-	}
-	if err != nil {
-		return "", fmt.Errorf("payment: start init of %s: %w", r.PaymentID, err)
 	}
 	return r.PaymentID, nil
 }
 
+// ResumeIntake starts again the init workflows of payments that have been
+// RECEIVED for longer than wait (their start failed, or the workflow did),
+// at most max of them; a workflow still running is left as it is. It
+// answers how many it started.
+func (s *Service) ResumeIntake(ctx context.Context, wait time.Duration, max int) (int, error) {
+	pending, err := s.Store.Pending(ctx, s.now().Add(-wait), max)
+	if err != nil {
+		return 0, err
+	}
+	started := 0
+	for _, p := range pending {
+		_, err := s.start(ctx, p.InitWorkflowID, PhaseAWorkflowName, p.Keys)
+		var already *serviceerror.WorkflowExecutionAlreadyStarted
+		switch {
+		case errors.As(err, &already):
+		case err != nil:
+			return started, fmt.Errorf("payment: resume %s: %w", p.InitWorkflowID, err)
+		default:
+			started++
+			s.log().Info("resumed the intake of payments left RECEIVED", "workflow", p.InitWorkflowID, "payments", len(p.Keys))
+		}
+	}
+	return started, nil
+}
+
+// RunIntakeResume calls ResumeIntake every interval until ctx is done.
+func (s *Service) RunIntakeResume(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := s.ResumeIntake(ctx, interval, 100); err != nil && ctx.Err() == nil {
+				s.log().Warn("resuming the intake failed; trying again", "error", err, "in", interval)
+			}
+		}
+	}
+}
+
+func (s *Service) log() *slog.Logger {
+	if s.Log != nil {
+		return s.Log
+	}
+	return slog.Default()
+}
+
 // start starts a Phase A workflow under a deterministic id.
-func (s *Service) start(ctx context.Context, id, workflowName string, arg any, memo map[string]any) (client.WorkflowRun, error) {
+func (s *Service) start(ctx context.Context, id, workflowName string, arg any) (client.WorkflowRun, error) {
 	opts := client.StartWorkflowOptions{
 		ID:                       id,
 		TaskQueue:                InitTaskQueue,
@@ -106,14 +145,13 @@ func (s *Service) start(ctx context.Context, id, workflowName string, arg any, m
 		// Phase A is seconds of work; one that cannot finish in a day is stuck.
 		WorkflowExecutionTimeout:                 24 * time.Hour,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		Memo:                                     memo,
 	}
 	return s.Temporal.ExecuteWorkflow(ctx, opts, workflowName, arg)
 }
 
-// startOnce starts a chunk workflow; one already started is fine.
+// startOnce starts a Phase A workflow; one already started is fine.
 func (s *Service) startOnce(ctx context.Context, id, workflowName string, arg any) error {
-	_, err := s.start(ctx, id, workflowName, arg, nil)
+	_, err := s.start(ctx, id, workflowName, arg)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &already) {
 		return fmt.Errorf("payment: start %s: %w", id, err)
@@ -121,58 +159,15 @@ func (s *Service) startOnce(ctx context.Context, id, workflowName string, arg an
 	return nil
 }
 
-// An init workflow's memo: the request's fingerprint, so that a second
-// submission racing the first (before Phase A stored it) is compared too,
-// and its tenant, so that the payment shows to its tenant meanwhile.
-const (
-	memoRequestHash = "requestHash"
-	memoTenant      = "tenantId"
-)
+// ErrAmbiguous: an operator named a payment id that several tenants use,
+// and no tenant.
+var ErrAmbiguous = errors.New("payment: the id is used by several tenants; name the tenant")
 
-// requestHash fingerprints a request's canonical form.
-func requestHash(r Request) (string, error) {
-	raw, err := canonical(r)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:]), nil
-}
-
-// sameAsStarted compares a request with the one whose init workflow already
-// runs under its payment id: a different one is ErrConflict.
-func (s *Service) sameAsStarted(ctx context.Context, id, hash string) error {
-	desc, err := s.Temporal.DescribeWorkflowExecution(ctx, InitWorkflowID(id), "")
-	if err != nil {
-		return fmt.Errorf("payment: describe init of %s: %w", id, err)
-	}
-	field, ok := desc.GetWorkflowExecutionInfo().GetMemo().GetFields()[memoRequestHash]
-	if !ok {
-		return nil // started by another intake without a fingerprint; Phase A compares when it stores
-	}
-	var started string
-	if err := converter.GetDefaultDataConverter().FromPayload(field, &started); err != nil {
-		return fmt.Errorf("payment: read init memo of %s: %w", id, err)
-	}
-	if started != hash {
-		return fmt.Errorf("payment %s: %w", id, ErrConflict)
-	}
-	return nil
-}
-
-// Status reports a payment's business and queue status.
-func (s *Service) Status(ctx context.Context, id string) (View, error) {
-	p, err := s.Store.Get(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		if desc, derr := s.Temporal.DescribeWorkflowExecution(ctx, InitWorkflowID(id), ""); derr == nil {
-			v := View{PaymentID: id, Status: StatusReceived}
-			if field, ok := desc.GetWorkflowExecutionInfo().GetMemo().GetFields()[memoTenant]; ok {
-				_ = converter.GetDefaultDataConverter().FromPayload(field, &v.TenantID) // none: shown to admins only
-			}
-			return v, nil
-		}
-		return View{}, err
-	}
+// Status reports the tenant's payment with the id it chose: its business
+// and queue status. An empty tenant (an operator's call) finds the id in
+// any tenant: ErrAmbiguous when more than one uses it.
+func (s *Service) Status(ctx context.Context, tenantID, id string) (View, error) {
+	p, err := s.find(ctx, tenantID, id)
 	if err != nil {
 		return View{}, err
 	}
@@ -184,18 +179,36 @@ func (s *Service) Status(ctx context.Context, id string) (View, error) {
 	if p.Money != nil {
 		v.Amount, v.Currency = displayAmount(p.Money), p.Money.Currency
 	}
-	switch inst, err := process.Get(ctx, s.Store.db, process.ID(SubmitPaymentType, id)); {
+	switch inst, err := process.Get(ctx, s.Store.db, process.ID(SubmitPaymentType, p.Key)); {
 	case err == nil:
 		v.Process = &ProcessView{ProcessID: inst.ID.String(), Status: inst.Status, CurrentStep: inst.Step, ErrorCode: inst.ErrorCode}
 	case !errors.Is(err, process.ErrNotFound):
 		return View{}, err
 	}
-	if it, err := s.Queue.Get(ctx, ItemType, id); err == nil {
+	if it, err := s.Queue.Get(ctx, ItemType, p.Key); err == nil {
 		v.QueueStatus = string(it.Status)
 	} else if !errors.Is(err, queue.ErrNotFound) {
 		return View{}, err
 	}
 	return v, nil
+}
+
+// find is the tenant's payment with the id, or, for no tenant, the only
+// tenant's that has one.
+func (s *Service) find(ctx context.Context, tenantID, id string) (Payment, error) {
+	if tenantID != "" {
+		return s.Store.Find(ctx, tenantID, id)
+	}
+	all, err := s.Store.FindAll(ctx, id)
+	switch {
+	case err != nil:
+		return Payment{}, err
+	case len(all) == 0:
+		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
+	case len(all) > 1:
+		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrAmbiguous)
+	}
+	return all[0], nil
 }
 
 func (s *Service) now() time.Time {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
@@ -25,6 +24,9 @@ var ErrWrongStatus = errors.New("payment: not in the expected status")
 
 // Payment is a stored payment.
 type Payment struct {
+	// Key names the payment inside paydispatch (see Key); Request.PaymentID
+	// is the id its tenant chose.
+	Key string
 	Request
 	// Money is nil only on a payment rejected because it was invalid.
 	Money                  *Money
@@ -50,16 +52,18 @@ type DB interface {
 // NewStore returns a Store on db.
 func NewStore(db DB) *Store { return &Store{db: db, q: dbsqlc.New(db)} }
 
-// Record stores a payment in status with reason, once: a replay of the
-// same request is a no-op (created false); another request under the same
-// id is ErrConflict. m may be nil only for a REJECTED payment.
+// Record stores a payment in status with reason, once, under its key
+// (Key of its tenant and id): a replay of the same request is a no-op
+// (created false); another request under the tenant's id is ErrConflict.
+// m may be nil only for a REJECTED payment.
 func (s *Store) Record(ctx context.Context, r Request, m *Money, status Status, reason string, scheduled *time.Time) (created bool, err error) {
 	raw, err := canonical(r)
 	if err != nil {
 		return false, err
 	}
 	p := dbsqlc.InsertPaymentParams{
-		PaymentID: r.PaymentID, TenantID: r.TenantID, DebtorAccount: r.DebtorAccount, CreditorName: r.Creditor.Name,
+		PaymentID: Key(r.TenantID, r.PaymentID), ExternalID: r.PaymentID,
+		TenantID: r.TenantID, DebtorAccount: r.DebtorAccount, CreditorName: r.Creditor.Name,
 		CreditorIban: opt(r.Creditor.IBAN), CreditorBic: opt(r.Creditor.BIC), RemittanceInfo: opt(r.RemittanceInfo),
 		RequestedExecutionTime: r.RequestedExecutionTime, ScheduledExecutionTime: scheduled,
 		Status: string(status), StatusReason: opt(reason), Request: raw,
@@ -74,99 +78,148 @@ func (s *Store) Record(ctx context.Context, r Request, m *Money, status Status, 
 	if n == 1 {
 		return true, nil
 	}
-	existing, err := s.Get(ctx, r.PaymentID)
+	conflicts, err := s.compare(ctx, []Request{r})
 	if err != nil {
 		return false, err
 	}
-	prev, err := canonical(existing.Request)
-	if err != nil {
-		return false, err
-	}
-	if !bytes.Equal(prev, raw) {
+	if len(conflicts) > 0 {
 		return false, fmt.Errorf("payment %s: %w", r.PaymentID, ErrConflict)
 	}
 	return false, nil
 }
 
-// Recording is one payment for RecordMany: Record's arguments.
-type Recording struct {
-	Request   Request
-	Money     *Money
-	Status    Status
-	Reason    string
-	Scheduled *time.Time
+// Receipt is what Receive did with one payment.
+type Receipt struct {
+	Key string
+	// Fresh: stored now. Otherwise the payment was stored before: the
+	// same request (a replay), or, when Conflict, another payment under
+	// the tenant's id, which stores nothing.
+	Fresh, Conflict bool
 }
 
-// RecordMany is Record for many payments, in one statement: a payment
-// whose id exists already is compared as Record compares it (the same
-// request is a replay; another is ErrConflict).
-func (s *Store) RecordMany(ctx context.Context, rs []Recording) error {
-	if len(rs) == 0 {
-		return nil
-	}
+// Receive stores payments taken in, RECEIVED, each under its key with the
+// Phase A workflow that is to take it on (initWorkflowID(i) for rs[i]),
+// in one transaction, a few thousand a statement. Every request must have
+// passed Validate. With whole set, a conflict stores nothing at all: the
+// receipts then show the conflicts, and the error is ErrConflict.
+func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i int) string, whole bool) ([]Receipt, error) {
 	type row struct {
-		PaymentID              string           `json:"payment_id"`
-		TenantID               string           `json:"tenant_id"`
-		DebtorAccount          string           `json:"debtor_account"`
-		Amount                 *decimal.Decimal `json:"amount"`
-		Currency               *string          `json:"currency"`
-		CreditorName           string           `json:"creditor_name"`
-		CreditorIBAN           *string          `json:"creditor_iban"`
-		CreditorBIC            *string          `json:"creditor_bic"`
-		RemittanceInfo         *string          `json:"remittance_info"`
-		RequestedExecutionTime time.Time        `json:"requested_execution_time"`
-		ScheduledExecutionTime *time.Time       `json:"scheduled_execution_time"`
-		Status                 string           `json:"status"`
-		StatusReason           *string          `json:"status_reason"`
-		Request                json.RawMessage  `json:"request"`
+		PaymentID              string          `json:"payment_id"`
+		ExternalID             string          `json:"external_id"`
+		TenantID               string          `json:"tenant_id"`
+		DebtorAccount          string          `json:"debtor_account"`
+		Amount                 string          `json:"amount"`
+		Currency               string          `json:"currency"`
+		CreditorName           string          `json:"creditor_name"`
+		CreditorIBAN           *string         `json:"creditor_iban"`
+		CreditorBIC            *string         `json:"creditor_bic"`
+		RemittanceInfo         *string         `json:"remittance_info"`
+		RequestedExecutionTime time.Time       `json:"requested_execution_time"`
+		Request                json.RawMessage `json:"request"`
+		InitWorkflowID         string          `json:"init_workflow_id"`
 	}
-	rows := make([]row, len(rs))
-	for i, x := range rs {
-		raw, err := canonical(x.Request)
+	out := make([]Receipt, len(rs))
+	var replays []Request
+	var replayAt []int
+	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+		q := dbsqlc.New(tx)
+		replays, replayAt = nil, nil
+		for start := 0; start < len(rs); start += receiveStatement {
+			part := rs[start:min(start+receiveStatement, len(rs))]
+			rows := make([]row, len(part))
+			for j, r := range part {
+				raw, err := canonical(r)
+				if err != nil {
+					return err
+				}
+				out[start+j].Key = Key(r.TenantID, r.PaymentID)
+				rows[j] = row{PaymentID: out[start+j].Key, ExternalID: r.PaymentID, TenantID: r.TenantID, DebtorAccount: r.DebtorAccount,
+					Amount: r.Amount, Currency: r.Currency, CreditorName: r.Creditor.Name,
+					CreditorIBAN: opt(r.Creditor.IBAN), CreditorBIC: opt(r.Creditor.BIC), RemittanceInfo: opt(r.RemittanceInfo),
+					RequestedExecutionTime: r.RequestedExecutionTime, Request: raw, InitWorkflowID: initWorkflowID(start + j)}
+			}
+			raw, err := json.Marshal(rows)
+			if err != nil {
+				return fmt.Errorf("payment: receive: %w", err)
+			}
+			inserted, err := q.ReceivePayments(ctx, raw)
+			if err != nil {
+				return fmt.Errorf("payment: receive %d payments: %w", len(part), err)
+			}
+			fresh := make(map[string]bool, len(inserted))
+			for _, k := range inserted {
+				fresh[k] = true
+			}
+			for j, r := range part {
+				out[start+j].Fresh = fresh[out[start+j].Key]
+				if !out[start+j].Fresh {
+					replays, replayAt = append(replays, r), append(replayAt, start+j)
+				}
+			}
+		}
+		bad, err := NewStore(tx).compare(ctx, replays)
 		if err != nil {
 			return err
 		}
-		r := x.Request
-		rows[i] = row{PaymentID: r.PaymentID, TenantID: r.TenantID, DebtorAccount: r.DebtorAccount, CreditorName: r.Creditor.Name,
-			CreditorIBAN: opt(r.Creditor.IBAN), CreditorBIC: opt(r.Creditor.BIC), RemittanceInfo: opt(r.RemittanceInfo),
-			RequestedExecutionTime: r.RequestedExecutionTime, ScheduledExecutionTime: x.Scheduled,
-			Status: string(x.Status), StatusReason: opt(x.Reason), Request: raw}
-		if x.Money != nil {
-			rows[i].Amount, rows[i].Currency = &x.Money.Amount, &x.Money.Currency
+		for j := range bad {
+			out[replayAt[j]].Conflict = true
 		}
-	}
-	raw, err := json.Marshal(rows)
-	if err != nil {
-		return fmt.Errorf("payment: record batch: %w", err)
-	}
-	inserted, err := s.q.InsertPayments(ctx, raw)
-	if err != nil {
-		return fmt.Errorf("payment: record batch of %d: %w", len(rs), err)
-	}
-	if len(inserted) == len(rs) {
+		if whole && len(bad) > 0 {
+			return fmt.Errorf("payment: %d of %d payments: %w", len(bad), len(rs), ErrConflict)
+		}
 		return nil
+	})
+	if errors.Is(err, ErrConflict) {
+		return out, err
 	}
-	fresh := make(map[string]bool, len(inserted))
-	for _, id := range inserted {
-		fresh[id] = true
+	if err != nil {
+		return nil, err
 	}
-	for i, x := range rs {
-		if fresh[x.Request.PaymentID] {
-			continue
+	return out, nil
+}
+
+// receiveStatement is how many payments one statement of Receive stores.
+const receiveStatement = 2000
+
+// compare finds which of rs are not what is stored under their tenant's
+// id (their index in rs): a request that differs, or a key taken by a
+// payment stored under another id.
+func (s *Store) compare(ctx context.Context, rs []Request) (map[int]bool, error) {
+	bad := map[int]bool{}
+	if len(rs) == 0 {
+		return bad, nil
+	}
+	tenants, ids := make([]string, len(rs)), make([]string, len(rs))
+	for i, r := range rs {
+		tenants[i], ids[i] = r.TenantID, r.PaymentID
+	}
+	stored, err := s.q.FindPayments(ctx, dbsqlc.FindPaymentsParams{TenantIds: tenants, ExternalIds: ids})
+	if err != nil {
+		return nil, fmt.Errorf("payment: compare %d payments with the stored ones: %w", len(rs), err)
+	}
+	byID := make(map[[2]string][]byte, len(stored))
+	for _, p := range stored {
+		var req Request
+		if err := json.Unmarshal(p.Request, &req); err != nil {
+			return nil, fmt.Errorf("payment: stored request of %s: %w", p.PaymentID, err)
 		}
-		existing, err := s.Get(ctx, x.Request.PaymentID)
+		raw, err := canonical(req)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		prev, err := canonical(existing.Request)
+		byID[[2]string{p.TenantID, p.ExternalID}] = raw
+	}
+	for i, r := range rs {
+		raw, err := canonical(r)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if !bytes.Equal(prev, rows[i].Request) {
-			return fmt.Errorf("payment %s: %w", x.Request.PaymentID, ErrConflict)
+		prev, ok := byID[[2]string{r.TenantID, r.PaymentID}]
+		if !ok || !bytes.Equal(prev, raw) {
+			bad[i] = true
 		}
 	}
-	return nil
+	return bad, nil
 }
 
 // canonical is the request's JSON with normalized values, for comparison.
@@ -175,29 +228,59 @@ func canonical(r Request) ([]byte, error) {
 	return json.Marshal(r)
 }
 
-// Get returns a payment.
-func (s *Store) Get(ctx context.Context, id string) (Payment, error) {
-	row, err := s.q.GetPayment(ctx, id)
+// Get returns the payment with the key.
+func (s *Store) Get(ctx context.Context, key string) (Payment, error) {
+	row, err := s.q.GetPayment(ctx, key)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Payment{}, fmt.Errorf("payment %s: %w", id, ErrNotFound)
+		return Payment{}, fmt.Errorf("payment %s: %w", key, ErrNotFound)
 	}
 	if err != nil {
-		return Payment{}, fmt.Errorf("payment: get %s: %w", id, err)
+		return Payment{}, fmt.Errorf("payment: get %s: %w", key, err)
 	}
 	var req Request
 	if err := json.Unmarshal(row.Request, &req); err != nil {
-		return Payment{}, fmt.Errorf("payment: stored request of %s: %w", id, err)
+		return Payment{}, fmt.Errorf("payment: stored request of %s: %w", key, err)
 	}
 	var money *Money
 	if row.Amount != nil && row.Currency != nil {
 		money = &Money{Amount: *row.Amount, Currency: *row.Currency}
 	}
 	return Payment{
-		Request: req, Money: money,
+		Key: row.PaymentID, Request: req, Money: money,
 		ScheduledExecutionTime: row.ScheduledExecutionTime, Status: Status(row.Status),
 		StatusReason: deref(row.StatusReason), ExecutionRef: deref(row.ExecutionRef),
 		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
 	}, nil
+}
+
+// Find returns the tenant's payment with the id it chose.
+func (s *Store) Find(ctx context.Context, tenantID, paymentID string) (Payment, error) {
+	key, err := s.q.PaymentKey(ctx, dbsqlc.PaymentKeyParams{TenantID: tenantID, ExternalID: paymentID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Payment{}, fmt.Errorf("payment %s of %s: %w", paymentID, tenantID, ErrNotFound)
+	}
+	if err != nil {
+		return Payment{}, fmt.Errorf("payment: find %s of %s: %w", paymentID, tenantID, err)
+	}
+	return s.Get(ctx, key)
+}
+
+// FindAll returns every tenant's payment with the id (for an operator who
+// names no tenant; at most ten).
+func (s *Store) FindAll(ctx context.Context, paymentID string) ([]Payment, error) {
+	keys, err := s.q.PaymentKeysByExternalID(ctx, paymentID)
+	if err != nil {
+		return nil, fmt.Errorf("payment: find %s: %w", paymentID, err)
+	}
+	out := make([]Payment, 0, len(keys))
+	for _, k := range keys {
+		p, err := s.Get(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // Transition moves a payment from one status to another in one guarded
@@ -269,4 +352,61 @@ func (s *Store) RecordBatch(ctx context.Context, sub BatchSubmission, tenants, p
 		_, err = tx.CopyFrom(ctx, pgx.Identifier{"payment_batch_items"}, []string{"batch_id", "payment_id"}, pgx.CopyFromRows(rows))
 		return err
 	})
+}
+
+// Context returns a payment's Phase A context (what its execution needs),
+// stored with it when Phase A scheduled it.
+func (s *Store) Context(ctx context.Context, key string) (Context, error) {
+	raw, err := s.q.PaymentContext(ctx, key)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Context{}, fmt.Errorf("payment %s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return Context{}, fmt.Errorf("payment: context of %s: %w", key, err)
+	}
+	var pc Context
+	if len(raw) == 0 || string(raw) == "null" {
+		return Context{}, fmt.Errorf("payment %s has no stored context: it was not scheduled by Phase A", key)
+	}
+	if err := json.Unmarshal(raw, &pc); err != nil {
+		return Context{}, fmt.Errorf("payment: context of %s: %w", key, err)
+	}
+	return pc, nil
+}
+
+// Received returns those of the keys whose payments Phase A has yet to
+// take on, with their requests.
+func (s *Store) Received(ctx context.Context, keys []string) ([]string, []Request, error) {
+	rows, err := s.q.ReceivedPayments(ctx, keys)
+	if err != nil {
+		return nil, nil, fmt.Errorf("payment: read %d received payments: %w", len(keys), err)
+	}
+	ks, rs := make([]string, len(rows)), make([]Request, len(rows))
+	for i, row := range rows {
+		if err := json.Unmarshal(row.Request, &rs[i]); err != nil {
+			return nil, nil, fmt.Errorf("payment: stored request of %s: %w", row.PaymentID, err)
+		}
+		ks[i] = row.PaymentID
+	}
+	return ks, rs, nil
+}
+
+// Pending is a Phase A workflow with the payments it is to take on.
+type Pending struct {
+	InitWorkflowID string
+	Keys           []string
+}
+
+// Pending returns the Phase A workflows whose payments have been RECEIVED
+// since before the given time, oldest first, at most max of them.
+func (s *Store) Pending(ctx context.Context, before time.Time, max int) ([]Pending, error) {
+	rows, err := s.q.PendingIntake(ctx, dbsqlc.PendingIntakeParams{Before: before, MaxWorkflows: int32(max)})
+	if err != nil {
+		return nil, fmt.Errorf("payment: pending intake: %w", err)
+	}
+	out := make([]Pending, len(rows))
+	for i, r := range rows {
+		out[i] = Pending{InitWorkflowID: r.InitWorkflowID, Keys: r.PaymentIds}
+	}
+	return out, nil
 }

@@ -67,9 +67,26 @@ func TestStore(t *testing.T) {
 	if _, err := s.Record(ctx, other, &m, payment.StatusScheduled, "", &at); !errors.Is(err, payment.ErrConflict) {
 		t.Fatalf("different payment under the same id: %v", err)
 	}
-	p, err := s.Get(ctx, r.PaymentID)
-	if err != nil || p.Status != payment.StatusScheduled || !p.Money.Amount.Equal(decimal.RequireFromString("125")) || p.Money.Currency != "EUR" {
+	key := payment.Key(r.TenantID, r.PaymentID)
+	p, err := s.Get(ctx, key)
+	if err != nil || p.Status != payment.StatusScheduled || !p.Money.Amount.Equal(decimal.RequireFromString("125")) || p.Money.Currency != "EUR" ||
+		p.Key != key || p.PaymentID != r.PaymentID {
 		t.Fatalf("get: %+v %v", p, err)
+	}
+	if found, err := s.Find(ctx, r.TenantID, r.PaymentID); err != nil || found.Key != key {
+		t.Fatalf("find by the tenant's id: %+v %v", found, err)
+	}
+	// The id is the tenant's: another tenant may use it for its own payment.
+	theirs := r
+	theirs.TenantID, theirs.Amount = "globex", "999.00"
+	if created, err := s.Record(ctx, theirs, &m, payment.StatusScheduled, "", &at); err != nil || !created {
+		t.Fatalf("the same id in another tenant: %v %v", created, err)
+	}
+	if _, err := s.Find(ctx, "initech", r.PaymentID); !errors.Is(err, payment.ErrNotFound) {
+		t.Fatalf("a tenant without it: %v", err)
+	}
+	if all, err := s.FindAll(ctx, r.PaymentID); err != nil || len(all) != 2 {
+		t.Fatalf("every tenant's: %d, %v", len(all), err)
 	}
 
 	// Guarded transitions; repeating one that happened is fine.
@@ -84,11 +101,11 @@ func TestStore(t *testing.T) {
 		{payment.StatusAccepted, payment.StatusFailed, payment.ErrWrongStatus},
 	}
 	for _, st := range steps {
-		if err := s.Transition(ctx, r.PaymentID, st.from, st.to, ""); !errors.Is(err, st.wantErr) {
+		if err := s.Transition(ctx, key, st.from, st.to, ""); !errors.Is(err, st.wantErr) {
 			t.Fatalf("%s → %s: %v, want %v", st.from, st.to, err, st.wantErr)
 		}
 	}
-	if p, _ := s.Get(ctx, r.PaymentID); p.Status != payment.StatusProcessing {
+	if p, _ := s.Get(ctx, key); p.Status != payment.StatusProcessing {
 		t.Fatalf("status %s", p.Status)
 	}
 	if _, err := s.Get(ctx, "nope"); !errors.Is(err, payment.ErrNotFound) {
@@ -101,7 +118,7 @@ func TestStore(t *testing.T) {
 	if _, err := s.Record(ctx, bad, nil, payment.StatusRejected, "amount: must be greater than zero", nil); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := s.Get(ctx, "pay-bad"); err != nil || p.Money != nil || p.Status != payment.StatusRejected || p.StatusReason == "" {
+	if p, err := s.Find(ctx, "acme", "pay-bad"); err != nil || p.Money != nil || p.Status != payment.StatusRejected || p.StatusReason == "" {
 		t.Fatalf("rejected: %+v %v", p, err)
 	}
 }
@@ -283,7 +300,7 @@ func TestInitChunkPacedPerTenant(t *testing.T) {
 		t.Fatalf("with the tenant's config inactive: %+v %v", slot, err)
 	}
 	var cfg string
-	if err := pool.QueryRow(ctx, `SELECT config_name FROM pacing_slot WHERE event_id = 'pt-late'`).Scan(&cfg); err != nil || cfg != "payments" {
+	if err := pool.QueryRow(ctx, `SELECT config_name FROM pacing_slot WHERE event_id = $1`, payment.Key("acme", "pt-late")).Scan(&cfg); err != nil || cfg != "payments" {
 		t.Fatalf("fell back to %q (%v), want payments", cfg, err)
 	}
 }

@@ -115,14 +115,23 @@ const (
 	keyReversedTxn    = "reversalTransactionId"
 	keyUnwoundFx      = "unwound"
 	keyLimitsReversed = "limitsReversed"
+	// The tenant's ids of the payment and of its account (keyPaymentID and
+	// keyAccountID are their keys): the end-to-end id and the debtor
+	// account the rail is told.
+	keyExternalID    = "externalId"
+	keyDebtorAccount = "debtorAccount"
 )
 
 // SubmitData is SubmitPayment's initial data for a payment, from its
 // Phase A context: deterministic, so the exec workflow may build it.
 func SubmitData(paymentID string, pc Context, executionTime time.Time) process.Data {
 	r := pc.Request
+	acct := pc.Enrichment.AccountKey
+	if acct == "" {
+		acct = r.DebtorAccount
+	}
 	return process.Data{
-		keyPaymentID: paymentID, keyTenantID: r.TenantID, keyAccountID: r.DebtorAccount,
+		keyPaymentID: paymentID, keyExternalID: r.PaymentID, keyTenantID: r.TenantID, keyAccountID: acct, keyDebtorAccount: r.DebtorAccount,
 		keyAmount: pc.Amount, keyCurrency: r.Currency, keyExecutionTime: executionTime.UTC().Format(time.RFC3339Nano),
 		keyCreditorName: r.Creditor.Name, keyCreditorIBAN: pc.Enrichment.CreditorIBAN, keyCreditorBIC: strings.ToUpper(r.Creditor.BIC),
 		keyRemittance: r.RemittanceInfo,
@@ -343,13 +352,29 @@ func (s submit) instruction(d process.Data, amount decimal.Decimal) (rail.Instru
 	}
 	paymentID := d.String(keyPaymentID)
 	return rail.Instruction{
-		PaymentID: paymentID, EndToEndID: EndToEndID(paymentID),
+		PaymentID: paymentID, EndToEndID: EndToEndID(externalID(d)),
 		Amount: amount.StringFixed(int32(digits)), Currency: d.String(keyCurrency),
 		ValueDate:      s.valueDate(d).Format(time.DateOnly),
-		Debtor:         rail.Debtor{Name: d.String(keyTenantID), Account: d.String(keyAccountID)},
+		Debtor:         rail.Debtor{Name: d.String(keyTenantID), Account: debtorAccount(d)},
 		Creditor:       rail.Creditor{Name: d.String(keyCreditorName), IBAN: d.String(keyCreditorIBAN), BIC: d.String(keyCreditorBIC)},
 		RemittanceInfo: d.String(keyRemittance), TenantID: d.String(keyTenantID),
 	}, nil
+}
+
+// externalID is the payment's id as its tenant chose it.
+func externalID(d process.Data) string {
+	if id := d.String(keyExternalID); id != "" {
+		return id
+	}
+	return d.String(keyPaymentID)
+}
+
+// debtorAccount is the debtor's account as its tenant names it.
+func debtorAccount(d process.Data) string {
+	if a := d.String(keyDebtorAccount); a != "" {
+		return a
+	}
+	return d.String(keyAccountID)
 }
 
 // EndToEndID is the payment's end-to-end id on the rail: ISO 20022 allows

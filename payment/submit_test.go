@@ -72,7 +72,7 @@ func (s *saga) schedule(t *testing.T, rs ...payment.Request) map[string]payment.
 	if err != nil || res.Scheduled != len(rs) {
 		t.Fatalf("Phase A: %+v %v", res, err)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT item_id, context FROM exec_context WHERE item_type = 'PAYMENT'`)
+	rows, err := s.pool.Query(ctx, `SELECT external_id, context FROM payments WHERE context IS NOT NULL`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,11 +93,12 @@ func (s *saga) schedule(t *testing.T, rs ...payment.Request) map[string]payment.
 	return out
 }
 
-// execute runs SubmitPayment for a scheduled payment, as the exec
-// workflow does.
+// execute runs SubmitPayment for a scheduled payment (its tenant's id),
+// as the exec workflow does.
 func (s *saga) execute(ctx context.Context, id string, pc payment.Context) (process.Outcome, error) {
+	key := payment.Key(pc.Request.TenantID, id)
 	return process.RunDirect(ctx, s.acts, process.Options{
-		Type: payment.SubmitPaymentType, BusinessKey: id, Data: payment.SubmitData(id, pc, time.Now()),
+		Type: payment.SubmitPaymentType, BusinessKey: key, Data: payment.SubmitData(key, pc, time.Now()),
 	})
 }
 
@@ -229,11 +230,11 @@ func TestSubmitPayment(t *testing.T) {
 					t.Fatalf("utilized %v, want %v", got, tt.wantUtilized)
 				}
 			}
-			p, err := payment.NewStore(s.pool).Get(ctx, "pay-1")
+			p, err := payment.NewStore(s.pool).Find(ctx, "acme", "pay-1")
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, _, outboxErr := outbox.Lookup(ctx, s.pool, "pay-1", "pay-1")
+			_, _, outboxErr := outbox.Lookup(ctx, s.pool, p.Key, p.Key)
 			if tt.want == process.StatusSucceeded {
 				if p.Status != payment.StatusAccepted || outboxErr != nil {
 					t.Fatalf("payment %s, its rail instruction: %v", p.Status, outboxErr)
@@ -399,13 +400,13 @@ func TestVerifyFindsViolations(t *testing.T) {
 			`DELETE FROM account_transaction WHERE reference LIKE '%:CreateTransaction' AND NOT EXISTS
 			 (SELECT 1 FROM account_transaction r WHERE r.reverses = account_transaction.transaction_id)`, payment.RuleExecutedDebit},
 		{"a payment that left its process",
-			`UPDATE payments SET status = 'SCHEDULED' WHERE payment_id = 'ok'`, payment.RuleProcessStatus},
+			`UPDATE payments SET status = 'SCHEDULED' WHERE external_id = 'ok'`, payment.RuleProcessStatus},
 		{"a booking without its instruction",
 			`DELETE FROM payment_outbox_keys`, payment.RuleOneInstruction},
 		{"a process whose log says otherwise",
-			`UPDATE process_instance SET status = 'FAILED' WHERE business_key = 'ok'`, payment.RuleProcessLog},
+			`UPDATE process_instance SET status = 'FAILED' WHERE business_key = (SELECT payment_id FROM payments WHERE external_id = 'ok')`, payment.RuleProcessLog},
 		{"delivered, never dispatched",
-			`UPDATE payments SET status = 'DELIVERED' WHERE payment_id = 'ok'`, payment.RuleDelivery},
+			`UPDATE payments SET status = 'DELIVERED' WHERE external_id = 'ok'`, payment.RuleDelivery},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

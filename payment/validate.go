@@ -6,7 +6,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-
 	"github.com/paydispatch/paydispatch/bankid"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	pmoney "github.com/paydispatch/paydispatch/money"

@@ -8,10 +8,17 @@ import (
 	"github.com/paydispatch/paydispatch/payment"
 )
 
+// The creditor of validRequest: what must never reach the workflow
+// engine's history.
+const (
+	validCreditor = "Jane Doe"
+	validIBAN     = "DE89370400440532013000"
+)
+
 func validRequest(now time.Time) payment.Request {
 	return payment.Request{
 		PaymentID: "pay-0001", TenantID: "acme", DebtorAccount: "ACC-1", Amount: "125.00", Currency: "EUR",
-		Creditor:               payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000", BIC: "COBADEFFXXX"},
+		Creditor:               payment.Creditor{Name: validCreditor, IBAN: validIBAN, BIC: "COBADEFFXXX"},
 		RequestedExecutionTime: now.Add(time.Hour), RemittanceInfo: "INV-42",
 	}
 }

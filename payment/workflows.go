@@ -19,6 +19,12 @@ const (
 	InitTaskQueue    = "payment-init-task-queue"
 	ExecTaskQueue    = "payment-exec-task-queue"
 	InitWorkflowName = "PaymentInitWorkflow"
+	// PhaseAWorkflowName is PaymentInit's: Phase A for payments stored
+	// RECEIVED at intake, given their keys (a single payment, or a chunk
+	// of a file). PaymentInitWorkflow and PaymentBatchInitWorkflow, given
+	// whole requests, stay registered for the runs that intake started
+	// before payments were stored on intake.
+	PhaseAWorkflowName = "PaymentInit"
 	// ExecWorkflowName is PaymentExecution's; LegacyExecWorkflowName is
 	// PaymentExecWorkflow's, its step-per-activity predecessor, kept
 	// registered for the runs open when a release brings the new type
@@ -27,9 +33,9 @@ const (
 	LegacyExecWorkflowName = "PaymentExecWorkflow"
 )
 
-// InitWorkflowID is the init workflow's id: derived from the payment id, so
-// a second submission of the same payment cannot start a second init.
-func InitWorkflowID(paymentID string) string { return "init-payment-" + paymentID }
+// InitWorkflowID is a payment's init workflow's id: derived from its key,
+// so a second submission of the same payment cannot start a second init.
+func InitWorkflowID(key string) string { return "init-payment-" + key }
 
 // Context is the Phase A output the execution receives, as JSON.
 type Context struct {
@@ -66,6 +72,19 @@ func PaymentInitWorkflow(ctx workflow.Context, r Request) (InitResult, error) {
 	}
 	var res InitResult
 	err := workflow.ExecuteActivity(ctx, a.InitPayment, r, workflow.GetInfo(ctx).WorkflowExecution.ID).Get(ctx, &res)
+	return res, err
+}
+
+// PaymentInit is Phase A for payments taken in and stored RECEIVED, named
+// by their keys: the requests, and the creditors' names and IBANs in
+// them, stay in PostgreSQL, out of the engine's history. One activity
+// judges them all and stores the verdicts in one transaction; payments
+// another run took on already are left as they are.
+func PaymentInit(ctx workflow.Context, keys []string) (BatchResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, initOptions)
+	var a *InitActivities
+	var res BatchResult
+	err := workflow.ExecuteActivity(ctx, a.InitKeys, keys, workflow.GetInfo(ctx).WorkflowExecution.ID).Get(ctx, &res)
 	return res, err
 }
 
@@ -115,9 +134,17 @@ func PaymentExecution(ctx workflow.Context, paymentID, contextJSON string) error
 
 // runSubmitPayment drives the payment's SubmitPayment process step by
 // step, a local activity each, and reports whether it succeeded.
+//
+// pc may be a stored context's version alone when Execution started the
+// process already: its data is then not needed, and never enters the
+// workflow's history.
 func runSubmitPayment(ctx workflow.Context, paymentID string, pc Context) (bool, error) {
+	var data process.Data
+	if pc.Version < 3 || pc.Request.TenantID != "" {
+		data = SubmitData(paymentID, pc, workflow.Now(ctx))
+	}
 	out, err := process.Run(ctx, process.Options{
-		Type: SubmitPaymentType, BusinessKey: paymentID, Data: SubmitData(paymentID, pc, workflow.Now(ctx)),
+		Type: SubmitPaymentType, BusinessKey: paymentID, Data: data,
 		Exec: process.ExecOptions{Local: true},
 	})
 	return err == nil && out.Status == process.StatusSucceeded, err
@@ -183,6 +210,9 @@ func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool
 	if err := dispatch.Hold(ctx, in.NotBefore); err != nil {
 		return false, err
 	}
+	if err := a.loadContext(ctx, in.PaymentID, &in.Context); err != nil {
+		return false, err
+	}
 	// The execution time is when the slot came, as the worker saw it; a
 	// retry finds the process started and its data kept.
 	st, err := a.Process.Advance(ctx, process.StartInput{
@@ -197,6 +227,28 @@ func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool
 		return true, nil // FAILED with its code, by SubmitPayment's OnFailed
 	}
 	return true, a.Finish(ctx, in.PaymentID, in.Ref)
+}
+
+// loadContext fills in a payment's Phase A context from its row when the
+// queue item carried only its version (storedContext).
+func (a *ExecActivities) loadContext(ctx context.Context, paymentID string, pc *Context) error {
+	if pc.Version < 3 {
+		return nil
+	}
+	stored, err := a.Store.Context(ctx, paymentID)
+	if err != nil {
+		return err
+	}
+	*pc = stored
+	return nil
+}
+
+// LoadContext is a payment's Phase A context, for an execution workflow
+// that starts its process itself (PaymentExecWorkflow).
+func (a *ExecActivities) LoadContext(ctx context.Context, paymentID string) (Context, error) {
+	pc := Context{Version: 3}
+	err := a.loadContext(ctx, paymentID, &pc)
+	return pc, err
 }
 
 // Finish records the execution and notifies the parties, once
@@ -243,6 +295,7 @@ func (a *ExecActivities) SendNotifications(ctx context.Context, paymentID string
 
 // RegisterInit puts Phase A on a worker of InitTaskQueue.
 func RegisterInit(r worker.Registry, a *InitActivities) {
+	r.RegisterWorkflowWithOptions(PaymentInit, workflow.RegisterOptions{Name: PhaseAWorkflowName})
 	r.RegisterWorkflowWithOptions(PaymentInitWorkflow, workflow.RegisterOptions{Name: InitWorkflowName})
 	r.RegisterWorkflowWithOptions(PaymentBatchInitWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
 	r.RegisterActivity(a)

@@ -83,7 +83,11 @@ type Outcome struct {
 	// The compensation failure of a COMPENSATION_FAILED process.
 	CompensationErrorCode    string `json:",omitempty"`
 	CompensationErrorMessage string `json:",omitempty"`
-	Data                     Data
+	// Data is the process's data as it ended. It is never serialized: an
+	// Outcome is an activity's or workflow's result, kept in the engine's
+	// history, and the data holds what the engine must not (names,
+	// account numbers). A workflow reads it from the store (Get).
+	Data Data `json:"-"`
 }
 
 func outcomeOf(inst Instance) Outcome {

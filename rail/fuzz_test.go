@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/paydispatch/paydispatch/internal/fuzzcost"
 )
 
 // FuzzDecodeInstruction feeds arbitrary payloads to the decoder and the
@@ -20,6 +22,11 @@ func FuzzDecodeInstruction(f *testing.F) {
 	f.Add([]byte(`{"amount":"1.00","AMOUNT":"1000.00"}`))
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, payload []byte) {
+		fuzzcost.Default.Check(t, len(payload), func() {
+			if in, err := DecodeInstruction(payload); err == nil {
+				_ = CheckInstruction(in, FormatPacs008)
+			}
+		})
 		in, err := DecodeInstruction(payload)
 		if err != nil {
 			var ve *ValidationError

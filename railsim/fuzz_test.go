@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paydispatch/paydispatch/internal/fuzzcost"
 	"github.com/paydispatch/paydispatch/rail"
 	"github.com/paydispatch/paydispatch/railsim"
 )
@@ -24,6 +25,7 @@ func FuzzPacs008(f *testing.F) {
 	f.Add([]byte(`<Document>`))
 	h := railsim.New(railsim.Options{}).Handler()
 	f.Fuzz(func(t *testing.T, body []byte) {
+		fuzzcost.Default.Check(t, len(body), func() { _, _ = rail.ParsePacs008(body) })
 		tr, parseErr := rail.ParsePacs008(body)
 
 		// A key per body: each input is a first arrival (or a resend of

@@ -23,6 +23,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/paydispatch/paydispatch/payment"
 )
 
 // The binary under test, built once.
@@ -472,7 +474,7 @@ func TestKill9MidRun(t *testing.T) {
 	}
 	defer c.Close()
 	for i := range n {
-		id := fmt.Sprintf("exec-payment-k-%03d", i)
+		id := "exec-payment-" + payment.Key("acme", fmt.Sprintf("k-%03d", i))
 		runs := 0
 		var token []byte
 		for {

@@ -106,11 +106,18 @@ func runAccount(ctx context.Context, env *environment, args []string) error {
 		return usageError{errors.New("want a subcommand: create or show")}
 	}
 	if args[0] == "show" {
-		return ledgerCommand(ctx, env, "account show", "ID", about, args[1:], nil, func(n int) bool { return n == 1 }, nil,
+		var tenant string
+		extra := func(fs *flag.FlagSet) {
+			fs.StringVar(&tenant, "tenant", "", "the tenant whose account ID is (needed when several tenants use ID)")
+		}
+		return ledgerCommand(ctx, env, "account show", "ID [--tenant T]", about, args[1:], extra, func(n int) bool { return n == 1 }, nil,
 			func(ctx context.Context, db *postgres.DB, w []string) error {
-				v, err := service.New(db.Pool).Account(ctx, w[0])
-				if ledger.CodeOf(err) == ledger.CodeAccountNotFound {
+				v, err := service.New(db.Pool).Account(ctx, tenant, w[0])
+				switch ledger.CodeOf(err) {
+				case ledger.CodeAccountNotFound:
 					return fmt.Errorf("no account %q", w[0])
+				case ledger.CodeAccountAmbiguous:
+					return usageError{fmt.Errorf("--tenant: several tenants have an account %q; name one", w[0])}
 				}
 				if err != nil {
 					return err

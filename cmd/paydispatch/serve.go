@@ -10,6 +10,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -67,7 +68,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer run.stop()
-	store, httpServer, serveErr := run.store, run.http, run.serveErr
+	store, serveErr := run.store, run.serveErr
 
 	var dbDied <-chan struct{}
 	if store.Server != nil {
@@ -82,12 +83,65 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	case <-dbDied:
 		runErr = errors.New("embedded PostgreSQL exited unexpectedly; see its server.log in the data directory")
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), srv.ShutdownTimeout)
-	defer cancel()
-	if err := httpServer.Shutdown(shutdownCtx); err != nil && runErr == nil {
+	cut, err := run.api.drain(srv.ShutdownTimeout)
+	if cut > 0 {
+		log.Warn("requests still running at the drain limit were cut", "requests", cut, "drain_limit", srv.ShutdownTimeout)
+	}
+	if err != nil && runErr == nil {
 		runErr = fmt.Errorf("http shutdown: %w", err)
 	}
 	return runErr
+}
+
+// apiServer is the API's HTTP server. Its requests' contexts derive from
+// one that drain cancels, so work stops when the server does, and it
+// counts the requests in flight, to say how many a drain cut.
+type apiServer struct {
+	*http.Server
+	cancel   context.CancelFunc
+	inFlight atomic.Int64
+}
+
+func newAPIServer(h http.Handler) *apiServer {
+	base, cancel := context.WithCancel(context.Background())
+	s := &apiServer{cancel: cancel}
+	// A slow or stalled client cannot hold a connection for long; a bulk
+	// file (up to 512 MiB) gets the read time a slow uplink needs.
+	s.Server = &http.Server{ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 15 * time.Minute,
+		WriteTimeout: 15 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
+		BaseContext: func(net.Listener) context.Context { return base },
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s.inFlight.Add(1)
+			defer s.inFlight.Add(-1)
+			h.ServeHTTP(w, r)
+		})}
+	return s
+}
+
+// drain stops the server within limit. It stops taking connections at
+// once and gives the requests in flight most of limit to finish; then it
+// cancels the contexts of those still running and gives them the rest
+// (a fifth, at most 5 s) to answer; then it closes the connections left,
+// so that nothing holds serve past limit. It returns how many requests
+// were still running when their contexts were cancelled.
+func (s *apiServer) drain(limit time.Duration) (cut int64, err error) {
+	deadline := time.Now().Add(limit)
+	defer s.cancel()
+	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(-min(limit/5, 5*time.Second)))
+	err = s.Shutdown(ctx)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return 0, err
+	}
+	cut = s.inFlight.Load()
+	s.cancel()
+	ctx, cancel = context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	if s.Shutdown(ctx) != nil {
+		// A handler that ignores its context still holds its connection.
+		_ = s.Close()
+	}
+	return cut, nil
 }
 
 // serverConfig is what serve is configured with.
@@ -107,7 +161,8 @@ type runningServer struct {
 	store    *postgres.DB
 	tconn    *temporal.Conn
 	http     *http.Server
-	addr     string // the API's listen address
+	api      *apiServer // http, with drain
+	addr     string     // the API's listen address
 	railURL  string
 	serveErr <-chan error
 	stops    []func()
@@ -237,14 +292,12 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		go func() { _ = http.ListenAndServe(srv.PprofAddr, mux) }()
 		log.Info("profiling endpoints on", "addr", srv.PprofAddr)
 	}
-	// A slow or stalled client cannot hold a connection for long; a bulk
-	// file (up to 512 MiB) gets the read time a slow uplink needs.
-	httpServer := &http.Server{Handler: router, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 15 * time.Minute,
-		WriteTimeout: 15 * time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	api := newAPIServer(router)
+	run.stops = append(run.stops, api.cancel)
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- httpServer.Serve(ln) }()
+	go func() { serveErr <- api.Serve(ln) }()
 	log.Info("paydispatch serving", "http_addr", ln.Addr().String(), "version", buildVersion())
-	run.store, run.tconn, run.http, run.addr, run.railURL, run.serveErr = store, tconn, httpServer, ln.Addr().String(), railURL, serveErr
+	run.store, run.tconn, run.http, run.api, run.addr, run.railURL, run.serveErr = store, tconn, api.Server, api, ln.Addr().String(), railURL, serveErr
 	return run, nil
 }
 

@@ -45,8 +45,10 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) (post
 // (100/s × 6 s = 600 of 1,000).
 var PaymentWorkerOptions = worker.Options{MaxConcurrentWorkflowTaskExecutionSize: 1000, MaxConcurrentActivityExecutionSize: 200}
 
-// StartInitWorker runs Phase A (PaymentInitWorkflow) on its task queue.
-// The returned func stops it.
+// StartInitWorker runs Phase A (PaymentInit) on its task queue, and
+// starts again, every IntakeResumeInterval, the Phase A of payments left
+// RECEIVED that long (payment.Service.ResumeIntake). The returned func
+// stops it.
 func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
 	w := worker.New(tc.Client, payment.InitTaskQueue, PaymentWorkerOptions)
 	payment.RegisterInit(w, &payment.InitActivities{
@@ -55,9 +57,18 @@ func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (f
 	if err := w.Start(); err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	svc := PaymentService(store, tc, 0)
+	svc.Log = log
+	go func() { defer close(done); svc.RunIntakeResume(ctx, IntakeResumeInterval) }()
 	log.Info("payment init worker started", "task_queue", payment.InitTaskQueue)
-	return w.Stop, nil
+	return func() { cancel(); <-done; w.Stop() }, nil
 }
+
+// IntakeResumeInterval is how long a payment may stay RECEIVED before its
+// Phase A workflow is started again, and how often that is looked for.
+const IntakeResumeInterval = time.Minute
 
 // Processes are the process definitions paydispatch runs: SubmitPayment.
 func Processes() *process.Registry {

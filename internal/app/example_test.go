@@ -80,7 +80,7 @@ func Example() {
 	}
 	seen := map[payment.Status]bool{}
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		v, err := intake.Status(ctx, id)
+		v, err := intake.Status(ctx, "acme", id)
 		if err != nil {
 			panic(err)
 		}

@@ -186,7 +186,7 @@ func copyBaseline(ctx context.Context, db *postgres.DB, n int, at time.Time) (ti
 		return 0, err
 	}
 	defer db.Pool.Exec(context.WithoutCancel(ctx), `DROP TABLE intake_copy_baseline`)
-	cols := []string{"payment_id", "tenant_id", "debtor_account", "amount", "currency", "creditor_name", "creditor_iban",
+	cols := []string{"payment_id", "external_id", "tenant_id", "debtor_account", "amount", "currency", "creditor_name", "creditor_iban",
 		"requested_execution_time", "scheduled_execution_time", "status", "request"}
 	rows := make([][]any, n)
 	for i := range rows {
@@ -195,7 +195,7 @@ func copyBaseline(ctx context.Context, db *postgres.DB, n int, at time.Time) (ti
 		if err != nil {
 			return 0, err
 		}
-		rows[i] = []any{r.PaymentID, r.TenantID, r.DebtorAccount, r.Amount, r.Currency, r.Creditor.Name, r.Creditor.IBAN,
+		rows[i] = []any{payment.Key(r.TenantID, r.PaymentID), r.PaymentID, r.TenantID, r.DebtorAccount, r.Amount, r.Currency, r.Creditor.Name, r.Creditor.IBAN,
 			at, at.Add(time.Duration(i/100) * time.Second), "SCHEDULED", string(raw)}
 	}
 	start := time.Now()

@@ -121,7 +121,7 @@ func SleepingPaymentWorkflow(ctx workflow.Context, r payment.Request) error {
 	if err != nil {
 		return err
 	}
-	return payment.PaymentExecution(ctx, r.PaymentID, string(pc))
+	return payment.PaymentExecution(ctx, payment.Key(r.TenantID, r.PaymentID), string(pc))
 }
 
 // designResult is what one design's run measured.
@@ -510,7 +510,7 @@ func (e *pipelineEnv) measure(ctx context.Context, n int, prefix string, instant
 	deadline := instant.Add(e.o.MaxWait)
 	for {
 		var done int
-		if err := e.db.Pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status IN ('DELIVERED', 'RETURNED', 'FAILED') AND payment_id LIKE $1`, prefix+"-%").Scan(&done); err != nil {
+		if err := e.db.Pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status IN ('DELIVERED', 'RETURNED', 'FAILED') AND external_id LIKE $1`, prefix+"-%").Scan(&done); err != nil {
 			stopSampling()
 			return r, err
 		}

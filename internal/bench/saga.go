@@ -221,9 +221,9 @@ func (b *sagaBench) setup(ctx context.Context) error {
 			}
 		}
 	}
-	// The exec workflow gets each payment's context from the dispatch
-	// queue; read them all now, so the timed runs touch only the saga.
-	rows, err := b.pool.Query(ctx, `SELECT item_id, context FROM exec_context WHERE item_type = $1`, payment.ItemType)
+	// The execution reads each payment's context from its row; read them
+	// all now, so the timed runs touch only the saga.
+	rows, err := b.pool.Query(ctx, `SELECT external_id, context FROM payments WHERE context IS NOT NULL`)
 	if err != nil {
 		return err
 	}
@@ -272,8 +272,9 @@ func (b *sagaBench) saga(ctx context.Context, prefix string) (float64, error) {
 		if !ok {
 			return fmt.Errorf("payment %s has no context", id)
 		}
+		key := payment.Key(pc.Request.TenantID, id)
 		out, err := process.RunDirect(ctx, b.acts, process.Options{
-			Type: payment.SubmitPaymentType, BusinessKey: id, Data: payment.SubmitData(id, pc, now),
+			Type: payment.SubmitPaymentType, BusinessKey: key, Data: payment.SubmitData(key, pc, now),
 		})
 		if err != nil {
 			return err

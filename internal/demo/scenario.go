@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -138,6 +139,11 @@ var creditors = []string{"Jane Doe", "Müller GmbH", "Société Générale Servi
 
 // Valid IBANs of several countries (check digits correct).
 var ibans = []string{"DE89370400440532013000", "FR1420041010050500013M02606", "NL91ABNA0417164300", "ES9121000418450200051332", "IT60X0542811101000000123456"}
+
+// PersonalData is what the demo's payments tell of their creditors: their
+// names and IBANs, which PostgreSQL keeps and the workflow engine must
+// never be given.
+func PersonalData() []string { return append(slices.Clone(creditors), ibans...) }
 
 // setUp opens the accounts and sets the FX rates, as an operator would
 // over the API.

@@ -131,7 +131,7 @@ func collect(ctx context.Context, o Options, instant time.Time, ps []planned, su
 		out.tenants = append(out.tenants, t)
 	}
 	rows.Close()
-	rows, err = pool.Query(ctx, `SELECT payment_id, status, coalesce(status_reason, '') FROM payments WHERE status IN ('FAILED', 'RETURNED', 'REJECTED')`)
+	rows, err = pool.Query(ctx, `SELECT external_id, status, coalesce(status_reason, '') FROM payments WHERE status IN ('FAILED', 'RETURNED', 'REJECTED')`)
 	if err != nil {
 		return nil, err
 	}

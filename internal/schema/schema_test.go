@@ -5,6 +5,7 @@ import (
 
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -234,9 +235,29 @@ func TestUpgradeFromTheOldLayout(t *testing.T) {
 	if _, err := lim.Assign(ctx, "payments", "new-1", time.Date(2030, 1, 1, 16, 0, 0, 0, time.UTC)); err != nil {
 		t.Fatalf("a new slot: %v", err)
 	}
-	p, err := payment.NewStore(pool).Get(ctx, "old-1")
-	if err != nil || p.Status != payment.StatusScheduled || p.Money == nil || p.Money.Amount.String() != "125" {
+	// The old payment keeps its id as its key, and is found by its
+	// tenant's id; the id is now acme's: globex may use it, and acme may
+	// not use it again for another payment.
+	store := payment.NewStore(pool)
+	p, err := store.Find(ctx, "acme", "old-1")
+	if err != nil || p.Key != "old-1" || p.Status != payment.StatusScheduled || p.Money == nil || p.Money.Amount.String() != "125" {
 		t.Fatalf("the old payment: %+v, %v", p, err)
+	}
+	if byKey, err := store.Get(ctx, "old-1"); err != nil || byKey.PaymentID != "old-1" {
+		t.Fatalf("the old payment by its key: %+v, %v", byKey, err)
+	}
+	theirs := p.Request
+	theirs.TenantID = "globex"
+	if created, err := store.Record(ctx, theirs, p.Money, payment.StatusScheduled, "", p.ScheduledExecutionTime); err != nil || !created {
+		t.Fatalf("globex's payment old-1: %v, %v", created, err)
+	}
+	if _, err := store.Find(ctx, "globex", "old-1"); err != nil {
+		t.Fatalf("globex's payment old-1: %v", err)
+	}
+	again := p.Request
+	again.Amount = "1.00"
+	if _, err := store.Record(ctx, again, p.Money, payment.StatusScheduled, "", p.ScheduledExecutionTime); !errors.Is(err, payment.ErrConflict) {
+		t.Fatalf("acme's old-1 used again for another payment: %v", err)
 	}
 	b, err := q.ClaimBatch(ctx, cfg.ClaimParams())
 	if err != nil || len(b.Items) != 1 || b.Items[0].ID != "old-1" || !b.Items[0].Paced || !json.Valid(b.Items[0].Context) {

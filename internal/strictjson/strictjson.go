@@ -8,7 +8,6 @@ import (
 	"io"
 	"reflect"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/paydispatch/paydispatch/internal/plaintext"
@@ -19,7 +18,8 @@ import (
 const MaxDepth = 16
 
 // Error is a refused input: Field names the offending field when it is
-// known ("creditor.iban"), Detail says what is wrong with it.
+// known, as a path from the top ("creditor.iban", "limits[0].period"),
+// Detail says what is wrong with it.
 type Error struct {
 	Field  string
 	Detail string
@@ -32,9 +32,13 @@ func (e *Error) Error() string {
 	return e.Field + ": " + e.Detail
 }
 
-// Decode decodes b, one JSON value, into v. Any refusal is an *Error.
+// Decode decodes b, one JSON value, into v (a non-nil pointer). Any
+// refusal of b is an *Error.
 func Decode(b []byte, v any) error {
-	if err := checkShape(b); err != nil {
+	if err := checkEncoding(b); err != nil {
+		return err
+	}
+	if err := check(b, reflect.TypeOf(v)); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -46,79 +50,57 @@ func Decode(b []byte, v any) error {
 	if err == nil {
 		return nil
 	}
+	// check has refused every wrong type, unknown field and bad time the
+	// decoder would; what is left is syntax, an empty body, or an error
+	// check does not foresee, which is reported in JSON's words too.
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
-	var tpe *time.ParseError
+	var inv *json.InvalidUnmarshalError
 	switch {
+	case errors.As(err, &inv):
+		return err // the caller's mistake, not the input's
 	case errors.As(err, &syn):
 		return &Error{Detail: fmt.Sprintf("invalid JSON at byte %d", syn.Offset)}
-	case errors.As(err, &typ):
-		return &Error{Field: typ.Field, Detail: fmt.Sprintf("want %s, not a JSON %s", kind(typ.Type), typ.Value)}
-	case errors.As(err, &tpe) || strings.Contains(err.Error(), "parsing time"):
-		return &Error{Field: timeField(v), Detail: "want an RFC 3339 time, e.g. 2026-11-22T16:00:00Z"}
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		return &Error{Detail: "empty or cut short; send a JSON value"}
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return &Error{Field: plaintext.Clip(name, 64), Detail: "unknown field"}
+	case errors.As(err, &typ):
+		got, _, _ := strings.Cut(typ.Value, " ")
+		return &Error{Field: plaintext.Clip(typ.Field, 256), Detail: fmt.Sprintf("want %s, not a JSON %s", kind(typ.Type), got)}
 	}
-	return &Error{Detail: strings.TrimPrefix(err.Error(), "json: ")}
+	return &Error{Detail: "a value does not fit the field it is sent for"}
 }
 
-// checkShape checks what the decoder does not. Syntax errors are left to
-// the decoder, which names their place.
-func checkShape(b []byte) *Error {
-	if !utf8.Valid(b) {
+// checkEncoding refuses text that is not UTF-8, naming the usual causes:
+// a byte order mark (encoding/json calls it invalid JSON at byte 1) and
+// UTF-16 or UTF-32, whose NUL bytes are valid UTF-8.
+func checkEncoding(b []byte) *Error {
+	switch {
+	case bytes.HasPrefix(b, []byte("\xEF\xBB\xBF")):
+		return &Error{Detail: "the JSON starts with a byte order mark (U+FEFF); send UTF-8 JSON without it"}
+	case bytes.HasPrefix(b, []byte("\xFE\xFF")) || bytes.HasPrefix(b, []byte("\xFF\xFE")) || len(b) >= 2 && (b[0] == 0 || b[1] == 0):
+		// JSON text starts with an ASCII character, so in UTF-16 or
+		// UTF-32 one of its first two bytes is 0 (RFC 4627 §3).
+		return &Error{Detail: "the JSON is UTF-16 or UTF-32; send it as UTF-8"}
+	case !utf8.Valid(b):
 		return &Error{Detail: "not valid UTF-8"}
 	}
-	type frame struct {
-		object, wantKey bool
-		keys            map[string]bool
-	}
-	var stack []*frame
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil // io.EOF, or a syntax error the decoder reports
-		}
-		var top *frame
-		if n := len(stack); n > 0 {
-			top = stack[n-1]
-		}
-		if key, isKey := tok.(string); isKey && top != nil && top.object && top.wantKey {
-			// encoding/json matches names regardless of case, so "amount"
-			// and "Amount" in one object are the same field given twice.
-			folded := strings.ToLower(key)
-			if top.keys[folded] {
-				return &Error{Field: plaintext.Clip(key, 64), Detail: "given twice in one object"}
-			}
-			top.keys[folded], top.wantKey = true, false
-			continue
-		}
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			if len(stack) >= MaxDepth {
-				return &Error{Detail: fmt.Sprintf("nests deeper than %d levels", MaxDepth)}
-			}
-			stack = append(stack, &frame{object: tok == json.Delim('{'), wantKey: tok == json.Delim('{'), keys: map[string]bool{}})
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
-			if n := len(stack); n > 0 && stack[n-1].object {
-				stack[n-1].wantKey = true
-			}
-		default:
-			if top != nil && top.object {
-				top.wantKey = true
-			}
-		}
-	}
+	return nil
 }
 
 // kind names what JSON a Go type decodes from, for a caller who never
 // sees the Go type.
 func kind(t reflect.Type) string {
+	if t == nil {
+		return "another JSON value"
+	}
+	switch {
+	case t == timeType:
+		return "an RFC 3339 time string, e.g. 2026-11-22T16:00:00Z"
+	case t == numberType:
+		return "a number"
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
+		return "a base64 string"
+	}
 	switch t.Kind() {
 	case reflect.Struct, reflect.Map:
 		return "a JSON object"
@@ -137,35 +119,4 @@ func kind(t reflect.Type) string {
 		return kind(t.Elem())
 	}
 	return "another JSON value"
-}
-
-// timeField names v's time field when it has exactly one at the top
-// level: encoding/json does not say which field a time failed in.
-func timeField(v any) string {
-	t := reflect.TypeOf(v)
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == nil || t.Kind() != reflect.Struct {
-		return ""
-	}
-	timeType, name := reflect.TypeOf(time.Time{}), ""
-	for i := range t.NumField() {
-		f := t.Field(i)
-		ft := f.Type
-		if ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		if ft != timeType {
-			continue
-		}
-		if name != "" {
-			return ""
-		}
-		name, _, _ = strings.Cut(f.Tag.Get("json"), ",")
-		if name == "" {
-			name = f.Name
-		}
-	}
-	return name
 }

@@ -3,6 +3,7 @@
 package temporaltest
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/paydispatch/paydispatch/temporal/devserver"
 )
@@ -43,4 +45,24 @@ func CountEvents(t testing.TB, c client.Client, workflowID string) map[enumspb.E
 		n[ev.GetEventType()]++
 	}
 	return n
+}
+
+// HistoryHolds reports whether any event of a workflow's history (its
+// latest run), payloads included, holds the bytes of s.
+func HistoryHolds(t testing.TB, c client.Client, workflowID, s string) bool {
+	t.Helper()
+	for it := c.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT); it.HasNext(); {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatalf("history of %s: %v", workflowID, err)
+		}
+		raw, err := proto.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(raw, []byte(s)) {
+			return true
+		}
+	}
+	return false
 }

@@ -95,15 +95,20 @@ func TestLookup(t *testing.T) {
 	mustCreate(t, pool, eur("L-1", "1"))
 	lb := account.Spec{AccountID: "L-2", TenantID: "globex", Currency: "JPY", OpeningBalance: dec("0"), LimitBased: true, Fee: dec("100")}
 	mustCreate(t, pool, lb)
-	got, err := account.Lookup(ctx, pool, []string{"L-1", "L-2", "L-3", "L-1"})
+	l1, l2 := account.Ref{TenantID: "acme", ExternalID: "L-1"}, account.Ref{TenantID: "globex", ExternalID: "L-2"}
+	l3, l2acme := account.Ref{TenantID: "acme", ExternalID: "L-3"}, account.Ref{TenantID: "acme", ExternalID: "L-2"}
+	got, err := account.Lookup(ctx, pool, []account.Ref{l1, l2, l3, l1, l2acme})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got["L-1"].Currency != "EUR" || got["L-1"].LimitBased ||
-		got["L-2"].TenantID != "globex" || !got["L-2"].LimitBased || !got["L-2"].Fee.Equal(dec("100")) {
+	if len(got) != 2 || got[l1].Currency != "EUR" || got[l1].LimitBased || got[l1].AccountID != "L-1" ||
+		got[l2].TenantID != "globex" || !got[l2].LimitBased || !got[l2].Fee.Equal(dec("100")) {
 		t.Fatalf("lookup: %+v", got)
 	}
-	if _, ok := got["L-3"]; ok {
+	if _, ok := got[l3]; ok {
 		t.Fatal("an unknown account was found")
+	}
+	if _, ok := got[l2acme]; ok {
+		t.Fatal("globex's account was found for acme")
 	}
 }

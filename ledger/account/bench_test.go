@@ -56,8 +56,8 @@ func BenchmarkDebit(b *testing.B) {
 		} {
 			b.Run(shape.name+"/"+v.name, func(b *testing.B) {
 				prefix := fmt.Sprintf("bench-%s-%s-%d-", shape.name, v.name, b.N)
-				if _, err := pool.Exec(context.Background(), `INSERT INTO account (account_id, tenant_id, currency, opening_balance, balance, limit_based)
-					SELECT $1 || g, 't', 'EUR', 1000000000, 1000000000, false FROM generate_series(0, $2 - 1) g`, prefix, shape.accounts); err != nil {
+				if _, err := pool.Exec(context.Background(), `INSERT INTO account (account_id, external_id, tenant_id, currency, opening_balance, balance, limit_based)
+					SELECT $1 || g, $1 || g, 't', 'EUR', 1000000000, 1000000000, false FROM generate_series(0, $2 - 1) g`, prefix, shape.accounts); err != nil {
 					b.Fatal(err)
 				}
 				var next atomic.Int64

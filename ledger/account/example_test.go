@@ -32,8 +32,10 @@ func Example() {
 	r, err := account.Reverse(ctx, pool, account.Reversal{TransactionID: p.TransactionID, Reference: "proc-1:ReverseTransaction"})
 	fmt.Println(r.Seq, r.Type, r.Amount, r.Balance, err)
 
-	found, _ := account.Lookup(ctx, pool, []string{"ACC-1", "ACC-1", "ACC-9"}) // one query for a whole file
-	fmt.Println(len(found), found["ACC-1"].Currency, found["ACC-1"].LimitBased)
+	// One query for a whole file's debtor accounts, each in its tenant's ids.
+	acc1 := account.Ref{TenantID: "acme", ExternalID: "ACC-1"}
+	found, _ := account.Lookup(ctx, pool, []account.Ref{acc1, acc1, {TenantID: "acme", ExternalID: "ACC-9"}, {TenantID: "globex", ExternalID: "ACC-1"}})
+	fmt.Println(len(found), found[acc1].Currency, found[acc1].LimitBased)
 	// Output:
 	// 1 DEBIT 40.5 0.5 59.5 false <nil>
 	// 1 59.5 true <nil>

@@ -24,8 +24,8 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	for _, sql := range []string{
-		`INSERT INTO account (account_id, tenant_id, currency, opening_balance, balance, limit_based)
-		 SELECT 'B-' || g, 't', 'EUR', 1000000, 1000000, false FROM generate_series(1, 200000) g`,
+		`INSERT INTO account (account_id, external_id, tenant_id, currency, opening_balance, balance, limit_based)
+		 SELECT 'B-' || g, 'B-' || g, 't', 'EUR', 1000000, 1000000, false FROM generate_series(1, 200000) g`,
 		`UPDATE account SET txn_seq = 10`,
 		`INSERT INTO account_transaction (transaction_id, account_id, seq, type, amount, balance_after, reference, value_date)
 		 SELECT gen_random_uuid(), 'B-' || (g % 200000 + 1), g / 200000 + 1, 'DEBIT', 1, 0, 'bulk-' || g, current_date
@@ -36,9 +36,9 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ids := make([]string, 1000)
+	ids := make([]account.Ref, 1000)
 	for i := range ids {
-		ids[i] = fmt.Sprintf("B-%d", 1+i*17)
+		ids[i] = account.Ref{TenantID: "t", ExternalID: fmt.Sprintf("B-%d", 1+i*17)}
 	}
 	plan := func(f func(ctx context.Context, tx pgx.Tx)) string {
 		return pgtest.Plans(t, pool, false, func(ctx context.Context, tx pgx.Tx) error { f(ctx, tx); return nil })
@@ -46,7 +46,9 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 	tests := []struct {
 		name, plan, index string
 	}{
-		{"bulk lookup", plan(func(ctx context.Context, tx pgx.Tx) { _, _ = account.Lookup(ctx, tx, ids) }), "account_pkey"},
+		{"bulk lookup", plan(func(ctx context.Context, tx pgx.Tx) { _, _ = account.Lookup(ctx, tx, ids) }), "account_external_key"},
+		{"find by the tenant's id", plan(func(ctx context.Context, tx pgx.Tx) { _, _ = account.Find(ctx, tx, "t", "B-1") }), "account_external_key"},
+		{"find in every tenant", plan(func(ctx context.Context, tx pgx.Tx) { _, _ = account.Find(ctx, tx, "", "B-1") }), "account_external_key"},
 		{"get account", plan(func(ctx context.Context, tx pgx.Tx) { _, _ = account.Get(ctx, tx, "B-1") }), "account_pkey"},
 		{"recent transactions", plan(func(ctx context.Context, tx pgx.Tx) { _, _ = account.Transactions(ctx, tx, "B-1", 20) }), "account_transaction_seq_key"},
 	}

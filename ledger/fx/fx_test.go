@@ -234,8 +234,8 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 func TestDealingSuspended(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
-	if _, err := pool.Exec(ctx, `INSERT INTO account (account_id, tenant_id, currency, opening_balance, balance, limit_based)
-		VALUES ('A-1', 't', 'EUR', 100, 100, false)`); err != nil {
+	if _, err := pool.Exec(ctx, `INSERT INTO account (account_id, external_id, tenant_id, currency, opening_balance, balance, limit_based)
+		VALUES ('A-1', 'A-1', 't', 'EUR', 100, 100, false)`); err != nil {
 		t.Fatal(err)
 	}
 	set := func(dealable bool) {

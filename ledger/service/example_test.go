@@ -22,7 +22,7 @@ func Example() {
 	fmt.Println(created, err)
 	_, created, err = s.CreateAccount(ctx, n) // the same request again
 	fmt.Println(created, err)
-	v, _ := s.Account(ctx, "CORP-1")
+	v, _ := s.Account(ctx, "acme", "CORP-1")
 	fmt.Println(v.Balance, v.LimitBased, v.Limits[0].Period, v.Limits[0].Available, len(v.RecentTransactions))
 	// Output:
 	// true <nil>

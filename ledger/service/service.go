@@ -61,23 +61,27 @@ func Validate(n NewAccount) error {
 }
 
 // CreateAccount creates the account and its limits in one transaction.
-// The same account and limits again: the existing account, created false.
-// A different spec or different limits under an existing id:
-// ACCOUNT_CONFLICT, and nothing changes.
+// n.AccountID is the tenant's id for it: the account is its tenant's,
+// under the key account.Key(tenant, id), and another tenant may use the
+// same id for its own. The same account and limits again: the existing
+// account, created false. A different spec or different limits under the
+// tenant's id: ACCOUNT_CONFLICT, and nothing changes.
 func (s *Service) CreateAccount(ctx context.Context, n NewAccount) (AccountView, bool, error) {
 	if err := Validate(n); err != nil {
 		return AccountView{}, false, err
 	}
+	spec := n.Spec
+	spec.ExternalID, spec.AccountID = n.AccountID, account.Key(n.TenantID, n.AccountID)
 	var created bool
 	err := pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		var err error
-		if _, created, err = account.Create(ctx, tx, n.Spec); err != nil {
+		acct, isNew, err := account.Create(ctx, tx, spec)
+		if err != nil {
 			return err
 		}
-		if created {
-			return limit.Set(ctx, tx, n.AccountID, n.Currency, n.Limits, s.now())
+		if created = isNew; created {
+			return limit.Set(ctx, tx, acct.AccountID, n.Currency, n.Limits, s.now())
 		}
-		have, err := limit.Configured(ctx, tx, n.AccountID)
+		have, err := limit.Configured(ctx, tx, acct.AccountID)
 		if err != nil {
 			return err
 		}
@@ -89,7 +93,7 @@ func (s *Service) CreateAccount(ctx context.Context, n NewAccount) (AccountView,
 	if err != nil {
 		return AccountView{}, false, err
 	}
-	v, err := s.Account(ctx, n.AccountID)
+	v, err := s.Account(ctx, n.TenantID, n.AccountID)
 	return v, created, err
 }
 
@@ -110,21 +114,23 @@ func sameLimits(have, want []limit.Limit) bool {
 	return true
 }
 
-// Account returns the account view (ACCOUNT_NOT_FOUND if none). Its
-// three reads run in one repeatable-read transaction, so the balance and
-// the transactions shown agree.
-func (s *Service) Account(ctx context.Context, id string) (AccountView, error) {
+// Account returns the view of the tenant's account with the id it chose
+// (ACCOUNT_NOT_FOUND if none); an empty tenant finds the id in any tenant
+// (ACCOUNT_AMBIGUOUS when several use it). Its reads run in one
+// repeatable-read transaction, so the balance and the transactions shown
+// agree.
+func (s *Service) Account(ctx context.Context, tenantID, id string) (AccountView, error) {
 	var v AccountView
 	err := pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		a, err := account.Get(ctx, tx, id)
+		a, err := account.Find(ctx, tx, tenantID, id)
 		if err != nil {
 			return err
 		}
-		limits, err := limit.Current(ctx, tx, id, s.now())
+		limits, err := limit.Current(ctx, tx, a.AccountID, s.now())
 		if err != nil {
 			return err
 		}
-		txns, err := account.Transactions(ctx, tx, id, RecentTransactions)
+		txns, err := account.Transactions(ctx, tx, a.AccountID, RecentTransactions)
 		if err != nil {
 			return err
 		}

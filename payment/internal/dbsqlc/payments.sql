@@ -1,15 +1,87 @@
 -- name: InsertPayment :execrows
--- Insert-first; a replay of the same payment id inserts nothing.
-INSERT INTO payments (payment_id, tenant_id, debtor_account, amount, currency, creditor_name,
+-- Insert-first; a replay of the same payment inserts nothing (its key, or
+-- its tenant's id, is taken).
+INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
                       creditor_iban, creditor_bic, remittance_info, requested_execution_time,
                       scheduled_execution_time, status, status_reason, request)
-VALUES (@payment_id, @tenant_id, @debtor_account, sqlc.narg('amount'), sqlc.narg('currency'), @creditor_name,
+VALUES (@payment_id, @external_id, @tenant_id, @debtor_account, sqlc.narg('amount'), sqlc.narg('currency'), @creditor_name,
         sqlc.narg('creditor_iban'), sqlc.narg('creditor_bic'), sqlc.narg('remittance_info'), @requested_execution_time,
         sqlc.narg('scheduled_execution_time'), @status, sqlc.narg('status_reason'), @request)
-ON CONFLICT (payment_id) DO NOTHING;
+ON CONFLICT DO NOTHING;
+
+-- name: ReceivePayments :many
+-- Payments taken in: stored RECEIVED with the Phase A workflow that is to
+-- take them on, from a JSON array of rows; the keys inserted (the others
+-- exist: a replay, or another payment under the tenant's id).
+WITH inserted AS (
+    INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
+                          creditor_iban, creditor_bic, remittance_info, requested_execution_time, status, request)
+    SELECT r.payment_id, r.external_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
+           r.creditor_iban, r.creditor_bic, r.remittance_info, r.requested_execution_time, 'RECEIVED', r.request
+    FROM jsonb_to_recordset(@payments::jsonb) AS r(payment_id text, external_id text, tenant_id text, debtor_account text,
+                                                 amount numeric, currency text, creditor_name text, creditor_iban text,
+                                                 creditor_bic text, remittance_info text, requested_execution_time timestamptz,
+                                                 request jsonb)
+    ON CONFLICT DO NOTHING
+    RETURNING payments.payment_id
+)
+INSERT INTO payment_intake (payment_id, init_workflow_id)
+SELECT i.payment_id, w.init_workflow_id
+FROM inserted i
+JOIN jsonb_to_recordset(@payments::jsonb) AS w(payment_id text, init_workflow_id text) ON w.payment_id = i.payment_id
+ON CONFLICT (payment_id) DO UPDATE SET init_workflow_id = EXCLUDED.init_workflow_id
+RETURNING payment_intake.payment_id;
+
+-- name: FindPayments :many
+-- The payments stored under these tenants' ids (pairs: tenant_ids[i],
+-- external_ids[i]).
+SELECT p.payment_id, p.tenant_id, p.external_id, p.request
+FROM payments p
+WHERE (p.external_id, p.tenant_id) IN (SELECT unnest(@external_ids::text[]), unnest(@tenant_ids::text[]));
+
+-- name: PaymentKeysByExternalID :many
+-- Every tenant's payment under an id, for an operator who names no tenant.
+SELECT payment_id FROM payments WHERE external_id = @external_id ORDER BY tenant_id LIMIT 10;
+
+-- name: PaymentKey :one
+SELECT payment_id FROM payments WHERE external_id = @external_id AND tenant_id = @tenant_id;
+
+-- name: ReceivedPayments :many
+-- Those of the keys that Phase A has yet to take on.
+SELECT payment_id, request FROM payments
+WHERE payment_id = ANY(@payment_ids::text[]) AND status = 'RECEIVED'
+ORDER BY payment_id;
+
+-- name: ConcludePhaseA :many
+-- Phase A's verdicts, from a JSON array of rows: each payment from
+-- RECEIVED to SCHEDULED (with its slot and context) or REJECTED (with its
+-- reason), in one guarded statement; the keys moved.
+UPDATE payments p
+SET status = r.status, status_reason = r.status_reason, scheduled_execution_time = r.scheduled_execution_time,
+    context = r.context, updated_at = now()
+FROM jsonb_to_recordset(@verdicts::jsonb) AS r(payment_id text, status text, status_reason text,
+                                              scheduled_execution_time timestamptz, context jsonb)
+WHERE p.payment_id = r.payment_id AND p.status = 'RECEIVED'
+RETURNING p.payment_id;
+
+-- name: DeleteIntake :exec
+DELETE FROM payment_intake WHERE payment_id = ANY(@payment_ids::text[]);
+
+-- name: PendingIntake :many
+-- The Phase A workflows whose payments have waited since before @before,
+-- oldest first, with their keys.
+SELECT init_workflow_id, array_agg(payment_id ORDER BY payment_id)::text[] AS payment_ids
+FROM payment_intake
+WHERE received_at < @before
+GROUP BY init_workflow_id
+ORDER BY min(received_at)
+LIMIT @max_workflows;
+
+-- name: PaymentContext :one
+SELECT context FROM payments WHERE payment_id = @payment_id;
 
 -- name: GetPayment :one
-SELECT payment_id, tenant_id, debtor_account, amount, currency, creditor_name, creditor_iban,
+SELECT payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name, creditor_iban,
        creditor_bic, remittance_info, requested_execution_time, scheduled_execution_time,
        status, status_reason, request, execution_ref, created_at, updated_at
 FROM payments
@@ -78,7 +150,7 @@ SELECT * FROM payment_batches WHERE batch_id = @batch_id;
 
 -- name: BatchProgress :one
 SELECT count(*)::int AS started,
-       count(*) FILTER (WHERE p.payment_id IS NULL)::int AS received,
+       count(*) FILTER (WHERE p.payment_id IS NULL OR p.status = 'RECEIVED')::int AS received,
        count(*) FILTER (WHERE p.status = 'REJECTED')::int AS rejected,
        count(*) FILTER (WHERE p.status = 'SCHEDULED')::int AS scheduled,
        count(*) FILTER (WHERE p.status IN ('ACCEPTED', 'PROCESSING'))::int AS executing,
@@ -89,18 +161,7 @@ FROM payment_batch_items i
 LEFT JOIN payments p ON p.payment_id = i.payment_id
 WHERE i.batch_id = @batch_id;
 
--- name: InsertPayments :many
--- A chunk's payments in one statement, from a JSON array of rows shaped
--- like InsertPayment's parameters: the ids inserted (the others exist).
-INSERT INTO payments (payment_id, tenant_id, debtor_account, amount, currency, creditor_name,
-                      creditor_iban, creditor_bic, remittance_info, requested_execution_time,
-                      scheduled_execution_time, status, status_reason, request)
-SELECT r.payment_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
-       r.creditor_iban, r.creditor_bic, r.remittance_info, r.requested_execution_time,
-       r.scheduled_execution_time, r.status, r.status_reason, r.request
-FROM jsonb_to_recordset(@payments::jsonb) AS r(payment_id text, tenant_id text, debtor_account text, amount numeric, currency text,
-                                           creditor_name text, creditor_iban text, creditor_bic text, remittance_info text,
-                                           requested_execution_time timestamptz, scheduled_execution_time timestamptz,
-                                           status text, status_reason text, request jsonb)
-ON CONFLICT (payment_id) DO NOTHING
-RETURNING payment_id;
+-- name: PaymentOutcomes :many
+-- Where Phase A left these payments (for a run that found them taken on).
+SELECT payment_id, external_id, status, status_reason, scheduled_execution_time
+FROM payments WHERE payment_id = ANY(@payment_ids::text[]);

@@ -15,7 +15,7 @@ import (
 
 const batchProgress = `-- name: BatchProgress :one
 SELECT count(*)::int AS started,
-       count(*) FILTER (WHERE p.payment_id IS NULL)::int AS received,
+       count(*) FILTER (WHERE p.payment_id IS NULL OR p.status = 'RECEIVED')::int AS received,
        count(*) FILTER (WHERE p.status = 'REJECTED')::int AS rejected,
        count(*) FILTER (WHERE p.status = 'SCHEDULED')::int AS scheduled,
        count(*) FILTER (WHERE p.status IN ('ACCEPTED', 'PROCESSING'))::int AS executing,
@@ -52,6 +52,48 @@ func (q *Queries) BatchProgress(ctx context.Context, batchID string) (BatchProgr
 		&i.Returned,
 	)
 	return i, err
+}
+
+const concludePhaseA = `-- name: ConcludePhaseA :many
+UPDATE payments p
+SET status = r.status, status_reason = r.status_reason, scheduled_execution_time = r.scheduled_execution_time,
+    context = r.context, updated_at = now()
+FROM jsonb_to_recordset($1::jsonb) AS r(payment_id text, status text, status_reason text,
+                                              scheduled_execution_time timestamptz, context jsonb)
+WHERE p.payment_id = r.payment_id AND p.status = 'RECEIVED'
+RETURNING p.payment_id
+`
+
+// Phase A's verdicts, from a JSON array of rows: each payment from
+// RECEIVED to SCHEDULED (with its slot and context) or REJECTED (with its
+// reason), in one guarded statement; the keys moved.
+func (q *Queries) ConcludePhaseA(ctx context.Context, verdicts []byte) ([]string, error) {
+	rows, err := q.db.Query(ctx, concludePhaseA, verdicts)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var payment_id string
+		if err := rows.Scan(&payment_id); err != nil {
+			return nil, err
+		}
+		items = append(items, payment_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const deleteIntake = `-- name: DeleteIntake :exec
+DELETE FROM payment_intake WHERE payment_id = ANY($1::text[])
+`
+
+func (q *Queries) DeleteIntake(ctx context.Context, paymentIds []string) error {
+	_, err := q.db.Exec(ctx, deleteIntake, paymentIds)
+	return err
 }
 
 const deliverPayments = `-- name: DeliverPayments :many
@@ -99,6 +141,51 @@ func (q *Queries) FailPayment(ctx context.Context, arg FailPaymentParams) (int64
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const findPayments = `-- name: FindPayments :many
+SELECT p.payment_id, p.tenant_id, p.external_id, p.request
+FROM payments p
+WHERE (p.external_id, p.tenant_id) IN (SELECT unnest($1::text[]), unnest($2::text[]))
+`
+
+type FindPaymentsParams struct {
+	ExternalIds []string
+	TenantIds   []string
+}
+
+type FindPaymentsRow struct {
+	PaymentID  string
+	TenantID   string
+	ExternalID string
+	Request    []byte
+}
+
+// The payments stored under these tenants' ids (pairs: tenant_ids[i],
+// external_ids[i]).
+func (q *Queries) FindPayments(ctx context.Context, arg FindPaymentsParams) ([]FindPaymentsRow, error) {
+	rows, err := q.db.Query(ctx, findPayments, arg.ExternalIds, arg.TenantIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FindPaymentsRow
+	for rows.Next() {
+		var i FindPaymentsRow
+		if err := rows.Scan(
+			&i.PaymentID,
+			&i.TenantID,
+			&i.ExternalID,
+			&i.Request,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const getBatch = `-- name: GetBatch :one
@@ -152,7 +239,7 @@ func (q *Queries) GetBooking(ctx context.Context, paymentID string) (PaymentBook
 }
 
 const getPayment = `-- name: GetPayment :one
-SELECT payment_id, tenant_id, debtor_account, amount, currency, creditor_name, creditor_iban,
+SELECT payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name, creditor_iban,
        creditor_bic, remittance_info, requested_execution_time, scheduled_execution_time,
        status, status_reason, request, execution_ref, created_at, updated_at
 FROM payments
@@ -161,6 +248,7 @@ WHERE payment_id = $1
 
 type GetPaymentRow struct {
 	PaymentID              string
+	ExternalID             string
 	TenantID               string
 	DebtorAccount          string
 	Amount                 *decimal.Decimal
@@ -184,6 +272,7 @@ func (q *Queries) GetPayment(ctx context.Context, paymentID string) (GetPaymentR
 	var i GetPaymentRow
 	err := row.Scan(
 		&i.PaymentID,
+		&i.ExternalID,
 		&i.TenantID,
 		&i.DebtorAccount,
 		&i.Amount,
@@ -306,17 +395,18 @@ func (q *Queries) InsertNotification(ctx context.Context, arg InsertNotification
 }
 
 const insertPayment = `-- name: InsertPayment :execrows
-INSERT INTO payments (payment_id, tenant_id, debtor_account, amount, currency, creditor_name,
+INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
                       creditor_iban, creditor_bic, remittance_info, requested_execution_time,
                       scheduled_execution_time, status, status_reason, request)
-VALUES ($1, $2, $3, $4, $5, $6,
-        $7, $8, $9, $10,
-        $11, $12, $13, $14)
-ON CONFLICT (payment_id) DO NOTHING
+VALUES ($1, $2, $3, $4, $5, $6, $7,
+        $8, $9, $10, $11,
+        $12, $13, $14, $15)
+ON CONFLICT DO NOTHING
 `
 
 type InsertPaymentParams struct {
 	PaymentID              string
+	ExternalID             string
 	TenantID               string
 	DebtorAccount          string
 	Amount                 *decimal.Decimal
@@ -332,10 +422,12 @@ type InsertPaymentParams struct {
 	Request                []byte
 }
 
-// Insert-first; a replay of the same payment id inserts nothing.
+// Insert-first; a replay of the same payment inserts nothing (its key, or
+// its tenant's id, is taken).
 func (q *Queries) InsertPayment(ctx context.Context, arg InsertPaymentParams) (int64, error) {
 	result, err := q.db.Exec(ctx, insertPayment,
 		arg.PaymentID,
+		arg.ExternalID,
 		arg.TenantID,
 		arg.DebtorAccount,
 		arg.Amount,
@@ -356,25 +448,40 @@ func (q *Queries) InsertPayment(ctx context.Context, arg InsertPaymentParams) (i
 	return result.RowsAffected(), nil
 }
 
-const insertPayments = `-- name: InsertPayments :many
-INSERT INTO payments (payment_id, tenant_id, debtor_account, amount, currency, creditor_name,
-                      creditor_iban, creditor_bic, remittance_info, requested_execution_time,
-                      scheduled_execution_time, status, status_reason, request)
-SELECT r.payment_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
-       r.creditor_iban, r.creditor_bic, r.remittance_info, r.requested_execution_time,
-       r.scheduled_execution_time, r.status, r.status_reason, r.request
-FROM jsonb_to_recordset($1::jsonb) AS r(payment_id text, tenant_id text, debtor_account text, amount numeric, currency text,
-                                           creditor_name text, creditor_iban text, creditor_bic text, remittance_info text,
-                                           requested_execution_time timestamptz, scheduled_execution_time timestamptz,
-                                           status text, status_reason text, request jsonb)
-ON CONFLICT (payment_id) DO NOTHING
-RETURNING payment_id
+const paymentContext = `-- name: PaymentContext :one
+SELECT context FROM payments WHERE payment_id = $1
 `
 
-// A chunk's payments in one statement, from a JSON array of rows shaped
-// like InsertPayment's parameters: the ids inserted (the others exist).
-func (q *Queries) InsertPayments(ctx context.Context, payments []byte) ([]string, error) {
-	rows, err := q.db.Query(ctx, insertPayments, payments)
+func (q *Queries) PaymentContext(ctx context.Context, paymentID string) ([]byte, error) {
+	row := q.db.QueryRow(ctx, paymentContext, paymentID)
+	var context []byte
+	err := row.Scan(&context)
+	return context, err
+}
+
+const paymentKey = `-- name: PaymentKey :one
+SELECT payment_id FROM payments WHERE external_id = $1 AND tenant_id = $2
+`
+
+type PaymentKeyParams struct {
+	ExternalID string
+	TenantID   string
+}
+
+func (q *Queries) PaymentKey(ctx context.Context, arg PaymentKeyParams) (string, error) {
+	row := q.db.QueryRow(ctx, paymentKey, arg.ExternalID, arg.TenantID)
+	var payment_id string
+	err := row.Scan(&payment_id)
+	return payment_id, err
+}
+
+const paymentKeysByExternalID = `-- name: PaymentKeysByExternalID :many
+SELECT payment_id FROM payments WHERE external_id = $1 ORDER BY tenant_id LIMIT 10
+`
+
+// Every tenant's payment under an id, for an operator who names no tenant.
+func (q *Queries) PaymentKeysByExternalID(ctx context.Context, externalID string) ([]string, error) {
+	rows, err := q.db.Query(ctx, paymentKeysByExternalID, externalID)
 	if err != nil {
 		return nil, err
 	}
@@ -386,6 +493,163 @@ func (q *Queries) InsertPayments(ctx context.Context, payments []byte) ([]string
 			return nil, err
 		}
 		items = append(items, payment_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const paymentOutcomes = `-- name: PaymentOutcomes :many
+SELECT payment_id, external_id, status, status_reason, scheduled_execution_time
+FROM payments WHERE payment_id = ANY($1::text[])
+`
+
+type PaymentOutcomesRow struct {
+	PaymentID              string
+	ExternalID             string
+	Status                 string
+	StatusReason           *string
+	ScheduledExecutionTime *time.Time
+}
+
+// Where Phase A left these payments (for a run that found them taken on).
+func (q *Queries) PaymentOutcomes(ctx context.Context, paymentIds []string) ([]PaymentOutcomesRow, error) {
+	rows, err := q.db.Query(ctx, paymentOutcomes, paymentIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PaymentOutcomesRow
+	for rows.Next() {
+		var i PaymentOutcomesRow
+		if err := rows.Scan(
+			&i.PaymentID,
+			&i.ExternalID,
+			&i.Status,
+			&i.StatusReason,
+			&i.ScheduledExecutionTime,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const pendingIntake = `-- name: PendingIntake :many
+SELECT init_workflow_id, array_agg(payment_id ORDER BY payment_id)::text[] AS payment_ids
+FROM payment_intake
+WHERE received_at < $1
+GROUP BY init_workflow_id
+ORDER BY min(received_at)
+LIMIT $2
+`
+
+type PendingIntakeParams struct {
+	Before       time.Time
+	MaxWorkflows int32
+}
+
+type PendingIntakeRow struct {
+	InitWorkflowID string
+	PaymentIds     []string
+}
+
+// The Phase A workflows whose payments have waited since before @before,
+// oldest first, with their keys.
+func (q *Queries) PendingIntake(ctx context.Context, arg PendingIntakeParams) ([]PendingIntakeRow, error) {
+	rows, err := q.db.Query(ctx, pendingIntake, arg.Before, arg.MaxWorkflows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PendingIntakeRow
+	for rows.Next() {
+		var i PendingIntakeRow
+		if err := rows.Scan(&i.InitWorkflowID, &i.PaymentIds); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const receivePayments = `-- name: ReceivePayments :many
+WITH inserted AS (
+    INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
+                          creditor_iban, creditor_bic, remittance_info, requested_execution_time, status, request)
+    SELECT r.payment_id, r.external_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
+           r.creditor_iban, r.creditor_bic, r.remittance_info, r.requested_execution_time, 'RECEIVED', r.request
+    FROM jsonb_to_recordset($1::jsonb) AS r(payment_id text, external_id text, tenant_id text, debtor_account text,
+                                                 amount numeric, currency text, creditor_name text, creditor_iban text,
+                                                 creditor_bic text, remittance_info text, requested_execution_time timestamptz,
+                                                 request jsonb)
+    ON CONFLICT DO NOTHING
+    RETURNING payments.payment_id
+)
+INSERT INTO payment_intake (payment_id, init_workflow_id)
+SELECT i.payment_id, w.init_workflow_id
+FROM inserted i
+JOIN jsonb_to_recordset($1::jsonb) AS w(payment_id text, init_workflow_id text) ON w.payment_id = i.payment_id
+ON CONFLICT (payment_id) DO UPDATE SET init_workflow_id = EXCLUDED.init_workflow_id
+RETURNING payment_intake.payment_id
+`
+
+// Payments taken in: stored RECEIVED with the Phase A workflow that is to
+// take them on, from a JSON array of rows; the keys inserted (the others
+// exist: a replay, or another payment under the tenant's id).
+func (q *Queries) ReceivePayments(ctx context.Context, payments []byte) ([]string, error) {
+	rows, err := q.db.Query(ctx, receivePayments, payments)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var payment_id string
+		if err := rows.Scan(&payment_id); err != nil {
+			return nil, err
+		}
+		items = append(items, payment_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const receivedPayments = `-- name: ReceivedPayments :many
+SELECT payment_id, request FROM payments
+WHERE payment_id = ANY($1::text[]) AND status = 'RECEIVED'
+ORDER BY payment_id
+`
+
+type ReceivedPaymentsRow struct {
+	PaymentID string
+	Request   []byte
+}
+
+// Those of the keys that Phase A has yet to take on.
+func (q *Queries) ReceivedPayments(ctx context.Context, paymentIds []string) ([]ReceivedPaymentsRow, error) {
+	rows, err := q.db.Query(ctx, receivedPayments, paymentIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ReceivedPaymentsRow
+	for rows.Next() {
+		var i ReceivedPaymentsRow
+		if err := rows.Scan(&i.PaymentID, &i.Request); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -1,18 +1,28 @@
 -- name: InsertAccount :one
--- Insert-first; an existing id inserts nothing (the caller compares specs).
-INSERT INTO account (account_id, tenant_id, currency, opening_balance, balance, limit_based, fee)
-VALUES (@account_id, @tenant_id, @currency, @opening_balance, @opening_balance, @limit_based, @fee)
-ON CONFLICT (account_id) DO NOTHING
+-- Insert-first; an existing key, or tenant's id, inserts nothing (the
+-- caller compares specs).
+INSERT INTO account (account_id, external_id, tenant_id, currency, opening_balance, balance, limit_based, fee)
+VALUES (@account_id, @external_id, @tenant_id, @currency, @opening_balance, @opening_balance, @limit_based, @fee)
+ON CONFLICT DO NOTHING
 RETURNING *;
 
 -- name: GetAccount :one
 SELECT * FROM account WHERE account_id = @account_id;
 
+-- name: FindAccounts :many
+-- The accounts with this tenant's id: the tenant's one, or, for no
+-- tenant (an operator), every tenant's.
+SELECT * FROM account
+WHERE external_id = @external_id AND (sqlc.narg('tenant_id')::text IS NULL OR tenant_id = sqlc.narg('tenant_id'))
+ORDER BY tenant_id
+LIMIT 10;
+
 -- name: LookupAccounts :many
--- Phase A's bulk lookup: one round trip for a whole file's debtor accounts.
-SELECT account_id, tenant_id, currency, limit_based, fee
+-- Phase A's bulk lookup: one round trip for a whole file's debtor
+-- accounts, by their tenants' ids (pairs: external_ids[i], tenant_ids[i]).
+SELECT account_id, external_id, tenant_id, currency, limit_based, fee
 FROM account
-WHERE account_id = ANY(@account_ids::text[]);
+WHERE (external_id, tenant_id) IN (SELECT unnest(@external_ids::text[]), unnest(@tenant_ids::text[]));
 
 -- name: RecentTransactions :many
 SELECT * FROM account_transaction

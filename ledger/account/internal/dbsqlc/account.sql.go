@@ -13,8 +13,54 @@ import (
 	decimal "github.com/shopspring/decimal"
 )
 
+const findAccounts = `-- name: FindAccounts :many
+SELECT account_id, tenant_id, currency, opening_balance, balance, limit_based, fee, txn_seq, created_at, updated_at, external_id FROM account
+WHERE external_id = $1 AND ($2::text IS NULL OR tenant_id = $2)
+ORDER BY tenant_id
+LIMIT 10
+`
+
+type FindAccountsParams struct {
+	ExternalID string
+	TenantID   *string
+}
+
+// The accounts with this tenant's id: the tenant's one, or, for no
+// tenant (an operator), every tenant's.
+func (q *Queries) FindAccounts(ctx context.Context, arg FindAccountsParams) ([]Account, error) {
+	rows, err := q.db.Query(ctx, findAccounts, arg.ExternalID, arg.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Account
+	for rows.Next() {
+		var i Account
+		if err := rows.Scan(
+			&i.AccountID,
+			&i.TenantID,
+			&i.Currency,
+			&i.OpeningBalance,
+			&i.Balance,
+			&i.LimitBased,
+			&i.Fee,
+			&i.TxnSeq,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.ExternalID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getAccount = `-- name: GetAccount :one
-SELECT account_id, tenant_id, currency, opening_balance, balance, limit_based, fee, txn_seq, created_at, updated_at FROM account WHERE account_id = $1
+SELECT account_id, tenant_id, currency, opening_balance, balance, limit_based, fee, txn_seq, created_at, updated_at, external_id FROM account WHERE account_id = $1
 `
 
 func (q *Queries) GetAccount(ctx context.Context, accountID string) (Account, error) {
@@ -31,6 +77,7 @@ func (q *Queries) GetAccount(ctx context.Context, accountID string) (Account, er
 		&i.TxnSeq,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ExternalID,
 	)
 	return i, err
 }
@@ -84,14 +131,15 @@ func (q *Queries) GetTransactionByReference(ctx context.Context, reference strin
 }
 
 const insertAccount = `-- name: InsertAccount :one
-INSERT INTO account (account_id, tenant_id, currency, opening_balance, balance, limit_based, fee)
-VALUES ($1, $2, $3, $4, $4, $5, $6)
-ON CONFLICT (account_id) DO NOTHING
-RETURNING account_id, tenant_id, currency, opening_balance, balance, limit_based, fee, txn_seq, created_at, updated_at
+INSERT INTO account (account_id, external_id, tenant_id, currency, opening_balance, balance, limit_based, fee)
+VALUES ($1, $2, $3, $4, $5, $5, $6, $7)
+ON CONFLICT DO NOTHING
+RETURNING account_id, tenant_id, currency, opening_balance, balance, limit_based, fee, txn_seq, created_at, updated_at, external_id
 `
 
 type InsertAccountParams struct {
 	AccountID      string
+	ExternalID     string
 	TenantID       string
 	Currency       string
 	OpeningBalance decimal.Decimal
@@ -99,10 +147,12 @@ type InsertAccountParams struct {
 	Fee            decimal.Decimal
 }
 
-// Insert-first; an existing id inserts nothing (the caller compares specs).
+// Insert-first; an existing key, or tenant's id, inserts nothing (the
+// caller compares specs).
 func (q *Queries) InsertAccount(ctx context.Context, arg InsertAccountParams) (Account, error) {
 	row := q.db.QueryRow(ctx, insertAccount,
 		arg.AccountID,
+		arg.ExternalID,
 		arg.TenantID,
 		arg.Currency,
 		arg.OpeningBalance,
@@ -121,27 +171,35 @@ func (q *Queries) InsertAccount(ctx context.Context, arg InsertAccountParams) (A
 		&i.TxnSeq,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.ExternalID,
 	)
 	return i, err
 }
 
 const lookupAccounts = `-- name: LookupAccounts :many
-SELECT account_id, tenant_id, currency, limit_based, fee
+SELECT account_id, external_id, tenant_id, currency, limit_based, fee
 FROM account
-WHERE account_id = ANY($1::text[])
+WHERE (external_id, tenant_id) IN (SELECT unnest($1::text[]), unnest($2::text[]))
 `
+
+type LookupAccountsParams struct {
+	ExternalIds []string
+	TenantIds   []string
+}
 
 type LookupAccountsRow struct {
 	AccountID  string
+	ExternalID string
 	TenantID   string
 	Currency   string
 	LimitBased bool
 	Fee        decimal.Decimal
 }
 
-// Phase A's bulk lookup: one round trip for a whole file's debtor accounts.
-func (q *Queries) LookupAccounts(ctx context.Context, accountIds []string) ([]LookupAccountsRow, error) {
-	rows, err := q.db.Query(ctx, lookupAccounts, accountIds)
+// Phase A's bulk lookup: one round trip for a whole file's debtor
+// accounts, by their tenants' ids (pairs: external_ids[i], tenant_ids[i]).
+func (q *Queries) LookupAccounts(ctx context.Context, arg LookupAccountsParams) ([]LookupAccountsRow, error) {
+	rows, err := q.db.Query(ctx, lookupAccounts, arg.ExternalIds, arg.TenantIds)
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +209,7 @@ func (q *Queries) LookupAccounts(ctx context.Context, accountIds []string) ([]Lo
 		var i LookupAccountsRow
 		if err := rows.Scan(
 			&i.AccountID,
+			&i.ExternalID,
 			&i.TenantID,
 			&i.Currency,
 			&i.LimitBased,

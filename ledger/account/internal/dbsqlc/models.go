@@ -22,6 +22,7 @@ type Account struct {
 	TxnSeq         int64
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	ExternalID     string
 }
 
 type AccountTransaction struct {
