@@ -50,7 +50,9 @@ func (f *fakePayments) StartBatch(_ context.Context, rs []payment.Request, _ boo
 	}
 	return payment.BatchSubmission{BatchID: "b", Payments: len(rs), Chunks: 1}, nil
 }
-func (f *fakePayments) CheckBatch([]payment.Request, []int) []payment.LineError { return nil }
+func (f *fakePayments) CheckBatch(context.Context, []payment.Request, []int) ([]payment.LineError, error) {
+	return nil, nil
+}
 func (f *fakePayments) RecordRejections(_ context.Context, _ string, rs []payment.LineError) error {
 	f.rejections = rs
 	return nil

@@ -26,8 +26,8 @@ func (v *validatingPayments) Submit(ctx context.Context, r payment.Request) (str
 }
 
 // CheckBatch is the real service's check (it needs no database).
-func (v *validatingPayments) CheckBatch(rs []payment.Request, lines []int) []payment.LineError {
-	return (&payment.Service{}).CheckBatch(rs, lines)
+func (v *validatingPayments) CheckBatch(ctx context.Context, rs []payment.Request, lines []int) ([]payment.LineError, error) {
+	return (&payment.Service{}).CheckBatch(ctx, rs, lines)
 }
 
 var fuzzRoutes = []struct{ method, path, ctype string }{

@@ -21,7 +21,7 @@ type Payments interface {
 	Submit(ctx context.Context, r payment.Request) (string, error)
 	// CheckBatch finds a file's bad payments; StartBatch starts the ones
 	// it passed, without checking them again.
-	CheckBatch(rs []payment.Request, lines []int) []payment.LineError
+	CheckBatch(ctx context.Context, rs []payment.Request, lines []int) ([]payment.LineError, error)
 	// With whole set, a payment whose id its tenant used for a different
 	// payment refuses them all (payment.ErrConflict); otherwise it alone
 	// is not started (its index is in the submission's Conflicts).
@@ -78,7 +78,7 @@ func (rt *Router) HandlePayments(p Payments) {
 		}
 	}))
 	rt.Handle("POST /v1/payment-batches", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reqs, lines, lineErrs, prob := decodeBatch(w, r)
+		reqs, lines, lineErrs, declared, prob := decodeBatch(w, r)
 		if prob != nil {
 			WriteProblem(w, r, *prob)
 			return
@@ -94,7 +94,12 @@ func (rt *Router) HandlePayments(p Payments) {
 			}
 		}
 		// Every bad payment is reported, not just the unreadable lines.
-		lineErrs = mergeLines(append(lineErrs, p.CheckBatch(reqs, lines)...))
+		checked, err := p.CheckBatch(r.Context(), reqs, lines)
+		if err != nil {
+			WriteProblem(w, r, stopped())
+			return
+		}
+		lineErrs = mergeLines(append(lineErrs, checked...))
 		keep := reqs
 		if len(lineErrs) > 0 && atomic {
 			keep = nil // one bad payment refuses the file
@@ -112,7 +117,6 @@ func (rt *Router) HandlePayments(p Payments) {
 			}
 		}
 		var sub payment.BatchSubmission
-		var err error
 		if len(keep) > 0 {
 			sub, err = p.StartBatch(r.Context(), keep, atomic)
 			// A payment whose id its tenant used for a different payment
@@ -153,8 +157,12 @@ func (rt *Router) HandlePayments(p Payments) {
 					rt.log.Error("recording a file's rejections failed", "batch", sub.BatchID, "error", err)
 				}
 			}
+			if sub.Payments+len(lineErrs) != declared {
+				rt.log.Error("a file's payments are not all accounted for", "batch", sub.BatchID,
+					"declared", declared, "started", sub.Payments, "rejected", len(lineErrs))
+			}
 			w.Header().Set("Location", "/v1/payment-batches/"+sub.BatchID)
-			out := batchAccepted{BatchSubmission: sub, Rejected: len(lineErrs), Rejections: lineErrs}
+			out := batchAccepted{BatchSubmission: sub, Declared: declared, Rejected: len(lineErrs), Rejections: lineErrs}
 			if len(out.Rejections) > 1000 {
 				out.Rejections = out.Rejections[:1000]
 			}
@@ -251,7 +259,7 @@ func lineCursor(c string) bool {
 // compressed body and a declared length over the limit). Payments
 // without a tenantId take the tenantId query parameter (a tenant's token
 // fills in its own later).
-func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []int, []payment.LineError, *Problem) {
+func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []int, []payment.LineError, int, *Problem) {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var (
 		f    bulkfile.File
@@ -267,18 +275,20 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []i
 	case "application/xml", "text/xml", "application/iso20022+xml":
 		f, err = bulkfile.DecodePain001(r.Context(), body)
 	default:
-		return nil, nil, nil, &Problem{Status: http.StatusUnsupportedMediaType, Title: "Unsupported media type", Detail: bulkFileBody.want()}
+		return nil, nil, nil, 0, &Problem{Status: http.StatusUnsupportedMediaType, Title: "Unsupported media type", Detail: bulkFileBody.want()}
 	}
 	var tooBig *http.MaxBytesError
 	var bad *bulkfile.Error
 	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return nil, nil, nil, 0, ptr(stopped())
 	case errors.As(err, &tooBig):
-		return nil, nil, nil, tooLarge(lim.bulk, ": split the file")
+		return nil, nil, nil, 0, tooLarge(lim.bulk, ": split the file")
 	case errors.As(err, &bad):
-		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Title: "Unreadable file", Detail: bad.Error() + "; nothing was started",
+		return nil, nil, nil, 0, &Problem{Status: http.StatusBadRequest, Title: "Unreadable file", Detail: bad.Error() + "; nothing was started",
 			Errors: []FieldError{{Field: bad.Where, Detail: bad.Detail}}}
 	case err != nil:
-		return nil, nil, nil, &Problem{Status: http.StatusBadRequest, Title: "Unreadable body", Detail: "the body could not be read to its end"}
+		return nil, nil, nil, 0, &Problem{Status: http.StatusBadRequest, Title: "Unreadable body", Detail: "the body could not be read to its end"}
 	}
 	if tenant := r.URL.Query().Get("tenantId"); tenant != "" {
 		for i := range f.Requests {
@@ -287,8 +297,18 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []i
 			}
 		}
 	}
-	return f.Requests, f.Places, f.Bad, nil
+	return f.Requests, f.Places, f.Bad, f.Declared, nil
 }
+
+// stopped is the answer to a request whose work stopped before it was
+// done: its client went away (nobody reads it) or the server is stopping.
+// Nothing of it was stored.
+func stopped() Problem {
+	return Problem{Status: http.StatusServiceUnavailable, Title: "Stopped",
+		Detail: "the request was stopped before it was done (the server is stopping); nothing was stored: send it again"}
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // decodeJSON reads one JSON object, refusing unknown fields, trailing data
 // and oversized bodies, with a problem that says where it went wrong.
@@ -326,6 +346,10 @@ func decodeJSONLimit(w http.ResponseWriter, r *http.Request, v any, limit int64)
 // 1,000).
 type batchAccepted struct {
 	payment.BatchSubmission
+	// Declared is how many payments the file holds (pain.001: its
+	// transactions; CSV: its data rows; JSON lines: its non-blank lines):
+	// payments + rejected.
+	Declared int `json:"declared"`
 	Rejected   int                 `json:"rejected"`
 	Rejections []payment.LineError `json:"rejections,omitempty"`
 }

@@ -36,7 +36,11 @@ func PaymentBatchInitWorkflow(ctx workflow.Context, chunk []Request) (BatchResul
 // batch id is derived from the payments, so submitting the same file again
 // starts nothing new.
 func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) (BatchSubmission, error) {
-	if lineErrs := s.CheckBatch(reqs, nil); len(lineErrs) > 0 {
+	lineErrs, err := s.CheckBatch(ctx, reqs, nil)
+	if err != nil {
+		return BatchSubmission{}, err
+	}
+	if len(lineErrs) > 0 {
 		return BatchSubmission{}, &BatchError{Lines: lineErrs}
 	}
 	return s.StartBatch(ctx, reqs, true)
@@ -131,11 +135,14 @@ const startConcurrency = 8
 
 // CheckBatch validates a bulk file's payments; lines gives each payment's
 // line number in the file (nil: 1, 2, ...). Every payment needs an id, and
-// an id may appear once.
-func (s *Service) CheckBatch(reqs []Request, lines []int) []LineError {
+// a tenant's id may appear once. It stops when ctx is done.
+func (s *Service) CheckBatch(ctx context.Context, reqs []Request, lines []int) ([]LineError, error) {
 	var errs []LineError
-	seen := make(map[string]int, len(reqs))
+	seen := make(map[[2]string]int, len(reqs))
 	for i, r := range reqs {
+		if i%1024 == 0 && ctx.Err() != nil {
+			return nil, fmt.Errorf("payment: checking a file stopped at payment %d: %w", i, context.Cause(ctx))
+		}
 		line := i + 1
 		if lines != nil {
 			line = lines[i]
@@ -143,10 +150,10 @@ func (s *Service) CheckBatch(reqs []Request, lines []int) []LineError {
 		var fields []FieldError
 		if r.PaymentID == "" {
 			fields = append(fields, FieldError{Field: "paymentId", Detail: "required in a bulk file, so that a resubmitted file is recognized"})
-		} else if prev, dup := seen[r.PaymentID]; dup {
+		} else if prev, dup := seen[[2]string{r.TenantID, r.PaymentID}]; dup {
 			fields = append(fields, FieldError{Field: "paymentId", Detail: fmt.Sprintf("also on line %d", prev)})
 		} else {
-			seen[r.PaymentID] = line
+			seen[[2]string{r.TenantID, r.PaymentID}] = line
 		}
 		if _, err := Validate(r, s.now()); err != nil {
 			var ve *ValidationError
@@ -158,7 +165,7 @@ func (s *Service) CheckBatch(reqs []Request, lines []int) []LineError {
 			errs = append(errs, LineError{Line: line, Fields: fields})
 		}
 	}
-	return errs
+	return errs, nil
 }
 
 // BatchSubmission is what SubmitBatch started.
