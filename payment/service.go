@@ -44,6 +44,9 @@ type View struct {
 	ScheduledExecutionTime *time.Time `json:"scheduledExecutionTime,omitempty"`
 	CreatedAt              *time.Time `json:"createdAt,omitempty"`
 	UpdatedAt              *time.Time `json:"updatedAt,omitempty"`
+	// ExecutionRef is the execution that took the payment on: its
+	// workflow's id and run, where an operator finds it in Temporal.
+	ExecutionRef string `json:"executionRef,omitempty"`
 	// Process is the payment's execution (SubmitPayment), once it began:
 	// GET /v1/processes/{processId} shows its whole log.
 	Process *ProcessView `json:"process,omitempty"`
@@ -174,7 +177,7 @@ func (s *Service) Status(ctx context.Context, tenantID, id string) (View, error)
 	v := View{
 		PaymentID: id, TenantID: p.TenantID, Status: p.Status, StatusReason: p.StatusReason,
 		RequestedExecutionTime: &p.RequestedExecutionTime, ScheduledExecutionTime: p.ScheduledExecutionTime,
-		CreatedAt: &p.CreatedAt, UpdatedAt: &p.UpdatedAt,
+		CreatedAt: &p.CreatedAt, UpdatedAt: &p.UpdatedAt, ExecutionRef: p.ExecutionRef,
 	}
 	if p.Money != nil {
 		v.Amount, v.Currency = displayAmount(p.Money), p.Money.Currency
