@@ -70,6 +70,9 @@ func TestHostileInput(t *testing.T) {
 			if r.status != 200 || r.json["status"] != "DELIVERED" {
 				return false
 			}
+			if ref, _ := r.json["executionRef"].(string); !strings.HasPrefix(ref, "exec-payment-") {
+				t.Errorf("%s: executionRef %q", a.id, ref)
+			}
 		}
 		return true
 	})
@@ -252,7 +255,9 @@ func (h *hostile) singles(token string) {
 		h.expect("FX rate "+rate, a, 422, "rate", "not a plain decimal number")
 	}
 	h.expect("a slot at the zero time", h.do("POST", "/api/v1/slots", "", "application/json",
-		`{"eventId":"e-1","configName":"default","requestedTime":"0001-01-01T00:00:00Z"}`, nil), 422, "requestedTime", "")
+		`{"eventId":"e-1","configName":"default","requestedTime":"0001-01-01T00:00:00Z"}`, nil), 422, "requestedTime", "too far in the past")
+	h.expect("slots at the zero time", h.do("POST", "/api/v1/slots/bulk", "", "application/json",
+		`{"configName":"default","events":[{"eventId":"e-2","requestedTime":"0001-01-01T00:00:00Z"}]}`, nil), 422, "events[0].requestedTime", "too far in the past")
 	h.expect("a body with a BOM", h.do("POST", "/v1/payments", token, "application/json", "\uFEFF{}", nil), 400, "", "byte order mark")
 }
 
@@ -281,6 +286,12 @@ func (h *hostile) bulk(token string) {
 		jsonl.WriteString(l.body + "\n")
 	}
 	h.file("JSON lines", token, "application/x-ndjson", jsonl.String(), lines[0].id, lines[len(lines)-1].id, len(lines)-2)
+	// A byte order mark before the first line: that line is rejected,
+	// saying so.
+	a := h.do("POST", "/v1/payment-batches", token, "application/x-ndjson", "\uFEFF"+jsonl.String(), nil)
+	if a.status != 202 || a.json["rejected"] != float64(len(lines)-1) || !strings.Contains(a.raw, "byte order mark") {
+		h.t.Errorf("JSON lines after a BOM: %d %s", a.status, a.raw)
+	}
 
 	// CSV carries the values as text: no JSON types to get wrong.
 	var csv strings.Builder
@@ -455,6 +466,19 @@ func (h *hostile) ids(acme, globex string) {
 	h.expect("an id two tenants use, no tenant named", h.do("GET", "/v1/payments/"+id, "", "", "", nil), 409, "tenantId", "")
 	if a := h.do("GET", "/v1/payments/"+id+"?tenantId=globex", "", "", "", nil); a.status != 200 || a.json["amount"] != "2.00" {
 		h.t.Errorf("operator's GET with tenantId: %d %s", a.status, a.raw)
+	}
+	// Inside a file of every format, the same: acme's id is globex's to
+	// use.
+	for _, f := range []struct{ name, ctype, body string }{
+		{"JSON lines", "application/x-ndjson", theirs + "\n"},
+		{"CSV", "text/csv", "paymentId,debtorAccount,amount,currency,creditorName,creditorIban,requestedExecutionTime\n" +
+			id + ",ACC-1,2.00,EUR,Jane Doe,DE89370400440532013000," + h.due + "\n"},
+		{"pain.001", "application/xml", painDoc([]painTx{{id, "2.00", "EUR"}}, h.due, "09", "")},
+	} {
+		a := h.do("POST", "/v1/payment-batches", globex, f.ctype, f.body, nil)
+		if a.status != 202 || a.json["payments"] != 1.0 || a.json["rejected"] != 0.0 {
+			h.t.Errorf("a %s file of globex's with an id acme uses: %d %s", f.name, a.status, a.raw)
+		}
 	}
 	// A tenant naming another tenant finds nothing.
 	h.expect("a tenant asking for another's", h.do("GET", "/v1/payments/"+id+"?tenantId=globex", acme, "", "", nil), 404, "", "")

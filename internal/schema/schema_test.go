@@ -16,9 +16,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
+	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/internal/schema"
+	"github.com/paydispatch/paydispatch/ledger"
+	"github.com/paydispatch/paydispatch/ledger/account"
+	"github.com/paydispatch/paydispatch/ledger/service"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
@@ -328,5 +332,68 @@ func TestEveryDownUndoesItsUp(t *testing.T) {
 	var n int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pacing_assign('c', 4000, 100, 3, now(), ARRAY['a','b'], ARRAY[0.5,0.5])`).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("pacing_assign after the round trips: %d rows, %v", n, err)
+	}
+}
+
+// TestUpgradeKeepsAccountsAndPayments: accounts and payments stored before
+// ids were scoped to tenants (the schema up to migration 30) keep their
+// ids as their keys: found by their tenant's ids, posted to, and their
+// ids are their tenants' own from then on.
+func TestUpgradeKeepsAccountsAndPayments(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewEmptyPool(t)
+	ctx := context.Background()
+	files, err := schema.Schema().Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, stdlib.OpenDBFromPool(pool), files,
+		goose.WithTableName(postgres.MigrationsTable), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.UpTo(ctx, 30); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`INSERT INTO account (account_id, tenant_id, currency, opening_balance, balance, limit_based) VALUES ('OLD-1', 'acme', 'EUR', 100, 100, false)`,
+		`INSERT INTO payments (payment_id, tenant_id, debtor_account, amount, currency, creditor_name, requested_execution_time, status, request)
+		 VALUES ('old-p', 'acme', 'OLD-1', 1, 'EUR', 'Jane Doe', '2030-01-01T16:00:00Z', 'REJECTED', '{"paymentId":"old-p","tenantId":"acme"}')`,
+	} {
+		if _, err := pool.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if _, err := app.Migrate(ctx, pool, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	a, err := account.Find(ctx, pool, "acme", "OLD-1")
+	if err != nil || a.AccountID != "OLD-1" || a.External() != "OLD-1" {
+		t.Fatalf("the old account by acme's id: %+v, %v", a, err)
+	}
+	if _, err := account.Find(ctx, pool, "globex", "OLD-1"); ledger.CodeOf(err) != ledger.CodeAccountNotFound {
+		t.Fatalf("the old account for globex: %v", err)
+	}
+	found, err := account.Lookup(ctx, pool, []account.Ref{{TenantID: "acme", ExternalID: "OLD-1"}})
+	if s := found[account.Ref{TenantID: "acme", ExternalID: "OLD-1"}]; err != nil || s.AccountID != "OLD-1" {
+		t.Fatalf("Phase A's lookup of the old account: %+v, %v", found, err)
+	}
+	if _, err := account.Debit(ctx, pool, account.Entry{AccountID: "OLD-1", Amount: decimal.RequireFromString("10"), Currency: "EUR", Reference: "p:CreateTransaction"}); err != nil {
+		t.Fatalf("a debit of the old account: %v", err)
+	}
+	svc := service.New(pool)
+	same := service.NewAccount{Spec: account.Spec{AccountID: "OLD-1", TenantID: "acme", Currency: "EUR", OpeningBalance: decimal.RequireFromString("100")}}
+	if v, created, err := svc.CreateAccount(ctx, same); err != nil || created || v.AccountID != "OLD-1" || !v.Balance.Equal(decimal.RequireFromString("90")) {
+		t.Fatalf("the old account created again: %+v, %v, %v", v, created, err)
+	}
+	theirs := same
+	theirs.TenantID = "globex"
+	if v, created, err := svc.CreateAccount(ctx, theirs); err != nil || !created || v.AccountID == "OLD-1" {
+		t.Fatalf("globex's OLD-1: %+v, %v, %v", v, created, err)
+	}
+	if pay, err := payment.NewStore(pool).Find(ctx, "acme", "old-p"); err != nil || pay.Key != "old-p" {
+		t.Fatalf("the old payment by acme's id: %+v, %v", pay, err)
 	}
 }
