@@ -302,16 +302,7 @@ func TestEveryDownUndoesItsUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := catalog(t, pool)
-	files, err := schema.Schema().Files()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, stdlib.OpenDBFromPool(pool), files,
-		goose.WithTableName(postgres.MigrationsTable), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := migrations(t, pool)
 	sources := p.ListSources()
 	for i := len(sources) - 2; i >= -1; i-- {
 		to := int64(0)
@@ -343,16 +334,7 @@ func TestUpgradeKeepsAccountsAndPayments(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewEmptyPool(t)
 	ctx := context.Background()
-	files, err := schema.Schema().Files()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider(goose.DialectPostgres, stdlib.OpenDBFromPool(pool), files,
-		goose.WithTableName(postgres.MigrationsTable), goose.WithDisableGlobalRegistry(true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := migrations(t, pool)
 	if _, err := p.UpTo(ctx, 30); err != nil {
 		t.Fatal(err)
 	}
@@ -396,4 +378,21 @@ func TestUpgradeKeepsAccountsAndPayments(t *testing.T) {
 	if pay, err := payment.NewStore(pool).Find(ctx, "acme", "old-p"); err != nil || pay.Key != "old-p" {
 		t.Fatalf("the old payment by acme's id: %+v, %v", pay, err)
 	}
+}
+
+// migrations is a goose provider of the whole schema's migrations on pool,
+// to take it to a given version.
+func migrations(t *testing.T, pool *pgxpool.Pool) *goose.Provider {
+	t.Helper()
+	files, err := schema.Schema().Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, stdlib.OpenDBFromPool(pool), files,
+		goose.WithTableName(postgres.MigrationsTable), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
 }
