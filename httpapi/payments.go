@@ -349,7 +349,7 @@ type batchAccepted struct {
 	// Declared is how many payments the file holds (pain.001: its
 	// transactions; CSV: its data rows; JSON lines: its non-blank lines):
 	// payments + rejected.
-	Declared int `json:"declared"`
+	Declared   int                 `json:"declared"`
 	Rejected   int                 `json:"rejected"`
 	Rejections []payment.LineError `json:"rejections,omitempty"`
 }
