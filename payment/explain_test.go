@@ -13,7 +13,7 @@ import (
 )
 
 // TestHotQueriesUseIndexes: on 100,000 payments of 10 tenants, 20,000 of
-// them waiting for Phase A, every lookup of the intake and of Phase A uses
+// them waiting for Phase A in 100 workflows, every lookup of the intake and of Phase A uses
 // an index: a tenant's id, every tenant's id (an operator's), the
 // comparison of a file's payments with the stored ones, the keys Phase A
 // takes on, an execution's context, and the resume of the intake.
@@ -27,8 +27,9 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 		SELECT 'k-' || g, 'p-' || (g / 10), 't-' || (g % 10), 'ACC-1', 1, 'EUR', 'Jane Doe', now(),
 		       CASE WHEN g % 5 = 0 THEN 'RECEIVED' ELSE 'SCHEDULED' END, '{}', '{}'
 		FROM generate_series(1, 100000) g;
-		INSERT INTO payment_intake (payment_id, init_workflow_id, received_at)
-		SELECT payment_id, 'init-' || (substr(payment_id, 3)::int / 1000), now() - interval '1 hour' FROM payments WHERE status = 'RECEIVED';
+		INSERT INTO payment_intake (init_workflow_id, payment_ids, received_at)
+		SELECT 'init-' || (substr(payment_id, 3)::int / 1000), array_agg(payment_id), now() - interval '1 hour'
+		FROM payments WHERE status = 'RECEIVED' GROUP BY 1;
 		ANALYZE payments; ANALYZE payment_intake`); err != nil {
 		t.Fatal(err)
 	}

@@ -254,7 +254,7 @@ func (a *InitActivities) initReceived(ctx context.Context, keys []string, initWo
 		if _, err := a.Queue.EnqueueBatchTx(ctx, tx, items); err != nil {
 			return err
 		}
-		return q.DeleteIntake(ctx, keys)
+		return q.DeleteIntake(ctx, initWorkflowID)
 	})
 	if errors.Is(err, queue.ErrConflict) {
 		return nil, nonRetryable(ErrTypeConflict, err)
@@ -324,8 +324,18 @@ func pick[T any](xs []T, at []int) []T {
 var storedContext = []byte(`{"version":3}`)
 
 // contextJSON is the execution's context of an accepted payment.
+// Its request is not in it: the payment's row has it beside (Store.Context
+// puts them together).
 func contextJSON(v verdict) ([]byte, error) {
-	return json.Marshal(Context{Version: 2, Request: v.r, Enrichment: v.enr, Amount: v.money.Amount.String(), Rules: v.rules})
+	return json.Marshal(storedPhaseA{Enrichment: v.enr, Amount: v.money.Amount.String(), Rules: v.rules})
+}
+
+// storedPhaseA is what Phase A stores with a payment for its execution:
+// its Context but the request.
+type storedPhaseA struct {
+	Enrichment Enrichment `json:"enrichment"`
+	Amount     string     `json:"amount"`
+	Rules      []string   `json:"rulesPassed"`
 }
 
 // InitKeys is Phase A for payments stored RECEIVED, in one step: those of

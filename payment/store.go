@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
 
@@ -103,21 +105,6 @@ type Receipt struct {
 // passed Validate. With whole set, a conflict stores nothing at all: the
 // receipts then show the conflicts, and the error is ErrConflict.
 func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i int) string, whole bool) ([]Receipt, error) {
-	type row struct {
-		PaymentID              string          `json:"payment_id"`
-		ExternalID             string          `json:"external_id"`
-		TenantID               string          `json:"tenant_id"`
-		DebtorAccount          string          `json:"debtor_account"`
-		Amount                 string          `json:"amount"`
-		Currency               string          `json:"currency"`
-		CreditorName           string          `json:"creditor_name"`
-		CreditorIBAN           *string         `json:"creditor_iban"`
-		CreditorBIC            *string         `json:"creditor_bic"`
-		RemittanceInfo         *string         `json:"remittance_info"`
-		RequestedExecutionTime time.Time       `json:"requested_execution_time"`
-		Request                json.RawMessage `json:"request"`
-		InitWorkflowID         string          `json:"init_workflow_id"`
-	}
 	out := make([]Receipt, len(rs))
 	var replays []Request
 	var replayAt []int
@@ -126,23 +113,29 @@ func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i
 		replays, replayAt = nil, nil
 		for start := 0; start < len(rs); start += receiveStatement {
 			part := rs[start:min(start+receiveStatement, len(rs))]
-			rows := make([]row, len(part))
+			n := len(part)
+			p := dbsqlc.ReceivePaymentsParams{
+				PaymentIds: make([]string, n), ExternalIds: make([]string, n), TenantIds: make([]string, n),
+				DebtorAccounts: make([]string, n), Amounts: make([]decimal.Decimal, n), Currencies: make([]string, n),
+				CreditorNames: make([]string, n), CreditorIbans: make([]string, n), CreditorBics: make([]string, n),
+				RemittanceInfos: make([]string, n), RequestedExecutionTimes: make([]time.Time, n), Requests: make([][]byte, n),
+			}
 			for j, r := range part {
 				raw, err := canonical(r)
 				if err != nil {
 					return err
 				}
+				amount, err := money.ParseDecimal(r.Amount, money.Unsigned)
+				if err != nil {
+					return fmt.Errorf("payment %s: receive an amount Validate did not check: %w", r.PaymentID, err)
+				}
 				out[start+j].Key = Key(r.TenantID, r.PaymentID)
-				rows[j] = row{PaymentID: out[start+j].Key, ExternalID: r.PaymentID, TenantID: r.TenantID, DebtorAccount: r.DebtorAccount,
-					Amount: r.Amount, Currency: r.Currency, CreditorName: r.Creditor.Name,
-					CreditorIBAN: opt(r.Creditor.IBAN), CreditorBIC: opt(r.Creditor.BIC), RemittanceInfo: opt(r.RemittanceInfo),
-					RequestedExecutionTime: r.RequestedExecutionTime, Request: raw, InitWorkflowID: initWorkflowID(start + j)}
+				p.PaymentIds[j], p.ExternalIds[j], p.TenantIds[j], p.DebtorAccounts[j] = out[start+j].Key, r.PaymentID, r.TenantID, r.DebtorAccount
+				p.Amounts[j], p.Currencies[j], p.CreditorNames[j] = amount, r.Currency, r.Creditor.Name
+				p.CreditorIbans[j], p.CreditorBics[j], p.RemittanceInfos[j] = r.Creditor.IBAN, r.Creditor.BIC, r.RemittanceInfo
+				p.RequestedExecutionTimes[j], p.Requests[j] = r.RequestedExecutionTime, raw
 			}
-			raw, err := json.Marshal(rows)
-			if err != nil {
-				return fmt.Errorf("payment: receive: %w", err)
-			}
-			inserted, err := q.ReceivePayments(ctx, raw)
+			inserted, err := q.ReceivePayments(ctx, p)
 			if err != nil {
 				return fmt.Errorf("payment: receive %d payments: %w", len(part), err)
 			}
@@ -155,6 +148,34 @@ func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i
 				if !out[start+j].Fresh {
 					replays, replayAt = append(replays, r), append(replayAt, start+j)
 				}
+			}
+		}
+		// The payments stored now, by the workflow that is to take them on.
+		type intake struct {
+			InitWorkflowID string   `json:"init_workflow_id"`
+			PaymentIDs     []string `json:"payment_ids"`
+		}
+		var workflows []intake
+		at := map[string]int{}
+		for i, rc := range out {
+			if !rc.Fresh {
+				continue
+			}
+			id := initWorkflowID(i)
+			n, ok := at[id]
+			if !ok {
+				n, at[id] = len(workflows), len(workflows)
+				workflows = append(workflows, intake{InitWorkflowID: id})
+			}
+			workflows[n].PaymentIDs = append(workflows[n].PaymentIDs, rc.Key)
+		}
+		if len(workflows) > 0 {
+			raw, err := json.Marshal(workflows)
+			if err != nil {
+				return fmt.Errorf("payment: receive: %w", err)
+			}
+			if err := q.AddIntake(ctx, raw); err != nil {
+				return fmt.Errorf("payment: record the intake of %d workflows: %w", len(workflows), err)
 			}
 		}
 		bad, err := NewStore(tx).compare(ctx, replays)
@@ -357,20 +378,25 @@ func (s *Store) RecordBatch(ctx context.Context, sub BatchSubmission, tenants, p
 // Context returns a payment's Phase A context (what its execution needs),
 // stored with it when Phase A scheduled it.
 func (s *Store) Context(ctx context.Context, key string) (Context, error) {
-	raw, err := s.q.PaymentContext(ctx, key)
+	row, err := s.q.PaymentContext(ctx, key)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Context{}, fmt.Errorf("payment %s: %w", key, ErrNotFound)
 	}
 	if err != nil {
 		return Context{}, fmt.Errorf("payment: context of %s: %w", key, err)
 	}
-	var pc Context
-	if len(raw) == 0 || string(raw) == "null" {
+	if len(row.Context) == 0 || string(row.Context) == "null" {
 		return Context{}, fmt.Errorf("payment %s has no stored context: it was not scheduled by Phase A", key)
 	}
-	if err := json.Unmarshal(raw, &pc); err != nil {
+	var stored storedPhaseA
+	pc := Context{Version: 3}
+	if err := json.Unmarshal(row.Context, &stored); err != nil {
 		return Context{}, fmt.Errorf("payment: context of %s: %w", key, err)
 	}
+	if err := json.Unmarshal(row.Request, &pc.Request); err != nil {
+		return Context{}, fmt.Errorf("payment: stored request of %s: %w", key, err)
+	}
+	pc.Enrichment, pc.Amount, pc.Rules = stored.Enrichment, stored.Amount, stored.Rules
 	return pc, nil
 }
 

@@ -72,23 +72,16 @@ func (s *saga) schedule(t *testing.T, rs ...payment.Request) map[string]payment.
 	if err != nil || res.Scheduled != len(rs) {
 		t.Fatalf("Phase A: %+v %v", res, err)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT external_id, context FROM payments WHERE context IS NOT NULL`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
+	store := payment.NewStore(s.pool)
 	out := map[string]payment.Context{}
-	for rows.Next() {
-		var id string
-		var raw []byte
-		if err := rows.Scan(&id, &raw); err != nil {
+	for _, r := range rs {
+		p, err := store.Find(ctx, r.TenantID, r.PaymentID)
+		if err != nil {
 			t.Fatal(err)
 		}
-		var pc payment.Context
-		if err := json.Unmarshal(raw, &pc); err != nil {
+		if out[r.PaymentID], err = store.Context(ctx, p.Key); err != nil {
 			t.Fatal(err)
 		}
-		out[id] = pc
 	}
 	return out
 }
@@ -453,7 +446,7 @@ func TestContextCarriesTheAccount(t *testing.T) {
 	s := newSaga(t)
 	s.account(t, account.Spec{AccountID: "ACC-USD", TenantID: "acme", Currency: "USD", LimitBased: true})
 	pc := s.schedule(t, paymentTo("fx-1", "ACC-USD", "10.00", "EUR"), paymentTo("eur-1", "ACC-1", "10.00", "EUR"))
-	if e := pc["fx-1"].Enrichment; e.AccountCurrency != "USD" || !e.LimitBased || !e.FXNeeded || pc["fx-1"].Version != 2 {
+	if e := pc["fx-1"].Enrichment; e.AccountCurrency != "USD" || !e.LimitBased || !e.FXNeeded || e.AccountKey != "ACC-USD" || pc["fx-1"].Version != 3 {
 		t.Fatalf("fx-1: %+v (context version %d)", e, pc["fx-1"].Version)
 	}
 	if e := pc["eur-1"].Enrichment; e.AccountCurrency != "EUR" || e.LimitBased || e.FXNeeded {

@@ -10,27 +10,26 @@ VALUES (@payment_id, @external_id, @tenant_id, @debtor_account, sqlc.narg('amoun
 ON CONFLICT DO NOTHING;
 
 -- name: ReceivePayments :many
--- Payments taken in: stored RECEIVED with the Phase A workflow that is to
--- take them on, from a JSON array of rows; the keys inserted (the others
+-- Payments taken in, stored RECEIVED, from arrays of their columns (the
+-- i-th of each is the i-th payment's; "" for none); the keys inserted (the others
 -- exist: a replay, or another payment under the tenant's id).
-WITH inserted AS (
-    INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
-                          creditor_iban, creditor_bic, remittance_info, requested_execution_time, status, request)
-    SELECT r.payment_id, r.external_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
-           r.creditor_iban, r.creditor_bic, r.remittance_info, r.requested_execution_time, 'RECEIVED', r.request
-    FROM jsonb_to_recordset(@payments::jsonb) AS r(payment_id text, external_id text, tenant_id text, debtor_account text,
-                                                 amount numeric, currency text, creditor_name text, creditor_iban text,
-                                                 creditor_bic text, remittance_info text, requested_execution_time timestamptz,
-                                                 request jsonb)
-    ON CONFLICT DO NOTHING
-    RETURNING payments.payment_id
-)
-INSERT INTO payment_intake (payment_id, init_workflow_id)
-SELECT i.payment_id, w.init_workflow_id
-FROM inserted i
-JOIN jsonb_to_recordset(@payments::jsonb) AS w(payment_id text, init_workflow_id text) ON w.payment_id = i.payment_id
-ON CONFLICT (payment_id) DO UPDATE SET init_workflow_id = EXCLUDED.init_workflow_id
-RETURNING payment_intake.payment_id;
+INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
+                      creditor_iban, creditor_bic, remittance_info, requested_execution_time, status, request)
+SELECT unnest(@payment_ids::text[]), unnest(@external_ids::text[]), unnest(@tenant_ids::text[]), unnest(@debtor_accounts::text[]),
+       unnest(@amounts::numeric[]), unnest(@currencies::text[]), unnest(@creditor_names::text[]),
+       nullif(unnest(@creditor_ibans::text[]), ''), nullif(unnest(@creditor_bics::text[]), ''),
+       nullif(unnest(@remittance_infos::text[]), ''),
+       unnest(@requested_execution_times::timestamptz[]), 'RECEIVED', unnest(@requests::jsonb[])
+ON CONFLICT DO NOTHING
+RETURNING payment_id;
+
+-- name: AddIntake :exec
+-- The Phase A workflows that are to take on payments just received, each
+-- with their keys, from a JSON array of {init_workflow_id, payment_ids}.
+INSERT INTO payment_intake (init_workflow_id, payment_ids)
+SELECT r.init_workflow_id, ARRAY(SELECT jsonb_array_elements_text(r.payment_ids))
+FROM jsonb_to_recordset(@workflows::jsonb) AS r(init_workflow_id text, payment_ids jsonb)
+ON CONFLICT (init_workflow_id) DO UPDATE SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids;
 
 -- name: FindPayments :many
 -- The payments stored under these tenants' ids (pairs: tenant_ids[i],
@@ -65,20 +64,20 @@ WHERE p.payment_id = r.payment_id AND p.status = 'RECEIVED'
 RETURNING p.payment_id;
 
 -- name: DeleteIntake :exec
-DELETE FROM payment_intake WHERE payment_id = ANY(@payment_ids::text[]);
+-- A Phase A workflow took on its payments.
+DELETE FROM payment_intake WHERE init_workflow_id = @init_workflow_id;
 
 -- name: PendingIntake :many
 -- The Phase A workflows whose payments have waited since before @before,
 -- oldest first, with their keys.
-SELECT init_workflow_id, array_agg(payment_id ORDER BY payment_id)::text[] AS payment_ids
+SELECT init_workflow_id, payment_ids
 FROM payment_intake
 WHERE received_at < @before
-GROUP BY init_workflow_id
-ORDER BY min(received_at)
+ORDER BY received_at
 LIMIT @max_workflows;
 
 -- name: PaymentContext :one
-SELECT context FROM payments WHERE payment_id = @payment_id;
+SELECT request, context FROM payments WHERE payment_id = @payment_id;
 
 -- name: GetPayment :one
 SELECT payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name, creditor_iban,

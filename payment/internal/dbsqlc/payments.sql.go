@@ -13,6 +13,20 @@ import (
 	decimal "github.com/shopspring/decimal"
 )
 
+const addIntake = `-- name: AddIntake :exec
+INSERT INTO payment_intake (init_workflow_id, payment_ids)
+SELECT r.init_workflow_id, ARRAY(SELECT jsonb_array_elements_text(r.payment_ids))
+FROM jsonb_to_recordset($1::jsonb) AS r(init_workflow_id text, payment_ids jsonb)
+ON CONFLICT (init_workflow_id) DO UPDATE SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids
+`
+
+// The Phase A workflows that are to take on payments just received, each
+// with their keys, from a JSON array of {init_workflow_id, payment_ids}.
+func (q *Queries) AddIntake(ctx context.Context, workflows []byte) error {
+	_, err := q.db.Exec(ctx, addIntake, workflows)
+	return err
+}
+
 const batchProgress = `-- name: BatchProgress :one
 SELECT count(*)::int AS started,
        count(*) FILTER (WHERE p.payment_id IS NULL OR p.status = 'RECEIVED')::int AS received,
@@ -88,11 +102,12 @@ func (q *Queries) ConcludePhaseA(ctx context.Context, verdicts []byte) ([]string
 }
 
 const deleteIntake = `-- name: DeleteIntake :exec
-DELETE FROM payment_intake WHERE payment_id = ANY($1::text[])
+DELETE FROM payment_intake WHERE init_workflow_id = $1
 `
 
-func (q *Queries) DeleteIntake(ctx context.Context, paymentIds []string) error {
-	_, err := q.db.Exec(ctx, deleteIntake, paymentIds)
+// A Phase A workflow took on its payments.
+func (q *Queries) DeleteIntake(ctx context.Context, initWorkflowID string) error {
+	_, err := q.db.Exec(ctx, deleteIntake, initWorkflowID)
 	return err
 }
 
@@ -449,14 +464,19 @@ func (q *Queries) InsertPayment(ctx context.Context, arg InsertPaymentParams) (i
 }
 
 const paymentContext = `-- name: PaymentContext :one
-SELECT context FROM payments WHERE payment_id = $1
+SELECT request, context FROM payments WHERE payment_id = $1
 `
 
-func (q *Queries) PaymentContext(ctx context.Context, paymentID string) ([]byte, error) {
+type PaymentContextRow struct {
+	Request []byte
+	Context []byte
+}
+
+func (q *Queries) PaymentContext(ctx context.Context, paymentID string) (PaymentContextRow, error) {
 	row := q.db.QueryRow(ctx, paymentContext, paymentID)
-	var context []byte
-	err := row.Scan(&context)
-	return context, err
+	var i PaymentContextRow
+	err := row.Scan(&i.Request, &i.Context)
+	return i, err
 }
 
 const paymentKey = `-- name: PaymentKey :one
@@ -541,11 +561,10 @@ func (q *Queries) PaymentOutcomes(ctx context.Context, paymentIds []string) ([]P
 }
 
 const pendingIntake = `-- name: PendingIntake :many
-SELECT init_workflow_id, array_agg(payment_id ORDER BY payment_id)::text[] AS payment_ids
+SELECT init_workflow_id, payment_ids
 FROM payment_intake
 WHERE received_at < $1
-GROUP BY init_workflow_id
-ORDER BY min(received_at)
+ORDER BY received_at
 LIMIT $2
 `
 
@@ -582,31 +601,50 @@ func (q *Queries) PendingIntake(ctx context.Context, arg PendingIntakeParams) ([
 }
 
 const receivePayments = `-- name: ReceivePayments :many
-WITH inserted AS (
-    INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
-                          creditor_iban, creditor_bic, remittance_info, requested_execution_time, status, request)
-    SELECT r.payment_id, r.external_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
-           r.creditor_iban, r.creditor_bic, r.remittance_info, r.requested_execution_time, 'RECEIVED', r.request
-    FROM jsonb_to_recordset($1::jsonb) AS r(payment_id text, external_id text, tenant_id text, debtor_account text,
-                                                 amount numeric, currency text, creditor_name text, creditor_iban text,
-                                                 creditor_bic text, remittance_info text, requested_execution_time timestamptz,
-                                                 request jsonb)
-    ON CONFLICT DO NOTHING
-    RETURNING payments.payment_id
-)
-INSERT INTO payment_intake (payment_id, init_workflow_id)
-SELECT i.payment_id, w.init_workflow_id
-FROM inserted i
-JOIN jsonb_to_recordset($1::jsonb) AS w(payment_id text, init_workflow_id text) ON w.payment_id = i.payment_id
-ON CONFLICT (payment_id) DO UPDATE SET init_workflow_id = EXCLUDED.init_workflow_id
-RETURNING payment_intake.payment_id
+INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
+                      creditor_iban, creditor_bic, remittance_info, requested_execution_time, status, request)
+SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
+       unnest($5::numeric[]), unnest($6::text[]), unnest($7::text[]),
+       nullif(unnest($8::text[]), ''), nullif(unnest($9::text[]), ''),
+       nullif(unnest($10::text[]), ''),
+       unnest($11::timestamptz[]), 'RECEIVED', unnest($12::jsonb[])
+ON CONFLICT DO NOTHING
+RETURNING payment_id
 `
 
-// Payments taken in: stored RECEIVED with the Phase A workflow that is to
-// take them on, from a JSON array of rows; the keys inserted (the others
+type ReceivePaymentsParams struct {
+	PaymentIds              []string
+	ExternalIds             []string
+	TenantIds               []string
+	DebtorAccounts          []string
+	Amounts                 []decimal.Decimal
+	Currencies              []string
+	CreditorNames           []string
+	CreditorIbans           []string
+	CreditorBics            []string
+	RemittanceInfos         []string
+	RequestedExecutionTimes []time.Time
+	Requests                [][]byte
+}
+
+// Payments taken in, stored RECEIVED, from arrays of their columns (the
+// i-th of each is the i-th payment's; "" for none); the keys inserted (the others
 // exist: a replay, or another payment under the tenant's id).
-func (q *Queries) ReceivePayments(ctx context.Context, payments []byte) ([]string, error) {
-	rows, err := q.db.Query(ctx, receivePayments, payments)
+func (q *Queries) ReceivePayments(ctx context.Context, arg ReceivePaymentsParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, receivePayments,
+		arg.PaymentIds,
+		arg.ExternalIds,
+		arg.TenantIds,
+		arg.DebtorAccounts,
+		arg.Amounts,
+		arg.Currencies,
+		arg.CreditorNames,
+		arg.CreditorIbans,
+		arg.CreditorBics,
+		arg.RemittanceInfos,
+		arg.RequestedExecutionTimes,
+		arg.Requests,
+	)
 	if err != nil {
 		return nil, err
 	}
