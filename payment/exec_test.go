@@ -2,6 +2,7 @@ package payment_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,7 +13,9 @@ import (
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/internal/temporaltest"
 	"github.com/paydispatch/paydispatch/ledger/account"
+	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/queue"
 )
 
 // TestExecWorkflowOnTemporal: both execution workflow types on Temporal's
@@ -97,6 +100,59 @@ func TestExecWorkflowOnTemporal(t *testing.T) {
 				}
 			}
 		}
+	}
+	s.verify(t)
+}
+
+// TestLatePaymentTakesANewSlot: a paced payment whose execution comes
+// after its slot's window (its workflow started late, a backlog catching
+// up) does not run in a window that has no room for it: it takes a new
+// slot under its rate-limit config and runs then, once.
+func TestLatePaymentTakesANewSlot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSaga(t)
+	lim := pacing.New(s.pool)
+	if _, err := lim.PutConfig(ctx, pacing.Config{Name: "payments", MaxPerWindow: 2, Window: time.Second, Headroom: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := queue.New(s.pool).UpdateConfig(ctx, payment.ItemType, map[string]string{"pacing_config": "payments"}); err != nil {
+		t.Fatal(err)
+	}
+	s.init.Pacer = lim
+	pc := s.schedule(t, paymentTo("late", "ACC-1", "10.00", "EUR"))["late"]
+	if pc.PacingConfig != "payments" {
+		t.Fatalf("the stored context names %q as its rate-limit config", pc.PacingConfig)
+	}
+	// Two slots of the current second and the next are taken by others.
+	for i := range 4 {
+		if _, err := lim.Assign(ctx, "payments", fmt.Sprintf("other-%d", i), time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := payment.Key("acme", "late")
+	a := &payment.ExecActivities{Store: payment.NewStore(s.pool), Process: s.acts, Slots: lim}
+	was := time.Now().Add(-5 * time.Second) // the slot it would have had
+	start := time.Now()
+	done, err := a.Execution(ctx, payment.ExecutionInput{PaymentID: key, Context: payment.Context{Version: 3}, NotBefore: was,
+		WorkflowID: "exec-payment-" + key, Ref: "exec-payment-" + key + "/run"})
+	if err != nil || !done {
+		t.Fatalf("execution: %v, %v", done, err)
+	}
+	var newSlot time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT scheduled_time FROM pacing_slot WHERE event_id = $1`, key+"/late-1").Scan(&newSlot); err != nil {
+		t.Fatalf("the new slot: %v", err)
+	}
+	p, err := a.Store.Get(ctx, key)
+	if err != nil || p.Status != payment.StatusProcessing {
+		t.Fatalf("the payment: %+v, %v", p, err)
+	}
+	var accepted time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT accepted_at FROM payments WHERE payment_id = $1`, key).Scan(&accepted); err != nil || accepted.Before(newSlot) {
+		t.Fatalf("accepted at %s, before its new slot %s (%v)", accepted, newSlot, err)
+	}
+	if newSlot.Before(start.Truncate(time.Second).Add(time.Second)) {
+		t.Fatalf("the new slot %s is in a window the others filled", newSlot.Format(time.RFC3339Nano))
 	}
 	s.verify(t)
 }

@@ -17,10 +17,12 @@ type Pacer interface {
 	TenantConfigs(ctx context.Context, itemType string, tenants []string) (map[string]string, error)
 }
 
-// ExecSlot is when a payment is to execute, and whether pacing chose it.
+// ExecSlot is when a payment is to execute, and whether pacing chose it:
+// Config names the rate-limit config whose slot it is.
 type ExecSlot struct {
-	At    time.Time
-	Paced bool
+	At     time.Time
+	Paced  bool
+	Config string `json:",omitempty"`
 }
 
 // pacingConfigs are the rate-limit configs pacing payments: PAYMENT's
@@ -150,7 +152,7 @@ func (a *InitActivities) execTimes(ctx context.Context, keys []string, rs []Requ
 			if s.Status == pacing.StatusExhausted {
 				return nil, fmt.Errorf("payment %s: slot under %s: %w", s.EventID, used, pacing.ErrExhausted)
 			}
-			out[s.EventID] = ExecSlot{At: s.ScheduledTime, Paced: true}
+			out[s.EventID] = ExecSlot{At: s.ScheduledTime, Paced: true, Config: used}
 		}
 	}
 	return out, nil

@@ -220,7 +220,7 @@ func (a *InitActivities) initReceived(ctx context.Context, keys []string, initWo
 			continue
 		}
 		slot := slots[key]
-		pc, err := contextJSON(v)
+		pc, err := contextJSON(v, slot.Config)
 		if err != nil {
 			return nil, err
 		}
@@ -326,16 +326,17 @@ var storedContext = []byte(`{"version":3}`)
 // contextJSON is the execution's context of an accepted payment.
 // Its request is not in it: the payment's row has it beside (Store.Context
 // puts them together).
-func contextJSON(v verdict) ([]byte, error) {
-	return json.Marshal(storedPhaseA{Enrichment: v.enr, Amount: v.money.Amount.String(), Rules: v.rules})
+func contextJSON(v verdict, pacingConfig string) ([]byte, error) {
+	return json.Marshal(storedPhaseA{Enrichment: v.enr, Amount: v.money.Amount.String(), Rules: v.rules, PacingConfig: pacingConfig})
 }
 
 // storedPhaseA is what Phase A stores with a payment for its execution:
 // its Context but the request.
 type storedPhaseA struct {
-	Enrichment Enrichment `json:"enrichment"`
-	Amount     string     `json:"amount"`
-	Rules      []string   `json:"rulesPassed"`
+	Enrichment   Enrichment `json:"enrichment"`
+	Amount       string     `json:"amount"`
+	Rules        []string   `json:"rulesPassed"`
+	PacingConfig string     `json:"pacingConfig,omitempty"`
 }
 
 // InitKeys is Phase A for payments stored RECEIVED, in one step: those of

@@ -396,7 +396,7 @@ func (s *Store) Context(ctx context.Context, key string) (Context, error) {
 	if err := json.Unmarshal(row.Request, &pc.Request); err != nil {
 		return Context{}, fmt.Errorf("payment: stored request of %s: %w", key, err)
 	}
-	pc.Enrichment, pc.Amount, pc.Rules = stored.Enrichment, stored.Amount, stored.Rules
+	pc.Enrichment, pc.Amount, pc.Rules, pc.PacingConfig = stored.Enrichment, stored.Amount, stored.Rules, stored.PacingConfig
 	return pc, nil
 }
 

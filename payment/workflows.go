@@ -6,11 +6,13 @@ import (
 	"errors"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/paydispatch/paydispatch/dispatch"
+	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/process"
 )
 
@@ -44,6 +46,9 @@ type Context struct {
 	Enrichment Enrichment `json:"enrichment"`
 	Amount     string     `json:"amount"` // decimal, normalized
 	Rules      []string   `json:"rulesPassed"`
+	// PacingConfig is the rate-limit config the payment's slot is of
+	// (stored contexts only; empty: not paced, or a context from before).
+	PacingConfig string `json:"pacingConfig,omitempty"`
 }
 
 // initOptions are Phase A's activity options: a CONFLICT (another payment
@@ -187,6 +192,10 @@ const localStepBudget = 30 * time.Minute
 // change guarded.
 type ExecActivities struct {
 	Store *Store
+	// Slots holds a paced payment to its slot and gives a late one a new
+	// slot (pacing.Limiter.HoldSlot); nil: payments are held to their
+	// slots only (dispatch.Hold), late ones go at once.
+	Slots SlotHolder
 	// Process runs SubmitPayment's steps (RegisterExec sets it when nil).
 	Process *process.Activities
 }
@@ -207,10 +216,10 @@ type ExecutionInput struct {
 // to wait, then, once it succeeded, Finish. It reports whether the
 // execution is done: false leaves a process waiting to its workflow.
 func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool, error) {
-	if err := dispatch.Hold(ctx, in.NotBefore); err != nil {
+	if err := a.loadContext(ctx, in.PaymentID, &in.Context); err != nil {
 		return false, err
 	}
-	if err := a.loadContext(ctx, in.PaymentID, &in.Context); err != nil {
+	if err := a.hold(ctx, in); err != nil {
 		return false, err
 	}
 	// The execution time is when the slot came, as the worker saw it; a
@@ -227,6 +236,29 @@ func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool
 		return true, nil // FAILED with its code, by SubmitPayment's OnFailed
 	}
 	return true, a.Finish(ctx, in.PaymentID, in.Ref)
+}
+
+// SlotHolder holds an execution to its slot under a rate-limit config,
+// and gives it a new one when it comes after its slot's window
+// (pacing.Limiter).
+type SlotHolder interface {
+	HoldSlot(ctx context.Context, configName, eventID string, slot time.Time) (pacing.Held, error)
+}
+
+// hold waits for the payment's slot. A paced payment whose context names
+// its rate-limit config is held by the config's limiter: one that comes
+// after its slot's window takes a new slot rather than burst into a window
+// that has no room for it.
+func (a *ExecActivities) hold(ctx context.Context, in ExecutionInput) error {
+	if a.Slots == nil || in.Context.PacingConfig == "" || in.NotBefore.IsZero() {
+		return dispatch.Hold(ctx, in.NotBefore)
+	}
+	held, err := a.Slots.HoldSlot(ctx, in.Context.PacingConfig, in.PaymentID, in.NotBefore)
+	if err == nil && held.Reslotted > 0 && activity.IsActivity(ctx) {
+		activity.GetLogger(ctx).Info("a late payment took a new slot", "payment", in.PaymentID,
+			"slot", in.NotBefore, "new_slot", held.At, "new_slots", held.Reslotted)
+	}
+	return err
 }
 
 // loadContext fills in a payment's Phase A context from its row when the

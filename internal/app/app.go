@@ -121,7 +121,7 @@ func ExecWorker(metrics *dispatch.Metrics) func(*postgres.DB, *temporal.Conn, *s
 				dispatch.SettledWorkflow{ItemType: payment.ItemType, WorkflowType: payment.LegacyExecWorkflowName, Versioned: true}))
 		}
 		w := worker.New(tc.Client, payment.ExecTaskQueue, opts)
-		payment.RegisterExec(w, &payment.ExecActivities{Store: payment.NewStore(store.Pool)},
+		payment.RegisterExec(w, &payment.ExecActivities{Store: payment.NewStore(store.Pool), Slots: pacing.New(store.Pool)},
 			&process.Activities{DB: store.Pool, Registry: Processes()})
 		if err := w.Start(); err != nil {
 			return nil, err

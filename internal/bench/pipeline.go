@@ -29,6 +29,7 @@ import (
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/ledger/account"
+	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/process"
@@ -317,7 +318,7 @@ func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designRes
 	sw := worker.New(tc.Client, sleepingTaskQueue, app.PaymentWorkerOptions)
 	sw.RegisterWorkflow(SleepingPaymentWorkflow)
 	sw.RegisterActivity(&payment.InitActivities{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool)})
-	payment.RegisterExec(sw, &payment.ExecActivities{Store: payment.NewStore(db.Pool)}, &process.Activities{DB: db.Pool, Registry: app.Processes()})
+	payment.RegisterExec(sw, &payment.ExecActivities{Store: payment.NewStore(db.Pool), Slots: pacing.New(db.Pool)}, &process.Activities{DB: db.Pool, Registry: app.Processes()})
 	if err := sw.Start(); err != nil {
 		return a, b, err
 	}
