@@ -5,60 +5,76 @@ import (
 	"errors"
 	"fmt"
 	"time"
-)
 
-// MaxReslots bounds how many new slots HoldSlot takes for one execution.
-const MaxReslots = 10
+	"github.com/paydispatch/paydispatch/pacing/internal/dbsqlc"
+)
 
 // Held is how HoldSlot let an execution go.
 type Held struct {
-	// At is the slot the execution went at: its own, or the last new one.
+	// At is when it went, on this process's clock, within the window it
+	// was counted in: its execution's time. It is the slot or later: later
+	// when it came late or its window's executions were taken.
 	At time.Time
-	// Reslotted is how many new slots it took (0: it was on time).
-	Reslotted int
+	// Moved: it went in another window than its slot's.
+	Moved bool
 }
 
-// HoldSlot holds an execution until its slot, on this process's clock, and
-// keeps every window of the config within its limit when the execution
-// comes late. A slot counts in its window only: an execution that would
-// run after its slot's window ended (its worker was behind, its workflow
-// started late) would land in a window whose count does not include it, so
-// that a backlog catching up would burst over the limit. Such an execution
-// takes a new slot instead, the earliest the config has room for from now
-// (event eventID/late-N, so a retry finds the slot it took), and waits for
-// it; the lag grows, the windows stay within their limits.
+// HoldSlot holds an execution until its slot, on this process's clock,
+// then counts it in the executions of the window it runs in
+// (pacing_execute), so that no window of the config lets more than its
+// limit go, whether its executions come on time or late. A slot counts in
+// its own window only: executions that come after their slots' windows (a
+// worker behind, a backlog catching up) would otherwise burst into windows
+// that never counted them. An execution whose window is full waits for its
+// place in the first later window with room. Every execution under a
+// config must go through here for the count to hold.
 //
 // A config that is missing or inactive lets the execution go at its slot:
-// the operator has turned pacing off. ErrExhausted (no room within the
-// config's headroom) and a database error are returned; the caller
-// retries.
-func (l *Limiter) HoldSlot(ctx context.Context, configName, eventID string, slot time.Time) (Held, error) {
+// the operator has turned pacing off. ErrExhausted (no window with room
+// within the config's headroom) and a database error are returned; the
+// caller retries.
+func (l *Limiter) HoldSlot(ctx context.Context, configName string, slot time.Time) (Held, error) {
 	h := Held{At: slot}
-	for {
-		if err := sleepUntil(ctx, h.At); err != nil {
-			return h, err
-		}
-		cfg, err := l.activeConfig(ctx, configName)
-		if errors.Is(err, ErrConfigNotFound) || errors.Is(err, ErrConfigInactive) {
-			return h, nil
-		}
-		if err != nil {
-			return h, err
-		}
-		now := time.Now() // the clock sleepUntil waited on
-		if sameWindow(now, h.At, cfg.Window) {
-			return h, nil
-		}
-		if h.Reslotted == MaxReslots {
-			return h, fmt.Errorf("pacing: %s is still late after %d new slots under %s: %w", eventID, MaxReslots, configName, ErrExhausted)
-		}
-		h.Reslotted++
-		s, err := l.Assign(ctx, configName, fmt.Sprintf("%s/late-%d", eventID, h.Reslotted), now)
-		if err != nil {
-			return h, err
-		}
-		h.At = s.ScheduledTime
+	if err := sleepUntil(ctx, slot); err != nil {
+		return h, err
 	}
+	cfg, err := l.activeConfig(ctx, configName)
+	if errors.Is(err, ErrConfigNotFound) || errors.Is(err, ErrConfigInactive) {
+		return h, nil
+	}
+	if err != nil {
+		return h, err
+	}
+	// A count that came back after its window ended (a slow round trip)
+	// is left unused, and the execution counted again where it now is.
+	for range maxRecounts {
+		at, err := l.q.Execute(ctx, dbsqlc.ExecuteParams{ConfigName: cfg.Name, WindowMs: cfg.Window.Milliseconds(),
+			MaxPerWindow: int32(cfg.MaxPerWindow), Headroom: int32(cfg.Headroom), GuardMs: guardMs(cfg.Window), Now: time.Now()})
+		if err != nil {
+			return h, fmt.Errorf("pacing: let an execution go under %s: %w", configName, err)
+		}
+		if at.Unix() == 0 {
+			return h, fmt.Errorf("pacing: no window with room for an execution under %s within %d windows: %w", configName, cfg.Headroom, ErrExhausted)
+		}
+		if err := sleepUntil(ctx, at); err != nil {
+			return h, err
+		}
+		if went := time.Now(); sameWindow(went, at, cfg.Window) {
+			h.At, h.Moved = went, !sameWindow(went, slot, cfg.Window)
+			return h, nil
+		}
+	}
+	return h, fmt.Errorf("pacing: an execution under %s missed its window %d times: %w", configName, maxRecounts, ErrExhausted)
+}
+
+// maxRecounts bounds how often HoldSlot counts one execution again.
+const maxRecounts = 10
+
+// guardMs is the end of a window in which an execution is counted in the
+// next one: the time between the count and the execution's own clock
+// reading (a round trip) must not carry it past the window's end.
+func guardMs(window time.Duration) int64 {
+	return min(window.Milliseconds()/200, 5)
 }
 
 // sameWindow reports whether a and b fall in one window of the given size

@@ -2,7 +2,6 @@ package payment_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -104,11 +103,12 @@ func TestExecWorkflowOnTemporal(t *testing.T) {
 	s.verify(t)
 }
 
-// TestLatePaymentTakesANewSlot: a paced payment whose execution comes
+// TestLatePaymentWaitsForRoom: a paced payment whose execution comes
 // after its slot's window (its workflow started late, a backlog catching
-// up) does not run in a window that has no room for it: it takes a new
-// slot under its rate-limit config and runs then, once.
-func TestLatePaymentTakesANewSlot(t *testing.T) {
+// up) does not burst into a window whose executions are taken: the
+// limiter counts it where it runs, and it waits for a window with room.
+// It runs once, and its accepted_at is when it was let go.
+func TestLatePaymentWaitsForRoom(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newSaga(t)
@@ -124,35 +124,36 @@ func TestLatePaymentTakesANewSlot(t *testing.T) {
 	if pc.PacingConfig != "payments" {
 		t.Fatalf("the stored context names %q as its rate-limit config", pc.PacingConfig)
 	}
-	// Two slots of the current second and the next are taken by others.
-	for i := range 4 {
-		if _, err := lim.Assign(ctx, "payments", fmt.Sprintf("other-%d", i), time.Now()); err != nil {
+	// Two executions on time take this second's room.
+	var full time.Time
+	for range 2 {
+		h, err := lim.HoldSlot(ctx, "payments", time.Now())
+		if err != nil {
 			t.Fatal(err)
 		}
+		full = h.At
 	}
 	key := payment.Key("acme", "late")
 	a := &payment.ExecActivities{Store: payment.NewStore(s.pool), Process: s.acts, Slots: lim}
-	was := time.Now().Add(-5 * time.Second) // the slot it would have had
-	start := time.Now()
-	done, err := a.Execution(ctx, payment.ExecutionInput{PaymentID: key, Context: payment.Context{Version: 3}, NotBefore: was,
-		WorkflowID: "exec-payment-" + key, Ref: "exec-payment-" + key + "/run"})
+	done, err := a.Execution(ctx, payment.ExecutionInput{PaymentID: key, Context: payment.Context{Version: 3},
+		NotBefore: time.Now().Add(-5 * time.Second), WorkflowID: "exec-payment-" + key, Ref: "exec-payment-" + key + "/run"})
 	if err != nil || !done {
 		t.Fatalf("execution: %v, %v", done, err)
-	}
-	var newSlot time.Time
-	if err := s.pool.QueryRow(ctx, `SELECT scheduled_time FROM pacing_slot WHERE event_id = $1`, key+"/late-1").Scan(&newSlot); err != nil {
-		t.Fatalf("the new slot: %v", err)
 	}
 	p, err := a.Store.Get(ctx, key)
 	if err != nil || p.Status != payment.StatusProcessing {
 		t.Fatalf("the payment: %+v, %v", p, err)
 	}
 	var accepted time.Time
-	if err := s.pool.QueryRow(ctx, `SELECT accepted_at FROM payments WHERE payment_id = $1`, key).Scan(&accepted); err != nil || accepted.Before(newSlot) {
-		t.Fatalf("accepted at %s, before its new slot %s (%v)", accepted, newSlot, err)
+	var executed int
+	if err := s.pool.QueryRow(ctx, `SELECT p.accepted_at, e.executed FROM payments p
+		JOIN pacing_execution e ON e.config_name = 'payments' AND e.window_start = date_trunc('second', p.accepted_at)
+		WHERE p.payment_id = $1`, key).Scan(&accepted, &executed); err != nil {
+		t.Fatalf("the window it went in: %v", err)
 	}
-	if newSlot.Before(start.Truncate(time.Second).Add(time.Second)) {
-		t.Fatalf("the new slot %s is in a window the others filled", newSlot.Format(time.RFC3339Nano))
+	if accepted.Truncate(time.Second).Equal(full.Truncate(time.Second)) || executed > 2 {
+		t.Fatalf("accepted at %s, in a window with %d executions, the full one being %s", accepted.Format(time.RFC3339Nano),
+			executed, full.Truncate(time.Second).Format(time.RFC3339))
 	}
 	s.verify(t)
 }

@@ -327,6 +327,27 @@ func (s *Store) Transition(ctx context.Context, id string, from, to Status, reas
 	return fmt.Errorf("payment %s is %s, not %s: %w", id, cur.Status, from, ErrWrongStatus)
 }
 
+// Accept moves a payment from SCHEDULED to ACCEPTED, recording when its
+// execution began; finding it ACCEPTED already is success (a retried
+// step), any other status ErrWrongStatus.
+func (s *Store) Accept(ctx context.Context, key string, at time.Time) error {
+	_, err := s.q.AcceptPayment(ctx, dbsqlc.AcceptPaymentParams{PaymentID: key, AcceptedAt: &at})
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("payment: accept %s: %w", key, err)
+	}
+	cur, gerr := s.Get(ctx, key)
+	if gerr != nil {
+		return gerr
+	}
+	if cur.Status == StatusAccepted {
+		return nil
+	}
+	return fmt.Errorf("payment %s is %s, not %s: %w", key, cur.Status, StatusScheduled, ErrWrongStatus)
+}
+
 // SetExecutionRef records which execution handled the payment.
 func (s *Store) SetExecutionRef(ctx context.Context, id, ref string) error {
 	if _, err := s.q.SetExecutionRef(ctx, dbsqlc.SetExecutionRefParams{PaymentID: id, ExecutionRef: &ref}); err != nil {

@@ -332,7 +332,7 @@ func (s submit) createPayment(ctx context.Context, tx pgx.Tx, in process.StepInp
 	}); err != nil {
 		return nil, fmt.Errorf("payment %s: booking: %w", paymentID, err)
 	}
-	err = NewStore(tx).Transition(ctx, paymentID, StatusScheduled, StatusAccepted, "")
+	err = NewStore(tx).Accept(ctx, paymentID, s.executionTime(d))
 	if err != nil && !errors.Is(err, ErrWrongStatus) {
 		return nil, err
 	}

@@ -181,8 +181,18 @@ func execStepContext(ctx workflow.Context, notBefore time.Time) workflow.Context
 		opts.StartToCloseTimeout += hold
 		opts.ScheduleToCloseTimeout += hold
 	}
+	if !notBefore.IsZero() {
+		// The rate limiter may hold a paced payment past its slot, when its
+		// window's executions are taken (pacing.Limiter.HoldSlot): without
+		// the room, the attempt would time out and its retry come later.
+		opts.StartToCloseTimeout += pacedAllowance
+	}
 	return workflow.WithLocalActivityOptions(ctx, opts)
 }
+
+// pacedAllowance is how much longer than its slot a paced payment's
+// execution may be held by its rate limiter, per attempt.
+const pacedAllowance = 2 * time.Minute
 
 // localStepBudget bounds the retries of an execution's local activity
 // in time, well beyond what its attempts take.
@@ -192,9 +202,9 @@ const localStepBudget = 30 * time.Minute
 // change guarded.
 type ExecActivities struct {
 	Store *Store
-	// Slots holds a paced payment to its slot and gives a late one a new
-	// slot (pacing.Limiter.HoldSlot); nil: payments are held to their
-	// slots only (dispatch.Hold), late ones go at once.
+	// Slots holds a paced payment to its slot and counts it in the
+	// executions of its config's window (pacing.Limiter.HoldSlot); nil:
+	// payments are held to their slots only (dispatch.Hold).
 	Slots SlotHolder
 	// Process runs SubmitPayment's steps (RegisterExec sets it when nil).
 	Process *process.Activities
@@ -219,13 +229,14 @@ func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool
 	if err := a.loadContext(ctx, in.PaymentID, &in.Context); err != nil {
 		return false, err
 	}
-	if err := a.hold(ctx, in); err != nil {
+	executionTime, err := a.hold(ctx, in)
+	if err != nil {
 		return false, err
 	}
 	// The execution time is when the slot came, as the worker saw it; a
 	// retry finds the process started and its data kept.
 	st, err := a.Process.Advance(ctx, process.StartInput{
-		Type: SubmitPaymentType, BusinessKey: in.PaymentID, Data: SubmitData(in.PaymentID, in.Context, time.Now()), WorkflowID: in.WorkflowID,
+		Type: SubmitPaymentType, BusinessKey: in.PaymentID, Data: SubmitData(in.PaymentID, in.Context, executionTime), WorkflowID: in.WorkflowID,
 	})
 	switch {
 	case err != nil:
@@ -238,27 +249,29 @@ func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool
 	return true, a.Finish(ctx, in.PaymentID, in.Ref)
 }
 
-// SlotHolder holds an execution to its slot under a rate-limit config,
-// and gives it a new one when it comes after its slot's window
-// (pacing.Limiter).
+// SlotHolder holds an execution to its slot under a rate-limit config and
+// counts it in the executions of the window it runs in (pacing.Limiter).
 type SlotHolder interface {
-	HoldSlot(ctx context.Context, configName, eventID string, slot time.Time) (pacing.Held, error)
+	HoldSlot(ctx context.Context, configName string, slot time.Time) (pacing.Held, error)
 }
 
 // hold waits for the payment's slot. A paced payment whose context names
-// its rate-limit config is held by the config's limiter: one that comes
-// after its slot's window takes a new slot rather than burst into a window
-// that has no room for it.
-func (a *ExecActivities) hold(ctx context.Context, in ExecutionInput) error {
+// its rate-limit config is let go by the config's limiter, which counts
+// executions per window: one that comes after its slot's window, or finds
+// its window's executions taken, waits for room in a later window rather
+// than burst over the limit.
+// It returns the execution's time: when it was let go.
+func (a *ExecActivities) hold(ctx context.Context, in ExecutionInput) (time.Time, error) {
 	if a.Slots == nil || in.Context.PacingConfig == "" || in.NotBefore.IsZero() {
-		return dispatch.Hold(ctx, in.NotBefore)
+		err := dispatch.Hold(ctx, in.NotBefore)
+		return time.Now(), err
 	}
-	held, err := a.Slots.HoldSlot(ctx, in.Context.PacingConfig, in.PaymentID, in.NotBefore)
-	if err == nil && held.Reslotted > 0 && activity.IsActivity(ctx) {
-		activity.GetLogger(ctx).Info("a late payment took a new slot", "payment", in.PaymentID,
-			"slot", in.NotBefore, "new_slot", held.At, "new_slots", held.Reslotted)
+	held, err := a.Slots.HoldSlot(ctx, in.Context.PacingConfig, in.NotBefore)
+	if err == nil && held.Moved && activity.IsActivity(ctx) {
+		activity.GetLogger(ctx).Info("a payment went in a later window than its slot's", "payment", in.PaymentID,
+			"slot", in.NotBefore, "went_at", held.At)
 	}
-	return err
+	return held.At, err
 }
 
 // loadContext fills in a payment's Phase A context from its row when the

@@ -390,3 +390,46 @@ BEGIN
     END IF;
 END
 $$;
+
+-- pacing_execute lets one execution go under a config: it counts it in the
+-- window of p_now, or, that window full, in the first later one with room
+-- (at most p_headroom later), and returns when it may run: p_now, or, in a
+-- later window, its place there (windows' executions spread evenly, as
+-- slots are). NULL when no window within the headroom has room. A window
+-- the execution would enter within its last p_guard_ms counts as full for
+-- it: an execution let go there would be recorded in the next one. Each
+-- call that opens a window prunes the config's windows older than an hour.
+CREATE OR REPLACE FUNCTION pacing_execute(p_config text, p_window_ms bigint, p_max integer, p_headroom integer,
+                                          p_guard_ms bigint, p_now timestamptz)
+RETURNS timestamptz
+LANGUAGE plpgsql
+SET plan_cache_mode = auto
+AS $$
+DECLARE
+    v_now_ms  bigint := floor(extract(epoch FROM p_now) * 1000)::bigint;
+    v_w_ms    bigint;
+    v_n       integer;
+    v_new     boolean;
+BEGIN
+    v_w_ms := v_now_ms - ((v_now_ms % p_window_ms) + p_window_ms) % p_window_ms;
+    IF v_now_ms >= v_w_ms + p_window_ms - p_guard_ms THEN
+        v_w_ms := v_w_ms + p_window_ms;
+    END IF;
+    FOR i IN 0..p_headroom LOOP
+        INSERT INTO pacing_execution AS e (config_name, window_start, executed)
+        VALUES (p_config, pacing_ms(v_w_ms), 1)
+        ON CONFLICT (config_name, window_start) DO UPDATE SET executed = e.executed + 1
+            WHERE e.executed < p_max
+        RETURNING e.executed, e.xmax = 0 INTO v_n, v_new;
+        IF FOUND THEN
+            IF v_new THEN
+                DELETE FROM pacing_execution x
+                WHERE x.config_name = p_config AND x.window_start < p_now - interval '1 hour';
+            END IF;
+            RETURN greatest(p_now, pacing_ms(v_w_ms + (v_n - 1)::bigint * p_window_ms / p_max));
+        END IF;
+        v_w_ms := v_w_ms + p_window_ms;
+    END LOOP;
+    RETURN NULL;
+END
+$$;

@@ -59,3 +59,10 @@ FROM pacing_tenant_config WHERE item_type = @item_type ORDER BY tenant_id;
 SELECT tenant_id, config_name
 FROM pacing_tenant_config
 WHERE item_type = @item_type AND tenant_id = ANY(@tenant_ids::text[]);
+
+-- name: Execute :one
+-- One execution let go under a config: when it may run (see
+-- pacing_execute in pacing/migrations/functions.sql); the epoch when no
+-- window within the headroom has room.
+SELECT coalesce(pacing_execute(@config_name::text, @window_ms::bigint, @max_per_window::integer, @headroom::integer,
+                               @guard_ms::bigint, @now::timestamptz), 'epoch')::timestamptz AS run_at;

@@ -112,6 +112,37 @@ func (q *Queries) DeleteTenantConfig(ctx context.Context, arg DeleteTenantConfig
 	return result.RowsAffected(), nil
 }
 
+const execute = `-- name: Execute :one
+SELECT coalesce(pacing_execute($1::text, $2::bigint, $3::integer, $4::integer,
+                               $5::bigint, $6::timestamptz), 'epoch')::timestamptz AS run_at
+`
+
+type ExecuteParams struct {
+	ConfigName   string
+	WindowMs     int64
+	MaxPerWindow int32
+	Headroom     int32
+	GuardMs      int64
+	Now          time.Time
+}
+
+// One execution let go under a config: when it may run (see
+// pacing_execute in pacing/migrations/functions.sql); the epoch when no
+// window within the headroom has room.
+func (q *Queries) Execute(ctx context.Context, arg ExecuteParams) (time.Time, error) {
+	row := q.db.QueryRow(ctx, execute,
+		arg.ConfigName,
+		arg.WindowMs,
+		arg.MaxPerWindow,
+		arg.Headroom,
+		arg.GuardMs,
+		arg.Now,
+	)
+	var run_at time.Time
+	err := row.Scan(&run_at)
+	return run_at, err
+}
+
 const getConfig = `-- name: GetConfig :one
 SELECT config_name, max_per_window, window_ms, headroom_windows, active, version, created_at, updated_at FROM pacing_config WHERE config_name = $1
 `

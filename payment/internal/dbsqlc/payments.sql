@@ -164,3 +164,11 @@ WHERE i.batch_id = @batch_id;
 -- Where Phase A left these payments (for a run that found them taken on).
 SELECT payment_id, external_id, status, status_reason, scheduled_execution_time
 FROM payments WHERE payment_id = ANY(@payment_ids::text[]);
+
+-- name: AcceptPayment :one
+-- SCHEDULED → ACCEPTED, guarded, with the time its execution began (the
+-- moment its rate limiter let it go, which pacing is judged by).
+UPDATE payments
+SET status = 'ACCEPTED', status_reason = NULL, accepted_at = @accepted_at, updated_at = now()
+WHERE payment_id = @payment_id AND status = 'SCHEDULED'
+RETURNING status;

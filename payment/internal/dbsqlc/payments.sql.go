@@ -13,6 +13,27 @@ import (
 	decimal "github.com/shopspring/decimal"
 )
 
+const acceptPayment = `-- name: AcceptPayment :one
+UPDATE payments
+SET status = 'ACCEPTED', status_reason = NULL, accepted_at = $1, updated_at = now()
+WHERE payment_id = $2 AND status = 'SCHEDULED'
+RETURNING status
+`
+
+type AcceptPaymentParams struct {
+	AcceptedAt *time.Time
+	PaymentID  string
+}
+
+// SCHEDULED → ACCEPTED, guarded, with the time its execution began (the
+// moment its rate limiter let it go, which pacing is judged by).
+func (q *Queries) AcceptPayment(ctx context.Context, arg AcceptPaymentParams) (string, error) {
+	row := q.db.QueryRow(ctx, acceptPayment, arg.AcceptedAt, arg.PaymentID)
+	var status string
+	err := row.Scan(&status)
+	return status, err
+}
+
 const addIntake = `-- name: AddIntake :exec
 INSERT INTO payment_intake (init_workflow_id, payment_ids)
 SELECT r.init_workflow_id, ARRAY(SELECT jsonb_array_elements_text(r.payment_ids))
