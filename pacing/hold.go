@@ -48,8 +48,12 @@ func (l *Limiter) HoldSlot(ctx context.Context, configName string, slot time.Tim
 	// A count that came back after its window ended (a slow round trip)
 	// is left unused, and the execution counted again where it now is.
 	for range maxRecounts {
+		// At its own slot, it is spread already: it goes now, unless its
+		// window is full. Late, it takes its place among the window's.
+		now := time.Now()
 		at, err := l.q.Execute(ctx, dbsqlc.ExecuteParams{ConfigName: cfg.Name, WindowMs: cfg.Window.Milliseconds(),
-			MaxPerWindow: int32(cfg.MaxPerWindow), Headroom: int32(cfg.Headroom), GuardMs: guardMs(cfg.Window), Now: time.Now()})
+			MaxPerWindow: int32(cfg.MaxPerWindow), Headroom: int32(cfg.Headroom), GuardMs: guardMs(cfg.Window), Now: now,
+			Spread: !sameWindow(now, slot, cfg.Window)})
 		if err != nil {
 			return h, fmt.Errorf("pacing: let an execution go under %s: %w", configName, err)
 		}

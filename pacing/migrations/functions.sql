@@ -393,14 +393,16 @@ $$;
 
 -- pacing_execute lets one execution go under a config: it counts it in the
 -- window of p_now, or, that window full, in the first later one with room
--- (at most p_headroom later), and returns when it may run: p_now, or, in a
--- later window, its place there (windows' executions spread evenly, as
--- slots are). NULL when no window within the headroom has room. A window
--- the execution would enter within its last p_guard_ms counts as full for
--- it: an execution let go there would be recorded in the next one. Each
--- call that opens a window prunes the config's windows older than an hour.
+-- (at most p_headroom later), and returns when it may run: p_now, or its
+-- place in the window it was counted in, when that is later (a window's
+-- executions spread evenly, as slots are); with p_spread false (an
+-- execution at its own slot, which spread it already) p_now in its window.
+-- NULL when no window within the headroom has room. A window the
+-- execution would enter within its last p_guard_ms counts as full for it:
+-- an execution let go there would be recorded in the next one. Each call
+-- that opens a window prunes the config's windows older than an hour.
 CREATE OR REPLACE FUNCTION pacing_execute(p_config text, p_window_ms bigint, p_max integer, p_headroom integer,
-                                          p_guard_ms bigint, p_now timestamptz)
+                                          p_guard_ms bigint, p_now timestamptz, p_spread boolean)
 RETURNS timestamptz
 LANGUAGE plpgsql
 SET plan_cache_mode = auto
@@ -426,7 +428,10 @@ BEGIN
                 DELETE FROM pacing_execution x
                 WHERE x.config_name = p_config AND x.window_start < p_now - interval '1 hour';
             END IF;
-            RETURN greatest(p_now, pacing_ms(v_w_ms + (v_n - 1)::bigint * p_window_ms / p_max));
+            IF p_spread THEN
+                RETURN greatest(p_now, pacing_ms(v_w_ms + (v_n - 1)::bigint * p_window_ms / p_max));
+            END IF;
+            RETURN greatest(p_now, pacing_ms(v_w_ms));
         END IF;
         v_w_ms := v_w_ms + p_window_ms;
     END LOOP;

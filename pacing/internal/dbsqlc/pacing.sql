@@ -65,4 +65,4 @@ WHERE item_type = @item_type AND tenant_id = ANY(@tenant_ids::text[]);
 -- pacing_execute in pacing/migrations/functions.sql); the epoch when no
 -- window within the headroom has room.
 SELECT coalesce(pacing_execute(@config_name::text, @window_ms::bigint, @max_per_window::integer, @headroom::integer,
-                               @guard_ms::bigint, @now::timestamptz), 'epoch')::timestamptz AS run_at;
+                               @guard_ms::bigint, @now::timestamptz, @spread::boolean), 'epoch')::timestamptz AS run_at;

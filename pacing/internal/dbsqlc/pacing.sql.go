@@ -114,7 +114,7 @@ func (q *Queries) DeleteTenantConfig(ctx context.Context, arg DeleteTenantConfig
 
 const execute = `-- name: Execute :one
 SELECT coalesce(pacing_execute($1::text, $2::bigint, $3::integer, $4::integer,
-                               $5::bigint, $6::timestamptz), 'epoch')::timestamptz AS run_at
+                               $5::bigint, $6::timestamptz, $7::boolean), 'epoch')::timestamptz AS run_at
 `
 
 type ExecuteParams struct {
@@ -124,6 +124,7 @@ type ExecuteParams struct {
 	Headroom     int32
 	GuardMs      int64
 	Now          time.Time
+	Spread       bool
 }
 
 // One execution let go under a config: when it may run (see
@@ -137,6 +138,7 @@ func (q *Queries) Execute(ctx context.Context, arg ExecuteParams) (time.Time, er
 		arg.Headroom,
 		arg.GuardMs,
 		arg.Now,
+		arg.Spread,
 	)
 	var run_at time.Time
 	err := row.Scan(&run_at)
