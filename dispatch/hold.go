@@ -6,6 +6,8 @@ import (
 
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/paydispatch/paydispatch/pacing"
 )
 
 // NotBeforeMemo is the memo key of a paced item's slot (RFC 3339): the
@@ -37,20 +39,6 @@ func NotBefore(ctx workflow.Context) time.Time {
 }
 
 // Hold waits, in an activity (typically the local activity that executes
-// the item), until t on the process's clock; a past or zero t returns at
-// once. A timer in the worker is exact to the millisecond, where the
-// engine's timers can fire seconds late under load.
-func Hold(ctx context.Context, t time.Time) error {
-	d := time.Until(t)
-	if t.IsZero() || d <= 0 {
-		return nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// the item), until t on the process's clock (pacing.Hold); a past or zero
+// t returns at once.
+func Hold(ctx context.Context, t time.Time) error { return pacing.Hold(ctx, t) }

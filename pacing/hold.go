@@ -35,7 +35,7 @@ type Held struct {
 // caller retries.
 func (l *Limiter) HoldSlot(ctx context.Context, configName string, slot time.Time) (Held, error) {
 	h := Held{At: slot}
-	if err := sleepUntil(ctx, slot); err != nil {
+	if err := Hold(ctx, slot); err != nil {
 		return h, err
 	}
 	cfg, err := l.activeConfig(ctx, configName)
@@ -60,7 +60,7 @@ func (l *Limiter) HoldSlot(ctx context.Context, configName string, slot time.Tim
 		if at.Unix() == 0 {
 			return h, fmt.Errorf("pacing: no window with room for an execution under %s within %d windows: %w", configName, cfg.Headroom, ErrExhausted)
 		}
-		if err := sleepUntil(ctx, at); err != nil {
+		if err := Hold(ctx, at); err != nil {
 			return h, err
 		}
 		if went := time.Now(); sameWindow(went, at, cfg.Window) {
@@ -99,11 +99,13 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// sleepUntil waits until t (a past or zero t returns at once).
-func sleepUntil(ctx context.Context, t time.Time) error {
+// Hold waits until t on this process's clock (a past or zero t returns at
+// once). A timer in the worker is exact to the millisecond, where the
+// engine's timers can fire seconds late under load.
+func Hold(ctx context.Context, t time.Time) error {
 	d := time.Until(t)
 	if t.IsZero() || d <= 0 {
-		return ctx.Err()
+		return nil
 	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
