@@ -100,7 +100,7 @@ func (rt *Router) HandlePayments(p Payments) {
 			return
 		}
 		lineErrs = mergeLines(append(lineErrs, checked...))
-		keep := reqs
+		keep, keepLines := reqs, lines
 		if len(lineErrs) > 0 && atomic {
 			keep = nil // one bad payment refuses the file
 		}
@@ -109,10 +109,10 @@ func (rt *Router) HandlePayments(p Payments) {
 			for _, le := range lineErrs {
 				rejected[le.Line] = true
 			}
-			keep = nil
+			keep, keepLines = nil, nil
 			for i, req := range reqs {
 				if !rejected[lines[i]] {
-					keep = append(keep, req)
+					keep, keepLines = append(keep, req), append(keepLines, lines[i])
 				}
 			}
 		}
@@ -123,9 +123,8 @@ func (rt *Router) HandlePayments(p Payments) {
 			// was not stored: it is rejected with the file's other bad
 			// payments (atomic: the file with it).
 			if len(sub.Conflicts) > 0 && (err == nil || errors.Is(err, payment.ErrConflict)) {
-				lines := lineOf(reqs, lines, keep)
 				for _, i := range sub.Conflicts {
-					lineErrs = append(lineErrs, payment.LineError{Line: lines[i], Fields: []payment.FieldError{
+					lineErrs = append(lineErrs, payment.LineError{Line: keepLines[i], Fields: []payment.FieldError{
 						{Field: "paymentId", Detail: "already used by this tenant for a different payment"}}})
 				}
 				lineErrs = mergeLines(lineErrs)
@@ -233,20 +232,6 @@ func (rt *Router) HandlePayments(p Payments) {
 			WriteJSON(w, http.StatusOK, v)
 		}
 	}))
-}
-
-// lineOf gives each payment of keep (a subsequence of reqs) its line in
-// the file.
-func lineOf(reqs []payment.Request, lines []int, keep []payment.Request) []int {
-	out := make([]int, 0, len(keep))
-	j := 0
-	for i := range reqs {
-		if j < len(keep) && reqs[i].PaymentID == keep[j].PaymentID && reqs[i].TenantID == keep[j].TenantID {
-			out = append(out, lines[i])
-			j++
-		}
-	}
-	return out
 }
 
 // lineCursor is a rejection's place: ten digits.

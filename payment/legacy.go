@@ -212,7 +212,7 @@ func (a *ExecActivities) ExecutePayment(ctx context.Context, paymentID string, n
 // StartSubmitPayment starts a payment's SubmitPayment process with its
 // stored Phase A context (a retry finds it started, its data kept).
 func (a *ExecActivities) StartSubmitPayment(ctx context.Context, paymentID string) error {
-	pc, err := a.LoadContext(ctx, paymentID)
+	pc, err := a.Store.Context(ctx, paymentID)
 	if err != nil {
 		return err
 	}

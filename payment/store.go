@@ -308,8 +308,12 @@ func (s *Store) FindAll(ctx context.Context, paymentID string) ([]Payment, error
 // statement. Finding it already in the target status is success (a retried
 // activity); any other status is ErrWrongStatus.
 func (s *Store) Transition(ctx context.Context, id string, from, to Status, reason string) error {
+	return s.transition(ctx, id, from, to, reason, nil)
+}
+
+func (s *Store) transition(ctx context.Context, id string, from, to Status, reason string, acceptedAt *time.Time) error {
 	_, err := s.q.TransitionPayment(ctx, dbsqlc.TransitionPaymentParams{
-		PaymentID: id, FromStatus: string(from), ToStatus: string(to), StatusReason: opt(reason),
+		PaymentID: id, FromStatus: string(from), ToStatus: string(to), StatusReason: opt(reason), AcceptedAt: acceptedAt,
 	})
 	if err == nil {
 		return nil
@@ -327,25 +331,10 @@ func (s *Store) Transition(ctx context.Context, id string, from, to Status, reas
 	return fmt.Errorf("payment %s is %s, not %s: %w", id, cur.Status, from, ErrWrongStatus)
 }
 
-// Accept moves a payment from SCHEDULED to ACCEPTED, recording when its
-// execution began; finding it ACCEPTED already is success (a retried
-// step), any other status ErrWrongStatus.
+// Accept moves a payment from SCHEDULED to ACCEPTED as Transition does,
+// recording at as when its execution began.
 func (s *Store) Accept(ctx context.Context, key string, at time.Time) error {
-	_, err := s.q.AcceptPayment(ctx, dbsqlc.AcceptPaymentParams{PaymentID: key, AcceptedAt: &at})
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("payment: accept %s: %w", key, err)
-	}
-	cur, gerr := s.Get(ctx, key)
-	if gerr != nil {
-		return gerr
-	}
-	if cur.Status == StatusAccepted {
-		return nil
-	}
-	return fmt.Errorf("payment %s is %s, not %s: %w", key, cur.Status, StatusScheduled, ErrWrongStatus)
+	return s.transition(ctx, key, StatusScheduled, StatusAccepted, "", &at)
 }
 
 // SetExecutionRef records which execution handled the payment.

@@ -288,14 +288,6 @@ func (a *ExecActivities) loadContext(ctx context.Context, paymentID string, pc *
 	return nil
 }
 
-// LoadContext is a payment's Phase A context, for an execution workflow
-// that starts its process itself (PaymentExecWorkflow).
-func (a *ExecActivities) LoadContext(ctx context.Context, paymentID string) (Context, error) {
-	pc := Context{Version: 3}
-	err := a.loadContext(ctx, paymentID, &pc)
-	return pc, err
-}
-
 // Finish records the execution and notifies the parties, once
 // SubmitPayment succeeded.
 func (a *ExecActivities) Finish(ctx context.Context, paymentID, ref string) error {

@@ -87,10 +87,11 @@ FROM payments
 WHERE payment_id = @payment_id;
 
 -- name: TransitionPayment :one
--- A guarded status change: only from the expected status.
+-- A guarded status change: only from the expected status. ACCEPTED records
+-- when execution began: accepted_at, else now.
 UPDATE payments
 SET status = @to_status, status_reason = sqlc.narg('status_reason'), updated_at = now(),
-    accepted_at = CASE WHEN @to_status::text = 'ACCEPTED' THEN clock_timestamp() ELSE accepted_at END
+    accepted_at = CASE WHEN @to_status::text = 'ACCEPTED' THEN coalesce(sqlc.narg('accepted_at')::timestamptz, clock_timestamp()) ELSE accepted_at END
 WHERE payment_id = @payment_id AND status = @from_status
 RETURNING status;
 
@@ -164,11 +165,3 @@ WHERE i.batch_id = @batch_id;
 -- Where Phase A left these payments (for a run that found them taken on).
 SELECT payment_id, external_id, status, status_reason, scheduled_execution_time
 FROM payments WHERE payment_id = ANY(@payment_ids::text[]);
-
--- name: AcceptPayment :one
--- SCHEDULED → ACCEPTED, guarded, with the time its execution began (the
--- moment its rate limiter let it go, which pacing is judged by).
-UPDATE payments
-SET status = 'ACCEPTED', status_reason = NULL, accepted_at = @accepted_at, updated_at = now()
-WHERE payment_id = @payment_id AND status = 'SCHEDULED'
-RETURNING status;

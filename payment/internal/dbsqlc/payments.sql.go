@@ -13,27 +13,6 @@ import (
 	decimal "github.com/shopspring/decimal"
 )
 
-const acceptPayment = `-- name: AcceptPayment :one
-UPDATE payments
-SET status = 'ACCEPTED', status_reason = NULL, accepted_at = $1, updated_at = now()
-WHERE payment_id = $2 AND status = 'SCHEDULED'
-RETURNING status
-`
-
-type AcceptPaymentParams struct {
-	AcceptedAt *time.Time
-	PaymentID  string
-}
-
-// SCHEDULED → ACCEPTED, guarded, with the time its execution began (the
-// moment its rate limiter let it go, which pacing is judged by).
-func (q *Queries) AcceptPayment(ctx context.Context, arg AcceptPaymentParams) (string, error) {
-	row := q.db.QueryRow(ctx, acceptPayment, arg.AcceptedAt, arg.PaymentID)
-	var status string
-	err := row.Scan(&status)
-	return status, err
-}
-
 const addIntake = `-- name: AddIntake :exec
 INSERT INTO payment_intake (init_workflow_id, payment_ids)
 SELECT r.init_workflow_id, ARRAY(SELECT jsonb_array_elements_text(r.payment_ids))
@@ -789,23 +768,26 @@ func (q *Queries) SetExecutionRef(ctx context.Context, arg SetExecutionRefParams
 const transitionPayment = `-- name: TransitionPayment :one
 UPDATE payments
 SET status = $1, status_reason = $2, updated_at = now(),
-    accepted_at = CASE WHEN $1::text = 'ACCEPTED' THEN clock_timestamp() ELSE accepted_at END
-WHERE payment_id = $3 AND status = $4
+    accepted_at = CASE WHEN $1::text = 'ACCEPTED' THEN coalesce($3::timestamptz, clock_timestamp()) ELSE accepted_at END
+WHERE payment_id = $4 AND status = $5
 RETURNING status
 `
 
 type TransitionPaymentParams struct {
 	ToStatus     string
 	StatusReason *string
+	AcceptedAt   *time.Time
 	PaymentID    string
 	FromStatus   string
 }
 
-// A guarded status change: only from the expected status.
+// A guarded status change: only from the expected status. ACCEPTED records
+// when execution began: accepted_at, else now.
 func (q *Queries) TransitionPayment(ctx context.Context, arg TransitionPaymentParams) (string, error) {
 	row := q.db.QueryRow(ctx, transitionPayment,
 		arg.ToStatus,
 		arg.StatusReason,
+		arg.AcceptedAt,
 		arg.PaymentID,
 		arg.FromStatus,
 	)
