@@ -1,11 +1,14 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -145,11 +148,11 @@ func (a *Activities) RecoverStaleClaims(ctx context.Context, cfg queue.Config) (
 	if err != nil || len(stale) == 0 {
 		return r, err
 	}
+	batches := map[string]bool{} // a batch execution's existence, asked once
 	for _, it := range stale {
-		wf := ExecWorkflowID(it.Type, it.ID)
-		exists, err := a.cfg.Engine.Exists(ctx, wf)
+		wf, exists, err := a.claimedExecution(ctx, it, batches)
 		if err != nil {
-			return r, fmt.Errorf("dispatch: look up %s: %w", wf, err)
+			return r, err
 		}
 		if exists {
 			res, err := a.cfg.Queue.MarkDispatchedBatch(ctx, it.Type, it.DispatchBatchID, []queue.Dispatch{{ItemID: it.ID, ExecWorkflowID: wf}})
@@ -173,6 +176,30 @@ func (a *Activities) RecoverStaleClaims(ctx context.Context, cfg queue.Config) (
 	return r, nil
 }
 
+// claimedExecution finds the execution a stale claim's dispatcher may have
+// started before it died: its claim's batch execution, or its own
+// workflow (the mode may have changed since the claim).
+func (a *Activities) claimedExecution(ctx context.Context, it queue.Item, batches map[string]bool) (string, bool, error) {
+	bw := BatchWorkflowID(it.Type, it.DispatchBatchID)
+	exists, asked := batches[bw]
+	if !asked {
+		var err error
+		if exists, err = a.cfg.Engine.Exists(ctx, bw); err != nil {
+			return "", false, fmt.Errorf("dispatch: look up %s: %w", bw, err)
+		}
+		batches[bw] = exists
+	}
+	if exists {
+		return bw, true, nil
+	}
+	wf := ExecWorkflowID(it.Type, it.ID)
+	exists, err := a.cfg.Engine.Exists(ctx, wf)
+	if err != nil {
+		return "", false, fmt.Errorf("dispatch: look up %s: %w", wf, err)
+	}
+	return wf, exists, nil
+}
+
 // Reconcile asks the engine how the oldest DISPATCHED items' workflows
 // ended, in batched visibility queries: completed → COMPLETED (context
 // deleted); failed, terminated, timed out → READY with retry+1, or
@@ -187,23 +214,31 @@ func (a *Activities) Reconcile(ctx context.Context, cfg queue.Config) (Reconcili
 		return r, err
 	}
 	r.Checked = len(items)
-	ids := make([]string, len(items))
-	byWorkflow := make(map[string]string, len(items))
-	for i, it := range items {
-		ids[i] = ExecWorkflowID(it.Type, it.ID)
-		byWorkflow[ids[i]] = it.ID
+	byWorkflow := make(map[string][]string, len(items)) // a batch execution has many items
+	for _, it := range items {
+		wf := cmp.Or(it.ExecWorkflowID, ExecWorkflowID(it.Type, it.ID))
+		byWorkflow[wf] = append(byWorkflow[wf], it.ID)
 	}
-	closed, err := a.cfg.Engine.Closed(ctx, ids)
+	closed, err := a.cfg.Engine.Closed(ctx, slices.Collect(maps.Keys(byWorkflow)))
 	if err != nil {
 		return r, err
 	}
 	var done []string
 	var failed []queue.Failure
 	for wf, c := range closed {
-		if c.Completed {
-			done = append(done, byWorkflow[wf])
-		} else {
-			failed = append(failed, queue.Failure{ItemID: byWorkflow[wf], Error: "execution workflow " + c.Status})
+		switch {
+		case c.Completed && !isBatchWorkflow(wf):
+			done = append(done, byWorkflow[wf]...)
+		case c.Completed:
+			// A batch execution settles each of its items before it
+			// completes; one it left is executed again (idempotently).
+			for _, id := range byWorkflow[wf] {
+				failed = append(failed, queue.Failure{ItemID: id, Error: "batch execution " + wf + " completed without settling the item"})
+			}
+		default:
+			for _, id := range byWorkflow[wf] {
+				failed = append(failed, queue.Failure{ItemID: id, Error: "execution workflow " + c.Status})
+			}
 		}
 	}
 	if len(done) > 0 {
@@ -263,6 +298,9 @@ func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Di
 	d := Dispatch{BatchID: batch.ID, Claimed: len(batch.Items), AtCapacity: batch.AtCapacity}
 	if len(batch.Items) == 0 {
 		return d, nil
+	}
+	if cfg.Batched() {
+		return a.dispatchBatch(ctx, cfg, batch, d)
 	}
 	type result struct {
 		item queue.ClaimedItem
@@ -332,6 +370,62 @@ func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Di
 			"failed", len(failed), "dead_lettered", d.DeadLettered, "first_error", failed[0].Error)
 	}
 	return d, nil
+}
+
+// dispatchBatch starts one batch execution for the claimed batch (BATCH
+// mode): its id comes from the batch, so a cycle run again finds it
+// started. Started and AlreadyStarted count that one workflow.
+func (a *Activities) dispatchBatch(ctx context.Context, cfg queue.Config, batch queue.Batch, d Dispatch) (Dispatch, error) {
+	items := make([]BatchItem, len(batch.Items))
+	now := a.cfg.Now()
+	for i, it := range batch.Items {
+		at := it.ScheduledExecTime
+		if !it.Paced && cfg.JitterWindow > 0 {
+			// The jitter spreads unpaced items due together, as their
+			// own workflows' delayed starts do in PER_ITEM mode.
+			at = later(at, now).Add(a.cfg.Jitter(cfg.JitterWindow))
+		}
+		items[i] = BatchItem{ID: it.ID, Context: string(it.Context), At: at, Paced: it.Paced}
+	}
+	slices.SortStableFunc(items, func(x, y BatchItem) int { return x.At.Compare(y.At) })
+	wf := BatchWorkflowID(cfg.ItemType, batch.ID)
+	err := a.cfg.Engine.Start(ctx, StartRequest{
+		WorkflowID: wf, WorkflowType: BatchWorkflowName, TaskQueue: cfg.ExecTaskQueue,
+		Input: BatchInput{
+			ItemType: cfg.ItemType, BatchID: batch.ID, Items: items,
+			ItemWorkflowType: cfg.ExecWorkflowType, TaskQueue: cfg.ExecTaskQueue,
+			Lead: max(pacedLead(cfg), time.Second), MaxRetries: cfg.MaxDispatchRetries,
+		},
+	})
+	switch {
+	case err == nil:
+		d.Started = 1
+	case errors.Is(err, ErrAlreadyStarted):
+		d.AlreadyStarted = 1
+	default:
+		failed := make([]queue.Failure, len(items))
+		for i, it := range items {
+			failed[i] = queue.Failure{ItemID: it.ID, Error: "start " + wf + ": " + err.Error()}
+		}
+		var res queue.BatchResult
+		if err := recordPatiently(ctx, func() (err error) {
+			res, err = a.cfg.Queue.ReleaseForRetryBatch(ctx, cfg.ItemType, batch.ID, failed, cfg.MaxDispatchRetries)
+			return err
+		}); err != nil {
+			return d, err
+		}
+		d.StartFailed, d.DeadLettered = splitRetried(res)
+		a.cfg.Logger.Warn("batch execution start failed", "item_type", cfg.ItemType, "batch", batch.ID, "items", len(items), "error", err)
+		return d, nil
+	}
+	ok := make([]queue.Dispatch, len(items))
+	for i, it := range items {
+		ok[i] = queue.Dispatch{ItemID: it.ID, ExecWorkflowID: wf}
+	}
+	return d, recordPatiently(ctx, func() error {
+		_, err := a.cfg.Queue.MarkDispatchedBatch(ctx, cfg.ItemType, batch.ID, ok)
+		return err
+	})
 }
 
 // splitRetried counts the items a failure transition sent back to READY

@@ -32,9 +32,12 @@ type StartRequest struct {
 	// workflow exists at once, so a duplicate start is refused even before
 	// it runs.
 	Delay time.Duration
-	// ItemID and Context are the workflow's two arguments.
+	// ItemID and Context are an item's execution workflow's two
+	// arguments; Input, when set, is instead the one argument (a batch
+	// execution's BatchInput).
 	ItemID  string
 	Context string
+	Input   any
 	// NotBefore, for a paced item started ahead of its slot (the paced
 	// lead), is the slot: the engine hands it to the workflow (see
 	// NotBefore), which holds the item until then. Zero otherwise.

@@ -52,7 +52,11 @@ func (e TemporalEngine) Start(ctx context.Context, s StartRequest) error {
 		opts.Memo = map[string]any{NotBeforeMemo: s.NotBefore.UTC().Format(time.RFC3339Nano)}
 		opts.WorkflowTaskTimeout = holdingTaskTimeout(time.Until(s.NotBefore) - s.Delay)
 	}
-	_, err := e.Client.ExecuteWorkflow(ctx, opts, s.WorkflowType, s.ItemID, s.Context)
+	args := []any{s.ItemID, s.Context}
+	if s.Input != nil {
+		args = []any{s.Input}
+	}
+	_, err := e.Client.ExecuteWorkflow(ctx, opts, s.WorkflowType, args...)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
 		return ErrAlreadyStarted

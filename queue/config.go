@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,6 +56,7 @@ func configFromRow(r dbsqlc.ExecRateConfig) Config {
 		MaxInFlight:              int(r.MaxInFlight),
 		PacingConfig:             deref(r.PacingConfig),
 		PacedLead:                time.Duration(r.PacedLeadMs) * time.Millisecond,
+		ExecMode:                 ExecMode(r.ExecMode),
 		CreatedAt:                r.CreatedAt,
 		UpdatedAt:                r.UpdatedAt,
 	}
@@ -93,6 +95,7 @@ var configKeys = []configKey{
 	{"exec_workflow_type", 0, 0, "text"},
 	{"exec_task_queue", 0, 0, "text"},
 	{"pacing_config", 0, 0, "text"},
+	{"exec_mode", 0, 0, "mode"},
 }
 
 // ErrInvalidConfig: a setting or its value is not accepted; nothing changed.
@@ -143,6 +146,12 @@ func (q *Queue) UpdateConfig(ctx context.Context, itemType string, changes map[s
 			}
 			v := int32(n)
 			*ints[key] = &v
+		case "mode":
+			if m := ExecMode(value); m != ExecPerItem && m != ExecBatch {
+				return Config{}, fmt.Errorf("%w: %s=%s: want %s or %s", ErrInvalidConfig, key, value, ExecPerItem, ExecBatch)
+			}
+			v := value
+			p.ExecMode = &v
 		case "text":
 			if strings.TrimSpace(value) == "" && key != "pacing_config" { // pacing_config= turns pacing off
 				return Config{}, fmt.Errorf("%w: %s=: want a non-empty name", ErrInvalidConfig, key)
@@ -248,7 +257,7 @@ func (q *Queue) RegisterItemType(ctx context.Context, c Config) (created bool, e
 		PreStartBufferSecs: secs(c.PreStartBuffer), MaxDispatchRetries: int32(c.MaxDispatchRetries),
 		StaleClaimThresholdSecs: secs(c.StaleClaimThreshold), MaxStaleRecoveryPerCycle: int32(c.MaxStaleRecoveryPerCycle),
 		ExecWorkflowType: c.ExecWorkflowType, ExecTaskQueue: c.ExecTaskQueue, MaxInFlight: int32(c.MaxInFlight),
-		PacingConfig: nonEmpty(c.PacingConfig), PacedLeadMs: ms(c.PacedLead),
+		PacingConfig: nonEmpty(c.PacingConfig), PacedLeadMs: ms(c.PacedLead), ExecMode: string(cmp.Or(c.ExecMode, ExecPerItem)),
 	})
 	if err != nil {
 		return false, fmt.Errorf("queue: register item type %s: %w", c.ItemType, err)

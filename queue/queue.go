@@ -640,3 +640,39 @@ func (q *Queue) ListDispatched(ctx context.Context, itemType string, dueBy time.
 	}
 	return items, nil
 }
+
+// MarkExecutedBatch settles a batch execution's executed items →
+// COMPLETED (their contexts deleted), in one statement: DISPATCHED ones,
+// and ones still CLAIMED by batchID (executed before the dispatcher
+// recorded the start; execWorkflowID is then recorded as their execution).
+func (q *Queue) MarkExecutedBatch(ctx context.Context, itemType, batchID, execWorkflowID string, itemIDs []string) (BatchResult, error) {
+	if err := checkBatch(itemType, len(itemIDs)); err != nil {
+		return BatchResult{}, err
+	}
+	moved, err := q.q.MarkExecuted(ctx, dbsqlc.MarkExecutedParams{
+		ItemType: itemType, ItemIds: itemIDs, BatchID: batchID, ExecWorkflowID: execWorkflowID,
+	})
+	if err != nil {
+		return BatchResult{}, fmt.Errorf("queue: mark executed: %w", err)
+	}
+	outcomes := make([]Outcome, len(moved))
+	for i, id := range moved {
+		outcomes[i] = Outcome{ItemID: id, Status: StatusCompleted}
+	}
+	return q.withRejections(ctx, itemType, itemIDs, outcomes)
+}
+
+// HandOver passes an item's execution from workflow from (a batch
+// execution) to workflow to, in one guarded statement: a DISPATCHED item
+// under from, or one still CLAIMED by batchID, becomes DISPATCHED under to.
+// It reports whether the item moved; one settled or handed over already
+// is left as it is.
+func (q *Queue) HandOver(ctx context.Context, itemType, itemID, batchID, from, to string) (bool, error) {
+	n, err := q.q.HandOver(ctx, dbsqlc.HandOverParams{
+		ItemType: itemType, ItemID: itemID, BatchID: batchID, FromWorkflowID: from, ToWorkflowID: to,
+	})
+	if err != nil {
+		return false, fmt.Errorf("queue: hand %s %s over to %s: %w", itemType, itemID, to, err)
+	}
+	return n == 1, nil
+}

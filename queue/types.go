@@ -178,6 +178,22 @@ type Config struct {
 	// the slot on the worker's clock (dispatch.NotBefore), so the engine's
 	// timer lateness does not move executions off their slots.
 	PacedLead time.Duration
+	// ExecMode is how the items are executed: PER_ITEM (ExecWorkflowType,
+	// one workflow an item) or BATCH (one workflow a claimed batch, which
+	// executes each item at its time; ExecWorkflowType then takes only
+	// the items whose execution has to wait). Empty reads as PER_ITEM.
+	ExecMode  ExecMode
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
+
+// ExecMode is an item type's execution mode.
+type ExecMode string
+
+const (
+	ExecPerItem ExecMode = "PER_ITEM"
+	ExecBatch   ExecMode = "BATCH"
+)
+
+// Batched tells whether the type's items execute in batch executions.
+func (c Config) Batched() bool { return c.ExecMode == ExecBatch }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/payment"
@@ -49,7 +50,7 @@ func connectTemporal(ctx context.Context, t config.Temporal, db config.Database,
 		Address: t.Address, Namespace: t.Namespace,
 		TLSCertFile: t.TLSCertFile, TLSKeyFile: t.TLSKeyFile, TLSCAFile: t.TLSCAFile, TLSServerName: t.TLSServerName,
 		DataDir: db.DataDir, EmbeddedPort: t.EmbeddedPort, EmbeddedLogLevel: t.EmbeddedLogLevel, Logger: log,
-		HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName},
+		HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName, dispatch.BatchWorkflowName},
 	})
 	if err != nil {
 		return nil, err

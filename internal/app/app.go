@@ -121,8 +121,18 @@ func ExecWorker(metrics *dispatch.Metrics) func(*postgres.DB, *temporal.Conn, *s
 				dispatch.SettledWorkflow{ItemType: payment.ItemType, WorkflowType: payment.LegacyExecWorkflowName, Versioned: true}))
 		}
 		w := worker.New(tc.Client, payment.ExecTaskQueue, opts)
-		payment.RegisterExec(w, &payment.ExecActivities{Store: payment.NewStore(store.Pool), Slots: pacing.New(store.Pool)},
-			&process.Activities{DB: store.Pool, Registry: Processes()})
+		acts := &payment.ExecActivities{Store: payment.NewStore(store.Pool), Slots: pacing.New(store.Pool)}
+		payment.RegisterExec(w, acts, &process.Activities{DB: store.Pool, Registry: Processes()})
+		// PAYMENT's exec_mode BATCH: batch executions on the same worker.
+		runner, err := dispatch.NewBatchRunner(dispatch.BatchConfig{
+			Queue: queue.New(store.Pool), Engine: dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace},
+			Executors: map[string]dispatch.Executor{payment.ItemType: payment.BatchExecutor(acts)},
+			Metrics:   metrics, Logger: log.With("component", "batch-execution"),
+		})
+		if err != nil {
+			return nil, err
+		}
+		dispatch.RegisterBatch(w, runner)
 		if err := w.Start(); err != nil {
 			return nil, err
 		}

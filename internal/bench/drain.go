@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/internal/svgchart"
@@ -51,6 +52,10 @@ type DrainOptions struct {
 	// ExecWorkflow is PAYMENT's execution workflow type (empty: the
 	// product's, payment.ExecWorkflowName).
 	ExecWorkflow string
+	// ExecMode is PAYMENT's exec_mode (empty: as configured).
+	ExecMode string
+	// BatchSize is the claim's batch_size (0: as configured).
+	BatchSize int
 	// WorkflowTaskSlots and Pollers are the payment workers' workflow
 	// task slots and task pollers of each kind (0: the product's).
 	WorkflowTaskSlots, Pollers int
@@ -94,6 +99,8 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 				o.ExecWorkflow = v
 				return nil
 			}},
+		execModeFlag(&o.ExecMode),
+		config.Int("batch-size", 0, 0, queue.MaxBatchSize, "items a dispatch cycle claims (exec_rate_config batch_size; 0: as configured)", &o.BatchSize),
 		config.Int("workflow-task-slots", 0, 0, 100_000, "the payment workers' workflow task slots (0: the product's, 1,000)", &o.WorkflowTaskSlots),
 		config.Int("pollers", 0, 0, 64, "the payment workers' pollers of workflow and of activity tasks (0: the SDK's, 2 each)", &o.Pollers),
 		storeFlag(&o.TemporalStore),
@@ -117,7 +124,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	log := o.Logger
 	stack, err := openPrivateStack(ctx, "drain", o.PGBinDir, log, ptemporal.Options{
 		EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions,
-		HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName}, EmbeddedStore: o.TemporalStore,
+		HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName, dispatch.BatchWorkflowName}, EmbeddedStore: o.TemporalStore,
 	}, pacing.Config{MaxPerWindow: o.MaxPerWindow, Window: o.Window})
 	if err != nil {
 		return err
@@ -133,6 +140,12 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if o.LeadMs >= 0 {
 		settings["paced_lead_ms"] = strconv.Itoa(o.LeadMs)
 	}
+	if o.ExecMode != "" {
+		settings["exec_mode"] = o.ExecMode
+	}
+	if o.BatchSize > 0 {
+		settings["batch_size"] = strconv.Itoa(o.BatchSize)
+	}
 	qcfg, err := queue.New(db.Pool).UpdateConfig(ctx, payment.ItemType, settings)
 	if err != nil {
 		return err
@@ -141,7 +154,8 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if qcfg.MaxInFlight > 0 {
 		inFlight = thousands(qcfg.MaxInFlight)
 	}
-	fmt.Fprintf(o.Out, "paced lead %v, pre-start buffer %v, max in flight %s, execution workflow %s\n", qcfg.PacedLead, qcfg.PreStartBuffer, inFlight, qcfg.ExecWorkflowType)
+	fmt.Fprintf(o.Out, "exec mode %s, batch size %d, paced lead %v, pre-start buffer %v, max in flight %s, execution workflow %s\n",
+		qcfg.ExecMode, qcfg.BatchSize, qcfg.PacedLead, qcfg.PreStartBuffer, inFlight, qcfg.ExecWorkflowType)
 	app.SettleByExecution = !o.NoSettle
 	if o.WorkflowTaskSlots > 0 {
 		app.PaymentWorkerOptions.MaxConcurrentWorkflowTaskExecutionSize = o.WorkflowTaskSlots

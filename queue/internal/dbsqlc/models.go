@@ -44,6 +44,7 @@ type ExecRateConfig struct {
 	MaxInFlight              int32
 	PacingConfig             *string
 	PacedLeadMs              int32
+	ExecMode                 string
 }
 
 type TenantCapacity struct {

@@ -219,14 +219,14 @@ VALUES (@batch_id, @item_type, @item_id, @action, @status_before, @status_after,
 -- name: GetConfig :one
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms, exec_mode
 FROM exec_rate_config
 WHERE item_type = @item_type;
 
 -- name: ListConfigs :many
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms, exec_mode
 FROM exec_rate_config
 ORDER BY item_type;
 
@@ -255,6 +255,7 @@ UPDATE exec_rate_config SET
     exec_task_queue              = COALESCE(sqlc.narg('exec_task_queue')::text, exec_task_queue),
     max_in_flight                = COALESCE(sqlc.narg('max_in_flight')::int, max_in_flight),
     paced_lead_ms                = COALESCE(sqlc.narg('paced_lead_ms')::int, paced_lead_ms),
+    exec_mode                    = COALESCE(sqlc.narg('exec_mode')::text, exec_mode),
     -- '' clears it (no pacing)
     pacing_config                = CASE WHEN sqlc.narg('pacing_config')::text IS NULL THEN pacing_config
                                         ELSE nullif(sqlc.narg('pacing_config')::text, '') END,
@@ -262,7 +263,7 @@ UPDATE exec_rate_config SET
 WHERE item_type = @item_type
 RETURNING item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
           pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms;
+          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms, exec_mode;
 
 -- name: CountInFlight :one
 -- Items claimed or dispatched and not yet settled; one branch per status
@@ -380,11 +381,11 @@ FROM tenant_capacity WHERE item_type = @item_type ORDER BY tenant_id;
 -- (an operator may have changed them).
 INSERT INTO exec_rate_config (item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, max_in_flight, pacing_config, paced_lead_ms)
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, max_in_flight, pacing_config, paced_lead_ms, exec_mode)
 VALUES (@item_type, @enabled, @batch_size, @dispatch_interval_secs, @jitter_window_ms,
        @pre_start_buffer_secs, @max_dispatch_retries, @stale_claim_threshold_secs,
        @max_stale_recovery_per_cycle, @exec_workflow_type, @exec_task_queue, @max_in_flight,
-       sqlc.narg('pacing_config'), @paced_lead_ms)
+       sqlc.narg('pacing_config'), @paced_lead_ms, @exec_mode)
 ON CONFLICT (item_type) DO NOTHING;
 
 -- name: InsertContextsAndItems :many
@@ -411,3 +412,57 @@ SELECT q.item_id::text FROM q JOIN c USING (item_id);
 -- name: InsertEnqueueAudits :exec
 INSERT INTO dispatch_audit_log (item_type, item_id, action, status_after)
 SELECT @item_type::text, unnest(@item_ids::text[]), 'ENQUEUED', 'READY';
+
+-- name: MarkExecuted :many
+-- A batch execution's executed items -> COMPLETED, their contexts deleted,
+-- in one statement. An item still CLAIMED by the batch that started the
+-- execution counts too: a batch execution may finish an item before its
+-- dispatcher has recorded the start (the dispatcher's mark then finds it
+-- COMPLETED and leaves it).
+WITH old AS (
+    SELECT q.item_id, q.queue_status
+    FROM exec_queue q
+    WHERE q.item_type = @item_type
+      AND q.item_id = ANY(@item_ids::text[])
+      AND (q.queue_status = 'DISPATCHED'
+           OR (q.queue_status = 'CLAIMED' AND q.dispatch_batch_id = @batch_id::text))
+    FOR UPDATE
+), moved AS (
+    UPDATE exec_queue q
+    SET queue_status = 'COMPLETED',
+        exec_workflow_id = COALESCE(q.exec_workflow_id, @exec_workflow_id::text),
+        dispatched_at = COALESCE(q.dispatched_at, now()),
+        completed_at = now(),
+        updated_at = now()
+    FROM old
+    WHERE q.item_type = @item_type AND q.item_id = old.item_id
+    RETURNING q.item_id, q.dispatch_batch_id, old.queue_status AS status_before
+), dropped AS (
+    DELETE FROM exec_context x
+    USING moved m
+    WHERE x.item_type = @item_type AND x.item_id = m.item_id
+), audit AS (
+    INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after)
+    SELECT m.dispatch_batch_id, @item_type, m.item_id, 'COMPLETED', m.status_before, 'COMPLETED'
+    FROM moved m
+)
+SELECT m.item_id FROM moved m;
+
+-- name: HandOver :execrows
+-- A batch execution hands an item whose execution has to wait (or failed)
+-- to the item's own workflow: guarded by the workflow it leaves, or, for an
+-- item whose dispatch is not yet recorded, by the claiming batch.
+WITH moved AS (
+    UPDATE exec_queue q
+    SET queue_status = 'DISPATCHED',
+        exec_workflow_id = @to_workflow_id::text,
+        dispatched_at = COALESCE(q.dispatched_at, now()),
+        updated_at = now()
+    WHERE q.item_type = @item_type AND q.item_id = @item_id
+      AND ((q.queue_status = 'DISPATCHED' AND q.exec_workflow_id = @from_workflow_id::text)
+           OR (q.queue_status = 'CLAIMED' AND q.dispatch_batch_id = @batch_id::text))
+    RETURNING q.item_id, q.dispatch_batch_id
+)
+INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after, detail)
+SELECT m.dispatch_batch_id, @item_type, m.item_id, 'HANDED_OVER', 'DISPATCHED', 'DISPATCHED', @to_workflow_id::text
+FROM moved m;

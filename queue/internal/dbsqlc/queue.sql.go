@@ -431,7 +431,7 @@ func (q *Queries) FindStaleClaims(ctx context.Context, arg FindStaleClaimsParams
 const getConfig = `-- name: GetConfig :one
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms, exec_mode
 FROM exec_rate_config
 WHERE item_type = $1
 `
@@ -456,6 +456,7 @@ func (q *Queries) GetConfig(ctx context.Context, itemType string) (ExecRateConfi
 		&i.MaxInFlight,
 		&i.PacingConfig,
 		&i.PacedLeadMs,
+		&i.ExecMode,
 	)
 	return i, err
 }
@@ -495,6 +496,48 @@ func (q *Queries) GetItem(ctx context.Context, arg GetItemParams) (ExecQueue, er
 		&i.Paced,
 	)
 	return i, err
+}
+
+const handOver = `-- name: HandOver :execrows
+WITH moved AS (
+    UPDATE exec_queue q
+    SET queue_status = 'DISPATCHED',
+        exec_workflow_id = $2::text,
+        dispatched_at = COALESCE(q.dispatched_at, now()),
+        updated_at = now()
+    WHERE q.item_type = $1 AND q.item_id = $3
+      AND ((q.queue_status = 'DISPATCHED' AND q.exec_workflow_id = $4::text)
+           OR (q.queue_status = 'CLAIMED' AND q.dispatch_batch_id = $5::text))
+    RETURNING q.item_id, q.dispatch_batch_id
+)
+INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after, detail)
+SELECT m.dispatch_batch_id, $1, m.item_id, 'HANDED_OVER', 'DISPATCHED', 'DISPATCHED', $2::text
+FROM moved m
+`
+
+type HandOverParams struct {
+	ItemType       string
+	ToWorkflowID   string
+	ItemID         string
+	FromWorkflowID string
+	BatchID        string
+}
+
+// A batch execution hands an item whose execution has to wait (or failed)
+// to the item's own workflow: guarded by the workflow it leaves, or, for an
+// item whose dispatch is not yet recorded, by the claiming batch.
+func (q *Queries) HandOver(ctx context.Context, arg HandOverParams) (int64, error) {
+	result, err := q.db.Exec(ctx, handOver,
+		arg.ItemType,
+		arg.ToWorkflowID,
+		arg.ItemID,
+		arg.FromWorkflowID,
+		arg.BatchID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 type InsertAuditParams struct {
@@ -646,7 +689,7 @@ func (q *Queries) InsertQueueItem(ctx context.Context, arg InsertQueueItemParams
 const listConfigs = `-- name: ListConfigs :many
 SELECT item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms, exec_mode
 FROM exec_rate_config
 ORDER BY item_type
 `
@@ -677,6 +720,7 @@ func (q *Queries) ListConfigs(ctx context.Context) ([]ExecRateConfig, error) {
 			&i.MaxInFlight,
 			&i.PacingConfig,
 			&i.PacedLeadMs,
+			&i.ExecMode,
 		); err != nil {
 			return nil, err
 		}
@@ -886,6 +930,74 @@ func (q *Queries) MarkDispatched(ctx context.Context, arg MarkDispatchedParams) 
 	return items, nil
 }
 
+const markExecuted = `-- name: MarkExecuted :many
+WITH old AS (
+    SELECT q.item_id, q.queue_status
+    FROM exec_queue q
+    WHERE q.item_type = $1
+      AND q.item_id = ANY($2::text[])
+      AND (q.queue_status = 'DISPATCHED'
+           OR (q.queue_status = 'CLAIMED' AND q.dispatch_batch_id = $3::text))
+    FOR UPDATE
+), moved AS (
+    UPDATE exec_queue q
+    SET queue_status = 'COMPLETED',
+        exec_workflow_id = COALESCE(q.exec_workflow_id, $4::text),
+        dispatched_at = COALESCE(q.dispatched_at, now()),
+        completed_at = now(),
+        updated_at = now()
+    FROM old
+    WHERE q.item_type = $1 AND q.item_id = old.item_id
+    RETURNING q.item_id, q.dispatch_batch_id, old.queue_status AS status_before
+), dropped AS (
+    DELETE FROM exec_context x
+    USING moved m
+    WHERE x.item_type = $1 AND x.item_id = m.item_id
+), audit AS (
+    INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after)
+    SELECT m.dispatch_batch_id, $1, m.item_id, 'COMPLETED', m.status_before, 'COMPLETED'
+    FROM moved m
+)
+SELECT m.item_id FROM moved m
+`
+
+type MarkExecutedParams struct {
+	ItemType       string
+	ItemIds        []string
+	BatchID        string
+	ExecWorkflowID string
+}
+
+// A batch execution's executed items -> COMPLETED, their contexts deleted,
+// in one statement. An item still CLAIMED by the batch that started the
+// execution counts too: a batch execution may finish an item before its
+// dispatcher has recorded the start (the dispatcher's mark then finds it
+// COMPLETED and leaves it).
+func (q *Queries) MarkExecuted(ctx context.Context, arg MarkExecutedParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, markExecuted,
+		arg.ItemType,
+		arg.ItemIds,
+		arg.BatchID,
+		arg.ExecWorkflowID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var item_id string
+		if err := rows.Scan(&item_id); err != nil {
+			return nil, err
+		}
+		items = append(items, item_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const markFailed = `-- name: MarkFailed :many
 WITH input AS (
     SELECT unnest($1::text[]) AS item_id,
@@ -976,11 +1088,11 @@ func (q *Queries) OldestReady(ctx context.Context, itemType string) (time.Time, 
 const registerItemType = `-- name: RegisterItemType :execrows
 INSERT INTO exec_rate_config (item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
        pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, max_in_flight, pacing_config, paced_lead_ms)
+       max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, max_in_flight, pacing_config, paced_lead_ms, exec_mode)
 VALUES ($1, $2, $3, $4, $5,
        $6, $7, $8,
        $9, $10, $11, $12,
-       $13, $14)
+       $13, $14, $15)
 ON CONFLICT (item_type) DO NOTHING
 `
 
@@ -999,6 +1111,7 @@ type RegisterItemTypeParams struct {
 	MaxInFlight              int32
 	PacingConfig             *string
 	PacedLeadMs              int32
+	ExecMode                 string
 }
 
 // A new item type with its defaults; one that exists keeps its settings
@@ -1019,6 +1132,7 @@ func (q *Queries) RegisterItemType(ctx context.Context, arg RegisterItemTypePara
 		arg.MaxInFlight,
 		arg.PacingConfig,
 		arg.PacedLeadMs,
+		arg.ExecMode,
 	)
 	if err != nil {
 		return 0, err
@@ -1146,14 +1260,15 @@ UPDATE exec_rate_config SET
     exec_task_queue              = COALESCE($10::text, exec_task_queue),
     max_in_flight                = COALESCE($11::int, max_in_flight),
     paced_lead_ms                = COALESCE($12::int, paced_lead_ms),
+    exec_mode                    = COALESCE($13::text, exec_mode),
     -- '' clears it (no pacing)
-    pacing_config                = CASE WHEN $13::text IS NULL THEN pacing_config
-                                        ELSE nullif($13::text, '') END,
+    pacing_config                = CASE WHEN $14::text IS NULL THEN pacing_config
+                                        ELSE nullif($14::text, '') END,
     updated_at                   = now()
-WHERE item_type = $14
+WHERE item_type = $15
 RETURNING item_type, enabled, batch_size, dispatch_interval_secs, jitter_window_ms,
           pre_start_buffer_secs, max_dispatch_retries, stale_claim_threshold_secs,
-          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms
+          max_stale_recovery_per_cycle, exec_workflow_type, exec_task_queue, created_at, updated_at, max_in_flight, pacing_config, paced_lead_ms, exec_mode
 `
 
 type UpdateConfigParams struct {
@@ -1169,6 +1284,7 @@ type UpdateConfigParams struct {
 	ExecTaskQueue            *string
 	MaxInFlight              *int32
 	PacedLeadMs              *int32
+	ExecMode                 *string
 	PacingConfig             *string
 	ItemType                 string
 }
@@ -1188,6 +1304,7 @@ func (q *Queries) UpdateConfig(ctx context.Context, arg UpdateConfigParams) (Exe
 		arg.ExecTaskQueue,
 		arg.MaxInFlight,
 		arg.PacedLeadMs,
+		arg.ExecMode,
 		arg.PacingConfig,
 		arg.ItemType,
 	)
@@ -1209,6 +1326,7 @@ func (q *Queries) UpdateConfig(ctx context.Context, arg UpdateConfigParams) (Exe
 		&i.MaxInFlight,
 		&i.PacingConfig,
 		&i.PacedLeadMs,
+		&i.ExecMode,
 	)
 	return i, err
 }
