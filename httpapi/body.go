@@ -27,13 +27,14 @@ const (
 // listed takes none: its body, if any, is never read, so it needs no
 // Content-Type either (POST /admin/processes/{id}/pause and the like).
 var routeBodies = map[string]bodyKind{
-	"POST /v1/payments":             jsonBody,
-	"POST /v1/payment-batches":      bulkFileBody,
-	"POST /v1/accounts":             jsonBody,
-	"POST /admin/fx-rates":          jsonBody,
-	"POST /admin/rate-limit/config": jsonBody,
-	"POST /api/v1/slots":            jsonBody,
-	"POST /api/v1/slots/bulk":       bigJSONBody,
+	"POST /v1/payments":                       jsonBody,
+	"POST /v1/payment-batches":                bulkFileBody,
+	"POST /v1/accounts":                       jsonBody,
+	"POST /admin/fx-rates":                    jsonBody,
+	"POST /admin/rate-limit/config":           jsonBody,
+	"PATCH /admin/dispatch/config/{itemType}": jsonBody,
+	"POST /api/v1/slots":                      jsonBody,
+	"POST /api/v1/slots/bulk":                 bigJSONBody,
 }
 
 // maxBigJSONBody bounds POST /api/v1/slots/bulk (100,000 events).

@@ -30,6 +30,7 @@ func contractRouter(t *testing.T) *httpapi.Router {
 	rt.HandleFXRates(led)
 	rt.HandleProcesses(fakeProcesses{})
 	rt.HandleAudit(&fakeAudit{})
+	rt.HandleDispatchConfig(newFakeDispatchConfigs())
 	rt.HandleOpenAPI()
 	rt.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	rt.RequireAuth(fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}})
@@ -126,6 +127,10 @@ func TestResponsesMatchTheContract(t *testing.T) {
 		{"GET", "/admin/audit?limit=0", "/admin/audit", "", "admin"},
 		{"POST", "/admin/rate-limit/config", "/admin/rate-limit/config", `{"configName":"default","maxPerWindow":100,"windowSize":"PT4S"}`, "admin"},
 		{"GET", "/admin/rate-limit/config/default", "/admin/rate-limit/config/{name}", "", "admin"},
+		{"GET", "/admin/dispatch/config", "/admin/dispatch/config", "", "admin"},
+		{"PATCH", "/admin/dispatch/config/PAYMENT", "/admin/dispatch/config/{itemType}", `{"exec_mode":"BATCH"}`, "admin"},
+		{"PATCH", "/admin/dispatch/config/PAYMENT", "/admin/dispatch/config/{itemType}", `{"exec_mode":"NO"}`, "admin"},
+		{"GET", "/admin/dispatch/config/NOPE", "/admin/dispatch/config/{itemType}", "", "admin"},
 		{"POST", "/api/v1/slots", "/api/v1/slots", `{"eventId":"e-1","configName":"default","requestedTime":"2030-01-01T00:00:00Z"}`, "admin"},
 	}
 	for _, tt := range tests {

@@ -9,13 +9,17 @@ import (
 
 // ItemTypeConfig is PAYMENT's dispatch configuration as first registered:
 // the queue's defaults, its own workflow and task queue, at most 2,000
-// executions in flight, and paced executions started 6 s ahead of their
-// slot (the embedded engine can fall seconds behind under load; the hold
-// takes rate × lead of the exec worker's workflow-task slots).
+// executions in flight, paced executions started 6 s ahead of their slot
+// (the embedded engine can fall seconds behind under load), and BATCH
+// execution with a cycle every second (one workflow a claimed batch,
+// each cycle's batch a second of slots at 100/s; docs/design.md compares
+// the modes).
 func ItemTypeConfig() queue.Config {
 	c := queue.DefaultConfig(ItemType, ExecWorkflowName, ExecTaskQueue)
 	c.MaxInFlight = 2000
 	c.PacedLead = 6 * time.Second
+	c.ExecMode = queue.ExecBatch
+	c.DispatchInterval = time.Second
 	return c
 }
 

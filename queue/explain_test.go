@@ -63,6 +63,14 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 			_, err := q.DeadLetterExhausted(ctx, itemType, 3, 100)
 			return err
 		}, "exec_queue_retried_ready_idx"},
+		{"batch execution settles", false, func(ctx context.Context, q *queue.Queue) error {
+			_, err := q.MarkExecutedBatch(ctx, itemType, inFlight[1], "exec-batch-w", []string{"e-20003", "e-20004"})
+			return err
+		}, "exec_queue_pkey"},
+		{"batch execution hands over", false, func(ctx context.Context, q *queue.Queue) error {
+			_, err := q.HandOver(ctx, itemType, "e-20005", inFlight[1], "exec-batch-w", "exec-own")
+			return err
+		}, "exec_queue_pkey"},
 		{"reconcile list", false, func(ctx context.Context, q *queue.Queue) error {
 			_, err := q.ListDispatched(ctx, itemType, time.Now(), 100)
 			return err

@@ -8,25 +8,35 @@ import (
 	"testing"
 )
 
-// TestChaosShort is the fault suite's short mode: the built binary's
-// roles as processes, 1,500 payments paced at 15/s, a kill every 4 s (at
-// least 10), Temporal down 30 s, PostgreSQL restarted twice, the rail
-// failing and the operator's switches flipped; every invariant checked.
+// TestChaosShort is the fault suite's short mode, in each exec mode: the
+// built binary's roles as processes, 1,500 payments paced at 15/s, a kill
+// every 4 s (at least 10), Temporal stopped for 30 s and SIGKILLed,
+// PostgreSQL restarted twice, the rail failing and the operator's
+// switches flipped (the exec mode among them); every invariant checked.
 func TestChaosShort(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts a stack of processes and attacks it for about 3 minutes")
 	}
 	bin := binary(t)
+	for _, mode := range []string{"BATCH", "PER_ITEM"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			chaosShort(t, bin, mode)
+		})
+	}
+}
+
+func chaosShort(t *testing.T, bin, mode string) {
 	dir := dataDir(t)
-	cmd := exec.Command(bin, "chaos", "--binary", bin, "--dir", dir, "--payments", "1500", "--rate", "15", "--kill-every", "4s", "--seed", "1")
+	cmd := exec.Command(bin, "chaos", "--binary", bin, "--dir", dir, "--payments", "1500", "--rate", "15", "--kill-every", "4s", "--seed", "1", "--exec-mode", mode)
 	cmd.Env = os.Environ()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("chaos: %v\n%s", err, out)
 	}
 	text := string(out)
-	for _, want := range []string{"chaos: every invariant held in 1 run(s)", "faults injected (seed 1):"} {
+	for _, want := range []string{"chaos: every invariant held in 1 run(s)", "faults injected (seed 1):", "payments execute in " + mode + " mode"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}

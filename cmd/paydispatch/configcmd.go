@@ -187,6 +187,7 @@ func configSet(ctx context.Context, env *environment, db *postgres.DB, w []strin
 	}
 	c, err := queue.New(db.Pool).UpdateConfig(ctx, w[0], changes)
 	if err == nil {
+		recordCLI(ctx, env, db, "config set", w[0], changes)
 		printConfig(env.stdout, c)
 	}
 	return err
@@ -253,6 +254,6 @@ func printConfig(w io.Writer, c queue.Config) {
 	fmt.Fprintf(w, "  pre_start_buffer_secs=%d\n  max_dispatch_retries=%d\n  stale_claim_threshold_secs=%d\n  max_stale_recovery_per_cycle=%d\n",
 		int(c.PreStartBuffer.Seconds()), c.MaxDispatchRetries, int(c.StaleClaimThreshold.Seconds()), c.MaxStaleRecoveryPerCycle)
 	fmt.Fprintf(w, "  max_in_flight=%d\n  pacing_config=%s\n  paced_lead_ms=%d\n", c.MaxInFlight, c.PacingConfig, c.PacedLead.Milliseconds())
-	fmt.Fprintf(w, "  exec_workflow_type=%s\n  exec_task_queue=%s\n  updated_at=%s\n",
-		c.ExecWorkflowType, c.ExecTaskQueue, c.UpdatedAt.Format("2006-01-02T15:04:05Z07:00"))
+	fmt.Fprintf(w, "  exec_mode=%s\n  exec_workflow_type=%s\n  exec_task_queue=%s\n  updated_at=%s\n",
+		c.ExecMode, c.ExecWorkflowType, c.ExecTaskQueue, c.UpdatedAt.Format("2006-01-02T15:04:05Z07:00"))
 }

@@ -275,6 +275,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	}
 	router.HandlePayments(app.PaymentService(store, tconn, srv.BulkChunkSize))
 	router.HandlePacing(pacing.New(store.Pool))
+	router.HandleDispatchConfig(queue.New(store.Pool))
 	ledgerAPI := service.New(store.Pool)
 	router.HandleAccounts(ledgerAPI)
 	router.HandleFXRates(ledgerAPI)

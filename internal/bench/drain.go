@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -32,8 +33,8 @@ type DrainOptions struct {
 	MaxPerWindow int
 	Window       time.Duration
 	SVG          string // where to write the histogram; empty: none
-	Interval     int    // dispatch_interval_secs
-	MaxInFlight  int    // max_in_flight; 0: none (the product's default)
+	Interval     int    // dispatch_interval_secs; 0: as configured
+	MaxInFlight  int    // max_in_flight; negative: as configured
 	LeadMs       int    // paced_lead_ms; negative: the item type's own
 	MaxWait      time.Duration
 	// AllVisibilityIndexes keeps every index of the embedded Temporal's
@@ -52,6 +53,9 @@ type DrainOptions struct {
 	// ExecWorkflow is PAYMENT's execution workflow type (empty: the
 	// product's, payment.ExecWorkflowName).
 	ExecWorkflow string
+	// Debtors is how many debtor accounts (and tenants) the payments come
+	// from, 1 to 10: one is a payroll, every payment on one account.
+	Debtors int
 	// ExecMode is PAYMENT's exec_mode (empty: as configured).
 	ExecMode string
 	// BatchSize is the claim's batch_size (0: as configured).
@@ -80,8 +84,8 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 		config.Int("max-per-window", 100, 1, 100_000, "the pacing config's events per window", &o.MaxPerWindow),
 		isoFlag("window", "PT4S", time.Second, "the pacing config's window (ISO-8601, whole seconds)", &o.Window),
 		config.Int("lead-ms", -1, -1, 60_000, "the paced lead in ms (exec_rate_config paced_lead_ms; -1: as configured)", &o.LeadMs),
-		config.Int("interval", 5, 1, 60, "the dispatcher's interval in seconds (exec_rate_config dispatch_interval_secs)", &o.Interval),
-		config.Int("max-in-flight", 0, 0, 1_000_000, "cap on items claimed or dispatched and not yet settled (exec_rate_config max_in_flight; 0: none)", &o.MaxInFlight),
+		config.Int("interval", 0, 0, 60, "the dispatcher's interval in seconds (exec_rate_config dispatch_interval_secs; 0: as configured)", &o.Interval),
+		config.Int("max-in-flight", -1, -1, 1_000_000, "cap on items claimed or dispatched and not yet settled (exec_rate_config max_in_flight; 0: none; -1: as configured)", &o.MaxInFlight),
 		{Flag: "svg", Default: "pacing-histogram.svg", Usage: "write the histogram of executions per second here (empty: don't)",
 			Parse: func(v string) error { o.SVG = v; return nil }},
 		config.Duration("max-wait", "60m", time.Minute, "give up this long after the instant", &o.MaxWait),
@@ -100,6 +104,7 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 				return nil
 			}},
 		execModeFlag(&o.ExecMode),
+		config.Int("debtors", 10, 1, 10, "debtor accounts (one a tenant) the payments come from; 1: a payroll, every payment debiting one account", &o.Debtors),
 		config.Int("batch-size", 0, 0, queue.MaxBatchSize, "items a dispatch cycle claims (exec_rate_config batch_size; 0: as configured)", &o.BatchSize),
 		config.Int("workflow-task-slots", 0, 0, 100_000, "the payment workers' workflow task slots (0: the product's, 1,000)", &o.WorkflowTaskSlots),
 		config.Int("pollers", 0, 0, 64, "the payment workers' pollers of workflow and of activity tasks (0: the SDK's, 2 each)", &o.Pollers),
@@ -119,8 +124,8 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		return fmt.Errorf("--window %s: want whole seconds (the histogram counts per second)", pacing.FormatISODuration(o.Window))
 	}
 	rate := float64(o.MaxPerWindow) / o.Window.Seconds()
-	fmt.Fprintf(o.Out, "paydispatch bench drain: %d CPUs, %s; embedded PostgreSQL and Temporal; %s payments due at one instant, paced %d per %s (%.1f/s), dispatcher every %d s\n",
-		runtime.NumCPU(), memTotal(), thousands(o.Payments), o.MaxPerWindow, pacing.FormatISODuration(o.Window), rate, o.Interval)
+	fmt.Fprintf(o.Out, "paydispatch bench drain: %d CPUs, %s; embedded PostgreSQL and Temporal; %s payments due at one instant, paced %d per %s (%.1f/s)\n",
+		runtime.NumCPU(), memTotal(), thousands(o.Payments), o.MaxPerWindow, pacing.FormatISODuration(o.Window), rate)
 	log := o.Logger
 	stack, err := openPrivateStack(ctx, "drain", o.PGBinDir, log, ptemporal.Options{
 		EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions,
@@ -132,8 +137,13 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	defer stack.close()
 	db, tc := stack.db, stack.tc
 	fmt.Fprintf(o.Out, "the embedded Temporal's store: %s\n", tc.Store)
-	settings := map[string]string{"pacing_config": "payments", "dispatch_interval_secs": strconv.Itoa(o.Interval),
-		"max_in_flight": strconv.Itoa(o.MaxInFlight)}
+	settings := map[string]string{"pacing_config": "payments"}
+	if o.Interval > 0 {
+		settings["dispatch_interval_secs"] = strconv.Itoa(o.Interval)
+	}
+	if o.MaxInFlight >= 0 {
+		settings["max_in_flight"] = strconv.Itoa(o.MaxInFlight)
+	}
 	if o.ExecWorkflow != "" {
 		settings["exec_workflow_type"] = o.ExecWorkflow
 	}
@@ -154,8 +164,8 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if qcfg.MaxInFlight > 0 {
 		inFlight = thousands(qcfg.MaxInFlight)
 	}
-	fmt.Fprintf(o.Out, "exec mode %s, batch size %d, paced lead %v, pre-start buffer %v, max in flight %s, execution workflow %s\n",
-		qcfg.ExecMode, qcfg.BatchSize, qcfg.PacedLead, qcfg.PreStartBuffer, inFlight, qcfg.ExecWorkflowType)
+	fmt.Fprintf(o.Out, "dispatcher every %v, exec mode %s, batch size %d, paced lead %v, pre-start buffer %v, max in flight %s, execution workflow %s\n",
+		qcfg.DispatchInterval, qcfg.ExecMode, qcfg.BatchSize, qcfg.PacedLead, qcfg.PreStartBuffer, inFlight, qcfg.ExecWorkflowType)
 	app.SettleByExecution = !o.NoSettle
 	if o.WorkflowTaskSlots > 0 {
 		app.PaymentWorkerOptions.MaxConcurrentWorkflowTaskExecutionSize = o.WorkflowTaskSlots
@@ -201,7 +211,12 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	reqs := make([]payment.Request, o.Payments)
 	for i := range reqs {
 		reqs[i] = benchRequest("d", i, instant)
+		if o.Debtors > 0 && o.Debtors < 10 {
+			t := i % o.Debtors
+			reqs[i].TenantID, reqs[i].DebtorAccount = fmt.Sprintf("t%d", t), fmt.Sprintf("ACC-t%d", t)
+		}
 	}
+	fmt.Fprintf(o.Out, "debtor accounts: %d, one rail participant\n", cmp.Or(o.Debtors, 10))
 	if _, err := app.PaymentService(db, tc, 1000).SubmitBatch(ctx, reqs); err != nil {
 		return err
 	}

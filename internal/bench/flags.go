@@ -32,7 +32,7 @@ func execModeFlag(mode *string) *config.Setting {
 	return &config.Setting{Flag: "exec-mode",
 		Usage: "PAYMENT's exec_mode: PER_ITEM (a workflow a payment) or BATCH (a workflow a claimed batch); empty: as configured",
 		Parse: func(v string) error {
-			if m := queue.ExecMode(v); m != queue.ExecPerItem && m != queue.ExecBatch {
+			if m := queue.ExecMode(v); v != "" && m != queue.ExecPerItem && m != queue.ExecBatch {
 				return fmt.Errorf("want %s or %s", queue.ExecPerItem, queue.ExecBatch)
 			}
 			*mode = v

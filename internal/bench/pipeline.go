@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/ledger/account"
@@ -42,12 +43,14 @@ import (
 type PipelineOptions struct {
 	Ns []int // payments per run, e.g. 10,000 and 50,000
 
-	// The pipeline's dispatch settings for the run (exec_rate_config).
+	// The pipeline's dispatch settings for the run (exec_rate_config);
+	// zero (BatchSize, Interval) or negative: as configured.
 	BatchSize      int
 	Interval       time.Duration
 	Jitter         time.Duration
 	PreStartBuffer time.Duration
 	MaxInFlight    int
+	ExecMode       string // empty: as configured
 
 	StartConcurrency int           // the old design's intake: concurrent workflow starts
 	MaxWait          time.Duration // per design, from the instant
@@ -77,11 +80,12 @@ func PipelineSettings(o *PipelineOptions) []*config.Setting {
 				}
 				return nil
 			}},
-		config.Int("batch-size", 500, 1, queue.MaxBatchSize, "pipeline: items claimed per dispatch cycle", &o.BatchSize),
-		config.Duration("interval", "5s", time.Second, "pipeline: dispatch interval (whole seconds)", &o.Interval),
-		config.Duration("jitter", "4s", 0, "pipeline: start jitter window", &o.Jitter),
-		config.Duration("pre-start-buffer", "5s", 0, "pipeline: how far ahead of its time an item is claimed (whole seconds)", &o.PreStartBuffer),
-		config.Int("max-in-flight", 400, 0, 1_000_000, "pipeline: cap on items claimed or dispatched and not yet settled (0: none)", &o.MaxInFlight),
+		config.Int("batch-size", 0, 0, queue.MaxBatchSize, "pipeline: items claimed per dispatch cycle (0: as configured)", &o.BatchSize),
+		config.Duration("interval", "0s", 0, "pipeline: dispatch interval, whole seconds (0: as configured)", &o.Interval),
+		config.Duration("jitter", "-1s", -time.Second, "pipeline: start jitter window (negative: as configured)", &o.Jitter),
+		config.Duration("pre-start-buffer", "-1s", -time.Second, "pipeline: how far ahead of its time an item is claimed, whole seconds (negative: as configured)", &o.PreStartBuffer),
+		config.Int("max-in-flight", -1, -1, 1_000_000, "pipeline: cap on items claimed or dispatched and not yet settled (0: none; -1: as configured)", &o.MaxInFlight),
+		execModeFlag(&o.ExecMode),
 		config.Int("start-concurrency", 32, 1, 1024, "old design: concurrent workflow starts at intake", &o.StartConcurrency),
 		config.Duration("max-wait", "45m", time.Minute, "per design: give up this long after the instant", &o.MaxWait),
 		{Flag: "designs", Default: "ab", Usage: "which designs to run: ab (both, compared), a or b (one alone, in a fresh store)",
@@ -153,8 +157,7 @@ func RunPipeline(ctx context.Context, o PipelineOptions) error {
 		fmt.Fprintf(o.Out, "(a) one workflow per payment, started at intake, sleeping until the instant (%d concurrent starts)\n", o.StartConcurrency)
 	}
 	if strings.Contains(o.Designs, "b") {
-		fmt.Fprintf(o.Out, "(b) the pipeline: bulk Phase A in chunks of 1,000, queue, dispatcher every %s, batch %d, jitter %s, pre-start buffer %s, max in flight %d\n",
-			o.Interval, o.BatchSize, o.Jitter, o.PreStartBuffer, o.MaxInFlight)
+		fmt.Fprintf(o.Out, "(b) the pipeline: bulk Phase A in chunks of 1,000, the queue, the dispatcher (its settings printed with each run)\n")
 	}
 	type row struct {
 		n    int
@@ -284,7 +287,7 @@ func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designRes
 	if err := openBenchAccounts(ctx, db.Pool); err != nil {
 		return a, b, err
 	}
-	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal", HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName}})
+	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal", HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName, dispatch.BatchWorkflowName}})
 	if err != nil {
 		return a, b, err
 	}
@@ -416,15 +419,31 @@ func (e *pipelineEnv) runSleeping(ctx context.Context, n int) (designResult, err
 // runPipeline is design (b), through the intake and dispatcher serve runs.
 func (e *pipelineEnv) runPipeline(ctx context.Context, n int) (designResult, error) {
 	q := queue.New(e.db.Pool)
-	if _, err := q.UpdateConfig(ctx, payment.ItemType, map[string]string{
-		"batch_size":             strconv.Itoa(e.o.BatchSize),
-		"dispatch_interval_secs": strconv.Itoa(max(int(e.o.Interval/time.Second), 1)),
-		"jitter_window_ms":       strconv.Itoa(int(e.o.Jitter / time.Millisecond)),
-		"pre_start_buffer_secs":  strconv.Itoa(int(e.o.PreStartBuffer / time.Second)),
-		"max_in_flight":          strconv.Itoa(e.o.MaxInFlight),
-	}); err != nil {
+	settings := map[string]string{"enabled": "true"}
+	if e.o.BatchSize > 0 {
+		settings["batch_size"] = strconv.Itoa(e.o.BatchSize)
+	}
+	if e.o.Interval > 0 {
+		settings["dispatch_interval_secs"] = strconv.Itoa(max(int(e.o.Interval/time.Second), 1))
+	}
+	if e.o.Jitter >= 0 {
+		settings["jitter_window_ms"] = strconv.Itoa(int(e.o.Jitter / time.Millisecond))
+	}
+	if e.o.PreStartBuffer >= 0 {
+		settings["pre_start_buffer_secs"] = strconv.Itoa(int(e.o.PreStartBuffer / time.Second))
+	}
+	if e.o.MaxInFlight >= 0 {
+		settings["max_in_flight"] = strconv.Itoa(e.o.MaxInFlight)
+	}
+	if e.o.ExecMode != "" {
+		settings["exec_mode"] = e.o.ExecMode
+	}
+	c, err := q.UpdateConfig(ctx, payment.ItemType, settings)
+	if err != nil {
 		return designResult{}, err
 	}
+	fmt.Fprintf(e.o.Out, "N=%s: (b) exec mode %s, dispatcher every %s, batch %d, jitter %s, pre-start buffer %s, max in flight %d\n",
+		thousands(n), c.ExecMode, c.DispatchInterval, c.BatchSize, c.JitterWindow, c.PreStartBuffer, c.MaxInFlight)
 	stop, err := app.StartDispatcher(ctx, "schedule", e.db, e.tc, nil, e.o.Logger)
 	if err != nil {
 		return designResult{}, err

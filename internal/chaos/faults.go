@@ -18,15 +18,17 @@ import (
 const (
 	faultKill          = "SIGKILL of a role process, restarted"
 	faultTemporal      = "Temporal server stopped, restarted"
+	faultTemporalKill  = "Temporal server SIGKILLed, restarted"
 	faultPGFast        = "PostgreSQL fast shutdown, restarted"
 	faultPGImmediate   = "PostgreSQL immediate shutdown, restarted"
 	faultRailRetryable = "rail answers retryable errors (503)"
 	faultRailTimeouts  = "rail accepts, then times out (unknown outcomes)"
 	faultKillSwitch    = "kill switch off, then on"
 	faultRate          = "dispatch rate cut, then restored"
+	faultExecMode      = "exec mode switched, then back"
 )
 
-var faultKinds = []string{faultKill, faultTemporal, faultPGFast, faultPGImmediate, faultRailRetryable, faultRailTimeouts, faultKillSwitch, faultRate}
+var faultKinds = []string{faultKill, faultTemporal, faultTemporalKill, faultPGFast, faultPGImmediate, faultRailRetryable, faultRailTimeouts, faultKillSwitch, faultRate, faultExecMode}
 
 // injected is one fault, as it happened.
 type injected struct {
@@ -149,6 +151,7 @@ func (in *injector) events(instant time.Time, r *rand.Rand) {
 		do   func(ctx context.Context) (string, error)
 	}{
 		{faultTemporal, in.stopTemporal},
+		{faultTemporalKill, in.killTemporal},
 		{faultPGFast, func(ctx context.Context) (string, error) {
 			return "down 2 s", in.s.restartPostgres(ctx, syscall.SIGINT, 2*time.Second)
 		}},
@@ -167,6 +170,7 @@ func (in *injector) events(instant time.Time, r *rand.Rand) {
 		}},
 		{faultKillSwitch, in.killSwitch},
 		{faultRate, in.cutRate},
+		{faultExecMode, in.switchMode},
 	}
 	r.Shuffle(len(steps), func(i, j int) { steps[i], steps[j] = steps[j], steps[i] })
 	if !in.pause(time.Until(instant.Add(3 * time.Second))) {
@@ -193,6 +197,18 @@ func (in *injector) stopTemporal(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return "down " + in.o.TemporalOutage.String(), waitTCP(ctx, in.s.temporalAddr, 2*time.Minute)
+}
+
+// killTemporal kills the Temporal server (SIGKILL: no graceful shutdown,
+// its store as the crash left it) and starts it again after 5 s.
+func (in *injector) killTemporal(ctx context.Context) (string, error) {
+	p := in.s.procs["temporal"]
+	in.s.halt(p, syscall.SIGKILL, 5*time.Second)
+	in.pause(5 * time.Second)
+	if err := in.s.start(p); err != nil {
+		return "", err
+	}
+	return "down 5s", waitTCP(ctx, in.s.temporalAddr, 2*time.Minute)
 }
 
 // railStretch has the rail behave as b for Stretch, then as before.
@@ -235,6 +251,29 @@ func (in *injector) cutRate(ctx context.Context) (string, error) {
 		return q.UpdateConfig(ctx, payment.ItemType, map[string]string{"max_in_flight": strconv.Itoa(was.MaxInFlight), "batch_size": strconv.Itoa(was.BatchSize)})
 	})
 	return fmt.Sprintf("max_in_flight %d → %d, batch_size %d → %d for %s, then back", was.MaxInFlight, inFlight, was.BatchSize, batch, in.o.Stretch), err
+}
+
+// switchMode switches payments' exec_mode (BATCH ↔ PER_ITEM) for Stretch,
+// then back, as an operator would: claims made in one mode are executed,
+// reconciled and recovered in the other.
+func (in *injector) switchMode(ctx context.Context) (string, error) {
+	q := queue.New(in.s.pool)
+	was, err := q.GetConfig(ctx, payment.ItemType)
+	if err != nil {
+		return "", err
+	}
+	other := queue.ExecBatch
+	if was.Batched() {
+		other = queue.ExecPerItem
+	}
+	if _, err := q.UpdateConfig(ctx, payment.ItemType, map[string]string{"exec_mode": string(other)}); err != nil {
+		return "", fmt.Errorf("switch the exec mode: %w", err)
+	}
+	in.pause(in.o.Stretch)
+	_, err = retry(ctx, func(ctx context.Context) (queue.Config, error) {
+		return q.UpdateConfig(ctx, payment.ItemType, map[string]string{"exec_mode": string(was.ExecMode)})
+	})
+	return fmt.Sprintf("%s → %s for %s, then back", was.ExecMode, other, in.o.Stretch), err
 }
 
 // retry calls f until it succeeds, for up to a minute: an operator's

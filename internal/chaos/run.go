@@ -15,6 +15,8 @@ import (
 
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/internal/demo"
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/railsim"
 )
 
@@ -26,6 +28,8 @@ type Options struct {
 
 	Payments int
 	Rate     int // executions a second the pacing allows
+	// ExecMode is payments' exec_mode for the run (empty: as configured).
+	ExecMode string
 	Seed     uint64
 
 	KillEvery      time.Duration // mean pause between two kills
@@ -83,6 +87,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	fmt.Fprintf(o.Out, "stack up in %.1f s: API http://%s, Temporal %s, rail %s; logs in %s\n",
 		time.Since(started).Seconds(), s.apiAddr, s.temporalAddr, s.railURL, filepath.Join(o.Dir, "logs"))
 
+	if o.ExecMode != "" {
+		if _, err := queue.New(s.pool).UpdateConfig(ctx, payment.ItemType, map[string]string{"exec_mode": o.ExecMode}); err != nil {
+			return res, err
+		}
+	}
+	mode, err := queue.New(s.pool).GetConfig(ctx, payment.ItemType)
+	if err != nil {
+		return res, err
+	}
+	fmt.Fprintf(o.Out, "payments execute in %s mode\n", mode.ExecMode)
 	in := &injector{s: s, o: o, base: base, stop: ctx}
 	res.Report = filepath.Join(o.Dir, "report.html")
 	dr, err := demo.Run(ctx, demo.Options{

@@ -452,17 +452,23 @@ SELECT m.item_id FROM moved m;
 -- A batch execution hands an item whose execution has to wait (or failed)
 -- to the item's own workflow: guarded by the workflow it leaves, or, for an
 -- item whose dispatch is not yet recorded, by the claiming batch.
-WITH moved AS (
+WITH old AS (
+    SELECT q.item_id, q.queue_status
+    FROM exec_queue q
+    WHERE q.item_type = @item_type AND q.item_id = @item_id
+      AND ((q.queue_status = 'DISPATCHED' AND q.exec_workflow_id = @from_workflow_id::text)
+           OR (q.queue_status = 'CLAIMED' AND q.dispatch_batch_id = @batch_id::text))
+    FOR UPDATE
+), moved AS (
     UPDATE exec_queue q
     SET queue_status = 'DISPATCHED',
         exec_workflow_id = @to_workflow_id::text,
         dispatched_at = COALESCE(q.dispatched_at, now()),
         updated_at = now()
-    WHERE q.item_type = @item_type AND q.item_id = @item_id
-      AND ((q.queue_status = 'DISPATCHED' AND q.exec_workflow_id = @from_workflow_id::text)
-           OR (q.queue_status = 'CLAIMED' AND q.dispatch_batch_id = @batch_id::text))
-    RETURNING q.item_id, q.dispatch_batch_id
+    FROM old
+    WHERE q.item_type = @item_type AND q.item_id = old.item_id
+    RETURNING q.item_id, q.dispatch_batch_id, old.queue_status AS status_before
 )
 INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after, detail)
-SELECT m.dispatch_batch_id, @item_type, m.item_id, 'HANDED_OVER', 'DISPATCHED', 'DISPATCHED', @to_workflow_id::text
+SELECT m.dispatch_batch_id, @item_type, m.item_id, 'HANDED_OVER', m.status_before, 'DISPATCHED', @to_workflow_id::text
 FROM moved m;

@@ -499,19 +499,25 @@ func (q *Queries) GetItem(ctx context.Context, arg GetItemParams) (ExecQueue, er
 }
 
 const handOver = `-- name: HandOver :execrows
-WITH moved AS (
+WITH old AS (
+    SELECT q.item_id, q.queue_status
+    FROM exec_queue q
+    WHERE q.item_type = $1 AND q.item_id = $3
+      AND ((q.queue_status = 'DISPATCHED' AND q.exec_workflow_id = $4::text)
+           OR (q.queue_status = 'CLAIMED' AND q.dispatch_batch_id = $5::text))
+    FOR UPDATE
+), moved AS (
     UPDATE exec_queue q
     SET queue_status = 'DISPATCHED',
         exec_workflow_id = $2::text,
         dispatched_at = COALESCE(q.dispatched_at, now()),
         updated_at = now()
-    WHERE q.item_type = $1 AND q.item_id = $3
-      AND ((q.queue_status = 'DISPATCHED' AND q.exec_workflow_id = $4::text)
-           OR (q.queue_status = 'CLAIMED' AND q.dispatch_batch_id = $5::text))
-    RETURNING q.item_id, q.dispatch_batch_id
+    FROM old
+    WHERE q.item_type = $1 AND q.item_id = old.item_id
+    RETURNING q.item_id, q.dispatch_batch_id, old.queue_status AS status_before
 )
 INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after, detail)
-SELECT m.dispatch_batch_id, $1, m.item_id, 'HANDED_OVER', 'DISPATCHED', 'DISPATCHED', $2::text
+SELECT m.dispatch_batch_id, $1, m.item_id, 'HANDED_OVER', m.status_before, 'DISPATCHED', $2::text
 FROM moved m
 `
 

@@ -1,0 +1,155 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/paydispatch/paydispatch/queue"
+)
+
+// DispatchConfigs reads and changes the item types' dispatch settings
+// (queue.Queue).
+type DispatchConfigs interface {
+	ListConfigs(ctx context.Context) ([]queue.Config, error)
+	GetConfig(ctx context.Context, itemType string) (queue.Config, error)
+	UpdateConfig(ctx context.Context, itemType string, changes map[string]string) (queue.Config, error)
+}
+
+// dispatchConfigView is an item type's settings under the keys the CLI's
+// `config set` and PATCH take.
+type dispatchConfigView struct {
+	ItemType                 string `json:"item_type"`
+	Enabled                  bool   `json:"enabled"`
+	ExecMode                 string `json:"exec_mode"`
+	BatchSize                int    `json:"batch_size"`
+	DispatchIntervalSecs     int    `json:"dispatch_interval_secs"`
+	JitterWindowMs           int64  `json:"jitter_window_ms"`
+	PreStartBufferSecs       int    `json:"pre_start_buffer_secs"`
+	MaxDispatchRetries       int    `json:"max_dispatch_retries"`
+	StaleClaimThresholdSecs  int    `json:"stale_claim_threshold_secs"`
+	MaxStaleRecoveryPerCycle int    `json:"max_stale_recovery_per_cycle"`
+	MaxInFlight              int    `json:"max_in_flight"`
+	PacingConfig             string `json:"pacing_config"`
+	PacedLeadMs              int64  `json:"paced_lead_ms"`
+	ExecWorkflowType         string `json:"exec_workflow_type"`
+	ExecTaskQueue            string `json:"exec_task_queue"`
+	UpdatedAt                string `json:"updated_at"`
+}
+
+func viewDispatchConfig(c queue.Config) dispatchConfigView {
+	return dispatchConfigView{
+		ItemType: c.ItemType, Enabled: c.Enabled, ExecMode: string(c.ExecMode), BatchSize: c.BatchSize,
+		DispatchIntervalSecs: int(c.DispatchInterval.Seconds()), JitterWindowMs: c.JitterWindow.Milliseconds(),
+		PreStartBufferSecs: int(c.PreStartBuffer.Seconds()), MaxDispatchRetries: c.MaxDispatchRetries,
+		StaleClaimThresholdSecs: int(c.StaleClaimThreshold.Seconds()), MaxStaleRecoveryPerCycle: c.MaxStaleRecoveryPerCycle,
+		MaxInFlight: c.MaxInFlight, PacingConfig: c.PacingConfig, PacedLeadMs: c.PacedLead.Milliseconds(),
+		ExecWorkflowType: c.ExecWorkflowType, ExecTaskQueue: c.ExecTaskQueue, UpdatedAt: c.UpdatedAt.UTC().Format("2006-01-02T15:04:05.000Z"),
+	}
+}
+
+// HandleDispatchConfig adds the item types' dispatch settings (admin):
+// GET /admin/dispatch/config, GET and PATCH /admin/dispatch/config/{itemType}.
+// A PATCH takes a JSON object of the settings to change, under the keys
+// `paydispatch config set` takes ({"exec_mode": "BATCH", "batch_size":
+// 1000}); the dispatcher applies it at its next cycle, and the change is
+// in the admin audit log. A bad key or value changes nothing (422 naming
+// it).
+func (rt *Router) HandleDispatchConfig(q DispatchConfigs) {
+	rt.Handle("GET /admin/dispatch/config", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cs, err := q.ListConfigs(r.Context())
+		if err != nil {
+			rt.dispatchConfigProblem(w, r, err)
+			return
+		}
+		out := make([]dispatchConfigView, len(cs))
+		for i, c := range cs {
+			out[i] = viewDispatchConfig(c)
+		}
+		WriteJSON(w, http.StatusOK, map[string]any{"configs": out})
+	}))
+	rt.Handle("GET /admin/dispatch/config/{itemType}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := q.GetConfig(r.Context(), r.PathValue("itemType"))
+		if err != nil {
+			rt.dispatchConfigProblem(w, r, err)
+			return
+		}
+		WriteJSON(w, http.StatusOK, viewDispatchConfig(c))
+	}))
+	rt.Handle("PATCH /admin/dispatch/config/{itemType}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]json.RawMessage
+		if prob := decodeJSON(w, r, &req); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		changes := make(map[string]string, len(req))
+		var fields []FieldError
+		for k, raw := range req {
+			if !slices.Contains(queue.ConfigKeys(), k) {
+				fields = append(fields, FieldError{Field: k, Detail: "unknown setting: use one of " + strings.Join(queue.ConfigKeys(), ", ")})
+				continue
+			}
+			v, ok := settingValue(raw)
+			if !ok {
+				fields = append(fields, FieldError{Field: k, Detail: "want a string, a whole number or true/false"})
+				continue
+			}
+			changes[k] = v
+		}
+		if len(fields) > 0 {
+			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid dispatch setting", Detail: "nothing was changed", Errors: fields})
+			return
+		}
+		c, err := q.UpdateConfig(r.Context(), r.PathValue("itemType"), changes)
+		if err != nil {
+			rt.dispatchConfigProblem(w, r, err)
+			return
+		}
+		WriteJSON(w, http.StatusOK, viewDispatchConfig(c))
+	}))
+}
+
+// settingValue reads one setting's JSON value as the text UpdateConfig
+// takes.
+func settingValue(raw json.RawMessage) (string, bool) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, true
+	}
+	var b bool
+	if json.Unmarshal(raw, &b) == nil {
+		return strconv.FormatBool(b), true
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		if _, err := n.Int64(); err == nil {
+			return n.String(), true
+		}
+	}
+	return "", false
+}
+
+func (rt *Router) dispatchConfigProblem(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, queue.ErrNotFound):
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Title: "Unknown item type", Detail: "no item type " + strconv.Quote(r.PathValue("itemType")) + " is registered"})
+	case errors.Is(err, queue.ErrInvalidConfig):
+		msg := err.Error()
+		field := ""
+		if i := strings.Index(msg, ": "); i >= 0 {
+			msg = msg[i+2:]
+		}
+		if i := strings.IndexAny(msg, "=:"); i > 0 && !strings.Contains(msg[:i], " ") {
+			field = msg[:i]
+		}
+		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid dispatch setting", Detail: "nothing was changed: " + msg,
+			Errors: []FieldError{{Field: field, Detail: msg}}})
+	default:
+		rt.log.Error("dispatch settings", "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the dispatch settings cannot be reached now; retry"})
+	}
+}

@@ -1,0 +1,102 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/queue"
+)
+
+// fakeDispatchConfigs keeps one item type's settings; it takes exec_mode
+// and batch_size and refuses other values as the queue would.
+type fakeDispatchConfigs struct{ c queue.Config }
+
+func newFakeDispatchConfigs() *fakeDispatchConfigs {
+	c := queue.DefaultConfig("PAYMENT", "PaymentExecution", "payment-exec-task-queue")
+	c.ExecMode, c.UpdatedAt = queue.ExecPerItem, time.Now()
+	return &fakeDispatchConfigs{c: c}
+}
+
+func (f *fakeDispatchConfigs) ListConfigs(context.Context) ([]queue.Config, error) {
+	return []queue.Config{f.c}, nil
+}
+
+func (f *fakeDispatchConfigs) GetConfig(_ context.Context, itemType string) (queue.Config, error) {
+	if itemType != f.c.ItemType {
+		return queue.Config{}, queue.ErrNotFound
+	}
+	return f.c, nil
+}
+
+func (f *fakeDispatchConfigs) UpdateConfig(_ context.Context, itemType string, changes map[string]string) (queue.Config, error) {
+	if itemType != f.c.ItemType {
+		return queue.Config{}, queue.ErrNotFound
+	}
+	next := f.c
+	for k, v := range changes {
+		switch k {
+		case "exec_mode":
+			if v != "BATCH" && v != "PER_ITEM" {
+				return queue.Config{}, fmt.Errorf("%w: exec_mode=%s: want PER_ITEM or BATCH", queue.ErrInvalidConfig, v)
+			}
+			next.ExecMode = queue.ExecMode(v)
+		case "batch_size":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return queue.Config{}, fmt.Errorf("%w: batch_size=%s: want a whole number from 1 to 10000", queue.ErrInvalidConfig, v)
+			}
+			next.BatchSize = n
+		}
+	}
+	f.c = next
+	return f.c, nil
+}
+
+// TestDispatchConfigAPI: an admin reads the settings and changes the
+// execution mode at run time; a bad key or value is 422 naming it and
+// changes nothing; an unknown item type is 404.
+func TestDispatchConfigAPI(t *testing.T) {
+	t.Parallel()
+	f := newFakeDispatchConfigs()
+	rt := httpapi.NewRouter(nil)
+	rt.HandleDispatchConfig(f)
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		field                    string
+	}{
+		{"list", "GET", "/admin/dispatch/config", "", 200, ""},
+		{"one", "GET", "/admin/dispatch/config/PAYMENT", "", 200, ""},
+		{"unknown type", "GET", "/admin/dispatch/config/NOPE", "", 404, ""},
+		{"to batch", "PATCH", "/admin/dispatch/config/PAYMENT", `{"exec_mode":"BATCH","batch_size":1000}`, 200, ""},
+		{"bad mode", "PATCH", "/admin/dispatch/config/PAYMENT", `{"exec_mode":"FAST"}`, 422, "exec_mode"},
+		{"unknown key", "PATCH", "/admin/dispatch/config/PAYMENT", `{"exec_mod":"BATCH"}`, 422, "exec_mod"},
+		{"a float", "PATCH", "/admin/dispatch/config/PAYMENT", `{"batch_size":1.5}`, 422, "batch_size"},
+		{"not an object", "PATCH", "/admin/dispatch/config/PAYMENT", `["exec_mode"]`, 400, ""},
+	}
+	for _, tt := range tests {
+		req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		rt.ServeHTTP(rec, req)
+		if rec.Code != tt.status {
+			t.Fatalf("%s: %d, want %d: %s", tt.name, rec.Code, tt.status, rec.Body)
+		}
+		if tt.field != "" {
+			var p struct{ Errors []struct{ Field string } }
+			if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || len(p.Errors) == 0 || p.Errors[0].Field != tt.field {
+				t.Fatalf("%s: the problem does not name %s: %s", tt.name, tt.field, rec.Body)
+			}
+		}
+	}
+	if f.c.ExecMode != queue.ExecBatch || f.c.BatchSize != 1000 {
+		t.Fatalf("the change was not made, or a refused one was: %s batch %d", f.c.ExecMode, f.c.BatchSize)
+	}
+}
