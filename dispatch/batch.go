@@ -141,14 +141,16 @@ type BatchSummary struct {
 // is held to its own time inside it.
 const groupSpan = 250 * time.Millisecond
 
-// maxGroup bounds the items of one group, so one local activity's result
-// and goroutines stay small whatever the rate.
-const maxGroup = 1000
+// maxGroup bounds the items of one group. A backlog catching up makes
+// every item due at once, and an executor's rate limiter then lets them
+// go at the rate: a group of them runs for maxGroup / rate, and a worker
+// lost in it costs no more than that again.
+const maxGroup = 100
 
 // groupAllowance is how long past its last item's time a group may run:
 // a rate limiter may hold an item into a later window (pacing), and the
 // settlement follows.
-const groupAllowance = 3 * time.Minute
+const groupAllowance = 10 * time.Minute
 
 // historyBudget: a run continues as new past this many events, well
 // before the engine's limits (its suggestion also counts).
@@ -304,15 +306,19 @@ func runItem(ctx context.Context, exec Executor, it BatchItem, run Run) (done bo
 }
 
 // handOver starts the item's own execution workflow (its id is the one
-// PER_ITEM mode gives it: a second hand-over finds it started) and then
-// moves the queue item to it, so the reconcile and the settler follow that
-// workflow. An error (the engine refused, the database) leaves the item
-// for the queue's retry.
+// PER_ITEM mode gives it: a second hand-over finds it started), held to
+// the item's time as PER_ITEM holds it, and then moves the queue item to
+// it, so the reconcile and the settler follow that workflow. An error (the
+// engine refused, the database) leaves the item for the queue's retry.
 func (r *BatchRunner) handOver(ctx context.Context, g Group, it BatchItem) (bool, error) {
 	wf := ExecWorkflowID(g.ItemType, it.ID)
-	err := r.cfg.Engine.Start(ctx, StartRequest{
-		WorkflowID: wf, WorkflowType: g.ItemWorkflowType, TaskQueue: g.TaskQueue, ItemID: it.ID, Context: it.Context,
-	})
+	start := StartRequest{WorkflowID: wf, WorkflowType: g.ItemWorkflowType, TaskQueue: g.TaskQueue, ItemID: it.ID, Context: it.Context}
+	if it.Paced {
+		start.NotBefore = it.At // held in the worker, on its clock
+	} else {
+		start.Delay = max(time.Until(it.At), 0)
+	}
+	err := r.cfg.Engine.Start(ctx, start)
 	if err != nil && !errors.Is(err, ErrAlreadyStarted) {
 		return false, fmt.Errorf("hand over to %s: %w", wf, err)
 	}

@@ -388,26 +388,33 @@ func (s *Store) RecordBatch(ctx context.Context, sub BatchSubmission, tenants, p
 // Context returns a payment's Phase A context (what its execution needs),
 // stored with it when Phase A scheduled it.
 func (s *Store) Context(ctx context.Context, key string) (Context, error) {
+	pc, _, err := s.ContextAndStatus(ctx, key)
+	return pc, err
+}
+
+// ContextAndStatus is Context with the payment's status, read in the same
+// query: an execution run again finds its payment executed already.
+func (s *Store) ContextAndStatus(ctx context.Context, key string) (Context, Status, error) {
 	row, err := s.q.PaymentContext(ctx, key)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Context{}, fmt.Errorf("payment %s: %w", key, ErrNotFound)
+		return Context{}, "", fmt.Errorf("payment %s: %w", key, ErrNotFound)
 	}
 	if err != nil {
-		return Context{}, fmt.Errorf("payment: context of %s: %w", key, err)
+		return Context{}, "", fmt.Errorf("payment: context of %s: %w", key, err)
 	}
 	if len(row.Context) == 0 || string(row.Context) == "null" {
-		return Context{}, fmt.Errorf("payment %s has no stored context: it was not scheduled by Phase A", key)
+		return Context{}, "", fmt.Errorf("payment %s has no stored context: it was not scheduled by Phase A", key)
 	}
 	var stored storedPhaseA
 	pc := Context{Version: 3}
 	if err := json.Unmarshal(row.Context, &stored); err != nil {
-		return Context{}, fmt.Errorf("payment: context of %s: %w", key, err)
+		return Context{}, "", fmt.Errorf("payment: context of %s: %w", key, err)
 	}
 	if err := json.Unmarshal(row.Request, &pc.Request); err != nil {
-		return Context{}, fmt.Errorf("payment: stored request of %s: %w", key, err)
+		return Context{}, "", fmt.Errorf("payment: stored request of %s: %w", key, err)
 	}
 	pc.Enrichment, pc.Amount, pc.Rules, pc.PacingConfig = stored.Enrichment, stored.Amount, stored.Rules, stored.PacingConfig
-	return pc, nil
+	return pc, Status(row.Status), nil
 }
 
 // Received returns those of the keys whose payments Phase A has yet to

@@ -226,12 +226,18 @@ type ExecutionInput struct {
 // to wait, then, once it succeeded, Finish. It reports whether the
 // execution is done: false leaves a process waiting to its workflow.
 func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool, error) {
-	if err := a.loadContext(ctx, in.PaymentID, &in.Context); err != nil {
-		return false, err
-	}
-	executionTime, err := a.hold(ctx, in)
+	status, err := a.loadContext(ctx, in.PaymentID, &in.Context)
 	if err != nil {
 		return false, err
+	}
+	executionTime := time.Now()
+	if status == "" || status == StatusScheduled {
+		// A payment past SCHEDULED was executed by an earlier run (a worker
+		// lost after it): held again, it would count twice in its
+		// limiter's window.
+		if executionTime, err = a.hold(ctx, in); err != nil {
+			return false, err
+		}
 	}
 	// The execution time is when the slot came, as the worker saw it; a
 	// retry finds the process started and its data kept.
@@ -275,17 +281,18 @@ func (a *ExecActivities) hold(ctx context.Context, in ExecutionInput) (time.Time
 }
 
 // loadContext fills in a payment's Phase A context from its row when the
-// queue item carried only its version (storedContext).
-func (a *ExecActivities) loadContext(ctx context.Context, paymentID string, pc *Context) error {
+// queue item carried only its version (storedContext), and tells the
+// payment's status (empty when the context came whole).
+func (a *ExecActivities) loadContext(ctx context.Context, paymentID string, pc *Context) (Status, error) {
 	if pc.Version < 3 {
-		return nil
+		return "", nil
 	}
-	stored, err := a.Store.Context(ctx, paymentID)
+	stored, status, err := a.Store.ContextAndStatus(ctx, paymentID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	*pc = stored
-	return nil
+	return status, nil
 }
 
 // Finish records the execution and notifies the parties, once

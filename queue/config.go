@@ -237,7 +237,7 @@ func DefaultConfig(itemType, execWorkflowType, execTaskQueue string) Config {
 		ItemType: itemType, Enabled: true, BatchSize: 500, DispatchInterval: 5 * time.Second,
 		JitterWindow: 4 * time.Second, PreStartBuffer: 30 * time.Second, MaxDispatchRetries: 3,
 		StaleClaimThreshold: 2 * time.Minute, MaxStaleRecoveryPerCycle: 100,
-		ExecWorkflowType: execWorkflowType, ExecTaskQueue: execTaskQueue,
+		ExecWorkflowType: execWorkflowType, ExecTaskQueue: execTaskQueue, ExecMode: ExecPerItem,
 	}
 }
 

@@ -45,23 +45,22 @@ func checks(ctx context.Context, pool *pgxpool.Pool, temporalAddr string, o Opti
 			executed, sagas, missing, extraSagas, twoSagas, twoDebits, twoSteps)
 	}
 
-	const runs = "each payment's execution workflow ran once (Temporal's visibility)"
-	if ids, err := execRuns(ctx, pool, temporalAddr); err != nil {
+	const runs = "each payment's execution ran once (Temporal's visibility): its own workflow, or its batch execution"
+	if r, err := execRuns(ctx, pool, temporalAddr); err != nil {
 		fail(runs, err)
 	} else {
 		twice, first := 0, ""
-		for id, statuses := range ids {
+		for id, statuses := range r.runs {
 			if len(statuses) > 1 {
 				twice++
 				if first == "" {
-					first = id + ": " + strings.Join(statuses, ", ")
+					first = "; e.g. " + id + ": " + strings.Join(statuses, ", ")
 				}
 			}
 		}
-		if first != "" {
-			first = "; e.g. " + first
-		}
-		add(runs, twice == 0 && len(ids) == executed, "%d execution workflows for %d executed payments; %d ran more than once%s", len(ids), executed, twice, first)
+		add(runs, twice == 0 && r.executed == executed,
+			"%d payments executed by an execution workflow for %d executed payments (%d by their own, %d in %d batch executions); %d workflows ran more than once%s",
+			r.executed, executed, r.own, r.executed-r.own, r.batches, twice, first)
 	}
 
 	const audited = "every queue transition audited (each item's audit trail replays to its status)"
@@ -112,45 +111,81 @@ func faultCheck(o Options, faults []injected) demo.Check {
 // execRuns lists the runs' statuses, open or closed, of each payment queue item's
 // execution workflow, asking visibility by workflow id 100 at a time (as
 // the dispatcher's reconcile does).
-func execRuns(ctx context.Context, pool *pgxpool.Pool, addr string) (map[string][]string, error) {
-	var ids []string
-	rows, err := pool.Query(ctx, `SELECT item_id FROM exec_queue WHERE item_type = $1`, payment.ItemType)
+// executions is what visibility shows of the payments' executions.
+type executions struct {
+	runs          map[string][]string // workflow id → its runs' statuses
+	executed, own int                 // payments with an execution; of them, by their own workflow
+	batches       int                 // batch executions that ran
+}
+
+// execRuns asks visibility for every payment's own execution workflow and
+// every batch execution a payment is settled under: a payment's execution
+// is its own workflow's run if it has one (PER_ITEM, or handed over), else
+// the run of the batch execution its queue row names.
+func execRuns(ctx context.Context, pool *pgxpool.Pool, addr string) (executions, error) {
+	r := executions{runs: map[string][]string{}}
+	type item struct{ own, under string }
+	var items []item
+	rows, err := pool.Query(ctx, `SELECT item_id, coalesce(exec_workflow_id, '') FROM exec_queue WHERE item_type = $1`, payment.ItemType)
 	if err != nil {
-		return nil, err
+		return r, err
 	}
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		var id, under string
+		if err := rows.Scan(&id, &under); err != nil {
 			rows.Close()
-			return nil, err
+			return r, err
 		}
-		ids = append(ids, "'"+dispatch.ExecWorkflowID(payment.ItemType, id)+"'")
+		items = append(items, item{dispatch.ExecWorkflowID(payment.ItemType, id), under})
 	}
 	rows.Close()
+	seen := map[string]bool{}
+	var ids []string
+	for _, it := range items {
+		for _, id := range []string{it.own, it.under} {
+			if id != "" && !seen[id] {
+				seen[id] = true
+				ids = append(ids, "'"+id+"'")
+			}
+		}
+	}
 	c, err := client.DialContext(ctx, client.Options{HostPort: addr})
 	if err != nil {
-		return nil, err
+		return r, err
 	}
 	defer c.Close()
-	runs := map[string][]string{}
 	for start := 0; start < len(ids); start += 100 {
 		query := "WorkflowId IN (" + strings.Join(ids[start:min(start+100, len(ids))], ",") + ")"
 		var token []byte
 		for {
 			resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{PageSize: 1000, NextPageToken: token, Query: query})
 			if err != nil {
-				return nil, err
+				return r, err
 			}
 			for _, e := range resp.Executions {
 				id := e.Execution.WorkflowId
-				runs[id] = append(runs[id], strings.TrimPrefix(e.Status.String(), "WORKFLOW_EXECUTION_STATUS_"))
+				r.runs[id] = append(r.runs[id], strings.TrimPrefix(e.Status.String(), "WORKFLOW_EXECUTION_STATUS_"))
 			}
 			if token = resp.NextPageToken; len(token) == 0 {
 				break
 			}
 		}
 	}
-	return runs, nil
+	for _, it := range items {
+		switch {
+		case len(r.runs[it.own]) > 0:
+			r.executed++
+			r.own++
+		case it.under != "" && it.under != it.own && len(r.runs[it.under]) > 0:
+			r.executed++
+		}
+	}
+	for id := range r.runs {
+		if strings.HasPrefix(id, "exec-batch-") {
+			r.batches++
+		}
+	}
+	return r, nil
 }
 
 // auditTrails replays each payment queue item's audit rows: enqueued

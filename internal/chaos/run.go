@@ -15,8 +15,6 @@ import (
 
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/internal/demo"
-	"github.com/paydispatch/paydispatch/payment"
-	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/railsim"
 )
 
@@ -87,20 +85,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	fmt.Fprintf(o.Out, "stack up in %.1f s: API http://%s, Temporal %s, rail %s; logs in %s\n",
 		time.Since(started).Seconds(), s.apiAddr, s.temporalAddr, s.railURL, filepath.Join(o.Dir, "logs"))
 
-	if o.ExecMode != "" {
-		if _, err := queue.New(s.pool).UpdateConfig(ctx, payment.ItemType, map[string]string{"exec_mode": o.ExecMode}); err != nil {
-			return res, err
-		}
-	}
-	mode, err := queue.New(s.pool).GetConfig(ctx, payment.ItemType)
-	if err != nil {
-		return res, err
-	}
-	fmt.Fprintf(o.Out, "payments execute in %s mode\n", mode.ExecMode)
 	in := &injector{s: s, o: o, base: base, stop: ctx}
 	res.Report = filepath.Join(o.Dir, "report.html")
 	dr, err := demo.Run(ctx, demo.Options{
-		Payments: o.Payments, Rate: o.Rate, Seed: o.Seed, MaxWait: o.MaxWait, At: 20 * time.Second,
+		Payments: o.Payments, Rate: o.Rate, Seed: o.Seed, ExecMode: o.ExecMode, MaxWait: o.MaxWait, At: 20 * time.Second,
 		API: "http://" + s.apiAddr, AdminToken: token, Pool: s.pool, RailURL: s.railURL, ReportPath: res.Report,
 		Out: o.Out, Disrupt: in.run,
 		MoreChecks: func(ctx context.Context) []demo.Check {

@@ -24,6 +24,7 @@ type Options struct {
 	At       time.Duration // the instant: this long after the start (default 30 s)
 	Rate     int           // executions a second the pacing allows (default 40)
 	Seed     uint64        // the payment mix and the rail's refusals
+	ExecMode string        // payments' exec_mode for the run (empty: as configured)
 	MaxWait  time.Duration // give up this long after the instant (default 30 min)
 
 	API        string // the stack's API base URL
@@ -102,9 +103,15 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Headroom: windows + pacing.DefaultHeadroom}); err != nil {
 		return Result{}, fmt.Errorf("pacing config: %w", err)
 	}
-	if _, err := queue.New(o.Pool).UpdateConfig(ctx, payment.ItemType, map[string]string{"pacing_config": "demo"}); err != nil {
+	settings := map[string]string{"pacing_config": "demo"}
+	if o.ExecMode != "" {
+		settings["exec_mode"] = o.ExecMode
+	}
+	qc, err := queue.New(o.Pool).UpdateConfig(ctx, payment.ItemType, settings)
+	if err != nil {
 		return Result{}, fmt.Errorf("pace payments: %w", err)
 	}
+	fmt.Fprintf(o.Out, "payments execute in %s mode\n", qc.ExecMode)
 
 	instant := started.Add(o.At).Truncate(time.Second)
 	payments := plan(o.Payments, instant, o.Seed)

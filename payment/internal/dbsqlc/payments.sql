@@ -77,7 +77,7 @@ ORDER BY received_at
 LIMIT @max_workflows;
 
 -- name: PaymentContext :one
-SELECT request, context FROM payments WHERE payment_id = @payment_id;
+SELECT request, context, status FROM payments WHERE payment_id = @payment_id;
 
 -- name: GetPayment :one
 SELECT payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name, creditor_iban,

@@ -464,18 +464,19 @@ func (q *Queries) InsertPayment(ctx context.Context, arg InsertPaymentParams) (i
 }
 
 const paymentContext = `-- name: PaymentContext :one
-SELECT request, context FROM payments WHERE payment_id = $1
+SELECT request, context, status FROM payments WHERE payment_id = $1
 `
 
 type PaymentContextRow struct {
 	Request []byte
 	Context []byte
+	Status  string
 }
 
 func (q *Queries) PaymentContext(ctx context.Context, paymentID string) (PaymentContextRow, error) {
 	row := q.db.QueryRow(ctx, paymentContext, paymentID)
 	var i PaymentContextRow
-	err := row.Scan(&i.Request, &i.Context)
+	err := row.Scan(&i.Request, &i.Context, &i.Status)
 	return i, err
 }
 
