@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,6 +46,10 @@ type BatchInput struct {
 	// MaxRetries is the type's max_dispatch_retries (a hand-over that
 	// fails returns the item to the queue with one retry more).
 	MaxRetries int
+	// GroupsPerRun: the run continues as new after this many groups
+	// (0: 1,000, a few thousand events), or sooner past historyBudget
+	// events or when the engine suggests it.
+	GroupsPerRun int `json:",omitempty"`
 }
 
 // BatchItem is one item of a batch execution.
@@ -168,6 +173,7 @@ func BatchExecution(ctx workflow.Context, in BatchInput) (BatchSummary, error) {
 	info := workflow.GetInfo(ctx)
 	run := Run{WorkflowID: info.WorkflowExecution.ID, RunID: info.WorkflowExecution.RunID}
 	clock := workflow.Now(ctx)
+	groups := 0
 	for len(in.Items) > 0 {
 		clock = later(clock, workflow.Now(ctx))
 		first := in.Items[0].At
@@ -202,8 +208,9 @@ func BatchExecution(ctx workflow.Context, in BatchInput) (BatchSummary, error) {
 		sum.DeadLettered += res.DeadLettered
 		clock = later(clock, res.Finished)
 		in.Items = in.Items[n:]
-		if len(in.Items) > 0 {
-			if i := workflow.GetInfo(ctx); i.GetContinueAsNewSuggested() || i.GetCurrentHistoryLength() > historyBudget {
+		if groups++; len(in.Items) > 0 {
+			if i := workflow.GetInfo(ctx); groups >= cmp.Or(in.GroupsPerRun, 1000) ||
+				i.GetContinueAsNewSuggested() || i.GetCurrentHistoryLength() > historyBudget {
 				return sum, workflow.NewContinueAsNewError(ctx, BatchWorkflowName, in)
 			}
 		}
