@@ -26,6 +26,9 @@ type Options struct {
 	MaxConns int32
 	// Ephemeral runs the private server without fsync: tests and benchmarks only.
 	Ephemeral bool
+	// ServerSettings are the private server's extra settings (name →
+	// value), e.g. shared_preload_libraries for a benchmark's statistics.
+	ServerSettings map[string]string
 	Logger    *slog.Logger
 }
 
@@ -55,6 +58,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 			BinDir:    opts.BinDir,
 			Database:  EmbeddedDatabase,
 			Ephemeral: opts.Ephemeral,
+			Settings:  opts.ServerSettings,
 			Logger:    opts.Logger,
 		})
 		if err != nil {

@@ -309,6 +309,8 @@ func TestUpdateConfig(t *testing.T) {
 			}},
 		{"paced lead", map[string]string{"paced_lead_ms": "1500"}, "", func(c queue.Config) bool { return c.PacedLead == 1500*time.Millisecond }},
 		{"paced lead out of range", map[string]string{"paced_lead_ms": "60001"}, "paced_lead_ms=60001: want a whole number from 0 to 60000", nil},
+		{"exec mode", map[string]string{"exec_mode": "BATCH"}, "", func(c queue.Config) bool { return c.Batched() }},
+		{"exec mode unknown", map[string]string{"exec_mode": "batch"}, "exec_mode=batch: want PER_ITEM or BATCH", nil},
 		{"unknown key", map[string]string{"speed": "fast"}, `unknown setting "speed"`, nil},
 		{"out of range", map[string]string{"batch_size": "0"}, "batch_size=0: want a whole number from 1 to 10000", nil},
 		{"not a bool", map[string]string{"enabled": "maybe"}, "enabled=maybe: want true or false", nil},

@@ -8,7 +8,6 @@ import (
 
 	"github.com/paydispatch/paydispatch/internal/chaos"
 	"github.com/paydispatch/paydispatch/internal/config"
-	"github.com/paydispatch/paydispatch/queue"
 )
 
 func runChaos(ctx context.Context, env *environment, args []string) error {
@@ -33,14 +32,7 @@ func runChaos(ctx context.Context, env *environment, args []string) error {
 	settings := []*config.Setting{
 		config.Int("payments", 2000, 100, 1_000_000, "payments due at the instant, per run", &o.Payments),
 		config.Int("rate", 20, 1, 10_000, "executions a second the pacing allows", &o.Rate),
-		{Flag: "exec-mode", Usage: "payments' exec_mode for the runs: BATCH or PER_ITEM (default: as configured, BATCH); the suite also switches it for a while in each run",
-			Parse: func(v string) error {
-				if v != "" && v != string(queue.ExecBatch) && v != string(queue.ExecPerItem) {
-					return fmt.Errorf("want %s or %s", queue.ExecBatch, queue.ExecPerItem)
-				}
-				o.ExecMode = v
-				return nil
-			}},
+		config.ExecMode("payments' exec_mode for the runs: BATCH or PER_ITEM (default: as configured, BATCH); the suite also switches it for a while in each run", &o.ExecMode),
 		config.Int("seed", 0, 0, 1<<31-1, "seed of the fault schedule and the payment mix (0: one from the clock, printed)", &seed),
 		config.Duration("kill-every", "6s", time.Second, "mean pause between two kills of a role process", &o.KillEvery),
 		config.Int("min-kills", 10, 0, 100_000, "fewest kills a run must see, or it fails", &o.MinKills),

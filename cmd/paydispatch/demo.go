@@ -39,6 +39,7 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 		config.Duration("at", "30s", 10*time.Second, "the instant: this long after the start", &o.At),
 		config.Int("rate", 40, 1, 10_000, "executions a second the pacing allows (the default drains 10,000 in about 4 minutes on 2 cores)", &o.Rate),
 		config.Int("seed", 1, 0, 1<<31-1, "seed of the payment mix and of the rail's refusals", &seed),
+		config.ExecMode("payments' exec_mode: BATCH or PER_ITEM (default: as configured, BATCH)", &o.ExecMode),
 		config.Duration("max-wait", "30m", time.Minute, "give up this long after the instant", &o.MaxWait),
 		{Flag: "report", Usage: "where to write the HTML report (default: paydispatch-demo-<time>.html in the temporary directory)",
 			Parse: func(v string) error { o.ReportPath = v; return nil }},

@@ -66,6 +66,9 @@ type DrainOptions struct {
 	// TemporalStore is where the embedded Temporal keeps its data (auto:
 	// the product's choice for a new data directory).
 	TemporalStore ptemporal.Store
+	// PGStats has the embedded PostgreSQL count its statements
+	// (pg_stat_statements) and prints them per payment after the drain.
+	PGStats bool
 	// CPUProfile, when set, is where the drain's CPU profile of this
 	// process (embedded Temporal, workers, dispatcher, relayer) is written.
 	CPUProfile string
@@ -103,12 +106,13 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 				o.ExecWorkflow = v
 				return nil
 			}},
-		execModeFlag(&o.ExecMode),
+		config.ExecMode("PAYMENT's exec_mode: PER_ITEM (a workflow a payment) or BATCH (a workflow a claimed batch); default: as configured", &o.ExecMode),
 		config.Int("debtors", 10, 1, 10, "debtor accounts (one a tenant) the payments come from; 1: a payroll, every payment debiting one account", &o.Debtors),
 		config.Int("batch-size", 0, 0, queue.MaxBatchSize, "items a dispatch cycle claims (exec_rate_config batch_size; 0: as configured)", &o.BatchSize),
 		config.Int("workflow-task-slots", 0, 0, 100_000, "the payment workers' workflow task slots (0: the product's, 1,000)", &o.WorkflowTaskSlots),
 		config.Int("pollers", 0, 0, 64, "the payment workers' pollers of workflow and of activity tasks (0: the SDK's, 2 each)", &o.Pollers),
 		storeFlag(&o.TemporalStore),
+		config.Bool("pg-stats", "count PostgreSQL's statements during the drain (pg_stat_statements) and print the leading ones per payment", &o.PGStats),
 		{Flag: "cpuprofile", Usage: "write this process's CPU profile of the drain here (go tool pprof)",
 			Parse: func(v string) error { o.CPUProfile = v; return nil }},
 	}
@@ -130,7 +134,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	stack, err := openPrivateStack(ctx, "drain", o.PGBinDir, log, ptemporal.Options{
 		EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions,
 		HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName, dispatch.BatchWorkflowName}, EmbeddedStore: o.TemporalStore,
-	}, pacing.Config{MaxPerWindow: o.MaxPerWindow, Window: o.Window})
+	}, pacing.Config{MaxPerWindow: o.MaxPerWindow, Window: o.Window}, pgStatSettings(o.PGStats))
 	if err != nil {
 		return err
 	}
@@ -221,6 +225,11 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		return err
 	}
 	fmt.Fprintf(o.Out, "instant %s; draining (about %.0f s) ...\n", instant.Format(time.RFC3339), float64(o.Payments)/rate)
+	if o.PGStats {
+		if err := resetPGStats(ctx, db.Pool); err != nil {
+			return err
+		}
+	}
 	cpuAtStart, cpuOK := readCPU()
 	stolen := newStealSampler()
 	procAtStart := processCPU()
@@ -246,6 +255,11 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	}
 	stopProfile()
 	fmt.Fprintf(o.Out, "instant → the last payment %s: %.1f s\n", strings.Join(final, "/"), time.Since(instant).Seconds())
+	if o.PGStats {
+		if err := reportPGStats(ctx, o.Out, db.Pool, o.Payments); err != nil {
+			return err
+		}
+	}
 
 	if stolen, ok := stolenSince(cpuAtStart); cpuOK && ok {
 		// The embedded engine's pace is CPU: with much of it stolen it falls
@@ -331,6 +345,12 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if err := reportDrain(o, rate, perSecond, first, last, early, stolen.bySecond); err != nil {
 		return err
 	}
+	var items, workflows int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT exec_workflow_id) FROM exec_queue WHERE item_type = $1`,
+		payment.ItemType).Scan(&items, &workflows); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "execution workflows: %s for %s payments (%.1f payments a workflow)\n", thousands(workflows), thousands(items), float64(items)/float64(max(workflows, 1)))
 	if err := historyShape(ctx, o.Out, db.Pool, tc.Client, payment.ItemType, 20); err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/pacing"
-	"github.com/paydispatch/paydispatch/queue"
 	ptemporal "github.com/paydispatch/paydispatch/temporal"
 )
 
@@ -25,17 +24,4 @@ func isoFlag(name, def string, least time.Duration, usage string, dst *time.Dura
 func storeFlag(dst *ptemporal.Store) *config.Setting {
 	return &config.Setting{Flag: "temporal-store", Default: "auto", Usage: "where the embedded Temporal keeps its data: auto (a new store gets SQLite), sqlite or postgres",
 		Parse: func(v string) (err error) { *dst, err = ptemporal.ParseStore(v); return err }}
-}
-
-// execModeFlag binds --exec-mode: PAYMENT's exec_mode for the run.
-func execModeFlag(mode *string) *config.Setting {
-	return &config.Setting{Flag: "exec-mode",
-		Usage: "PAYMENT's exec_mode: PER_ITEM (a workflow a payment) or BATCH (a workflow a claimed batch); empty: as configured",
-		Parse: func(v string) error {
-			if m := queue.ExecMode(v); v != "" && m != queue.ExecPerItem && m != queue.ExecBatch {
-				return fmt.Errorf("want %s or %s", queue.ExecPerItem, queue.ExecBatch)
-			}
-			*mode = v
-			return nil
-		}}
 }

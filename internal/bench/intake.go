@@ -67,7 +67,7 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 		runtime.NumCPU(), memTotal(), thousands(o.Payments), o.MaxPerWindow, pacing.FormatISODuration(o.Window), o.ChunkSize)
 	log := o.Logger
 	stack, err := openPrivateStack(ctx, "intake", o.PGBinDir, log, ptemporal.Options{},
-		pacing.Config{MaxPerWindow: o.MaxPerWindow, Window: o.Window})
+		pacing.Config{MaxPerWindow: o.MaxPerWindow, Window: o.Window}, nil)
 	if err != nil {
 		return err
 	}

@@ -85,7 +85,7 @@ func PipelineSettings(o *PipelineOptions) []*config.Setting {
 		config.Duration("jitter", "-1s", -time.Second, "pipeline: start jitter window (negative: as configured)", &o.Jitter),
 		config.Duration("pre-start-buffer", "-1s", -time.Second, "pipeline: how far ahead of its time an item is claimed, whole seconds (negative: as configured)", &o.PreStartBuffer),
 		config.Int("max-in-flight", -1, -1, 1_000_000, "pipeline: cap on items claimed or dispatched and not yet settled (0: none; -1: as configured)", &o.MaxInFlight),
-		execModeFlag(&o.ExecMode),
+		config.ExecMode("PAYMENT's exec_mode: PER_ITEM (a workflow a payment) or BATCH (a workflow a claimed batch); default: as configured", &o.ExecMode),
 		config.Int("start-concurrency", 32, 1, 1024, "old design: concurrent workflow starts at intake", &o.StartConcurrency),
 		config.Duration("max-wait", "45m", time.Minute, "per design: give up this long after the instant", &o.MaxWait),
 		{Flag: "designs", Default: "ab", Usage: "which designs to run: ab (both, compared), a or b (one alone, in a fresh store)",

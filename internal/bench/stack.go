@@ -22,7 +22,7 @@ type privateStack struct {
 	close func()
 }
 
-func openPrivateStack(ctx context.Context, name, pgBin string, log *slog.Logger, topts ptemporal.Options, paced pacing.Config) (*privateStack, error) {
+func openPrivateStack(ctx context.Context, name, pgBin string, log *slog.Logger, topts ptemporal.Options, paced pacing.Config, pgSettings map[string]string) (*privateStack, error) {
 	dir, err := os.MkdirTemp("", "paydispatch-bench-"+name+"-")
 	if err != nil {
 		return nil, err
@@ -30,7 +30,7 @@ func openPrivateStack(ctx context.Context, name, pgBin string, log *slog.Logger,
 	_ = os.Chmod(dir, 0o755)
 	s := &privateStack{close: func() { os.RemoveAll(dir) }}
 	fail := func(err error) (*privateStack, error) { s.close(); return nil, err }
-	db, err := postgres.Open(ctx, postgres.Options{DataDir: dir, BinDir: pgBin, MaxConns: 40, Logger: log})
+	db, err := postgres.Open(ctx, postgres.Options{DataDir: dir, BinDir: pgBin, MaxConns: 40, ServerSettings: pgSettings, Logger: log})
 	if err != nil {
 		return fail(err)
 	}

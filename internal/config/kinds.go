@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/paydispatch/paydispatch/queue"
 )
 
 // Flag-only settings of the common kinds (no environment variable), each
@@ -42,6 +44,18 @@ func Bool(name, usage string, dst *bool) *Setting {
 			return fmt.Errorf("want true or false, e.g. --%s=true", name)
 		}
 		*dst = b
+		return nil
+	}}
+}
+
+// ExecMode is --exec-mode: an item type's exec_mode for a run, PER_ITEM or
+// BATCH; empty (not given) leaves it as configured.
+func ExecMode(usage string, dst *string) *Setting {
+	return &Setting{Flag: "exec-mode", Usage: usage, Parse: func(v string) error {
+		if m := queue.ExecMode(v); v != "" && m != queue.ExecPerItem && m != queue.ExecBatch {
+			return fmt.Errorf("want %s or %s", queue.ExecPerItem, queue.ExecBatch)
+		}
+		*dst = v
 		return nil
 	}}
 }

@@ -1,0 +1,77 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// pgStatSettings loads pg_stat_statements into the embedded server when
+// on (nil: the server's defaults).
+func pgStatSettings(on bool) map[string]string {
+	if !on {
+		return nil
+	}
+	return map[string]string{"shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.track": "all"}
+}
+
+// resetPGStats starts counting: the statements of the intake and the
+// set-up are left out.
+func resetPGStats(ctx context.Context, pool *pgxpool.Pool) error {
+	if _, err := pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+		return fmt.Errorf("pg_stat_statements: %w", err)
+	}
+	_, err := pool.Exec(ctx, `SELECT pg_stat_statements_reset()`)
+	return err
+}
+
+// reportPGStats prints the statements that took the most time since the
+// reset, per payment: calls, total and mean time, rows.
+func reportPGStats(ctx context.Context, w io.Writer, pool *pgxpool.Pool, payments int) error {
+	var total float64
+	if err := pool.QueryRow(ctx, `SELECT coalesce(sum(total_exec_time), 0) FROM pg_stat_statements WHERE toplevel`).Scan(&total); err != nil {
+		return fmt.Errorf("pg_stat_statements: %w", err)
+	}
+	rows, err := pool.Query(ctx, `
+		SELECT regexp_replace(left(query, 400), '\s+', ' ', 'g'), calls, total_exec_time, mean_exec_time, rows
+		FROM pg_stat_statements WHERE toplevel ORDER BY total_exec_time DESC LIMIT 12`)
+	if err != nil {
+		return fmt.Errorf("pg_stat_statements: %w", err)
+	}
+	defer rows.Close()
+	n := float64(payments)
+	fmt.Fprintf(w, "PostgreSQL during the drain (pg_stat_statements, top-level statements): %.2f ms of statement time per payment\n", total/n)
+	fmt.Fprintf(w, "  %8s %10s %9s %8s %6s  %s\n", "calls/p", "ms/p", "mean ms", "rows/p", "share", "statement")
+	for rows.Next() {
+		var q string
+		var calls, nrows int64
+		var t, mean float64
+		if err := rows.Scan(&q, &calls, &t, &mean, &nrows); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "  %8.2f %10.3f %9.3f %8.2f %5.1f%%  %s\n", float64(calls)/n, t/n, mean, float64(nrows)/n, 100*t/max(total, 1e-9), statementName(q))
+	}
+	return rows.Err()
+}
+
+// statementName shortens a statement to what names it: its sqlc name
+// comment, or its first words.
+func statementName(q string) string {
+	if i := strings.Index(q, "-- name: "); i >= 0 {
+		f := strings.Fields(q[i+len("-- name: "):])
+		if len(f) > 0 {
+			return f[0]
+		}
+	}
+	return trim(q, 90)
+}
+
+func trim(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
