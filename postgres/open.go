@@ -29,7 +29,7 @@ type Options struct {
 	// ServerSettings are the private server's extra settings (name →
 	// value), e.g. shared_preload_libraries for a benchmark's statistics.
 	ServerSettings map[string]string
-	Logger    *slog.Logger
+	Logger         *slog.Logger
 }
 
 // DB is an open pool, and the private server behind it if one was started.
