@@ -1,6 +1,7 @@
 // Package dispatch is Phase B of the dispatch queue (docs/design.md): the
 // dispatcher cycle that releases due queue items to the workflow engine,
-// just in time, one short execution workflow per item.
+// just in time: one short execution workflow per item (PER_ITEM), or one
+// per claimed batch (BATCH), which executes each item at its time.
 //
 // One cycle (DispatcherWorkflow, fired by a Temporal Schedule with overlap
 // SKIP, or by the lease runner) reads the item type's configuration (a
@@ -25,6 +26,12 @@
 // so max_in_flight frees a place when an execution ends; the reconcile
 // settles failures and any settlement lost. The step is behind GetVersion
 // only for a workflow type with runs older than it (SettledWorkflow).
+//
+// In BATCH mode (an item type's exec_mode) the claim starts BatchExecution
+// (id exec-batch-{type}-{batch}) on the type's task queue, where a
+// BatchRunner is registered with each type's Executor. It runs the items in
+// groups, a local activity each (RunGroup), settles the executed ones and
+// hands an item that has to wait, or failed, to its own PER_ITEM workflow.
 //
 // Exactly-once starts rest on four layers: the schedule's SKIP overlap
 // policy (one cycle at a time), SKIP LOCKED claims (disjoint batches), the

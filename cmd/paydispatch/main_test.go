@@ -48,9 +48,13 @@ func TestBadInput(t *testing.T) {
 		{"config set without value", []string{"config", "set", "PAYMENT", "batch_size"}, nil, `"batch_size": want key=value`},
 		{"bench bad rows", []string{"bench", "queue", "--rows", "ten"}, nil, `invalid --rows "ten"`},
 		{"bench pipeline unknown design", []string{"bench", "pipeline", "--designs", "c"}, nil, `invalid --designs "c": want ab, a or b`},
-		{"bench drain negative cap", []string{"bench", "drain", "--max-in-flight", "-1"}, nil, `invalid --max-in-flight "-1"`},
+		{"bench drain negative cap", []string{"bench", "drain", "--max-in-flight", "-2"}, nil, `invalid --max-in-flight "-2"`},
 		{"bench drain unknown execution workflow", []string{"bench", "drain", "--exec-workflow", "Foo"}, nil, `invalid --exec-workflow "Foo": want PaymentExecution or PaymentExecWorkflow`},
 		{"bench drain too many pollers", []string{"bench", "drain", "--pollers", "65"}, nil, `invalid --pollers "65"`},
+		{"bench drain unknown exec mode", []string{"bench", "drain", "--exec-mode", "FAST"}, nil, `invalid --exec-mode "FAST": want PER_ITEM or BATCH`},
+		{"bench drain too many debtors", []string{"bench", "drain", "--debtors", "11"}, nil, `invalid --debtors "11": want a whole number from 1 to 10`},
+		{"chaos unknown exec mode", []string{"chaos", "--exec-mode", "batch"}, nil, `invalid --exec-mode "batch": want PER_ITEM or BATCH`},
+		{"demo unknown exec mode", []string{"demo", "--exec-mode", "both"}, nil, `invalid --exec-mode "both"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
