@@ -9,7 +9,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -307,31 +306,23 @@ func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Di
 		err  error
 	}
 	results := make([]result, len(batch.Items))
-	sem := make(chan struct{}, a.cfg.StartConcurrency)
-	var wg sync.WaitGroup
-	for i, it := range batch.Items {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			results[i] = result{item: it, err: a.cfg.Engine.Start(ctx, StartRequest{
-				WorkflowID:   ExecWorkflowID(it.Type, it.ID),
-				WorkflowType: cfg.ExecWorkflowType,
-				TaskQueue:    cfg.ExecTaskQueue,
-				// Measured per start, not per batch: a batch's starts take
-				// seconds, and a paced slot is a precise time.
-				Delay:     a.startDelay(it.ScheduledExecTime, a.cfg.Now(), cfg, it.Paced),
-				ItemID:    it.ID,
-				Context:   string(it.Context),
-				NotBefore: notBefore(it, cfg),
-			})}
-			if activity.IsActivity(ctx) {
-				activity.RecordHeartbeat(ctx, i)
-			}
-		}()
-	}
-	wg.Wait()
+	fanOut(len(batch.Items), a.cfg.StartConcurrency, func(i int) {
+		it := batch.Items[i]
+		results[i] = result{item: it, err: a.cfg.Engine.Start(ctx, StartRequest{
+			WorkflowID:   ExecWorkflowID(it.Type, it.ID),
+			WorkflowType: cfg.ExecWorkflowType,
+			TaskQueue:    cfg.ExecTaskQueue,
+			// Measured per start, not per batch: a batch's starts take
+			// seconds, and a paced slot is a precise time.
+			Delay:     a.startDelay(it.ScheduledExecTime, a.cfg.Now(), cfg, it.Paced),
+			ItemID:    it.ID,
+			Context:   string(it.Context),
+			NotBefore: notBefore(it, cfg),
+		})}
+		if activity.IsActivity(ctx) {
+			activity.RecordHeartbeat(ctx, i)
+		}
+	})
 
 	var ok []queue.Dispatch
 	var failed []queue.Failure

@@ -241,19 +241,10 @@ func (r *BatchRunner) RunGroup(ctx context.Context, g Group) (GroupResult, error
 		err  error
 	}
 	out := make([]outcome, len(g.Items))
-	sem := make(chan struct{}, r.cfg.Concurrency)
-	var wg sync.WaitGroup
-	for i, it := range g.Items {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			done, err := runItem(ctx, exec, it, g.Run)
-			out[i] = outcome{done, err}
-		}()
-	}
-	wg.Wait()
+	fanOut(len(g.Items), r.cfg.Concurrency, func(i int) {
+		done, err := runItem(ctx, exec, g.Items[i], g.Run)
+		out[i] = outcome{done, err}
+	})
 	if err := ctx.Err(); err != nil {
 		return GroupResult{}, err // timed out or the worker stops: the group runs again
 	}
@@ -300,6 +291,22 @@ func (r *BatchRunner) RunGroup(ctx context.Context, g Group) (GroupResult, error
 	}
 	res.Finished = time.Now()
 	return res, nil
+}
+
+// fanOut calls f(0) … f(n-1), at most limit at once, and waits for them.
+func fanOut(n, limit int, f func(i int)) {
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			f(i)
+		}()
+	}
+	wg.Wait()
 }
 
 // runItem runs one executor, a panic included, as the item's own outcome.

@@ -24,7 +24,6 @@ import (
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
-	"github.com/paydispatch/paydispatch/payment"
 )
 
 // The binary under test, built once.
@@ -473,8 +472,24 @@ func TestKill9MidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	// Each payment names the execution that executed it (its own
+	// workflow, or its batch's); each of those ran once.
+	executions := map[string]bool{}
 	for i := range n {
-		id := "exec-payment-" + payment.Key("acme", fmt.Sprintf("k-%03d", i))
+		var v struct{ ExecutionRef string }
+		resp, err := http.Get(fmt.Sprintf("http://%s/v1/payments/k-%03d", addr, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&v)
+		resp.Body.Close()
+		wf, _, ok := strings.Cut(v.ExecutionRef, "/")
+		if !ok || !strings.HasPrefix(wf, "exec-") {
+			t.Fatalf("k-%03d: executionRef %q", i, v.ExecutionRef)
+		}
+		executions[wf] = true
+	}
+	for id := range executions {
 		runs := 0
 		var token []byte
 		for {
@@ -492,6 +507,7 @@ func TestKill9MidRun(t *testing.T) {
 			t.Errorf("%s ran %d times", id, runs)
 		}
 	}
+	t.Logf("%d payments executed by %d execution workflows", n, len(executions))
 	verify(t, data)
 }
 

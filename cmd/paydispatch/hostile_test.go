@@ -70,7 +70,7 @@ func TestHostileInput(t *testing.T) {
 			if r.status != 200 || r.json["status"] != "DELIVERED" {
 				return false
 			}
-			if ref, _ := r.json["executionRef"].(string); !strings.HasPrefix(ref, "exec-payment-") {
+			if ref, _ := r.json["executionRef"].(string); !strings.HasPrefix(ref, "exec-payment-") && !strings.HasPrefix(ref, "exec-batch-payment-") {
 				t.Errorf("%s: executionRef %q", a.id, ref)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/internal/temporaltest"
@@ -85,25 +86,31 @@ func TestPaymentsAtOneInstant(t *testing.T) {
 		t.Fatalf("notifications before the instant %d (want 0), total %d (want %d), items dispatched twice %d (want 0)",
 			early, notified, 2*n, dispatchedTwice)
 	}
-	// Each exec workflow ran once: as many runs of PaymentExecution as
-	// payments (a second run of an id would be one more). Visibility is
-	// eventually consistent, so wait for it to count them all.
+	// Each execution workflow ran once: as many runs of the execution
+	// workflow types (a payment's own, or a batch's) as there are
+	// workflows the payments were settled under; a second run of an id
+	// would be one more. Visibility is eventually consistent, so wait for
+	// it to count them all.
+	var workflows int64
+	if err := pool.QueryRow(ctx, `SELECT count(DISTINCT exec_workflow_id) FROM exec_queue WHERE item_type = $1`, payment.ItemType).Scan(&workflows); err != nil {
+		t.Fatal(err)
+	}
 	var runs int64
 	for deadline := time.Now().Add(time.Minute); ; {
 		resp, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
-			Namespace: "default", Query: "WorkflowType = '" + payment.ExecWorkflowName + "'",
+			Namespace: "default", Query: "WorkflowType IN ('" + payment.ExecWorkflowName + "', '" + dispatch.BatchWorkflowName + "')",
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		runs = resp.GetCount()
-		if runs >= n || time.Now().After(deadline) {
+		if runs >= workflows || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	if runs != n {
-		t.Fatalf("%d runs of PaymentExecWorkflow for %d payments", runs, n)
+	if runs != workflows || workflows == 0 {
+		t.Fatalf("%d runs of the execution workflows for %d workflows the %d payments were settled under", runs, workflows, n)
 	}
 	// Each payment debited its tenant's account once: 10.50 each.
 	var debited decimal.Decimal
