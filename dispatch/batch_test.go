@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -182,7 +183,7 @@ func TestBatchExecution(t *testing.T) {
 		if lag := b.at[id].Sub(b.slot[id]); lag > 2*time.Second {
 			t.Errorf("%s executed %v after its slot", id, lag)
 		}
-		if b.ref[id] == "" || b.ref[id][:len(it.ExecWorkflowID)] != it.ExecWorkflowID {
+		if !strings.HasPrefix(b.ref[id], it.ExecWorkflowID+"/") {
 			t.Fatalf("%s: executed by %q, the queue names %q", id, b.ref[id], it.ExecWorkflowID)
 		}
 		batches[it.ExecWorkflowID] = true
