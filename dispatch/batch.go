@@ -128,17 +128,25 @@ type Group struct {
 	MaxRetries                  int
 }
 
+// BatchSummary counts what a batch execution's run, or one of its groups,
+// did with its items.
+type BatchSummary struct {
+	Completed, HandedOver, Failed, DeadLettered int
+}
+
+func (s *BatchSummary) add(o BatchSummary) {
+	s.Completed += o.Completed
+	s.HandedOver += o.HandedOver
+	s.Failed += o.Failed
+	s.DeadLettered += o.DeadLettered
+}
+
 // GroupResult is what a group's run did.
 type GroupResult struct {
-	Completed, HandedOver, Failed, DeadLettered int
+	BatchSummary
 	// Finished is the worker's clock when the group ended: the workflow's
 	// own clock stands still while local activities run in one task.
 	Finished time.Time
-}
-
-// BatchSummary counts a batch execution's run.
-type BatchSummary struct {
-	Completed, HandedOver, Failed, DeadLettered int
 }
 
 // groupSpan is how far past its first item's time a group reaches: one
@@ -202,10 +210,7 @@ func BatchExecution(ctx workflow.Context, in BatchInput) (BatchSummary, error) {
 			// run failed and queues them again.
 			return sum, err
 		}
-		sum.Completed += res.Completed
-		sum.HandedOver += res.HandedOver
-		sum.Failed += res.Failed
-		sum.DeadLettered += res.DeadLettered
+		sum.add(res.BatchSummary)
 		clock = later(clock, res.Finished)
 		in.Items = in.Items[n:]
 		if groups++; len(in.Items) > 0 {

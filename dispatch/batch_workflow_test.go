@@ -70,7 +70,7 @@ func TestBatchExecutionGroups(t *testing.T) {
 					last = it.At
 					seen[it.ID]++
 				}
-				return dispatch.GroupResult{Completed: len(g.Items), Finished: g.Items[len(g.Items)-1].At}, nil
+				return dispatch.GroupResult{BatchSummary: dispatch.BatchSummary{Completed: len(g.Items)}, Finished: g.Items[len(g.Items)-1].At}, nil
 			})
 			env.ExecuteWorkflow(dispatch.BatchWorkflowName, dispatch.BatchInput{
 				ItemType: "T", BatchID: "B", Items: tt.items, Lead: time.Second, GroupsPerRun: tt.groupsPerRun,
