@@ -220,6 +220,53 @@ func TestDecodeJSONLines(t *testing.T) {
 	}
 }
 
+// A file of many blocks (decoded on every core) comes back in the file's
+// order, each payment with its own line, bad lines and blank lines
+// counted where they are.
+func TestDecodeJSONLinesInOrder(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	var wantPlaces []int
+	wantBad := map[int]bool{}
+	line := 0
+	for i := range 10_000 {
+		line++
+		switch {
+		case i%997 == 0:
+			b.WriteString("{bad\n")
+			wantBad[line] = true
+		case i%1009 == 0:
+			b.WriteString("\n")
+		default:
+			fmt.Fprintf(&b, `{"paymentId":"p-%d","amount":"1.00"}`+"\n", line)
+			wantPlaces = append(wantPlaces, line)
+		}
+	}
+	f, err := bulkfile.DecodeJSONLines(context.Background(), strings.NewReader(b.String()), 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(f.Places) != fmt.Sprint(wantPlaces) || len(f.Bad) != len(wantBad) || f.Declared != len(wantPlaces)+len(wantBad) {
+		t.Fatalf("%d places, %d bad, %d declared; want %d, %d, %d", len(f.Places), len(f.Bad), f.Declared, len(wantPlaces), len(wantBad), len(wantPlaces)+len(wantBad))
+	}
+	for i, r := range f.Requests {
+		if r.PaymentID != fmt.Sprintf("p-%d", f.Places[i]) {
+			t.Fatalf("request %d is %s, on line %d", i, r.PaymentID, f.Places[i])
+		}
+	}
+	for i, le := range f.Bad {
+		if !wantBad[le.Line] || i > 0 && f.Bad[i-1].Line >= le.Line {
+			t.Fatalf("bad lines out of place: %+v", f.Bad)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := bulkfile.DecodeJSONLines(ctx, strings.NewReader(b.String()), 1024); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled decode: %v", err)
+	}
+}
+
 // A failed read (the body over its limit, a dropped connection) is
 // returned as it is, not taken for a malformed file.
 func TestDecodeJSONLinesReadError(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 )
 
 // ChunkSize is how many payments of a bulk file one init workflow takes by
-// default: a 500,000-payment file becomes 500 workflows, not 500,000.
-const ChunkSize = 1000
+// default: a 500,000-payment file becomes 200 workflows, not 500,000.
+const ChunkSize = 2500
 
 // BatchWorkflowName is the chunk workflow's registered name.
 const BatchWorkflowName = "PaymentBatchInitWorkflow"
@@ -58,11 +58,13 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) (BatchSubmiss
 // be sent again.
 func (s *Service) StartBatch(ctx context.Context, reqs []Request, whole bool) (BatchSubmission, error) {
 	h := sha256.New()
-	for _, r := range reqs {
+	raws := make([][]byte, len(reqs))
+	for i, r := range reqs {
 		raw, err := canonical(r)
 		if err != nil {
 			return BatchSubmission{}, err
 		}
+		raws[i] = raw
 		h.Write(raw)
 	}
 	sub := BatchSubmission{BatchID: "batch-" + hex.EncodeToString(h.Sum(nil))[:24]}
@@ -71,64 +73,104 @@ func (s *Service) StartBatch(ctx context.Context, reqs []Request, whole bool) (B
 		size = ChunkSize
 	}
 	chunkID := func(n int) string { return fmt.Sprintf("init-%s-%d", sub.BatchID, n) }
-	receipts, err := s.Store.Receive(ctx, reqs, func(i int) string { return chunkID(i / size) }, whole)
-	if errors.Is(err, ErrConflict) {
+	// A whole file is stored in one transaction, so that a conflict stores
+	// nothing. Otherwise each part of it commits on its own and its chunks
+	// start while the next part is stored: Phase A begins a second after
+	// the file is read, not once all of it is stored. A part is whole
+	// chunks.
+	part := len(reqs)
+	if !whole {
+		part = max(size, receivePart/size*size)
+	}
+	type chunk struct {
+		n    int
+		keys []string
+	}
+	todo := make(chan chunk, 64)
+	var g errgroup.Group
+	g.SetLimit(startConcurrency)
+	var started atomic.Int64
+	starting := make(chan struct{})
+	go func() {
+		defer close(starting)
+		for c := range todo {
+			g.Go(func() error {
+				if err := s.startOnce(ctx, chunkID(c.n), PhaseAWorkflowName, c.keys); err != nil {
+					return err
+				}
+				started.Add(1)
+				return nil
+			})
+		}
+	}()
+	wait := func() error {
+		close(todo)
+		<-starting
+		err := g.Wait()
+		sub.Chunks = int(started.Load())
+		return err
+	}
+
+	var keys, tenants []string
+	seen := map[string]bool{}
+	chunks := 0
+	for from := 0; from < len(reqs); from += part {
+		to := min(from+part, len(reqs))
+		receipts, err := s.Store.receive(ctx, reqs[from:to], raws[from:to], func(i int) string { return chunkID((from + i) / size) }, whole)
+		if errors.Is(err, ErrConflict) {
+			for i, rc := range receipts {
+				if rc.Conflict {
+					sub.Conflicts = append(sub.Conflicts, from+i)
+				}
+			}
+			return sub, errors.Join(fmt.Errorf("payment: batch %s: %w", sub.BatchID, err), wait())
+		}
+		if err != nil {
+			// The parts stored before it are accepted, their chunks
+			// started: the file sent again stores the rest.
+			return sub, errors.Join(fmt.Errorf("payment: batch %s, payments %d to %d: %w", sub.BatchID, from+1, to, err), wait())
+		}
+		var c chunk
 		for i, rc := range receipts {
 			if rc.Conflict {
-				sub.Conflicts = append(sub.Conflicts, i)
+				sub.Conflicts = append(sub.Conflicts, from+i)
+				continue
+			}
+			keys = append(keys, rc.Key)
+			if n := (from + i) / size; n != c.n || c.keys == nil {
+				if c.keys != nil {
+					todo <- c
+					chunks++
+				}
+				c = chunk{n: n}
+			}
+			c.keys = append(c.keys, rc.Key)
+			if t := reqs[from+i].TenantID; !seen[t] {
+				seen[t] = true
+				tenants = append(tenants, t)
 			}
 		}
-		return sub, fmt.Errorf("payment: batch %s: %w", sub.BatchID, err)
-	}
-	if err != nil {
-		return sub, fmt.Errorf("payment: batch %s: %w", sub.BatchID, err)
-	}
-	var keys []string
-	chunks := map[int][]string{}
-	var order []int
-	seen := map[string]bool{}
-	var tenants []string
-	for i, rc := range receipts {
-		if rc.Conflict {
-			sub.Conflicts = append(sub.Conflicts, i)
-			continue
-		}
-		keys = append(keys, rc.Key)
-		if _, ok := chunks[i/size]; !ok {
-			order = append(order, i/size)
-		}
-		chunks[i/size] = append(chunks[i/size], rc.Key)
-		if t := reqs[i].TenantID; !seen[t] {
-			seen[t] = true
-			tenants = append(tenants, t)
+		if c.keys != nil {
+			todo <- c
+			chunks++
 		}
 	}
 	sub.Payments = len(keys)
 	if len(keys) == 0 {
-		return sub, nil
+		return sub, wait()
 	}
-	// The file is recorded before its chunks start, so its progress can be
+	// The file is recorded before the answer, so its progress can be
 	// asked for at once.
-	planned := BatchSubmission{BatchID: sub.BatchID, Payments: len(keys), Chunks: len(order)}
+	planned := BatchSubmission{BatchID: sub.BatchID, Payments: len(keys), Chunks: chunks}
 	if err := s.Store.RecordBatch(ctx, planned, tenants, keys); err != nil {
-		return sub, fmt.Errorf("payment: record batch %s: %w", sub.BatchID, err)
+		return sub, errors.Join(fmt.Errorf("payment: record batch %s: %w", sub.BatchID, err), wait())
 	}
-	var g errgroup.Group
-	g.SetLimit(startConcurrency)
-	var started atomic.Int64
-	for _, n := range order {
-		g.Go(func() error {
-			if err := s.startOnce(ctx, chunkID(n), PhaseAWorkflowName, chunks[n]); err != nil {
-				return err
-			}
-			started.Add(1)
-			return nil
-		})
-	}
-	err = g.Wait()
-	sub.Chunks = int(started.Load())
-	return sub, err
+	return sub, wait()
 }
+
+// receivePart is how many payments of a file one transaction stores, when
+// the file is not taken whole.
+const receivePart = 10_000
 
 // startConcurrency bounds the chunk workflow starts in flight for one file.
 const startConcurrency = 8

@@ -2,6 +2,7 @@ package payment_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -79,5 +80,87 @@ func TestResumeIntake(t *testing.T) {
 				t.Fatalf("%s: the history holds %q", id, personal)
 			}
 		}
+	}
+}
+
+// TestStartBatchInParts: a file larger than one transaction's part
+// (10,000 payments) is stored part by part when it is not taken whole,
+// and its chunks start as each part commits: every payment is stored
+// once, each chunk holds its own payments, and a payment whose id was
+// used for a different payment, in the second part, is reported by its
+// index in the file and left alone. Taken whole, the same file stores
+// nothing.
+func TestStartBatchInParts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal server")
+	}
+	t.Parallel()
+	_, c := temporaltest.Start(t)
+	const n, conflictAt = 12_000, 11_000
+	for _, whole := range []bool{false, true} {
+		t.Run(fmt.Sprintf("whole=%v", whole), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			pool := newPool(t)
+			svc := &payment.Service{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c}
+			if !whole { // taken whole, nothing starts: no worker
+				w := worker.New(c, payment.InitTaskQueue, worker.Options{})
+				payment.RegisterInit(w, &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool)})
+				if err := w.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(w.Stop)
+			}
+
+			at := time.Now()
+			rs := make([]payment.Request, n)
+			for i := range rs {
+				rs[i] = validRequest(at)
+				rs[i].PaymentID = fmt.Sprintf("part-%05d", i)
+			}
+			taken := rs[conflictAt]
+			taken.Amount = "1.00"
+			// stored, its Phase A not started: it stays as it is
+			if _, err := svc.Store.Receive(ctx, []payment.Request{taken}, func(int) string { return "init-taken" }, true); err != nil {
+				t.Fatal(err)
+			}
+			sub, err := svc.StartBatch(ctx, rs, whole)
+			if len(sub.Conflicts) != 1 || sub.Conflicts[0] != conflictAt {
+				t.Fatalf("conflicts %v, want [%d]", sub.Conflicts, conflictAt)
+			}
+			var stored int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE external_id LIKE 'part-%'`).Scan(&stored); err != nil {
+				t.Fatal(err)
+			}
+			if whole {
+				if !errors.Is(err, payment.ErrConflict) || stored != 1 {
+					t.Fatalf("whole: %v, %d payments stored; want ErrConflict and only the one taken before", err, stored)
+				}
+				return
+			}
+			if err != nil || sub.Payments != n-1 || sub.Chunks != 5 {
+				t.Fatalf("%+v, %v; want %d payments in 5 chunks (4 of 2,500, then 1,999)", sub, err, n-1)
+			}
+			for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+				var scheduled, chunks int
+				if err := pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE p.status = 'SCHEDULED'), count(DISTINCT q.init_workflow_id)
+					FROM payments p LEFT JOIN exec_queue q ON q.item_id = p.payment_id WHERE p.external_id LIKE 'part-%'`).Scan(&scheduled, &chunks); err != nil {
+					t.Fatal(err)
+				}
+				if scheduled == n-1 {
+					if chunks != 5 {
+						t.Fatalf("%d init workflows enqueued the payments, want the 5 chunks", chunks)
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%d of %d scheduled after two minutes", scheduled, n-1)
+				}
+			}
+			p, err := svc.Store.Find(ctx, taken.TenantID, taken.PaymentID)
+			if err != nil || p.Status != payment.StatusReceived || p.Amount != "1.00" {
+				t.Fatalf("the payment taken before: %+v, %v; want it as it was", p, err)
+			}
+		})
 	}
 }

@@ -105,6 +105,22 @@ type Receipt struct {
 // passed Validate. With whole set, a conflict stores nothing at all: the
 // receipts then show the conflicts, and the error is ErrConflict.
 func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i int) string, whole bool) ([]Receipt, error) {
+	return s.receive(ctx, rs, nil, initWorkflowID, whole)
+}
+
+// receive is Receive given the requests' canonical JSON (raws[i] for
+// rs[i]; nil: computed here).
+func (s *Store) receive(ctx context.Context, rs []Request, raws [][]byte, initWorkflowID func(i int) string, whole bool) ([]Receipt, error) {
+	if raws == nil {
+		raws = make([][]byte, len(rs))
+		for i, r := range rs {
+			raw, err := canonical(r)
+			if err != nil {
+				return nil, err
+			}
+			raws[i] = raw
+		}
+	}
 	out := make([]Receipt, len(rs))
 	var replays []Request
 	var replayAt []int
@@ -121,10 +137,7 @@ func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i
 				RemittanceInfos: make([]string, n), RequestedExecutionTimes: make([]time.Time, n), Requests: make([][]byte, n),
 			}
 			for j, r := range part {
-				raw, err := canonical(r)
-				if err != nil {
-					return err
-				}
+				raw := raws[start+j]
 				amount, err := money.ParseDecimal(r.Amount, money.Unsigned)
 				if err != nil {
 					return fmt.Errorf("payment %s: receive an amount Validate did not check: %w", r.PaymentID, err)

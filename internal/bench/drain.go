@@ -256,7 +256,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	stopProfile()
 	fmt.Fprintf(o.Out, "instant → the last payment %s: %.1f s\n", strings.Join(final, "/"), time.Since(instant).Seconds())
 	if o.PGStats {
-		if err := reportPGStats(ctx, o.Out, db.Pool, o.Payments); err != nil {
+		if err := reportPGStats(ctx, o.Out, db.Pool, "drain", o.Payments); err != nil {
 			return err
 		}
 	}

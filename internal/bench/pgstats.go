@@ -24,13 +24,13 @@ func resetPGStats(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
 		return fmt.Errorf("pg_stat_statements: %w", err)
 	}
-	_, err := pool.Exec(ctx, `SELECT pg_stat_statements_reset()`)
+	_, err := pool.Exec(ctx, `SELECT pg_stat_statements_reset(), pg_stat_reset(), pg_stat_reset_shared('wal')`)
 	return err
 }
 
 // reportPGStats prints the statements that took the most time since the
 // reset, per payment: calls, total and mean time, rows.
-func reportPGStats(ctx context.Context, w io.Writer, pool *pgxpool.Pool, payments int) error {
+func reportPGStats(ctx context.Context, w io.Writer, pool *pgxpool.Pool, during string, payments int) error {
 	var total float64
 	if err := pool.QueryRow(ctx, `SELECT coalesce(sum(total_exec_time), 0) FROM pg_stat_statements WHERE toplevel`).Scan(&total); err != nil {
 		return fmt.Errorf("pg_stat_statements: %w", err)
@@ -43,7 +43,7 @@ func reportPGStats(ctx context.Context, w io.Writer, pool *pgxpool.Pool, payment
 	}
 	defer rows.Close()
 	n := float64(payments)
-	fmt.Fprintf(w, "PostgreSQL during the drain (pg_stat_statements, top-level statements): %.2f ms of statement time per payment\n", total/n)
+	fmt.Fprintf(w, "PostgreSQL during the %s (pg_stat_statements, top-level statements): %.2f ms of statement time per payment\n", during, total/n)
 	fmt.Fprintf(w, "  %8s %10s %9s %8s %6s  %s\n", "calls/p", "ms/p", "mean ms", "rows/p", "share", "statement")
 	for rows.Next() {
 		var q string
@@ -53,6 +53,39 @@ func reportPGStats(ctx context.Context, w io.Writer, pool *pgxpool.Pool, payment
 			return err
 		}
 		fmt.Fprintf(w, "  %8.2f %10.3f %9.3f %8.2f %5.1f%%  %s\n", float64(calls)/n, t/n, mean, float64(nrows)/n, 100*t/max(total, 1e-9), statementName(q))
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var records, fpi, bytes float64
+	if err := pool.QueryRow(ctx, `SELECT wal_records, wal_fpi, wal_bytes FROM pg_stat_wal`).Scan(&records, &fpi, &bytes); err != nil {
+		return fmt.Errorf("pg_stat_wal: %w", err)
+	}
+	fmt.Fprintf(w, "WAL per payment: %.1f records, %.2f full-page images, %.0f bytes\n", records/n, fpi/n, bytes/n)
+	return reportTableWrites(ctx, w, pool, n)
+}
+
+// reportTableWrites prints each table's row writes per payment since the
+// reset: an update that is not HOT writes every index of its table again.
+func reportTableWrites(ctx context.Context, w io.Writer, pool *pgxpool.Pool, n float64) error {
+	rows, err := pool.Query(ctx, `
+		SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del,
+		       (SELECT count(*) FROM pg_index i WHERE i.indrelid = t.relid)
+		FROM pg_stat_user_tables t
+		WHERE n_tup_ins + n_tup_upd + n_tup_del > 0
+		ORDER BY n_tup_ins + n_tup_upd + n_tup_del DESC LIMIT 12`)
+	if err != nil {
+		return fmt.Errorf("pg_stat_user_tables: %w", err)
+	}
+	defer rows.Close()
+	fmt.Fprintf(w, "row writes per payment (pg_stat_user_tables):\n  %8s %8s %8s %8s %8s  %s\n", "inserts", "updates", "of: HOT", "deletes", "indexes", "table")
+	for rows.Next() {
+		var name string
+		var ins, upd, hot, del, idx int64
+		if err := rows.Scan(&name, &ins, &upd, &hot, &del, &idx); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "  %8.2f %8.2f %8.2f %8.2f %8d  %s\n", float64(ins)/n, float64(upd)/n, float64(hot)/n, float64(del)/n, idx, name)
 	}
 	return rows.Err()
 }
