@@ -236,8 +236,8 @@ func (r *Relayer) claim(ctx context.Context, room int) (claims []claimed, draine
 	err = pgx.BeginFunc(ctx, r.cfg.Pool, func(tx pgx.Tx) error {
 		// The claims have a fixed shape: generic plans, kept per
 		// connection, instead of planning both statements on every pass
-		// (paydispatch's pools force custom plans; that costs a claim of
-		// one row more than its execution).
+		// (planning costs a claim of one row more than its execution),
+		// whatever the pool's setting.
 		if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = auto"); err != nil {
 			return err
 		}

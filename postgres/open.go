@@ -92,11 +92,12 @@ func NewPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, er
 		cfg.ConnConfig.RuntimeParams = map[string]string{}
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "paydispatch"
-	// Queue statements are planned for the values at hand: a cached generic
-	// plan, made while few rows were CLAIMED, can walk every claimed row's
-	// index entry instead of the batch's (measured: 3× slower dispatch at
-	// 300k items). Planning costs well under a millisecond per statement.
-	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	// Statements keep PostgreSQL's own plan choice (plan_cache_mode auto):
+	// a statement prepared on a connection gets a generic plan once five
+	// custom ones cost no less. Forcing custom plans on every statement
+	// cost 1.25 ms of planning per payment, a fifth of PostgreSQL's CPU
+	// (docs/performance.md). The queue plans its own statements for the
+	// values at hand (queue.New).
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open pool: %w", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paydispatch/paydispatch/queue/internal/dbsqlc"
 )
@@ -33,7 +34,29 @@ type Queue struct {
 
 // New returns a Queue on db.
 func New(db DB) *Queue {
-	return &Queue{db: db, q: dbsqlc.New(db)}
+	return &Queue{db: db, q: dbsqlc.New(customPlans{db})}
+}
+
+// customPlans runs statements as unnamed prepared statements (pgx's
+// QueryExecModeCacheDescribe), which PostgreSQL plans for the values at
+// hand on every execution. The queue's transitions and reads pick rows by
+// status, batch and time, whose counts swing between cycles: a cached
+// generic plan, made while few rows were CLAIMED, can walk every claimed
+// row's index entry instead of the batch's (measured: 3× slower dispatch
+// at 300k items). The enqueue, inside a caller's transaction, inserts by
+// key and keeps the connection's cached plans.
+type customPlans struct{ dbsqlc.DBTX }
+
+func (c customPlans) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return c.DBTX.Exec(ctx, sql, append([]any{pgx.QueryExecModeCacheDescribe}, args...)...)
+}
+
+func (c customPlans) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	return c.DBTX.Query(ctx, sql, append([]any{pgx.QueryExecModeCacheDescribe}, args...)...)
+}
+
+func (c customPlans) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	return c.DBTX.QueryRow(ctx, sql, append([]any{pgx.QueryExecModeCacheDescribe}, args...)...)
 }
 
 // SaveContextAndEnqueue saves the item's context and then its READY queue

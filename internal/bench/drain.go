@@ -72,6 +72,9 @@ type DrainOptions struct {
 	// CPUProfile, when set, is where the drain's CPU profile of this
 	// process (embedded Temporal, workers, dispatcher, relayer) is written.
 	CPUProfile string
+	// MemProfile, when set, is where the heap profile of this process at
+	// the Go heap's peak is written.
+	MemProfile string
 
 	PGBinDir string
 	Out      io.Writer
@@ -115,6 +118,8 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 		config.Bool("pg-stats", "count PostgreSQL's statements during the drain (pg_stat_statements) and print the leading ones per payment", &o.PGStats),
 		{Flag: "cpuprofile", Usage: "write this process's CPU profile of the drain here (go tool pprof)",
 			Parse: func(v string) error { o.CPUProfile = v; return nil }},
+		{Flag: "memprofile", Usage: "write this process's heap profile at the Go heap's peak (sampled every second, intake included) here (go tool pprof)",
+			Parse: func(v string) error { o.MemProfile = v; return nil }},
 	}
 }
 
@@ -221,9 +226,11 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		}
 	}
 	fmt.Fprintf(o.Out, "debtor accounts: %d, one rail participant\n", cmp.Or(o.Debtors, 10))
-	if _, err := app.PaymentService(db, tc, 1000).SubmitBatch(ctx, reqs); err != nil {
+	heap := heapPeak{path: o.MemProfile}
+	if _, err := app.PaymentService(db, tc, 0).SubmitBatch(ctx, reqs); err != nil {
 		return err
 	}
+	heap.sample()
 	fmt.Fprintf(o.Out, "instant %s; draining (about %.0f s) ...\n", instant.Format(time.RFC3339), float64(o.Payments)/rate)
 	if o.PGStats {
 		if err := resetPGStats(ctx, db.Pool); err != nil {
@@ -240,18 +247,33 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	defer stopProfile()
 	deadline := instant.Add(o.MaxWait)
 	for {
-		var done int
-		if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = ANY($1)`, final).Scan(&done); err != nil {
+		// Cheap tests first, by index and on small tables: the payments
+		// are counted (a scan of N rows, which would be counted as
+		// PostgreSQL's share a payment) only once nothing is left in the
+		// queue or the outbox.
+		var busy bool
+		if err := db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM exec_queue WHERE item_type = $1 AND queue_status = 'READY')
+			OR EXISTS (SELECT 1 FROM exec_queue WHERE item_type = $1 AND queue_status = 'CLAIMED')
+			OR EXISTS (SELECT 1 FROM exec_queue WHERE item_type = $1 AND queue_status = 'DISPATCHED')
+			OR EXISTS (SELECT 1 FROM payment_outbox_pending) OR EXISTS (SELECT 1 FROM payment_outbox_inflight)`,
+			payment.ItemType).Scan(&busy); err != nil {
 			return err
+		}
+		var done int
+		if !busy {
+			if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = ANY($1)`, final).Scan(&done); err != nil {
+				return err
+			}
 		}
 		if done == o.Payments {
 			break
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("only %d of %d in %v %s after the instant", done, o.Payments, final, o.MaxWait)
+			return fmt.Errorf("not all %d payments %v %s after the instant", o.Payments, final, o.MaxWait)
 		}
 		time.Sleep(time.Second)
 		stolen.sample(time.Since(instant))
+		heap.sample()
 	}
 	stopProfile()
 	fmt.Fprintf(o.Out, "instant → the last payment %s: %.1f s\n", strings.Join(final, "/"), time.Since(instant).Seconds())
@@ -271,6 +293,9 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	// PostgreSQL) per payment.
 	if rss := peakRSS(); rss > 0 {
 		fmt.Fprintf(o.Out, "this process's peak memory (max RSS): %.0f MiB\n", float64(rss)/(1<<20))
+	}
+	if err := heap.write(o.Out); err != nil {
+		return err
 	}
 	if used := processCPU() - procAtStart; used > 0 {
 		fmt.Fprintf(o.Out, "this process's CPU time during the drain: %.1f s, %.1f ms per payment\n",

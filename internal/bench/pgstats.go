@@ -15,7 +15,8 @@ func pgStatSettings(on bool) map[string]string {
 	if !on {
 		return nil
 	}
-	return map[string]string{"shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.track": "all"}
+	return map[string]string{"shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.track": "all",
+		"pg_stat_statements.track_planning": "on"}
 }
 
 // resetPGStats starts counting: the statements of the intake and the
@@ -31,8 +32,10 @@ func resetPGStats(ctx context.Context, pool *pgxpool.Pool) error {
 // reportPGStats prints the statements that took the most time since the
 // reset, per payment: calls, total and mean time, rows.
 func reportPGStats(ctx context.Context, w io.Writer, pool *pgxpool.Pool, during string, payments int) error {
-	var total float64
-	if err := pool.QueryRow(ctx, `SELECT coalesce(sum(total_exec_time), 0) FROM pg_stat_statements WHERE toplevel`).Scan(&total); err != nil {
+	var total, planning float64
+	var plans int64
+	if err := pool.QueryRow(ctx, `SELECT coalesce(sum(total_exec_time), 0), coalesce(sum(total_plan_time), 0), coalesce(sum(plans), 0)
+		FROM pg_stat_statements WHERE toplevel`).Scan(&total, &planning, &plans); err != nil {
 		return fmt.Errorf("pg_stat_statements: %w", err)
 	}
 	rows, err := pool.Query(ctx, `
@@ -43,7 +46,8 @@ func reportPGStats(ctx context.Context, w io.Writer, pool *pgxpool.Pool, during 
 	}
 	defer rows.Close()
 	n := float64(payments)
-	fmt.Fprintf(w, "PostgreSQL during the %s (pg_stat_statements, top-level statements): %.2f ms of statement time per payment\n", during, total/n)
+	fmt.Fprintf(w, "PostgreSQL during the %s (pg_stat_statements, top-level statements): %.2f ms of statement time per payment, and %.2f ms planning them (%.1f plans)\n",
+		during, total/n, planning/n, float64(plans)/n)
 	fmt.Fprintf(w, "  %8s %10s %9s %8s %6s  %s\n", "calls/p", "ms/p", "mean ms", "rows/p", "share", "statement")
 	for rows.Next() {
 		var q string

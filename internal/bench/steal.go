@@ -148,3 +148,20 @@ func peakRSS() int64 {
 	}
 	return ru.Maxrss * 1024 // kilobytes on Linux
 }
+
+// currentRSS is this process's resident set now, in bytes (0: unknown).
+func currentRSS() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return pages * int64(os.Getpagesize())
+}

@@ -31,8 +31,8 @@ $$;
 -- locked by this transaction, so nobody took one after it) and the
 -- winner's id and number are returned. The ordering mode is the
 -- participant's setting, else the default's ('*'). Generic plans for its
--- fixed-shape statements (paydispatch's pools force custom plans, whose
--- planning cost as much as this work).
+-- fixed-shape statements, whatever the session's setting (planning them
+-- each time cost as much as this work).
 CREATE OR REPLACE FUNCTION outbox_enqueue(p_instruction_id text, p_idempotency_key text, p_participant_id text,
                                p_outbox_id uuid, p_rail_type text, p_payload jsonb, p_not_before timestamptz)
 RETURNS TABLE (outbox_id uuid, sequence_id bigint, created boolean)

@@ -182,9 +182,9 @@ CREATE OR REPLACE FUNCTION pacing_assign(p_config text, p_window_ms bigint, p_ma
                               p_requested timestamptz, p_event_ids text[], p_us double precision[])
 RETURNS TABLE (event_id text, status text, window_start timestamptz, scheduled_time timestamptz, slot_index integer)
 LANGUAGE plpgsql
--- paydispatch's pools force custom plans (see postgres.NewPool); here the
--- statements are fixed-shape lookups by key, and re-planning each one on
--- every call would cost more than the work.
+-- Its statements are fixed-shape lookups by key: generic plans, whatever
+-- the session's setting, since re-planning each one on every call would
+-- cost more than the work.
 SET plan_cache_mode = auto
 AS $$
 DECLARE
