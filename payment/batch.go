@@ -58,13 +58,11 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) (BatchSubmiss
 // be sent again.
 func (s *Service) StartBatch(ctx context.Context, reqs []Request, whole bool) (BatchSubmission, error) {
 	h := sha256.New()
-	raws := make([][]byte, len(reqs))
-	for i, r := range reqs {
+	for _, r := range reqs {
 		raw, err := canonical(r)
 		if err != nil {
 			return BatchSubmission{}, err
 		}
-		raws[i] = raw
 		h.Write(raw)
 	}
 	sub := BatchSubmission{BatchID: "batch-" + hex.EncodeToString(h.Sum(nil))[:24]}
@@ -116,7 +114,7 @@ func (s *Service) StartBatch(ctx context.Context, reqs []Request, whole bool) (B
 	chunks := 0
 	for from := 0; from < len(reqs); from += part {
 		to := min(from+part, len(reqs))
-		receipts, err := s.Store.receive(ctx, reqs[from:to], raws[from:to], func(i int) string { return chunkID((from + i) / size) }, whole)
+		receipts, err := s.Store.Receive(ctx, reqs[from:to], func(i int) string { return chunkID((from + i) / size) }, whole)
 		if errors.Is(err, ErrConflict) {
 			for i, rc := range receipts {
 				if rc.Conflict {

@@ -105,22 +105,6 @@ type Receipt struct {
 // passed Validate. With whole set, a conflict stores nothing at all: the
 // receipts then show the conflicts, and the error is ErrConflict.
 func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i int) string, whole bool) ([]Receipt, error) {
-	return s.receive(ctx, rs, nil, initWorkflowID, whole)
-}
-
-// receive is Receive given the requests' canonical JSON (raws[i] for
-// rs[i]; nil: computed here).
-func (s *Store) receive(ctx context.Context, rs []Request, raws [][]byte, initWorkflowID func(i int) string, whole bool) ([]Receipt, error) {
-	if raws == nil {
-		raws = make([][]byte, len(rs))
-		for i, r := range rs {
-			raw, err := canonical(r)
-			if err != nil {
-				return nil, err
-			}
-			raws[i] = raw
-		}
-	}
 	out := make([]Receipt, len(rs))
 	var replays []Request
 	var replayAt []int
@@ -137,7 +121,12 @@ func (s *Store) receive(ctx context.Context, rs []Request, raws [][]byte, initWo
 				RemittanceInfos: make([]string, n), RequestedExecutionTimes: make([]time.Time, n), Requests: make([][]byte, n),
 			}
 			for j, r := range part {
-				raw := raws[start+j]
+				// Each statement's requests are encoded as it is built, so
+				// a large file holds one statement's worth, not all of it.
+				raw, err := canonical(r)
+				if err != nil {
+					return err
+				}
 				amount, err := money.ParseDecimal(r.Amount, money.Unsigned)
 				if err != nil {
 					return fmt.Errorf("payment %s: receive an amount Validate did not check: %w", r.PaymentID, err)
