@@ -92,12 +92,14 @@ func NewPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, er
 		cfg.ConnConfig.RuntimeParams = map[string]string{}
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "paydispatch"
-	// Statements keep PostgreSQL's own plan choice (plan_cache_mode auto):
-	// a statement prepared on a connection gets a generic plan once five
-	// custom ones cost no less. Forcing custom plans on every statement
-	// cost 1.25 ms of planning per payment, a fifth of PostgreSQL's CPU
-	// (docs/performance.md). The queue plans its own statements for the
-	// values at hand (queue.New).
+	// Every statement is planned for the values at hand. PostgreSQL's own
+	// choice (plan_cache_mode auto, a cached generic plan once five custom
+	// ones cost no less) saved 1.25 ms of planning a payment, a fifth of
+	// its CPU, in three runs of four; in the fourth, a generic plan made
+	// while the tables were nearly empty tripled PostgreSQL's CPU a
+	// payment (docs/performance.md, "Planning"). Until each hot statement's
+	// generic plan is checked, custom plans stay forced.
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open pool: %w", err)
