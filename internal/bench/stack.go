@@ -59,8 +59,6 @@ func openPrivateStack(ctx context.Context, name, pgBin string, log *slog.Logger,
 	return s, nil
 }
 
-// startCPUProfile profiles this process into path until the returned
-// stop is called (stop may be called more than once); "" profiles nothing.
 // heapPeak keeps the heap profile taken when the Go heap's live objects
 // were largest (sampled by the caller): what was held at the peak, not
 // what is left at the end; and every sample, for their median.
@@ -109,11 +107,13 @@ func (h *heapPeak) write(w io.Writer) error {
 		return fmt.Errorf("--memprofile: %w", err)
 	}
 	slices.Sort(h.samples)
-	fmt.Fprintf(w, "the Go heap's live objects, sampled every second: median %.0f MiB, peak %.0f MiB (heap profile of the peak: %s)\n",
-		float64(h.samples[len(h.samples)/2])/(1<<20), float64(h.max)/(1<<20), h.path)
+	fmt.Fprintf(w, "the Go heap's live objects, sampled every second: median %.0f MiB, peak %.0f MiB (heap profile near the peak: %s)\n",
+		float64(h.samples[len(h.samples)/2])/(1<<20), float64(h.samples[len(h.samples)-1])/(1<<20), h.path)
 	return nil
 }
 
+// startCPUProfile profiles this process into path until the returned
+// stop is called (stop may be called more than once); "" profiles nothing.
 func startCPUProfile(path string) (stop func(), err error) {
 	if path == "" {
 		return func() {}, nil
