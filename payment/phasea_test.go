@@ -299,8 +299,10 @@ func TestChunkOfManyAgrees(t *testing.T) {
 	}
 }
 
-// dumpRows is the payments, queue items, contexts and enqueue audit rows
-// of a database, without the times they were written at.
+// dumpRows is the payments, queue items and contexts of a database,
+// without the times they were written at, and how many items its audit
+// rows count by action (a chunk's enqueue is one row for all its items,
+// a payment's one for itself).
 func dumpRows(t *testing.T, pool *pgxpool.Pool) string {
 	t.Helper()
 	var out string
@@ -309,7 +311,9 @@ func dumpRows(t *testing.T, pool *pgxpool.Pool) string {
 		        creditor_bic, remittance_info, requested_execution_time, scheduled_execution_time, status, status_reason, request::text), E'\n' ORDER BY payment_id) FROM payments),
 		(SELECT string_agg(concat_ws('|', item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id, paced, retry_count), E'\n' ORDER BY item_id) FROM exec_queue),
 		(SELECT string_agg(concat_ws('|', item_type, item_id, context::text, context_version), E'\n' ORDER BY item_id) FROM exec_context),
-		(SELECT string_agg(concat_ws('|', item_type, item_id, action, status_after), E'\n' ORDER BY item_id, action) FROM dispatch_audit_log))`).Scan(&out); err != nil {
+		(SELECT string_agg(concat_ws('|', item_type, action, status_after, n), E'\n' ORDER BY item_type, action, status_after)
+		 FROM (SELECT item_type, action, status_after, sum(CASE WHEN detail LIKE 'items=%' THEN substr(detail, 7)::int ELSE 1 END) AS n
+		       FROM dispatch_audit_log GROUP BY 1, 2, 3) a))`).Scan(&out); err != nil {
 		t.Fatal(err)
 	}
 	return out

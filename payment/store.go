@@ -118,15 +118,9 @@ func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i
 				PaymentIds: make([]string, n), ExternalIds: make([]string, n), TenantIds: make([]string, n),
 				DebtorAccounts: make([]string, n), Amounts: make([]decimal.Decimal, n), Currencies: make([]string, n),
 				CreditorNames: make([]string, n), CreditorIbans: make([]string, n), CreditorBics: make([]string, n),
-				RemittanceInfos: make([]string, n), RequestedExecutionTimes: make([]time.Time, n), Requests: make([][]byte, n),
+				RemittanceInfos: make([]string, n), RequestedExecutionTimes: make([]time.Time, n),
 			}
 			for j, r := range part {
-				// Each statement's requests are encoded as it is built, so
-				// a large file holds one statement's worth, not all of it.
-				raw, err := canonical(r)
-				if err != nil {
-					return err
-				}
 				amount, err := money.ParseDecimal(r.Amount, money.Unsigned)
 				if err != nil {
 					return fmt.Errorf("payment %s: receive an amount Validate did not check: %w", r.PaymentID, err)
@@ -135,7 +129,7 @@ func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i
 				p.PaymentIds[j], p.ExternalIds[j], p.TenantIds[j], p.DebtorAccounts[j] = out[start+j].Key, r.PaymentID, r.TenantID, r.DebtorAccount
 				p.Amounts[j], p.Currencies[j], p.CreditorNames[j] = amount, r.Currency, r.Creditor.Name
 				p.CreditorIbans[j], p.CreditorBics[j], p.RemittanceInfos[j] = r.Creditor.IBAN, r.Creditor.BIC, r.RemittanceInfo
-				p.RequestedExecutionTimes[j], p.Requests[j] = r.RequestedExecutionTime, raw
+				p.RequestedExecutionTimes[j] = r.RequestedExecutionTime
 			}
 			inserted, err := q.ReceivePayments(ctx, p)
 			if err != nil {
@@ -221,10 +215,11 @@ func (s *Store) compare(ctx context.Context, rs []Request) (map[int]bool, error)
 		return nil, fmt.Errorf("payment: compare %d payments with the stored ones: %w", len(rs), err)
 	}
 	byID := make(map[[2]string][]byte, len(stored))
-	for _, p := range stored {
-		var req Request
-		if err := json.Unmarshal(p.Request, &req); err != nil {
-			return nil, fmt.Errorf("payment: stored request of %s: %w", p.PaymentID, err)
+	for _, row := range stored {
+		p := row.Payment
+		req, err := requestOf(p)
+		if err != nil {
+			return nil, err
 		}
 		raw, err := canonical(req)
 		if err != nil {
@@ -245,24 +240,61 @@ func (s *Store) compare(ctx context.Context, rs []Request) (map[int]bool, error)
 	return bad, nil
 }
 
-// canonical is the request's JSON with normalized values, for comparison.
+// canonical is the request's JSON with normalized values, for comparison:
+// the time in UTC, the amount as its columns give it back (requestOf).
 func canonical(r Request) ([]byte, error) {
 	r.RequestedExecutionTime = r.RequestedExecutionTime.UTC()
+	if d, err := money.ParseDecimal(r.Amount, money.Unsigned); err == nil {
+		r.Amount = amountText(d, r.Currency)
+	}
 	return json.Marshal(r)
+}
+
+// requestOf is the request a payment was sent with: its columns, or the
+// JSON copy of it kept for payments stored before the columns held it
+// all and for those refused before they were received.
+func requestOf(p dbsqlc.Payment) (Request, error) {
+	var r Request
+	if p.Request != nil {
+		if err := json.Unmarshal(p.Request, &r); err != nil {
+			return Request{}, fmt.Errorf("payment: stored request of %s: %w", p.PaymentID, err)
+		}
+		return r, nil
+	}
+	r = Request{
+		PaymentID: p.ExternalID, TenantID: p.TenantID, DebtorAccount: p.DebtorAccount,
+		Creditor:               Creditor{Name: p.CreditorName, IBAN: deref(p.CreditorIban), BIC: deref(p.CreditorBic)},
+		RequestedExecutionTime: p.RequestedExecutionTime, RemittanceInfo: deref(p.RemittanceInfo),
+	}
+	if p.Amount != nil && p.Currency != nil {
+		r.Amount, r.Currency = amountText(*p.Amount, *p.Currency), *p.Currency
+	}
+	return r, nil
+}
+
+// amountText writes an amount with its currency's minor units, as a
+// valid request gives them at most (the column keeps four).
+func amountText(d decimal.Decimal, currency string) string {
+	digits, ok := money.MinorUnits(currency)
+	if !ok || !d.Equal(d.Round(digits)) {
+		return d.String()
+	}
+	return d.StringFixed(digits)
 }
 
 // Get returns the payment with the key.
 func (s *Store) Get(ctx context.Context, key string) (Payment, error) {
-	row, err := s.q.GetPayment(ctx, key)
+	got, err := s.q.GetPayment(ctx, key)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Payment{}, fmt.Errorf("payment %s: %w", key, ErrNotFound)
 	}
 	if err != nil {
 		return Payment{}, fmt.Errorf("payment: get %s: %w", key, err)
 	}
-	var req Request
-	if err := json.Unmarshal(row.Request, &req); err != nil {
-		return Payment{}, fmt.Errorf("payment: stored request of %s: %w", key, err)
+	row := got.Payment
+	req, err := requestOf(row)
+	if err != nil {
+		return Payment{}, err
 	}
 	var money *Money
 	if row.Amount != nil && row.Currency != nil {
@@ -397,13 +429,14 @@ func (s *Store) Context(ctx context.Context, key string) (Context, error) {
 // ContextAndStatus is Context with the payment's status, read in the same
 // query: an execution run again finds its payment executed already.
 func (s *Store) ContextAndStatus(ctx context.Context, key string) (Context, Status, error) {
-	row, err := s.q.PaymentContext(ctx, key)
+	got, err := s.q.PaymentContext(ctx, key)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Context{}, "", fmt.Errorf("payment %s: %w", key, ErrNotFound)
 	}
 	if err != nil {
 		return Context{}, "", fmt.Errorf("payment: context of %s: %w", key, err)
 	}
+	row := got.Payment
 	if len(row.Context) == 0 || string(row.Context) == "null" {
 		return Context{}, "", fmt.Errorf("payment %s has no stored context: it was not scheduled by Phase A", key)
 	}
@@ -412,8 +445,8 @@ func (s *Store) ContextAndStatus(ctx context.Context, key string) (Context, Stat
 	if err := json.Unmarshal(row.Context, &stored); err != nil {
 		return Context{}, "", fmt.Errorf("payment: context of %s: %w", key, err)
 	}
-	if err := json.Unmarshal(row.Request, &pc.Request); err != nil {
-		return Context{}, "", fmt.Errorf("payment: stored request of %s: %w", key, err)
+	if pc.Request, err = requestOf(row); err != nil {
+		return Context{}, "", err
 	}
 	pc.Enrichment, pc.Amount, pc.Rules, pc.PacingConfig = stored.Enrichment, stored.Amount, stored.Rules, stored.PacingConfig
 	return pc, Status(row.Status), nil
@@ -428,10 +461,10 @@ func (s *Store) Received(ctx context.Context, keys []string) ([]string, []Reques
 	}
 	ks, rs := make([]string, len(rows)), make([]Request, len(rows))
 	for i, row := range rows {
-		if err := json.Unmarshal(row.Request, &rs[i]); err != nil {
-			return nil, nil, fmt.Errorf("payment: stored request of %s: %w", row.PaymentID, err)
+		if rs[i], err = requestOf(row.Payment); err != nil {
+			return nil, nil, err
 		}
-		ks[i] = row.PaymentID
+		ks[i] = row.Payment.PaymentID
 	}
 	return ks, rs, nil
 }

@@ -304,3 +304,59 @@ func TestInitChunkPacedPerTenant(t *testing.T) {
 		t.Fatalf("fell back to %q (%v), want payments", cfg, err)
 	}
 }
+
+// TestReceiveKeepsTheRequest: a payment received is stored in its columns
+// alone, and read back as it was sent: its amount with its currency's
+// minor units, its time the same instant. Sent again, written either
+// way, it is the same payment; with anything changed it is a conflict.
+func TestReceiveKeepsTheRequest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := payment.NewStore(newPool(t))
+	berlin := time.FixedZone("CET", 3600)
+	tests := []struct {
+		name       string
+		change     func(*payment.Request)
+		wantAmount string
+		same       func(*payment.Request) // written otherwise, the same payment
+	}{
+		{"as sent", func(*payment.Request) {}, "125.00", func(r *payment.Request) { r.Amount = "125" }},
+		{"fewer decimals", func(r *payment.Request) { r.Amount = "1.5" }, "1.50", func(r *payment.Request) { r.Amount = "1.50" }},
+		{"yen", func(r *payment.Request) { r.Amount, r.Currency = "1500", "JPY" }, "1500", func(r *payment.Request) {
+			r.RequestedExecutionTime = r.RequestedExecutionTime.In(berlin)
+		}},
+		{"no BIC, no remittance", func(r *payment.Request) { r.Creditor.BIC, r.RemittanceInfo = "", "" }, "125.00", func(*payment.Request) {}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := validRequest(time.Now().Truncate(time.Second))
+			r.PaymentID = fmt.Sprintf("kept-%d", i)
+			tt.change(&r)
+			rcs, err := s.Receive(ctx, []payment.Request{r}, func(int) string { return "init-kept" }, false)
+			if err != nil || !rcs[0].Fresh {
+				t.Fatalf("receive: %+v %v", rcs, err)
+			}
+			_, got, err := s.Received(ctx, []string{rcs[0].Key})
+			if err != nil || len(got) != 1 {
+				t.Fatalf("read back: %+v %v", got, err)
+			}
+			want := r
+			want.Amount = tt.wantAmount
+			if !got[0].RequestedExecutionTime.Equal(r.RequestedExecutionTime) {
+				t.Fatalf("time %v, sent %v", got[0].RequestedExecutionTime, r.RequestedExecutionTime)
+			}
+			got[0].RequestedExecutionTime = want.RequestedExecutionTime
+			if got[0] != want {
+				t.Fatalf("read back %+v, want %+v", got[0], want)
+			}
+			same, changed := r, r
+			tt.same(&same)
+			changed.Creditor.Name += " Jr."
+			rcs, err = s.Receive(ctx, []payment.Request{same, changed}, func(int) string { return "init-kept" }, false)
+			if err != nil || rcs[0].Fresh || rcs[0].Conflict || !rcs[1].Conflict {
+				t.Fatalf("sent again: %+v %v", rcs, err)
+			}
+		})
+	}
+}

@@ -235,7 +235,7 @@ func TestConcurrentEnqueueOfOneItem(t *testing.T) {
 }
 
 // TestEnqueueBatch: a batch of new items is enqueued set-based, each with
-// its context and one audit row, READY; a batch with an existing item (a
+// its context, READY, audited in one row; a batch with an existing item (a
 // replay beside new ones) gives each the single enqueue's answer; a batch
 // with a conflicting item is ErrConflict.
 func TestEnqueueBatch(t *testing.T) {
@@ -246,7 +246,9 @@ func TestEnqueueBatch(t *testing.T) {
 	batch := func(ids ...string) []queue.EnqueueParams {
 		var ps []queue.EnqueueParams
 		for _, id := range ids {
-			ps = append(ps, enqueueParams(id, due))
+			p := enqueueParams(id, due)
+			p.InitWorkflowID = "init-batch" // as a Phase A chunk's
+			ps = append(ps, p)
 		}
 		return ps
 	}
@@ -267,13 +269,19 @@ func TestEnqueueBatch(t *testing.T) {
 		t.Fatalf("new batch: %+v %v", res, err)
 	}
 	for i, id := range []string{"b-1", "b-2", "b-3"} {
-		if !res[i].Enqueued || mustGet(t, q, id).Status != queue.StatusReady || auditCount(t, pool, id) != 1 || !contextExists(t, pool, id) {
-			t.Fatalf("%s: %+v, audits %d", id, res[i], auditCount(t, pool, id))
+		if !res[i].Enqueued || mustGet(t, q, id).Status != queue.StatusReady || !contextExists(t, pool, id) {
+			t.Fatalf("%s: %+v", id, res[i])
 		}
 	}
+	if rows, items := enqueueAudits(t, pool); rows != 1 || items != 3 {
+		t.Fatalf("the batch's audit: %d rows for %d items, want one row for 3", rows, items)
+	}
 	res, err = inTx(batch("b-2", "b-4"))
-	if err != nil || res[0].Enqueued || !res[1].Enqueued || auditCount(t, pool, "b-2") != 1 || auditCount(t, pool, "b-4") != 1 {
+	if err != nil || res[0].Enqueued || !res[1].Enqueued || auditCount(t, pool, "b-2") != 0 || auditCount(t, pool, "b-4") != 1 {
 		t.Fatalf("a replay beside a new item: %+v %v", res, err)
+	}
+	if rows, items := enqueueAudits(t, pool); rows != 2 || items != 4 {
+		t.Fatalf("after a replay beside a new item: %d audit rows for %d items, want 2 for 4", rows, items)
 	}
 	conflicting := batch("b-5", "b-3")
 	conflicting[1].Context = json.RawMessage(`{"taskId":"other"}`)

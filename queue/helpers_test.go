@@ -81,6 +81,18 @@ func auditCount(t *testing.T, pool *pgxpool.Pool, id string) int {
 	return n
 }
 
+// enqueueAudits counts the ENQUEUED audit rows and the items they
+// audit: a batch's row counts its items in its detail.
+func enqueueAudits(t *testing.T, pool *pgxpool.Pool) (rows, items int) {
+	t.Helper()
+	if err := pool.QueryRow(context.Background(), `
+		SELECT count(*), coalesce(sum(CASE WHEN detail LIKE 'items=%' THEN substr(detail, 7)::int ELSE 1 END), 0)
+		FROM dispatch_audit_log WHERE item_type = $1 AND action = 'ENQUEUED'`, itemType).Scan(&rows, &items); err != nil {
+		t.Fatal(err)
+	}
+	return rows, items
+}
+
 func contextExists(t *testing.T, pool *pgxpool.Pool, id string) bool {
 	t.Helper()
 	var ok bool

@@ -133,12 +133,14 @@ func (q *Queue) SaveContextAndEnqueueTx(ctx context.Context, tx pgx.Tx, p Enqueu
 }
 
 // EnqueueBatchTx is SaveContextAndEnqueueTx for many items of one type:
-// the contexts, queue rows and audit rows of a batch of new items in two
-// statements rather than five round trips each. If any item exists
-// already (a replay, or a conflict), the batch's statements are undone
-// and each item goes through SaveContextAndEnqueueTx, with its replay
-// and conflict rules; so the outcome is the same either way. Results are
-// in the order of ps. On ErrConflict the caller must roll back.
+// the contexts and queue rows of a batch of new items in one statement
+// rather than three round trips each, and its audit in one row for each
+// init workflow's items (one per item when each has its own workflow).
+// If any item exists already (a replay, or a conflict), the batch's
+// statements are undone and each item goes through
+// SaveContextAndEnqueueTx, with its replay and conflict rules (and an
+// audit row each); so the items end the same either way. Results are in
+// the order of ps. On ErrConflict the caller must roll back.
 func (q *Queue) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, ps []EnqueueParams) ([]EnqueueResult, error) {
 	if len(ps) == 0 {
 		return nil, nil
@@ -153,7 +155,7 @@ func (q *Queue) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, ps []EnqueueParam
 		ContextVersion    int             `json:"context_version"`
 	}
 	rows := make([]row, len(ps))
-	ids := make([]string, len(ps))
+	ids, inits := make([]string, len(ps)), make([]string, len(ps))
 	for i, p := range ps {
 		if err := p.validate(); err != nil {
 			return nil, err
@@ -166,7 +168,7 @@ func (q *Queue) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, ps []EnqueueParam
 		}
 		rows[i] = row{ItemID: p.ItemID, TenantID: p.TenantID, ScheduledExecTime: p.ScheduledExecTime, InitWorkflowID: p.InitWorkflowID,
 			Paced: p.Paced, Context: p.Context, ContextVersion: p.ContextVersion}
-		ids[i] = p.ItemID
+		ids[i], inits[i] = p.ItemID, p.InitWorkflowID
 	}
 	raw, err := json.Marshal(rows)
 	if err != nil {
@@ -181,7 +183,7 @@ func (q *Queue) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, ps []EnqueueParam
 		if len(inserted) != len(ps) {
 			return errReplay // some exist: each decides on its own
 		}
-		if err := stx.InsertEnqueueAudits(ctx, dbsqlc.InsertEnqueueAuditsParams{ItemType: ps[0].ItemType, ItemIds: ids}); err != nil {
+		if err := stx.InsertEnqueueAudits(ctx, dbsqlc.InsertEnqueueAuditsParams{ItemType: ps[0].ItemType, ItemIds: ids, InitWorkflowIds: inits}); err != nil {
 			return fmt.Errorf("queue: audit enqueue batch of %d %s: %w", len(ps), ps[0].ItemType, err)
 		}
 		return nil

@@ -67,37 +67,40 @@ func TestFaultCheck(t *testing.T) {
 // TestAuditTrails replays queue items' audit rows and finds each kind of
 // broken trail: a transition without its row, a trail that stops short of
 // the item's status, a claim without its batch's row, an item never
-// enqueued.
+// enqueued, by its own row or its chunk's.
 func TestAuditTrails(t *testing.T) {
 	t.Parallel()
 	type audit struct{ id, batch, before, after string } // id "" is a batch's row
 	enq := func(id string) audit { return audit{id, "", "", "READY"} }
+	chunk := func(init string) audit { return audit{"", init, "", "READY"} }
 	claim := func(batch string) audit { return audit{"", batch, "READY", "CLAIMED"} }
 	for _, tc := range []struct {
-		name          string
-		status, batch string
-		audits        []audit
+		name                string
+		status, batch, init string
+		audits              []audit
 		broken        bool
 	}{
-		{"whole trail", "COMPLETED", "b1", []audit{enq("x"), claim("b1"), {"x", "b1", "CLAIMED", "DISPATCHED"}, {"x", "b1", "DISPATCHED", "COMPLETED"}}, false},
-		{"released and claimed again", "DISPATCHED", "b2", []audit{enq("x"), claim("b1"), {"x", "b1", "CLAIMED", "READY"}, claim("b2"), {"x", "b2", "CLAIMED", "DISPATCHED"}}, false},
-		{"claimed, not yet dispatched", "CLAIMED", "b1", []audit{enq("x"), claim("b1")}, false},
-		{"dispatch not audited", "COMPLETED", "b1", []audit{enq("x"), claim("b1"), {"x", "b1", "DISPATCHED", "COMPLETED"}}, true},
-		{"trail stops short", "COMPLETED", "b1", []audit{enq("x"), claim("b1"), {"x", "b1", "CLAIMED", "DISPATCHED"}}, true},
-		{"claim without its batch's row", "DISPATCHED", "b1", []audit{enq("x"), {"x", "b1", "CLAIMED", "DISPATCHED"}}, true},
-		{"never enqueued", "READY", "", nil, true},
+		{"whole trail", "COMPLETED", "b1", "", []audit{enq("x"), claim("b1"), {"x", "b1", "CLAIMED", "DISPATCHED"}, {"x", "b1", "DISPATCHED", "COMPLETED"}}, false},
+		{"released and claimed again", "DISPATCHED", "b2", "", []audit{enq("x"), claim("b1"), {"x", "b1", "CLAIMED", "READY"}, claim("b2"), {"x", "b2", "CLAIMED", "DISPATCHED"}}, false},
+		{"claimed, not yet dispatched", "CLAIMED", "b1", "", []audit{enq("x"), claim("b1")}, false},
+		{"enqueued with its chunk", "COMPLETED", "b1", "init-1", []audit{chunk("init-1"), claim("b1"), {"x", "b1", "CLAIMED", "DISPATCHED"}, {"x", "b1", "DISPATCHED", "COMPLETED"}}, false},
+		{"another chunk's row", "CLAIMED", "b1", "init-1", []audit{chunk("init-2"), claim("b1")}, true},
+		{"dispatch not audited", "COMPLETED", "b1", "", []audit{enq("x"), claim("b1"), {"x", "b1", "DISPATCHED", "COMPLETED"}}, true},
+		{"trail stops short", "COMPLETED", "b1", "", []audit{enq("x"), claim("b1"), {"x", "b1", "CLAIMED", "DISPATCHED"}}, true},
+		{"claim without its batch's row", "DISPATCHED", "b1", "", []audit{enq("x"), {"x", "b1", "CLAIMED", "DISPATCHED"}}, true},
+		{"never enqueued", "READY", "", "", nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			pool := pgtest.NewPool(t)
 			ctx := context.Background()
-			if _, err := pool.Exec(ctx, `INSERT INTO exec_queue (item_type, item_id, queue_status, scheduled_exec_time, dispatch_batch_id)
-				VALUES ($1, 'x', $2, now(), nullif($3, ''))`, payment.ItemType, tc.status, tc.batch); err != nil {
+			if _, err := pool.Exec(ctx, `INSERT INTO exec_queue (item_type, item_id, queue_status, scheduled_exec_time, dispatch_batch_id, init_workflow_id)
+				VALUES ($1, 'x', $2, now(), nullif($3, ''), nullif($4, ''))`, payment.ItemType, tc.status, tc.batch, tc.init); err != nil {
 				t.Fatal(err)
 			}
 			for _, a := range tc.audits {
 				if _, err := pool.Exec(ctx, `INSERT INTO dispatch_audit_log (item_type, item_id, batch_id, action, status_before, status_after)
-					VALUES ($1, nullif($2, ''), nullif($3, ''), coalesce(nullif($5, ''), 'ENQUEUED'), nullif($4, ''), $5)`,
+					VALUES ($1, nullif($2, ''), nullif($3, ''), CASE WHEN $4 = '' THEN 'ENQUEUED' ELSE $5 END, nullif($4, ''), $5)`,
 					payment.ItemType, a.id, a.batch, a.before, a.after); err != nil {
 					t.Fatal(err)
 				}

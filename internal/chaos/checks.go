@@ -192,20 +192,26 @@ func execRuns(ctx context.Context, pool *pgxpool.Pool, addr string) (executions,
 // READY, then each row leaving the status the last one reached, ending at
 // the item's status. Claims are audited per batch (one row for the
 // batch, the item carrying the batch's id), so READY → CLAIMED is taken
-// from the claiming batch's row.
+// from the claiming batch's row; so are a Phase A chunk's enqueues (one
+// row for the chunk's init workflow, which the item names).
 func auditTrails(ctx context.Context, pool *pgxpool.Pool) (items, broken int, first string, err error) {
-	claimed := map[string]bool{}
-	rows, err := pool.Query(ctx, `SELECT batch_id FROM dispatch_audit_log WHERE item_type = $1 AND item_id IS NULL AND action = 'CLAIMED'`, payment.ItemType)
+	claimed, enqueued := map[string]bool{}, map[string]bool{}
+	rows, err := pool.Query(ctx, `SELECT action, batch_id FROM dispatch_audit_log
+		WHERE item_type = $1 AND item_id IS NULL AND action IN ('CLAIMED', 'ENQUEUED') AND batch_id IS NOT NULL`, payment.ItemType)
 	if err != nil {
 		return 0, 0, "", err
 	}
 	for rows.Next() {
-		var b string
-		if err := rows.Scan(&b); err != nil {
+		var action, b string
+		if err := rows.Scan(&action, &b); err != nil {
 			rows.Close()
 			return 0, 0, "", err
 		}
-		claimed[b] = true
+		if action == "CLAIMED" {
+			claimed[b] = true
+		} else {
+			enqueued[b] = true
+		}
 	}
 	rows.Close()
 	type row struct{ batch, before, after string }
@@ -225,34 +231,38 @@ func auditTrails(ctx context.Context, pool *pgxpool.Pool) (items, broken int, fi
 		trails[id] = append(trails[id], r)
 	}
 	rows.Close()
-	rows, err = pool.Query(ctx, `SELECT item_id, queue_status, coalesce(dispatch_batch_id, '') FROM exec_queue WHERE item_type = $1`, payment.ItemType)
+	rows, err = pool.Query(ctx, `SELECT item_id, queue_status, coalesce(dispatch_batch_id, ''), coalesce(init_workflow_id, '')
+		FROM exec_queue WHERE item_type = $1`, payment.ItemType)
 	if err != nil {
 		return 0, 0, "", err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id, status, batch string
-		if err := rows.Scan(&id, &status, &batch); err != nil {
+		var id, status, batch, init string
+		if err := rows.Scan(&id, &status, &batch, &init); err != nil {
 			return 0, 0, "", err
 		}
 		items++
 		step := func(from, to, batch string) bool {
 			return from == to || (from == "READY" && to == "CLAIMED" && claimed[batch])
 		}
-		at, ok := "", true
-		for i, r := range trails[id] {
-			if i == 0 {
-				ok = r.before == "" && r.after == "READY"
-			} else {
-				ok = step(at, r.before, r.batch)
-			}
-			if !ok {
+		trail := trails[id]
+		// Enqueued: by its chunk's row, or by a row of its own.
+		at, ok := "", len(trail) > 0 && trail[0].before == "" && trail[0].after == "READY"
+		switch {
+		case ok:
+			at, trail = "READY", trail[1:]
+		case init != "" && enqueued[init]:
+			at, ok = "READY", true
+		}
+		for _, r := range trail {
+			if ok = ok && step(at, r.before, r.batch); !ok {
 				break
 			}
 			at = r.after
 		}
 		if ok {
-			ok = len(trails[id]) > 0 && step(at, status, batch)
+			ok = step(at, status, batch)
 		}
 		if !ok {
 			broken++

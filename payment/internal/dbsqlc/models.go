@@ -11,6 +11,29 @@ import (
 	decimal "github.com/shopspring/decimal"
 )
 
+type Payment struct {
+	PaymentID              string
+	TenantID               string
+	DebtorAccount          string
+	Amount                 *decimal.Decimal
+	Currency               *string
+	CreditorName           string
+	CreditorIban           *string
+	CreditorBic            *string
+	RemittanceInfo         *string
+	RequestedExecutionTime time.Time
+	ScheduledExecutionTime *time.Time
+	Status                 string
+	StatusReason           *string
+	Request                []byte
+	ExecutionRef           *string
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+	AcceptedAt             *time.Time
+	ExternalID             string
+	Context                []byte
+}
+
 type PaymentBatch struct {
 	BatchID    string
 	Tenants    []string

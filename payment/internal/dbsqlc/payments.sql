@@ -12,14 +12,15 @@ ON CONFLICT DO NOTHING;
 -- name: ReceivePayments :many
 -- Payments taken in, stored RECEIVED, from arrays of their columns (the
 -- i-th of each is the i-th payment's; "" for none); the keys inserted (the others
--- exist: a replay, or another payment under the tenant's id).
+-- exist: a replay, or another payment under the tenant's id). The columns
+-- hold the whole request, so request stays NULL (requestOf).
 INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
-                      creditor_iban, creditor_bic, remittance_info, requested_execution_time, status, request)
+                      creditor_iban, creditor_bic, remittance_info, requested_execution_time, status)
 SELECT unnest(@payment_ids::text[]), unnest(@external_ids::text[]), unnest(@tenant_ids::text[]), unnest(@debtor_accounts::text[]),
        unnest(@amounts::numeric[]), unnest(@currencies::text[]), unnest(@creditor_names::text[]),
        nullif(unnest(@creditor_ibans::text[]), ''), nullif(unnest(@creditor_bics::text[]), ''),
        nullif(unnest(@remittance_infos::text[]), ''),
-       unnest(@requested_execution_times::timestamptz[]), 'RECEIVED', unnest(@requests::jsonb[])
+       unnest(@requested_execution_times::timestamptz[]), 'RECEIVED'
 ON CONFLICT DO NOTHING
 RETURNING payment_id;
 
@@ -34,7 +35,7 @@ ON CONFLICT (init_workflow_id) DO UPDATE SET payment_ids = payment_intake.paymen
 -- name: FindPayments :many
 -- The payments stored under these tenants' ids (pairs: tenant_ids[i],
 -- external_ids[i]).
-SELECT p.payment_id, p.tenant_id, p.external_id, p.request
+SELECT sqlc.embed(p)
 FROM payments p
 WHERE (p.external_id, p.tenant_id) IN (SELECT unnest(@external_ids::text[]), unnest(@tenant_ids::text[]));
 
@@ -47,7 +48,7 @@ SELECT payment_id FROM payments WHERE external_id = @external_id AND tenant_id =
 
 -- name: ReceivedPayments :many
 -- Those of the keys that Phase A has yet to take on.
-SELECT payment_id, request FROM payments
+SELECT sqlc.embed(payments) FROM payments
 WHERE payment_id = ANY(@payment_ids::text[]) AND status = 'RECEIVED'
 ORDER BY payment_id;
 
@@ -77,14 +78,10 @@ ORDER BY received_at
 LIMIT @max_workflows;
 
 -- name: PaymentContext :one
-SELECT request, context, status FROM payments WHERE payment_id = @payment_id;
+SELECT sqlc.embed(payments) FROM payments WHERE payment_id = @payment_id;
 
 -- name: GetPayment :one
-SELECT payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name, creditor_iban,
-       creditor_bic, remittance_info, requested_execution_time, scheduled_execution_time,
-       status, status_reason, request, execution_ref, created_at, updated_at
-FROM payments
-WHERE payment_id = @payment_id;
+SELECT sqlc.embed(payments) FROM payments WHERE payment_id = @payment_id;
 
 -- name: TransitionPayment :one
 -- A guarded status change: only from the expected status. ACCEPTED records

@@ -159,7 +159,7 @@ func (q *Queries) FailPayment(ctx context.Context, arg FailPaymentParams) (int64
 }
 
 const findPayments = `-- name: FindPayments :many
-SELECT p.payment_id, p.tenant_id, p.external_id, p.request
+SELECT p.payment_id, p.tenant_id, p.debtor_account, p.amount, p.currency, p.creditor_name, p.creditor_iban, p.creditor_bic, p.remittance_info, p.requested_execution_time, p.scheduled_execution_time, p.status, p.status_reason, p.request, p.execution_ref, p.created_at, p.updated_at, p.accepted_at, p.external_id, p.context
 FROM payments p
 WHERE (p.external_id, p.tenant_id) IN (SELECT unnest($1::text[]), unnest($2::text[]))
 `
@@ -170,10 +170,7 @@ type FindPaymentsParams struct {
 }
 
 type FindPaymentsRow struct {
-	PaymentID  string
-	TenantID   string
-	ExternalID string
-	Request    []byte
+	Payment Payment
 }
 
 // The payments stored under these tenants' ids (pairs: tenant_ids[i],
@@ -188,10 +185,26 @@ func (q *Queries) FindPayments(ctx context.Context, arg FindPaymentsParams) ([]F
 	for rows.Next() {
 		var i FindPaymentsRow
 		if err := rows.Scan(
-			&i.PaymentID,
-			&i.TenantID,
-			&i.ExternalID,
-			&i.Request,
+			&i.Payment.PaymentID,
+			&i.Payment.TenantID,
+			&i.Payment.DebtorAccount,
+			&i.Payment.Amount,
+			&i.Payment.Currency,
+			&i.Payment.CreditorName,
+			&i.Payment.CreditorIban,
+			&i.Payment.CreditorBic,
+			&i.Payment.RemittanceInfo,
+			&i.Payment.RequestedExecutionTime,
+			&i.Payment.ScheduledExecutionTime,
+			&i.Payment.Status,
+			&i.Payment.StatusReason,
+			&i.Payment.Request,
+			&i.Payment.ExecutionRef,
+			&i.Payment.CreatedAt,
+			&i.Payment.UpdatedAt,
+			&i.Payment.AcceptedAt,
+			&i.Payment.ExternalID,
+			&i.Payment.Context,
 		); err != nil {
 			return nil, err
 		}
@@ -254,56 +267,37 @@ func (q *Queries) GetBooking(ctx context.Context, paymentID string) (PaymentBook
 }
 
 const getPayment = `-- name: GetPayment :one
-SELECT payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name, creditor_iban,
-       creditor_bic, remittance_info, requested_execution_time, scheduled_execution_time,
-       status, status_reason, request, execution_ref, created_at, updated_at
-FROM payments
-WHERE payment_id = $1
+SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context FROM payments WHERE payment_id = $1
 `
 
 type GetPaymentRow struct {
-	PaymentID              string
-	ExternalID             string
-	TenantID               string
-	DebtorAccount          string
-	Amount                 *decimal.Decimal
-	Currency               *string
-	CreditorName           string
-	CreditorIban           *string
-	CreditorBic            *string
-	RemittanceInfo         *string
-	RequestedExecutionTime time.Time
-	ScheduledExecutionTime *time.Time
-	Status                 string
-	StatusReason           *string
-	Request                []byte
-	ExecutionRef           *string
-	CreatedAt              time.Time
-	UpdatedAt              time.Time
+	Payment Payment
 }
 
 func (q *Queries) GetPayment(ctx context.Context, paymentID string) (GetPaymentRow, error) {
 	row := q.db.QueryRow(ctx, getPayment, paymentID)
 	var i GetPaymentRow
 	err := row.Scan(
-		&i.PaymentID,
-		&i.ExternalID,
-		&i.TenantID,
-		&i.DebtorAccount,
-		&i.Amount,
-		&i.Currency,
-		&i.CreditorName,
-		&i.CreditorIban,
-		&i.CreditorBic,
-		&i.RemittanceInfo,
-		&i.RequestedExecutionTime,
-		&i.ScheduledExecutionTime,
-		&i.Status,
-		&i.StatusReason,
-		&i.Request,
-		&i.ExecutionRef,
-		&i.CreatedAt,
-		&i.UpdatedAt,
+		&i.Payment.PaymentID,
+		&i.Payment.TenantID,
+		&i.Payment.DebtorAccount,
+		&i.Payment.Amount,
+		&i.Payment.Currency,
+		&i.Payment.CreditorName,
+		&i.Payment.CreditorIban,
+		&i.Payment.CreditorBic,
+		&i.Payment.RemittanceInfo,
+		&i.Payment.RequestedExecutionTime,
+		&i.Payment.ScheduledExecutionTime,
+		&i.Payment.Status,
+		&i.Payment.StatusReason,
+		&i.Payment.Request,
+		&i.Payment.ExecutionRef,
+		&i.Payment.CreatedAt,
+		&i.Payment.UpdatedAt,
+		&i.Payment.AcceptedAt,
+		&i.Payment.ExternalID,
+		&i.Payment.Context,
 	)
 	return i, err
 }
@@ -464,19 +458,38 @@ func (q *Queries) InsertPayment(ctx context.Context, arg InsertPaymentParams) (i
 }
 
 const paymentContext = `-- name: PaymentContext :one
-SELECT request, context, status FROM payments WHERE payment_id = $1
+SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context FROM payments WHERE payment_id = $1
 `
 
 type PaymentContextRow struct {
-	Request []byte
-	Context []byte
-	Status  string
+	Payment Payment
 }
 
 func (q *Queries) PaymentContext(ctx context.Context, paymentID string) (PaymentContextRow, error) {
 	row := q.db.QueryRow(ctx, paymentContext, paymentID)
 	var i PaymentContextRow
-	err := row.Scan(&i.Request, &i.Context, &i.Status)
+	err := row.Scan(
+		&i.Payment.PaymentID,
+		&i.Payment.TenantID,
+		&i.Payment.DebtorAccount,
+		&i.Payment.Amount,
+		&i.Payment.Currency,
+		&i.Payment.CreditorName,
+		&i.Payment.CreditorIban,
+		&i.Payment.CreditorBic,
+		&i.Payment.RemittanceInfo,
+		&i.Payment.RequestedExecutionTime,
+		&i.Payment.ScheduledExecutionTime,
+		&i.Payment.Status,
+		&i.Payment.StatusReason,
+		&i.Payment.Request,
+		&i.Payment.ExecutionRef,
+		&i.Payment.CreatedAt,
+		&i.Payment.UpdatedAt,
+		&i.Payment.AcceptedAt,
+		&i.Payment.ExternalID,
+		&i.Payment.Context,
+	)
 	return i, err
 }
 
@@ -603,12 +616,12 @@ func (q *Queries) PendingIntake(ctx context.Context, arg PendingIntakeParams) ([
 
 const receivePayments = `-- name: ReceivePayments :many
 INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
-                      creditor_iban, creditor_bic, remittance_info, requested_execution_time, status, request)
+                      creditor_iban, creditor_bic, remittance_info, requested_execution_time, status)
 SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
        unnest($5::numeric[]), unnest($6::text[]), unnest($7::text[]),
        nullif(unnest($8::text[]), ''), nullif(unnest($9::text[]), ''),
        nullif(unnest($10::text[]), ''),
-       unnest($11::timestamptz[]), 'RECEIVED', unnest($12::jsonb[])
+       unnest($11::timestamptz[]), 'RECEIVED'
 ON CONFLICT DO NOTHING
 RETURNING payment_id
 `
@@ -625,12 +638,12 @@ type ReceivePaymentsParams struct {
 	CreditorBics            []string
 	RemittanceInfos         []string
 	RequestedExecutionTimes []time.Time
-	Requests                [][]byte
 }
 
 // Payments taken in, stored RECEIVED, from arrays of their columns (the
 // i-th of each is the i-th payment's; "" for none); the keys inserted (the others
-// exist: a replay, or another payment under the tenant's id).
+// exist: a replay, or another payment under the tenant's id). The columns
+// hold the whole request, so request stays NULL (requestOf).
 func (q *Queries) ReceivePayments(ctx context.Context, arg ReceivePaymentsParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, receivePayments,
 		arg.PaymentIds,
@@ -644,7 +657,6 @@ func (q *Queries) ReceivePayments(ctx context.Context, arg ReceivePaymentsParams
 		arg.CreditorBics,
 		arg.RemittanceInfos,
 		arg.RequestedExecutionTimes,
-		arg.Requests,
 	)
 	if err != nil {
 		return nil, err
@@ -665,14 +677,13 @@ func (q *Queries) ReceivePayments(ctx context.Context, arg ReceivePaymentsParams
 }
 
 const receivedPayments = `-- name: ReceivedPayments :many
-SELECT payment_id, request FROM payments
+SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context FROM payments
 WHERE payment_id = ANY($1::text[]) AND status = 'RECEIVED'
 ORDER BY payment_id
 `
 
 type ReceivedPaymentsRow struct {
-	PaymentID string
-	Request   []byte
+	Payment Payment
 }
 
 // Those of the keys that Phase A has yet to take on.
@@ -685,7 +696,28 @@ func (q *Queries) ReceivedPayments(ctx context.Context, paymentIds []string) ([]
 	var items []ReceivedPaymentsRow
 	for rows.Next() {
 		var i ReceivedPaymentsRow
-		if err := rows.Scan(&i.PaymentID, &i.Request); err != nil {
+		if err := rows.Scan(
+			&i.Payment.PaymentID,
+			&i.Payment.TenantID,
+			&i.Payment.DebtorAccount,
+			&i.Payment.Amount,
+			&i.Payment.Currency,
+			&i.Payment.CreditorName,
+			&i.Payment.CreditorIban,
+			&i.Payment.CreditorBic,
+			&i.Payment.RemittanceInfo,
+			&i.Payment.RequestedExecutionTime,
+			&i.Payment.ScheduledExecutionTime,
+			&i.Payment.Status,
+			&i.Payment.StatusReason,
+			&i.Payment.Request,
+			&i.Payment.ExecutionRef,
+			&i.Payment.CreatedAt,
+			&i.Payment.UpdatedAt,
+			&i.Payment.AcceptedAt,
+			&i.Payment.ExternalID,
+			&i.Payment.Context,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

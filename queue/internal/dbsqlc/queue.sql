@@ -410,8 +410,16 @@ WITH c AS (
 SELECT q.item_id::text FROM q JOIN c USING (item_id);
 
 -- name: InsertEnqueueAudits :exec
-INSERT INTO dispatch_audit_log (item_type, item_id, action, status_after)
-SELECT @item_type::text, unnest(@item_ids::text[]), 'ENQUEUED', 'READY';
+-- A batch enqueue's audit, from its items' ids and init workflow ids (the
+-- i-th of each is the i-th item's): one row for each init workflow's
+-- items, as a claim writes one for its batch: batch_id names the
+-- workflow, detail counts them, and item_id names the item when it is
+-- the only one. A Phase A chunk of thousands costs one row, not one each.
+INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_after, detail)
+SELECT nullif(i.init_workflow_id, ''), @item_type::text, CASE WHEN count(*) = 1 THEN min(i.item_id) END,
+       'ENQUEUED', 'READY', 'items=' || count(*)
+FROM (SELECT unnest(@item_ids::text[]) AS item_id, unnest(@init_workflow_ids::text[]) AS init_workflow_id) i
+GROUP BY i.init_workflow_id;
 
 -- name: MarkExecuted :many
 -- A batch execution's executed items -> COMPLETED, their contexts deleted,

@@ -648,17 +648,26 @@ func (q *Queries) InsertEnqueueAudit(ctx context.Context, arg InsertEnqueueAudit
 }
 
 const insertEnqueueAudits = `-- name: InsertEnqueueAudits :exec
-INSERT INTO dispatch_audit_log (item_type, item_id, action, status_after)
-SELECT $1::text, unnest($2::text[]), 'ENQUEUED', 'READY'
+INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_after, detail)
+SELECT nullif(i.init_workflow_id, ''), $1::text, CASE WHEN count(*) = 1 THEN min(i.item_id) END,
+       'ENQUEUED', 'READY', 'items=' || count(*)
+FROM (SELECT unnest($2::text[]) AS item_id, unnest($3::text[]) AS init_workflow_id) i
+GROUP BY i.init_workflow_id
 `
 
 type InsertEnqueueAuditsParams struct {
-	ItemType string
-	ItemIds  []string
+	ItemType        string
+	ItemIds         []string
+	InitWorkflowIds []string
 }
 
+// A batch enqueue's audit, from its items' ids and init workflow ids (the
+// i-th of each is the i-th item's): one row for each init workflow's
+// items, as a claim writes one for its batch: batch_id names the
+// workflow, detail counts them, and item_id names the item when it is
+// the only one. A Phase A chunk of thousands costs one row, not one each.
 func (q *Queries) InsertEnqueueAudits(ctx context.Context, arg InsertEnqueueAuditsParams) error {
-	_, err := q.db.Exec(ctx, insertEnqueueAudits, arg.ItemType, arg.ItemIds)
+	_, err := q.db.Exec(ctx, insertEnqueueAudits, arg.ItemType, arg.ItemIds, arg.InitWorkflowIds)
 	return err
 }
 
