@@ -78,7 +78,7 @@ func TestAuditTrails(t *testing.T) {
 		name                string
 		status, batch, init string
 		audits              []audit
-		broken        bool
+		broken              bool
 	}{
 		{"whole trail", "COMPLETED", "b1", "", []audit{enq("x"), claim("b1"), {"x", "b1", "CLAIMED", "DISPATCHED"}, {"x", "b1", "DISPATCHED", "COMPLETED"}}, false},
 		{"released and claimed again", "DISPATCHED", "b2", "", []audit{enq("x"), claim("b1"), {"x", "b1", "CLAIMED", "READY"}, claim("b2"), {"x", "b2", "CLAIMED", "DISPATCHED"}}, false},
