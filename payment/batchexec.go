@@ -2,7 +2,6 @@ package payment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/paydispatch/paydispatch/dispatch"
@@ -15,8 +14,8 @@ import (
 // own PaymentExecution, which goes on from the step it reached.
 func BatchExecutor(a *ExecActivities) dispatch.Executor {
 	return func(ctx context.Context, it dispatch.BatchItem, run dispatch.Run) (bool, error) {
-		var pc Context
-		if err := json.Unmarshal([]byte(it.Context), &pc); err != nil {
+		pc, err := execContext(it.Context)
+		if err != nil {
 			return false, fmt.Errorf("payment %s: unreadable context: %w", it.ID, err)
 		}
 		return a.Execution(ctx, ExecutionInput{

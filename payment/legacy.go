@@ -227,8 +227,8 @@ func (a *ExecActivities) StartSubmitPayment(ctx context.Context, paymentID strin
 // an item type configured with it (LegacyExecWorkflowName); remove it
 // once neither can be.
 func PaymentExecWorkflow(ctx workflow.Context, paymentID, contextJSON string) error {
-	var pc Context
-	if err := json.Unmarshal([]byte(contextJSON), &pc); err != nil {
+	pc, err := execContext(contextJSON)
+	if err != nil {
 		return temporal.NewNonRetryableApplicationError("unreadable payment context: "+err.Error(), "CONTEXT", err)
 	}
 	var a *ExecActivities

@@ -227,7 +227,7 @@ func (a *InitActivities) initReceived(ctx context.Context, keys []string, initWo
 		conclusions[i] = conclusion{PaymentID: key, Status: StatusScheduled, ScheduledExecutionTime: &slot.At, Context: pc}
 		enqueues[key] = queue.EnqueueParams{
 			ItemType: ItemType, ItemID: key, TenantID: v.r.TenantID, ScheduledExecTime: slot.At,
-			InitWorkflowID: initWorkflowID, Context: storedContext, Paced: slot.Paced,
+			InitWorkflowID: initWorkflowID, Paced: slot.Paced,
 		}
 		results[i].Status, results[i].ScheduledExecutionTime = StatusScheduled, slot.At.UTC()
 	}
@@ -318,10 +318,19 @@ func pick[T any](xs []T, at []int) []T {
 	return out
 }
 
-// storedContext is the queue item's context of a payment whose Phase A
-// output is stored with it (payments.context): the execution reads it
-// there, so the workflow engine is never given the request.
-var storedContext = []byte(`{"version":3}`)
+// execContext is the context an execution is given: none ("") for a
+// payment whose Phase A output is stored with it (payments.context), so
+// that neither the queue nor the workflow engine holds a copy (the
+// execution reads it there: loadContext); the JSON the queue item carried
+// for a payment enqueued before.
+func execContext(contextJSON string) (Context, error) {
+	if contextJSON == "" {
+		return Context{Version: 3}, nil
+	}
+	var pc Context
+	err := json.Unmarshal([]byte(contextJSON), &pc)
+	return pc, err
+}
 
 // contextJSON is the execution's context of an accepted payment.
 // Its request is not in it: the payment's row has it beside (Store.Context

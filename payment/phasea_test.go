@@ -49,7 +49,10 @@ func load(t *testing.T, pool *pgxpool.Pool, id string) stored {
 	if err == nil {
 		s.queued, s.queueAt, s.paced = true, it.ScheduledExecTime.UTC(), it.Paced
 		var n int
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM exec_context WHERE item_id = $1`, id).Scan(&n); err != nil {
+		// The execution's context is the payment's own (the queue item
+		// carries none).
+		if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM payments WHERE payment_id = $1 AND context IS NOT NULL)
+			- (SELECT count(*) FROM exec_context WHERE item_id = $1)`, id).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		s.hasContext = n == 1

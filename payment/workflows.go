@@ -2,7 +2,6 @@ package payment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -114,8 +113,8 @@ func PaymentInit(ctx workflow.Context, keys []string) (BatchResult, error) {
 // times out and another worker runs Execution again: every step in it is
 // idempotent, and the process goes on from the step it reached.
 func PaymentExecution(ctx workflow.Context, paymentID, contextJSON string) error {
-	var pc Context
-	if err := json.Unmarshal([]byte(contextJSON), &pc); err != nil {
+	pc, err := execContext(contextJSON)
+	if err != nil {
 		return temporal.NewNonRetryableApplicationError("unreadable payment context: "+err.Error(), "CONTEXT", err)
 	}
 	in := ExecutionInput{
@@ -281,7 +280,7 @@ func (a *ExecActivities) hold(ctx context.Context, in ExecutionInput) (time.Time
 }
 
 // loadContext fills in a payment's Phase A context from its row when the
-// queue item carried only its version (storedContext), and tells the
+// queue item carried none, or only its version, and tells the
 // payment's status (empty when the context came whole).
 func (a *ExecActivities) loadContext(ctx context.Context, paymentID string, pc *Context) (Status, error) {
 	if pc.Version < 3 {

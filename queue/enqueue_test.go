@@ -292,3 +292,57 @@ func TestEnqueueBatch(t *testing.T) {
 		t.Fatalf("the conflicting batch's new item was kept: %v", err)
 	}
 }
+
+// TestEnqueueWithoutContext: an item whose type keeps its data itself is
+// enqueued without a context row, alone or in a batch; it is claimed with
+// none; sent again without one it is a replay, with one a conflict.
+func TestEnqueueWithoutContext(t *testing.T) {
+	t.Parallel()
+	q, pool := newQueue(t)
+	ctx := context.Background()
+	due := time.Now().Add(-time.Second).Truncate(time.Microsecond)
+	bare := func(id string) queue.EnqueueParams {
+		p := enqueueParams(id, due)
+		p.Context, p.InitWorkflowID = nil, "init-bare"
+		return p
+	}
+	if res, err := q.SaveContextAndEnqueue(ctx, bare("n-1")); err != nil || !res.Enqueued {
+		t.Fatalf("alone: %+v %v", res, err)
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := q.EnqueueBatchTx(ctx, tx, []queue.EnqueueParams{bare("n-2"), bare("n-3")})
+	if err != nil || !res[0].Enqueued || !res[1].Enqueued {
+		t.Fatalf("in a batch: %+v %v", res, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"n-1", "n-2", "n-3"} {
+		if contextExists(t, pool, id) || mustGet(t, q, id).Status != queue.StatusReady {
+			t.Fatalf("%s: a context row, or not READY", id)
+		}
+	}
+	if res, err := q.SaveContextAndEnqueue(ctx, bare("n-2")); err != nil || res.Enqueued {
+		t.Fatalf("sent again without a context: %+v %v, want a replay", res, err)
+	}
+	with := bare("n-3")
+	with.Context = json.RawMessage(`{"taskId":"n-3"}`)
+	if _, err := q.SaveContextAndEnqueue(ctx, with); !errors.Is(err, queue.ErrConflict) {
+		t.Fatalf("sent again with a context: %v, want ErrConflict", err)
+	}
+	if contextExists(t, pool, "n-3") {
+		t.Fatal("the conflicting call left its context")
+	}
+	b, err := q.ClaimBatch(ctx, queue.ClaimParams{ItemType: itemType, BatchSize: 10, PreStartBuffer: 30 * time.Second, MaxRetries: 3})
+	if err != nil || len(b.Items) != 3 {
+		t.Fatalf("claim: %+v %v", b, err)
+	}
+	for _, it := range b.Items {
+		if it.Context != nil {
+			t.Fatalf("%s claimed with context %s, want none", it.ID, it.Context)
+		}
+	}
+}

@@ -97,11 +97,14 @@ func (q *Queue) SaveContextAndEnqueueTx(ctx context.Context, tx pgx.Tx, p Enqueu
 	var res EnqueueResult
 	err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
 		stx := qtx.WithTx(sp)
-		ctxRows, err := stx.InsertContext(ctx, dbsqlc.InsertContextParams{
-			ItemType: p.ItemType, ItemID: p.ItemID, Context: p.Context, ContextVersion: int32(p.ContextVersion),
-		})
-		if err != nil {
-			return fmt.Errorf("queue: save context %s/%s: %w", p.ItemType, p.ItemID, err)
+		ctxRows := int64(1) // an item without a context has all it needs
+		if len(p.Context) > 0 {
+			var err error
+			if ctxRows, err = stx.InsertContext(ctx, dbsqlc.InsertContextParams{
+				ItemType: p.ItemType, ItemID: p.ItemID, Context: p.Context, ContextVersion: int32(p.ContextVersion),
+			}); err != nil {
+				return fmt.Errorf("queue: save context %s/%s: %w", p.ItemType, p.ItemID, err)
+			}
 		}
 		qRows, err := stx.InsertQueueItem(ctx, dbsqlc.InsertQueueItemParams{
 			ItemType: p.ItemType, ItemID: p.ItemID, TenantID: p.TenantID,
@@ -117,7 +120,7 @@ func (q *Queue) SaveContextAndEnqueueTx(ctx context.Context, tx pgx.Tx, p Enqueu
 			res = EnqueueResult{Enqueued: true, Status: StatusReady}
 			return nil
 		}
-		res, err = q.compareReplay(ctx, stx, p, ctxRows == 1)
+		res, err = q.compareReplay(ctx, stx, p, ctxRows == 1 && len(p.Context) > 0)
 		if err != nil {
 			return err
 		}
@@ -151,11 +154,12 @@ func (q *Queue) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, ps []EnqueueParam
 		ScheduledExecTime time.Time       `json:"scheduled_exec_time"`
 		InitWorkflowID    string          `json:"init_workflow_id"`
 		Paced             bool            `json:"paced"`
-		Context           json.RawMessage `json:"context"`
+		Context           json.RawMessage `json:"context,omitempty"`
 		ContextVersion    int             `json:"context_version"`
 	}
 	rows := make([]row, len(ps))
 	ids, inits := make([]string, len(ps)), make([]string, len(ps))
+	withContext := 0
 	for i, p := range ps {
 		if err := p.validate(); err != nil {
 			return nil, err
@@ -169,6 +173,9 @@ func (q *Queue) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, ps []EnqueueParam
 		rows[i] = row{ItemID: p.ItemID, TenantID: p.TenantID, ScheduledExecTime: p.ScheduledExecTime, InitWorkflowID: p.InitWorkflowID,
 			Paced: p.Paced, Context: p.Context, ContextVersion: p.ContextVersion}
 		ids[i], inits[i] = p.ItemID, p.InitWorkflowID
+		if len(p.Context) > 0 {
+			withContext++
+		}
 	}
 	raw, err := json.Marshal(rows)
 	if err != nil {
@@ -180,7 +187,7 @@ func (q *Queue) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, ps []EnqueueParam
 		if err != nil {
 			return fmt.Errorf("queue: enqueue batch of %d %s: %w", len(ps), ps[0].ItemType, err)
 		}
-		if len(inserted) != len(ps) {
+		if int(inserted.Items) != len(ps) || int(inserted.Contexts) != withContext {
 			return errReplay // some exist: each decides on its own
 		}
 		if err := stx.InsertEnqueueAudits(ctx, dbsqlc.InsertEnqueueAuditsParams{ItemType: ps[0].ItemType, ItemIds: ids, InitWorkflowIds: inits}); err != nil {
@@ -234,8 +241,10 @@ func (q *Queue) compareReplay(ctx context.Context, stx *dbsqlc.Queries, p Enqueu
 		return EnqueueResult{}, fmt.Errorf("queue: %s/%s has a context but no queue row: %w", p.ItemType, p.ItemID, ErrConflict)
 	}
 	sameRow := *row.TenantID == p.TenantID && row.ScheduledExecTime.Equal(p.ScheduledExecTime)
-	// A completed item no longer has its context; only its row can be compared.
-	sameContext := row.ContextEqual || (insertedContext && Status(*row.QueueStatus) == StatusCompleted)
+	// A context this call inserted means the item had none: it was sent
+	// without one, or it completed (its context is deleted then, so only
+	// its row can be compared).
+	sameContext := row.ContextEqual && !insertedContext || insertedContext && Status(*row.QueueStatus) == StatusCompleted
 	if !sameRow || !sameContext {
 		return EnqueueResult{}, fmt.Errorf("queue: enqueue %s/%s: %w", p.ItemType, p.ItemID, ErrConflict)
 	}
@@ -250,8 +259,8 @@ func (p EnqueueParams) validate() error {
 		return errors.New("queue: enqueue: item id is required")
 	case p.ScheduledExecTime.IsZero():
 		return errors.New("queue: enqueue: scheduled exec time is required")
-	case !json.Valid(p.Context):
-		return errors.New("queue: enqueue: context must be valid JSON")
+	case len(p.Context) > 0 && !json.Valid(p.Context):
+		return errors.New("queue: enqueue: context must be valid JSON, or none")
 	case p.ContextVersion < 0:
 		return errors.New("queue: enqueue: context version must be positive")
 	}

@@ -51,7 +51,9 @@ type EnqueueParams struct {
 	ScheduledExecTime time.Time
 	InitWorkflowID    string
 	// Context is the initialization's output, handed to the execution
-	// workflow as is. It must be valid JSON.
+	// workflow as is: valid JSON, or none (nil), when the item type keeps
+	// its items' data itself and the execution reads it there. An item
+	// without one costs no context row; its execution is given "".
 	Context        json.RawMessage
 	ContextVersion int // default 1
 	// Paced: ScheduledExecTime is a slot the pacing rate limiter gave the

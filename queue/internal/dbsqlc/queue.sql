@@ -22,7 +22,9 @@ SELECT
     q.tenant_id AS tenant_id,
     q.scheduled_exec_time AS scheduled_exec_time,
     (x.item_id IS NOT NULL)::bool AS context_exists,
-    (x.context IS NOT DISTINCT FROM @context::jsonb AND x.context_version = @context_version::int)::bool AS context_equal
+    (CASE WHEN sqlc.narg('context')::jsonb IS NULL THEN x.item_id IS NULL
+          ELSE coalesce(x.context = sqlc.narg('context')::jsonb AND x.context_version = @context_version::int, false)
+     END)::bool AS context_equal
 FROM (SELECT @item_type::text AS item_type, @item_id::text AS item_id) k
 LEFT JOIN exec_queue q ON q.item_type = k.item_type AND q.item_id = k.item_id
 LEFT JOIN exec_context x ON x.item_type = k.item_type AND x.item_id = k.item_id;
@@ -388,15 +390,17 @@ VALUES (@item_type, @enabled, @batch_size, @dispatch_interval_secs, @jitter_wind
        sqlc.narg('pacing_config'), @paced_lead_ms, @exec_mode)
 ON CONFLICT (item_type) DO NOTHING;
 
--- name: InsertContextsAndItems :many
+-- name: InsertContextsAndItems :one
 -- A chunk's contexts and queue items in one statement, from a JSON array
 -- of {item_id, tenant_id, scheduled_exec_time, init_workflow_id, paced,
--- context, context_version}: the ids of the items whose context and
--- queue row were both inserted (the others exist already).
+-- context, context_version} (context absent: the item has none): how
+-- many queue rows and contexts were inserted (fewer than sent: some
+-- exist already).
 WITH c AS (
     INSERT INTO exec_context (item_type, item_id, context, context_version)
     SELECT @item_type::text, r.item_id, r.context, r.context_version
     FROM jsonb_to_recordset(@items::jsonb) AS r(item_id text, context jsonb, context_version integer)
+    WHERE r.context IS NOT NULL
     ON CONFLICT (item_type, item_id) DO NOTHING
     RETURNING item_id
 ), q AS (
@@ -407,7 +411,7 @@ WITH c AS (
     ON CONFLICT (item_type, item_id) DO NOTHING
     RETURNING item_id
 )
-SELECT q.item_id::text FROM q JOIN c USING (item_id);
+SELECT (SELECT count(*) FROM q)::int AS items, (SELECT count(*) FROM c)::int AS contexts;
 
 -- name: InsertEnqueueAudits :exec
 -- A batch enqueue's audit, from its items' ids and init workflow ids (the

@@ -168,7 +168,9 @@ SELECT
     q.tenant_id AS tenant_id,
     q.scheduled_exec_time AS scheduled_exec_time,
     (x.item_id IS NOT NULL)::bool AS context_exists,
-    (x.context IS NOT DISTINCT FROM $1::jsonb AND x.context_version = $2::int)::bool AS context_equal
+    (CASE WHEN $1::jsonb IS NULL THEN x.item_id IS NULL
+          ELSE coalesce(x.context = $1::jsonb AND x.context_version = $2::int, false)
+     END)::bool AS context_equal
 FROM (SELECT $3::text AS item_type, $4::text AS item_id) k
 LEFT JOIN exec_queue q ON q.item_type = k.item_type AND q.item_id = k.item_id
 LEFT JOIN exec_context x ON x.item_type = k.item_type AND x.item_id = k.item_id
@@ -585,11 +587,12 @@ func (q *Queries) InsertContext(ctx context.Context, arg InsertContextParams) (i
 	return result.RowsAffected(), nil
 }
 
-const insertContextsAndItems = `-- name: InsertContextsAndItems :many
+const insertContextsAndItems = `-- name: InsertContextsAndItems :one
 WITH c AS (
     INSERT INTO exec_context (item_type, item_id, context, context_version)
     SELECT $1::text, r.item_id, r.context, r.context_version
     FROM jsonb_to_recordset($2::jsonb) AS r(item_id text, context jsonb, context_version integer)
+    WHERE r.context IS NOT NULL
     ON CONFLICT (item_type, item_id) DO NOTHING
     RETURNING item_id
 ), q AS (
@@ -600,7 +603,7 @@ WITH c AS (
     ON CONFLICT (item_type, item_id) DO NOTHING
     RETURNING item_id
 )
-SELECT q.item_id::text FROM q JOIN c USING (item_id)
+SELECT (SELECT count(*) FROM q)::int AS items, (SELECT count(*) FROM c)::int AS contexts
 `
 
 type InsertContextsAndItemsParams struct {
@@ -608,28 +611,21 @@ type InsertContextsAndItemsParams struct {
 	Items    []byte
 }
 
+type InsertContextsAndItemsRow struct {
+	Items    int32
+	Contexts int32
+}
+
 // A chunk's contexts and queue items in one statement, from a JSON array
 // of {item_id, tenant_id, scheduled_exec_time, init_workflow_id, paced,
-// context, context_version}: the ids of the items whose context and
-// queue row were both inserted (the others exist already).
-func (q *Queries) InsertContextsAndItems(ctx context.Context, arg InsertContextsAndItemsParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, insertContextsAndItems, arg.ItemType, arg.Items)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []string
-	for rows.Next() {
-		var q_item_id string
-		if err := rows.Scan(&q_item_id); err != nil {
-			return nil, err
-		}
-		items = append(items, q_item_id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+// context, context_version} (context absent: the item has none): how
+// many queue rows and contexts were inserted (fewer than sent: some
+// exist already).
+func (q *Queries) InsertContextsAndItems(ctx context.Context, arg InsertContextsAndItemsParams) (InsertContextsAndItemsRow, error) {
+	row := q.db.QueryRow(ctx, insertContextsAndItems, arg.ItemType, arg.Items)
+	var i InsertContextsAndItemsRow
+	err := row.Scan(&i.Items, &i.Contexts)
+	return i, err
 }
 
 const insertEnqueueAudit = `-- name: InsertEnqueueAudit :exec
