@@ -264,7 +264,7 @@ func requestOf(p dbsqlc.Payment) (Request, error) {
 	r = Request{
 		PaymentID: p.ExternalID, TenantID: p.TenantID, DebtorAccount: p.DebtorAccount,
 		Creditor:               Creditor{Name: p.CreditorName, IBAN: deref(p.CreditorIban), BIC: deref(p.CreditorBic)},
-		RequestedExecutionTime: p.RequestedExecutionTime, RemittanceInfo: deref(p.RemittanceInfo),
+		RequestedExecutionTime: p.RequestedExecutionTime.UTC(), RemittanceInfo: deref(p.RemittanceInfo),
 	}
 	if p.Amount != nil && p.Currency != nil {
 		r.Amount, r.Currency = amountText(*p.Amount, *p.Currency), *p.Currency

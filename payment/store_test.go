@@ -343,8 +343,8 @@ func TestReceiveKeepsTheRequest(t *testing.T) {
 			}
 			want := r
 			want.Amount = tt.wantAmount
-			if !got[0].RequestedExecutionTime.Equal(r.RequestedExecutionTime) {
-				t.Fatalf("time %v, sent %v", got[0].RequestedExecutionTime, r.RequestedExecutionTime)
+			if at := got[0].RequestedExecutionTime; !at.Equal(r.RequestedExecutionTime) || at.Location() != time.UTC {
+				t.Fatalf("time %v, sent %v; want the same instant in UTC", at, r.RequestedExecutionTime)
 			}
 			got[0].RequestedExecutionTime = want.RequestedExecutionTime
 			if got[0] != want {
