@@ -21,7 +21,7 @@ const BatchWorkflowName = "PaymentBatchInitWorkflow"
 
 // PaymentBatchInitWorkflow is Phase A for a chunk of a bulk file given its
 // requests, as files were taken in before their payments were stored on
-// intake (PaymentInit now): kept for the runs started then.
+// intake (PaymentPhaseA now): kept for the runs started then.
 func PaymentBatchInitWorkflow(ctx workflow.Context, chunk []Request) (BatchResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, initOptions)
 	var a *InitActivities
@@ -49,7 +49,7 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) (BatchSubmiss
 // StartBatch is SubmitBatch for payments CheckBatch has passed (the HTTP
 // handler checks a file once, to start its good payments and list the
 // bad): it stores the payments RECEIVED, records the file and starts one
-// PaymentInit per chunk, given the chunk's keys, without checking again.
+// PaymentPhaseA per chunk, without checking again.
 // A payment whose id its tenant used for a different payment is not
 // stored; its index in reqs is in Conflicts, and with whole set, nothing
 // is (the error is then ErrConflict). Phase A still validates each
@@ -80,20 +80,16 @@ func (s *Service) StartBatch(ctx context.Context, reqs []Request, whole bool) (B
 	if !whole {
 		part = max(size, receivePart/size*size)
 	}
-	type chunk struct {
-		n    int
-		keys []string
-	}
-	todo := make(chan chunk, 64)
+	todo := make(chan int, 64) // chunks stored, to start
 	var g errgroup.Group
 	g.SetLimit(startConcurrency)
 	var started atomic.Int64
 	starting := make(chan struct{})
 	go func() {
 		defer close(starting)
-		for c := range todo {
+		for n := range todo {
 			g.Go(func() error {
-				if err := s.startOnce(ctx, chunkID(c.n), PhaseAWorkflowName, c.keys); err != nil {
+				if err := s.startOnce(ctx, chunkID(n)); err != nil {
 					return err
 				}
 				started.Add(1)
@@ -128,28 +124,27 @@ func (s *Service) StartBatch(ctx context.Context, reqs []Request, whole bool) (B
 			// started: the file sent again stores the rest.
 			return sub, errors.Join(fmt.Errorf("payment: batch %s, payments %d to %d: %w", sub.BatchID, from+1, to, err), wait())
 		}
-		var c chunk
+		last := -1 // the last chunk with a payment of this part
 		for i, rc := range receipts {
 			if rc.Conflict {
 				sub.Conflicts = append(sub.Conflicts, from+i)
 				continue
 			}
 			keys = append(keys, rc.Key)
-			if n := (from + i) / size; n != c.n || c.keys == nil {
-				if c.keys != nil {
-					todo <- c
+			if n := (from + i) / size; n != last {
+				if last >= 0 {
+					todo <- last
 					chunks++
 				}
-				c = chunk{n: n}
+				last = n
 			}
-			c.keys = append(c.keys, rc.Key)
 			if t := reqs[from+i].TenantID; !seen[t] {
 				seen[t] = true
 				tenants = append(tenants, t)
 			}
 		}
-		if c.keys != nil {
-			todo <- c
+		if last >= 0 {
+			todo <- last
 			chunks++
 		}
 	}

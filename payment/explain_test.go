@@ -47,6 +47,9 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 			_, _, _ = s.Received(ctx, []string{"k-5", "k-10", "k-15"})
 		}},
 		{"an execution's context", "payments_pkey", func(ctx context.Context, s *payment.Store) { _, _ = s.Context(ctx, "k-7") }},
+		{"a Phase A workflow's payments", "payment_intake_pkey", func(ctx context.Context, s *payment.Store) {
+			_, _ = s.IntakeKeys(ctx, "init-7")
+		}},
 		{"the intake's resume", "payment_intake_received_idx", func(ctx context.Context, s *payment.Store) {
 			_, _ = s.Pending(ctx, time.Now().Add(-2*time.Hour), 100)
 		}},

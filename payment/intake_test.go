@@ -19,7 +19,8 @@ import (
 // each once, through the workflow intake would have started; a payment
 // that has waited less than the wait is left alone; a second resume
 // starts nothing. Neither workflow's history holds a creditor's name or
-// IBAN: the engine is given keys.
+// IBAN, nor the payments' keys: the workflow reads them from its intake
+// row.
 func TestResumeIntake(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal server")
@@ -75,11 +76,17 @@ func TestResumeIntake(t *testing.T) {
 		t.Fatalf("a second resume: %d started, %v", n, err)
 	}
 	for _, id := range []string{chunkOf(0), chunkOf(3)} {
-		for _, personal := range []string{validIBAN, validCreditor} {
+		for _, personal := range []string{validIBAN, validCreditor, payment.Key(rs[0].TenantID, rs[0].PaymentID), payment.Key(rs[4].TenantID, rs[4].PaymentID)} {
 			if temporaltest.HistoryHolds(t, c, id, personal) {
 				t.Fatalf("%s: the history holds %q", id, personal)
 			}
 		}
+	}
+	// An attempt after the chunk was taken on (its answer lost) takes on
+	// nothing, and says so.
+	a := &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool)}
+	if res, err := a.InitIntake(ctx, chunkOf(0)); err != nil || res != (payment.BatchResult{TakenBefore: true}) {
+		t.Fatalf("a second attempt: %+v, %v", res, err)
 	}
 }
 

@@ -348,6 +348,22 @@ type storedPhaseA struct {
 	PacingConfig string     `json:"pacingConfig,omitempty"`
 }
 
+// InitIntake is Phase A, in one step, for the payments stored RECEIVED
+// that an init workflow's intake row lists. With the row gone, an earlier
+// attempt took them on and its answer was lost: the result says so, and
+// the payments say where they are.
+func (a *InitActivities) InitIntake(ctx context.Context, initWorkflowID string) (BatchResult, error) {
+	keys, err := a.Store.IntakeKeys(ctx, initWorkflowID)
+	if err != nil {
+		return BatchResult{}, err
+	}
+	if len(keys) == 0 {
+		return BatchResult{TakenBefore: true}, nil
+	}
+	results, err := a.initReceived(ctx, keys, initWorkflowID)
+	return batchResult(results), err
+}
+
 // InitKeys is Phase A for payments stored RECEIVED, in one step: those of
 // the keys still RECEIVED.
 func (a *InitActivities) InitKeys(ctx context.Context, keys []string, initWorkflowID string) (BatchResult, error) {
@@ -411,6 +427,9 @@ func (a *InitActivities) initRequests(ctx context.Context, rs []Request, initWor
 type BatchResult struct {
 	Scheduled int
 	Rejected  int
+	// TakenBefore: the payments had been taken on by an earlier attempt
+	// whose answer was lost (the counts are then zero).
+	TakenBefore bool `json:",omitempty"`
 }
 
 // InitChunk is Phase A for a chunk of a bulk file carried by its init

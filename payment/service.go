@@ -61,7 +61,7 @@ type ProcessView struct {
 }
 
 // Submit validates a payment, stores it RECEIVED and starts its init
-// workflow (PaymentInit, given its key only). The payment is accepted once
+// workflow (PaymentPhaseA, which reads its key from its intake row). The payment is accepted once
 // it is stored: a start that fails is made later by ResumeIntake. The
 // payment's key is derived from its tenant and id, so submitting the same
 // payment again stores and starts nothing new. An id its tenant already
@@ -83,7 +83,7 @@ func (s *Service) Submit(ctx context.Context, r Request) (string, error) {
 		return "", fmt.Errorf("payment %s: %w", r.PaymentID, ErrConflict)
 	}
 	if rc.Fresh {
-		if err := s.startOnce(ctx, InitWorkflowID(rc.Key), PhaseAWorkflowName, []string{rc.Key}); err != nil {
+		if err := s.startOnce(ctx, InitWorkflowID(rc.Key)); err != nil {
 			s.log().Warn("a payment is stored; its init workflow will be started by the intake's resume", "payment", rc.Key, "error", err)
 		}
 	}
@@ -101,7 +101,7 @@ func (s *Service) ResumeIntake(ctx context.Context, wait time.Duration, max int)
 	}
 	started := 0
 	for _, p := range pending {
-		_, err := s.start(ctx, p.InitWorkflowID, PhaseAWorkflowName, p.Keys)
+		_, err := s.start(ctx, p.InitWorkflowID)
 		var already *serviceerror.WorkflowExecutionAlreadyStarted
 		switch {
 		case errors.As(err, &already):
@@ -138,8 +138,9 @@ func (s *Service) log() *slog.Logger {
 	return slog.Default()
 }
 
-// start starts a Phase A workflow under a deterministic id.
-func (s *Service) start(ctx context.Context, id, workflowName string, arg any) (client.WorkflowRun, error) {
+// start starts a Phase A workflow (PaymentPhaseA) under a deterministic
+// id, the id of its intake row.
+func (s *Service) start(ctx context.Context, id string) (client.WorkflowRun, error) {
 	opts := client.StartWorkflowOptions{
 		ID:                       id,
 		TaskQueue:                InitTaskQueue,
@@ -149,12 +150,12 @@ func (s *Service) start(ctx context.Context, id, workflowName string, arg any) (
 		WorkflowExecutionTimeout:                 24 * time.Hour,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 	}
-	return s.Temporal.ExecuteWorkflow(ctx, opts, workflowName, arg)
+	return s.Temporal.ExecuteWorkflow(ctx, opts, PhaseAWorkflowName)
 }
 
 // startOnce starts a Phase A workflow; one already started is fine.
-func (s *Service) startOnce(ctx context.Context, id, workflowName string, arg any) error {
-	_, err := s.start(ctx, id, workflowName, arg)
+func (s *Service) startOnce(ctx context.Context, id string) error {
+	_, err := s.start(ctx, id)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &already) {
 		return fmt.Errorf("payment: start %s: %w", id, err)

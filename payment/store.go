@@ -469,6 +469,16 @@ func (s *Store) Received(ctx context.Context, keys []string) ([]string, []Reques
 	return ks, rs, nil
 }
 
+// IntakeKeys are the payments the Phase A workflow initWorkflowID is to
+// take on: none once it took them on.
+func (s *Store) IntakeKeys(ctx context.Context, initWorkflowID string) ([]string, error) {
+	keys, err := s.q.IntakeKeys(ctx, initWorkflowID)
+	if err != nil {
+		return nil, fmt.Errorf("payment: intake of %s: %w", initWorkflowID, err)
+	}
+	return keys, nil
+}
+
 // Pending is a Phase A workflow with the payments it is to take on.
 type Pending struct {
 	InitWorkflowID string

@@ -20,12 +20,14 @@ const (
 	InitTaskQueue    = "payment-init-task-queue"
 	ExecTaskQueue    = "payment-exec-task-queue"
 	InitWorkflowName = "PaymentInitWorkflow"
-	// PhaseAWorkflowName is PaymentInit's: Phase A for payments stored
-	// RECEIVED at intake, given their keys (a single payment, or a chunk
-	// of a file). PaymentInitWorkflow and PaymentBatchInitWorkflow, given
-	// whole requests, stay registered for the runs that intake started
-	// before payments were stored on intake.
-	PhaseAWorkflowName = "PaymentInit"
+	// PhaseAWorkflowName is PaymentPhaseA's: Phase A for payments stored
+	// RECEIVED at intake (a single payment, or a chunk of a file), which
+	// the workflow reads from its intake row, not from its input.
+	// KeyedPhaseAWorkflowName (PaymentInit, given the keys),
+	// PaymentInitWorkflow and PaymentBatchInitWorkflow (given whole
+	// requests) stay registered for the runs intake started before.
+	PhaseAWorkflowName      = "PaymentPhaseA"
+	KeyedPhaseAWorkflowName = "PaymentInit"
 	// ExecWorkflowName is PaymentExecution's; LegacyExecWorkflowName is
 	// PaymentExecWorkflow's, its step-per-activity predecessor, kept
 	// registered for the runs open when a release brings the new type
@@ -79,11 +81,25 @@ func PaymentInitWorkflow(ctx workflow.Context, r Request) (InitResult, error) {
 	return res, err
 }
 
-// PaymentInit is Phase A for payments taken in and stored RECEIVED, named
-// by their keys: the requests, and the creditors' names and IBANs in
-// them, stay in PostgreSQL, out of the engine's history. One activity
-// judges them all and stores the verdicts in one transaction; payments
-// another run took on already are left as they are.
+// PaymentPhaseA is Phase A for payments taken in and stored RECEIVED,
+// those its intake row lists (payment_intake, under the workflow's id).
+// The requests, and the creditors' names and IBANs in them, stay in
+// PostgreSQL, out of the engine's history, and so do their keys: a
+// chunk's 2,500 keys were 100 KB in its start and again in its
+// activity's input, held in the engine's and gRPC's buffers and written
+// to its history. One activity judges them all and stores the verdicts
+// in one transaction; payments another run took on already are left as
+// they are.
+func PaymentPhaseA(ctx workflow.Context) (BatchResult, error) {
+	ctx = workflow.WithActivityOptions(ctx, initOptions)
+	var a *InitActivities
+	var res BatchResult
+	err := workflow.ExecuteActivity(ctx, a.InitIntake, workflow.GetInfo(ctx).WorkflowExecution.ID).Get(ctx, &res)
+	return res, err
+}
+
+// PaymentInit is PaymentPhaseA given the payments' keys in its input, as
+// intake started it before: kept for those runs.
 func PaymentInit(ctx workflow.Context, keys []string) (BatchResult, error) {
 	ctx = workflow.WithActivityOptions(ctx, initOptions)
 	var a *InitActivities
@@ -338,7 +354,8 @@ func (a *ExecActivities) SendNotifications(ctx context.Context, paymentID string
 
 // RegisterInit puts Phase A on a worker of InitTaskQueue.
 func RegisterInit(r worker.Registry, a *InitActivities) {
-	r.RegisterWorkflowWithOptions(PaymentInit, workflow.RegisterOptions{Name: PhaseAWorkflowName})
+	r.RegisterWorkflowWithOptions(PaymentPhaseA, workflow.RegisterOptions{Name: PhaseAWorkflowName})
+	r.RegisterWorkflowWithOptions(PaymentInit, workflow.RegisterOptions{Name: KeyedPhaseAWorkflowName})
 	r.RegisterWorkflowWithOptions(PaymentInitWorkflow, workflow.RegisterOptions{Name: InitWorkflowName})
 	r.RegisterWorkflowWithOptions(PaymentBatchInitWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
 	r.RegisterActivity(a)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -45,6 +46,8 @@ type Options struct {
 	EmbeddedAllVisibilityIndexes bool
 	// EmbeddedTaskQueuePartitions: see devserver.Options (0: 1).
 	EmbeddedTaskQueuePartitions int
+	// EmbeddedRetention: see devserver.Options.Retention (0: as it is).
+	EmbeddedRetention time.Duration
 
 	Logger *slog.Logger
 	// HeldWorkflowTypes hold their first workflow task on purpose (a paced
@@ -83,6 +86,7 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 			Port: o.EmbeddedPort, Namespaces: []string{o.Namespace}, LogLevel: o.EmbeddedLogLevel,
 			AllVisibilityIndexes: o.EmbeddedAllVisibilityIndexes,
 			TaskQueuePartitions:  o.EmbeddedTaskQueuePartitions,
+			Retention:            o.EmbeddedRetention,
 		}
 		store := "memory"
 		if !o.Ephemeral {
@@ -159,4 +163,13 @@ func tlsConfig(o Options) (*tls.Config, error) {
 		cfg.RootCAs = pool
 	}
 	return cfg, nil
+}
+
+// MinRetention is the shortest EmbeddedRetention.
+const MinRetention = devserver.MinRetention
+
+// RetentionJitter is how long after its retention a closed workflow may
+// be deleted: the embedded server spreads deletions over it.
+func RetentionJitter(retention time.Duration) time.Duration {
+	return devserver.RetentionJitter(retention)
 }

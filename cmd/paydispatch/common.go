@@ -49,7 +49,7 @@ func connectTemporal(ctx context.Context, t config.Temporal, db config.Database,
 		EmbeddedStore: temporal.Store(t.EmbeddedStore), EmbeddedPostgresURL: pgURL,
 		Address: t.Address, Namespace: t.Namespace,
 		TLSCertFile: t.TLSCertFile, TLSKeyFile: t.TLSKeyFile, TLSCAFile: t.TLSCAFile, TLSServerName: t.TLSServerName,
-		DataDir: db.DataDir, EmbeddedPort: t.EmbeddedPort, EmbeddedLogLevel: t.EmbeddedLogLevel, Logger: log,
+		DataDir: db.DataDir, EmbeddedPort: t.EmbeddedPort, EmbeddedLogLevel: t.EmbeddedLogLevel, EmbeddedRetention: t.EmbeddedRetention, Logger: log,
 		HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName, dispatch.BatchWorkflowName},
 	})
 	if err != nil {

@@ -36,7 +36,7 @@ func runTemporal(ctx context.Context, env *environment, args []string) error {
 	conn, err := temporal.Connect(ctx, temporal.Options{
 		EmbeddedStore: temporal.Store(tc.EmbeddedStore), EmbeddedPostgresURL: db.URL,
 		Namespace: tc.Namespace, DataDir: db.DataDir, EmbeddedPort: tc.EmbeddedPort, EmbeddedLogLevel: tc.EmbeddedLogLevel,
-		Logger: log,
+		EmbeddedRetention: tc.EmbeddedRetention, Logger: log,
 	})
 	if err != nil {
 		return err

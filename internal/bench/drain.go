@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
+
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
@@ -75,6 +77,10 @@ type DrainOptions struct {
 	// MemProfile, when set, is where the heap profile of this process at
 	// the Go heap's peak is written.
 	MemProfile string
+	// Retention is how long the embedded Temporal keeps a closed workflow
+	// (0: Temporal's 24 hours): shorter than the drain, the deletions are
+	// part of what the drain costs.
+	Retention time.Duration
 
 	PGBinDir string
 	Out      io.Writer
@@ -118,6 +124,15 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 		config.Bool("pg-stats", "count PostgreSQL's statements during the drain (pg_stat_statements) and print the leading ones per payment", &o.PGStats),
 		{Flag: "cpuprofile", Usage: "write this process's CPU profile of the drain here (go tool pprof)",
 			Parse: func(v string) error { o.CPUProfile = v; return nil }},
+		{Flag: "retention", Usage: "how long the embedded Temporal keeps a closed workflow, e.g. 1m: shorter than the drain, the engine deletes workflows during it, as at steady state, and the CPU figures include the deletions (default: Temporal's 24h, none deleted)",
+			Parse: func(v string) error {
+				d, err := time.ParseDuration(v)
+				if err != nil || d < ptemporal.MinRetention {
+					return fmt.Errorf("want a duration of at least %v, e.g. 1m", ptemporal.MinRetention)
+				}
+				o.Retention = d
+				return nil
+			}},
 		{Flag: "memprofile", Usage: "write this process's heap profile at the Go heap's peak (sampled every second, intake included) here (go tool pprof)",
 			Parse: func(v string) error { o.MemProfile = v; return nil }},
 	}
@@ -139,13 +154,18 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	stack, err := openPrivateStack(ctx, "drain", o.PGBinDir, log, ptemporal.Options{
 		EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions,
 		HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName, dispatch.BatchWorkflowName}, EmbeddedStore: o.TemporalStore,
+		EmbeddedRetention: o.Retention,
 	}, pacing.Config{MaxPerWindow: o.MaxPerWindow, Window: o.Window}, pgStatSettings(o.PGStats))
 	if err != nil {
 		return err
 	}
 	defer stack.close()
 	db, tc := stack.db, stack.tc
-	fmt.Fprintf(o.Out, "the embedded Temporal's store: %s\n", tc.Store)
+	retention := "Temporal's 24h"
+	if o.Retention > 0 {
+		retention = o.Retention.String() + fmt.Sprintf(", deletions spread over %v after it", ptemporal.RetentionJitter(o.Retention))
+	}
+	fmt.Fprintf(o.Out, "the embedded Temporal's store: %s; a closed workflow kept %s\n", tc.Store, retention)
 	settings := map[string]string{"pacing_config": "payments"}
 	if o.Interval > 0 {
 		settings["dispatch_interval_secs"] = strconv.Itoa(o.Interval)
@@ -379,6 +399,13 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if err := historyShape(ctx, o.Out, db.Pool, tc.Client, payment.ItemType, 20); err != nil {
 		return err
 	}
+	// What the engine still keeps: with a retention shorter than the
+	// drain, the runs that closed early were deleted during it.
+	kept, err := tc.Client.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{})
+	if err != nil {
+		return fmt.Errorf("bench: count workflows: %w", err)
+	}
+	fmt.Fprintf(o.Out, "workflow runs Temporal keeps at the end (its visibility): %s (kept %s)\n", thousands(int(kept.GetCount())), retention)
 	if o.CPUProfile != "" {
 		if err := reportProfile(o.Out, o.CPUProfile, o.Payments); err != nil {
 			return err

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -10,6 +11,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
@@ -42,22 +44,34 @@ func historyShape(ctx context.Context, w io.Writer, pool *pgxpool.Pool, c client
 	if len(ids) == 0 {
 		return nil
 	}
-	var events, tasks, markers, upserts, bytes int
+	var events, tasks, markers, upserts, bytes, read int
 	byType := map[string]int{}
-	var first []string // the first execution's events, in order
+	var first []string // the first execution read, its events in order
+	var firstID string
+	firstAt := -1
 	for i, id := range ids {
 		it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for it.HasNext() {
+		for n := 0; it.HasNext(); n++ {
 			ev, err := it.Next()
+			var gone *serviceerror.NotFound
+			if n == 0 && errors.As(err, &gone) {
+				break // deleted at its retention
+			}
 			if err != nil {
 				return fmt.Errorf("bench: history of %s: %w", id, err)
+			}
+			if n == 0 {
+				read++
+				if firstAt < 0 {
+					firstAt, firstID = i, id
+				}
 			}
 			events++
 			bytes += proto.Size(ev)
 			t := ev.GetEventType()
 			kind := strings.ToLower(strings.TrimPrefix(t.String(), "EVENT_TYPE_"))
 			byType[kind]++
-			if i == 0 {
+			if i == firstAt {
 				if m := ev.GetMarkerRecordedEventAttributes(); m != nil {
 					kind += "(" + markerName(m) + ")"
 				}
@@ -73,9 +87,13 @@ func historyShape(ctx context.Context, w io.Writer, pool *pgxpool.Pool, c client
 			}
 		}
 	}
-	n := float64(len(ids))
-	fmt.Fprintf(w, "an execution's history (mean of %d): %.1f events, %.1f workflow tasks, %.1f markers, %.1f search attribute upserts, %.0f bytes\n",
-		len(ids), float64(events)/n, float64(tasks)/n, float64(markers)/n, float64(upserts)/n, float64(bytes)/n)
+	if read == 0 {
+		fmt.Fprintf(w, "an execution's history: the %d sampled were deleted at their retention\n", len(ids))
+		return nil
+	}
+	n := float64(read)
+	fmt.Fprintf(w, "an execution's history (mean of %d; %d of the sample deleted at their retention): %.1f events, %.1f workflow tasks, %.1f markers, %.1f search attribute upserts, %.0f bytes\n",
+		read, len(ids)-read, float64(events)/n, float64(tasks)/n, float64(markers)/n, float64(upserts)/n, float64(bytes)/n)
 	kinds := make([]string, 0, len(byType))
 	for k := range byType {
 		kinds = append(kinds, k)
@@ -89,7 +107,7 @@ func historyShape(ctx context.Context, w io.Writer, pool *pgxpool.Pool, c client
 		fmt.Fprintf(&b, "%s %.1f", k, float64(byType[k])/n)
 	}
 	fmt.Fprintf(w, "  by event type: %s\n", b.String())
-	fmt.Fprintf(w, "  %s: %s\n", ids[0], strings.Join(first, " "))
+	fmt.Fprintf(w, "  %s: %s\n", firstID, strings.Join(first, " "))
 	return nil
 }
 

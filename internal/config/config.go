@@ -315,6 +315,9 @@ type Temporal struct {
 	EmbeddedLogLevel                                  string
 	// EmbeddedStore: "" (auto), "postgres" or "sqlite".
 	EmbeddedStore string
+	// EmbeddedRetention: how long the embedded server keeps a closed
+	// workflow (0: as the namespace has it).
+	EmbeddedRetention time.Duration
 }
 
 // TemporalSettings binds t's settings.
@@ -372,6 +375,17 @@ func TemporalSettings(t *Temporal) []*Setting {
 					return nil
 				}
 				return fmt.Errorf("want auto, sqlite or postgres")
+			}},
+		{Flag: "temporal-retention", Env: "PAYDISPATCH_TEMPORAL_RETENTION",
+			Usage: "how long the embedded Temporal keeps a closed workflow before deleting it, e.g. 24h (empty: as the namespace has it; a new one gets Temporal's 24h)",
+			Parse: func(v string) error {
+				if v == "" {
+					t.EmbeddedRetention = 0
+					return nil
+				}
+				d, err := durationIn(v, time.Minute, 10*365*24*time.Hour)
+				t.EmbeddedRetention = d
+				return err
 			}},
 	}
 }

@@ -30,6 +30,7 @@ import (
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
+	"google.golang.org/protobuf/types/known/durationpb"
 )
 
 // Options configure the embedded server.
@@ -61,6 +62,23 @@ type Options struct {
 	// partitions. A store keeps the count it was created with (see
 	// storePartitions): one from before this option runs with 4.
 	TaskQueuePartitions int
+	// Retention is how long a closed workflow is kept before the server
+	// deletes it, in every namespace of Namespaces: set when a namespace
+	// is created, and changed on start when it differs. 0 leaves it as it
+	// is (Temporal's 24 hours for a new namespace). From MinRetention.
+	Retention time.Duration
+}
+
+// MinRetention is the shortest Retention: deletion a minute after a
+// workflow closes, for benchmarks that measure the cost of deletion.
+const MinRetention = time.Minute
+
+// RetentionJitter is how long after its retention a closed workflow may
+// be deleted. It spreads deletions over half the retention, at most
+// Temporal's own 30 minutes: the deletions of a crowd of workflows that
+// closed together do not all come due in one second.
+func RetentionJitter(retention time.Duration) time.Duration {
+	return min(30*time.Minute, retention/2)
 }
 
 // Server is a running embedded Temporal server.
@@ -82,6 +100,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	if o.LogLevel == "" {
 		o.LogLevel = "error"
+	}
+	if o.Retention != 0 && o.Retention < MinRetention {
+		return nil, fmt.Errorf("temporal: retention %v: want at least %v", o.Retention, MinRetention)
 	}
 	var (
 		srv      temporal.Server
@@ -109,6 +130,12 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err := s.waitReady(ctx, o.Namespaces[0]); err != nil {
 		_ = s.Stop()
 		return nil, err
+	}
+	if o.Retention > 0 {
+		if err := s.setRetention(ctx, o.Namespaces, o.Retention); err != nil {
+			_ = s.Stop()
+			return nil, err
+		}
 	}
 	stopping.Store(false)
 	return s, nil
@@ -163,6 +190,9 @@ func newServer(o Options, ports Ports, stopping *atomic.Bool) (srv temporal.Serv
 		if err != nil {
 			return nil, fmt.Errorf("temporal: namespace %s: %w", ns, err)
 		}
+		if o.Retention > 0 {
+			nc.Detail.Config.Retention = durationpb.New(o.Retention)
+		}
 		nss = append(nss, nc)
 	}
 	if err := sqlite.CreateNamespaces(sqlCfg, nss...); err != nil {
@@ -174,28 +204,33 @@ func newServer(o Options, ports Ports, stopping *atomic.Bool) (srv temporal.Serv
 	}
 	stopping.Store(true) // quiet until ready
 	logger := &quietLogger{inner: tlog.NewZapLogger(tlog.BuildZapLogger(tlog.Config{Level: o.LogLevel})), stopping: stopping}
+	dynamic := dynamicconfig.StaticClient{
+		// Visibility in SQLite: let queries see new search attributes at once.
+		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
+		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():      []dynamicconfig.ConstrainedValue{{Value: partitions}},
+		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key():     []dynamicconfig.ConstrainedValue{{Value: partitions}},
+		// The history cache keeps a workflow's mutable state for an
+		// hour after its last load, up to 128,000 workflows: every
+		// execution of the last hour, so the process grew with the
+		// number of payments (about 35 MiB of live heap from 10,000 to
+		// 100,000 in BATCH mode, five times that resident at GOGC 400).
+		// Two minutes outlives a running execution's gaps between
+		// tasks; expired entries are swept in the background, not only
+		// when looked up again.
+		dynamicconfig.HistoryCacheTTL.Key(): []dynamicconfig.ConstrainedValue{{Value: historyCacheTTL}},
+		dynamicconfig.HistoryCacheBackgroundEvict.Key(): []dynamicconfig.ConstrainedValue{{Value: dynamicconfig.CacheBackgroundEvictSettings{
+			Enabled: true, LoopInterval: 30 * time.Second, MaxEntryPerCall: 1024}}},
+		dynamicconfig.NamespaceMinRetentionLocal.Key(): []dynamicconfig.ConstrainedValue{{Value: MinRetention}},
+	}
+	if o.Retention > 0 {
+		dynamic[dynamicconfig.RetentionTimerJitterDuration.Key()] = []dynamicconfig.ConstrainedValue{{Value: RetentionJitter(o.Retention)}}
+	}
 	srv, err = temporal.NewServer(
 		temporal.WithConfig(cfg),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithLogger(logger),
 		temporal.WithCustomMetricsHandler(metrics.NoopMetricsHandler),
-		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
-			// Visibility in SQLite: let queries see new search attributes at once.
-			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
-			dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():      []dynamicconfig.ConstrainedValue{{Value: partitions}},
-			dynamicconfig.MatchingNumTaskqueueWritePartitions.Key():     []dynamicconfig.ConstrainedValue{{Value: partitions}},
-			// The history cache keeps a workflow's mutable state for an
-			// hour after its last load, up to 128,000 workflows: every
-			// execution of the last hour, so the process grew with the
-			// number of payments (about 35 MiB of live heap from 10,000 to
-			// 100,000 in BATCH mode, five times that resident at GOGC 400).
-			// Two minutes outlives a running execution's gaps between
-			// tasks; expired entries are swept in the background, not only
-			// when looked up again.
-			dynamicconfig.HistoryCacheTTL.Key(): []dynamicconfig.ConstrainedValue{{Value: historyCacheTTL}},
-			dynamicconfig.HistoryCacheBackgroundEvict.Key(): []dynamicconfig.ConstrainedValue{{Value: dynamicconfig.CacheBackgroundEvictSettings{
-				Enabled: true, LoopInterval: 30 * time.Second, MaxEntryPerCall: 1024}}},
-		}),
+		temporal.WithDynamicConfigClient(dynamic),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("temporal: create server: %w", err)

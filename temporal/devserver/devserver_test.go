@@ -192,3 +192,38 @@ func TestTrimmedVisibilityAnswersQueries(t *testing.T) {
 		}
 	}
 }
+
+// TestRetention: a new store's namespace gets the retention asked for,
+// a store started again with another gets that one, and none asked
+// leaves it as it was.
+func TestRetention(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	opts := stores[0].new(t)
+	for _, step := range []struct {
+		ask, want time.Duration
+	}{
+		{2 * time.Minute, 2 * time.Minute},
+		{3 * time.Hour, 3 * time.Hour},
+		{0, 3 * time.Hour},
+	} {
+		opts.Retention = step.ask
+		srv, err := devserver.Start(ctx, opts)
+		if err != nil {
+			t.Fatalf("retention %v: %v", step.ask, err)
+		}
+		c, err := client.Dial(client.Options{HostPort: srv.HostPort()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: "default"})
+		c.Close()
+		srv.Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := desc.GetConfig().GetWorkflowExecutionRetentionTtl().AsDuration(); got != step.want {
+			t.Errorf("asked %v: retention %v, want %v", step.ask, got, step.want)
+		}
+	}
+}

@@ -64,6 +64,10 @@ FROM jsonb_to_recordset(@verdicts::jsonb) AS r(payment_id text, status text, sta
 WHERE p.payment_id = r.payment_id AND p.status = 'RECEIVED'
 RETURNING p.payment_id;
 
+-- name: IntakeKeys :many
+-- The payments a Phase A workflow is to take on; none once it took them.
+SELECT unnest(payment_ids)::text FROM payment_intake WHERE init_workflow_id = @init_workflow_id;
+
 -- name: DeleteIntake :exec
 -- A Phase A workflow took on its payments.
 DELETE FROM payment_intake WHERE init_workflow_id = @init_workflow_id;

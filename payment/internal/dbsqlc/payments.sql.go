@@ -457,6 +457,31 @@ func (q *Queries) InsertPayment(ctx context.Context, arg InsertPaymentParams) (i
 	return result.RowsAffected(), nil
 }
 
+const intakeKeys = `-- name: IntakeKeys :many
+SELECT unnest(payment_ids)::text FROM payment_intake WHERE init_workflow_id = $1
+`
+
+// The payments a Phase A workflow is to take on; none once it took them.
+func (q *Queries) IntakeKeys(ctx context.Context, initWorkflowID string) ([]string, error) {
+	rows, err := q.db.Query(ctx, intakeKeys, initWorkflowID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var column_1 string
+		if err := rows.Scan(&column_1); err != nil {
+			return nil, err
+		}
+		items = append(items, column_1)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const paymentContext = `-- name: PaymentContext :one
 SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context FROM payments WHERE payment_id = $1
 `
