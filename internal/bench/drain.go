@@ -126,6 +126,10 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 			Parse: func(v string) error { o.CPUProfile = v; return nil }},
 		{Flag: "retention", Usage: "how long the embedded Temporal keeps a closed workflow, e.g. 1m: shorter than the drain, the engine deletes workflows during it, as at steady state, and the CPU figures include the deletions (default: Temporal's 24h, none deleted)",
 			Parse: func(v string) error {
+				if v == "" {
+					o.Retention = 0
+					return nil
+				}
 				d, err := time.ParseDuration(v)
 				if err != nil || d < ptemporal.MinRetention {
 					return fmt.Errorf("want a duration of at least %v, e.g. 1m", ptemporal.MinRetention)

@@ -383,9 +383,12 @@ func TemporalSettings(t *Temporal) []*Setting {
 					t.EmbeddedRetention = 0
 					return nil
 				}
-				d, err := durationIn(v, time.Minute, 10*365*24*time.Hour)
+				d, err := time.ParseDuration(v)
+				if err != nil || d < time.Minute {
+					return fmt.Errorf("want a duration of at least 1m, e.g. 72h")
+				}
 				t.EmbeddedRetention = d
-				return err
+				return nil
 			}},
 	}
 }
