@@ -52,6 +52,9 @@ var (
 	// ErrVersionConflict: an update found the process changed since it
 	// was read — its version guard failed — and wrote nothing (HTTP 409).
 	ErrVersionConflict = errors.New("process: version conflict")
+	// ErrNotListed: List was asked for a status it does not list (see
+	// Status.Listed).
+	ErrNotListed = errors.New("process: not a listed status (FAILED, COMPENSATING, COMPENSATED, PAUSED, COMPENSATION_FAILED)")
 	// ErrInvalidCursor: a List cursor this package did not produce.
 	ErrInvalidCursor = errors.New("process: invalid cursor")
 )

@@ -92,12 +92,28 @@ func Log(ctx context.Context, db DB, id uuid.UUID) ([]LogEntry, error) {
 // MaxListLimit caps a List page.
 const MaxListLimit = 1000
 
+// Listed reports whether List lists a status: those an operator looks
+// for. NEW, RUNNING and SUCCEEDED, which nearly every process passes
+// through, are not indexed by status, so that a step's updates write no
+// index entry.
+func (s Status) Listed() bool {
+	switch s {
+	case StatusFailed, StatusCompensating, StatusCompensated, StatusPaused, StatusCompensationFailed:
+		return true
+	}
+	return false
+}
+
 // List reads up to limit processes in status (MaxListLimit when limit is
 // not in 1..MaxListLimit), least recently changed first, after cursor (""
 // for the first page). The returned cursor reads
 // the next page; "" when there is none. A process that changes while an
-// operator pages moves to the end of its status's order.
+// operator pages moves to the end of its status's order. A status that is
+// not Listed is ErrNotListed.
 func List(ctx context.Context, db DB, status Status, limit int, cursor string) ([]Instance, string, error) {
+	if !status.Listed() {
+		return nil, "", fmt.Errorf("%w: %s", ErrNotListed, status)
+	}
 	if limit <= 0 || limit > MaxListLimit {
 		limit = MaxListLimit
 	}

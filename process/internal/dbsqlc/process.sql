@@ -68,6 +68,19 @@ WITH upd AS (
       AND process_instance.version = @version
       AND process_instance.status = @expected_status
     RETURNING *
+), attention AS (
+    -- Into (or within) a status an operator lists: its row says so.
+    INSERT INTO process_attention (process_id, status, updated_at)
+    SELECT upd.process_id, upd.status, upd.updated_at FROM upd
+    WHERE upd.status NOT IN ('NEW', 'RUNNING', 'SUCCEEDED')
+    ON CONFLICT (process_id) DO UPDATE SET status = EXCLUDED.status, updated_at = EXCLUDED.updated_at
+), cleared AS (
+    -- Out of one: its row goes. A move between the common statuses
+    -- (@expected_status one of them) plans to nothing here.
+    DELETE FROM process_attention a USING upd
+    WHERE @expected_status::text NOT IN ('NEW', 'RUNNING', 'SUCCEEDED')
+      AND upd.status IN ('NEW', 'RUNNING', 'SUCCEEDED')
+      AND a.process_id = upd.process_id
 ), logged AS (
     INSERT INTO process_log (process_id, at, event, step, attempt, error_code, detail, actor)
     SELECT upd.process_id, (@ats::timestamptz[])[i], (@events::text[])[i], (@steps::text[])[i],
@@ -94,12 +107,30 @@ WHERE process_id = @process_id AND event IN ('StepCompleted', 'CompensationCompl
 ORDER BY seq;
 
 -- name: ListByStatus :many
--- Operator listing, oldest change first, after a keyset cursor.
-SELECT * FROM process_instance
-WHERE status = @status
-  AND (updated_at, process_id) > (@after_at::timestamptz, @after_id::uuid)
-ORDER BY updated_at, process_id
+-- Operator listing of a status process_attention holds, oldest change
+-- first, after a keyset cursor.
+SELECT i.* FROM process_attention a
+JOIN process_instance i ON i.process_id = a.process_id
+WHERE a.status = @status
+  AND (a.updated_at, a.process_id) > (@after_at::timestamptz, @after_id::uuid)
+ORDER BY a.updated_at, a.process_id
 LIMIT @max_rows::int;
+
+-- name: ListAll :many
+-- Every process, by id after a keyset cursor (Verify).
+SELECT * FROM process_instance
+WHERE process_id > @after_id::uuid
+ORDER BY process_id
+LIMIT @max_rows::int;
+
+-- name: AttentionDisagrees :many
+-- Processes whose process_attention row is missing, extra or says
+-- another status (Verify).
+SELECT coalesce(i.process_id, a.process_id)::uuid AS process_id,
+       coalesce(i.status, '')::text AS status, coalesce(a.status, '')::text AS listed_as
+FROM (SELECT process_id, status FROM process_instance WHERE status NOT IN ('NEW', 'RUNNING', 'SUCCEEDED')) i
+FULL JOIN process_attention a ON a.process_id = i.process_id
+WHERE i.process_id IS NULL OR a.process_id IS NULL OR a.status <> i.status;
 
 -- name: RecordInbox :execrows
 -- Zero rows: the step was applied before.

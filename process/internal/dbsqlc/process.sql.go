@@ -12,6 +12,42 @@ import (
 	"github.com/google/uuid"
 )
 
+const attentionDisagrees = `-- name: AttentionDisagrees :many
+SELECT coalesce(i.process_id, a.process_id)::uuid AS process_id,
+       coalesce(i.status, '')::text AS status, coalesce(a.status, '')::text AS listed_as
+FROM (SELECT process_id, status FROM process_instance WHERE status NOT IN ('NEW', 'RUNNING', 'SUCCEEDED')) i
+FULL JOIN process_attention a ON a.process_id = i.process_id
+WHERE i.process_id IS NULL OR a.process_id IS NULL OR a.status <> i.status
+`
+
+type AttentionDisagreesRow struct {
+	ProcessID uuid.UUID
+	Status    string
+	ListedAs  string
+}
+
+// Processes whose process_attention row is missing, extra or says
+// another status (Verify).
+func (q *Queries) AttentionDisagrees(ctx context.Context) ([]AttentionDisagreesRow, error) {
+	rows, err := q.db.Query(ctx, attentionDisagrees)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AttentionDisagreesRow
+	for rows.Next() {
+		var i AttentionDisagreesRow
+		if err := rows.Scan(&i.ProcessID, &i.Status, &i.ListedAs); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const completedSteps = `-- name: CompletedSteps :many
 SELECT event, step FROM process_log
 WHERE process_id = $1 AND event IN ('StepCompleted', 'CompensationCompleted')
@@ -184,11 +220,63 @@ func (q *Queries) InsertInstance(ctx context.Context, arg InsertInstanceParams) 
 	return i, err
 }
 
-const listByStatus = `-- name: ListByStatus :many
+const listAll = `-- name: ListAll :many
 SELECT process_id, process_type, business_key, status, current_step, data, retries, version, resume_status, failed_step, error_code, error_message, compensation_error_code, compensation_error_message, workflow_id, created_at, updated_at FROM process_instance
-WHERE status = $1
-  AND (updated_at, process_id) > ($2::timestamptz, $3::uuid)
-ORDER BY updated_at, process_id
+WHERE process_id > $1::uuid
+ORDER BY process_id
+LIMIT $2::int
+`
+
+type ListAllParams struct {
+	AfterID uuid.UUID
+	MaxRows int32
+}
+
+// Every process, by id after a keyset cursor (Verify).
+func (q *Queries) ListAll(ctx context.Context, arg ListAllParams) ([]ProcessInstance, error) {
+	rows, err := q.db.Query(ctx, listAll, arg.AfterID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ProcessInstance
+	for rows.Next() {
+		var i ProcessInstance
+		if err := rows.Scan(
+			&i.ProcessID,
+			&i.ProcessType,
+			&i.BusinessKey,
+			&i.Status,
+			&i.CurrentStep,
+			&i.Data,
+			&i.Retries,
+			&i.Version,
+			&i.ResumeStatus,
+			&i.FailedStep,
+			&i.ErrorCode,
+			&i.ErrorMessage,
+			&i.CompensationErrorCode,
+			&i.CompensationErrorMessage,
+			&i.WorkflowID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listByStatus = `-- name: ListByStatus :many
+SELECT i.process_id, i.process_type, i.business_key, i.status, i.current_step, i.data, i.retries, i.version, i.resume_status, i.failed_step, i.error_code, i.error_message, i.compensation_error_code, i.compensation_error_message, i.workflow_id, i.created_at, i.updated_at FROM process_attention a
+JOIN process_instance i ON i.process_id = a.process_id
+WHERE a.status = $1
+  AND (a.updated_at, a.process_id) > ($2::timestamptz, $3::uuid)
+ORDER BY a.updated_at, a.process_id
 LIMIT $4::int
 `
 
@@ -199,7 +287,8 @@ type ListByStatusParams struct {
 	MaxRows int32
 }
 
-// Operator listing, oldest change first, after a keyset cursor.
+// Operator listing of a status process_attention holds, oldest change
+// first, after a keyset cursor.
 func (q *Queries) ListByStatus(ctx context.Context, arg ListByStatusParams) ([]ProcessInstance, error) {
 	rows, err := q.db.Query(ctx, listByStatus,
 		arg.Status,
@@ -368,6 +457,19 @@ WITH upd AS (
       AND process_instance.version = $13
       AND process_instance.status = $14
     RETURNING process_id, process_type, business_key, status, current_step, data, retries, version, resume_status, failed_step, error_code, error_message, compensation_error_code, compensation_error_message, workflow_id, created_at, updated_at
+), attention AS (
+    -- Into (or within) a status an operator lists: its row says so.
+    INSERT INTO process_attention (process_id, status, updated_at)
+    SELECT upd.process_id, upd.status, upd.updated_at FROM upd
+    WHERE upd.status NOT IN ('NEW', 'RUNNING', 'SUCCEEDED')
+    ON CONFLICT (process_id) DO UPDATE SET status = EXCLUDED.status, updated_at = EXCLUDED.updated_at
+), cleared AS (
+    -- Out of one: its row goes. A move between the common statuses
+    -- (@expected_status one of them) plans to nothing here.
+    DELETE FROM process_attention a USING upd
+    WHERE $14::text NOT IN ('NEW', 'RUNNING', 'SUCCEEDED')
+      AND upd.status IN ('NEW', 'RUNNING', 'SUCCEEDED')
+      AND a.process_id = upd.process_id
 ), logged AS (
     INSERT INTO process_log (process_id, at, event, step, attempt, error_code, detail, actor)
     SELECT upd.process_id, ($15::timestamptz[])[i], ($16::text[])[i], ($17::text[])[i],
