@@ -22,15 +22,22 @@
 // caller finds the same process. Data is a JSON object decoded with
 // UseNumber (numbers round-trip exactly; money is a decimal string).
 //
-// # Tables (process/migrations/00020_process.sql, no foreign keys)
+// # Tables (process/migrations, no foreign keys)
 //
 //   - process_instance: one row per process: status (CHECKed), current
 //     step, data, retries of the current step, version (every update is
 //     guarded by version and status), the status a paused process resumes
 //     to, the failure (failed step, code, message), a failed
 //     compensation's code and message, the workflow driving it. UNIQUE
-//     (process_type, business_key); index (status, updated_at, process_id)
-//     for operator listings.
+//     (process_type, business_key), and no index on what an update
+//     changes, so a step's updates are HOT (fill factor 70 leaves them
+//     room on the page).
+//   - process_attention: the operator listing (List): a row for each
+//     process in a status an operator looks for (Status.Listed: FAILED,
+//     COMPENSATING, COMPENSATED, PAUSED, COMPENSATION_FAILED), indexed
+//     (status, updated_at, process_id), written by the update that moves
+//     the process in or out of such a status. A process that goes NEW →
+//     RUNNING → SUCCEEDED never touches it.
 //   - process_log: append-only (a trigger refuses UPDATE, DELETE and
 //     TRUNCATE), ordered by (process_id, seq), the primary key that the
 //     log read, the replay and the compensation plan use.
