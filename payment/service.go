@@ -61,8 +61,9 @@ type ProcessView struct {
 }
 
 // Submit validates a payment, stores it RECEIVED and starts its init
-// workflow (PaymentPhaseA, which reads its key from its intake row). The payment is accepted once
-// it is stored: a start that fails is made later by ResumeIntake. The
+// workflow (PaymentPhaseA, which reads its key from its intake row). The
+// payment is accepted once it is stored: a start that fails is made later
+// by ResumeIntake. The
 // payment's key is derived from its tenant and id, so submitting the same
 // payment again stores and starts nothing new. An id its tenant already
 // used for a different payment is ErrConflict; an invalid request is a
