@@ -1,5 +1,10 @@
 // Package payment is the payments domain: what a payment request is, how
-// it is validated, its business statuses, and (in later parts) the init and
-// execution workflows built on the generic queue and dispatcher. The
-// framework packages never import it.
+// it is validated and taken in (stored RECEIVED, alone or as a bulk file
+// in chunks), Phase A (PaymentPhaseA: enrichment, rules, the pacing slot
+// and the queue item, in one transaction), the execution (PaymentExecution
+// and the SubmitPayment saga on the ledger, run per payment or in batches
+// by the dispatcher), the rail instruction's outbox hooks, its business
+// statuses, and Verify, the money invariants across the ledger, the
+// process manager and the outbox. It is built on the framework packages
+// (queue, dispatch, pacing, process, outbox), which never import it.
 package payment
