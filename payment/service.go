@@ -110,7 +110,7 @@ func (s *Service) ResumeIntake(ctx context.Context, wait time.Duration, max int)
 			return started, fmt.Errorf("payment: resume %s: %w", p.InitWorkflowID, err)
 		default:
 			started++
-			s.log().Info("resumed the intake of payments left RECEIVED", "workflow", p.InitWorkflowID, "payments", len(p.Keys))
+			s.log().Info("resumed the intake of payments left RECEIVED", "workflow", p.InitWorkflowID, "payments", p.Payments)
 		}
 	}
 	return started, nil

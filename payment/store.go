@@ -479,10 +479,10 @@ func (s *Store) IntakeKeys(ctx context.Context, initWorkflowID string) ([]string
 	return keys, nil
 }
 
-// Pending is a Phase A workflow with the payments it is to take on.
+// Pending is a Phase A workflow and how many payments it is to take on.
 type Pending struct {
 	InitWorkflowID string
-	Keys           []string
+	Payments       int
 }
 
 // Pending returns the Phase A workflows whose payments have been RECEIVED
@@ -494,7 +494,7 @@ func (s *Store) Pending(ctx context.Context, before time.Time, max int) ([]Pendi
 	}
 	out := make([]Pending, len(rows))
 	for i, r := range rows {
-		out[i] = Pending{InitWorkflowID: r.InitWorkflowID, Keys: r.PaymentIds}
+		out[i] = Pending{InitWorkflowID: r.InitWorkflowID, Payments: int(r.Payments)}
 	}
 	return out, nil
 }

@@ -74,8 +74,9 @@ DELETE FROM payment_intake WHERE init_workflow_id = @init_workflow_id;
 
 -- name: PendingIntake :many
 -- The Phase A workflows whose payments have waited since before @before,
--- oldest first, with their keys.
-SELECT init_workflow_id, payment_ids
+-- oldest first, with how many payments each is to take on (the workflow
+-- reads their keys itself).
+SELECT init_workflow_id, cardinality(payment_ids)::int AS payments
 FROM payment_intake
 WHERE received_at < @before
 ORDER BY received_at

@@ -600,7 +600,7 @@ func (q *Queries) PaymentOutcomes(ctx context.Context, paymentIds []string) ([]P
 }
 
 const pendingIntake = `-- name: PendingIntake :many
-SELECT init_workflow_id, payment_ids
+SELECT init_workflow_id, cardinality(payment_ids)::int AS payments
 FROM payment_intake
 WHERE received_at < $1
 ORDER BY received_at
@@ -614,11 +614,12 @@ type PendingIntakeParams struct {
 
 type PendingIntakeRow struct {
 	InitWorkflowID string
-	PaymentIds     []string
+	Payments       int32
 }
 
 // The Phase A workflows whose payments have waited since before @before,
-// oldest first, with their keys.
+// oldest first, with how many payments each is to take on (the workflow
+// reads their keys itself).
 func (q *Queries) PendingIntake(ctx context.Context, arg PendingIntakeParams) ([]PendingIntakeRow, error) {
 	rows, err := q.db.Query(ctx, pendingIntake, arg.Before, arg.MaxWorkflows)
 	if err != nil {
@@ -628,7 +629,7 @@ func (q *Queries) PendingIntake(ctx context.Context, arg PendingIntakeParams) ([
 	var items []PendingIntakeRow
 	for rows.Next() {
 		var i PendingIntakeRow
-		if err := rows.Scan(&i.InitWorkflowID, &i.PaymentIds); err != nil {
+		if err := rows.Scan(&i.InitWorkflowID, &i.Payments); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
