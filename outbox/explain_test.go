@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/explain"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/outbox"
 )
@@ -116,14 +117,7 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 			name += "/generic-plan"
 		}
 		t.Run(name, func(t *testing.T) {
-			plan := pgtest.Plans(t, pool, tt.analyze, func(ctx context.Context, tx pgx.Tx) error {
-				if tt.generic {
-					if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan"); err != nil {
-						return err
-					}
-				}
-				return tt.op(ctx, tx)
-			})
+			plan := pgtest.PlansWith(t, pool, explain.Options{Analyze: tt.analyze, Generic: tt.generic}, tt.op)
 			for _, idx := range tt.indexes {
 				if !strings.Contains(plan, idx) {
 					t.Errorf("plan does not use %s:\n%s", idx, plan)

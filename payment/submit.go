@@ -81,7 +81,8 @@ func SubmitPayment(cfg SubmitConfig) process.Definition {
 			StepReverseLimits:      {Handler: s.reverseLimits},
 			StepUnwindFx:           {Handler: s.unwindFx},
 		},
-		OnFailed: s.failed,
+		OnFailed:     s.failed,
+		GenericPlans: true, // TestExecutionPlans
 	}
 }
 

@@ -86,7 +86,13 @@ func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, 
 	// The server gives up on a statement the handler leaves running past
 	// the deadline, so the row lock is not held long after it.
 	timeout := step.timeout()
-	if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true)", strconv.FormatInt(timeout.Milliseconds(), 10)); err != nil {
+	var planMode *string // the connection's own unless the definition says
+	if def.GenericPlans {
+		planMode = new("force_generic_plan")
+	}
+	if _, err := tx.Exec(ctx, `SELECT set_config('statement_timeout', $1, true),
+		set_config('plan_cache_mode', coalesce($2, current_setting('plan_cache_mode')), true)`,
+		strconv.FormatInt(timeout.Milliseconds(), 10), planMode); err != nil {
 		return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: statement timeout: %w", req.ProcessID, err)
 	}
 	in := StepInput{

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -28,6 +29,12 @@ type Options struct {
 	// Analyze runs each statement once more under EXPLAIN ANALYZE (in a
 	// savepoint rolled back) for actual row counts and buffers.
 	Analyze bool
+	// Generic shows the plan PostgreSQL keeps for a prepared statement
+	// under plan_cache_mode force_generic_plan, made without the values.
+	// A statement EXPLAINed with its values is planned for them, whatever
+	// plan_cache_mode says; only EXPLAIN EXECUTE of a prepared statement
+	// shows the generic plan.
+	Generic bool
 }
 
 // Run runs f on a transaction that records the plan of every statement f
@@ -66,6 +73,8 @@ type log struct {
 	opts  Options
 	plans []Plan
 	err   error // the first EXPLAIN that failed
+	// prepared numbers the statements Generic prepares.
+	prepared int
 }
 
 func (r *recorder) explain(ctx context.Context, sql string, args []any) {
@@ -77,12 +86,17 @@ func (r *recorder) explain(ctx context.Context, sql string, args []any) {
 	// EXPLAIN must not abort the transaction f works in.
 	sp, err := r.Tx.Begin(ctx)
 	if err == nil {
-		var rows pgx.Rows
-		if rows, err = sp.Query(ctx, prefix+sql, args...); err == nil {
-			var lines []string
-			if lines, err = pgx.CollectRows(rows, pgx.RowTo[string]); err == nil {
-				r.log.plans = append(r.log.plans, Plan{SQL: sql, Plan: strings.Join(lines, "\n")})
+		var lines []string
+		if r.log.opts.Generic {
+			lines, err = r.explainGeneric(ctx, sp, prefix, sql, args)
+		} else {
+			var rows pgx.Rows
+			if rows, err = sp.Query(ctx, prefix+sql, args...); err == nil {
+				lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
 			}
+		}
+		if err == nil {
+			r.log.plans = append(r.log.plans, Plan{SQL: sql, Plan: strings.Join(lines, "\n")})
 		}
 		if rbErr := sp.Rollback(ctx); err == nil {
 			err = rbErr
@@ -91,6 +105,46 @@ func (r *recorder) explain(ctx context.Context, sql string, args []any) {
 	if err != nil && r.log.err == nil {
 		r.log.err = fmt.Errorf("explain %q: %w", firstLine(sql), err)
 	}
+}
+
+// explainGeneric prepares sql and explains its execution with args written
+// as literals (EXECUTE takes no parameters) under force_generic_plan, on
+// sp, a savepoint rolled back after.
+func (r *recorder) explainGeneric(ctx context.Context, sp pgx.Tx, prefix, sql string, args []any) ([]string, error) {
+	r.log.prepared++
+	name := fmt.Sprintf("explain_generic_%d", r.log.prepared)
+	sd, err := sp.Prepare(ctx, name, sql)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = sp.Conn().Deallocate(context.WithoutCancel(ctx), name) }()
+	if len(args) != len(sd.ParamOIDs) {
+		return nil, fmt.Errorf("%d arguments for %d parameters", len(args), len(sd.ParamOIDs))
+	}
+	literals := make([]string, len(args))
+	for i, arg := range args {
+		text, err := sp.Conn().TypeMap().Encode(sd.ParamOIDs[i], pgtype.TextFormatCode, arg, nil)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("argument $%d: %w", i+1, err)
+		case text == nil:
+			literals[i] = "NULL"
+		default:
+			literals[i] = "'" + strings.ReplaceAll(string(text), "'", "''") + "'"
+		}
+	}
+	if _, err := sp.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan"); err != nil {
+		return nil, err
+	}
+	execute := prefix + "EXECUTE " + name
+	if len(literals) > 0 {
+		execute += "(" + strings.Join(literals, ", ") + ")"
+	}
+	rows, err := sp.Query(ctx, execute)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 func firstLine(sql string) string {

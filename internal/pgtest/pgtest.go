@@ -235,7 +235,13 @@ func withDatabase(conn, db string) string {
 // f's own errors fail the test: swallow the ones it expects.
 func Plans(t testing.TB, pool *pgxpool.Pool, analyze bool, f func(ctx context.Context, tx pgx.Tx) error) string {
 	t.Helper()
-	plans, err := explain.Run(context.Background(), pool, explain.Options{Analyze: analyze}, f)
+	return PlansWith(t, pool, explain.Options{Analyze: analyze}, f)
+}
+
+// PlansWith is Plans with every option of explain.Run.
+func PlansWith(t testing.TB, pool *pgxpool.Pool, o explain.Options, f func(ctx context.Context, tx pgx.Tx) error) string {
+	t.Helper()
+	plans, err := explain.Run(context.Background(), pool, o, f)
 	if err != nil {
 		t.Fatalf("pgtest: plans: %v", err)
 	}

@@ -465,11 +465,13 @@ WITH upd AS (
     ON CONFLICT (process_id) DO UPDATE SET status = EXCLUDED.status, updated_at = EXCLUDED.updated_at
 ), cleared AS (
     -- Out of one: its row goes. A move between the common statuses
-    -- (@expected_status one of them) plans to nothing here.
-    DELETE FROM process_attention a USING upd
-    WHERE $14::text NOT IN ('NEW', 'RUNNING', 'SUCCEEDED')
-      AND upd.status IN ('NEW', 'RUNNING', 'SUCCEEDED')
-      AND a.process_id = upd.process_id
+    -- (@expected_status one of them) plans to nothing here. The row is
+    -- found by @process_id, not by a join with upd, so that a plan made
+    -- without the values (a step's generic plan) uses the key too.
+    DELETE FROM process_attention a
+    WHERE a.process_id = $12
+      AND $14::text NOT IN ('NEW', 'RUNNING', 'SUCCEEDED')
+      AND EXISTS (SELECT FROM upd WHERE upd.status IN ('NEW', 'RUNNING', 'SUCCEEDED'))
 ), logged AS (
     INSERT INTO process_log (process_id, at, event, step, attempt, error_code, detail, actor)
     SELECT upd.process_id, ($15::timestamptz[])[i], ($16::text[])[i], ($17::text[])[i],
