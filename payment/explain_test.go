@@ -75,9 +75,10 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 // the values they run with. So every statement of an execution must use
 // an index on a plan made that way: a plain debit, the forward path with
 // limits and FX, and a compensation after a refused FX. Checked after
-// 1,000 executions over 400 accounts, with the statements around the
-// steps too (the context, the process's start, the execution's ref and
-// notifications), which run on custom plans today.
+// 1,000 executions over 400 accounts. The statements around the steps
+// are checked too: the execution's ref and notifications run on generic
+// plans as well (Finish); the context and the process's start on custom
+// plans today.
 func TestExecutionPlans(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -311,12 +311,16 @@ func (a *ExecActivities) loadContext(ctx context.Context, paymentID string, pc *
 }
 
 // Finish records the execution and notifies the parties, once
-// SubmitPayment succeeded.
+// SubmitPayment succeeded: in one transaction on generic plans, as
+// SubmitPayment's steps (TestExecutionPlans checks them).
 func (a *ExecActivities) Finish(ctx context.Context, paymentID, ref string) error {
-	if err := a.PostProcess(ctx, paymentID, ref); err != nil {
-		return err
-	}
-	return a.SendNotifications(ctx, paymentID)
+	return a.Store.inGenericTx(ctx, func(s *Store) error {
+		in := &ExecActivities{Store: s}
+		if err := in.PostProcess(ctx, paymentID, ref); err != nil {
+			return err
+		}
+		return in.SendNotifications(ctx, paymentID)
+	})
 }
 
 // Hold waits until notBefore (a paced slot) on the worker's clock.
