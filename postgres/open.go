@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paydispatch/paydispatch/postgres/pgserver"
@@ -100,6 +101,10 @@ func NewPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, er
 	// payment (docs/performance.md, "Planning"). Until each hot statement's
 	// generic plan is checked, custom plans stay forced.
 	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		registerTypes(conn.TypeMap())
+		return nil
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open pool: %w", err)

@@ -94,14 +94,14 @@ type Definition struct {
 	// COMPENSATED or COMPENSATION_FAILED; code is the failure's
 	// (inst.ErrorCode, or the compensation's for COMPENSATION_FAILED).
 	OnFailed func(ctx context.Context, tx pgx.Tx, inst Instance, final Status, code string) error
-	// GenericPlans runs a step's statements, after the instance is
-	// locked, on plans PostgreSQL keeps for the connection instead of
-	// planning each execution (plan_cache_mode force_generic_plan, for
-	// the transaction only). Planning was a fifth of PostgreSQL's CPU a
-	// payment. Set it only when every statement of the handlers and hooks
-	// has an index-backed generic plan, checked with EXPLAIN
-	// (explain.Options.Generic): a generic plan cannot use the values it
-	// runs with to choose.
+	// GenericPlans runs the handlers' and hooks' statements on plans
+	// PostgreSQL keeps for the connection instead of planning each
+	// execution (plan_cache_mode force_generic_plan, for the step's
+	// transaction); without it they are planned for their values
+	// (force_custom_plan). Planning was a fifth of PostgreSQL's CPU a
+	// payment. Set it only when every such statement has an index-backed
+	// generic plan, checked with EXPLAIN (explain.Options.Generic): a
+	// generic plan cannot use the values it runs with to choose.
 	GenericPlans bool
 }
 

@@ -62,13 +62,15 @@
 // transaction of its own, unless the process changed in between (an
 // operator came first: nothing happened, nothing is recorded).
 //
-// A definition with GenericPlans runs its steps' statements, after the
-// lock, on the plans PostgreSQL keeps for the connection
-// (plan_cache_mode force_generic_plan for the transaction): planning each
-// one was a fifth of PostgreSQL's CPU a payment. The domain vouches for
-// its statements with explain.Options.Generic, which shows the kept plan
-// (payment's TestExecutionPlans); the package's own (UpdateInstance,
-// RecordInbox) find their rows by key on any plan.
+// A step's transaction runs the package's own statements (LockInstance,
+// RecordInbox, UpdateInstance) on the plans PostgreSQL keeps for the
+// connection (plan_cache_mode force_generic_plan, set with BEGIN): they
+// find their rows by key on any plan. The handlers' statements run so
+// only for a definition with GenericPlans, else they are planned for
+// their values. Planning each statement was a fifth of PostgreSQL's CPU
+// a payment. A domain vouches for its statements with
+// explain.Options.Generic, which shows the kept plan (payment's
+// TestExecutionPlans).
 //
 // The turn is a transaction-scoped advisory lock per process, taken with
 // the row lock by every step and every operator action. PostgreSQL grants

@@ -63,7 +63,7 @@ func (a *Activities) Execute(ctx context.Context, req StepRequest) (StepResult, 
 // attempt is Execute's step transaction. On a business failure it returns
 // the failure and the instance as it was seen, after rolling back.
 func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, *failure, Instance, error) {
-	tx, err := a.DB.Begin(ctx)
+	tx, err := a.beginGeneric(ctx)
 	if err != nil {
 		return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: begin: %w", req.ProcessID, err)
 	}
@@ -86,12 +86,11 @@ func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, 
 	// The server gives up on a statement the handler leaves running past
 	// the deadline, so the row lock is not held long after it.
 	timeout := step.timeout()
-	var planMode *string // the connection's own unless the definition says
+	planMode := "force_custom_plan"
 	if def.GenericPlans {
-		planMode = new("force_generic_plan")
+		planMode = "force_generic_plan"
 	}
-	if _, err := tx.Exec(ctx, `SELECT set_config('statement_timeout', $1, true),
-		set_config('plan_cache_mode', coalesce($2, current_setting('plan_cache_mode')), true)`,
+	if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true), set_config('plan_cache_mode', $2, true)",
 		strconv.FormatInt(timeout.Milliseconds(), 10), planMode); err != nil {
 		return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: statement timeout: %w", req.ProcessID, err)
 	}
@@ -196,6 +195,27 @@ func (a *Activities) complete(ctx context.Context, tx pgx.Tx, q *dbsqlc.Queries,
 		return Instance{}, err
 	}
 	return updated, runHook(ctx, tx, def, updated)
+}
+
+// beginGeneric begins a step's transaction on generic plans, for the
+// package's own statements until the definition is known: they find their
+// rows by key on any plan (TestHotQueriesUseIndexes checks them so). On a
+// pool the setting goes with BEGIN, in one round trip.
+func (a *Activities) beginGeneric(ctx context.Context) (pgx.Tx, error) {
+	if b, ok := a.DB.(interface {
+		BeginTx(context.Context, pgx.TxOptions) (pgx.Tx, error)
+	}); ok {
+		return b.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan"})
+	}
+	tx, err := a.DB.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan"); err != nil {
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return tx, nil
 }
 
 // recordFailure writes a failed attempt, in a transaction of its own:

@@ -1,0 +1,77 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
+
+	"github.com/paydispatch/paydispatch/internal/pgtest"
+)
+
+// TestTypesEncodeDirectly: a pool's connections encode a UUID and a
+// decimal straight to their binary form, not through driver.Valuer's
+// string (pgx's fallback, which builds an error each time), and both come
+// back exactly.
+func TestTypesEncodeDirectly(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	m := conn.Conn().TypeMap()
+	for _, tt := range []struct {
+		oid   uint32
+		value any
+	}{
+		{pgtype.UUIDOID, uuid.New()},
+		{pgtype.NumericOID, decimal.RequireFromString("1.5")},
+		{pgtype.NumericOID, &[]decimal.Decimal{decimal.Zero}[0]},
+		{pgtype.UUIDOID, &[]uuid.UUID{uuid.New()}[0]},
+		{pgtype.NumericArrayOID, []decimal.Decimal{decimal.Zero}},
+	} {
+		plan := m.PlanEncode(tt.oid, pgtype.BinaryFormatCode, tt.value)
+		if plan == nil || strings.Contains(fmt.Sprintf("%T", plan), "DriverValuer") {
+			t.Errorf("%T encodes with %T", tt.value, plan)
+		}
+	}
+	roundTrip(t, pool)
+}
+
+func roundTrip(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	ctx := context.Background()
+	for _, s := range []string{"0", "-0.01", "1234567890123456789012.3456", "0.000000000001", "99999999999999999999.9999"} {
+		d := decimal.RequireFromString(s)
+		var back decimal.Decimal
+		var text string
+		var viaPointer decimal.Decimal
+		if err := pool.QueryRow(ctx, "SELECT $1::numeric, $1::numeric::text, $2::numeric", d, &d).Scan(&back, &text, &viaPointer); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		if !back.Equal(d) || !viaPointer.Equal(d) || text != d.String() && decimal.RequireFromString(text).Cmp(d) != 0 {
+			t.Errorf("%s came back as %s (%s in PostgreSQL)", s, back, text)
+		}
+	}
+	id := uuid.New()
+	var back uuid.UUID
+	var text string
+	var none *uuid.UUID
+	var null bool
+	if err := pool.QueryRow(ctx, "SELECT $1::uuid, $2::uuid::text, $3::uuid IS NULL", id, &id, none).Scan(&back, &text, &null); err != nil ||
+		back != id || text != id.String() || !null {
+		t.Errorf("%s came back as %s (%s), %v", id, back, text, err)
+	}
+	var ids []uuid.UUID
+	if err := pool.QueryRow(ctx, "SELECT $1::uuid[]", []uuid.UUID{id, id}).Scan(&ids); err != nil || len(ids) != 2 || ids[1] != id {
+		t.Errorf("an array of UUIDs came back as %v, %v", ids, err)
+	}
+}
