@@ -248,3 +248,28 @@ func equal(a, b []string) bool {
 	}
 	return true
 }
+
+// TestInboxRowAlreadyThere: a step whose inbox row exists while the
+// instance still stands at it (a row written outside the step, the
+// instance's lock notwithstanding) is a duplicate: its effect rolls back,
+// the instance stays at the step, and the stored result comes back.
+func TestInboxRowAlreadyThere(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	start(t, f, "k")
+	id := process.ID(transfer, "k")
+	if _, err := f.pool.Exec(t.Context(), `INSERT INTO process_inbox (key, process_id, step, result)
+		VALUES ($1, $2, 'Reserve', '{"stored": true}')`, id.String()+":Reserve", id); err != nil {
+		t.Fatal(err)
+	}
+	res := execute(t, f, "k", "Reserve", false)
+	if res.Applied || !res.Duplicate || res.Result["stored"] != true {
+		t.Fatalf("a step whose inbox row exists: %+v", res)
+	}
+	if got := f.effects(t, "k"); len(got) != 0 {
+		t.Fatalf("effects %v", got)
+	}
+	if inst := f.get(t, "k"); inst.Step != "Reserve" || inst.Version != 1 {
+		t.Fatalf("the instance moved: %+v", inst)
+	}
+}

@@ -51,11 +51,11 @@
 // requested step in a status that runs it, change nothing and answer
 // where it is (with the stored result if the step's inbox row exists: a
 // duplicate delivery); else run the handler, decide the next step with
-// the definition's Next, insert the inbox row with the step's result (a
-// row already there rolls the effect back and answers as a duplicate),
-// then write the instance, its data merged with the result, with
-// StepStarted and StepCompleted (and ProcessCompleted, or the next
-// compensation) in one statement — commit. A delivery repeated, or made from
+// the definition's Next, then write the inbox row with the step's result
+// and the instance, its data merged with the result, with StepStarted and
+// StepCompleted (and ProcessCompleted, or the next compensation) in one
+// statement (an inbox row already there rolls the effect back and
+// answers as a duplicate) — commit. A delivery repeated, or made from
 // many goroutines at once, has one effect: the others wait for the turn
 // and find the inbox row. A failed attempt is rolled back,
 // effect and all; its StepStarted and StepFailed entries are written in a
@@ -63,7 +63,7 @@
 // operator came first: nothing happened, nothing is recorded).
 //
 // A step's transaction runs the package's own statements (LockInstance,
-// RecordInbox, UpdateInstance) on the plans PostgreSQL keeps for the
+// UpdateInstance) on the plans PostgreSQL keeps for the
 // connection (plan_cache_mode force_generic_plan, set with BEGIN): they
 // find their rows by key on any plan. The handlers' statements run so
 // only for a definition with GenericPlans, else they are planned for

@@ -131,17 +131,14 @@ func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, 
 	// primary key still makes a second application impossible: should the
 	// row exist, the effects just made roll back and the request is a
 	// duplicate.
-	recorded, err := q.RecordInbox(ctx, dbsqlc.RecordInboxParams{Key: key, ProcessID: req.ProcessID, Step: req.Step, Result: resultJSON})
-	if err != nil {
-		return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: record %s: %w", req.ProcessID, key, err)
-	}
-	if recorded == 0 {
-		res, err := a.elsewhere(ctx, q, inst, key)
-		return res, nil, Instance{}, err
-	}
-	updated, err := a.complete(ctx, tx, q, def, inst, req, in.Attempt, startedAt, result, data, next)
+	box := &inboxRow{key: key, step: req.Step, result: resultJSON}
+	updated, recorded, err := a.complete(ctx, tx, q, def, inst, req, in.Attempt, startedAt, result, data, next, box)
 	if err != nil {
 		return StepResult{}, nil, Instance{}, err
+	}
+	if !recorded {
+		res, err := a.elsewhere(ctx, q, inst, key)
+		return res, nil, Instance{}, err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: commit %s: %w", req.ProcessID, key, err)
@@ -149,9 +146,10 @@ func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, 
 	return StepResult{State: stateOf(updated), Applied: true, Result: result}, nil, Instance{}, nil
 }
 
-// complete writes a committed step: its log entries and the instance
-// moved on (next step, or the final status and its hook).
-func (a *Activities) complete(ctx context.Context, tx pgx.Tx, q *dbsqlc.Queries, def *definition, inst Instance, req StepRequest, attempt int, startedAt time.Time, result, data Data, next string) (Instance, error) {
+// complete writes a committed step: its inbox row, its log entries and
+// the instance moved on (next step, or the final status and its hook).
+// false: the inbox row was there (nothing to commit).
+func (a *Activities) complete(ctx context.Context, tx pgx.Tx, q *dbsqlc.Queries, def *definition, inst Instance, req StepRequest, attempt int, startedAt time.Time, result, data Data, next string, box *inboxRow) (Instance, bool, error) {
 	to := inst
 	to.Data, to.Retries = data, 0
 	var entries []entry
@@ -170,7 +168,7 @@ func (a *Activities) complete(ctx context.Context, tx pgx.Tx, q *dbsqlc.Queries,
 	} else {
 		done, err := completedSteps(ctx, q, inst.ID)
 		if err != nil {
-			return Instance{}, err
+			return Instance{}, false, err
 		}
 		plan := def.compensationPlan(append(done, completed{step: req.Step, compensation: true}))
 		next = ""
@@ -190,11 +188,11 @@ func (a *Activities) complete(ctx context.Context, tx pgx.Tx, q *dbsqlc.Queries,
 			to.Step = next
 		}
 	}
-	updated, err := write(ctx, q, a.now(), inst, to, entries...)
-	if err != nil {
-		return Instance{}, err
+	updated, recorded, err := writeStep(ctx, q, a.now(), inst, to, box, entries...)
+	if err != nil || !recorded {
+		return Instance{}, false, err
 	}
-	return updated, runHook(ctx, tx, def, updated)
+	return updated, true, runHook(ctx, tx, def, updated)
 }
 
 // beginGeneric begins a step's transaction on generic plans, for the

@@ -185,9 +185,24 @@ type entry struct {
 // ignored) with its log entries, guarded by from's version and status.
 // ErrVersionConflict when the guard fails.
 func write(ctx context.Context, q *dbsqlc.Queries, at time.Time, from, to Instance, entries ...entry) (Instance, error) {
+	inst, _, err := writeStep(ctx, q, at, from, to, nil, entries...)
+	return inst, err
+}
+
+// inboxRow is a step's inbox row, written with the transition that
+// completes the step.
+type inboxRow struct {
+	key, step string
+	result    []byte
+}
+
+// writeStep is write with the step's inbox row (box nil: none). recorded
+// false: the row was there, the step applied before (the caller rolls
+// back).
+func writeStep(ctx context.Context, q *dbsqlc.Queries, at time.Time, from, to Instance, box *inboxRow, entries ...entry) (inst Instance, recorded bool, err error) {
 	data, err := encodeData(to.Data)
 	if err != nil {
-		return Instance{}, err
+		return Instance{}, false, err
 	}
 	p := dbsqlc.UpdateInstanceParams{
 		ProcessID: from.ID, Version: from.Version, ExpectedStatus: string(from.Status),
@@ -196,10 +211,13 @@ func write(ctx context.Context, q *dbsqlc.Queries, at time.Time, from, to Instan
 		ErrorMessage: to.ErrorMessage, CompensationErrorCode: to.CompensationErrorCode,
 		CompensationErrorMessage: to.CompensationErrorMessage, WorkflowID: to.WorkflowID,
 	}
+	if box != nil {
+		p.InboxKey, p.InboxStep, p.InboxResult = &box.key, box.step, box.result
+	}
 	for _, e := range entries {
 		detail, err := e.detailJSON(from.ID)
 		if err != nil {
-			return Instance{}, err
+			return Instance{}, false, err
 		}
 		when := e.at
 		if when.IsZero() {
@@ -215,12 +233,19 @@ func write(ctx context.Context, q *dbsqlc.Queries, at time.Time, from, to Instan
 	}
 	row, err := q.UpdateInstance(ctx, p)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Instance{}, fmt.Errorf("%w: %s changed since version %d", ErrVersionConflict, from.ID, from.Version)
+		return Instance{}, false, fmt.Errorf("%w: %s changed since version %d", ErrVersionConflict, from.ID, from.Version)
 	}
 	if err != nil {
-		return Instance{}, fmt.Errorf("process %s: update: %w", from.ID, err)
+		return Instance{}, false, fmt.Errorf("process %s: update: %w", from.ID, err)
 	}
-	return fromRow(dbsqlc.ProcessInstance(row))
+	inst, err = fromRow(dbsqlc.ProcessInstance{
+		ProcessID: row.ProcessID, ProcessType: row.ProcessType, BusinessKey: row.BusinessKey, Status: row.Status,
+		CurrentStep: row.CurrentStep, Data: row.Data, Retries: row.Retries, Version: row.Version,
+		ResumeStatus: row.ResumeStatus, FailedStep: row.FailedStep, ErrorCode: row.ErrorCode, ErrorMessage: row.ErrorMessage,
+		CompensationErrorCode: row.CompensationErrorCode, CompensationErrorMessage: row.CompensationErrorMessage,
+		WorkflowID: row.WorkflowID, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
+	})
+	return inst, row.InboxRecorded, err
 }
 
 // detailJSON is the entry's detail as the log stores it.

@@ -46,9 +46,11 @@ FOR UPDATE OF i;
 
 -- name: UpdateInstance :one
 -- Writes a transition and its log entries, in order, in one statement
--- (parallel arrays, one element per entry). No row back and no entry:
--- someone changed the instance since it was read (version) or it is no
--- longer in the status the change is for.
+-- (parallel arrays, one element per entry), and a step's inbox row
+-- (@inbox_key NULL: none). No row back and no entry: someone changed the
+-- instance since it was read (version) or it is no longer in the status
+-- the change is for. inbox_recorded false with an inbox key: the row was
+-- there, the step applied before; the caller rolls back.
 WITH upd AS (
     UPDATE process_instance
     SET status = @status,
@@ -90,12 +92,19 @@ WITH upd AS (
            (@actors::text[])[i]
     FROM upd, generate_subscripts(@events::text[], 1) AS i
     ORDER BY i
+), inboxed AS (
+    INSERT INTO process_inbox (key, process_id, step, result)
+    SELECT sqlc.narg('inbox_key')::text, upd.process_id, @inbox_step::text, sqlc.narg('inbox_result')::jsonb
+    FROM upd
+    WHERE sqlc.narg('inbox_key')::text IS NOT NULL
+    ON CONFLICT (key) DO NOTHING
+    RETURNING 1
 )
 SELECT upd.process_id, upd.process_type, upd.business_key, upd.status,
        upd.current_step, upd.data, upd.retries, upd.version,
        upd.resume_status, upd.failed_step, upd.error_code, upd.error_message,
        upd.compensation_error_code, upd.compensation_error_message, upd.workflow_id, upd.created_at,
-       upd.updated_at
+       upd.updated_at, EXISTS (SELECT FROM inboxed) AS inbox_recorded
 FROM upd;
 
 -- name: ListLog :many
@@ -133,12 +142,6 @@ SELECT coalesce(i.process_id, a.process_id)::uuid AS process_id,
 FROM (SELECT process_id, status FROM process_instance WHERE status NOT IN ('NEW', 'RUNNING', 'SUCCEEDED')) i
 FULL JOIN process_attention a ON a.process_id = i.process_id
 WHERE i.process_id IS NULL OR a.process_id IS NULL OR a.status <> i.status;
-
--- name: RecordInbox :execrows
--- Zero rows: the step was applied before.
-INSERT INTO process_inbox (key, process_id, step, result)
-VALUES (@key, @process_id, @step, @result)
-ON CONFLICT (key) DO NOTHING;
 
 -- name: GetInbox :one
 SELECT * FROM process_inbox WHERE key = @key;

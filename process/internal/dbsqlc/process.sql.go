@@ -410,33 +410,6 @@ func (q *Queries) LockInstance(ctx context.Context, processID uuid.UUID) (Proces
 	return i, err
 }
 
-const recordInbox = `-- name: RecordInbox :execrows
-INSERT INTO process_inbox (key, process_id, step, result)
-VALUES ($1, $2, $3, $4)
-ON CONFLICT (key) DO NOTHING
-`
-
-type RecordInboxParams struct {
-	Key       string
-	ProcessID uuid.UUID
-	Step      string
-	Result    []byte
-}
-
-// Zero rows: the step was applied before.
-func (q *Queries) RecordInbox(ctx context.Context, arg RecordInboxParams) (int64, error) {
-	result, err := q.db.Exec(ctx, recordInbox,
-		arg.Key,
-		arg.ProcessID,
-		arg.Step,
-		arg.Result,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
 const updateInstance = `-- name: UpdateInstance :one
 WITH upd AS (
     UPDATE process_instance
@@ -479,12 +452,19 @@ WITH upd AS (
            ($21::text[])[i]
     FROM upd, generate_subscripts($16::text[], 1) AS i
     ORDER BY i
+), inboxed AS (
+    INSERT INTO process_inbox (key, process_id, step, result)
+    SELECT $22::text, upd.process_id, $23::text, $24::jsonb
+    FROM upd
+    WHERE $22::text IS NOT NULL
+    ON CONFLICT (key) DO NOTHING
+    RETURNING 1
 )
 SELECT upd.process_id, upd.process_type, upd.business_key, upd.status,
        upd.current_step, upd.data, upd.retries, upd.version,
        upd.resume_status, upd.failed_step, upd.error_code, upd.error_message,
        upd.compensation_error_code, upd.compensation_error_message, upd.workflow_id, upd.created_at,
-       upd.updated_at
+       upd.updated_at, EXISTS (SELECT FROM inboxed) AS inbox_recorded
 FROM upd
 `
 
@@ -510,6 +490,9 @@ type UpdateInstanceParams struct {
 	ErrorCodes               []string
 	Details                  []string
 	Actors                   []string
+	InboxKey                 *string
+	InboxStep                string
+	InboxResult              []byte
 }
 
 type UpdateInstanceRow struct {
@@ -530,12 +513,15 @@ type UpdateInstanceRow struct {
 	WorkflowID               string
 	CreatedAt                time.Time
 	UpdatedAt                time.Time
+	InboxRecorded            bool
 }
 
 // Writes a transition and its log entries, in order, in one statement
-// (parallel arrays, one element per entry). No row back and no entry:
-// someone changed the instance since it was read (version) or it is no
-// longer in the status the change is for.
+// (parallel arrays, one element per entry), and a step's inbox row
+// (@inbox_key NULL: none). No row back and no entry: someone changed the
+// instance since it was read (version) or it is no longer in the status
+// the change is for. inbox_recorded false with an inbox key: the row was
+// there, the step applied before; the caller rolls back.
 func (q *Queries) UpdateInstance(ctx context.Context, arg UpdateInstanceParams) (UpdateInstanceRow, error) {
 	row := q.db.QueryRow(ctx, updateInstance,
 		arg.Status,
@@ -559,6 +545,9 @@ func (q *Queries) UpdateInstance(ctx context.Context, arg UpdateInstanceParams) 
 		arg.ErrorCodes,
 		arg.Details,
 		arg.Actors,
+		arg.InboxKey,
+		arg.InboxStep,
+		arg.InboxResult,
 	)
 	var i UpdateInstanceRow
 	err := row.Scan(
@@ -579,6 +568,7 @@ func (q *Queries) UpdateInstance(ctx context.Context, arg UpdateInstanceParams) 
 		&i.WorkflowID,
 		&i.CreatedAt,
 		&i.UpdatedAt,
+		&i.InboxRecorded,
 	)
 	return i, err
 }
