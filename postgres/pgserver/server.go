@@ -306,12 +306,6 @@ func (s *Server) settings() []string {
 		"shared_buffers":          "1GB",
 		"max_wal_size":            "4GB",
 		"logging_collector":       "off",
-		// The queue, saga and outbox tables churn a few rows a payment:
-		// PostgreSQL's minute between autovacuum's visits let every table
-		// pass its threshold at once, and each minute's vacuums took the
-		// cores from the executions (a dip in the rate every 60 s at 250/s).
-		// Visits every 10 s find less to do each time.
-		"autovacuum_naptime": "10s",
 	}
 	if s.opts.Ephemeral {
 		set["fsync"] = "off"
