@@ -13,6 +13,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
+	"github.com/paydispatch/paydispatch/process"
 )
 
 // ErrNotFound: no such payment.
@@ -54,23 +55,11 @@ type DB interface {
 // NewStore returns a Store on db.
 func NewStore(db DB) *Store { return &Store{db: db, q: dbsqlc.New(db)} }
 
-// inGenericTx runs f on a Store of one transaction whose statements run
-// on the plans PostgreSQL keeps for the connection rather than planned
-// each time: only statements whose generic plans are checked
-// (TestExecutionPlans). On a pool, the setting goes with BEGIN in one
-// round trip; on a transaction, f runs in a savepoint.
+// inGenericTx runs f on a Store of one transaction on generic plans
+// (process.BeginGenericPlans): only statements whose generic plans are
+// checked (TestExecutionPlans).
 func (s *Store) inGenericTx(ctx context.Context, f func(*Store) error) error {
-	var tx pgx.Tx
-	var err error
-	if b, ok := s.db.(interface {
-		BeginTx(context.Context, pgx.TxOptions) (pgx.Tx, error)
-	}); ok {
-		tx, err = b.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan"})
-	} else if tx, err = s.db.Begin(ctx); err == nil {
-		if _, err = tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan"); err != nil {
-			_ = tx.Rollback(context.WithoutCancel(ctx))
-		}
-	}
+	tx, err := process.BeginGenericPlans(ctx, s.db)
 	if err != nil {
 		return fmt.Errorf("payment: begin: %w", err)
 	}

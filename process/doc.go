@@ -64,7 +64,8 @@
 //
 // A step's transaction runs the package's own statements (LockInstance,
 // UpdateInstance) on the plans PostgreSQL keeps for the
-// connection (plan_cache_mode force_generic_plan, set with BEGIN): they
+// connection (plan_cache_mode force_generic_plan, set with BEGIN by
+// BeginGenericPlans, which a domain may use around its steps too): they
 // find their rows by key on any plan. The handlers' statements run so
 // only for a definition with GenericPlans, else they are planned for
 // their values. Planning each statement was a fifth of PostgreSQL's CPU

@@ -63,7 +63,7 @@ func (a *Activities) Execute(ctx context.Context, req StepRequest) (StepResult, 
 // attempt is Execute's step transaction. On a business failure it returns
 // the failure and the instance as it was seen, after rolling back.
 func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, *failure, Instance, error) {
-	tx, err := a.beginGeneric(ctx)
+	tx, err := BeginGenericPlans(ctx, a.DB)
 	if err != nil {
 		return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: begin: %w", req.ProcessID, err)
 	}
@@ -195,17 +195,21 @@ func (a *Activities) complete(ctx context.Context, tx pgx.Tx, q *dbsqlc.Queries,
 	return updated, true, runHook(ctx, tx, def, updated)
 }
 
-// beginGeneric begins a step's transaction on generic plans, for the
-// package's own statements until the definition is known: they find their
-// rows by key on any plan (TestHotQueriesUseIndexes checks them so). On a
-// pool the setting goes with BEGIN, in one round trip.
-func (a *Activities) beginGeneric(ctx context.Context) (pgx.Tx, error) {
-	if b, ok := a.DB.(interface {
+// BeginGenericPlans begins a transaction whose statements run on the
+// plans PostgreSQL keeps for the connection (plan_cache_mode
+// force_generic_plan) rather than planned at each execution: only for
+// statements whose generic plans are checked with EXPLAIN
+// (explain.Options.Generic). A step's transaction begins so, for the
+// package's own statements, which find their rows by key on any plan
+// (TestHotQueriesUseIndexes). On a pool the setting goes with BEGIN, in
+// one round trip; on a transaction it begins a savepoint.
+func BeginGenericPlans(ctx context.Context, db DB) (pgx.Tx, error) {
+	if b, ok := db.(interface {
 		BeginTx(context.Context, pgx.TxOptions) (pgx.Tx, error)
 	}); ok {
 		return b.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan"})
 	}
-	tx, err := a.DB.Begin(ctx)
+	tx, err := db.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}
