@@ -25,7 +25,7 @@ func resetPGStats(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := pool.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
 		return fmt.Errorf("pg_stat_statements: %w", err)
 	}
-	_, err := pool.Exec(ctx, `SELECT pg_stat_statements_reset(), pg_stat_reset(), pg_stat_reset_shared('wal')`)
+	_, err := pool.Exec(ctx, `SELECT pg_stat_statements_reset(), pg_stat_reset(), pg_stat_reset_shared('wal'), pg_stat_reset_shared('bgwriter')`)
 	return err
 }
 
@@ -66,7 +66,33 @@ func reportPGStats(ctx context.Context, w io.Writer, pool *pgxpool.Pool, during 
 		return fmt.Errorf("pg_stat_wal: %w", err)
 	}
 	fmt.Fprintf(w, "WAL per payment: %.1f records, %.2f full-page images, %.0f bytes\n", records/n, fpi/n, bytes/n)
+	if err := reportBuffers(ctx, w, pool, n); err != nil {
+		return err
+	}
 	return reportTableWrites(ctx, w, pool, n)
+}
+
+// reportBuffers prints the shared buffers the statements used per
+// payment, who wrote dirty pages out, and the database's size: a run
+// whose data outgrows shared_buffers reads pages back from the kernel,
+// and one whose backends write pages out waits on that in its statements.
+func reportBuffers(ctx context.Context, w io.Writer, pool *pgxpool.Pool, n float64) error {
+	var hit, read, dirtied, written, checkpoints, byCheckpoint, byBgwriter, byBackend, size float64
+	if err := pool.QueryRow(ctx, `
+		SELECT (SELECT coalesce(sum(shared_blks_hit), 0)::float8 FROM pg_stat_statements WHERE toplevel),
+		       (SELECT coalesce(sum(shared_blks_read), 0)::float8 FROM pg_stat_statements WHERE toplevel),
+		       (SELECT coalesce(sum(shared_blks_dirtied), 0)::float8 FROM pg_stat_statements WHERE toplevel),
+		       (SELECT coalesce(sum(shared_blks_written), 0)::float8 FROM pg_stat_statements WHERE toplevel),
+		       (checkpoints_timed + checkpoints_req)::float8, buffers_checkpoint::float8, buffers_clean::float8,
+		       buffers_backend::float8, pg_database_size(current_database())::float8
+		FROM pg_stat_bgwriter`).Scan(
+		&hit, &read, &dirtied, &written, &checkpoints, &byCheckpoint, &byBgwriter, &byBackend, &size); err != nil {
+		return fmt.Errorf("buffers: %w", err)
+	}
+	fmt.Fprintf(w, "shared buffers per payment: %.1f hit, %.2f read from the kernel, %.2f dirtied, %.2f written by the statements; "+
+		"pages written out during the run: %.0f by %.0f checkpoints, %.0f by the background writer, %.0f by backends; database %.0f MiB\n",
+		hit/n, read/n, dirtied/n, written/n, byCheckpoint, checkpoints, byBgwriter, byBackend, size/(1<<20))
+	return nil
 }
 
 // reportTableWrites prints each table's row writes per payment since the
