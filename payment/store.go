@@ -395,6 +395,29 @@ func (s *Store) SetExecutionRef(ctx context.Context, id, ref string) error {
 	return nil
 }
 
+// Finish records which execution handled the payment, that both parties
+// were told it is PROCESSING, and moves it there from ACCEPTED, in one
+// statement on a generic plan (TestExecutionPlans checks it). A payment
+// already PROCESSING, DELIVERED or RETURNED keeps its status; any other is
+// ErrWrongStatus, and nothing is written.
+func (s *Store) Finish(ctx context.Context, id, ref string) error {
+	err := s.inGenericTx(ctx, func(s *Store) error {
+		_, err := s.q.FinishExecution(ctx, dbsqlc.FinishExecutionParams{PaymentID: id, ExecutionRef: &ref})
+		return err
+	})
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("payment: finish %s: %w", id, err)
+	}
+	cur, gerr := s.Get(ctx, id)
+	if gerr != nil {
+		return gerr
+	}
+	return fmt.Errorf("payment %s is %s, not ACCEPTED: %w", id, cur.Status, ErrWrongStatus)
+}
+
 // Notify records that a party was told of a status, once.
 func (s *Store) Notify(ctx context.Context, id, party string, status Status) error {
 	if _, err := s.q.InsertNotification(ctx, dbsqlc.InsertNotificationParams{PaymentID: id, Party: party, Status: string(status)}); err != nil {

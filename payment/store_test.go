@@ -1,15 +1,15 @@
 package payment_test
 
 import (
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"context"
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/internal/pgtest"
@@ -358,5 +358,68 @@ func TestReceiveKeepsTheRequest(t *testing.T) {
 				t.Fatalf("sent again: %+v %v", rcs, err)
 			}
 		})
+	}
+}
+
+// TestFinish: the execution's last statement records its ref and both
+// notifications and moves ACCEPTED → PROCESSING; a payment the rail
+// answered for keeps its status; any other status is refused and nothing
+// is written.
+func TestFinish(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := newPool(t)
+	s := payment.NewStore(pool)
+	now := time.Now()
+	for _, tt := range []struct {
+		name    string
+		path    []payment.Status // from SCHEDULED
+		want    payment.Status
+		wantErr error
+	}{
+		{"accepted", []payment.Status{payment.StatusAccepted}, payment.StatusProcessing, nil},
+		{"processing already (a retried activity)", []payment.Status{payment.StatusAccepted, payment.StatusProcessing}, payment.StatusProcessing, nil},
+		{"delivered before", []payment.Status{payment.StatusAccepted, payment.StatusDelivered}, payment.StatusDelivered, nil},
+		{"returned before", []payment.Status{payment.StatusAccepted, payment.StatusReturned}, payment.StatusReturned, nil},
+		{"scheduled", nil, payment.StatusScheduled, payment.ErrWrongStatus},
+		{"failed", []payment.Status{payment.StatusFailed}, payment.StatusFailed, payment.ErrWrongStatus},
+	} {
+		r := validRequest(now)
+		r.PaymentID = "pay-finish-" + strings.Fields(tt.name)[0]
+		m, err := payment.Validate(r, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Record(ctx, r, &m, payment.StatusScheduled, "", &r.RequestedExecutionTime); err != nil {
+			t.Fatal(err)
+		}
+		key := payment.Key(r.TenantID, r.PaymentID)
+		from := payment.StatusScheduled
+		for _, to := range tt.path {
+			if err := s.Transition(ctx, key, from, to, ""); err != nil {
+				t.Fatalf("%s: %s → %s: %v", tt.name, from, to, err)
+			}
+			from = to
+		}
+		for range 2 { // twice: the second changes nothing
+			if err := s.Finish(ctx, key, "exec-1/run-1"); !errors.Is(err, tt.wantErr) {
+				t.Fatalf("%s: %v, want %v", tt.name, err, tt.wantErr)
+			}
+		}
+		p, err := s.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var notes int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM payment_notifications WHERE payment_id = $1 AND status = 'PROCESSING'`, key).Scan(&notes); err != nil {
+			t.Fatal(err)
+		}
+		wantNotes, wantRef := 2, "exec-1/run-1"
+		if tt.wantErr != nil {
+			wantNotes, wantRef = 0, ""
+		}
+		if p.Status != tt.want || notes != wantNotes || p.ExecutionRef != wantRef {
+			t.Errorf("%s: %s, %d notifications, ref %q; want %s, %d, %q", tt.name, p.Status, notes, p.ExecutionRef, tt.want, wantNotes, wantRef)
+		}
 	}
 }

@@ -310,17 +310,17 @@ func (a *ExecActivities) loadContext(ctx context.Context, paymentID string, pc *
 	return status, nil
 }
 
-// Finish records the execution and notifies the parties, once
-// SubmitPayment succeeded: in one transaction on generic plans, as
-// SubmitPayment's steps (TestExecutionPlans checks them).
+// Finish records the execution, notifies the parties and moves the
+// payment ACCEPTED → PROCESSING, once SubmitPayment succeeded: one
+// statement (Store.Finish). A payment the rail already answered for
+// (DELIVERED, RETURNED: the relayer can be faster than this step) keeps
+// its status; any other is a wrong status, not retried.
 func (a *ExecActivities) Finish(ctx context.Context, paymentID, ref string) error {
-	return a.Store.inGenericTx(ctx, func(s *Store) error {
-		in := &ExecActivities{Store: s}
-		if err := in.PostProcess(ctx, paymentID, ref); err != nil {
-			return err
-		}
-		return in.SendNotifications(ctx, paymentID)
-	})
+	err := a.Store.Finish(ctx, paymentID, ref)
+	if errors.Is(err, ErrWrongStatus) {
+		return nonRetryable(ErrTypeWrongStatus, err)
+	}
+	return err
 }
 
 // Hold waits until notBefore (a paced slot) on the worker's clock.

@@ -101,6 +101,27 @@ RETURNING status;
 UPDATE payments SET execution_ref = @execution_ref, updated_at = now()
 WHERE payment_id = @payment_id AND execution_ref IS DISTINCT FROM @execution_ref;
 
+-- name: FinishExecution :one
+-- Records which execution handled the payment, tells both parties once,
+-- and moves it ACCEPTED → PROCESSING, in one statement and one new
+-- version of the row. A payment the rail answered for already
+-- (DELIVERED, RETURNED) keeps its status; one in any other status is
+-- left alone and no row is returned.
+WITH moved AS (
+    UPDATE payments p
+    SET execution_ref = @execution_ref, updated_at = now(),
+        status = CASE WHEN p.status = 'ACCEPTED' THEN 'PROCESSING' ELSE p.status END,
+        status_reason = CASE WHEN p.status = 'ACCEPTED' THEN NULL ELSE p.status_reason END
+    WHERE p.payment_id = @payment_id::text AND p.status IN ('ACCEPTED', 'PROCESSING', 'DELIVERED', 'RETURNED')
+    RETURNING p.payment_id, p.status
+), notified AS (
+    INSERT INTO payment_notifications (payment_id, party, status)
+    SELECT m.payment_id, party.party, 'PROCESSING'
+    FROM moved m, unnest('{DEBTOR,CREDITOR}'::text[]) AS party (party)
+    ON CONFLICT DO NOTHING
+)
+SELECT moved.status FROM moved;
+
 -- name: InsertNotification :execrows
 INSERT INTO payment_notifications (payment_id, party, status)
 VALUES (@payment_id, @party, @status)

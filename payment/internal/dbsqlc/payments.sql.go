@@ -216,6 +216,40 @@ func (q *Queries) FindPayments(ctx context.Context, arg FindPaymentsParams) ([]F
 	return items, nil
 }
 
+const finishExecution = `-- name: FinishExecution :one
+WITH moved AS (
+    UPDATE payments p
+    SET execution_ref = $1, updated_at = now(),
+        status = CASE WHEN p.status = 'ACCEPTED' THEN 'PROCESSING' ELSE p.status END,
+        status_reason = CASE WHEN p.status = 'ACCEPTED' THEN NULL ELSE p.status_reason END
+    WHERE p.payment_id = $2::text AND p.status IN ('ACCEPTED', 'PROCESSING', 'DELIVERED', 'RETURNED')
+    RETURNING p.payment_id, p.status
+), notified AS (
+    INSERT INTO payment_notifications (payment_id, party, status)
+    SELECT m.payment_id, party.party, 'PROCESSING'
+    FROM moved m, unnest('{DEBTOR,CREDITOR}'::text[]) AS party (party)
+    ON CONFLICT DO NOTHING
+)
+SELECT moved.status FROM moved
+`
+
+type FinishExecutionParams struct {
+	ExecutionRef *string
+	PaymentID    string
+}
+
+// Records which execution handled the payment, tells both parties once,
+// and moves it ACCEPTED → PROCESSING, in one statement and one new
+// version of the row. A payment the rail answered for already
+// (DELIVERED, RETURNED) keeps its status; one in any other status is
+// left alone and no row is returned.
+func (q *Queries) FinishExecution(ctx context.Context, arg FinishExecutionParams) (string, error) {
+	row := q.db.QueryRow(ctx, finishExecution, arg.ExecutionRef, arg.PaymentID)
+	var status string
+	err := row.Scan(&status)
+	return status, err
+}
+
 const getBatch = `-- name: GetBatch :one
 SELECT batch_id, tenants, payments, chunks, rejected, rejections, created_at FROM payment_batches WHERE batch_id = $1
 `
