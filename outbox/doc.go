@@ -64,8 +64,13 @@
 // sees its rows. The poll (500 ms) is the fallback; either alone drives
 // delivery. After a pass that left nothing due, the relayer asks when the
 // next pending row falls due and sets a timer, so backoffs end on time
-// with the poll off. A relayer also passes again after each outcome batch
-// it records, which is what moves a strict participant on.
+// with the poll off. A relayer also passes again after an outcome batch
+// it records when the batch may have made work claimable that no
+// notification announces: a strict head settled (the participant's next
+// sequence may go), a message put back, room in a relayer that was full.
+// A batch of delivered throughput messages wakes nobody, so that a claim
+// gathers what arrived in a debounce window instead of one claim a
+// delivered message (1.1 claim passes a payment before).
 //
 // Claim. One transaction: the strict claim, then the throughput claim,
 // each one statement that picks rows with FOR UPDATE SKIP LOCKED (several

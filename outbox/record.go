@@ -65,13 +65,19 @@ func (r *Relayer) recordLoop(ctx context.Context) {
 	}
 }
 
-// flush records a batch and, whatever happened, gives its room back and
-// wakes the claimer: a settled strict head lets the participant's next
-// sequence go.
+// flush records a batch and, whatever happened, gives its room back. It
+// wakes the claimer only when the batch may have made work claimable that
+// no notification announces: room in a relayer that was full, a settled
+// strict head (the participant's next sequence may go), a message put
+// back. Delivered throughput messages wake nobody: new work comes with
+// its notification, so that claims gather what arrived in a debounce
+// window rather than one claim a delivered message.
 func (r *Relayer) flush(ctx context.Context, batch []outcome) {
 	r.flushPart(ctx, batch)
-	r.inFlight.Add(-int64(len(batch)))
-	r.wakeUp()
+	wasFull := r.inFlight.Add(-int64(len(batch)))+int64(len(batch)) >= int64(r.cfg.MaxInFlight)
+	if wasFull || slices.ContainsFunc(batch, func(o outcome) bool { return o.c.strict || o.requeueAfter >= 0 }) {
+		r.wakeUp()
+	}
 }
 
 // flushPart records batch; a hook error splits it in halves, recorded
