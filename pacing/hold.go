@@ -20,7 +20,7 @@ type Held struct {
 }
 
 // HoldSlot holds an execution until its slot, on this process's clock,
-// then counts it in the executions of the window it runs in
+// and counts it in the executions of the window it runs in
 // (pacing_execute), so that no window of the config lets more than its
 // limit go, whether its executions come on time or late. A slot counts in
 // its own window only: executions that come after their slots' windows (a
@@ -29,18 +29,25 @@ type Held struct {
 // place in the first later window with room. Every execution under a
 // config must go through here for the count to hold.
 //
+// An execution on time is counted in its slot's window up to countAhead
+// before its slot, and the counts that come together (a batch
+// execution's group, started at once) go in one statement and one commit.
+// If it then goes outside the window it was counted in, it is counted
+// again where it goes: a count is never carried into another window, and
+// one left unused costs a place, never the limit.
+//
 // A config that is missing or inactive lets the execution go at its slot:
 // the operator has turned pacing off. ErrExhausted (no window with room
 // within the config's headroom) and a database error are returned; the
 // caller retries.
 func (l *Limiter) HoldSlot(ctx context.Context, configName string, slot time.Time) (Held, error) {
 	h := Held{At: slot}
-	if err := Hold(ctx, slot); err != nil {
+	if err := Hold(ctx, slot.Add(-countAhead)); err != nil {
 		return h, err
 	}
 	cfg, err := l.activeConfig(ctx, configName)
 	if errors.Is(err, ErrConfigNotFound) || errors.Is(err, ErrConfigInactive) {
-		return h, nil
+		return h, Hold(ctx, slot)
 	}
 	if err != nil {
 		return h, err
@@ -48,27 +55,89 @@ func (l *Limiter) HoldSlot(ctx context.Context, configName string, slot time.Tim
 	// A count that came back after its window ended (a slow round trip)
 	// is left unused, and the execution counted again where it now is.
 	for range maxRecounts {
-		// At its own slot, it is spread already: it goes now, unless its
+		// At its own slot, it is spread already: it goes then, unless its
 		// window is full. Late, it takes its place among the window's.
-		now := time.Now()
-		at, err := l.q.Execute(ctx, dbsqlc.ExecuteParams{ConfigName: cfg.Name, WindowMs: cfg.Window.Milliseconds(),
-			MaxPerWindow: int32(cfg.MaxPerWindow), Headroom: int32(cfg.Headroom), GuardMs: guardMs(cfg.Window), Now: now,
-			Spread: !sameWindow(now, slot, cfg.Window)})
+		at, spread := time.Now(), true
+		if !at.After(slot) || sameWindow(at, slot, cfg.Window) {
+			at, spread = later(at, slot), false
+		}
+		r, err := l.executions.do(ctx, executeKey{cfg.Name, cfg.Version}, executeRequest{cfg: cfg, at: at, spread: spread})
+		if err == nil {
+			err = r.err
+		}
 		if err != nil {
 			return h, fmt.Errorf("pacing: let an execution go under %s: %w", configName, err)
 		}
-		if at.Unix() == 0 {
+		if r.at.Unix() == 0 {
 			return h, fmt.Errorf("pacing: no window with room for an execution under %s within %d windows: %w", configName, cfg.Headroom, ErrExhausted)
 		}
-		if err := Hold(ctx, at); err != nil {
+		if err := Hold(ctx, r.at); err != nil {
 			return h, err
 		}
-		if went := time.Now(); sameWindow(went, at, cfg.Window) {
+		if went := time.Now(); sameWindow(went, r.at, cfg.Window) {
 			h.At, h.Moved = went, !sameWindow(went, slot, cfg.Window)
 			return h, nil
 		}
 	}
 	return h, fmt.Errorf("pacing: an execution under %s missed its window %d times: %w", configName, maxRecounts, ErrExhausted)
+}
+
+// countAhead is how long before its slot an execution on time is
+// counted: a batch execution's group starts a second or so before its
+// first item, so that its items are counted together.
+const countAhead = 2 * time.Second
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+type executeKey struct {
+	config  string
+	version int
+}
+
+type executeRequest struct {
+	cfg    Config
+	at     time.Time // when it would go: its slot, or now when later
+	spread bool
+}
+
+type executeResult struct {
+	at  time.Time // when it may go; the epoch when no window had room
+	err error
+}
+
+// executeBatch counts executions of one config in one statement: one
+// pacing_execute each, in the order they came.
+func (l *Limiter) executeBatch(ctx context.Context, reqs []executeRequest) []executeResult {
+	cfg := reqs[0].cfg
+	ats := make([]time.Time, len(reqs))
+	spreads := make([]bool, len(reqs))
+	for i, r := range reqs {
+		ats[i], spreads[i] = r.at, r.spread
+	}
+	rows, err := l.q.ExecuteMany(ctx, dbsqlc.ExecuteManyParams{ConfigName: cfg.Name, WindowMs: cfg.Window.Milliseconds(),
+		MaxPerWindow: int32(cfg.MaxPerWindow), Headroom: int32(cfg.Headroom), GuardMs: guardMs(cfg.Window), Nows: ats, Spreads: spreads})
+	if err == nil && len(rows) != len(reqs) {
+		err = fmt.Errorf("%d counts for %d executions", len(rows), len(reqs))
+	}
+	out := make([]executeResult, len(reqs))
+	for i, r := range rows {
+		if err == nil && int(r.I) == i+1 {
+			out[i].at = r.RunAt
+		} else if err == nil {
+			err = fmt.Errorf("count %d came as %d", i+1, r.I)
+		}
+	}
+	if err != nil {
+		for i := range out {
+			out[i] = executeResult{err: err}
+		}
+	}
+	return out
 }
 
 // maxRecounts bounds how often HoldSlot counts one execution again.

@@ -114,9 +114,11 @@ type Limiter struct {
 	opts Options
 	now  func() time.Time
 
-	mu     sync.Mutex
-	cache  map[string]cachedConfig
-	queues map[coalesceKey]*coalesceQueue // single assignments waiting, by instant
+	mu    sync.Mutex
+	cache map[string]cachedConfig
+
+	assigns    batcher[coalesceKey, assignRequest, assignResult]  // single assignments, by instant
+	executions batcher[executeKey, executeRequest, executeResult] // executions let go, by config
 }
 
 type cachedConfig struct {
@@ -137,8 +139,10 @@ func NewWithOptions(pool *pgxpool.Pool, o Options) *Limiter {
 	if o.BulkChunk <= 0 {
 		o.BulkChunk = 5000
 	}
-	return &Limiter{pool: pool, q: dbsqlc.New(pool), opts: o, now: time.Now,
-		cache: map[string]cachedConfig{}, queues: map[coalesceKey]*coalesceQueue{}}
+	l := &Limiter{pool: pool, q: dbsqlc.New(pool), opts: o, now: time.Now, cache: map[string]cachedConfig{}}
+	l.assigns = batcher[coalesceKey, assignRequest, assignResult]{maxCalls: maxCallsPerInstant, chunk: o.BulkChunk, call: l.assignBatch}
+	l.executions = batcher[executeKey, executeRequest, executeResult]{maxCalls: 1, chunk: o.BulkChunk, call: l.executeBatch}
+	return l
 }
 
 func fromRow(r dbsqlc.PacingConfig) Config {

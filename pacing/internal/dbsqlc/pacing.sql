@@ -60,9 +60,16 @@ SELECT tenant_id, config_name
 FROM pacing_tenant_config
 WHERE item_type = @item_type AND tenant_id = ANY(@tenant_ids::text[]);
 
--- name: Execute :one
--- One execution let go under a config: when it may run (see
--- pacing_execute in pacing/migrations/functions.sql); the epoch when no
--- window within the headroom has room.
-SELECT coalesce(pacing_execute(@config_name::text, @window_ms::bigint, @max_per_window::integer, @headroom::integer,
-                               @guard_ms::bigint, @now::timestamptz, @spread::boolean), 'epoch')::timestamptz AS run_at;
+-- name: ExecuteMany :many
+-- Executions let go under a config, counted together in one statement and
+-- one commit: one pacing_execute each (see pacing/migrations/functions.sql),
+-- in their order, each with the time it would go and whether it is spread
+-- in its window. run_at is the epoch for one with no window within the
+-- headroom with room.
+SELECT n.i::int AS i,
+       coalesce(pacing_execute(@config_name::text, @window_ms::bigint, @max_per_window::integer, @headroom::integer,
+                               @guard_ms::bigint, n.at, n.spread), 'epoch')::timestamptz AS run_at
+FROM (SELECT a.at, s.spread, a.i
+      FROM unnest(@nows::timestamptz[]) WITH ORDINALITY AS a (at, i)
+      JOIN unnest(@spreads::boolean[]) WITH ORDINALITY AS s (spread, i) USING (i)) n
+ORDER BY n.i;

@@ -112,37 +112,62 @@ func (q *Queries) DeleteTenantConfig(ctx context.Context, arg DeleteTenantConfig
 	return result.RowsAffected(), nil
 }
 
-const execute = `-- name: Execute :one
-SELECT coalesce(pacing_execute($1::text, $2::bigint, $3::integer, $4::integer,
-                               $5::bigint, $6::timestamptz, $7::boolean), 'epoch')::timestamptz AS run_at
+const executeMany = `-- name: ExecuteMany :many
+SELECT n.i::int AS i,
+       coalesce(pacing_execute($1::text, $2::bigint, $3::integer, $4::integer,
+                               $5::bigint, n.at, n.spread), 'epoch')::timestamptz AS run_at
+FROM (SELECT a.at, s.spread, a.i
+      FROM unnest($6::timestamptz[]) WITH ORDINALITY AS a (at, i)
+      JOIN unnest($7::boolean[]) WITH ORDINALITY AS s (spread, i) USING (i)) n
+ORDER BY n.i
 `
 
-type ExecuteParams struct {
+type ExecuteManyParams struct {
 	ConfigName   string
 	WindowMs     int64
 	MaxPerWindow int32
 	Headroom     int32
 	GuardMs      int64
-	Now          time.Time
-	Spread       bool
+	Nows         []time.Time
+	Spreads      []bool
 }
 
-// One execution let go under a config: when it may run (see
-// pacing_execute in pacing/migrations/functions.sql); the epoch when no
-// window within the headroom has room.
-func (q *Queries) Execute(ctx context.Context, arg ExecuteParams) (time.Time, error) {
-	row := q.db.QueryRow(ctx, execute,
+type ExecuteManyRow struct {
+	I     int32
+	RunAt time.Time
+}
+
+// Executions let go under a config, counted together in one statement and
+// one commit: one pacing_execute each (see pacing/migrations/functions.sql),
+// in their order, each with the time it would go and whether it is spread
+// in its window. run_at is the epoch for one with no window within the
+// headroom with room.
+func (q *Queries) ExecuteMany(ctx context.Context, arg ExecuteManyParams) ([]ExecuteManyRow, error) {
+	rows, err := q.db.Query(ctx, executeMany,
 		arg.ConfigName,
 		arg.WindowMs,
 		arg.MaxPerWindow,
 		arg.Headroom,
 		arg.GuardMs,
-		arg.Now,
-		arg.Spread,
+		arg.Nows,
+		arg.Spreads,
 	)
-	var run_at time.Time
-	err := row.Scan(&run_at)
-	return run_at, err
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ExecuteManyRow
+	for rows.Next() {
+		var i ExecuteManyRow
+		if err := rows.Scan(&i.I, &i.RunAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const getConfig = `-- name: GetConfig :one
