@@ -299,9 +299,8 @@ func waitGone(ctx context.Context, pid int, limit time.Duration) bool {
 
 // sharedBuffers is a quarter of the memory the server may use (the
 // usual advice for a dedicated server), between 128 MB and 8 GB: the
-// execution's working set then stays in PostgreSQL's own cache as the
-// tables grow, where with a fixed 1 GB a run of 100,000 payments filled
-// it and its backends wrote out pages to find room.
+// working set stays in PostgreSQL's own cache as the tables grow (a run
+// of 100,000 payments leaves 909 MB, nearly the 1 GB it had).
 func sharedBuffers(limit int64) string {
 	const mb = 1 << 20
 	return strconv.FormatInt(min(max(limit/4, 128*mb), 8192*mb)/mb, 10) + "MB"
