@@ -125,16 +125,11 @@ func (l *Limiter) executeBatch(ctx context.Context, reqs []executeRequest) []exe
 		err = fmt.Errorf("%d counts for %d executions", len(rows), len(reqs))
 	}
 	out := make([]executeResult, len(reqs))
-	for i, r := range rows {
-		if err == nil && int(r.I) == i+1 {
-			out[i].at = r.RunAt
-		} else if err == nil {
-			err = fmt.Errorf("count %d came as %d", i+1, r.I)
-		}
-	}
-	if err != nil {
-		for i := range out {
-			out[i] = executeResult{err: err}
+	for i := range out {
+		if err != nil {
+			out[i].err = err
+		} else {
+			out[i].at = rows[i].RunAt // in the requests' order (ORDER BY)
 		}
 	}
 	return out

@@ -73,19 +73,19 @@ func reportPGStats(ctx context.Context, w io.Writer, pool *pgxpool.Pool, during 
 }
 
 // reportBuffers prints the shared buffers the statements used per
-// payment, who wrote dirty pages out, and the database's size: a run
-// whose data outgrows shared_buffers reads pages back from the kernel,
-// and one whose backends write pages out waits on that in its statements.
+// payment, who wrote pages out, and the database's size: a run whose data
+// outgrows shared_buffers reads pages back from the kernel. The backends'
+// writes (new pages of growing tables among them) reach pg_stat_bgwriter
+// through the checkpointer, so a run without a checkpoint shows none.
 func reportBuffers(ctx context.Context, w io.Writer, pool *pgxpool.Pool, n float64) error {
 	var hit, read, dirtied, written, checkpoints, byCheckpoint, byBgwriter, byBackend, size float64
 	if err := pool.QueryRow(ctx, `
-		SELECT (SELECT coalesce(sum(shared_blks_hit), 0)::float8 FROM pg_stat_statements WHERE toplevel),
-		       (SELECT coalesce(sum(shared_blks_read), 0)::float8 FROM pg_stat_statements WHERE toplevel),
-		       (SELECT coalesce(sum(shared_blks_dirtied), 0)::float8 FROM pg_stat_statements WHERE toplevel),
-		       (SELECT coalesce(sum(shared_blks_written), 0)::float8 FROM pg_stat_statements WHERE toplevel),
-		       (checkpoints_timed + checkpoints_req)::float8, buffers_checkpoint::float8, buffers_clean::float8,
-		       buffers_backend::float8, pg_database_size(current_database())::float8
-		FROM pg_stat_bgwriter`).Scan(
+		SELECT s.hit, s.read, s.dirtied, s.written,
+		       (b.checkpoints_timed + b.checkpoints_req)::float8, b.buffers_checkpoint::float8, b.buffers_clean::float8,
+		       b.buffers_backend::float8, pg_database_size(current_database())::float8
+		FROM (SELECT coalesce(sum(shared_blks_hit), 0)::float8 AS hit, coalesce(sum(shared_blks_read), 0)::float8 AS read,
+		             coalesce(sum(shared_blks_dirtied), 0)::float8 AS dirtied, coalesce(sum(shared_blks_written), 0)::float8 AS written
+		      FROM pg_stat_statements WHERE toplevel) s, pg_stat_bgwriter b`).Scan(
 		&hit, &read, &dirtied, &written, &checkpoints, &byCheckpoint, &byBgwriter, &byBackend, &size); err != nil {
 		return fmt.Errorf("buffers: %w", err)
 	}
