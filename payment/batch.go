@@ -48,7 +48,7 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) (BatchSubmiss
 
 // StartBatch is SubmitBatch for payments CheckBatch has passed (the HTTP
 // handler checks a file once, to start its good payments and list the
-// bad): it stores the payments RECEIVED, records the file and starts one
+// bad): it takes the payments in (RECEIVED), records the file and starts one
 // PaymentPhaseA per chunk, without checking again.
 // A payment whose id its tenant used for a different payment is not
 // stored; its index in reqs is in Conflicts, and with whole set, nothing

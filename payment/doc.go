@@ -1,7 +1,8 @@
 // Package payment is the payments domain: what a payment request is, how
-// it is validated and taken in (stored RECEIVED, alone or as a bulk file
-// in chunks), Phase A (PaymentPhaseA: enrichment, rules, the pacing slot
-// and the queue item, in one transaction), the execution (PaymentExecution
+// it is validated and taken in (RECEIVED: its id claimed, its request in
+// its Phase A workflow's intake row, alone or as a bulk file in chunks),
+// Phase A (PaymentPhaseA: enrichment, rules, the pacing slot, the
+// payment's row written once and its queue item, in one transaction), the execution (PaymentExecution
 // and the SubmitPayment saga on the ledger, run per payment or in batches
 // by the dispatcher), the rail instruction's outbox hooks, its business
 // statuses, and Verify, the money invariants across the ledger, the

@@ -127,7 +127,7 @@ func TestStartBatchInParts(t *testing.T) {
 			}
 			taken := rs[conflictAt]
 			taken.Amount = "1.00"
-			// stored, its Phase A not started: it stays as it is
+			// taken in, its Phase A not started: it stays as it is
 			if _, err := svc.Store.Receive(ctx, []payment.Request{taken}, func(int) string { return "init-taken" }, true); err != nil {
 				t.Fatal(err)
 			}
@@ -135,13 +135,13 @@ func TestStartBatchInParts(t *testing.T) {
 			if len(sub.Conflicts) != 1 || sub.Conflicts[0] != conflictAt {
 				t.Fatalf("conflicts %v, want [%d]", sub.Conflicts, conflictAt)
 			}
-			var stored int
-			if err := pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE external_id LIKE 'part-%'`).Scan(&stored); err != nil {
+			var claimed int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM payment_keys WHERE external_id LIKE 'part-%'`).Scan(&claimed); err != nil {
 				t.Fatal(err)
 			}
 			if whole {
-				if !errors.Is(err, payment.ErrConflict) || stored != 1 {
-					t.Fatalf("whole: %v, %d payments stored; want ErrConflict and only the one taken before", err, stored)
+				if !errors.Is(err, payment.ErrConflict) || claimed != 1 {
+					t.Fatalf("whole: %v, %d payments taken in; want ErrConflict and only the one taken before", err, claimed)
 				}
 				return
 			}

@@ -172,23 +172,29 @@ type InitActivities struct {
 	Log   *slog.Logger
 }
 
-// initReceived is Phase A for the payments with these keys that are still
-// RECEIVED: judge each, give the accepted ones their execution times (one
-// call to the limiter per pacing config), then, in one transaction, move
-// the refused ones to REJECTED and the others to SCHEDULED with their
-// context saved and their queue item READY. A retry, or another run for
-// the same payments, redoes the judgement: the status guard lets one
-// transaction move each payment, and only the payments it moved are
+// initIntake is Phase A for the payments waiting in the intake row of
+// the workflow initWorkflowID (found false: there is none, it was stored
+// before): judge each, give the accepted ones their execution times (one
+// call to the limiter per pacing config), then, in one transaction, store
+// each payment once, REJECTED with its reason or SCHEDULED with its
+// context, enqueue the scheduled ones READY and delete the intake row. A
+// retry, or another run for the same row, redoes the judgement: a
+// payment is stored once, and only the payments this run stored are
 // enqueued; slots are keyed by the payment's key, so a second run gets
 // the same ones back.
-func (a *InitActivities) initReceived(ctx context.Context, keys []string, initWorkflowID string) ([]InitResult, error) {
-	ks, rs, err := a.Store.Received(ctx, keys)
-	if err != nil {
-		return nil, err
+func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) (results []InitResult, found bool, err error) {
+	st, found, err := a.Store.intake(ctx, initWorkflowID)
+	if err != nil || !found {
+		return nil, found, err
+	}
+	ks := st.keys
+	rs := make([]Request, len(ks))
+	for i := range rs {
+		rs[i] = st.request(i)
 	}
 	accounts, err := a.lookupAccounts(ctx, rs)
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
 	verdicts := a.judge(rs, a.now(), accounts)
 	var accepted []int
@@ -199,53 +205,44 @@ func (a *InitActivities) initReceived(ctx context.Context, keys []string, initWo
 	}
 	slots, err := a.execTimes(ctx, pick(ks, accepted), pick(rs, accepted))
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
-	type conclusion struct {
-		PaymentID              string          `json:"payment_id"`
-		Status                 Status          `json:"status"`
-		StatusReason           *string         `json:"status_reason"`
-		ScheduledExecutionTime *time.Time      `json:"scheduled_execution_time"`
-		Context                json.RawMessage `json:"context"`
-	}
-	results := make([]InitResult, len(verdicts))
-	conclusions := make([]conclusion, len(verdicts))
+	n := len(verdicts)
+	results = make([]InitResult, n)
+	statuses, reasons, contexts := make([]string, n), make([]string, n), make([]string, n)
+	times := make([]time.Time, n)
 	enqueues := make(map[string]queue.EnqueueParams, len(accepted))
 	for i, v := range verdicts {
 		key := ks[i]
 		results[i] = InitResult{PaymentID: v.r.PaymentID, Key: key}
 		if v.refusal != nil {
 			results[i].Status, results[i].Reason = StatusRejected, v.refusal.Error()
-			conclusions[i] = conclusion{PaymentID: key, Status: StatusRejected, StatusReason: &results[i].Reason, Context: json.RawMessage("null")}
+			statuses[i], reasons[i], times[i] = string(StatusRejected), results[i].Reason, v.r.RequestedExecutionTime
 			continue
 		}
 		slot := slots[key]
 		pc, err := contextJSON(v, slot.Config)
 		if err != nil {
-			return nil, err
+			return nil, true, err
 		}
-		conclusions[i] = conclusion{PaymentID: key, Status: StatusScheduled, ScheduledExecutionTime: &slot.At, Context: pc}
+		statuses[i], times[i], contexts[i] = string(StatusScheduled), slot.At, string(pc)
 		enqueues[key] = queue.EnqueueParams{
 			ItemType: ItemType, ItemID: key, TenantID: v.r.TenantID, ScheduledExecTime: slot.At,
 			InitWorkflowID: initWorkflowID, Paced: slot.Paced,
 		}
 		results[i].Status, results[i].ScheduledExecutionTime = StatusScheduled, slot.At.UTC()
 	}
-	raw, err := json.Marshal(conclusions)
-	if err != nil {
-		return nil, fmt.Errorf("payment: Phase A verdicts: %w", err)
-	}
-	// The payments, queue items and intake rows in a few set-based
+	// The payments, queue items and intake row in a few set-based
 	// statements.
-	var moved []string
+	var stored []string
 	err = pgx.BeginFunc(ctx, a.Store.db, func(tx pgx.Tx) error {
 		q := dbsqlc.New(tx)
 		var err error
-		if moved, err = q.ConcludePhaseA(ctx, raw); err != nil {
-			return fmt.Errorf("payment: conclude Phase A of %d payments: %w", len(conclusions), err)
+		if stored, err = q.StorePhaseA(ctx, st.storeParams(statuses, reasons, times, contexts)); err != nil {
+			return fmt.Errorf("payment: store Phase A's verdicts on %d payments: %w", n, err)
 		}
 		var items []queue.EnqueueParams
-		for _, key := range moved {
+		for _, key := range stored {
 			if e, ok := enqueues[key]; ok {
 				items = append(items, e)
 			}
@@ -257,17 +254,18 @@ func (a *InitActivities) initReceived(ctx context.Context, keys []string, initWo
 		return q.DeleteIntake(ctx, initWorkflowID)
 	})
 	if errors.Is(err, queue.ErrConflict) {
-		return nil, nonRetryable(ErrTypeConflict, err)
+		return nil, true, nonRetryable(ErrTypeConflict, err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
-	if len(moved) == len(keys) {
-		return results, nil
+	if len(stored) == n {
+		return results, true, nil
 	}
-	// Some payments were taken on by another run (or before): answer
-	// where that left them, so that a replay answers as the first run did.
-	return a.storedOutcomes(ctx, keys, moved, results)
+	// Some payments were stored by another run: answer where that left
+	// them, so that a replay answers as the first run did.
+	results, err = a.storedOutcomes(ctx, ks, stored, results)
+	return results, true, err
 }
 
 // storedOutcomes answers, for each key in keys, the result this run
@@ -348,32 +346,27 @@ type storedPhaseA struct {
 	PacingConfig string     `json:"pacingConfig,omitempty"`
 }
 
-// InitIntake is Phase A, in one step, for the payments stored RECEIVED
-// that an init workflow's intake row lists. With the row gone, an earlier
-// attempt took them on and its answer was lost: the result says so, and
-// the payments say where they are.
+// InitIntake is Phase A, in one step, for the payments waiting in an init
+// workflow's intake row. With the row gone, an earlier attempt stored them
+// and its answer was lost: the result says so, and the payments say where
+// they are.
 func (a *InitActivities) InitIntake(ctx context.Context, initWorkflowID string) (BatchResult, error) {
-	keys, err := a.Store.IntakeKeys(ctx, initWorkflowID)
-	if err != nil {
-		return BatchResult{}, err
-	}
-	if len(keys) == 0 {
+	results, found, err := a.initIntake(ctx, initWorkflowID)
+	if err == nil && !found {
 		return BatchResult{TakenBefore: true}, nil
 	}
-	results, err := a.initReceived(ctx, keys, initWorkflowID)
 	return batchResult(results), err
 }
 
-// InitKeys is Phase A for payments stored RECEIVED, in one step: those of
-// the keys still RECEIVED.
-func (a *InitActivities) InitKeys(ctx context.Context, keys []string, initWorkflowID string) (BatchResult, error) {
-	results, err := a.initReceived(ctx, keys, initWorkflowID)
-	return batchResult(results), err
+// InitKeys is InitIntake for a workflow started with its payments' keys
+// (PaymentInit): they are its intake row's.
+func (a *InitActivities) InitKeys(ctx context.Context, _ []string, initWorkflowID string) (BatchResult, error) {
+	return a.InitIntake(ctx, initWorkflowID)
 }
 
 // InitPayment is Phase A for one payment, in one step, as an init
-// workflow started with the request runs it: the payment is stored
-// RECEIVED first (a replay stores nothing), then taken on.
+// workflow started with the request runs it: the payment is taken in
+// first (a replay takes nothing), then stored.
 func (a *InitActivities) InitPayment(ctx context.Context, r Request, initWorkflowID string) (InitResult, error) {
 	res, err := a.initRequests(ctx, []Request{r}, initWorkflowID)
 	if err != nil || len(res) == 0 {
@@ -383,8 +376,8 @@ func (a *InitActivities) InitPayment(ctx context.Context, r Request, initWorkflo
 }
 
 // initRequests is Phase A for requests carried by an init workflow's
-// input: an invalid one is stored REJECTED at once, the others RECEIVED,
-// then taken on.
+// input: an invalid one is stored REJECTED at once, the others taken in,
+// then stored; a payment taken in before answers where it is.
 func (a *InitActivities) initRequests(ctx context.Context, rs []Request, initWorkflowID string) ([]InitResult, error) {
 	var valid []Request
 	var results []InitResult
@@ -419,7 +412,16 @@ func (a *InitActivities) initRequests(ctx context.Context, rs []Request, initWor
 		a.log().Warn("a payment in a chunk uses an id its tenant used for a different payment; it is not stored",
 			"workflow", initWorkflowID, "tenant", valid[i].TenantID, "payment", valid[i].PaymentID)
 	}
-	more, err := a.initReceived(ctx, ours, initWorkflowID)
+	stored, _, err := a.initIntake(ctx, initWorkflowID)
+	if err != nil {
+		return nil, err
+	}
+	// The payments taken in before (replays) answer where they are.
+	var keys []string
+	for _, r := range stored {
+		keys = append(keys, r.Key)
+	}
+	more, err := a.storedOutcomes(ctx, ours, keys, stored)
 	return append(results, more...), err
 }
 

@@ -35,8 +35,8 @@ func load(t *testing.T, pool *pgxpool.Pool, id string) stored {
 	t.Helper()
 	ctx := context.Background()
 	var s stored
+	p, err := payment.NewStore(pool).Find(ctx, "acme", id) // stored, or waiting for Phase A
 	id = payment.Key("acme", id)
-	p, err := payment.NewStore(pool).Get(ctx, id)
 	if err == nil {
 		s.exists, s.status, s.reason = true, p.Status, p.StatusReason
 		if p.Money != nil {

@@ -28,7 +28,8 @@ type Service struct {
 	Log       *slog.Logger
 }
 
-// StatusReceived: the payment is stored, Phase A has not taken it on yet.
+// StatusReceived: the payment is taken in (its id claimed, its request in
+// its Phase A workflow's intake row); Phase A has not stored it yet.
 const StatusReceived Status = "RECEIVED"
 
 // View is a payment's status as the API reports it.
@@ -60,9 +61,9 @@ type ProcessView struct {
 	ErrorCode   string         `json:"errorCode,omitempty"`
 }
 
-// Submit validates a payment, stores it RECEIVED and starts its init
-// workflow (PaymentPhaseA, which reads its key from its intake row). The
-// payment is accepted once it is stored: a start that fails is made later
+// Submit validates a payment, takes it in (RECEIVED, in its intake row)
+// and starts its init workflow (PaymentPhaseA, which reads it from that
+// row). The payment is accepted once taken in: a start that fails is made later
 // by ResumeIntake. The
 // payment's key is derived from its tenant and id, so submitting the same
 // payment again stores and starts nothing new. An id its tenant already

@@ -115,79 +115,63 @@ type Receipt struct {
 	Fresh, Conflict bool
 }
 
-// Receive stores payments taken in, RECEIVED, each under its key with the
-// Phase A workflow that is to take it on (initWorkflowID(i) for rs[i]),
-// in one transaction, a few thousand a statement. Every request must have
-// passed Validate. With whole set, a conflict stores nothing at all: the
-// receipts then show the conflicts, and the error is ErrConflict.
+// Receive takes payments in: it claims each one's tenant id under its key
+// and stages it, with its request, in the intake row of the Phase A
+// workflow that is to store it (initWorkflowID(i) for rs[i]), in one
+// transaction, a few thousand a statement. The payment's own row is
+// written once, by Phase A. Every request must have passed Validate. With
+// whole set, a conflict stores nothing at all: the receipts then show the
+// conflicts, and the error is ErrConflict.
 func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i int) string, whole bool) ([]Receipt, error) {
 	out := make([]Receipt, len(rs))
-	var replays []Request
-	var replayAt []int
+	all := staged{}
+	workflows := make([]string, len(rs))
+	for i, r := range rs {
+		amount, err := money.ParseDecimal(r.Amount, money.Unsigned)
+		if err != nil {
+			return nil, fmt.Errorf("payment %s: receive an amount Validate did not check: %w", r.PaymentID, err)
+		}
+		out[i].Key = Key(r.TenantID, r.PaymentID)
+		all.add(out[i].Key, r, amount)
+		workflows[i] = initWorkflowID(i)
+	}
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
 		q := dbsqlc.New(tx)
-		replays, replayAt = nil, nil
-		for start := 0; start < len(rs); start += receiveStatement {
-			part := rs[start:min(start+receiveStatement, len(rs))]
-			n := len(part)
-			p := dbsqlc.ReceivePaymentsParams{
-				PaymentIds: make([]string, n), ExternalIds: make([]string, n), TenantIds: make([]string, n),
-				DebtorAccounts: make([]string, n), Amounts: make([]decimal.Decimal, n), Currencies: make([]string, n),
-				CreditorNames: make([]string, n), CreditorIbans: make([]string, n), CreditorBics: make([]string, n),
-				RemittanceInfos: make([]string, n), RequestedExecutionTimes: make([]time.Time, n),
-			}
-			for j, r := range part {
-				amount, err := money.ParseDecimal(r.Amount, money.Unsigned)
-				if err != nil {
-					return fmt.Errorf("payment %s: receive an amount Validate did not check: %w", r.PaymentID, err)
-				}
-				out[start+j].Key = Key(r.TenantID, r.PaymentID)
-				p.PaymentIds[j], p.ExternalIds[j], p.TenantIds[j], p.DebtorAccounts[j] = out[start+j].Key, r.PaymentID, r.TenantID, r.DebtorAccount
-				p.Amounts[j], p.Currencies[j], p.CreditorNames[j] = amount, r.Currency, r.Creditor.Name
-				p.CreditorIbans[j], p.CreditorBics[j], p.RemittanceInfos[j] = r.Creditor.IBAN, r.Creditor.BIC, r.RemittanceInfo
-				p.RequestedExecutionTimes[j] = r.RequestedExecutionTime
-			}
-			inserted, err := q.ReceivePayments(ctx, p)
+		fresh := make(map[string]bool, len(rs))
+		for from := 0; from < len(rs); from += receiveStatement {
+			to := min(from+receiveStatement, len(rs))
+			claimed, err := q.ClaimKeys(ctx, dbsqlc.ClaimKeysParams{
+				ExternalIds: all.externalIDs[from:to], TenantIds: all.tenantIDs[from:to],
+				PaymentIds: all.keys[from:to], InitWorkflowIds: workflows[from:to],
+			})
 			if err != nil {
-				return fmt.Errorf("payment: receive %d payments: %w", len(part), err)
+				return fmt.Errorf("payment: receive %d payments: %w", to-from, err)
 			}
-			fresh := make(map[string]bool, len(inserted))
-			for _, k := range inserted {
+			for _, k := range claimed {
 				fresh[k] = true
 			}
-			for j, r := range part {
-				out[start+j].Fresh = fresh[out[start+j].Key]
-				if !out[start+j].Fresh {
-					replays, replayAt = append(replays, r), append(replayAt, start+j)
-				}
-			}
 		}
-		// The payments stored now, by the workflow that is to take them on.
-		type intake struct {
-			InitWorkflowID string   `json:"init_workflow_id"`
-			PaymentIDs     []string `json:"payment_ids"`
-		}
-		var workflows []intake
-		at := map[string]int{}
-		for i, rc := range out {
-			if !rc.Fresh {
+		// The payments claimed now, by the workflow that is to store them;
+		// the rest were taken in before, and are compared with what was.
+		var order []string
+		byWorkflow := map[string][]int{}
+		var replays []Request
+		var replayAt []int
+		for i := range out {
+			if !fresh[out[i].Key] {
+				replays, replayAt = append(replays, rs[i]), append(replayAt, i)
 				continue
 			}
-			id := initWorkflowID(i)
-			n, ok := at[id]
-			if !ok {
-				n, at[id] = len(workflows), len(workflows)
-				workflows = append(workflows, intake{InitWorkflowID: id})
+			out[i].Fresh = true
+			delete(fresh, out[i].Key) // a second copy in rs is a replay of the first
+			if _, ok := byWorkflow[workflows[i]]; !ok {
+				order = append(order, workflows[i])
 			}
-			workflows[n].PaymentIDs = append(workflows[n].PaymentIDs, rc.Key)
+			byWorkflow[workflows[i]] = append(byWorkflow[workflows[i]], i)
 		}
-		if len(workflows) > 0 {
-			raw, err := json.Marshal(workflows)
-			if err != nil {
-				return fmt.Errorf("payment: receive: %w", err)
-			}
-			if err := q.AddIntake(ctx, raw); err != nil {
-				return fmt.Errorf("payment: record the intake of %d workflows: %w", len(workflows), err)
+		for _, id := range order {
+			if err := q.StageIntake(ctx, all.pick(byWorkflow[id]).intakeParams(id)); err != nil {
+				return fmt.Errorf("payment: stage %d payments for %s: %w", len(byWorkflow[id]), id, err)
 			}
 		}
 		bad, err := NewStore(tx).compare(ctx, replays)
@@ -211,12 +195,12 @@ func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i
 	return out, nil
 }
 
-// receiveStatement is how many payments one statement of Receive stores.
+// receiveStatement is how many payments one statement of Receive claims.
 const receiveStatement = 2000
 
-// compare finds which of rs are not what is stored under their tenant's
-// id (their index in rs): a request that differs, or a key taken by a
-// payment stored under another id.
+// compare finds which of rs are not what was taken in under their
+// tenant's id (their index in rs): a request that differs, whether the
+// payment is stored or waits for Phase A, or an id claimed by no payment.
 func (s *Store) compare(ctx context.Context, rs []Request) (map[int]bool, error) {
 	bad := map[int]bool{}
 	if len(rs) == 0 {
@@ -243,6 +227,22 @@ func (s *Store) compare(ctx context.Context, rs []Request) (map[int]bool, error)
 		}
 		byID[[2]string{p.TenantID, p.ExternalID}] = raw
 	}
+	if len(stored) < len(rs) {
+		pending, err := s.q.PendingRequests(ctx, dbsqlc.PendingRequestsParams{TenantIds: tenants, ExternalIds: ids})
+		if err != nil {
+			return nil, fmt.Errorf("payment: compare %d payments with those waiting for Phase A: %w", len(rs), err)
+		}
+		for _, row := range pending {
+			if _, ok := byID[[2]string{row.TenantID, row.ExternalID}]; ok {
+				continue
+			}
+			raw, err := canonical(pendingRequest(row))
+			if err != nil {
+				return nil, err
+			}
+			byID[[2]string{row.TenantID, row.ExternalID}] = raw
+		}
+	}
 	for i, r := range rs {
 		raw, err := canonical(r)
 		if err != nil {
@@ -254,6 +254,16 @@ func (s *Store) compare(ctx context.Context, rs []Request) (map[int]bool, error)
 		}
 	}
 	return bad, nil
+}
+
+// pendingRequest is the request of a payment waiting for Phase A.
+func pendingRequest(row dbsqlc.PendingRequestsRow) Request {
+	return Request{
+		PaymentID: row.ExternalID, TenantID: row.TenantID, DebtorAccount: row.DebtorAccount,
+		Amount: amountText(row.Amount, row.Currency), Currency: row.Currency,
+		Creditor:               Creditor{Name: row.CreditorName, IBAN: row.CreditorIban, BIC: row.CreditorBic},
+		RequestedExecutionTime: row.RequestedExecutionTime.UTC(), RemittanceInfo: row.RemittanceInfo,
+	}
 }
 
 // canonical is the request's JSON with normalized values, for comparison:
@@ -324,7 +334,8 @@ func (s *Store) Get(ctx context.Context, key string) (Payment, error) {
 	}, nil
 }
 
-// Find returns the tenant's payment with the id it chose.
+// Find returns the tenant's payment with the id it chose: RECEIVED while
+// it waits for Phase A.
 func (s *Store) Find(ctx context.Context, tenantID, paymentID string) (Payment, error) {
 	key, err := s.q.PaymentKey(ctx, dbsqlc.PaymentKeyParams{TenantID: tenantID, ExternalID: paymentID})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -333,7 +344,28 @@ func (s *Store) Find(ctx context.Context, tenantID, paymentID string) (Payment, 
 	if err != nil {
 		return Payment{}, fmt.Errorf("payment: find %s of %s: %w", paymentID, tenantID, err)
 	}
-	return s.Get(ctx, key)
+	return s.claimed(ctx, key, tenantID, paymentID)
+}
+
+// claimed is the payment under a claimed id: stored, or waiting in its
+// intake row for Phase A.
+func (s *Store) claimed(ctx context.Context, key, tenantID, paymentID string) (Payment, error) {
+	p, err := s.Get(ctx, key)
+	if !errors.Is(err, ErrNotFound) {
+		return p, err
+	}
+	rows, perr := s.q.PendingRequests(ctx, dbsqlc.PendingRequestsParams{TenantIds: []string{tenantID}, ExternalIds: []string{paymentID}})
+	if perr != nil {
+		return Payment{}, fmt.Errorf("payment: find %s of %s waiting for Phase A: %w", paymentID, tenantID, perr)
+	}
+	if len(rows) == 0 {
+		return Payment{}, err
+	}
+	row := rows[0]
+	return Payment{
+		Key: row.PaymentID, Request: pendingRequest(row), Money: &Money{Amount: row.Amount, Currency: row.Currency},
+		Status: StatusReceived, CreatedAt: row.ReceivedAt, UpdatedAt: row.ReceivedAt,
+	}, nil
 }
 
 // FindAll returns every tenant's payment with the id (for an operator who
@@ -345,7 +377,10 @@ func (s *Store) FindAll(ctx context.Context, paymentID string) ([]Payment, error
 	}
 	out := make([]Payment, 0, len(keys))
 	for _, k := range keys {
-		p, err := s.Get(ctx, k)
+		p, err := s.claimed(ctx, k.PaymentID, k.TenantID, paymentID)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -440,23 +475,28 @@ func deref(s *string) string {
 	return *s
 }
 
-// RecordBatch records a bulk file and the ids of its payments, once: the
+// RecordBatch records a bulk file and the keys of its payments, once: the
 // same file again changes nothing.
 func (s *Store) RecordBatch(ctx context.Context, sub BatchSubmission, tenants, paymentIDs []string) error {
 	return pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
-		n, err := dbsqlc.New(tx).InsertBatch(ctx, dbsqlc.InsertBatchParams{
+		q := dbsqlc.New(tx)
+		n, err := q.InsertBatch(ctx, dbsqlc.InsertBatchParams{
 			BatchID: sub.BatchID, Tenants: tenants, Payments: int32(sub.Payments), Chunks: int32(sub.Chunks)})
 		if err != nil || n == 0 {
 			return err
 		}
-		rows := make([][]any, len(paymentIDs))
-		for i, id := range paymentIDs {
-			rows[i] = []any{sub.BatchID, id}
+		for part, from := 0, 0; from < len(paymentIDs); part, from = part+1, from+batchPart {
+			ids := paymentIDs[from:min(from+batchPart, len(paymentIDs))]
+			if err := q.InsertBatchPart(ctx, dbsqlc.InsertBatchPartParams{BatchID: sub.BatchID, Part: int32(part), PaymentIds: ids}); err != nil {
+				return fmt.Errorf("payment: batch %s, part %d: %w", sub.BatchID, part, err)
+			}
 		}
-		_, err = tx.CopyFrom(ctx, pgx.Identifier{"payment_batch_items"}, []string{"batch_id", "payment_id"}, pgx.CopyFromRows(rows))
-		return err
+		return nil
 	})
 }
+
+// batchPart is how many of a file's payment keys one row lists.
+const batchPart = 2500
 
 // Context returns a payment's Phase A context (what its execution needs),
 // stored with it when Phase A scheduled it.
@@ -491,31 +531,26 @@ func (s *Store) ContextAndStatus(ctx context.Context, key string) (Context, Stat
 	return pc, Status(row.Status), nil
 }
 
-// Received returns those of the keys whose payments Phase A has yet to
-// take on, with their requests.
-func (s *Store) Received(ctx context.Context, keys []string) ([]string, []Request, error) {
-	rows, err := s.q.ReceivedPayments(ctx, keys)
+// intake is what the Phase A workflow initWorkflowID is to store; found
+// false once it stored it.
+func (s *Store) intake(ctx context.Context, initWorkflowID string) (st staged, found bool, err error) {
+	row, err := s.q.IntakeRequests(ctx, initWorkflowID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return staged{}, false, nil
+	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("payment: read %d received payments: %w", len(keys), err)
+		return staged{}, false, fmt.Errorf("payment: intake of %s: %w", initWorkflowID, err)
 	}
-	ks, rs := make([]string, len(rows)), make([]Request, len(rows))
-	for i, row := range rows {
-		if rs[i], err = requestOf(row.Payment); err != nil {
-			return nil, nil, err
-		}
-		ks[i] = row.Payment.PaymentID
+	st = staged{
+		keys: row.PaymentIds, externalIDs: row.ExternalIds, tenantIDs: row.TenantIds, debtorAccounts: row.DebtorAccounts,
+		amounts: row.Amounts, currencies: row.Currencies, creditorNames: row.CreditorNames,
+		creditorIBANs: row.CreditorIbans, creditorBICs: row.CreditorBics, remittanceInfos: row.RemittanceInfos,
+		requestedTimes: row.RequestedExecutionTimes,
 	}
-	return ks, rs, nil
-}
-
-// IntakeKeys are the payments the Phase A workflow initWorkflowID is to
-// take on: none once it took them on.
-func (s *Store) IntakeKeys(ctx context.Context, initWorkflowID string) ([]string, error) {
-	keys, err := s.q.IntakeKeys(ctx, initWorkflowID)
-	if err != nil {
-		return nil, fmt.Errorf("payment: intake of %s: %w", initWorkflowID, err)
+	if err := st.check(); err != nil {
+		return staged{}, false, fmt.Errorf("payment: intake of %s: %w", initWorkflowID, err)
 	}
-	return keys, nil
+	return st, true, nil
 }
 
 // Pending is a Phase A workflow and how many payments it is to take on.
@@ -524,8 +559,8 @@ type Pending struct {
 	Payments       int
 }
 
-// Pending returns the Phase A workflows whose payments have been RECEIVED
-// since before the given time, oldest first, at most max of them.
+// Pending returns the Phase A workflows whose payments have waited for
+// them since before the given time, oldest first, at most max of them.
 func (s *Store) Pending(ctx context.Context, before time.Time, max int) ([]Pending, error) {
 	rows, err := s.q.PendingIntake(ctx, dbsqlc.PendingIntakeParams{Before: before, MaxWorkflows: int32(max)})
 	if err != nil {

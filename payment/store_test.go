@@ -305,8 +305,8 @@ func TestInitChunkPacedPerTenant(t *testing.T) {
 	}
 }
 
-// TestReceiveKeepsTheRequest: a payment received is stored in its columns
-// alone, and read back as it was sent: its amount with its currency's
+// TestReceiveKeepsTheRequest: a payment received waits in its intake row,
+// its request in columns, and read back as it was sent: its amount with its currency's
 // minor units, its time the same instant. Sent again, written either
 // way, it is the same payment; with anything changed it is a conflict.
 func TestReceiveKeepsTheRequest(t *testing.T) {
@@ -333,11 +333,12 @@ func TestReceiveKeepsTheRequest(t *testing.T) {
 			r := validRequest(time.Now().Truncate(time.Second))
 			r.PaymentID = fmt.Sprintf("kept-%d", i)
 			tt.change(&r)
-			rcs, err := s.Receive(ctx, []payment.Request{r}, func(int) string { return "init-kept" }, false)
+			wf := fmt.Sprintf("init-kept-%d", i)
+			rcs, err := s.Receive(ctx, []payment.Request{r}, func(int) string { return wf }, false)
 			if err != nil || !rcs[0].Fresh {
 				t.Fatalf("receive: %+v %v", rcs, err)
 			}
-			_, got, err := s.Received(ctx, []string{rcs[0].Key})
+			got, err := payment.IntakeOf(ctx, s, wf)
 			if err != nil || len(got) != 1 {
 				t.Fatalf("read back: %+v %v", got, err)
 			}
@@ -353,7 +354,7 @@ func TestReceiveKeepsTheRequest(t *testing.T) {
 			same, changed := r, r
 			tt.same(&same)
 			changed.Creditor.Name += " Jr."
-			rcs, err = s.Receive(ctx, []payment.Request{same, changed}, func(int) string { return "init-kept" }, false)
+			rcs, err = s.Receive(ctx, []payment.Request{same, changed}, func(int) string { return wf }, false)
 			if err != nil || rcs[0].Fresh || rcs[0].Conflict || !rcs[1].Conflict {
 				t.Fatalf("sent again: %+v %v", rcs, err)
 			}

@@ -28,6 +28,9 @@ const (
 	// RuleDelivery: DELIVERED was dispatched exactly once; RETURNED never,
 	// and its money was given back.
 	RuleDelivery ledger.Rule = "delivery"
+	// RuleOneClaim: a payment is the one its tenant's id was claimed for,
+	// so no two payments share an id.
+	RuleOneClaim ledger.Rule = "payment_id_claimed_once"
 )
 
 // Verify checks the invariants of the money paydispatch moved, on a live
@@ -96,6 +99,13 @@ func Verify(ctx context.Context, db ledger.DBTX) ([]ledger.Violation, error) {
 		case r.Status == string(StatusReturned) && (r.Dispatched != 0 || !r.Returned):
 			add(RuleDelivery, r.PaymentID, "RETURNED with %d DISPATCHED attempt(s), its return recorded: %t", r.Dispatched, r.Returned)
 		}
+	}
+	claims, err := q.PaymentsWithoutTheirClaim(ctx)
+	if err != nil {
+		return out, fmt.Errorf("payment: verify the ids' claims: %w", err)
+	}
+	for _, r := range claims {
+		add(RuleOneClaim, r.PaymentID, "id %q of tenant %s is claimed by %s", r.ExternalID, r.TenantID, deref(r.ClaimedBy))
 	}
 	return out, nil
 }

@@ -20,9 +20,9 @@ const (
 	InitTaskQueue    = "payment-init-task-queue"
 	ExecTaskQueue    = "payment-exec-task-queue"
 	InitWorkflowName = "PaymentInitWorkflow"
-	// PhaseAWorkflowName is PaymentPhaseA's: Phase A for payments stored
-	// RECEIVED at intake (a single payment, or a chunk of a file), which
-	// the workflow reads from its intake row, not from its input.
+	// PhaseAWorkflowName is PaymentPhaseA's: Phase A for payments taken
+	// in (a single payment, or a chunk of a file), which the workflow
+	// reads from its intake row, not from its input.
 	// KeyedPhaseAWorkflowName (PaymentInit, given the keys),
 	// PaymentInitWorkflow and PaymentBatchInitWorkflow (given whole
 	// requests) stay registered for the runs intake started before.
@@ -81,8 +81,8 @@ func PaymentInitWorkflow(ctx workflow.Context, r Request) (InitResult, error) {
 	return res, err
 }
 
-// PaymentPhaseA is Phase A for payments taken in and stored RECEIVED,
-// those its intake row lists (payment_intake, under the workflow's id).
+// PaymentPhaseA is Phase A for payments taken in, those its intake row
+// holds (payment_intake, under the workflow's id).
 // The requests, and the creditors' names and IBANs in them, stay in
 // PostgreSQL, out of the engine's history, and so do their keys: a
 // chunk's 2,500 keys were 100 KB in its start and again in its

@@ -59,7 +59,7 @@ func initWorkerOptions() worker.Options {
 	}
 }
 
-// StartInitWorker runs Phase A (PaymentInit) on its task queue, and
+// StartInitWorker runs Phase A (PaymentPhaseA) on its task queue, and
 // starts again, every IntakeResumeInterval, the Phase A of payments left
 // RECEIVED that long (payment.Service.ResumeIntake). The returned func
 // stops it.

@@ -396,3 +396,54 @@ func migrations(t *testing.T, pool *pgxpool.Pool) *goose.Provider {
 	t.Cleanup(func() { p.Close() })
 	return p
 }
+
+// TestUpgradeStagesReceivedPayments: payments stored RECEIVED before a
+// payment's row was written once move into their intake rows, found by
+// their tenant's id as before, and back again on the way down.
+func TestUpgradeStagesReceivedPayments(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewEmptyPool(t)
+	ctx := context.Background()
+	p := migrations(t, pool)
+	if _, err := p.UpTo(ctx, 37); err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
+		                       creditor_iban, requested_execution_time, status)
+		 VALUES ('k-1', 'p-1', 'acme', 'ACC-1', 12.5, 'EUR', 'Jane Doe', 'DE89370400440532013000', '2030-01-01T16:00:00Z', 'RECEIVED'),
+		        ('k-2', 'p-2', 'acme', 'ACC-1', 7, 'EUR', 'John Doe', NULL, '2030-01-01T16:00:00Z', 'SCHEDULED')`,
+		`INSERT INTO payment_intake (init_workflow_id, payment_ids) VALUES ('init-1', '{k-1}')`,
+	} {
+		if _, err := pool.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	if _, err := app.Migrate(ctx, pool, nil); err != nil {
+		t.Fatal(err)
+	}
+	store := payment.NewStore(pool)
+	for _, tt := range []struct {
+		id     string
+		status payment.Status
+	}{{"p-1", payment.StatusReceived}, {"p-2", payment.StatusScheduled}} {
+		got, err := store.Find(ctx, "acme", tt.id)
+		if err != nil || got.Status != tt.status || got.Money == nil {
+			t.Fatalf("%s after the upgrade: %+v, %v; want %s", tt.id, got, err, tt.status)
+		}
+	}
+	if got, _ := store.Find(ctx, "acme", "p-1"); got.Key != "k-1" || got.Amount != "12.50" || got.Creditor.IBAN != "DE89370400440532013000" {
+		t.Fatalf("the staged payment: %+v", got)
+	}
+	var received int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = 'RECEIVED'`).Scan(&received); err != nil || received != 0 {
+		t.Fatalf("%d payments still RECEIVED in payments (%v)", received, err)
+	}
+	if _, err := p.DownTo(ctx, 37); err != nil {
+		t.Fatal(err)
+	}
+	var status string
+	if err := pool.QueryRow(ctx, `SELECT status FROM payments WHERE payment_id = 'k-1' AND creditor_bic IS NULL`).Scan(&status); err != nil || status != "RECEIVED" {
+		t.Fatalf("k-1 after the way down: %q, %v", status, err)
+	}
+}

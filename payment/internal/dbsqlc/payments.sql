@@ -1,72 +1,124 @@
 -- name: InsertPayment :execrows
--- Insert-first; a replay of the same payment inserts nothing (its key, or
--- its tenant's id, is taken).
+-- Insert-first, with the tenant's id claimed in the same statement; a
+-- replay of the same payment inserts nothing (the id is claimed, or the
+-- key taken).
+WITH claim AS (
+    INSERT INTO payment_keys (external_id, tenant_id, payment_id)
+    VALUES (@external_id::text, @tenant_id::text, @payment_id::text)
+    ON CONFLICT DO NOTHING
+    RETURNING payment_id
+)
 INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
                       creditor_iban, creditor_bic, remittance_info, requested_execution_time,
                       scheduled_execution_time, status, status_reason, request)
-VALUES (@payment_id, @external_id, @tenant_id, @debtor_account, sqlc.narg('amount'), sqlc.narg('currency'), @creditor_name,
-        sqlc.narg('creditor_iban'), sqlc.narg('creditor_bic'), sqlc.narg('remittance_info'), @requested_execution_time,
-        sqlc.narg('scheduled_execution_time'), @status, sqlc.narg('status_reason'), @request)
+SELECT claim.payment_id, @external_id::text, @tenant_id::text, @debtor_account::text, sqlc.narg('amount')::numeric,
+       sqlc.narg('currency')::text, @creditor_name::text, sqlc.narg('creditor_iban')::text, sqlc.narg('creditor_bic')::text,
+       sqlc.narg('remittance_info')::text, @requested_execution_time::timestamptz,
+       sqlc.narg('scheduled_execution_time')::timestamptz, @status::text, sqlc.narg('status_reason')::text, @request::jsonb
+FROM claim
 ON CONFLICT DO NOTHING;
 
--- name: ReceivePayments :many
--- Payments taken in, stored RECEIVED, from arrays of their columns (the
--- i-th of each is the i-th payment's; "" for none); the keys inserted (the others
--- exist: a replay, or another payment under the tenant's id). The columns
--- hold the whole request, so request stays NULL (requestOf).
-INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
-                      creditor_iban, creditor_bic, remittance_info, requested_execution_time, status)
-SELECT unnest(@payment_ids::text[]), unnest(@external_ids::text[]), unnest(@tenant_ids::text[]), unnest(@debtor_accounts::text[]),
-       unnest(@amounts::numeric[]), unnest(@currencies::text[]), unnest(@creditor_names::text[]),
-       nullif(unnest(@creditor_ibans::text[]), ''), nullif(unnest(@creditor_bics::text[]), ''),
-       nullif(unnest(@remittance_infos::text[]), ''),
-       unnest(@requested_execution_times::timestamptz[]), 'RECEIVED'
+-- name: ClaimKeys :many
+-- The tenants' ids of payments taken in, each claimed once with its key
+-- and the Phase A workflow given it (the i-th of each array is the i-th
+-- payment's); the keys claimed now (the others were taken in before: a
+-- replay, or another payment under the tenant's id).
+INSERT INTO payment_keys (external_id, tenant_id, payment_id, init_workflow_id)
+SELECT unnest(@external_ids::text[]), unnest(@tenant_ids::text[]), unnest(@payment_ids::text[]),
+       unnest(@init_workflow_ids::text[])
 ON CONFLICT DO NOTHING
 RETURNING payment_id;
 
--- name: AddIntake :exec
--- The Phase A workflows that are to take on payments just received, each
--- with their keys, from a JSON array of {init_workflow_id, payment_ids}.
-INSERT INTO payment_intake (init_workflow_id, payment_ids)
-SELECT r.init_workflow_id, ARRAY(SELECT jsonb_array_elements_text(r.payment_ids))
-FROM jsonb_to_recordset(@workflows::jsonb) AS r(init_workflow_id text, payment_ids jsonb)
-ON CONFLICT (init_workflow_id) DO UPDATE SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids;
+-- name: StageIntake :exec
+-- Payments taken in, for the Phase A workflow that is to store them: its
+-- intake row, the payments as arrays of their columns ("" for none).
+INSERT INTO payment_intake (init_workflow_id, payment_ids, external_ids, tenant_ids, debtor_accounts, amounts,
+                            currencies, creditor_names, creditor_ibans, creditor_bics, remittance_infos,
+                            requested_execution_times)
+VALUES (@init_workflow_id, @payment_ids::text[], @external_ids::text[], @tenant_ids::text[], @debtor_accounts::text[],
+        @amounts::numeric[], @currencies::text[], @creditor_names::text[], @creditor_ibans::text[],
+        @creditor_bics::text[], @remittance_infos::text[], @requested_execution_times::timestamptz[])
+ON CONFLICT (init_workflow_id) DO UPDATE
+SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids,
+    external_ids = payment_intake.external_ids || EXCLUDED.external_ids,
+    tenant_ids = payment_intake.tenant_ids || EXCLUDED.tenant_ids,
+    debtor_accounts = payment_intake.debtor_accounts || EXCLUDED.debtor_accounts,
+    amounts = payment_intake.amounts || EXCLUDED.amounts,
+    currencies = payment_intake.currencies || EXCLUDED.currencies,
+    creditor_names = payment_intake.creditor_names || EXCLUDED.creditor_names,
+    creditor_ibans = payment_intake.creditor_ibans || EXCLUDED.creditor_ibans,
+    creditor_bics = payment_intake.creditor_bics || EXCLUDED.creditor_bics,
+    remittance_infos = payment_intake.remittance_infos || EXCLUDED.remittance_infos,
+    requested_execution_times = payment_intake.requested_execution_times || EXCLUDED.requested_execution_times;
+
+-- name: IntakeRequests :one
+-- What a Phase A workflow is to store; no row once it stored it.
+SELECT payment_ids, external_ids, tenant_ids, debtor_accounts, amounts, currencies, creditor_names,
+       creditor_ibans, creditor_bics, remittance_infos, requested_execution_times
+FROM payment_intake WHERE init_workflow_id = @init_workflow_id;
+
+-- name: StorePhaseA :many
+-- Phase A's verdicts, each payment stored once in the status it reached:
+-- SCHEDULED with its slot and context, or REJECTED with its reason (the
+-- i-th of each array is the i-th payment's; "" for none). The keys
+-- stored; one stored before (another run of the same workflow) is left.
+INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
+                      creditor_iban, creditor_bic, remittance_info, requested_execution_time,
+                      status, status_reason, scheduled_execution_time, context)
+SELECT r.payment_id, r.external_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
+       nullif(r.creditor_iban, ''), nullif(r.creditor_bic, ''), nullif(r.remittance_info, ''),
+       r.requested_execution_time, r.status, nullif(r.status_reason, ''),
+       CASE WHEN r.status = 'SCHEDULED' THEN r.scheduled_execution_time END, nullif(r.context, '')::jsonb
+FROM (SELECT unnest(@payment_ids::text[]) AS payment_id, unnest(@external_ids::text[]) AS external_id,
+             unnest(@tenant_ids::text[]) AS tenant_id, unnest(@debtor_accounts::text[]) AS debtor_account,
+             unnest(@amounts::numeric[]) AS amount, unnest(@currencies::text[]) AS currency,
+             unnest(@creditor_names::text[]) AS creditor_name, unnest(@creditor_ibans::text[]) AS creditor_iban,
+             unnest(@creditor_bics::text[]) AS creditor_bic, unnest(@remittance_infos::text[]) AS remittance_info,
+             unnest(@requested_execution_times::timestamptz[]) AS requested_execution_time,
+             unnest(@statuses::text[]) AS status, unnest(@status_reasons::text[]) AS status_reason,
+             unnest(@scheduled_execution_times::timestamptz[]) AS scheduled_execution_time,
+             unnest(@contexts::text[]) AS context) r
+ON CONFLICT DO NOTHING
+RETURNING payment_id;
 
 -- name: FindPayments :many
 -- The payments stored under these tenants' ids (pairs: tenant_ids[i],
 -- external_ids[i]).
 SELECT sqlc.embed(p)
-FROM payments p
-WHERE (p.external_id, p.tenant_id) IN (SELECT unnest(@external_ids::text[]), unnest(@tenant_ids::text[]));
+FROM payment_keys k
+JOIN payments p ON p.payment_id = k.payment_id
+WHERE (k.external_id, k.tenant_id) IN (SELECT unnest(@external_ids::text[]), unnest(@tenant_ids::text[]));
+
+-- name: PendingRequests :many
+-- The payments under these tenants' ids that wait in an intake row for
+-- Phase A, with when they were taken in.
+WITH w AS (
+    SELECT DISTINCT k.init_workflow_id
+    FROM payment_keys k
+    WHERE (k.external_id, k.tenant_id) IN (SELECT unnest(@external_ids::text[]), unnest(@tenant_ids::text[]))
+      AND k.init_workflow_id IS NOT NULL
+)
+SELECT r.payment_id::text AS payment_id, r.external_id::text AS external_id, r.tenant_id::text AS tenant_id,
+       r.debtor_account::text AS debtor_account, r.amount::numeric AS amount, r.currency::text AS currency,
+       r.creditor_name::text AS creditor_name, r.creditor_iban::text AS creditor_iban,
+       r.creditor_bic::text AS creditor_bic, r.remittance_info::text AS remittance_info,
+       r.requested_execution_time::timestamptz AS requested_execution_time, i.received_at
+FROM w
+JOIN payment_intake i ON i.init_workflow_id = w.init_workflow_id
+CROSS JOIN LATERAL (
+    SELECT unnest(i.payment_ids) AS payment_id, unnest(i.external_ids) AS external_id, unnest(i.tenant_ids) AS tenant_id,
+           unnest(i.debtor_accounts) AS debtor_account, unnest(i.amounts) AS amount, unnest(i.currencies) AS currency,
+           unnest(i.creditor_names) AS creditor_name, unnest(i.creditor_ibans) AS creditor_iban,
+           unnest(i.creditor_bics) AS creditor_bic, unnest(i.remittance_infos) AS remittance_info,
+           unnest(i.requested_execution_times) AS requested_execution_time) r
+WHERE (r.external_id, r.tenant_id) IN (SELECT unnest(@external_ids::text[]), unnest(@tenant_ids::text[]));
 
 -- name: PaymentKeysByExternalID :many
 -- Every tenant's payment under an id, for an operator who names no tenant.
-SELECT payment_id FROM payments WHERE external_id = @external_id ORDER BY tenant_id LIMIT 10;
+SELECT payment_id, tenant_id FROM payment_keys WHERE external_id = @external_id ORDER BY tenant_id LIMIT 10;
 
 -- name: PaymentKey :one
-SELECT payment_id FROM payments WHERE external_id = @external_id AND tenant_id = @tenant_id;
-
--- name: ReceivedPayments :many
--- Those of the keys that Phase A has yet to take on.
-SELECT sqlc.embed(payments) FROM payments
-WHERE payment_id = ANY(@payment_ids::text[]) AND status = 'RECEIVED'
-ORDER BY payment_id;
-
--- name: ConcludePhaseA :many
--- Phase A's verdicts, from a JSON array of rows: each payment from
--- RECEIVED to SCHEDULED (with its slot and context) or REJECTED (with its
--- reason), in one guarded statement; the keys moved.
-UPDATE payments p
-SET status = r.status, status_reason = r.status_reason, scheduled_execution_time = r.scheduled_execution_time,
-    context = r.context, updated_at = now()
-FROM jsonb_to_recordset(@verdicts::jsonb) AS r(payment_id text, status text, status_reason text,
-                                              scheduled_execution_time timestamptz, context jsonb)
-WHERE p.payment_id = r.payment_id AND p.status = 'RECEIVED'
-RETURNING p.payment_id;
-
--- name: IntakeKeys :many
--- The payments a Phase A workflow is to take on; none once it took them.
-SELECT unnest(payment_ids)::text FROM payment_intake WHERE init_workflow_id = @init_workflow_id;
+SELECT payment_id FROM payment_keys WHERE external_id = @external_id AND tenant_id = @tenant_id;
 
 -- name: DeleteIntake :exec
 -- A Phase A workflow took on its payments.
@@ -168,6 +220,9 @@ ON CONFLICT (batch_id) DO NOTHING;
 -- name: SetBatchRejections :exec
 UPDATE payment_batches SET rejected = @rejected, rejections = @rejections WHERE batch_id = @batch_id;
 
+-- name: InsertBatchPart :exec
+INSERT INTO payment_batch_parts (batch_id, part, payment_ids) VALUES (@batch_id, @part, @payment_ids::text[]);
+
 -- name: GetBatch :one
 SELECT * FROM payment_batches WHERE batch_id = @batch_id;
 
@@ -180,9 +235,10 @@ SELECT count(*)::int AS started,
        count(*) FILTER (WHERE p.status = 'DELIVERED')::int AS delivered,
        count(*) FILTER (WHERE p.status = 'FAILED')::int AS failed,
        count(*) FILTER (WHERE p.status = 'RETURNED')::int AS returned
-FROM payment_batch_items i
+FROM payment_batch_parts b
+CROSS JOIN LATERAL unnest(b.payment_ids) AS i (payment_id)
 LEFT JOIN payments p ON p.payment_id = i.payment_id
-WHERE i.batch_id = @batch_id;
+WHERE b.batch_id = @batch_id;
 
 -- name: PaymentOutcomes :many
 -- Where Phase A left these payments (for a run that found them taken on).

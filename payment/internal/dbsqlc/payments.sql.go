@@ -13,20 +13,6 @@ import (
 	decimal "github.com/shopspring/decimal"
 )
 
-const addIntake = `-- name: AddIntake :exec
-INSERT INTO payment_intake (init_workflow_id, payment_ids)
-SELECT r.init_workflow_id, ARRAY(SELECT jsonb_array_elements_text(r.payment_ids))
-FROM jsonb_to_recordset($1::jsonb) AS r(init_workflow_id text, payment_ids jsonb)
-ON CONFLICT (init_workflow_id) DO UPDATE SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids
-`
-
-// The Phase A workflows that are to take on payments just received, each
-// with their keys, from a JSON array of {init_workflow_id, payment_ids}.
-func (q *Queries) AddIntake(ctx context.Context, workflows []byte) error {
-	_, err := q.db.Exec(ctx, addIntake, workflows)
-	return err
-}
-
 const batchProgress = `-- name: BatchProgress :one
 SELECT count(*)::int AS started,
        count(*) FILTER (WHERE p.payment_id IS NULL OR p.status = 'RECEIVED')::int AS received,
@@ -36,9 +22,10 @@ SELECT count(*)::int AS started,
        count(*) FILTER (WHERE p.status = 'DELIVERED')::int AS delivered,
        count(*) FILTER (WHERE p.status = 'FAILED')::int AS failed,
        count(*) FILTER (WHERE p.status = 'RETURNED')::int AS returned
-FROM payment_batch_items i
+FROM payment_batch_parts b
+CROSS JOIN LATERAL unnest(b.payment_ids) AS i (payment_id)
 LEFT JOIN payments p ON p.payment_id = i.payment_id
-WHERE i.batch_id = $1
+WHERE b.batch_id = $1
 `
 
 type BatchProgressRow struct {
@@ -68,21 +55,32 @@ func (q *Queries) BatchProgress(ctx context.Context, batchID string) (BatchProgr
 	return i, err
 }
 
-const concludePhaseA = `-- name: ConcludePhaseA :many
-UPDATE payments p
-SET status = r.status, status_reason = r.status_reason, scheduled_execution_time = r.scheduled_execution_time,
-    context = r.context, updated_at = now()
-FROM jsonb_to_recordset($1::jsonb) AS r(payment_id text, status text, status_reason text,
-                                              scheduled_execution_time timestamptz, context jsonb)
-WHERE p.payment_id = r.payment_id AND p.status = 'RECEIVED'
-RETURNING p.payment_id
+const claimKeys = `-- name: ClaimKeys :many
+INSERT INTO payment_keys (external_id, tenant_id, payment_id, init_workflow_id)
+SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::text[]),
+       unnest($4::text[])
+ON CONFLICT DO NOTHING
+RETURNING payment_id
 `
 
-// Phase A's verdicts, from a JSON array of rows: each payment from
-// RECEIVED to SCHEDULED (with its slot and context) or REJECTED (with its
-// reason), in one guarded statement; the keys moved.
-func (q *Queries) ConcludePhaseA(ctx context.Context, verdicts []byte) ([]string, error) {
-	rows, err := q.db.Query(ctx, concludePhaseA, verdicts)
+type ClaimKeysParams struct {
+	ExternalIds     []string
+	TenantIds       []string
+	PaymentIds      []string
+	InitWorkflowIds []string
+}
+
+// The tenants' ids of payments taken in, each claimed once with its key
+// and the Phase A workflow given it (the i-th of each array is the i-th
+// payment's); the keys claimed now (the others were taken in before: a
+// replay, or another payment under the tenant's id).
+func (q *Queries) ClaimKeys(ctx context.Context, arg ClaimKeysParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, claimKeys,
+		arg.ExternalIds,
+		arg.TenantIds,
+		arg.PaymentIds,
+		arg.InitWorkflowIds,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -160,8 +158,9 @@ func (q *Queries) FailPayment(ctx context.Context, arg FailPaymentParams) (int64
 
 const findPayments = `-- name: FindPayments :many
 SELECT p.payment_id, p.tenant_id, p.debtor_account, p.amount, p.currency, p.creditor_name, p.creditor_iban, p.creditor_bic, p.remittance_info, p.requested_execution_time, p.scheduled_execution_time, p.status, p.status_reason, p.request, p.execution_ref, p.created_at, p.updated_at, p.accepted_at, p.external_id, p.context
-FROM payments p
-WHERE (p.external_id, p.tenant_id) IN (SELECT unnest($1::text[]), unnest($2::text[]))
+FROM payment_keys k
+JOIN payments p ON p.payment_id = k.payment_id
+WHERE (k.external_id, k.tenant_id) IN (SELECT unnest($1::text[]), unnest($2::text[]))
 `
 
 type FindPaymentsParams struct {
@@ -362,6 +361,21 @@ func (q *Queries) InsertBatch(ctx context.Context, arg InsertBatchParams) (int64
 	return result.RowsAffected(), nil
 }
 
+const insertBatchPart = `-- name: InsertBatchPart :exec
+INSERT INTO payment_batch_parts (batch_id, part, payment_ids) VALUES ($1, $2, $3::text[])
+`
+
+type InsertBatchPartParams struct {
+	BatchID    string
+	Part       int32
+	PaymentIds []string
+}
+
+func (q *Queries) InsertBatchPart(ctx context.Context, arg InsertBatchPartParams) error {
+	_, err := q.db.Exec(ctx, insertBatchPart, arg.BatchID, arg.Part, arg.PaymentIds)
+	return err
+}
+
 const insertBooking = `-- name: InsertBooking :execrows
 INSERT INTO payment_booking (payment_id, process_id, debit_account_id, debit_transaction_id, fx_contract_id,
                              debit_currency, debit_amount, credit_currency, credit_amount, fee_currency, fee_amount,
@@ -438,17 +452,24 @@ func (q *Queries) InsertNotification(ctx context.Context, arg InsertNotification
 }
 
 const insertPayment = `-- name: InsertPayment :execrows
+WITH claim AS (
+    INSERT INTO payment_keys (external_id, tenant_id, payment_id)
+    VALUES ($1::text, $2::text, $15::text)
+    ON CONFLICT DO NOTHING
+    RETURNING payment_id
+)
 INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
                       creditor_iban, creditor_bic, remittance_info, requested_execution_time,
                       scheduled_execution_time, status, status_reason, request)
-VALUES ($1, $2, $3, $4, $5, $6, $7,
-        $8, $9, $10, $11,
-        $12, $13, $14, $15)
+SELECT claim.payment_id, $1::text, $2::text, $3::text, $4::numeric,
+       $5::text, $6::text, $7::text, $8::text,
+       $9::text, $10::timestamptz,
+       $11::timestamptz, $12::text, $13::text, $14::jsonb
+FROM claim
 ON CONFLICT DO NOTHING
 `
 
 type InsertPaymentParams struct {
-	PaymentID              string
 	ExternalID             string
 	TenantID               string
 	DebtorAccount          string
@@ -463,13 +484,14 @@ type InsertPaymentParams struct {
 	Status                 string
 	StatusReason           *string
 	Request                []byte
+	PaymentID              string
 }
 
-// Insert-first; a replay of the same payment inserts nothing (its key, or
-// its tenant's id, is taken).
+// Insert-first, with the tenant's id claimed in the same statement; a
+// replay of the same payment inserts nothing (the id is claimed, or the
+// key taken).
 func (q *Queries) InsertPayment(ctx context.Context, arg InsertPaymentParams) (int64, error) {
 	result, err := q.db.Exec(ctx, insertPayment,
-		arg.PaymentID,
 		arg.ExternalID,
 		arg.TenantID,
 		arg.DebtorAccount,
@@ -484,6 +506,7 @@ func (q *Queries) InsertPayment(ctx context.Context, arg InsertPaymentParams) (i
 		arg.Status,
 		arg.StatusReason,
 		arg.Request,
+		arg.PaymentID,
 	)
 	if err != nil {
 		return 0, err
@@ -491,29 +514,44 @@ func (q *Queries) InsertPayment(ctx context.Context, arg InsertPaymentParams) (i
 	return result.RowsAffected(), nil
 }
 
-const intakeKeys = `-- name: IntakeKeys :many
-SELECT unnest(payment_ids)::text FROM payment_intake WHERE init_workflow_id = $1
+const intakeRequests = `-- name: IntakeRequests :one
+SELECT payment_ids, external_ids, tenant_ids, debtor_accounts, amounts, currencies, creditor_names,
+       creditor_ibans, creditor_bics, remittance_infos, requested_execution_times
+FROM payment_intake WHERE init_workflow_id = $1
 `
 
-// The payments a Phase A workflow is to take on; none once it took them.
-func (q *Queries) IntakeKeys(ctx context.Context, initWorkflowID string) ([]string, error) {
-	rows, err := q.db.Query(ctx, intakeKeys, initWorkflowID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []string
-	for rows.Next() {
-		var column_1 string
-		if err := rows.Scan(&column_1); err != nil {
-			return nil, err
-		}
-		items = append(items, column_1)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+type IntakeRequestsRow struct {
+	PaymentIds              []string
+	ExternalIds             []string
+	TenantIds               []string
+	DebtorAccounts          []string
+	Amounts                 []decimal.Decimal
+	Currencies              []string
+	CreditorNames           []string
+	CreditorIbans           []string
+	CreditorBics            []string
+	RemittanceInfos         []string
+	RequestedExecutionTimes []time.Time
+}
+
+// What a Phase A workflow is to store; no row once it stored it.
+func (q *Queries) IntakeRequests(ctx context.Context, initWorkflowID string) (IntakeRequestsRow, error) {
+	row := q.db.QueryRow(ctx, intakeRequests, initWorkflowID)
+	var i IntakeRequestsRow
+	err := row.Scan(
+		&i.PaymentIds,
+		&i.ExternalIds,
+		&i.TenantIds,
+		&i.DebtorAccounts,
+		&i.Amounts,
+		&i.Currencies,
+		&i.CreditorNames,
+		&i.CreditorIbans,
+		&i.CreditorBics,
+		&i.RemittanceInfos,
+		&i.RequestedExecutionTimes,
+	)
+	return i, err
 }
 
 const paymentContext = `-- name: PaymentContext :one
@@ -553,7 +591,7 @@ func (q *Queries) PaymentContext(ctx context.Context, paymentID string) (Payment
 }
 
 const paymentKey = `-- name: PaymentKey :one
-SELECT payment_id FROM payments WHERE external_id = $1 AND tenant_id = $2
+SELECT payment_id FROM payment_keys WHERE external_id = $1 AND tenant_id = $2
 `
 
 type PaymentKeyParams struct {
@@ -569,23 +607,28 @@ func (q *Queries) PaymentKey(ctx context.Context, arg PaymentKeyParams) (string,
 }
 
 const paymentKeysByExternalID = `-- name: PaymentKeysByExternalID :many
-SELECT payment_id FROM payments WHERE external_id = $1 ORDER BY tenant_id LIMIT 10
+SELECT payment_id, tenant_id FROM payment_keys WHERE external_id = $1 ORDER BY tenant_id LIMIT 10
 `
 
+type PaymentKeysByExternalIDRow struct {
+	PaymentID string
+	TenantID  string
+}
+
 // Every tenant's payment under an id, for an operator who names no tenant.
-func (q *Queries) PaymentKeysByExternalID(ctx context.Context, externalID string) ([]string, error) {
+func (q *Queries) PaymentKeysByExternalID(ctx context.Context, externalID string) ([]PaymentKeysByExternalIDRow, error) {
 	rows, err := q.db.Query(ctx, paymentKeysByExternalID, externalID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []string
+	var items []PaymentKeysByExternalIDRow
 	for rows.Next() {
-		var payment_id string
-		if err := rows.Scan(&payment_id); err != nil {
+		var i PaymentKeysByExternalIDRow
+		if err := rows.Scan(&i.PaymentID, &i.TenantID); err != nil {
 			return nil, err
 		}
-		items = append(items, payment_id)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -674,109 +717,73 @@ func (q *Queries) PendingIntake(ctx context.Context, arg PendingIntakeParams) ([
 	return items, nil
 }
 
-const receivePayments = `-- name: ReceivePayments :many
-INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
-                      creditor_iban, creditor_bic, remittance_info, requested_execution_time, status)
-SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
-       unnest($5::numeric[]), unnest($6::text[]), unnest($7::text[]),
-       nullif(unnest($8::text[]), ''), nullif(unnest($9::text[]), ''),
-       nullif(unnest($10::text[]), ''),
-       unnest($11::timestamptz[]), 'RECEIVED'
-ON CONFLICT DO NOTHING
-RETURNING payment_id
+const pendingRequests = `-- name: PendingRequests :many
+WITH w AS (
+    SELECT DISTINCT k.init_workflow_id
+    FROM payment_keys k
+    WHERE (k.external_id, k.tenant_id) IN (SELECT unnest($1::text[]), unnest($2::text[]))
+      AND k.init_workflow_id IS NOT NULL
+)
+SELECT r.payment_id::text AS payment_id, r.external_id::text AS external_id, r.tenant_id::text AS tenant_id,
+       r.debtor_account::text AS debtor_account, r.amount::numeric AS amount, r.currency::text AS currency,
+       r.creditor_name::text AS creditor_name, r.creditor_iban::text AS creditor_iban,
+       r.creditor_bic::text AS creditor_bic, r.remittance_info::text AS remittance_info,
+       r.requested_execution_time::timestamptz AS requested_execution_time, i.received_at
+FROM w
+JOIN payment_intake i ON i.init_workflow_id = w.init_workflow_id
+CROSS JOIN LATERAL (
+    SELECT unnest(i.payment_ids) AS payment_id, unnest(i.external_ids) AS external_id, unnest(i.tenant_ids) AS tenant_id,
+           unnest(i.debtor_accounts) AS debtor_account, unnest(i.amounts) AS amount, unnest(i.currencies) AS currency,
+           unnest(i.creditor_names) AS creditor_name, unnest(i.creditor_ibans) AS creditor_iban,
+           unnest(i.creditor_bics) AS creditor_bic, unnest(i.remittance_infos) AS remittance_info,
+           unnest(i.requested_execution_times) AS requested_execution_time) r
+WHERE (r.external_id, r.tenant_id) IN (SELECT unnest($1::text[]), unnest($2::text[]))
 `
 
-type ReceivePaymentsParams struct {
-	PaymentIds              []string
-	ExternalIds             []string
-	TenantIds               []string
-	DebtorAccounts          []string
-	Amounts                 []decimal.Decimal
-	Currencies              []string
-	CreditorNames           []string
-	CreditorIbans           []string
-	CreditorBics            []string
-	RemittanceInfos         []string
-	RequestedExecutionTimes []time.Time
+type PendingRequestsParams struct {
+	ExternalIds []string
+	TenantIds   []string
 }
 
-// Payments taken in, stored RECEIVED, from arrays of their columns (the
-// i-th of each is the i-th payment's; "" for none); the keys inserted (the others
-// exist: a replay, or another payment under the tenant's id). The columns
-// hold the whole request, so request stays NULL (requestOf).
-func (q *Queries) ReceivePayments(ctx context.Context, arg ReceivePaymentsParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, receivePayments,
-		arg.PaymentIds,
-		arg.ExternalIds,
-		arg.TenantIds,
-		arg.DebtorAccounts,
-		arg.Amounts,
-		arg.Currencies,
-		arg.CreditorNames,
-		arg.CreditorIbans,
-		arg.CreditorBics,
-		arg.RemittanceInfos,
-		arg.RequestedExecutionTimes,
-	)
+type PendingRequestsRow struct {
+	PaymentID              string
+	ExternalID             string
+	TenantID               string
+	DebtorAccount          string
+	Amount                 decimal.Decimal
+	Currency               string
+	CreditorName           string
+	CreditorIban           string
+	CreditorBic            string
+	RemittanceInfo         string
+	RequestedExecutionTime time.Time
+	ReceivedAt             time.Time
+}
+
+// The payments under these tenants' ids that wait in an intake row for
+// Phase A, with when they were taken in.
+func (q *Queries) PendingRequests(ctx context.Context, arg PendingRequestsParams) ([]PendingRequestsRow, error) {
+	rows, err := q.db.Query(ctx, pendingRequests, arg.ExternalIds, arg.TenantIds)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []string
+	var items []PendingRequestsRow
 	for rows.Next() {
-		var payment_id string
-		if err := rows.Scan(&payment_id); err != nil {
-			return nil, err
-		}
-		items = append(items, payment_id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const receivedPayments = `-- name: ReceivedPayments :many
-SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context FROM payments
-WHERE payment_id = ANY($1::text[]) AND status = 'RECEIVED'
-ORDER BY payment_id
-`
-
-type ReceivedPaymentsRow struct {
-	Payment Payment
-}
-
-// Those of the keys that Phase A has yet to take on.
-func (q *Queries) ReceivedPayments(ctx context.Context, paymentIds []string) ([]ReceivedPaymentsRow, error) {
-	rows, err := q.db.Query(ctx, receivedPayments, paymentIds)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []ReceivedPaymentsRow
-	for rows.Next() {
-		var i ReceivedPaymentsRow
+		var i PendingRequestsRow
 		if err := rows.Scan(
-			&i.Payment.PaymentID,
-			&i.Payment.TenantID,
-			&i.Payment.DebtorAccount,
-			&i.Payment.Amount,
-			&i.Payment.Currency,
-			&i.Payment.CreditorName,
-			&i.Payment.CreditorIban,
-			&i.Payment.CreditorBic,
-			&i.Payment.RemittanceInfo,
-			&i.Payment.RequestedExecutionTime,
-			&i.Payment.ScheduledExecutionTime,
-			&i.Payment.Status,
-			&i.Payment.StatusReason,
-			&i.Payment.Request,
-			&i.Payment.ExecutionRef,
-			&i.Payment.CreatedAt,
-			&i.Payment.UpdatedAt,
-			&i.Payment.AcceptedAt,
-			&i.Payment.ExternalID,
-			&i.Payment.Context,
+			&i.PaymentID,
+			&i.ExternalID,
+			&i.TenantID,
+			&i.DebtorAccount,
+			&i.Amount,
+			&i.Currency,
+			&i.CreditorName,
+			&i.CreditorIban,
+			&i.CreditorBic,
+			&i.RemittanceInfo,
+			&i.RequestedExecutionTime,
+			&i.ReceivedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -856,6 +863,141 @@ func (q *Queries) SetExecutionRef(ctx context.Context, arg SetExecutionRefParams
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const stageIntake = `-- name: StageIntake :exec
+INSERT INTO payment_intake (init_workflow_id, payment_ids, external_ids, tenant_ids, debtor_accounts, amounts,
+                            currencies, creditor_names, creditor_ibans, creditor_bics, remittance_infos,
+                            requested_execution_times)
+VALUES ($1, $2::text[], $3::text[], $4::text[], $5::text[],
+        $6::numeric[], $7::text[], $8::text[], $9::text[],
+        $10::text[], $11::text[], $12::timestamptz[])
+ON CONFLICT (init_workflow_id) DO UPDATE
+SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids,
+    external_ids = payment_intake.external_ids || EXCLUDED.external_ids,
+    tenant_ids = payment_intake.tenant_ids || EXCLUDED.tenant_ids,
+    debtor_accounts = payment_intake.debtor_accounts || EXCLUDED.debtor_accounts,
+    amounts = payment_intake.amounts || EXCLUDED.amounts,
+    currencies = payment_intake.currencies || EXCLUDED.currencies,
+    creditor_names = payment_intake.creditor_names || EXCLUDED.creditor_names,
+    creditor_ibans = payment_intake.creditor_ibans || EXCLUDED.creditor_ibans,
+    creditor_bics = payment_intake.creditor_bics || EXCLUDED.creditor_bics,
+    remittance_infos = payment_intake.remittance_infos || EXCLUDED.remittance_infos,
+    requested_execution_times = payment_intake.requested_execution_times || EXCLUDED.requested_execution_times
+`
+
+type StageIntakeParams struct {
+	InitWorkflowID          string
+	PaymentIds              []string
+	ExternalIds             []string
+	TenantIds               []string
+	DebtorAccounts          []string
+	Amounts                 []decimal.Decimal
+	Currencies              []string
+	CreditorNames           []string
+	CreditorIbans           []string
+	CreditorBics            []string
+	RemittanceInfos         []string
+	RequestedExecutionTimes []time.Time
+}
+
+// Payments taken in, for the Phase A workflow that is to store them: its
+// intake row, the payments as arrays of their columns ("" for none).
+func (q *Queries) StageIntake(ctx context.Context, arg StageIntakeParams) error {
+	_, err := q.db.Exec(ctx, stageIntake,
+		arg.InitWorkflowID,
+		arg.PaymentIds,
+		arg.ExternalIds,
+		arg.TenantIds,
+		arg.DebtorAccounts,
+		arg.Amounts,
+		arg.Currencies,
+		arg.CreditorNames,
+		arg.CreditorIbans,
+		arg.CreditorBics,
+		arg.RemittanceInfos,
+		arg.RequestedExecutionTimes,
+	)
+	return err
+}
+
+const storePhaseA = `-- name: StorePhaseA :many
+INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
+                      creditor_iban, creditor_bic, remittance_info, requested_execution_time,
+                      status, status_reason, scheduled_execution_time, context)
+SELECT r.payment_id, r.external_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
+       nullif(r.creditor_iban, ''), nullif(r.creditor_bic, ''), nullif(r.remittance_info, ''),
+       r.requested_execution_time, r.status, nullif(r.status_reason, ''),
+       CASE WHEN r.status = 'SCHEDULED' THEN r.scheduled_execution_time END, nullif(r.context, '')::jsonb
+FROM (SELECT unnest($1::text[]) AS payment_id, unnest($2::text[]) AS external_id,
+             unnest($3::text[]) AS tenant_id, unnest($4::text[]) AS debtor_account,
+             unnest($5::numeric[]) AS amount, unnest($6::text[]) AS currency,
+             unnest($7::text[]) AS creditor_name, unnest($8::text[]) AS creditor_iban,
+             unnest($9::text[]) AS creditor_bic, unnest($10::text[]) AS remittance_info,
+             unnest($11::timestamptz[]) AS requested_execution_time,
+             unnest($12::text[]) AS status, unnest($13::text[]) AS status_reason,
+             unnest($14::timestamptz[]) AS scheduled_execution_time,
+             unnest($15::text[]) AS context) r
+ON CONFLICT DO NOTHING
+RETURNING payment_id
+`
+
+type StorePhaseAParams struct {
+	PaymentIds              []string
+	ExternalIds             []string
+	TenantIds               []string
+	DebtorAccounts          []string
+	Amounts                 []decimal.Decimal
+	Currencies              []string
+	CreditorNames           []string
+	CreditorIbans           []string
+	CreditorBics            []string
+	RemittanceInfos         []string
+	RequestedExecutionTimes []time.Time
+	Statuses                []string
+	StatusReasons           []string
+	ScheduledExecutionTimes []time.Time
+	Contexts                []string
+}
+
+// Phase A's verdicts, each payment stored once in the status it reached:
+// SCHEDULED with its slot and context, or REJECTED with its reason (the
+// i-th of each array is the i-th payment's; "" for none). The keys
+// stored; one stored before (another run of the same workflow) is left.
+func (q *Queries) StorePhaseA(ctx context.Context, arg StorePhaseAParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, storePhaseA,
+		arg.PaymentIds,
+		arg.ExternalIds,
+		arg.TenantIds,
+		arg.DebtorAccounts,
+		arg.Amounts,
+		arg.Currencies,
+		arg.CreditorNames,
+		arg.CreditorIbans,
+		arg.CreditorBics,
+		arg.RemittanceInfos,
+		arg.RequestedExecutionTimes,
+		arg.Statuses,
+		arg.StatusReasons,
+		arg.ScheduledExecutionTimes,
+		arg.Contexts,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var payment_id string
+		if err := rows.Scan(&payment_id); err != nil {
+			return nil, err
+		}
+		items = append(items, payment_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const transitionPayment = `-- name: TransitionPayment :one

@@ -65,3 +65,11 @@ SELECT p.payment_id, p.status,
 FROM payments p
 JOIN payment_booking b ON b.payment_id = p.payment_id
 WHERE p.status IN ('DELIVERED', 'RETURNED');
+
+-- name: PaymentsWithoutTheirClaim :many
+-- A payment is the one its tenant's id was claimed for (payment_keys):
+-- so no two payments share a tenant's id.
+SELECT p.payment_id, p.external_id, p.tenant_id, k.payment_id AS claimed_by
+FROM payments p
+LEFT JOIN payment_keys k ON k.external_id = p.external_id AND k.tenant_id = p.tenant_id
+WHERE k.payment_id IS DISTINCT FROM p.payment_id;

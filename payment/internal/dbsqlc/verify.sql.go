@@ -144,6 +144,47 @@ func (q *Queries) ExecutedWithoutOneDebit(ctx context.Context) ([]ExecutedWithou
 	return items, nil
 }
 
+const paymentsWithoutTheirClaim = `-- name: PaymentsWithoutTheirClaim :many
+SELECT p.payment_id, p.external_id, p.tenant_id, k.payment_id AS claimed_by
+FROM payments p
+LEFT JOIN payment_keys k ON k.external_id = p.external_id AND k.tenant_id = p.tenant_id
+WHERE k.payment_id IS DISTINCT FROM p.payment_id
+`
+
+type PaymentsWithoutTheirClaimRow struct {
+	PaymentID  string
+	ExternalID string
+	TenantID   string
+	ClaimedBy  *string
+}
+
+// A payment is the one its tenant's id was claimed for (payment_keys):
+// so no two payments share a tenant's id.
+func (q *Queries) PaymentsWithoutTheirClaim(ctx context.Context) ([]PaymentsWithoutTheirClaimRow, error) {
+	rows, err := q.db.Query(ctx, paymentsWithoutTheirClaim)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PaymentsWithoutTheirClaimRow
+	for rows.Next() {
+		var i PaymentsWithoutTheirClaimRow
+		if err := rows.Scan(
+			&i.PaymentID,
+			&i.ExternalID,
+			&i.TenantID,
+			&i.ClaimedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const processDisagrees = `-- name: ProcessDisagrees :many
 SELECT p.payment_id, p.status, pi.status AS process_status
 FROM payments p

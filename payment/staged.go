@@ -1,0 +1,91 @@
+package payment
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
+)
+
+// staged is payments taken in and not stored yet, as arrays of their
+// columns (the i-th of each is the i-th payment's; "" for none): how an
+// intake row holds a chunk, so that a chunk is written and read in one
+// statement and its payments' rows are written once, by Phase A.
+type staged struct {
+	keys, externalIDs, tenantIDs, debtorAccounts []string
+	amounts                                      []decimal.Decimal
+	currencies, creditorNames                    []string
+	creditorIBANs, creditorBICs, remittanceInfos []string
+	requestedTimes                               []time.Time
+}
+
+// add appends a validated request under its key, with its parsed amount.
+func (st *staged) add(key string, r Request, amount decimal.Decimal) {
+	st.keys = append(st.keys, key)
+	st.externalIDs = append(st.externalIDs, r.PaymentID)
+	st.tenantIDs = append(st.tenantIDs, r.TenantID)
+	st.debtorAccounts = append(st.debtorAccounts, r.DebtorAccount)
+	st.amounts = append(st.amounts, amount)
+	st.currencies = append(st.currencies, r.Currency)
+	st.creditorNames = append(st.creditorNames, r.Creditor.Name)
+	st.creditorIBANs = append(st.creditorIBANs, r.Creditor.IBAN)
+	st.creditorBICs = append(st.creditorBICs, r.Creditor.BIC)
+	st.remittanceInfos = append(st.remittanceInfos, r.RemittanceInfo)
+	st.requestedTimes = append(st.requestedTimes, r.RequestedExecutionTime)
+}
+
+// pick is the payments at the indexes.
+func (st staged) pick(at []int) staged {
+	var out staged
+	for _, i := range at {
+		out.add(st.keys[i], st.request(i), st.amounts[i])
+	}
+	return out
+}
+
+// request is the i-th payment's request, its amount with its currency's
+// minor units (as requestOf reads a stored one).
+func (st staged) request(i int) Request {
+	return Request{
+		PaymentID: st.externalIDs[i], TenantID: st.tenantIDs[i], DebtorAccount: st.debtorAccounts[i],
+		Amount: amountText(st.amounts[i], st.currencies[i]), Currency: st.currencies[i],
+		Creditor:               Creditor{Name: st.creditorNames[i], IBAN: st.creditorIBANs[i], BIC: st.creditorBICs[i]},
+		RequestedExecutionTime: st.requestedTimes[i].UTC(), RemittanceInfo: st.remittanceInfos[i],
+	}
+}
+
+// check refuses arrays of different lengths: a row no statement of ours
+// writes.
+func (st staged) check() error {
+	n := len(st.keys)
+	for _, l := range []int{len(st.externalIDs), len(st.tenantIDs), len(st.debtorAccounts), len(st.amounts), len(st.currencies),
+		len(st.creditorNames), len(st.creditorIBANs), len(st.creditorBICs), len(st.remittanceInfos), len(st.requestedTimes)} {
+		if l != n {
+			return fmt.Errorf("an intake row's columns hold %d and %d payments", n, l)
+		}
+	}
+	return nil
+}
+
+func (st staged) intakeParams(initWorkflowID string) dbsqlc.StageIntakeParams {
+	return dbsqlc.StageIntakeParams{
+		InitWorkflowID: initWorkflowID, PaymentIds: st.keys, ExternalIds: st.externalIDs, TenantIds: st.tenantIDs,
+		DebtorAccounts: st.debtorAccounts, Amounts: st.amounts, Currencies: st.currencies, CreditorNames: st.creditorNames,
+		CreditorIbans: st.creditorIBANs, CreditorBics: st.creditorBICs, RemittanceInfos: st.remittanceInfos,
+		RequestedExecutionTimes: st.requestedTimes,
+	}
+}
+
+// storeParams is the statement that stores the payments with Phase A's
+// verdicts: statuses[i] and, per status, reasons[i] or times[i] and
+// contexts[i].
+func (st staged) storeParams(statuses, reasons []string, times []time.Time, contexts []string) dbsqlc.StorePhaseAParams {
+	return dbsqlc.StorePhaseAParams{
+		PaymentIds: st.keys, ExternalIds: st.externalIDs, TenantIds: st.tenantIDs, DebtorAccounts: st.debtorAccounts,
+		Amounts: st.amounts, Currencies: st.currencies, CreditorNames: st.creditorNames, CreditorIbans: st.creditorIBANs,
+		CreditorBics: st.creditorBICs, RemittanceInfos: st.remittanceInfos, RequestedExecutionTimes: st.requestedTimes,
+		Statuses: statuses, StatusReasons: reasons, ScheduledExecutionTimes: times, Contexts: contexts,
+	}
+}
