@@ -65,16 +65,7 @@ func (rt *Router) serveAudited(w http.ResponseWriter, r *http.Request, pattern s
 	if rw.status >= 400 {
 		return
 	}
-	actor := "anonymous"
-	if p, ok := auth.FromContext(r.Context()); ok {
-		actor = p.TokenID
-		if p.Name != "" {
-			actor += " (" + p.Name + ")"
-		}
-	}
-	if op := r.Header.Get(OperatorHeader); op != "" && len(op) <= maxOperator {
-		actor += " as " + op
-	}
+	actor := actorOf(r)
 	detail := map[string]any{"status": rw.status}
 	if body.Len() > 0 {
 		if json.Valid(body.Bytes()) {
@@ -85,6 +76,32 @@ func (rt *Router) serveAudited(w http.ResponseWriter, r *http.Request, pattern s
 	}
 	if err := rt.audit.Record(context.WithoutCancel(r.Context()), actor, pattern, r.URL.Path, detail); err != nil {
 		rt.log.Error("recording an admin change in the audit log failed", "route", pattern, "path", r.URL.Path, "error", err)
+	}
+}
+
+// actorOf names who made a request: its token, and the operator it names.
+func actorOf(r *http.Request) string {
+	actor := "anonymous"
+	if p, ok := auth.FromContext(r.Context()); ok {
+		actor = p.TokenID
+		if p.Name != "" {
+			actor += " (" + p.Name + ")"
+		}
+	}
+	if op := r.Header.Get(OperatorHeader); op != "" && len(op) <= maxOperator {
+		actor += " as " + op
+	}
+	return actor
+}
+
+// auditCancel records a cancel in the audit log: who, what, how many.
+func (rt *Router) auditCancel(r *http.Request, what, id, tenant string, cancelled int) {
+	if rt.audit == nil {
+		return
+	}
+	detail := map[string]any{what: id, "tenantId": tenant, "cancelled": cancelled}
+	if err := rt.audit.Record(context.WithoutCancel(r.Context()), actorOf(r), r.Pattern, r.URL.Path, detail); err != nil {
+		rt.log.Error("recording a cancel in the audit log failed", "path", r.URL.Path, "error", err)
 	}
 }
 

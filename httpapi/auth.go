@@ -32,6 +32,9 @@ var routeScopes = map[string]auth.Scope{
 	"POST /v1/accounts":        auth.AccountsWrite,
 	"GET /v1/accounts/{id}":    auth.PaymentsRead,
 
+	"POST /v1/payments/{id}/cancel":        auth.PaymentsWrite,
+	"POST /v1/payment-batches/{id}/cancel": auth.PaymentsWrite,
+
 	"GET /v1/payment-batches/{id}":            auth.PaymentsRead,
 	"GET /v1/payment-batches/{id}/rejections": auth.PaymentsRead,
 }

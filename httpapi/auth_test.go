@@ -79,6 +79,21 @@ func (f *fakePayments) BatchRejections(ctx context.Context, id string) ([]paymen
 	}
 	return f.rejections, v.Tenants, err
 }
+func (f *fakePayments) Cancel(_ context.Context, tenant, id string) (payment.Status, error) {
+	if r, ok := f.byID[id]; !ok || r.TenantID != tenant {
+		return "", payment.ErrNotFound
+	}
+	return payment.StatusCancelled, nil
+}
+func (f *fakePayments) CancelBatch(_ context.Context, id, tenant string) (payment.Cancelled, error) {
+	n := 0
+	for _, r := range f.byID {
+		if tenant == "" || r.TenantID == tenant {
+			n++
+		}
+	}
+	return payment.Cancelled{Cancelled: n, NotCancelled: []payment.NotCancelled{}}, nil
+}
 func (f *fakePayments) Status(_ context.Context, tenant, id string) (payment.View, error) {
 	r, ok := f.byID[id]
 	if !ok || tenant != "" && r.TenantID != tenant {
@@ -185,6 +200,13 @@ func TestAuthorization(t *testing.T) {
 		{"account without the scope", "POST", "/v1/accounts", `{"accountId":"ACC-Y","tenantId":"acme","currency":"EUR","balance":"1"}`, "Bearer acme-read", 403, false},
 		{"admin route, tenant token", "GET", "/admin/fx-rates", "", "Bearer acme-rw", 403, false},
 		{"admin route, admin", "GET", "/admin/fx-rates", "", "Bearer admin", 200, false},
+		{"cancel own payment", "POST", "/v1/payments/pay-acme/cancel", "", "Bearer acme-rw", 200, false},
+		{"cancel without the scope", "POST", "/v1/payments/pay-acme/cancel", "", "Bearer acme-read", 403, false},
+		{"cancel another tenant's payment", "POST", "/v1/payments/pay-globex/cancel", "", "Bearer acme-rw", 404, false},
+		{"cancel naming another tenant", "POST", "/v1/payments/pay-globex/cancel?tenantId=globex", "", "Bearer acme-rw", 404, false},
+		{"admin cancels without naming the tenant", "POST", "/v1/payments/pay-globex/cancel", "", "Bearer admin", 422, false},
+		{"admin cancels naming the tenant", "POST", "/v1/payments/pay-globex/cancel?tenantId=globex", "", "Bearer admin", 200, false},
+		{"cancel an unknown batch", "POST", "/v1/payment-batches/nope/cancel", "", "Bearer acme-rw", 404, false},
 		{"operator action, tenant token", "POST", "/admin/processes/" + processOf["acme"].String() + "/pause", "", "Bearer acme-rw", 403, false},
 	}
 	for _, tt := range tests {
@@ -224,6 +246,7 @@ func TestRouteScopes(t *testing.T) {
 		"POST /v1/payments": auth.PaymentsWrite, "GET /v1/payments/{id}": auth.PaymentsRead,
 		"POST /v1/accounts": auth.AccountsWrite, "POST /admin/fx-rates": auth.Admin,
 		"POST /api/v1/slots": auth.Admin, "GET /v1/something-new": auth.Admin,
+		"POST /v1/payments/{id}/cancel": auth.PaymentsWrite, "POST /v1/payment-batches/{id}/cancel": auth.PaymentsWrite,
 	} {
 		if got, public := httpapi.RouteScope(pattern); got != want || public {
 			t.Errorf("%s: scope %q (public %t), want %q", pattern, got, public, want)

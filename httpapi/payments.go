@@ -33,6 +33,11 @@ type Payments interface {
 	RecordRejections(ctx context.Context, batchID string, rejections []payment.LineError) error
 	Batch(ctx context.Context, id string) (payment.BatchView, error)
 	BatchRejections(ctx context.Context, id string) ([]payment.LineError, []string, error)
+	// Cancel cancels the tenant's payment if its execution has not begun
+	// (payment.ErrNotCancellable names where it is); CancelBatch every
+	// payment of a file that has not begun, of one tenant or (empty) all.
+	Cancel(ctx context.Context, tenantID, id string) (payment.Status, error)
+	CancelBatch(ctx context.Context, batchID, tenantID string) (payment.Cancelled, error)
 }
 
 // The default body limits: a single request (a payment, an account) and
@@ -44,6 +49,7 @@ const (
 
 // HandlePayments adds POST /v1/payments and GET /v1/payments/{id}.
 func (rt *Router) HandlePayments(p Payments) {
+	rt.handleCancel(p)
 	rt.Handle("POST /v1/payments", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req payment.Request
 		if prob := decodeJSON(w, r, &req); prob != nil {
@@ -232,6 +238,69 @@ func (rt *Router) HandlePayments(p Payments) {
 			WriteJSON(w, http.StatusOK, v)
 		}
 	}))
+}
+
+// handleCancel adds POST /v1/payments/{id}/cancel and
+// POST /v1/payment-batches/{id}/cancel.
+func (rt *Router) handleCancel(p Payments) {
+	rt.Handle("POST /v1/payments/{id}/cancel", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		tenant, ok := lookupTenant(r)
+		var status payment.Status
+		err := payment.ErrNotFound
+		switch {
+		case ok && tenant == "":
+			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Tenant required",
+				Detail: "a cancel names the payment's tenant", Errors: []FieldError{{Field: "tenantId", Detail: "required: add ?tenantId= to name the payment's tenant"}}})
+			return
+		case ok:
+			status, err = p.Cancel(r.Context(), tenant, id)
+		}
+		switch {
+		case errors.Is(err, payment.ErrNotFound):
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment " + plaintext.Clip(id, 64)})
+		case errors.Is(err, payment.ErrNotCancellable):
+			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Payment not cancellable",
+				Detail: fmt.Sprintf("payment %s is %s: %s", plaintext.Clip(id, 64), status, whyNotCancelled(err))})
+		case err != nil:
+			rt.log.Error("payment cancel failed", "error", err)
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payment cannot be cancelled now; retry"})
+		default:
+			rt.auditCancel(r, "payment", id, tenant, 1)
+			WriteJSON(w, http.StatusOK, map[string]any{"paymentId": id, "tenantId": tenant, "status": status})
+		}
+	}))
+	rt.Handle("POST /v1/payment-batches/{id}/cancel", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		v, err := p.Batch(r.Context(), id)
+		if err == nil && !tenantsAllowed(r, v.Tenants) {
+			err = payment.ErrNotFound // a file with another tenant's payments does not exist for this caller
+		}
+		var res payment.Cancelled
+		tenant, _ := lookupTenant(r)
+		if err == nil {
+			res, err = p.CancelBatch(r.Context(), id, tenant)
+		}
+		switch {
+		case errors.Is(err, payment.ErrNotFound):
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(id, 64)})
+		case err != nil:
+			rt.log.Error("batch cancel failed", "error", err)
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be cancelled now; retry: what was cancelled stays so"})
+		default:
+			rt.auditCancel(r, "batch", id, tenant, res.Cancelled)
+			WriteJSON(w, http.StatusOK, map[string]any{"batchId": id, "cancelled": res.Cancelled, "notCancelled": res.NotCancelled})
+		}
+	}))
+}
+
+// whyNotCancelled is the reason in a cancel's refusal.
+func whyNotCancelled(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ", "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return strings.TrimSuffix(msg, ": "+payment.ErrNotCancellable.Error())
 }
 
 // lineCursor is a rejection's place: ten digits.

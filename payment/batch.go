@@ -70,7 +70,7 @@ func (s *Service) StartBatch(ctx context.Context, reqs []Request, whole bool) (B
 	if size <= 0 {
 		size = ChunkSize
 	}
-	chunkID := func(n int) string { return fmt.Sprintf("init-%s-%d", sub.BatchID, n) }
+	chunkID := func(n int) string { return chunkWorkflowID(sub.BatchID, n) }
 	// A whole file is stored in one transaction, so that a conflict stores
 	// nothing. Otherwise each part of it commits on its own and its chunks
 	// start while the next part is stored: Phase A begins a second after
@@ -106,6 +106,7 @@ func (s *Service) StartBatch(ctx context.Context, reqs []Request, whole bool) (B
 	}
 
 	var keys, tenants []string
+	var chunkOf []int // each key's chunk
 	seen := map[string]bool{}
 	chunks := 0
 	for from := 0; from < len(reqs); from += part {
@@ -130,7 +131,7 @@ func (s *Service) StartBatch(ctx context.Context, reqs []Request, whole bool) (B
 				sub.Conflicts = append(sub.Conflicts, from+i)
 				continue
 			}
-			keys = append(keys, rc.Key)
+			keys, chunkOf = append(keys, rc.Key), append(chunkOf, (from+i)/size)
 			if n := (from + i) / size; n != last {
 				if last >= 0 {
 					todo <- last
@@ -155,11 +156,15 @@ func (s *Service) StartBatch(ctx context.Context, reqs []Request, whole bool) (B
 	// The file is recorded before the answer, so its progress can be
 	// asked for at once.
 	planned := BatchSubmission{BatchID: sub.BatchID, Payments: len(keys), Chunks: chunks}
-	if err := s.Store.RecordBatch(ctx, planned, tenants, keys); err != nil {
+	if err := s.Store.RecordBatch(ctx, planned, tenants, keys, chunkOf); err != nil {
 		return sub, errors.Join(fmt.Errorf("payment: record batch %s: %w", sub.BatchID, err), wait())
 	}
 	return sub, wait()
 }
+
+// chunkWorkflowID is the id of the Phase A workflow of a file's chunk n,
+// and of its intake row.
+func chunkWorkflowID(batchID string, n int) string { return fmt.Sprintf("init-%s-%d", batchID, n) }
 
 // receivePart is how many payments of a file one transaction stores, when
 // the file is not taken whole.

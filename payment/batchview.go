@@ -26,7 +26,7 @@ type BatchView struct {
 
 // BatchProgress counts a file's started payments by stage: received (not
 // yet through Phase A), rejected by Phase A, scheduled, executing
-// (ACCEPTED or PROCESSING), delivered, failed, returned.
+// (ACCEPTED or PROCESSING), delivered, failed, returned, cancelled.
 type BatchProgress struct {
 	Received  int `json:"received"`
 	Rejected  int `json:"rejected"`
@@ -35,6 +35,7 @@ type BatchProgress struct {
 	Delivered int `json:"delivered"`
 	Failed    int `json:"failed"`
 	Returned  int `json:"returned"`
+	Cancelled int `json:"cancelled"`
 }
 
 // maxStoredRejections bounds the rejections kept with a file.
@@ -70,7 +71,8 @@ func (s *Service) Batch(ctx context.Context, id string) (BatchView, error) {
 	}
 	return BatchView{BatchID: b.BatchID, Tenants: b.Tenants, CreatedAt: b.CreatedAt, Payments: int(b.Payments), Chunks: int(b.Chunks),
 		Rejected: int(b.Rejected), Progress: BatchProgress{Received: int(p.Received), Rejected: int(p.Rejected), Scheduled: int(p.Scheduled),
-			Executing: int(p.Executing), Delivered: int(p.Delivered), Failed: int(p.Failed), Returned: int(p.Returned)}}, nil
+			Executing: int(p.Executing), Delivered: int(p.Delivered), Failed: int(p.Failed), Returned: int(p.Returned),
+			Cancelled: int(p.Cancelled)}}, nil
 }
 
 // BatchRejections returns the payments refused in a file and its tenants

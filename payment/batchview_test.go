@@ -23,7 +23,7 @@ func TestBatchProgress(t *testing.T) {
 	ids := []string{"bp-1", "bp-2", "bp-3"}
 	keys := []string{payment.Key("acme", "bp-1"), payment.Key("acme", "bp-2"), payment.Key("acme", "bp-3")}
 	for range 2 {
-		if err := store.RecordBatch(ctx, sub, []string{"acme"}, keys); err != nil {
+		if err := store.RecordBatch(ctx, sub, []string{"acme"}, keys, []int{0, 0, 0}); err != nil {
 			t.Fatal(err)
 		}
 	}

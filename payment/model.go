@@ -24,6 +24,9 @@ const (
 	StatusReturned Status = "RETURNED"
 	StatusRejected Status = "REJECTED"
 	StatusFailed   Status = "FAILED"
+	// StatusCancelled: cancelled before its execution began; never
+	// debited, never sent to the rail.
+	StatusCancelled Status = "CANCELLED"
 )
 
 // Request is a payment as a client submits it. Field names are camelCase in

@@ -38,11 +38,13 @@ func (st *staged) add(key string, r Request, amount decimal.Decimal) {
 
 // pick is the payments at the indexes.
 func (st staged) pick(at []int) staged {
-	var out staged
-	for _, i := range at {
-		out.add(st.keys[i], st.request(i), st.amounts[i])
+	return staged{
+		keys: pick(st.keys, at), externalIDs: pick(st.externalIDs, at), tenantIDs: pick(st.tenantIDs, at),
+		debtorAccounts: pick(st.debtorAccounts, at), amounts: pick(st.amounts, at), currencies: pick(st.currencies, at),
+		creditorNames: pick(st.creditorNames, at), creditorIBANs: pick(st.creditorIBANs, at),
+		creditorBICs: pick(st.creditorBICs, at), remittanceInfos: pick(st.remittanceInfos, at),
+		requestedTimes: pick(st.requestedTimes, at),
 	}
-	return out
 }
 
 // request is the i-th payment's request, its amount with its currency's

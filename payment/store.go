@@ -2,10 +2,13 @@ package payment
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -135,14 +138,25 @@ func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i
 		all.add(out[i].Key, r, amount)
 		workflows[i] = initWorkflowID(i)
 	}
+	// Ids are claimed in one order, whatever the order of rs: two callers
+	// taking in the same ids wait for each other, never in a cycle.
+	order := make([]int, len(rs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(i, j int) int {
+		return cmp.Or(strings.Compare(all.externalIDs[i], all.externalIDs[j]), strings.Compare(all.tenantIDs[i], all.tenantIDs[j]))
+	})
+	claimIDs, claimTenants := pick(all.externalIDs, order), pick(all.tenantIDs, order)
+	claimKeys, claimWorkflows := pick(all.keys, order), pick(workflows, order)
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
 		q := dbsqlc.New(tx)
 		fresh := make(map[string]bool, len(rs))
 		for from := 0; from < len(rs); from += receiveStatement {
 			to := min(from+receiveStatement, len(rs))
 			claimed, err := q.ClaimKeys(ctx, dbsqlc.ClaimKeysParams{
-				ExternalIds: all.externalIDs[from:to], TenantIds: all.tenantIDs[from:to],
-				PaymentIds: all.keys[from:to], InitWorkflowIds: workflows[from:to],
+				ExternalIds: claimIDs[from:to], TenantIds: claimTenants[from:to],
+				PaymentIds: claimKeys[from:to], InitWorkflowIds: claimWorkflows[from:to],
 			})
 			if err != nil {
 				return fmt.Errorf("payment: receive %d payments: %w", to-from, err)
@@ -153,7 +167,7 @@ func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i
 		}
 		// The payments claimed now, by the workflow that is to store them;
 		// the rest were taken in before, and are compared with what was.
-		var order []string
+		var wfOrder []string
 		byWorkflow := map[string][]int{}
 		var replays []Request
 		var replayAt []int
@@ -165,11 +179,11 @@ func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i
 			out[i].Fresh = true
 			delete(fresh, out[i].Key) // a second copy in rs is a replay of the first
 			if _, ok := byWorkflow[workflows[i]]; !ok {
-				order = append(order, workflows[i])
+				wfOrder = append(wfOrder, workflows[i])
 			}
 			byWorkflow[workflows[i]] = append(byWorkflow[workflows[i]], i)
 		}
-		for _, id := range order {
+		for _, id := range wfOrder {
 			if err := q.StageIntake(ctx, all.pick(byWorkflow[id]).intakeParams(id)); err != nil {
 				return fmt.Errorf("payment: stage %d payments for %s: %w", len(byWorkflow[id]), id, err)
 			}
@@ -344,7 +358,7 @@ func (s *Store) Find(ctx context.Context, tenantID, paymentID string) (Payment, 
 	if err != nil {
 		return Payment{}, fmt.Errorf("payment: find %s of %s: %w", paymentID, tenantID, err)
 	}
-	return s.claimed(ctx, key, tenantID, paymentID)
+	return s.claimed(ctx, key.PaymentID, tenantID, paymentID)
 }
 
 // claimed is the payment under a claimed id: stored, or waiting in its
@@ -422,6 +436,33 @@ func (s *Store) Accept(ctx context.Context, key string, at time.Time) error {
 	return s.transition(ctx, key, StatusScheduled, StatusAccepted, "", &at)
 }
 
+// ErrCancelled: the payment was cancelled before its execution began.
+var ErrCancelled = errors.New("payment: cancelled")
+
+// Begin records that the payment's execution begins, at at: SCHEDULED →
+// ACCEPTED, the guarded transition a cancel races (one of the two wins).
+// A payment found ACCEPTED was begun before; CANCELLED is ErrCancelled;
+// any other status ErrWrongStatus.
+func (s *Store) Begin(ctx context.Context, key string, at time.Time) error {
+	_, err := s.q.BeginExecution(ctx, dbsqlc.BeginExecutionParams{PaymentID: key, AcceptedAt: &at})
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("payment: begin the execution of %s: %w", key, err)
+	}
+	cur, gerr := s.Get(ctx, key)
+	switch {
+	case gerr != nil:
+		return gerr
+	case cur.Status == StatusAccepted:
+		return nil
+	case cur.Status == StatusCancelled:
+		return fmt.Errorf("payment %s: %w", key, ErrCancelled)
+	}
+	return fmt.Errorf("payment %s is %s, not SCHEDULED: %w", key, cur.Status, ErrWrongStatus)
+}
+
 // SetExecutionRef records which execution handled the payment.
 func (s *Store) SetExecutionRef(ctx context.Context, id, ref string) error {
 	if _, err := s.q.SetExecutionRef(ctx, dbsqlc.SetExecutionRefParams{PaymentID: id, ExecutionRef: &ref}); err != nil {
@@ -475,9 +516,10 @@ func deref(s *string) string {
 	return *s
 }
 
-// RecordBatch records a bulk file and the keys of its payments, once: the
-// same file again changes nothing.
-func (s *Store) RecordBatch(ctx context.Context, sub BatchSubmission, tenants, paymentIDs []string) error {
+// RecordBatch records a bulk file and the keys of its payments, chunkOf[i]
+// the chunk of paymentIDs[i] (in order), once: the same file again
+// changes nothing.
+func (s *Store) RecordBatch(ctx context.Context, sub BatchSubmission, tenants, paymentIDs []string, chunkOf []int) error {
 	return pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
 		q := dbsqlc.New(tx)
 		n, err := q.InsertBatch(ctx, dbsqlc.InsertBatchParams{
@@ -485,18 +527,20 @@ func (s *Store) RecordBatch(ctx context.Context, sub BatchSubmission, tenants, p
 		if err != nil || n == 0 {
 			return err
 		}
-		for part, from := 0, 0; from < len(paymentIDs); part, from = part+1, from+batchPart {
-			ids := paymentIDs[from:min(from+batchPart, len(paymentIDs))]
-			if err := q.InsertBatchPart(ctx, dbsqlc.InsertBatchPartParams{BatchID: sub.BatchID, Part: int32(part), PaymentIds: ids}); err != nil {
-				return fmt.Errorf("payment: batch %s, part %d: %w", sub.BatchID, part, err)
+		for from := 0; from < len(paymentIDs); {
+			to := from + 1
+			for to < len(paymentIDs) && chunkOf[to] == chunkOf[from] {
+				to++
 			}
+			part := chunkOf[from]
+			if err := q.InsertBatchPart(ctx, dbsqlc.InsertBatchPartParams{BatchID: sub.BatchID, Part: int32(part), PaymentIds: paymentIDs[from:to]}); err != nil {
+				return fmt.Errorf("payment: batch %s, chunk %d: %w", sub.BatchID, part, err)
+			}
+			from = to
 		}
 		return nil
 	})
 }
-
-// batchPart is how many of a file's payment keys one row lists.
-const batchPart = 2500
 
 // Context returns a payment's Phase A context (what its execution needs),
 // stored with it when Phase A scheduled it.

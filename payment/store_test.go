@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -422,5 +425,100 @@ func TestFinish(t *testing.T) {
 		if p.Status != tt.want || notes != wantNotes || p.ExecutionRef != wantRef {
 			t.Errorf("%s: %s, %d notifications, ref %q; want %s, %d, %q", tt.name, p.Status, notes, p.ExecutionRef, tt.want, wantNotes, wantRef)
 		}
+	}
+}
+
+// TestReceiveConcurrently: sixteen callers take in the same 100 payments
+// at once, half of them with payment 7 changed, half in the other order. Each payment is taken in
+// once (one caller's receipt is fresh), the others are replays, or
+// conflicts where they differ from the one taken in; Phase A, run on
+// every intake row at once, stores each payment once, and verify finds
+// every payment the one its id was claimed for.
+func TestReceiveConcurrently(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := newPool(t)
+	s := payment.NewStore(pool)
+	const callers, n = 16, 100
+	at := time.Now().Truncate(time.Second)
+	batch := func(changed bool) []payment.Request {
+		rs := make([]payment.Request, n)
+		for i := range rs {
+			rs[i] = validRequest(at)
+			rs[i].PaymentID = fmt.Sprintf("race-%03d", i)
+		}
+		if changed {
+			rs[7].Amount = "7.00"
+		}
+		return rs
+	}
+	receipts := make([][]payment.Receipt, callers)
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rs := batch(c%2 == 1)
+			if c%4 >= 2 { // in the file's other order
+				slices.Reverse(rs)
+			}
+			rcs, err := s.Receive(ctx, rs, func(int) string { return fmt.Sprintf("init-race-%d", c) }, false)
+			if err != nil {
+				t.Error(err)
+			}
+			if c%4 >= 2 {
+				slices.Reverse(rcs)
+			}
+			receipts[c] = rcs
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for i := range n {
+		winner := -1
+		for c := range callers {
+			if receipts[c][i].Fresh {
+				if winner >= 0 {
+					t.Fatalf("payment %d taken in by callers %d and %d", i, winner, c)
+				}
+				winner = c
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("payment %d taken in by no caller", i)
+		}
+		for c := range callers {
+			differs := i == 7 && c%2 != winner%2
+			if c != winner && receipts[c][i].Conflict != differs {
+				t.Fatalf("payment %d, caller %d: conflict %v, want %v (caller %d took it in)", i, c, receipts[c][i].Conflict, differs, winner)
+			}
+		}
+	}
+	var waiting int
+	if err := pool.QueryRow(ctx, `SELECT coalesce(sum(cardinality(payment_ids)), 0) FROM payment_intake`).Scan(&waiting); err != nil || waiting != n {
+		t.Fatalf("%d payments waiting in intake rows (%v), want %d", waiting, err, n)
+	}
+	a := &payment.InitActivities{Store: s, Queue: queue.New(pool)}
+	var scheduled atomic.Int64
+	for c := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := a.InitIntake(ctx, fmt.Sprintf("init-race-%d", c))
+			if err != nil {
+				t.Error(err)
+			}
+			scheduled.Add(int64(res.Scheduled))
+		}()
+	}
+	wg.Wait()
+	var stored int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = 'SCHEDULED'`).Scan(&stored); err != nil || stored != n || scheduled.Load() != n {
+		t.Fatalf("%d payments stored SCHEDULED, Phase A answered %d (%v); want %d", stored, scheduled.Load(), err, n)
+	}
+	if v, err := payment.Verify(ctx, pool); err != nil || len(v) > 0 {
+		t.Fatalf("verify: %v, %v", v, err)
 	}
 }

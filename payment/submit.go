@@ -121,7 +121,14 @@ const (
 	// account the rail is told.
 	keyExternalID    = "externalId"
 	keyDebtorAccount = "debtorAccount"
+	// keyBegun: the first step began the execution (SCHEDULED →
+	// ACCEPTED); a process started before that was accepted at booking.
+	keyBegun = "executionBegun"
 )
+
+// CodeCancelled is the code of an execution that found its payment
+// cancelled: it began nothing, and the payment stays CANCELLED.
+const CodeCancelled = "CANCELLED"
 
 // SubmitData is SubmitPayment's initial data for a payment, from its
 // Phase A context: deterministic, so the exec workflow may build it.
@@ -197,6 +204,17 @@ func (s submit) createTransaction(ctx context.Context, tx pgx.Tx, in process.Ste
 	if err != nil {
 		return nil, err
 	}
+	// The execution begins here, in the debit's transaction and before
+	// the account's row is locked: a cancel that won leaves nothing to
+	// debit; one that comes after finds the payment ACCEPTED.
+	switch err := NewStore(tx).Begin(ctx, d.String(keyPaymentID), s.executionTime(d)); {
+	case errors.Is(err, ErrCancelled):
+		return nil, process.Failf(CodeCancelled, "%s", err.Error())
+	case errors.Is(err, ErrWrongStatus):
+		return nil, process.Failf(ErrTypeWrongStatus, "%s", err.Error())
+	case err != nil:
+		return nil, err
+	}
 	acct, err := account.Get(ctx, tx, d.String(keyAccountID))
 	if err != nil {
 		return nil, fail(err)
@@ -204,7 +222,7 @@ func (s submit) createTransaction(ctx context.Context, tx pgx.Tx, in process.Ste
 	if acct.TenantID != d.String(keyTenantID) {
 		return nil, process.Failf(string(ledger.CodeAccountNotFound), "no account %s for tenant %s", acct.AccountID, d.String(keyTenantID))
 	}
-	out := process.Data{keyAccountCcy: acct.Currency, keyLimitBased: acct.LimitBased, keyFXNeeded: acct.Currency != d.String(keyCurrency)}
+	out := process.Data{keyAccountCcy: acct.Currency, keyLimitBased: acct.LimitBased, keyFXNeeded: acct.Currency != d.String(keyCurrency), keyBegun: true}
 	debit := amount
 	if acct.Currency != d.String(keyCurrency) {
 		// The quote is firm for this payment: the debit and the contract
@@ -333,13 +351,15 @@ func (s submit) createPayment(ctx context.Context, tx pgx.Tx, in process.StepInp
 	}); err != nil {
 		return nil, fmt.Errorf("payment %s: booking: %w", paymentID, err)
 	}
-	err = NewStore(tx).Accept(ctx, paymentID, s.executionTime(d))
-	if err != nil && !errors.Is(err, ErrWrongStatus) {
-		return nil, err
-	}
-	if err != nil {
-		// A payment FAILED, DELIVERED, ... cannot be accepted again.
-		return nil, process.Failf(ErrTypeWrongStatus, "%s", err.Error())
+	if !d.Bool(keyBegun) { // a process started before its first step began the execution
+		err = NewStore(tx).Accept(ctx, paymentID, s.executionTime(d))
+		if err != nil && !errors.Is(err, ErrWrongStatus) {
+			return nil, err
+		}
+		if err != nil {
+			// A payment FAILED, DELIVERED, ... cannot be accepted again.
+			return nil, process.Failf(ErrTypeWrongStatus, "%s", err.Error())
+		}
 	}
 	return process.Data{keyOutboxID: outboxID.String(), keySequence: seq, keyValueDate: s.valueDate(d).Format(time.DateOnly)}, nil
 }

@@ -28,6 +28,9 @@ const (
 	// RuleDelivery: DELIVERED was dispatched exactly once; RETURNED never,
 	// and its money was given back.
 	RuleDelivery ledger.Rule = "delivery"
+	// RuleCancelledUntouched: a CANCELLED payment was never debited,
+	// booked or sent to the rail.
+	RuleCancelledUntouched ledger.Rule = "cancelled_payment_untouched"
 	// RuleOneClaim: a payment is the one its tenant's id was claimed for,
 	// so no two payments share an id.
 	RuleOneClaim ledger.Rule = "payment_id_claimed_once"
@@ -99,6 +102,13 @@ func Verify(ctx context.Context, db ledger.DBTX) ([]ledger.Violation, error) {
 		case r.Status == string(StatusReturned) && (r.Dispatched != 0 || !r.Returned):
 			add(RuleDelivery, r.PaymentID, "RETURNED with %d DISPATCHED attempt(s), its return recorded: %t", r.Dispatched, r.Returned)
 		}
+	}
+	cancelled, err := q.CancelledButMoved(ctx)
+	if err != nil {
+		return out, fmt.Errorf("payment: verify cancelled payments: %w", err)
+	}
+	for _, r := range cancelled {
+		add(RuleCancelledUntouched, r.PaymentID, "CANCELLED with %d debit(s), booked %t, a rail instruction %t", r.Debits, r.Booked, r.Instructed)
 	}
 	claims, err := q.PaymentsWithoutTheirClaim(ctx)
 	if err != nil {

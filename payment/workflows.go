@@ -245,6 +245,9 @@ func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool
 	if err != nil {
 		return false, err
 	}
+	if status == StatusCancelled {
+		return true, nil // cancelled before its execution began: nothing to do
+	}
 	executionTime := time.Now()
 	if status == "" || status == StatusScheduled {
 		// A payment past SCHEDULED was executed by an earlier run (a worker

@@ -1,7 +1,9 @@
--- A file's payments are listed a few thousand keys to a row, not a row
--- each: a file of 500,000 payments wrote 500,000 rows and index entries
--- in one COPY, a seventh of the intake's CPU. Its progress reads them
--- back with the payments, once per question.
+-- A file's payments are listed a chunk to a row (part is the chunk's
+-- number, its Phase A workflow init-<batch>-<part>), not a row each: a
+-- file of 500,000 payments wrote 500,000 rows and index entries in one
+-- COPY, a seventh of the intake's CPU. Its progress reads them back with
+-- the payments, once per question. (Files listed before are cut in
+-- parts of 2,500.)
 
 -- +goose Up
 CREATE TABLE payment_batch_parts (

@@ -118,7 +118,7 @@ WHERE (r.external_id, r.tenant_id) IN (SELECT unnest(@external_ids::text[]), unn
 SELECT payment_id, tenant_id FROM payment_keys WHERE external_id = @external_id ORDER BY tenant_id LIMIT 10;
 
 -- name: PaymentKey :one
-SELECT payment_id FROM payment_keys WHERE external_id = @external_id AND tenant_id = @tenant_id;
+SELECT payment_id, init_workflow_id FROM payment_keys WHERE external_id = @external_id AND tenant_id = @tenant_id;
 
 -- name: DeleteIntake :exec
 -- A Phase A workflow took on its payments.
@@ -148,6 +148,57 @@ SET status = @to_status, status_reason = sqlc.narg('status_reason'), updated_at 
     accepted_at = CASE WHEN @to_status::text = 'ACCEPTED' THEN coalesce(sqlc.narg('accepted_at')::timestamptz, clock_timestamp()) ELSE accepted_at END
 WHERE payment_id = @payment_id AND status = @from_status
 RETURNING status;
+
+-- name: BeginExecution :one
+-- The payment's execution begins, in the transaction of its debit:
+-- SCHEDULED → ACCEPTED at @accepted_at. The guarded transition a cancel
+-- races (CancelScheduled): one of the two wins.
+UPDATE payments
+SET status = 'ACCEPTED', status_reason = NULL, accepted_at = @accepted_at, updated_at = now()
+WHERE payment_id = @payment_id AND status = 'SCHEDULED'
+RETURNING status;
+
+-- name: CancelScheduled :many
+-- Cancels, of these payments, those whose execution has not begun
+-- (SCHEDULED): the guarded transition the execution's BeginExecution
+-- races. The keys cancelled.
+UPDATE payments
+SET status = 'CANCELLED', status_reason = @status_reason, updated_at = now()
+WHERE payment_id = ANY(@payment_ids::text[]) AND status = 'SCHEDULED'
+  AND (@tenant_id::text = '' OR tenant_id = @tenant_id::text)
+RETURNING payment_id;
+
+-- name: CancelWaiting :many
+-- Cancels, of these payments, those that wait for Phase A in these
+-- intake rows: stored CANCELLED from them (Phase A then finds them
+-- stored, and leaves them). The keys cancelled.
+INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
+                      creditor_iban, creditor_bic, remittance_info, requested_execution_time, status, status_reason)
+SELECT r.payment_id, r.external_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
+       nullif(r.creditor_iban, ''), nullif(r.creditor_bic, ''), nullif(r.remittance_info, ''),
+       r.requested_execution_time, 'CANCELLED', @status_reason::text
+FROM payment_intake i
+CROSS JOIN LATERAL (
+    SELECT unnest(i.payment_ids) AS payment_id, unnest(i.external_ids) AS external_id, unnest(i.tenant_ids) AS tenant_id,
+           unnest(i.debtor_accounts) AS debtor_account, unnest(i.amounts) AS amount, unnest(i.currencies) AS currency,
+           unnest(i.creditor_names) AS creditor_name, unnest(i.creditor_ibans) AS creditor_iban,
+           unnest(i.creditor_bics) AS creditor_bic, unnest(i.remittance_infos) AS remittance_info,
+           unnest(i.requested_execution_times) AS requested_execution_time) r
+JOIN unnest(@payment_ids::text[]) AS c (payment_id) ON c.payment_id = r.payment_id
+WHERE i.init_workflow_id = ANY(@init_workflow_ids::text[])
+  AND (@tenant_id::text = '' OR r.tenant_id = @tenant_id::text)
+ON CONFLICT DO NOTHING
+RETURNING payment_id;
+
+-- name: PaymentStatuses :many
+-- Where these payments are (of one tenant, or any); a payment waiting
+-- for Phase A has no row.
+SELECT payment_id, status FROM payments
+WHERE payment_id = ANY(@payment_ids::text[]) AND (@tenant_id::text = '' OR tenant_id = @tenant_id::text);
+
+-- name: BatchParts :many
+-- A file's payments, a chunk to a row (part is the chunk's number).
+SELECT part, payment_ids FROM payment_batch_parts WHERE batch_id = @batch_id ORDER BY part;
 
 -- name: SetExecutionRef :execrows
 UPDATE payments SET execution_ref = @execution_ref, updated_at = now()
@@ -234,7 +285,8 @@ SELECT count(*)::int AS started,
        count(*) FILTER (WHERE p.status IN ('ACCEPTED', 'PROCESSING'))::int AS executing,
        count(*) FILTER (WHERE p.status = 'DELIVERED')::int AS delivered,
        count(*) FILTER (WHERE p.status = 'FAILED')::int AS failed,
-       count(*) FILTER (WHERE p.status = 'RETURNED')::int AS returned
+       count(*) FILTER (WHERE p.status = 'RETURNED')::int AS returned,
+       count(*) FILTER (WHERE p.status = 'CANCELLED')::int AS cancelled
 FROM payment_batch_parts b
 CROSS JOIN LATERAL unnest(b.payment_ids) AS i (payment_id)
 LEFT JOIN payments p ON p.payment_id = i.payment_id

@@ -13,6 +13,36 @@ import (
 	decimal "github.com/shopspring/decimal"
 )
 
+const batchParts = `-- name: BatchParts :many
+SELECT part, payment_ids FROM payment_batch_parts WHERE batch_id = $1 ORDER BY part
+`
+
+type BatchPartsRow struct {
+	Part       int32
+	PaymentIds []string
+}
+
+// A file's payments, a chunk to a row (part is the chunk's number).
+func (q *Queries) BatchParts(ctx context.Context, batchID string) ([]BatchPartsRow, error) {
+	rows, err := q.db.Query(ctx, batchParts, batchID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []BatchPartsRow
+	for rows.Next() {
+		var i BatchPartsRow
+		if err := rows.Scan(&i.Part, &i.PaymentIds); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const batchProgress = `-- name: BatchProgress :one
 SELECT count(*)::int AS started,
        count(*) FILTER (WHERE p.payment_id IS NULL OR p.status = 'RECEIVED')::int AS received,
@@ -21,7 +51,8 @@ SELECT count(*)::int AS started,
        count(*) FILTER (WHERE p.status IN ('ACCEPTED', 'PROCESSING'))::int AS executing,
        count(*) FILTER (WHERE p.status = 'DELIVERED')::int AS delivered,
        count(*) FILTER (WHERE p.status = 'FAILED')::int AS failed,
-       count(*) FILTER (WHERE p.status = 'RETURNED')::int AS returned
+       count(*) FILTER (WHERE p.status = 'RETURNED')::int AS returned,
+       count(*) FILTER (WHERE p.status = 'CANCELLED')::int AS cancelled
 FROM payment_batch_parts b
 CROSS JOIN LATERAL unnest(b.payment_ids) AS i (payment_id)
 LEFT JOIN payments p ON p.payment_id = i.payment_id
@@ -37,6 +68,7 @@ type BatchProgressRow struct {
 	Delivered int32
 	Failed    int32
 	Returned  int32
+	Cancelled int32
 }
 
 func (q *Queries) BatchProgress(ctx context.Context, batchID string) (BatchProgressRow, error) {
@@ -51,8 +83,123 @@ func (q *Queries) BatchProgress(ctx context.Context, batchID string) (BatchProgr
 		&i.Delivered,
 		&i.Failed,
 		&i.Returned,
+		&i.Cancelled,
 	)
 	return i, err
+}
+
+const beginExecution = `-- name: BeginExecution :one
+UPDATE payments
+SET status = 'ACCEPTED', status_reason = NULL, accepted_at = $1, updated_at = now()
+WHERE payment_id = $2 AND status = 'SCHEDULED'
+RETURNING status
+`
+
+type BeginExecutionParams struct {
+	AcceptedAt *time.Time
+	PaymentID  string
+}
+
+// The payment's execution begins, in the transaction of its debit:
+// SCHEDULED → ACCEPTED at @accepted_at. The guarded transition a cancel
+// races (CancelScheduled): one of the two wins.
+func (q *Queries) BeginExecution(ctx context.Context, arg BeginExecutionParams) (string, error) {
+	row := q.db.QueryRow(ctx, beginExecution, arg.AcceptedAt, arg.PaymentID)
+	var status string
+	err := row.Scan(&status)
+	return status, err
+}
+
+const cancelScheduled = `-- name: CancelScheduled :many
+UPDATE payments
+SET status = 'CANCELLED', status_reason = $1, updated_at = now()
+WHERE payment_id = ANY($2::text[]) AND status = 'SCHEDULED'
+  AND ($3::text = '' OR tenant_id = $3::text)
+RETURNING payment_id
+`
+
+type CancelScheduledParams struct {
+	StatusReason *string
+	PaymentIds   []string
+	TenantID     string
+}
+
+// Cancels, of these payments, those whose execution has not begun
+// (SCHEDULED): the guarded transition the execution's BeginExecution
+// races. The keys cancelled.
+func (q *Queries) CancelScheduled(ctx context.Context, arg CancelScheduledParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, cancelScheduled, arg.StatusReason, arg.PaymentIds, arg.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var payment_id string
+		if err := rows.Scan(&payment_id); err != nil {
+			return nil, err
+		}
+		items = append(items, payment_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const cancelWaiting = `-- name: CancelWaiting :many
+INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
+                      creditor_iban, creditor_bic, remittance_info, requested_execution_time, status, status_reason)
+SELECT r.payment_id, r.external_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
+       nullif(r.creditor_iban, ''), nullif(r.creditor_bic, ''), nullif(r.remittance_info, ''),
+       r.requested_execution_time, 'CANCELLED', $1::text
+FROM payment_intake i
+CROSS JOIN LATERAL (
+    SELECT unnest(i.payment_ids) AS payment_id, unnest(i.external_ids) AS external_id, unnest(i.tenant_ids) AS tenant_id,
+           unnest(i.debtor_accounts) AS debtor_account, unnest(i.amounts) AS amount, unnest(i.currencies) AS currency,
+           unnest(i.creditor_names) AS creditor_name, unnest(i.creditor_ibans) AS creditor_iban,
+           unnest(i.creditor_bics) AS creditor_bic, unnest(i.remittance_infos) AS remittance_info,
+           unnest(i.requested_execution_times) AS requested_execution_time) r
+JOIN unnest($2::text[]) AS c (payment_id) ON c.payment_id = r.payment_id
+WHERE i.init_workflow_id = ANY($3::text[])
+  AND ($4::text = '' OR r.tenant_id = $4::text)
+ON CONFLICT DO NOTHING
+RETURNING payment_id
+`
+
+type CancelWaitingParams struct {
+	StatusReason    string
+	PaymentIds      []string
+	InitWorkflowIds []string
+	TenantID        string
+}
+
+// Cancels, of these payments, those that wait for Phase A in these
+// intake rows: stored CANCELLED from them (Phase A then finds them
+// stored, and leaves them). The keys cancelled.
+func (q *Queries) CancelWaiting(ctx context.Context, arg CancelWaitingParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, cancelWaiting,
+		arg.StatusReason,
+		arg.PaymentIds,
+		arg.InitWorkflowIds,
+		arg.TenantID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var payment_id string
+		if err := rows.Scan(&payment_id); err != nil {
+			return nil, err
+		}
+		items = append(items, payment_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const claimKeys = `-- name: ClaimKeys :many
@@ -591,7 +738,7 @@ func (q *Queries) PaymentContext(ctx context.Context, paymentID string) (Payment
 }
 
 const paymentKey = `-- name: PaymentKey :one
-SELECT payment_id FROM payment_keys WHERE external_id = $1 AND tenant_id = $2
+SELECT payment_id, init_workflow_id FROM payment_keys WHERE external_id = $1 AND tenant_id = $2
 `
 
 type PaymentKeyParams struct {
@@ -599,11 +746,16 @@ type PaymentKeyParams struct {
 	TenantID   string
 }
 
-func (q *Queries) PaymentKey(ctx context.Context, arg PaymentKeyParams) (string, error) {
+type PaymentKeyRow struct {
+	PaymentID      string
+	InitWorkflowID *string
+}
+
+func (q *Queries) PaymentKey(ctx context.Context, arg PaymentKeyParams) (PaymentKeyRow, error) {
 	row := q.db.QueryRow(ctx, paymentKey, arg.ExternalID, arg.TenantID)
-	var payment_id string
-	err := row.Scan(&payment_id)
-	return payment_id, err
+	var i PaymentKeyRow
+	err := row.Scan(&i.PaymentID, &i.InitWorkflowID)
+	return i, err
 }
 
 const paymentKeysByExternalID = `-- name: PaymentKeysByExternalID :many
@@ -666,6 +818,43 @@ func (q *Queries) PaymentOutcomes(ctx context.Context, paymentIds []string) ([]P
 			&i.StatusReason,
 			&i.ScheduledExecutionTime,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const paymentStatuses = `-- name: PaymentStatuses :many
+SELECT payment_id, status FROM payments
+WHERE payment_id = ANY($1::text[]) AND ($2::text = '' OR tenant_id = $2::text)
+`
+
+type PaymentStatusesParams struct {
+	PaymentIds []string
+	TenantID   string
+}
+
+type PaymentStatusesRow struct {
+	PaymentID string
+	Status    string
+}
+
+// Where these payments are (of one tenant, or any); a payment waiting
+// for Phase A has no row.
+func (q *Queries) PaymentStatuses(ctx context.Context, arg PaymentStatusesParams) ([]PaymentStatusesRow, error) {
+	rows, err := q.db.Query(ctx, paymentStatuses, arg.PaymentIds, arg.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PaymentStatusesRow
+	for rows.Next() {
+		var i PaymentStatusesRow
+		if err := rows.Scan(&i.PaymentID, &i.Status); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -36,12 +36,30 @@ WHERE p.status IN ('FAILED', 'RETURNED');
 -- name: ProcessDisagrees :many
 -- A payment's status follows its process: SUCCEEDED → executed
 -- (ACCEPTED, PROCESSING, DELIVERED, RETURNED); FAILED, COMPENSATED or
--- COMPENSATION_FAILED → FAILED.
+-- COMPENSATION_FAILED → FAILED, or CANCELLED when the process found the
+-- payment cancelled before it began.
 SELECT p.payment_id, p.status, pi.status AS process_status
 FROM payments p
 JOIN process_instance pi ON pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id
 WHERE (pi.status = 'SUCCEEDED' AND p.status NOT IN ('ACCEPTED', 'PROCESSING', 'DELIVERED', 'RETURNED'))
-   OR (pi.status IN ('FAILED', 'COMPENSATED', 'COMPENSATION_FAILED') AND p.status <> 'FAILED');
+   OR (pi.status IN ('FAILED', 'COMPENSATED', 'COMPENSATION_FAILED') AND p.status <> 'FAILED'
+       AND NOT (p.status = 'CANCELLED' AND pi.error_code = 'CANCELLED'));
+
+-- name: CancelledButMoved :many
+-- A CANCELLED payment was never debited, booked or sent to the rail.
+SELECT p.payment_id,
+       (SELECT count(*) FROM process_instance pi JOIN account_transaction t
+          ON t.reference = pi.process_id::text || ':CreateTransaction'
+        WHERE pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id)::int AS debits,
+       EXISTS (SELECT 1 FROM payment_booking b WHERE b.payment_id = p.payment_id)::bool AS booked,
+       EXISTS (SELECT 1 FROM payment_outbox_keys k WHERE k.instruction_id = p.payment_id)::bool AS instructed
+FROM payments p
+WHERE p.status = 'CANCELLED'
+  AND (EXISTS (SELECT 1 FROM process_instance pi JOIN account_transaction t
+                 ON t.reference = pi.process_id::text || ':CreateTransaction'
+               WHERE pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id)
+       OR EXISTS (SELECT 1 FROM payment_booking b WHERE b.payment_id = p.payment_id)
+       OR EXISTS (SELECT 1 FROM payment_outbox_keys k WHERE k.instruction_id = p.payment_id));
 
 -- name: BookingWithoutOneInstruction :many
 -- A booked payment has exactly one rail instruction, and an instruction

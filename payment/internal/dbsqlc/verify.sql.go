@@ -46,6 +46,55 @@ func (q *Queries) BookingWithoutOneInstruction(ctx context.Context) ([]BookingWi
 	return items, nil
 }
 
+const cancelledButMoved = `-- name: CancelledButMoved :many
+SELECT p.payment_id,
+       (SELECT count(*) FROM process_instance pi JOIN account_transaction t
+          ON t.reference = pi.process_id::text || ':CreateTransaction'
+        WHERE pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id)::int AS debits,
+       EXISTS (SELECT 1 FROM payment_booking b WHERE b.payment_id = p.payment_id)::bool AS booked,
+       EXISTS (SELECT 1 FROM payment_outbox_keys k WHERE k.instruction_id = p.payment_id)::bool AS instructed
+FROM payments p
+WHERE p.status = 'CANCELLED'
+  AND (EXISTS (SELECT 1 FROM process_instance pi JOIN account_transaction t
+                 ON t.reference = pi.process_id::text || ':CreateTransaction'
+               WHERE pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id)
+       OR EXISTS (SELECT 1 FROM payment_booking b WHERE b.payment_id = p.payment_id)
+       OR EXISTS (SELECT 1 FROM payment_outbox_keys k WHERE k.instruction_id = p.payment_id))
+`
+
+type CancelledButMovedRow struct {
+	PaymentID  string
+	Debits     int32
+	Booked     bool
+	Instructed bool
+}
+
+// A CANCELLED payment was never debited, booked or sent to the rail.
+func (q *Queries) CancelledButMoved(ctx context.Context) ([]CancelledButMovedRow, error) {
+	rows, err := q.db.Query(ctx, cancelledButMoved)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CancelledButMovedRow
+	for rows.Next() {
+		var i CancelledButMovedRow
+		if err := rows.Scan(
+			&i.PaymentID,
+			&i.Debits,
+			&i.Booked,
+			&i.Instructed,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const deliveryDisagrees = `-- name: DeliveryDisagrees :many
 SELECT p.payment_id, p.status,
        (SELECT count(*) FROM payment_outbox_attempts a WHERE a.outbox_id = b.outbox_id AND a.state = 'DISPATCHED')::int AS dispatched,
@@ -190,7 +239,8 @@ SELECT p.payment_id, p.status, pi.status AS process_status
 FROM payments p
 JOIN process_instance pi ON pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id
 WHERE (pi.status = 'SUCCEEDED' AND p.status NOT IN ('ACCEPTED', 'PROCESSING', 'DELIVERED', 'RETURNED'))
-   OR (pi.status IN ('FAILED', 'COMPENSATED', 'COMPENSATION_FAILED') AND p.status <> 'FAILED')
+   OR (pi.status IN ('FAILED', 'COMPENSATED', 'COMPENSATION_FAILED') AND p.status <> 'FAILED'
+       AND NOT (p.status = 'CANCELLED' AND pi.error_code = 'CANCELLED'))
 `
 
 type ProcessDisagreesRow struct {
@@ -201,7 +251,8 @@ type ProcessDisagreesRow struct {
 
 // A payment's status follows its process: SUCCEEDED → executed
 // (ACCEPTED, PROCESSING, DELIVERED, RETURNED); FAILED, COMPENSATED or
-// COMPENSATION_FAILED → FAILED.
+// COMPENSATION_FAILED → FAILED, or CANCELLED when the process found the
+// payment cancelled before it began.
 func (q *Queries) ProcessDisagrees(ctx context.Context) ([]ProcessDisagreesRow, error) {
 	rows, err := q.db.Query(ctx, processDisagrees)
 	if err != nil {

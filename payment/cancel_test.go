@@ -1,0 +1,155 @@
+package payment_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/paydispatch/paydispatch/ledger/account"
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/process"
+	"github.com/paydispatch/paydispatch/queue"
+)
+
+// TestCancel: a payment is cancelled in whatever state it waits, and
+// only then: waiting for Phase A (which then stores and enqueues
+// nothing for it), scheduled, or cancelled already; one whose execution
+// began, or that Phase A rejected, is not; an unknown id is not found.
+func TestCancel(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSaga(t)
+	s.account(t, account.Spec{AccountID: "ACC-C", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("1000")})
+	svc := &payment.Service{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool)}
+	at := time.Now().Add(time.Hour).Truncate(time.Second)
+	req := func(id string) payment.Request {
+		r := validRequest(at)
+		r.PaymentID, r.DebtorAccount = id, "ACC-C"
+		return r
+	}
+	// waiting: taken in, its Phase A not run yet
+	if _, err := svc.Store.Receive(ctx, []payment.Request{req("c-waiting")}, func(int) string { return "init-c-waiting" }, false); err != nil {
+		t.Fatal(err)
+	}
+	pcs := s.schedule(t, req("c-scheduled"), req("c-executed"), req("c-twice"))
+	if out, err := s.execute(ctx, "c-executed", pcs["c-executed"]); err != nil || out.Status != process.StatusSucceeded {
+		t.Fatalf("execution: %+v, %v", out, err)
+	}
+	bad := req("c-rejected")
+	bad.DebtorAccount = "NOPE"
+	if res, err := s.init.InitChunk(ctx, []payment.Request{bad}, "init-c-rejected"); err != nil || res.Rejected != 1 {
+		t.Fatalf("Phase A of the rejected one: %+v, %v", res, err)
+	}
+	if _, err := svc.Cancel(ctx, "acme", "c-twice"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		id      string
+		want    payment.Status
+		wantErr error
+	}{
+		{"c-waiting", payment.StatusCancelled, nil},
+		{"c-scheduled", payment.StatusCancelled, nil},
+		{"c-twice", payment.StatusCancelled, nil},
+		{"c-executed", payment.StatusAccepted, payment.ErrNotCancellable},
+		{"c-rejected", payment.StatusRejected, payment.ErrNotCancellable},
+		{"c-unknown", "", payment.ErrNotFound},
+	} {
+		got, err := svc.Cancel(ctx, "acme", tt.id)
+		if got != tt.want || !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+			t.Errorf("%s: %q, %v; want %q, %v", tt.id, got, err, tt.want, tt.wantErr)
+		}
+	}
+	// Phase A of the cancelled one stores and enqueues nothing for it.
+	a := &payment.InitActivities{Store: svc.Store, Queue: svc.Queue}
+	if _, err := a.InitIntake(ctx, "init-c-waiting"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := svc.Store.Find(ctx, "acme", "c-waiting")
+	if err != nil || p.Status != payment.StatusCancelled {
+		t.Fatalf("c-waiting after Phase A: %+v, %v", p, err)
+	}
+	if _, err := svc.Queue.Get(ctx, payment.ItemType, p.Key); !errors.Is(err, queue.ErrNotFound) {
+		t.Fatalf("c-waiting enqueued: %v", err)
+	}
+	// The execution of a cancelled payment begins nothing.
+	out, err := s.execute(ctx, "c-scheduled", pcs["c-scheduled"])
+	if err != nil || out.Status == process.StatusSucceeded || out.ErrorCode != payment.CodeCancelled {
+		t.Fatalf("execution of a cancelled payment: %+v, %v", out, err)
+	}
+	if v, err := payment.Verify(ctx, s.pool); err != nil || len(v) > 0 {
+		t.Fatalf("verify: %v, %v", v, err)
+	}
+}
+
+// TestCancelRacesExecution: 40 payments, each executed and cancelled at
+// once by two goroutines. For each, exactly one wins: executed (debited
+// once, the cancel refused) or cancelled (never debited, the execution
+// begun nothing); the account holds exactly what the executed ones took,
+// and verify finds nothing.
+func TestCancelRacesExecution(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSaga(t)
+	s.account(t, account.Spec{AccountID: "ACC-R", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("100000")})
+	svc := &payment.Service{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool)}
+	const n = 40
+	rs := make([]payment.Request, n)
+	for i := range rs {
+		rs[i] = validRequest(time.Now())
+		rs[i].PaymentID, rs[i].DebtorAccount, rs[i].Amount = fmt.Sprintf("race-%02d", i), "ACC-R", "10.00"
+	}
+	pcs := s.schedule(t, rs...)
+	type result struct {
+		executed         bool
+		cancelled        bool
+		executeErr, cErr error
+	}
+	results := make([]result, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		id := rs[i].PaymentID
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i%4) * time.Millisecond) // some cancels first
+			out, err := s.execute(ctx, id, pcs[id])
+			results[i].executed, results[i].executeErr = err == nil && out.Status == process.StatusSucceeded, err
+		}()
+		go func() {
+			defer wg.Done()
+			_, err := svc.Cancel(ctx, "acme", id)
+			results[i].cancelled, results[i].cErr = err == nil, err
+			if err != nil && !errors.Is(err, payment.ErrNotCancellable) {
+				t.Errorf("%s: cancel: %v", id, err)
+			}
+		}()
+	}
+	wg.Wait()
+	executed := 0
+	for i, r := range results {
+		p, err := svc.Store.Find(ctx, "acme", rs[i].PaymentID)
+		if err != nil || r.executeErr != nil {
+			t.Fatalf("%s: %v, %v", rs[i].PaymentID, err, r.executeErr)
+		}
+		switch {
+		case r.executed == r.cancelled:
+			t.Errorf("%s: executed %t, cancelled %t: one, and only one, must win", rs[i].PaymentID, r.executed, r.cancelled)
+		case r.executed && p.Status != payment.StatusAccepted, r.cancelled && p.Status != payment.StatusCancelled:
+			t.Errorf("%s: %s after executed %t, cancelled %t", rs[i].PaymentID, p.Status, r.executed, r.cancelled)
+		case r.executed:
+			executed++
+		}
+	}
+	// 10.00 a payment, no fee on this account
+	if want := dec("100000").Sub(dec("10").Mul(dec(fmt.Sprint(executed)))); !s.balance(t, "ACC-R").Equal(want) {
+		t.Fatalf("balance %s, want %s for %d executed", s.balance(t, "ACC-R"), want, executed)
+	}
+	if v, err := payment.Verify(ctx, s.pool); err != nil || len(v) > 0 {
+		t.Fatalf("verify: %v, %v", v, err)
+	}
+	t.Logf("%d executed, %d cancelled", executed, n-executed)
+}
