@@ -47,7 +47,9 @@ func (rt *Router) HandleAudit(a AuditLog) {
 
 // audited reports whether r changes something through an admin route.
 func (rt *Router) audited(r *http.Request) bool {
-	return rt.audit != nil && r.Method != http.MethodGet && r.Method != http.MethodHead && strings.HasPrefix(r.URL.Path, "/admin/")
+	// A cancel by filter records its count itself (auditCancelWhere).
+	return rt.audit != nil && r.Method != http.MethodGet && r.Method != http.MethodHead && strings.HasPrefix(r.URL.Path, "/admin/") &&
+		r.URL.Path != "/admin/payments/cancel"
 }
 
 // maxAuditedBody bounds the request body kept in an audit entry.
@@ -100,6 +102,18 @@ func (rt *Router) auditCancel(r *http.Request, what, id, tenant string, cancelle
 		return
 	}
 	detail := map[string]any{what: id, "tenantId": tenant, "cancelled": cancelled}
+	if err := rt.audit.Record(context.WithoutCancel(r.Context()), actorOf(r), r.Pattern, r.URL.Path, detail); err != nil {
+		rt.log.Error("recording a cancel in the audit log failed", "path", r.URL.Path, "error", err)
+	}
+}
+
+// auditCancelWhere records an operator's cancel by filter: who, the
+// filter, how many it cancelled.
+func (rt *Router) auditCancelWhere(r *http.Request, filter any, cancelled int) {
+	if rt.audit == nil {
+		return
+	}
+	detail := map[string]any{"filter": filter, "cancelled": cancelled}
 	if err := rt.audit.Record(context.WithoutCancel(r.Context()), actorOf(r), r.Pattern, r.URL.Path, detail); err != nil {
 		rt.log.Error("recording a cancel in the audit log failed", "path", r.URL.Path, "error", err)
 	}

@@ -79,11 +79,11 @@ func (f *fakePayments) BatchRejections(ctx context.Context, id string) ([]paymen
 	}
 	return f.rejections, v.Tenants, err
 }
-func (f *fakePayments) Cancel(_ context.Context, tenant, id string) (payment.Status, error) {
+func (f *fakePayments) Cancel(_ context.Context, tenant, id string) (payment.Status, bool, error) {
 	if r, ok := f.byID[id]; !ok || r.TenantID != tenant {
-		return "", payment.ErrNotFound
+		return "", false, payment.ErrNotFound
 	}
-	return payment.StatusCancelled, nil
+	return payment.StatusCancelled, true, nil
 }
 func (f *fakePayments) CancelBatch(_ context.Context, id, tenant string) (payment.Cancelled, error) {
 	n := 0
@@ -93,6 +93,9 @@ func (f *fakePayments) CancelBatch(_ context.Context, id, tenant string) (paymen
 		}
 	}
 	return payment.Cancelled{Cancelled: n, NotCancelled: []payment.NotCancelled{}}, nil
+}
+func (f *fakePayments) CancelWhere(ctx context.Context, filter payment.CancelFilter, _ bool) (payment.Cancelled, error) {
+	return f.CancelBatch(ctx, filter.BatchID, filter.TenantID)
 }
 func (f *fakePayments) Status(_ context.Context, tenant, id string) (payment.View, error) {
 	r, ok := f.byID[id]
@@ -207,6 +210,12 @@ func TestAuthorization(t *testing.T) {
 		{"admin cancels without naming the tenant", "POST", "/v1/payments/pay-globex/cancel", "", "Bearer admin", 422, false},
 		{"admin cancels naming the tenant", "POST", "/v1/payments/pay-globex/cancel?tenantId=globex", "", "Bearer admin", 200, false},
 		{"cancel an unknown batch", "POST", "/v1/payment-batches/nope/cancel", "", "Bearer acme-rw", 404, false},
+		{"cancel a batch naming another tenant", "POST", "/v1/payment-batches/b/cancel?tenantId=globex", "", "Bearer acme-rw", 404, false},
+		{"cancel by filter, tenant token", "POST", "/admin/payments/cancel", `{"tenantId":"acme"}`, "Bearer acme-rw", 403, false},
+		{"cancel by filter, admin", "POST", "/admin/payments/cancel", `{"tenantId":"acme","dryRun":true}`, "Bearer admin", 200, false},
+		{"cancel by filter naming nothing", "POST", "/admin/payments/cancel", `{"dryRun":true}`, "Bearer admin", 422, false},
+		{"cancel by filter, a status that does not wait", "POST", "/admin/payments/cancel", `{"tenantId":"acme","statuses":["DELIVERED"]}`, "Bearer admin", 422, false},
+		{"cancel by filter, the times backwards", "POST", "/admin/payments/cancel", `{"tenantId":"acme","requestedFrom":"2030-01-01T16:00:00Z","requestedTo":"2030-01-01T15:00:00Z"}`, "Bearer admin", 422, false},
 		{"operator action, tenant token", "POST", "/admin/processes/" + processOf["acme"].String() + "/pause", "", "Bearer acme-rw", 403, false},
 	}
 	for _, tt := range tests {

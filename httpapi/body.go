@@ -31,6 +31,7 @@ var routeBodies = map[string]bodyKind{
 	"POST /v1/payment-batches":                bulkFileBody,
 	"POST /v1/accounts":                       jsonBody,
 	"POST /admin/fx-rates":                    jsonBody,
+	"POST /admin/payments/cancel":             jsonBody,
 	"POST /admin/rate-limit/config":           jsonBody,
 	"PATCH /admin/dispatch/config/{itemType}": jsonBody,
 	"POST /api/v1/slots":                      jsonBody,

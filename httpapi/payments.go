@@ -7,8 +7,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/paydispatch/paydispatch/bulkfile"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
@@ -36,8 +38,11 @@ type Payments interface {
 	// Cancel cancels the tenant's payment if its execution has not begun
 	// (payment.ErrNotCancellable names where it is); CancelBatch every
 	// payment of a file that has not begun, of one tenant or (empty) all.
-	Cancel(ctx context.Context, tenantID, id string) (payment.Status, error)
+	Cancel(ctx context.Context, tenantID, id string) (status payment.Status, cancelledNow bool, err error)
 	CancelBatch(ctx context.Context, batchID, tenantID string) (payment.Cancelled, error)
+	// CancelWhere cancels an operator's selection (a tenant's, a file's);
+	// with dryRun it only counts.
+	CancelWhere(ctx context.Context, f payment.CancelFilter, dryRun bool) (payment.Cancelled, error)
 }
 
 // The default body limits: a single request (a payment, an account) and
@@ -50,6 +55,7 @@ const (
 // HandlePayments adds POST /v1/payments and GET /v1/payments/{id}.
 func (rt *Router) HandlePayments(p Payments) {
 	rt.handleCancel(p)
+	rt.handleCancelWhere(p)
 	rt.Handle("POST /v1/payments", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req payment.Request
 		if prob := decodeJSON(w, r, &req); prob != nil {
@@ -247,6 +253,7 @@ func (rt *Router) handleCancel(p Payments) {
 		id := r.PathValue("id")
 		tenant, ok := lookupTenant(r)
 		var status payment.Status
+		var now bool
 		err := payment.ErrNotFound
 		switch {
 		case ok && tenant == "":
@@ -254,7 +261,7 @@ func (rt *Router) handleCancel(p Payments) {
 				Detail: "a cancel names the payment's tenant", Errors: []FieldError{{Field: "tenantId", Detail: "required: add ?tenantId= to name the payment's tenant"}}})
 			return
 		case ok:
-			status, err = p.Cancel(r.Context(), tenant, id)
+			status, now, err = p.Cancel(r.Context(), tenant, id)
 		}
 		switch {
 		case errors.Is(err, payment.ErrNotFound):
@@ -266,7 +273,9 @@ func (rt *Router) handleCancel(p Payments) {
 			rt.log.Error("payment cancel failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payment cannot be cancelled now; retry"})
 		default:
-			rt.auditCancel(r, "payment", id, tenant, 1)
+			if now {
+				rt.auditCancel(r, "payment", id, tenant, 1)
+			}
 			WriteJSON(w, http.StatusOK, map[string]any{"paymentId": id, "tenantId": tenant, "status": status})
 		}
 	}))
@@ -277,7 +286,10 @@ func (rt *Router) handleCancel(p Payments) {
 			err = payment.ErrNotFound // a file with another tenant's payments does not exist for this caller
 		}
 		var res payment.Cancelled
-		tenant, _ := lookupTenant(r)
+		tenant, ok := lookupTenant(r)
+		if !ok {
+			err = payment.ErrNotFound // another tenant's payments do not exist for this caller
+		}
 		if err == nil {
 			res, err = p.CancelBatch(r.Context(), id, tenant)
 		}
@@ -290,6 +302,74 @@ func (rt *Router) handleCancel(p Payments) {
 		default:
 			rt.auditCancel(r, "batch", id, tenant, res.Cancelled)
 			WriteJSON(w, http.StatusOK, map[string]any{"batchId": id, "cancelled": res.Cancelled, "notCancelled": res.NotCancelled})
+		}
+	}))
+}
+
+// cancelFilter is the body of POST /admin/payments/cancel.
+type cancelFilter struct {
+	TenantID      string     `json:"tenantId"`
+	BatchID       string     `json:"batchId"`
+	Statuses      []string   `json:"statuses"`
+	RequestedFrom *time.Time `json:"requestedFrom"`
+	RequestedTo   *time.Time `json:"requestedTo"`
+	DryRun        bool       `json:"dryRun"`
+}
+
+// cancellable are the statuses a filter may name: those a payment waits in.
+var cancellable = []payment.Status{payment.StatusReceived, payment.StatusScheduled}
+
+// check turns the body into the filter, or names what is wrong.
+func (c cancelFilter) check() (payment.CancelFilter, []FieldError) {
+	f := payment.CancelFilter{TenantID: c.TenantID, BatchID: c.BatchID}
+	var errs []FieldError
+	if c.TenantID == "" && c.BatchID == "" {
+		errs = append(errs, FieldError{Field: "tenantId", Detail: "name a tenant, a file (batchId), or both: a cancel never spans every tenant"})
+	}
+	for i, st := range c.Statuses {
+		if !slices.Contains(cancellable, payment.Status(st)) {
+			errs = append(errs, FieldError{Field: fmt.Sprintf("statuses[%d]", i), Detail: "one of RECEIVED, SCHEDULED: a payment is cancelled only while it waits"})
+			continue
+		}
+		f.Statuses = append(f.Statuses, payment.Status(st))
+	}
+	if c.RequestedFrom != nil {
+		f.RequestedFrom = *c.RequestedFrom
+	}
+	if c.RequestedTo != nil {
+		f.RequestedTo = *c.RequestedTo
+	}
+	if c.RequestedFrom != nil && c.RequestedTo != nil && !c.RequestedFrom.Before(*c.RequestedTo) {
+		errs = append(errs, FieldError{Field: "requestedTo", Detail: "must be after requestedFrom"})
+	}
+	return f, errs
+}
+
+// handleCancelWhere adds POST /admin/payments/cancel.
+func (rt *Router) handleCancelWhere(p Payments) {
+	rt.Handle("POST /admin/payments/cancel", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body cancelFilter
+		if prob := decodeJSON(w, r, &body); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		f, errs := body.check()
+		if len(errs) > 0 {
+			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid cancel filter", Detail: "the filter has invalid fields", Errors: errs})
+			return
+		}
+		res, err := p.CancelWhere(r.Context(), f, body.DryRun)
+		switch {
+		case errors.Is(err, payment.ErrNotFound):
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(body.BatchID, 64)})
+		case err != nil:
+			rt.log.Error("cancel by filter failed", "error", err)
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payments cannot be cancelled now; retry: what was cancelled stays so"})
+		default:
+			if !body.DryRun {
+				rt.auditCancelWhere(r, body, res.Cancelled)
+			}
+			WriteJSON(w, http.StatusOK, map[string]any{"dryRun": body.DryRun, "cancelled": res.Cancelled, "notCancelled": res.NotCancelled})
 		}
 	}))
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 
 	"go.temporal.io/sdk/workflow"
@@ -164,7 +165,9 @@ func (s *Service) StartBatch(ctx context.Context, reqs []Request, whole bool) (B
 
 // chunkWorkflowID is the id of the Phase A workflow of a file's chunk n,
 // and of its intake row.
-func chunkWorkflowID(batchID string, n int) string { return fmt.Sprintf("init-%s-%d", batchID, n) }
+func chunkWorkflowID(batchID string, n int) string {
+	return batchIntakePrefix(batchID) + strconv.Itoa(n)
+}
 
 // receivePart is how many payments of a file one transaction stores, when
 // the file is not taken whole.

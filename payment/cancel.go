@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -43,6 +46,8 @@ func whyNot(s Status) string {
 		return "its execution failed"
 	case StatusRejected:
 		return "Phase A rejected it"
+	case StatusCancelled:
+		return "cancelled before"
 	}
 	return "it is " + string(s)
 }
@@ -52,30 +57,30 @@ func whyNot(s Status) string {
 // execution or in a batch execution for its slot. It answers the
 // payment's status: CANCELLED (also when it was cancelled before), or
 // ErrNotCancellable naming where it is; ErrNotFound for an unknown id.
-func (s *Service) Cancel(ctx context.Context, tenantID, paymentID string) (Status, error) {
+func (s *Service) Cancel(ctx context.Context, tenantID, paymentID string) (status Status, now bool, err error) {
 	key, err := s.Store.q.PaymentKey(ctx, dbsqlc.PaymentKeyParams{TenantID: tenantID, ExternalID: paymentID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("payment %s of %s: %w", paymentID, tenantID, ErrNotFound)
+		return "", false, fmt.Errorf("payment %s of %s: %w", paymentID, tenantID, ErrNotFound)
 	}
 	if err != nil {
-		return "", fmt.Errorf("payment: cancel %s of %s: %w", paymentID, tenantID, err)
+		return "", false, fmt.Errorf("payment: cancel %s of %s: %w", paymentID, tenantID, err)
 	}
 	var waiting []string
 	if key.InitWorkflowID != nil {
 		waiting = []string{*key.InitWorkflowID}
 	}
-	got, err := s.Store.cancel(ctx, []string{key.PaymentID}, waiting, "")
+	got, cancelled, err := s.Store.cancel(ctx, []string{key.PaymentID}, waiting, "")
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	status, ok := got[key.PaymentID]
 	switch {
 	case !ok:
-		return "", fmt.Errorf("payment %s of %s: %w", paymentID, tenantID, ErrNotFound)
+		return "", false, fmt.Errorf("payment %s of %s: %w", paymentID, tenantID, ErrNotFound)
 	case status != StatusCancelled:
-		return status, fmt.Errorf("payment %s is %s, %s: %w", paymentID, status, whyNot(status), ErrNotCancellable)
+		return status, false, fmt.Errorf("payment %s is %s, %s: %w", paymentID, status, whyNot(status), ErrNotCancellable)
 	}
-	return status, nil
+	return status, cancelled[key.PaymentID], nil
 }
 
 // CancelBatch cancels every payment of a bulk file whose execution has
@@ -92,24 +97,28 @@ func (s *Service) CancelBatch(ctx context.Context, batchID, tenantID string) (Ca
 	if err != nil {
 		return Cancelled{}, fmt.Errorf("payment: batch %s: %w", batchID, err)
 	}
-	var keys, chunks []string
+	var keys []string
 	for _, p := range parts {
 		keys = append(keys, p.PaymentIds...)
-		chunks = append(chunks, chunkWorkflowID(batchID, int(p.Part)))
 	}
-	got, err := s.Store.cancel(ctx, keys, chunks, tenantID)
+	chunks, err := q.BatchIntakeRows(ctx, batchIntakePrefix(batchID))
+	if err != nil {
+		return Cancelled{}, fmt.Errorf("payment: batch %s: %w", batchID, err)
+	}
+	got, cancelled, err := s.Store.cancel(ctx, keys, chunks, tenantID)
 	if err != nil {
 		return Cancelled{}, err
 	}
-	return summarize(got), nil
+	return summarize(got, cancelled), nil
 }
 
-// summarize counts what a cancel found, by status.
-func summarize(got map[string]Status) Cancelled {
+// summarize counts what a cancel found, by status: those it cancelled
+// now, and the others by status (CANCELLED: cancelled before).
+func summarize(got map[string]Status, now map[string]bool) Cancelled {
 	var out Cancelled
 	at := map[Status]int{}
-	for _, st := range got {
-		if st == StatusCancelled {
+	for key, st := range got {
+		if now[key] {
 			out.Cancelled++
 			continue
 		}
@@ -122,6 +131,7 @@ func summarize(got map[string]Status) Cancelled {
 	if out.NotCancelled == nil {
 		out.NotCancelled = []NotCancelled{}
 	}
+	slices.SortFunc(out.NotCancelled, func(a, b NotCancelled) int { return strings.Compare(string(a.Status), string(b.Status)) })
 	return out
 }
 
@@ -130,10 +140,11 @@ func summarize(got map[string]Status) Cancelled {
 // intake rows named, stored CANCELLED; the SCHEDULED ones moved to
 // CANCELLED, racing their executions' BeginExecution. It answers each
 // payment's status after (none for a payment of another tenant, or not
-// found). Each statement commits on its own, so that no transaction holds
-// one payment while it waits for another's; a deadlock with Phase A,
-// which stores a chunk's payments at once, is tried again.
-func (s *Store) cancel(ctx context.Context, keys, intakeRows []string, tenantID string) (map[string]Status, error) {
+// found), and those it cancelled now. Each statement commits on its own,
+// so that a lock one takes is never held while the next waits; a
+// deadlock within one statement (with Phase A, which stores a chunk's
+// payments at once) is tried again.
+func (s *Store) cancel(ctx context.Context, keys, intakeRows []string, tenantID string) (statuses map[string]Status, now map[string]bool, err error) {
 	reason := CancelReason
 	retry := func(f func() error) error {
 		var err error
@@ -145,29 +156,155 @@ func (s *Store) cancel(ctx context.Context, keys, intakeRows []string, tenantID 
 		}
 		return err
 	}
+	now = map[string]bool{}
 	if len(intakeRows) > 0 {
 		if err := retry(func() error {
-			_, err := s.q.CancelWaiting(ctx, dbsqlc.CancelWaitingParams{
+			got, err := s.q.CancelWaiting(ctx, dbsqlc.CancelWaitingParams{
 				PaymentIds: keys, InitWorkflowIds: intakeRows, StatusReason: reason, TenantID: tenantID,
 			})
+			for _, k := range got {
+				now[k] = true
+			}
 			return err
 		}); err != nil {
-			return nil, fmt.Errorf("payment: cancel %d payments waiting for Phase A: %w", len(keys), err)
+			return nil, now, fmt.Errorf("payment: cancel %d payments waiting for Phase A: %w", len(keys), err)
 		}
 	}
 	if err := retry(func() error {
-		_, err := s.q.CancelScheduled(ctx, dbsqlc.CancelScheduledParams{PaymentIds: keys, StatusReason: &reason, TenantID: tenantID})
+		got, err := s.q.CancelScheduled(ctx, dbsqlc.CancelScheduledParams{PaymentIds: keys, StatusReason: &reason, TenantID: tenantID})
+		for _, k := range got {
+			now[k] = true
+		}
 		return err
 	}); err != nil {
-		return nil, fmt.Errorf("payment: cancel %d scheduled payments: %w", len(keys), err)
+		return nil, now, fmt.Errorf("payment: cancel %d scheduled payments: %w", len(keys), err)
 	}
 	rows, err := s.q.PaymentStatuses(ctx, dbsqlc.PaymentStatusesParams{PaymentIds: keys, TenantID: tenantID})
 	if err != nil {
-		return nil, fmt.Errorf("payment: statuses of %d payments: %w", len(keys), err)
+		return nil, now, fmt.Errorf("payment: statuses of %d payments: %w", len(keys), err)
 	}
-	out := make(map[string]Status, len(rows))
+	statuses = make(map[string]Status, len(rows))
 	for _, r := range rows {
-		out[r.PaymentID] = Status(r.Status)
+		statuses[r.PaymentID] = Status(r.Status)
 	}
-	return out, nil
+	return statuses, now, nil
 }
+
+// CancelFilter selects the payments an operator cancels: a tenant's, a
+// file's, or a tenant's in a file; requested in [RequestedFrom,
+// RequestedTo) (zero: unbounded); in one of Statuses (none: any).
+type CancelFilter struct {
+	TenantID, BatchID          string
+	Statuses                   []Status
+	RequestedFrom, RequestedTo time.Time
+}
+
+// ErrNoSelection: a filter names neither a tenant nor a file; an
+// operator cancels nothing across every tenant at once.
+var ErrNoSelection = errors.New("payment: a cancel by filter names a tenant or a file")
+
+// CancelWhere cancels the payments the filter selects whose execution has
+// not begun, and counts the rest by status; with dryRun it changes
+// nothing and counts what it would cancel as cancelled.
+func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool) (Cancelled, error) {
+	if f.TenantID == "" && f.BatchID == "" {
+		return Cancelled{}, ErrNoSelection
+	}
+	from, to := f.RequestedFrom, f.RequestedTo
+	if from.IsZero() {
+		from = time.Unix(0, 0)
+	}
+	if to.IsZero() {
+		to = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	statuses := make([]string, len(f.Statuses))
+	wantWaiting := len(f.Statuses) == 0
+	for i, st := range f.Statuses {
+		statuses[i] = string(st)
+		wantWaiting = wantWaiting || st == StatusReceived
+	}
+	q := s.Store.q
+	var keys, intakeRows []string
+	if f.BatchID != "" {
+		if _, err := q.GetBatch(ctx, f.BatchID); errors.Is(err, pgx.ErrNoRows) {
+			return Cancelled{}, ErrNotFound
+		} else if err != nil {
+			return Cancelled{}, fmt.Errorf("payment: batch %s: %w", f.BatchID, err)
+		}
+		parts, err := q.BatchParts(ctx, f.BatchID)
+		if err != nil {
+			return Cancelled{}, fmt.Errorf("payment: batch %s: %w", f.BatchID, err)
+		}
+		for _, p := range parts {
+			keys = append(keys, p.PaymentIds...)
+		}
+		if intakeRows, err = q.BatchIntakeRows(ctx, batchIntakePrefix(f.BatchID)); err != nil {
+			return Cancelled{}, fmt.Errorf("payment: batch %s: %w", f.BatchID, err)
+		}
+	}
+	// The waiting first, then the stored ones (whose status wins): a
+	// payment leaves its intake row only in the transaction that stores
+	// it, so read in this order none is missed while Phase A commits.
+	found := map[string]Status{}
+	var waitingRows []string
+	if wantWaiting && (f.BatchID == "" || len(intakeRows) > 0) {
+		rows, err := q.MatchWaiting(ctx, dbsqlc.MatchWaitingParams{
+			InitWorkflowIds: intakeRows, TenantID: f.TenantID, RequestedFrom: from, RequestedTo: to})
+		if err != nil {
+			return Cancelled{}, fmt.Errorf("payment: select waiting payments to cancel: %w", err)
+		}
+		seen := map[string]bool{}
+		for _, r := range rows {
+			found[r.PaymentID] = StatusReceived
+			if !seen[r.InitWorkflowID] {
+				seen[r.InitWorkflowID] = true
+				waitingRows = append(waitingRows, r.InitWorkflowID)
+			}
+		}
+	}
+	var stored []dbsqlc.MatchTenantPaymentsRow
+	if f.BatchID != "" {
+		rows, err := q.MatchKeyedPayments(ctx, dbsqlc.MatchKeyedPaymentsParams{
+			PaymentIds: keys, TenantID: f.TenantID, RequestedFrom: from, RequestedTo: to, Statuses: statuses})
+		if err != nil {
+			return Cancelled{}, fmt.Errorf("payment: select payments to cancel: %w", err)
+		}
+		for _, r := range rows {
+			stored = append(stored, dbsqlc.MatchTenantPaymentsRow(r))
+		}
+	} else {
+		var err error
+		if stored, err = q.MatchTenantPayments(ctx, dbsqlc.MatchTenantPaymentsParams{
+			TenantID: f.TenantID, RequestedFrom: from, RequestedTo: to, Statuses: statuses}); err != nil {
+			return Cancelled{}, fmt.Errorf("payment: select payments to cancel: %w", err)
+		}
+	}
+	for _, r := range stored {
+		found[r.PaymentID] = Status(r.Status)
+	}
+	var todo []string
+	for k, st := range found {
+		if st == StatusReceived || st == StatusScheduled {
+			todo = append(todo, k)
+		}
+	}
+	if dryRun || len(todo) == 0 {
+		now := make(map[string]bool, len(todo))
+		for _, k := range todo {
+			now[k] = true
+		}
+		return summarize(found, now), nil
+	}
+	got, now, err := s.Store.cancel(ctx, todo, waitingRows, f.TenantID)
+	if err != nil {
+		return Cancelled{}, err
+	}
+	for k, st := range got {
+		found[k] = st
+	}
+	return summarize(found, now), nil
+}
+
+// batchIntakePrefix is what the ids of a file's chunks' intake rows
+// begin with.
+func batchIntakePrefix(batchID string) string { return "init-" + batchID + "-" }

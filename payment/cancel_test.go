@@ -43,7 +43,7 @@ func TestCancel(t *testing.T) {
 	if res, err := s.init.InitChunk(ctx, []payment.Request{bad}, "init-c-rejected"); err != nil || res.Rejected != 1 {
 		t.Fatalf("Phase A of the rejected one: %+v, %v", res, err)
 	}
-	if _, err := svc.Cancel(ctx, "acme", "c-twice"); err != nil {
+	if _, _, err := svc.Cancel(ctx, "acme", "c-twice"); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -58,9 +58,9 @@ func TestCancel(t *testing.T) {
 		{"c-rejected", payment.StatusRejected, payment.ErrNotCancellable},
 		{"c-unknown", "", payment.ErrNotFound},
 	} {
-		got, err := svc.Cancel(ctx, "acme", tt.id)
-		if got != tt.want || !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
-			t.Errorf("%s: %q, %v; want %q, %v", tt.id, got, err, tt.want, tt.wantErr)
+		got, now, err := svc.Cancel(ctx, "acme", tt.id)
+		if got != tt.want || !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) || now != (tt.id == "c-waiting" || tt.id == "c-scheduled") {
+			t.Errorf("%s: %q (now %t), %v; want %q, %v", tt.id, got, now, err, tt.want, tt.wantErr)
 		}
 	}
 	// Phase A of the cancelled one stores and enqueues nothing for it.
@@ -121,7 +121,7 @@ func TestCancelRacesExecution(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			_, err := svc.Cancel(ctx, "acme", id)
+			_, _, err := svc.Cancel(ctx, "acme", id)
 			results[i].cancelled, results[i].cErr = err == nil, err
 			if err != nil && !errors.Is(err, payment.ErrNotCancellable) {
 				t.Errorf("%s: cancel: %v", id, err)
@@ -152,4 +152,65 @@ func TestCancelRacesExecution(t *testing.T) {
 		t.Fatalf("verify: %v, %v", v, err)
 	}
 	t.Logf("%d executed, %d cancelled", executed, n-executed)
+}
+
+// TestCancelWhere: an operator's cancel by filter takes the tenant's
+// payments that wait and were requested in the window, in the statuses
+// named; a dry run counts the same and changes nothing; another tenant's
+// payments, and those outside the window, are left; a filter that names
+// neither a tenant nor a file is refused.
+func TestCancelWhere(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSaga(t)
+	s.account(t, account.Spec{AccountID: "ACC-W", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("1000")})
+	s.account(t, account.Spec{AccountID: "ACC-WG", TenantID: "globex", Currency: "EUR", OpeningBalance: dec("1000")})
+	svc := &payment.Service{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool)}
+	base := time.Now().Add(time.Hour).Truncate(time.Second)
+	req := func(tenant, id, acct string, at time.Time) payment.Request {
+		r := validRequest(base)
+		r.TenantID, r.PaymentID, r.DebtorAccount, r.RequestedExecutionTime = tenant, id, acct, at
+		return r
+	}
+	in, out := base, base.Add(10*time.Minute) // in the window [base, base+5m), and after it
+	if _, err := svc.Store.Receive(ctx, []payment.Request{req("acme", "w-waiting", "ACC-W", in)}, func(int) string { return "init-w" }, false); err != nil {
+		t.Fatal(err)
+	}
+	pcs := s.schedule(t, req("acme", "w-in-1", "ACC-W", in), req("acme", "w-in-2", "ACC-W", in.Add(time.Minute)),
+		req("acme", "w-out", "ACC-W", out), req("acme", "w-executed", "ACC-W", in), req("globex", "w-theirs", "ACC-WG", in))
+	if o, err := s.execute(ctx, "w-executed", pcs["w-executed"]); err != nil || o.Status != process.StatusSucceeded {
+		t.Fatalf("execution: %+v, %v", o, err)
+	}
+	f := payment.CancelFilter{TenantID: "acme", RequestedFrom: base, RequestedTo: base.Add(5 * time.Minute)}
+	want := payment.Cancelled{Cancelled: 3, NotCancelled: []payment.NotCancelled{{Status: payment.StatusAccepted, Count: 1, Reason: "its execution has begun"}}}
+	for _, dry := range []bool{true, false} {
+		got, err := svc.CancelWhere(ctx, f, dry)
+		if err != nil || got.Cancelled != want.Cancelled || len(got.NotCancelled) != 1 || got.NotCancelled[0] != want.NotCancelled[0] {
+			t.Fatalf("dry run %t: %+v, %v; want %+v", dry, got, err, want)
+		}
+		p, err := svc.Store.Find(ctx, "acme", "w-in-1")
+		if err != nil || (p.Status == payment.StatusCancelled) == dry {
+			t.Fatalf("after dry run %t: w-in-1 is %s, %v", dry, p.Status, err)
+		}
+	}
+	for id, want := range map[string]payment.Status{"w-waiting": payment.StatusCancelled, "w-in-2": payment.StatusCancelled,
+		"w-out": payment.StatusScheduled, "w-executed": payment.StatusAccepted} {
+		if p, err := svc.Store.Find(ctx, "acme", id); err != nil || p.Status != want {
+			t.Errorf("%s: %s, %v; want %s", id, p.Status, err, want)
+		}
+	}
+	if p, err := svc.Store.Find(ctx, "globex", "w-theirs"); err != nil || p.Status != payment.StatusScheduled {
+		t.Errorf("globex's payment: %s, %v", p.Status, err)
+	}
+	// Only SCHEDULED, now after the window too: w-out alone.
+	got, err := svc.CancelWhere(ctx, payment.CancelFilter{TenantID: "acme", Statuses: []payment.Status{payment.StatusScheduled}}, false)
+	if err != nil || got.Cancelled != 1 || len(got.NotCancelled) != 0 {
+		t.Fatalf("SCHEDULED only: %+v, %v", got, err)
+	}
+	if _, err := svc.CancelWhere(ctx, payment.CancelFilter{}, true); !errors.Is(err, payment.ErrNoSelection) {
+		t.Fatalf("no tenant, no file: %v", err)
+	}
+	if v, err := payment.Verify(ctx, s.pool); err != nil || len(v) > 0 {
+		t.Fatalf("verify: %v, %v", v, err)
+	}
 }

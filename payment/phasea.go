@@ -445,9 +445,11 @@ func (a *InitActivities) InitChunk(ctx context.Context, chunk []Request, initWor
 func batchResult(results []InitResult) BatchResult {
 	var out BatchResult
 	for _, r := range results {
-		if r.Status == StatusRejected {
+		switch r.Status {
+		case StatusRejected:
 			out.Rejected++
-		} else {
+		case StatusCancelled: // cancelled while it waited for Phase A
+		default:
 			out.Scheduled++
 		}
 	}

@@ -224,11 +224,25 @@ func (s *Store) compare(ctx context.Context, rs []Request) (map[int]bool, error)
 	for i, r := range rs {
 		tenants[i], ids[i] = r.TenantID, r.PaymentID
 	}
+	// Those waiting first, then the stored ones: a payment leaves its
+	// intake row only in the transaction that stores it, so read in this
+	// order none is missed while Phase A commits between the two.
+	pending, err := s.q.PendingRequests(ctx, dbsqlc.PendingRequestsParams{TenantIds: tenants, ExternalIds: ids})
+	if err != nil {
+		return nil, fmt.Errorf("payment: compare %d payments with those waiting for Phase A: %w", len(rs), err)
+	}
 	stored, err := s.q.FindPayments(ctx, dbsqlc.FindPaymentsParams{TenantIds: tenants, ExternalIds: ids})
 	if err != nil {
 		return nil, fmt.Errorf("payment: compare %d payments with the stored ones: %w", len(rs), err)
 	}
-	byID := make(map[[2]string][]byte, len(stored))
+	byID := make(map[[2]string][]byte, len(stored)+len(pending))
+	for _, row := range pending {
+		raw, err := canonical(pendingRequest(row))
+		if err != nil {
+			return nil, err
+		}
+		byID[[2]string{row.TenantID, row.ExternalID}] = raw
+	}
 	for _, row := range stored {
 		p := row.Payment
 		req, err := requestOf(p)
@@ -240,22 +254,6 @@ func (s *Store) compare(ctx context.Context, rs []Request) (map[int]bool, error)
 			return nil, err
 		}
 		byID[[2]string{p.TenantID, p.ExternalID}] = raw
-	}
-	if len(stored) < len(rs) {
-		pending, err := s.q.PendingRequests(ctx, dbsqlc.PendingRequestsParams{TenantIds: tenants, ExternalIds: ids})
-		if err != nil {
-			return nil, fmt.Errorf("payment: compare %d payments with those waiting for Phase A: %w", len(rs), err)
-		}
-		for _, row := range pending {
-			if _, ok := byID[[2]string{row.TenantID, row.ExternalID}]; ok {
-				continue
-			}
-			raw, err := canonical(pendingRequest(row))
-			if err != nil {
-				return nil, err
-			}
-			byID[[2]string{row.TenantID, row.ExternalID}] = raw
-		}
 	}
 	for i, r := range rs {
 		raw, err := canonical(r)
@@ -373,7 +371,8 @@ func (s *Store) claimed(ctx context.Context, key, tenantID, paymentID string) (P
 		return Payment{}, fmt.Errorf("payment: find %s of %s waiting for Phase A: %w", paymentID, tenantID, perr)
 	}
 	if len(rows) == 0 {
-		return Payment{}, err
+		// Phase A may have stored it since the first look.
+		return s.Get(ctx, key)
 	}
 	row := rows[0]
 	return Payment{

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 	"github.com/paydispatch/paydispatch/process"
@@ -41,6 +43,18 @@ const (
 // log replays to its process's status), and the payments' across them
 // (the rules above). It lists every violation, none when all hold.
 func Verify(ctx context.Context, db ledger.DBTX) ([]ledger.Violation, error) {
+	// One snapshot for every rule: on a live database, a change that
+	// commits between two of its queries would show half done.
+	if b, ok := db.(interface {
+		BeginTx(context.Context, pgx.TxOptions) (pgx.Tx, error)
+	}); ok {
+		tx, err := b.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		if err != nil {
+			return nil, fmt.Errorf("payment: verify: begin: %w", err)
+		}
+		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+		db = tx
+	}
 	out, err := ledger.Verify(ctx, db)
 	if err != nil {
 		return out, err

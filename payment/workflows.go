@@ -246,7 +246,13 @@ func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool
 		return false, err
 	}
 	if status == StatusCancelled {
-		return true, nil // cancelled before its execution began: nothing to do
+		// Cancelled before its execution began: nothing to do, unless a
+		// process was started (then Advance ends it, at its first step).
+		if _, err := process.Get(ctx, a.Store.db, process.ID(SubmitPaymentType, in.PaymentID)); errors.Is(err, process.ErrNotFound) {
+			return true, nil
+		} else if err != nil {
+			return false, err
+		}
 	}
 	executionTime := time.Now()
 	if status == "" || status == StatusScheduled {

@@ -37,14 +37,22 @@ ALTER TABLE payment_intake
     ADD COLUMN remittance_infos          text[],
     ADD COLUMN requested_execution_times timestamptz[];
 
--- The payments still RECEIVED move into their intake rows.
+-- The payments still RECEIVED move into their intake rows (each intake
+-- row's keys unnested once, then joined). A RECEIVED payment no intake
+-- row lists stays as it is: nothing is lost.
+CREATE TEMPORARY TABLE staged_keys ON COMMIT DROP AS
+SELECT i.init_workflow_id, k.payment_id
+FROM payment_intake i
+CROSS JOIN LATERAL unnest(i.payment_ids) AS k (payment_id)
+JOIN payments p ON p.payment_id = k.payment_id AND p.status = 'RECEIVED';
+
 UPDATE payment_intake i
 SET payment_ids = r.payment_ids, external_ids = r.external_ids, tenant_ids = r.tenant_ids,
     debtor_accounts = r.debtor_accounts, amounts = r.amounts, currencies = r.currencies,
     creditor_names = r.creditor_names, creditor_ibans = r.creditor_ibans, creditor_bics = r.creditor_bics,
     remittance_infos = r.remittance_infos, requested_execution_times = r.requested_execution_times
 FROM (
-    SELECT i.init_workflow_id,
+    SELECT s.init_workflow_id,
            array_agg(p.payment_id ORDER BY p.payment_id) AS payment_ids,
            array_agg(p.external_id ORDER BY p.payment_id) AS external_ids,
            array_agg(p.tenant_id ORDER BY p.payment_id) AS tenant_ids,
@@ -56,19 +64,19 @@ FROM (
            array_agg(coalesce(p.creditor_bic, '') ORDER BY p.payment_id) AS creditor_bics,
            array_agg(coalesce(p.remittance_info, '') ORDER BY p.payment_id) AS remittance_infos,
            array_agg(p.requested_execution_time ORDER BY p.payment_id) AS requested_execution_times
-    FROM payment_intake i
-    JOIN payments p ON p.payment_id = ANY (i.payment_ids) AND p.status = 'RECEIVED'
-    GROUP BY i.init_workflow_id
+    FROM staged_keys s
+    JOIN payments p ON p.payment_id = s.payment_id
+    GROUP BY s.init_workflow_id
 ) r
 WHERE i.init_workflow_id = r.init_workflow_id;
 DELETE FROM payment_intake WHERE external_ids IS NULL;
 
 INSERT INTO payment_keys (external_id, tenant_id, payment_id, init_workflow_id)
-SELECT p.external_id, p.tenant_id, p.payment_id, i.init_workflow_id
+SELECT p.external_id, p.tenant_id, p.payment_id, s.init_workflow_id
 FROM payments p
-LEFT JOIN LATERAL (SELECT i.init_workflow_id FROM payment_intake i
-                   WHERE p.status = 'RECEIVED' AND p.payment_id = ANY (i.payment_ids) LIMIT 1) i ON true;
-DELETE FROM payments WHERE status = 'RECEIVED';
+LEFT JOIN staged_keys s ON s.payment_id = p.payment_id
+ON CONFLICT DO NOTHING;
+DELETE FROM payments p USING staged_keys s WHERE p.payment_id = s.payment_id;
 
 ALTER TABLE payment_intake
     ALTER COLUMN external_ids SET NOT NULL, ALTER COLUMN tenant_ids SET NOT NULL,

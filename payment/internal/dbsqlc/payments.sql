@@ -190,6 +190,41 @@ WHERE i.init_workflow_id = ANY(@init_workflow_ids::text[])
 ON CONFLICT DO NOTHING
 RETURNING payment_id;
 
+-- name: MatchTenantPayments :many
+-- An operator's selection of stored payments: the tenant's, requested
+-- in [@requested_from, @requested_to), in one of @statuses (none: any).
+SELECT payment_id, status FROM payments
+WHERE tenant_id = @tenant_id
+  AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to
+  AND (coalesce(cardinality(@statuses::text[]), 0) = 0 OR status = ANY(@statuses::text[]));
+
+-- name: MatchKeyedPayments :many
+-- The same selection among these payments (a file's), of one tenant or
+-- (empty) any.
+SELECT payment_id, status FROM payments
+WHERE payment_id = ANY(@payment_ids::text[])
+  AND (@tenant_id::text = '' OR tenant_id = @tenant_id::text)
+  AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to
+  AND (coalesce(cardinality(@statuses::text[]), 0) = 0 OR status = ANY(@statuses::text[]));
+
+-- name: MatchWaiting :many
+-- The payments waiting for Phase A, of one tenant or (empty) any,
+-- requested in [@requested_from, @requested_to), with their intake rows;
+-- only in these rows when @init_workflow_ids is not empty.
+SELECT r.payment_id::text AS payment_id, i.init_workflow_id
+FROM payment_intake i
+CROSS JOIN LATERAL (
+    SELECT unnest(i.payment_ids) AS payment_id, unnest(i.tenant_ids) AS tenant_id,
+           unnest(i.requested_execution_times) AS requested_execution_time) r
+WHERE (coalesce(cardinality(@init_workflow_ids::text[]), 0) = 0 OR i.init_workflow_id = ANY(@init_workflow_ids::text[]))
+  AND (@tenant_id::text = '' OR r.tenant_id = @tenant_id::text)
+  AND r.requested_execution_time >= @requested_from::timestamptz AND r.requested_execution_time < @requested_to::timestamptz;
+
+-- name: BatchIntakeRows :many
+-- The intake rows of a file's chunks still waiting for Phase A (a few:
+-- rows are deleted as Phase A takes them).
+SELECT init_workflow_id FROM payment_intake WHERE starts_with(init_workflow_id, @prefix::text);
+
 -- name: PaymentStatuses :many
 -- Where these payments are (of one tenant, or any); a payment waiting
 -- for Phase A has no row.

@@ -13,6 +13,32 @@ import (
 	decimal "github.com/shopspring/decimal"
 )
 
+const batchIntakeRows = `-- name: BatchIntakeRows :many
+SELECT init_workflow_id FROM payment_intake WHERE starts_with(init_workflow_id, $1::text)
+`
+
+// The intake rows of a file's chunks still waiting for Phase A (a few:
+// rows are deleted as Phase A takes them).
+func (q *Queries) BatchIntakeRows(ctx context.Context, prefix string) ([]string, error) {
+	rows, err := q.db.Query(ctx, batchIntakeRows, prefix)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var init_workflow_id string
+		if err := rows.Scan(&init_workflow_id); err != nil {
+			return nil, err
+		}
+		items = append(items, init_workflow_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const batchParts = `-- name: BatchParts :many
 SELECT part, payment_ids FROM payment_batch_parts WHERE batch_id = $1 ORDER BY part
 `
@@ -699,6 +725,152 @@ func (q *Queries) IntakeRequests(ctx context.Context, initWorkflowID string) (In
 		&i.RequestedExecutionTimes,
 	)
 	return i, err
+}
+
+const matchKeyedPayments = `-- name: MatchKeyedPayments :many
+SELECT payment_id, status FROM payments
+WHERE payment_id = ANY($1::text[])
+  AND ($2::text = '' OR tenant_id = $2::text)
+  AND requested_execution_time >= $3 AND requested_execution_time < $4
+  AND (coalesce(cardinality($5::text[]), 0) = 0 OR status = ANY($5::text[]))
+`
+
+type MatchKeyedPaymentsParams struct {
+	PaymentIds    []string
+	TenantID      string
+	RequestedFrom time.Time
+	RequestedTo   time.Time
+	Statuses      []string
+}
+
+type MatchKeyedPaymentsRow struct {
+	PaymentID string
+	Status    string
+}
+
+// The same selection among these payments (a file's), of one tenant or
+// (empty) any.
+func (q *Queries) MatchKeyedPayments(ctx context.Context, arg MatchKeyedPaymentsParams) ([]MatchKeyedPaymentsRow, error) {
+	rows, err := q.db.Query(ctx, matchKeyedPayments,
+		arg.PaymentIds,
+		arg.TenantID,
+		arg.RequestedFrom,
+		arg.RequestedTo,
+		arg.Statuses,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MatchKeyedPaymentsRow
+	for rows.Next() {
+		var i MatchKeyedPaymentsRow
+		if err := rows.Scan(&i.PaymentID, &i.Status); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const matchTenantPayments = `-- name: MatchTenantPayments :many
+SELECT payment_id, status FROM payments
+WHERE tenant_id = $1
+  AND requested_execution_time >= $2 AND requested_execution_time < $3
+  AND (coalesce(cardinality($4::text[]), 0) = 0 OR status = ANY($4::text[]))
+`
+
+type MatchTenantPaymentsParams struct {
+	TenantID      string
+	RequestedFrom time.Time
+	RequestedTo   time.Time
+	Statuses      []string
+}
+
+type MatchTenantPaymentsRow struct {
+	PaymentID string
+	Status    string
+}
+
+// An operator's selection of stored payments: the tenant's, requested
+// in [@requested_from, @requested_to), in one of @statuses (none: any).
+func (q *Queries) MatchTenantPayments(ctx context.Context, arg MatchTenantPaymentsParams) ([]MatchTenantPaymentsRow, error) {
+	rows, err := q.db.Query(ctx, matchTenantPayments,
+		arg.TenantID,
+		arg.RequestedFrom,
+		arg.RequestedTo,
+		arg.Statuses,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MatchTenantPaymentsRow
+	for rows.Next() {
+		var i MatchTenantPaymentsRow
+		if err := rows.Scan(&i.PaymentID, &i.Status); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const matchWaiting = `-- name: MatchWaiting :many
+SELECT r.payment_id::text AS payment_id, i.init_workflow_id
+FROM payment_intake i
+CROSS JOIN LATERAL (
+    SELECT unnest(i.payment_ids) AS payment_id, unnest(i.tenant_ids) AS tenant_id,
+           unnest(i.requested_execution_times) AS requested_execution_time) r
+WHERE (coalesce(cardinality($1::text[]), 0) = 0 OR i.init_workflow_id = ANY($1::text[]))
+  AND ($2::text = '' OR r.tenant_id = $2::text)
+  AND r.requested_execution_time >= $3::timestamptz AND r.requested_execution_time < $4::timestamptz
+`
+
+type MatchWaitingParams struct {
+	InitWorkflowIds []string
+	TenantID        string
+	RequestedFrom   time.Time
+	RequestedTo     time.Time
+}
+
+type MatchWaitingRow struct {
+	PaymentID      string
+	InitWorkflowID string
+}
+
+// The payments waiting for Phase A, of one tenant or (empty) any,
+// requested in [@requested_from, @requested_to), with their intake rows;
+// only in these rows when @init_workflow_ids is not empty.
+func (q *Queries) MatchWaiting(ctx context.Context, arg MatchWaitingParams) ([]MatchWaitingRow, error) {
+	rows, err := q.db.Query(ctx, matchWaiting,
+		arg.InitWorkflowIds,
+		arg.TenantID,
+		arg.RequestedFrom,
+		arg.RequestedTo,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MatchWaitingRow
+	for rows.Next() {
+		var i MatchWaitingRow
+		if err := rows.Scan(&i.PaymentID, &i.InitWorkflowID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const paymentContext = `-- name: PaymentContext :one
