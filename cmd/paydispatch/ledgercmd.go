@@ -44,7 +44,7 @@ func (l *limitFlags) Set(v string) error {
 
 // ledgerCommand parses a ledger command's flags and words, checks them
 // with check (when not nil) before it opens the database, and runs f; a
-// refusal of the ledger (bad input) exits 2.
+// check's refusal, or the ledger's of bad input, exits 2.
 func ledgerCommand(ctx context.Context, env *environment, name, usage, about string, args []string,
 	extra func(*flag.FlagSet), nargs func(int) bool, check func(words []string) error,
 	f func(ctx context.Context, db *postgres.DB, words []string) error) error {
@@ -65,7 +65,11 @@ func ledgerCommand(ctx context.Context, env *environment, name, usage, about str
 		return usageError{fmt.Errorf("want 'paydispatch %s %s'", name, usage)}
 	}
 	if check != nil {
-		if err := usageOf(check(words)); err != nil {
+		if err := check(words); err != nil {
+			var ue usageError
+			if !errors.As(err, &ue) {
+				err = usageError{err}
+			}
 			return err
 		}
 	}

@@ -33,7 +33,6 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 		f                  payment.CancelFilter
 		statuses, from, to string
 		dryRun             bool
-		checkFilter        func() error
 	)
 	extra := func(fs *flag.FlagSet) {
 		fs.StringVar(&f.TenantID, "tenant", "", "the tenant whose payments to cancel")
@@ -44,12 +43,6 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 		fs.BoolVar(&dryRun, "dry-run", false, "count what would be cancelled; change nothing")
 	}
 	check := func([]string) error {
-		if err := checkFilter(); err != nil {
-			return usageError{err}
-		}
-		return nil
-	}
-	checkFilter = func() error {
 		if f.TenantID == "" && f.BatchID == "" {
 			return errors.New("--tenant or --batch: name a tenant, a file, or both; a cancel never spans every tenant")
 		}

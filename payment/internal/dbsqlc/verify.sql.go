@@ -47,19 +47,16 @@ func (q *Queries) BookingWithoutOneInstruction(ctx context.Context) ([]BookingWi
 }
 
 const cancelledButMoved = `-- name: CancelledButMoved :many
-SELECT p.payment_id,
-       (SELECT count(*) FROM process_instance pi JOIN account_transaction t
-          ON t.reference = pi.process_id::text || ':CreateTransaction'
-        WHERE pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id)::int AS debits,
-       EXISTS (SELECT 1 FROM payment_booking b WHERE b.payment_id = p.payment_id)::bool AS booked,
-       EXISTS (SELECT 1 FROM payment_outbox_keys k WHERE k.instruction_id = p.payment_id)::bool AS instructed
-FROM payments p
-WHERE p.status = 'CANCELLED'
-  AND (EXISTS (SELECT 1 FROM process_instance pi JOIN account_transaction t
-                 ON t.reference = pi.process_id::text || ':CreateTransaction'
-               WHERE pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id)
-       OR EXISTS (SELECT 1 FROM payment_booking b WHERE b.payment_id = p.payment_id)
-       OR EXISTS (SELECT 1 FROM payment_outbox_keys k WHERE k.instruction_id = p.payment_id))
+SELECT c.payment_id, c.debits, c.booked, c.instructed
+FROM (SELECT p.payment_id,
+             (SELECT count(*) FROM process_instance pi JOIN account_transaction t
+                ON t.reference = pi.process_id::text || ':CreateTransaction'
+              WHERE pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id)::int AS debits,
+             EXISTS (SELECT 1 FROM payment_booking b WHERE b.payment_id = p.payment_id)::bool AS booked,
+             EXISTS (SELECT 1 FROM payment_outbox_keys k WHERE k.instruction_id = p.payment_id)::bool AS instructed
+      FROM payments p
+      WHERE p.status = 'CANCELLED') c
+WHERE c.debits > 0 OR c.booked OR c.instructed
 `
 
 type CancelledButMovedRow struct {
