@@ -26,6 +26,7 @@ import (
 	"github.com/paydispatch/paydispatch/postgres"
 	processmig "github.com/paydispatch/paydispatch/process/migrations"
 	queuemig "github.com/paydispatch/paydispatch/queue/migrations"
+	webhookmig "github.com/paydispatch/paydispatch/webhook/migrations"
 )
 
 // Schema is paydispatch's schema: every package's migrations, and the
@@ -33,11 +34,13 @@ import (
 func Schema() postgres.Schema {
 	return postgres.Schema{
 		Migrations: []fs.FS{queuemig.FS, dispatchmig.FS, pacingmig.FS, paymentmig.FS,
-			accountmig.FS, limitmig.FS, fxmig.FS, processmig.FS, outboxmig.FS, authmig.FS, idemmig.FS, auditmig.FS},
+			accountmig.FS, limitmig.FS, fxmig.FS, processmig.FS, outboxmig.FS, authmig.FS, idemmig.FS, auditmig.FS, webhookmig.FS},
 		Scripts: []postgres.Script{
 			{Name: "pacing/migrations/functions.sql", SQL: pacingmig.Functions},
 			{Name: "ledger/account/migrations/functions.sql", SQL: accountmig.Functions},
 			{Name: "outbox/migrations/functions.sql", SQL: outboxmig.Functions},
+			{Name: "webhook/migrations/functions.sql", SQL: webhookmig.Functions},
+			{Name: "payment/migrations/functions.sql", SQL: paymentmig.Functions},
 		},
 	}
 }

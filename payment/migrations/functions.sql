@@ -1,0 +1,34 @@
+-- The payment domain's functions: their current source, applied after
+-- the migrations and again whenever this file changes (see
+-- pacing/migrations/functions.sql for the rule).
+
+-- payment_event_time is an event's timestamp: RFC 3339 in UTC, to the
+-- microsecond, whatever the session's time zone.
+CREATE OR REPLACE FUNCTION payment_event_time(t timestamptz) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+$$;
+
+-- payment_event is the event a payment's status change publishes (version
+-- 1 of docs/schemas/payment-event.v1.json): a new event id each call.
+CREATE OR REPLACE FUNCTION payment_event(p_tenant_id text, p_external_id text, p_status text, p_previous text, p_reason text,
+                              p_amount numeric, p_currency text, p_debtor_account text, p_requested timestamptz,
+                              p_scheduled timestamptz, p_changed_at timestamptz) RETURNS jsonb
+LANGUAGE sql VOLATILE AS $$
+    SELECT jsonb_build_object(
+        'id', gen_random_uuid(),
+        'type', 'payment.' || lower(p_status),
+        'version', 1,
+        'createdAt', payment_event_time(p_changed_at),
+        'tenantId', p_tenant_id,
+        'data', jsonb_strip_nulls(jsonb_build_object(
+            'paymentId', p_external_id,
+            'status', p_status,
+            'previousStatus', p_previous,
+            'statusReason', p_reason,
+            'amount', round(p_amount, greatest(2, scale(trim_scale(p_amount))))::text,
+            'currency', p_currency,
+            'debtorAccount', p_debtor_account,
+            'requestedExecutionTime', payment_event_time(p_requested),
+            'scheduledExecutionTime', payment_event_time(p_scheduled))))
+$$;

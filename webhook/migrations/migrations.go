@@ -1,0 +1,19 @@
+// Package migrations holds package webhook's schema: its migrations (goose
+// SQL files named NNNNN_name.sql), which internal/schema merges with every
+// other package's into one ordered sequence. A package of its own, so
+// that the schema can be assembled without importing webhook itself.
+package migrations
+
+import "embed"
+
+// FS holds the migrations.
+//
+//go:embed *.sql
+var FS embed.FS
+
+// Functions is the current source of the package's SQL functions
+// (functions.sql), applied after the migrations and again whenever it
+// changes.
+//
+//go:embed functions.sql
+var Functions string

@@ -1,0 +1,324 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/paydispatch/paydispatch/webhook/internal/dbsqlc"
+)
+
+// Config tunes a relayer. Zero fields take the defaults.
+type Config struct {
+	Pool *pgxpool.Pool
+	// Policy is where deliveries may connect (Policy documents it).
+	Policy Policy
+	// Timeout bounds one delivery, from connecting to the answer's
+	// status (default 10 s). A delivery cut off by it is retried.
+	Timeout time.Duration
+	// MaxAttempts: a delivery that fails this many times is a dead letter
+	// (default 12).
+	MaxAttempts int
+	// The delay before attempt n+1 is BackoffBase·2^(n−1), at most
+	// BackoffMax, less up to a fifth of it at random (defaults 1 s, 1 h).
+	BackoffBase, BackoffMax time.Duration
+	// PerEndpoint bounds the deliveries in flight to one endpoint (default
+	// 4): a slow endpoint holds that many of the relayer's, no more.
+	PerEndpoint int
+	// MaxInFlight bounds the deliveries in flight in all (default 256).
+	// With PerEndpoint 4, sixty-four endpoints can hang before a fast one
+	// waits.
+	MaxInFlight int
+	// Poll is how often the relayer looks for due deliveries when none
+	// is settling (default 250 ms).
+	Poll time.Duration
+	// ShutdownTimeout bounds how long Run waits, once its context ends,
+	// for the deliveries under way (default Timeout + 5 s).
+	ShutdownTimeout time.Duration
+	Metrics         *Metrics
+	Logger          *slog.Logger
+	// Client overrides the HTTP client (tests); it must not follow
+	// redirects. Nil: one made from Policy.
+	Client *http.Client
+}
+
+func (c *Config) defaults() error {
+	if c.Pool == nil {
+		return errors.New("webhook: Config.Pool is required")
+	}
+	setDur := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	setDur(&c.Timeout, 10*time.Second)
+	setDur(&c.BackoffBase, time.Second)
+	setDur(&c.BackoffMax, time.Hour)
+	setDur(&c.Poll, 250*time.Millisecond)
+	setDur(&c.ShutdownTimeout, c.Timeout+5*time.Second)
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = 12
+	}
+	if c.PerEndpoint <= 0 {
+		c.PerEndpoint = 4
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = 256
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Client == nil {
+		c.Client = c.Policy.client(c.Timeout)
+	}
+	return nil
+}
+
+// client is an HTTP client for deliveries: no proxy from the
+// environment, no redirects (a 3xx is a failed delivery), connections
+// only to addresses the policy allows.
+func (p Policy) client(timeout time.Duration) *http.Client {
+	d := &net.Dialer{Timeout: min(timeout, 5*time.Second), Control: func(network, address string, _ syscall.RawConn) error {
+		return p.dialControl(network, address)
+	}}
+	return &http.Client{
+		Transport: &http.Transport{
+			DialContext:           d.DialContext,
+			TLSHandshakeTimeout:   min(timeout, 5*time.Second),
+			ResponseHeaderTimeout: timeout,
+			MaxIdleConnsPerHost:   8,
+			IdleConnTimeout:       90 * time.Second,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// Relayer delivers the webhook outbox: it claims due deliveries, posts
+// each to its endpoint signed, and records the outcome.
+type Relayer struct {
+	cfg Config
+	q   *dbsqlc.Queries
+}
+
+// NewRelayer makes a relayer.
+func NewRelayer(cfg Config) (*Relayer, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	return &Relayer{cfg: cfg, q: dbsqlc.New(cfg.Pool)}, nil
+}
+
+// outcome is what became of one claimed delivery.
+type outcome struct {
+	d      dbsqlc.ClaimDeliveriesRow
+	status int // the HTTP status; 0: no answer
+	err    string
+	took   time.Duration
+}
+
+// Run delivers until ctx ends, then waits for the deliveries under way
+// (up to ShutdownTimeout) and records them. Several relayers, in one
+// process or many, share the work: a claim is a row lock and a lease.
+func (r *Relayer) Run(ctx context.Context) error {
+	results := make(chan outcome, r.cfg.MaxInFlight)
+	inFlight, claimNow := 0, true
+	poll := time.NewTimer(0)
+	defer poll.Stop()
+	// Deliveries outlive ctx so that a shutdown lets them finish.
+	sendCtx := context.WithoutCancel(ctx)
+	for {
+		if claimNow && ctx.Err() == nil && inFlight < r.cfg.MaxInFlight {
+			claimNow = false
+			ds, err := r.claim(ctx, r.cfg.MaxInFlight-inFlight)
+			if err != nil && ctx.Err() == nil {
+				r.cfg.Logger.Warn("webhook claim failed", "err", err)
+			}
+			for _, d := range ds {
+				inFlight++
+				go func() { results <- r.deliver(sendCtx, d) }()
+			}
+			poll.Reset(r.wait(ctx, len(ds) > 0))
+		}
+		select {
+		case <-ctx.Done():
+			r.drain(results, inFlight)
+			return nil
+		case o := <-results:
+			batch := []outcome{o}
+		gather:
+			for len(batch) < 256 {
+				select {
+				case o := <-results:
+					batch = append(batch, o)
+				default:
+					break gather
+				}
+			}
+			inFlight -= len(batch)
+			r.settle(sendCtx, batch)
+			// A settled delivery may free its subject's next one.
+			claimNow = true
+		case <-poll.C:
+			claimNow = true
+		}
+	}
+}
+
+// wait is how long to sleep before the next claim: the poll, or less
+// when a backoff or a lapsed claim falls due sooner.
+func (r *Relayer) wait(ctx context.Context, claimed bool) time.Duration {
+	if claimed {
+		return r.cfg.Poll
+	}
+	next, err := r.q.NextDue(ctx)
+	if err != nil {
+		return r.cfg.Poll
+	}
+	return max(min(time.Until(next), r.cfg.Poll), 10*time.Millisecond)
+}
+
+func (r *Relayer) drain(results chan outcome, inFlight int) {
+	deadline := time.NewTimer(r.cfg.ShutdownTimeout)
+	defer deadline.Stop()
+	var batch []outcome
+	for inFlight > 0 {
+		select {
+		case o := <-results:
+			batch = append(batch, o)
+			inFlight--
+		case <-deadline.C:
+			// Left SENDING: their leases lapse and they are sent again.
+			r.cfg.Logger.Warn("webhook deliveries still under way at shutdown", "count", inFlight)
+			inFlight = 0
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r.settle(ctx, batch)
+}
+
+func (r *Relayer) claim(ctx context.Context, room int) ([]dbsqlc.ClaimDeliveriesRow, error) {
+	ds, err := r.q.ClaimDeliveries(ctx, dbsqlc.ClaimDeliveriesParams{
+		// The lease outlasts a delivery and its recording, so a live
+		// relayer's claim never lapses under it.
+		LeaseSeconds: (2*r.cfg.Timeout + 30*time.Second).Seconds(),
+		PerEndpoint:  int64(r.cfg.PerEndpoint), MaxClaim: int64(room)})
+	if err != nil {
+		return nil, fmt.Errorf("webhook: claim: %w", err)
+	}
+	return ds, nil
+}
+
+// maxErrorBody bounds what is read of an endpoint's answer (and kept of
+// an error): the status is what counts.
+const maxErrorBody = 512
+
+// deliver posts one delivery. Headers: the signature, the event's id and
+// type, the delivery's id and attempt.
+func (r *Relayer) deliver(ctx context.Context, d dbsqlc.ClaimDeliveriesRow) (o outcome) {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	start := time.Now()
+	o.d = d
+	defer func() { o.took = time.Since(start) }()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Url, bytes.NewReader(d.Payload))
+	if err != nil {
+		o.err = clipError(err.Error())
+		return o
+	}
+	secrets := []string{d.Secret}
+	if d.PreviousSecret != "" {
+		secrets = append(secrets, d.PreviousSecret)
+	}
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", "paydispatch-webhooks/1")
+	h.Set(SignatureHeader, Sign(d.Payload, start, secrets...))
+	h.Set("Paydispatch-Event-Id", d.EventID.String())
+	h.Set("Paydispatch-Event-Type", d.EventType)
+	h.Set("Paydispatch-Delivery-Id", strconv.FormatInt(d.DeliveryID, 10))
+	h.Set("Paydispatch-Delivery-Attempt", strconv.Itoa(int(d.Attempts)))
+	res, err := r.cfg.Client.Do(req)
+	if err != nil {
+		o.err = clipError(err.Error())
+		return o
+	}
+	defer res.Body.Close()
+	o.status = res.StatusCode
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		o.err = clipError(fmt.Sprintf("HTTP %d: %s", res.StatusCode, b))
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10)) // lets the connection be reused
+	return o
+}
+
+func clipError(s string) string {
+	if len(s) > maxErrorBody {
+		return s[:maxErrorBody]
+	}
+	return s
+}
+
+// settle records a batch of outcomes in one statement.
+func (r *Relayer) settle(ctx context.Context, batch []outcome) {
+	if len(batch) == 0 {
+		return
+	}
+	arg := dbsqlc.SettleDeliveriesParams{}
+	for _, o := range batch {
+		state, delay := StateDelivered, 0.0
+		switch {
+		case o.status >= 200 && o.status <= 299:
+		case int(o.d.Attempts) >= r.cfg.MaxAttempts:
+			state = StateDead
+		default:
+			state, delay = StatePending, r.backoff(int(o.d.Attempts)).Seconds()
+		}
+		r.cfg.Metrics.observe(state, o.took)
+		if state == StateDead {
+			r.cfg.Logger.Warn("webhook delivery dead-lettered", "delivery", o.d.DeliveryID, "endpoint", o.d.EndpointID,
+				"event_type", o.d.EventType, "attempts", o.d.Attempts, "last_error", o.err)
+		}
+		arg.DeliveryIds = append(arg.DeliveryIds, o.d.DeliveryID)
+		arg.Attempts = append(arg.Attempts, o.d.Attempts)
+		arg.States = append(arg.States, state)
+		arg.DelaySeconds = append(arg.DelaySeconds, delay)
+		arg.HttpStatuses = append(arg.HttpStatuses, int32(o.status))
+		arg.Errors = append(arg.Errors, o.err)
+	}
+	// A batch that cannot be recorded stays SENDING: the leases lapse
+	// and the deliveries go again (at least once).
+	for try := 0; ; try++ {
+		_, err := r.q.SettleDeliveries(ctx, arg)
+		if err == nil {
+			return
+		}
+		if try == 2 || ctx.Err() != nil {
+			r.cfg.Logger.Error("webhook outcomes not recorded; they will be sent again", "count", len(batch), "err", err)
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// backoff is the delay after the attempt-th failure.
+func (r *Relayer) backoff(attempt int) time.Duration {
+	d := r.cfg.BackoffBase
+	for i := 1; i < attempt && d < r.cfg.BackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, r.cfg.BackoffMax)
+	return d - time.Duration(rand.Int64N(int64(d)/5+1))
+}

@@ -1,0 +1,311 @@
+package webhook_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/webhook"
+)
+
+// open lets deliveries reach the tests' loopback receivers.
+var open = webhook.Policy{AllowHTTP: true, AllowPrivate: true}
+
+// receiver is a tenant's endpoint: it checks every delivery's signature,
+// answers with status(n) to the n-th request (n from 1), and keeps, per
+// subject, the sequence numbers of the events it accepted in the order
+// they came.
+type receiver struct {
+	*httptest.Server
+	secret   string
+	status   func(n int64) int
+	hold     chan struct{} // when set, a request waits for it to close
+	requests atomic.Int64
+	badSigs  atomic.Int64
+	busy     atomic.Int64
+	maxBusy  atomic.Int64
+
+	mu       sync.Mutex
+	accepted map[string][]int
+}
+
+func newReceiver(t *testing.T, status func(n int64) int) *receiver {
+	r := &receiver{status: status, accepted: map[string][]int{}}
+	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+	n := r.requests.Add(1)
+	b := r.busy.Add(1)
+	defer r.busy.Add(-1)
+	for m := r.maxBusy.Load(); b > m && !r.maxBusy.CompareAndSwap(m, b); m = r.maxBusy.Load() {
+	}
+	body, _ := io.ReadAll(req.Body)
+	if err := webhook.Verify(req.Header.Get(webhook.SignatureHeader), body, r.secret, webhook.DefaultTolerance, time.Now()); err != nil {
+		r.badSigs.Add(1)
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if r.hold != nil {
+		<-r.hold
+	}
+	code := r.status(n)
+	if code < 300 {
+		var ev struct {
+			Subject string `json:"subject"`
+			Seq     int    `json:"seq"`
+		}
+		_ = json.Unmarshal(body, &ev)
+		r.mu.Lock()
+		r.accepted[ev.Subject] = append(r.accepted[ev.Subject], ev.Seq)
+		r.mu.Unlock()
+	}
+	w.WriteHeader(code)
+}
+
+func (r *receiver) seqs(subject string) []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]int(nil), r.accepted[subject]...)
+}
+
+func register(t *testing.T, pool *pgxpool.Pool, tenant string, r *receiver, types ...string) webhook.Endpoint {
+	t.Helper()
+	ep, secret, err := webhook.Register(context.Background(), pool, open, webhook.NewEndpoint{TenantID: tenant, URL: r.URL, EventTypes: types})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.secret = secret
+	return ep
+}
+
+// publish writes one round of events: the seq-th of each subject.
+func publish(t *testing.T, pool *pgxpool.Pool, tenant, typ string, subjects []string, seq int) {
+	t.Helper()
+	events := make([]webhook.Event, len(subjects))
+	for i, s := range subjects {
+		payload, _ := json.Marshal(map[string]any{"id": uuid.New(), "subject": s, "seq": seq})
+		events[i] = webhook.Event{TenantID: tenant, Subject: s, Type: typ, Payload: payload}
+	}
+	if _, err := webhook.Publish(context.Background(), pool, events); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func startRelayer(t *testing.T, cfg webhook.Config) {
+	t.Helper()
+	r, err := webhook.NewRelayer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// states counts an endpoint's deliveries by state.
+func states(t *testing.T, pool *pgxpool.Pool, ep uuid.UUID) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	var before int64
+	for {
+		ds, err := webhook.Deliveries(context.Background(), pool, ep, "", before, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			out[d.State]++
+		}
+		if len(ds) < 1000 {
+			return out
+		}
+		before = ds[len(ds)-1].ID
+	}
+}
+
+func waitFor(t *testing.T, what string, d time.Duration, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func fastConfig(pool *pgxpool.Pool) webhook.Config {
+	return webhook.Config{Pool: pool, Policy: open, Timeout: 5 * time.Second, BackoffBase: 5 * time.Millisecond,
+		BackoffMax: 40 * time.Millisecond, MaxAttempts: 50, Poll: 20 * time.Millisecond}
+}
+
+// TestDeliversInOrderThroughFailures: two relayers deliver 60 subjects'
+// six events each to an endpoint that answers 500 to one request in
+// five. Every request is signed, and each subject's events are accepted
+// complete and in order; another tenant's endpoint and an endpoint that
+// takes another type receive none of them.
+func TestDeliversInOrderThroughFailures(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	flaky := newReceiver(t, func(n int64) int {
+		if n%5 == 0 {
+			return http.StatusInternalServerError
+		}
+		return http.StatusNoContent
+	})
+	other := newReceiver(t, func(int64) int { return http.StatusOK })
+	otherType := newReceiver(t, func(int64) int { return http.StatusOK })
+	ep := register(t, pool, "t-1", flaky, "payment.delivered")
+	register(t, pool, "t-2", other)
+	register(t, pool, "t-1", otherType, "payment.cancelled")
+
+	subjects := make([]string, 60)
+	for i := range subjects {
+		subjects[i] = fmt.Sprintf("pay-%02d", i)
+	}
+	startRelayer(t, fastConfig(pool))
+	startRelayer(t, fastConfig(pool))
+	for seq := range 6 {
+		publish(t, pool, "t-1", "payment.delivered", subjects, seq)
+		time.Sleep(30 * time.Millisecond) // rounds overlap the deliveries of the ones before
+	}
+	waitFor(t, "all 360 deliveries made", 60*time.Second, func() bool { return states(t, pool, ep.ID)[webhook.StateDelivered] == 360 })
+
+	for _, s := range subjects {
+		if got := flaky.seqs(s); fmt.Sprint(got) != "[0 1 2 3 4 5]" {
+			t.Errorf("subject %s: accepted %v, want [0 1 2 3 4 5]", s, got)
+		}
+	}
+	if n := flaky.requests.Load(); n-n/5 != 360 {
+		t.Errorf("%d requests, %d answered 500: want 360 accepted, each 500 retried", n, n/5)
+	}
+	if flaky.badSigs.Load() != 0 {
+		t.Errorf("%d deliveries failed their signature", flaky.badSigs.Load())
+	}
+	if other.requests.Load()+otherType.requests.Load() != 0 {
+		t.Errorf("another tenant's endpoint got %d, an endpoint of another type %d", other.requests.Load(), otherType.requests.Load())
+	}
+}
+
+// TestSlowEndpointHoldsOnlyItsOwn: an endpoint that does not answer holds
+// PerEndpoint deliveries in flight, while another tenant's endpoint gets
+// all of its own; once it answers, its backlog goes out too.
+func TestSlowEndpointHoldsOnlyItsOwn(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	slow := newReceiver(t, func(int64) int { return http.StatusOK })
+	slow.hold = make(chan struct{})
+	fast := newReceiver(t, func(int64) int { return http.StatusOK })
+	slowEP := register(t, pool, "t-slow", slow)
+	fastEP := register(t, pool, "t-fast", fast)
+
+	subjects := make([]string, 40)
+	for i := range subjects {
+		subjects[i] = fmt.Sprintf("pay-%02d", i)
+	}
+	cfg := fastConfig(pool)
+	cfg.PerEndpoint, cfg.MaxInFlight, cfg.Timeout = 2, 8, 30*time.Second
+	startRelayer(t, cfg)
+	publish(t, pool, "t-slow", "payment.delivered", subjects, 0)
+	publish(t, pool, "t-fast", "payment.delivered", subjects, 0)
+
+	waitFor(t, "the fast endpoint's 40 deliveries made", 20*time.Second, func() bool {
+		return states(t, pool, fastEP.ID)[webhook.StateDelivered] == 40
+	})
+	if got := states(t, pool, slowEP.ID); got[webhook.StateSending] != 2 || got[webhook.StatePending] != 38 {
+		t.Errorf("the slow endpoint's deliveries: %v, want 2 SENDING and 38 PENDING", got)
+	}
+	close(slow.hold)
+	waitFor(t, "the slow endpoint's 40 deliveries made", 20*time.Second, func() bool {
+		return states(t, pool, slowEP.ID)[webhook.StateDelivered] == 40
+	})
+	if m := slow.maxBusy.Load(); m > 2 {
+		t.Errorf("the slow endpoint had %d requests at once, want at most PerEndpoint (2)", m)
+	}
+}
+
+// TestDeadLetterThenRedrive: a delivery out of attempts is a dead letter
+// with the endpoint's last answer, no longer holds up its subject, and a
+// redrive sends it again.
+func TestDeadLetterThenRedrive(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	var down atomic.Bool
+	down.Store(true)
+	r := newReceiver(t, func(int64) int {
+		if down.Load() {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusOK
+	})
+	ep := register(t, pool, "t-1", r)
+	cfg := fastConfig(pool)
+	cfg.MaxAttempts = 3
+	startRelayer(t, cfg)
+	publish(t, pool, "t-1", "payment.failed", []string{"pay-1"}, 0)
+	publish(t, pool, "t-1", "payment.failed", []string{"pay-1"}, 1)
+
+	ctx := context.Background()
+	waitFor(t, "both deliveries dead", 20*time.Second, func() bool { return states(t, pool, ep.ID)[webhook.StateDead] == 2 })
+	dead, err := webhook.Deliveries(ctx, pool, ep.ID, webhook.StateDead, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dead {
+		if d.Attempts != 3 || d.LastStatus != http.StatusServiceUnavailable || !strings.Contains(d.LastError, "503") {
+			t.Errorf("dead letter %+v: want 3 attempts and the 503", d)
+		}
+	}
+	down.Store(false)
+	if n, err := webhook.Redrive(ctx, pool, ep.ID, []int64{dead[1].ID}); err != nil || n != 1 {
+		t.Fatalf("Redrive = %d, %v; want 1", n, err)
+	}
+	waitFor(t, "the redriven delivery made", 20*time.Second, func() bool { return states(t, pool, ep.ID)[webhook.StateDelivered] == 1 })
+	if got := r.seqs("pay-1"); fmt.Sprint(got) != "[0]" {
+		t.Errorf("accepted %v after redriving the first event, want [0]", got)
+	}
+}
+
+// TestPrivateAddressRefusedWhenDialled: under the default policy a URL
+// whose name resolves to loopback passes registration and is refused
+// when each delivery connects.
+func TestPrivateAddressRefusedWhenDialled(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	r := newReceiver(t, func(int64) int { return http.StatusOK })
+	policy := webhook.Policy{AllowHTTP: true}
+	url := strings.Replace(r.URL, "127.0.0.1", "localhost", 1)
+	ep, _, err := webhook.Register(context.Background(), pool, policy, webhook.NewEndpoint{TenantID: "t-1", URL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fastConfig(pool)
+	cfg.Policy, cfg.MaxAttempts = policy, 2
+	startRelayer(t, cfg)
+	publish(t, pool, "t-1", "payment.failed", []string{"pay-1"}, 0)
+	waitFor(t, "the delivery dead", 20*time.Second, func() bool { return states(t, pool, ep.ID)[webhook.StateDead] == 1 })
+	ds, _ := webhook.Deliveries(context.Background(), pool, ep.ID, "", 0, 1)
+	if r.requests.Load() != 0 || len(ds) != 1 || !strings.Contains(ds[0].LastError, "not public") {
+		t.Fatalf("requests %d, delivery %+v: want none made, refused as not public", r.requests.Load(), ds)
+	}
+}
