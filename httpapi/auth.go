@@ -37,6 +37,15 @@ var routeScopes = map[string]auth.Scope{
 
 	"GET /v1/payment-batches/{id}":            auth.PaymentsRead,
 	"GET /v1/payment-batches/{id}/rejections": auth.PaymentsRead,
+
+	// A tenant manages its own endpoints, under /admin as operators do.
+	"POST /admin/webhooks":                    auth.WebhooksWrite,
+	"GET /admin/webhooks":                     auth.WebhooksWrite,
+	"GET /admin/webhooks/{id}":                auth.WebhooksWrite,
+	"DELETE /admin/webhooks/{id}":             auth.WebhooksWrite,
+	"POST /admin/webhooks/{id}/rotate-secret": auth.WebhooksWrite,
+	"GET /admin/webhooks/{id}/deliveries":     auth.WebhooksWrite,
+	"POST /admin/webhooks/{id}/redrive":       auth.WebhooksWrite,
 }
 
 // RouteScope is the scope a route pattern needs, and whether it is public.

@@ -35,6 +35,9 @@ var routeBodies = map[string]bodyKind{
 	"POST /admin/rate-limit/config":           jsonBody,
 	"PATCH /admin/dispatch/config/{itemType}": jsonBody,
 	"POST /api/v1/slots":                      jsonBody,
+	"POST /admin/webhooks":                    jsonBody,
+	"POST /admin/webhooks/{id}/rotate-secret": jsonBody,
+	"POST /admin/webhooks/{id}/redrive":       jsonBody,
 	"POST /api/v1/slots/bulk":                 bigJSONBody,
 }
 

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -11,12 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/ledger/service"
 	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/webhook"
 )
 
 // contractRouter is a router with every handler serve registers, on fakes.
@@ -31,11 +34,19 @@ func contractRouter(t *testing.T) *httpapi.Router {
 	rt.HandleProcesses(fakeProcesses{})
 	rt.HandleAudit(&fakeAudit{})
 	rt.HandleDispatchConfig(newFakeDispatchConfigs())
+	rt.HandleWebhooks(contractHooks, payment.EventTypes())
 	rt.HandleOpenAPI()
 	rt.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	rt.RequireAuth(fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}})
 	return rt
 }
+
+// contractHooks holds one endpoint of acme's.
+var contractHooks = func() *fakeWebhooks {
+	f := &fakeWebhooks{}
+	_, _, _ = f.Register(context.Background(), webhook.NewEndpoint{TenantID: "acme", URL: "https://hooks.acme.example/pd"})
+	return f
+}()
 
 type openAPIDoc struct {
 	Paths map[string]map[string]struct {
@@ -98,6 +109,7 @@ func TestResponsesMatchTheContract(t *testing.T) {
 	}
 	rt := contractRouter(t)
 	pid := processOf["acme"].String()
+	hookID := contractHooks.eps[0].ID.String()
 	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	pay := `{"paymentId":"p-1","tenantId":"acme","debtorAccount":"ACC-1","amount":"1.00","currency":"EUR",` +
 		`"creditor":{"name":"J","iban":"DE89370400440532013000","bic":"COBADEFFXXX"},"requestedExecutionTime":"` + future + `"}`
@@ -131,6 +143,14 @@ func TestResponsesMatchTheContract(t *testing.T) {
 		{"PATCH", "/admin/dispatch/config/PAYMENT", "/admin/dispatch/config/{itemType}", `{"exec_mode":"BATCH"}`, "admin"},
 		{"PATCH", "/admin/dispatch/config/PAYMENT", "/admin/dispatch/config/{itemType}", `{"exec_mode":"NO"}`, "admin"},
 		{"GET", "/admin/dispatch/config/NOPE", "/admin/dispatch/config/{itemType}", "", "admin"},
+		{"POST", "/admin/webhooks", "/admin/webhooks", `{"tenantId":"acme","url":"https://hooks.acme.example/pd","eventTypes":["payment.cancelled"]}`, "admin"},
+		{"POST", "/admin/webhooks", "/admin/webhooks", `{"tenantId":"acme","url":"ftp://x"}`, "admin"},
+		{"GET", "/admin/webhooks", "/admin/webhooks", "", "admin"},
+		{"GET", "/admin/webhooks/" + hookID, "/admin/webhooks/{id}", "", "admin"},
+		{"GET", "/admin/webhooks/" + uuid.NewString(), "/admin/webhooks/{id}", "", "admin"},
+		{"POST", "/admin/webhooks/" + hookID + "/rotate-secret", "/admin/webhooks/{id}/rotate-secret", `{}`, "admin"},
+		{"GET", "/admin/webhooks/" + hookID + "/deliveries", "/admin/webhooks/{id}/deliveries", "", "admin"},
+		{"POST", "/admin/webhooks/" + hookID + "/redrive", "/admin/webhooks/{id}/redrive", `{"deliveryIds":[2]}`, "admin"},
 		{"POST", "/api/v1/slots", "/api/v1/slots", `{"eventId":"e-1","configName":"default","requestedTime":"2030-01-01T00:00:00Z"}`, "admin"},
 	}
 	for _, tt := range tests {

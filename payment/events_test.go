@@ -29,17 +29,17 @@ func TestStatusChangesPublishEvents(t *testing.T) {
 	ctx := context.Background()
 	s := newSaga(t)
 	s.account(t, account.Spec{AccountID: "ACC-E", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("1000")})
-	open := webhook.Policy{AllowHTTP: true, AllowPrivate: true}
-	all, _, err := webhook.Register(ctx, s.pool, open, webhook.NewEndpoint{TenantID: "acme", URL: "http://127.0.0.1:9/all"})
+	hooks := webhook.Store{DB: s.pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}}
+	all, _, err := hooks.Register(ctx, webhook.NewEndpoint{TenantID: "acme", URL: "http://127.0.0.1:9/all"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cancels, _, err := webhook.Register(ctx, s.pool, open, webhook.NewEndpoint{TenantID: "acme", URL: "http://127.0.0.1:9/c",
+	cancels, _, err := hooks.Register(ctx, webhook.NewEndpoint{TenantID: "acme", URL: "http://127.0.0.1:9/c",
 		EventTypes: []string{payment.EventType(payment.StatusCancelled)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, _, err := webhook.Register(ctx, s.pool, open, webhook.NewEndpoint{TenantID: "globex", URL: "http://127.0.0.1:9/g"})
+	other, _, err := hooks.Register(ctx, webhook.NewEndpoint{TenantID: "globex", URL: "http://127.0.0.1:9/g"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,8 +40,8 @@ type Delivery struct {
 // Deliveries returns up to limit of an endpoint's deliveries, newest
 // first, before the delivery id before (0: from the newest); state ""
 // lists every state.
-func Deliveries(ctx context.Context, db DB, endpoint uuid.UUID, state string, before int64, limit int) ([]Delivery, error) {
-	rows, err := dbsqlc.New(db).ListDeliveries(ctx, dbsqlc.ListDeliveriesParams{EndpointID: endpoint, State: state,
+func (s Store) Deliveries(ctx context.Context, endpoint uuid.UUID, state string, before int64, limit int) ([]Delivery, error) {
+	rows, err := dbsqlc.New(s.DB).ListDeliveries(ctx, dbsqlc.ListDeliveriesParams{EndpointID: endpoint, State: state,
 		Started: before > 0, BeforeID: before, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("webhook: endpoint %s: list deliveries: %w", endpoint, err)
@@ -68,8 +68,8 @@ func Deliveries(ctx context.Context, db DB, endpoint uuid.UUID, state string, be
 // listed), each with its attempts anew, and returns how many. They go
 // out after the subject's deliveries made meanwhile: order is kept among
 // open deliveries only.
-func Redrive(ctx context.Context, db DB, endpoint uuid.UUID, ids []int64) (int64, error) {
-	n, err := dbsqlc.New(db).RedriveDead(ctx, dbsqlc.RedriveDeadParams{EndpointID: endpoint, DeliveryIds: ids})
+func (s Store) Redrive(ctx context.Context, endpoint uuid.UUID, ids []int64) (int64, error) {
+	n, err := dbsqlc.New(s.DB).RedriveDead(ctx, dbsqlc.RedriveDeadParams{EndpointID: endpoint, DeliveryIds: ids})
 	if err != nil {
 		return 0, fmt.Errorf("webhook: endpoint %s: redrive: %w", endpoint, err)
 	}

@@ -163,9 +163,20 @@ func (p Policy) dialControl(_, address string) error {
 	return nil
 }
 
+// Store manages endpoints and their deliveries in DB; Policy is where
+// Register lets an endpoint point.
+type Store struct {
+	DB     DB
+	Policy Policy
+}
+
+// CheckURL checks a URL against the store's policy.
+func (s Store) CheckURL(raw string) error { return s.Policy.CheckURL(raw) }
+
 // Register stores a tenant's endpoint and returns it with its signing
 // secret, which is shown this once.
-func Register(ctx context.Context, db DB, p Policy, n NewEndpoint) (Endpoint, string, error) {
+func (s Store) Register(ctx context.Context, n NewEndpoint) (Endpoint, string, error) {
+	db, p := s.DB, s.Policy
 	if n.TenantID == "" {
 		return Endpoint{}, "", &InvalidError{Field: "tenantId", Detail: "required"}
 	}
@@ -189,7 +200,8 @@ func Register(ctx context.Context, db DB, p Policy, n NewEndpoint) (Endpoint, st
 }
 
 // Get returns an endpoint; ErrNotFound when there is none.
-func Get(ctx context.Context, db DB, id uuid.UUID) (Endpoint, error) {
+func (s Store) Get(ctx context.Context, id uuid.UUID) (Endpoint, error) {
+	db := s.DB
 	e, err := dbsqlc.New(db).GetEndpoint(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Endpoint{}, ErrNotFound
@@ -208,7 +220,8 @@ type ListAfter struct {
 
 // List returns up to limit endpoints of a tenant (every tenant's for an
 // empty tenant), oldest first, after the given one (nil: from the first).
-func List(ctx context.Context, db DB, tenant string, after *ListAfter, limit int) ([]Endpoint, error) {
+func (s Store) List(ctx context.Context, tenant string, after *ListAfter, limit int) ([]Endpoint, error) {
+	db := s.DB
 	arg := dbsqlc.ListEndpointsParams{TenantID: tenant, MaxRows: int32(limit)}
 	if after != nil {
 		arg.Started, arg.AfterCreated, arg.AfterID = true, after.CreatedAt, after.ID
@@ -227,7 +240,8 @@ func List(ctx context.Context, db DB, tenant string, after *ListAfter, limit int
 
 // Delete removes an endpoint; its deliveries not yet made become dead
 // letters ("endpoint deleted"), in the same transaction.
-func Delete(ctx context.Context, db DB, id uuid.UUID) error {
+func (s Store) Delete(ctx context.Context, id uuid.UUID) error {
+	db := s.DB
 	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		q := dbsqlc.New(tx)
 		n, err := q.DeleteEndpoint(ctx, id)
@@ -247,7 +261,8 @@ func Delete(ctx context.Context, db DB, id uuid.UUID) error {
 // Rotate gives an endpoint a new secret and returns it. The old one keeps
 // signing beside it (two v1 signatures) for keepOld, so that the receiver
 // can switch without refusing a delivery; zero ends it at once.
-func Rotate(ctx context.Context, db DB, id uuid.UUID, keepOld time.Duration) (Endpoint, string, error) {
+func (s Store) Rotate(ctx context.Context, id uuid.UUID, keepOld time.Duration) (Endpoint, string, error) {
+	db := s.DB
 	secret := NewSecret()
 	e, err := dbsqlc.New(db).RotateSecret(ctx, dbsqlc.RotateSecretParams{EndpointID: id, Secret: secret,
 		PreviousExpiresAt: new(time.Now().Add(keepOld))})

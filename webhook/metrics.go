@@ -43,7 +43,7 @@ func (m *Metrics) observe(outcome string, took time.Duration) {
 
 // depthCollector reads the webhook outbox's depths at scrape time.
 type depthCollector struct {
-	pool                                 *pgxpool.Pool
+	pool                                *pgxpool.Pool
 	due, pending, sending, dead, oldest *prometheus.Desc
 }
 
@@ -81,7 +81,9 @@ func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(c.dead, err)
 		return
 	}
-	g := func(desc *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v) }
+	g := func(desc *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v)
+	}
 	g(c.due, float64(d.Due))
 	g(c.pending, float64(d.Pending))
 	g(c.sending, float64(d.Sending))

@@ -85,7 +85,7 @@ func (r *receiver) seqs(subject string) []int {
 
 func register(t *testing.T, pool *pgxpool.Pool, tenant string, r *receiver, types ...string) webhook.Endpoint {
 	t.Helper()
-	ep, secret, err := webhook.Register(context.Background(), pool, open, webhook.NewEndpoint{TenantID: tenant, URL: r.URL, EventTypes: types})
+	ep, secret, err := (webhook.Store{DB: pool, Policy: open}).Register(context.Background(), webhook.NewEndpoint{TenantID: tenant, URL: r.URL, EventTypes: types})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func states(t *testing.T, pool *pgxpool.Pool, ep uuid.UUID) map[string]int {
 	out := map[string]int{}
 	var before int64
 	for {
-		ds, err := webhook.Deliveries(context.Background(), pool, ep, "", before, 1000)
+		ds, err := (webhook.Store{DB: pool}).Deliveries(context.Background(), ep, "", before, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +267,7 @@ func TestDeadLetterThenRedrive(t *testing.T) {
 
 	ctx := context.Background()
 	waitFor(t, "both deliveries dead", 20*time.Second, func() bool { return states(t, pool, ep.ID)[webhook.StateDead] == 2 })
-	dead, err := webhook.Deliveries(ctx, pool, ep.ID, webhook.StateDead, 0, 10)
+	dead, err := (webhook.Store{DB: pool}).Deliveries(ctx, ep.ID, webhook.StateDead, 0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestDeadLetterThenRedrive(t *testing.T) {
 		}
 	}
 	down.Store(false)
-	if n, err := webhook.Redrive(ctx, pool, ep.ID, []int64{dead[1].ID}); err != nil || n != 1 {
+	if n, err := (webhook.Store{DB: pool}).Redrive(ctx, ep.ID, []int64{dead[1].ID}); err != nil || n != 1 {
 		t.Fatalf("Redrive = %d, %v; want 1", n, err)
 	}
 	waitFor(t, "the redriven delivery made", 20*time.Second, func() bool { return states(t, pool, ep.ID)[webhook.StateDelivered] == 1 })
@@ -295,7 +295,7 @@ func TestPrivateAddressRefusedWhenDialled(t *testing.T) {
 	r := newReceiver(t, func(int64) int { return http.StatusOK })
 	policy := webhook.Policy{AllowHTTP: true}
 	url := strings.Replace(r.URL, "127.0.0.1", "localhost", 1)
-	ep, _, err := webhook.Register(context.Background(), pool, policy, webhook.NewEndpoint{TenantID: "t-1", URL: url})
+	ep, _, err := (webhook.Store{DB: pool, Policy: policy}).Register(context.Background(), webhook.NewEndpoint{TenantID: "t-1", URL: url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestPrivateAddressRefusedWhenDialled(t *testing.T) {
 	startRelayer(t, cfg)
 	publish(t, pool, "t-1", "payment.failed", []string{"pay-1"}, 0)
 	waitFor(t, "the delivery dead", 20*time.Second, func() bool { return states(t, pool, ep.ID)[webhook.StateDead] == 1 })
-	ds, _ := webhook.Deliveries(context.Background(), pool, ep.ID, "", 0, 1)
+	ds, _ := (webhook.Store{DB: pool}).Deliveries(context.Background(), ep.ID, "", 0, 1)
 	if r.requests.Load() != 0 || len(ds) != 1 || !strings.Contains(ds[0].LastError, "not public") {
 		t.Fatalf("requests %d, delivery %+v: want none made, refused as not public", r.requests.Load(), ds)
 	}

@@ -36,11 +36,13 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 		db config.Database
 		rl config.Rail
 		rc config.Relay
+		wh config.Webhooks
 		mt config.Metrics
 		lg config.Log
 	)
 	settings := append(config.DatabaseSettings(&db), config.RailSettings(&rl)...)
 	settings = append(settings, config.RelaySettings(&rc)...)
+	settings = append(settings, config.WebhookSettings(&wh)...)
 	settings = append(settings, config.MetricsSettings(&mt)...)
 	if err := parse(config.NewSet(fs, env.getenv, append(settings, config.LogSettings(&lg)...)...), args); err != nil {
 		return err
@@ -49,6 +51,9 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 		return usageError{fmt.Errorf("unexpected argument %q: relay takes only flags", fs.Arg(0))}
 	}
 	if err := rc.Check(rl); err != nil {
+		return usageError{err}
+	}
+	if err := wh.Check(); err != nil {
 		return usageError{err}
 	}
 	if rl.URL == "" {
@@ -82,6 +87,11 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer stop()
+	stopHooks, err := app.StartWebhookRelayer(ctx, app.WebhookConfig(store, wh), reg, log)
+	if err != nil {
+		return err
+	}
+	defer stopHooks()
 
 	serveErr := make(chan error, 1)
 	if ln != nil {
@@ -143,7 +153,7 @@ func relayConfig(rl config.Rail, rc config.Relay) app.RelayConfig {
 // is configured, to a rail simulator in this process on loopback (the
 // embedded default, like serve's PostgreSQL and Temporal). Its metrics go
 // to reg. The returned func stops the relayer, then the simulator.
-func startRelayRole(ctx context.Context, store *postgres.DB, rl config.Rail, rc config.Relay, sim railsim.Behaviour, reg prometheus.Registerer, log *slog.Logger) (stop func(), railURL string, err error) {
+func startRelayRole(ctx context.Context, store *postgres.DB, rl config.Rail, rc config.Relay, wh config.Webhooks, sim railsim.Behaviour, reg prometheus.Registerer, log *slog.Logger) (stop func(), railURL string, err error) {
 	stopSim := func() {}
 	if rl.URL == "" {
 		url, stop, err := app.StartRailSim(ctx, "127.0.0.1:0", sim, log)
@@ -159,5 +169,11 @@ func startRelayRole(ctx context.Context, store *postgres.DB, rl config.Rail, rc 
 		stopSim()
 		return nil, "", err
 	}
-	return func() { stopRelay(); stopSim() }, rl.URL, nil
+	stopHooks, err := app.StartWebhookRelayer(ctx, app.WebhookConfig(store, wh), reg, log)
+	if err != nil {
+		stopRelay()
+		stopSim()
+		return nil, "", err
+	}
+	return func() { stopHooks(); stopRelay(); stopSim() }, rl.URL, nil
 }

@@ -27,10 +27,12 @@ import (
 	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/ledger/service"
 	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/railsim"
 	"github.com/paydispatch/paydispatch/temporal"
+	"github.com/paydispatch/paydispatch/webhook"
 )
 
 func runServe(ctx context.Context, env *environment, args []string) error {
@@ -47,11 +49,13 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		lg  config.Log
 		rl  config.Rail
 		rc  config.Relay
+		wh  config.Webhooks
 	)
 	settings := append(config.DatabaseSettings(&db), config.ServerSettings(&srv)...)
 	settings = append(settings, config.TemporalSettings(&tc)...)
 	settings = append(settings, config.DispatchSettings(&dm)...)
 	settings = append(settings, append(config.RailSettings(&rl), config.RelaySettings(&rc)...)...)
+	settings = append(settings, config.WebhookSettings(&wh)...)
 	set := config.NewSet(fs, env.getenv, append(settings, config.LogSettings(&lg)...)...)
 	if err := parse(set, args); err != nil {
 		return err
@@ -62,8 +66,11 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err := rc.Check(rl); err != nil {
 		return usageError{err}
 	}
+	if err := wh.Check(); err != nil {
+		return usageError{err}
+	}
 	log := newLogger(env, lg)
-	run, err := startServer(ctx, env, serverConfig{db: db, srv: srv, tc: tc, dm: dm, rl: rl, rc: rc}, log)
+	run, err := startServer(ctx, env, serverConfig{db: db, srv: srv, tc: tc, dm: dm, rl: rl, rc: rc, wh: wh}, log)
 	if err != nil {
 		return err
 	}
@@ -152,6 +159,7 @@ type serverConfig struct {
 	dm  config.Dispatch
 	rl  config.Rail
 	rc  config.Relay
+	wh  config.Webhooks
 	// railSim is how the embedded rail simulator behaves (no rail URL).
 	railSim railsim.Behaviour
 }
@@ -237,9 +245,9 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	}
 	run.stops = append(run.stops, stopDispatch)
 
-	// The relayer role: the outbox to the rail (or the embedded simulator),
-	// its metrics on this registry.
-	stopRelay, railURL, err := startRelayRole(ctx, store, rl, rc, c.railSim, reg, log)
+	// The relayer role: the outbox to the rail (or the embedded simulator)
+	// and the webhooks, their metrics on this registry.
+	stopRelay, railURL, err := startRelayRole(ctx, store, rl, rc, c.wh, c.railSim, reg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -281,6 +289,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	router.HandleFXRates(ledgerAPI)
 	router.HandleProcesses(app.ProcessAPI{Operator: app.ProcessOperator(store, tconn)})
 	router.HandleAudit(audit.Log{DB: store.Pool})
+	router.HandleWebhooks(webhook.Store{DB: store.Pool, Policy: app.WebhookPolicy(c.wh)}, payment.EventTypes())
 	router.HandleOpenAPI()
 	router.SetBodyLimits(int64(srv.MaxBody), int64(srv.MaxBulkBody))
 	router.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

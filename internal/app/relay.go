@@ -9,10 +9,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/outbox"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/rail"
 	"github.com/paydispatch/paydispatch/railsim"
+	"github.com/paydispatch/paydispatch/webhook"
 )
 
 // RelayConfig is what StartRelayer needs besides the store.
@@ -125,4 +127,40 @@ func redactURL(s string) string {
 		return "(unparsable URL)"
 	}
 	return u.Redacted()
+}
+
+// WebhookConfig is the webhook relayer's configuration from its settings.
+func WebhookConfig(store *postgres.DB, w config.Webhooks) webhook.Config {
+	return webhook.Config{Pool: store.Pool, Policy: WebhookPolicy(w), Timeout: w.Timeout, MaxAttempts: w.MaxAttempts,
+		BackoffBase: w.BackoffBase, BackoffMax: w.BackoffMax, PerEndpoint: w.PerEndpoint, MaxInFlight: w.MaxInFlight}
+}
+
+// WebhookPolicy is where the settings let tenants' endpoints point.
+func WebhookPolicy(w config.Webhooks) webhook.Policy {
+	return webhook.Policy{AllowHTTP: w.AllowHTTP, AllowPrivate: w.AllowPrivate}
+}
+
+// StartWebhookRelayer runs a webhook relayer, its metrics on reg, until
+// the returned func is called; the func lets the deliveries under way
+// finish and records them. It is apart from the rail's relayer: a slow
+// endpoint never holds a rail call.
+func StartWebhookRelayer(ctx context.Context, cfg webhook.Config, reg prometheus.Registerer, log *slog.Logger) (stop func(), err error) {
+	if reg != nil {
+		cfg.Metrics = webhook.NewMetrics(reg)
+		reg.MustRegister(webhook.NewDepthCollector(cfg.Pool))
+	}
+	cfg.Logger = log.With("component", "webhooks")
+	r, err := webhook.NewRelayer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := r.Run(runCtx); err != nil {
+			log.Error("webhook relayer", "err", err)
+		}
+	}()
+	return func() { cancel(); <-done }, nil
 }
