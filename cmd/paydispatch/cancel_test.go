@@ -4,14 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/railsim"
+	"github.com/paydispatch/paydispatch/webhook"
 )
 
 // TestCancelFileMidDrain: a file of 3,000 payments paced at 50/s is
@@ -20,7 +25,10 @@ import (
 // ends DELIVERED (executed before the cancel) or CANCELLED; the rail's
 // ledger holds exactly the delivered ones, each once; no execution began
 // after the cancel's answer; the account lost exactly the delivered
-// ones' amounts; verify finds nothing.
+// ones' amounts; verify finds nothing. Meanwhile a tenant's webhook
+// endpoint, answering 500 to one delivery in five, checks every
+// delivery's signature and receives each payment's events complete and
+// in order, ending at its final status.
 func TestCancelFileMidDrain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary, about two minutes")
@@ -30,9 +38,16 @@ func TestCancelFileMidDrain(t *testing.T) {
 	simURL := "http://" + simAddr
 	waitHTTP(t, simURL+"/healthz")
 	data, addr := dataDir(t), freeAddr(t)
-	startServeOn(t, data, addr, 0, "--rail-url", simURL)
+	startServeOn(t, data, addr, 0, "--rail-url", simURL, "--webhook-allow-http", "--webhook-allow-private",
+		"--webhook-backoff-base", "20ms", "--webhook-backoff-max", "200ms", "--webhook-per-endpoint", "16")
 	base := "http://" + addr
 	openAccount(t, addr, "ACC-1", "acme", "100000.00")
+	hooks := newHookReceiver(t)
+	var ep struct{ ID, Secret string }
+	if code := postJSON(t, base+"/admin/webhooks", "application/json", `{"tenantId":"acme","url":"`+hooks.URL+`"}`, &ep); code != http.StatusCreated {
+		t.Fatalf("register the webhook endpoint: %d", code)
+	}
+	hooks.secret.Store(&ep.Secret)
 	if resp := postRetrying(t, base+"/admin/rate-limit/config", "application/json",
 		`{"configName":"fifty","maxPerWindow":50,"windowSize":"PT1S"}`); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("rate-limit config: %d", resp.StatusCode)
@@ -97,6 +112,108 @@ func TestCancelFileMidDrain(t *testing.T) {
 		t.Fatalf("ACC-1 %s, want %s for %d delivered", got, want.StringFixed(2), progress.Delivered)
 	}
 	verify(t, data)
+
+	// Every payment's events, complete and in order, to its final status.
+	final := map[string]string{}
+	rows, err := conn.Query(context.Background(), `SELECT external_id, status FROM payments`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, st string
+		if err := rows.Scan(&id, &st); err != nil {
+			t.Fatal(err)
+		}
+		final[id] = st
+	}
+	waitUntil(t, time.Minute, func() bool { return hooks.complete(final) == "" })
+	if why := hooks.complete(final); why != "" {
+		t.Fatal(why)
+	}
+	if hooks.badSignatures.Load() != 0 || hooks.refused.Load() == 0 {
+		t.Fatalf("%d deliveries failed their signature; %d were answered 500", hooks.badSignatures.Load(), hooks.refused.Load())
+	}
+	t.Logf("webhooks: %d events of %d payments accepted, %d requests answered 500 and retried", hooks.events(), len(final), hooks.refused.Load())
+}
+
+// hookReceiver is a tenant's webhook endpoint: it verifies each
+// delivery's signature, answers 500 to every fifth request, and keeps
+// each payment's accepted events (once each) in the order they came.
+type hookReceiver struct {
+	*httptest.Server
+	secret        atomic.Pointer[string]
+	requests      atomic.Int64
+	refused       atomic.Int64
+	badSignatures atomic.Int64
+
+	mu       sync.Mutex
+	seen     map[string]bool
+	payments map[string][]hookEvent
+}
+
+type hookEvent struct {
+	ID   string
+	Type string
+	Data struct{ PaymentID, Status, PreviousStatus string }
+}
+
+func newHookReceiver(t *testing.T) *hookReceiver {
+	h := &hookReceiver{seen: map[string]bool{}, payments: map[string][]hookEvent{}}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		secret := h.secret.Load()
+		if secret == nil || webhook.Verify(r.Header.Get(webhook.SignatureHeader), body, *secret, webhook.DefaultTolerance, time.Now()) != nil {
+			h.badSignatures.Add(1)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if h.requests.Add(1)%5 == 0 {
+			h.refused.Add(1)
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		var e hookEvent
+		if err := json.Unmarshal(body, &e); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		h.mu.Lock()
+		if !h.seen[e.ID] { // at least once: a repeat is acknowledged, not kept
+			h.seen[e.ID] = true
+			h.payments[e.Data.PaymentID] = append(h.payments[e.Data.PaymentID], e)
+		}
+		h.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(h.Close)
+	return h
+}
+
+// complete says what is missing or out of order ("" when nothing is):
+// each payment's events chain from RECEIVED, each from the one before,
+// and end at its final status.
+func (h *hookReceiver) complete(final map[string]string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for id, status := range final {
+		prev := "RECEIVED"
+		for _, e := range h.payments[id] {
+			if e.Data.PreviousStatus != prev || e.Type != "payment."+strings.ToLower(e.Data.Status) {
+				return fmt.Sprintf("payment %s: event %+v after %s", id, e, prev)
+			}
+			prev = e.Data.Status
+		}
+		if prev != status {
+			return fmt.Sprintf("payment %s: events end at %s, its status is %s", id, prev, status)
+		}
+	}
+	return ""
+}
+
+func (h *hookReceiver) events() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.seen)
 }
 
 // postJSON posts body and decodes the answer into v; it answers the

@@ -99,11 +99,15 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 		"PAYDISPATCH_DATA_DIR": dataDir, "PAYDISPATCH_PG_BIN_DIR": pgBin, "PAYDISPATCH_HTTP_ADDR": "127.0.0.1:0",
 		"PAYDISPATCH_TEMPORAL_PORT": "0", "PAYDISPATCH_TEMPORAL_STORE": store, "PAYDISPATCH_DB_MAX_CONNS": "40",
 		"PAYDISPATCH_BOOTSTRAP_TOKEN": adminToken, "PAYDISPATCH_TOKEN_RATE_LIMIT": "0",
+		// The tenants' webhook endpoints are on loopback, over http.
+		"PAYDISPATCH_WEBHOOK_ALLOW_HTTP": "true", "PAYDISPATCH_WEBHOOK_ALLOW_PRIVATE": "true",
+		"PAYDISPATCH_WEBHOOK_BACKOFF_BASE": "200ms", "PAYDISPATCH_WEBHOOK_BACKOFF_MAX": "5s",
 	}
 	var c serverConfig
 	stackSet := config.NewSet(flag.NewFlagSet("demo stack", flag.ContinueOnError), func(k string) string { return stackEnv[k] },
 		append(append(append(config.DatabaseSettings(&c.db), config.ServerSettings(&c.srv)...), config.TemporalSettings(&c.tc)...),
-			append(config.DispatchSettings(&c.dm), append(config.RailSettings(&c.rl), config.RelaySettings(&c.rc)...)...)...)...)
+			append(config.DispatchSettings(&c.dm), append(append(config.RailSettings(&c.rl), config.RelaySettings(&c.rc)...),
+				config.WebhookSettings(&c.wh)...)...)...)...)
 	if err := stackSet.Parse(nil); err != nil {
 		return err
 	}
@@ -127,6 +131,7 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 
 	o.API, o.AdminToken, o.Pool, o.RailURL = "http://"+run.addr, adminToken, run.store.Pool, run.railURL
 	o.Out, o.Live = env.stdout, isTerminal(env.stdout)
+	o.CancelShare, o.Webhooks = true, true
 	res, err := demo.Run(ctx, o)
 	if keep {
 		tokenFile := filepath.Join(dataDir, "admin-token")

@@ -12,8 +12,9 @@ import (
 )
 
 // TestDemo runs the main job small, end to end on its own private stack:
-// every check passes, the report is written, and the data directory is
-// removed (or kept with --keep).
+// every check passes (a share cancelled before the instant, every
+// payment's webhooks complete and in order among them), the report is
+// written, and the data directory is removed (or kept with --keep).
 func TestDemo(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -34,7 +35,8 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	for _, want := range []string{"demo: every check passed", "report: " + report, "paydispatch verify (the ledger check): 0 violations",
-		"data directory kept: " + data} {
+		"data directory kept: " + data, "payments before the instant (one ordinary payment in fifty)",
+		"ok      the payments cancelled before the instant ended CANCELLED", "ok      webhooks: every payment's events delivered"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

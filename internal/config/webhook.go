@@ -75,10 +75,10 @@ func WebhookSettings(w *Webhooks) []*Setting {
 				return err
 			}},
 		{Flag: "webhook-allow-http", Env: "PAYDISPATCH_WEBHOOK_ALLOW_HTTP", Default: "false",
-			Usage: "accept http:// webhook URLs (default: https only)", Parse: boolean(&w.AllowHTTP)},
+			Usage: "accept http:// webhook URLs (default: https only)", Bool: true, Parse: boolean(&w.AllowHTTP)},
 		{Flag: "webhook-allow-private", Env: "PAYDISPATCH_WEBHOOK_ALLOW_PRIVATE", Default: "false",
 			Usage: "let webhooks reach loopback and private addresses (default: public addresses only, so a tenant's URL cannot reach paydispatch's own network)",
-			Parse: boolean(&w.AllowPrivate)},
+			Bool: true, Parse: boolean(&w.AllowPrivate)},
 	}
 }
 

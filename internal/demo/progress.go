@@ -19,7 +19,7 @@ type sample struct {
 }
 
 func (s sample) terminal() int {
-	return s.payments["DELIVERED"] + s.payments["RETURNED"] + s.payments["FAILED"] + s.payments["REJECTED"]
+	return s.payments["DELIVERED"] + s.payments["RETURNED"] + s.payments["FAILED"] + s.payments["REJECTED"] + s.payments["CANCELLED"]
 }
 
 // tracker samples the database every second until every payment taken in
@@ -158,7 +158,7 @@ func (t *tracker) show(s sample) {
 		{"taken in", t.expected}, {"scheduled", s.payments["SCHEDULED"]}, {"ready", s.queue["READY"]},
 		{"dispatched", s.queue["CLAIMED"] + s.queue["DISPATCHED"]}, {"executed", s.executed},
 		{"delivered", s.payments["DELIVERED"]}, {"failed", s.payments["FAILED"]}, {"returned", s.payments["RETURNED"]},
-		{"rejected", s.payments["REJECTED"]}, {"dead letters", s.dead},
+		{"rejected", s.payments["REJECTED"]}, {"cancelled", s.payments["CANCELLED"]}, {"dead letters", s.dead},
 	}
 	if !t.o.Live {
 		if time.Since(t.lastLine) < 5*time.Second && s.terminal() < t.expected {

@@ -109,6 +109,9 @@ func outcomeRows(d *outcome) []outcomeRow {
 	for _, r := range d.reasons {
 		rows = append(rows, outcomeRow{r.status, r.code, r.n})
 	}
+	if n := d.final.payments["CANCELLED"]; n > 0 {
+		rows = append(rows, outcomeRow{"CANCELLED", "by its tenant, before the instant", n})
+	}
 	if d.sub.refused > 0 {
 		rows = append(rows, outcomeRow{"refused at intake", "invalid line in a file", d.sub.refused})
 	}

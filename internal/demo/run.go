@@ -43,6 +43,14 @@ type Options struct {
 	Disrupt func(ctx context.Context, instant time.Time)
 	// MoreChecks adds the caller's checks to the verification.
 	MoreChecks func(ctx context.Context) []Check
+
+	// CancelShare cancels one ordinary payment in fifty before the
+	// instant, with its tenant's token.
+	CancelShare bool
+	// Webhooks registers an endpoint per tenant on a loopback receiver
+	// (the stack must allow http and private addresses) and checks that
+	// each payment's events arrive complete, in order and signed.
+	Webhooks bool
 }
 
 // Result is the verification's outcome.
@@ -92,7 +100,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	tokens := map[string]api{}
 	for _, t := range tenants {
 		secret, _, err := auth.NewStore(o.Pool).Create(ctx, auth.NewToken{Name: "demo " + t.id, TenantID: t.id,
-			Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}})
+			Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}})
 		if err != nil {
 			return Result{}, fmt.Errorf("token for %s: %w", t.id, err)
 		}
@@ -113,6 +121,18 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	fmt.Fprintf(o.Out, "payments execute in %s mode\n", qc.ExecMode)
 
+	var hk *hooks
+	if o.Webhooks {
+		if hk, err = startHooks(); err != nil {
+			return Result{}, err
+		}
+		defer hk.stop()
+		if err := hk.register(ctx, tokens); err != nil {
+			return Result{}, err
+		}
+		fmt.Fprintf(o.Out, "webhooks: an endpoint per tenant on %s, every delivery's signature checked\n", hk.url)
+	}
+
 	instant := started.Add(o.At).Truncate(time.Second)
 	payments := plan(o.Payments, instant, o.Seed)
 	fmt.Fprintf(o.Out, "submitting %d payments due at %s (in %.0f s): a JSON-lines file per tenant and %d single calls\n",
@@ -122,6 +142,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	fmt.Fprintf(o.Out, "taken in: %d payments in %.1f s (%d lines refused at intake, as meant)\n", sub.takenIn, sub.took.Seconds(), sub.refused)
+	if o.CancelShare {
+		if sub.cancelled, err = cancelShare(ctx, tokens, payments); err != nil {
+			return Result{}, err
+		}
+		fmt.Fprintf(o.Out, "cancelled %d payments before the instant (one ordinary payment in fifty), each by its tenant\n", len(sub.cancelled))
+	}
 
 	tr := newTracker(o, instant, sub.takenIn)
 	disruptCtx, stopDisrupting := context.WithCancel(ctx)
@@ -143,6 +169,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	res := Result{Checks: verify(ctx, o, data)}
+	if hk != nil {
+		res.Checks = append(res.Checks, hookCheck(ctx, o, hk))
+	}
 	if o.MoreChecks != nil {
 		res.Checks = append(res.Checks, o.MoreChecks(ctx)...)
 	}
@@ -165,9 +194,53 @@ func countSingle(ps []planned) (n int) {
 
 // submission is what intake took.
 type submission struct {
-	takenIn int // payments stored or on their way (202)
-	refused int // lines a file had refused
-	took    time.Duration
+	takenIn   int // payments stored or on their way (202)
+	refused   int // lines a file had refused
+	took      time.Duration
+	cancelled map[string]bool // the payments cancelled before the instant
+}
+
+// cancelShare cancels one ordinary payment of a file in fifty, each with
+// its tenant's token, before the instant.
+func cancelShare(ctx context.Context, tokens map[string]api, ps []planned) (map[string]bool, error) {
+	out := map[string]bool{}
+	n := 0
+	for _, p := range ps {
+		if p.kind != kindOrdinary || p.single {
+			continue
+		}
+		if n++; n%50 != 0 {
+			continue
+		}
+		if err := tokens[p.req.TenantID].call(ctx, http.MethodPost, "/v1/payments/"+p.req.PaymentID+"/cancel", "", nil, nil); err != nil {
+			return out, fmt.Errorf("cancel %s: %w", p.req.PaymentID, err)
+		}
+		out[p.req.PaymentID] = true
+	}
+	return out, nil
+}
+
+// hookCheck waits up to a minute for every payment's events to arrive
+// complete and in order, and reports.
+func hookCheck(ctx context.Context, o Options, hk *hooks) Check {
+	c := Check{Name: "webhooks: every payment's events delivered, complete, in order and signed"}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		n, why, err := hk.incomplete(ctx, o.Pool)
+		switch {
+		case err != nil:
+			c.Detail = err.Error()
+			return c
+		case n == 0 || time.Now().After(deadline):
+			c.OK = n == 0 && hk.badSigs.Load() == 0
+			c.Detail = fmt.Sprintf("%d events to 3 endpoints, %d signatures refused, %d payments incomplete", hk.events(), hk.badSigs.Load(), n)
+			if why != "" {
+				c.Detail += ", first: " + why
+			}
+			return c
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // submit sends each tenant's file and the single calls at once.

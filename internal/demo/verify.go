@@ -217,7 +217,11 @@ func verify(_ context.Context, o Options, d *outcome) []Check {
 		checks = append(checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
 	}
 	add("every payment taken in is settled", d.final.terminal() == d.sub.takenIn && d.stored == d.sub.takenIn,
-		"%d taken in, %d stored, %d DELIVERED/RETURNED/FAILED/REJECTED", d.sub.takenIn, d.stored, d.final.terminal())
+		"%d taken in, %d stored, %d DELIVERED/RETURNED/FAILED/REJECTED/CANCELLED", d.sub.takenIn, d.stored, d.final.terminal())
+	if len(d.sub.cancelled) > 0 || f["CANCELLED"] > 0 {
+		add("the payments cancelled before the instant ended CANCELLED, never debited", f["CANCELLED"] == len(d.sub.cancelled),
+			"%d CANCELLED, %d cancelled (verify checks none was debited or sent)", f["CANCELLED"], len(d.sub.cancelled))
+	}
 	add("bad lines refused at intake, bad accounts rejected at Phase A", d.sub.refused == d.planned[kindInvalid] && f["REJECTED"] == d.planned[kindBad],
 		"%d lines refused (%d planned), %d REJECTED (%d planned)", d.sub.refused, d.planned[kindInvalid], f["REJECTED"], d.planned[kindBad])
 	add("only the payments meant to fail failed", d.unplanned == 0, "%d FAILED or REJECTED that were not meant to", d.unplanned)

@@ -1,0 +1,14 @@
+-- webhooks:write: a tenant's token manages its own webhook endpoints.
+
+-- +goose Up
+ALTER TABLE api_tokens DROP CONSTRAINT api_tokens_scopes_known;
+ALTER TABLE api_tokens ADD CONSTRAINT api_tokens_scopes_known CHECK (
+    cardinality(scopes) > 0
+    AND scopes <@ ARRAY['payments:write', 'payments:read', 'accounts:write', 'webhooks:write', 'admin']::text[]);
+
+-- +goose Down
+DELETE FROM api_tokens WHERE 'webhooks:write' = ANY(scopes);
+ALTER TABLE api_tokens DROP CONSTRAINT api_tokens_scopes_known;
+ALTER TABLE api_tokens ADD CONSTRAINT api_tokens_scopes_known CHECK (
+    cardinality(scopes) > 0
+    AND scopes <@ ARRAY['payments:write', 'payments:read', 'accounts:write', 'admin']::text[]);
