@@ -78,7 +78,7 @@ func WebhookSettings(w *Webhooks) []*Setting {
 			Usage: "accept http:// webhook URLs (default: https only)", Bool: true, Parse: boolean(&w.AllowHTTP)},
 		{Flag: "webhook-allow-private", Env: "PAYDISPATCH_WEBHOOK_ALLOW_PRIVATE", Default: "false",
 			Usage: "let webhooks reach loopback and private addresses (default: public addresses only, so a tenant's URL cannot reach paydispatch's own network)",
-			Bool: true, Parse: boolean(&w.AllowPrivate)},
+			Bool:  true, Parse: boolean(&w.AllowPrivate)},
 	}
 }
 
