@@ -80,6 +80,9 @@ func (s *Service) Cancel(ctx context.Context, tenantID, paymentID string) (statu
 	case status != StatusCancelled:
 		return status, false, fmt.Errorf("payment %s is %s, %s: %w", paymentID, status, whyNot(status), ErrNotCancellable)
 	}
+	if cancelled[key.PaymentID] {
+		s.Metrics.countCancelled("payment", 1)
+	}
 	return status, cancelled[key.PaymentID], nil
 }
 
@@ -109,7 +112,9 @@ func (s *Service) CancelBatch(ctx context.Context, batchID, tenantID string) (Ca
 	if err != nil {
 		return Cancelled{}, err
 	}
-	return summarize(got, cancelled), nil
+	res := summarize(got, cancelled)
+	s.Metrics.countCancelled("batch", res.Cancelled)
+	return res, nil
 }
 
 // summarize counts what a cancel found, by status: those it cancelled
@@ -302,7 +307,9 @@ func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool) 
 	for k, st := range got {
 		found[k] = st
 	}
-	return summarize(found, now), nil
+	res := summarize(found, now)
+	s.Metrics.countCancelled("filter", res.Cancelled)
+	return res, nil
 }
 
 // batchIntakePrefix is what the ids of a file's chunks' intake rows

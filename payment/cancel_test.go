@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/process"
@@ -23,7 +26,8 @@ func TestCancel(t *testing.T) {
 	ctx := context.Background()
 	s := newSaga(t)
 	s.account(t, account.Spec{AccountID: "ACC-C", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("1000")})
-	svc := &payment.Service{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool)}
+	reg := prometheus.NewRegistry()
+	svc := &payment.Service{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool), Metrics: payment.NewMetrics(reg)}
 	at := time.Now().Add(time.Hour).Truncate(time.Second)
 	req := func(id string) payment.Request {
 		r := validRequest(at)
@@ -62,6 +66,14 @@ func TestCancel(t *testing.T) {
 		if got != tt.want || !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) || now != (tt.id == "c-waiting" || tt.id == "c-scheduled") {
 			t.Errorf("%s: %q (now %t), %v; want %q, %v", tt.id, got, now, err, tt.want, tt.wantErr)
 		}
+	}
+	// c-twice, then c-waiting and c-scheduled: each counted once, when
+	// cancelled.
+	if n, err := testutil.GatherAndCount(reg, "paydispatch_payments_cancelled_total"); err != nil || n != 1 {
+		t.Fatalf("cancel metric series: %d, %v", n, err)
+	}
+	if got := testutil.ToFloat64(svc.Metrics.Cancelled("payment")); got != 3 {
+		t.Errorf("paydispatch_payments_cancelled_total{via=payment} = %v, want 3", got)
 	}
 	// Phase A of the cancelled one stores and enqueues nothing for it.
 	a := &payment.InitActivities{Store: svc.Store, Queue: svc.Queue}

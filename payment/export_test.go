@@ -1,6 +1,10 @@
 package payment
 
-import "context"
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // IntakeOf is the requests waiting in an init workflow's intake row.
 func IntakeOf(ctx context.Context, s *Store, initWorkflowID string) ([]Request, error) {
@@ -11,3 +15,6 @@ func IntakeOf(ctx context.Context, s *Store, initWorkflowID string) ([]Request, 
 	}
 	return out, err
 }
+
+// Cancelled is the cancel counter's series for via.
+func (m *Metrics) Cancelled(via string) prometheus.Counter { return m.cancelled.WithLabelValues(via) }

@@ -26,6 +26,8 @@ type Service struct {
 	// ChunkSize is the payments per chunk workflow of a bulk file (default ChunkSize).
 	ChunkSize int
 	Log       *slog.Logger
+	// Metrics counts cancels; nil counts nothing.
+	Metrics *Metrics
 }
 
 // StatusReceived: the payment is taken in (its id claimed, its request in

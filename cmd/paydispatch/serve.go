@@ -281,7 +281,9 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		router.RequireAuth(auth.NewStore(store.Pool))
 		router.LimitPerToken(float64(srv.TokenRate), 2*srv.TokenRate)
 	}
-	router.HandlePayments(app.PaymentService(store, tconn, srv.BulkChunkSize))
+	payments := app.PaymentService(store, tconn, srv.BulkChunkSize)
+	payments.Metrics = payment.NewMetrics(reg)
+	router.HandlePayments(payments)
 	router.HandlePacing(pacing.New(store.Pool))
 	router.HandleDispatchConfig(queue.New(store.Pool))
 	ledgerAPI := service.New(store.Pool)
