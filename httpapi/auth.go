@@ -28,6 +28,7 @@ var routeScopes = map[string]auth.Scope{
 	"POST /v1/payments":        auth.PaymentsWrite,
 	"POST /v1/payment-batches": auth.PaymentsWrite,
 	"GET /v1/payments/{id}":    auth.PaymentsRead,
+	"GET /v1/payments":         auth.PaymentsRead,
 	"GET /v1/processes/{id}":   auth.PaymentsRead,
 	"POST /v1/accounts":        auth.AccountsWrite,
 	"GET /v1/accounts/{id}":    auth.PaymentsRead,

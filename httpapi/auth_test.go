@@ -94,6 +94,20 @@ func (f *fakePayments) CancelBatch(_ context.Context, id, tenant string) (paymen
 	}
 	return payment.Cancelled{Cancelled: n, NotCancelled: []payment.NotCancelled{}}, nil
 }
+func (f *fakePayments) List(_ context.Context, filter payment.ListFilter, after string, limit int) (payment.ListPage, error) {
+	if after != "" && !payment.ValidListPosition(after) {
+		return payment.ListPage{}, payment.ErrBadPosition
+	}
+	page := payment.ListPage{Payments: []payment.View{}}
+	for id, r := range f.byID {
+		if r.TenantID == filter.TenantID && len(page.Payments) < limit {
+			page.Payments = append(page.Payments, payment.View{PaymentID: id, TenantID: r.TenantID, Status: payment.StatusScheduled,
+				Amount: r.Amount, Currency: r.Currency, RequestedExecutionTime: &r.RequestedExecutionTime})
+		}
+	}
+	return page, nil
+}
+
 func (f *fakePayments) CancelWhere(ctx context.Context, filter payment.CancelFilter, _ bool) (payment.Cancelled, error) {
 	return f.CancelBatch(ctx, filter.BatchID, filter.TenantID)
 }

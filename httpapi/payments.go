@@ -43,6 +43,9 @@ type Payments interface {
 	// CancelWhere cancels an operator's selection (a tenant's, a file's);
 	// with dryRun it only counts.
 	CancelWhere(ctx context.Context, f payment.CancelFilter, dryRun bool) (payment.Cancelled, error)
+	// List is a page of a tenant's payments, newest first, after a
+	// position a page gave ("" for the first).
+	List(ctx context.Context, f payment.ListFilter, after string, limit int) (payment.ListPage, error)
 }
 
 // The default body limits: a single request (a payment, an account) and
@@ -56,6 +59,7 @@ const (
 func (rt *Router) HandlePayments(p Payments) {
 	rt.handleCancel(p)
 	rt.handleCancelWhere(p)
+	rt.handleList(p)
 	rt.Handle("POST /v1/payments", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req payment.Request
 		if prob := decodeJSON(w, r, &req); prob != nil {

@@ -113,6 +113,30 @@ func TestCancelFileMidDrain(t *testing.T) {
 	}
 	verify(t, data)
 
+	// The list of the file's cancelled payments has each of them once.
+	listed := map[string]bool{}
+	for cursor := ""; ; {
+		var page struct {
+			Payments []struct{ PaymentID, Status string }
+			Next     string
+		}
+		if err := json.Unmarshal([]byte(get(t, base+"/v1/payments?tenantId=acme&status=CANCELLED&batchId="+sub.BatchID+"&limit=1000&cursor="+cursor)), &page); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range page.Payments {
+			if p.Status != "CANCELLED" || listed[p.PaymentID] {
+				t.Fatalf("listed %+v (again: %t)", p, listed[p.PaymentID])
+			}
+			listed[p.PaymentID] = true
+		}
+		if cursor = page.Next; cursor == "" {
+			break
+		}
+	}
+	if len(listed) != progress.Cancelled {
+		t.Fatalf("the list has %d of the file's %d cancelled payments", len(listed), progress.Cancelled)
+	}
+
 	// Every payment's events, complete and in order, to its final status.
 	final := map[string]string{}
 	rows, err := conn.Query(context.Background(), `SELECT external_id, status FROM payments`)

@@ -331,3 +331,56 @@ WHERE b.batch_id = @batch_id;
 -- Where Phase A left these payments (for a run that found them taken on).
 SELECT payment_id, external_id, status, status_reason, scheduled_execution_time
 FROM payments WHERE payment_id = ANY(@payment_ids::text[]);
+
+-- name: ListByTenant :many
+-- A page of GET /v1/payments: up to @budget of the tenant's payments
+-- before the cursor, newest first, each marked whether it passes the
+-- filters this index does not take (hit). ListByStatus and
+-- ListByDebtor are the same on their own index.
+SELECT payment_id, requested_execution_time, created_at,
+       ((@status::text = '' OR status = @status::text) AND (@debtor_account::text = '' OR debtor_account = @debtor_account::text))::boolean AS hit
+FROM payments
+WHERE tenant_id = @tenant_id
+  AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to
+  AND (requested_execution_time, created_at, payment_id) < (@after_requested::timestamptz, @after_created::timestamptz, @after_key::text)
+ORDER BY requested_execution_time DESC, created_at DESC, payment_id DESC
+LIMIT @budget;
+
+-- name: ListByStatus :many
+SELECT payment_id, requested_execution_time, created_at,
+       (@debtor_account::text = '' OR debtor_account = @debtor_account::text)::boolean AS hit
+FROM payments
+WHERE tenant_id = @tenant_id AND status = @status
+  AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to
+  AND (requested_execution_time, created_at, payment_id) < (@after_requested::timestamptz, @after_created::timestamptz, @after_key::text)
+ORDER BY requested_execution_time DESC, created_at DESC, payment_id DESC
+LIMIT @budget;
+
+-- name: ListByDebtor :many
+SELECT payment_id, requested_execution_time, created_at,
+       (@status::text = '' OR status = @status::text)::boolean AS hit
+FROM payments
+WHERE tenant_id = @tenant_id AND debtor_account = @debtor_account
+  AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to
+  AND (requested_execution_time, created_at, payment_id) < (@after_requested::timestamptz, @after_created::timestamptz, @after_key::text)
+ORDER BY requested_execution_time DESC, created_at DESC, payment_id DESC
+LIMIT @budget;
+
+-- name: BatchPartsBefore :many
+-- A file's parts from @last_part down, for its list (last line first).
+SELECT part, payment_ids FROM payment_batch_parts
+WHERE batch_id = @batch_id AND part <= @last_part
+ORDER BY part DESC
+LIMIT @max_parts;
+
+-- name: ListedPayments :many
+-- The listed payments' rows: the tenant's among these keys that pass the
+-- filters (all of them for a page read through an index, which applied
+-- the filters itself).
+SELECT payment_id, external_id, tenant_id, status, status_reason, amount, currency, requested_execution_time,
+       scheduled_execution_time, created_at, updated_at, execution_ref
+FROM payments
+WHERE payment_id = ANY(@payment_ids::text[]) AND tenant_id = @tenant_id
+  AND (@status::text = '' OR status = @status::text)
+  AND (@debtor_account::text = '' OR debtor_account = @debtor_account::text)
+  AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to;

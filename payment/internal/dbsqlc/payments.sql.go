@@ -69,6 +69,45 @@ func (q *Queries) BatchParts(ctx context.Context, batchID string) ([]BatchPartsR
 	return items, nil
 }
 
+const batchPartsBefore = `-- name: BatchPartsBefore :many
+SELECT part, payment_ids FROM payment_batch_parts
+WHERE batch_id = $1 AND part <= $2
+ORDER BY part DESC
+LIMIT $3
+`
+
+type BatchPartsBeforeParams struct {
+	BatchID  string
+	LastPart int32
+	MaxParts int32
+}
+
+type BatchPartsBeforeRow struct {
+	Part       int32
+	PaymentIds []string
+}
+
+// A file's parts from @last_part down, for its list (last line first).
+func (q *Queries) BatchPartsBefore(ctx context.Context, arg BatchPartsBeforeParams) ([]BatchPartsBeforeRow, error) {
+	rows, err := q.db.Query(ctx, batchPartsBefore, arg.BatchID, arg.LastPart, arg.MaxParts)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []BatchPartsBeforeRow
+	for rows.Next() {
+		var i BatchPartsBeforeRow
+		if err := rows.Scan(&i.Part, &i.PaymentIds); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const batchProgress = `-- name: BatchProgress :one
 SELECT count(*)::int AS started,
        count(*) FILTER (WHERE p.payment_id IS NULL OR p.status = 'RECEIVED')::int AS received,
@@ -725,6 +764,282 @@ func (q *Queries) IntakeRequests(ctx context.Context, initWorkflowID string) (In
 		&i.RequestedExecutionTimes,
 	)
 	return i, err
+}
+
+const listByDebtor = `-- name: ListByDebtor :many
+SELECT payment_id, requested_execution_time, created_at,
+       ($1::text = '' OR status = $1::text)::boolean AS hit
+FROM payments
+WHERE tenant_id = $2 AND debtor_account = $3
+  AND requested_execution_time >= $4 AND requested_execution_time < $5
+  AND (requested_execution_time, created_at, payment_id) < ($6::timestamptz, $7::timestamptz, $8::text)
+ORDER BY requested_execution_time DESC, created_at DESC, payment_id DESC
+LIMIT $9
+`
+
+type ListByDebtorParams struct {
+	Status         string
+	TenantID       string
+	DebtorAccount  string
+	RequestedFrom  time.Time
+	RequestedTo    time.Time
+	AfterRequested time.Time
+	AfterCreated   time.Time
+	AfterKey       string
+	Budget         int32
+}
+
+type ListByDebtorRow struct {
+	PaymentID              string
+	RequestedExecutionTime time.Time
+	CreatedAt              time.Time
+	Hit                    bool
+}
+
+func (q *Queries) ListByDebtor(ctx context.Context, arg ListByDebtorParams) ([]ListByDebtorRow, error) {
+	rows, err := q.db.Query(ctx, listByDebtor,
+		arg.Status,
+		arg.TenantID,
+		arg.DebtorAccount,
+		arg.RequestedFrom,
+		arg.RequestedTo,
+		arg.AfterRequested,
+		arg.AfterCreated,
+		arg.AfterKey,
+		arg.Budget,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListByDebtorRow
+	for rows.Next() {
+		var i ListByDebtorRow
+		if err := rows.Scan(
+			&i.PaymentID,
+			&i.RequestedExecutionTime,
+			&i.CreatedAt,
+			&i.Hit,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listByStatus = `-- name: ListByStatus :many
+SELECT payment_id, requested_execution_time, created_at,
+       ($1::text = '' OR debtor_account = $1::text)::boolean AS hit
+FROM payments
+WHERE tenant_id = $2 AND status = $3
+  AND requested_execution_time >= $4 AND requested_execution_time < $5
+  AND (requested_execution_time, created_at, payment_id) < ($6::timestamptz, $7::timestamptz, $8::text)
+ORDER BY requested_execution_time DESC, created_at DESC, payment_id DESC
+LIMIT $9
+`
+
+type ListByStatusParams struct {
+	DebtorAccount  string
+	TenantID       string
+	Status         string
+	RequestedFrom  time.Time
+	RequestedTo    time.Time
+	AfterRequested time.Time
+	AfterCreated   time.Time
+	AfterKey       string
+	Budget         int32
+}
+
+type ListByStatusRow struct {
+	PaymentID              string
+	RequestedExecutionTime time.Time
+	CreatedAt              time.Time
+	Hit                    bool
+}
+
+func (q *Queries) ListByStatus(ctx context.Context, arg ListByStatusParams) ([]ListByStatusRow, error) {
+	rows, err := q.db.Query(ctx, listByStatus,
+		arg.DebtorAccount,
+		arg.TenantID,
+		arg.Status,
+		arg.RequestedFrom,
+		arg.RequestedTo,
+		arg.AfterRequested,
+		arg.AfterCreated,
+		arg.AfterKey,
+		arg.Budget,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListByStatusRow
+	for rows.Next() {
+		var i ListByStatusRow
+		if err := rows.Scan(
+			&i.PaymentID,
+			&i.RequestedExecutionTime,
+			&i.CreatedAt,
+			&i.Hit,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listByTenant = `-- name: ListByTenant :many
+SELECT payment_id, requested_execution_time, created_at,
+       (($1::text = '' OR status = $1::text) AND ($2::text = '' OR debtor_account = $2::text))::boolean AS hit
+FROM payments
+WHERE tenant_id = $3
+  AND requested_execution_time >= $4 AND requested_execution_time < $5
+  AND (requested_execution_time, created_at, payment_id) < ($6::timestamptz, $7::timestamptz, $8::text)
+ORDER BY requested_execution_time DESC, created_at DESC, payment_id DESC
+LIMIT $9
+`
+
+type ListByTenantParams struct {
+	Status         string
+	DebtorAccount  string
+	TenantID       string
+	RequestedFrom  time.Time
+	RequestedTo    time.Time
+	AfterRequested time.Time
+	AfterCreated   time.Time
+	AfterKey       string
+	Budget         int32
+}
+
+type ListByTenantRow struct {
+	PaymentID              string
+	RequestedExecutionTime time.Time
+	CreatedAt              time.Time
+	Hit                    bool
+}
+
+// A page of GET /v1/payments: up to @budget of the tenant's payments
+// before the cursor, newest first, each marked whether it passes the
+// filters this index does not take (hit). ListByStatus and
+// ListByDebtor are the same on their own index.
+func (q *Queries) ListByTenant(ctx context.Context, arg ListByTenantParams) ([]ListByTenantRow, error) {
+	rows, err := q.db.Query(ctx, listByTenant,
+		arg.Status,
+		arg.DebtorAccount,
+		arg.TenantID,
+		arg.RequestedFrom,
+		arg.RequestedTo,
+		arg.AfterRequested,
+		arg.AfterCreated,
+		arg.AfterKey,
+		arg.Budget,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListByTenantRow
+	for rows.Next() {
+		var i ListByTenantRow
+		if err := rows.Scan(
+			&i.PaymentID,
+			&i.RequestedExecutionTime,
+			&i.CreatedAt,
+			&i.Hit,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listedPayments = `-- name: ListedPayments :many
+SELECT payment_id, external_id, tenant_id, status, status_reason, amount, currency, requested_execution_time,
+       scheduled_execution_time, created_at, updated_at, execution_ref
+FROM payments
+WHERE payment_id = ANY($1::text[]) AND tenant_id = $2
+  AND ($3::text = '' OR status = $3::text)
+  AND ($4::text = '' OR debtor_account = $4::text)
+  AND requested_execution_time >= $5 AND requested_execution_time < $6
+`
+
+type ListedPaymentsParams struct {
+	PaymentIds    []string
+	TenantID      string
+	Status        string
+	DebtorAccount string
+	RequestedFrom time.Time
+	RequestedTo   time.Time
+}
+
+type ListedPaymentsRow struct {
+	PaymentID              string
+	ExternalID             string
+	TenantID               string
+	Status                 string
+	StatusReason           *string
+	Amount                 *decimal.Decimal
+	Currency               *string
+	RequestedExecutionTime time.Time
+	ScheduledExecutionTime *time.Time
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+	ExecutionRef           *string
+}
+
+// The listed payments' rows: the tenant's among these keys that pass the
+// filters (all of them for a page read through an index, which applied
+// the filters itself).
+func (q *Queries) ListedPayments(ctx context.Context, arg ListedPaymentsParams) ([]ListedPaymentsRow, error) {
+	rows, err := q.db.Query(ctx, listedPayments,
+		arg.PaymentIds,
+		arg.TenantID,
+		arg.Status,
+		arg.DebtorAccount,
+		arg.RequestedFrom,
+		arg.RequestedTo,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListedPaymentsRow
+	for rows.Next() {
+		var i ListedPaymentsRow
+		if err := rows.Scan(
+			&i.PaymentID,
+			&i.ExternalID,
+			&i.TenantID,
+			&i.Status,
+			&i.StatusReason,
+			&i.Amount,
+			&i.Currency,
+			&i.RequestedExecutionTime,
+			&i.ScheduledExecutionTime,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.ExecutionRef,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const matchKeyedPayments = `-- name: MatchKeyedPayments :many

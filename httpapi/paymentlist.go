@@ -1,0 +1,95 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/paydispatch/paydispatch/payment"
+)
+
+// listable are the statuses GET /v1/payments filters on: every status a
+// stored payment can have.
+var listable = []payment.Status{payment.StatusScheduled, payment.StatusRejected, payment.StatusAccepted, payment.StatusProcessing,
+	payment.StatusDelivered, payment.StatusFailed, payment.StatusReturned, payment.StatusCancelled}
+
+// maxListFilter bounds a filter's text (a batch id, a debtor account).
+const maxListFilter = 128
+
+// handleList adds GET /v1/payments: the tenant's payments, newest first,
+// filtered and paged.
+func (rt *Router) handleList(p Payments) {
+	rt.Handle("GET /v1/payments", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		tenant, ok := lookupTenant(r)
+		f := payment.ListFilter{TenantID: tenant, Status: payment.Status(q.Get("status")), BatchID: q.Get("batchId"),
+			DebtorAccount: q.Get("debtorAccount")}
+		var errs []FieldError
+		if ok && tenant == "" {
+			errs = append(errs, FieldError{Field: "tenantId", Detail: "required for an operator's token: a list is one tenant's"})
+		}
+		if f.Status != "" && !slices.Contains(listable, f.Status) {
+			detail := "one of " + strings.Join(statusNames(listable), ", ")
+			if f.Status == payment.StatusReceived {
+				detail = "RECEIVED payments are not listed (Phase A stores them within seconds): GET /v1/payments/{id} or the file's progress shows them"
+			}
+			errs = append(errs, FieldError{Field: "status", Detail: detail})
+		}
+		for name, v := range map[string]string{"batchId": f.BatchID, "debtorAccount": f.DebtorAccount} {
+			if len(v) > maxListFilter {
+				errs = append(errs, FieldError{Field: name, Detail: "at most 128 characters"})
+			}
+		}
+		for name, dst := range map[string]*time.Time{"requestedFrom": &f.RequestedFrom, "requestedTo": &f.RequestedTo} {
+			if v := q.Get(name); v != "" {
+				t, err := time.Parse(time.RFC3339, v)
+				if err != nil || t.Year() < 1 || t.Year() > 9998 {
+					errs = append(errs, FieldError{Field: name, Detail: "an RFC 3339 time with its offset, e.g. 2026-11-26T16:00:00Z"})
+					continue
+				}
+				*dst = t
+			}
+		}
+		if !f.RequestedFrom.IsZero() && !f.RequestedTo.IsZero() && !f.RequestedFrom.Before(f.RequestedTo) {
+			errs = append(errs, FieldError{Field: "requestedTo", Detail: "must be after requestedFrom"})
+		}
+		pg, prob := readPage(r, payment.ValidListPosition)
+		if prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		if len(errs) > 0 {
+			slices.SortFunc(errs, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
+			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid filter", Detail: "fix the query parameters", Errors: errs})
+			return
+		}
+		if !ok { // a tenant's token asking for another tenant's list
+			WriteJSON(w, http.StatusOK, listJSON("payments", []payment.View{}, ""))
+			return
+		}
+		page, err := p.List(r.Context(), f, pg.after, pg.limit)
+		switch {
+		case errors.Is(err, payment.ErrBadPosition):
+			WriteProblem(w, r, Problem{Status: http.StatusBadRequest, Title: "Invalid query", Detail: "fix the query parameters", Errors: []FieldError{badCursor}})
+		case err != nil:
+			rt.log.Error("listing payments failed", "error", err)
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "payments cannot be listed now; retry"})
+		default:
+			next := ""
+			if page.Next != "" {
+				next = pg.cursor(page.Next)
+			}
+			WriteJSON(w, http.StatusOK, listJSON("payments", page.Payments, next))
+		}
+	}))
+}
+
+func statusNames(ss []payment.Status) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
+}

@@ -1,0 +1,301 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
+)
+
+// ListFilter selects a tenant's payments for List. TenantID is required;
+// the rest narrow it (zero: no filter).
+type ListFilter struct {
+	TenantID      string
+	Status        Status
+	BatchID       string
+	DebtorAccount string
+	// Requested in [RequestedFrom, RequestedTo).
+	RequestedFrom, RequestedTo time.Time
+}
+
+// ListPage is a page of a list: its payments, and where the next page
+// starts ("" after the last).
+type ListPage struct {
+	Payments []View
+	Next     string
+}
+
+// ErrBadPosition: a list was asked to start at a position it did not
+// give.
+var ErrBadPosition = errors.New("payment: not a position of this list")
+
+// The bounds of a requested time when a filter leaves them open.
+var (
+	listFrom = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	listTo   = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+)
+
+// maxListScan bounds the rows a page reads when a filter is applied
+// beside its index (a status and a debtor account, or a file with
+// either): a page may then come back short, with Next where the reading
+// stopped, so no request reads a tenant's whole history.
+const maxListScan = 10_000
+
+// List returns up to limit of the tenant's payments that the filter
+// selects, newest first — by requested execution time, then by when
+// Phase A stored them, then by key, latest first — after the position a
+// previous page returned ("" for the first page). A file's payments
+// (BatchID) come last line first. Each filter is read through an index
+// that gives its rows in that order. Payments taken in but not yet
+// stored by Phase A (RECEIVED, seconds after intake) are not listed:
+// GET /v1/payments/{id} and the file's progress show them.
+func (s *Service) List(ctx context.Context, f ListFilter, after string, limit int) (ListPage, error) {
+	if f.TenantID == "" {
+		return ListPage{}, errors.New("payment: list: a tenant is required")
+	}
+	if f.RequestedFrom.IsZero() {
+		f.RequestedFrom = listFrom
+	}
+	if f.RequestedTo.IsZero() {
+		f.RequestedTo = listTo
+	}
+	if f.BatchID != "" {
+		return s.listBatch(ctx, f, after, limit)
+	}
+	pos, err := parseListPosition(after)
+	if err != nil {
+		return ListPage{}, err
+	}
+	budget := limit + 1
+	if f.Status != "" && f.DebtorAccount != "" { // one of them beside the index
+		budget = min(max(10*limit, 1000), maxListScan)
+	}
+	q := s.Store.q
+	var scanned []listed
+	switch {
+	case f.DebtorAccount != "":
+		rows, err := q.ListByDebtor(ctx, dbsqlc.ListByDebtorParams{TenantID: f.TenantID, DebtorAccount: f.DebtorAccount, Status: string(f.Status),
+			RequestedFrom: f.RequestedFrom, RequestedTo: f.RequestedTo, AfterRequested: pos.requested, AfterCreated: pos.created, AfterKey: pos.key,
+			Budget: int32(budget)})
+		if err != nil {
+			return ListPage{}, fmt.Errorf("payment: list: %w", err)
+		}
+		for _, r := range rows {
+			scanned = append(scanned, listed{listPosition{r.RequestedExecutionTime, r.CreatedAt, r.PaymentID}, r.Hit})
+		}
+	case f.Status != "":
+		rows, err := q.ListByStatus(ctx, dbsqlc.ListByStatusParams{TenantID: f.TenantID, Status: string(f.Status),
+			RequestedFrom: f.RequestedFrom, RequestedTo: f.RequestedTo, AfterRequested: pos.requested, AfterCreated: pos.created, AfterKey: pos.key,
+			Budget: int32(budget)})
+		if err != nil {
+			return ListPage{}, fmt.Errorf("payment: list: %w", err)
+		}
+		for _, r := range rows {
+			scanned = append(scanned, listed{listPosition{r.RequestedExecutionTime, r.CreatedAt, r.PaymentID}, r.Hit})
+		}
+	default:
+		rows, err := q.ListByTenant(ctx, dbsqlc.ListByTenantParams{TenantID: f.TenantID,
+			RequestedFrom: f.RequestedFrom, RequestedTo: f.RequestedTo, AfterRequested: pos.requested, AfterCreated: pos.created, AfterKey: pos.key,
+			Budget: int32(budget)})
+		if err != nil {
+			return ListPage{}, fmt.Errorf("payment: list: %w", err)
+		}
+		for _, r := range rows {
+			scanned = append(scanned, listed{listPosition{r.RequestedExecutionTime, r.CreatedAt, r.PaymentID}, r.Hit})
+		}
+	}
+	var keys []string
+	last := -1 // the last scanned row shown
+	for i, r := range scanned {
+		if r.hit && len(keys) < limit {
+			keys, last = append(keys, r.pos.key), i
+		}
+	}
+	next := ""
+	switch {
+	case len(keys) == limit && (last < len(scanned)-1 || len(scanned) == budget):
+		next = scanned[last].pos.String()
+	case len(keys) < limit && len(scanned) == budget:
+		next = scanned[len(scanned)-1].pos.String() // the reading stopped before the page filled
+	}
+	// The index applied the filters: the rows are read by key alone.
+	views, err := s.listed(ctx, ListFilter{TenantID: f.TenantID, RequestedFrom: listFrom, RequestedTo: listTo}, keys)
+	if err != nil {
+		return ListPage{}, err
+	}
+	out := make([]View, len(views))
+	for i, v := range views {
+		out[i] = v.View
+	}
+	return ListPage{Payments: out, Next: next}, nil
+}
+
+// listed is one row a page read: its place, and whether it passed the
+// filters beside the index.
+type listed struct {
+	pos listPosition
+	hit bool
+}
+
+// listPosition is a payment's place in a tenant's list.
+type listPosition struct {
+	requested, created time.Time
+	key                string
+}
+
+// String is the position as List returns it: both times in Unix
+// microseconds, and the key.
+func (p listPosition) String() string {
+	return "t" + strconv.FormatInt(p.requested.UnixMicro(), 10) + "." + strconv.FormatInt(p.created.UnixMicro(), 10) + "." + p.key
+}
+
+func parseListPosition(s string) (listPosition, error) {
+	if s == "" {
+		return listPosition{requested: listTo, created: listTo}, nil
+	}
+	body, ok := strings.CutPrefix(s, "t")
+	parts := strings.SplitN(body, ".", 3)
+	if !ok || len(parts) != 3 || parts[2] == "" {
+		return listPosition{}, ErrBadPosition
+	}
+	r, err1 := strconv.ParseInt(parts[0], 10, 64)
+	c, err2 := strconv.ParseInt(parts[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return listPosition{}, ErrBadPosition
+	}
+	return listPosition{time.UnixMicro(r), time.UnixMicro(c), parts[2]}, nil
+}
+
+// ValidListPosition reports whether s is a position List could have
+// returned (of either kind).
+func ValidListPosition(s string) bool {
+	if strings.HasPrefix(s, "b") {
+		_, _, err := parseBatchPosition(s)
+		return err == nil
+	}
+	_, err := parseListPosition(s)
+	return err == nil && s != ""
+}
+
+// listBatch lists a file's payments, last line first: through its parts
+// (a chunk's keys to a row), each key's row read by its primary key.
+func (s *Service) listBatch(ctx context.Context, f ListFilter, after string, limit int) (ListPage, error) {
+	part, offset, err := parseBatchPosition(after)
+	if err != nil {
+		return ListPage{}, err
+	}
+	budget := min(max(10*limit, 1000), maxListScan)
+	// The candidates, last line first, up to the budget, with the place
+	// each one is at.
+	type candidate struct {
+		key          string
+		part, offset int
+	}
+	var cands []candidate
+	more := true // parts may remain beyond those read
+	for len(cands) < budget && more {
+		parts, err := s.Store.q.BatchPartsBefore(ctx, dbsqlc.BatchPartsBeforeParams{BatchID: f.BatchID, LastPart: int32(part), MaxParts: 4})
+		if err != nil {
+			return ListPage{}, fmt.Errorf("payment: list batch %s: %w", f.BatchID, err)
+		}
+		more = len(parts) == 4
+		for _, p := range parts {
+			hi := len(p.PaymentIds) - 1
+			if int(p.Part) == part && offset >= 0 {
+				hi = min(hi, offset-1)
+			}
+			for i := hi; i >= 0 && len(cands) < budget; i-- {
+				cands = append(cands, candidate{p.PaymentIds[i], int(p.Part), i})
+			}
+			part, offset = int(p.Part)-1, -1
+			if len(cands) == budget {
+				more = true
+				break
+			}
+		}
+		if part < 0 {
+			more = false
+		}
+	}
+	keys := make([]string, len(cands))
+	for i, c := range cands {
+		keys[i] = c.key
+	}
+	views, err := s.listed(ctx, f, keys) // in the candidates' order, the filtered ones left out
+	if err != nil {
+		return ListPage{}, err
+	}
+	last := len(cands) - 1 // where the next page starts before
+	if len(views) > limit {
+		views = views[:limit]
+		last = slices.IndexFunc(cands, func(c candidate) bool { return c.key == views[limit-1].key })
+		more = true
+	}
+	next := ""
+	if more && last >= 0 {
+		next = "b" + strconv.Itoa(cands[last].part) + "." + strconv.Itoa(cands[last].offset)
+	}
+	out := make([]View, len(views))
+	for i, v := range views {
+		out[i] = v.View
+	}
+	return ListPage{Payments: out, Next: next}, nil
+}
+
+// parseBatchPosition reads a file list's position: the part and the
+// offset in it of the last payment shown (the next page starts before
+// it); "" is past the file's end.
+func parseBatchPosition(s string) (part, offset int, err error) {
+	if s == "" {
+		return 1 << 30, -1, nil
+	}
+	body, ok := strings.CutPrefix(s, "b")
+	p, o, found := strings.Cut(body, ".")
+	part, err1 := strconv.Atoi(p)
+	offset, err2 := strconv.Atoi(o)
+	if !ok || !found || err1 != nil || err2 != nil || part < 0 || offset < 0 {
+		return 0, 0, ErrBadPosition
+	}
+	return part, offset, nil
+}
+
+// keyedView is a listed payment with its key.
+type keyedView struct {
+	key string
+	View
+}
+
+// listed reads the payments with these keys that pass the filter, in the
+// keys' order.
+func (s *Service) listed(ctx context.Context, f ListFilter, keys []string) ([]keyedView, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	rows, err := s.Store.q.ListedPayments(ctx, dbsqlc.ListedPaymentsParams{PaymentIds: keys, TenantID: f.TenantID, Status: string(f.Status),
+		DebtorAccount: f.DebtorAccount, RequestedFrom: f.RequestedFrom, RequestedTo: f.RequestedTo})
+	if err != nil {
+		return nil, fmt.Errorf("payment: list: %w", err)
+	}
+	byKey := make(map[string]View, len(rows))
+	for _, r := range rows {
+		v := View{PaymentID: r.ExternalID, TenantID: r.TenantID, Status: Status(r.Status), StatusReason: deref(r.StatusReason),
+			RequestedExecutionTime: &r.RequestedExecutionTime, ScheduledExecutionTime: r.ScheduledExecutionTime,
+			CreatedAt: &r.CreatedAt, UpdatedAt: &r.UpdatedAt, ExecutionRef: deref(r.ExecutionRef)}
+		if r.Amount != nil && r.Currency != nil {
+			v.Amount, v.Currency = displayAmount(&Money{Amount: *r.Amount, Currency: *r.Currency}), *r.Currency
+		}
+		byKey[r.PaymentID] = v
+	}
+	out := make([]keyedView, 0, len(rows))
+	for _, k := range keys {
+		if v, ok := byKey[k]; ok {
+			out = append(out, keyedView{k, v})
+		}
+	}
+	return out, nil
+}
