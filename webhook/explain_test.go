@@ -1,0 +1,52 @@
+package webhook_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/webhook"
+)
+
+// TestClaimUsesIndexes: with 200,000 deliveries made and 20,000 open
+// over 50 endpoints (one endpoint with a backlog of 10,000 behind a
+// failing head), a claim reads the open deliveries through their partial
+// indexes, never the whole table.
+func TestClaimUsesIndexes(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO webhook_endpoints (endpoint_id, tenant_id, url, secret)
+		SELECT ('00000000-0000-7000-8000-' || lpad(e::text, 12, '0'))::uuid, 't-' || e, 'https://hooks.example/' || e, 'whsec_x'
+		FROM generate_series(1, 50) e;
+		INSERT INTO webhook_deliveries (endpoint_id, tenant_id, subject, event_id, event_type, payload, state, attempts, settled_at)
+		SELECT ('00000000-0000-7000-8000-' || lpad((g % 50 + 1)::text, 12, '0'))::uuid, 't-' || (g % 50 + 1), 'pay-' || g,
+		       gen_random_uuid(), 'payment.delivered', '{}', 'DELIVERED', 1, now()
+		FROM generate_series(1, 200000) g;
+		INSERT INTO webhook_deliveries (endpoint_id, tenant_id, subject, event_id, event_type, payload, next_attempt_at)
+		SELECT ('00000000-0000-7000-8000-' || lpad(CASE WHEN g <= 10000 THEN '1' ELSE (g % 50 + 1)::text END, 12, '0'))::uuid,
+		       't-1', 'pay-' || (g % 3000), gen_random_uuid(), 'payment.delivered', '{}',
+		       CASE WHEN g <= 10000 THEN now() + interval '1 hour' ELSE now() END
+		FROM generate_series(1, 20000) g;
+		ANALYZE webhook_endpoints; ANALYZE webhook_deliveries`); err != nil {
+		t.Fatal(err)
+	}
+	plan := pgtest.Plans(t, pool, false, func(ctx context.Context, tx pgx.Tx) error {
+		n, err := webhook.Claim(ctx, tx, 4, 256)
+		if err == nil && n == 0 {
+			t.Error("the claim took nothing")
+		}
+		return err
+	})
+	if testing.Verbose() {
+		t.Logf("claim:\n%s", plan)
+	}
+	if strings.Contains(plan, "Seq Scan on webhook_deliveries") || !strings.Contains(plan, "webhook_deliveries_due_idx") ||
+		!strings.Contains(plan, "webhook_deliveries_subject_idx") {
+		t.Errorf("the claim does not read the open deliveries through their indexes:\n%s", plan)
+	}
+}
