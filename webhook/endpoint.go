@@ -173,6 +173,10 @@ type Store struct {
 // CheckURL checks a URL against the store's policy.
 func (s Store) CheckURL(raw string) error { return s.Policy.CheckURL(raw) }
 
+// MaxEndpoints bounds a tenant's endpoints: each status change writes a
+// delivery per endpoint, in the transaction that makes it.
+const MaxEndpoints = 16
+
 // Register stores a tenant's endpoint and returns it with its signing
 // secret, which is shown this once.
 func (s Store) Register(ctx context.Context, n NewEndpoint) (Endpoint, string, error) {
@@ -191,8 +195,27 @@ func (s Store) Register(ctx context.Context, n NewEndpoint) (Endpoint, string, e
 	if types == nil {
 		types = []string{}
 	}
-	e, err := dbsqlc.New(db).InsertEndpoint(ctx, dbsqlc.InsertEndpointParams{EndpointID: uuid.Must(uuid.NewV7()), TenantID: n.TenantID,
-		Url: n.URL, EventTypes: types, Description: n.Description, Secret: secret})
+	var e dbsqlc.WebhookEndpoint
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		q := dbsqlc.New(tx)
+		if err := q.LockTenantEndpoints(ctx, n.TenantID); err != nil {
+			return err
+		}
+		count, err := q.CountEndpoints(ctx, n.TenantID)
+		if err != nil {
+			return err
+		}
+		if count >= MaxEndpoints {
+			return &InvalidError{Field: "tenantId", Detail: fmt.Sprintf("a tenant has at most %d endpoints: delete one first", MaxEndpoints)}
+		}
+		e, err = q.InsertEndpoint(ctx, dbsqlc.InsertEndpointParams{EndpointID: uuid.Must(uuid.NewV7()), TenantID: n.TenantID,
+			Url: n.URL, EventTypes: types, Description: n.Description, Secret: secret})
+		return err
+	})
+	var bad *InvalidError
+	if errors.As(err, &bad) {
+		return Endpoint{}, "", err
+	}
 	if err != nil {
 		return Endpoint{}, "", fmt.Errorf("webhook: register an endpoint: %w", err)
 	}

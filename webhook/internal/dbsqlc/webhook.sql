@@ -122,3 +122,10 @@ SELECT count(*)::bigint FROM webhook_deliveries WHERE state = 'DEAD';
 
 -- name: Publish :one
 SELECT webhook_publish(@tenant_ids::text[], @subjects::text[], @event_types::text[], @payloads::jsonb[])::integer AS written;
+
+-- name: LockTenantEndpoints :exec
+-- Serializes a tenant's registrations, so that its count holds.
+SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || @tenant_id::text, 0));
+
+-- name: CountEndpoints :one
+SELECT count(*) FROM webhook_endpoints WHERE tenant_id = @tenant_id;

@@ -104,6 +104,17 @@ func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams
 	return items, nil
 }
 
+const countEndpoints = `-- name: CountEndpoints :one
+SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $1
+`
+
+func (q *Queries) CountEndpoints(ctx context.Context, tenantID string) (int64, error) {
+	row := q.db.QueryRow(ctx, countEndpoints, tenantID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const deadLetters = `-- name: DeadLetters :one
 SELECT count(*)::bigint FROM webhook_deliveries WHERE state = 'DEAD'
 `
@@ -359,6 +370,16 @@ func (q *Queries) ListEndpoints(ctx context.Context, arg ListEndpointsParams) ([
 		return nil, err
 	}
 	return items, nil
+}
+
+const lockTenantEndpoints = `-- name: LockTenantEndpoints :exec
+SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || $1::text, 0))
+`
+
+// Serializes a tenant's registrations, so that its count holds.
+func (q *Queries) LockTenantEndpoints(ctx context.Context, tenantID string) error {
+	_, err := q.db.Exec(ctx, lockTenantEndpoints, tenantID)
+	return err
 }
 
 const nextDue = `-- name: NextDue :one
