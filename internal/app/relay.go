@@ -71,20 +71,26 @@ func StartRelayer(ctx context.Context, store *postgres.DB, cfg RelayConfig, hook
 	if err != nil {
 		return nil, err
 	}
-	// The relayer's life is stop's to end, not ctx's: on SIGTERM serve
-	// drains HTTP first, then stops the relayer, which records what it
-	// sent before the store closes.
+	stop = runUntilStopped(ctx, r.Run, log, "outbox relayer")
+	log.Info("outbox relayer started", "relayer", r.ID(), "rail_url", redactURL(cfg.RailURL), "rail_types", sender.Types(),
+		"rail_timeout", timeout)
+	return stop, nil
+}
+
+// runUntilStopped runs run in the background until the returned func is
+// called, which waits for it to return. Its life is stop's to end, not
+// ctx's: on SIGTERM serve drains HTTP first, then stops the relayers,
+// which record what they sent before the store closes.
+func runUntilStopped(ctx context.Context, run func(context.Context) error, log *slog.Logger, name string) (stop func()) {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := r.Run(runCtx); err != nil {
-			log.Error("outbox relayer", "err", err)
+		if err := run(runCtx); err != nil {
+			log.Error(name, "err", err)
 		}
 	}()
-	log.Info("outbox relayer started", "relayer", r.ID(), "rail_url", redactURL(cfg.RailURL), "rail_types", sender.Types(),
-		"rail_timeout", timeout)
-	return func() { cancel(); <-done }, nil
+	return func() { cancel(); <-done }
 }
 
 // RegisterOutboxMetrics registers the relayers' metrics and the outbox's
@@ -154,13 +160,5 @@ func StartWebhookRelayer(ctx context.Context, cfg webhook.Config, reg prometheus
 	if err != nil {
 		return nil, err
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := r.Run(runCtx); err != nil {
-			log.Error("webhook relayer", "err", err)
-		}
-	}()
-	return func() { cancel(); <-done }, nil
+	return runUntilStopped(ctx, r.Run, log, "webhook relayer"), nil
 }
