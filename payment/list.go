@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,8 +48,8 @@ var (
 const maxListScan = 10_000
 
 // List returns up to limit of the tenant's payments that the filter
-// selects, newest first — by requested execution time, then by when
-// Phase A stored them, then by key, latest first — after the position a
+// selects, newest first — by requested execution time, then in the
+// order Phase A stored them, latest first — after the position a
 // previous page returned ("" for the first page). A file's payments
 // (BatchID) come last line first. Each filter is read through an index
 // that gives its rows in that order. Payments taken in but not yet
@@ -80,40 +81,40 @@ func (s *Service) List(ctx context.Context, f ListFilter, after string, limit in
 	switch {
 	case f.DebtorAccount != "":
 		rows, err := q.ListByDebtor(ctx, dbsqlc.ListByDebtorParams{TenantID: f.TenantID, DebtorAccount: f.DebtorAccount, Status: string(f.Status),
-			RequestedFrom: f.RequestedFrom, RequestedTo: f.RequestedTo, AfterRequested: pos.requested, AfterCreated: pos.created, AfterKey: pos.key,
+			RequestedFrom: f.RequestedFrom, RequestedTo: f.RequestedTo, AfterRequested: pos.requested, AfterSeq: pos.seq,
 			Budget: int32(budget)})
 		if err != nil {
 			return ListPage{}, fmt.Errorf("payment: list: %w", err)
 		}
 		for _, r := range rows {
-			scanned = append(scanned, listed{listPosition{r.RequestedExecutionTime, r.CreatedAt, r.PaymentID}, r.Hit})
+			scanned = append(scanned, listed{r.PaymentID, listPosition{r.RequestedExecutionTime, r.ListSeq}, r.Hit})
 		}
 	case f.Status != "":
 		rows, err := q.ListByStatus(ctx, dbsqlc.ListByStatusParams{TenantID: f.TenantID, Status: string(f.Status),
-			RequestedFrom: f.RequestedFrom, RequestedTo: f.RequestedTo, AfterRequested: pos.requested, AfterCreated: pos.created, AfterKey: pos.key,
+			RequestedFrom: f.RequestedFrom, RequestedTo: f.RequestedTo, AfterRequested: pos.requested, AfterSeq: pos.seq,
 			Budget: int32(budget)})
 		if err != nil {
 			return ListPage{}, fmt.Errorf("payment: list: %w", err)
 		}
 		for _, r := range rows {
-			scanned = append(scanned, listed{listPosition{r.RequestedExecutionTime, r.CreatedAt, r.PaymentID}, r.Hit})
+			scanned = append(scanned, listed{r.PaymentID, listPosition{r.RequestedExecutionTime, r.ListSeq}, r.Hit})
 		}
 	default:
 		rows, err := q.ListByTenant(ctx, dbsqlc.ListByTenantParams{TenantID: f.TenantID,
-			RequestedFrom: f.RequestedFrom, RequestedTo: f.RequestedTo, AfterRequested: pos.requested, AfterCreated: pos.created, AfterKey: pos.key,
+			RequestedFrom: f.RequestedFrom, RequestedTo: f.RequestedTo, AfterRequested: pos.requested, AfterSeq: pos.seq,
 			Budget: int32(budget)})
 		if err != nil {
 			return ListPage{}, fmt.Errorf("payment: list: %w", err)
 		}
 		for _, r := range rows {
-			scanned = append(scanned, listed{listPosition{r.RequestedExecutionTime, r.CreatedAt, r.PaymentID}, r.Hit})
+			scanned = append(scanned, listed{r.PaymentID, listPosition{r.RequestedExecutionTime, r.ListSeq}, r.Hit})
 		}
 	}
 	var keys []string
 	last := -1 // the last scanned row shown
 	for i, r := range scanned {
 		if r.hit && len(keys) < limit {
-			keys, last = append(keys, r.pos.key), i
+			keys, last = append(keys, r.key), i
 		}
 	}
 	next := ""
@@ -135,40 +136,39 @@ func (s *Service) List(ctx context.Context, f ListFilter, after string, limit in
 	return ListPage{Payments: out, Next: next}, nil
 }
 
-// listed is one row a page read: its place, and whether it passed the
-// filters beside the index.
+// listed is one row a page read: its key, its place, and whether it
+// passed the filters beside the index.
 type listed struct {
+	key string
 	pos listPosition
 	hit bool
 }
 
-// listPosition is a payment's place in a tenant's list.
+// listPosition is a payment's place in a tenant's list: its requested
+// execution time, and its number in the order payments are stored.
 type listPosition struct {
-	requested, created time.Time
-	key                string
+	requested time.Time
+	seq       int64
 }
 
-// String is the position as List returns it: both times in Unix
-// microseconds, and the key.
+// String is the position as List returns it: the time in Unix
+// microseconds, and the number.
 func (p listPosition) String() string {
-	return "t" + strconv.FormatInt(p.requested.UnixMicro(), 10) + "." + strconv.FormatInt(p.created.UnixMicro(), 10) + "." + p.key
+	return "t" + strconv.FormatInt(p.requested.UnixMicro(), 10) + "." + strconv.FormatInt(p.seq, 10)
 }
 
 func parseListPosition(s string) (listPosition, error) {
 	if s == "" {
-		return listPosition{requested: listTo, created: listTo}, nil
+		return listPosition{requested: listTo, seq: math.MaxInt64}, nil
 	}
 	body, ok := strings.CutPrefix(s, "t")
-	parts := strings.SplitN(body, ".", 3)
-	if !ok || len(parts) != 3 || parts[2] == "" {
+	r, q, found := strings.Cut(body, ".")
+	micros, err1 := strconv.ParseInt(r, 10, 64)
+	seq, err2 := strconv.ParseInt(q, 10, 64)
+	if !ok || !found || err1 != nil || err2 != nil {
 		return listPosition{}, ErrBadPosition
 	}
-	r, err1 := strconv.ParseInt(parts[0], 10, 64)
-	c, err2 := strconv.ParseInt(parts[1], 10, 64)
-	if err1 != nil || err2 != nil {
-		return listPosition{}, ErrBadPosition
-	}
-	return listPosition{time.UnixMicro(r), time.UnixMicro(c), parts[2]}, nil
+	return listPosition{time.UnixMicro(micros), seq}, nil
 }
 
 // ValidListPosition reports whether s is a position List could have

@@ -20,6 +20,7 @@ import (
 type listRow struct {
 	key, id, tenant, status, debtor string
 	requested, created              time.Time
+	n                               int // the order it was stored in
 }
 
 // seedList stores n payments of three tenants over four instants, in
@@ -36,7 +37,7 @@ func seedList(t *testing.T, pool *pgxpool.Pool, n int) []listRow {
 		id := fmt.Sprintf("p-%05d", i)
 		rows = append(rows, listRow{key: payment.Key(tenant, id), id: id, tenant: tenant, status: statuses[(i/3)%4],
 			debtor: fmt.Sprintf("ACC-%d", (i/7)%3), requested: base.Add(time.Duration(i%4) * time.Hour),
-			created: base.Add(-time.Hour).Add(time.Duration(i%50) * time.Second)})
+			created: base.Add(-time.Hour).Add(time.Duration(i%50) * time.Second), n: i})
 	}
 	batch := pgx.Batch{}
 	for _, r := range rows {
@@ -113,7 +114,7 @@ func TestList(t *testing.T) {
 					}
 				}
 				slices.SortFunc(match, func(a, b listRow) int {
-					return cmp.Or(b.requested.Compare(a.requested), b.created.Compare(a.created), strings.Compare(b.key, a.key))
+					return cmp.Or(b.requested.Compare(a.requested), cmp.Compare(b.n, a.n))
 				})
 				for _, r := range match {
 					want = append(want, r.id)

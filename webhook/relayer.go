@@ -176,7 +176,11 @@ func (r *Relayer) Run(ctx context.Context) error {
 }
 
 // wait is how long to sleep before the next claim: the poll, or less
-// when a backoff or a lapsed claim falls due sooner.
+// when a backoff or a lapsed claim falls due sooner. A claim that took
+// nothing while a delivery was already due found it held back — its
+// endpoint at its cap, or an earlier delivery of its subject still open
+// — and what frees it wakes the relayer (an outcome) or the poll does:
+// no claim in a loop.
 func (r *Relayer) wait(ctx context.Context, claimed bool) time.Duration {
 	if claimed {
 		return r.cfg.Poll
@@ -185,7 +189,11 @@ func (r *Relayer) wait(ctx context.Context, claimed bool) time.Duration {
 	if err != nil {
 		return r.cfg.Poll
 	}
-	return max(min(time.Until(next), r.cfg.Poll), 10*time.Millisecond)
+	d := time.Until(next)
+	if d <= 0 {
+		return r.cfg.Poll
+	}
+	return max(min(d, r.cfg.Poll), 10*time.Millisecond)
 }
 
 func (r *Relayer) drain(results chan outcome, inFlight int) {

@@ -32,6 +32,7 @@ type Payment struct {
 	AcceptedAt             *time.Time
 	ExternalID             string
 	Context                []byte
+	ListSeq                int64
 }
 
 type PaymentBatch struct {

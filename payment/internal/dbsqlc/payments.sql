@@ -337,33 +337,33 @@ FROM payments WHERE payment_id = ANY(@payment_ids::text[]);
 -- before the cursor, newest first, each marked whether it passes the
 -- filters this index does not take (hit). ListByStatus and
 -- ListByDebtor are the same on their own index.
-SELECT payment_id, requested_execution_time, created_at,
+SELECT payment_id, requested_execution_time, list_seq,
        ((@status::text = '' OR status = @status::text) AND (@debtor_account::text = '' OR debtor_account = @debtor_account::text))::boolean AS hit
 FROM payments
 WHERE tenant_id = @tenant_id
   AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to
-  AND (requested_execution_time, created_at, payment_id) < (@after_requested::timestamptz, @after_created::timestamptz, @after_key::text)
-ORDER BY requested_execution_time DESC, created_at DESC, payment_id DESC
+  AND (requested_execution_time, list_seq) < (@after_requested::timestamptz, @after_seq::bigint)
+ORDER BY requested_execution_time DESC, list_seq DESC
 LIMIT @budget;
 
 -- name: ListByStatus :many
-SELECT payment_id, requested_execution_time, created_at,
+SELECT payment_id, requested_execution_time, list_seq,
        (@debtor_account::text = '' OR debtor_account = @debtor_account::text)::boolean AS hit
 FROM payments
 WHERE tenant_id = @tenant_id AND status = @status
   AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to
-  AND (requested_execution_time, created_at, payment_id) < (@after_requested::timestamptz, @after_created::timestamptz, @after_key::text)
-ORDER BY requested_execution_time DESC, created_at DESC, payment_id DESC
+  AND (requested_execution_time, list_seq) < (@after_requested::timestamptz, @after_seq::bigint)
+ORDER BY requested_execution_time DESC, list_seq DESC
 LIMIT @budget;
 
 -- name: ListByDebtor :many
-SELECT payment_id, requested_execution_time, created_at,
+SELECT payment_id, requested_execution_time, list_seq,
        (@status::text = '' OR status = @status::text)::boolean AS hit
 FROM payments
 WHERE tenant_id = @tenant_id AND debtor_account = @debtor_account
   AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to
-  AND (requested_execution_time, created_at, payment_id) < (@after_requested::timestamptz, @after_created::timestamptz, @after_key::text)
-ORDER BY requested_execution_time DESC, created_at DESC, payment_id DESC
+  AND (requested_execution_time, list_seq) < (@after_requested::timestamptz, @after_seq::bigint)
+ORDER BY requested_execution_time DESC, list_seq DESC
 LIMIT @budget;
 
 -- name: BatchPartsBefore :many

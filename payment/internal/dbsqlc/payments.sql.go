@@ -369,7 +369,7 @@ func (q *Queries) FailPayment(ctx context.Context, arg FailPaymentParams) (int64
 }
 
 const findPayments = `-- name: FindPayments :many
-SELECT p.payment_id, p.tenant_id, p.debtor_account, p.amount, p.currency, p.creditor_name, p.creditor_iban, p.creditor_bic, p.remittance_info, p.requested_execution_time, p.scheduled_execution_time, p.status, p.status_reason, p.request, p.execution_ref, p.created_at, p.updated_at, p.accepted_at, p.external_id, p.context
+SELECT p.payment_id, p.tenant_id, p.debtor_account, p.amount, p.currency, p.creditor_name, p.creditor_iban, p.creditor_bic, p.remittance_info, p.requested_execution_time, p.scheduled_execution_time, p.status, p.status_reason, p.request, p.execution_ref, p.created_at, p.updated_at, p.accepted_at, p.external_id, p.context, p.list_seq
 FROM payment_keys k
 JOIN payments p ON p.payment_id = k.payment_id
 WHERE (k.external_id, k.tenant_id) IN (SELECT unnest($1::text[]), unnest($2::text[]))
@@ -416,6 +416,7 @@ func (q *Queries) FindPayments(ctx context.Context, arg FindPaymentsParams) ([]F
 			&i.Payment.AcceptedAt,
 			&i.Payment.ExternalID,
 			&i.Payment.Context,
+			&i.Payment.ListSeq,
 		); err != nil {
 			return nil, err
 		}
@@ -512,7 +513,7 @@ func (q *Queries) GetBooking(ctx context.Context, paymentID string) (PaymentBook
 }
 
 const getPayment = `-- name: GetPayment :one
-SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context FROM payments WHERE payment_id = $1
+SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq FROM payments WHERE payment_id = $1
 `
 
 type GetPaymentRow struct {
@@ -543,6 +544,7 @@ func (q *Queries) GetPayment(ctx context.Context, paymentID string) (GetPaymentR
 		&i.Payment.AcceptedAt,
 		&i.Payment.ExternalID,
 		&i.Payment.Context,
+		&i.Payment.ListSeq,
 	)
 	return i, err
 }
@@ -767,14 +769,14 @@ func (q *Queries) IntakeRequests(ctx context.Context, initWorkflowID string) (In
 }
 
 const listByDebtor = `-- name: ListByDebtor :many
-SELECT payment_id, requested_execution_time, created_at,
+SELECT payment_id, requested_execution_time, list_seq,
        ($1::text = '' OR status = $1::text)::boolean AS hit
 FROM payments
 WHERE tenant_id = $2 AND debtor_account = $3
   AND requested_execution_time >= $4 AND requested_execution_time < $5
-  AND (requested_execution_time, created_at, payment_id) < ($6::timestamptz, $7::timestamptz, $8::text)
-ORDER BY requested_execution_time DESC, created_at DESC, payment_id DESC
-LIMIT $9
+  AND (requested_execution_time, list_seq) < ($6::timestamptz, $7::bigint)
+ORDER BY requested_execution_time DESC, list_seq DESC
+LIMIT $8
 `
 
 type ListByDebtorParams struct {
@@ -784,15 +786,14 @@ type ListByDebtorParams struct {
 	RequestedFrom  time.Time
 	RequestedTo    time.Time
 	AfterRequested time.Time
-	AfterCreated   time.Time
-	AfterKey       string
+	AfterSeq       int64
 	Budget         int32
 }
 
 type ListByDebtorRow struct {
 	PaymentID              string
 	RequestedExecutionTime time.Time
-	CreatedAt              time.Time
+	ListSeq                int64
 	Hit                    bool
 }
 
@@ -804,8 +805,7 @@ func (q *Queries) ListByDebtor(ctx context.Context, arg ListByDebtorParams) ([]L
 		arg.RequestedFrom,
 		arg.RequestedTo,
 		arg.AfterRequested,
-		arg.AfterCreated,
-		arg.AfterKey,
+		arg.AfterSeq,
 		arg.Budget,
 	)
 	if err != nil {
@@ -818,7 +818,7 @@ func (q *Queries) ListByDebtor(ctx context.Context, arg ListByDebtorParams) ([]L
 		if err := rows.Scan(
 			&i.PaymentID,
 			&i.RequestedExecutionTime,
-			&i.CreatedAt,
+			&i.ListSeq,
 			&i.Hit,
 		); err != nil {
 			return nil, err
@@ -832,14 +832,14 @@ func (q *Queries) ListByDebtor(ctx context.Context, arg ListByDebtorParams) ([]L
 }
 
 const listByStatus = `-- name: ListByStatus :many
-SELECT payment_id, requested_execution_time, created_at,
+SELECT payment_id, requested_execution_time, list_seq,
        ($1::text = '' OR debtor_account = $1::text)::boolean AS hit
 FROM payments
 WHERE tenant_id = $2 AND status = $3
   AND requested_execution_time >= $4 AND requested_execution_time < $5
-  AND (requested_execution_time, created_at, payment_id) < ($6::timestamptz, $7::timestamptz, $8::text)
-ORDER BY requested_execution_time DESC, created_at DESC, payment_id DESC
-LIMIT $9
+  AND (requested_execution_time, list_seq) < ($6::timestamptz, $7::bigint)
+ORDER BY requested_execution_time DESC, list_seq DESC
+LIMIT $8
 `
 
 type ListByStatusParams struct {
@@ -849,15 +849,14 @@ type ListByStatusParams struct {
 	RequestedFrom  time.Time
 	RequestedTo    time.Time
 	AfterRequested time.Time
-	AfterCreated   time.Time
-	AfterKey       string
+	AfterSeq       int64
 	Budget         int32
 }
 
 type ListByStatusRow struct {
 	PaymentID              string
 	RequestedExecutionTime time.Time
-	CreatedAt              time.Time
+	ListSeq                int64
 	Hit                    bool
 }
 
@@ -869,8 +868,7 @@ func (q *Queries) ListByStatus(ctx context.Context, arg ListByStatusParams) ([]L
 		arg.RequestedFrom,
 		arg.RequestedTo,
 		arg.AfterRequested,
-		arg.AfterCreated,
-		arg.AfterKey,
+		arg.AfterSeq,
 		arg.Budget,
 	)
 	if err != nil {
@@ -883,7 +881,7 @@ func (q *Queries) ListByStatus(ctx context.Context, arg ListByStatusParams) ([]L
 		if err := rows.Scan(
 			&i.PaymentID,
 			&i.RequestedExecutionTime,
-			&i.CreatedAt,
+			&i.ListSeq,
 			&i.Hit,
 		); err != nil {
 			return nil, err
@@ -897,14 +895,14 @@ func (q *Queries) ListByStatus(ctx context.Context, arg ListByStatusParams) ([]L
 }
 
 const listByTenant = `-- name: ListByTenant :many
-SELECT payment_id, requested_execution_time, created_at,
+SELECT payment_id, requested_execution_time, list_seq,
        (($1::text = '' OR status = $1::text) AND ($2::text = '' OR debtor_account = $2::text))::boolean AS hit
 FROM payments
 WHERE tenant_id = $3
   AND requested_execution_time >= $4 AND requested_execution_time < $5
-  AND (requested_execution_time, created_at, payment_id) < ($6::timestamptz, $7::timestamptz, $8::text)
-ORDER BY requested_execution_time DESC, created_at DESC, payment_id DESC
-LIMIT $9
+  AND (requested_execution_time, list_seq) < ($6::timestamptz, $7::bigint)
+ORDER BY requested_execution_time DESC, list_seq DESC
+LIMIT $8
 `
 
 type ListByTenantParams struct {
@@ -914,15 +912,14 @@ type ListByTenantParams struct {
 	RequestedFrom  time.Time
 	RequestedTo    time.Time
 	AfterRequested time.Time
-	AfterCreated   time.Time
-	AfterKey       string
+	AfterSeq       int64
 	Budget         int32
 }
 
 type ListByTenantRow struct {
 	PaymentID              string
 	RequestedExecutionTime time.Time
-	CreatedAt              time.Time
+	ListSeq                int64
 	Hit                    bool
 }
 
@@ -938,8 +935,7 @@ func (q *Queries) ListByTenant(ctx context.Context, arg ListByTenantParams) ([]L
 		arg.RequestedFrom,
 		arg.RequestedTo,
 		arg.AfterRequested,
-		arg.AfterCreated,
-		arg.AfterKey,
+		arg.AfterSeq,
 		arg.Budget,
 	)
 	if err != nil {
@@ -952,7 +948,7 @@ func (q *Queries) ListByTenant(ctx context.Context, arg ListByTenantParams) ([]L
 		if err := rows.Scan(
 			&i.PaymentID,
 			&i.RequestedExecutionTime,
-			&i.CreatedAt,
+			&i.ListSeq,
 			&i.Hit,
 		); err != nil {
 			return nil, err
@@ -1189,7 +1185,7 @@ func (q *Queries) MatchWaiting(ctx context.Context, arg MatchWaitingParams) ([]M
 }
 
 const paymentContext = `-- name: PaymentContext :one
-SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context FROM payments WHERE payment_id = $1
+SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq FROM payments WHERE payment_id = $1
 `
 
 type PaymentContextRow struct {
@@ -1220,6 +1216,7 @@ func (q *Queries) PaymentContext(ctx context.Context, paymentID string) (Payment
 		&i.Payment.AcceptedAt,
 		&i.Payment.ExternalID,
 		&i.Payment.Context,
+		&i.Payment.ListSeq,
 	)
 	return i, err
 }
