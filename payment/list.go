@@ -197,13 +197,13 @@ func (s *Service) listBatch(ctx context.Context, f ListFilter, after string, lim
 		part, offset int
 	}
 	var cands []candidate
-	more := true // parts may remain beyond those read
-	for len(cands) < budget && more {
+	exhausted := false // every part before the position was read
+	for len(cands) < budget && !exhausted {
 		parts, err := s.Store.q.BatchPartsBefore(ctx, dbsqlc.BatchPartsBeforeParams{BatchID: f.BatchID, LastPart: int32(part), MaxParts: 4})
 		if err != nil {
 			return ListPage{}, fmt.Errorf("payment: list batch %s: %w", f.BatchID, err)
 		}
-		more = len(parts) == 4
+		exhausted = len(parts) < 4
 		for _, p := range parts {
 			hi := len(p.PaymentIds) - 1
 			if int(p.Part) == part && offset >= 0 {
@@ -214,14 +214,14 @@ func (s *Service) listBatch(ctx context.Context, f ListFilter, after string, lim
 			}
 			part, offset = int(p.Part)-1, -1
 			if len(cands) == budget {
-				more = true
 				break
 			}
 		}
-		if part < 0 {
-			more = false
-		}
+		exhausted = exhausted || part < 0
 	}
+	// More may follow the last candidate read: the reading stopped at the
+	// budget, or parts remain.
+	more := !exhausted || len(cands) == budget
 	keys := make([]string, len(cands))
 	for i, c := range cands {
 		keys[i] = c.key

@@ -149,6 +149,43 @@ func TestList(t *testing.T) {
 			}
 		})
 	}
+	// Files with 1,200 keys of no payment after five payments (more than
+	// a page reads): a page comes back empty with a position, and the next
+	// ones reach the five, whether the keys are in a part of their own or
+	// in the first part, after the five.
+	var real []string
+	for _, r := range rows {
+		if r.tenant == "acme" && len(real) < 5 {
+			real = append(real, r.key)
+		}
+	}
+	ghosts := make([]string, 1200)
+	for i := range ghosts {
+		ghosts[i] = fmt.Sprintf("ghost-%d", i)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO payment_batch_parts (batch_id, part, payment_ids)
+		VALUES ('file-2', 0, $1), ('file-2', 1, $2), ('file-3', 0, $1 || $2)`, real, ghosts); err != nil {
+		t.Fatal(err)
+	}
+	for _, batch := range []string{"file-2", "file-3"} {
+		var got []string
+		pages := 0
+		for after := ""; ; pages++ {
+			page, err := svc.List(ctx, payment.ListFilter{TenantID: "acme", BatchID: batch}, after, 7)
+			if err != nil || pages > 10 {
+				t.Fatalf("%s, page %d: %v", batch, pages, err)
+			}
+			for _, v := range page.Payments {
+				got = append(got, payment.Key(v.TenantID, v.PaymentID))
+			}
+			if after = page.Next; after == "" {
+				break
+			}
+		}
+		if want := []string{real[4], real[3], real[2], real[1], real[0]}; !slices.Equal(got, want) || pages < 1 {
+			t.Errorf("%s listed %v in %d pages, want %v after an empty first page", batch, got, pages+1, want)
+		}
+	}
 	if _, err := svc.List(ctx, payment.ListFilter{TenantID: "acme"}, "nonsense", 7); err != payment.ErrBadPosition {
 		t.Errorf("a made-up position: %v", err)
 	}
