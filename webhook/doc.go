@@ -29,6 +29,9 @@
 // letter, which Redrive sends again. A relayer that dies leaves its claims
 // SENDING until their lease lapses, when they are due again.
 //
+// Delivered rows are purged after Retention (7 days) by every relayer;
+// dead letters stay until redriven.
+//
 // At least once: a delivery whose answer was lost, or whose relayer died,
 // goes again; a receiver deduplicates on the event id.
 //

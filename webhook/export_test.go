@@ -1,10 +1,20 @@
 package webhook
 
-import "context"
+import (
+	"context"
+	"log/slog"
+	"time"
+)
 
 // Claim is one claim of a relayer with these limits, for the plan test.
 func Claim(ctx context.Context, db DBTX, perEndpoint, room int) (int, error) {
 	r := &Relayer{cfg: Config{PerEndpoint: perEndpoint, Timeout: DefaultTolerance}, q: dbsqlcNew(db)}
 	ds, err := r.claim(ctx, room)
 	return len(ds), err
+}
+
+// Purge is one purge of a relayer with this retention.
+func Purge(ctx context.Context, db DBTX, retention time.Duration) {
+	r := &Relayer{cfg: Config{Retention: retention, Logger: slog.New(slog.DiscardHandler)}, q: dbsqlcNew(db)}
+	r.purge(ctx)
 }

@@ -17,6 +17,7 @@ type Webhooks struct {
 	MaxInFlight  int
 	AllowHTTP    bool
 	AllowPrivate bool
+	Retention    time.Duration // negative: keep every delivery
 }
 
 // WebhookSettings binds w's settings.
@@ -72,6 +73,17 @@ func WebhookSettings(w *Webhooks) []*Setting {
 			Parse: func(v string) error {
 				n, err := intIn(v, 1, 10000)
 				w.MaxInFlight = n
+				return err
+			}},
+		{Flag: "webhook-retention", Env: "PAYDISPATCH_WEBHOOK_RETENTION", Default: "168h",
+			Usage: "how long a delivered webhook's row is kept (dead letters stay until redriven); 0 keeps them all",
+			Parse: func(v string) error {
+				if v == "0" {
+					w.Retention = -1
+					return nil
+				}
+				d, err := durationIn(v, time.Minute, 10*365*24*time.Hour)
+				w.Retention = d
 				return err
 			}},
 		{Flag: "webhook-allow-http", Env: "PAYDISPATCH_WEBHOOK_ALLOW_HTTP", Default: "false",

@@ -419,6 +419,30 @@ func (q *Queries) Publish(ctx context.Context, arg PublishParams) (int32, error)
 	return written, err
 }
 
+const purgeDelivered = `-- name: PurgeDelivered :execrows
+DELETE FROM webhook_deliveries w
+WHERE w.delivery_id IN (
+    SELECT d.delivery_id FROM webhook_deliveries d
+    WHERE d.state = 'DELIVERED' AND d.settled_at < $1::timestamptz
+    ORDER BY d.delivery_id
+    LIMIT $2::int)
+`
+
+type PurgeDeliveredParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+// Up to @max_rows delivered deliveries settled before @before, oldest
+// first (the primary key's order is the order they were written).
+func (q *Queries) PurgeDelivered(ctx context.Context, arg PurgeDeliveredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, purgeDelivered, arg.Before, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const redriveDead = `-- name: RedriveDead :execrows
 UPDATE webhook_deliveries
 SET state = 'PENDING', attempts = 0, next_attempt_at = now(), settled_at = NULL
