@@ -39,7 +39,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		reg.MustRegister(h)
 		return h
 	}
-	return &Metrics{
+	m := &Metrics{
 		notifications:   counter("notifications_total", "outbox_pending notifications received."),
 		notifyWakeups:   counter("notify_wakeups_total", "Relayer wake-ups caused by notifications (after debouncing)."),
 		claimBatches:    counterVec("claim_batches_total", "Claims that took at least one message, by mode.", "mode"),
@@ -54,6 +54,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		dispatchLatency: histogram("dispatch_latency_seconds", "Duration of one rail call, by rail type and call (send, inquire).", prometheus.ExponentialBuckets(0.0005, 2, 16), "rail_type", "call"),
 		deliveryLatency: histogram("delivery_latency_seconds", "From enqueue to the commit of DISPATCHED, by rail type.", prometheus.ExponentialBuckets(0.001, 2, 20), "rail_type"),
 	}
+	// Every series an alert reads exists from the start, at 0: a rule on
+	// a counter that has never moved sees it (rate, increase) instead of
+	// nothing.
+	for _, s := range []State{StateDispatching, StateDispatched, StateRetryable, StateFailed, StateUnknown, StateZombieRequeue} {
+		m.attempts.WithLabelValues(string(s))
+	}
+	for _, call := range []string{"send", "inquire"} {
+		m.unknown.WithLabelValues(call)
+	}
+	return m
 }
 
 func (m *Metrics) notification() {

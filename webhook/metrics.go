@@ -30,6 +30,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	reg.MustRegister(m.attempts, m.duration)
+	for _, o := range []string{StateDelivered, StatePending, StateDead} {
+		m.attempts.WithLabelValues(o) // at 0 from the start, for rate() and increase()
+	}
 	return m
 }
 

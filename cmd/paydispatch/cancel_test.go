@@ -112,6 +112,7 @@ func TestCancelFileMidDrain(t *testing.T) {
 		t.Fatalf("ACC-1 %s, want %s for %d delivered", got, want.StringFixed(2), progress.Delivered)
 	}
 	verify(t, data)
+	alertMetricsExist(t, base)
 
 	// The list of the file's cancelled payments has each of them once.
 	listed := map[string]bool{}
