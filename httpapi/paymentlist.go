@@ -10,11 +10,6 @@ import (
 	"github.com/paydispatch/paydispatch/payment"
 )
 
-// listable are the statuses GET /v1/payments filters on: every status a
-// stored payment can have.
-var listable = []payment.Status{payment.StatusScheduled, payment.StatusRejected, payment.StatusAccepted, payment.StatusProcessing,
-	payment.StatusDelivered, payment.StatusFailed, payment.StatusReturned, payment.StatusCancelled}
-
 // maxListFilter bounds a filter's text (a batch id, a debtor account).
 const maxListFilter = 128
 
@@ -30,7 +25,8 @@ func (rt *Router) handleList(p Payments) {
 		if ok && tenant == "" {
 			errs = append(errs, FieldError{Field: "tenantId", Detail: "required for an operator's token: a list is one tenant's"})
 		}
-		if f.Status != "" && !slices.Contains(listable, f.Status) {
+		// A list filters on every status a stored payment can have.
+		if listable := payment.StoredStatuses(); f.Status != "" && !slices.Contains(listable, f.Status) {
 			detail := "one of " + strings.Join(statusNames(listable), ", ")
 			if f.Status == payment.StatusReceived {
 				detail = "RECEIVED payments are not listed (Phase A stores them within seconds): GET /v1/payments/{id} or the file's progress shows them"

@@ -217,10 +217,10 @@ func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool) 
 	}
 	from, to := f.RequestedFrom, f.RequestedTo
 	if from.IsZero() {
-		from = time.Unix(0, 0)
+		from = openFrom
 	}
 	if to.IsZero() {
-		to = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+		to = openTo
 	}
 	statuses := make([]string, len(f.Statuses))
 	wantWaiting := len(f.Statuses) == 0

@@ -12,14 +12,17 @@ func EventType(s Status) string { return "payment." + strings.ToLower(string(s))
 // EventTypes are the types a tenant's endpoint can ask for: one per
 // status a payment can move to.
 func EventTypes() []string {
-	out := make([]string, len(publishedStatuses))
-	for i, s := range publishedStatuses {
+	stored := StoredStatuses()
+	out := make([]string, len(stored))
+	for i, s := range stored {
 		out[i] = EventType(s)
 	}
 	return out
 }
 
-// publishedStatuses are the statuses a payment moves to (RECEIVED is
-// where it starts).
-var publishedStatuses = []Status{StatusScheduled, StatusRejected, StatusAccepted, StatusProcessing, StatusDelivered,
-	StatusFailed, StatusReturned, StatusCancelled}
+// StoredStatuses are the statuses a stored payment can have: every one
+// it moves to (RECEIVED is where it starts, before Phase A stores it).
+func StoredStatuses() []Status {
+	return []Status{StatusScheduled, StatusRejected, StatusAccepted, StatusProcessing, StatusDelivered,
+		StatusFailed, StatusReturned, StatusCancelled}
+}

@@ -35,10 +35,11 @@ type ListPage struct {
 // give.
 var ErrBadPosition = errors.New("payment: not a position of this list")
 
-// The bounds of a requested time when a filter leaves them open.
+// The bounds of a requested time when a filter (a list's, a cancel's)
+// leaves them open.
 var (
-	listFrom = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
-	listTo   = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+	openFrom = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	openTo   = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 )
 
 // maxListScan bounds the rows a page reads when a filter is applied
@@ -60,10 +61,10 @@ func (s *Service) List(ctx context.Context, f ListFilter, after string, limit in
 		return ListPage{}, errors.New("payment: list: a tenant is required")
 	}
 	if f.RequestedFrom.IsZero() {
-		f.RequestedFrom = listFrom
+		f.RequestedFrom = openFrom
 	}
 	if f.RequestedTo.IsZero() {
-		f.RequestedTo = listTo
+		f.RequestedTo = openTo
 	}
 	if f.BatchID != "" {
 		return s.listBatch(ctx, f, after, limit)
@@ -125,7 +126,7 @@ func (s *Service) List(ctx context.Context, f ListFilter, after string, limit in
 		next = scanned[len(scanned)-1].pos.String() // the reading stopped before the page filled
 	}
 	// The index applied the filters: the rows are read by key alone.
-	views, err := s.listed(ctx, ListFilter{TenantID: f.TenantID, RequestedFrom: listFrom, RequestedTo: listTo}, keys)
+	views, err := s.listed(ctx, ListFilter{TenantID: f.TenantID, RequestedFrom: openFrom, RequestedTo: openTo}, keys)
 	if err != nil {
 		return ListPage{}, err
 	}
@@ -159,7 +160,7 @@ func (p listPosition) String() string {
 
 func parseListPosition(s string) (listPosition, error) {
 	if s == "" {
-		return listPosition{requested: listTo, seq: math.MaxInt64}, nil
+		return listPosition{requested: openTo, seq: math.MaxInt64}, nil
 	}
 	body, ok := strings.CutPrefix(s, "t")
 	r, q, found := strings.Cut(body, ".")

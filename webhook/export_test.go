@@ -4,17 +4,19 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/paydispatch/paydispatch/webhook/internal/dbsqlc"
 )
 
 // Claim is one claim of a relayer with these limits, for the plan test.
 func Claim(ctx context.Context, db DBTX, perEndpoint, room int) (int, error) {
-	r := &Relayer{cfg: Config{PerEndpoint: perEndpoint, Timeout: DefaultTolerance}, q: dbsqlcNew(db)}
+	r := &Relayer{cfg: Config{PerEndpoint: perEndpoint, Timeout: DefaultTolerance}, q: dbsqlc.New(db)}
 	ds, err := r.claim(ctx, room)
 	return len(ds), err
 }
 
 // Purge is one purge of a relayer with this retention.
 func Purge(ctx context.Context, db DBTX, retention time.Duration) {
-	r := &Relayer{cfg: Config{Retention: retention, Logger: slog.New(slog.DiscardHandler)}, q: dbsqlcNew(db)}
+	r := &Relayer{cfg: Config{Retention: retention, Logger: slog.New(slog.DiscardHandler)}, q: dbsqlc.New(db)}
 	r.purge(ctx)
 }

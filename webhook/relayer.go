@@ -369,6 +369,3 @@ func (r *Relayer) backoff(attempt int) time.Duration {
 	d = min(d, r.cfg.BackoffMax)
 	return d - time.Duration(rand.Int64N(int64(d)/5+1))
 }
-
-// dbsqlcNew is the queries on db (a test claims in a transaction).
-func dbsqlcNew(db dbsqlc.DBTX) *dbsqlc.Queries { return dbsqlc.New(db) }
