@@ -16,6 +16,7 @@ type Metrics struct {
 	staleRecovered, deadLetters                     *prometheus.CounterVec
 	completed, execFailed                           *prometheus.CounterVec
 	cycleDuration                                   *prometheus.HistogramVec
+	executionLag                                    *prometheus.HistogramVec
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -38,9 +39,31 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "paydispatch", Subsystem: "dispatch", Name: "cycle_duration_seconds",
 			Help: "Duration of dispatch cycles that did work.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 12),
 		}, []string{"item_type"}),
+		executionLag: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "paydispatch", Subsystem: "dispatch", Name: "execution_lag_seconds",
+			Help:    "How long after its slot (its scheduled time) an item's execution went, on its worker's clock.",
+			Buckets: lagBuckets,
+		}, []string{"item_type"}),
 	}
-	reg.MustRegister(m.cycleDuration)
+	reg.MustRegister(m.cycleDuration, m.executionLag)
 	return m
+}
+
+// lagBuckets are the execution lag histogram's buckets, in seconds: on
+// time is a few milliseconds; a worker or a rate limiter behind, seconds
+// to minutes.
+var lagBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+
+// ObserveLag records that an item of itemType whose slot (or scheduled
+// time) was slot went at went, as its executor saw it: the executor calls
+// it once the item is held to its time and let go. A zero slot records
+// nothing; an execution before its slot counts as no lag. A nil *Metrics
+// records nothing.
+func (m *Metrics) ObserveLag(itemType string, slot, went time.Time) {
+	if m == nil || slot.IsZero() {
+		return
+	}
+	m.executionLag.WithLabelValues(itemType).Observe(max(went.Sub(slot), 0).Seconds())
 }
 
 func (m *Metrics) recordCycle(c CycleResult, took time.Duration) {

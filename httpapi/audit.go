@@ -47,9 +47,10 @@ func (rt *Router) HandleAudit(a AuditLog) {
 
 // audited reports whether r changes something through an admin route.
 func (rt *Router) audited(r *http.Request) bool {
-	// A cancel by filter records its count itself (auditCancelWhere).
+	// A cancel by filter and a requeue record their counts themselves
+	// (auditCancelWhere, auditRequeue).
 	return rt.audit != nil && r.Method != http.MethodGet && r.Method != http.MethodHead && strings.HasPrefix(r.URL.Path, "/admin/") &&
-		r.URL.Path != "/admin/payments/cancel"
+		r.URL.Path != "/admin/payments/cancel" && r.URL.Path != "/admin/dead-letters/requeue"
 }
 
 // maxAuditedBody bounds the request body kept in an audit entry.

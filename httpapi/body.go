@@ -38,6 +38,7 @@ var routeBodies = map[string]bodyKind{
 	"POST /admin/webhooks":                    jsonBody,
 	"POST /admin/webhooks/{id}/rotate-secret": jsonBody,
 	"POST /admin/webhooks/{id}/redrive":       jsonBody,
+	"POST /admin/dead-letters/requeue":        jsonBody,
 	"POST /api/v1/slots/bulk":                 bigJSONBody,
 }
 

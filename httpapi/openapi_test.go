@@ -35,6 +35,7 @@ func contractRouter(t *testing.T) *httpapi.Router {
 	rt.HandleAudit(&fakeAudit{})
 	rt.HandleDispatchConfig(newFakeDispatchConfigs())
 	rt.HandleWebhooks(contractHooks, payment.EventTypes())
+	rt.HandleDeadLetters(newFakeDeadLetters())
 	rt.HandleOpenAPI()
 	rt.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	rt.RequireAuth(fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}})
@@ -154,6 +155,11 @@ func TestResponsesMatchTheContract(t *testing.T) {
 		{"POST", "/admin/webhooks/" + hookID + "/rotate-secret", "/admin/webhooks/{id}/rotate-secret", `{}`, "admin"},
 		{"GET", "/admin/webhooks/" + hookID + "/deliveries", "/admin/webhooks/{id}/deliveries", "", "admin"},
 		{"POST", "/admin/webhooks/" + hookID + "/redrive", "/admin/webhooks/{id}/redrive", `{"deliveryIds":[2]}`, "admin"},
+		{"GET", "/admin/dead-letters?source=outbox&limit=5", "/admin/dead-letters", "", "admin"},
+		{"GET", "/admin/dead-letters?source=inbox", "/admin/dead-letters", "", "admin"},
+		{"POST", "/admin/dead-letters/requeue", "/admin/dead-letters/requeue", `{"ids":["dispatch:PAYMENT:p-1"],"rateLimitConfig":"redrive"}`, "admin"},
+		{"POST", "/admin/dead-letters/requeue", "/admin/dead-letters/requeue", `{"ids":["dispatch:PAYMENT:gone"]}`, "admin"},
+		{"POST", "/admin/dead-letters/requeue", "/admin/dead-letters/requeue", `{"filter":{"source":"outbox"},"rateLimitConfig":"nope"}`, "admin"},
 		{"POST", "/api/v1/slots", "/api/v1/slots", `{"eventId":"e-1","configName":"default","requestedTime":"2030-01-01T00:00:00Z"}`, "admin"},
 	}
 	for _, tt := range tests {

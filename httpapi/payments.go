@@ -245,9 +245,39 @@ func (rt *Router) HandlePayments(p Payments) {
 			rt.log.Error("payment status failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "status unavailable; retry"})
 		default:
-			WriteJSON(w, http.StatusOK, v)
+			WriteJSON(w, http.StatusOK, rt.withLinks(v))
 		}
 	}))
+}
+
+// LinkExecutions has GET /v1/payments/{id} link a payment's execution to
+// its page in Temporal's Web UI: page gives the URL of a workflow's run.
+func (rt *Router) LinkExecutions(page func(workflowID, runID string) string) {
+	rt.executionPage = page
+}
+
+// paymentWithLinks is a payment as GET /v1/payments/{id} shows it.
+type paymentWithLinks struct {
+	payment.View
+	Links *paymentLinks `json:"links,omitempty"`
+}
+
+type paymentLinks struct {
+	// TemporalUI is the page of the payment's execution in Temporal's
+	// Web UI.
+	TemporalUI string `json:"temporalUI"`
+}
+
+// withLinks adds the links the payment has: its execution's page in
+// Temporal's Web UI once it has an execution (executionRef,
+// "<workflow id>/<run id>") and the UI is known.
+func (rt *Router) withLinks(v payment.View) paymentWithLinks {
+	out := paymentWithLinks{View: v}
+	i := strings.LastIndexByte(v.ExecutionRef, '/')
+	if rt.executionPage != nil && i > 0 && i < len(v.ExecutionRef)-1 {
+		out.Links = &paymentLinks{TemporalUI: rt.executionPage(v.ExecutionRef[:i], v.ExecutionRef[i+1:])}
+	}
+	return out
 }
 
 // handleCancel adds POST /v1/payments/{id}/cancel and

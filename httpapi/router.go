@@ -27,6 +27,9 @@ type Router struct {
 	limits *tokenLimits
 	audit  AuditLog
 	bodies bodyLimits
+	// executionPage gives a workflow run's page in Temporal's Web UI
+	// (nil: no links; see LinkExecutions).
+	executionPage func(workflowID, runID string) string
 
 	patterns []string
 }

@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -31,6 +32,11 @@ type Hooks struct {
 	// rail accepted none of them; an outcome that might have been
 	// accepted (Unknown) is never dead-lettered.
 	OnDead func(ctx context.Context, tx pgx.Tx, dead []DeadLetter) error
+	// OnRequeue is called with dead letters an operator sends again
+	// (RequeueDeadLetters), before they move: it redoes what OnDead
+	// undid. It may keep some dead, saying why (by outbox id); the others
+	// go out again, and OnDelivered or OnDead follows for each.
+	OnRequeue func(ctx context.Context, tx pgx.Tx, msgs []Message) (refused map[uuid.UUID]string, err error)
 }
 
 // Delivery is a message the rail accepted.

@@ -2,12 +2,17 @@ package payment_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/paydispatch/paydispatch/deadletter"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/rail"
 	"github.com/paydispatch/paydispatch/railsim"
 )
@@ -77,5 +82,153 @@ func TestDelivery(t *testing.T) {
 	if l := sim.Ledger(); l.Unique != 1 || l.Refused != 1 || l.Duplicates != 0 || l.Gaps != 0 {
 		t.Fatalf("rail ledger %+v", l)
 	}
+	s.verify(t)
+}
+
+// TestRedrive: a payment the rail refused is RETURNED, its money given
+// back; an operator requeues its dead instruction through a rate-limit
+// config. Refused again (the cause not fixed), it is returned again, to
+// the cent; once the rail lifts the refusal, the next requeue debits it
+// once more and it is DELIVERED, received by the rail once. A requeue
+// the account cannot pay for is refused and changes nothing. verify is
+// clean at every stop.
+func TestRedrive(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := newSaga(t)
+	s.account(t, account.Spec{AccountID: "ACC-R", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("1000"), Fee: dec("1")})
+	s.account(t, account.Spec{AccountID: "ACC-P", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("300"), Fee: dec("0")})
+	refused := paymentTo("refused", "ACC-R", "200.00", "EUR")
+	refused.RemittanceInfo = "RAIL-REJECT:AC04"
+	poor := paymentTo("poor", "ACC-P", "250.00", "EUR")
+	poor.RemittanceInfo = "RAIL-REJECT:AC04"
+	contexts := s.schedule(t, refused, poor)
+	for _, id := range []string{"refused", "poor"} {
+		if out, err := s.execute(ctx, id, contexts[id]); err != nil || out.Status != "SUCCEEDED" {
+			t.Fatalf("%s: %+v %v", id, out, err)
+		}
+	}
+	sim := railsim.New(railsim.Options{})
+	url, stop, err := sim.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	json, err := rail.NewHTTPRail(rail.Config{BaseURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	router, err := rail.NewRouter(json)
+	if err != nil {
+		t.Fatal(err)
+	}
+	relayer, err := outbox.New(outbox.Config{Pool: s.pool, Sender: router, Hooks: payment.OutboxHooks(), PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stopRelay := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- relayer.Run(runCtx) }()
+	defer func() {
+		stopRelay()
+		if err := <-done; err != nil && err != context.Canceled {
+			t.Error(err)
+		}
+	}()
+	store := payment.NewStore(s.pool)
+	await := func(id string, want payment.Status) {
+		t.Helper()
+		for {
+			p, _ := store.Find(ctx, "acme", id)
+			if p.Status == want {
+				return
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s is %s, want %s", id, p.Status, want)
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+	}
+	await("refused", payment.StatusReturned)
+	await("poor", payment.StatusReturned)
+	s.verify(t)
+
+	limiter := pacing.New(s.pool)
+	if _, err := limiter.PutConfig(ctx, pacing.Config{Name: "redrive", MaxPerWindow: 50, Window: time.Second, Headroom: 10}); err != nil {
+		t.Fatal(err)
+	}
+	dl := &deadletter.Service{DB: s.pool, Queue: queue.New(s.pool), Limiter: limiter, OutboxHooks: payment.OutboxHooks()}
+	letterOf := func(paymentID string) string {
+		t.Helper()
+		p, err := store.Find(ctx, "acme", paymentID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := dl.List(ctx, deadletter.Filter{Source: deadletter.SourceOutbox}, nil, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range page.Letters {
+			if l.ItemID == p.Key {
+				return l.ID
+			}
+		}
+		t.Fatalf("no dead letter for %s in %+v", paymentID, page.Letters)
+		return ""
+	}
+	requeue := func(paymentID string) deadletter.Result {
+		t.Helper()
+		res, err := dl.Requeue(ctx, deadletter.Request{IDs: []string{letterOf(paymentID)}, Config: "redrive", Reason: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+
+	// Not fixed at the rail: refused again, returned again.
+	if res := requeue("refused"); res.Requeued != 1 {
+		t.Fatalf("requeue: %+v", res)
+	}
+	await("refused", payment.StatusReturned) // the requeue made it PROCESSING: this is the rail's second refusal
+	if bal := s.balance(t, "ACC-R"); !bal.Equal(dec("1000")) {
+		t.Fatalf("balance %s after two returns, want 1000", bal)
+	}
+	s.verify(t)
+
+	// Fixed: delivered, debited once more.
+	if p, _ := store.Find(ctx, "acme", "refused"); !sim.Lift(p.Key) { // the rail's key is the payment's id
+		t.Fatal("the rail had no refusal to lift")
+	}
+	id := letterOf("refused")
+	res := requeue("refused")
+	if res.Requeued != 1 || res.FirstSlot.IsZero() {
+		t.Fatalf("requeue: %+v", res)
+	}
+	await("refused", payment.StatusDelivered)
+	if bal := s.balance(t, "ACC-R"); !bal.Equal(dec("799")) {
+		t.Fatalf("balance %s after delivery, want 1000 − 201 = 799", bal)
+	}
+	if l := sim.Ledger(); l.Unique != 1 || l.Duplicates != 0 {
+		t.Fatalf("rail ledger %+v, want the payment received once", l)
+	}
+	// It is no longer dead: a second requeue of it is refused.
+	if _, err := dl.Requeue(ctx, deadletter.Request{IDs: []string{id}, Config: "redrive"}); !errors.Is(err, deadletter.ErrNotDead) {
+		t.Fatalf("requeue of a delivered letter: %v, want ErrNotDead", err)
+	}
+	s.verify(t)
+
+	// An account that cannot pay: the requeue is refused, nothing moves.
+	if _, err := account.Debit(ctx, s.pool, account.Entry{AccountID: "ACC-P", Amount: dec("100"), Currency: "EUR", Reference: "drain"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = dl.Requeue(ctx, deadletter.Request{IDs: []string{letterOf("poor")}, Config: "redrive"})
+	if !errors.Is(err, deadletter.ErrNotDead) || !strings.Contains(err.Error(), "INSUFFICIENT_FUNDS") && !strings.Contains(err.Error(), "available") {
+		t.Fatalf("requeue without the money: %v", err)
+	}
+	if bal := s.balance(t, "ACC-P"); !bal.Equal(dec("200")) {
+		t.Fatalf("balance %s, want 200: nothing taken", bal)
+	}
+	letterOf("poor") // still dead
 	s.verify(t)
 }

@@ -392,6 +392,8 @@ func TestVerifyFindsViolations(t *testing.T) {
 		{"an executed payment without its debit",
 			`DELETE FROM account_transaction WHERE reference LIKE '%:CreateTransaction' AND NOT EXISTS
 			 (SELECT 1 FROM account_transaction r WHERE r.reverses = account_transaction.transaction_id)`, payment.RuleExecutedDebit},
+		{"a redrive recorded without its debit",
+			`UPDATE payment_booking SET redrives = 1`, payment.RuleExecutedDebit},
 		{"a payment that left its process",
 			`UPDATE payments SET status = 'SCHEDULED' WHERE external_id = 'ok'`, payment.RuleProcessStatus},
 		{"a booking without its instruction",

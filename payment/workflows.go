@@ -223,6 +223,9 @@ type ExecActivities struct {
 	Slots SlotHolder
 	// Process runs SubmitPayment's steps (RegisterExec sets it when nil).
 	Process *process.Activities
+	// Metrics is where an execution held to its time (NotBefore) records
+	// its lag behind it (dispatch.Metrics.ObserveLag); nil: nowhere.
+	Metrics *dispatch.Metrics
 }
 
 // ExecutionInput is what Execution needs of a payment's execution.
@@ -262,6 +265,7 @@ func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool
 		if executionTime, err = a.hold(ctx, in); err != nil {
 			return false, err
 		}
+		a.Metrics.ObserveLag(ItemType, in.NotBefore, executionTime)
 	}
 	// The execution time is when the slot came, as the worker saw it; a
 	// retry finds the process started and its data kept.

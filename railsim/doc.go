@@ -37,12 +37,16 @@
 // changes only the fields its JSON names. Independently of the
 // behaviour, an instruction whose remittance information contains
 // RAIL-REJECT:<CODE> is refused with CODE, so a demo can plant refusals.
+// An operator lifts a refusal (POST /admin/refusals/{key}/lift, as when a
+// closed account is reopened): the key's next send is accepted, counted
+// once, its sequence not counted again.
 //
 // # Endpoints
 //
 //	POST /v1/instructions, POST /v1/pacs008   sends (package rail documents them)
 //	GET  /v1/instructions/{key}               inquiry: 200 ACCEPTED/REJECTED, 404 NOT_FOUND
 //	GET  /admin/behaviour, PUT /admin/behaviour
+//	POST /admin/refusals/{key}/lift           204, or 404 when the key was not refused
 //	GET  /ledger                              LedgerView as JSON
 //	POST /ledger/reset                        forget everything
 //	GET  /healthz

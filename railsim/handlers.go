@@ -30,6 +30,13 @@ func (s *Simulator) Handler() http.Handler {
 	mux.HandleFunc("GET "+rail.PathInstructions+"/{key}", s.handleInquiry)
 	mux.HandleFunc("GET /admin/behaviour", s.handleGetBehaviour)
 	mux.HandleFunc("PUT /admin/behaviour", s.handlePutBehaviour)
+	mux.HandleFunc("POST /admin/refusals/{key}/lift", func(w http.ResponseWriter, r *http.Request) {
+		if !s.Lift(r.PathValue("key")) {
+			writeJSON(w, http.StatusNotFound, rail.Answer{Code: "NOT_REFUSED", Message: "no refused instruction under this key"})
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
 	mux.HandleFunc("GET /ledger", s.handleLedger)
 	mux.HandleFunc("POST /ledger/reset", s.handleResetLedger)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {

@@ -85,10 +85,13 @@ type ledger struct {
 	parts   map[string]*participant
 	traffic LedgerView // only the traffic counters are used
 	nextRef uint64
+	// lifted are refused keys whose refusal an operator lifted: the next
+	// send of each is accepted.
+	lifted map[string]bool
 }
 
 func newLedger() *ledger {
-	return &ledger{keys: make(map[string]record), parts: make(map[string]*participant)}
+	return &ledger{keys: make(map[string]record), parts: make(map[string]*participant), lifted: make(map[string]bool)}
 }
 
 // take records a send that arrived at the given time and got past the
@@ -104,14 +107,17 @@ func (l *ledger) take(key, part string, seq int64, arrived time.Time, refusal fu
 		p = &participant{taken: make(map[int64]struct{})}
 		l.parts[part] = p
 	}
-	if rec, ok := l.keys[key]; ok {
+	lifted := l.lifted[key]
+	if lifted {
+		delete(l.lifted, key)
+	} else if rec, ok := l.keys[key]; ok {
 		if rec.accepted {
 			p.Received++
 			p.Duplicates++
 		}
 		return rec, rec.accepted
 	}
-	if code, msg := refusal(); code != "" {
+	if code, msg := refusal(); code != "" && !lifted {
 		rec = record{code: code, message: msg}
 		p.Refused++
 	} else {
@@ -121,6 +127,9 @@ func (l *ledger) take(key, part string, seq int64, arrived time.Time, refusal fu
 		p.Unique++
 	}
 	l.keys[key] = rec
+	if lifted {
+		return rec, false // its sequence was taken when it was refused
+	}
 	if _, seen := p.taken[seq]; seen {
 		p.SequenceReused++
 	} else {
@@ -134,6 +143,21 @@ func (l *ledger) take(key, part string, seq int64, arrived time.Time, refusal fu
 		}
 	}
 	return rec, false
+}
+
+// lift forgets a refused key's refusal: its next send is accepted (the
+// cause fixed at the rail, e.g. an account reopened). False when the key
+// was not refused.
+func (l *ledger) lift(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rec, ok := l.keys[key]
+	if !ok || rec.accepted {
+		return false
+	}
+	delete(l.keys, key)
+	l.lifted[key] = true
+	return true
 }
 
 func (l *ledger) lookup(key string) (record, bool) {

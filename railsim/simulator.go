@@ -68,6 +68,10 @@ func (s *Simulator) SetBehaviour(b Behaviour) error {
 // Ledger returns a snapshot of the ledger.
 func (s *Simulator) Ledger() LedgerView { return s.led.view() }
 
+// Lift lifts a refused key's refusal: its next send is accepted. False
+// when the key was not refused.
+func (s *Simulator) Lift(key string) bool { return s.led.lift(key) }
+
 // ReceivedAt is when the send the rail accepted under key arrived (its
 // headers read, before any simulated latency), on this process's clock: a
 // producer in the same process measures commit-to-receipt latency with it.

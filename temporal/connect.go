@@ -14,6 +14,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/paydispatch/paydispatch/temporal/devserver"
+	"github.com/paydispatch/paydispatch/temporal/webui"
 )
 
 // Options say which Temporal to use.
@@ -48,6 +49,9 @@ type Options struct {
 	EmbeddedTaskQueuePartitions int
 	// EmbeddedRetention: see devserver.Options.Retention (0: as it is).
 	EmbeddedRetention time.Duration
+	// EmbeddedUI serves Temporal's Web UI for the embedded server, on
+	// loopback (package webui); nil: no UI.
+	EmbeddedUI *UIOptions
 
 	Logger *slog.Logger
 	// HeldWorkflowTypes hold their first workflow task on purpose (a paced
@@ -65,6 +69,19 @@ type Conn struct {
 	Namespace string
 	// Store names the embedded server's store ("" on TEMPORAL_ADDRESS).
 	Store string
+	// UIURL is the base URL of the embedded server's Web UI ("" without
+	// one), e.g. http://127.0.0.1:8233.
+	UIURL string
+
+	ui *webui.Server
+}
+
+// UIOptions place the embedded server's Web UI on 127.0.0.1.
+type UIOptions struct {
+	// Port, or 0 for any free one.
+	Port int
+	// OrAnyPort takes any free port when Port is taken.
+	OrAnyPort bool
 }
 
 // Connect dials Temporal, embedding a server first when no address is set.
@@ -105,6 +122,16 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 		// process during a paced drain.
 		copts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
 		o.Logger.Info("embedded Temporal started", "address", srv.HostPort(), "namespace", o.Namespace, "store", store)
+		if o.EmbeddedUI != nil {
+			ui, err := webui.Start(ctx, webui.Options{Frontend: srv.HostPort(), Namespace: o.Namespace,
+				Port: o.EmbeddedUI.Port, OrAnyPort: o.EmbeddedUI.OrAnyPort})
+			if err != nil {
+				conn.stopServer()
+				return nil, err
+			}
+			conn.ui, conn.UIURL = ui, ui.URL()
+			o.Logger.Info("Temporal's Web UI on "+ui.URL(), "url", ui.URL())
+		}
 	} else {
 		tlsCfg, err := tlsConfig(o)
 		if err != nil {
@@ -131,6 +158,9 @@ func (c *Conn) Close() {
 }
 
 func (c *Conn) stopServer() {
+	if c.ui != nil {
+		c.ui.Stop()
+	}
 	if c.Server != nil {
 		_ = c.Server.Stop()
 	}

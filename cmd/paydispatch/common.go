@@ -50,6 +50,7 @@ func connectTemporal(ctx context.Context, t config.Temporal, db config.Database,
 		Address: t.Address, Namespace: t.Namespace,
 		TLSCertFile: t.TLSCertFile, TLSKeyFile: t.TLSKeyFile, TLSCAFile: t.TLSCAFile, TLSServerName: t.TLSServerName,
 		DataDir: db.DataDir, EmbeddedPort: t.EmbeddedPort, EmbeddedLogLevel: t.EmbeddedLogLevel, EmbeddedRetention: t.EmbeddedRetention, Logger: log,
+		EmbeddedUI:        embeddedUI(t),
 		HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName, dispatch.BatchWorkflowName},
 	})
 	if err != nil {
@@ -62,6 +63,30 @@ func connectTemporal(ctx context.Context, t config.Temporal, db config.Database,
 		log.Info("using Temporal at TEMPORAL_ADDRESS", "address", conn.Address, "namespace", conn.Namespace)
 	}
 	return conn, nil
+}
+
+// embeddedUI places the embedded Temporal's Web UI as --temporal-ui-port
+// says (nil: off).
+func embeddedUI(t config.Temporal) *temporal.UIOptions {
+	switch {
+	case t.UIPort == config.UIPortOff:
+		return nil
+	case t.UIPort != config.UIPortAuto:
+		return &temporal.UIOptions{Port: t.UIPort}
+	case t.EmbeddedPort == 0 || t.EmbeddedPort+1000 > 65535:
+		return &temporal.UIOptions{Port: 0}
+	}
+	return &temporal.UIOptions{Port: t.EmbeddedPort + 1000, OrAnyPort: true}
+}
+
+// temporalUIBase is the Web UI the API links a payment's execution to:
+// the operator's PAYDISPATCH_TEMPORAL_UI_URL, else the embedded one's
+// ("" for none).
+func temporalUIBase(t config.Temporal, conn *temporal.Conn) string {
+	if t.UIURL != "" {
+		return t.UIURL
+	}
+	return conn.UIURL
 }
 
 // requireCurrentSchema refuses to work on a database whose schema is

@@ -43,6 +43,7 @@ func commands() []*command {
 		{name: "account", summary: "open a ledger account or show one", usage: "create|show ...", run: runAccount},
 		{name: "fx-rate", summary: "set or list FX rates", usage: "set|list ...", run: runFXRate},
 		{name: "payments", summary: "cancel a selection of payments (a tenant's, a file's) before their execution begins", usage: "cancel ...", run: runPayments},
+		{name: "dead-letters", summary: "list the dead letters (the queue's, the outbox's) or requeue them through a rate-limit config", usage: "list|requeue ...", run: runDeadLetters},
 		{name: "token", summary: "create, list or revoke API tokens", usage: "create|list|revoke ...", run: runToken},
 		{name: "verify", summary: "check the ledger's and the payments' invariants; exit 1 on any violation", usage: "[flags]", run: runVerify},
 		{name: "chaos", summary: "run payments through the roles as processes while killing them and breaking the database, Temporal and the rail; check every invariant", usage: "[flags]", run: runChaos},

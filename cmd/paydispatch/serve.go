@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,9 +30,11 @@ import (
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/railsim"
 	"github.com/paydispatch/paydispatch/temporal"
+	"github.com/paydispatch/paydispatch/temporal/webui"
 	"github.com/paydispatch/paydispatch/webhook"
 )
 
@@ -229,7 +232,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		dispatch.NewDepthCollector(queue.New(store.Pool)))
+		dispatch.NewDepthCollector(queue.New(store.Pool)), pacing.NewCollector(pacing.New(store.Pool)), process.NewCollector(store.Pool))
 	dispatchMetrics := dispatch.NewMetrics(reg)
 	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.ExecWorker(dispatchMetrics)} {
 		stop, err := start(store, tconn, log)
@@ -281,6 +284,12 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		router.RequireAuth(auth.NewStore(store.Pool))
 		router.LimitPerToken(float64(srv.TokenRate), 2*srv.TokenRate)
 	}
+	uiBase := temporalUIBase(tc, tconn)
+	if uiBase != "" {
+		router.LinkExecutions(func(workflowID, runID string) string {
+			return webui.WorkflowURL(uiBase, tconn.Namespace, workflowID, runID)
+		})
+	}
 	payments := app.PaymentService(store, tconn, srv.BulkChunkSize)
 	payments.Metrics = payment.NewMetrics(reg)
 	router.HandlePayments(payments)
@@ -292,6 +301,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	router.HandleProcesses(app.ProcessAPI{Operator: app.ProcessOperator(store, tconn)})
 	router.HandleAudit(audit.Log{DB: store.Pool})
 	router.HandleWebhooks(webhook.Store{DB: store.Pool, Policy: app.WebhookPolicy(c.wh)}, payment.EventTypes())
+	router.HandleDeadLetters(app.DeadLetters(store))
 	router.HandleOpenAPI()
 	router.SetBodyLimits(int64(srv.MaxBody), int64(srv.MaxBulkBody))
 	router.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -308,7 +318,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	run.stops = append(run.stops, api.cancel)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- api.Serve(ln) }()
-	log.Info("paydispatch serving", "http_addr", ln.Addr().String(), "version", buildVersion())
+	log.Info("paydispatch serving", "http_addr", ln.Addr().String(), "temporal_ui", cmp.Or(uiBase, "off"), "version", buildVersion())
 	run.store, run.tconn, run.http, run.api, run.addr, run.railURL, run.serveErr = store, tconn, api.Server, api, ln.Addr().String(), railURL, serveErr
 	return run, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +17,8 @@ func runTemporal(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "temporal", "[flags]",
 		"Runs Temporal's own server, as serve embeds it, until SIGINT or SIGTERM: its frontend on\n"+
 			"127.0.0.1:--temporal-port, its store in the data directory (SQLite; or PostgreSQL at\n"+
-			"DATABASE_URL with --temporal-store=postgres). Point the other processes' TEMPORAL_ADDRESS at it.")
+			"DATABASE_URL with --temporal-store=postgres), and its Web UI on 127.0.0.1:--temporal-ui-port.\n"+
+			"Point the other processes' TEMPORAL_ADDRESS at it.")
 	var (
 		db config.Database
 		tc config.Temporal
@@ -36,13 +38,14 @@ func runTemporal(ctx context.Context, env *environment, args []string) error {
 	conn, err := temporal.Connect(ctx, temporal.Options{
 		EmbeddedStore: temporal.Store(tc.EmbeddedStore), EmbeddedPostgresURL: db.URL,
 		Namespace: tc.Namespace, DataDir: db.DataDir, EmbeddedPort: tc.EmbeddedPort, EmbeddedLogLevel: tc.EmbeddedLogLevel,
-		EmbeddedRetention: tc.EmbeddedRetention, Logger: log,
+		EmbeddedRetention: tc.EmbeddedRetention, EmbeddedUI: embeddedUI(tc), Logger: log,
 	})
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	log.Info("Temporal server running; point TEMPORAL_ADDRESS at it", "address", conn.Address, "namespace", conn.Namespace, "store", conn.Store)
+	log.Info("Temporal server running; point TEMPORAL_ADDRESS at it", "address", conn.Address, "namespace", conn.Namespace, "store", conn.Store,
+		"web_ui", cmp.Or(conn.UIURL, "off"))
 	<-ctx.Done()
 	log.Info("Temporal server stopping")
 	return nil

@@ -123,7 +123,8 @@ func StartExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (f
 }
 
 // ExecWorker is StartExecWorker counting the executions it settles in the
-// dispatcher's metrics (completed_total; nil: none).
+// dispatcher's metrics (completed_total) and their lag behind their
+// slots (execution_lag_seconds); nil: none.
 func ExecWorker(metrics *dispatch.Metrics) func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error) {
 	return func(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
 		opts := PaymentWorkerOptions
@@ -135,7 +136,7 @@ func ExecWorker(metrics *dispatch.Metrics) func(*postgres.DB, *temporal.Conn, *s
 				dispatch.SettledWorkflow{ItemType: payment.ItemType, WorkflowType: payment.LegacyExecWorkflowName, Versioned: true}))
 		}
 		w := worker.New(tc.Client, payment.ExecTaskQueue, opts)
-		acts := &payment.ExecActivities{Store: payment.NewStore(store.Pool), Slots: pacing.New(store.Pool)}
+		acts := &payment.ExecActivities{Store: payment.NewStore(store.Pool), Slots: pacing.New(store.Pool), Metrics: metrics}
 		payment.RegisterExec(w, acts, &process.Activities{DB: store.Pool, Registry: Processes()})
 		// PAYMENT's exec_mode BATCH: batch executions on the same worker.
 		runner, err := dispatch.NewBatchRunner(dispatch.BatchConfig{

@@ -9,9 +9,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/paydispatch/paydispatch/deadletter"
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/rail"
 	"github.com/paydispatch/paydispatch/railsim"
 	"github.com/paydispatch/paydispatch/webhook"
@@ -161,4 +165,15 @@ func StartWebhookRelayer(ctx context.Context, cfg webhook.Config, reg prometheus
 		return nil, err
 	}
 	return runUntilStopped(ctx, r.Run, log, "webhook relayer"), nil
+}
+
+// DeadLetters lists and requeues the dispatch queue's and the outbox's
+// dead letters; a returned payment's requeue debits it again
+// (payment.OutboxHooks), and outbox letters take the payments' rate-limit
+// config unless the operator names one.
+func DeadLetters(store *postgres.DB) *deadletter.Service {
+	return &deadletter.Service{
+		DB: store.Pool, Queue: queue.New(store.Pool), Limiter: pacing.New(store.Pool),
+		OutboxHooks: payment.OutboxHooks(), OutboxItemType: payment.ItemType,
+	}
 }

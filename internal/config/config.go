@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -318,7 +319,23 @@ type Temporal struct {
 	// EmbeddedRetention: how long the embedded server keeps a closed
 	// workflow (0: as the namespace has it).
 	EmbeddedRetention time.Duration
+	// UIPort is the port of the embedded server's Web UI on 127.0.0.1:
+	// UIPortAuto, UIPortOff, 0 (any free port) or a port.
+	UIPort int
+	// UIURL is the base URL of a Temporal Web UI for links to workflows
+	// (the UI of the cluster at Address); empty: the embedded one's.
+	UIURL string
 }
+
+// The Web UI ports that are not ports.
+const (
+	// UIPortAuto: the frontend's port + 1000 (8233 beside 7233, as
+	// Temporal's CLI has it), any free port when that one is taken or the
+	// frontend's port is 0.
+	UIPortAuto = -2
+	// UIPortOff: no Web UI.
+	UIPortOff = -1
+)
 
 // TemporalSettings binds t's settings.
 func TemporalSettings(t *Temporal) []*Setting {
@@ -375,6 +392,36 @@ func TemporalSettings(t *Temporal) []*Setting {
 					return nil
 				}
 				return fmt.Errorf("want auto, sqlite or postgres")
+			}},
+		{Flag: "temporal-ui-port", Env: "PAYDISPATCH_TEMPORAL_UI_PORT", Default: "auto",
+			Usage: "port of the embedded Temporal's Web UI on 127.0.0.1: auto (the frontend's port + 1000, e.g. 8233; any free port when taken), 0 (any free port), a port, or off",
+			Parse: func(v string) error {
+				switch v {
+				case "auto":
+					t.UIPort = UIPortAuto
+					return nil
+				case "off", "-1":
+					t.UIPort = UIPortOff
+					return nil
+				}
+				n, err := intIn(v, 0, 65535)
+				if err != nil {
+					return fmt.Errorf("want auto, off or a port from 0 to 65535 (0: any free port)")
+				}
+				t.UIPort = n
+				return nil
+			}},
+		{Flag: "temporal-ui-url", Env: "PAYDISPATCH_TEMPORAL_UI_URL",
+			Usage: "base URL of the Temporal Web UI that shows TEMPORAL_ADDRESS's workflows, e.g. http://temporal-ui.internal:8080, for the API's links to a payment's execution; empty: the embedded Temporal's own UI",
+			Parse: func(v string) error {
+				if v != "" {
+					u, err := url.Parse(v)
+					if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+						return fmt.Errorf("want an http:// or https:// URL, e.g. http://127.0.0.1:8080")
+					}
+				}
+				t.UIURL = strings.TrimRight(v, "/")
+				return nil
 			}},
 		{Flag: "temporal-retention", Env: "PAYDISPATCH_TEMPORAL_RETENTION",
 			Usage: "how long the embedded Temporal keeps a closed workflow before deleting it, e.g. 24h (empty: as the namespace has it; a new one gets Temporal's 24h)",

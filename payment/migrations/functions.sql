@@ -32,3 +32,12 @@ LANGUAGE sql VOLATILE AS $$
             'requestedExecutionTime', payment_event_time(p_requested),
             'scheduledExecutionTime', payment_event_time(p_scheduled))))
 $$;
+
+-- payment_debit_references are the ledger references of every debit a
+-- payment's execution (process p_process_id) made: its first, then one per
+-- operator's redrive of its returned instruction (payment.Redrive).
+CREATE OR REPLACE FUNCTION payment_debit_references(p_process_id uuid, p_redrives integer) RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT array_prepend(p_process_id::text || ':CreateTransaction',
+                         ARRAY(SELECT p_process_id::text || ':Redrive:' || g FROM generate_series(1, p_redrives) g))
+$$;

@@ -440,3 +440,69 @@ SELECT c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id, c.idempot
        c.payload, (c.attempt_count + 1)::int AS attempt_no, c.created_at, c.inquire, c.strict,
        now()::timestamptz AS claimed_at
 FROM claimed c;
+
+-- name: ListDeadLettersAfter :many
+-- Dead letters, oldest death first (payment_outbox_dead_letters_dead_at_idx),
+-- after a position (dead_at, outbox_id); every filter is optional. reason
+-- matches a part of the error code, the rail's code or its message, in
+-- any case.
+SELECT d.*
+FROM payment_outbox_dead_letters d
+WHERE d.dead_at >= @after_at::timestamptz
+  AND (d.dead_at, d.outbox_id) > (@after_at::timestamptz, @after_id::uuid)
+  AND d.dead_at >= @died_from::timestamptz
+  AND d.dead_at < @died_to::timestamptz
+  AND (@rail_type::text = '' OR d.rail_type = @rail_type::text)
+  AND (@participant_id::text = '' OR d.participant_id = @participant_id::text)
+  AND (@reason::text = '' OR strpos(lower(d.error_code || ' ' || coalesce(d.rail_code, '') || ' ' || coalesce(d.error_message, '')),
+                                    lower(@reason::text)) > 0)
+ORDER BY d.dead_at, d.outbox_id
+LIMIT @max_rows::int;
+
+-- name: RequeueDeadLetters :many
+-- Dead letters sent again by an operator's decision, each due at the time
+-- given (a slot from a rate-limit config): they leave the dead letters
+-- and go back to the pending table with their outbox id, sequence and
+-- attempt count; a RETRYABLE attempt row (OPERATOR_REQUEUE, the reason)
+-- records the decision. Ids no longer dead are left out.
+WITH req AS (
+    SELECT unnest(@outbox_ids::uuid[]) AS outbox_id, unnest(@ats::timestamptz[]) AS at
+), revived AS (
+    DELETE FROM payment_outbox_dead_letters d
+    USING req
+    WHERE d.outbox_id = req.outbox_id
+    RETURNING d.*
+), requeued AS (
+    INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
+                                        rail_type, payload, attempt_count, next_attempt_at, created_at,
+                                        inquire, strict)
+    SELECT r.outbox_id, r.instruction_id, r.participant_id, r.sequence_id, r.idempotency_key,
+           r.rail_type, r.payload, r.attempt_count, req.at, r.enqueued_at, false, r.strict
+    FROM revived r JOIN req ON req.outbox_id = r.outbox_id
+), audit AS (
+    INSERT INTO payment_outbox_attempts (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
+                                         rail_type, payload, attempt_no, state, claimed_at, completed_at,
+                                         next_attempt_at, error_code, error_message, relayer_id)
+    SELECT r.outbox_id, r.instruction_id, r.participant_id, r.sequence_id, r.idempotency_key,
+           r.rail_type, r.payload, r.attempt_count, 'RETRYABLE', now(), now(), req.at,
+           'OPERATOR_REQUEUE', @reason::text, 'operator'
+    FROM revived r JOIN req ON req.outbox_id = r.outbox_id
+)
+SELECT r.outbox_id, r.instruction_id, r.participant_id, r.sequence_id, r.idempotency_key,
+       r.rail_type, r.payload, r.attempt_count, req.at
+FROM revived r JOIN req ON req.outbox_id = r.outbox_id;
+
+-- name: LockDeadLetters :many
+-- The dead letters a requeue is about to revive, locked: the domain's
+-- hook runs before they move, and sees only those still dead.
+SELECT d.outbox_id, d.instruction_id, d.participant_id, d.sequence_id, d.idempotency_key,
+       d.rail_type, d.payload, d.attempt_count
+FROM payment_outbox_dead_letters d
+WHERE d.outbox_id = ANY(@outbox_ids::uuid[])
+ORDER BY d.outbox_id
+FOR UPDATE;
+
+-- name: GetDeadLetters :many
+SELECT d.*
+FROM payment_outbox_dead_letters d
+WHERE d.outbox_id = ANY(@outbox_ids::uuid[]);

@@ -551,6 +551,47 @@ func (q *Queries) EnqueueReserved(ctx context.Context, arg EnqueueReservedParams
 	return items, nil
 }
 
+const getDeadLetters = `-- name: GetDeadLetters :many
+SELECT d.outbox_id, d.instruction_id, d.participant_id, d.sequence_id, d.idempotency_key, d.rail_type, d.payload, d.attempt_count, d.enqueued_at, d.strict, d.error_code, d.rail_code, d.error_message, d.dead_at
+FROM payment_outbox_dead_letters d
+WHERE d.outbox_id = ANY($1::uuid[])
+`
+
+func (q *Queries) GetDeadLetters(ctx context.Context, outboxIds []uuid.UUID) ([]PaymentOutboxDeadLetter, error) {
+	rows, err := q.db.Query(ctx, getDeadLetters, outboxIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PaymentOutboxDeadLetter
+	for rows.Next() {
+		var i PaymentOutboxDeadLetter
+		if err := rows.Scan(
+			&i.OutboxID,
+			&i.InstructionID,
+			&i.ParticipantID,
+			&i.SequenceID,
+			&i.IdempotencyKey,
+			&i.RailType,
+			&i.Payload,
+			&i.AttemptCount,
+			&i.EnqueuedAt,
+			&i.Strict,
+			&i.ErrorCode,
+			&i.RailCode,
+			&i.ErrorMessage,
+			&i.DeadAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getOrdering = `-- name: GetOrdering :one
 SELECT coalesce(
     (SELECT s.ordering_mode FROM outbox_participant_settings s WHERE s.participant_id = $1::text),
@@ -647,6 +688,131 @@ func (q *Queries) ListDeadLetters(ctx context.Context, maxRows int32) ([]Payment
 			&i.RailCode,
 			&i.ErrorMessage,
 			&i.DeadAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listDeadLettersAfter = `-- name: ListDeadLettersAfter :many
+SELECT d.outbox_id, d.instruction_id, d.participant_id, d.sequence_id, d.idempotency_key, d.rail_type, d.payload, d.attempt_count, d.enqueued_at, d.strict, d.error_code, d.rail_code, d.error_message, d.dead_at
+FROM payment_outbox_dead_letters d
+WHERE d.dead_at >= $1::timestamptz
+  AND (d.dead_at, d.outbox_id) > ($1::timestamptz, $2::uuid)
+  AND d.dead_at >= $3::timestamptz
+  AND d.dead_at < $4::timestamptz
+  AND ($5::text = '' OR d.rail_type = $5::text)
+  AND ($6::text = '' OR d.participant_id = $6::text)
+  AND ($7::text = '' OR strpos(lower(d.error_code || ' ' || coalesce(d.rail_code, '') || ' ' || coalesce(d.error_message, '')),
+                                    lower($7::text)) > 0)
+ORDER BY d.dead_at, d.outbox_id
+LIMIT $8::int
+`
+
+type ListDeadLettersAfterParams struct {
+	AfterAt       time.Time
+	AfterID       uuid.UUID
+	DiedFrom      time.Time
+	DiedTo        time.Time
+	RailType      string
+	ParticipantID string
+	Reason        string
+	MaxRows       int32
+}
+
+// Dead letters, oldest death first (payment_outbox_dead_letters_dead_at_idx),
+// after a position (dead_at, outbox_id); every filter is optional. reason
+// matches a part of the error code, the rail's code or its message, in
+// any case.
+func (q *Queries) ListDeadLettersAfter(ctx context.Context, arg ListDeadLettersAfterParams) ([]PaymentOutboxDeadLetter, error) {
+	rows, err := q.db.Query(ctx, listDeadLettersAfter,
+		arg.AfterAt,
+		arg.AfterID,
+		arg.DiedFrom,
+		arg.DiedTo,
+		arg.RailType,
+		arg.ParticipantID,
+		arg.Reason,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PaymentOutboxDeadLetter
+	for rows.Next() {
+		var i PaymentOutboxDeadLetter
+		if err := rows.Scan(
+			&i.OutboxID,
+			&i.InstructionID,
+			&i.ParticipantID,
+			&i.SequenceID,
+			&i.IdempotencyKey,
+			&i.RailType,
+			&i.Payload,
+			&i.AttemptCount,
+			&i.EnqueuedAt,
+			&i.Strict,
+			&i.ErrorCode,
+			&i.RailCode,
+			&i.ErrorMessage,
+			&i.DeadAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lockDeadLetters = `-- name: LockDeadLetters :many
+SELECT d.outbox_id, d.instruction_id, d.participant_id, d.sequence_id, d.idempotency_key,
+       d.rail_type, d.payload, d.attempt_count
+FROM payment_outbox_dead_letters d
+WHERE d.outbox_id = ANY($1::uuid[])
+ORDER BY d.outbox_id
+FOR UPDATE
+`
+
+type LockDeadLettersRow struct {
+	OutboxID       uuid.UUID
+	InstructionID  string
+	ParticipantID  string
+	SequenceID     int64
+	IdempotencyKey string
+	RailType       string
+	Payload        []byte
+	AttemptCount   int32
+}
+
+// The dead letters a requeue is about to revive, locked: the domain's
+// hook runs before they move, and sees only those still dead.
+func (q *Queries) LockDeadLetters(ctx context.Context, outboxIds []uuid.UUID) ([]LockDeadLettersRow, error) {
+	rows, err := q.db.Query(ctx, lockDeadLetters, outboxIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LockDeadLettersRow
+	for rows.Next() {
+		var i LockDeadLettersRow
+		if err := rows.Scan(
+			&i.OutboxID,
+			&i.InstructionID,
+			&i.ParticipantID,
+			&i.SequenceID,
+			&i.IdempotencyKey,
+			&i.RailType,
+			&i.Payload,
+			&i.AttemptCount,
 		); err != nil {
 			return nil, err
 		}
@@ -1043,6 +1209,88 @@ func (q *Queries) RequeueDeadLetter(ctx context.Context, arg RequeueDeadLetterPa
 	var i RequeueDeadLetterRow
 	err := row.Scan(&i.OutboxID, &i.SequenceID)
 	return i, err
+}
+
+const requeueDeadLetters = `-- name: RequeueDeadLetters :many
+WITH req AS (
+    SELECT unnest($1::uuid[]) AS outbox_id, unnest($2::timestamptz[]) AS at
+), revived AS (
+    DELETE FROM payment_outbox_dead_letters d
+    USING req
+    WHERE d.outbox_id = req.outbox_id
+    RETURNING d.outbox_id, d.instruction_id, d.participant_id, d.sequence_id, d.idempotency_key, d.rail_type, d.payload, d.attempt_count, d.enqueued_at, d.strict, d.error_code, d.rail_code, d.error_message, d.dead_at
+), requeued AS (
+    INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
+                                        rail_type, payload, attempt_count, next_attempt_at, created_at,
+                                        inquire, strict)
+    SELECT r.outbox_id, r.instruction_id, r.participant_id, r.sequence_id, r.idempotency_key,
+           r.rail_type, r.payload, r.attempt_count, req.at, r.enqueued_at, false, r.strict
+    FROM revived r JOIN req ON req.outbox_id = r.outbox_id
+), audit AS (
+    INSERT INTO payment_outbox_attempts (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
+                                         rail_type, payload, attempt_no, state, claimed_at, completed_at,
+                                         next_attempt_at, error_code, error_message, relayer_id)
+    SELECT r.outbox_id, r.instruction_id, r.participant_id, r.sequence_id, r.idempotency_key,
+           r.rail_type, r.payload, r.attempt_count, 'RETRYABLE', now(), now(), req.at,
+           'OPERATOR_REQUEUE', $3::text, 'operator'
+    FROM revived r JOIN req ON req.outbox_id = r.outbox_id
+)
+SELECT r.outbox_id, r.instruction_id, r.participant_id, r.sequence_id, r.idempotency_key,
+       r.rail_type, r.payload, r.attempt_count, req.at
+FROM revived r JOIN req ON req.outbox_id = r.outbox_id
+`
+
+type RequeueDeadLettersParams struct {
+	OutboxIds []uuid.UUID
+	Ats       []time.Time
+	Reason    string
+}
+
+type RequeueDeadLettersRow struct {
+	OutboxID       uuid.UUID
+	InstructionID  string
+	ParticipantID  string
+	SequenceID     int64
+	IdempotencyKey string
+	RailType       string
+	Payload        []byte
+	AttemptCount   int32
+	At             interface{}
+}
+
+// Dead letters sent again by an operator's decision, each due at the time
+// given (a slot from a rate-limit config): they leave the dead letters
+// and go back to the pending table with their outbox id, sequence and
+// attempt count; a RETRYABLE attempt row (OPERATOR_REQUEUE, the reason)
+// records the decision. Ids no longer dead are left out.
+func (q *Queries) RequeueDeadLetters(ctx context.Context, arg RequeueDeadLettersParams) ([]RequeueDeadLettersRow, error) {
+	rows, err := q.db.Query(ctx, requeueDeadLetters, arg.OutboxIds, arg.Ats, arg.Reason)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []RequeueDeadLettersRow
+	for rows.Next() {
+		var i RequeueDeadLettersRow
+		if err := rows.Scan(
+			&i.OutboxID,
+			&i.InstructionID,
+			&i.ParticipantID,
+			&i.SequenceID,
+			&i.IdempotencyKey,
+			&i.RailType,
+			&i.Payload,
+			&i.AttemptCount,
+			&i.At,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const upsertOrdering = `-- name: UpsertOrdering :exec

@@ -65,4 +65,5 @@ type PaymentBooking struct {
 	ReturnTransactionID *uuid.UUID
 	ReturnCode          *string
 	CreatedAt           time.Time
+	Redrives            int32
 }

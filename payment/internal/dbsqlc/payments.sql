@@ -298,6 +298,30 @@ WHERE payment_id = @payment_id AND status IN ('ACCEPTED', 'PROCESSING');
 UPDATE payment_booking SET return_transaction_id = @return_transaction_id, return_code = @return_code
 WHERE payment_id = @payment_id AND return_transaction_id IS NULL;
 
+-- name: RedriveBookings :many
+-- The bookings of RETURNED payments whose instructions an operator sends
+-- again, locked with their payments, in payment order.
+SELECT b.*
+FROM payment_booking b
+JOIN payments p ON p.payment_id = b.payment_id
+WHERE b.payment_id = ANY(@payment_ids::text[]) AND p.status = 'RETURNED' AND b.return_transaction_id IS NOT NULL
+ORDER BY b.payment_id
+FOR UPDATE;
+
+-- name: RedrivePayment :execrows
+-- A RETURNED payment debited again for its instruction's requeue: it is
+-- PROCESSING once more, and its booking names the debit that stands.
+WITH booking AS (
+    UPDATE payment_booking b
+    SET debit_transaction_id = @debit_transaction_id, return_transaction_id = NULL, return_code = NULL,
+        redrives = b.redrives + 1
+    WHERE b.payment_id = @payment_id AND b.return_transaction_id IS NOT NULL
+    RETURNING b.payment_id
+)
+UPDATE payments p SET status = 'PROCESSING', status_reason = NULL, updated_at = now()
+FROM booking
+WHERE p.payment_id = booking.payment_id AND p.status = 'RETURNED';
+
 -- name: InsertBatch :execrows
 INSERT INTO payment_batches (batch_id, tenants, payments, chunks)
 VALUES (@batch_id, @tenants::text[], @payments, @chunks)

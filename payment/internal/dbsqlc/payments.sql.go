@@ -482,7 +482,7 @@ func (q *Queries) GetBatch(ctx context.Context, batchID string) (PaymentBatch, e
 }
 
 const getBooking = `-- name: GetBooking :one
-SELECT payment_id, process_id, debit_account_id, debit_transaction_id, fx_contract_id, debit_currency, debit_amount, credit_currency, credit_amount, fee_currency, fee_amount, value_date, beneficiary_name, beneficiary_iban, beneficiary_bic, outbox_id, return_transaction_id, return_code, created_at FROM payment_booking WHERE payment_id = $1
+SELECT payment_id, process_id, debit_account_id, debit_transaction_id, fx_contract_id, debit_currency, debit_amount, credit_currency, credit_amount, fee_currency, fee_amount, value_date, beneficiary_name, beneficiary_iban, beneficiary_bic, outbox_id, return_transaction_id, return_code, created_at, redrives FROM payment_booking WHERE payment_id = $1
 `
 
 func (q *Queries) GetBooking(ctx context.Context, paymentID string) (PaymentBooking, error) {
@@ -508,6 +508,7 @@ func (q *Queries) GetBooking(ctx context.Context, paymentID string) (PaymentBook
 		&i.ReturnTransactionID,
 		&i.ReturnCode,
 		&i.CreatedAt,
+		&i.Redrives,
 	)
 	return i, err
 }
@@ -1466,6 +1467,86 @@ func (q *Queries) PendingRequests(ctx context.Context, arg PendingRequestsParams
 		return nil, err
 	}
 	return items, nil
+}
+
+const redriveBookings = `-- name: RedriveBookings :many
+SELECT b.payment_id, b.process_id, b.debit_account_id, b.debit_transaction_id, b.fx_contract_id, b.debit_currency, b.debit_amount, b.credit_currency, b.credit_amount, b.fee_currency, b.fee_amount, b.value_date, b.beneficiary_name, b.beneficiary_iban, b.beneficiary_bic, b.outbox_id, b.return_transaction_id, b.return_code, b.created_at, b.redrives
+FROM payment_booking b
+JOIN payments p ON p.payment_id = b.payment_id
+WHERE b.payment_id = ANY($1::text[]) AND p.status = 'RETURNED' AND b.return_transaction_id IS NOT NULL
+ORDER BY b.payment_id
+FOR UPDATE
+`
+
+// The bookings of RETURNED payments whose instructions an operator sends
+// again, locked with their payments, in payment order.
+func (q *Queries) RedriveBookings(ctx context.Context, paymentIds []string) ([]PaymentBooking, error) {
+	rows, err := q.db.Query(ctx, redriveBookings, paymentIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PaymentBooking
+	for rows.Next() {
+		var i PaymentBooking
+		if err := rows.Scan(
+			&i.PaymentID,
+			&i.ProcessID,
+			&i.DebitAccountID,
+			&i.DebitTransactionID,
+			&i.FxContractID,
+			&i.DebitCurrency,
+			&i.DebitAmount,
+			&i.CreditCurrency,
+			&i.CreditAmount,
+			&i.FeeCurrency,
+			&i.FeeAmount,
+			&i.ValueDate,
+			&i.BeneficiaryName,
+			&i.BeneficiaryIban,
+			&i.BeneficiaryBic,
+			&i.OutboxID,
+			&i.ReturnTransactionID,
+			&i.ReturnCode,
+			&i.CreatedAt,
+			&i.Redrives,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const redrivePayment = `-- name: RedrivePayment :execrows
+WITH booking AS (
+    UPDATE payment_booking b
+    SET debit_transaction_id = $1, return_transaction_id = NULL, return_code = NULL,
+        redrives = b.redrives + 1
+    WHERE b.payment_id = $2 AND b.return_transaction_id IS NOT NULL
+    RETURNING b.payment_id
+)
+UPDATE payments p SET status = 'PROCESSING', status_reason = NULL, updated_at = now()
+FROM booking
+WHERE p.payment_id = booking.payment_id AND p.status = 'RETURNED'
+`
+
+type RedrivePaymentParams struct {
+	DebitTransactionID uuid.UUID
+	PaymentID          string
+}
+
+// A RETURNED payment debited again for its instruction's requeue: it is
+// PROCESSING once more, and its booking names the debit that stands.
+func (q *Queries) RedrivePayment(ctx context.Context, arg RedrivePaymentParams) (int64, error) {
+	result, err := q.db.Exec(ctx, redrivePayment, arg.DebitTransactionID, arg.PaymentID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const returnPayment = `-- name: ReturnPayment :execrows

@@ -145,11 +145,13 @@ SELECT p.payment_id, p.status,
        count(r.transaction_id)::int AS reversals
 FROM payments p
 JOIN process_instance pi ON pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id
-LEFT JOIN account_transaction t ON t.reference = pi.process_id::text || ':CreateTransaction'
+LEFT JOIN payment_booking b ON b.payment_id = p.payment_id
+LEFT JOIN account_transaction t ON t.reference = ANY (payment_debit_references(pi.process_id, coalesce(b.redrives, 0)))
 LEFT JOIN account_transaction r ON r.reverses = t.transaction_id
 WHERE p.status IN ('ACCEPTED', 'PROCESSING', 'DELIVERED')
 GROUP BY p.payment_id, p.status
-HAVING count(t.transaction_id) <> 1 OR count(r.transaction_id) <> 0
+HAVING count(t.transaction_id) - count(r.transaction_id) <> 1
+    OR count(t.transaction_id) <> 1 + coalesce(max(b.redrives), 0)
 `
 
 type ExecutedWithoutOneDebitRow struct {
@@ -164,7 +166,9 @@ type ExecutedWithoutOneDebitRow struct {
 // payment executed before executions ran SubmitPayment has no process and
 // is left out.
 // An executed payment (ACCEPTED, PROCESSING, DELIVERED) has exactly one
-// debit, not reversed.
+// debit standing: its first, or the last of an operator's redrives
+// (payment_booking.redrives), each made after the one before was
+// reversed. No debit beyond those.
 func (q *Queries) ExecutedWithoutOneDebit(ctx context.Context) ([]ExecutedWithoutOneDebitRow, error) {
 	rows, err := q.db.Query(ctx, executedWithoutOneDebit)
 	if err != nil {
@@ -273,7 +277,8 @@ func (q *Queries) ProcessDisagrees(ctx context.Context) ([]ProcessDisagreesRow, 
 const undoneWithMoneyHeld = `-- name: UndoneWithMoneyHeld :many
 SELECT p.payment_id, p.status,
        (SELECT count(*) FROM account_transaction t
-        WHERE t.reference = pi.process_id::text || ':CreateTransaction'
+        WHERE t.reference = ANY (payment_debit_references(pi.process_id,
+                                 coalesce((SELECT b.redrives FROM payment_booking b WHERE b.payment_id = p.payment_id), 0)))
           AND NOT EXISTS (SELECT 1 FROM account_transaction r WHERE r.reverses = t.transaction_id))::int AS unreversed_debits,
        (SELECT count(*) FROM limit_booking b
         WHERE b.reference = pi.process_id::text || ':BookLimits' AND b.reversed_at IS NULL)::int AS unreversed_limits,
@@ -292,9 +297,10 @@ type UndoneWithMoneyHeldRow struct {
 	BookedContracts  int32
 }
 
-// A FAILED or RETURNED payment holds nothing: its debit (if any) reversed,
-// its limit bookings reversed, its FX contract (if any) not BOOKED — a
-// FAILED one's unwound; a RETURNED one's conversion was made, and stays.
+// A FAILED or RETURNED payment holds nothing: its debits (if any)
+// reversed, its limit bookings reversed, its FX contract (if any) not
+// BOOKED — a FAILED one's unwound; a RETURNED one's conversion was made,
+// and stays.
 func (q *Queries) UndoneWithMoneyHeld(ctx context.Context) ([]UndoneWithMoneyHeldRow, error) {
 	rows, err := q.db.Query(ctx, undoneWithMoneyHeld)
 	if err != nil {

@@ -127,6 +127,11 @@ WHERE a.status = @status
 ORDER BY a.updated_at, a.process_id
 LIMIT @max_rows::int;
 
+-- name: CountListed :one
+-- Processes in a status process_attention holds, counted on its status
+-- index (the metrics' gauge, read at each scrape).
+SELECT count(*) FROM process_attention WHERE status = @status;
+
 -- name: ListAll :many
 -- Every process, by id after a keyset cursor (Verify).
 SELECT * FROM process_instance

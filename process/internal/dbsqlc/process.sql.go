@@ -81,6 +81,19 @@ func (q *Queries) CompletedSteps(ctx context.Context, processID uuid.UUID) ([]Co
 	return items, nil
 }
 
+const countListed = `-- name: CountListed :one
+SELECT count(*) FROM process_attention WHERE status = $1
+`
+
+// Processes in a status process_attention holds, counted on its status
+// index (the metrics' gauge, read at each scrape).
+func (q *Queries) CountListed(ctx context.Context, status string) (int64, error) {
+	row := q.db.QueryRow(ctx, countListed, status)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const getInbox = `-- name: GetInbox :one
 SELECT key, process_id, step, result, applied_at FROM process_inbox WHERE key = $1
 `

@@ -484,3 +484,41 @@ WITH old AS (
 INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after, detail)
 SELECT m.dispatch_batch_id, @item_type, m.item_id, 'HANDED_OVER', m.status_before, 'DISPATCHED', @to_workflow_id::text
 FROM moved m;
+
+-- name: ListDead :many
+-- Dead letters, oldest death first (exec_queue_dead_idx), after a
+-- position (died_at, item_type, item_id); every filter is optional.
+-- reason matches a part of the last error, in any case.
+SELECT q.item_type, q.item_id, q.tenant_id, q.updated_at AS died_at, q.scheduled_exec_time,
+       q.retry_count, coalesce(q.last_error, '')::text AS last_error
+FROM exec_queue q
+WHERE q.queue_status = 'DEAD_LETTER'
+  AND q.updated_at >= @after_at::timestamptz
+  AND (q.updated_at, q.item_type, q.item_id) > (@after_at::timestamptz, @after_type::text, @after_id::text)
+  AND q.updated_at >= @died_from::timestamptz
+  AND q.updated_at < @died_to::timestamptz
+  AND (@item_type::text = '' OR q.item_type = @item_type::text)
+  AND (@tenant_id::text = '' OR q.tenant_id = @tenant_id::text)
+  AND (@reason::text = '' OR strpos(lower(coalesce(q.last_error, '')), lower(@reason::text)) > 0)
+ORDER BY q.updated_at, q.item_type, q.item_id
+LIMIT @max_rows::int;
+
+-- name: RequeueDead :many
+-- DEAD_LETTER -> READY, by an operator: each item at the time given (a
+-- slot from a rate-limit config, so paced), its retries anew. Rows no
+-- longer dead are left alone and not returned.
+WITH req AS (
+    SELECT unnest(@item_ids::text[]) AS item_id, unnest(@ats::timestamptz[]) AS at
+), moved AS (
+    UPDATE exec_queue q
+    SET queue_status = 'READY', scheduled_exec_time = req.at, paced = true, retry_count = 0,
+        claimed_at = NULL, updated_at = now()
+    FROM req
+    WHERE q.item_type = @item_type AND q.item_id = req.item_id AND q.queue_status = 'DEAD_LETTER'
+    RETURNING q.item_id, q.scheduled_exec_time
+), audit AS (
+    INSERT INTO dispatch_audit_log (item_type, item_id, action, status_before, status_after, detail)
+    SELECT @item_type, m.item_id, 'REQUEUE', 'DEAD_LETTER', 'READY', @detail::text
+    FROM moved m
+)
+SELECT m.item_id, m.scheduled_exec_time FROM moved m;

@@ -743,6 +743,85 @@ func (q *Queries) ListConfigs(ctx context.Context) ([]ExecRateConfig, error) {
 	return items, nil
 }
 
+const listDead = `-- name: ListDead :many
+SELECT q.item_type, q.item_id, q.tenant_id, q.updated_at AS died_at, q.scheduled_exec_time,
+       q.retry_count, coalesce(q.last_error, '')::text AS last_error
+FROM exec_queue q
+WHERE q.queue_status = 'DEAD_LETTER'
+  AND q.updated_at >= $1::timestamptz
+  AND (q.updated_at, q.item_type, q.item_id) > ($1::timestamptz, $2::text, $3::text)
+  AND q.updated_at >= $4::timestamptz
+  AND q.updated_at < $5::timestamptz
+  AND ($6::text = '' OR q.item_type = $6::text)
+  AND ($7::text = '' OR q.tenant_id = $7::text)
+  AND ($8::text = '' OR strpos(lower(coalesce(q.last_error, '')), lower($8::text)) > 0)
+ORDER BY q.updated_at, q.item_type, q.item_id
+LIMIT $9::int
+`
+
+type ListDeadParams struct {
+	AfterAt   time.Time
+	AfterType string
+	AfterID   string
+	DiedFrom  time.Time
+	DiedTo    time.Time
+	ItemType  string
+	TenantID  string
+	Reason    string
+	MaxRows   int32
+}
+
+type ListDeadRow struct {
+	ItemType          string
+	ItemID            string
+	TenantID          string
+	DiedAt            time.Time
+	ScheduledExecTime time.Time
+	RetryCount        int32
+	LastError         string
+}
+
+// Dead letters, oldest death first (exec_queue_dead_idx), after a
+// position (died_at, item_type, item_id); every filter is optional.
+// reason matches a part of the last error, in any case.
+func (q *Queries) ListDead(ctx context.Context, arg ListDeadParams) ([]ListDeadRow, error) {
+	rows, err := q.db.Query(ctx, listDead,
+		arg.AfterAt,
+		arg.AfterType,
+		arg.AfterID,
+		arg.DiedFrom,
+		arg.DiedTo,
+		arg.ItemType,
+		arg.TenantID,
+		arg.Reason,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListDeadRow
+	for rows.Next() {
+		var i ListDeadRow
+		if err := rows.Scan(
+			&i.ItemType,
+			&i.ItemID,
+			&i.TenantID,
+			&i.DiedAt,
+			&i.ScheduledExecTime,
+			&i.RetryCount,
+			&i.LastError,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listDispatched = `-- name: ListDispatched :many
 SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
        dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
@@ -1214,6 +1293,64 @@ func (q *Queries) ReleaseForRetry(ctx context.Context, arg ReleaseForRetryParams
 	for rows.Next() {
 		var i ReleaseForRetryRow
 		if err := rows.Scan(&i.ItemID, &i.QueueStatus, &i.RetryCount); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const requeueDead = `-- name: RequeueDead :many
+WITH req AS (
+    SELECT unnest($1::text[]) AS item_id, unnest($2::timestamptz[]) AS at
+), moved AS (
+    UPDATE exec_queue q
+    SET queue_status = 'READY', scheduled_exec_time = req.at, paced = true, retry_count = 0,
+        claimed_at = NULL, updated_at = now()
+    FROM req
+    WHERE q.item_type = $3 AND q.item_id = req.item_id AND q.queue_status = 'DEAD_LETTER'
+    RETURNING q.item_id, q.scheduled_exec_time
+), audit AS (
+    INSERT INTO dispatch_audit_log (item_type, item_id, action, status_before, status_after, detail)
+    SELECT $3, m.item_id, 'REQUEUE', 'DEAD_LETTER', 'READY', $4::text
+    FROM moved m
+)
+SELECT m.item_id, m.scheduled_exec_time FROM moved m
+`
+
+type RequeueDeadParams struct {
+	ItemIds  []string
+	Ats      []time.Time
+	ItemType string
+	Detail   string
+}
+
+type RequeueDeadRow struct {
+	ItemID            string
+	ScheduledExecTime time.Time
+}
+
+// DEAD_LETTER -> READY, by an operator: each item at the time given (a
+// slot from a rate-limit config, so paced), its retries anew. Rows no
+// longer dead are left alone and not returned.
+func (q *Queries) RequeueDead(ctx context.Context, arg RequeueDeadParams) ([]RequeueDeadRow, error) {
+	rows, err := q.db.Query(ctx, requeueDead,
+		arg.ItemIds,
+		arg.Ats,
+		arg.ItemType,
+		arg.Detail,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []RequeueDeadRow
+	for rows.Next() {
+		var i RequeueDeadRow
+		if err := rows.Scan(&i.ItemID, &i.ScheduledExecTime); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -1,0 +1,150 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/paydispatch/paydispatch/deadletter"
+)
+
+// DeadLetters is what the dead-letter routes need (deadletter.Service).
+type DeadLetters interface {
+	List(ctx context.Context, f deadletter.Filter, after *deadletter.Position, limit int) (deadletter.Page, error)
+	Requeue(ctx context.Context, r deadletter.Request) (deadletter.Result, error)
+}
+
+// requeueBody is POST /admin/dead-letters/requeue's body.
+type requeueBody struct {
+	IDs    []string           `json:"ids"`
+	Filter *deadletter.Filter `json:"filter"`
+	// RateLimitConfig names the config the requeued items take new slots
+	// from; empty: each item type's own.
+	RateLimitConfig string `json:"rateLimitConfig"`
+	Reason          string `json:"reason"`
+}
+
+// HandleDeadLetters adds GET /admin/dead-letters (the dispatch queue's
+// and the outbox's dead letters, oldest death first, filtered and paged)
+// and POST /admin/dead-letters/requeue (by ids, or a filter's whole
+// result, each item a new slot from a rate-limit config). Each requeue is
+// in the audit log with its actor and count.
+func (rt *Router) HandleDeadLetters(d DeadLetters) {
+	rt.Handle("GET /admin/dead-letters", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		f := deadletter.Filter{Source: q.Get("source"), ItemType: q.Get("itemType"), TenantID: q.Get("tenantId"), Reason: q.Get("reason")}
+		var errs []FieldError
+		for name, dst := range map[string]*time.Time{"diedFrom": &f.DiedFrom, "diedTo": &f.DiedTo} {
+			if v := q.Get(name); v != "" {
+				t, err := time.Parse(time.RFC3339, v)
+				if err != nil || t.Year() < 1970 || t.Year() > 9998 {
+					errs = append(errs, FieldError{Field: name, Detail: "an RFC 3339 time with its offset, e.g. 2026-11-26T16:00:00Z"})
+					continue
+				}
+				*dst = t
+			}
+		}
+		if err := f.Validate(); err != nil && len(errs) == 0 {
+			errs = append(errs, deadLetterField(err))
+		}
+		pg, prob := readPage(r, func(pos string) bool { _, ok := deadletter.ParsePosition(pos); return ok })
+		if prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		if len(errs) > 0 {
+			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid filter", Detail: "fix the query parameters", Errors: errs})
+			return
+		}
+		var after *deadletter.Position
+		if pg.started {
+			p, _ := deadletter.ParsePosition(pg.after)
+			after = &p
+		}
+		page, err := d.List(r.Context(), f, after, pg.limit)
+		if err != nil {
+			rt.log.Error("listing dead letters failed", "error", err)
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "dead letters cannot be listed now; retry"})
+			return
+		}
+		next := ""
+		if page.Next != nil {
+			next = pg.cursor(page.Next.String())
+		}
+		letters := page.Letters
+		if letters == nil {
+			letters = []deadletter.Letter{}
+		}
+		WriteJSON(w, http.StatusOK, listJSON("deadLetters", letters, next))
+	}))
+	rt.Handle("POST /admin/dead-letters/requeue", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body requeueBody
+		if prob := decodeJSON(w, r, &body); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		started := time.Now()
+		res, err := d.Requeue(r.Context(), deadletter.Request{IDs: body.IDs, Filter: body.Filter, Config: body.RateLimitConfig, Reason: body.Reason})
+		var notDead *deadletter.NotDeadError
+		var noConfig *deadletter.NoConfigError
+		switch {
+		case errors.Is(err, deadletter.ErrInvalid):
+			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid requeue", Detail: err.Error(), Errors: []FieldError{deadLetterField(err)}})
+		case errors.As(err, &notDead):
+			errs := make([]FieldError, 0, len(notDead.Why))
+			for id, why := range notDead.Why {
+				errs = append(errs, FieldError{Field: "ids", Detail: id + ": " + why})
+			}
+			slices.SortFunc(errs, func(a, b FieldError) int { return strings.Compare(a.Detail, b.Detail) })
+			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Not dead letters", Detail: "nothing was requeued: " + notDead.Error(), Errors: errs})
+		case errors.As(err, &noConfig):
+			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "No rate-limit config", Detail: noConfig.Error(),
+				Errors: []FieldError{{Field: "rateLimitConfig", Detail: noConfig.Detail}}})
+		case err != nil:
+			if res.Requeued > 0 { // a filter's requeue that stopped part-way: what moved is recorded
+				rt.auditRequeue(r, body, res, time.Since(started))
+			}
+			rt.log.Error("requeueing dead letters failed", "error", err, "requeued", res.Requeued)
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable,
+				Detail: "the requeue stopped part-way (" + strconv.Itoa(res.Requeued) + " requeued); the rest are still dead letters: retry"})
+		default:
+			rt.auditRequeue(r, body, res, time.Since(started))
+			WriteJSON(w, http.StatusOK, res)
+		}
+	}))
+}
+
+// deadLetterField names the field a deadletter error is about.
+func deadLetterField(err error) FieldError {
+	var bad *deadletter.InvalidError
+	if errors.As(err, &bad) {
+		return FieldError{Field: bad.Field, Detail: bad.Detail}
+	}
+	return FieldError{Field: "filter", Detail: err.Error()}
+}
+
+// auditRequeue records a requeue: who, what was asked, how many moved.
+func (rt *Router) auditRequeue(r *http.Request, body requeueBody, res deadletter.Result, took time.Duration) {
+	if rt.audit == nil {
+		return
+	}
+	detail := map[string]any{"requeued": res.Requeued, "rateLimitConfig": res.Configs, "tookMs": took.Milliseconds()}
+	if body.Filter != nil {
+		detail["filter"] = body.Filter
+	} else {
+		detail["ids"] = len(body.IDs)
+	}
+	if body.Reason != "" {
+		detail["reason"] = body.Reason
+	}
+	if len(res.Refused) > 0 {
+		detail["refused"] = len(res.Refused)
+	}
+	if err := rt.audit.Record(context.WithoutCancel(r.Context()), actorOf(r), r.Pattern, r.URL.Path, detail); err != nil {
+		rt.log.Error("recording a requeue in the audit log failed", "error", err)
+	}
+}
