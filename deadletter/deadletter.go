@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paydispatch/paydispatch/outbox"
@@ -109,6 +110,11 @@ type Service struct {
 	// OutboxItemType is the queue item type whose rate-limit config an
 	// outbox letter's requeue takes when none is named (the payments').
 	OutboxItemType string
+	// OnRequeue, by queue item type, is told in the requeue's transaction
+	// which items moved and the config whose slots they got, so that their
+	// executions are held to that config's windows (a paced item's
+	// execution counts itself in its config; see payment.RequeuedHook).
+	OnRequeue map[string]func(ctx context.Context, tx pgx.Tx, itemIDs []string, config string) error
 }
 
 // ID makes a letter's id.
@@ -323,7 +329,7 @@ func (s *Service) Requeue(ctx context.Context, r Request) (Result, error) {
 		return Result{}, err
 	}
 	run := &requeue{s: s, req: r, id: uuid.NewString(), res: Result{Refused: map[string]string{}}, cfgs: map[string]pacing.Config{},
-		from: r.From, placed: map[string]int{}}
+		from: r.From, placed: map[string]int{}, defaults: map[string]string{}}
 	if run.from.IsZero() {
 		run.from = time.Now()
 	}
@@ -441,6 +447,8 @@ type requeue struct {
 	cfgs   map[string]pacing.Config
 	from   time.Time
 	placed map[string]int // slots asked for so far, by config
+	// defaults are the item types' own configs, read once a call.
+	defaults map[string]string
 }
 
 func (r *requeue) result() Result {
@@ -463,14 +471,17 @@ func (r *requeue) configFor(ctx context.Context, l Letter) (pacing.Config, error
 		if l.Source == SourceOutbox {
 			itemType = r.s.OutboxItemType
 		}
-		qc, err := r.s.Queue.GetConfig(ctx, itemType)
-		if errors.Is(err, queue.ErrNotFound) || (err == nil && qc.PacingConfig == "") {
-			return pacing.Config{}, &NoConfigError{Detail: "item type " + itemType + " has no rate-limit config: name one (config)"}
+		if name = r.defaults[itemType]; name == "" {
+			qc, err := r.s.Queue.GetConfig(ctx, itemType)
+			if errors.Is(err, queue.ErrNotFound) || (err == nil && qc.PacingConfig == "") {
+				return pacing.Config{}, &NoConfigError{Detail: "item type " + itemType + " has no rate-limit config: name one (config)"}
+			}
+			if err != nil {
+				return pacing.Config{}, err
+			}
+			name = qc.PacingConfig
+			r.defaults[itemType] = name
 		}
-		if err != nil {
-			return pacing.Config{}, err
-		}
-		name = qc.PacingConfig
 	}
 	if c, ok := r.cfgs[name]; ok {
 		return c, nil
@@ -501,6 +512,7 @@ func (r *requeue) page(ctx context.Context, letters []Letter, all bool) error {
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	byType := map[string][]queue.Requeue{}
+	configOf := map[string]string{} // by queue item type: the config its items' slots came from (one per type per call)
 	var out []outbox.Requeue
 	wanted := map[string]bool{}
 	for _, l := range letters {
@@ -513,6 +525,11 @@ func (r *requeue) page(ctx context.Context, letters []Letter, all bool) error {
 		rf, _ := parseID(l.ID)
 		if l.Source == SourceDispatch {
 			byType[rf.itemType] = append(byType[rf.itemType], queue.Requeue{ItemID: rf.itemID, At: at})
+			c, err := r.configFor(ctx, l)
+			if err != nil {
+				return err
+			}
+			configOf[rf.itemType] = c.Name
 		} else {
 			out = append(out, outbox.Requeue{OutboxID: rf.outboxID, At: at})
 		}
@@ -534,6 +551,11 @@ func (r *requeue) page(ctx context.Context, letters []Letter, all bool) error {
 		}
 		for _, id := range ids {
 			moved[dispatchID(t, id)] = true
+		}
+		if hook := r.s.OnRequeue[t]; hook != nil && len(ids) > 0 {
+			if err := hook(ctx, tx, ids, configOf[t]); err != nil {
+				return fmt.Errorf("deadletter: %s requeue hook: %w", t, err)
+			}
 		}
 	}
 	if len(out) > 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/deadletter"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
@@ -102,6 +103,14 @@ func TestRequeueByID(t *testing.T) {
 		t.Fatal(err)
 	}
 	letter := func(id string) string { return "dispatch:JOB:" + id }
+	var told []string
+	f.svc.OnRequeue = map[string]func(context.Context, pgx.Tx, []string, string) error{
+		"JOB": func(_ context.Context, _ pgx.Tx, ids []string, config string) error {
+			for _, id := range ids {
+				told = append(told, id+"@"+config)
+			}
+			return nil
+		}}
 	before := time.Now()
 	res, err := f.svc.Requeue(ctx, deadletter.Request{IDs: []string{letter(ids[0]), letter(ids[1])}, Config: "trickle", Reason: "engine back"})
 	if err != nil {
@@ -109,6 +118,12 @@ func TestRequeueByID(t *testing.T) {
 	}
 	if res.Requeued != 2 || !slices.Equal(res.Configs, []string{"trickle"}) {
 		t.Fatalf("result %+v", res)
+	}
+	slices.Sort(told)
+	want := []string{ids[0] + "@trickle", ids[1] + "@trickle"}
+	slices.Sort(want)
+	if !slices.Equal(told, want) {
+		t.Fatalf("the item type's hook was told %v, want %v", told, want)
 	}
 	var slots []time.Time
 	for _, id := range ids[:2] {

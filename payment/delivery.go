@@ -162,3 +162,15 @@ func redrive(ctx context.Context, tx pgx.Tx, msgs []outbox.Message) (map[uuid.UU
 	}
 	return refused, nil
 }
+
+// RequeuedHook is what a payment requeued from the dispatch queue's dead
+// letters needs (deadletter.Service.OnRequeue): its new slot is of the
+// config named, so its execution is held to that config's windows, and
+// never more of them go in one window than it allows, however late
+// their workers are.
+func RequeuedHook(ctx context.Context, tx pgx.Tx, paymentIDs []string, config string) error {
+	if _, err := dbsqlc.New(tx).SetPacingConfig(ctx, dbsqlc.SetPacingConfigParams{PacingConfig: config, PaymentIds: paymentIDs}); err != nil {
+		return fmt.Errorf("payment: requeued under %s: %w", config, err)
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/paydispatch/paydispatch/deadletter"
@@ -175,5 +176,6 @@ func DeadLetters(store *postgres.DB) *deadletter.Service {
 	return &deadletter.Service{
 		DB: store.Pool, Queue: queue.New(store.Pool), Limiter: pacing.New(store.Pool),
 		OutboxHooks: payment.OutboxHooks(), OutboxItemType: payment.ItemType,
+		OnRequeue: map[string]func(context.Context, pgx.Tx, []string, string) error{payment.ItemType: payment.RequeuedHook},
 	}
 }

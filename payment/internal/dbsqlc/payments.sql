@@ -408,3 +408,11 @@ WHERE payment_id = ANY(@payment_ids::text[]) AND tenant_id = @tenant_id
   AND (@status::text = '' OR status = @status::text)
   AND (@debtor_account::text = '' OR debtor_account = @debtor_account::text)
   AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to;
+
+-- name: SetPacingConfig :execrows
+-- Payments an operator requeued from the dispatch queue's dead letters
+-- take their new slots from another rate-limit config: their executions
+-- are held to that config's windows (ExecActivities.hold).
+UPDATE payments
+SET context = jsonb_set(context, '{pacingConfig}', to_jsonb(@pacing_config::text))
+WHERE payment_id = ANY(@payment_ids::text[]) AND context IS NOT NULL;

@@ -1619,6 +1619,28 @@ func (q *Queries) SetExecutionRef(ctx context.Context, arg SetExecutionRefParams
 	return result.RowsAffected(), nil
 }
 
+const setPacingConfig = `-- name: SetPacingConfig :execrows
+UPDATE payments
+SET context = jsonb_set(context, '{pacingConfig}', to_jsonb($1::text))
+WHERE payment_id = ANY($2::text[]) AND context IS NOT NULL
+`
+
+type SetPacingConfigParams struct {
+	PacingConfig string
+	PaymentIds   []string
+}
+
+// Payments an operator requeued from the dispatch queue's dead letters
+// take their new slots from another rate-limit config: their executions
+// are held to that config's windows (ExecActivities.hold).
+func (q *Queries) SetPacingConfig(ctx context.Context, arg SetPacingConfigParams) (int64, error) {
+	result, err := q.db.Exec(ctx, setPacingConfig, arg.PacingConfig, arg.PaymentIds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const stageIntake = `-- name: StageIntake :exec
 INSERT INTO payment_intake (init_workflow_id, payment_ids, external_ids, tenant_ids, debtor_accounts, amounts,
                             currencies, creditor_names, creditor_ibans, creditor_bics, remittance_infos,
