@@ -57,6 +57,12 @@ func TestBadInput(t *testing.T) {
 		{"embedded retention too short", []string{"serve"}, map[string]string{"PAYDISPATCH_TEMPORAL_RETENTION": "10s"}, `invalid PAYDISPATCH_TEMPORAL_RETENTION "10s": want a duration of at least 1m, e.g. 72h`},
 		{"chaos unknown exec mode", []string{"chaos", "--exec-mode", "batch"}, nil, `invalid --exec-mode "batch": want PER_ITEM or BATCH`},
 		{"demo unknown exec mode", []string{"demo", "--exec-mode", "both"}, nil, `invalid --exec-mode "both"`},
+		{"dead-letters unknown subcommand", []string{"dead-letters", "revive"}, nil, `unknown subcommand "revive": want list or requeue`},
+		{"dead-letters requeue nothing named", []string{"dead-letters", "requeue"}, nil, "name the dead letters to requeue (their ids, as listed), or --all with a filter"},
+		{"dead-letters requeue ids and all", []string{"dead-letters", "requeue", "--all", "dispatch:PAYMENT:x"}, nil, "either ids or --all with a filter, not both"},
+		{"dead-letters bad source", []string{"dead-letters", "list", "--source", "inbox"}, nil, "--source: dispatch or outbox"},
+		{"dead-letters bad time", []string{"dead-letters", "list", "--from", "yesterday"}, nil, `--from "yesterday": want an RFC 3339 time`},
+		{"dead-letters list with ids", []string{"dead-letters", "list", "outbox:x"}, nil, "list takes no ids"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
