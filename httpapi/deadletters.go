@@ -37,17 +37,7 @@ func (rt *Router) HandleDeadLetters(d DeadLetters) {
 	rt.Handle("GET /admin/dead-letters", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		f := deadletter.Filter{Source: q.Get("source"), ItemType: q.Get("itemType"), TenantID: q.Get("tenantId"), Reason: q.Get("reason")}
-		var errs []FieldError
-		for name, dst := range map[string]*time.Time{"diedFrom": &f.DiedFrom, "diedTo": &f.DiedTo} {
-			if v := q.Get(name); v != "" {
-				t, err := time.Parse(time.RFC3339, v)
-				if err != nil || t.Year() < 1970 || t.Year() > 9998 {
-					errs = append(errs, FieldError{Field: name, Detail: "an RFC 3339 time with its offset, e.g. 2026-11-26T16:00:00Z"})
-					continue
-				}
-				*dst = t
-			}
-		}
+		errs := readTimes(q, map[string]*time.Time{"diedFrom": &f.DiedFrom, "diedTo": &f.DiedTo})
 		if err := f.Validate(); err != nil && len(errs) == 0 {
 			errs = append(errs, deadLetterField(err))
 		}

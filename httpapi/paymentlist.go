@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -38,16 +39,7 @@ func (rt *Router) handleList(p Payments) {
 				errs = append(errs, FieldError{Field: name, Detail: "at most 128 characters"})
 			}
 		}
-		for name, dst := range map[string]*time.Time{"requestedFrom": &f.RequestedFrom, "requestedTo": &f.RequestedTo} {
-			if v := q.Get(name); v != "" {
-				t, err := time.Parse(time.RFC3339, v)
-				if err != nil || t.Year() < 1 || t.Year() > 9998 {
-					errs = append(errs, FieldError{Field: name, Detail: "an RFC 3339 time with its offset, e.g. 2026-11-26T16:00:00Z"})
-					continue
-				}
-				*dst = t
-			}
-		}
+		errs = append(errs, readTimes(q, map[string]*time.Time{"requestedFrom": &f.RequestedFrom, "requestedTo": &f.RequestedTo})...)
 		if !f.RequestedFrom.IsZero() && !f.RequestedTo.IsZero() && !f.RequestedFrom.Before(f.RequestedTo) {
 			errs = append(errs, FieldError{Field: "requestedTo", Detail: "must be after requestedFrom"})
 		}
@@ -88,4 +80,21 @@ func statusNames(ss []payment.Status) []string {
 		out[i] = string(s)
 	}
 	return out
+}
+
+// readTimes reads the query's time parameters into their places, and
+// names each that is not an RFC 3339 time.
+func readTimes(q url.Values, dst map[string]*time.Time) []FieldError {
+	var errs []FieldError
+	for name, at := range dst {
+		if v := q.Get(name); v != "" {
+			t, err := time.Parse(time.RFC3339, v)
+			if err != nil || t.Year() < 1970 || t.Year() > 9998 {
+				errs = append(errs, FieldError{Field: name, Detail: "an RFC 3339 time with its offset, e.g. 2026-11-26T16:00:00Z"})
+				continue
+			}
+			*at = t
+		}
+	}
+	return errs
 }

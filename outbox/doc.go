@@ -210,8 +210,10 @@
 // reaper requeues, hook failures); NewDepthCollector reads the depths at
 // scrape time (pending, due, oldest pending age, in flight, stuck in
 // flight, dead letters). Attempts lists an instruction's archive,
-// AttemptCounts and ReadDepth count, DeadLetters lists and
-// RequeueDeadLetter sends one again, and Reap requeues stale claims on
+// AttemptCounts and ReadDepth count, DeadLetters and ListDeadLetters list
+// and RequeueDeadLetters sends some again (through the domain's
+// OnRequeue hook, at the times given: package deadletter gives them slots
+// from a rate limiter), and Reap requeues stale claims on
 // demand. The hot statements' plans are checked by a test that explains
 // what the operations really send (internal/pgtest.Plans).
 package outbox

@@ -2,12 +2,8 @@ package outbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/outbox/internal/dbsqlc"
 )
@@ -77,43 +73,5 @@ type DeadLetterEntry struct {
 
 // DeadLetters lists up to limit current dead letters, oldest first.
 func DeadLetters(ctx context.Context, db DBTX, limit int) ([]DeadLetterEntry, error) {
-	rows, err := dbsqlc.New(db).ListDeadLetters(ctx, int32(limit))
-	if err != nil {
-		return nil, fmt.Errorf("outbox: dead letters: %w", err)
-	}
-	out := make([]DeadLetterEntry, len(rows))
-	for i, d := range rows {
-		out[i] = DeadLetterEntry{
-			Message: Message{
-				OutboxID: d.OutboxID, InstructionID: d.InstructionID, ParticipantID: d.ParticipantID,
-				SequenceID: d.SequenceID, IdempotencyKey: d.IdempotencyKey, RailType: d.RailType,
-				Payload: d.Payload, Attempt: int(d.AttemptCount),
-			},
-			EnqueuedAt: d.EnqueuedAt, DeadAt: d.DeadAt, ErrorCode: d.ErrorCode,
-			RailCode: deref(d.RailCode), ErrorMessage: deref(d.ErrorMessage),
-		}
-	}
-	return out, nil
-}
-
-// RequeueDeadLetter sends a dead letter again, by an operator's decision:
-// it goes back to the pending table with its outbox id, sequence and
-// attempt count, due now, and an attempt row (RETRYABLE,
-// OPERATOR_REQUEUE, reason) records the decision. It gets one more
-// attempt: a retryable failure dead-letters it again, as its attempts
-// are used up. For a strict participant it goes out of order (its
-// successors went on when it died). ErrNotFound when it is not a dead
-// letter (any more).
-//
-// Whatever the domain did on the dead letter (OnDead) it must be ready to
-// undo when OnDelivered follows.
-func RequeueDeadLetter(ctx context.Context, db DBTX, outboxID uuid.UUID, reason string) (sequenceID int64, err error) {
-	row, err := dbsqlc.New(db).RequeueDeadLetter(ctx, dbsqlc.RequeueDeadLetterParams{OutboxID: outboxID, Reason: reason})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, ErrNotFound
-	}
-	if err != nil {
-		return 0, fmt.Errorf("outbox: requeue dead letter %s: %w", outboxID, err)
-	}
-	return row.SequenceID, nil
+	return ListDeadLetters(ctx, db, DeadLetterFilter{}, nil, limit)
 }

@@ -537,11 +537,27 @@ func TestOperatorRequeuesDeadLetter(t *testing.T) {
 	if err != nil || len(dls) != 1 || dls[0].Message.OutboxID != id || dls[0].RailCode != "AC06" {
 		t.Fatalf("dead letters %+v %v", dls, err)
 	}
-	if s, err := outbox.RequeueDeadLetter(ctx, pool, id, "beneficiary account reopened"); err != nil || s != seq {
-		t.Fatalf("requeue: %d %v", s, err)
+	requeue := func(reason string) outbox.Requeued {
+		t.Helper()
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		rq, err := outbox.RequeueDeadLetters(ctx, tx, outbox.Hooks{}, []outbox.Requeue{{OutboxID: id, At: time.Now()}}, reason)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return rq
 	}
-	if _, err := outbox.RequeueDeadLetter(ctx, pool, id, "again"); !errors.Is(err, outbox.ErrNotFound) {
-		t.Fatalf("second requeue: %v", err)
+	if rq := requeue("beneficiary account reopened"); len(rq.Messages) != 1 || rq.Messages[0].SequenceID != seq {
+		t.Fatalf("requeue: %+v", rq)
+	}
+	if rq := requeue("again"); len(rq.Messages) != 0 {
+		t.Fatalf("a second requeue moved %+v: it is no longer dead", rq.Messages)
 	}
 	eventually(t, 5*time.Second, "delivery", func() bool { return lastState(t, pool, in.InstructionID) == OK })
 	if got := states(t, pool, in.InstructionID); !slices.Equal(got, []outbox.State{D, F, R, D, OK}) {

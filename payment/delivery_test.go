@@ -35,27 +35,7 @@ func TestDelivery(t *testing.T) {
 			t.Fatalf("%s: %+v %v", id, out, err)
 		}
 	}
-	sim := railsim.New(railsim.Options{})
-	url, stop, err := sim.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	json, err := rail.NewHTTPRail(rail.Config{BaseURL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	router, err := rail.NewRouter(json)
-	if err != nil {
-		t.Fatal(err)
-	}
-	relayer, err := outbox.New(outbox.Config{Pool: s.pool, Sender: router, Hooks: payment.OutboxHooks(), PollInterval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stopRelay := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- relayer.Run(runCtx) }()
+	sim := startRail(ctx, t, s)
 	store := payment.NewStore(s.pool)
 	for {
 		a, _ := store.Find(ctx, "acme", "taken")
@@ -70,10 +50,6 @@ func TestDelivery(t *testing.T) {
 			t.Fatalf("taken %s, refused %s (%q)", a.Status, b.Status, b.StatusReason)
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-	stopRelay()
-	if err := <-done; err != nil && err != context.Canceled {
-		t.Fatal(err)
 	}
 	// 1000 − (100 + 1): the refused payment's 201 came back.
 	if bal := s.balance(t, "ACC-D"); !bal.Equal(dec("899")) {
@@ -109,33 +85,7 @@ func TestRedrive(t *testing.T) {
 			t.Fatalf("%s: %+v %v", id, out, err)
 		}
 	}
-	sim := railsim.New(railsim.Options{})
-	url, stop, err := sim.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	json, err := rail.NewHTTPRail(rail.Config{BaseURL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	router, err := rail.NewRouter(json)
-	if err != nil {
-		t.Fatal(err)
-	}
-	relayer, err := outbox.New(outbox.Config{Pool: s.pool, Sender: router, Hooks: payment.OutboxHooks(), PollInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stopRelay := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- relayer.Run(runCtx) }()
-	defer func() {
-		stopRelay()
-		if err := <-done; err != nil && err != context.Canceled {
-			t.Error(err)
-		}
-	}()
+	sim := startRail(ctx, t, s)
 	store := payment.NewStore(s.pool)
 	await := func(id string, want payment.Status) {
 		t.Helper()
@@ -222,7 +172,7 @@ func TestRedrive(t *testing.T) {
 	if _, err := account.Debit(ctx, s.pool, account.Entry{AccountID: "ACC-P", Amount: dec("100"), Currency: "EUR", Reference: "drain"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = dl.Requeue(ctx, deadletter.Request{IDs: []string{letterOf("poor")}, Config: "redrive"})
+	_, err := dl.Requeue(ctx, deadletter.Request{IDs: []string{letterOf("poor")}, Config: "redrive"})
 	if !errors.Is(err, deadletter.ErrNotDead) || !strings.Contains(err.Error(), "INSUFFICIENT_FUNDS") && !strings.Contains(err.Error(), "available") {
 		t.Fatalf("requeue without the money: %v", err)
 	}
@@ -231,4 +181,38 @@ func TestRedrive(t *testing.T) {
 	}
 	letterOf("poor") // still dead
 	s.verify(t)
+}
+
+// startRail starts a rail simulator and a relayer delivering the saga's
+// outbox to it with the payments' hooks, both stopped when the test ends.
+func startRail(ctx context.Context, t *testing.T, s *saga) *railsim.Simulator {
+	t.Helper()
+	sim := railsim.New(railsim.Options{})
+	url, stop, err := sim.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	json, err := rail.NewHTTPRail(rail.Config{BaseURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	router, err := rail.NewRouter(json)
+	if err != nil {
+		t.Fatal(err)
+	}
+	relayer, err := outbox.New(outbox.Config{Pool: s.pool, Sender: router, Hooks: payment.OutboxHooks(), PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stopRelay := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- relayer.Run(runCtx) }()
+	t.Cleanup(func() {
+		stopRelay()
+		if err := <-done; err != nil && err != context.Canceled {
+			t.Error(err)
+		}
+	})
+	return sim
 }

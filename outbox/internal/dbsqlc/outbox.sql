@@ -292,38 +292,6 @@ SELECT
     (SELECT count(*) FROM payment_outbox_dead_letters)::bigint AS dead_letters,
     now()::timestamptz AS now;
 
--- name: ListDeadLetters :many
-SELECT d.*
-FROM payment_outbox_dead_letters d
-ORDER BY d.dead_at, d.outbox_id
-LIMIT @max_rows::int;
-
--- name: RequeueDeadLetter :one
--- An operator sends a dead letter again: it leaves the dead letters and
--- goes back to the pending table with its outbox id, sequence and attempt
--- count, due now; a RETRYABLE attempt row records the operator's action.
-WITH revived AS (
-    DELETE FROM payment_outbox_dead_letters d
-    WHERE d.outbox_id = @outbox_id::uuid
-    RETURNING d.*
-), requeued AS (
-    INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
-                                        rail_type, payload, attempt_count, next_attempt_at, created_at,
-                                        inquire, strict)
-    SELECT r.outbox_id, r.instruction_id, r.participant_id, r.sequence_id, r.idempotency_key,
-           r.rail_type, r.payload, r.attempt_count, now(), r.enqueued_at, false, r.strict
-    FROM revived r
-), audit AS (
-    INSERT INTO payment_outbox_attempts (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
-                                         rail_type, payload, attempt_no, state, claimed_at, completed_at,
-                                         next_attempt_at, error_code, error_message, relayer_id)
-    SELECT r.outbox_id, r.instruction_id, r.participant_id, r.sequence_id, r.idempotency_key,
-           r.rail_type, r.payload, r.attempt_count, 'RETRYABLE', now(), now(), now(),
-           'OPERATOR_REQUEUE', @reason::text, 'operator'
-    FROM revived r
-)
-SELECT r.outbox_id, r.sequence_id FROM revived r;
-
 -- name: LockParticipants :exec
 -- EnqueueBatch, step 1: creates the batch's missing sequence rows and locks
 -- all of them, in participant order (two batches never wait on each other

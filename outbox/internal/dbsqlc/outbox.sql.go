@@ -657,48 +657,6 @@ func (q *Queries) ListAttempts(ctx context.Context, instructionID string) ([]Pay
 	return items, nil
 }
 
-const listDeadLetters = `-- name: ListDeadLetters :many
-SELECT d.outbox_id, d.instruction_id, d.participant_id, d.sequence_id, d.idempotency_key, d.rail_type, d.payload, d.attempt_count, d.enqueued_at, d.strict, d.error_code, d.rail_code, d.error_message, d.dead_at
-FROM payment_outbox_dead_letters d
-ORDER BY d.dead_at, d.outbox_id
-LIMIT $1::int
-`
-
-func (q *Queries) ListDeadLetters(ctx context.Context, maxRows int32) ([]PaymentOutboxDeadLetter, error) {
-	rows, err := q.db.Query(ctx, listDeadLetters, maxRows)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []PaymentOutboxDeadLetter
-	for rows.Next() {
-		var i PaymentOutboxDeadLetter
-		if err := rows.Scan(
-			&i.OutboxID,
-			&i.InstructionID,
-			&i.ParticipantID,
-			&i.SequenceID,
-			&i.IdempotencyKey,
-			&i.RailType,
-			&i.Payload,
-			&i.AttemptCount,
-			&i.EnqueuedAt,
-			&i.Strict,
-			&i.ErrorCode,
-			&i.RailCode,
-			&i.ErrorMessage,
-			&i.DeadAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const listDeadLettersAfter = `-- name: ListDeadLettersAfter :many
 SELECT d.outbox_id, d.instruction_id, d.participant_id, d.sequence_id, d.idempotency_key, d.rail_type, d.payload, d.attempt_count, d.enqueued_at, d.strict, d.error_code, d.rail_code, d.error_message, d.dead_at
 FROM payment_outbox_dead_letters d
@@ -1165,50 +1123,6 @@ func (q *Queries) RecordOutcomes(ctx context.Context, arg RecordOutcomesParams) 
 		return nil, err
 	}
 	return items, nil
-}
-
-const requeueDeadLetter = `-- name: RequeueDeadLetter :one
-WITH revived AS (
-    DELETE FROM payment_outbox_dead_letters d
-    WHERE d.outbox_id = $1::uuid
-    RETURNING d.outbox_id, d.instruction_id, d.participant_id, d.sequence_id, d.idempotency_key, d.rail_type, d.payload, d.attempt_count, d.enqueued_at, d.strict, d.error_code, d.rail_code, d.error_message, d.dead_at
-), requeued AS (
-    INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
-                                        rail_type, payload, attempt_count, next_attempt_at, created_at,
-                                        inquire, strict)
-    SELECT r.outbox_id, r.instruction_id, r.participant_id, r.sequence_id, r.idempotency_key,
-           r.rail_type, r.payload, r.attempt_count, now(), r.enqueued_at, false, r.strict
-    FROM revived r
-), audit AS (
-    INSERT INTO payment_outbox_attempts (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
-                                         rail_type, payload, attempt_no, state, claimed_at, completed_at,
-                                         next_attempt_at, error_code, error_message, relayer_id)
-    SELECT r.outbox_id, r.instruction_id, r.participant_id, r.sequence_id, r.idempotency_key,
-           r.rail_type, r.payload, r.attempt_count, 'RETRYABLE', now(), now(), now(),
-           'OPERATOR_REQUEUE', $2::text, 'operator'
-    FROM revived r
-)
-SELECT r.outbox_id, r.sequence_id FROM revived r
-`
-
-type RequeueDeadLetterParams struct {
-	OutboxID uuid.UUID
-	Reason   string
-}
-
-type RequeueDeadLetterRow struct {
-	OutboxID   uuid.UUID
-	SequenceID int64
-}
-
-// An operator sends a dead letter again: it leaves the dead letters and
-// goes back to the pending table with its outbox id, sequence and attempt
-// count, due now; a RETRYABLE attempt row records the operator's action.
-func (q *Queries) RequeueDeadLetter(ctx context.Context, arg RequeueDeadLetterParams) (RequeueDeadLetterRow, error) {
-	row := q.db.QueryRow(ctx, requeueDeadLetter, arg.OutboxID, arg.Reason)
-	var i RequeueDeadLetterRow
-	err := row.Scan(&i.OutboxID, &i.SequenceID)
-	return i, err
 }
 
 const requeueDeadLetters = `-- name: RequeueDeadLetters :many
