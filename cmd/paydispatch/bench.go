@@ -13,7 +13,7 @@ import (
 )
 
 const benchUsage = `Usage: paydispatch bench [--quick] [--only queue,pacing,...] [--out results.md]
-       paydispatch bench queue|pipeline|pacing|drain|intake|outbox|saga [flags]
+       paydispatch bench queue|pipeline|pacing|drain|intake|outbox|saga|redrive [flags]
 
 Without a name, runs every benchmark (or those --only names) one after the other and prints
 their headlines as one table, each beside the baseline it measured in the same run, with the
@@ -28,7 +28,8 @@ Benchmarks:
   drain     pacing end to end: a paced bulk file through the whole pipeline, executions per second (SVG)
   intake    one bulk file of 500,000 payments for one instant: POST → all SCHEDULED, beside a COPY baseline
   outbox    the relayer against the rail simulator: commit → receipt latency (NOTIFY, poll-only), instr/s
-  saga      SubmitPayment on the ledger and process store (no Temporal): payments/s over many accounts and one`
+  saga      SubmitPayment on the ledger and process store (no Temporal): payments/s over many accounts and one
+  redrive   dispatch dead letters requeued through a rate-limit config: executions per window, the requeue call's time`
 
 func runBench(ctx context.Context, env *environment, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "--") && !slices.Contains([]string{"-h", "--help", "-help"}, args[0]) {
@@ -63,8 +64,10 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 		return runBenchOutbox(ctx, env, args[1:])
 	case "saga":
 		return runBenchSaga(ctx, env, args[1:])
+	case "redrive":
+		return runBenchRedrive(ctx, env, args[1:])
 	}
-	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain', 'intake', 'outbox' or 'saga'", args[0])}
+	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain', 'intake', 'outbox', 'saga' or 'redrive'", args[0])}
 }
 
 // benchFigures receives a benchmark's headlines when the suite runs it
@@ -287,4 +290,33 @@ func runBenchSaga(ctx context.Context, env *environment, args []string) error {
 	opt.Logger = newLogger(env, lg)
 	opt.Figures = benchFigures
 	return bench.RunSaga(ctx, opt)
+}
+
+func runBenchRedrive(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "bench redrive", "[flags]",
+		"On a fresh private PostgreSQL and embedded Temporal, with the rail simulator, the relayer and serve's\n"+
+			"HTTP handlers: payments due now are POSTed with PAYMENT's dispatch off (the kill switch), turned into\n"+
+			"dispatch dead letters by the bench (claimed and released as failed starts until their retries are used\n"+
+			"up: seeded, not real failures), requeued by POST /admin/dead-letters/requeue under a new rate-limit\n"+
+			"config (timed, beside one bare UPDATE of as many queue rows), and dispatch switched on. Prints the\n"+
+			"executions per window counted from the payments' accepted_at, the mean rate against the limit, the\n"+
+			"drain against the ideal, the CPU stolen; fails on any window over the limit, any payment not executed\n"+
+			"exactly once, or any violation of the ledger check.")
+	var (
+		pgBin string
+		lg    config.Log
+		opt   bench.RedriveOptions
+	)
+	settings := []*config.Setting{{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries",
+		Parse: func(v string) error { pgBin = v; return nil }}}
+	settings = append(settings, config.LogSettings(&lg)...)
+	set := config.NewSet(fs, env.getenv, append(settings, bench.RedriveSettings(&opt)...)...)
+	if err := parse(set, args); err != nil {
+		return err
+	}
+	opt.PGBinDir = pgBin
+	opt.Out = env.stdout
+	opt.Logger = newLogger(env, lg)
+	opt.Figures = benchFigures
+	return bench.RunRedrive(ctx, opt)
 }

@@ -94,6 +94,8 @@ var Suite = []suiteBench{
 	// 20,000 at 25/s would take 14 minutes; 3,000 shows the same.
 	{"drain", []string{"--payments", "600", "--max-per-window", "40", "--window", "PT1S", "--svg", ""}, []string{"--payments", "3000", "--svg", ""}},
 	{"pipeline", []string{"--n", "1000"}, []string{"--n", "20000"}},
+	// 300 dead letters at 50 per PT1S: six windows, the path without the wait.
+	{"redrive", []string{"--payments", "300"}, nil},
 }
 
 // SuiteNames lists the benchmarks, comma-separated.
