@@ -15,12 +15,17 @@ type Authenticator interface {
 }
 
 // RequireAuth makes every route but the public ones (/healthz, /readyz,
-// /metrics, /openapi.json) need a bearer token with the route's scope. Without it (the
-// --insecure-dev mode, and handler unit tests) every caller is served.
+// /metrics, /openapi.json, the operator console's page and files) need a
+// bearer token with the route's scope. Without it (the --insecure-dev
+// mode, and handler unit tests) every caller is served.
 func (rt *Router) RequireAuth(a Authenticator) { rt.auth = a }
 
-// publicRoutes answer without a token: probes and scrapes.
-var publicRoutes = map[string]bool{"GET /healthz": true, "GET /readyz": true, "GET /metrics": true, "GET /openapi.json": true}
+// publicRoutes answer without a token: probes and scrapes, the contract,
+// and the operator console's page, script and style sheet (package
+// console), which hold no data: the console's script calls the admin API
+// with the token its operator signs in with.
+var publicRoutes = map[string]bool{"GET /healthz": true, "GET /readyz": true, "GET /metrics": true, "GET /openapi.json": true,
+	"GET /console": true, "GET /console/{file}": true}
 
 // routeScopes is the scope each route needs. A route not listed needs
 // admin, so a route added without thought is closed, not open.

@@ -16,9 +16,12 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/paydispatch/paydispatch/auth"
+	"github.com/paydispatch/paydispatch/console"
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/ledger/service"
+	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/webhook"
 )
 
@@ -36,10 +39,20 @@ func contractRouter(t *testing.T) *httpapi.Router {
 	rt.HandleDispatchConfig(newFakeDispatchConfigs())
 	rt.HandleWebhooks(contractHooks, payment.EventTypes())
 	rt.HandleDeadLetters(newFakeDeadLetters())
+	console.Register(rt, consoleQueue{newFakeDispatchConfigs()}, &fakePacer{configs: []pacing.Config{
+		{Name: "fifty", MaxPerWindow: 50, Window: time.Second, Headroom: 100, Active: true, Version: 1}}}, nil)
 	rt.HandleOpenAPI()
 	rt.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	rt.RequireAuth(fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}})
 	return rt
+}
+
+// consoleQueue is the dispatch settings' fake with a queue's depth, for
+// the console's figures.
+type consoleQueue struct{ *fakeDispatchConfigs }
+
+func (consoleQueue) Depth(context.Context, string) (queue.Depth, error) {
+	return queue.Depth{ByStatus: map[queue.Status]int64{queue.StatusReady: 12, queue.StatusCompleted: 30}}, nil
 }
 
 // contractHooks holds one endpoint of acme's.
@@ -160,6 +173,9 @@ func TestResponsesMatchTheContract(t *testing.T) {
 		{"POST", "/admin/dead-letters/requeue", "/admin/dead-letters/requeue", `{"ids":["dispatch:PAYMENT:p-1"],"rateLimitConfig":"redrive"}`, "admin"},
 		{"POST", "/admin/dead-letters/requeue", "/admin/dead-letters/requeue", `{"ids":["dispatch:PAYMENT:gone"]}`, "admin"},
 		{"POST", "/admin/dead-letters/requeue", "/admin/dead-letters/requeue", `{"filter":{"source":"outbox"},"rateLimitConfig":"nope"}`, "admin"},
+		{"GET", "/admin/console/stats", "/admin/console/stats", "", "admin"},
+		{"GET", "/admin/console/stats", "/admin/console/stats", "", ""},
+		{"GET", "/console/nope.js", "/console/{file}", "", ""},
 		{"POST", "/api/v1/slots", "/api/v1/slots", `{"eventId":"e-1","configName":"default","requestedTime":"2030-01-01T00:00:00Z"}`, "admin"},
 	}
 	for _, tt := range tests {

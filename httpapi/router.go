@@ -52,6 +52,13 @@ func (rt *Router) Handle(pattern string, h http.Handler) {
 	rt.patterns = append(rt.patterns, pattern)
 }
 
+// Route is the pattern r matches ("POST /v1/payments"), "" for none: a
+// request's name in traces, without its ids.
+func (rt *Router) Route(r *http.Request) string {
+	_, pattern := rt.mux.Handler(r)
+	return pattern
+}
+
 var probeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 
 // ServeHTTP routes, answering unknown paths and wrong methods with

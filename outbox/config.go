@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config configures a Relayer. Zero fields take their defaults; New
@@ -26,6 +27,11 @@ type Config struct {
 	Metrics *Metrics
 	// Logger; nil logs nothing.
 	Logger *slog.Logger
+	// Tracer, when set, gives each rail call a span (outbox.send,
+	// outbox.inquire), the child of the trace context the instruction was
+	// enqueued with (Instruction.TraceParent), and hands the Sender a
+	// context holding it; nil (tracing off): no spans, nothing spent.
+	Tracer trace.Tracer
 	// ID names the relayer in the archive and the logs (default
 	// host-pid-random).
 	ID string

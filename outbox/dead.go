@@ -65,7 +65,7 @@ func deadLetterEntry(d dbsqlc.PaymentOutboxDeadLetter) DeadLetterEntry {
 		Message: Message{
 			OutboxID: d.OutboxID, InstructionID: d.InstructionID, ParticipantID: d.ParticipantID,
 			SequenceID: d.SequenceID, IdempotencyKey: d.IdempotencyKey, RailType: d.RailType,
-			Payload: d.Payload, Attempt: int(d.AttemptCount),
+			Payload: d.Payload, Attempt: int(d.AttemptCount), TraceParent: deref(d.Traceparent),
 		},
 		EnqueuedAt: d.EnqueuedAt, DeadAt: d.DeadAt, ErrorCode: d.ErrorCode,
 		RailCode: deref(d.RailCode), ErrorMessage: deref(d.ErrorMessage),

@@ -5,6 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // outcome is what became of one claim, for the recorder.
@@ -121,6 +126,10 @@ func (r *Relayer) putBack(c claimed, inquiry Outcome, why string) outcome {
 func (r *Relayer) call(ctx context.Context, m Message, kind string, f func(context.Context, Message) Result) (Result, time.Duration) {
 	cctx, cancel := context.WithTimeout(ctx, r.cfg.RailTimeout)
 	defer cancel()
+	var span trace.Span
+	if r.cfg.Tracer != nil {
+		cctx, span = r.startSpan(cctx, m, kind)
+	}
 	start := time.Now()
 	done := make(chan Result, 1)
 	go func() {
@@ -141,7 +150,41 @@ func (r *Relayer) call(ctx context.Context, m Message, kind string, f func(conte
 	}
 	took := time.Since(start)
 	r.m.railCall(m.RailType, kind, took)
+	if span != nil {
+		endSpan(span, kind, res)
+	}
 	return res, took
+}
+
+// startSpan starts a rail call's span: outbox.send or outbox.inquire, the
+// child of the trace context the message was enqueued with (a root span
+// when it has none).
+func (r *Relayer) startSpan(ctx context.Context, m Message, kind string) (context.Context, trace.Span) {
+	if m.TraceParent != "" {
+		ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": m.TraceParent})
+	}
+	return r.cfg.Tracer.Start(ctx, "outbox."+kind, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("outbox.id", m.OutboxID.String()),
+		attribute.String("outbox.instruction_id", m.InstructionID),
+		attribute.String("outbox.participant_id", m.ParticipantID),
+		attribute.Int64("outbox.sequence_id", m.SequenceID),
+		attribute.String("outbox.rail_type", m.RailType),
+		attribute.Int("outbox.attempt", m.Attempt),
+		attribute.String("outbox.relayer_id", r.cfg.ID)))
+}
+
+// endSpan records a rail call's outcome on its span and ends it. An
+// outcome other than delivered (or, for an inquiry, not received) is an
+// error on the span.
+func endSpan(span trace.Span, kind string, res Result) {
+	span.SetAttributes(attribute.String("outbox.outcome", string(res.Outcome)))
+	if res.Code != "" {
+		span.SetAttributes(attribute.String("outbox.rail_code", res.Code))
+	}
+	if res.Outcome != Delivered && (kind != "inquire" || res.Outcome != NotReceived) {
+		span.SetStatus(codes.Error, string(res.Outcome)+": "+res.Message)
+	}
+	span.End()
 }
 
 // acquire takes a slot of the message's rail, then a global one (in that

@@ -216,4 +216,16 @@
 // from a rate limiter), and Reap requeues stale claims on
 // demand. The hot statements' plans are checked by a test that explains
 // what the operations really send (internal/pgtest.Plans).
+//
+// # Traces
+//
+// An Instruction may carry its enqueuer's trace context
+// (Instruction.TraceParent, a W3C traceparent), opaque to the outbox: it
+// is stored with the instruction (a nullable traceparent column) and
+// follows it through claims, requeues, reaped claims and dead letters.
+// A relayer given a Tracer (Config.Tracer, the OpenTelemetry API) starts
+// a span per rail call, outbox.send or outbox.inquire, the child of that
+// context, and hands it to the Sender in the call's context (package
+// rail sends it on as a traceparent header). Without a Tracer the
+// relayer starts none; without a trace context the column stays NULL.
 package outbox

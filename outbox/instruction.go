@@ -39,6 +39,10 @@ type Instruction struct {
 	Payload json.RawMessage
 	// NotBefore, when set, holds the instruction until then.
 	NotBefore time.Time
+	// TraceParent is the caller's trace context (a W3C traceparent),
+	// opaque to the outbox and kept with the instruction: the relayer's
+	// send span is its child (Config.Tracer). Empty: none.
+	TraceParent string
 }
 
 // ErrInvalidInstruction: an instruction lacks a field or its payload is
@@ -103,6 +107,7 @@ func Enqueue(ctx context.Context, tx pgx.Tx, in Instruction) (outboxID uuid.UUID
 		RailType:       in.RailType,
 		Payload:        in.Payload,
 		NotBefore:      notBefore,
+		Traceparent:    optional(in.TraceParent),
 	})
 	if err != nil {
 		return uuid.Nil, 0, false, fmt.Errorf("outbox: enqueue %s/%s: %w", in.InstructionID, in.IdempotencyKey, err)
@@ -121,6 +126,14 @@ func Lookup(ctx context.Context, db DBTX, instructionID, idempotencyKey string) 
 		return uuid.Nil, 0, fmt.Errorf("outbox: look up %s/%s: %w", instructionID, idempotencyKey, err)
 	}
 	return k.OutboxID, k.SequenceID, nil
+}
+
+// optional is s, or nil (SQL NULL) when empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // ErrNotFound: no such instruction, dead letter or setting.
@@ -215,6 +228,7 @@ func EnqueueBatch(ctx context.Context, tx pgx.Tx, ins []Instruction) ([]Enqueued
 		p.Payloads = append(p.Payloads, in.Payload)
 		p.NotBefore = append(p.NotBefore, notBefore)
 		p.Offsets = append(p.Offsets, counts[in.ParticipantID])
+		p.Traceparents = append(p.Traceparents, in.TraceParent)
 		counts[in.ParticipantID]++
 	}
 	if len(p.OutboxIds) == 0 {

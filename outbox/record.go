@@ -240,6 +240,7 @@ func recordParams(batch []outcome) dbsqlc.RecordOutcomesParams {
 		}
 		p.RequeueAfterMs = append(p.RequeueAfterMs, after)
 		p.RequeueInquire = append(p.RequeueInquire, o.requeueInquire)
+		p.Traceparents = append(p.Traceparents, m.TraceParent)
 	}
 	return p
 }

@@ -292,6 +292,7 @@ func claimedFrom(c dbsqlc.ClaimDueRow, at time.Time) claimed {
 			RailType:       c.RailType,
 			Payload:        c.Payload,
 			Attempt:        int(c.AttemptNo),
+			TraceParent:    c.Traceparent,
 		},
 		inquire:    c.Inquire,
 		strict:     c.Strict,

@@ -18,6 +18,9 @@ type Message struct {
 	Payload        json.RawMessage
 	// Attempt counts sends of this instruction, from 1.
 	Attempt int
+	// TraceParent is the trace context the instruction was enqueued with
+	// (Instruction.TraceParent; empty: none).
+	TraceParent string
 }
 
 // Outcome classifies what a rail call, or a status inquiry, established.

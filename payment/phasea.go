@@ -212,6 +212,9 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 	statuses, reasons, contexts := make([]string, n), make([]string, n), make([]string, n)
 	times := make([]time.Time, n)
 	enqueues := make(map[string]queue.EnqueueParams, len(accepted))
+	// The payments' executions go on this trace (their span is a child
+	// of this activity's, when tracing is on: empty otherwise).
+	tp := traceParent(ctx)
 	for i, v := range verdicts {
 		key := ks[i]
 		results[i] = InitResult{PaymentID: v.r.PaymentID, Key: key}
@@ -221,7 +224,7 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 			continue
 		}
 		slot := slots[key]
-		pc, err := contextJSON(v, slot.Config)
+		pc, err := contextJSON(v, slot.Config, tp)
 		if err != nil {
 			return nil, true, err
 		}
@@ -333,8 +336,10 @@ func execContext(contextJSON string) (Context, error) {
 // contextJSON is the execution's context of an accepted payment.
 // Its request is not in it: the payment's row has it beside (Store.Context
 // puts them together).
-func contextJSON(v verdict, pacingConfig string) ([]byte, error) {
-	return json.Marshal(storedPhaseA{Enrichment: v.enr, Amount: v.money.Amount.String(), Rules: v.rules, PacingConfig: pacingConfig})
+// traceParent is Phase A's trace context (empty: none).
+func contextJSON(v verdict, pacingConfig, traceParent string) ([]byte, error) {
+	return json.Marshal(storedPhaseA{Enrichment: v.enr, Amount: v.money.Amount.String(), Rules: v.rules,
+		PacingConfig: pacingConfig, TraceParent: traceParent})
 }
 
 // storedPhaseA is what Phase A stores with a payment for its execution:
@@ -344,6 +349,7 @@ type storedPhaseA struct {
 	Amount       string     `json:"amount"`
 	Rules        []string   `json:"rulesPassed"`
 	PacingConfig string     `json:"pacingConfig,omitempty"`
+	TraceParent  string     `json:"traceparent,omitempty"`
 }
 
 // InitIntake is Phase A, in one step, for the payments waiting in an init

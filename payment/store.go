@@ -571,6 +571,7 @@ func (s *Store) ContextAndStatus(ctx context.Context, key string) (Context, Stat
 		return Context{}, "", err
 	}
 	pc.Enrichment, pc.Amount, pc.Rules, pc.PacingConfig = stored.Enrichment, stored.Amount, stored.Rules, stored.PacingConfig
+	pc.TraceParent = stored.TraceParent
 	return pc, Status(row.Status), nil
 }
 

@@ -337,6 +337,8 @@ func (s submit) createPayment(ctx context.Context, tx pgx.Tx, in process.StepInp
 	outboxID, seq, _, err := outbox.Enqueue(ctx, tx, outbox.Instruction{
 		InstructionID: paymentID, ParticipantID: d.String(keyTenantID), IdempotencyKey: paymentID,
 		RailType: s.cfg.RailType, Payload: payload,
+		// The relayer's send span is the child of the execution's.
+		TraceParent: traceParent(ctx),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("payment %s: enqueue its rail instruction: %w", paymentID, err)

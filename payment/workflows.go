@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -50,6 +51,10 @@ type Context struct {
 	// PacingConfig is the rate-limit config the payment's slot is of
 	// (stored contexts only; empty: not paced, or a context from before).
 	PacingConfig string `json:"pacingConfig,omitempty"`
+	// TraceParent is the trace context of the Phase A that stored the
+	// payment (a W3C traceparent; stored contexts only; empty: tracing
+	// was off): the execution's span is its child.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // initOptions are Phase A's activity options: a CONFLICT (another payment
@@ -226,6 +231,10 @@ type ExecActivities struct {
 	// Metrics is where an execution held to its time (NotBefore) records
 	// its lag behind it (dispatch.Metrics.ObserveLag); nil: nowhere.
 	Metrics *dispatch.Metrics
+	// Tracer gives the execution of a payment stored with a trace
+	// context (Context.TraceParent) its span, payment.execute, the child
+	// of that context; nil (tracing off): none.
+	Tracer trace.Tracer
 }
 
 // ExecutionInput is what Execution needs of a payment's execution.
@@ -267,6 +276,17 @@ func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool
 		}
 		a.Metrics.ObserveLag(ItemType, in.NotBefore, executionTime)
 	}
+	ctx, span := a.executionSpan(ctx, in, executionTime)
+	done, err := a.execute(ctx, in, executionTime)
+	if span != nil {
+		endSpan(span, done, err)
+	}
+	return done, err
+}
+
+// execute runs the payment's SubmitPayment while no step has to wait
+// and, once it succeeded, Finish.
+func (a *ExecActivities) execute(ctx context.Context, in ExecutionInput, executionTime time.Time) (bool, error) {
 	// The execution time is when the slot came, as the worker saw it; a
 	// retry finds the process started and its data kept.
 	st, err := a.Process.Advance(ctx, process.StartInput{

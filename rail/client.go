@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/outbox"
 )
@@ -130,6 +132,7 @@ func (c *caller) send(ctx context.Context, path, contentType string, body []byte
 	req.Header.Set(HeaderIdempotencyKey, m.IdempotencyKey)
 	req.Header.Set(HeaderParticipantID, m.ParticipantID)
 	req.Header.Set(HeaderSequenceID, strconv.FormatInt(m.SequenceID, 10))
+	injectTrace(ctx, req)
 
 	resp, err := c.client.Do(req)
 	if err != nil {
@@ -142,6 +145,14 @@ func (c *caller) send(ctx context.Context, path, contentType string, body []byte
 		return failure(ctx, err, true)
 	}
 	return sendResult(resp.StatusCode, raw)
+}
+
+// injectTrace puts the span ctx holds (the relayer's outbox.send or
+// outbox.inquire, when tracing is on) in req's W3C traceparent header,
+// so the rail's own spans join the payment's trace. Without a span it
+// sets nothing.
+func injectTrace(ctx context.Context, req *http.Request) {
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 }
 
 // traceConn records whether the request got a connection.
@@ -184,6 +195,7 @@ func (c *caller) inquire(ctx context.Context, m outbox.Message) outbox.Result {
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set(HeaderParticipantID, m.ParticipantID)
+	injectTrace(ctx, req)
 	resp, err := c.client.Do(req)
 	if err != nil {
 		r := failure(ctx, err, gotConn.Load())

@@ -10,7 +10,11 @@ import (
 	"os"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
+	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
+	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/paydispatch/paydispatch/temporal/devserver"
@@ -58,6 +62,11 @@ type Options struct {
 	// execution waiting for its slot): the SDK's warning that a task took
 	// over 5 s is not logged for them (see heldTaskFilter).
 	HeldWorkflowTypes []string
+	// TracerProvider, when set, traces the client and its workers with
+	// the SDK's OpenTelemetry interceptor (TracingInterceptor); nil
+	// (tracing off): no interceptor, so no span and no header on any
+	// start or task.
+	TracerProvider trace.TracerProvider
 }
 
 // Conn is a connected client, and the embedded server behind it if any.
@@ -72,6 +81,9 @@ type Conn struct {
 	// UIURL is the base URL of the embedded server's Web UI ("" without
 	// one), e.g. http://127.0.0.1:8233.
 	UIURL string
+	// TracerProvider is Options.TracerProvider: nil when tracing is off.
+	// The workers' own spans (a payment's execution) come from it.
+	TracerProvider trace.TracerProvider
 
 	ui *webui.Server
 }
@@ -92,7 +104,7 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	conn := &Conn{Address: o.Address, Namespace: o.Namespace}
+	conn := &Conn{Address: o.Address, Namespace: o.Namespace, TracerProvider: o.TracerProvider}
 	sdkLog := o.Logger
 	if len(o.HeldWorkflowTypes) > 0 {
 		sdkLog = slog.New(heldTaskFilter{Handler: o.Logger.Handler(), types: o.HeldWorkflowTypes})
@@ -140,6 +152,14 @@ func Connect(ctx context.Context, o Options) (*Conn, error) {
 		copts.ConnectionOptions.TLS = tlsCfg
 	}
 	copts.HostPort = conn.Address
+	if o.TracerProvider != nil {
+		ti, err := TracingInterceptor(o.TracerProvider)
+		if err != nil {
+			conn.stopServer()
+			return nil, err
+		}
+		copts.Interceptors = append(copts.Interceptors, ti)
+	}
 	c, err := client.DialContext(ctx, copts)
 	if err != nil {
 		conn.stopServer()
@@ -202,4 +222,19 @@ const MinRetention = devserver.MinRetention
 // be deleted: the embedded server spreads deletions over it.
 func RetentionJitter(retention time.Duration) time.Duration {
 	return devserver.RetentionJitter(retention)
+}
+
+// TracingInterceptor is the SDK's OpenTelemetry interceptor on tp, for a
+// client's options (its workers take it too): a workflow started from a
+// context with a span runs in that span's trace, and so do its
+// activities. Spans: StartWorkflow:<type> (the client's),
+// RunWorkflow:<type>, StartActivity:<type> and RunActivity:<type>, each
+// the child of the one before; the context travels in the workflow's
+// and activities' headers as a W3C traceparent.
+func TracingInterceptor(tp trace.TracerProvider) (interceptor.Interceptor, error) {
+	return temporalotel.NewTracingInterceptor(temporalotel.TracerOptions{
+		Tracer:            tp.Tracer("go.temporal.io/sdk"),
+		TextMapPropagator: propagation.TraceContext{},
+		DisableBaggage:    true,
+	})
 }

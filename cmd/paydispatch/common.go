@@ -6,12 +6,23 @@ import (
 	"log/slog"
 
 	"github.com/paydispatch/paydispatch/dispatch"
+	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/temporal"
 )
+
+// startTracing starts a role's traces as the OTEL_* variables say (off
+// by default; app.StartTracing); a value it cannot use is bad input.
+func startTracing(ctx context.Context, env *environment, role string, log *slog.Logger) (*app.Tracing, error) {
+	t, err := app.StartTracing(ctx, env.getenv, role, buildVersion(), env.stdout, log)
+	if errors.Is(err, app.ErrTracingConfig) {
+		return nil, usageError{err}
+	}
+	return t, err
+}
 
 func newLogger(env *environment, l config.Log) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: l.Level}
@@ -39,8 +50,9 @@ func openDatabase(ctx context.Context, d config.Database, log *slog.Logger) (*po
 }
 
 // connectTemporal dials TEMPORAL_ADDRESS, or embeds Temporal's server with
-// its data in the data directory when it is empty.
-func connectTemporal(ctx context.Context, t config.Temporal, db config.Database, store *postgres.DB, log *slog.Logger) (*temporal.Conn, error) {
+// its data in the data directory when it is empty; with tracing on, the
+// client and its workers are traced.
+func connectTemporal(ctx context.Context, t config.Temporal, db config.Database, store *postgres.DB, tracing *app.Tracing, log *slog.Logger) (*temporal.Conn, error) {
 	pgURL := db.URL
 	if store.Server != nil {
 		pgURL = store.Server.ConnString("postgres")
@@ -52,6 +64,7 @@ func connectTemporal(ctx context.Context, t config.Temporal, db config.Database,
 		DataDir: db.DataDir, EmbeddedPort: t.EmbeddedPort, EmbeddedLogLevel: t.EmbeddedLogLevel, EmbeddedRetention: t.EmbeddedRetention, Logger: log,
 		EmbeddedUI:        embeddedUI(t),
 		HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName, dispatch.BatchWorkflowName},
+		TracerProvider:    tracing.TracerProvider(),
 	})
 	if err != nil {
 		return nil, err

@@ -60,11 +60,15 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 		return usageError{errors.New("relay needs PAYDISPATCH_RAIL_URL (or --rail-url), the rail to deliver to, e.g. http://127.0.0.1:9090 for 'paydispatch rail-sim'")}
 	}
 	log := newLogger(env, lg)
+	tracing, err := startTracing(ctx, env, "relay", log)
+	if err != nil {
+		return err
+	}
+	defer tracing.Stop() // after the relayers stopped: their last spans flushed
 
 	// Bind first: a taken port fails fast, before a database is opened.
 	var ln net.Listener
 	if mt.Addr != "" {
-		var err error
 		if ln, err = net.Listen("tcp", mt.Addr); err != nil {
 			return fmt.Errorf("listen on %s: %w (set --metrics-addr or PAYDISPATCH_METRICS_ADDR to a free address, or empty for off)", mt.Addr, err)
 		}
@@ -82,7 +86,7 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := app.RegisterOutboxMetrics(reg, store, rc.ReaperTimeout)
-	stop, err := app.StartRelayer(ctx, store, relayConfig(rl, rc), payment.OutboxHooks(), metrics, log)
+	stop, err := app.StartRelayer(ctx, store, relayConfig(rl, rc, tracing), payment.OutboxHooks(), metrics, log)
 	if err != nil {
 		return err
 	}
@@ -130,11 +134,13 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 	}
 }
 
-// relayConfig is the relayer's wiring from its settings.
-func relayConfig(rl config.Rail, rc config.Relay) app.RelayConfig {
+// relayConfig is the relayer's wiring from its settings; with tracing
+// on, each rail call gets its span.
+func relayConfig(rl config.Rail, rc config.Relay, tracing *app.Tracing) app.RelayConfig {
 	return app.RelayConfig{
-		RailURL:     rl.URL,
-		RailTimeout: rl.Timeout,
+		RailURL:        rl.URL,
+		RailTimeout:    rl.Timeout,
+		TracerProvider: tracing.TracerProvider(),
 		Relayer: outbox.Config{
 			DisableNotify: !rc.Notify,
 			DisablePoll:   rc.PollInterval == 0,
@@ -153,7 +159,7 @@ func relayConfig(rl config.Rail, rc config.Relay) app.RelayConfig {
 // is configured, to a rail simulator in this process on loopback (the
 // embedded default, like serve's PostgreSQL and Temporal). Its metrics go
 // to reg. The returned func stops the relayer, then the simulator.
-func startRelayRole(ctx context.Context, store *postgres.DB, rl config.Rail, rc config.Relay, wh config.Webhooks, sim railsim.Behaviour, reg prometheus.Registerer, log *slog.Logger) (stop func(), railURL string, err error) {
+func startRelayRole(ctx context.Context, store *postgres.DB, rl config.Rail, rc config.Relay, wh config.Webhooks, sim railsim.Behaviour, reg prometheus.Registerer, tracing *app.Tracing, log *slog.Logger) (stop func(), railURL string, err error) {
 	stopSim := func() {}
 	if rl.URL == "" {
 		url, stop, err := app.StartRailSim(ctx, "127.0.0.1:0", sim, log)
@@ -164,7 +170,7 @@ func startRelayRole(ctx context.Context, store *postgres.DB, rl config.Rail, rc 
 		rl.URL, stopSim = url, stop
 	}
 	metrics := app.RegisterOutboxMetrics(reg, store, rc.ReaperTimeout)
-	stopRelay, err := app.StartRelayer(ctx, store, relayConfig(rl, rc), payment.OutboxHooks(), metrics, log)
+	stopRelay, err := app.StartRelayer(ctx, store, relayConfig(rl, rc, tracing), payment.OutboxHooks(), metrics, log)
 	if err != nil {
 		stopSim()
 		return nil, "", err

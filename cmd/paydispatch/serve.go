@@ -20,6 +20,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/audit"
 	"github.com/paydispatch/paydispatch/auth"
+	"github.com/paydispatch/paydispatch/console"
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/idempotency"
@@ -205,6 +206,13 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		return nil, fmt.Errorf("listen on %s: %w (set --http-addr or PAYDISPATCH_HTTP_ADDR to a free address)", srv.HTTPAddr, err)
 	}
 	run.stops = append(run.stops, func() { ln.Close() })
+	// Traces (off unless OTEL_TRACES_EXPORTER says): stopped last, so the
+	// roles' last spans are flushed.
+	tracing, err := startTracing(ctx, env, "serve", log)
+	if err != nil {
+		return nil, err
+	}
+	run.stops = append(run.stops, tracing.Stop)
 
 	store, err := openDatabase(ctx, db, log)
 	if err != nil {
@@ -224,7 +232,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		}
 		log.Info("schema migrated", "migrations", len(applied.Migrations), "scripts", applied.Scripts, "version", migrator.Latest())
 	}
-	tconn, err := connectTemporal(ctx, tc, db, store, log)
+	tconn, err := connectTemporal(ctx, tc, db, store, tracing, log)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +241,11 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		dispatch.NewDepthCollector(queue.New(store.Pool)), pacing.NewCollector(pacing.New(store.Pool)), process.NewCollector(store.Pool))
-	dispatchMetrics := dispatch.NewMetrics(reg)
+	// The dispatcher's and the executions' metrics in a registry of their
+	// own, which the console reads every second without running the
+	// database collectors; /metrics serves both.
+	dispatchReg := prometheus.NewRegistry()
+	dispatchMetrics := dispatch.NewMetrics(dispatchReg)
 	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.ExecWorker(dispatchMetrics)} {
 		stop, err := start(store, tconn, log)
 		if err != nil {
@@ -250,7 +262,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 
 	// The relayer role: the outbox to the rail (or the embedded simulator)
 	// and the webhooks, their metrics on this registry.
-	stopRelay, railURL, err := startRelayRole(ctx, store, rl, rc, c.wh, c.railSim, reg, log)
+	stopRelay, railURL, err := startRelayRole(ctx, store, rl, rc, c.wh, c.railSim, reg, tracing, log)
 	if err != nil {
 		return nil, err
 	}
@@ -302,9 +314,10 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	router.HandleAudit(audit.Log{DB: store.Pool})
 	router.HandleWebhooks(webhook.Store{DB: store.Pool, Policy: app.WebhookPolicy(c.wh)}, payment.EventTypes())
 	router.HandleDeadLetters(app.DeadLetters(store))
+	console.Register(router, queue.New(store.Pool), pacing.New(store.Pool), dispatchReg)
 	router.HandleOpenAPI()
 	router.SetBodyLimits(int64(srv.MaxBody), int64(srv.MaxBulkBody))
-	router.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	router.Handle("GET /metrics", promhttp.HandlerFor(prometheus.Gatherers{reg, dispatchReg}, promhttp.HandlerOpts{}))
 	if srv.PprofAddr != "" {
 		// Profiling stays off the API listener, on an address of its own.
 		mux := http.NewServeMux()
@@ -314,7 +327,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		go func() { _ = http.ListenAndServe(srv.PprofAddr, mux) }()
 		log.Info("profiling endpoints on", "addr", srv.PprofAddr)
 	}
-	api := newAPIServer(router)
+	api := newAPIServer(app.TraceHTTP(tracing.TracerProvider(), router, router.Route))
 	run.stops = append(run.stops, api.cancel)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- api.Serve(ln) }()

@@ -52,12 +52,17 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 		return usageError{errors.New("worker needs TEMPORAL_ADDRESS (or --temporal-address): a worker of its own embedded Temporal would get no work; run 'paydispatch temporal' (or serve) and point it there, or 'serve' for all roles in one process")}
 	}
 	log := newLogger(env, lg)
+	tracing, err := startTracing(ctx, env, "worker", log)
+	if err != nil {
+		return err
+	}
+	defer tracing.Stop() // after every role stopped: the last spans flushed
 	store, err := openDatabase(ctx, db, log)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	tconn, err := connectTemporal(ctx, tc, db, store, log)
+	tconn, err := connectTemporal(ctx, tc, db, store, tracing, log)
 	if err != nil {
 		return err
 	}

@@ -136,7 +136,8 @@ func ExecWorker(metrics *dispatch.Metrics) func(*postgres.DB, *temporal.Conn, *s
 				dispatch.SettledWorkflow{ItemType: payment.ItemType, WorkflowType: payment.LegacyExecWorkflowName, Versioned: true}))
 		}
 		w := worker.New(tc.Client, payment.ExecTaskQueue, opts)
-		acts := &payment.ExecActivities{Store: payment.NewStore(store.Pool), Slots: pacing.New(store.Pool), Metrics: metrics}
+		acts := &payment.ExecActivities{Store: payment.NewStore(store.Pool), Slots: pacing.New(store.Pool), Metrics: metrics,
+			Tracer: TracerOf(tc.TracerProvider, "payment")}
 		payment.RegisterExec(w, acts, &process.Activities{DB: store.Pool, Registry: Processes()})
 		// PAYMENT's exec_mode BATCH: batch executions on the same worker.
 		runner, err := dispatch.NewBatchRunner(dispatch.BatchConfig{

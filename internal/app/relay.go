@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/paydispatch/paydispatch/deadletter"
 	"github.com/paydispatch/paydispatch/internal/config"
@@ -33,9 +34,14 @@ type RelayConfig struct {
 	// and the relayer abandons one that ignores it.
 	RailTimeout time.Duration
 	// Relayer tunes the relayer (package outbox documents each knob).
-	// StartRelayer sets its Pool, Sender, Hooks, Metrics, Logger and
-	// RailTimeout; the rest is taken as given, zero fields defaulted.
+	// StartRelayer sets its Pool, Sender, Hooks, Metrics, Logger,
+	// RailTimeout and Tracer; the rest is taken as given, zero fields
+	// defaulted.
 	Relayer outbox.Config
+	// TracerProvider, when set (Tracing.TracerProvider), gives each rail
+	// call its span (outbox.send, outbox.inquire), the child of the
+	// payment's execution, and its traceparent header; nil: none.
+	TracerProvider trace.TracerProvider
 }
 
 // RailSender is the relayer's Sender for a rail at baseURL: a router over
@@ -71,6 +77,7 @@ func StartRelayer(ctx context.Context, store *postgres.DB, cfg RelayConfig, hook
 	}
 	oc := cfg.Relayer
 	oc.Pool, oc.Sender, oc.Hooks, oc.Metrics, oc.RailTimeout = store.Pool, sender, hooks, metrics, timeout
+	oc.Tracer = TracerOf(cfg.TracerProvider, "outbox")
 	oc.Logger = log.With("component", "relayer")
 	r, err := outbox.New(oc)
 	if err != nil {

@@ -30,11 +30,15 @@ $$;
 -- loses the race: the number goes back (the participant's row is still
 -- locked by this transaction, so nobody took one after it) and the
 -- winner's id and number are returned. The ordering mode is the
--- participant's setting, else the default's ('*'). Generic plans for its
--- fixed-shape statements, whatever the session's setting (planning them
--- each time cost as much as this work).
+-- participant's setting, else the default's ('*'). p_traceparent is the
+-- caller's trace context, kept for the relayer (NULL: none; a caller of
+-- the signature before it, seven arguments, gets the default). Generic
+-- plans for its fixed-shape statements, whatever the session's setting
+-- (planning them each time cost as much as this work).
+DROP FUNCTION IF EXISTS outbox_enqueue(text, text, text, uuid, text, jsonb, timestamptz);
 CREATE OR REPLACE FUNCTION outbox_enqueue(p_instruction_id text, p_idempotency_key text, p_participant_id text,
-                               p_outbox_id uuid, p_rail_type text, p_payload jsonb, p_not_before timestamptz)
+                               p_outbox_id uuid, p_rail_type text, p_payload jsonb, p_not_before timestamptz,
+                               p_traceparent text DEFAULT NULL)
 RETURNS TABLE (outbox_id uuid, sequence_id bigint, created boolean)
 LANGUAGE plpgsql
 SET plan_cache_mode = auto
@@ -69,9 +73,9 @@ BEGIN
         (SELECT o.ordering_mode FROM outbox_participant_settings o WHERE o.participant_id = '*'),
         'THROUGHPUT') = 'STRICT' INTO v_strict;
     INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
-                                        rail_type, payload, next_attempt_at, strict)
+                                        rail_type, payload, next_attempt_at, strict, traceparent)
     VALUES (p_outbox_id, p_instruction_id, p_participant_id, v_seq, p_idempotency_key,
-            p_rail_type, p_payload, coalesce(p_not_before, now()), v_strict);
+            p_rail_type, p_payload, coalesce(p_not_before, now()), v_strict, p_traceparent);
     RETURN QUERY SELECT p_outbox_id, v_seq, true;
 END;
 $$;

@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	otelsdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
@@ -30,6 +31,7 @@ import (
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
+	"go.uber.org/fx"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
@@ -225,7 +227,11 @@ func newServer(o Options, ports Ports, stopping *atomic.Bool) (srv temporal.Serv
 	if o.Retention > 0 {
 		dynamic[dynamicconfig.RetentionTimerJitterDuration.Key()] = []dynamicconfig.ConstrainedValue{{Value: RetentionJitter(o.Retention)}}
 	}
-	srv, err = temporal.NewServer(
+	// The server's own spans are not exported: its exporters would come
+	// from OTEL_TRACES_EXPORTER, which sets paydispatch's traces (the
+	// server knows only otlp over gRPC, and refuses to start on any other
+	// value, console say). paydispatch's workers trace the workflows.
+	srv, err = temporal.NewServerFx(fx.Options(temporal.TopLevelModule, fx.Replace([]otelsdktrace.SpanExporter(nil))),
 		temporal.WithConfig(cfg),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithLogger(logger),

@@ -32,6 +32,7 @@ type PaymentOutboxAttempt struct {
 	NextAttemptAt  *time.Time
 	RelayerID      *string
 	CreatedAt      time.Time
+	Traceparent    *string
 }
 
 type PaymentOutboxDeadLetter struct {
@@ -49,4 +50,5 @@ type PaymentOutboxDeadLetter struct {
 	RailCode       *string
 	ErrorMessage   *string
 	DeadAt         time.Time
+	Traceparent    *string
 }

@@ -5,7 +5,8 @@
 -- Enqueue's one round trip (outbox_enqueue, in the migration).
 SELECT e.outbox_id::uuid AS outbox_id, e.sequence_id::bigint AS sequence_id, e.created::bool AS created
 FROM outbox_enqueue(@instruction_id::text, @idempotency_key::text, @participant_id::text, @outbox_id::uuid,
-                    @rail_type::text, @payload::jsonb, sqlc.narg('not_before')::timestamptz) e;
+                    @rail_type::text, @payload::jsonb, sqlc.narg('not_before')::timestamptz,
+                    sqlc.narg('traceparent')::text) e;
 
 -- name: LookupKey :one
 -- The enqueue conflict lookup: the outbox id and sequence of a key.
@@ -28,7 +29,7 @@ WITH claimed AS (
         LIMIT @batch_size::int
         FOR UPDATE SKIP LOCKED))
     RETURNING p.outbox_id, p.instruction_id, p.participant_id, p.sequence_id, p.idempotency_key,
-              p.rail_type, p.payload, p.attempt_count, p.created_at, p.inquire, p.strict
+              p.rail_type, p.payload, p.attempt_count, p.created_at, p.inquire, p.strict, p.traceparent
 ), inflight AS (
     INSERT INTO payment_outbox_inflight (outbox_id, attempt_no, participant_id, sequence_id, strict,
                                          relayer_id, claimed_at, enqueued_at)
@@ -39,14 +40,16 @@ WITH claimed AS (
     -- Attempt ids come from the relayer (UUIDv7 made in Go: a tenth of
     -- the cost of outbox_uuidv7() per row), one per claimed row.
     INSERT INTO payment_outbox_attempts (attempt_id, outbox_id, instruction_id, participant_id, sequence_id,
-                                         idempotency_key, rail_type, payload, attempt_no, state, claimed_at, relayer_id)
+                                         idempotency_key, rail_type, payload, attempt_no, state, claimed_at, relayer_id,
+                                         traceparent)
     SELECT (@attempt_ids::uuid[])[c.n], c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id,
-           c.idempotency_key, c.rail_type, c.payload, c.attempt_count + 1, 'DISPATCHING', now(), @relayer_id::text
+           c.idempotency_key, c.rail_type, c.payload, c.attempt_count + 1, 'DISPATCHING', now(), @relayer_id::text,
+           c.traceparent
     FROM (SELECT claimed.*, row_number() OVER () AS n FROM claimed) c
 )
 SELECT c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id, c.idempotency_key, c.rail_type,
        c.payload, (c.attempt_count + 1)::int AS attempt_no, c.created_at, c.inquire, c.strict,
-       now()::timestamptz AS claimed_at
+       now()::timestamptz AS claimed_at, coalesce(c.traceparent, '')::text AS traceparent
 FROM claimed c;
 
 -- name: ClaimStrict :many
@@ -92,7 +95,7 @@ WITH RECURSIVE participants AS (
         WHERE d.outbox_id = ANY(ARRAY(SELECT heads.outbox_id FROM heads))
         FOR UPDATE SKIP LOCKED))
     RETURNING p.outbox_id, p.instruction_id, p.participant_id, p.sequence_id, p.idempotency_key,
-              p.rail_type, p.payload, p.attempt_count, p.created_at, p.inquire, p.strict
+              p.rail_type, p.payload, p.attempt_count, p.created_at, p.inquire, p.strict, p.traceparent
 ), inflight AS (
     INSERT INTO payment_outbox_inflight (outbox_id, attempt_no, participant_id, sequence_id, strict,
                                          relayer_id, claimed_at, enqueued_at)
@@ -103,14 +106,16 @@ WITH RECURSIVE participants AS (
     -- Attempt ids come from the relayer (UUIDv7 made in Go: a tenth of
     -- the cost of outbox_uuidv7() per row), one per claimed row.
     INSERT INTO payment_outbox_attempts (attempt_id, outbox_id, instruction_id, participant_id, sequence_id,
-                                         idempotency_key, rail_type, payload, attempt_no, state, claimed_at, relayer_id)
+                                         idempotency_key, rail_type, payload, attempt_no, state, claimed_at, relayer_id,
+                                         traceparent)
     SELECT (@attempt_ids::uuid[])[c.n], c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id,
-           c.idempotency_key, c.rail_type, c.payload, c.attempt_count + 1, 'DISPATCHING', now(), @relayer_id::text
+           c.idempotency_key, c.rail_type, c.payload, c.attempt_count + 1, 'DISPATCHING', now(), @relayer_id::text,
+           c.traceparent
     FROM (SELECT claimed.*, row_number() OVER () AS n FROM claimed) c
 )
 SELECT c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id, c.idempotency_key, c.rail_type,
        c.payload, (c.attempt_count + 1)::int AS attempt_no, c.created_at, c.inquire, c.strict,
-       now()::timestamptz AS claimed_at
+       now()::timestamptz AS claimed_at, coalesce(c.traceparent, '')::text AS traceparent
 FROM claimed c;
 
 -- name: RecordOutcomes :many
@@ -136,7 +141,8 @@ WITH input AS (
            unnest(@latencies_ms::int[]) AS latency_ms,
            unnest(@inquiry_outcomes::text[]) AS inquiry_outcome,
            unnest(@requeue_after_ms::bigint[]) AS requeue_after_ms,
-           unnest(@requeue_inquire::bool[]) AS requeue_inquire
+           unnest(@requeue_inquire::bool[]) AS requeue_inquire,
+           unnest(@traceparents::text[]) AS traceparent
 ), settled AS (
     DELETE FROM payment_outbox_inflight f
     USING input i
@@ -147,7 +153,7 @@ WITH input AS (
 ), outcome AS (
     SELECT i.outbox_id, i.attempt_id, i.attempt_no, i.instruction_id, s.participant_id, s.sequence_id, i.idempotency_key,
            i.rail_type, i.payload, i.state, i.rail_reference, i.rail_code, i.error_code, i.error_message,
-           i.latency_ms, i.inquiry_outcome, i.requeue_after_ms, i.requeue_inquire,
+           i.latency_ms, i.inquiry_outcome, i.requeue_after_ms, i.requeue_inquire, NULLIF(i.traceparent, '') AS traceparent,
            s.strict, s.relayer_id, s.claimed_at, s.enqueued_at
     FROM input i
     JOIN settled s ON s.outbox_id = i.outbox_id
@@ -166,19 +172,20 @@ WITH input AS (
 ), requeued AS (
     INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
                                         rail_type, payload, attempt_count, next_attempt_at, created_at,
-                                        inquire, strict)
+                                        inquire, strict, traceparent)
     SELECT o.outbox_id, o.instruction_id, o.participant_id, o.sequence_id, o.idempotency_key,
            o.rail_type, o.payload, o.attempt_no, now() + o.requeue_after_ms * interval '1 millisecond',
-           o.enqueued_at, o.requeue_inquire, o.strict
+           o.enqueued_at, o.requeue_inquire, o.strict, o.traceparent
     FROM outcome o
     WHERE o.requeue_after_ms >= 0
 ), dead AS (
     INSERT INTO payment_outbox_dead_letters (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
                                              rail_type, payload, attempt_count, enqueued_at, strict,
-                                             error_code, rail_code, error_message)
+                                             error_code, rail_code, error_message, traceparent)
     SELECT o.outbox_id, o.instruction_id, o.participant_id, o.sequence_id, o.idempotency_key,
            o.rail_type, o.payload, o.attempt_no, o.enqueued_at, o.strict,
-           coalesce(NULLIF(o.error_code, ''), 'FAILED'), NULLIF(o.rail_code, ''), NULLIF(o.error_message, '')
+           coalesce(NULLIF(o.error_code, ''), 'FAILED'), NULLIF(o.rail_code, ''), NULLIF(o.error_message, ''),
+           o.traceparent
     FROM outcome o
     WHERE o.state = 'FAILED'
 )
@@ -208,19 +215,19 @@ WITH reaped AS (
     -- are written by one statement); if it did, the NOT NULL payload
     -- would fail the requeue and roll everything back rather than lose it.
     SELECT r.outbox_id, r.attempt_no, r.participant_id, r.sequence_id, r.strict, r.relayer_id,
-           r.claimed_at, r.enqueued_at, a.instruction_id, a.idempotency_key, a.rail_type, a.payload
+           r.claimed_at, r.enqueued_at, a.instruction_id, a.idempotency_key, a.rail_type, a.payload, a.traceparent
     FROM reaped r
     LEFT JOIN LATERAL (
-        SELECT d.instruction_id, d.idempotency_key, d.rail_type, d.payload
+        SELECT d.instruction_id, d.idempotency_key, d.rail_type, d.payload, d.traceparent
         FROM payment_outbox_attempts d
         WHERE d.outbox_id = r.outbox_id AND d.attempt_no = r.attempt_no AND d.state = 'DISPATCHING'
         LIMIT 1) a ON true
 ), requeued AS (
     INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
                                         rail_type, payload, attempt_count, next_attempt_at, created_at,
-                                        inquire, strict)
+                                        inquire, strict, traceparent)
     SELECT z.outbox_id, z.instruction_id, z.participant_id, z.sequence_id, z.idempotency_key,
-           z.rail_type, z.payload, z.attempt_no, now(), z.enqueued_at, true, z.strict
+           z.rail_type, z.payload, z.attempt_no, now(), z.enqueued_at, true, z.strict, z.traceparent
     FROM zombie z
     ON CONFLICT DO NOTHING
 ), audit AS (
@@ -338,9 +345,11 @@ WITH reserved AS (
            unnest(@rail_types::text[]) AS rail_type,
            unnest(@payloads::jsonb[]) AS payload,
            unnest(@not_before::timestamptz[]) AS not_before,
-           unnest(@offsets::int[]) AS off
+           unnest(@offsets::int[]) AS off,
+           unnest(@traceparents::text[]) AS traceparent
 ), numbered AS (
     SELECT i.outbox_id, i.instruction_id, i.idempotency_key, i.participant_id, i.rail_type, i.payload,
+           NULLIF(i.traceparent, '') AS traceparent,
            coalesce(NULLIF(i.not_before, 'epoch'), now()) AS next_attempt_at, r.first + i.off AS sequence_id, m.strict
     FROM input i
     JOIN reserved r ON r.participant_id = i.participant_id
@@ -353,9 +362,9 @@ WITH reserved AS (
     RETURNING outbox_id
 ), inserted AS (
     INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
-                                        rail_type, payload, next_attempt_at, strict)
+                                        rail_type, payload, next_attempt_at, strict, traceparent)
     SELECT n.outbox_id, n.instruction_id, n.participant_id, n.sequence_id, n.idempotency_key,
-           n.rail_type, n.payload, n.next_attempt_at, n.strict
+           n.rail_type, n.payload, n.next_attempt_at, n.strict, n.traceparent
     FROM numbered n
     WHERE n.outbox_id IN (SELECT registered.outbox_id FROM registered)
     RETURNING outbox_id, sequence_id
@@ -390,7 +399,7 @@ WITH heads AS (
         WHERE d.outbox_id = ANY(ARRAY(SELECT heads.outbox_id FROM heads))
         FOR UPDATE SKIP LOCKED))
     RETURNING p.outbox_id, p.instruction_id, p.participant_id, p.sequence_id, p.idempotency_key,
-              p.rail_type, p.payload, p.attempt_count, p.created_at, p.inquire, p.strict
+              p.rail_type, p.payload, p.attempt_count, p.created_at, p.inquire, p.strict, p.traceparent
 ), inflight AS (
     INSERT INTO payment_outbox_inflight (outbox_id, attempt_no, participant_id, sequence_id, strict,
                                          relayer_id, claimed_at, enqueued_at)
@@ -399,14 +408,16 @@ WITH heads AS (
     FROM claimed c
 ), attempts AS (
     INSERT INTO payment_outbox_attempts (attempt_id, outbox_id, instruction_id, participant_id, sequence_id,
-                                         idempotency_key, rail_type, payload, attempt_no, state, claimed_at, relayer_id)
+                                         idempotency_key, rail_type, payload, attempt_no, state, claimed_at, relayer_id,
+                                         traceparent)
     SELECT (@attempt_ids::uuid[])[c.n], c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id,
-           c.idempotency_key, c.rail_type, c.payload, c.attempt_count + 1, 'DISPATCHING', now(), @relayer_id::text
+           c.idempotency_key, c.rail_type, c.payload, c.attempt_count + 1, 'DISPATCHING', now(), @relayer_id::text,
+           c.traceparent
     FROM (SELECT claimed.*, row_number() OVER () AS n FROM claimed) c
 )
 SELECT c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id, c.idempotency_key, c.rail_type,
        c.payload, (c.attempt_count + 1)::int AS attempt_no, c.created_at, c.inquire, c.strict,
-       now()::timestamptz AS claimed_at
+       now()::timestamptz AS claimed_at, coalesce(c.traceparent, '')::text AS traceparent
 FROM claimed c;
 
 -- name: ListDeadLettersAfter :many
@@ -443,9 +454,9 @@ WITH req AS (
 ), requeued AS (
     INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
                                         rail_type, payload, attempt_count, next_attempt_at, created_at,
-                                        inquire, strict)
+                                        inquire, strict, traceparent)
     SELECT r.outbox_id, r.instruction_id, r.participant_id, r.sequence_id, r.idempotency_key,
-           r.rail_type, r.payload, r.attempt_count, req.at, r.enqueued_at, false, r.strict
+           r.rail_type, r.payload, r.attempt_count, req.at, r.enqueued_at, false, r.strict, r.traceparent
     FROM revived r JOIN req ON req.outbox_id = r.outbox_id
 ), audit AS (
     INSERT INTO payment_outbox_attempts (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,

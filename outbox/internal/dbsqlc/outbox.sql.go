@@ -57,7 +57,7 @@ WITH claimed AS (
         LIMIT $1::int
         FOR UPDATE SKIP LOCKED))
     RETURNING p.outbox_id, p.instruction_id, p.participant_id, p.sequence_id, p.idempotency_key,
-              p.rail_type, p.payload, p.attempt_count, p.created_at, p.inquire, p.strict
+              p.rail_type, p.payload, p.attempt_count, p.created_at, p.inquire, p.strict, p.traceparent
 ), inflight AS (
     INSERT INTO payment_outbox_inflight (outbox_id, attempt_no, participant_id, sequence_id, strict,
                                          relayer_id, claimed_at, enqueued_at)
@@ -68,14 +68,16 @@ WITH claimed AS (
     -- Attempt ids come from the relayer (UUIDv7 made in Go: a tenth of
     -- the cost of outbox_uuidv7() per row), one per claimed row.
     INSERT INTO payment_outbox_attempts (attempt_id, outbox_id, instruction_id, participant_id, sequence_id,
-                                         idempotency_key, rail_type, payload, attempt_no, state, claimed_at, relayer_id)
+                                         idempotency_key, rail_type, payload, attempt_no, state, claimed_at, relayer_id,
+                                         traceparent)
     SELECT ($3::uuid[])[c.n], c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id,
-           c.idempotency_key, c.rail_type, c.payload, c.attempt_count + 1, 'DISPATCHING', now(), $2::text
-    FROM (SELECT claimed.outbox_id, claimed.instruction_id, claimed.participant_id, claimed.sequence_id, claimed.idempotency_key, claimed.rail_type, claimed.payload, claimed.attempt_count, claimed.created_at, claimed.inquire, claimed.strict, row_number() OVER () AS n FROM claimed) c
+           c.idempotency_key, c.rail_type, c.payload, c.attempt_count + 1, 'DISPATCHING', now(), $2::text,
+           c.traceparent
+    FROM (SELECT claimed.outbox_id, claimed.instruction_id, claimed.participant_id, claimed.sequence_id, claimed.idempotency_key, claimed.rail_type, claimed.payload, claimed.attempt_count, claimed.created_at, claimed.inquire, claimed.strict, claimed.traceparent, row_number() OVER () AS n FROM claimed) c
 )
 SELECT c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id, c.idempotency_key, c.rail_type,
        c.payload, (c.attempt_count + 1)::int AS attempt_no, c.created_at, c.inquire, c.strict,
-       now()::timestamptz AS claimed_at
+       now()::timestamptz AS claimed_at, coalesce(c.traceparent, '')::text AS traceparent
 FROM claimed c
 `
 
@@ -98,6 +100,7 @@ type ClaimDueRow struct {
 	Inquire        bool
 	Strict         bool
 	ClaimedAt      time.Time
+	Traceparent    string
 }
 
 // The throughput claim: due non-strict rows, oldest first, locked with
@@ -126,6 +129,7 @@ func (q *Queries) ClaimDue(ctx context.Context, arg ClaimDueParams) ([]ClaimDueR
 			&i.Inquire,
 			&i.Strict,
 			&i.ClaimedAt,
+			&i.Traceparent,
 		); err != nil {
 			return nil, err
 		}
@@ -170,7 +174,7 @@ WITH RECURSIVE participants AS (
         WHERE d.outbox_id = ANY(ARRAY(SELECT heads.outbox_id FROM heads))
         FOR UPDATE SKIP LOCKED))
     RETURNING p.outbox_id, p.instruction_id, p.participant_id, p.sequence_id, p.idempotency_key,
-              p.rail_type, p.payload, p.attempt_count, p.created_at, p.inquire, p.strict
+              p.rail_type, p.payload, p.attempt_count, p.created_at, p.inquire, p.strict, p.traceparent
 ), inflight AS (
     INSERT INTO payment_outbox_inflight (outbox_id, attempt_no, participant_id, sequence_id, strict,
                                          relayer_id, claimed_at, enqueued_at)
@@ -181,14 +185,16 @@ WITH RECURSIVE participants AS (
     -- Attempt ids come from the relayer (UUIDv7 made in Go: a tenth of
     -- the cost of outbox_uuidv7() per row), one per claimed row.
     INSERT INTO payment_outbox_attempts (attempt_id, outbox_id, instruction_id, participant_id, sequence_id,
-                                         idempotency_key, rail_type, payload, attempt_no, state, claimed_at, relayer_id)
+                                         idempotency_key, rail_type, payload, attempt_no, state, claimed_at, relayer_id,
+                                         traceparent)
     SELECT ($3::uuid[])[c.n], c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id,
-           c.idempotency_key, c.rail_type, c.payload, c.attempt_count + 1, 'DISPATCHING', now(), $2::text
-    FROM (SELECT claimed.outbox_id, claimed.instruction_id, claimed.participant_id, claimed.sequence_id, claimed.idempotency_key, claimed.rail_type, claimed.payload, claimed.attempt_count, claimed.created_at, claimed.inquire, claimed.strict, row_number() OVER () AS n FROM claimed) c
+           c.idempotency_key, c.rail_type, c.payload, c.attempt_count + 1, 'DISPATCHING', now(), $2::text,
+           c.traceparent
+    FROM (SELECT claimed.outbox_id, claimed.instruction_id, claimed.participant_id, claimed.sequence_id, claimed.idempotency_key, claimed.rail_type, claimed.payload, claimed.attempt_count, claimed.created_at, claimed.inquire, claimed.strict, claimed.traceparent, row_number() OVER () AS n FROM claimed) c
 )
 SELECT c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id, c.idempotency_key, c.rail_type,
        c.payload, (c.attempt_count + 1)::int AS attempt_no, c.created_at, c.inquire, c.strict,
-       now()::timestamptz AS claimed_at
+       now()::timestamptz AS claimed_at, coalesce(c.traceparent, '')::text AS traceparent
 FROM claimed c
 `
 
@@ -211,6 +217,7 @@ type ClaimStrictRow struct {
 	Inquire        bool
 	Strict         bool
 	ClaimedAt      time.Time
+	Traceparent    string
 }
 
 // The strict claim: for each participant with strict rows (a skip scan,
@@ -245,6 +252,7 @@ func (q *Queries) ClaimStrict(ctx context.Context, arg ClaimStrictParams) ([]Cla
 			&i.Inquire,
 			&i.Strict,
 			&i.ClaimedAt,
+			&i.Traceparent,
 		); err != nil {
 			return nil, err
 		}
@@ -278,7 +286,7 @@ WITH heads AS (
         WHERE d.outbox_id = ANY(ARRAY(SELECT heads.outbox_id FROM heads))
         FOR UPDATE SKIP LOCKED))
     RETURNING p.outbox_id, p.instruction_id, p.participant_id, p.sequence_id, p.idempotency_key,
-              p.rail_type, p.payload, p.attempt_count, p.created_at, p.inquire, p.strict
+              p.rail_type, p.payload, p.attempt_count, p.created_at, p.inquire, p.strict, p.traceparent
 ), inflight AS (
     INSERT INTO payment_outbox_inflight (outbox_id, attempt_no, participant_id, sequence_id, strict,
                                          relayer_id, claimed_at, enqueued_at)
@@ -287,14 +295,16 @@ WITH heads AS (
     FROM claimed c
 ), attempts AS (
     INSERT INTO payment_outbox_attempts (attempt_id, outbox_id, instruction_id, participant_id, sequence_id,
-                                         idempotency_key, rail_type, payload, attempt_no, state, claimed_at, relayer_id)
+                                         idempotency_key, rail_type, payload, attempt_no, state, claimed_at, relayer_id,
+                                         traceparent)
     SELECT ($3::uuid[])[c.n], c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id,
-           c.idempotency_key, c.rail_type, c.payload, c.attempt_count + 1, 'DISPATCHING', now(), $2::text
-    FROM (SELECT claimed.outbox_id, claimed.instruction_id, claimed.participant_id, claimed.sequence_id, claimed.idempotency_key, claimed.rail_type, claimed.payload, claimed.attempt_count, claimed.created_at, claimed.inquire, claimed.strict, row_number() OVER () AS n FROM claimed) c
+           c.idempotency_key, c.rail_type, c.payload, c.attempt_count + 1, 'DISPATCHING', now(), $2::text,
+           c.traceparent
+    FROM (SELECT claimed.outbox_id, claimed.instruction_id, claimed.participant_id, claimed.sequence_id, claimed.idempotency_key, claimed.rail_type, claimed.payload, claimed.attempt_count, claimed.created_at, claimed.inquire, claimed.strict, claimed.traceparent, row_number() OVER () AS n FROM claimed) c
 )
 SELECT c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id, c.idempotency_key, c.rail_type,
        c.payload, (c.attempt_count + 1)::int AS attempt_no, c.created_at, c.inquire, c.strict,
-       now()::timestamptz AS claimed_at
+       now()::timestamptz AS claimed_at, coalesce(c.traceparent, '')::text AS traceparent
 FROM claimed c
 `
 
@@ -317,6 +327,7 @@ type ClaimStrictNextRow struct {
 	Inquire        bool
 	Strict         bool
 	ClaimedAt      time.Time
+	Traceparent    string
 }
 
 // Chained strict claim: the heads of the given strict participants,
@@ -347,6 +358,7 @@ func (q *Queries) ClaimStrictNext(ctx context.Context, arg ClaimStrictNextParams
 			&i.Inquire,
 			&i.Strict,
 			&i.ClaimedAt,
+			&i.Traceparent,
 		); err != nil {
 			return nil, err
 		}
@@ -412,7 +424,8 @@ const enqueue = `-- name: Enqueue :one
 
 SELECT e.outbox_id::uuid AS outbox_id, e.sequence_id::bigint AS sequence_id, e.created::bool AS created
 FROM outbox_enqueue($1::text, $2::text, $3::text, $4::uuid,
-                    $5::text, $6::jsonb, $7::timestamptz) e
+                    $5::text, $6::jsonb, $7::timestamptz,
+                    $8::text) e
 `
 
 type EnqueueParams struct {
@@ -423,6 +436,7 @@ type EnqueueParams struct {
 	RailType       string
 	Payload        []byte
 	NotBefore      *time.Time
+	Traceparent    *string
 }
 
 type EnqueueRow struct {
@@ -443,6 +457,7 @@ func (q *Queries) Enqueue(ctx context.Context, arg EnqueueParams) (EnqueueRow, e
 		arg.RailType,
 		arg.Payload,
 		arg.NotBefore,
+		arg.Traceparent,
 	)
 	var i EnqueueRow
 	err := row.Scan(&i.OutboxID, &i.SequenceID, &i.Created)
@@ -470,9 +485,11 @@ WITH reserved AS (
            unnest($7::text[]) AS rail_type,
            unnest($8::jsonb[]) AS payload,
            unnest($9::timestamptz[]) AS not_before,
-           unnest($10::int[]) AS off
+           unnest($10::int[]) AS off,
+           unnest($11::text[]) AS traceparent
 ), numbered AS (
     SELECT i.outbox_id, i.instruction_id, i.idempotency_key, i.participant_id, i.rail_type, i.payload,
+           NULLIF(i.traceparent, '') AS traceparent,
            coalesce(NULLIF(i.not_before, 'epoch'), now()) AS next_attempt_at, r.first + i.off AS sequence_id, m.strict
     FROM input i
     JOIN reserved r ON r.participant_id = i.participant_id
@@ -485,9 +502,9 @@ WITH reserved AS (
     RETURNING outbox_id
 ), inserted AS (
     INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
-                                        rail_type, payload, next_attempt_at, strict)
+                                        rail_type, payload, next_attempt_at, strict, traceparent)
     SELECT n.outbox_id, n.instruction_id, n.participant_id, n.sequence_id, n.idempotency_key,
-           n.rail_type, n.payload, n.next_attempt_at, n.strict
+           n.rail_type, n.payload, n.next_attempt_at, n.strict, n.traceparent
     FROM numbered n
     WHERE n.outbox_id IN (SELECT registered.outbox_id FROM registered)
     RETURNING outbox_id, sequence_id
@@ -506,6 +523,7 @@ type EnqueueReservedParams struct {
 	Payloads        [][]byte
 	NotBefore       []time.Time
 	Offsets         []int32
+	Traceparents    []string
 }
 
 type EnqueueReservedRow struct {
@@ -532,6 +550,7 @@ func (q *Queries) EnqueueReserved(ctx context.Context, arg EnqueueReservedParams
 		arg.Payloads,
 		arg.NotBefore,
 		arg.Offsets,
+		arg.Traceparents,
 	)
 	if err != nil {
 		return nil, err
@@ -552,7 +571,7 @@ func (q *Queries) EnqueueReserved(ctx context.Context, arg EnqueueReservedParams
 }
 
 const getDeadLetters = `-- name: GetDeadLetters :many
-SELECT d.outbox_id, d.instruction_id, d.participant_id, d.sequence_id, d.idempotency_key, d.rail_type, d.payload, d.attempt_count, d.enqueued_at, d.strict, d.error_code, d.rail_code, d.error_message, d.dead_at
+SELECT d.outbox_id, d.instruction_id, d.participant_id, d.sequence_id, d.idempotency_key, d.rail_type, d.payload, d.attempt_count, d.enqueued_at, d.strict, d.error_code, d.rail_code, d.error_message, d.dead_at, d.traceparent
 FROM payment_outbox_dead_letters d
 WHERE d.outbox_id = ANY($1::uuid[])
 `
@@ -581,6 +600,7 @@ func (q *Queries) GetDeadLetters(ctx context.Context, outboxIds []uuid.UUID) ([]
 			&i.RailCode,
 			&i.ErrorMessage,
 			&i.DeadAt,
+			&i.Traceparent,
 		); err != nil {
 			return nil, err
 		}
@@ -608,7 +628,7 @@ func (q *Queries) GetOrdering(ctx context.Context, participantID string) (string
 }
 
 const listAttempts = `-- name: ListAttempts :many
-SELECT a.attempt_id, a.outbox_id, a.instruction_id, a.participant_id, a.sequence_id, a.idempotency_key, a.rail_type, a.payload, a.attempt_no, a.state, a.claimed_at, a.completed_at, a.rail_reference, a.rail_code, a.error_code, a.error_message, a.latency_ms, a.inquiry_outcome, a.next_attempt_at, a.relayer_id, a.created_at
+SELECT a.attempt_id, a.outbox_id, a.instruction_id, a.participant_id, a.sequence_id, a.idempotency_key, a.rail_type, a.payload, a.attempt_no, a.state, a.claimed_at, a.completed_at, a.rail_reference, a.rail_code, a.error_code, a.error_message, a.latency_ms, a.inquiry_outcome, a.next_attempt_at, a.relayer_id, a.created_at, a.traceparent
 FROM payment_outbox_attempts a
 WHERE a.instruction_id = $1::text
 ORDER BY a.claimed_at, a.attempt_no, a.created_at, a.attempt_id
@@ -646,6 +666,7 @@ func (q *Queries) ListAttempts(ctx context.Context, instructionID string) ([]Pay
 			&i.NextAttemptAt,
 			&i.RelayerID,
 			&i.CreatedAt,
+			&i.Traceparent,
 		); err != nil {
 			return nil, err
 		}
@@ -658,7 +679,7 @@ func (q *Queries) ListAttempts(ctx context.Context, instructionID string) ([]Pay
 }
 
 const listDeadLettersAfter = `-- name: ListDeadLettersAfter :many
-SELECT d.outbox_id, d.instruction_id, d.participant_id, d.sequence_id, d.idempotency_key, d.rail_type, d.payload, d.attempt_count, d.enqueued_at, d.strict, d.error_code, d.rail_code, d.error_message, d.dead_at
+SELECT d.outbox_id, d.instruction_id, d.participant_id, d.sequence_id, d.idempotency_key, d.rail_type, d.payload, d.attempt_count, d.enqueued_at, d.strict, d.error_code, d.rail_code, d.error_message, d.dead_at, d.traceparent
 FROM payment_outbox_dead_letters d
 WHERE d.dead_at >= $1::timestamptz
   AND (d.dead_at, d.outbox_id) > ($1::timestamptz, $2::uuid)
@@ -720,6 +741,7 @@ func (q *Queries) ListDeadLettersAfter(ctx context.Context, arg ListDeadLettersA
 			&i.RailCode,
 			&i.ErrorMessage,
 			&i.DeadAt,
+			&i.Traceparent,
 		); err != nil {
 			return nil, err
 		}
@@ -916,19 +938,19 @@ WITH reaped AS (
     -- are written by one statement); if it did, the NOT NULL payload
     -- would fail the requeue and roll everything back rather than lose it.
     SELECT r.outbox_id, r.attempt_no, r.participant_id, r.sequence_id, r.strict, r.relayer_id,
-           r.claimed_at, r.enqueued_at, a.instruction_id, a.idempotency_key, a.rail_type, a.payload
+           r.claimed_at, r.enqueued_at, a.instruction_id, a.idempotency_key, a.rail_type, a.payload, a.traceparent
     FROM reaped r
     LEFT JOIN LATERAL (
-        SELECT d.instruction_id, d.idempotency_key, d.rail_type, d.payload
+        SELECT d.instruction_id, d.idempotency_key, d.rail_type, d.payload, d.traceparent
         FROM payment_outbox_attempts d
         WHERE d.outbox_id = r.outbox_id AND d.attempt_no = r.attempt_no AND d.state = 'DISPATCHING'
         LIMIT 1) a ON true
 ), requeued AS (
     INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
                                         rail_type, payload, attempt_count, next_attempt_at, created_at,
-                                        inquire, strict)
+                                        inquire, strict, traceparent)
     SELECT z.outbox_id, z.instruction_id, z.participant_id, z.sequence_id, z.idempotency_key,
-           z.rail_type, z.payload, z.attempt_no, now(), z.enqueued_at, true, z.strict
+           z.rail_type, z.payload, z.attempt_no, now(), z.enqueued_at, true, z.strict, z.traceparent
     FROM zombie z
     ON CONFLICT DO NOTHING
 ), audit AS (
@@ -1009,7 +1031,8 @@ WITH input AS (
            unnest($13::int[]) AS latency_ms,
            unnest($14::text[]) AS inquiry_outcome,
            unnest($15::bigint[]) AS requeue_after_ms,
-           unnest($16::bool[]) AS requeue_inquire
+           unnest($16::bool[]) AS requeue_inquire,
+           unnest($17::text[]) AS traceparent
 ), settled AS (
     DELETE FROM payment_outbox_inflight f
     USING input i
@@ -1020,7 +1043,7 @@ WITH input AS (
 ), outcome AS (
     SELECT i.outbox_id, i.attempt_id, i.attempt_no, i.instruction_id, s.participant_id, s.sequence_id, i.idempotency_key,
            i.rail_type, i.payload, i.state, i.rail_reference, i.rail_code, i.error_code, i.error_message,
-           i.latency_ms, i.inquiry_outcome, i.requeue_after_ms, i.requeue_inquire,
+           i.latency_ms, i.inquiry_outcome, i.requeue_after_ms, i.requeue_inquire, NULLIF(i.traceparent, '') AS traceparent,
            s.strict, s.relayer_id, s.claimed_at, s.enqueued_at
     FROM input i
     JOIN settled s ON s.outbox_id = i.outbox_id
@@ -1039,19 +1062,20 @@ WITH input AS (
 ), requeued AS (
     INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
                                         rail_type, payload, attempt_count, next_attempt_at, created_at,
-                                        inquire, strict)
+                                        inquire, strict, traceparent)
     SELECT o.outbox_id, o.instruction_id, o.participant_id, o.sequence_id, o.idempotency_key,
            o.rail_type, o.payload, o.attempt_no, now() + o.requeue_after_ms * interval '1 millisecond',
-           o.enqueued_at, o.requeue_inquire, o.strict
+           o.enqueued_at, o.requeue_inquire, o.strict, o.traceparent
     FROM outcome o
     WHERE o.requeue_after_ms >= 0
 ), dead AS (
     INSERT INTO payment_outbox_dead_letters (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
                                              rail_type, payload, attempt_count, enqueued_at, strict,
-                                             error_code, rail_code, error_message)
+                                             error_code, rail_code, error_message, traceparent)
     SELECT o.outbox_id, o.instruction_id, o.participant_id, o.sequence_id, o.idempotency_key,
            o.rail_type, o.payload, o.attempt_no, o.enqueued_at, o.strict,
-           coalesce(NULLIF(o.error_code, ''), 'FAILED'), NULLIF(o.rail_code, ''), NULLIF(o.error_message, '')
+           coalesce(NULLIF(o.error_code, ''), 'FAILED'), NULLIF(o.rail_code, ''), NULLIF(o.error_message, ''),
+           o.traceparent
     FROM outcome o
     WHERE o.state = 'FAILED'
 )
@@ -1075,6 +1099,7 @@ type RecordOutcomesParams struct {
 	InquiryOutcomes []string
 	RequeueAfterMs  []int64
 	RequeueInquire  []bool
+	Traceparents    []string
 }
 
 type RecordOutcomesRow struct {
@@ -1106,6 +1131,7 @@ func (q *Queries) RecordOutcomes(ctx context.Context, arg RecordOutcomesParams) 
 		arg.InquiryOutcomes,
 		arg.RequeueAfterMs,
 		arg.RequeueInquire,
+		arg.Traceparents,
 	)
 	if err != nil {
 		return nil, err
@@ -1132,13 +1158,13 @@ WITH req AS (
     DELETE FROM payment_outbox_dead_letters d
     USING req
     WHERE d.outbox_id = req.outbox_id
-    RETURNING d.outbox_id, d.instruction_id, d.participant_id, d.sequence_id, d.idempotency_key, d.rail_type, d.payload, d.attempt_count, d.enqueued_at, d.strict, d.error_code, d.rail_code, d.error_message, d.dead_at
+    RETURNING d.outbox_id, d.instruction_id, d.participant_id, d.sequence_id, d.idempotency_key, d.rail_type, d.payload, d.attempt_count, d.enqueued_at, d.strict, d.error_code, d.rail_code, d.error_message, d.dead_at, d.traceparent
 ), requeued AS (
     INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
                                         rail_type, payload, attempt_count, next_attempt_at, created_at,
-                                        inquire, strict)
+                                        inquire, strict, traceparent)
     SELECT r.outbox_id, r.instruction_id, r.participant_id, r.sequence_id, r.idempotency_key,
-           r.rail_type, r.payload, r.attempt_count, req.at, r.enqueued_at, false, r.strict
+           r.rail_type, r.payload, r.attempt_count, req.at, r.enqueued_at, false, r.strict, r.traceparent
     FROM revived r JOIN req ON req.outbox_id = r.outbox_id
 ), audit AS (
     INSERT INTO payment_outbox_attempts (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
