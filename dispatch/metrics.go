@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +18,35 @@ type Metrics struct {
 	completed, execFailed                           *prometheus.CounterVec
 	cycleDuration                                   *prometheus.HistogramVec
 	executionLag                                    *prometheus.HistogramVec
+	byTenant                                        *prometheus.CounterVec
+	tenants                                         tenantLabels
+}
+
+// MaxTenantLabels bounds the tenants executions_by_tenant_total names in
+// one process: past it, a new tenant's executions count as "other", so a
+// platform with many tenants does not grow the scrape without bound.
+const MaxTenantLabels = 200
+
+// tenantLabels remembers the tenants given a label of their own.
+type tenantLabels struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (t *tenantLabels) label(tenant string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.seen[tenant] {
+		return tenant
+	}
+	if len(t.seen) >= MaxTenantLabels || tenant == "" {
+		return "other"
+	}
+	if t.seen == nil {
+		t.seen = map[string]bool{}
+	}
+	t.seen[tenant] = true
+	return tenant
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -45,7 +75,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: lagBuckets,
 		}, []string{"item_type"}),
 	}
-	reg.MustRegister(m.cycleDuration, m.executionLag)
+	m.byTenant = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "paydispatch", Subsystem: "dispatch",
+		Name: "executions_by_tenant_total",
+		Help: "Items let go at their times, by tenant (at most MaxTenantLabels tenants a process; the rest as other): each tenant's share."},
+		[]string{"item_type", "tenant"})
+	reg.MustRegister(m.cycleDuration, m.executionLag, m.byTenant)
 	return m
 }
 
@@ -64,6 +98,15 @@ func (m *Metrics) ObserveLag(itemType string, slot, went time.Time) {
 		return
 	}
 	m.executionLag.WithLabelValues(itemType).Observe(max(went.Sub(slot), 0).Seconds())
+}
+
+// CountExecution counts an item of tenant's let go (for each tenant's
+// share of the executions). A nil *Metrics records nothing.
+func (m *Metrics) CountExecution(itemType, tenant string) {
+	if m == nil {
+		return
+	}
+	m.byTenant.WithLabelValues(itemType, m.tenants.label(tenant)).Inc()
 }
 
 func (m *Metrics) recordCycle(c CycleResult, took time.Duration) {

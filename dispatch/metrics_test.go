@@ -2,6 +2,7 @@ package dispatch_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -92,5 +93,41 @@ paydispatch_dispatch_execution_lag_seconds_count{item_type="TASK"} 3
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "paydispatch_dispatch_execution_lag_seconds"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCountExecutionByTenant: each tenant's executions are counted under
+// its name, up to MaxTenantLabels tenants; the rest, and none, as other.
+func TestCountExecutionByTenant(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	m := dispatch.NewMetrics(reg)
+	m.CountExecution("TASK", "acme")
+	m.CountExecution("TASK", "acme")
+	m.CountExecution("TASK", "")
+	for i := range dispatch.MaxTenantLabels + 5 {
+		m.CountExecution("TASK", fmt.Sprintf("t-%03d", i))
+	}
+	(*dispatch.Metrics)(nil).CountExecution("TASK", "acme")
+	mf, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range mf {
+		if f.GetName() != "paydispatch_dispatch_executions_by_tenant_total" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			for _, l := range s.GetLabel() {
+				if l.GetName() == "tenant" {
+					got[l.GetValue()] = s.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	// acme took one label; 199 of the t-NNN tenants the others; 6 more and the empty tenant are other.
+	if got["acme"] != 2 || got["other"] != 7 || len(got) != dispatch.MaxTenantLabels+1 {
+		t.Fatalf("acme %v, other %v, %d labels, want 2, 7 and %d", got["acme"], got["other"], len(got), dispatch.MaxTenantLabels+1)
 	}
 }

@@ -275,6 +275,7 @@ func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool
 			return false, err
 		}
 		a.Metrics.ObserveLag(ItemType, in.NotBefore, executionTime)
+		a.Metrics.CountExecution(ItemType, in.Context.Request.TenantID)
 	}
 	ctx, span := a.executionSpan(ctx, in, executionTime)
 	done, err := a.execute(ctx, in, executionTime)
