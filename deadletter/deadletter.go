@@ -118,8 +118,10 @@ type Service struct {
 }
 
 // ID makes a letter's id.
-func dispatchID(itemType, itemID string) string { return SourceDispatch + ":" + itemType + ":" + itemID }
-func outboxID(id uuid.UUID) string              { return SourceOutbox + ":" + id.String() }
+func dispatchID(itemType, itemID string) string {
+	return SourceDispatch + ":" + itemType + ":" + itemID
+}
+func outboxID(id uuid.UUID) string { return SourceOutbox + ":" + id.String() }
 
 // ref is a parsed letter id.
 type ref struct {
