@@ -117,10 +117,12 @@ type Service struct {
 	OnRequeue map[string]func(ctx context.Context, tx pgx.Tx, itemIDs []string, config string) error
 }
 
-// ID makes a letter's id.
+// dispatchID is a queue letter's id.
 func dispatchID(itemType, itemID string) string {
 	return SourceDispatch + ":" + itemType + ":" + itemID
 }
+
+// outboxID is an outbox letter's id.
 func outboxID(id uuid.UUID) string { return SourceOutbox + ":" + id.String() }
 
 // ref is a parsed letter id.
