@@ -216,3 +216,17 @@ func fromRow(r dbsqlc.Account) Account {
 func notFound(id string) error {
 	return ledger.Errorf(ledger.CodeAccountNotFound, "no account "+id, map[string]string{"accountId": id})
 }
+
+// Tenants returns which of the tenants have at least one account: the
+// tenants the ledger knows.
+func Tenants(ctx context.Context, db ledger.DBTX, tenantIDs []string) (map[string]bool, error) {
+	rows, err := dbsqlc.New(db).TenantsWithAccounts(ctx, tenantIDs)
+	if err != nil {
+		return nil, fmt.Errorf("account: tenants of %d ids: %w", len(tenantIDs), err)
+	}
+	out := make(map[string]bool, len(rows))
+	for _, t := range rows {
+		out[t] = true
+	}
+	return out, nil
+}

@@ -79,3 +79,36 @@ BEGIN
     RETURN QUERY SELECT p_outbox_id, v_seq, true;
 END;
 $$;
+
+-- outbox_enqueue_stream enqueues a stream's messages: strict rows whose
+-- idempotency key is their outbox id, numbered from outbox_stream_seq
+-- rather than from the participant's locked row, so that producers never
+-- queue on each other (a stream's participants are a few lanes every
+-- producer shares). The numbers are unique, not gap-free, and a lower one
+-- may commit after a higher one: order holds only between messages whose
+-- producers were already ordered, each enqueued by a transaction that
+-- began after the one before committed (package payment: one payment's
+-- status changes, serialized by its row). Within a lane that is enough:
+-- the strict claim sends a lane's lowest pending number, one at a time.
+-- An id enqueued before is skipped.
+CREATE OR REPLACE FUNCTION outbox_enqueue_stream(p_outbox_ids uuid[], p_participants text[], p_rail_type text,
+                                                 p_payloads jsonb[]) RETURNS void
+LANGUAGE sql AS $$
+    WITH input AS (
+        SELECT u.outbox_id, u.participant_id, u.payload, nextval('outbox_stream_seq') AS sequence_id
+        FROM unnest(p_outbox_ids, p_participants, p_payloads) WITH ORDINALITY AS u(outbox_id, participant_id, payload, n)
+        ORDER BY u.n
+    ), registered AS (
+        INSERT INTO payment_outbox_keys (instruction_id, idempotency_key, outbox_id, participant_id, sequence_id, rail_type)
+        SELECT i.outbox_id::text, i.outbox_id::text, i.outbox_id, i.participant_id, i.sequence_id, p_rail_type
+        FROM input i
+        ON CONFLICT (instruction_id, idempotency_key) DO NOTHING
+        RETURNING outbox_id
+    )
+    INSERT INTO payment_outbox_pending (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
+                                        rail_type, payload, next_attempt_at, strict)
+    SELECT i.outbox_id, i.outbox_id::text, i.participant_id, i.sequence_id, i.outbox_id::text,
+           p_rail_type, i.payload, now(), true
+    FROM input i
+    WHERE i.outbox_id IN (SELECT registered.outbox_id FROM registered)
+$$;

@@ -41,3 +41,82 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT array_prepend(p_process_id::text || ':CreateTransaction',
                          ARRAY(SELECT p_process_id::text || ':Redrive:' || g FROM generate_series(1, p_redrives) g))
 $$;
+
+-- payment_event_lane is the event stream's participant of a payment: one
+-- of p_lanes, the same for every event of the payment, so that its events
+-- go out in order (payment_event_stream).
+CREATE OR REPLACE FUNCTION payment_event_lane(p_payment_id text, p_lanes integer) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT 'payment-events:' || (((hashtext(p_payment_id)::bigint % p_lanes) + p_lanes) % p_lanes)::text
+$$;
+
+-- payment_events_out publishes a statement's status changes (their
+-- payments' keys, tenants, new statuses and events): to the tenants'
+-- webhook endpoints, and to the event stream when it is on. The event is
+-- the same for both (one id).
+CREATE OR REPLACE FUNCTION payment_events_out(p_keys text[], p_tenants text[], p_statuses text[], p_events jsonb[])
+RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_stream payment_event_stream%ROWTYPE;
+BEGIN
+    IF p_keys IS NULL THEN
+        RETURN;
+    END IF;
+    SELECT * INTO v_stream FROM payment_event_stream;
+    IF FOUND THEN
+        PERFORM outbox_enqueue_stream(
+            ARRAY(SELECT (e->>'id')::uuid FROM unnest(p_events) e),
+            ARRAY(SELECT payment_event_lane(k, v_stream.lanes) FROM unnest(p_keys) k),
+            v_stream.rail_type, p_events);
+    END IF;
+    IF EXISTS (SELECT 1 FROM webhook_endpoints) THEN
+        PERFORM webhook_publish(p_tenants, p_keys, ARRAY(SELECT 'payment.' || lower(s) FROM unnest(p_statuses) s),
+                                p_events);
+    END IF;
+END;
+$$;
+
+-- The payments' triggers (00042): every change of a payment's status
+-- publishes its event, in the statement's own transaction, so the event
+-- goes out if and only if the change commits, whichever statement made
+-- it. Statement triggers with transition tables: a chunk of thousands of
+-- payments publishes in one call. With no webhook endpoint and the stream
+-- off, a statement pays two probes of empty tables.
+CREATE OR REPLACE FUNCTION payment_published_on_insert() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_stream boolean := EXISTS (SELECT 1 FROM payment_event_stream);
+BEGIN
+    IF NOT v_stream AND NOT EXISTS (SELECT 1 FROM webhook_endpoints) THEN
+        RETURN NULL;
+    END IF;
+    PERFORM payment_events_out(array_agg(n.payment_id), array_agg(n.tenant_id), array_agg(n.status),
+                               array_agg(payment_event(n.tenant_id, n.external_id, n.status, 'RECEIVED', n.status_reason,
+                                                       n.amount, n.currency, n.debtor_account, n.requested_execution_time,
+                                                       n.scheduled_execution_time, n.updated_at)))
+    FROM changed_payments n
+    WHERE v_stream OR n.tenant_id IN (SELECT tenant_id FROM webhook_endpoints);
+    RETURN NULL;
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION payment_published_on_update() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_stream boolean := EXISTS (SELECT 1 FROM payment_event_stream);
+BEGIN
+    IF NOT v_stream AND NOT EXISTS (SELECT 1 FROM webhook_endpoints) THEN
+        RETURN NULL;
+    END IF;
+    PERFORM payment_events_out(array_agg(n.payment_id), array_agg(n.tenant_id), array_agg(n.status),
+                               array_agg(payment_event(n.tenant_id, n.external_id, n.status, o.status, n.status_reason,
+                                                       n.amount, n.currency, n.debtor_account, n.requested_execution_time,
+                                                       n.scheduled_execution_time, n.updated_at)))
+    FROM changed_payments n
+    JOIN previous_payments o ON o.payment_id = n.payment_id
+    WHERE n.status IS DISTINCT FROM o.status
+      AND (v_stream OR n.tenant_id IN (SELECT tenant_id FROM webhook_endpoints));
+    RETURN NULL;
+END;
+$$;

@@ -416,3 +416,22 @@ WHERE payment_id = ANY(@payment_ids::text[]) AND tenant_id = @tenant_id
 UPDATE payments
 SET context = jsonb_set(context, '{pacingConfig}', to_jsonb(@pacing_config::text))
 WHERE payment_id = ANY(@payment_ids::text[]) AND context IS NOT NULL;
+
+-- name: SetEventStream :exec
+-- Turns the event stream on (payment_event_stream), or changes its rail
+-- type or lanes.
+INSERT INTO payment_event_stream (only_row, rail_type, lanes) VALUES (true, @rail_type::text, @lanes::int)
+ON CONFLICT (only_row) DO UPDATE SET rail_type = excluded.rail_type, lanes = excluded.lanes, updated_at = now()
+WHERE (payment_event_stream.rail_type, payment_event_stream.lanes) IS DISTINCT FROM (excluded.rail_type, excluded.lanes);
+
+-- name: StopEventStream :execrows
+DELETE FROM payment_event_stream;
+
+-- name: InsertBatchPain001 :exec
+-- A file sent again keeps the first record: its transactions are the same.
+INSERT INTO payment_batch_pain001 (batch_id, msg_id, namespace, document)
+VALUES (@batch_id, @msg_id, @namespace, @document)
+ON CONFLICT (batch_id) DO NOTHING;
+
+-- name: GetBatchPain001 :one
+SELECT document FROM payment_batch_pain001 WHERE batch_id = @batch_id;

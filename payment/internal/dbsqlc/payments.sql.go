@@ -481,6 +481,17 @@ func (q *Queries) GetBatch(ctx context.Context, batchID string) (PaymentBatch, e
 	return i, err
 }
 
+const getBatchPain001 = `-- name: GetBatchPain001 :one
+SELECT document FROM payment_batch_pain001 WHERE batch_id = $1
+`
+
+func (q *Queries) GetBatchPain001(ctx context.Context, batchID string) ([]byte, error) {
+	row := q.db.QueryRow(ctx, getBatchPain001, batchID)
+	var document []byte
+	err := row.Scan(&document)
+	return document, err
+}
+
 const getBooking = `-- name: GetBooking :one
 SELECT payment_id, process_id, debit_account_id, debit_transaction_id, fx_contract_id, debit_currency, debit_amount, credit_currency, credit_amount, fee_currency, fee_amount, value_date, beneficiary_name, beneficiary_iban, beneficiary_bic, outbox_id, return_transaction_id, return_code, created_at, redrives FROM payment_booking WHERE payment_id = $1
 `
@@ -574,6 +585,30 @@ func (q *Queries) InsertBatch(ctx context.Context, arg InsertBatchParams) (int64
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const insertBatchPain001 = `-- name: InsertBatchPain001 :exec
+INSERT INTO payment_batch_pain001 (batch_id, msg_id, namespace, document)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (batch_id) DO NOTHING
+`
+
+type InsertBatchPain001Params struct {
+	BatchID   string
+	MsgID     string
+	Namespace string
+	Document  []byte
+}
+
+// A file sent again keeps the first record: its transactions are the same.
+func (q *Queries) InsertBatchPain001(ctx context.Context, arg InsertBatchPain001Params) error {
+	_, err := q.db.Exec(ctx, insertBatchPain001,
+		arg.BatchID,
+		arg.MsgID,
+		arg.Namespace,
+		arg.Document,
+	)
+	return err
 }
 
 const insertBatchPart = `-- name: InsertBatchPart :exec
@@ -1601,6 +1636,24 @@ func (q *Queries) SetBookingReturn(ctx context.Context, arg SetBookingReturnPara
 	return result.RowsAffected(), nil
 }
 
+const setEventStream = `-- name: SetEventStream :exec
+INSERT INTO payment_event_stream (only_row, rail_type, lanes) VALUES (true, $1::text, $2::int)
+ON CONFLICT (only_row) DO UPDATE SET rail_type = excluded.rail_type, lanes = excluded.lanes, updated_at = now()
+WHERE (payment_event_stream.rail_type, payment_event_stream.lanes) IS DISTINCT FROM (excluded.rail_type, excluded.lanes)
+`
+
+type SetEventStreamParams struct {
+	RailType string
+	Lanes    int32
+}
+
+// Turns the event stream on (payment_event_stream), or changes its rail
+// type or lanes.
+func (q *Queries) SetEventStream(ctx context.Context, arg SetEventStreamParams) error {
+	_, err := q.db.Exec(ctx, setEventStream, arg.RailType, arg.Lanes)
+	return err
+}
+
 const setExecutionRef = `-- name: SetExecutionRef :execrows
 UPDATE payments SET execution_ref = $1, updated_at = now()
 WHERE payment_id = $2 AND execution_ref IS DISTINCT FROM $1
@@ -1695,6 +1748,18 @@ func (q *Queries) StageIntake(ctx context.Context, arg StageIntakeParams) error 
 		arg.RequestedExecutionTimes,
 	)
 	return err
+}
+
+const stopEventStream = `-- name: StopEventStream :execrows
+DELETE FROM payment_event_stream
+`
+
+func (q *Queries) StopEventStream(ctx context.Context) (int64, error) {
+	result, err := q.db.Exec(ctx, stopEventStream)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const storePhaseA = `-- name: StorePhaseA :many

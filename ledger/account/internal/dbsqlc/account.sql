@@ -56,3 +56,9 @@ FROM ledger_post(@kind::text, sqlc.narg('account_id')::text, sqlc.narg('currency
                  sqlc.narg('amount')::numeric, @charge_fee::boolean, sqlc.narg('reverses')::uuid,
                  @new_transaction_id::uuid, @reference::text, sqlc.narg('description')::text,
                  @value_date::date) p;
+
+-- name: TenantsWithAccounts :many
+-- Which of the tenants have an account (account_tenant_idx).
+SELECT DISTINCT a.tenant_id::text AS tenant_id
+FROM account a
+WHERE a.tenant_id = ANY(@tenant_ids::text[]);

@@ -354,3 +354,30 @@ func (q *Queries) RecentTransactions(ctx context.Context, arg RecentTransactions
 	}
 	return items, nil
 }
+
+const tenantsWithAccounts = `-- name: TenantsWithAccounts :many
+SELECT DISTINCT a.tenant_id::text AS tenant_id
+FROM account a
+WHERE a.tenant_id = ANY($1::text[])
+`
+
+// Which of the tenants have an account (account_tenant_idx).
+func (q *Queries) TenantsWithAccounts(ctx context.Context, tenantIds []string) ([]string, error) {
+	rows, err := q.db.Query(ctx, tenantsWithAccounts, tenantIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var tenant_id string
+		if err := rows.Scan(&tenant_id); err != nil {
+			return nil, err
+		}
+		items = append(items, tenant_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
