@@ -24,14 +24,22 @@ import (
 // the rail's code recorded. Both are idempotent: a payment already moved
 // on is left as it is. An operator's requeue of a returned payment's
 // instruction debits it again first (redrive).
+//
+// The outbox also carries the payments' own events (EventRailType), which
+// are no instruction: the hooks leave them alone.
 func OutboxHooks() outbox.Hooks {
 	return outbox.Hooks{OnDelivered: delivered, OnDead: returned, OnRequeue: redrive}
 }
 
 func delivered(ctx context.Context, tx pgx.Tx, ds []outbox.Delivery) error {
-	ids := make([]string, len(ds))
-	for i, d := range ds {
-		ids[i] = d.Message.InstructionID
+	ids := make([]string, 0, len(ds))
+	for _, d := range ds {
+		if d.Message.RailType != EventRailType {
+			ids = append(ids, d.Message.InstructionID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
 	}
 	if _, err := dbsqlc.New(tx).DeliverPayments(ctx, ids); err != nil {
 		return fmt.Errorf("payment: record %d deliveries: %w", len(ids), err)
@@ -42,6 +50,9 @@ func delivered(ctx context.Context, tx pgx.Tx, ds []outbox.Delivery) error {
 func returned(ctx context.Context, tx pgx.Tx, dead []outbox.DeadLetter) error {
 	q := dbsqlc.New(tx)
 	for _, d := range dead {
+		if d.Message.RailType == EventRailType {
+			continue
+		}
 		id := d.Message.InstructionID
 		b, err := q.GetBooking(ctx, id)
 		if errors.Is(err, pgx.ErrNoRows) {

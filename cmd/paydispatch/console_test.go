@@ -425,7 +425,7 @@ func startServeInProcess(t *testing.T, env map[string]string) *runningServer {
 	set := config.NewSet(flag.NewFlagSet("serve in process", flag.ContinueOnError), func(k string) string { return vars[k] },
 		append(append(append(config.DatabaseSettings(&c.db), config.ServerSettings(&c.srv)...), config.TemporalSettings(&c.tc)...),
 			append(config.DispatchSettings(&c.dm), append(append(config.RailSettings(&c.rl), config.RelaySettings(&c.rc)...),
-				config.WebhookSettings(&c.wh)...)...)...)...)
+				append(config.WebhookSettings(&c.wh), config.KafkaSettings(&c.kc)...)...)...)...)...)
 	if err := set.Parse(nil); err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,7 @@ func commands() []*command {
 		{name: "serve", summary: "run the service: store, migrations, HTTP API", usage: "[flags]", run: runServe},
 		{name: "worker", summary: "run some roles (init, exec, dispatch) in their own process, for scale", usage: "--role ...", run: runWorker},
 		{name: "relay", summary: "deliver the outbox's instructions to the rail (PAYDISPATCH_RAIL_URL), in its own process", usage: "[flags]", run: runRelay},
+		{name: "kafka-intake", summary: "take payment requests from a Kafka topic, in its own process (serve does it too when PAYDISPATCH_KAFKA_BROKERS is set)", usage: "[flags]", run: runKafkaIntake},
 		{name: "temporal", summary: "run only the embedded Temporal server, for worker and serve processes to share", usage: "[flags]", run: runTemporal},
 		{name: "rail-sim", summary: "serve a simulated payment rail (GET /ledger shows what it received)", usage: "[flags]", run: runRailSim},
 		{name: "migrate", summary: "apply or inspect schema migrations", usage: "[up|status] [flags]", run: runMigrate},

@@ -18,6 +18,7 @@ import (
 	"github.com/paydispatch/paydispatch/outbox"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/rail"
 	"github.com/paydispatch/paydispatch/railsim"
 )
 
@@ -38,12 +39,14 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 		rc config.Relay
 		wh config.Webhooks
 		mt config.Metrics
+		kc config.Kafka
 		lg config.Log
 	)
 	settings := append(config.DatabaseSettings(&db), config.RailSettings(&rl)...)
 	settings = append(settings, config.RelaySettings(&rc)...)
 	settings = append(settings, config.WebhookSettings(&wh)...)
 	settings = append(settings, config.MetricsSettings(&mt)...)
+	settings = append(settings, config.KafkaSettings(&kc)...)
 	if err := parse(config.NewSet(fs, env.getenv, append(settings, config.LogSettings(&lg)...)...), args); err != nil {
 		return err
 	}
@@ -58,6 +61,9 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 	}
 	if rl.URL == "" {
 		return usageError{errors.New("relay needs PAYDISPATCH_RAIL_URL (or --rail-url), the rail to deliver to, e.g. http://127.0.0.1:9090 for 'paydispatch rail-sim'")}
+	}
+	if kc.Embedded {
+		return usageError{errors.New("relay publishes events to brokers other processes share: set PAYDISPATCH_KAFKA_BROKERS to their host:port, not embedded")}
 	}
 	log := newLogger(env, lg)
 	tracing, err := startTracing(ctx, env, "relay", log)
@@ -86,7 +92,16 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := app.RegisterOutboxMetrics(reg, store, rc.ReaperTimeout)
-	stop, err := app.StartRelayer(ctx, store, relayConfig(rl, rc, tracing), payment.OutboxHooks(), metrics, log)
+	cfg := relayConfig(rl, rc, tracing)
+	events, err := app.EventStream(ctx, store, kc, kc.Brokers, log)
+	if err != nil {
+		return err
+	}
+	if events != nil {
+		defer events.Close()
+		cfg.Rails = append(cfg.Rails, events)
+	}
+	stop, err := app.StartRelayer(ctx, store, cfg, payment.OutboxHooks(), metrics, log)
 	if err != nil {
 		return err
 	}
@@ -159,7 +174,7 @@ func relayConfig(rl config.Rail, rc config.Relay, tracing *app.Tracing) app.Rela
 // is configured, to a rail simulator in this process on loopback (the
 // embedded default, like serve's PostgreSQL and Temporal). Its metrics go
 // to reg. The returned func stops the relayer, then the simulator.
-func startRelayRole(ctx context.Context, store *postgres.DB, rl config.Rail, rc config.Relay, wh config.Webhooks, sim railsim.Behaviour, reg prometheus.Registerer, tracing *app.Tracing, log *slog.Logger) (stop func(), railURL string, err error) {
+func startRelayRole(ctx context.Context, store *postgres.DB, rl config.Rail, rc config.Relay, wh config.Webhooks, sim railsim.Behaviour, more []rail.Rail, reg prometheus.Registerer, tracing *app.Tracing, log *slog.Logger) (stop func(), railURL string, err error) {
 	stopSim := func() {}
 	if rl.URL == "" {
 		url, stop, err := app.StartRailSim(ctx, "127.0.0.1:0", sim, log)
@@ -170,7 +185,9 @@ func startRelayRole(ctx context.Context, store *postgres.DB, rl config.Rail, rc 
 		rl.URL, stopSim = url, stop
 	}
 	metrics := app.RegisterOutboxMetrics(reg, store, rc.ReaperTimeout)
-	stopRelay, err := app.StartRelayer(ctx, store, relayConfig(rl, rc, tracing), payment.OutboxHooks(), metrics, log)
+	cfg := relayConfig(rl, rc, tracing)
+	cfg.Rails = more
+	stopRelay, err := app.StartRelayer(ctx, store, cfg, payment.OutboxHooks(), metrics, log)
 	if err != nil {
 		stopSim()
 		return nil, "", err

@@ -33,6 +33,7 @@ import (
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/rail"
 	"github.com/paydispatch/paydispatch/railsim"
 	"github.com/paydispatch/paydispatch/temporal"
 	"github.com/paydispatch/paydispatch/temporal/webui"
@@ -54,12 +55,14 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		rl  config.Rail
 		rc  config.Relay
 		wh  config.Webhooks
+		kc  config.Kafka
 	)
 	settings := append(config.DatabaseSettings(&db), config.ServerSettings(&srv)...)
 	settings = append(settings, config.TemporalSettings(&tc)...)
 	settings = append(settings, config.DispatchSettings(&dm)...)
 	settings = append(settings, append(config.RailSettings(&rl), config.RelaySettings(&rc)...)...)
 	settings = append(settings, config.WebhookSettings(&wh)...)
+	settings = append(settings, config.KafkaSettings(&kc)...)
 	set := config.NewSet(fs, env.getenv, append(settings, config.LogSettings(&lg)...)...)
 	if err := parse(set, args); err != nil {
 		return err
@@ -74,7 +77,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return usageError{err}
 	}
 	log := newLogger(env, lg)
-	run, err := startServer(ctx, env, serverConfig{db: db, srv: srv, tc: tc, dm: dm, rl: rl, rc: rc, wh: wh}, log)
+	run, err := startServer(ctx, env, serverConfig{db: db, srv: srv, tc: tc, dm: dm, rl: rl, rc: rc, wh: wh, kc: kc}, log)
 	if err != nil {
 		return err
 	}
@@ -164,20 +167,23 @@ type serverConfig struct {
 	rl  config.Rail
 	rc  config.Relay
 	wh  config.Webhooks
+	kc  config.Kafka
 	// railSim is how the embedded rail simulator behaves (no rail URL).
 	railSim railsim.Behaviour
 }
 
 // runningServer is serve's stack, up and serving the API.
 type runningServer struct {
-	store    *postgres.DB
-	tconn    *temporal.Conn
-	http     *http.Server
-	api      *apiServer // http, with drain
-	addr     string     // the API's listen address
-	railURL  string
-	serveErr <-chan error
-	stops    []func()
+	store   *postgres.DB
+	tconn   *temporal.Conn
+	http    *http.Server
+	api     *apiServer // http, with drain
+	addr    string     // the API's listen address
+	railURL string
+	// kafkaBrokers are the Kafka brokers the intake reads (none: off).
+	kafkaBrokers []string
+	serveErr     <-chan error
+	stops        []func()
 }
 
 // stop stops every role, Temporal and the database, in reverse order of
@@ -260,9 +266,31 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	}
 	run.stops = append(run.stops, stopDispatch)
 
+	// Kafka, when configured: its brokers (or an embedded cluster), and the
+	// payment event stream's sender for the relayer.
+	var kafkaBrokers []string
+	var moreRails []rail.Rail
+	if c.kc.On() {
+		brokers, stopCluster, err := app.KafkaBrokers(c.kc, log)
+		if err != nil {
+			return nil, err
+		}
+		run.stops = append(run.stops, stopCluster)
+		kafkaBrokers = brokers
+	}
+	events, err := app.EventStream(ctx, store, c.kc, kafkaBrokers, log)
+	if err != nil {
+		return nil, err
+	}
+	if events != nil {
+		run.stops = append(run.stops, events.Close)
+		moreRails = append(moreRails, events)
+	}
+	run.kafkaBrokers = kafkaBrokers
+
 	// The relayer role: the outbox to the rail (or the embedded simulator)
 	// and the webhooks, their metrics on this registry.
-	stopRelay, railURL, err := startRelayRole(ctx, store, rl, rc, c.wh, c.railSim, reg, tracing, log)
+	stopRelay, railURL, err := startRelayRole(ctx, store, rl, rc, c.wh, c.railSim, moreRails, reg, tracing, log)
 	if err != nil {
 		return nil, err
 	}
@@ -304,6 +332,13 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	}
 	payments := app.PaymentService(store, tconn, srv.BulkChunkSize)
 	payments.Metrics = payment.NewMetrics(reg)
+	if c.kc.On() {
+		stopIntake, err := app.StartKafkaIntake(ctx, store, payments, c.kc, kafkaBrokers, reg, log)
+		if err != nil {
+			return nil, err
+		}
+		run.stops = append(run.stops, stopIntake)
+	}
 	router.HandlePayments(payments)
 	router.HandlePacing(pacing.New(store.Pool))
 	router.HandleDispatchConfig(queue.New(store.Pool))

@@ -38,6 +38,9 @@ type RelayConfig struct {
 	// RailTimeout and Tracer; the rest is taken as given, zero fields
 	// defaulted.
 	Relayer outbox.Config
+	// Rails are more rails beside the two under RailURL: the Kafka event
+	// stream's sender (package kafka), when it is on.
+	Rails []rail.Rail
 	// TracerProvider, when set (Tracing.TracerProvider), gives each rail
 	// call its span (outbox.send, outbox.inquire), the child of the
 	// payment's execution, and its traceparent header; nil: none.
@@ -45,8 +48,9 @@ type RelayConfig struct {
 }
 
 // RailSender is the relayer's Sender for a rail at baseURL: a router over
-// the JSON rail and the pacs.008 rail, each call bounded by timeout.
-func RailSender(baseURL string, timeout time.Duration) (*rail.Router, error) {
+// the JSON rail and the pacs.008 rail, each call bounded by timeout, and
+// the more rails given.
+func RailSender(baseURL string, timeout time.Duration, more ...rail.Rail) (*rail.Router, error) {
 	if timeout <= 0 {
 		timeout = rail.DefaultTimeout
 	}
@@ -58,7 +62,7 @@ func RailSender(baseURL string, timeout time.Duration) (*rail.Router, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rail.NewRouter(jsonRail, pacsRail)
+	return rail.NewRouter(append([]rail.Rail{jsonRail, pacsRail}, more...)...)
 }
 
 // StartRelayer runs an outbox relayer that delivers to the rail at
@@ -71,7 +75,7 @@ func StartRelayer(ctx context.Context, store *postgres.DB, cfg RelayConfig, hook
 	if timeout <= 0 {
 		timeout = rail.DefaultTimeout
 	}
-	sender, err := RailSender(cfg.RailURL, timeout)
+	sender, err := RailSender(cfg.RailURL, timeout, cfg.Rails...)
 	if err != nil {
 		return nil, err
 	}

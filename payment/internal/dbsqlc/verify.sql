@@ -66,11 +66,13 @@ WHERE c.debits > 0 OR c.booked OR c.instructed;
 
 -- name: BookingWithoutOneInstruction :many
 -- A booked payment has exactly one rail instruction, and an instruction
--- belongs to a booked payment.
+-- belongs to a booked payment. The payments' own events
+-- (payment.EventRailType) share the outbox and are no instruction.
 SELECT coalesce(b.payment_id, k.instruction_id)::text AS payment_id,
        bool_or(b.payment_id IS NOT NULL)::bool AS booked, count(k.outbox_id)::int AS instructions
 FROM payment_booking b
-FULL JOIN payment_outbox_keys k ON k.instruction_id = b.payment_id
+FULL JOIN (SELECT i.instruction_id, i.outbox_id FROM payment_outbox_keys i WHERE i.rail_type <> 'PAYMENT_EVENT') k
+  ON k.instruction_id = b.payment_id
 GROUP BY coalesce(b.payment_id, k.instruction_id)
 HAVING NOT bool_or(b.payment_id IS NOT NULL) OR count(k.outbox_id) <> 1;
 

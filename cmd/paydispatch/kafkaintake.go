@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/paydispatch/paydispatch/internal/app"
+	"github.com/paydispatch/paydispatch/internal/config"
+)
+
+// runKafkaIntake runs the Kafka intake in its own process: as many as the
+// topic's partitions, in one consumer group.
+func runKafkaIntake(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "kafka-intake", "[flags]",
+		"Consumes payment requests (the JSON of POST /v1/payments) from PAYDISPATCH_KAFKA_TOPIC in the consumer group\n"+
+			"PAYDISPATCH_KAFKA_GROUP and takes them in as a bulk file's payments, chunk by chunk, until SIGINT or SIGTERM.\n"+
+			"A record's offset is committed once its payment is stored; a record that cannot become a payment goes to the\n"+
+			"dead-letter topic with the reason in its headers. It needs the shared database, a Temporal cluster others share\n"+
+			"(TEMPORAL_ADDRESS) and PAYDISPATCH_KAFKA_BROKERS. docs/kafka.md has the details.")
+	var (
+		db  config.Database
+		tc  config.Temporal
+		kc  config.Kafka
+		mt  config.Metrics
+		lg  config.Log
+	)
+	settings := append(config.DatabaseSettings(&db), config.TemporalSettings(&tc)...)
+	settings = append(settings, config.KafkaSettings(&kc)...)
+	settings = append(settings, config.MetricsSettings(&mt)...)
+	if err := parse(config.NewSet(fs, env.getenv, append(settings, config.LogSettings(&lg)...)...), args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q: kafka-intake takes only flags", fs.Arg(0))}
+	}
+	if !kc.On() {
+		return usageError{errors.New("kafka-intake needs PAYDISPATCH_KAFKA_BROKERS (or --kafka-brokers): host:port seeds, e.g. 127.0.0.1:9092")}
+	}
+	if tc.Address == "" {
+		return usageError{errors.New("kafka-intake needs TEMPORAL_ADDRESS (or --temporal-address): the Temporal cluster whose init workers run Phase A, e.g. 127.0.0.1:7233 of 'paydispatch serve' or 'paydispatch temporal'")}
+	}
+	log := newLogger(env, lg)
+	var ln net.Listener
+	var err error
+	if mt.Addr != "" {
+		if ln, err = net.Listen("tcp", mt.Addr); err != nil {
+			return fmt.Errorf("listen on %s: %w (set --metrics-addr or PAYDISPATCH_METRICS_ADDR to a free address, or empty for off)", mt.Addr, err)
+		}
+		defer ln.Close()
+	}
+	tracing, err := startTracing(ctx, env, "kafka-intake", log)
+	if err != nil {
+		return err
+	}
+	defer tracing.Stop()
+	store, err := openDatabase(ctx, db, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := requireCurrentSchema(ctx, store); err != nil {
+		return err
+	}
+	tconn, err := connectTemporal(ctx, tc, db, store, tracing, log)
+	if err != nil {
+		return err
+	}
+	defer tconn.Close()
+	brokers, stopCluster, err := app.KafkaBrokers(kc, log)
+	if err != nil {
+		return err
+	}
+	defer stopCluster()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	stop, err := app.StartKafkaIntake(ctx, store, app.PaymentService(store, tconn, 0), kc, brokers, reg, log)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if ln != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+			if err := store.Pool.Ping(r.Context()); err != nil {
+				http.Error(w, "database: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = w.Write([]byte("ok\n"))
+		})
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+		log.Info("kafka intake metrics on http://"+ln.Addr().String()+"/metrics", "metrics_addr", ln.Addr().String())
+	}
+	log.Info("kafka intake running", "brokers", brokers, "topic", kc.Topic, "group", kc.Group, "version", buildVersion())
+	<-ctx.Done()
+	log.Info("kafka intake stopping")
+	return nil
+}
