@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -197,8 +199,8 @@ func TestResponsesMatchTheContract(t *testing.T) {
 			t.Errorf("%s %s: %d with content type %q, want %q", tt.method, tt.path, rec.Code, got, ct)
 			continue
 		}
-		loc := "https://paydispatch.dev/openapi.json#/paths/" + pointer(tt.docPath) + "/" + strings.ToLower(tt.method) +
-			"/responses/" + strconv.Itoa(rec.Code) + "/content/" + pointer(ct) + "/schema"
+		loc := "https://paydispatch.dev/openapi.json#" + responsePointer(raw, tt.docPath, tt.method, rec.Code) +
+			"/content/" + pointer(ct) + "/schema"
 		sch, err := c.Compile(loc)
 		if err != nil {
 			t.Errorf("%s %s answered %d, which the contract does not describe: %v", tt.method, tt.path, rec.Code, err)
@@ -215,7 +217,160 @@ func TestResponsesMatchTheContract(t *testing.T) {
 	}
 }
 
+// responsePointer is the JSON pointer of the contract's response for
+// status, following a reference to a shared response
+// (#/components/responses/Unauthorized).
+func responsePointer(doc any, path, method string, status int) string {
+	ptr := "/paths/" + pointer(path) + "/" + strings.ToLower(method) + "/responses/" + strconv.Itoa(status)
+	paths, _ := doc.(map[string]any)["paths"].(map[string]any)
+	op, _ := paths[path].(map[string]any)[strings.ToLower(method)].(map[string]any)
+	resp, _ := op["responses"].(map[string]any)[strconv.Itoa(status)].(map[string]any)
+	if ref, ok := resp["$ref"].(string); ok {
+		return strings.TrimPrefix(ref, "#")
+	}
+	return ptr
+}
+
 // pointer escapes a JSON pointer token.
 func pointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// operationDoc is what TestOperationsAreNamedAndListTheirErrors reads of
+// each operation.
+type operationDoc struct {
+	OperationID string   `json:"operationId"`
+	Tags        []string `json:"tags"`
+	Summary     string   `json:"summary"`
+	Scope       string   `json:"x-scope"`
+	Security    []map[string][]string
+	RequestBody *struct {
+		Content map[string]json.RawMessage `json:"content"`
+	} `json:"requestBody"`
+	Responses map[string]struct {
+		Ref     string                     `json:"$ref"`
+		Content map[string]json.RawMessage `json:"content"`
+	} `json:"responses"`
+}
+
+// TestOperationsAreNamedAndListTheirErrors: every operation has an
+// operationId (lowerCamelCase, unique: a generated client's method name),
+// a declared tag and a summary; its security names the scope it needs,
+// declared by the bearer scheme; and every error the router really
+// answers to a bad request of it (a bad query value, no token, a token
+// without its scope, a body of another type, too long or malformed) is
+// among its responses, as problem+json.
+func TestOperationsAreNamedAndListTheirErrors(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Tags       []struct{ Name string } `json:"tags"`
+		Paths      map[string]map[string]operationDoc
+		Components struct {
+			Responses       map[string]struct{ Content map[string]json.RawMessage }
+			SecuritySchemes struct {
+				Bearer struct {
+					Scopes map[string]string `json:"x-scopes"`
+				} `json:"bearer"`
+			} `json:"securitySchemes"`
+		}
+	}
+	if err := json.Unmarshal(httpapi.OpenAPI, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.AccountsWrite, auth.WebhooksWrite, auth.Admin} {
+		if doc.Components.SecuritySchemes.Bearer.Scopes[string(s)] == "" {
+			t.Errorf("the bearer scheme does not declare scope %s in x-scopes", s)
+		}
+	}
+	tags := map[string]bool{}
+	for _, tag := range doc.Tags {
+		tags[tag.Name] = true
+	}
+	rt := contractRouter(t)
+	rt.RequireAuth(fakeTokens{
+		"admin":   {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
+		"noscope": {TokenID: "n", TenantID: "acme"},
+	})
+	ids := map[string]string{}
+	lowerCamel := regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+	for path, ops := range doc.Paths {
+		for method, op := range ops {
+			name := strings.ToUpper(method) + " " + path
+			switch {
+			case !lowerCamel.MatchString(op.OperationID):
+				t.Errorf("%s: operationId %q is not lowerCamelCase", name, op.OperationID)
+			case ids[op.OperationID] != "":
+				t.Errorf("%s: operationId %q is %s's too", name, op.OperationID, ids[op.OperationID])
+			}
+			ids[op.OperationID] = name
+			if len(op.Tags) == 0 || op.Summary == "" {
+				t.Errorf("%s: tags %v, summary %q", name, op.Tags, op.Summary)
+			}
+			for _, tag := range op.Tags {
+				if !tags[tag] {
+					t.Errorf("%s: tag %q is not among the document's tags", name, tag)
+				}
+			}
+			if op.Scope != "" && (len(op.Security) != 1 || !slices.Equal(op.Security[0]["bearer"], []string{op.Scope})) {
+				t.Errorf("%s: security %v, want bearer [%s]", name, op.Security, op.Scope)
+			}
+			for status, r := range op.Responses {
+				content := r.Content
+				if ref, ok := strings.CutPrefix(r.Ref, "#/components/responses/"); ok {
+					content = doc.Components.Responses[ref].Content
+				}
+				if status >= "400" && (len(content) != 1 || content["application/problem+json"] == nil) {
+					t.Errorf("%s: %s is not application/problem+json alone", name, status)
+				}
+			}
+			for _, probe := range errorProbes(op) {
+				target := strings.NewReplacer("{id}", "x", "{name}", "x", "{itemType}", "x", "{file}", "x").Replace(path) + probe.query
+				req := httptest.NewRequest(strings.ToUpper(method), target, strings.NewReader(probe.body))
+				if probe.contentType != "" {
+					req.Header.Set("Content-Type", probe.contentType)
+				}
+				if probe.length > 0 {
+					req.ContentLength = probe.length
+				}
+				if probe.token != "" {
+					req.Header.Set("Authorization", "Bearer "+probe.token)
+				}
+				rec := httptest.NewRecorder()
+				rt.ServeHTTP(rec, req)
+				if _, listed := op.Responses[strconv.Itoa(rec.Code)]; !listed {
+					t.Errorf("%s, %s: answered %d, which its responses do not list: %s", name, probe.what, rec.Code, rec.Body)
+				}
+			}
+		}
+	}
+}
+
+type errorProbe struct {
+	what, query, token, contentType, body string
+	length                                int64
+}
+
+// errorProbes are bad requests of op, each of which the router refuses
+// before any handler's own checks.
+func errorProbes(op operationDoc) []errorProbe {
+	ps := []errorProbe{{what: "a control character in the query", query: "?q=%01", token: "admin"}}
+	if op.Scope != "" {
+		ps = append(ps,
+			errorProbe{what: "no token"},
+			errorProbe{what: "a token without its scope", token: "noscope"})
+	}
+	if op.RequestBody != nil {
+		ps = append(ps,
+			errorProbe{what: "a body of another type", token: "admin", contentType: "image/png", body: "x"},
+			errorProbe{what: "a body over the limit", token: "admin", contentType: firstKey(op.RequestBody.Content), body: "{}", length: 1 << 40})
+		if op.RequestBody.Content["application/json"] != nil {
+			ps = append(ps, errorProbe{what: "malformed JSON", token: "admin", contentType: "application/json", body: "{"})
+		}
+	}
+	return ps
+}
+
+func firstKey(m map[string]json.RawMessage) string {
+	keys := slices.Sorted(maps.Keys(m))
+	return keys[0]
 }

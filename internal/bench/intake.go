@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/client"
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
@@ -89,6 +89,10 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 	router.SetBodyLimits(1<<20, 2<<30)
 	srv := httptest.NewServer(router)
 	defer srv.Close()
+	api, err := benchClient(srv.URL)
+	if err != nil {
+		return err
+	}
 
 	// Far enough ahead that nothing executes; the dispatcher does not run.
 	instant := time.Now().Add(2 * time.Hour).Truncate(time.Hour)
@@ -114,14 +118,9 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 	}
 	defer stopProfile()
 	start := time.Now()
-	resp, err := http.Post(srv.URL+"/v1/payment-batches", "application/x-ndjson", &body)
-	if err != nil {
-		return err
-	}
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		return fmt.Errorf("POST /v1/payment-batches: %d %s", resp.StatusCode, answer)
+	if _, err := client.Result[*client.BatchAcceptedHeaders](api.CreatePaymentBatch(ctx,
+		&client.CreatePaymentBatchReqApplicationXNdjson{Data: &body}, client.CreatePaymentBatchParams{})); err != nil {
+		return fmt.Errorf("POST /v1/payment-batches: %w", err)
 	}
 	answered := time.Since(start)
 	fmt.Fprintf(o.Out, "POST answered 202 after %.1f s (the file read, checked and its chunk workflows started)\n", answered.Seconds())

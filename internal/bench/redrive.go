@@ -7,15 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/paydispatch/paydispatch/client"
 	"github.com/paydispatch/paydispatch/deadletter"
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/httpapi"
@@ -120,17 +119,21 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 	router.SetBodyLimits(1<<20, 2<<30)
 	srv := httptest.NewServer(router)
 	defer srv.Close()
-	api := benchAPI{base: srv.URL}
-
-	// The kill switch before anything runs: nothing is dispatched.
-	var qcfg dispatchConfigJSON
-	if err := api.call(ctx, http.MethodPatch, "/admin/dispatch/config/"+payment.ItemType,
-		map[string]any{"enabled": false, "pacing_config": "payments"}, &qcfg, http.StatusOK); err != nil {
+	api, err := benchClient(srv.URL)
+	if err != nil {
 		return err
 	}
+
+	// The kill switch before anything runs: nothing is dispatched.
+	qcfg, err := client.Result[*client.DispatchConfig](api.UpdateDispatchConfig(ctx, client.UpdateDispatchConfigReq{
+		"enabled": client.NewBoolUpdateDispatchConfigReqItem(false), "pacing_config": client.NewStringUpdateDispatchConfigReqItem("payments"),
+	}, client.UpdateDispatchConfigParams{ItemType: payment.ItemType}))
+	if err != nil {
+		return fmt.Errorf("PATCH /admin/dispatch/config/%s: %w", payment.ItemType, err)
+	}
 	fmt.Fprintf(o.Out, "PAYMENT: dispatch off (enabled=%t), exec mode %s, batch size %d, a cycle every %d s, paced lead %d ms, max in flight %d, %d dispatch retries; its own rate-limit config %q: %d per %s\n",
-		qcfg.Enabled, qcfg.ExecMode, qcfg.BatchSize, qcfg.DispatchIntervalSecs, qcfg.PacedLeadMs, qcfg.MaxInFlight, qcfg.MaxDispatchRetries,
-		qcfg.PacingConfig, own.MaxPerWindow, pacing.FormatISODuration(own.Window))
+		qcfg.Enabled, qcfg.ExecMode, qcfg.BatchSize, qcfg.DispatchIntervalSecs, qcfg.PacedLeadMs.Or(0), qcfg.MaxInFlight, qcfg.MaxDispatchRetries.Or(0),
+		qcfg.PacingConfig.Or(""), own.MaxPerWindow, pacing.FormatISODuration(own.Window))
 	for _, start := range []func(*postgres.DB, *ptemporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
 		stop, err := start(db, tc, log)
 		if err != nil {
@@ -158,7 +161,7 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 	if err := redriveIntake(ctx, o, api, db.Pool); err != nil {
 		return err
 	}
-	dead, err := seedDeadLetters(ctx, o, db.Pool, qcfg.MaxDispatchRetries)
+	dead, err := seedDeadLetters(ctx, o, db.Pool, qcfg.MaxDispatchRetries.Or(0))
 	if err != nil {
 		return err
 	}
@@ -169,22 +172,25 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 
 	// The requeue's config, then the requeue, timed.
 	headroom := o.Payments/o.MaxPerWindow + 100
-	if err := api.call(ctx, http.MethodPost, "/admin/rate-limit/config",
-		map[string]any{"configName": cfgName, "maxPerWindow": o.MaxPerWindow, "windowSize": pacing.FormatISODuration(o.Window), "headroom": headroom},
-		nil, http.StatusCreated); err != nil {
-		return err
+	if _, err := client.Result[*client.PutRateLimitConfigCreated](api.PutRateLimitConfig(ctx, &client.RateLimitConfigRequest{
+		ConfigName: cfgName, MaxPerWindow: o.MaxPerWindow, WindowSize: pacing.FormatISODuration(o.Window), Headroom: client.NewOptInt(headroom),
+	})); err != nil {
+		return fmt.Errorf("POST /admin/rate-limit/config: %w", err)
 	}
 	fmt.Fprintf(o.Out, "rate-limit config %s: %d per %s, headroom %d windows (POST /admin/rate-limit/config)\n",
 		cfgName, o.MaxPerWindow, pacing.FormatISODuration(o.Window), headroom)
-	var res deadletter.Result
 	reqCPU, reqCPUOK := readCPU()
 	reqStart := time.Now()
-	if err := api.call(ctx, http.MethodPost, "/admin/dead-letters/requeue",
-		map[string]any{"filter": map[string]string{"source": deadletter.SourceDispatch}, "rateLimitConfig": cfgName, "reason": "bench redrive"},
-		&res, http.StatusOK); err != nil {
-		return err
+	requeued, err := client.Result[*client.DeadLetterRequeued](api.RequeueDeadLetters(ctx, &client.DeadLetterRequeue{
+		Filter:          client.NewOptDeadLetterFilter(client.DeadLetterFilter{Source: client.NewOptDeadLetterFilterSource(deadletter.SourceDispatch)}),
+		RateLimitConfig: client.NewOptString(cfgName), Reason: client.NewOptString("bench redrive"),
+	}))
+	if err != nil {
+		return fmt.Errorf("POST /admin/dead-letters/requeue: %w", err)
 	}
 	took := time.Since(reqStart)
+	res := deadletter.Result{Requeued: requeued.Requeued, Refused: requeued.Refused.Value, Unslotted: requeued.Unslotted.Or(0),
+		Configs: requeued.Configs, FirstSlot: requeued.FirstSlot.Or(time.Time{}), LastSlot: requeued.LastSlot.Or(time.Time{})}
 	reqSteal, reqStealOK := stolenSince(reqCPU)
 	fmt.Fprintf(o.Out, "\nPOST /admin/dead-letters/requeue {\"filter\":{\"source\":\"dispatch\"},\"rateLimitConfig\":%q}: %.2f s, %.0f ms per 1,000 letters%s\n",
 		cfgName, took.Seconds(), float64(took.Milliseconds())*1000/float64(max(res.Requeued, 1)), stealNote(reqSteal, reqStealOK && reqCPUOK))
@@ -201,8 +207,9 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 	}
 
 	// Dispatch on; the drain, with a deadline.
-	if err := api.call(ctx, http.MethodPatch, "/admin/dispatch/config/"+payment.ItemType, map[string]any{"enabled": true}, &qcfg, http.StatusOK); err != nil {
-		return err
+	if err := client.Check(api.UpdateDispatchConfig(ctx, client.UpdateDispatchConfigReq{"enabled": client.NewBoolUpdateDispatchConfigReqItem(true)},
+		client.UpdateDispatchConfigParams{ItemType: payment.ItemType})); err != nil {
+		return fmt.Errorf("PATCH /admin/dispatch/config/%s: %w", payment.ItemType, err)
 	}
 	enabled := time.Now()
 	fmt.Fprintf(o.Out, "dispatch on (PATCH enabled=true) %.1f s after the first slot; waiting for every payment to execute (at most %v) ...\n",
@@ -267,7 +274,7 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 // redriveIntake POSTs the payments as one JSON-lines file due now and
 // waits until Phase A has them all SCHEDULED, each with its READY queue
 // item.
-func redriveIntake(ctx context.Context, o RedriveOptions, api benchAPI, pool *pgxpool.Pool) error {
+func redriveIntake(ctx context.Context, o RedriveOptions, api *client.Client, pool *pgxpool.Pool) error {
 	at := time.Now()
 	var body bytes.Buffer
 	enc := json.NewEncoder(&body)
@@ -277,8 +284,9 @@ func redriveIntake(ctx context.Context, o RedriveOptions, api benchAPI, pool *pg
 		}
 	}
 	start := time.Now()
-	if err := api.post(ctx, "/v1/payment-batches", "application/x-ndjson", &body, http.StatusAccepted); err != nil {
-		return err
+	if _, err := client.Result[*client.BatchAcceptedHeaders](api.CreatePaymentBatch(ctx,
+		&client.CreatePaymentBatchReqApplicationXNdjson{Data: &body}, client.CreatePaymentBatchParams{})); err != nil {
+		return fmt.Errorf("POST /v1/payment-batches: %w", err)
 	}
 	deadline := start.Add(10 * time.Minute)
 	for {
@@ -530,59 +538,15 @@ func stealNote(stolen float64, ok bool) string {
 	return fmt.Sprintf(" [steal %.0f %%]", stolen*100)
 }
 
-// benchAPI calls serve's handlers on the bench's test server.
-type benchAPI struct{ base string }
-
-// call sends body as JSON and decodes the answer into out (nil: none),
-// which must have one of the statuses want.
-func (a benchAPI) call(ctx context.Context, method, path string, body, out any, want ...int) error {
-	data, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	return a.do(ctx, method, path, "application/json", bytes.NewReader(data), out, want...)
+// benchClient is the generated API client for the bench's test server,
+// whose router asks for no token: the client sends one all the same, as
+// the contract says, and the router ignores it.
+func benchClient(base string) (*client.Client, error) {
+	return client.NewClient(base, benchToken{})
 }
 
-// post sends body as it is, of the content type given.
-func (a benchAPI) post(ctx context.Context, path, contentType string, body io.Reader, want ...int) error {
-	return a.do(ctx, http.MethodPost, path, contentType, body, nil, want...)
-}
+type benchToken struct{}
 
-func (a benchAPI) do(ctx context.Context, method, path, contentType string, body io.Reader, out any, want ...int) error {
-	req, err := http.NewRequestWithContext(ctx, method, a.base+path, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", contentType)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	if !slices.Contains(want, resp.StatusCode) {
-		return fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, bytes.TrimSpace(answer))
-	}
-	if out != nil {
-		if err := json.Unmarshal(answer, out); err != nil {
-			return fmt.Errorf("%s %s: the answer: %w", method, path, err)
-		}
-	}
-	return nil
-}
-
-// dispatchConfigJSON is what GET and PATCH /admin/dispatch/config/{type}
-// answer, of it what the bench prints.
-type dispatchConfigJSON struct {
-	Enabled              bool   `json:"enabled"`
-	ExecMode             string `json:"exec_mode"`
-	BatchSize            int    `json:"batch_size"`
-	DispatchIntervalSecs int    `json:"dispatch_interval_secs"`
-	MaxDispatchRetries   int    `json:"max_dispatch_retries"`
-	MaxInFlight          int    `json:"max_in_flight"`
-	PacingConfig         string `json:"pacing_config"`
-	PacedLeadMs          int64  `json:"paced_lead_ms"`
+func (benchToken) Bearer(context.Context, client.OperationName) (client.Bearer, error) {
+	return client.Bearer{Token: "bench"}, nil
 }

@@ -3,74 +3,90 @@ package demo
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/paydispatch/paydispatch/client"
+	"github.com/paydispatch/paydispatch/payment"
 )
 
-// api is an HTTP client of paydispatch's API with one bearer token.
-type api struct {
-	base  string
-	token string
-	http  *http.Client
+// newAPI is the generated client of paydispatch's API with one bearer
+// token, its requests resent on 429 and 5xx.
+func newAPI(base, token string, hc *http.Client) (*client.Client, error) {
+	return client.NewClient(base, bearer(token), client.WithClient(retrying{hc}))
 }
 
-// call sends body (JSON unless contentType says otherwise) and decodes a
-// 2xx answer into out; any other answer is an error quoting its problem.
-func (a api) call(ctx context.Context, method, path, contentType string, body []byte, out any) error {
-	var lastErr error
-	for attempt := range 5 {
+// bearer is a SecuritySource with one token.
+type bearer string
+
+func (b bearer) Bearer(context.Context, client.OperationName) (client.Bearer, error) {
+	return client.Bearer{Token: string(b)}, nil
+}
+
+// retrying sends a request up to five times while it fails to arrive or
+// is answered 429 or 5xx. Safe to resend: every write the demo makes is
+// idempotent by its id.
+type retrying struct{ http *http.Client }
+
+func (r retrying) Do(req *http.Request) (*http.Response, error) {
+	if req.Body != nil && req.GetBody == nil {
+		// A raw body (a bulk file) is read once: keep it to send again.
+		data, err := io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		req.ContentLength = int64(len(data))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+		req.Body, _ = req.GetBody()
+	}
+	const attempts = 5
+	for attempt := range attempts {
 		if attempt > 0 {
 			select {
-			case <-ctx.Done():
-				return ctx.Err()
+			case <-req.Context().Done():
+				return nil, req.Context().Err()
 			case <-time.After(time.Duration(attempt) * 500 * time.Millisecond):
 			}
-		}
-		req, err := http.NewRequestWithContext(ctx, method, a.base+path, bytes.NewReader(body))
-		if err != nil {
-			return err
-		}
-		if contentType == "" {
-			contentType = "application/json"
-		}
-		req.Header.Set("Content-Type", contentType)
-		req.Header.Set("Authorization", "Bearer "+a.token)
-		resp, err := a.http.Do(req)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		data, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		switch {
-		case resp.StatusCode/100 == 2:
-			if out == nil {
-				return nil
+			if req.GetBody != nil {
+				body, err := req.GetBody()
+				if err != nil {
+					return nil, err
+				}
+				req.Body = body
 			}
-			return json.Unmarshal(data, out)
-		case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-			// Safe to resend: every write the demo makes is idempotent by
-			// its id.
-			lastErr = fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
-			continue
-		default:
-			return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, bytes.TrimSpace(data))
 		}
+		resp, err := r.http.Do(req)
+		last := attempt == attempts-1
+		switch {
+		case err != nil && !last:
+			continue
+		case err == nil && !last && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500):
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			continue
+		}
+		return resp, err
 	}
-	return lastErr
+	panic("unreachable")
 }
 
-func (a api) postJSON(ctx context.Context, path string, in, out any) error {
-	body, err := json.Marshal(in)
-	if err != nil {
-		return err
+// paymentRequest is a payment as the client sends it.
+func paymentRequest(r payment.Request) client.PaymentRequest {
+	out := client.PaymentRequest{
+		TenantId: client.NewOptString(r.TenantID), DebtorAccount: r.DebtorAccount, Amount: r.Amount, Currency: r.Currency,
+		Creditor:               client.Creditor{Name: r.Creditor.Name, Iban: r.Creditor.IBAN},
+		RequestedExecutionTime: r.RequestedExecutionTime,
 	}
-	return a.call(ctx, http.MethodPost, path, "", body, out)
+	if r.PaymentID != "" {
+		out.PaymentId = client.NewOptString(r.PaymentID)
+	}
+	if r.Creditor.BIC != "" {
+		out.Creditor.Bic = client.NewOptString(r.Creditor.BIC)
+	}
+	if r.RemittanceInfo != "" {
+		out.RemittanceInfo = client.NewOptString(r.RemittanceInfo)
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/paydispatch/paydispatch/client"
 	"github.com/paydispatch/paydispatch/webhook"
 )
 
@@ -86,12 +88,15 @@ func (h *hooks) receive(w http.ResponseWriter, r *http.Request) {
 }
 
 // register gives each tenant an endpoint, with the tenant's own token.
-func (h *hooks) register(ctx context.Context, tokens map[string]api) error {
-	for t, a := range tokens {
-		var ep struct {
-			Secret string `json:"secret"`
+func (h *hooks) register(ctx context.Context, tokens map[string]*client.Client) error {
+	for t, c := range tokens {
+		u, err := url.Parse(h.url + "/hooks/" + t)
+		if err != nil {
+			return err
 		}
-		if err := a.postJSON(ctx, "/admin/webhooks", map[string]string{"url": h.url + "/hooks/" + t, "description": "paydispatch demo"}, &ep); err != nil {
+		ep, err := client.Result[*client.WebhookEndpointCreated](c.CreateWebhookEndpoint(ctx,
+			&client.WebhookEndpointRequest{URL: *u, Description: client.NewOptString("paydispatch demo")}))
+		if err != nil {
 			return fmt.Errorf("register %s's webhook endpoint: %w", t, err)
 		}
 		h.secrets.Store(t, ep.Secret)

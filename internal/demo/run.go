@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/paydispatch/paydispatch/auth"
+	"github.com/paydispatch/paydispatch/client"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/queue"
@@ -91,20 +93,25 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		o.MaxWait = 30 * time.Minute
 	}
 	hc := &http.Client{Timeout: 5 * time.Minute}
-	admin := api{base: o.API, token: o.AdminToken, http: hc}
+	admin, err := newAPI(o.API, o.AdminToken, hc)
+	if err != nil {
+		return Result{}, err
+	}
 	started := time.Now()
 	fmt.Fprintf(o.Out, "setting up: 3 tenants, 6 accounts (one in USD, one with a daily limit, one short of money), FX rates, pacing %d/s\n", o.Rate)
 	if err := setUp(ctx, admin); err != nil {
 		return Result{}, err
 	}
-	tokens := map[string]api{}
+	tokens := map[string]*client.Client{}
 	for _, t := range tenants {
 		secret, _, err := auth.NewStore(o.Pool).Create(ctx, auth.NewToken{Name: "demo " + t.id, TenantID: t.id,
 			Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}})
 		if err != nil {
 			return Result{}, fmt.Errorf("token for %s: %w", t.id, err)
 		}
-		tokens[t.id] = api{base: o.API, token: secret, http: hc}
+		if tokens[t.id], err = newAPI(o.API, secret, hc); err != nil {
+			return Result{}, err
+		}
 	}
 	windows := o.Payments/o.Rate + 1
 	if _, err := pacing.New(o.Pool).PutConfig(ctx, pacing.Config{Name: "demo", MaxPerWindow: o.Rate, Window: time.Second,
@@ -202,7 +209,7 @@ type submission struct {
 
 // cancelShare cancels one ordinary payment of a file in fifty, each with
 // its tenant's token, before the instant.
-func cancelShare(ctx context.Context, tokens map[string]api, ps []planned) (map[string]bool, error) {
+func cancelShare(ctx context.Context, tokens map[string]*client.Client, ps []planned) (map[string]bool, error) {
 	out := map[string]bool{}
 	n := 0
 	for _, p := range ps {
@@ -212,7 +219,7 @@ func cancelShare(ctx context.Context, tokens map[string]api, ps []planned) (map[
 		if n++; n%50 != 0 {
 			continue
 		}
-		if err := tokens[p.req.TenantID].call(ctx, http.MethodPost, "/v1/payments/"+p.req.PaymentID+"/cancel", "", nil, nil); err != nil {
+		if err := client.Check(tokens[p.req.TenantID].CancelPayment(ctx, client.CancelPaymentParams{ID: p.req.PaymentID})); err != nil {
 			return out, fmt.Errorf("cancel %s: %w", p.req.PaymentID, err)
 		}
 		out[p.req.PaymentID] = true
@@ -244,7 +251,7 @@ func hookCheck(ctx context.Context, o Options, hk *hooks) Check {
 }
 
 // submit sends each tenant's file and the single calls at once.
-func submit(ctx context.Context, tokens map[string]api, ps []planned) (submission, error) {
+func submit(ctx context.Context, tokens map[string]*client.Client, ps []planned) (submission, error) {
 	start := time.Now()
 	files := map[string][]payment.Request{}
 	var singles []planned
@@ -271,16 +278,14 @@ func submit(ctx context.Context, tokens map[string]api, ps []planned) (submissio
 			return out, err
 		}
 		g.Go(func() error {
-			var resp struct {
-				Payments int `json:"payments"`
-				Rejected int `json:"rejected"`
-			}
-			if err := tokens[t].call(gctx, http.MethodPost, "/v1/payment-batches", "application/x-ndjson", body, &resp); err != nil {
+			res, err := client.Result[*client.BatchAcceptedHeaders](tokens[t].CreatePaymentBatch(gctx,
+				&client.CreatePaymentBatchReqApplicationXNdjson{Data: bytes.NewReader(body)}, client.CreatePaymentBatchParams{}))
+			if err != nil {
 				return fmt.Errorf("%s's file: %w", t, err)
 			}
 			mu.Lock()
-			out.takenIn += resp.Payments
-			out.refused += resp.Rejected
+			out.takenIn += res.Response.Payments
+			out.refused += res.Response.Rejected
 			mu.Unlock()
 			return nil
 		})
@@ -289,7 +294,8 @@ func submit(ctx context.Context, tokens map[string]api, ps []planned) (submissio
 	for range 8 {
 		g.Go(func() error {
 			for p := range next {
-				if err := tokens[p.req.TenantID].postJSON(gctx, "/v1/payments", p.req, nil); err != nil {
+				req := paymentRequest(p.req)
+				if err := client.Check(tokens[p.req.TenantID].CreatePayment(gctx, &req, client.CreatePaymentParams{})); err != nil {
 					return fmt.Errorf("payment %s: %w", p.req.PaymentID, err)
 				}
 				mu.Lock()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/client"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
@@ -147,43 +148,34 @@ func PersonalData() []string { return append(slices.Clone(creditors), ibans...) 
 
 // setUp opens the accounts and sets the FX rates, as an operator would
 // over the API.
-func setUp(ctx context.Context, admin api) error {
+func setUp(ctx context.Context, admin *client.Client) error {
 	const big = "100000000.00"
-	type lim struct {
-		Period string `json:"period"`
-		Amount string `json:"amount"`
+	acct := func(id, tenant, currency, balance string) client.AccountRequest {
+		return client.AccountRequest{AccountId: id, TenantId: client.NewOptString(tenant), Currency: currency, Balance: balance}
 	}
-	type acct struct {
-		AccountID string `json:"accountId"`
-		TenantID  string `json:"tenantId"`
-		Currency  string `json:"currency"`
-		Balance   string `json:"balance"`
-		// LimitBased: its payments book the account's limits.
-		LimitBased bool  `json:"limitBased"`
-		Limits     []lim `json:"limits,omitempty"`
-	}
-	for _, a := range []acct{
-		{"ACME-EUR", "acme", "EUR", big, false, nil},
-		{"BRAVO-EUR", "bravo", "EUR", big, false, nil},
-		{"COBALT-EUR", "cobalt", "EUR", big, false, nil},
-		{accUSD, "acme", "USD", big, false, nil},
-		{accPoor, "bravo", "EUR", poorBalance + ".00", false, nil},
-		{accLimited, "cobalt", "EUR", big, true, []lim{{"DAY", dayLimit + ".00"}}},
+	limited := acct(accLimited, "cobalt", "EUR", big)
+	// LimitBased: its payments book the account's limits.
+	limited.LimitBased = client.NewOptBool(true)
+	limited.Limits = []client.LimitRequest{{Period: client.LimitRequestPeriodDAY, Amount: dayLimit + ".00"}}
+	for _, a := range []client.AccountRequest{
+		acct("ACME-EUR", "acme", "EUR", big),
+		acct("BRAVO-EUR", "bravo", "EUR", big),
+		acct("COBALT-EUR", "cobalt", "EUR", big),
+		acct(accUSD, "acme", "USD", big),
+		acct(accPoor, "bravo", "EUR", poorBalance+".00"),
+		limited,
 	} {
-		if err := admin.postJSON(ctx, "/v1/accounts", a, nil); err != nil {
-			return fmt.Errorf("open account %s: %w", a.AccountID, err)
+		if err := client.Check(admin.CreateAccount(ctx, &a, client.CreateAccountParams{})); err != nil {
+			return fmt.Errorf("open account %s: %w", a.AccountId, err)
 		}
-	}
-	type rate struct {
-		Base     string `json:"base"`
-		Quote    string `json:"quote"`
-		Rate     string `json:"rate"`
-		Dealable bool   `json:"dealable"`
 	}
 	// USD → EUR converts; EUR → GBP is published but not dealable, so
 	// payments in GBP from a EUR account fail with FX_UNAVAILABLE.
-	for _, r := range []rate{{"USD", "EUR", "0.9215", true}, {"EUR", "GBP", "0.8432", false}} {
-		if err := admin.postJSON(ctx, "/admin/fx-rates", r, nil); err != nil {
+	for _, r := range []client.FxRateRequest{
+		{Base: "USD", Quote: "EUR", Rate: "0.9215", Dealable: client.NewOptBool(true)},
+		{Base: "EUR", Quote: "GBP", Rate: "0.8432", Dealable: client.NewOptBool(false)},
+	} {
+		if err := client.Check(admin.SetFxRate(ctx, &r, client.SetFxRateParams{})); err != nil {
 			return fmt.Errorf("set FX rate %s/%s: %w", r.Base, r.Quote, err)
 		}
 	}

@@ -20,7 +20,7 @@ const module = "github.com/paydispatch/paydispatch/"
 var (
 	framework = []string{"queue", "pacing", "dispatch", "process", "outbox", "webhook", "deadletter"}
 	domain    = []string{"payment", "ledger", "money", "bankid", "auth", "idempotency", "audit", "bulkfile", "xmlschema"}
-	adapters  = []string{"postgres", "temporal", "httpapi", "console", "rail", "railsim", "kafka"}
+	adapters  = []string{"postgres", "temporal", "httpapi", "console", "rail", "railsim", "kafka", "client"}
 	wiring    = []string{"internal/app", "internal/config"}
 	tools     = []string{"internal/bench", "internal/demo", "internal/chaos", "internal/svgchart", "cmd"}
 	leaves    = []string{"internal/plaintext", "internal/strictjson", "internal/explain", "internal/fuzzcost", "internal/pgtest", "internal/temporaltest"}
