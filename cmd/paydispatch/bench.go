@@ -13,7 +13,7 @@ import (
 )
 
 const benchUsage = `Usage: paydispatch bench [--quick] [--only queue,pacing,...] [--out results.md]
-       paydispatch bench queue|pipeline|pacing|drain|intake|outbox|saga|redrive [flags]
+       paydispatch bench queue|pipeline|pacing|drain|intake|outbox|saga|redrive|kafka [flags]
 
 Without a name, runs every benchmark (or those --only names) one after the other and prints
 their headlines as one table, each beside the baseline it measured in the same run, with the
@@ -66,8 +66,10 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 		return runBenchSaga(ctx, env, args[1:])
 	case "redrive":
 		return runBenchRedrive(ctx, env, args[1:])
+	case "kafka":
+		return runBenchKafka(ctx, env, args[1:])
 	}
-	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain', 'intake', 'outbox', 'saga' or 'redrive'", args[0])}
+	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain', 'intake', 'outbox', 'saga', 'redrive' or 'kafka'", args[0])}
 }
 
 // benchFigures receives a benchmark's headlines when the suite runs it
@@ -242,6 +244,32 @@ func runBenchIntake(ctx context.Context, env *environment, args []string) error 
 	opt.Logger = newLogger(env, lg)
 	opt.Figures = benchFigures
 	return bench.RunIntake(ctx, opt)
+}
+
+func runBenchKafka(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "bench kafka", "[flags]",
+		"On a fresh private PostgreSQL and embedded Temporal with the init worker running, and an embedded\n"+
+			"Kafka-protocol cluster: one JSON-lines file of --records payments POSTed to serve's handler (the\n"+
+			"baseline), then as many payment records on a topic of --partitions partitions taken in by the Kafka\n"+
+			"intake; prints each one's payments per second to the last payment SCHEDULED and their ratio; then,\n"+
+			"with the event stream on and a relayer publishing it, --events more records and the latency of their\n"+
+			"SCHEDULED events from the status change to a consumer, p50 and p99. Prints the CPU stolen.")
+	var (
+		pgBin string
+		lg    config.Log
+		opt   bench.KafkaOptions
+	)
+	settings := []*config.Setting{{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries",
+		Parse: func(v string) error { pgBin = v; return nil }}}
+	settings = append(settings, config.LogSettings(&lg)...)
+	if err := parse(config.NewSet(fs, env.getenv, append(settings, bench.KafkaSettings(&opt)...)...), args); err != nil {
+		return err
+	}
+	opt.PGBinDir = pgBin
+	opt.Out = env.stdout
+	opt.Logger = newLogger(env, lg)
+	opt.Figures = benchFigures
+	return bench.RunKafka(ctx, opt)
 }
 
 func runBenchOutbox(ctx context.Context, env *environment, args []string) error {

@@ -26,11 +26,11 @@ func runKafkaIntake(ctx context.Context, env *environment, args []string) error 
 			"dead-letter topic with the reason in its headers. It needs the shared database, a Temporal cluster others share\n"+
 			"(TEMPORAL_ADDRESS) and PAYDISPATCH_KAFKA_BROKERS. docs/kafka.md has the details.")
 	var (
-		db  config.Database
-		tc  config.Temporal
-		kc  config.Kafka
-		mt  config.Metrics
-		lg  config.Log
+		db config.Database
+		tc config.Temporal
+		kc config.Kafka
+		mt config.Metrics
+		lg config.Log
 	)
 	settings := append(config.DatabaseSettings(&db), config.TemporalSettings(&tc)...)
 	settings = append(settings, config.KafkaSettings(&kc)...)

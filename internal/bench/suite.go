@@ -96,6 +96,7 @@ var Suite = []suiteBench{
 	{"pipeline", []string{"--n", "1000"}, []string{"--n", "20000"}},
 	// 300 dead letters at 50 per PT1S: six windows, the path without the wait.
 	{"redrive", []string{"--payments", "300"}, nil},
+	{"kafka", []string{"--records", "5000", "--events", "1000"}, nil},
 }
 
 // SuiteNames lists the benchmarks, comma-separated.

@@ -1,0 +1,297 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/paydispatch/paydispatch/client"
+	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/internal/app"
+	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/kafka"
+	"github.com/paydispatch/paydispatch/ledger/account"
+	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/queue"
+	ptemporal "github.com/paydispatch/paydispatch/temporal"
+)
+
+// KafkaOptions configure the Kafka intake benchmark.
+type KafkaOptions struct {
+	Records    int
+	Partitions int
+	Events     int // payments taken in with the event stream on, for its latency
+	ChunkSize  int
+	MaxWait    time.Duration
+
+	PGBinDir string
+	Out      io.Writer
+	Logger   *slog.Logger
+	Figures  *Figures
+}
+
+// KafkaSettings binds the benchmark's flags.
+func KafkaSettings(o *KafkaOptions) []*config.Setting {
+	return []*config.Setting{
+		config.Int("records", 200_000, 100, 2_000_000, "payment records on the intake topic (and payments in the HTTP baseline's file)", &o.Records),
+		config.Int("partitions", 8, 1, 256, "the intake topic's partitions", &o.Partitions),
+		config.Int("events", 20_000, 0, 1_000_000, "payments then taken in with the event stream on, whose SCHEDULED events' latency is measured (0: skip)", &o.Events),
+		config.Int("chunk", 5000, 1, 100_000, "records the intake takes in one chunk", &o.ChunkSize),
+		config.Duration("max-wait", "30m", time.Minute, "give up on a phase after this long", &o.MaxWait),
+	}
+}
+
+// RunKafka measures the Kafka intake against the HTTP bulk path in one
+// run, on one private PostgreSQL and embedded Temporal with the init
+// worker, and an embedded Kafka-protocol cluster: (1) one JSON-lines file
+// of Records payments POSTed to serve's handler, POST → the last payment
+// SCHEDULED; (2) Records payment records on a topic of Partitions
+// partitions, the intake's first poll → the last payment SCHEDULED; (3)
+// with the event stream on and a relayer publishing it, Events more
+// records, and each SCHEDULED event's latency from the status change to
+// a consumer of the events topic.
+func RunKafka(ctx context.Context, o KafkaOptions) error {
+	fmt.Fprintf(o.Out, "paydispatch bench kafka: %d CPUs, %s; embedded PostgreSQL, Temporal and Kafka-protocol cluster; %s payments each way, topic of %d partitions, chunks of %d\n",
+		runtime.NumCPU(), memTotal(), thousands(o.Records), o.Partitions, o.ChunkSize)
+	log := o.Logger
+	stack, err := openPrivateStack(ctx, "kafka", o.PGBinDir, log, ptemporal.Options{}, pacing.Config{MaxPerWindow: 100, Window: time.Second}, nil)
+	if err != nil {
+		return err
+	}
+	defer stack.close()
+	db, tc := stack.db, stack.tc
+	if _, err := queue.New(db.Pool).UpdateConfig(ctx, payment.ItemType, map[string]string{"pacing_config": "payments"}); err != nil {
+		return err
+	}
+	stopInit, err := app.StartInitWorker(db, tc, log)
+	if err != nil {
+		return err
+	}
+	defer stopInit()
+	cluster, err := kafka.StartEmbedded(0, int32(o.Partitions), "requests", "events")
+	if err != nil {
+		return err
+	}
+	defer cluster.Close()
+	// Far enough ahead that nothing executes; the dispatcher does not run.
+	instant := time.Now().Add(2 * time.Hour).Truncate(time.Hour)
+	cpuAtStart, _ := readCPU()
+
+	// (1) The HTTP bulk path.
+	payments := app.PaymentService(db, tc, 0)
+	router := httpapi.NewRouter(log)
+	router.HandlePayments(payments)
+	router.SetBodyLimits(1<<20, 2<<30)
+	srv := httptest.NewServer(router)
+	defer srv.Close()
+	api, err := benchClient(srv.URL)
+	if err != nil {
+		return err
+	}
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	for i := range o.Records {
+		if err := enc.Encode(benchRequest("hb", i, instant)); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	if _, err := client.Result[*client.BatchAcceptedHeaders](api.CreatePaymentBatch(ctx,
+		&client.CreatePaymentBatchReqApplicationXNdjson{Data: &body}, client.CreatePaymentBatchParams{})); err != nil {
+		return fmt.Errorf("POST /v1/payment-batches: %w", err)
+	}
+	if err := waitScheduled(ctx, db, o.Records, start.Add(o.MaxWait)); err != nil {
+		return fmt.Errorf("the HTTP file: %w", err)
+	}
+	httpTook := time.Since(start)
+	httpRate := float64(o.Records) / httpTook.Seconds()
+	fmt.Fprintf(o.Out, "HTTP bulk file: POST → the last of %s payments SCHEDULED: %.1f s, %s payments/s\n",
+		thousands(o.Records), httpTook.Seconds(), thousands(int(httpRate)))
+
+	// (2) The Kafka intake.
+	if err := produceRequests(ctx, cluster.Brokers(), "requests", "kb", o.Records, instant); err != nil {
+		return err
+	}
+	var firstPoll atomic.Int64
+	intakeCfg := kafka.IntakeConfig{
+		Brokers: cluster.Brokers(), Topic: "requests", Group: "bench", ChunkRecords: o.ChunkSize, Logger: log,
+		Payments: firstPollClock{Payments: payments, at: &firstPoll},
+		KnownTenants: func(ctx context.Context, ts []string) (map[string]bool, error) {
+			return account.Tenants(ctx, db.Pool, ts)
+		},
+	}
+	in, err := kafka.NewIntake(intakeCfg)
+	if err != nil {
+		return err
+	}
+	ictx, stopIntake := context.WithCancel(ctx)
+	intakeDone := make(chan struct{})
+	go func() { defer close(intakeDone); _ = in.Run(ictx) }()
+	defer func() { stopIntake(); <-intakeDone }()
+	began := time.Now()
+	if err := waitScheduled(ctx, db, 2*o.Records, began.Add(o.MaxWait)); err != nil {
+		return fmt.Errorf("the Kafka records: %w", err)
+	}
+	first := time.Unix(0, firstPoll.Load())
+	if firstPoll.Load() == 0 {
+		first = began
+	}
+	kafkaTook := time.Since(first)
+	kafkaRate := float64(o.Records) / kafkaTook.Seconds()
+	fmt.Fprintf(o.Out, "Kafka intake: the first chunk read → the last of %s records SCHEDULED: %.1f s, %s payments/s (client started → first chunk: %.1f s)\n",
+		thousands(o.Records), kafkaTook.Seconds(), thousands(int(kafkaRate)), first.Sub(began).Seconds())
+	fmt.Fprintf(o.Out, "ratio Kafka / HTTP bulk: %.2f (the aim: at least 1)\n", kafkaRate/httpRate)
+	o.Figures.add(Figure{What: fmt.Sprintf("%s Kafka records → SCHEDULED", thousands(o.Records)), Value: kafkaRate, Unit: "payments/s",
+		Baseline: "the same as one HTTP bulk file", BaseVal: httpRate, BaseUnit: "payments/s"})
+
+	// (3) The event stream's latency.
+	if o.Events > 0 {
+		if err := eventLatency(ctx, o, db, cluster.Brokers(), instant, 2*o.Records); err != nil {
+			return err
+		}
+	}
+	if stolen, ok := stolenSince(cpuAtStart); ok {
+		fmt.Fprintf(o.Out, "CPU time stolen by the hypervisor during the run: %.0f%%\n", stolen*100)
+	}
+	return nil
+}
+
+// firstPollClock notes when the intake handed over its first chunk.
+type firstPollClock struct {
+	kafka.Payments
+	at *atomic.Int64
+}
+
+func (f firstPollClock) CheckBatch(ctx context.Context, reqs []payment.Request, lines []int) ([]payment.LineError, error) {
+	f.at.CompareAndSwap(0, time.Now().UnixNano())
+	return f.Payments.CheckBatch(ctx, reqs, lines)
+}
+
+// waitScheduled waits until n payments are stored and no chunk is left in
+// Phase A (its intake row gone).
+func waitScheduled(ctx context.Context, db *postgres.DB, n int, deadline time.Time) error {
+	for {
+		var stored int
+		var pending bool
+		if err := db.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM payment_keys), EXISTS (SELECT 1 FROM payment_intake)`).
+			Scan(&stored, &pending); err != nil {
+			return err
+		}
+		if stored >= n && !pending {
+			var scheduled int
+			if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = 'SCHEDULED'`).Scan(&scheduled); err != nil {
+				return err
+			}
+			if scheduled != n {
+				return fmt.Errorf("Phase A done, but %d of %d payments SCHEDULED", scheduled, n)
+			}
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d payments taken in, Phase A pending %v, after the wait", stored, n, pending)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// produceRequests writes n payment requests to topic, keyed by id.
+func produceRequests(ctx context.Context, brokers []string, topic, prefix string, n int, at time.Time) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(5*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	const batch = 5000
+	for from := 0; from < n; from += batch {
+		recs := make([]*kgo.Record, 0, batch)
+		for i := from; i < min(from+batch, n); i++ {
+			r := benchRequest(prefix, i, at)
+			v, err := json.Marshal(r)
+			if err != nil {
+				return err
+			}
+			recs = append(recs, &kgo.Record{Key: []byte(r.PaymentID), Value: v})
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			return fmt.Errorf("produce the requests: %w", err)
+		}
+	}
+	return nil
+}
+
+// eventLatency turns the event stream on, runs a relayer publishing it
+// and a consumer reading it, takes n more records in, and prints each
+// SCHEDULED event's latency from its status change (createdAt) to the
+// consumer.
+func eventLatency(ctx context.Context, o KafkaOptions, db *postgres.DB, brokers []string, instant time.Time, before int) error {
+	if err := payment.NewStore(db.Pool).StartEventStream(ctx, payment.DefaultEventLanes); err != nil {
+		return err
+	}
+	sender, err := kafka.NewEventSender(brokers, "events", payment.EventRailType)
+	if err != nil {
+		return err
+	}
+	defer sender.Close()
+	relayer, err := outbox.New(outbox.Config{Pool: db.Pool, Sender: sender, Logger: o.Logger})
+	if err != nil {
+		return err
+	}
+	rctx, stopRelayer := context.WithCancel(ctx)
+	relayed := make(chan struct{})
+	go func() { defer close(relayed); _ = relayer.Run(rctx) }()
+	defer func() { stopRelayer(); <-relayed }()
+
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics("events"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return err
+	}
+	defer consumer.Close()
+	start := time.Now()
+	if err := produceRequests(ctx, brokers, "requests", "ke", o.Events, instant); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	var lat []time.Duration
+	var last time.Time
+	deadline := start.Add(o.MaxWait)
+	for len(seen) < o.Events && time.Now().Before(deadline) {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		fetches := consumer.PollFetches(pctx)
+		cancel()
+		now := time.Now()
+		fetches.EachRecord(func(r *kgo.Record) {
+			var ev struct {
+				ID        string    `json:"id"`
+				CreatedAt time.Time `json:"createdAt"`
+			}
+			if json.Unmarshal(r.Value, &ev) != nil || seen[ev.ID] {
+				return
+			}
+			seen[ev.ID] = true
+			lat = append(lat, now.Sub(ev.CreatedAt))
+			last = now
+		})
+	}
+	if len(seen) < o.Events {
+		return fmt.Errorf("%d of %d SCHEDULED events arrived within %s", len(seen), o.Events, o.MaxWait)
+	}
+	slices.Sort(lat)
+	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+	fmt.Fprintf(o.Out, "events: %s payments taken in with the stream on; their %s SCHEDULED events, status change → consumer: p50 %s, p99 %s, max %s; %s events/s published (first record produced → last event read: %.1f s)\n",
+		thousands(o.Events), thousands(len(lat)), pct(0.5).Round(time.Millisecond), pct(0.99).Round(time.Millisecond),
+		lat[len(lat)-1].Round(time.Millisecond), thousands(int(float64(len(lat))/last.Sub(start).Seconds())), last.Sub(start).Seconds())
+	return nil
+}
