@@ -31,6 +31,10 @@ type File struct {
 	// (which its NbOfTxs must equal), a CSV file's data rows, the
 	// non-blank lines of JSON lines.
 	Declared int
+	// Pain001 is a pain.001 file's origin: its message, blocks and
+	// transactions as its status report names them (nil for other
+	// formats).
+	Pain001 *payment.Pain001Origin
 }
 
 // Error refuses a whole file: it could not be read as its format.

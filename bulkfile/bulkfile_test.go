@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -102,7 +103,7 @@ func TestDecodePain001(t *testing.T) {
 		{"only a declaration", `<?xml version="1.0"?>` + "\n", "no XML element", 0},
 		{"not xml", "paymentId,amount", "text \"paymentId,amount\" before the root element", 0},
 		{"unclosed", strings.TrimSuffix(good, "</Document>\n"), "not well-formed XML", 0},
-		{"another message", `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pacs.008.001.09"><FIToFICstmrCdtTrf/></Document>`, "not a supported pain.001 version", 0},
+		{"another message", `<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pacs.008.001.09"><FIToFICstmrCdtTrf/></Document>`, "the file is a pacs.008 (FI to FI customer credit transfer), not a pain.001", 0},
 		{"wrong namespace", `<Document xmlns="urn:example"><CstmrCdtTrfInitn/></Document>`, "namespace", 0},
 		{"no transactions", strings.Replace(good, good[strings.Index(good, "<CdtTrfTxInf>"):strings.Index(good, "</CdtTrfTxInf>")+len("</CdtTrfTxInf>")], "", 1),
 			"missing required element CdtTrfTxInf at the end of PmtInf", 0},
@@ -146,6 +147,13 @@ func FuzzDecodePain001(f *testing.F) {
 	f.Add(raw)
 	f.Add([]byte(painDoc{version: "03", grpSum: "1"}.String()))
 	f.Add([]byte(painDoc{version: "11", txs: []painTx{{id: "a", amount: "1"}, {id: "b", amount: "2"}}, pmtNb: "2"}.String()))
+	// A Swiss variant with what it maps (Othr/Id, EqvtAmt, references),
+	// and messages of other types.
+	for _, name := range []string{"postfinance-musterfile-pain.001.001.03.ch.02.xml", "postfinance-musterfile-pain.008.001.02.ch.03.xml", "postfinance-pain.002.001.03.ch.02.xml"} {
+		sample, _ := os.ReadFile(filepath.Join("testdata", "samples", name))
+		f.Add(sample)
+	}
+	f.Add([]byte(`<Document xmlns="urn:example"><BkToCstmrStmt/></Document>`))
 	// The schemas compile on first use: not part of any input's cost.
 	_, _ = bulkfile.DecodePain001(context.Background(), bytes.NewReader(raw))
 	f.Fuzz(func(t *testing.T, b []byte) { check(t, bulkfile.DecodePain001, b) })
@@ -170,6 +178,15 @@ func check(t *testing.T, decode func(context.Context, io.Reader) (bulkfile.File,
 	}
 	if len(file.Requests)+len(file.Bad) != file.Declared {
 		t.Fatalf("%d requests + %d bad, %d declared", len(file.Requests), len(file.Bad), file.Declared)
+	}
+	if file.Pain001 != nil {
+		kept := 0
+		for _, pi := range file.Pain001.PmtInfs {
+			kept += len(pi.Txs)
+		}
+		if kept != file.Declared {
+			t.Fatalf("the origin keeps %d transactions, %d declared", kept, file.Declared)
+		}
 	}
 }
 

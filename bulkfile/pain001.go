@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -27,10 +26,10 @@ import (
 //go:embed schemas/pain.001.001.*.xsd
 var schemaFiles embed.FS
 
-// painSchemas compiles the shipped schemas once, on first use, by target
+// isoSchemas compiles the shipped schemas once, on first use, by target
 // namespace. They are part of the program: one that does not compile is a
 // bug (a test compiles them all), so it panics.
-var painSchemas = sync.OnceValue(func() map[string]*xmlschema.Schema {
+var isoSchemas = sync.OnceValue(func() map[string]*xmlschema.Schema {
 	names, err := fs.Glob(schemaFiles, "schemas/*.xsd")
 	if err != nil {
 		panic(err)
@@ -50,16 +49,27 @@ var painSchemas = sync.OnceValue(func() map[string]*xmlschema.Schema {
 	return m
 })
 
-// Pain001Namespaces lists the pain.001 namespaces DecodePain001 takes, one
-// per version, oldest first.
-func Pain001Namespaces() []string {
-	var out []string
-	for ns := range painSchemas() {
-		out = append(out, ns)
+// painSchemas are the schemas by every namespace taken: ISO's versions,
+// and each variant's namespace with its ISO version's schema.
+var painSchemas = sync.OnceValue(func() map[string]*xmlschema.Schema {
+	iso := isoSchemas()
+	m := make(map[string]*xmlschema.Schema, len(iso)+len(variants))
+	for ns, s := range iso {
+		m[ns] = s
 	}
-	sort.Strings(out)
-	return out
-}
+	for _, v := range variants {
+		s := iso[isoNS+v.ISO]
+		if s == nil {
+			panic(fmt.Sprintf("bulkfile: variant %s: no schema of %s", v.Namespace, v.ISO))
+		}
+		m[v.Namespace] = s.InNamespace(v.Namespace)
+	}
+	return m
+})
+
+// Pain001Namespaces lists ISO's pain.001 namespaces DecodePain001 takes,
+// one per version, oldest first; Pain001Variants adds the national ones.
+func Pain001Namespaces() []string { return isoPain001Namespaces() }
 
 // ctxEvery is how many entries (tokens of a pain.001) a decoder reads
 // between two looks at its context.
@@ -68,7 +78,9 @@ const ctxEvery = 256
 func stopped(err error) error { return fmt.Errorf("bulkfile: decoding stopped: %w", err) }
 
 // DecodePain001 reads an ISO 20022 pain.001 document (customer credit
-// transfer initiation, a version Pain001Namespaces lists). The file must
+// transfer initiation, a version Pain001Namespaces lists or a national
+// variant Pain001Variants lists, checked against the ISO version it
+// restricts; another message is refused, naming it). The file must
 // validate against its version's schema, and its control figures must be
 // right: GrpHdr/NbOfTxs the number of transactions, each PmtInf's
 // NbOfTxs its own, and each CtrlSum given the sum of the amounts it
@@ -82,11 +94,20 @@ func stopped(err error) error { return fmt.Errorf("bulkfile: decoding stopped: %
 // ReqdExctnDt/DtTm its time, which must carry its UTC offset (a Dt, a date
 // alone: 00:00 UTC that day, or at its offset if it has one). A
 // transaction that cannot be a payment (no InstdAmt, a DtTm without an
-// offset) is reported in Bad. Places number the transactions 1, 2, … in
-// document order, and Declared is their count.
+// offset; an EqvtAmt to convert, a creditor account by Othr/Id, a
+// charge bearer other than SLEV, a creditor reference whose check digits
+// fail) is reported in Bad. A structured reference becomes the
+// remittance text when there is no Ustrd. Places number the transactions
+// 1, 2, … in document order, and Declared is their count; Pain001 keeps
+// the ids and flags a status report names.
 func DecodePain001(ctx context.Context, r io.Reader) (File, error) {
 	src := &watchedReader{r: r}
-	v := xmlschema.NewValidator(xmlschema.NewDecoder(src), choosePain001)
+	dec := xmlschema.NewDecoder(src)
+	var root xml.Name
+	v := xmlschema.NewValidator(dec, func(name xml.Name) (*xmlschema.Schema, error) {
+		root = name
+		return choosePain001(name)
+	})
 	d := painDecoder{v: v}
 	for tokens := 0; ; tokens++ {
 		if tokens%ctxEvery == 0 {
@@ -99,16 +120,25 @@ func DecodePain001(ctx context.Context, r io.Reader) (File, error) {
 			break
 		}
 		if err != nil {
+			var ve *xmlschema.Error
+			if errors.As(err, &ve) && strings.Contains(ve.Detail, errOtherMessage.Error()) && src.err == nil {
+				// Name the message by Document's first element when
+				// its namespace does not say.
+				return File{}, notPain001(ve.Line, root.Space, firstChild(dec))
+			}
 			return File{}, painError(src, err)
 		}
 		if err := d.token(tok); err != nil {
 			return File{}, err
 		}
 	}
+	variant, _ := variantOf(root.Space)
+	d.origin.Namespace, d.origin.MsgNmID, d.origin.Version = root.Space, variant.MsgNmID, variant.ISO
 	return d.finish()
 }
 
-// choosePain001 picks the schema of the root element's namespace.
+// choosePain001 picks the schema of the root element's namespace: an ISO
+// version's, or a variant's (its ISO version's schema in its namespace).
 func choosePain001(root xml.Name) (*xmlschema.Schema, error) {
 	if root.Local != "Document" {
 		return nil, fmt.Errorf("want Document, the root of a pain.001 (CstmrCdtTrfInitn) message")
@@ -116,8 +146,7 @@ func choosePain001(root xml.Name) (*xmlschema.Schema, error) {
 	if s := painSchemas()[root.Space]; s != nil {
 		return s, nil
 	}
-	return nil, fmt.Errorf("namespace %q is not a supported pain.001 version: want one of %s",
-		plaintext.Clip(root.Space, 80), strings.Join(Pain001Namespaces(), ", "))
+	return nil, errOtherMessage
 }
 
 // painError turns a failure to read into a refusal, unless the body itself
@@ -164,6 +193,8 @@ type painDecoder struct {
 	pi  pmtInf
 	pis int // PmtInf so far
 	tx  txn
+
+	origin payment.Pain001Origin
 }
 
 // sumOf adds amounts for a CtrlSum check; bad names the first amount
@@ -199,14 +230,22 @@ type pmtInf struct {
 	atErr            error
 	atField          string
 	dateTimeResolved bool
+	id, chrgBr       string
+	btchBookg        *bool
+	origins          []payment.TxOrigin
 }
 
 type txn struct {
 	instrID, endToEnd       string
 	amount, ccy, eqvtAmount string
+	eqvtCcy, ccyOfTrf       string
 	hasInstd, hasEqvt       bool
 	bicfi, bic, name, iban  string
+	othr                    string
 	ustrd                   []string
+	chrgBr                  string
+	ref, refType            string
+	hasRef                  bool
 }
 
 func (d *painDecoder) token(tok xml.Token) error {
@@ -221,11 +260,9 @@ func (d *painDecoder) token(tok xml.Token) error {
 		case is(rel, "PmtInf", "CdtTrfTxInf"):
 			d.tx = txn{}
 		case is(rel, "PmtInf", "CdtTrfTxInf", "Amt", "InstdAmt"):
-			for _, a := range t.Attr {
-				if a.Name.Space == "" && a.Name.Local == "Ccy" {
-					d.tx.ccy = a.Value
-				}
-			}
+			d.tx.ccy = ccyOf(t)
+		case is(rel, "PmtInf", "CdtTrfTxInf", "Amt", "EqvtAmt", "Amt"):
+			d.tx.eqvtCcy = ccyOf(t)
 		}
 	case xml.EndElement:
 		err := d.end(d.rel(), string(d.v.Text())) // "" for an element that holds elements
@@ -233,6 +270,16 @@ func (d *painDecoder) token(tok xml.Token) error {
 		return err
 	}
 	return nil
+}
+
+// ccyOf is an amount's Ccy attribute.
+func ccyOf(t xml.StartElement) string {
+	for _, a := range t.Attr {
+		if a.Name.Space == "" && a.Name.Local == "Ccy" {
+			return a.Value
+		}
+	}
+	return ""
 }
 
 // rel is the path of the current element below Document/CstmrCdtTrfInitn.
@@ -251,6 +298,10 @@ func (d *painDecoder) end(rel []string, text string) error {
 	switch {
 	case rel[0] == "GrpHdr" && len(rel) == 2:
 		switch rel[1] {
+		case "MsgId":
+			d.origin.MsgID = strings.TrimSpace(text)
+		case "CreDtTm":
+			d.origin.CreDtTm = strings.TrimSpace(text)
 		case "NbOfTxs":
 			d.grpNb, d.grpNbLine = text, line
 		case "CtrlSum":
@@ -279,9 +330,18 @@ func (d *painDecoder) endPmtInf(rel []string, text string, line int) error {
 	pi := &d.pi
 	switch {
 	case len(rel) == 0:
+		d.origin.PmtInfs = append(d.origin.PmtInfs, payment.PmtInfOrigin{PmtInfID: pi.id, NbOfTxs: strings.TrimSpace(pi.nb),
+			CtrlSum: strings.TrimSpace(pi.sum), BatchBooking: pi.btchBookg, ChargeBearer: pi.chrgBr, Txs: pi.origins})
 		return d.checkPmtInf()
 	case rel[0] == "CdtTrfTxInf":
 		d.endTx(rel[1:], text)
+	case is(rel, "PmtInfId"):
+		pi.id = strings.TrimSpace(text)
+	case is(rel, "BtchBookg"):
+		b := strings.TrimSpace(text) == "true" || strings.TrimSpace(text) == "1"
+		pi.btchBookg = &b
+	case is(rel, "ChrgBr"):
+		pi.chrgBr = strings.TrimSpace(text)
 	case is(rel, "NbOfTxs"):
 		pi.nb, pi.nbLine = text, line
 	case is(rel, "CtrlSum"):
@@ -313,6 +373,21 @@ func (d *painDecoder) endTx(rel []string, text string) {
 		tx.amount, tx.hasInstd = text, true
 	case is(rel, "Amt", "EqvtAmt", "Amt"):
 		tx.eqvtAmount, tx.hasEqvt = text, true
+	case is(rel, "Amt", "EqvtAmt", "CcyOfTrf"):
+		tx.ccyOfTrf = strings.TrimSpace(text)
+	case is(rel, "ChrgBr"):
+		tx.chrgBr = strings.TrimSpace(text)
+	case is(rel, "CdtrAcct", "Id", "Othr", "Id"):
+		tx.othr = text
+	case is(rel, "RmtInf", "Strd", "CdtrRefInf", "Ref"):
+		if !tx.hasRef { // the first structured reference is the one kept
+			tx.ref, tx.hasRef = strings.TrimSpace(text), true
+		}
+	case is(rel, "RmtInf", "Strd", "CdtrRefInf", "Tp", "CdOrPrtry", "Cd"),
+		is(rel, "RmtInf", "Strd", "CdtrRefInf", "Tp", "CdOrPrtry", "Prtry"):
+		if !tx.hasRef && tx.refType == "" {
+			tx.refType = strings.TrimSpace(text)
+		}
 	case is(rel, "CdtrAgt", "FinInstnId", "BICFI"):
 		tx.bicfi = text
 	case is(rel, "CdtrAgt", "FinInstnId", "BIC"): // 001.001.03
@@ -327,15 +402,15 @@ func (d *painDecoder) endTx(rel []string, text string) {
 }
 
 // transaction turns the CdtTrfTxInf that just ended into a payment, or a
-// line of Bad.
+// line of Bad, and keeps its origin for the file's status report.
 func (d *painDecoder) transaction() {
 	pi, tx := &d.pi, &d.tx
 	pi.txs++
 	n := d.f.Declared + 1
 	d.f.Declared = n
-	amount := strings.TrimSpace(tx.amount)
+	amount, ccy := strings.TrimSpace(tx.amount), strings.TrimSpace(tx.ccy)
 	if !tx.hasInstd {
-		amount = strings.TrimSpace(tx.eqvtAmount)
+		amount, ccy = strings.TrimSpace(tx.eqvtAmount), strings.TrimSpace(tx.eqvtCcy)
 	}
 	pi.amounts.add(amount, pi.index, pi.txs)
 	d.sum.add(amount, pi.index, pi.txs)
@@ -343,16 +418,45 @@ func (d *painDecoder) transaction() {
 		pi.at, pi.atField, pi.atErr = executionTime(pi)
 		pi.dateTimeResolved = true
 	}
-	var bad []payment.FieldError
-	if pi.atErr != nil {
-		bad = append(bad, payment.FieldError{Field: fmt.Sprintf("PmtInf[%d]/%s", pi.index, pi.atField), Detail: pi.atErr.Error()})
+	chrgBr := tx.chrgBr
+	if chrgBr == "" {
+		chrgBr = pi.chrgBr
 	}
-	if !tx.hasInstd {
-		detail := "required: the amount with its Ccy"
-		if tx.hasEqvt {
-			detail = "required: the amount with its Ccy (EqvtAmt, an amount to convert, is not supported)"
+	ref := tx.ref
+	pi.origins = append(pi.origins, payment.TxOrigin{Place: n, InstrID: strings.TrimSpace(tx.instrID), EndToEndID: strings.TrimSpace(tx.endToEnd),
+		ChargeBearer: chrgBr, CreditorRef: ref, CreditorRefType: tx.refType})
+
+	at := fmt.Sprintf("PmtInf[%d]/CdtTrfTxInf[%d]/", pi.index, pi.txs)
+	var bad []payment.FieldError
+	add := func(field, format string, args ...any) {
+		bad = append(bad, payment.FieldError{Field: field, Detail: fmt.Sprintf(format, args...)})
+	}
+	if pi.atErr != nil {
+		add(fmt.Sprintf("PmtInf[%d]/%s", pi.index, pi.atField), "%s", pi.atErr.Error())
+	}
+	switch {
+	case tx.hasInstd:
+	case !tx.hasEqvt:
+		add(at+"Amt/InstdAmt", "required: the amount with its Ccy")
+	case tx.ccyOfTrf != ccy:
+		// EqvtAmt fixes the debit in one currency and asks for it to be
+		// converted into CcyOfTrf; a payment here fixes the amount the
+		// creditor is sent, and its debit follows from the rate. The
+		// two are not the same order, so it is refused, not guessed.
+		add(at+"Amt/EqvtAmt", "an equivalent amount of %s %s to be sent in %s cannot be taken: paydispatch fixes the amount sent, not the debit; give InstdAmt in %s",
+			plaintext.Clip(amount, 24), plaintext.Clip(ccy, 8), plaintext.Clip(tx.ccyOfTrf, 8), plaintext.Clip(tx.ccyOfTrf, 8))
+	}
+	if strings.TrimSpace(tx.iban) == "" && strings.TrimSpace(tx.othr) != "" {
+		add(at+"CdtrAcct/Id/Othr/Id", "the creditor's account %q is not an IBAN: every rail paydispatch sends to routes by the creditor's IBAN",
+			plaintext.Clip(strings.TrimSpace(tx.othr), 40))
+	}
+	if chrgBr != "" && chrgBr != "SLEV" {
+		add(at+"ChrgBr", "charge bearer %s cannot be honoured: paydispatch's rails apply the scheme's charges (SLEV) to every payment; send SLEV or leave ChrgBr out", chrgBr)
+	}
+	if tx.hasRef {
+		if detail := checkCreditorRef(ref, tx.refType); detail != "" {
+			add(at+"RmtInf/Strd/CdtrRefInf/Ref", "%s", detail)
 		}
-		bad = append(bad, payment.FieldError{Field: fmt.Sprintf("PmtInf[%d]/CdtTrfTxInf[%d]/Amt/InstdAmt", pi.index, pi.txs), Detail: detail})
 	}
 	if len(bad) > 0 {
 		d.f.Bad = append(d.f.Bad, payment.LineError{Line: n, Fields: bad})
@@ -370,11 +474,18 @@ func (d *painDecoder) transaction() {
 	if debtor == "" {
 		debtor = strings.TrimSpace(pi.iban)
 	}
+	// The rail carries remittance as text only: a structured reference
+	// alone becomes the text, so that the creditor still receives it;
+	// beside Ustrd it is kept with the file (TxOrigin) only.
+	remittance := strings.Join(tx.ustrd, " ")
+	if remittance == "" {
+		remittance = ref
+	}
 	d.f.Requests = append(d.f.Requests, payment.Request{
 		PaymentID: id, DebtorAccount: debtor,
-		Amount: amount, Currency: strings.TrimSpace(tx.ccy),
+		Amount: amount, Currency: ccy,
 		Creditor:               payment.Creditor{Name: strings.TrimSpace(tx.name), IBAN: strings.TrimSpace(tx.iban), BIC: strings.TrimSpace(bic)},
-		RequestedExecutionTime: pi.at, RemittanceInfo: strings.Join(tx.ustrd, " "),
+		RequestedExecutionTime: pi.at, RemittanceInfo: remittance,
 	})
 	d.f.Places = append(d.f.Places, n)
 }
@@ -440,6 +551,8 @@ func (d *painDecoder) finish() (File, error) {
 	if d.f.Declared == 0 { // the schemas require one; kept should a schema not
 		return File{}, refuse("element CstmrCdtTrfInitn", "no CdtTrfTxInf: the document has no payments")
 	}
+	d.origin.NbOfTxs, d.origin.CtrlSum = strings.TrimSpace(d.grpNb), strings.TrimSpace(d.grpSum)
+	d.f.Pain001 = &d.origin
 	return d.f, nil
 }
 

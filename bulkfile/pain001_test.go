@@ -229,7 +229,7 @@ func TestPain001Attacks(t *testing.T) {
 		{"a markup-looking tail after the root", one + "<!-- fine --><?pi fine?>\n<x/>",
 			"line 28", "a second root element x"},
 		{"an unsupported version", strings.Replace(one, "pain.001.001.09", "pain.001.001.99", 1),
-			"line 2: element Document", `namespace "urn:iso:std:iso:20022:tech:xsd:pain.001.001.99" is not a supported pain.001 version: want one of urn:iso:std:iso:20022:tech:xsd:pain.001.001.03, `},
+			"line 2: element Document", `namespace "urn:iso:std:iso:20022:tech:xsd:pain.001.001.99" is not a supported pain.001 version or variant: want one of urn:iso:std:iso:20022:tech:xsd:pain.001.001.03, `},
 		{"UTF-16 declared", strings.Replace(one, "UTF-8", "UTF-16", 1),
 			"line 1", `the XML declaration names the encoding "UTF-16": only UTF-8 is accepted`},
 	}

@@ -177,6 +177,16 @@ type Invoker interface {
 	//
 	// GET /v1/payment-batches/{id}
 	GetPaymentBatch(ctx context.Context, params GetPaymentBatchParams) (GetPaymentBatchRes, error)
+	// GetPaymentBatchStatusReport invokes getPaymentBatchStatusReport operation.
+	//
+	// The customer payment status report (pain.002.001.11) of a batch sent as a pain.001 file: the
+	// group's, each payment-information block's and each transaction's status (ACTC taken in, ACCP
+	// scheduled, ACSP executing, ACSC delivered, CANC cancelled, RJCT rejected with an ISO reason code
+	// where one fits and the reason in AddtlInf; PART for a group or block with some rejected). Read it
+	// again for the statuses now.
+	//
+	// GET /v1/payment-batches/{id}/status-report
+	GetPaymentBatchStatusReport(ctx context.Context, params GetPaymentBatchStatusReportParams) (GetPaymentBatchStatusReportRes, error)
 	// GetProcess invokes getProcess operation.
 	//
 	// A process instance (type, business key, status, current step, data, failure) with its whole log.
@@ -2340,6 +2350,105 @@ func (c *Client) sendGetPaymentBatch(ctx context.Context, params GetPaymentBatch
 	}()
 
 	result, err := decodeGetPaymentBatchResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetPaymentBatchStatusReport invokes getPaymentBatchStatusReport operation.
+//
+// The customer payment status report (pain.002.001.11) of a batch sent as a pain.001 file: the
+// group's, each payment-information block's and each transaction's status (ACTC taken in, ACCP
+// scheduled, ACSP executing, ACSC delivered, CANC cancelled, RJCT rejected with an ISO reason code
+// where one fits and the reason in AddtlInf; PART for a group or block with some rejected). Read it
+// again for the statuses now.
+//
+// GET /v1/payment-batches/{id}/status-report
+func (c *Client) GetPaymentBatchStatusReport(ctx context.Context, params GetPaymentBatchStatusReportParams) (GetPaymentBatchStatusReportRes, error) {
+	res, err := c.sendGetPaymentBatchStatusReport(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetPaymentBatchStatusReport(ctx context.Context, params GetPaymentBatchStatusReportParams) (res GetPaymentBatchStatusReportRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/v1/payment-batches/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/status-report"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, GetPaymentBatchStatusReportOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetPaymentBatchStatusReportResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

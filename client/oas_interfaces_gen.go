@@ -93,6 +93,10 @@ type GetPaymentBatchRes interface {
 	getPaymentBatchRes()
 }
 
+type GetPaymentBatchStatusReportRes interface {
+	getPaymentBatchStatusReportRes()
+}
+
 type GetPaymentRes interface {
 	getPaymentRes()
 }

@@ -99,6 +99,11 @@ type GetPaymentBatchParams struct {
 	ID string
 }
 
+// GetPaymentBatchStatusReportParams is parameters of getPaymentBatchStatusReport operation.
+type GetPaymentBatchStatusReportParams struct {
+	ID string
+}
+
 // GetProcessParams is parameters of getProcess operation.
 type GetProcessParams struct {
 	ID string

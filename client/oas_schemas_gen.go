@@ -2873,6 +2873,42 @@ type GetPaymentBatchServiceUnavailable Problem
 
 func (*GetPaymentBatchServiceUnavailable) getPaymentBatchRes() {}
 
+type GetPaymentBatchStatusReportBadRequest Problem
+
+func (*GetPaymentBatchStatusReportBadRequest) getPaymentBatchStatusReportRes() {}
+
+type GetPaymentBatchStatusReportConflict Problem
+
+func (*GetPaymentBatchStatusReportConflict) getPaymentBatchStatusReportRes() {}
+
+type GetPaymentBatchStatusReportForbidden Problem
+
+func (*GetPaymentBatchStatusReportForbidden) getPaymentBatchStatusReportRes() {}
+
+type GetPaymentBatchStatusReportNotFound Problem
+
+func (*GetPaymentBatchStatusReportNotFound) getPaymentBatchStatusReportRes() {}
+
+type GetPaymentBatchStatusReportOK struct {
+	Data io.Reader
+}
+
+// Read reads data from the Data reader.
+//
+// Kept to satisfy the io.Reader interface.
+func (s GetPaymentBatchStatusReportOK) Read(p []byte) (n int, err error) {
+	if s.Data == nil {
+		return 0, io.EOF
+	}
+	return s.Data.Read(p)
+}
+
+func (*GetPaymentBatchStatusReportOK) getPaymentBatchStatusReportRes() {}
+
+type GetPaymentBatchStatusReportServiceUnavailable Problem
+
+func (*GetPaymentBatchStatusReportServiceUnavailable) getPaymentBatchStatusReportRes() {}
+
 type GetPaymentConflict Problem
 
 func (*GetPaymentConflict) getPaymentRes() {}
@@ -5692,45 +5728,46 @@ func (s *TooManyRequestsHeaders) SetResponse(val Problem) {
 	s.Response = val
 }
 
-func (*TooManyRequestsHeaders) cancelPaymentBatchRes()         {}
-func (*TooManyRequestsHeaders) cancelPaymentRes()              {}
-func (*TooManyRequestsHeaders) cancelPaymentsRes()             {}
-func (*TooManyRequestsHeaders) compensateProcessRes()          {}
-func (*TooManyRequestsHeaders) createAccountRes()              {}
-func (*TooManyRequestsHeaders) createPaymentBatchRes()         {}
-func (*TooManyRequestsHeaders) createPaymentRes()              {}
-func (*TooManyRequestsHeaders) createSlotRes()                 {}
-func (*TooManyRequestsHeaders) createSlotsRes()                {}
-func (*TooManyRequestsHeaders) createWebhookEndpointRes()      {}
-func (*TooManyRequestsHeaders) deactivateRateLimitConfigRes()  {}
-func (*TooManyRequestsHeaders) deleteWebhookEndpointRes()      {}
-func (*TooManyRequestsHeaders) flushRateLimitCacheRes()        {}
-func (*TooManyRequestsHeaders) getAccountRes()                 {}
-func (*TooManyRequestsHeaders) getConsoleStatsRes()            {}
-func (*TooManyRequestsHeaders) getDispatchConfigRes()          {}
-func (*TooManyRequestsHeaders) getPaymentBatchRes()            {}
-func (*TooManyRequestsHeaders) getPaymentRes()                 {}
-func (*TooManyRequestsHeaders) getProcessRes()                 {}
-func (*TooManyRequestsHeaders) getRateLimitConfigRes()         {}
-func (*TooManyRequestsHeaders) getWebhookEndpointRes()         {}
-func (*TooManyRequestsHeaders) listAuditEntriesRes()           {}
-func (*TooManyRequestsHeaders) listDeadLettersRes()            {}
-func (*TooManyRequestsHeaders) listDispatchConfigsRes()        {}
-func (*TooManyRequestsHeaders) listFxRatesRes()                {}
-func (*TooManyRequestsHeaders) listPaymentBatchRejectionsRes() {}
-func (*TooManyRequestsHeaders) listPaymentsRes()               {}
-func (*TooManyRequestsHeaders) listRateLimitConfigsRes()       {}
-func (*TooManyRequestsHeaders) listWebhookDeliveriesRes()      {}
-func (*TooManyRequestsHeaders) listWebhookEndpointsRes()       {}
-func (*TooManyRequestsHeaders) pauseProcessRes()               {}
-func (*TooManyRequestsHeaders) putRateLimitConfigRes()         {}
-func (*TooManyRequestsHeaders) redriveWebhookDeliveriesRes()   {}
-func (*TooManyRequestsHeaders) requeueDeadLettersRes()         {}
-func (*TooManyRequestsHeaders) resumeProcessRes()              {}
-func (*TooManyRequestsHeaders) retryProcessRes()               {}
-func (*TooManyRequestsHeaders) rotateWebhookSecretRes()        {}
-func (*TooManyRequestsHeaders) setFxRateRes()                  {}
-func (*TooManyRequestsHeaders) updateDispatchConfigRes()       {}
+func (*TooManyRequestsHeaders) cancelPaymentBatchRes()          {}
+func (*TooManyRequestsHeaders) cancelPaymentRes()               {}
+func (*TooManyRequestsHeaders) cancelPaymentsRes()              {}
+func (*TooManyRequestsHeaders) compensateProcessRes()           {}
+func (*TooManyRequestsHeaders) createAccountRes()               {}
+func (*TooManyRequestsHeaders) createPaymentBatchRes()          {}
+func (*TooManyRequestsHeaders) createPaymentRes()               {}
+func (*TooManyRequestsHeaders) createSlotRes()                  {}
+func (*TooManyRequestsHeaders) createSlotsRes()                 {}
+func (*TooManyRequestsHeaders) createWebhookEndpointRes()       {}
+func (*TooManyRequestsHeaders) deactivateRateLimitConfigRes()   {}
+func (*TooManyRequestsHeaders) deleteWebhookEndpointRes()       {}
+func (*TooManyRequestsHeaders) flushRateLimitCacheRes()         {}
+func (*TooManyRequestsHeaders) getAccountRes()                  {}
+func (*TooManyRequestsHeaders) getConsoleStatsRes()             {}
+func (*TooManyRequestsHeaders) getDispatchConfigRes()           {}
+func (*TooManyRequestsHeaders) getPaymentBatchRes()             {}
+func (*TooManyRequestsHeaders) getPaymentBatchStatusReportRes() {}
+func (*TooManyRequestsHeaders) getPaymentRes()                  {}
+func (*TooManyRequestsHeaders) getProcessRes()                  {}
+func (*TooManyRequestsHeaders) getRateLimitConfigRes()          {}
+func (*TooManyRequestsHeaders) getWebhookEndpointRes()          {}
+func (*TooManyRequestsHeaders) listAuditEntriesRes()            {}
+func (*TooManyRequestsHeaders) listDeadLettersRes()             {}
+func (*TooManyRequestsHeaders) listDispatchConfigsRes()         {}
+func (*TooManyRequestsHeaders) listFxRatesRes()                 {}
+func (*TooManyRequestsHeaders) listPaymentBatchRejectionsRes()  {}
+func (*TooManyRequestsHeaders) listPaymentsRes()                {}
+func (*TooManyRequestsHeaders) listRateLimitConfigsRes()        {}
+func (*TooManyRequestsHeaders) listWebhookDeliveriesRes()       {}
+func (*TooManyRequestsHeaders) listWebhookEndpointsRes()        {}
+func (*TooManyRequestsHeaders) pauseProcessRes()                {}
+func (*TooManyRequestsHeaders) putRateLimitConfigRes()          {}
+func (*TooManyRequestsHeaders) redriveWebhookDeliveriesRes()    {}
+func (*TooManyRequestsHeaders) requeueDeadLettersRes()          {}
+func (*TooManyRequestsHeaders) resumeProcessRes()               {}
+func (*TooManyRequestsHeaders) retryProcessRes()                {}
+func (*TooManyRequestsHeaders) rotateWebhookSecretRes()         {}
+func (*TooManyRequestsHeaders) setFxRateRes()                   {}
+func (*TooManyRequestsHeaders) updateDispatchConfigRes()        {}
 
 // Ref: #/components/schemas/Transaction
 type Transaction struct {
@@ -5924,45 +5961,46 @@ func (s *UnauthorizedHeaders) SetResponse(val Problem) {
 	s.Response = val
 }
 
-func (*UnauthorizedHeaders) cancelPaymentBatchRes()         {}
-func (*UnauthorizedHeaders) cancelPaymentRes()              {}
-func (*UnauthorizedHeaders) cancelPaymentsRes()             {}
-func (*UnauthorizedHeaders) compensateProcessRes()          {}
-func (*UnauthorizedHeaders) createAccountRes()              {}
-func (*UnauthorizedHeaders) createPaymentBatchRes()         {}
-func (*UnauthorizedHeaders) createPaymentRes()              {}
-func (*UnauthorizedHeaders) createSlotRes()                 {}
-func (*UnauthorizedHeaders) createSlotsRes()                {}
-func (*UnauthorizedHeaders) createWebhookEndpointRes()      {}
-func (*UnauthorizedHeaders) deactivateRateLimitConfigRes()  {}
-func (*UnauthorizedHeaders) deleteWebhookEndpointRes()      {}
-func (*UnauthorizedHeaders) flushRateLimitCacheRes()        {}
-func (*UnauthorizedHeaders) getAccountRes()                 {}
-func (*UnauthorizedHeaders) getConsoleStatsRes()            {}
-func (*UnauthorizedHeaders) getDispatchConfigRes()          {}
-func (*UnauthorizedHeaders) getPaymentBatchRes()            {}
-func (*UnauthorizedHeaders) getPaymentRes()                 {}
-func (*UnauthorizedHeaders) getProcessRes()                 {}
-func (*UnauthorizedHeaders) getRateLimitConfigRes()         {}
-func (*UnauthorizedHeaders) getWebhookEndpointRes()         {}
-func (*UnauthorizedHeaders) listAuditEntriesRes()           {}
-func (*UnauthorizedHeaders) listDeadLettersRes()            {}
-func (*UnauthorizedHeaders) listDispatchConfigsRes()        {}
-func (*UnauthorizedHeaders) listFxRatesRes()                {}
-func (*UnauthorizedHeaders) listPaymentBatchRejectionsRes() {}
-func (*UnauthorizedHeaders) listPaymentsRes()               {}
-func (*UnauthorizedHeaders) listRateLimitConfigsRes()       {}
-func (*UnauthorizedHeaders) listWebhookDeliveriesRes()      {}
-func (*UnauthorizedHeaders) listWebhookEndpointsRes()       {}
-func (*UnauthorizedHeaders) pauseProcessRes()               {}
-func (*UnauthorizedHeaders) putRateLimitConfigRes()         {}
-func (*UnauthorizedHeaders) redriveWebhookDeliveriesRes()   {}
-func (*UnauthorizedHeaders) requeueDeadLettersRes()         {}
-func (*UnauthorizedHeaders) resumeProcessRes()              {}
-func (*UnauthorizedHeaders) retryProcessRes()               {}
-func (*UnauthorizedHeaders) rotateWebhookSecretRes()        {}
-func (*UnauthorizedHeaders) setFxRateRes()                  {}
-func (*UnauthorizedHeaders) updateDispatchConfigRes()       {}
+func (*UnauthorizedHeaders) cancelPaymentBatchRes()          {}
+func (*UnauthorizedHeaders) cancelPaymentRes()               {}
+func (*UnauthorizedHeaders) cancelPaymentsRes()              {}
+func (*UnauthorizedHeaders) compensateProcessRes()           {}
+func (*UnauthorizedHeaders) createAccountRes()               {}
+func (*UnauthorizedHeaders) createPaymentBatchRes()          {}
+func (*UnauthorizedHeaders) createPaymentRes()               {}
+func (*UnauthorizedHeaders) createSlotRes()                  {}
+func (*UnauthorizedHeaders) createSlotsRes()                 {}
+func (*UnauthorizedHeaders) createWebhookEndpointRes()       {}
+func (*UnauthorizedHeaders) deactivateRateLimitConfigRes()   {}
+func (*UnauthorizedHeaders) deleteWebhookEndpointRes()       {}
+func (*UnauthorizedHeaders) flushRateLimitCacheRes()         {}
+func (*UnauthorizedHeaders) getAccountRes()                  {}
+func (*UnauthorizedHeaders) getConsoleStatsRes()             {}
+func (*UnauthorizedHeaders) getDispatchConfigRes()           {}
+func (*UnauthorizedHeaders) getPaymentBatchRes()             {}
+func (*UnauthorizedHeaders) getPaymentBatchStatusReportRes() {}
+func (*UnauthorizedHeaders) getPaymentRes()                  {}
+func (*UnauthorizedHeaders) getProcessRes()                  {}
+func (*UnauthorizedHeaders) getRateLimitConfigRes()          {}
+func (*UnauthorizedHeaders) getWebhookEndpointRes()          {}
+func (*UnauthorizedHeaders) listAuditEntriesRes()            {}
+func (*UnauthorizedHeaders) listDeadLettersRes()             {}
+func (*UnauthorizedHeaders) listDispatchConfigsRes()         {}
+func (*UnauthorizedHeaders) listFxRatesRes()                 {}
+func (*UnauthorizedHeaders) listPaymentBatchRejectionsRes()  {}
+func (*UnauthorizedHeaders) listPaymentsRes()                {}
+func (*UnauthorizedHeaders) listRateLimitConfigsRes()        {}
+func (*UnauthorizedHeaders) listWebhookDeliveriesRes()       {}
+func (*UnauthorizedHeaders) listWebhookEndpointsRes()        {}
+func (*UnauthorizedHeaders) pauseProcessRes()                {}
+func (*UnauthorizedHeaders) putRateLimitConfigRes()          {}
+func (*UnauthorizedHeaders) redriveWebhookDeliveriesRes()    {}
+func (*UnauthorizedHeaders) requeueDeadLettersRes()          {}
+func (*UnauthorizedHeaders) resumeProcessRes()               {}
+func (*UnauthorizedHeaders) retryProcessRes()                {}
+func (*UnauthorizedHeaders) rotateWebhookSecretRes()         {}
+func (*UnauthorizedHeaders) setFxRateRes()                   {}
+func (*UnauthorizedHeaders) updateDispatchConfigRes()        {}
 
 type UpdateDispatchConfigBadRequest Problem
 

@@ -74,6 +74,9 @@ var operationRolesBearer = map[string][]string{
 	GetPaymentBatchOperation: []string{
 		"payments:read",
 	},
+	GetPaymentBatchStatusReportOperation: []string{
+		"payments:read",
+	},
 	GetProcessOperation: []string{
 		"payments:read",
 	},

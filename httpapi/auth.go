@@ -44,6 +44,8 @@ var routeScopes = map[string]auth.Scope{
 	"GET /v1/payment-batches/{id}":            auth.PaymentsRead,
 	"GET /v1/payment-batches/{id}/rejections": auth.PaymentsRead,
 
+	"GET /v1/payment-batches/{id}/status-report": auth.PaymentsRead,
+
 	// A tenant manages its own endpoints, under /admin as operators do.
 	"POST /admin/webhooks":                    auth.WebhooksWrite,
 	"GET /admin/webhooks":                     auth.WebhooksWrite,

@@ -374,3 +374,13 @@ func firstKey(m map[string]json.RawMessage) string {
 	keys := slices.Sorted(maps.Keys(m))
 	return keys[0]
 }
+
+// The contract's fake keeps no pain.001 file: every status report is of
+// an unknown batch.
+func (fakePayments) RecordPain001(context.Context, string, payment.Pain001Origin, []payment.Request, []int) error {
+	return nil
+}
+
+func (fakePayments) StatusReportOf(context.Context, string) (payment.Pain001Report, error) {
+	return payment.Pain001Report{}, payment.ErrNotFound
+}

@@ -57,6 +57,9 @@ const (
 
 // HandlePayments adds POST /v1/payments and GET /v1/payments/{id}.
 func (rt *Router) HandlePayments(p Payments) {
+	if sr, ok := p.(StatusReports); ok {
+		rt.handleStatusReport(sr)
+	}
 	rt.handleCancel(p)
 	rt.handleCancelWhere(p)
 	rt.handleList(p)
@@ -94,7 +97,7 @@ func (rt *Router) HandlePayments(p Payments) {
 		}
 	}))
 	rt.Handle("POST /v1/payment-batches", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		reqs, lines, lineErrs, declared, prob := decodeBatch(w, r)
+		reqs, lines, lineErrs, declared, origin, prob := decodeBatch(w, r)
 		if prob != nil {
 			WriteProblem(w, r, *prob)
 			return
@@ -172,6 +175,7 @@ func (rt *Router) HandlePayments(p Payments) {
 					rt.log.Error("recording a file's rejections failed", "batch", sub.BatchID, "error", err)
 				}
 			}
+			rt.recordPain001(r, p, sub.BatchID, origin, keep, keepLines)
 			if sub.Payments+len(lineErrs) != declared {
 				rt.log.Error("a file's payments are not all accounted for", "batch", sub.BatchID,
 					"declared", declared, "started", sub.Payments, "rejected", len(lineErrs))
@@ -427,7 +431,7 @@ func lineCursor(c string) bool {
 // compressed body and a declared length over the limit). Payments
 // without a tenantId take the tenantId query parameter (a tenant's token
 // fills in its own later).
-func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []int, []payment.LineError, int, *Problem) {
+func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []int, []payment.LineError, int, *payment.Pain001Origin, *Problem) {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	var (
 		f    bulkfile.File
@@ -443,20 +447,24 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []i
 	case "application/xml", "text/xml", "application/iso20022+xml":
 		f, err = bulkfile.DecodePain001(r.Context(), body)
 	default:
-		return nil, nil, nil, 0, &Problem{Status: http.StatusUnsupportedMediaType, Title: "Unsupported media type", Detail: bulkFileBody.want()}
+		return nil, nil, nil, 0, nil, &Problem{Status: http.StatusUnsupportedMediaType, Title: "Unsupported media type", Detail: bulkFileBody.want()}
 	}
 	var tooBig *http.MaxBytesError
 	var bad *bulkfile.Error
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		return nil, nil, nil, 0, ptr(stopped())
+		return nil, nil, nil, 0, nil, ptr(stopped())
 	case errors.As(err, &tooBig):
-		return nil, nil, nil, 0, tooLarge(lim.bulk, ": split the file")
+		return nil, nil, nil, 0, nil, tooLarge(lim.bulk, ": split the file")
 	case errors.As(err, &bad):
-		return nil, nil, nil, 0, &Problem{Status: http.StatusBadRequest, Title: "Unreadable file", Detail: bad.Error() + "; nothing was started",
+		title := "Unreadable file"
+		if strings.Contains(bad.Detail, "not a pain.001") || strings.Contains(bad.Detail, "not a supported pain.001 version") {
+			title = "Not a pain.001 file" // another message, or a namespace not taken
+		}
+		return nil, nil, nil, 0, nil, &Problem{Status: http.StatusBadRequest, Title: title, Detail: bad.Error() + "; nothing was started",
 			Errors: []FieldError{{Field: bad.Where, Detail: bad.Detail}}}
 	case err != nil:
-		return nil, nil, nil, 0, &Problem{Status: http.StatusBadRequest, Title: "Unreadable body", Detail: "the body could not be read to its end"}
+		return nil, nil, nil, 0, nil, &Problem{Status: http.StatusBadRequest, Title: "Unreadable body", Detail: "the body could not be read to its end"}
 	}
 	if tenant := r.URL.Query().Get("tenantId"); tenant != "" {
 		for i := range f.Requests {
@@ -465,7 +473,7 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []i
 			}
 		}
 	}
-	return f.Requests, f.Places, f.Bad, f.Declared, nil
+	return f.Requests, f.Places, f.Bad, f.Declared, f.Pain001, nil
 }
 
 // stopped is the answer to a request whose work stopped before it was

@@ -648,3 +648,14 @@ func (c *compiler) facet(st *simpleType, f *node) error {
 	}
 	return err
 }
+
+// InNamespace returns the schema with its elements in namespace ns: how a
+// national variant of an ISO 20022 message (the Swiss SPS, the German DK)
+// is checked against ISO's own schema, whose restriction it is, when the
+// variant publishes the same structure under its own namespace. The
+// declarations are shared, not copied.
+func (s *Schema) InNamespace(ns string) *Schema {
+	c := *s
+	c.ns = ns
+	return &c
+}

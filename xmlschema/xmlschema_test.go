@@ -411,3 +411,34 @@ func ExampleSchema_Validate() {
 	// line 3: element Doc/Cy: unknown element Cy in Doc: expected Ccy or the end of Doc
 	// line 1: element Doc/Ccy[1]: "eur" is not a valid Ccy: it must match the pattern [A-Z]{3}
 }
+
+// TestInNamespace: a schema moved to another namespace checks documents in
+// that namespace, and no longer takes its own; the original is unchanged.
+func TestInNamespace(t *testing.T) {
+	t.Parallel()
+	moved := testSchema().InNamespace("urn:test:variant")
+	inVariant := strings.ReplaceAll(doc(""), "urn:test:xmlschema", "urn:test:variant")
+	tests := []struct {
+		name   string
+		s      *xmlschema.Schema
+		doc    string
+		wantNS string // "" valid, else a part of the error
+	}{
+		{"variant in its namespace", moved, inVariant, ""},
+		{"variant, ISO's namespace", moved, doc(""), `want Doc in namespace "urn:test:variant"`},
+		{"original unchanged", testSchema(), doc(""), ""},
+		{"original, the variant's namespace", testSchema(), inVariant, `want Doc in namespace "urn:test:xmlschema"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := tt.s.Validate(strings.NewReader(tt.doc))
+			if tt.wantNS == "" && err != nil || tt.wantNS != "" && (err == nil || !strings.Contains(err.Error(), tt.wantNS)) {
+				t.Fatalf("%v; want %q", err, tt.wantNS)
+			}
+		})
+	}
+	if moved.TargetNamespace() != "urn:test:variant" || testSchema().TargetNamespace() != "urn:test:xmlschema" {
+		t.Fatalf("namespaces %q, %q", moved.TargetNamespace(), testSchema().TargetNamespace())
+	}
+}

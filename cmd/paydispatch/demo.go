@@ -26,13 +26,14 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 			"while a live table follows them. At the end it verifies the outcome (the rail's ledger, the\n"+
 			"ledger check, the queue) and writes an HTML report; it exits 1 when a check fails.")
 	var (
-		o       demo.Options
-		keep    bool
-		dataDir string
-		pgBin   string
-		store   string
-		lg      config.Log
-		seed    int
+		o        demo.Options
+		keep     bool
+		viaKafka bool
+		dataDir  string
+		pgBin    string
+		store    string
+		lg       config.Log
+		seed     int
 	)
 	settings := []*config.Setting{
 		config.Int("payments", 10_000, 100, 1_000_000, "payments due at the instant", &o.Payments),
@@ -44,6 +45,7 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 		{Flag: "report", Usage: "where to write the HTML report (default: paydispatch-demo-<time>.html in the temporary directory)",
 			Parse: func(v string) error { o.ReportPath = v; return nil }},
 		config.Bool("keep", "keep the data directory at the end (and print how to serve on it)", &keep),
+		config.Bool("kafka", "also run the Kafka intake and event stream on an embedded Kafka-protocol cluster: one ordinary payment in four goes through the topic, and every payment's events are read back and checked", &viaKafka),
 		{Flag: "data-dir", Usage: "the data directory, which must not exist yet (default: a new temporary one)",
 			Parse: func(v string) error { dataDir = v; return nil }},
 		{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries (default: found on PATH, pg_config, /usr/lib/postgresql/*/bin)",
@@ -103,11 +105,16 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 		"PAYDISPATCH_WEBHOOK_ALLOW_HTTP": "true", "PAYDISPATCH_WEBHOOK_ALLOW_PRIVATE": "true",
 		"PAYDISPATCH_WEBHOOK_BACKOFF_BASE": "200ms", "PAYDISPATCH_WEBHOOK_BACKOFF_MAX": "5s",
 	}
+	if viaKafka {
+		stackEnv["PAYDISPATCH_KAFKA_BROKERS"] = "embedded"
+		stackEnv["PAYDISPATCH_KAFKA_TOPIC"] = "paydispatch.payment-requests"
+		stackEnv["PAYDISPATCH_KAFKA_EVENTS_TOPIC"] = "paydispatch.payment-events"
+	}
 	var c serverConfig
 	stackSet := config.NewSet(flag.NewFlagSet("demo stack", flag.ContinueOnError), func(k string) string { return stackEnv[k] },
 		append(append(append(config.DatabaseSettings(&c.db), config.ServerSettings(&c.srv)...), config.TemporalSettings(&c.tc)...),
 			append(config.DispatchSettings(&c.dm), append(append(config.RailSettings(&c.rl), config.RelaySettings(&c.rc)...),
-				config.WebhookSettings(&c.wh)...)...)...)...)
+				append(config.WebhookSettings(&c.wh), config.KafkaSettings(&c.kc)...)...)...)...)...)
 	if err := stackSet.Parse(nil); err != nil {
 		return err
 	}
@@ -132,6 +139,10 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 	o.API, o.AdminToken, o.Pool, o.RailURL = "http://"+run.addr, adminToken, run.store.Pool, run.railURL
 	o.Out, o.Live = env.stdout, isTerminal(env.stdout)
 	o.CancelShare, o.Webhooks = true, true
+	if viaKafka {
+		o.Kafka = &demo.KafkaOptions{Brokers: run.kafkaBrokers, Topic: c.kc.Topic, EventsTopic: c.kc.EventsTopic}
+		fmt.Fprintf(env.stdout, "Kafka: embedded cluster on %v, intake topic %s, events topic %s\n", run.kafkaBrokers, c.kc.Topic, c.kc.EventsTopic)
+	}
 	res, err := demo.Run(ctx, o)
 	if keep {
 		tokenFile := filepath.Join(dataDir, "admin-token")

@@ -104,10 +104,19 @@ func (h *hooks) register(ctx context.Context, tokens map[string]*client.Client) 
 	return nil
 }
 
-// incomplete counts the payments whose events do not chain from
+// incomplete counts the payments whose webhook events do not chain from
 // RECEIVED, each from the one before, to their status now, and says why
 // for the first.
 func (h *hooks) incomplete(ctx context.Context, pool *pgxpool.Pool) (int, string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return incompleteChains(ctx, pool, h.payments)
+}
+
+// incompleteChains counts the payments whose events (by tenant/paymentId,
+// in the order received) do not chain from RECEIVED, each from the one
+// before, to their status now, and says why for the first.
+func incompleteChains(ctx context.Context, pool *pgxpool.Pool, events map[string][]hookEvent) (int, string, error) {
 	rows, err := pool.Query(ctx, `SELECT tenant_id || '/' || external_id, status FROM payments`)
 	if err != nil {
 		return 0, "", err
@@ -122,12 +131,10 @@ func (h *hooks) incomplete(ctx context.Context, pool *pgxpool.Pool) (int, string
 		final[k] = s
 	}
 	rows.Close()
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	n, first := 0, ""
 	for k, status := range final {
 		prev, why := "RECEIVED", ""
-		for _, e := range h.payments[k] {
+		for _, e := range events[k] {
 			if e.Data.PreviousStatus != prev || e.Type != "payment."+strings.ToLower(e.Data.Status) {
 				why = fmt.Sprintf("%s: %s after %s", k, e.Type, prev)
 				break

@@ -53,6 +53,9 @@ type Options struct {
 	// (the stack must allow http and private addresses) and checks that
 	// each payment's events arrive complete, in order and signed.
 	Webhooks bool
+	// Kafka, when set, sends a share of the payments through the stack's
+	// Kafka intake and checks its event stream.
+	Kafka *KafkaOptions
 }
 
 // Result is the verification's outcome.
@@ -140,17 +143,28 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		fmt.Fprintf(o.Out, "webhooks: an endpoint per tenant on %s, every delivery's signature checked\n", hk.url)
 	}
 
+	var events *eventReader
+	if o.Kafka != nil {
+		if events, err = o.Kafka.readEvents(ctx); err != nil {
+			return Result{}, err
+		}
+		defer events.stop()
+	}
+
 	instant := started.Add(o.At).Truncate(time.Second)
 	payments := plan(o.Payments, instant, o.Seed)
 	fmt.Fprintf(o.Out, "submitting %d payments due at %s (in %.0f s): a JSON-lines file per tenant and %d single calls\n",
 		len(payments), instant.Format("15:04:05"), time.Until(instant).Seconds(), countSingle(payments))
-	sub, err := submit(ctx, tokens, payments)
+	sub, err := submit(ctx, tokens, payments, o.Kafka)
 	if err != nil {
 		return Result{}, err
 	}
 	fmt.Fprintf(o.Out, "taken in: %d payments in %.1f s (%d lines refused at intake, as meant)\n", sub.takenIn, sub.took.Seconds(), sub.refused)
+	if o.Kafka != nil {
+		fmt.Fprintf(o.Out, "of them %d through Kafka (%s), each payment's events read from %s\n", sub.viaKafka, o.Kafka.Topic, o.Kafka.EventsTopic)
+	}
 	if o.CancelShare {
-		if sub.cancelled, err = cancelShare(ctx, tokens, payments); err != nil {
+		if sub.cancelled, err = cancelShare(ctx, tokens, payments, sub.kafkaIDs); err != nil {
 			return Result{}, err
 		}
 		fmt.Fprintf(o.Out, "cancelled %d payments before the instant (one ordinary payment in fifty), each by its tenant\n", len(sub.cancelled))
@@ -179,6 +193,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if hk != nil {
 		res.Checks = append(res.Checks, hookCheck(ctx, o, hk))
 	}
+	if events != nil {
+		res.Checks = append(res.Checks, events.check(ctx, o.Pool))
+	}
 	if o.MoreChecks != nil {
 		res.Checks = append(res.Checks, o.MoreChecks(ctx)...)
 	}
@@ -205,15 +222,18 @@ type submission struct {
 	refused   int // lines a file had refused
 	took      time.Duration
 	cancelled map[string]bool // the payments cancelled before the instant
+	viaKafka  int             // of takenIn, sent through Kafka
+	kafkaIDs  map[string]bool // their ids
 }
 
 // cancelShare cancels one ordinary payment of a file in fifty, each with
-// its tenant's token, before the instant.
-func cancelShare(ctx context.Context, tokens map[string]*client.Client, ps []planned) (map[string]bool, error) {
+// its tenant's token, before the instant (none sent through Kafka: the
+// intake may not have stored it yet).
+func cancelShare(ctx context.Context, tokens map[string]*client.Client, ps []planned, viaKafka map[string]bool) (map[string]bool, error) {
 	out := map[string]bool{}
 	n := 0
 	for _, p := range ps {
-		if p.kind != kindOrdinary || p.single {
+		if p.kind != kindOrdinary || p.single || viaKafka[p.req.PaymentID] {
 			continue
 		}
 		if n++; n%50 != 0 {
@@ -250,15 +270,25 @@ func hookCheck(ctx context.Context, o Options, hk *hooks) Check {
 	}
 }
 
-// submit sends each tenant's file and the single calls at once.
-func submit(ctx context.Context, tokens map[string]*client.Client, ps []planned) (submission, error) {
+// submit sends each tenant's file and the single calls at once, and with
+// Kafka a share of the ordinary file payments to its topic.
+func submit(ctx context.Context, tokens map[string]*client.Client, ps []planned, k *KafkaOptions) (submission, error) {
 	start := time.Now()
 	files := map[string][]payment.Request{}
 	var singles []planned
+	var viaKafka []payment.Request
+	ordinary := 0
 	for _, p := range ps {
-		if p.single {
+		switch {
+		case p.single:
 			singles = append(singles, p)
-		} else {
+		case p.kind == kindOrdinary && k.viaKafka(ordinary):
+			ordinary++
+			viaKafka = append(viaKafka, p.req)
+		default:
+			if p.kind == kindOrdinary {
+				ordinary++
+			}
 			files[p.req.TenantID] = append(files[p.req.TenantID], p.req)
 		}
 	}
@@ -267,6 +297,22 @@ func submit(ctx context.Context, tokens map[string]*client.Client, ps []planned)
 		out submission
 	)
 	g, gctx := errgroup.WithContext(ctx)
+	if len(viaKafka) > 0 {
+		g.Go(func() error {
+			if err := k.produce(gctx, viaKafka); err != nil {
+				return err
+			}
+			mu.Lock()
+			out.takenIn += len(viaKafka)
+			out.viaKafka = len(viaKafka)
+			out.kafkaIDs = make(map[string]bool, len(viaKafka))
+			for _, r := range viaKafka {
+				out.kafkaIDs[r.PaymentID] = true
+			}
+			mu.Unlock()
+			return nil
+		})
+	}
 	names := make([]string, 0, len(files))
 	for t := range files {
 		names = append(names, t)
