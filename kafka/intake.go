@@ -112,6 +112,10 @@ func NewIntake(cfg IntakeConfig) (*Intake, error) {
 		kgo.DisableAutoCommit(),
 		kgo.BlockRebalanceOnPoll(),
 		kgo.FetchMaxWait(250 * time.Millisecond),
+		// A consumer that died holds its partitions until its session
+		// lapses: 10 s, not Kafka's 45 s, so its records wait less.
+		kgo.SessionTimeout(10 * time.Second),
+		kgo.HeartbeatInterval(time.Second),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.AllowAutoTopicCreation(),
 	}, cfg.ClientOpts...)

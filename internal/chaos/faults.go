@@ -26,9 +26,10 @@ const (
 	faultKillSwitch    = "kill switch off, then on"
 	faultRate          = "dispatch rate cut, then restored"
 	faultExecMode      = "exec mode switched, then back"
+	faultKafkaIntake   = "Kafka intakes SIGKILLed while records arrive"
 )
 
-var faultKinds = []string{faultKill, faultTemporal, faultTemporalKill, faultPGFast, faultPGImmediate, faultRailRetryable, faultRailTimeouts, faultKillSwitch, faultRate, faultExecMode}
+var faultKinds = []string{faultKill, faultKafkaIntake, faultTemporal, faultTemporalKill, faultPGFast, faultPGImmediate, faultRailRetryable, faultRailTimeouts, faultKillSwitch, faultRate, faultExecMode}
 
 // injected is one fault, as it happened.
 type injected struct {
@@ -105,7 +106,11 @@ func (in *injector) run(ctx context.Context, instant time.Time) {
 	}()
 	eventsDone := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		in.killIntakes(instant)
+	}()
 	go func() {
 		defer wg.Done()
 		defer close(eventsDone)
@@ -138,6 +143,25 @@ func (in *injector) kills(ctx context.Context, instant time.Time, eventsDone <-c
 		time.Sleep(down)
 		err := in.s.start(p)
 		in.record(injected{kind: faultKill, when: start, at: start.Sub(instant), took: time.Since(start), detail: p.name, err: err})
+	}
+}
+
+// killIntakes SIGKILLs both kafka-intake processes while the demo's
+// Kafka share arrives (it is produced over the first 2.5 s of the
+// disruption), one after the other, each down a second: whatever they
+// had stored and not committed is read again by serve's intake or their
+// successors.
+func (in *injector) killIntakes(instant time.Time) {
+	for i, name := range []string{"kafka-intake-1", "kafka-intake-2"} {
+		if !in.pause(time.Duration(400+600*i) * time.Millisecond) {
+			return
+		}
+		p := in.s.procs[name]
+		start := time.Now()
+		in.s.halt(p, syscall.SIGKILL, 5*time.Second)
+		time.Sleep(time.Second)
+		err := in.s.start(p)
+		in.record(injected{kind: faultKafkaIntake, when: start, at: start.Sub(instant), took: time.Since(start), detail: name, err: err})
 	}
 }
 

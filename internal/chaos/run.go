@@ -76,7 +76,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return res, err
 	}
 	base := railsim.Behaviour{TerminalFraction: 0.01, Seed: o.Seed}
-	fmt.Fprintf(o.Out, "chaos: seed %d; starting PostgreSQL, the Temporal server, the rail simulator and 11 role processes in %s\n", o.Seed, o.Dir)
+	fmt.Fprintf(o.Out, "chaos: seed %d; starting PostgreSQL, the Temporal server, the rail simulator, a Kafka-protocol cluster and 13 role processes in %s\n", o.Seed, o.Dir)
 	s, err := startStack(ctx, o.Binary, o.Dir, o.PGBinDir, base, token, o.Log)
 	if err != nil {
 		return res, err
@@ -91,8 +91,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Payments: o.Payments, Rate: o.Rate, Seed: o.Seed, ExecMode: o.ExecMode, MaxWait: o.MaxWait, At: 20 * time.Second,
 		API: "http://" + s.apiAddr, AdminToken: token, Pool: s.pool, RailURL: s.railURL, ReportPath: res.Report,
 		Out: o.Out, Disrupt: in.run,
+		Kafka: &demo.KafkaOptions{Brokers: s.kafka.Brokers(), Topic: KafkaTopic, EventsTopic: KafkaEventsTopic, Late: true},
 		MoreChecks: func(ctx context.Context) []demo.Check {
-			return checks(ctx, s.pool, s.temporalAddr, o, in.faults())
+			return append(checks(ctx, s.pool, s.temporalAddr, o, in.faults()), kafkaCheck(ctx, s.pool, s.kafka.Brokers()))
 		},
 	})
 	res.Checks, res.Faults, res.Took = dr.Checks, in.faults(), time.Since(started)

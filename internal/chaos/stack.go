@@ -19,6 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/paydispatch/paydispatch/kafka"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/postgres/pgserver"
 	"github.com/paydispatch/paydispatch/railsim"
@@ -41,6 +42,11 @@ type stack struct {
 	rail     *railsim.Simulator
 	railURL  string
 	stopRail func()
+
+	// kafka is the Kafka-protocol cluster (in this process, like the
+	// rail: its topics are the evidence) the intakes read and the
+	// relayers publish events to.
+	kafka *kafka.Embedded
 
 	apiAddr, temporalAddr, adminToken string
 
@@ -92,6 +98,9 @@ func startStack(ctx context.Context, bin, dir string, pgBin string, railBehaviou
 	if s.railURL, s.stopRail, err = s.rail.Start(ctx, "127.0.0.1:0"); err != nil {
 		return nil, err
 	}
+	if s.kafka, err = kafka.StartEmbedded(0, 8, KafkaTopic, KafkaEventsTopic); err != nil {
+		return nil, err
+	}
 	apiPort, err := freePort()
 	if err != nil {
 		return nil, err
@@ -109,6 +118,10 @@ func startStack(ctx context.Context, bin, dir string, pgBin string, railBehaviou
 		// The claims of a killed relayer come back after this (default
 		// 120 s), well above the rail timeout.
 		"PAYDISPATCH_RELAY_REAPER_TIMEOUT": reaperTimeout.String(),
+		// serve and the kafka-intake processes share the intake topic's
+		// partitions; serve and the relayers publish the events.
+		"PAYDISPATCH_KAFKA_BROKERS": s.kafka.Brokers()[0], "PAYDISPATCH_KAFKA_TOPIC": KafkaTopic,
+		"PAYDISPATCH_KAFKA_EVENTS_TOPIC": KafkaEventsTopic, "PAYDISPATCH_KAFKA_CHUNK": "200",
 	}
 	with := func(extra map[string]string) map[string]string {
 		m := map[string]string{}
@@ -148,6 +161,14 @@ func startStack(ctx context.Context, bin, dir string, pgBin string, railBehaviou
 			role{name: "relay-" + n, kill: true, args: []string{"relay"}, env: env},
 		)
 	}
+	for i := 1; i <= 2; i++ {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		roles = append(roles, role{name: "kafka-intake-" + strconv.Itoa(i), kill: true, args: []string{"kafka-intake"},
+			env: with(map[string]string{"PAYDISPATCH_METRICS_ADDR": "127.0.0.1:" + strconv.Itoa(port)})})
+	}
 	roles = append(roles,
 		role{name: "dispatch-schedule", kill: true, args: []string{"worker", "--role", "dispatch", "--dispatch-mode", "schedule"}, env: with(nil)},
 		role{name: "dispatch-lease", kill: true, args: []string{"worker", "--role", "dispatch", "--dispatch-mode", "lease"}, env: with(nil)},
@@ -174,6 +195,12 @@ func startStack(ctx context.Context, bin, dir string, pgBin string, railBehaviou
 	go s.supervise(superviseCtx)
 	return s, nil
 }
+
+// The chaos stack's Kafka topics.
+const (
+	KafkaTopic       = "paydispatch.payment-requests"
+	KafkaEventsTopic = "paydispatch.payment-events"
+)
 
 // railTimeout is the relayers' rail timeout: the simulator's late answers
 // come after it, so they are unknown outcomes.
@@ -336,6 +363,9 @@ func (s *stack) close() {
 	}
 	if s.stopRail != nil {
 		s.stopRail()
+	}
+	if s.kafka != nil {
+		s.kafka.Close()
 	}
 	if s.pool != nil {
 		s.pool.Close()

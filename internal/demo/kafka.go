@@ -22,6 +22,10 @@ type KafkaOptions struct {
 	// Share: one ordinary file payment in Share goes to the topic instead
 	// of its tenant's file (default 4).
 	Share int
+	// Late produces them once the disruption has begun, in ten slices a
+	// quarter of a second apart, so that the faults find the intake at
+	// work (the fault-injection suite).
+	Late bool
 }
 
 // viaKafka reports whether the i-th ordinary file payment goes to Kafka.
@@ -56,6 +60,23 @@ func (k *KafkaOptions) produce(ctx context.Context, reqs []payment.Request) erro
 	}
 	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		return fmt.Errorf("produce %d payments to %s: %w", len(recs), k.Topic, err)
+	}
+	return nil
+}
+
+// produceLate produces the payments in ten slices, a quarter of a second
+// apart.
+func (k *KafkaOptions) produceLate(ctx context.Context, reqs []payment.Request) error {
+	step := (len(reqs) + 9) / 10
+	for from := 0; from < len(reqs); from += step {
+		if err := k.produce(ctx, reqs[from:min(from+step, len(reqs))]); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
 	return nil
 }

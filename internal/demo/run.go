@@ -179,6 +179,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			o.Disrupt(disruptCtx, instant)
 		}
 	}()
+	if len(sub.kafkaLate) > 0 {
+		if err := o.Kafka.produceLate(ctx, sub.kafkaLate); err != nil {
+			stopDisrupting()
+			<-disrupted
+			return Result{}, err
+		}
+	}
 	err = tr.follow(ctx)
 	stopDisrupting()
 	<-disrupted
@@ -224,6 +231,7 @@ type submission struct {
 	cancelled map[string]bool // the payments cancelled before the instant
 	viaKafka  int             // of takenIn, sent through Kafka
 	kafkaIDs  map[string]bool // their ids
+	kafkaLate []payment.Request
 }
 
 // cancelShare cancels one ordinary payment of a file in fifty, each with
@@ -299,10 +307,15 @@ func submit(ctx context.Context, tokens map[string]*client.Client, ps []planned,
 	g, gctx := errgroup.WithContext(ctx)
 	if len(viaKafka) > 0 {
 		g.Go(func() error {
-			if err := k.produce(gctx, viaKafka); err != nil {
-				return err
+			if !k.Late {
+				if err := k.produce(gctx, viaKafka); err != nil {
+					return err
+				}
 			}
 			mu.Lock()
+			if k.Late {
+				out.kafkaLate = viaKafka
+			}
 			out.takenIn += len(viaKafka)
 			out.viaKafka = len(viaKafka)
 			out.kafkaIDs = make(map[string]bool, len(viaKafka))
