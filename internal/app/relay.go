@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -81,6 +82,18 @@ func StartRelayer(ctx context.Context, store *postgres.DB, cfg RelayConfig, hook
 	}
 	oc := cfg.Relayer
 	oc.Pool, oc.Sender, oc.Hooks, oc.Metrics, oc.RailTimeout = store.Pool, sender, hooks, metrics, timeout
+	// The event stream's lanes hold at most a quarter of the relayer's
+	// calls: the rail's instructions (money) are never queued behind them.
+	for _, r := range cfg.Rails {
+		if r.Type() == payment.EventRailType {
+			if oc.RailConcurrency == nil {
+				oc.RailConcurrency = map[string]int{}
+			}
+			if _, set := oc.RailConcurrency[r.Type()]; !set {
+				oc.RailConcurrency[r.Type()] = max(1, cmp.Or(oc.Concurrency, 64)/4)
+			}
+		}
+	}
 	oc.Tracer = TracerOf(cfg.TracerProvider, "outbox")
 	oc.Logger = log.With("component", "relayer")
 	r, err := outbox.New(oc)
