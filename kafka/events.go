@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -40,7 +39,7 @@ func NewEventSender(brokers []string, topic, railType string) (*EventSender, err
 		return nil, errors.New("kafka: an event sender needs a topic and a rail type")
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic(topic),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(2*time.Millisecond), kgo.AllowAutoTopicCreation())
+		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.AllowAutoTopicCreation())
 	if err != nil {
 		return nil, fmt.Errorf("kafka: event producer: %w", err)
 	}

@@ -25,6 +25,12 @@ const (
 	HeaderSourceOffset = "paydispatch-source-offset"
 )
 
+// DefaultChunkRecords is the most records a chunk takes by default: two
+// of the bulk path's 10,000-payment transactions, so that the second is
+// stored while the first's Phase A starts (5,000 took 0.65 of the bulk
+// file's rate in bench kafka, 20,000 0.99).
+const DefaultChunkRecords = 20_000
+
 // Payments is what the intake needs of the payments' side.
 type Payments interface {
 	// CheckBatch validates requests as a bulk file's (lines: each one's
@@ -45,7 +51,8 @@ type IntakeConfig struct {
 	// DeadLetterTopic takes the records that cannot become payments
 	// (default Topic + ".dlq").
 	DeadLetterTopic string
-	// ChunkRecords is the most records one chunk takes (default 5000);
+	// ChunkRecords is the most records one chunk takes (default
+	// DefaultChunkRecords);
 	// ChunkWait how long a chunk waits to fill once a record is in
 	// (default 100 ms).
 	ChunkRecords int
@@ -91,7 +98,7 @@ func NewIntake(cfg IntakeConfig) (*Intake, error) {
 		cfg.DeadLetterTopic = cfg.Topic + ".dlq"
 	}
 	if cfg.ChunkRecords <= 0 {
-		cfg.ChunkRecords = 5000
+		cfg.ChunkRecords = DefaultChunkRecords
 	}
 	if cfg.ChunkWait <= 0 {
 		cfg.ChunkWait = 100 * time.Millisecond

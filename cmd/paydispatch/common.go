@@ -4,6 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/internal/app"
@@ -118,4 +124,27 @@ func requireCurrentSchema(ctx context.Context, db *postgres.DB) error {
 		return errors.New("the database schema is older than this binary's: run 'paydispatch migrate' (serve does it at start)")
 	}
 	return nil
+}
+
+// serveMetrics serves reg at /metrics and the store's health at /healthz
+// on ln (a role run apart: relay, kafka-intake) until stop; serveErr
+// carries the server's failure.
+func serveMetrics(ln net.Listener, reg *prometheus.Registry, store *postgres.DB) (stop func(), serveErr <-chan error) {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if err := store.Pool.Ping(r.Context()); err != nil {
+			http.Error(w, "database: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errs := make(chan error, 1)
+	go func() { errs <- srv.Serve(ln) }()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, errs
 }

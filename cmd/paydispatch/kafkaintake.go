@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
@@ -88,18 +85,8 @@ func runKafkaIntake(ctx context.Context, env *environment, args []string) error 
 	}
 	defer stop()
 	if ln != nil {
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-			if err := store.Pool.Ping(r.Context()); err != nil {
-				http.Error(w, "database: "+err.Error(), http.StatusServiceUnavailable)
-				return
-			}
-			_, _ = w.Write([]byte("ok\n"))
-		})
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		defer srv.Close()
+		stopMetrics, _ := serveMetrics(ln, reg, store)
+		defer stopMetrics()
 		log.Info("kafka intake metrics on http://"+ln.Addr().String()+"/metrics", "metrics_addr", ln.Addr().String())
 	}
 	log.Info("kafka intake running", "brokers", brokers, "topic", kc.Topic, "group", kc.Group, "version", buildVersion())

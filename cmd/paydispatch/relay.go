@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
@@ -112,24 +109,11 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 	}
 	defer stopHooks()
 
-	serveErr := make(chan error, 1)
+	var serveErr <-chan error
 	if ln != nil {
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-			if err := store.Pool.Ping(r.Context()); err != nil {
-				http.Error(w, "database: "+err.Error(), http.StatusServiceUnavailable)
-				return
-			}
-			_, _ = w.Write([]byte("ok\n"))
-		})
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() { serveErr <- srv.Serve(ln) }()
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(sctx)
-		}()
+		var stopMetrics func()
+		stopMetrics, serveErr = serveMetrics(ln, reg, store)
+		defer stopMetrics()
 		log.Info("relay metrics on http://"+ln.Addr().String()+"/metrics", "metrics_addr", ln.Addr().String())
 	}
 	log.Info("relay running", "version", buildVersion())

@@ -34,6 +34,7 @@ type KafkaOptions struct {
 	Records    int
 	Partitions int
 	Events     int // payments taken in with the event stream on, for its latency
+	Lanes      int // the event stream's lanes
 	ChunkSize  int
 	MaxWait    time.Duration
 
@@ -49,91 +50,55 @@ func KafkaSettings(o *KafkaOptions) []*config.Setting {
 		config.Int("records", 200_000, 100, 2_000_000, "payment records on the intake topic (and payments in the HTTP baseline's file)", &o.Records),
 		config.Int("partitions", 8, 1, 256, "the intake topic's partitions", &o.Partitions),
 		config.Int("events", 20_000, 0, 1_000_000, "payments then taken in with the event stream on, whose SCHEDULED events' latency is measured (0: skip)", &o.Events),
-		config.Int("chunk", 5000, 1, 100_000, "records the intake takes in one chunk", &o.ChunkSize),
+		config.Int("lanes", payment.DefaultEventLanes, 1, 1024, "the event stream's ordered lanes", &o.Lanes),
+		config.Int("chunk", kafka.DefaultChunkRecords, 1, 100_000, "records the intake takes in one chunk", &o.ChunkSize),
 		config.Duration("max-wait", "30m", time.Minute, "give up on a phase after this long", &o.MaxWait),
 	}
 }
 
 // RunKafka measures the Kafka intake against the HTTP bulk path in one
-// run, on one private PostgreSQL and embedded Temporal with the init
-// worker, and an embedded Kafka-protocol cluster: (1) one JSON-lines file
-// of Records payments POSTed to serve's handler, POST → the last payment
-// SCHEDULED; (2) Records payment records on a topic of Partitions
-// partitions, the intake's first poll → the last payment SCHEDULED; (3)
-// with the event stream on and a relayer publishing it, Events more
-// records, and each SCHEDULED event's latency from the status change to
-// a consumer of the events topic.
+// run, each on a fresh private PostgreSQL and embedded Temporal with the
+// init worker (so neither finds the other's rows), beside an embedded
+// Kafka-protocol cluster: (1) one JSON-lines file of Records payments
+// POSTed to serve's handler, POST → the last payment SCHEDULED; (2)
+// Records payment records on a topic of Partitions partitions, the
+// intake's first chunk → the last payment SCHEDULED; (3) on the second
+// stack, with the event stream on and a relayer publishing it, Events
+// more records, and each SCHEDULED event's latency from the status
+// change to a consumer of the events topic.
 func RunKafka(ctx context.Context, o KafkaOptions) error {
 	fmt.Fprintf(o.Out, "paydispatch bench kafka: %d CPUs, %s; embedded PostgreSQL, Temporal and Kafka-protocol cluster; %s payments each way, topic of %d partitions, chunks of %d\n",
 		runtime.NumCPU(), memTotal(), thousands(o.Records), o.Partitions, o.ChunkSize)
-	log := o.Logger
-	stack, err := openPrivateStack(ctx, "kafka", o.PGBinDir, log, ptemporal.Options{}, pacing.Config{MaxPerWindow: 100, Window: time.Second}, nil)
+	// Far enough ahead that nothing executes; the dispatcher does not run.
+	instant := time.Now().Add(2 * time.Hour).Truncate(time.Hour)
+	cpuAtStart, _ := readCPU()
+	httpRate, err := kafkaBaseline(ctx, o, instant)
 	if err != nil {
 		return err
 	}
-	defer stack.close()
-	db, tc := stack.db, stack.tc
-	if _, err := queue.New(db.Pool).UpdateConfig(ctx, payment.ItemType, map[string]string{"pacing_config": "payments"}); err != nil {
-		return err
-	}
-	stopInit, err := app.StartInitWorker(db, tc, log)
+
+	stack, payments, stop, err := intakeStack(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer stopInit()
+	defer stop()
+	db := stack.db
 	cluster, err := kafka.StartEmbedded(0, int32(o.Partitions), "requests", "events")
 	if err != nil {
 		return err
 	}
 	defer cluster.Close()
-	// Far enough ahead that nothing executes; the dispatcher does not run.
-	instant := time.Now().Add(2 * time.Hour).Truncate(time.Hour)
-	cpuAtStart, _ := readCPU()
-
-	// (1) The HTTP bulk path.
-	payments := app.PaymentService(db, tc, 0)
-	router := httpapi.NewRouter(log)
-	router.HandlePayments(payments)
-	router.SetBodyLimits(1<<20, 2<<30)
-	srv := httptest.NewServer(router)
-	defer srv.Close()
-	api, err := benchClient(srv.URL)
-	if err != nil {
-		return err
-	}
-	var body bytes.Buffer
-	enc := json.NewEncoder(&body)
-	for i := range o.Records {
-		if err := enc.Encode(benchRequest("hb", i, instant)); err != nil {
-			return err
-		}
-	}
-	start := time.Now()
-	if _, err := client.Result[*client.BatchAcceptedHeaders](api.CreatePaymentBatch(ctx,
-		&client.CreatePaymentBatchReqApplicationXNdjson{Data: &body}, client.CreatePaymentBatchParams{})); err != nil {
-		return fmt.Errorf("POST /v1/payment-batches: %w", err)
-	}
-	if err := waitScheduled(ctx, db, o.Records, start.Add(o.MaxWait)); err != nil {
-		return fmt.Errorf("the HTTP file: %w", err)
-	}
-	httpTook := time.Since(start)
-	httpRate := float64(o.Records) / httpTook.Seconds()
-	fmt.Fprintf(o.Out, "HTTP bulk file: POST → the last of %s payments SCHEDULED: %.1f s, %s payments/s\n",
-		thousands(o.Records), httpTook.Seconds(), thousands(int(httpRate)))
-
-	// (2) The Kafka intake.
 	if err := produceRequests(ctx, cluster.Brokers(), "requests", "kb", o.Records, instant); err != nil {
 		return err
 	}
 	var firstPoll atomic.Int64
-	intakeCfg := kafka.IntakeConfig{
-		Brokers: cluster.Brokers(), Topic: "requests", Group: "bench", ChunkRecords: o.ChunkSize, Logger: log,
+	in, err := kafka.NewIntake(kafka.IntakeConfig{
+		Brokers: cluster.Brokers(), Topic: "requests", Group: "bench", ChunkRecords: o.ChunkSize, Logger: o.Logger,
 		Payments: firstPollClock{Payments: payments, at: &firstPoll},
 		KnownTenants: func(ctx context.Context, ts []string) (map[string]bool, error) {
 			return account.Tenants(ctx, db.Pool, ts)
 		},
-	}
-	in, err := kafka.NewIntake(intakeCfg)
+	})
 	if err != nil {
 		return err
 	}
@@ -142,7 +107,7 @@ func RunKafka(ctx context.Context, o KafkaOptions) error {
 	go func() { defer close(intakeDone); _ = in.Run(ictx) }()
 	defer func() { stopIntake(); <-intakeDone }()
 	began := time.Now()
-	if err := waitScheduled(ctx, db, 2*o.Records, began.Add(o.MaxWait)); err != nil {
+	if err := waitScheduled(ctx, db, o.Records, began.Add(o.MaxWait)); err != nil {
 		return fmt.Errorf("the Kafka records: %w", err)
 	}
 	first := time.Unix(0, firstPoll.Load())
@@ -157,16 +122,73 @@ func RunKafka(ctx context.Context, o KafkaOptions) error {
 	o.Figures.add(Figure{What: fmt.Sprintf("%s Kafka records → SCHEDULED", thousands(o.Records)), Value: kafkaRate, Unit: "payments/s",
 		Baseline: "the same as one HTTP bulk file", BaseVal: httpRate, BaseUnit: "payments/s"})
 
-	// (3) The event stream's latency.
 	if o.Events > 0 {
-		if err := eventLatency(ctx, o, db, cluster.Brokers(), instant, 2*o.Records); err != nil {
+		if err := eventLatency(ctx, o, db, cluster.Brokers(), instant); err != nil {
 			return err
 		}
 	}
 	if stolen, ok := stolenSince(cpuAtStart); ok {
-		fmt.Fprintf(o.Out, "CPU time stolen by the hypervisor during the run: %.0f%%\n", stolen*100)
+		fmt.Fprintf(o.Out, "CPU time stolen by the hypervisor during the run: %.1f%%\n", stolen*100)
 	}
 	return nil
+}
+
+// intakeStack is a fresh private stack paced at 100/s with the init
+// worker running, and its payment service; stop closes it.
+func intakeStack(ctx context.Context, o KafkaOptions) (*privateStack, *payment.Service, func(), error) {
+	stack, err := openPrivateStack(ctx, "kafka", o.PGBinDir, o.Logger, ptemporal.Options{}, pacing.Config{MaxPerWindow: 100, Window: time.Second}, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if _, err := queue.New(stack.db.Pool).UpdateConfig(ctx, payment.ItemType, map[string]string{"pacing_config": "payments"}); err != nil {
+		stack.close()
+		return nil, nil, nil, err
+	}
+	stopInit, err := app.StartInitWorker(stack.db, stack.tc, o.Logger)
+	if err != nil {
+		stack.close()
+		return nil, nil, nil, err
+	}
+	return stack, app.PaymentService(stack.db, stack.tc, 0), func() { stopInit(); stack.close() }, nil
+}
+
+// kafkaBaseline is the HTTP bulk path's rate on a stack of its own: one
+// JSON-lines file of Records payments POSTed, to the last SCHEDULED.
+func kafkaBaseline(ctx context.Context, o KafkaOptions, instant time.Time) (float64, error) {
+	stack, payments, stop, err := intakeStack(ctx, o)
+	if err != nil {
+		return 0, err
+	}
+	defer stop()
+	router := httpapi.NewRouter(o.Logger)
+	router.HandlePayments(payments)
+	router.SetBodyLimits(1<<20, 2<<30)
+	srv := httptest.NewServer(router)
+	defer srv.Close()
+	api, err := benchClient(srv.URL)
+	if err != nil {
+		return 0, err
+	}
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	for i := range o.Records {
+		if err := enc.Encode(benchRequest("hb", i, instant)); err != nil {
+			return 0, err
+		}
+	}
+	start := time.Now()
+	if _, err := client.Result[*client.BatchAcceptedHeaders](api.CreatePaymentBatch(ctx,
+		&client.CreatePaymentBatchReqApplicationXNdjson{Data: &body}, client.CreatePaymentBatchParams{})); err != nil {
+		return 0, fmt.Errorf("POST /v1/payment-batches: %w", err)
+	}
+	if err := waitScheduled(ctx, stack.db, o.Records, start.Add(o.MaxWait)); err != nil {
+		return 0, fmt.Errorf("the HTTP file: %w", err)
+	}
+	took := time.Since(start)
+	rate := float64(o.Records) / took.Seconds()
+	fmt.Fprintf(o.Out, "HTTP bulk file (a stack of its own): POST → the last of %s payments SCHEDULED: %.1f s, %s payments/s\n",
+		thousands(o.Records), took.Seconds(), thousands(int(rate)))
+	return rate, nil
 }
 
 // firstPollClock notes when the intake handed over its first chunk.
@@ -236,8 +258,8 @@ func produceRequests(ctx context.Context, brokers []string, topic, prefix string
 // and a consumer reading it, takes n more records in, and prints each
 // SCHEDULED event's latency from its status change (createdAt) to the
 // consumer.
-func eventLatency(ctx context.Context, o KafkaOptions, db *postgres.DB, brokers []string, instant time.Time, before int) error {
-	if err := payment.NewStore(db.Pool).StartEventStream(ctx, payment.DefaultEventLanes); err != nil {
+func eventLatency(ctx context.Context, o KafkaOptions, db *postgres.DB, brokers []string, instant time.Time) error {
+	if err := payment.NewStore(db.Pool).StartEventStream(ctx, o.Lanes); err != nil {
 		return err
 	}
 	sender, err := kafka.NewEventSender(brokers, "events", payment.EventRailType)
@@ -290,8 +312,8 @@ func eventLatency(ctx context.Context, o KafkaOptions, db *postgres.DB, brokers 
 	}
 	slices.Sort(lat)
 	pct := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
-	fmt.Fprintf(o.Out, "events: %s payments taken in with the stream on; their %s SCHEDULED events, status change → consumer: p50 %s, p99 %s, max %s; %s events/s published (first record produced → last event read: %.1f s)\n",
-		thousands(o.Events), thousands(len(lat)), pct(0.5).Round(time.Millisecond), pct(0.99).Round(time.Millisecond),
+	fmt.Fprintf(o.Out, "events (%d lanes): %s payments taken in with the stream on; their %s SCHEDULED events, status change → consumer: p50 %s, p99 %s, max %s; %s events/s published (first record produced → last event read: %.1f s)\n",
+		o.Lanes, thousands(o.Events), thousands(len(lat)), pct(0.5).Round(time.Millisecond), pct(0.99).Round(time.Millisecond),
 		lat[len(lat)-1].Round(time.Millisecond), thousands(int(float64(len(lat))/last.Sub(start).Seconds())), last.Sub(start).Seconds())
 	return nil
 }

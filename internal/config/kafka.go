@@ -125,7 +125,7 @@ func KafkaSettings(k *Kafka) []*Setting {
 				k.EventLanes = n
 				return err
 			}},
-		{Flag: "kafka-chunk", Env: "PAYDISPATCH_KAFKA_CHUNK", Default: "5000",
+		{Flag: "kafka-chunk", Env: "PAYDISPATCH_KAFKA_CHUNK", Default: "20000",
 			Usage: "most records the intake takes in one chunk",
 			Parse: func(v string) error {
 				n, err := intIn(v, 1, 100_000)
