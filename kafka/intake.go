@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/paydispatch/paydispatch/internal/plaintext"
+	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
@@ -369,6 +370,9 @@ func decode(rec *kgo.Record) (payment.Request, *refusal) {
 		r.TenantID = header
 	case header != "" && header != r.TenantID:
 		return r, &refusal{"tenantId", "the value's tenantId and the " + HeaderTenant + " header differ"}
+	}
+	if !ledger.ValidID(r.TenantID) {
+		return r, &refusal{"tenantId", "not a tenant id: 1 to 64 letters, digits, '-', '_' or '.'"}
 	}
 	return r, nil
 }
