@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/paydispatch/paydispatch/internal/bench"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/bench"
 	"github.com/paydispatch/paydispatch/internal/config"
 )
 

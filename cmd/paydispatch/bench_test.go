@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paydispatch/paydispatch/internal/bench"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/bench"
 )
 
 // TestBenchQuick runs every benchmark CI-sized through the one entry

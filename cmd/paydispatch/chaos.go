@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/chaos"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/chaos"
 	"github.com/paydispatch/paydispatch/internal/config"
 )
 

@@ -389,7 +389,7 @@ func artifactDir(t *testing.T) string {
 	return dir
 }
 
-// findChromium is Debian's chromium, found as internal/demo's report test
+// findChromium is Debian's chromium, found as the demo's report test (cmd/paydispatch/internal/demo)
 // finds it: without it the test is skipped on a developer's machine and
 // fails in CI (.ci/run installs it).
 func findChromium(t *testing.T) string {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/internal/config"
-	"github.com/paydispatch/paydispatch/internal/demo"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/demo"
 	"github.com/paydispatch/paydispatch/railsim"
 	"github.com/paydispatch/paydispatch/temporal"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paydispatch/paydispatch/internal/demo"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/demo"
 )
 
 // TestDemo runs the main job small, end to end on its own private stack:

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/auth"
-	"github.com/paydispatch/paydispatch/internal/demo"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/demo"
 	"github.com/paydispatch/paydispatch/railsim"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/paydispatch/paydispatch/internal/svgchart"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/svgchart"
 )
 
 // Executions per second against a limit of 25 with its ±5 % band: one

@@ -20,7 +20,7 @@ import (
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
-	"github.com/paydispatch/paydispatch/internal/svgchart"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/svgchart"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/svgchart"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/svgchart"
 )
 
 // charts are the report's four charts, as inline SVG.

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/paydispatch/paydispatch/internal/demo"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/demo"
 	"github.com/paydispatch/paydispatch/kafka"
 )
 

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/paydispatch/paydispatch/dispatch"
-	"github.com/paydispatch/paydispatch/internal/demo"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/demo"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
