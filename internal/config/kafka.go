@@ -89,13 +89,8 @@ func KafkaSettings(k *Kafka) []*Setting {
 				}
 				return nil
 			}},
-		{Flag: "kafka-embedded-port", Env: "PAYDISPATCH_KAFKA_EMBEDDED_PORT", Default: "0",
-			Usage: "the embedded cluster's port on 127.0.0.1 (0: any free port, logged)",
-			Parse: func(v string) error {
-				n, err := intIn(v, 0, 65535)
-				k.EmbeddedPort = n
-				return err
-			}},
+		IntVar("kafka-embedded-port", "PAYDISPATCH_KAFKA_EMBEDDED_PORT", "0", 0, 65535,
+			"the embedded cluster's port on 127.0.0.1 (0: any free port, logged)", &k.EmbeddedPort),
 		topicSetting("kafka-topic", "PAYDISPATCH_KAFKA_TOPIC", "paydispatch.payment-requests",
 			"topic the Kafka intake consumes payment requests from", &k.Topic, false),
 		{Flag: "kafka-group", Env: "PAYDISPATCH_KAFKA_GROUP", Default: "paydispatch-intake",
@@ -118,27 +113,11 @@ func KafkaSettings(k *Kafka) []*Setting {
 				k.EventsTopic = v
 				return nil
 			}},
-		{Flag: "kafka-event-lanes", Env: "PAYDISPATCH_KAFKA_EVENT_LANES", Default: "64",
-			Usage: "ordered lanes the events are spread over by payment (change only with the stream drained)",
-			Parse: func(v string) error {
-				n, err := intIn(v, 1, 1024)
-				k.EventLanes = n
-				return err
-			}},
-		{Flag: "kafka-chunk", Env: "PAYDISPATCH_KAFKA_CHUNK", Default: "20000",
-			Usage: "most records the intake takes in one chunk",
-			Parse: func(v string) error {
-				n, err := intIn(v, 1, 100_000)
-				k.Chunk = n
-				return err
-			}},
-		{Flag: "kafka-ready-ceiling", Env: "PAYDISPATCH_KAFKA_READY_CEILING", Default: "1000000",
-			Usage: "the intake pauses while more PAYMENT items than this are READY in the queue (0: never)",
-			Parse: func(v string) error {
-				n, err := intIn(v, 0, 1_000_000_000)
-				k.ReadyCeiling = n
-				return err
-			}},
+		IntVar("kafka-event-lanes", "PAYDISPATCH_KAFKA_EVENT_LANES", "64", 1, 1024,
+			"ordered lanes the events are spread over by payment (change only with the stream drained)", &k.EventLanes),
+		IntVar("kafka-chunk", "PAYDISPATCH_KAFKA_CHUNK", "20000", 1, 100_000, "most records the intake takes in one chunk", &k.Chunk),
+		IntVar("kafka-ready-ceiling", "PAYDISPATCH_KAFKA_READY_CEILING", "1000000", 0, 1_000_000_000,
+			"the intake pauses while more PAYMENT items than this are READY in the queue (0: never)", &k.ReadyCeiling),
 		{Flag: "kafka-tenants", Env: "PAYDISPATCH_KAFKA_TENANTS",
 			Usage: "tenants the intake takes payments of, comma-separated (empty: every tenant with a ledger account)",
 			Parse: func(v string) error {

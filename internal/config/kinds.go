@@ -59,3 +59,37 @@ func ExecMode(usage string, dst *string) *Setting {
 		return nil
 	}}
 }
+
+// The kinds of a setting with its environment variable (a flag-only one
+// is Int, Duration, Bool above): each parses into dst and says, when it
+// cannot, what it takes.
+
+// IntVar is a whole number from lo to hi.
+func IntVar(flag, env, def string, lo, hi int, usage string, dst *int) *Setting {
+	return &Setting{Flag: flag, Env: env, Default: def, Usage: usage, Parse: func(v string) error {
+		n, err := intIn(v, lo, hi)
+		*dst = n
+		return err
+	}}
+}
+
+// DurationVar is a Go duration from lo to hi.
+func DurationVar(flag, env, def string, lo, hi time.Duration, usage string, dst *time.Duration) *Setting {
+	return &Setting{Flag: flag, Env: env, Default: def, Usage: usage, Parse: func(v string) error {
+		d, err := durationIn(v, lo, hi)
+		*dst = d
+		return err
+	}}
+}
+
+// BoolVar is true or false; the flag may stand alone.
+func BoolVar(flag, env, def, usage string, dst *bool) *Setting {
+	return &Setting{Flag: flag, Env: env, Default: def, Usage: usage, Bool: true, Parse: func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false")
+		}
+		*dst = b
+		return nil
+	}}
+}

@@ -86,48 +86,17 @@ func RelaySettings(r *Relay) []*Setting {
 				r.PollInterval = d
 				return nil
 			}},
-		{Flag: "relay-debounce", Env: "PAYDISPATCH_RELAY_DEBOUNCE", Default: "25ms",
-			Usage: "notifications within this window after the first fold into one claim pass",
-			Parse: func(v string) error {
-				d, err := durationIn(v, time.Millisecond, time.Second)
-				r.Debounce = d
-				return err
-			}},
-		{Flag: "relay-concurrency", Env: "PAYDISPATCH_RELAY_CONCURRENCY", Default: "64",
-			Usage: "rail calls at once, per relayer",
-			Parse: func(v string) error {
-				n, err := intIn(v, 1, 4096)
-				r.Concurrency = n
-				return err
-			}},
-		{Flag: "relay-max-attempts", Env: "PAYDISPATCH_RELAY_MAX_ATTEMPTS", Default: "8",
-			Usage: "attempts before a still-retryable instruction is dead-lettered (unknown outcomes never are)",
-			Parse: func(v string) error {
-				n, err := intIn(v, 1, 1000)
-				r.MaxAttempts = n
-				return err
-			}},
-		{Flag: "relay-backoff-base", Env: "PAYDISPATCH_RELAY_BACKOFF_BASE", Default: "1s",
-			Usage: "backoff after the first failed attempt; it doubles with each attempt",
-			Parse: func(v string) error {
-				d, err := durationIn(v, time.Millisecond, time.Hour)
-				r.BackoffBase = d
-				return err
-			}},
-		{Flag: "relay-backoff-max", Env: "PAYDISPATCH_RELAY_BACKOFF_MAX", Default: "5m",
-			Usage: "longest backoff between attempts",
-			Parse: func(v string) error {
-				d, err := durationIn(v, time.Millisecond, 24*time.Hour)
-				r.BackoffMax = d
-				return err
-			}},
-		{Flag: "relay-reaper-timeout", Env: "PAYDISPATCH_RELAY_REAPER_TIMEOUT", Default: "120s",
-			Usage: "a claim with no outcome for this long (its relayer died) is requeued for inquiry; at least twice --rail-timeout",
-			Parse: func(v string) error {
-				d, err := durationIn(v, time.Second, 24*time.Hour)
-				r.ReaperTimeout = d
-				return err
-			}},
+		DurationVar("relay-debounce", "PAYDISPATCH_RELAY_DEBOUNCE", "25ms", time.Millisecond, time.Second,
+			"notifications within this window after the first fold into one claim pass", &r.Debounce),
+		IntVar("relay-concurrency", "PAYDISPATCH_RELAY_CONCURRENCY", "64", 1, 4096, "rail calls at once, per relayer", &r.Concurrency),
+		IntVar("relay-max-attempts", "PAYDISPATCH_RELAY_MAX_ATTEMPTS", "8", 1, 1000,
+			"attempts before a still-retryable instruction is dead-lettered (unknown outcomes never are)", &r.MaxAttempts),
+		DurationVar("relay-backoff-base", "PAYDISPATCH_RELAY_BACKOFF_BASE", "1s", time.Millisecond, time.Hour,
+			"backoff after the first failed attempt; it doubles with each attempt", &r.BackoffBase),
+		DurationVar("relay-backoff-max", "PAYDISPATCH_RELAY_BACKOFF_MAX", "5m", time.Millisecond, 24*time.Hour,
+			"longest backoff between attempts", &r.BackoffMax),
+		DurationVar("relay-reaper-timeout", "PAYDISPATCH_RELAY_REAPER_TIMEOUT", "120s", time.Second, 24*time.Hour,
+			"a claim with no outcome for this long (its relayer died) is requeued for inquiry; at least twice --rail-timeout", &r.ReaperTimeout),
 	}
 }
 

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 )
 
@@ -22,59 +21,19 @@ type Webhooks struct {
 
 // WebhookSettings binds w's settings.
 func WebhookSettings(w *Webhooks) []*Setting {
-	boolean := func(dst *bool) func(string) error {
-		return func(v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("want true or false")
-			}
-			*dst = b
-			return nil
-		}
-	}
 	return []*Setting{
-		{Flag: "webhook-timeout", Env: "PAYDISPATCH_WEBHOOK_TIMEOUT", Default: "10s",
-			Usage: "hard timeout of one webhook delivery; one cut off is retried",
-			Parse: func(v string) error {
-				d, err := durationIn(v, 100*time.Millisecond, 2*time.Minute)
-				w.Timeout = d
-				return err
-			}},
-		{Flag: "webhook-max-attempts", Env: "PAYDISPATCH_WEBHOOK_MAX_ATTEMPTS", Default: "12",
-			Usage: "attempts before a webhook delivery is dead-lettered",
-			Parse: func(v string) error {
-				n, err := intIn(v, 1, 100)
-				w.MaxAttempts = n
-				return err
-			}},
-		{Flag: "webhook-backoff-base", Env: "PAYDISPATCH_WEBHOOK_BACKOFF_BASE", Default: "1s",
-			Usage: "delay after a webhook delivery's first failure; it doubles with each attempt",
-			Parse: func(v string) error {
-				d, err := durationIn(v, time.Millisecond, time.Hour)
-				w.BackoffBase = d
-				return err
-			}},
-		{Flag: "webhook-backoff-max", Env: "PAYDISPATCH_WEBHOOK_BACKOFF_MAX", Default: "1h",
-			Usage: "longest delay between a webhook delivery's attempts",
-			Parse: func(v string) error {
-				d, err := durationIn(v, time.Millisecond, 24*time.Hour)
-				w.BackoffMax = d
-				return err
-			}},
-		{Flag: "webhook-per-endpoint", Env: "PAYDISPATCH_WEBHOOK_PER_ENDPOINT", Default: "4",
-			Usage: "webhook deliveries in flight to one endpoint at most: what a slow endpoint can hold",
-			Parse: func(v string) error {
-				n, err := intIn(v, 1, 256)
-				w.PerEndpoint = n
-				return err
-			}},
-		{Flag: "webhook-max-in-flight", Env: "PAYDISPATCH_WEBHOOK_MAX_IN_FLIGHT", Default: "256",
-			Usage: "webhook deliveries in flight at most, per relayer",
-			Parse: func(v string) error {
-				n, err := intIn(v, 1, 10000)
-				w.MaxInFlight = n
-				return err
-			}},
+		DurationVar("webhook-timeout", "PAYDISPATCH_WEBHOOK_TIMEOUT", "10s", 100*time.Millisecond, 2*time.Minute,
+			"hard timeout of one webhook delivery; one cut off is retried", &w.Timeout),
+		IntVar("webhook-max-attempts", "PAYDISPATCH_WEBHOOK_MAX_ATTEMPTS", "12", 1, 100,
+			"attempts before a webhook delivery is dead-lettered", &w.MaxAttempts),
+		DurationVar("webhook-backoff-base", "PAYDISPATCH_WEBHOOK_BACKOFF_BASE", "1s", time.Millisecond, time.Hour,
+			"delay after a webhook delivery's first failure; it doubles with each attempt", &w.BackoffBase),
+		DurationVar("webhook-backoff-max", "PAYDISPATCH_WEBHOOK_BACKOFF_MAX", "1h", time.Millisecond, 24*time.Hour,
+			"longest delay between a webhook delivery's attempts", &w.BackoffMax),
+		IntVar("webhook-per-endpoint", "PAYDISPATCH_WEBHOOK_PER_ENDPOINT", "4", 1, 256,
+			"webhook deliveries in flight to one endpoint at most: what a slow endpoint can hold", &w.PerEndpoint),
+		IntVar("webhook-max-in-flight", "PAYDISPATCH_WEBHOOK_MAX_IN_FLIGHT", "256", 1, 10000,
+			"webhook deliveries in flight at most, per relayer", &w.MaxInFlight),
 		{Flag: "webhook-retention", Env: "PAYDISPATCH_WEBHOOK_RETENTION", Default: "168h",
 			Usage: "how long a delivered webhook's row is kept (dead letters stay until redriven); 0 keeps them all",
 			Parse: func(v string) error {
@@ -86,11 +45,10 @@ func WebhookSettings(w *Webhooks) []*Setting {
 				w.Retention = d
 				return err
 			}},
-		{Flag: "webhook-allow-http", Env: "PAYDISPATCH_WEBHOOK_ALLOW_HTTP", Default: "false",
-			Usage: "accept http:// webhook URLs (default: https only)", Bool: true, Parse: boolean(&w.AllowHTTP)},
-		{Flag: "webhook-allow-private", Env: "PAYDISPATCH_WEBHOOK_ALLOW_PRIVATE", Default: "false",
-			Usage: "let webhooks reach loopback and private addresses (default: public addresses only, so a tenant's URL cannot reach paydispatch's own network)",
-			Bool:  true, Parse: boolean(&w.AllowPrivate)},
+		BoolVar("webhook-allow-http", "PAYDISPATCH_WEBHOOK_ALLOW_HTTP", "false",
+			"accept http:// webhook URLs (default: https only)", &w.AllowHTTP),
+		BoolVar("webhook-allow-private", "PAYDISPATCH_WEBHOOK_ALLOW_PRIVATE", "false",
+			"let webhooks reach loopback and private addresses (default: public addresses only, so a tenant's URL cannot reach paydispatch's own network)", &w.AllowPrivate),
 	}
 }
 
