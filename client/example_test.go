@@ -126,9 +126,9 @@ func startServe(ctx context.Context) (base, adminToken string, stop func()) {
 	tc, err := tclient.Dial(tclient.Options{HostPort: srv.HostPort(), Logger: sdklog.NewStructuredLogger(log)})
 	must(tc.Close, err)
 	db, conn := &postgres.DB{Pool: pool}, &temporal.Conn{Client: tc, Address: srv.HostPort(), Namespace: "default"}
-	must(app.StartInitWorker(db, conn, log))
-	must(app.StartExecWorker(db, conn, log))
-	must(app.StartDispatcher(ctx, "schedule", db, conn, nil, log))
+	must(app.StartInitWorker(db, conn, log, app.Options{}))
+	must(app.StartExecWorker(db, conn, log, app.Options{}))
+	must(app.StartDispatcher(ctx, "schedule", db, conn, log, app.Options{}))
 	railURL, stopRail, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Behaviour{}, log)
 	must(stopRail, err)
 	must(app.StartRelayer(ctx, db, app.RelayConfig{RailURL: railURL}, payment.OutboxHooks(), nil, log))

@@ -36,11 +36,6 @@ type Settler struct {
 // items of.
 type SettledWorkflow struct {
 	ItemType, WorkflowType string
-	// Versioned puts the settlement behind GetVersion, for a type with
-	// runs older than the settlement step (they replay without it). It
-	// costs each run a marker and a search attribute upsert, a visibility
-	// write: a type that always had the step has no need of it.
-	Versioned bool
 }
 
 // NewSettler settles the items of the given execution workflow types,
@@ -52,10 +47,6 @@ func NewSettler(q *queue.Queue, metrics *Metrics, workflows ...SettledWorkflow) 
 	}
 	return s
 }
-
-// settleChange versions the settlement step: an execution workflow open
-// before it was added replays without it.
-const settleChange = "dispatch-settle"
 
 func (s *Settler) InterceptWorkflow(ctx workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
 	w, ok := s.types[workflow.GetInfo(ctx).WorkflowType.Name]
@@ -77,7 +68,7 @@ func (i *settleInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.Ex
 		return out, err
 	}
 	itemID, ok := in.Args[0].(string) // an execution workflow's first argument is its item's id
-	if !ok || i.w.Versioned && workflow.GetVersion(ctx, settleChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if !ok {
 		return out, nil
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{

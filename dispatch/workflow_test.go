@@ -17,7 +17,7 @@ func testConfig(enabled bool) queue.Config {
 	return queue.Config{
 		ItemType: itemType, Enabled: enabled, BatchSize: 500, DispatchInterval: 5 * time.Second,
 		JitterWindow: 4 * time.Second, MaxDispatchRetries: 3, StaleClaimThreshold: 2 * time.Minute,
-		MaxStaleRecoveryPerCycle: 100, ExecWorkflowType: "PaymentExecWorkflow", ExecTaskQueue: "payment-exec-task-queue",
+		MaxStaleRecoveryPerCycle: 100, ExecWorkflowType: "PaymentExecution", ExecTaskQueue: "payment-exec-task-queue",
 	}
 }
 

@@ -260,9 +260,7 @@ func fieldErrors(err error) []ledger.FieldError {
 func fieldProblem(title string, bad []ledger.FieldError) Problem {
 	p := Problem{Status: http.StatusUnprocessableEntity, Title: title,
 		Detail: fmt.Sprintf("%d field(s) need fixing; nothing was stored", len(bad))}
-	for _, f := range bad {
-		p.Errors = append(p.Errors, FieldError(f))
-	}
+	p.Errors = append(p.Errors, bad...)
 	return p
 }
 

@@ -80,9 +80,7 @@ func (rt *Router) HandlePayments(p Payments) {
 		case errors.As(err, &ve):
 			prob := Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid payment",
 				Detail: fmt.Sprintf("%d field(s) need fixing; nothing was stored", len(ve.Fields))}
-			for _, f := range ve.Fields {
-				prob.Errors = append(prob.Errors, FieldError(f))
-			}
+			prob.Errors = append(prob.Errors, ve.Fields...)
 			WriteProblem(w, r, prob)
 		case errors.Is(err, payment.ErrConflict):
 			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Payment id already used",
@@ -109,7 +107,7 @@ func (rt *Router) HandlePayments(p Payments) {
 		}
 		for i := range reqs {
 			if fe := claimTenant(r, &reqs[i].TenantID); fe != nil {
-				lineErrs = append(lineErrs, payment.LineError{Line: lines[i], Fields: []payment.FieldError{payment.FieldError(*fe)}})
+				lineErrs = append(lineErrs, payment.LineError{Line: lines[i], Fields: []payment.FieldError{*fe}})
 			}
 		}
 		// Every bad payment is reported, not just the unreadable lines.

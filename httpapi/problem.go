@@ -3,6 +3,8 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/paydispatch/paydispatch/internal/field"
 )
 
 // Problem is an RFC 9457 problem details object.
@@ -16,11 +18,9 @@ type Problem struct {
 	Errors []FieldError `json:"errors,omitempty"`
 }
 
-// FieldError names a field of the request and what is wrong with it.
-type FieldError struct {
-	Field  string `json:"field"`
-	Detail string `json:"detail"`
-}
+// FieldError names a field of the request and what is wrong with it (the
+// API's FieldError schema).
+type FieldError = field.Error
 
 // WriteProblem writes p as application/problem+json.
 func WriteProblem(w http.ResponseWriter, r *http.Request, p Problem) {

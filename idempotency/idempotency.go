@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paydispatch/paydispatch/idempotency/internal/dbsqlc"
+	"github.com/paydispatch/paydispatch/internal/ptr"
 )
 
 // DBTX is what the store needs of a pool.
@@ -103,7 +104,7 @@ func (s *Store) Claim(ctx context.Context, principal, key, method, path string) 
 		}
 		rec := &Record{Method: row.Method, Path: row.Path, RequestHash: row.RequestHash}
 		if row.Status != nil {
-			rec.Response = &Response{Status: int(*row.Status), ContentType: deref(row.ContentType), Location: deref(row.Location), Body: row.ResponseBody}
+			rec.Response = &Response{Status: int(*row.Status), ContentType: ptr.Deref(row.ContentType), Location: ptr.Deref(row.Location), Body: row.ResponseBody}
 		}
 		return nil, rec, nil
 	}
@@ -116,7 +117,7 @@ func (s *Store) Complete(ctx context.Context, c *Claim, requestHash []byte, r Re
 	status := int32(r.Status)
 	_, err := dbsqlc.New(s.db).Complete(ctx, dbsqlc.CompleteParams{
 		Principal: c.principal, Key: c.key, CreatedAt: c.since, RequestHash: requestHash,
-		Status: &status, ContentType: optional(r.ContentType), Location: optional(r.Location), ResponseBody: r.Body,
+		Status: &status, ContentType: ptr.Optional(r.ContentType), Location: ptr.Optional(r.Location), ResponseBody: r.Body,
 	})
 	if err != nil {
 		return fmt.Errorf("idempotency: complete: %w", err)
@@ -156,18 +157,4 @@ func (s *Store) Cleanup(ctx context.Context, every time.Duration, onErr func(err
 			}
 		}
 	}
-}
-
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/paydispatch/paydispatch/ledger"
+	"github.com/paydispatch/paydispatch/internal/field"
 )
 
 // FuzzDecode: whatever a record carries, decode answers a request or a
@@ -28,7 +28,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if !ledger.ValidID(r.TenantID) || (tenant != "" && r.TenantID != tenant) {
+		if !field.ValidID(r.TenantID) || (tenant != "" && r.TenantID != tenant) {
 			t.Fatalf("tenant %q taken from value %q and header %q", r.TenantID, value, tenant)
 		}
 	})

@@ -11,8 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
-	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
@@ -371,7 +371,7 @@ func decode(rec *kgo.Record) (payment.Request, *refusal) {
 	case header != "" && header != r.TenantID:
 		return r, &refusal{"tenantId", "the value's tenantId and the " + HeaderTenant + " header differ"}
 	}
-	if !ledger.ValidID(r.TenantID) {
+	if !field.ValidID(r.TenantID) {
 		return r, &refusal{"tenantId", "not a tenant id: 1 to 64 letters, digits, '-', '_' or '.'"}
 	}
 	return r, nil

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sort"
 	"strings"
+
+	"github.com/paydispatch/paydispatch/internal/field"
 )
 
 // Code says why an operation was refused. Callers decide on codes, never
@@ -62,10 +64,7 @@ type Error struct {
 }
 
 // FieldError names a bad input field and what is wrong with it.
-type FieldError struct {
-	Field  string `json:"field"`
-	Detail string `json:"detail"`
-}
+type FieldError = field.Error
 
 func (e *Error) Error() string {
 	var b strings.Builder

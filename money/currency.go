@@ -3,7 +3,7 @@ package money
 import (
 	"fmt"
 
-	gomoney "github.com/Rhymond/go-money"
+	"github.com/moov-io/iso4217"
 	"github.com/shopspring/decimal"
 )
 
@@ -24,27 +24,53 @@ func Plausible(d decimal.Decimal) bool {
 	return e >= -MaxScale && e <= MaxScale
 }
 
-// noMinorUnit are ISO 4217 codes whose minor unit is "N.A.": commodities
-// and units of account, not currencies an account can be kept in.
-var noMinorUnit = map[string]bool{"XAU": true, "XAG": true, "XDR": true}
-
-// MinorUnits returns the number of decimals of an ISO 4217 currency code
-// (EUR 2, JPY 0, BHD 3, CLF 4); ok is false for anything else, lower-case
-// codes included.
+// MinorUnits returns the number of decimals of an active ISO 4217
+// currency (EUR 2, JPY 0, BHD 3, CLF 4); ok is false for anything else:
+// lower-case or numeric codes, withdrawn currencies, and the codes ISO
+// gives no minor unit. It is the one currency table of intake, the ledger
+// and the rail (see the package doc).
 func MinorUnits(code string) (digits int32, ok bool) {
-	if len(code) != 3 || noMinorUnit[code] {
+	if len(code) != 3 || !upper(code[0]) || !upper(code[1]) || !upper(code[2]) {
 		return 0, false
 	}
-	for _, c := range code {
-		if c < 'A' || c > 'Z' {
-			return 0, false
-		}
+	if a, ok := amendments[code]; ok {
+		return a.digits, a.active
 	}
-	cur := gomoney.GetCurrency(code)
-	if cur == nil {
+	if noMinorUnit[code] {
 		return 0, false
 	}
-	return int32(cur.Fraction), true
+	// Lookup also answers numeric codes and lower case, which the guard
+	// above has refused.
+	cc, ok := iso4217.Lookup(code)
+	if !ok || cc.Code != code {
+		return 0, false
+	}
+	return int32(cc.DecimalPlaces), true
+}
+
+func upper(c byte) bool { return c >= 'A' && c <= 'Z' }
+
+type amendment struct {
+	digits int32
+	active bool
+}
+
+// amendments: ISO 4217 changes after moov-io/iso4217's table.
+var amendments = map[string]amendment{
+	"HRK": {active: false},           // Croatia adopted the euro on 2023-01-01
+	"SLE": {digits: 2, active: true}, // new leone (2022 redenomination)
+	"VED": {digits: 2, active: true}, // digital bolívar (2021)
+	"ZWG": {digits: 2, active: true}, // Zimbabwe Gold (2024)
+	"XCG": {digits: 2, active: true}, // Caribbean guilder (2025, replaces ANG)
+}
+
+// noMinorUnit: the codes whose minor unit is "N.A." in ISO 4217 (precious
+// metals, bond-market units, SDR, XTS for testing, XXX for no currency):
+// no account is kept and no credit transfer is paid in them.
+var noMinorUnit = map[string]bool{
+	"XAG": true, "XAU": true, "XPD": true, "XPT": true,
+	"XBA": true, "XBB": true, "XBC": true, "XBD": true,
+	"XDR": true, "XSU": true, "XUA": true, "XTS": true, "XXX": true,
 }
 
 // Valid reports whether code is a currency the ledger can keep accounts in.

@@ -8,8 +8,8 @@ import (
 	"github.com/paydispatch/paydispatch/money"
 )
 
-// TestMinorUnits pins the ISO 4217 minor units the ledger relies on, so a
-// change in the upstream table shows here.
+// TestMinorUnits pins the ISO 4217 minor units intake, the ledger and the
+// rail rely on, so a change in the upstream table shows here.
 func TestMinorUnits(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -24,6 +24,14 @@ func TestMinorUnits(t *testing.T) {
 		{"COP", 2, true}, {"IDR", 2, true}, {"LBP", 2, true}, // ISO 4217, not CLDR's cash digits
 		{"eur", 0, false}, {"EU", 0, false}, {"EURO", 0, false}, {"ZZZ", 0, false}, {"", 0, false},
 		{"XAU", 0, false}, {"XAG", 0, false}, {"XDR", 0, false}, {"XXX", 0, false},
+		// The amendments since moov-io/iso4217's table, and the guard
+		// against what its Lookup answers besides (the rail's cases).
+		{"SLE", 2, true}, {"XCG", 2, true}, {"VED", 2, true}, {"ZWG", 2, true}, {"HRK", 0, false},
+		{"XTS", 0, false}, {"XPT", 0, false}, {"978", 0, false}, {" EUR", 0, false},
+		// Withdrawn, or never in ISO 4217.
+		{"EEK", 0, false}, {"VEF", 0, false}, {"JEP", 0, false},
+		// ISO 4217's fund codes have minor units, and the rail pays them.
+		{"CHE", 2, true}, {"USN", 2, true}, {"UYI", 0, true},
 	}
 	for _, tt := range tests {
 		digits, ok := money.MinorUnits(tt.code)

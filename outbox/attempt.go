@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/outbox/internal/dbsqlc"
 )
 
@@ -95,12 +96,12 @@ func attemptFromRow(a dbsqlc.PaymentOutboxAttempt) Attempt {
 		AttemptNo:      int(a.AttemptNo),
 		State:          State(a.State),
 		ClaimedAt:      a.ClaimedAt,
-		RailReference:  deref(a.RailReference),
-		RailCode:       deref(a.RailCode),
-		ErrorCode:      deref(a.ErrorCode),
-		ErrorMessage:   deref(a.ErrorMessage),
-		InquiryOutcome: Outcome(deref(a.InquiryOutcome)),
-		RelayerID:      deref(a.RelayerID),
+		RailReference:  ptr.Deref(a.RailReference),
+		RailCode:       ptr.Deref(a.RailCode),
+		ErrorCode:      ptr.Deref(a.ErrorCode),
+		ErrorMessage:   ptr.Deref(a.ErrorMessage),
+		InquiryOutcome: Outcome(ptr.Deref(a.InquiryOutcome)),
+		RelayerID:      ptr.Deref(a.RelayerID),
 		CreatedAt:      a.CreatedAt,
 	}
 	if a.CompletedAt != nil {
@@ -113,11 +114,4 @@ func attemptFromRow(a dbsqlc.PaymentOutboxAttempt) Attempt {
 		out.Latency = time.Duration(*a.LatencyMs) * time.Millisecond
 	}
 	return out
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

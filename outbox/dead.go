@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/outbox/internal/dbsqlc"
 )
 
@@ -65,10 +66,10 @@ func deadLetterEntry(d dbsqlc.PaymentOutboxDeadLetter) DeadLetterEntry {
 		Message: Message{
 			OutboxID: d.OutboxID, InstructionID: d.InstructionID, ParticipantID: d.ParticipantID,
 			SequenceID: d.SequenceID, IdempotencyKey: d.IdempotencyKey, RailType: d.RailType,
-			Payload: d.Payload, Attempt: int(d.AttemptCount), TraceParent: deref(d.Traceparent),
+			Payload: d.Payload, Attempt: int(d.AttemptCount), TraceParent: ptr.Deref(d.Traceparent),
 		},
 		EnqueuedAt: d.EnqueuedAt, DeadAt: d.DeadAt, ErrorCode: d.ErrorCode,
-		RailCode: deref(d.RailCode), ErrorMessage: deref(d.ErrorMessage),
+		RailCode: ptr.Deref(d.RailCode), ErrorMessage: ptr.Deref(d.ErrorMessage),
 	}
 }
 

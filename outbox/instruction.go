@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/outbox/internal/dbsqlc"
 )
 
@@ -107,7 +108,7 @@ func Enqueue(ctx context.Context, tx pgx.Tx, in Instruction) (outboxID uuid.UUID
 		RailType:       in.RailType,
 		Payload:        in.Payload,
 		NotBefore:      notBefore,
-		Traceparent:    optional(in.TraceParent),
+		Traceparent:    ptr.Optional(in.TraceParent),
 	})
 	if err != nil {
 		return uuid.Nil, 0, false, fmt.Errorf("outbox: enqueue %s/%s: %w", in.InstructionID, in.IdempotencyKey, err)
@@ -126,14 +127,6 @@ func Lookup(ctx context.Context, db DBTX, instructionID, idempotencyKey string) 
 		return uuid.Nil, 0, fmt.Errorf("outbox: look up %s/%s: %w", instructionID, idempotencyKey, err)
 	}
 	return k.OutboxID, k.SequenceID, nil
-}
-
-// optional is s, or nil (SQL NULL) when empty.
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // ErrNotFound: no such instruction, dead letter or setting.

@@ -9,27 +9,12 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"go.temporal.io/sdk/workflow"
 	"golang.org/x/sync/errgroup"
 )
 
 // ChunkSize is how many payments of a bulk file one init workflow takes by
 // default: a 500,000-payment file becomes 200 workflows, not 500,000.
 const ChunkSize = 2500
-
-// BatchWorkflowName is the chunk workflow's registered name.
-const BatchWorkflowName = "PaymentBatchInitWorkflow"
-
-// PaymentBatchInitWorkflow is Phase A for a chunk of a bulk file given its
-// requests, as files were taken in before their payments were stored on
-// intake (PaymentPhaseA now): kept for the runs started then.
-func PaymentBatchInitWorkflow(ctx workflow.Context, chunk []Request) (BatchResult, error) {
-	ctx = workflow.WithActivityOptions(ctx, initOptions)
-	var a *InitActivities
-	var res BatchResult
-	err := workflow.ExecuteActivity(ctx, a.InitChunk, chunk, workflow.GetInfo(ctx).WorkflowExecution.ID).Get(ctx, &res)
-	return res, err
-}
 
 // SubmitBatch validates a bulk file's payments and starts one chunk
 // workflow per ChunkSize payments. Any invalid payment refuses the whole

@@ -17,8 +17,8 @@ import (
 	"github.com/paydispatch/paydispatch/queue"
 )
 
-// TestExecWorkflowOnTemporal: both execution workflow types on Temporal's
-// own server and PostgreSQL. A payment its account covers ends
+// TestExecWorkflowOnTemporal: the execution workflow on Temporal's own
+// server and PostgreSQL. A payment its account covers ends
 // PROCESSING, debited; one it does not ends FAILED with
 // INSUFFICIENT_FUNDS and its workflow completes (the dispatch worked;
 // retrying would fail the same way); a paced payment started ahead of its
@@ -41,47 +41,46 @@ func TestExecWorkflowOnTemporal(t *testing.T) {
 	t.Cleanup(w.Stop)
 	store := payment.NewStore(s.pool)
 
-	for _, wf := range []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName} {
-		acct := "ACC-" + wf
-		s.account(t, account.Spec{AccountID: acct, TenantID: "acme", Currency: "EUR", OpeningBalance: dec("200"), Fee: dec("0.25")})
-		id := func(name string) string { return wf + "-" + name }
-		s.schedule(t, paymentTo(id("covered"), acct, "100.00", "EUR"), paymentTo(id("paced"), acct, "50.00", "EUR"),
-			paymentTo(id("too-much"), acct, "500.00", "EUR"))
-		slot := time.Now().Add(2 * time.Second)
-		for _, name := range []string{"covered", "paced", "too-much"} {
-			key := payment.Key("acme", id(name))
-			opts := client.StartWorkflowOptions{ID: dispatch.ExecWorkflowID(payment.ItemType, key), TaskQueue: payment.ExecTaskQueue}
-			if name == "paced" {
-				opts.Memo = map[string]any{dispatch.NotBeforeMemo: slot.UTC().Format(time.RFC3339Nano)}
-			}
-			// The context the queue item carries: its version alone; the
-			// execution reads the rest from the payment's row.
-			run, err := c.ExecuteWorkflow(ctx, opts, wf, key, `{"version":3}`)
-			if err != nil {
+	wf := payment.ExecWorkflowName
+	acct := "ACC-" + wf
+	s.account(t, account.Spec{AccountID: acct, TenantID: "acme", Currency: "EUR", OpeningBalance: dec("200"), Fee: dec("0.25")})
+	id := func(name string) string { return wf + "-" + name }
+	s.schedule(t, paymentTo(id("covered"), acct, "100.00", "EUR"), paymentTo(id("paced"), acct, "50.00", "EUR"),
+		paymentTo(id("too-much"), acct, "500.00", "EUR"))
+	slot := time.Now().Add(2 * time.Second)
+	for _, name := range []string{"covered", "paced", "too-much"} {
+		key := payment.Key("acme", id(name))
+		opts := client.StartWorkflowOptions{ID: dispatch.ExecWorkflowID(payment.ItemType, key), TaskQueue: payment.ExecTaskQueue}
+		if name == "paced" {
+			opts.Memo = map[string]any{dispatch.NotBeforeMemo: slot.UTC().Format(time.RFC3339Nano)}
+		}
+		// The context the queue item carries: its version alone; the
+		// execution reads the rest from the payment's row.
+		run, err := c.ExecuteWorkflow(ctx, opts, wf, key, `{"version":3}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run.Get(ctx, nil); err != nil {
+			t.Fatalf("%s: the workflow failed: %v", id(name), err)
+		}
+	}
+	for name, want := range map[string]payment.Status{"covered": payment.StatusProcessing, "paced": payment.StatusProcessing, "too-much": payment.StatusFailed} {
+		p, err := store.Find(ctx, "acme", id(name))
+		if err != nil || p.Status != want {
+			t.Fatalf("%s: %s (%q), %v; want %s", id(name), p.Status, p.StatusReason, err, want)
+		}
+		if name == "paced" {
+			var accepted time.Time
+			if err := s.pool.QueryRow(ctx, `SELECT accepted_at FROM payments WHERE payment_id = $1`, p.Key).Scan(&accepted); err != nil {
 				t.Fatal(err)
 			}
-			if err := run.Get(ctx, nil); err != nil {
-				t.Fatalf("%s: the workflow failed: %v", id(name), err)
+			if accepted.Before(slot) {
+				t.Fatalf("%s executed at %s, before its slot %s", id(name), accepted, slot)
 			}
 		}
-		for name, want := range map[string]payment.Status{"covered": payment.StatusProcessing, "paced": payment.StatusProcessing, "too-much": payment.StatusFailed} {
-			p, err := store.Find(ctx, "acme", id(name))
-			if err != nil || p.Status != want {
-				t.Fatalf("%s: %s (%q), %v; want %s", id(name), p.Status, p.StatusReason, err, want)
-			}
-			if name == "paced" {
-				var accepted time.Time
-				if err := s.pool.QueryRow(ctx, `SELECT accepted_at FROM payments WHERE payment_id = $1`, p.Key).Scan(&accepted); err != nil {
-					t.Fatal(err)
-				}
-				if accepted.Before(slot) {
-					t.Fatalf("%s executed at %s, before its slot %s", id(name), accepted, slot)
-				}
-			}
-		}
-		if b := s.balance(t, acct); !b.Equal(dec("49.50")) {
-			t.Fatalf("%s: balance %s, want 200 − 100.25 − 50.25", acct, b)
-		}
+	}
+	if b := s.balance(t, acct); !b.Equal(dec("49.50")) {
+		t.Fatalf("%s: balance %s, want 200 − 100.25 − 50.25", acct, b)
 	}
 	for _, name := range []string{"covered", "paced", "too-much"} {
 		wfID := dispatch.ExecWorkflowID(payment.ItemType, payment.Key("acme", payment.ExecWorkflowName+"-"+name))
@@ -90,13 +89,10 @@ func TestExecWorkflowOnTemporal(t *testing.T) {
 		if markers != 1 || upserts != 0 {
 			t.Fatalf("%s: %d markers and %d upserts, want the Execution's marker alone", wfID, markers, upserts)
 		}
-		// Neither type's history holds the creditor's name or IBAN.
-		for _, wf := range []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName} {
-			wfID := dispatch.ExecWorkflowID(payment.ItemType, payment.Key("acme", wf+"-"+name))
-			for _, personal := range []string{validIBAN, validCreditor} {
-				if temporaltest.HistoryHolds(t, c, wfID, personal) {
-					t.Fatalf("%s: the history holds %q", wfID, personal)
-				}
+		// Its history holds neither the creditor's name nor the IBAN.
+		for _, personal := range []string{validIBAN, validCreditor} {
+			if temporaltest.HistoryHolds(t, c, wfID, personal) {
+				t.Fatalf("%s: the history holds %q", wfID, personal)
 			}
 		}
 	}

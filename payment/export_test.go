@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shopspring/decimal"
 )
 
 // IntakeOf is the requests waiting in an init workflow's intake row.
@@ -18,3 +19,18 @@ func IntakeOf(ctx context.Context, s *Store, initWorkflowID string) ([]Request, 
 
 // Cancelled is the cancel counter's series for via.
 func (m *Metrics) Cancelled(via string) prometheus.Counter { return m.cancelled.WithLabelValues(via) }
+
+// Enrich is Phase A's enrichment of r.
+func Enrich(r Request) (Enrichment, error) { return enrich(r) }
+
+// Apply is Phase A's rules on r with amount and e.
+func (rs Rules) Apply(r Request, amount decimal.Decimal, e Enrichment) ([]string, error) {
+	return rs.apply(r, Money{Amount: amount, Currency: r.Currency}, e)
+}
+
+// ExecTime is the execution time Phase A gives r.
+func (a *InitActivities) ExecTime(ctx context.Context, r Request) (ExecSlot, error) {
+	key := Key(r.TenantID, r.PaymentID)
+	slots, err := a.execTimes(ctx, []string{key}, []Request{r})
+	return slots[key], err
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
 
@@ -284,9 +285,9 @@ func (s *Service) listed(ctx context.Context, f ListFilter, keys []string) ([]ke
 	}
 	byKey := make(map[string]View, len(rows))
 	for _, r := range rows {
-		v := View{PaymentID: r.ExternalID, TenantID: r.TenantID, Status: Status(r.Status), StatusReason: deref(r.StatusReason),
+		v := View{PaymentID: r.ExternalID, TenantID: r.TenantID, Status: Status(r.Status), StatusReason: ptr.Deref(r.StatusReason),
 			RequestedExecutionTime: &r.RequestedExecutionTime, ScheduledExecutionTime: r.ScheduledExecutionTime,
-			CreatedAt: &r.CreatedAt, UpdatedAt: &r.UpdatedAt, ExecutionRef: deref(r.ExecutionRef)}
+			CreatedAt: &r.CreatedAt, UpdatedAt: &r.UpdatedAt, ExecutionRef: ptr.Deref(r.ExecutionRef)}
 		if r.Amount != nil && r.Currency != nil {
 			v.Amount, v.Currency = displayAmount(&Money{Amount: *r.Amount, Currency: *r.Currency}), *r.Currency
 		}

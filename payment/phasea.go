@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/paydispatch/paydispatch/bankid"
+	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 	"github.com/paydispatch/paydispatch/queue"
@@ -126,8 +127,7 @@ type verdict struct {
 
 // judge validates, enriches and applies the rules to each payment: the one
 // code path of Phase A's checks, for a single payment and a bulk chunk.
-// accounts are the debtor accounts found (lookupAccounts); nil skips the
-// account checks (init workflows started before accounts existed).
+// accounts are the debtor accounts found (lookupAccounts).
 func (a *InitActivities) judge(rs []Request, now time.Time, accounts map[account.Ref]account.Summary) []verdict {
 	out := make([]verdict, len(rs))
 	for i, r := range rs {
@@ -139,7 +139,7 @@ func (a *InitActivities) judge(rs []Request, now time.Time, accounts map[account
 		if err == nil {
 			v.enr, err = enrich(r)
 		}
-		if err == nil && accounts != nil {
+		if err == nil {
 			err = v.enr.debtorAccount(r, accounts)
 		}
 		if err == nil {
@@ -295,7 +295,7 @@ func (a *InitActivities) storedOutcomes(ctx context.Context, keys, moved []strin
 		return nil, fmt.Errorf("payment: outcomes of %d payments: %w", len(rest), err)
 	}
 	for _, row := range rows {
-		r := InitResult{PaymentID: row.ExternalID, Key: row.PaymentID, Status: Status(row.Status), Reason: deref(row.StatusReason)}
+		r := InitResult{PaymentID: row.ExternalID, Key: row.PaymentID, Status: Status(row.Status), Reason: ptr.Deref(row.StatusReason)}
 		if row.ScheduledExecutionTime != nil {
 			r.ScheduledExecutionTime = row.ScheduledExecutionTime.UTC()
 		}
@@ -364,15 +364,10 @@ func (a *InitActivities) InitIntake(ctx context.Context, initWorkflowID string) 
 	return batchResult(results), err
 }
 
-// InitKeys is InitIntake for a workflow started with its payments' keys
-// (PaymentInit): they are its intake row's.
-func (a *InitActivities) InitKeys(ctx context.Context, _ []string, initWorkflowID string) (BatchResult, error) {
-	return a.InitIntake(ctx, initWorkflowID)
-}
-
-// InitPayment is Phase A for one payment, in one step, as an init
-// workflow started with the request runs it: the payment is taken in
-// first (a replay takes nothing), then stored.
+// InitPayment is Phase A for one payment given whole, in one step, on
+// the code path PaymentPhaseA runs: the payment is taken in first (a
+// replay takes nothing), then stored. No workflow calls it: tests take a
+// payment in with it, without a workflow.
 func (a *InitActivities) InitPayment(ctx context.Context, r Request, initWorkflowID string) (InitResult, error) {
 	res, err := a.initRequests(ctx, []Request{r}, initWorkflowID)
 	if err != nil || len(res) == 0 {
@@ -381,8 +376,8 @@ func (a *InitActivities) InitPayment(ctx context.Context, r Request, initWorkflo
 	return res[0], nil
 }
 
-// initRequests is Phase A for requests carried by an init workflow's
-// input: an invalid one is stored REJECTED at once, the others taken in,
+// initRequests is Phase A for requests given whole, under an init
+// workflow's id: an invalid one is stored REJECTED at once, the others taken in,
 // then stored; a payment taken in before answers where it is.
 func (a *InitActivities) initRequests(ctx context.Context, rs []Request, initWorkflowID string) ([]InitResult, error) {
 	var valid []Request
@@ -440,9 +435,8 @@ type BatchResult struct {
 	TakenBefore bool `json:",omitempty"`
 }
 
-// InitChunk is Phase A for a chunk of a bulk file carried by its init
-// workflow's input (as files were taken in before payments were stored on
-// intake), in one step.
+// InitChunk is InitPayment for a chunk of payments given whole, in one
+// step: tests and bench saga call it; no workflow does.
 func (a *InitActivities) InitChunk(ctx context.Context, chunk []Request, initWorkflowID string) (BatchResult, error) {
 	results, err := a.initRequests(ctx, chunk, initWorkflowID)
 	return batchResult(results), err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
 
@@ -141,7 +142,7 @@ func (s *Service) StatusReportOf(ctx context.Context, batchID string) (Pain001Re
 			return Pain001Report{}, fmt.Errorf("payment: batch %s: its payments' statuses: %w", batchID, err)
 		}
 		for _, r := range rows {
-			rep.Outcomes[r.PaymentID] = Outcome{Status: Status(r.Status), Reason: deref(r.StatusReason)}
+			rep.Outcomes[r.PaymentID] = Outcome{Status: Status(r.Status), Reason: ptr.Deref(r.StatusReason)}
 		}
 	}
 	return rep, nil

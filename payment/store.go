@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 	"github.com/paydispatch/paydispatch/process"
@@ -85,9 +86,9 @@ func (s *Store) Record(ctx context.Context, r Request, m *Money, status Status, 
 	p := dbsqlc.InsertPaymentParams{
 		PaymentID: Key(r.TenantID, r.PaymentID), ExternalID: r.PaymentID,
 		TenantID: r.TenantID, DebtorAccount: r.DebtorAccount, CreditorName: r.Creditor.Name,
-		CreditorIban: opt(r.Creditor.IBAN), CreditorBic: opt(r.Creditor.BIC), RemittanceInfo: opt(r.RemittanceInfo),
+		CreditorIban: ptr.Optional(r.Creditor.IBAN), CreditorBic: ptr.Optional(r.Creditor.BIC), RemittanceInfo: ptr.Optional(r.RemittanceInfo),
 		RequestedExecutionTime: r.RequestedExecutionTime, ScheduledExecutionTime: scheduled,
-		Status: string(status), StatusReason: opt(reason), Request: raw,
+		Status: string(status), StatusReason: ptr.Optional(reason), Request: raw,
 	}
 	if m != nil {
 		p.Amount, p.Currency = &m.Amount, &m.Currency
@@ -301,8 +302,8 @@ func requestOf(p dbsqlc.Payment) (Request, error) {
 	}
 	r = Request{
 		PaymentID: p.ExternalID, TenantID: p.TenantID, DebtorAccount: p.DebtorAccount,
-		Creditor:               Creditor{Name: p.CreditorName, IBAN: deref(p.CreditorIban), BIC: deref(p.CreditorBic)},
-		RequestedExecutionTime: p.RequestedExecutionTime.UTC(), RemittanceInfo: deref(p.RemittanceInfo),
+		Creditor:               Creditor{Name: p.CreditorName, IBAN: ptr.Deref(p.CreditorIban), BIC: ptr.Deref(p.CreditorBic)},
+		RequestedExecutionTime: p.RequestedExecutionTime.UTC(), RemittanceInfo: ptr.Deref(p.RemittanceInfo),
 	}
 	if p.Amount != nil && p.Currency != nil {
 		r.Amount, r.Currency = amountText(*p.Amount, *p.Currency), *p.Currency
@@ -341,7 +342,7 @@ func (s *Store) Get(ctx context.Context, key string) (Payment, error) {
 	return Payment{
 		Key: row.PaymentID, Request: req, Money: money,
 		ScheduledExecutionTime: row.ScheduledExecutionTime, Status: Status(row.Status),
-		StatusReason: deref(row.StatusReason), ExecutionRef: deref(row.ExecutionRef),
+		StatusReason: ptr.Deref(row.StatusReason), ExecutionRef: ptr.Deref(row.ExecutionRef),
 		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
 	}, nil
 }
@@ -411,7 +412,7 @@ func (s *Store) Transition(ctx context.Context, id string, from, to Status, reas
 
 func (s *Store) transition(ctx context.Context, id string, from, to Status, reason string, acceptedAt *time.Time) error {
 	_, err := s.q.TransitionPayment(ctx, dbsqlc.TransitionPaymentParams{
-		PaymentID: id, FromStatus: string(from), ToStatus: string(to), StatusReason: opt(reason), AcceptedAt: acceptedAt,
+		PaymentID: id, FromStatus: string(from), ToStatus: string(to), StatusReason: ptr.Optional(reason), AcceptedAt: acceptedAt,
 	})
 	if err == nil {
 		return nil
@@ -499,20 +500,6 @@ func (s *Store) Notify(ctx context.Context, id, party string, status Status) err
 		return fmt.Errorf("payment: notify %s of %s: %w", party, id, err)
 	}
 	return nil
-}
-
-func opt(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // RecordBatch records a bulk file and the keys of its payments, chunkOf[i]

@@ -126,25 +126,26 @@ func TestStore(t *testing.T) {
 	}
 }
 
+// TestInitActivitiesRules: Phase A's enrichment and rules, and its
+// validation of an empty request.
 func TestInitActivitiesRules(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	a := &payment.InitActivities{Rules: payment.Rules{MaxAmount: decimal.RequireFromString("1000"), BlockedCountries: []string{"KP"}}}
+	rules := payment.Rules{MaxAmount: decimal.RequireFromString("1000"), BlockedCountries: []string{"KP"}}
 	r := validRequest(time.Now())
-	e, err := a.Enrich(ctx, r)
+	e, err := payment.Enrich(r)
 	if err != nil || e.CreditorCountry != "DE" || e.CreditorIBAN != "DE89370400440532013000" {
 		t.Fatalf("enrich: %+v %v", e, err)
 	}
-	if _, err := a.ApplyRules(ctx, r, "125.00", e); err != nil {
+	if _, err := rules.Apply(r, decimal.RequireFromString("125.00"), e); err != nil {
 		t.Fatalf("rules on a fine payment: %v", err)
 	}
-	if _, err := a.ApplyRules(ctx, r, "1000.01", e); err == nil {
+	if _, err := rules.Apply(r, decimal.RequireFromString("1000.01"), e); err == nil {
 		t.Fatal("amount over the limit passed")
 	}
-	if _, err := a.ApplyRules(ctx, r, "1", payment.Enrichment{CreditorCountry: "KP"}); err == nil {
+	if _, err := rules.Apply(r, decimal.RequireFromString("1"), payment.Enrichment{CreditorCountry: "KP"}); err == nil {
 		t.Fatal("blocked country passed")
 	}
-	if _, err := a.Validate(ctx, payment.Request{}); err == nil {
+	if _, err := payment.Validate(payment.Request{}, time.Now()); err == nil {
 		t.Fatal("empty request validated")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/ledger/fx"
@@ -349,7 +350,7 @@ func (s submit) createPayment(ctx context.Context, tx pgx.Tx, in process.StepInp
 		FxContractID: fxContract, DebitCurrency: d.String(keyAccountCcy), DebitAmount: debit,
 		CreditCurrency: d.String(keyCurrency), CreditAmount: amount, FeeCurrency: d.String(keyAccountCcy), FeeAmount: fee,
 		ValueDate: s.valueDate(d), BeneficiaryName: d.String(keyCreditorName),
-		BeneficiaryIban: opt(d.String(keyCreditorIBAN)), BeneficiaryBic: opt(d.String(keyCreditorBIC)), OutboxID: &outboxID,
+		BeneficiaryIban: ptr.Optional(d.String(keyCreditorIBAN)), BeneficiaryBic: ptr.Optional(d.String(keyCreditorBIC)), OutboxID: &outboxID,
 	}); err != nil {
 		return nil, fmt.Errorf("payment %s: booking: %w", paymentID, err)
 	}

@@ -7,15 +7,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/paydispatch/paydispatch/bankid"
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	pmoney "github.com/paydispatch/paydispatch/money"
 )
 
 // FieldError names a field of the request (JSON path) and what is wrong.
-type FieldError struct {
-	Field  string `json:"field"`
-	Detail string `json:"detail"`
-}
+type FieldError = field.Error
 
 // ValidationError lists every problem found in a request.
 type ValidationError struct{ Fields []FieldError }
@@ -41,10 +39,10 @@ func Validate(r Request, now time.Time) (Money, error) {
 	add := func(field, format string, args ...any) {
 		errs = append(errs, FieldError{Field: field, Detail: fmt.Sprintf(format, args...)})
 	}
-	if r.PaymentID != "" && !validID(r.PaymentID) {
+	if r.PaymentID != "" && !field.ValidID(r.PaymentID) {
 		add("paymentId", "use 1 to 64 letters, digits, '-', '_' or '.'")
 	}
-	if !validID(r.TenantID) {
+	if !field.ValidID(r.TenantID) {
 		add("tenantId", "required: 1 to 64 letters, digits, '-', '_' or '.'")
 	}
 	if strings.TrimSpace(r.DebtorAccount) == "" || len(r.DebtorAccount) > 64 {
@@ -109,16 +107,4 @@ func Validate(r Request, now time.Time) (Money, error) {
 		return money, &ValidationError{Fields: errs}
 	}
 	return money, nil
-}
-
-func validID(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
 }

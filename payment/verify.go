@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 	"github.com/paydispatch/paydispatch/process"
@@ -129,7 +130,7 @@ func Verify(ctx context.Context, db ledger.DBTX) ([]ledger.Violation, error) {
 		return out, fmt.Errorf("payment: verify the ids' claims: %w", err)
 	}
 	for _, r := range claims {
-		add(RuleOneClaim, r.PaymentID, "id %q of tenant %s is claimed by %s", r.ExternalID, r.TenantID, deref(r.ClaimedBy))
+		add(RuleOneClaim, r.PaymentID, "id %q of tenant %s is claimed by %s", r.ExternalID, r.TenantID, ptr.Deref(r.ClaimedBy))
 	}
 	return out, nil
 }

@@ -18,27 +18,19 @@ import (
 
 // Task queues and workflow names of the payment workers.
 const (
-	InitTaskQueue    = "payment-init-task-queue"
-	ExecTaskQueue    = "payment-exec-task-queue"
-	InitWorkflowName = "PaymentInitWorkflow"
+	InitTaskQueue = "payment-init-task-queue"
+	ExecTaskQueue = "payment-exec-task-queue"
 	// PhaseAWorkflowName is PaymentPhaseA's: Phase A for payments taken
 	// in (a single payment, or a chunk of a file), which the workflow
 	// reads from its intake row, not from its input.
-	// KeyedPhaseAWorkflowName (PaymentInit, given the keys),
-	// PaymentInitWorkflow and PaymentBatchInitWorkflow (given whole
-	// requests) stay registered for the runs intake started before.
-	PhaseAWorkflowName      = "PaymentPhaseA"
-	KeyedPhaseAWorkflowName = "PaymentInit"
-	// ExecWorkflowName is PaymentExecution's; LegacyExecWorkflowName is
-	// PaymentExecWorkflow's, its step-per-activity predecessor, kept
-	// registered for the runs open when a release brings the new type
-	// (and for an item type still configured with it).
-	ExecWorkflowName       = "PaymentExecution"
-	LegacyExecWorkflowName = "PaymentExecWorkflow"
+	PhaseAWorkflowName = "PaymentPhaseA"
+	// ExecWorkflowName is PaymentExecution's: Phase B for one payment.
+	ExecWorkflowName = "PaymentExecution"
 )
 
-// InitWorkflowID is a payment's init workflow's id: derived from its key,
-// so a second submission of the same payment cannot start a second init.
+// InitWorkflowID is the id of a single payment's Phase A workflow: derived
+// from its key, so a second submission of the same payment cannot start a
+// second one.
 func InitWorkflowID(key string) string { return "init-payment-" + key }
 
 // Context is the Phase A output the execution receives, as JSON.
@@ -68,24 +60,6 @@ var initOptions = workflow.ActivityOptions{
 	},
 }
 
-// PaymentInitWorkflow is Phase A for one payment: validate → enrich →
-// apply rules → determine the execution time → persist SCHEDULED, save the
-// context and enqueue READY (one transaction) → complete. It never sleeps:
-// the payment waits in the queue, not in Temporal. A validation,
-// enrichment or rule failure ends the payment REJECTED with its reason and
-// enqueues nothing. The steps are one activity, the same code a bulk
-// file's chunk runs (InitActivities.initPayments).
-func PaymentInitWorkflow(ctx workflow.Context, r Request) (InitResult, error) {
-	ctx = workflow.WithActivityOptions(ctx, initOptions)
-	var a *InitActivities
-	if workflow.GetVersion(ctx, "phase-a-one-step", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-		return legacyInit(ctx, r)
-	}
-	var res InitResult
-	err := workflow.ExecuteActivity(ctx, a.InitPayment, r, workflow.GetInfo(ctx).WorkflowExecution.ID).Get(ctx, &res)
-	return res, err
-}
-
 // PaymentPhaseA is Phase A for payments taken in, those its intake row
 // holds (payment_intake, under the workflow's id).
 // The requests, and the creditors' names and IBANs in them, stay in
@@ -100,16 +74,6 @@ func PaymentPhaseA(ctx workflow.Context) (BatchResult, error) {
 	var a *InitActivities
 	var res BatchResult
 	err := workflow.ExecuteActivity(ctx, a.InitIntake, workflow.GetInfo(ctx).WorkflowExecution.ID).Get(ctx, &res)
-	return res, err
-}
-
-// PaymentInit is PaymentPhaseA given the payments' keys in its input, as
-// intake started it before: kept for those runs.
-func PaymentInit(ctx workflow.Context, keys []string) (BatchResult, error) {
-	ctx = workflow.WithActivityOptions(ctx, initOptions)
-	var a *InitActivities
-	var res BatchResult
-	err := workflow.ExecuteActivity(ctx, a.InitKeys, keys, workflow.GetInfo(ctx).WorkflowExecution.ID).Get(ctx, &res)
 	return res, err
 }
 
@@ -357,50 +321,14 @@ func (a *ExecActivities) Finish(ctx context.Context, paymentID, ref string) erro
 	return err
 }
 
-// Hold waits until notBefore (a paced slot) on the worker's clock.
-func (a *ExecActivities) Hold(ctx context.Context, notBefore time.Time) error {
-	return dispatch.Hold(ctx, notBefore)
-}
-
-// PostProcess records which execution handled the payment.
-func (a *ExecActivities) PostProcess(ctx context.Context, paymentID, ref string) error {
-	return a.Store.SetExecutionRef(ctx, paymentID, ref)
-}
-
-// SendNotifications tells both parties, then ACCEPTED → PROCESSING. A
-// payment the rail already answered for (DELIVERED, RETURNED: the relayer
-// can be faster than this step) stays as it is.
-func (a *ExecActivities) SendNotifications(ctx context.Context, paymentID string) error {
-	for _, party := range []string{"DEBTOR", "CREDITOR"} {
-		if err := a.Store.Notify(ctx, paymentID, party, StatusProcessing); err != nil {
-			return err
-		}
-	}
-	err := a.Store.Transition(ctx, paymentID, StatusAccepted, StatusProcessing, "")
-	if errors.Is(err, ErrWrongStatus) {
-		p, gerr := a.Store.Get(ctx, paymentID)
-		switch {
-		case gerr != nil:
-			return gerr // retried: only a status seen is a reason to give up
-		case p.Status == StatusDelivered || p.Status == StatusReturned:
-			return nil
-		}
-		return nonRetryable(ErrTypeWrongStatus, err)
-	}
-	return err
-}
-
 // RegisterInit puts Phase A on a worker of InitTaskQueue.
 func RegisterInit(r worker.Registry, a *InitActivities) {
 	r.RegisterWorkflowWithOptions(PaymentPhaseA, workflow.RegisterOptions{Name: PhaseAWorkflowName})
-	r.RegisterWorkflowWithOptions(PaymentInit, workflow.RegisterOptions{Name: KeyedPhaseAWorkflowName})
-	r.RegisterWorkflowWithOptions(PaymentInitWorkflow, workflow.RegisterOptions{Name: InitWorkflowName})
-	r.RegisterWorkflowWithOptions(PaymentBatchInitWorkflow, workflow.RegisterOptions{Name: BatchWorkflowName})
 	r.RegisterActivity(a)
 }
 
-// RegisterExec puts Phase B on a worker of ExecTaskQueue (both execution
-// workflow types), with the process manager's activities its
+// RegisterExec puts Phase B (PaymentExecution) on a worker of
+// ExecTaskQueue, with the process manager's activities its
 // SubmitPayment runs (p's registry must hold SubmitPayment) and its
 // ProcessWorkflow, which an operator's retry of a payment's process
 // starts on this task queue.
@@ -409,7 +337,6 @@ func RegisterExec(r worker.Registry, a *ExecActivities, p *process.Activities) {
 		a.Process = p
 	}
 	r.RegisterWorkflowWithOptions(PaymentExecution, workflow.RegisterOptions{Name: ExecWorkflowName})
-	r.RegisterWorkflowWithOptions(PaymentExecWorkflow, workflow.RegisterOptions{Name: LegacyExecWorkflowName})
 	r.RegisterActivity(a)
 	process.Register(r, p)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/queue/internal/dbsqlc"
 )
 
@@ -54,7 +55,7 @@ func configFromRow(r dbsqlc.ExecRateConfig) Config {
 		ExecWorkflowType:         r.ExecWorkflowType,
 		ExecTaskQueue:            r.ExecTaskQueue,
 		MaxInFlight:              int(r.MaxInFlight),
-		PacingConfig:             deref(r.PacingConfig),
+		PacingConfig:             ptr.Deref(r.PacingConfig),
 		PacedLead:                time.Duration(r.PacedLeadMs) * time.Millisecond,
 		ExecMode:                 ExecMode(r.ExecMode),
 		CreatedAt:                r.CreatedAt,
@@ -202,7 +203,7 @@ func (q *Queue) SetTenantCapacity(ctx context.Context, c TenantCapacity) (Tenant
 	if err != nil {
 		return TenantCapacity{}, fmt.Errorf("queue: set tenant capacity: %w", err)
 	}
-	return TenantCapacity{ItemType: r.ItemType, TenantID: r.TenantID, MaxInFlight: int(r.MaxInFlight), Tier: deref(r.Tier), UpdatedAt: r.UpdatedAt}, nil
+	return TenantCapacity{ItemType: r.ItemType, TenantID: r.TenantID, MaxInFlight: int(r.MaxInFlight), Tier: ptr.Deref(r.Tier), UpdatedAt: r.UpdatedAt}, nil
 }
 
 // DeleteTenantCapacity removes a tenant's cap (the default applies again).
@@ -225,7 +226,7 @@ func (q *Queue) ListTenantCapacity(ctx context.Context, itemType string) ([]Tena
 	}
 	out := make([]TenantCapacity, len(rows))
 	for i, r := range rows {
-		out[i] = TenantCapacity{ItemType: r.ItemType, TenantID: r.TenantID, MaxInFlight: int(r.MaxInFlight), Tier: deref(r.Tier), UpdatedAt: r.UpdatedAt}
+		out[i] = TenantCapacity{ItemType: r.ItemType, TenantID: r.TenantID, MaxInFlight: int(r.MaxInFlight), Tier: ptr.Deref(r.Tier), UpdatedAt: r.UpdatedAt}
 	}
 	return out, nil
 }
@@ -257,7 +258,7 @@ func (q *Queue) RegisterItemType(ctx context.Context, c Config) (created bool, e
 		PreStartBufferSecs: secs(c.PreStartBuffer), MaxDispatchRetries: int32(c.MaxDispatchRetries),
 		StaleClaimThresholdSecs: secs(c.StaleClaimThreshold), MaxStaleRecoveryPerCycle: int32(c.MaxStaleRecoveryPerCycle),
 		ExecWorkflowType: c.ExecWorkflowType, ExecTaskQueue: c.ExecTaskQueue, MaxInFlight: int32(c.MaxInFlight),
-		PacingConfig: nonEmpty(c.PacingConfig), PacedLeadMs: ms(c.PacedLead), ExecMode: string(cmp.Or(c.ExecMode, ExecPerItem)),
+		PacingConfig: ptr.Optional(c.PacingConfig), PacedLeadMs: ms(c.PacedLead), ExecMode: string(cmp.Or(c.ExecMode, ExecPerItem)),
 	})
 	if err != nil {
 		return false, fmt.Errorf("queue: register item type %s: %w", c.ItemType, err)

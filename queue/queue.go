@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/queue/internal/dbsqlc"
 )
 
@@ -108,7 +109,7 @@ func (q *Queue) SaveContextAndEnqueueTx(ctx context.Context, tx pgx.Tx, p Enqueu
 		}
 		qRows, err := stx.InsertQueueItem(ctx, dbsqlc.InsertQueueItemParams{
 			ItemType: p.ItemType, ItemID: p.ItemID, TenantID: p.TenantID,
-			ScheduledExecTime: p.ScheduledExecTime, InitWorkflowID: nonEmpty(p.InitWorkflowID), Paced: p.Paced,
+			ScheduledExecTime: p.ScheduledExecTime, InitWorkflowID: ptr.Optional(p.InitWorkflowID), Paced: p.Paced,
 		})
 		if err != nil {
 			return fmt.Errorf("queue: enqueue %s/%s: %w", p.ItemType, p.ItemID, err)
@@ -314,9 +315,9 @@ func (q *Queue) ClaimBatch(ctx context.Context, p ClaimParams) (Batch, error) {
 func claimedItem(r dbsqlc.ClaimBatchRow) ClaimedItem {
 	return ClaimedItem{
 		Type: r.ItemType, ID: r.ItemID, TenantID: r.TenantID,
-		ScheduledExecTime: r.ScheduledExecTime, InitWorkflowID: deref(r.InitWorkflowID),
-		RetryCount: int(r.RetryCount), ClaimedAt: derefTime(r.ClaimedAt), CreatedAt: r.CreatedAt,
-		Context: r.Context, ContextVersion: int(derefInt(r.ContextVersion)), Paced: r.Paced,
+		ScheduledExecTime: r.ScheduledExecTime, InitWorkflowID: ptr.Deref(r.InitWorkflowID),
+		RetryCount: int(r.RetryCount), ClaimedAt: ptr.Deref(r.ClaimedAt), CreatedAt: r.CreatedAt,
+		Context: r.Context, ContextVersion: int(ptr.Deref(r.ContextVersion)), Paced: r.Paced,
 	}
 }
 
@@ -467,7 +468,7 @@ func (q *Queue) withRejections(ctx context.Context, itemType string, ids []strin
 	}
 	for _, id := range missing {
 		r := actual[id]
-		res.Rejected = append(res.Rejected, Rejection{ItemID: id, Actual: Status(r.QueueStatus), ActualBatchID: deref(r.DispatchBatchID)})
+		res.Rejected = append(res.Rejected, Rejection{ItemID: id, Actual: Status(r.QueueStatus), ActualBatchID: ptr.Deref(r.DispatchBatchID)})
 	}
 	return res, nil
 }
@@ -584,9 +585,9 @@ func (q *Queue) WriteAudit(ctx context.Context, entries []AuditEntry) error {
 			return errors.New("queue: audit entry needs an item type and an action")
 		}
 		rows[i] = dbsqlc.InsertAuditParams{
-			BatchID: nonEmpty(e.BatchID), ItemType: e.ItemType, ItemID: nonEmpty(e.ItemID), Action: e.Action,
-			StatusBefore: nonEmpty(string(e.StatusBefore)), StatusAfter: nonEmpty(string(e.StatusAfter)),
-			Detail: nonEmpty(truncate(e.Detail, 4000)),
+			BatchID: ptr.Optional(e.BatchID), ItemType: e.ItemType, ItemID: ptr.Optional(e.ItemID), Action: e.Action,
+			StatusBefore: ptr.Optional(string(e.StatusBefore)), StatusAfter: ptr.Optional(string(e.StatusAfter)),
+			Detail: ptr.Optional(truncate(e.Detail, 4000)),
 		}
 	}
 	if _, err := q.q.InsertAudit(ctx, rows); err != nil {
@@ -598,10 +599,10 @@ func (q *Queue) WriteAudit(ctx context.Context, entries []AuditEntry) error {
 func itemFromRow(r dbsqlc.ExecQueue) Item {
 	return Item{
 		Type: r.ItemType, ID: r.ItemID, TenantID: r.TenantID, Status: Status(r.QueueStatus),
-		ScheduledExecTime: r.ScheduledExecTime, InitWorkflowID: deref(r.InitWorkflowID),
-		DispatchBatchID: deref(r.DispatchBatchID), ExecWorkflowID: deref(r.ExecWorkflowID),
+		ScheduledExecTime: r.ScheduledExecTime, InitWorkflowID: ptr.Deref(r.InitWorkflowID),
+		DispatchBatchID: ptr.Deref(r.DispatchBatchID), ExecWorkflowID: ptr.Deref(r.ExecWorkflowID),
 		ClaimedAt: r.ClaimedAt, DispatchedAt: r.DispatchedAt, CompletedAt: r.CompletedAt,
-		RetryCount: int(r.RetryCount), LastError: deref(r.LastError),
+		RetryCount: int(r.RetryCount), LastError: ptr.Deref(r.LastError),
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, Paced: r.Paced,
 	}
 }
@@ -616,34 +617,6 @@ func uniq(ids []string) []string {
 		}
 	}
 	return out
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func derefInt(i *int32) int32 {
-	if i == nil {
-		return 0
-	}
-	return *i
-}
-
-func derefTime(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return *t
-}
-
-func nonEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // truncate cuts s to at most n bytes without splitting a UTF-8 sequence

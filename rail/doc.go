@@ -29,8 +29,8 @@
 // Money is never a float: the amount is a string, decoded to a
 // shopspring/decimal, and must be positive with no more decimals than the
 // currency's minor units (EUR 2, JPY 0, BHD 3; "1500.00" JPY is fine,
-// "1.5" JPY is not) and at most 18 digits in all. Currencies come from
-// moov-io/iso4217 with the amendments since its table (currency.go).
+// "1.5" JPY is not) and at most 18 digits in all. Currencies are
+// money.MinorUnits's, the one table of intake, the ledger and the rail.
 //
 // Decoding is strict (DecodeInstruction): member names must match exactly
 // (encoding/json alone would read "AMOUNT" as "amount"), and unknown or

@@ -11,6 +11,7 @@ import (
 	"github.com/moov-io/iso20022/pkg/common"
 	"github.com/moov-io/iso20022/pkg/pacs_v09"
 
+	"github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/outbox"
 )
 
@@ -162,7 +163,7 @@ func renderPacs008(m outbox.Message, in Instruction, chargeBearer string, now ti
 	if err != nil {
 		return nil, fieldErr("amount", "%v", err)
 	}
-	units, _ := MinorUnits(in.Currency)
+	units, _ := money.MinorUnits(in.Currency)
 	valueDate, err := time.Parse(time.DateOnly, in.ValueDate)
 	if err != nil {
 		return nil, fieldErr("valueDate", "not a date in the form YYYY-MM-DD")
@@ -181,7 +182,7 @@ func renderPacs008(m outbox.Message, in Instruction, chargeBearer string, now ti
 
 	tx := pacsTransaction{
 		PmtId:          pacs_v09.PaymentIdentification13{InstrId: &instrID, EndToEndId: common.Max35Text(in.EndToEndID), TxId: &txID, UETR: &uetr},
-		IntrBkSttlmAmt: pacsAmount{Value: amount.StringFixed(int32(units)), Ccy: in.Currency},
+		IntrBkSttlmAmt: pacsAmount{Value: amount.StringFixed(units), Ccy: in.Currency},
 		IntrBkSttlmDt:  common.ISODate(valueDate),
 		ChrgBr:         pacs_v09.ChargeBearerType1Code(chargeBearer),
 		Dbtr:           pacs_v09.PartyIdentification135{Nm: &debtorName},

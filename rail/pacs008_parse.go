@@ -15,6 +15,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/bankid"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
+	"github.com/paydispatch/paydispatch/money"
 )
 
 // MaxPacs008Bytes bounds a pacs.008 document read by ParsePacs008; one
@@ -291,11 +292,11 @@ func exactAmount(doc []byte) (decimal.Decimal, string, error) {
 	if !amount.IsPositive() {
 		return decimal.Decimal{}, "", errors.New("IntrBkSttlmAmt: must be greater than zero")
 	}
-	units, ok := MinorUnits(a.Ccy)
+	units, ok := money.MinorUnits(a.Ccy)
 	if !ok {
 		return decimal.Decimal{}, "", fmt.Errorf("IntrBkSttlmAmt/@Ccy: %q is not an active ISO 4217 currency", plaintext.Clip(a.Ccy, 8))
 	}
-	if !amount.Equal(amount.Truncate(int32(units))) {
+	if !amount.Equal(amount.Truncate(units)) {
 		return decimal.Decimal{}, "", fmt.Errorf("IntrBkSttlmAmt: %s has %d minor units", a.Ccy, units)
 	}
 	return amount, a.Ccy, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/bankid"
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/outbox"
@@ -18,10 +19,7 @@ import (
 // FieldError names a field (a JSON path of the instruction, or a
 // Message field such as idempotencyKey) and what is wrong with it. The
 // detail never quotes a full account number or the payload.
-type FieldError struct {
-	Field  string `json:"field"`
-	Detail string `json:"detail"`
-}
+type FieldError = field.Error
 
 // ValidationError lists every problem found: a message that has one is
 // a terminal failure, never sent.
@@ -170,20 +168,17 @@ func (c *checker) err() error {
 }
 
 // id: the domain's identifiers, 1 to 64 of letters, digits, - _ .
-func (c *checker) id(field, s string) {
+func (c *checker) id(name, s string) {
 	if s == "" {
-		c.add(field, "required")
+		c.add(name, "required")
 		return
 	}
 	if len(s) > maxIDLength {
-		c.add(field, "at most %d characters", maxIDLength)
+		c.add(name, "at most %d characters", maxIDLength)
 		return
 	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			c.add(field, "only letters, digits, '-', '_' and '.'")
-			return
-		}
+	if !field.ValidID(s) {
+		c.add(name, "only letters, digits, '-', '_' and '.'")
 	}
 }
 
@@ -218,7 +213,7 @@ func (c *checker) amount(amount, currency string) {
 	if err != nil {
 		c.add("amount", "%v", err)
 	}
-	units, ok := MinorUnits(currency)
+	units, ok := money.MinorUnits(currency)
 	switch {
 	case currency == "":
 		c.add("currency", "required, an ISO 4217 code such as EUR")
@@ -230,11 +225,11 @@ func (c *checker) amount(amount, currency string) {
 	if err != nil {
 		return
 	}
-	if !d.Equal(d.Truncate(int32(units))) {
+	if !d.Equal(d.Truncate(units)) {
 		c.add("amount", "%s has %d minor units: at most %d decimal places", currency, units, units)
 		return
 	}
-	if digits := len(d.Truncate(0).String()) + units; digits > maxAmountDigit {
+	if digits := len(d.Truncate(0).String()) + int(units); digits > maxAmountDigit {
 		c.add("amount", "too large: at most %d digits in all with %s's %d decimal places", maxAmountDigit, currency, units)
 	}
 }

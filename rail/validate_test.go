@@ -209,23 +209,3 @@ func TestRailValidateNamesEveryProblem(t *testing.T) {
 		t.Errorf("Send of an invalid message: want Terminal %s without a call, got %+v", CodeInvalidPayload, res)
 	}
 }
-
-func TestMinorUnits(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		code  string
-		units int
-		ok    bool
-	}{
-		{"EUR", 2, true}, {"USD", 2, true}, {"JPY", 0, true}, {"KRW", 0, true},
-		{"BHD", 3, true}, {"KWD", 3, true}, {"CLF", 4, true}, {"SLE", 2, true}, {"XCG", 2, true},
-		{"HRK", 0, false}, {"XAU", 0, false}, {"XTS", 0, false}, {"XXX", 0, false},
-		{"eur", 0, false}, {"978", 0, false}, {"EU", 0, false}, {"EURO", 0, false}, {" EUR", 0, false}, {"", 0, false},
-	}
-	for _, tc := range cases {
-		units, ok := MinorUnits(tc.code)
-		if units != tc.units || ok != tc.ok {
-			t.Errorf("MinorUnits(%q) = %d, %v; want %d, %v", tc.code, units, ok, tc.units, tc.ok)
-		}
-	}
-}

@@ -21,17 +21,17 @@ func TestHeldTaskFilter(t *testing.T) {
 		took              time.Duration
 		kept              bool
 	}{
-		{"a paced execution's hold", "[TMPRL1104] r:4:1 Workflow task duration exceeded 5 seconds.", "PaymentExecWorkflow", 6 * time.Second, false},
-		{"a held type, longer than any hold", "[TMPRL1104] r:4:1 Workflow task duration exceeded 5 seconds.", "PaymentExecWorkflow", 2 * time.Minute, true},
+		{"a paced execution's hold", "[TMPRL1104] r:4:1 Workflow task duration exceeded 5 seconds.", "PaymentExecution", 6 * time.Second, false},
+		{"a held type, longer than any hold", "[TMPRL1104] r:4:1 Workflow task duration exceeded 5 seconds.", "PaymentExecution", 2 * time.Minute, true},
 		{"another type", "[TMPRL1104] r:4:1 Workflow task duration exceeded 5 seconds.", "DispatcherWorkflow", 6 * time.Second, true},
-		{"another warning", "Activity error.", "PaymentExecWorkflow", 6 * time.Second, true},
+		{"another warning", "Activity error.", "PaymentExecution", 6 * time.Second, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var out bytes.Buffer
 			base := slog.New(slog.NewTextHandler(&out, nil))
-			log := sdklog.NewStructuredLogger(slog.New(heldTaskFilter{Handler: base.Handler(), types: []string{"PaymentExecWorkflow"}}).With("component", "temporal-client"))
+			log := sdklog.NewStructuredLogger(slog.New(heldTaskFilter{Handler: base.Handler(), types: []string{"PaymentExecution"}}).With("component", "temporal-client"))
 			log.Warn(tt.msg, "WorkflowType", tt.wfType, "WorkflowID", "exec-PAYMENT-p1", "WorkflowTaskDuration", tt.took)
 			if kept := strings.Contains(out.String(), tt.msg); kept != tt.kept {
 				t.Fatalf("kept %v, want %v: %q", kept, tt.kept, out.String())

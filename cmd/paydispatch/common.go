@@ -69,7 +69,7 @@ func connectTemporal(ctx context.Context, t config.Temporal, db config.Database,
 		TLSCertFile: t.TLSCertFile, TLSKeyFile: t.TLSKeyFile, TLSCAFile: t.TLSCAFile, TLSServerName: t.TLSServerName,
 		DataDir: db.DataDir, EmbeddedPort: t.EmbeddedPort, EmbeddedLogLevel: t.EmbeddedLogLevel, EmbeddedRetention: t.EmbeddedRetention, Logger: log,
 		EmbeddedUI:        embeddedUI(t),
-		HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName, dispatch.BatchWorkflowName},
+		HeldWorkflowTypes: []string{payment.ExecWorkflowName, dispatch.BatchWorkflowName},
 		TracerProvider:    tracing.TracerProvider(),
 	})
 	if err != nil {

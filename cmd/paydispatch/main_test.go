@@ -49,7 +49,6 @@ func TestBadInput(t *testing.T) {
 		{"bench bad rows", []string{"bench", "queue", "--rows", "ten"}, nil, `invalid --rows "ten"`},
 		{"bench pipeline unknown design", []string{"bench", "pipeline", "--designs", "c"}, nil, `invalid --designs "c": want ab, a or b`},
 		{"bench drain negative cap", []string{"bench", "drain", "--max-in-flight", "-2"}, nil, `invalid --max-in-flight "-2"`},
-		{"bench drain unknown execution workflow", []string{"bench", "drain", "--exec-workflow", "Foo"}, nil, `invalid --exec-workflow "Foo": want PaymentExecution or PaymentExecWorkflow`},
 		{"bench drain too many pollers", []string{"bench", "drain", "--pollers", "65"}, nil, `invalid --pollers "65"`},
 		{"bench drain unknown exec mode", []string{"bench", "drain", "--exec-mode", "FAST"}, nil, `invalid --exec-mode "FAST": want PER_ITEM or BATCH`},
 		{"bench drain too many debtors", []string{"bench", "drain", "--debtors", "11"}, nil, `invalid --debtors "11": want a whole number from 1 to 10`},

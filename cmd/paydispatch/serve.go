@@ -252,15 +252,16 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	// database collectors; /metrics serves both.
 	dispatchReg := prometheus.NewRegistry()
 	dispatchMetrics := dispatch.NewMetrics(dispatchReg)
-	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.ExecWorker(dispatchMetrics)} {
-		stop, err := start(store, tconn, log)
+	opts := app.Options{Metrics: dispatchMetrics}
+	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger, app.Options) (func(), error){app.StartInitWorker, app.StartExecWorker} {
+		stop, err := start(store, tconn, log, opts)
 		if err != nil {
 			return nil, err
 		}
 		run.stops = append(run.stops, stop)
 	}
 
-	stopDispatch, err := app.StartDispatcher(ctx, dm.Mode, store, tconn, dispatchMetrics, log)
+	stopDispatch, err := app.StartDispatcher(ctx, dm.Mode, store, tconn, log, opts)
 	if err != nil {
 		return nil, err
 	}

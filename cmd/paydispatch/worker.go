@@ -17,8 +17,8 @@ var workerRoles = []string{"init", "exec", "dispatch"}
 // many init and exec workers as load needs, against a shared Temporal.
 func runWorker(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "worker", "--role init|exec|dispatch[,...] [flags]",
-		"Runs the named roles until SIGINT or SIGTERM: init (PaymentInitWorkflow on payment-init-task-queue),\n"+
-			"exec (PaymentExecWorkflow on payment-exec-task-queue), dispatch (the dispatcher: its worker and\n"+
+		"Runs the named roles until SIGINT or SIGTERM: init (PaymentPhaseA on payment-init-task-queue),\n"+
+			"exec (PaymentExecution on payment-exec-task-queue), dispatch (the dispatcher: its worker and\n"+
 			"schedules, or the lease loop with --dispatch-mode=lease). It needs a Temporal cluster that other\n"+
 			"processes share (TEMPORAL_ADDRESS: the one serve embeds, 127.0.0.1:7233, or 'paydispatch temporal').")
 	var (
@@ -71,11 +71,11 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 		var stop func()
 		switch role {
 		case "init":
-			stop, err = app.StartInitWorker(store, tconn, log)
+			stop, err = app.StartInitWorker(store, tconn, log, app.Options{})
 		case "exec":
-			stop, err = app.StartExecWorker(store, tconn, log)
+			stop, err = app.StartExecWorker(store, tconn, log, app.Options{})
 		case "dispatch":
-			stop, err = app.StartDispatcher(ctx, dm.Mode, store, tconn, nil, log)
+			stop, err = app.StartDispatcher(ctx, dm.Mode, store, tconn, log, app.Options{})
 		}
 		if err != nil {
 			return err

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -40,11 +40,55 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) (post
 	return applied, nil
 }
 
-// PaymentWorkerOptions are the payment worker limits. A paced
-// payment's workflow task stays open while it waits for its slot (up to
-// the paced lead), so holds take rate × lead of the workflow-task slots
-// (100/s × 6 s = 600 of 1,000).
-var PaymentWorkerOptions = worker.Options{MaxConcurrentWorkflowTaskExecutionSize: 1000, MaxConcurrentActivityExecutionSize: 200}
+// Options are what the application's workers and dispatcher run with,
+// passed to their constructors as River passes its Config to NewClient.
+// The zero value is what serve and worker run: each field's zero is the
+// product's default, and a benchmark sets the others to compare.
+type Options struct {
+	// WorkflowTaskSlots bounds the workflow tasks each payment worker runs
+	// at once (0: DefaultWorkflowTaskSlots). A paced payment's workflow
+	// task stays open while it waits for its slot (up to the paced lead),
+	// so holds take rate × lead of the slots (100/s × 6 s = 600 of 1,000).
+	WorkflowTaskSlots int
+	// Pollers is how many pollers of workflow tasks and of activity tasks
+	// the exec worker runs, each (0: the SDK's).
+	Pollers int
+	// NoEagerStart starts execution workflows the ordinary way, through
+	// the matching service, not by eager start (see
+	// dispatch.TemporalEngine).
+	NoEagerStart bool
+	// NoSettle leaves each queue item to the dispatcher's reconcile, not
+	// settled in its execution's last step (see dispatch.Settler).
+	NoSettle bool
+	// Metrics is where the exec worker counts the executions it settles
+	// (completed_total) and their lag behind their slots
+	// (execution_lag_seconds), and the dispatcher its cycles; nil:
+	// nowhere.
+	Metrics *dispatch.Metrics
+}
+
+// DefaultWorkflowTaskSlots is the payment workers' workflow task slots.
+const DefaultWorkflowTaskSlots = 1000
+
+// execActivitySlots is the exec worker's activity slots.
+const execActivitySlots = 200
+
+// WorkerOptions are the exec worker's limits (its interceptors aside).
+func (o Options) WorkerOptions() worker.Options {
+	return worker.Options{
+		MaxConcurrentWorkflowTaskExecutionSize: o.workflowTaskSlots(),
+		MaxConcurrentActivityExecutionSize:     execActivitySlots,
+		MaxConcurrentWorkflowTaskPollers:       o.Pollers,
+		MaxConcurrentActivityTaskPollers:       o.Pollers,
+	}
+}
+
+func (o Options) workflowTaskSlots() int {
+	if o.WorkflowTaskSlots > 0 {
+		return o.WorkflowTaskSlots
+	}
+	return DefaultWorkflowTaskSlots
+}
 
 // initWorkerOptions are Phase A's worker limits. Its activities are CPU
 // and PostgreSQL work on a chunk of up to thousands of payments, and a
@@ -52,9 +96,9 @@ var PaymentWorkerOptions = worker.Options{MaxConcurrentWorkflowTaskExecutionSize
 // the cores only held more chunks in memory at once (every chunk of a
 // file of 100,000 with 200 slots, 115 MiB of live heap at its peak)
 // without taking the file in sooner.
-func initWorkerOptions() worker.Options {
+func (o Options) initWorkerOptions() worker.Options {
 	return worker.Options{
-		MaxConcurrentWorkflowTaskExecutionSize: PaymentWorkerOptions.MaxConcurrentWorkflowTaskExecutionSize,
+		MaxConcurrentWorkflowTaskExecutionSize: o.workflowTaskSlots(),
 		MaxConcurrentActivityExecutionSize:     max(4, 2*runtime.GOMAXPROCS(0)),
 	}
 }
@@ -63,8 +107,8 @@ func initWorkerOptions() worker.Options {
 // starts again, every IntakeResumeInterval, the Phase A of payments left
 // RECEIVED that long (payment.Service.ResumeIntake). The returned func
 // stops it.
-func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
-	w := worker.New(tc.Client, payment.InitTaskQueue, initWorkerOptions())
+func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, opts Options) (func(), error) {
+	w := worker.New(tc.Client, payment.InitTaskQueue, opts.initWorkerOptions())
 	payment.RegisterInit(w, &payment.InitActivities{
 		Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Pacer: pacing.New(store.Pool), Log: log,
 	})
@@ -116,45 +160,37 @@ func (p ProcessAPI) Log(ctx context.Context, id uuid.UUID) ([]process.LogEntry, 
 	return process.Log(ctx, p.DB, id)
 }
 
-// StartExecWorker runs Phase B's business logic (PaymentExecWorkflow and
-// the SubmitPayment process it runs).
-func StartExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
-	return ExecWorker(nil)(store, tc, log)
-}
-
-// ExecWorker is StartExecWorker counting the executions it settles in the
-// dispatcher's metrics (completed_total) and their lag behind their
-// slots (execution_lag_seconds); nil: none.
-func ExecWorker(metrics *dispatch.Metrics) func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error) {
-	return func(store *postgres.DB, tc *temporal.Conn, log *slog.Logger) (func(), error) {
-		opts := PaymentWorkerOptions
-		if SettleByExecution {
-			// The queue item is settled by the execution's last step, not a
-			// dispatcher cycle later (the reconcile remains the safety net).
-			opts.Interceptors = append(slices.Clone(opts.Interceptors), dispatch.NewSettler(queue.New(store.Pool), metrics,
-				dispatch.SettledWorkflow{ItemType: payment.ItemType, WorkflowType: payment.ExecWorkflowName},
-				dispatch.SettledWorkflow{ItemType: payment.ItemType, WorkflowType: payment.LegacyExecWorkflowName, Versioned: true}))
-		}
-		w := worker.New(tc.Client, payment.ExecTaskQueue, opts)
-		acts := &payment.ExecActivities{Store: payment.NewStore(store.Pool), Slots: pacing.New(store.Pool), Metrics: metrics,
-			Tracer: TracerOf(tc.TracerProvider, "payment")}
-		payment.RegisterExec(w, acts, &process.Activities{DB: store.Pool, Registry: Processes()})
-		// PAYMENT's exec_mode BATCH: batch executions on the same worker.
-		runner, err := dispatch.NewBatchRunner(dispatch.BatchConfig{
-			Queue: queue.New(store.Pool), Engine: dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace},
-			Executors: map[string]dispatch.Executor{payment.ItemType: payment.BatchExecutor(acts)},
-			Metrics:   metrics, Logger: log.With("component", "batch-execution"),
-		})
-		if err != nil {
-			return nil, err
-		}
-		dispatch.RegisterBatch(w, runner)
-		if err := w.Start(); err != nil {
-			return nil, err
-		}
-		log.Info("payment exec worker started", "task_queue", payment.ExecTaskQueue)
-		return w.Stop, nil
+// StartExecWorker runs Phase B's business logic (PaymentExecution and
+// the SubmitPayment process it runs), and PAYMENT's batch executions
+// (exec_mode BATCH). The returned func stops it.
+func StartExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, opts Options) (func(), error) {
+	metrics := opts.Metrics
+	wopts := opts.WorkerOptions()
+	if !opts.NoSettle {
+		// The queue item is settled by the execution's last step, not a
+		// dispatcher cycle later (the reconcile remains the safety net).
+		wopts.Interceptors = []interceptor.WorkerInterceptor{dispatch.NewSettler(queue.New(store.Pool), metrics,
+			dispatch.SettledWorkflow{ItemType: payment.ItemType, WorkflowType: payment.ExecWorkflowName})}
 	}
+	w := worker.New(tc.Client, payment.ExecTaskQueue, wopts)
+	acts := &payment.ExecActivities{Store: payment.NewStore(store.Pool), Slots: pacing.New(store.Pool), Metrics: metrics,
+		Tracer: TracerOf(tc.TracerProvider, "payment")}
+	payment.RegisterExec(w, acts, &process.Activities{DB: store.Pool, Registry: Processes()})
+	// PAYMENT's exec_mode BATCH: batch executions on the same worker.
+	runner, err := dispatch.NewBatchRunner(dispatch.BatchConfig{
+		Queue: queue.New(store.Pool), Engine: dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace},
+		Executors: map[string]dispatch.Executor{payment.ItemType: payment.BatchExecutor(acts)},
+		Metrics:   metrics, Logger: log.With("component", "batch-execution"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	dispatch.RegisterBatch(w, runner)
+	if err := w.Start(); err != nil {
+		return nil, err
+	}
+	log.Info("payment exec worker started", "task_queue", payment.ExecTaskQueue)
+	return w.Stop, nil
 }
 
 // PaymentService is the intake the HTTP API calls.
@@ -162,25 +198,18 @@ func PaymentService(store *postgres.DB, tc *temporal.Conn, chunkSize int) *payme
 	return &payment.Service{Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Temporal: tc.Client, ChunkSize: chunkSize}
 }
 
-// EagerStart requests eager starts of execution workflows (see
-// dispatch.TemporalEngine), and SettleByExecution settles each queue item
-// in its execution's last step (see dispatch.Settler); benchmarks turn
-// them off to compare.
-var EagerStart, SettleByExecution = true, true
-
 // StartDispatcher triggers dispatch cycles for every configured item type:
 // in schedule mode ("schedule") a dispatch worker runs the cycles a
 // Temporal Schedule per type fires; in lease mode ("lease") the cycles run
-// in-process, under a PostgreSQL lease. metrics may be nil. The returned
-// func stops it.
-func StartDispatcher(ctx context.Context, mode string, store *postgres.DB, tc *temporal.Conn, metrics *dispatch.Metrics, log *slog.Logger) (func(), error) {
+// in-process, under a PostgreSQL lease. The returned func stops it.
+func StartDispatcher(ctx context.Context, mode string, store *postgres.DB, tc *temporal.Conn, log *slog.Logger, opts Options) (func(), error) {
 	q := queue.New(store.Pool)
 	schedules := &dispatch.Schedules{Client: tc.Client}
 	cfg := dispatch.Config{
 		Queue:   q,
-		Engine:  dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace, EagerStart: EagerStart},
+		Engine:  dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace, EagerStart: !opts.NoEagerStart},
 		Logger:  log.With("component", "dispatcher"),
-		Metrics: metrics,
+		Metrics: opts.Metrics,
 	}
 	configs, err := q.ListConfigs(ctx)
 	if err != nil {

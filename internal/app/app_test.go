@@ -166,14 +166,14 @@ func startServe(t *testing.T, settings map[string]string) (*pgxpool.Pool, *tempo
 	if _, err := queue.New(pool).UpdateConfig(ctx, payment.ItemType, settings); err != nil {
 		t.Fatal(err)
 	}
-	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
-		stop, err := start(db, tc, log)
+	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger, app.Options) (func(), error){app.StartInitWorker, app.StartExecWorker} {
+		stop, err := start(db, tc, log, app.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(stop)
 	}
-	stop, err := app.StartDispatcher(ctx, "schedule", db, tc, nil, log)
+	stop, err := app.StartDispatcher(ctx, "schedule", db, tc, log, app.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,14 +49,14 @@ func Example() {
 	defer c.Close()
 	db, tc := &postgres.DB{Pool: pool}, &temporal.Conn{Client: c, Address: srv.HostPort(), Namespace: "default"}
 
-	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
-		stop, err := start(db, tc, log)
+	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger, app.Options) (func(), error){app.StartInitWorker, app.StartExecWorker} {
+		stop, err := start(db, tc, log, app.Options{})
 		if err != nil {
 			panic(err)
 		}
 		defer stop()
 	}
-	stopDispatch, err := app.StartDispatcher(ctx, "schedule", db, tc, nil, log)
+	stopDispatch, err := app.StartDispatcher(ctx, "schedule", db, tc, log, app.Options{})
 	if err != nil {
 		panic(err)
 	}

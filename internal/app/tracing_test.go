@@ -71,14 +71,14 @@ func TestOnePaymentOneTrace(t *testing.T) {
 	if _, err := queue.New(pool).UpdateConfig(ctx, payment.ItemType, map[string]string{"dispatch_interval_secs": "1"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
-		stop, err := start(db, tc, log)
+	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger, app.Options) (func(), error){app.StartInitWorker, app.StartExecWorker} {
+		stop, err := start(db, tc, log, app.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(stop)
 	}
-	stopDispatch, err := app.StartDispatcher(ctx, "schedule", db, tc, nil, log)
+	stopDispatch, err := app.StartDispatcher(ctx, "schedule", db, tc, log, app.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account/internal/dbsqlc"
 	"github.com/paydispatch/paydispatch/money"
@@ -44,10 +45,10 @@ type Account struct {
 // Validate reports every bad field of s (JSON names) as INVALID_ARGUMENT.
 func (s Spec) Validate() error {
 	var v ledger.Invalid
-	if !ledger.ValidID(s.AccountID) || s.ExternalID != "" && !ledger.ValidID(s.ExternalID) {
+	if !field.ValidID(s.AccountID) || s.ExternalID != "" && !field.ValidID(s.ExternalID) {
 		v.Add("accountId", "required: 1 to 64 letters, digits, '-', '_' or '.'")
 	}
-	if !ledger.ValidID(s.TenantID) {
+	if !field.ValidID(s.TenantID) {
 		v.Add("tenantId", "required: 1 to 64 letters, digits, '-', '_' or '.'")
 	}
 	digits, ok := money.MinorUnits(s.Currency)

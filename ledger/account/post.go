@@ -11,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/internal/field"
+	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account/internal/dbsqlc"
 	"github.com/paydispatch/paydispatch/money"
@@ -96,13 +98,13 @@ func Reverse(ctx context.Context, db ledger.DBTX, r Reversal) (Posted, error) {
 	}
 	return post(ctx, db, dbsqlc.PostParams{
 		Kind: string(TypeReversal), Reverses: &r.TransactionID, NewTransactionID: id,
-		Reference: r.Reference, Description: optional(r.Description), ValueDate: valueDate(r.ValueDate),
+		Reference: r.Reference, Description: ptr.Optional(r.Description), ValueDate: valueDate(r.ValueDate),
 	})
 }
 
 func postEntry(ctx context.Context, db ledger.DBTX, kind Type, e Entry) (Posted, error) {
 	var v ledger.Invalid
-	if !ledger.ValidID(e.AccountID) {
+	if !field.ValidID(e.AccountID) {
 		v.Add("accountId", "required: 1 to 64 letters, digits, '-', '_' or '.'")
 	}
 	if err := money.CheckAmount(e.Amount, e.Currency); err != nil {
@@ -119,7 +121,7 @@ func postEntry(ctx context.Context, db ledger.DBTX, kind Type, e Entry) (Posted,
 	return post(ctx, db, dbsqlc.PostParams{
 		Kind: string(kind), AccountID: &e.AccountID, Currency: &e.Currency, Amount: &e.Amount,
 		ChargeFee: e.ChargeFee, NewTransactionID: id, Reference: e.Reference,
-		Description: optional(e.Description), ValueDate: valueDate(e.ValueDate),
+		Description: ptr.Optional(e.Description), ValueDate: valueDate(e.ValueDate),
 	})
 }
 
@@ -147,7 +149,7 @@ func post(ctx context.Context, db ledger.DBTX, p dbsqlc.PostParams) (Posted, err
 	case "TRANSACTION_NOT_FOUND":
 		return Posted{}, ledger.Errorf(ledger.CodeTransactionNotFound, "no transaction "+who, map[string]string{"transactionId": who})
 	case "CURRENCY_MISMATCH":
-		return Posted{}, ledger.Errorf(ledger.CodeCurrencyMismatch, "account "+who+" is not kept in "+deref(p.Currency), nil)
+		return Posted{}, ledger.Errorf(ledger.CodeCurrencyMismatch, "account "+who+" is not kept in "+ptr.Deref(p.Currency), nil)
 	case "INSUFFICIENT_FUNDS":
 		return Posted{}, ledger.Errorf(ledger.CodeInsufficientFunds,
 			fmt.Sprintf("account %s has %s available, %s needed", who, row.Balance, row.Amount),
@@ -183,7 +185,7 @@ func target(p dbsqlc.PostParams) string {
 	if p.Reverses != nil {
 		return p.Reverses.String()
 	}
-	return deref(p.AccountID)
+	return ptr.Deref(p.AccountID)
 }
 
 func checkReference(v *ledger.Invalid, ref string) {
@@ -211,20 +213,6 @@ func valueDate(t time.Time) time.Time {
 	}
 	y, m, d := t.Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
-}
-
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // ReverseIfPosted reverses the transaction posted under postedReference

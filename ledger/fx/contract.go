@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/fx/internal/dbsqlc"
 	"github.com/paydispatch/paydispatch/money"
@@ -55,7 +56,7 @@ type BookRequest struct {
 // reference again returns the first contract (replayed true).
 func Book(ctx context.Context, db ledger.DBTX, r BookRequest) (c Contract, replayed bool, err error) {
 	var v ledger.Invalid
-	if !ledger.ValidID(r.AccountID) {
+	if !field.ValidID(r.AccountID) {
 		v.Add("accountId", "required: 1 to 64 letters, digits, '-', '_' or '.'")
 	}
 	if r.Reference == "" || len(r.Reference) > 200 {

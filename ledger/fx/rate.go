@@ -15,7 +15,9 @@ import (
 // RateDecimals is the precision a rate is kept to.
 const RateDecimals = 12
 
-// maxRate bounds a rate below the column's sixteen integer digits.
+// maxRate bounds a rate below the column's sixteen integer digits
+// (numeric(28,12)). It is a rate's bound, not an amount's: the amount cap
+// is money.MaxAmount, whose sums must fit the amount columns.
 var maxRate = decimal.New(1, 15)
 
 // Rate says 1 Base = Rate Quote.

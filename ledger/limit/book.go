@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/limit/internal/dbsqlc"
 	"github.com/paydispatch/paydispatch/money"
@@ -53,7 +54,7 @@ type Booked struct {
 // the first booking (Replayed).
 func Book(ctx context.Context, db ledger.DBTX, r BookRequest) (Booked, error) {
 	var v ledger.Invalid
-	if !ledger.ValidID(r.AccountID) {
+	if !field.ValidID(r.AccountID) {
 		v.Add("accountId", "required: 1 to 64 letters, digits, '-', '_' or '.'")
 	}
 	if err := money.CheckAmount(r.Amount, r.Currency); err != nil {

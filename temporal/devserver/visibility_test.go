@@ -164,7 +164,7 @@ func BenchmarkVisibilityWrites(b *testing.B) {
 				start := time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Millisecond)
 				row := &sqlplugin.VisibilityRow{
 					NamespaceID: ns, RunID: fmt.Sprintf("0195a1c2-%08d-7000-8000-000000000000", i),
-					WorkflowTypeName: "PaymentExecWorkflow", WorkflowID: fmt.Sprintf("exec-payment-pay-%08d", i),
+					WorkflowTypeName: "PaymentExecution", WorkflowID: fmt.Sprintf("exec-payment-pay-%08d", i),
 					StartTime: start, ExecutionTime: start, Status: 1, Memo: []byte(`{"fields":{}}`), Encoding: "Proto3",
 					TaskQueue: "payment-exec-task-queue", RootWorkflowID: fmt.Sprintf("exec-payment-pay-%08d", i),
 					RootRunID: fmt.Sprintf("0195a1c2-%08d-7000-8000-000000000000", i), Version: 1,

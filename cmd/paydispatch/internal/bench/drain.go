@@ -17,10 +17,10 @@ import (
 
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/svgchart"
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/config"
-	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/svgchart"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
@@ -52,9 +52,6 @@ type DrainOptions struct {
 	// NoSettle leaves every queue item to the reconcile, the before of
 	// settlement by the execution.
 	NoSettle bool
-	// ExecWorkflow is PAYMENT's execution workflow type (empty: the
-	// product's, payment.ExecWorkflowName).
-	ExecWorkflow string
 	// Debtors is how many debtor accounts (and tenants) the payments come
 	// from, 1 to 10: one is a payroll, every payment on one account.
 	Debtors int
@@ -106,15 +103,6 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 		config.Bool("no-eager-start", "start execution workflows without Temporal's eager start (the comparison)", &o.NoEagerStart),
 		config.Bool("no-settle", "leave queue items to the dispatcher's reconcile, not settled by the execution (the comparison)", &o.NoSettle),
 		config.Bool("exec-only", "stop at the execution (PROCESSING): no outbox relayer, no rail simulator (default: the full path, to DELIVERED)", &o.ExecOnly),
-		{Flag: "exec-workflow", Default: payment.ExecWorkflowName,
-			Usage: "PAYMENT's execution workflow: " + payment.ExecWorkflowName + " (an execution in one local activity) or " + payment.LegacyExecWorkflowName + " (a local activity per step; the comparison)",
-			Parse: func(v string) error {
-				if v != payment.ExecWorkflowName && v != payment.LegacyExecWorkflowName {
-					return fmt.Errorf("want %s or %s", payment.ExecWorkflowName, payment.LegacyExecWorkflowName)
-				}
-				o.ExecWorkflow = v
-				return nil
-			}},
 		config.ExecMode("PAYMENT's exec_mode: PER_ITEM (a workflow a payment) or BATCH (a workflow a claimed batch); default: as configured", &o.ExecMode),
 		config.Int("debtors", 10, 1, 10, "debtor accounts (one a tenant) the payments come from; 1: a payroll, every payment debiting one account", &o.Debtors),
 		config.Int("batch-size", 0, 0, queue.MaxBatchSize, "items a dispatch cycle claims (exec_rate_config batch_size; 0: as configured)", &o.BatchSize),
@@ -157,7 +145,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	log := o.Logger
 	stack, err := openPrivateStack(ctx, "drain", o.PGBinDir, log, ptemporal.Options{
 		EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions,
-		HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName, dispatch.BatchWorkflowName}, EmbeddedStore: o.TemporalStore,
+		HeldWorkflowTypes: []string{payment.ExecWorkflowName, dispatch.BatchWorkflowName}, EmbeddedStore: o.TemporalStore,
 		EmbeddedRetention: o.Retention,
 	}, pacing.Config{MaxPerWindow: o.MaxPerWindow, Window: o.Window}, pgStatSettings(o.PGStats))
 	if err != nil {
@@ -176,9 +164,6 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	}
 	if o.MaxInFlight >= 0 {
 		settings["max_in_flight"] = strconv.Itoa(o.MaxInFlight)
-	}
-	if o.ExecWorkflow != "" {
-		settings["exec_workflow_type"] = o.ExecWorkflow
 	}
 	if o.LeadMs >= 0 {
 		settings["paced_lead_ms"] = strconv.Itoa(o.LeadMs)
@@ -199,25 +184,19 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	}
 	fmt.Fprintf(o.Out, "dispatcher every %v, exec mode %s, batch size %d, paced lead %v, pre-start buffer %v, max in flight %s, execution workflow %s\n",
 		qcfg.DispatchInterval, qcfg.ExecMode, qcfg.BatchSize, qcfg.PacedLead, qcfg.PreStartBuffer, inFlight, qcfg.ExecWorkflowType)
-	app.SettleByExecution = !o.NoSettle
-	if o.WorkflowTaskSlots > 0 {
-		app.PaymentWorkerOptions.MaxConcurrentWorkflowTaskExecutionSize = o.WorkflowTaskSlots
-	}
-	if o.Pollers > 0 {
-		app.PaymentWorkerOptions.MaxConcurrentWorkflowTaskPollers = o.Pollers
-		app.PaymentWorkerOptions.MaxConcurrentActivityTaskPollers = o.Pollers
-	}
-	fmt.Fprintf(o.Out, "payment workers: %d workflow task slots, %s pollers\n", app.PaymentWorkerOptions.MaxConcurrentWorkflowTaskExecutionSize,
-		pollers(app.PaymentWorkerOptions.MaxConcurrentWorkflowTaskPollers))
-	for _, start := range []func(*postgres.DB, *ptemporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
-		stop, err := start(db, tc, log)
+	// The product's settings but for those the run compares.
+	opts := app.Options{WorkflowTaskSlots: o.WorkflowTaskSlots, Pollers: o.Pollers, NoEagerStart: o.NoEagerStart, NoSettle: o.NoSettle}
+	wopts := opts.WorkerOptions()
+	fmt.Fprintf(o.Out, "payment workers: %d workflow task slots, %s pollers\n", wopts.MaxConcurrentWorkflowTaskExecutionSize,
+		pollers(wopts.MaxConcurrentWorkflowTaskPollers))
+	for _, start := range []func(*postgres.DB, *ptemporal.Conn, *slog.Logger, app.Options) (func(), error){app.StartInitWorker, app.StartExecWorker} {
+		stop, err := start(db, tc, log, opts)
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
-	app.EagerStart = !o.NoEagerStart
-	stop, err := app.StartDispatcher(ctx, "schedule", db, tc, nil, log)
+	stop, err := app.StartDispatcher(ctx, "schedule", db, tc, log, opts)
 	if err != nil {
 		return err
 	}

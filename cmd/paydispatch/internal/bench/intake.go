@@ -79,7 +79,7 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 	if _, err := queue.New(db.Pool).UpdateConfig(ctx, payment.ItemType, map[string]string{"pacing_config": "payments"}); err != nil {
 		return err
 	}
-	stopInit, err := app.StartInitWorker(db, tc, log)
+	stopInit, err := app.StartInitWorker(db, tc, log, app.Options{})
 	if err != nil {
 		return err
 	}

@@ -144,7 +144,7 @@ func intakeStack(ctx context.Context, o KafkaOptions) (*privateStack, *payment.S
 		stack.close()
 		return nil, nil, nil, err
 	}
-	stopInit, err := app.StartInitWorker(stack.db, stack.tc, o.Logger)
+	stopInit, err := app.StartInitWorker(stack.db, stack.tc, o.Logger, app.Options{})
 	if err != nil {
 		stack.close()
 		return nil, nil, nil, err

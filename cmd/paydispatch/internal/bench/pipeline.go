@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -113,8 +114,8 @@ func SleepingPaymentWorkflow(ctx workflow.Context, r payment.Request) error {
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 500 * time.Millisecond, MaximumAttempts: 10},
 	})
-	var ia *payment.InitActivities
-	if err := workflow.ExecuteLocalActivity(ctx, ia.PersistScheduled, r, r.RequestedExecutionTime).Get(ctx, nil); err != nil {
+	var sa *sleepingActivities
+	if err := workflow.ExecuteLocalActivity(ctx, sa.PersistScheduled, r, r.RequestedExecutionTime).Get(ctx, nil); err != nil {
 		return err
 	}
 	if d := r.RequestedExecutionTime.Sub(workflow.Now(ctx)); d > 0 {
@@ -127,6 +128,23 @@ func SleepingPaymentWorkflow(ctx workflow.Context, r payment.Request) error {
 		return err
 	}
 	return payment.PaymentExecution(ctx, payment.Key(r.TenantID, r.PaymentID), string(pc))
+}
+
+// sleepingActivities are the old design's own steps.
+type sleepingActivities struct{ store *payment.Store }
+
+// PersistScheduled stores the payment SCHEDULED at execAt, as the old
+// design's intake did: no pacing, no intake row, no queue item.
+func (a *sleepingActivities) PersistScheduled(ctx context.Context, r payment.Request, execAt time.Time) error {
+	m, _ := payment.Validate(r, time.Time{})
+	if m.Currency == "" {
+		return temporal.NewNonRetryableApplicationError("invalid amount or currency", payment.ErrTypeRejected, nil)
+	}
+	_, err := a.store.Record(ctx, r, &m, payment.StatusScheduled, "", &execAt)
+	if errors.Is(err, payment.ErrConflict) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), payment.ErrTypeConflict, err)
+	}
+	return err
 }
 
 // designResult is what one design's run measured.
@@ -287,7 +305,7 @@ func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designRes
 	if err := openBenchAccounts(ctx, db.Pool); err != nil {
 		return a, b, err
 	}
-	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal", HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName, dispatch.BatchWorkflowName}})
+	tc, err := ptemporal.Connect(ctx, ptemporal.Options{DataDir: dir, Logger: log, EmbeddedLogLevel: "fatal", HeldWorkflowTypes: []string{payment.ExecWorkflowName, dispatch.BatchWorkflowName}})
 	if err != nil {
 		return a, b, err
 	}
@@ -299,8 +317,8 @@ func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designRes
 	defer store.Close()
 	e := &pipelineEnv{o: o, db: db, tc: tc, store: store}
 
-	for _, start := range []func(*postgres.DB, *ptemporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
-		stop, err := start(db, tc, log)
+	for _, start := range []func(*postgres.DB, *ptemporal.Conn, *slog.Logger, app.Options) (func(), error){app.StartInitWorker, app.StartExecWorker} {
+		stop, err := start(db, tc, log, app.Options{})
 		if err != nil {
 			return a, b, err
 		}
@@ -318,9 +336,9 @@ func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designRes
 		return a, b, err
 	}
 	defer stopRelay()
-	sw := worker.New(tc.Client, sleepingTaskQueue, app.PaymentWorkerOptions)
+	sw := worker.New(tc.Client, sleepingTaskQueue, app.Options{}.WorkerOptions())
 	sw.RegisterWorkflow(SleepingPaymentWorkflow)
-	sw.RegisterActivity(&payment.InitActivities{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool)})
+	sw.RegisterActivity(&sleepingActivities{store: payment.NewStore(db.Pool)})
 	payment.RegisterExec(sw, &payment.ExecActivities{Store: payment.NewStore(db.Pool), Slots: pacing.New(db.Pool)}, &process.Activities{DB: db.Pool, Registry: app.Processes()})
 	if err := sw.Start(); err != nil {
 		return a, b, err
@@ -444,7 +462,7 @@ func (e *pipelineEnv) runPipeline(ctx context.Context, n int) (designResult, err
 	}
 	fmt.Fprintf(e.o.Out, "N=%s: (b) exec mode %s, dispatcher every %s, batch %d, jitter %s, pre-start buffer %s, max in flight %d\n",
 		thousands(n), c.ExecMode, c.DispatchInterval, c.BatchSize, c.JitterWindow, c.PreStartBuffer, c.MaxInFlight)
-	stop, err := app.StartDispatcher(ctx, "schedule", e.db, e.tc, nil, e.o.Logger)
+	stop, err := app.StartDispatcher(ctx, "schedule", e.db, e.tc, e.o.Logger, app.Options{})
 	if err != nil {
 		return designResult{}, err
 	}

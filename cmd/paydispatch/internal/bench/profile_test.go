@@ -32,7 +32,7 @@ func TestReportProfile(t *testing.T) {
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
 		Sample: []*profile.Sample{
 			{Value: []int64{1, 3e9}, Location: loc("modernc.org/sqlite/lib._sqlite3VdbeExec", "go.temporal.io/server/common/persistence/sql.(*x).Y", "go.temporal.io/server/service/history.(*h).Z")},
-			{Value: []int64{1, 2e9}, Location: loc("github.com/paydispatch/paydispatch/payment.(*ExecActivities).PostProcess", "go.temporal.io/sdk/internal.(*w).run")},
+			{Value: []int64{1, 2e9}, Location: loc("github.com/paydispatch/paydispatch/payment.(*ExecActivities).Finish", "go.temporal.io/sdk/internal.(*w).run")},
 			{Value: []int64{1, 1e9}, Location: loc("runtime.memmove", "runtime.gcBgMarkWorker")},
 			{Value: []int64{1, 1e9}, Location: loc("syscall.Syscall6")},
 		},

@@ -103,7 +103,7 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 	// as a window over the limit.
 	own := pacing.Config{MaxPerWindow: 10 * o.MaxPerWindow, Window: o.Window}
 	stack, err := openPrivateStack(ctx, "redrive", o.PGBinDir, log, ptemporal.Options{
-		HeldWorkflowTypes: []string{payment.ExecWorkflowName, payment.LegacyExecWorkflowName, dispatch.BatchWorkflowName},
+		HeldWorkflowTypes: []string{payment.ExecWorkflowName, dispatch.BatchWorkflowName},
 	}, own, nil)
 	if err != nil {
 		return err
@@ -134,14 +134,14 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 	fmt.Fprintf(o.Out, "PAYMENT: dispatch off (enabled=%t), exec mode %s, batch size %d, a cycle every %d s, paced lead %d ms, max in flight %d, %d dispatch retries; its own rate-limit config %q: %d per %s\n",
 		qcfg.Enabled, qcfg.ExecMode, qcfg.BatchSize, qcfg.DispatchIntervalSecs, qcfg.PacedLeadMs.Or(0), qcfg.MaxInFlight, qcfg.MaxDispatchRetries.Or(0),
 		qcfg.PacingConfig.Or(""), own.MaxPerWindow, pacing.FormatISODuration(own.Window))
-	for _, start := range []func(*postgres.DB, *ptemporal.Conn, *slog.Logger) (func(), error){app.StartInitWorker, app.StartExecWorker} {
-		stop, err := start(db, tc, log)
+	for _, start := range []func(*postgres.DB, *ptemporal.Conn, *slog.Logger, app.Options) (func(), error){app.StartInitWorker, app.StartExecWorker} {
+		stop, err := start(db, tc, log, app.Options{})
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
-	stopDispatch, err := app.StartDispatcher(ctx, "schedule", db, tc, nil, log)
+	stopDispatch, err := app.StartDispatcher(ctx, "schedule", db, tc, log, app.Options{})
 	if err != nil {
 		return err
 	}

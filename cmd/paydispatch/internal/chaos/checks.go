@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/demo"
+	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
