@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -50,24 +52,9 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 	case "-h", "--help", "-help":
 		fmt.Fprintln(env.stdout, benchUsage)
 		return nil
-	case "queue":
-		return runBenchQueue(ctx, env, args[1:])
-	case "pipeline":
-		return runBenchPipeline(ctx, env, args[1:])
-	case "pacing":
-		return runBenchPacing(ctx, env, args[1:])
-	case "drain":
-		return runBenchDrain(ctx, env, args[1:])
-	case "intake":
-		return runBenchIntake(ctx, env, args[1:])
-	case "outbox":
-		return runBenchOutbox(ctx, env, args[1:])
-	case "saga":
-		return runBenchSaga(ctx, env, args[1:])
-	case "redrive":
-		return runBenchRedrive(ctx, env, args[1:])
-	case "kafka":
-		return runBenchKafka(ctx, env, args[1:])
+	}
+	if run, ok := benchCommands[args[0]]; ok {
+		return run(ctx, env, args[1:])
 	}
 	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain', 'intake', 'outbox', 'saga', 'redrive' or 'kafka'", args[0])}
 }
@@ -123,205 +110,82 @@ func runBenchSuite(ctx context.Context, env *environment, args []string) error {
 	return bench.RunSuite(ctx, opt)
 }
 
-func runBenchQueue(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "bench queue", "[flags]",
+// benchCommands are the benchmarks' subcommands: each one's help, its
+// settings and its run. A benchmark on a throw-away database takes
+// DATABASE_URL (a scratch schema there) as well as the private server's
+// binaries; the others start their own private stack.
+var benchCommands = map[string]func(ctx context.Context, env *environment, args []string) error{
+	"queue": benchCommand("queue", true,
 		"Loads READY rows into a throw-away database (a fresh private PostgreSQL, or a scratch schema\n"+
 			"on DATABASE_URL) and prints claim latency at two queue depths, the claim's EXPLAIN, and\n"+
-			"claim + mark-dispatched throughput with concurrent claimers against a bare-UPDATE baseline.")
-	var (
-		db  config.Database
-		lg  config.Log
-		opt bench.QueueOptions
-	)
-	settings := append(config.DatabaseSettings(&db), config.LogSettings(&lg)...)
-	set := config.NewSet(fs, env.getenv, append(settings, bench.QueueSettings(&opt)...)...)
-	if err := parse(set, args); err != nil {
-		return err
-	}
-	opt.DatabaseURL, opt.PGBinDir = db.URL, db.PGBinDir
-	opt.Out = env.stdout
-	opt.Logger = newLogger(env, lg)
-	opt.Figures = benchFigures
-	return bench.RunQueue(ctx, opt)
-}
-
-func runBenchPipeline(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "bench pipeline", "[flags]",
+			"claim + mark-dispatched throughput with concurrent claimers against a bare-UPDATE baseline.",
+		bench.QueueSettings, func(o *bench.QueueOptions, c benchCommon) {
+			o.DatabaseURL, o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.URL, c.db.PGBinDir, c.out, c.log, c.figures
+		}, bench.RunQueue),
+	"pipeline": benchCommand("pipeline", false,
 		"For each N, on a fresh private PostgreSQL and embedded Temporal (SQLite), N payments due at one\n"+
 			"instant go through (a) the old design, one workflow per payment started at intake and sleeping\n"+
 			"until the instant, then (b) this pipeline (bulk Phase A, queue, dispatcher, exec workflows),\n"+
 			"both on the full path (SubmitPayment, the outbox relayer, the rail simulator). Prints peak open\n"+
 			"workflows, the Temporal store's growth at the peak, the time from the instant until all payments\n"+
-			"are delivered, CPU per payment, and the (a)/(b) ratios. Takes minutes per 10,000 payments.")
-	var (
-		pgBin string
-		lg    config.Log
-		opt   bench.PipelineOptions
-	)
-	settings := []*config.Setting{{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries",
-		Parse: func(v string) error { pgBin = v; return nil }}}
-	settings = append(settings, config.LogSettings(&lg)...)
-	set := config.NewSet(fs, env.getenv, append(settings, bench.PipelineSettings(&opt)...)...)
-	if err := parse(set, args); err != nil {
-		return err
-	}
-	opt.PGBinDir = pgBin
-	opt.Out = env.stdout
-	opt.Logger = newLogger(env, lg)
-	opt.Figures = benchFigures
-	return bench.RunPipeline(ctx, opt)
-}
-
-func runBenchPacing(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "bench pacing", "[flags]",
+			"are delivered, CPU per payment, and the (a)/(b) ratios. Takes minutes per 10,000 payments.",
+		bench.PipelineSettings, func(o *bench.PipelineOptions, c benchCommon) {
+			o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.PGBinDir, c.out, c.log, c.figures
+		}, bench.RunPipeline),
+	"pacing": benchCommand("pacing", true,
 		"On a throw-away database (a fresh private PostgreSQL, or a scratch schema on DATABASE_URL):\n"+
 			"single slot assignments from concurrent clients, all for one instant, against a one-row INSERT\n"+
 			"baseline from the same clients; then one bulk assignment of many events for one instant. Checks\n"+
-			"that no window is over its limit and every counter matches its slots.")
-	var (
-		db  config.Database
-		lg  config.Log
-		opt bench.PacingOptions
-	)
-	settings := append(config.DatabaseSettings(&db), config.LogSettings(&lg)...)
-	set := config.NewSet(fs, env.getenv, append(settings, bench.PacingSettings(&opt)...)...)
-	if err := parse(set, args); err != nil {
-		return err
-	}
-	opt.DatabaseURL, opt.PGBinDir = db.URL, db.PGBinDir
-	opt.Out = env.stdout
-	opt.Logger = newLogger(env, lg)
-	opt.Figures = benchFigures
-	return bench.RunPacing(ctx, opt)
-}
-
-func runBenchDrain(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "bench drain", "[flags]",
+			"that no window is over its limit and every counter matches its slots.",
+		bench.PacingSettings, func(o *bench.PacingOptions, c benchCommon) {
+			o.DatabaseURL, o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.URL, c.db.PGBinDir, c.out, c.log, c.figures
+		}, bench.RunPacing),
+	"drain": benchCommand("drain", false,
 		"On a fresh private PostgreSQL and embedded Temporal, with payments paced by a rate-limit config:\n"+
 			"one bulk file of payments due at one instant goes through Phase A (slots), the queue, the\n"+
 			"dispatcher and the exec workflows. Prints executions per second, checks every window against\n"+
-			"its limit and every full second against the rate (±5 %), and writes the histogram as SVG.")
-	var (
-		pgBin string
-		lg    config.Log
-		opt   bench.DrainOptions
-	)
-	settings := []*config.Setting{{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries",
-		Parse: func(v string) error { pgBin = v; return nil }}}
-	settings = append(settings, config.LogSettings(&lg)...)
-	set := config.NewSet(fs, env.getenv, append(settings, bench.DrainSettings(&opt)...)...)
-	if err := parse(set, args); err != nil {
-		return err
-	}
-	opt.PGBinDir = pgBin
-	opt.Out = env.stdout
-	opt.Logger = newLogger(env, lg)
-	opt.Figures = benchFigures
-	return bench.RunDrain(ctx, opt)
-}
-
-func runBenchIntake(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "bench intake", "[flags]",
+			"its limit and every full second against the rate (±5 %), and writes the histogram as SVG.",
+		bench.DrainSettings, func(o *bench.DrainOptions, c benchCommon) {
+			o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.PGBinDir, c.out, c.log, c.figures
+		}, bench.RunDrain),
+	"intake": benchCommand("intake", false,
 		"On a fresh private PostgreSQL and embedded Temporal with the init worker running: one JSON-lines\n"+
 			"file of payments due at one instant, paced by a rate-limit config, POSTed to serve's handler;\n"+
 			"prints the time from the POST to the last payment SCHEDULED with its queue item, rows per\n"+
 			"second beside a COPY of as many payment rows measured in the same run, the CPU stolen, and\n"+
-			"checks the schedule (no window over the limit, none empty between the first and last slot).")
-	var (
-		pgBin string
-		lg    config.Log
-		opt   bench.IntakeOptions
-	)
-	settings := []*config.Setting{{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries",
-		Parse: func(v string) error { pgBin = v; return nil }}}
-	settings = append(settings, config.LogSettings(&lg)...)
-	set := config.NewSet(fs, env.getenv, append(settings, bench.IntakeSettings(&opt)...)...)
-	if err := parse(set, args); err != nil {
-		return err
-	}
-	opt.PGBinDir = pgBin
-	opt.Out = env.stdout
-	opt.Logger = newLogger(env, lg)
-	opt.Figures = benchFigures
-	return bench.RunIntake(ctx, opt)
-}
-
-func runBenchKafka(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "bench kafka", "[flags]",
+			"checks the schedule (no window over the limit, none empty between the first and last slot).",
+		bench.IntakeSettings, func(o *bench.IntakeOptions, c benchCommon) {
+			o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.PGBinDir, c.out, c.log, c.figures
+		}, bench.RunIntake),
+	"kafka": benchCommand("kafka", false,
 		"On a fresh private PostgreSQL and embedded Temporal with the init worker running, and an embedded\n"+
 			"Kafka-protocol cluster: one JSON-lines file of --records payments POSTed to serve's handler (the\n"+
 			"baseline), then as many payment records on a topic of --partitions partitions taken in by the Kafka\n"+
 			"intake; prints each one's payments per second to the last payment SCHEDULED and their ratio; then,\n"+
 			"with the event stream on and a relayer publishing it, --events more records and the latency of their\n"+
-			"SCHEDULED events from the status change to a consumer, p50 and p99. Prints the CPU stolen.")
-	var (
-		pgBin string
-		lg    config.Log
-		opt   bench.KafkaOptions
-	)
-	settings := []*config.Setting{{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries",
-		Parse: func(v string) error { pgBin = v; return nil }}}
-	settings = append(settings, config.LogSettings(&lg)...)
-	if err := parse(config.NewSet(fs, env.getenv, append(settings, bench.KafkaSettings(&opt)...)...), args); err != nil {
-		return err
-	}
-	opt.PGBinDir = pgBin
-	opt.Out = env.stdout
-	opt.Logger = newLogger(env, lg)
-	opt.Figures = benchFigures
-	return bench.RunKafka(ctx, opt)
-}
-
-func runBenchOutbox(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "bench outbox", "[flags]",
+			"SCHEDULED events from the status change to a consumer, p50 and p99. Prints the CPU stolen.",
+		bench.KafkaSettings, func(o *bench.KafkaOptions, c benchCommon) {
+			o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.PGBinDir, c.out, c.log, c.figures
+		}, bench.RunKafka),
+	"outbox": benchCommand("outbox", true,
 		"On a throw-away database (a fresh private PostgreSQL, durable settings, or a scratch schema on\n"+
 			"DATABASE_URL) and a rail simulator in this process with no added latency, with the relayer serve\n"+
 			"runs: the simulator's raw accept rate from a plain HTTP client loop (the baseline); latency from\n"+
 			"the producer's commit to the rail's receipt, p50 and p99, with NOTIFY and poll-only; instructions\n"+
-			"per second delivered in throughput mode and in strict mode. Prints the cores and the CPU stolen.")
-	var (
-		db  config.Database
-		lg  config.Log
-		opt bench.OutboxOptions
-	)
-	settings := append(config.DatabaseSettings(&db), config.LogSettings(&lg)...)
-	set := config.NewSet(fs, env.getenv, append(settings, bench.OutboxSettings(&opt)...)...)
-	if err := parse(set, args); err != nil {
-		return err
-	}
-	opt.DatabaseURL, opt.PGBinDir = db.URL, db.PGBinDir
-	opt.Out = env.stdout
-	opt.Logger = newLogger(env, lg)
-	opt.Figures = benchFigures
-	return bench.RunOutbox(ctx, opt)
-}
-
-func runBenchSaga(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "bench saga", "[flags]",
+			"per second delivered in throughput mode and in strict mode. Prints the cores and the CPU stolen.",
+		bench.OutboxSettings, func(o *bench.OutboxOptions, c benchCommon) {
+			o.DatabaseURL, o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.URL, c.db.PGBinDir, c.out, c.log, c.figures
+		}, bench.RunOutbox),
+	"saga": benchCommand("saga", true,
 		"On a throw-away database (a fresh private PostgreSQL, durable settings, or a scratch schema on\n"+
 			"DATABASE_URL), without Temporal: SubmitPayment executions per second as the exec workflow's local\n"+
 			"activities run them, (a) spread over --accounts accounts and (b) all from one account, each beside a\n"+
 			"baseline from the same run (one plain debit UPDATE + INSERT per payment, same concurrency). Ends with\n"+
-			"the ledger check and exits 1 on any violation. Prints the cores, CPU per payment and the CPU stolen.")
-	var (
-		db  config.Database
-		lg  config.Log
-		opt bench.SagaOptions
-	)
-	settings := append(config.DatabaseSettings(&db), config.LogSettings(&lg)...)
-	set := config.NewSet(fs, env.getenv, append(settings, bench.SagaSettings(&opt)...)...)
-	if err := parse(set, args); err != nil {
-		return err
-	}
-	opt.DatabaseURL, opt.PGBinDir = db.URL, db.PGBinDir
-	opt.Out = env.stdout
-	opt.Logger = newLogger(env, lg)
-	opt.Figures = benchFigures
-	return bench.RunSaga(ctx, opt)
-}
-
-func runBenchRedrive(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "bench redrive", "[flags]",
+			"the ledger check and exits 1 on any violation. Prints the cores, CPU per payment and the CPU stolen.",
+		bench.SagaSettings, func(o *bench.SagaOptions, c benchCommon) {
+			o.DatabaseURL, o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.URL, c.db.PGBinDir, c.out, c.log, c.figures
+		}, bench.RunSaga),
+	"redrive": benchCommand("redrive", false,
 		"On a fresh private PostgreSQL and embedded Temporal, with the rail simulator, the relayer and serve's\n"+
 			"HTTP handlers: payments due now are POSTed with PAYMENT's dispatch off (the kill switch), turned into\n"+
 			"dispatch dead letters by the bench (claimed and released as failed starts until their retries are used\n"+
@@ -329,22 +193,43 @@ func runBenchRedrive(ctx context.Context, env *environment, args []string) error
 			"config (timed, beside one bare UPDATE of as many queue rows), and dispatch switched on. Prints the\n"+
 			"executions per window counted from the payments' accepted_at, the mean rate against the limit, the\n"+
 			"drain against the ideal, the CPU stolen; fails on any window over the limit, any payment not executed\n"+
-			"exactly once, or any violation of the ledger check.")
-	var (
-		pgBin string
-		lg    config.Log
-		opt   bench.RedriveOptions
-	)
-	settings := []*config.Setting{{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries",
-		Parse: func(v string) error { pgBin = v; return nil }}}
-	settings = append(settings, config.LogSettings(&lg)...)
-	set := config.NewSet(fs, env.getenv, append(settings, bench.RedriveSettings(&opt)...)...)
-	if err := parse(set, args); err != nil {
-		return err
+			"exactly once, or any violation of the ledger check.",
+		bench.RedriveSettings, func(o *bench.RedriveOptions, c benchCommon) {
+			o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.PGBinDir, c.out, c.log, c.figures
+		}, bench.RunRedrive),
+}
+
+// benchCommon is what every benchmark takes from its command line.
+type benchCommon struct {
+	db      config.Database
+	out     io.Writer
+	log     *slog.Logger
+	figures *bench.Figures
+}
+
+// benchCommand is a benchmark's subcommand: its flags (the database's, or
+// only the private server's binaries, the log's, and its own), then run
+// with the options apply completes.
+func benchCommand[O any](name string, database bool, help string, settings func(*O) []*config.Setting,
+	apply func(*O, benchCommon), run func(context.Context, O) error) func(context.Context, *environment, []string) error {
+	return func(ctx context.Context, env *environment, args []string) error {
+		fs := newFlagSet(env, "bench "+name, "[flags]", help)
+		var (
+			c   benchCommon
+			lg  config.Log
+			opt O
+		)
+		common := []*config.Setting{{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries",
+			Parse: func(v string) error { c.db.PGBinDir = v; return nil }}}
+		if database {
+			common = config.DatabaseSettings(&c.db)
+		}
+		set := config.NewSet(fs, env.getenv, slices.Concat(common, config.LogSettings(&lg), settings(&opt))...)
+		if err := parse(set, args); err != nil {
+			return err
+		}
+		c.out, c.log, c.figures = env.stdout, newLogger(env, lg), benchFigures
+		apply(&opt, c)
+		return run(ctx, opt)
 	}
-	opt.PGBinDir = pgBin
-	opt.Out = env.stdout
-	opt.Logger = newLogger(env, lg)
-	opt.Figures = benchFigures
-	return bench.RunRedrive(ctx, opt)
 }
