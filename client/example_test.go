@@ -1,28 +1,20 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http/httptest"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
 	"time"
 
-	tclient "go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
-
-	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/client"
-	"github.com/paydispatch/paydispatch/httpapi"
-	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
-	"github.com/paydispatch/paydispatch/ledger/service"
-	"github.com/paydispatch/paydispatch/payment"
-	"github.com/paydispatch/paydispatch/postgres"
-	"github.com/paydispatch/paydispatch/queue"
-	"github.com/paydispatch/paydispatch/railsim"
-	"github.com/paydispatch/paydispatch/temporal"
-	"github.com/paydispatch/paydispatch/temporal/devserver"
 )
 
 // token is a SecuritySource with one bearer token.
@@ -32,9 +24,9 @@ func (t token) Bearer(context.Context, client.OperationName) (client.Bearer, err
 	return client.Bearer{Token: string(t)}, nil
 }
 
-// The generated client against serve's API on a real stack (PostgreSQL,
+// The generated client against paydispatch serve (on PostgreSQL, with
 // Temporal's own server, the workers, the dispatcher, the outbox relayer
-// and the rail simulator): an account opened, a payment refused with its
+// and the rail simulator in it): an account opened, a payment refused with its
 // field named, and a payment taken in and followed until the rail
 // delivered it, the balance debited exactly.
 func Example() {
@@ -93,53 +85,63 @@ func Example() {
 	// ACC-1 875.00 EUR
 }
 
-// startServe starts what paydispatch serve runs, on a test database, and
-// its API with the routes this example calls, behind tokens: the API's
-// base URL, an admin token, and a stop for all of it.
+// startServe builds paydispatch and runs serve on a test database: its
+// embedded Temporal, workers, dispatcher, outbox relayer and rail
+// simulator, and the API on a free loopback port. It returns the API's
+// base URL, the admin token serve was bootstrapped with, and a stop.
 func startServe(ctx context.Context) (base, adminToken string, stop func()) {
-	log := slog.New(slog.DiscardHandler)
-	pool := pgtest.ExamplePool()
-	if _, err := app.Migrate(ctx, pool, log); err != nil {
+	dir, err := os.MkdirTemp("", "paydispatch-client-example-")
+	if err != nil {
 		panic(err)
 	}
-	// A one-second dispatch cycle and no jitter, so the example is quick.
-	if _, err := queue.New(pool).UpdateConfig(ctx, payment.ItemType, map[string]string{
-		"dispatch_interval_secs": "1", "jitter_window_ms": "0",
-	}); err != nil {
+	bin := filepath.Join(dir, "paydispatch")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/paydispatch/paydispatch/cmd/paydispatch").CombinedOutput(); err != nil {
+		panic(fmt.Sprintf("go build: %v: %s", err, out))
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		panic(err)
 	}
-	var stops []func()
-	stop = func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			stops[i]()
-		}
-	}
-	must := func(s func(), err error) {
-		if err != nil {
-			stop()
-			panic(err)
-		}
-		stops = append(stops, s)
-	}
-	srv, err := devserver.Start(ctx, devserver.Options{LogLevel: "fatal"})
-	must(func() { _ = srv.Stop() }, err)
-	tc, err := tclient.Dial(tclient.Options{HostPort: srv.HostPort(), Logger: sdklog.NewStructuredLogger(log)})
-	must(tc.Close, err)
-	db, conn := &postgres.DB{Pool: pool}, &temporal.Conn{Client: tc, Address: srv.HostPort(), Namespace: "default"}
-	must(app.StartInitWorker(db, conn, log, app.Options{}))
-	must(app.StartExecWorker(db, conn, log, app.Options{}))
-	must(app.StartDispatcher(ctx, "schedule", db, conn, log, app.Options{}))
-	railURL, stopRail, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Behaviour{}, log)
-	must(stopRail, err)
-	must(app.StartRelayer(ctx, db, app.RelayConfig{RailURL: railURL}, payment.OutboxHooks(), nil, log))
+	addr := l.Addr().String()
+	_ = l.Close()
 
-	adminToken, _, err = auth.NewStore(pool).Create(ctx, auth.NewToken{Name: "example", Scopes: []auth.Scope{auth.Admin}})
-	must(func() {}, err)
-	router := httpapi.NewRouter(log)
-	router.RequireAuth(auth.NewStore(pool))
-	router.HandlePayments(app.PaymentService(db, conn, 0))
-	router.HandleAccounts(service.New(pool))
-	api := httptest.NewServer(router)
-	stops = append(stops, api.Close)
-	return api.URL, adminToken, stop
+	adminToken = "example-admin-token-0123456789abcdef"
+	serve := exec.Command(bin, "serve", "--http-addr", addr, "--data-dir", dir,
+		"--temporal-port", "0", "--temporal-ui-port", "off", "--temporal-log-level", "fatal")
+	serve.Env = append(os.Environ(), "DATABASE_URL="+pgtest.ExamplePool().Config().ConnString(),
+		"TEMPORAL_ADDRESS=", "PAYDISPATCH_RAIL_URL=", "PAYDISPATCH_BOOTSTRAP_TOKEN="+adminToken)
+	var stderr bytes.Buffer
+	serve.Stderr = &stderr
+	if err := serve.Start(); err != nil {
+		panic(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- serve.Wait() }()
+	stop = func() {
+		_ = serve.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(time.Minute):
+			_ = serve.Process.Kill()
+		}
+		_ = os.RemoveAll(dir)
+	}
+	base = "http://" + addr
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		select {
+		case err := <-exited:
+			panic(fmt.Sprintf("serve exited: %v\n%s", err, stderr.String()))
+		default:
+		}
+		if resp, err := http.Get(base + "/readyz"); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base, adminToken, stop
+			}
+		}
+		if time.Now().After(deadline) {
+			stop()
+			panic("serve not ready in 2 minutes:\n" + stderr.String())
+		}
+	}
 }

@@ -4,5 +4,5 @@
 // package embeds, merged into one ordered sequence, then the repeatable
 // scripts (the current source of the PL/pgSQL functions), all under one
 // advisory lock. It knows no tables of its own beyond its bookkeeping:
-// internal/schema says which packages make up paydispatch's schema.
+// schema says which packages make up paydispatch's schema.
 package postgres

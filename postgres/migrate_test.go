@@ -17,7 +17,7 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // toySchema is two packages' migrations and a repeatable script, the shape
-// of paydispatch's own (internal/schema tests that one).
+// of paydispatch's own (schema tests that one).
 func toySchema(fn string) postgres.Schema {
 	a := fstest.MapFS{
 		"00001_a.sql": {Data: []byte("-- +goose Up\nCREATE TABLE a (id int PRIMARY KEY);\n-- +goose Down\nDROP TABLE a;\n")},

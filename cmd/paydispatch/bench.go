@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/bench"
-	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 )
 
 const benchUsage = `Usage: paydispatch bench [--quick] [--only queue,pacing,...] [--out results.md]

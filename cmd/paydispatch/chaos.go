@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/chaos"
-	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 )
 
 func runChaos(ctx context.Context, env *environment, args []string) error {

@@ -18,8 +18,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/console"
-	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/railsim"
 )

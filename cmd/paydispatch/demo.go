@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/auth"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/demo"
-	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/railsim"
 	"github.com/paydispatch/paydispatch/temporal"
 )

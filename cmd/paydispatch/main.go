@@ -13,7 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 )
 
 // command is one subcommand.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paydispatch/paydispatch/internal/schema"
+	"github.com/paydispatch/paydispatch/schema"
 )
 
 func runCLI(args []string, env map[string]string) (code int, stdout, stderr string) {

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"github.com/paydispatch/paydispatch/internal/app"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 
 	"context"
 	"fmt"
 
-	"github.com/paydispatch/paydispatch/internal/config"
-	"github.com/paydispatch/paydispatch/internal/schema"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/schema"
 )
 
 func runMigrate(ctx context.Context, env *environment, args []string) error {

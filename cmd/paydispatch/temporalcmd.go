@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/temporal"
 )
 

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/paydispatch/paydispatch/internal/schema"
+	"github.com/paydispatch/paydispatch/schema"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".

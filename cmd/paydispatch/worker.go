@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/paydispatch/paydispatch/internal/app"
-	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 )
 
 var workerRoles = []string{"init", "exec", "dispatch"}

@@ -1,5 +1,5 @@
 // Package migrations holds package outbox's schema: its migrations (goose
-// SQL files named NNNNN_name.sql), which internal/schema merges with every
+// SQL files named NNNNN_name.sql), which schema merges with every
 // other package's into one ordered sequence. A package of its own, so
 // that the schema can be assembled without importing outbox itself.
 package migrations

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/pacing"
 	ptemporal "github.com/paydispatch/paydispatch/temporal"
 )

@@ -16,9 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/paydispatch/paydispatch/client"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/httpapi"
-	"github.com/paydispatch/paydispatch/internal/app"
-	"github.com/paydispatch/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/kafka"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/outbox"

@@ -1,7 +1,7 @@
 package bench
 
 import (
-	"github.com/paydispatch/paydispatch/internal/app"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 
 	"context"
 	"fmt"
@@ -20,7 +20,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/internal/explain"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/postgres/pgserver"

@@ -11,7 +11,7 @@ import (
 	"runtime/pprof"
 	"slices"
 
-	"github.com/paydispatch/paydispatch/internal/app"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/postgres"
 	ptemporal "github.com/paydispatch/paydispatch/temporal"

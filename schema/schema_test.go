@@ -1,11 +1,10 @@
 package schema_test
 
 import (
-	"github.com/paydispatch/paydispatch/internal/app"
-
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -19,7 +18,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/internal/pgtest"
-	"github.com/paydispatch/paydispatch/internal/schema"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/ledger/service"
@@ -27,6 +25,7 @@ import (
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/schema"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -185,7 +184,7 @@ func TestUpgradeFromTheOldLayout(t *testing.T) {
 	t.Parallel()
 	pool := oldDatabase(t)
 	ctx := context.Background()
-	applied, err := app.Migrate(ctx, pool, nil)
+	applied, err := migrate(ctx, pool, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +196,7 @@ func TestUpgradeFromTheOldLayout(t *testing.T) {
 			t.Errorf("migration %d re-applied on an old database", m.Version)
 		}
 	}
-	if again, err := app.Migrate(ctx, pool, nil); err != nil || !again.Empty() {
+	if again, err := migrate(ctx, pool, nil); err != nil || !again.Empty() {
 		t.Fatalf("second run: %+v, %v", again, err)
 	}
 
@@ -274,7 +273,7 @@ func TestUpgradeFromTheOldLayout(t *testing.T) {
 func TestPaymentItemTypeRegistered(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewEmptyPool(t)
-	if _, err := app.Migrate(context.Background(), pool, nil); err != nil {
+	if _, err := migrate(context.Background(), pool, nil); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := queue.New(pool).GetConfig(context.Background(), payment.ItemType)
@@ -298,7 +297,7 @@ func TestEveryDownUndoesItsUp(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewEmptyPool(t)
 	ctx := context.Background()
-	if _, err := app.Migrate(ctx, pool, nil); err != nil {
+	if _, err := migrate(ctx, pool, nil); err != nil {
 		t.Fatal(err)
 	}
 	want := catalog(t, pool)
@@ -347,7 +346,7 @@ func TestUpgradeKeepsAccountsAndPayments(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	if _, err := app.Migrate(ctx, pool, nil); err != nil {
+	if _, err := migrate(ctx, pool, nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -419,7 +418,7 @@ func TestUpgradeStagesReceivedPayments(t *testing.T) {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	if _, err := app.Migrate(ctx, pool, nil); err != nil {
+	if _, err := migrate(ctx, pool, nil); err != nil {
 		t.Fatal(err)
 	}
 	store := payment.NewStore(pool)
@@ -446,4 +445,14 @@ func TestUpgradeStagesReceivedPayments(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT status FROM payments WHERE payment_id = 'k-1' AND creditor_bic IS NULL`).Scan(&status); err != nil || status != "RECEIVED" {
 		t.Fatalf("k-1 after the way down: %q, %v", status, err)
 	}
+}
+
+// migrate applies paydispatch's schema and registers the payments' item
+// type, as serve does at start.
+func migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) (postgres.Applied, error) {
+	applied, err := postgres.Migrate(ctx, pool, schema.Schema(), logger)
+	if err != nil {
+		return applied, err
+	}
+	return applied, payment.RegisterItemType(ctx, queue.New(pool))
 }

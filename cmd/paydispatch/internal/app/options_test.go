@@ -3,7 +3,7 @@ package app_test
 import (
 	"testing"
 
-	"github.com/paydispatch/paydispatch/internal/app"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 )
 
 // TestOptionsDefaults: the zero Options are what serve runs (1,000

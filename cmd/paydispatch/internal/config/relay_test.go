@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 )
 
 // parseWith parses args and env into settings, as a command does.

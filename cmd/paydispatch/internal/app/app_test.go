@@ -11,8 +11,8 @@ import (
 	"github.com/shopspring/decimal"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/dispatch"
-	"github.com/paydispatch/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/internal/temporaltest"
 	"github.com/paydispatch/paydispatch/ledger/account"
