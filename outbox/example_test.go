@@ -73,7 +73,9 @@ func Example() {
 	go func() { stopped <- r.Run(runCtx) }()
 	d := <-delivered
 	stop()
-	<-stopped // Run records what it sent before it returns
+	if err := <-stopped; err != nil { // Run records what it sent before it returns
+		panic(err)
+	}
 	fmt.Println("delivered:", d.Message.InstructionID, "sequence", d.Message.SequenceID, d.Result.Reference)
 
 	attempts, err := outbox.Attempts(ctx, pool, in.InstructionID)

@@ -392,9 +392,7 @@ func checkTemporal(p primitive, s string) bool {
 // yearPart reads '-'? yyyy, four or more digits, no leading zero beyond
 // four, not 0000.
 func yearPart(s string) (int, string, bool) {
-	if strings.HasPrefix(s, "-") {
-		s = s[1:]
-	}
+	s = strings.TrimPrefix(s, "-")
 	n := 0
 	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
 		n++

@@ -426,7 +426,7 @@ func (v *Validator) attrs(decl *elementDecl, attrs []xml.Attr, line int) error {
 		decls = decl.complex.attrs
 	}
 	var seenBuf [4]bool
-	seen := seenBuf[:0]
+	var seen []bool
 	if len(decls) <= len(seenBuf) {
 		seen = seenBuf[:len(decls)]
 	} else {

@@ -249,12 +249,16 @@ func TestServeLifecycle(t *testing.T) {
 
 	// kill -9, then a new start works and the data is intact.
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
+	if err := <-p.done; err == nil {
+		t.Fatal("serve exited cleanly after SIGKILL")
+	}
 	p.done <- nil
 	p = startServe(t, data, addr)
 	assertMarker(t, data)
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	<-p.done
+	if err := <-p.done; err != nil {
+		t.Fatalf("serve on SIGTERM: %v\n%s", err, p.stderr)
+	}
 	p.done <- nil
 }
 
@@ -457,7 +461,9 @@ func TestKill9MidRun(t *testing.T) {
 	// Kill it once the first payments are executing.
 	waitUntil(t, 60*time.Second, func() bool { return countStatus(addr, n, "PROCESSING")+countStatus(addr, n, "DELIVERED") > 0 })
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
+	if err := <-p.done; err == nil {
+		t.Fatal("serve exited cleanly after SIGKILL")
+	}
 	p.done <- nil
 
 	startServeOn(t, data, addr, tport)

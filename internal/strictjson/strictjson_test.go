@@ -42,7 +42,7 @@ type order struct {
 	Extra    any            `json:"extra"`
 	Version  ver            `json:"version"`
 	Ignored  string         `json:"-"`
-	internal string
+	internal string         //nolint:unused // unexported: the decoder must refuse its name as unknown
 }
 
 // ver reads itself: a string "vN".

@@ -96,7 +96,7 @@ func TestStalePidFileOfAnotherProcess(t *testing.T) {
 	if err := other.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer other.Process.Kill()
+	defer func() { _ = other.Process.Kill() }()
 	pidFile := filepath.Join(s.DataDir(), "postmaster.pid")
 	content := strconv.Itoa(other.Process.Pid) + "\n" + s.DataDir() + "\n1700000000\n5432\n"
 	if err := os.WriteFile(pidFile, []byte(content), 0o600); err != nil {

@@ -108,7 +108,7 @@ func TestOpenWorkflowSurvivesRestart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer srv.Stop()
+			defer func() { _ = srv.Stop() }()
 			c, err = client.Dial(client.Options{HostPort: srv.HostPort()})
 			if err != nil {
 				t.Fatal(err)
@@ -163,7 +163,7 @@ func TestTrimmedVisibilityAnswersQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Stop()
+	defer func() { _ = srv.Stop() }()
 	c, err := client.Dial(client.Options{HostPort: srv.HostPort()})
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +218,7 @@ func TestRetention(t *testing.T) {
 		}
 		desc, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: "default"})
 		c.Close()
-		srv.Stop()
+		_ = srv.Stop()
 		if err != nil {
 			t.Fatal(err)
 		}

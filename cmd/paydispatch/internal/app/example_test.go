@@ -41,7 +41,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer srv.Stop()
+	defer func() { _ = srv.Stop() }()
 	c, err := client.Dial(client.Options{HostPort: srv.HostPort(), Logger: sdklog.NewStructuredLogger(log)})
 	if err != nil {
 		panic(err)

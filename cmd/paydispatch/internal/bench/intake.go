@@ -152,7 +152,7 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 		return err
 	}
 	if stored != o.Payments || queued != o.Payments {
-		return fmt.Errorf("Phase A done, but %d of %d payments SCHEDULED and %d queued", stored, o.Payments, queued)
+		return fmt.Errorf("phase A done, but %d of %d payments SCHEDULED and %d queued", stored, o.Payments, queued)
 	}
 	// Read before the baseline's COPY, which is not the intake's.
 	var pgStats bytes.Buffer
@@ -198,7 +198,9 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 	if over > 0 || empty > 0 {
 		return fmt.Errorf("the schedule broke its promises: %d windows over the limit, %d empty", over, empty)
 	}
-	o.Out.Write(pgStats.Bytes())
+	if _, err := o.Out.Write(pgStats.Bytes()); err != nil {
+		return err
+	}
 	if o.CPUProfile != "" {
 		return reportProfile(o.Out, o.CPUProfile, o.Payments)
 	}
@@ -211,7 +213,7 @@ func copyBaseline(ctx context.Context, db *postgres.DB, n int, at time.Time) (ti
 	if _, err := db.Pool.Exec(ctx, `CREATE TABLE intake_copy_baseline (LIKE payments INCLUDING ALL)`); err != nil {
 		return 0, err
 	}
-	defer db.Pool.Exec(context.WithoutCancel(ctx), `DROP TABLE intake_copy_baseline`)
+	defer func() { _, _ = db.Pool.Exec(context.WithoutCancel(ctx), `DROP TABLE intake_copy_baseline`) }()
 	cols := []string{"payment_id", "external_id", "tenant_id", "debtor_account", "amount", "currency", "creditor_name", "creditor_iban",
 		"requested_execution_time", "scheduled_execution_time", "status", "request"}
 	rows := make([][]any, n)

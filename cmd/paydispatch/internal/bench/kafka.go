@@ -218,7 +218,7 @@ func waitScheduled(ctx context.Context, db *postgres.DB, n int, deadline time.Ti
 				return err
 			}
 			if scheduled != n {
-				return fmt.Errorf("Phase A done, but %d of %d payments SCHEDULED", scheduled, n)
+				return fmt.Errorf("phase A done, but %d of %d payments SCHEDULED", scheduled, n)
 			}
 			return nil
 		}

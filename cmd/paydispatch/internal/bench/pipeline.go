@@ -185,7 +185,7 @@ func RunPipeline(ctx context.Context, o PipelineOptions) error {
 	for _, n := range o.Ns {
 		a, b, err := runPipelineN(ctx, o, n)
 		if err != nil {
-			return fmt.Errorf("N=%d: %w", n, err)
+			return fmt.Errorf("pipeline at N=%d: %w", n, err)
 		}
 		rows = append(rows, row{n, a, b})
 		printPipeline(o.Out, n, a, b)

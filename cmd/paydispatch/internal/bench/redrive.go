@@ -371,7 +371,7 @@ func requeueBaseline(ctx context.Context, pool *pgxpool.Pool, n int) (time.Durat
 		ANALYZE redrive_baseline`); err != nil {
 		return 0, fmt.Errorf("requeue baseline: %w", err)
 	}
-	defer pool.Exec(context.WithoutCancel(ctx), `DROP TABLE redrive_baseline`)
+	defer func() { _, _ = pool.Exec(context.WithoutCancel(ctx), `DROP TABLE redrive_baseline`) }()
 	start := time.Now()
 	tag, err := pool.Exec(ctx, `UPDATE redrive_baseline SET queue_status = 'READY', scheduled_exec_time = now(), paced = true,
 		retry_count = 0, claimed_at = NULL, updated_at = now() WHERE queue_status = 'DEAD_LETTER'`)

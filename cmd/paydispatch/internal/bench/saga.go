@@ -216,7 +216,7 @@ func (b *sagaBench) setup(ctx context.Context) error {
 				return err
 			}
 			if res.Scheduled != len(chunk) {
-				return fmt.Errorf("Phase A scheduled %d of %d payments", res.Scheduled, len(chunk))
+				return fmt.Errorf("phase A scheduled %d of %d payments", res.Scheduled, len(chunk))
 			}
 		}
 	}
