@@ -22,15 +22,9 @@ func runDeadLetters(ctx context.Context, env *environment, args []string) error 
 		"named by id (as listed), or with --all every one the filter selects, each at a new slot from a rate-limit config\n" +
 		"(--config; default the item type's own), so a large requeue goes out at that rate, not in one burst. A returned\n" +
 		"payment is debited again before it is sent. Example: paydispatch dead-letters requeue --all --reason AC04 --config redrive-50"
-	if len(args) == 0 || isHelp(args[0]) {
-		if len(args) == 0 {
-			return usageError{errors.New("want a subcommand: list or requeue")}
-		}
-		return ledgerCommand(ctx, env, "dead-letters", usage, about, args, nil, func(int) bool { return true }, nil, nil)
-	}
-	sub := args[0]
-	if sub != "list" && sub != "requeue" {
-		return usageError{fmt.Errorf("unknown subcommand %q: want list or requeue", plaintext.Clip(sub, 64))}
+	sub, err := subcommand(ctx, env, "dead-letters", usage, about, args, "list", "requeue")
+	if sub == "" {
+		return err
 	}
 	var (
 		f                      deadletter.Filter

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -13,6 +14,7 @@ import (
 	"github.com/paydispatch/paydispatch/audit"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/ledger/fx"
@@ -103,13 +105,11 @@ func runAccount(ctx context.Context, env *environment, args []string) error {
 	const usage = "create --id ID --tenant T --currency C [--balance N] [--limit-based] [--fee N] [--limit PERIOD=AMOUNT...] | show ID"
 	about := "create opens a ledger account (the same spec again changes nothing; another spec for an existing id exits 2);\n" +
 		"show prints an account with its limits' utilization and its latest transactions, as JSON."
-	if len(args) == 0 || (args[0] != "create" && args[0] != "show") {
-		if len(args) > 0 && isHelp(args[0]) {
-			return ledgerCommand(ctx, env, "account", usage, about, args, nil, func(int) bool { return true }, nil, nil)
-		}
-		return usageError{errors.New("want a subcommand: create or show")}
+	sub, err := subcommand(ctx, env, "account", usage, about, args, "create", "show")
+	if sub == "" {
+		return err
 	}
-	if args[0] == "show" {
+	if sub == "show" {
 		var tenant string
 		extra := func(fs *flag.FlagSet) {
 			fs.StringVar(&tenant, "tenant", "", "the tenant whose account ID is (needed when several tenants use ID)")
@@ -173,7 +173,11 @@ func runFXRate(ctx context.Context, env *environment, args []string) error {
 	const usage = "set BASE QUOTE RATE [--dealable=false] | list"
 	about := "set records 1 BASE = RATE QUOTE (e.g. set EUR USD 1.0850), used for quotes and contracts; --dealable=false\n" +
 		"keeps it for quotes but refuses contracts at it (FX_UNAVAILABLE). list prints every rate."
-	if len(args) > 0 && args[0] == "list" {
+	sub, err := subcommand(ctx, env, "fx-rate", usage, about, args, "set", "list")
+	if sub == "" {
+		return err
+	}
+	if sub == "list" {
 		return ledgerCommand(ctx, env, "fx-rate list", "", about, args[1:], nil, func(n int) bool { return n == 0 }, nil,
 			func(ctx context.Context, db *postgres.DB, _ []string) error {
 				rates, err := fx.Rates(ctx, db.Pool)
@@ -182,12 +186,6 @@ func runFXRate(ctx context.Context, env *environment, args []string) error {
 				}
 				return err
 			})
-	}
-	if len(args) == 0 || args[0] != "set" {
-		if len(args) > 0 && isHelp(args[0]) {
-			return ledgerCommand(ctx, env, "fx-rate", usage, about, args, nil, func(int) bool { return true }, nil, nil)
-		}
-		return usageError{errors.New("want a subcommand: set or list")}
 	}
 	dealable := true
 	var rate decimal.Decimal
@@ -233,6 +231,22 @@ func runVerify(ctx context.Context, env *environment, args []string) error {
 			fmt.Fprintln(env.stdout, "verify: every invariant holds")
 			return nil
 		})
+}
+
+// subcommand is args[0] when it is one of names. Otherwise it is "", with
+// what the command returns: its usage for help, or a usage error naming
+// the subcommands for none or another word.
+func subcommand(ctx context.Context, env *environment, name, usage, about string, args []string, names ...string) (string, error) {
+	want := strings.Join(names, " or ")
+	switch {
+	case len(args) == 0:
+		return "", usageError{fmt.Errorf("want a subcommand: %s", want)}
+	case isHelp(args[0]):
+		return "", ledgerCommand(ctx, env, name, usage, about, args, nil, func(int) bool { return true }, nil, nil)
+	case !slices.Contains(names, args[0]):
+		return "", usageError{fmt.Errorf("unknown subcommand %q: want %s", plaintext.Clip(args[0], 64), want)}
+	}
+	return args[0], nil
 }
 
 func isHelp(arg string) bool {

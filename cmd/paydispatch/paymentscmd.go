@@ -20,14 +20,8 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 		"tenant's in a file, requested in [--from, --to) (RFC 3339), in the statuses named (default: any they wait in).\n" +
 		"It prints how many it cancelled and, of the others, how many are in each status and why. --dry-run counts and\n" +
 		"changes nothing. Example: paydispatch payments cancel --tenant acme --from 2030-01-01T16:00:00Z --to 2030-01-01T16:05:00Z"
-	if len(args) == 0 || isHelp(args[0]) {
-		if len(args) == 0 {
-			return usageError{errors.New("want a subcommand: cancel")}
-		}
-		return ledgerCommand(ctx, env, "payments", usage, about, args, nil, func(int) bool { return true }, nil, nil)
-	}
-	if args[0] != "cancel" {
-		return usageError{fmt.Errorf("unknown subcommand %q: want cancel", plaintext.Clip(args[0], 64))}
+	if sub, err := subcommand(ctx, env, "payments", usage, about, args, "cancel"); sub == "" {
+		return err
 	}
 	var (
 		f                  payment.CancelFilter
