@@ -76,26 +76,9 @@ func (rt *Router) HandleAccounts(a Accounts) {
 		}
 	}))
 	rt.Handle("GET /v1/accounts/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		tenant, ok := lookupTenant(r)
-		v, err := service.AccountView{}, error(ledger.ErrAccountNotFound)
+		v, ok := findOwned(rt, w, r, "account", a.Account, func(v service.AccountView) string { return v.TenantID },
+			ledger.ErrAccountNotFound, ledger.ErrAccountAmbiguous)
 		if ok {
-			v, err = a.Account(r.Context(), tenant, id)
-		}
-		if err == nil && !tenantAllowed(r, v.TenantID) {
-			err = ledger.ErrAccountNotFound // another tenant's account does not exist for this caller
-		}
-		switch {
-		case errors.Is(err, ledger.ErrAccountNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no account " + plaintext.Clip(id, 64)})
-		case errors.Is(err, ledger.ErrAccountAmbiguous):
-			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Account id used by several tenants",
-				Detail: "more than one tenant has an account " + plaintext.Clip(id, 64) + "; add ?tenantId= to name the tenant",
-				Errors: []FieldError{{Field: "tenantId", Detail: "required: several tenants use this account id"}}})
-		case err != nil:
-			rt.log.Error("account view failed", "account", bankid.Mask(id), "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the account cannot be shown now; retry"})
-		default:
 			WriteJSON(w, http.StatusOK, AccountJSON(v))
 		}
 	}))

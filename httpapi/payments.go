@@ -227,26 +227,9 @@ func (rt *Router) HandlePayments(p Payments) {
 		}
 	}))
 	rt.Handle("GET /v1/payments/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		tenant, ok := lookupTenant(r)
-		v, err := payment.View{}, payment.ErrNotFound
+		v, ok := findOwned(rt, w, r, "payment", p.Status, func(v payment.View) string { return v.TenantID },
+			payment.ErrNotFound, payment.ErrAmbiguous)
 		if ok {
-			v, err = p.Status(r.Context(), tenant, id)
-		}
-		if err == nil && !tenantAllowed(r, v.TenantID) {
-			err = payment.ErrNotFound // another tenant's payment does not exist for this caller
-		}
-		switch {
-		case errors.Is(err, payment.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment " + plaintext.Clip(id, 64)})
-		case errors.Is(err, payment.ErrAmbiguous):
-			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Payment id used by several tenants",
-				Detail: "more than one tenant has a payment " + plaintext.Clip(id, 64) + "; add ?tenantId= to name the tenant",
-				Errors: []FieldError{{Field: "tenantId", Detail: "required: several tenants use this payment id"}}})
-		case err != nil:
-			rt.log.Error("payment status failed", "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "status unavailable; retry"})
-		default:
 			WriteJSON(w, http.StatusOK, rt.withLinks(v))
 		}
 	}))
