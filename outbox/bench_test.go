@@ -180,13 +180,6 @@ func waitDrained(b *testing.B, pool *pgxpool.Pool, rail *countingRail, n int64) 
 	}
 }
 
-var (
-	benchOnce  sync.Once
-	benchAdmin string
-	benchErr   error
-	benchStop  func()
-)
-
 // benchServer returns a connection string to a durable server: the one
 // of OUTBOX_BENCH_DATABASE_URL (its role may CREATE DATABASE), or a
 // private one started for this benchmark run and stopped after it.

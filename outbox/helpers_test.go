@@ -351,22 +351,6 @@ func metricsOf(t testing.TB, reg *prometheus.Registry) map[string]float64 {
 	return out
 }
 
-// enqueueTx commits instructions in one transaction.
-func enqueueTx(t testing.TB, pool *pgxpool.Pool, ins []outbox.Instruction) {
-	t.Helper()
-	err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
-		for _, in := range ins {
-			if _, _, _, err := outbox.Enqueue(context.Background(), tx, in); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("enqueue: %v", err)
-	}
-}
-
 // examplePool gives an Example (which has no *testing.T) its own
 // database from pgtest; done drops it.
 func examplePool() (*pgxpool.Pool, func()) {

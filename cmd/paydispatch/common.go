@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
@@ -106,6 +108,41 @@ func temporalUIBase(t config.Temporal, conn *temporal.Conn) string {
 		return t.UIURL
 	}
 	return conn.UIURL
+}
+
+// openCurrentDatabase opens the store for a command that does not
+// migrate: it refuses a database whose schema is behind this binary's.
+func openCurrentDatabase(ctx context.Context, db config.Database, log *slog.Logger) (*postgres.DB, error) {
+	store, err := openDatabase(ctx, db, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireCurrentSchema(ctx, store); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return store, nil
+}
+
+// listenMetrics binds the metrics address of a role run apart (nil when
+// it is off), before any database is opened, so a taken port fails fast.
+func listenMetrics(mt config.Metrics) (net.Listener, error) {
+	if mt.Addr == "" {
+		return nil, nil
+	}
+	ln, err := net.Listen("tcp", mt.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w (set --metrics-addr or PAYDISPATCH_METRICS_ADDR to a free address, or empty for off)", mt.Addr, err)
+	}
+	return ln, nil
+}
+
+// processRegistry is a metrics registry with the Go runtime's and the
+// process's collectors.
+func processRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
 }
 
 // requireCurrentSchema refuses to work on a database whose schema is

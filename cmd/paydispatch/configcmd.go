@@ -130,14 +130,11 @@ func runConfig(ctx context.Context, env *environment, args []string) error {
 			return err
 		}
 	}
-	store, err := openDatabase(ctx, db, newLogger(env, lg))
+	store, err := openCurrentDatabase(ctx, db, newLogger(env, lg))
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if err := requireCurrentSchema(ctx, store); err != nil {
-		return err
-	}
 	err = action.run(ctx, env, store, words[1:])
 	if errors.Is(err, queue.ErrInvalidConfig) || errors.Is(err, pacing.ErrInvalid) {
 		return usageError{err}

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
@@ -45,12 +41,11 @@ func runKafkaIntake(ctx context.Context, env *environment, args []string) error 
 		return usageError{errors.New("kafka-intake needs TEMPORAL_ADDRESS (or --temporal-address): the Temporal cluster whose init workers run Phase A, e.g. 127.0.0.1:7233 of 'paydispatch serve' or 'paydispatch temporal'")}
 	}
 	log := newLogger(env, lg)
-	var ln net.Listener
-	var err error
-	if mt.Addr != "" {
-		if ln, err = net.Listen("tcp", mt.Addr); err != nil {
-			return fmt.Errorf("listen on %s: %w (set --metrics-addr or PAYDISPATCH_METRICS_ADDR to a free address, or empty for off)", mt.Addr, err)
-		}
+	ln, err := listenMetrics(mt)
+	if err != nil {
+		return err
+	}
+	if ln != nil {
 		defer ln.Close()
 	}
 	tracing, err := startTracing(ctx, env, "kafka-intake", log)
@@ -58,14 +53,11 @@ func runKafkaIntake(ctx context.Context, env *environment, args []string) error 
 		return err
 	}
 	defer tracing.Stop()
-	store, err := openDatabase(ctx, db, log)
+	store, err := openCurrentDatabase(ctx, db, log)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if err := requireCurrentSchema(ctx, store); err != nil {
-		return err
-	}
 	tconn, err := connectTemporal(ctx, tc, db, store, tracing, log)
 	if err != nil {
 		return err
@@ -77,8 +69,7 @@ func runKafkaIntake(ctx context.Context, env *environment, args []string) error 
 	}
 	defer stopCluster()
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := processRegistry()
 	stop, err := app.StartKafkaIntake(ctx, store, app.PaymentService(store, tconn, 0), kc, brokers, reg, log)
 	if err != nil {
 		return err

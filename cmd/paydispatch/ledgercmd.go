@@ -75,14 +75,11 @@ func ledgerCommand(ctx context.Context, env *environment, name, usage, about str
 			return err
 		}
 	}
-	store, err := openDatabase(ctx, db, newLogger(env, lg))
+	store, err := openCurrentDatabase(ctx, db, newLogger(env, lg))
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if err := requireCurrentSchema(ctx, store); err != nil {
-		return err
-	}
 	return usageOf(f(ctx, store, words))
 }
 

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
@@ -70,24 +68,20 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 	defer tracing.Stop() // after the relayers stopped: their last spans flushed
 
 	// Bind first: a taken port fails fast, before a database is opened.
-	var ln net.Listener
-	if mt.Addr != "" {
-		if ln, err = net.Listen("tcp", mt.Addr); err != nil {
-			return fmt.Errorf("listen on %s: %w (set --metrics-addr or PAYDISPATCH_METRICS_ADDR to a free address, or empty for off)", mt.Addr, err)
-		}
+	ln, err := listenMetrics(mt)
+	if err != nil {
+		return err
+	}
+	if ln != nil {
 		defer ln.Close()
 	}
-	store, err := openDatabase(ctx, db, log)
+	store, err := openCurrentDatabase(ctx, db, log)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if err := requireCurrentSchema(ctx, store); err != nil {
-		return err
-	}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := processRegistry()
 	metrics := app.RegisterOutboxMetrics(reg, store, rc.ReaperTimeout)
 	cfg := relayConfig(rl, rc, tracing)
 	events, err := app.EventStream(ctx, store, kc, kc.Brokers, log)
