@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -119,9 +117,7 @@ var benchCommands = map[string]func(ctx context.Context, env *environment, args 
 		"Loads READY rows into a throw-away database (a fresh private PostgreSQL, or a scratch schema\n"+
 			"on DATABASE_URL) and prints claim latency at two queue depths, the claim's EXPLAIN, and\n"+
 			"claim + mark-dispatched throughput with concurrent claimers against a bare-UPDATE baseline.",
-		bench.QueueSettings, func(o *bench.QueueOptions, c benchCommon) {
-			o.DatabaseURL, o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.URL, c.db.PGBinDir, c.out, c.log, c.figures
-		}, bench.RunQueue),
+		bench.QueueSettings, bench.RunQueue),
 	"pipeline": benchCommand("pipeline", false,
 		"For each N, on a fresh private PostgreSQL and embedded Temporal (SQLite), N payments due at one\n"+
 			"instant go through (a) the old design, one workflow per payment started at intake and sleeping\n"+
@@ -129,34 +125,26 @@ var benchCommands = map[string]func(ctx context.Context, env *environment, args 
 			"both on the full path (SubmitPayment, the outbox relayer, the rail simulator). Prints peak open\n"+
 			"workflows, the Temporal store's growth at the peak, the time from the instant until all payments\n"+
 			"are delivered, CPU per payment, and the (a)/(b) ratios. Takes minutes per 10,000 payments.",
-		bench.PipelineSettings, func(o *bench.PipelineOptions, c benchCommon) {
-			o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.PGBinDir, c.out, c.log, c.figures
-		}, bench.RunPipeline),
+		bench.PipelineSettings, bench.RunPipeline),
 	"pacing": benchCommand("pacing", true,
 		"On a throw-away database (a fresh private PostgreSQL, or a scratch schema on DATABASE_URL):\n"+
 			"single slot assignments from concurrent clients, all for one instant, against a one-row INSERT\n"+
 			"baseline from the same clients; then one bulk assignment of many events for one instant. Checks\n"+
 			"that no window is over its limit and every counter matches its slots.",
-		bench.PacingSettings, func(o *bench.PacingOptions, c benchCommon) {
-			o.DatabaseURL, o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.URL, c.db.PGBinDir, c.out, c.log, c.figures
-		}, bench.RunPacing),
+		bench.PacingSettings, bench.RunPacing),
 	"drain": benchCommand("drain", false,
 		"On a fresh private PostgreSQL and embedded Temporal, with payments paced by a rate-limit config:\n"+
 			"one bulk file of payments due at one instant goes through Phase A (slots), the queue, the\n"+
 			"dispatcher and the exec workflows. Prints executions per second, checks every window against\n"+
 			"its limit and every full second against the rate (±5 %), and writes the histogram as SVG.",
-		bench.DrainSettings, func(o *bench.DrainOptions, c benchCommon) {
-			o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.PGBinDir, c.out, c.log, c.figures
-		}, bench.RunDrain),
+		bench.DrainSettings, bench.RunDrain),
 	"intake": benchCommand("intake", false,
 		"On a fresh private PostgreSQL and embedded Temporal with the init worker running: one JSON-lines\n"+
 			"file of payments due at one instant, paced by a rate-limit config, POSTed to serve's handler;\n"+
 			"prints the time from the POST to the last payment SCHEDULED with its queue item, rows per\n"+
 			"second beside a COPY of as many payment rows measured in the same run, the CPU stolen, and\n"+
 			"checks the schedule (no window over the limit, none empty between the first and last slot).",
-		bench.IntakeSettings, func(o *bench.IntakeOptions, c benchCommon) {
-			o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.PGBinDir, c.out, c.log, c.figures
-		}, bench.RunIntake),
+		bench.IntakeSettings, bench.RunIntake),
 	"kafka": benchCommand("kafka", false,
 		"On a fresh private PostgreSQL and embedded Temporal with the init worker running, and an embedded\n"+
 			"Kafka-protocol cluster: one JSON-lines file of --records payments POSTed to serve's handler (the\n"+
@@ -164,27 +152,21 @@ var benchCommands = map[string]func(ctx context.Context, env *environment, args 
 			"intake; prints each one's payments per second to the last payment SCHEDULED and their ratio; then,\n"+
 			"with the event stream on and a relayer publishing it, --events more records and the latency of their\n"+
 			"SCHEDULED events from the status change to a consumer, p50 and p99. Prints the CPU stolen.",
-		bench.KafkaSettings, func(o *bench.KafkaOptions, c benchCommon) {
-			o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.PGBinDir, c.out, c.log, c.figures
-		}, bench.RunKafka),
+		bench.KafkaSettings, bench.RunKafka),
 	"outbox": benchCommand("outbox", true,
 		"On a throw-away database (a fresh private PostgreSQL, durable settings, or a scratch schema on\n"+
 			"DATABASE_URL) and a rail simulator in this process with no added latency, with the relayer serve\n"+
 			"runs: the simulator's raw accept rate from a plain HTTP client loop (the baseline); latency from\n"+
 			"the producer's commit to the rail's receipt, p50 and p99, with NOTIFY and poll-only; instructions\n"+
 			"per second delivered in throughput mode and in strict mode. Prints the cores and the CPU stolen.",
-		bench.OutboxSettings, func(o *bench.OutboxOptions, c benchCommon) {
-			o.DatabaseURL, o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.URL, c.db.PGBinDir, c.out, c.log, c.figures
-		}, bench.RunOutbox),
+		bench.OutboxSettings, bench.RunOutbox),
 	"saga": benchCommand("saga", true,
 		"On a throw-away database (a fresh private PostgreSQL, durable settings, or a scratch schema on\n"+
 			"DATABASE_URL), without Temporal: SubmitPayment executions per second as the exec workflow's local\n"+
 			"activities run them, (a) spread over --accounts accounts and (b) all from one account, each beside a\n"+
 			"baseline from the same run (one plain debit UPDATE + INSERT per payment, same concurrency). Ends with\n"+
 			"the ledger check and exits 1 on any violation. Prints the cores, CPU per payment and the CPU stolen.",
-		bench.SagaSettings, func(o *bench.SagaOptions, c benchCommon) {
-			o.DatabaseURL, o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.URL, c.db.PGBinDir, c.out, c.log, c.figures
-		}, bench.RunSaga),
+		bench.SagaSettings, bench.RunSaga),
 	"redrive": benchCommand("redrive", false,
 		"On a fresh private PostgreSQL and embedded Temporal, with the rail simulator, the relayer and serve's\n"+
 			"HTTP handlers: payments due now are POSTed with PAYMENT's dispatch off (the kill switch), turned into\n"+
@@ -194,42 +176,34 @@ var benchCommands = map[string]func(ctx context.Context, env *environment, args 
 			"executions per window counted from the payments' accepted_at, the mean rate against the limit, the\n"+
 			"drain against the ideal, the CPU stolen; fails on any window over the limit, any payment not executed\n"+
 			"exactly once, or any violation of the ledger check.",
-		bench.RedriveSettings, func(o *bench.RedriveOptions, c benchCommon) {
-			o.PGBinDir, o.Out, o.Logger, o.Figures = c.db.PGBinDir, c.out, c.log, c.figures
-		}, bench.RunRedrive),
-}
-
-// benchCommon is what every benchmark takes from its command line.
-type benchCommon struct {
-	db      config.Database
-	out     io.Writer
-	log     *slog.Logger
-	figures *bench.Figures
+		bench.RedriveSettings, bench.RunRedrive),
 }
 
 // benchCommand is a benchmark's subcommand: its flags (the database's, or
 // only the private server's binaries, the log's, and its own), then run
-// with the options apply completes.
-func benchCommand[O any](name string, database bool, help string, settings func(*O) []*config.Setting,
-	apply func(*O, benchCommon), run func(context.Context, O) error) func(context.Context, *environment, []string) error {
+// with its options and their Env.
+func benchCommand[O any, P interface {
+	*O
+	SetEnv(bench.Env)
+}](name string, database bool, help string, settings func(*O) []*config.Setting,
+	run func(context.Context, O) error) func(context.Context, *environment, []string) error {
 	return func(ctx context.Context, env *environment, args []string) error {
 		fs := newFlagSet(env, "bench "+name, "[flags]", help)
 		var (
-			c   benchCommon
+			db  config.Database
 			lg  config.Log
 			opt O
 		)
 		common := []*config.Setting{{Flag: "pg-bin-dir", Env: "PAYDISPATCH_PG_BIN_DIR", Usage: "directory of the PostgreSQL server binaries",
-			Parse: func(v string) error { c.db.PGBinDir = v; return nil }}}
+			Parse: func(v string) error { db.PGBinDir = v; return nil }}}
 		if database {
-			common = config.DatabaseSettings(&c.db)
+			common = config.DatabaseSettings(&db)
 		}
 		set := config.NewSet(fs, env.getenv, slices.Concat(common, config.LogSettings(&lg), settings(&opt))...)
 		if err := parse(set, args); err != nil {
 			return err
 		}
-		c.out, c.log, c.figures = env.stdout, newLogger(env, lg), benchFigures
-		apply(&opt, c)
+		P(&opt).SetEnv(bench.Env{DatabaseURL: db.URL, PGBinDir: db.PGBinDir, Out: env.stdout, Logger: newLogger(env, lg), Figures: benchFigures})
 		return run(ctx, opt)
 	}
 }

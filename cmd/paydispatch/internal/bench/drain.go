@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -31,6 +30,8 @@ import (
 
 // DrainOptions configure the end-to-end pacing benchmark.
 type DrainOptions struct {
+	Env
+
 	Payments     int
 	MaxPerWindow int
 	Window       time.Duration
@@ -78,12 +79,6 @@ type DrainOptions struct {
 	// (0: Temporal's 24 hours): shorter than the drain, the deletions are
 	// part of what the drain costs.
 	Retention time.Duration
-
-	PGBinDir string
-	Out      io.Writer
-	Logger   *slog.Logger
-	// Figures, when set, receives the headline (paydispatch bench).
-	Figures *Figures
 }
 
 // DrainSettings binds the benchmark's flags.

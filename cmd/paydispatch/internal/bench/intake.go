@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http/httptest"
 	"runtime"
 	"strconv"
@@ -27,6 +25,8 @@ import (
 
 // IntakeOptions configure the bulk intake benchmark.
 type IntakeOptions struct {
+	Env
+
 	Payments     int
 	MaxPerWindow int
 	Window       time.Duration
@@ -37,12 +37,6 @@ type IntakeOptions struct {
 	CPUProfile string
 	// PGStats has the embedded PostgreSQL count the intake's statements.
 	PGStats bool
-
-	PGBinDir string
-	Out      io.Writer
-	Logger   *slog.Logger
-	// Figures, when set, receives the headline (paydispatch bench).
-	Figures *Figures
 }
 
 // IntakeSettings binds the benchmark's flags.

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http/httptest"
 	"runtime"
 	"slices"
@@ -31,17 +29,14 @@ import (
 
 // KafkaOptions configure the Kafka intake benchmark.
 type KafkaOptions struct {
+	Env
+
 	Records    int
 	Partitions int
 	Events     int // payments taken in with the event stream on, for its latency
 	Lanes      int // the event stream's lanes
 	ChunkSize  int
 	MaxWait    time.Duration
-
-	PGBinDir string
-	Out      io.Writer
-	Logger   *slog.Logger
-	Figures  *Figures
 }
 
 // KafkaSettings binds the benchmark's flags.

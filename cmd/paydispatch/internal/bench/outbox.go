@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"runtime"
 	"strconv"
 	"strings"
@@ -23,6 +21,8 @@ import (
 
 // OutboxOptions configure the outbox benchmark.
 type OutboxOptions struct {
+	Env
+
 	N                  int // instructions of the throughput-mode drain
 	StrictN            int // instructions of the strict-mode drain
 	Participants       int // of the throughput drain
@@ -34,13 +34,6 @@ type OutboxOptions struct {
 	RailType           string        // of the drains: rail.RailSEPAJSON or rail.RailPacs008
 	Quick              bool
 	Ephemeral          bool
-
-	DatabaseURL string
-	PGBinDir    string
-	Out         io.Writer
-	Logger      *slog.Logger
-	// Figures, when set, receives the headline (paydispatch bench).
-	Figures *Figures
 }
 
 // OutboxSettings binds the benchmark's flags.

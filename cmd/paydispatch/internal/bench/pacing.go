@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"runtime"
 	"strconv"
 	"sync"
@@ -19,19 +18,14 @@ import (
 
 // PacingOptions configure the slot assignment benchmark.
 type PacingOptions struct {
+	Env
+
 	Clients      int // concurrent single assigners
 	Singles      int // single assignments in all
 	Bulk         int // events of the bulk run
 	MaxPerWindow int
 	Window       time.Duration
 	Ephemeral    bool // fsync off: separates CPU from disk flushes
-
-	DatabaseURL string
-	PGBinDir    string
-	Out         io.Writer
-	Logger      *slog.Logger
-	// Figures, when set, receives the headline (paydispatch bench).
-	Figures *Figures
 }
 
 // PacingSettings binds the benchmark's flags.

@@ -42,6 +42,8 @@ import (
 
 // PipelineOptions configure the before/after benchmark.
 type PipelineOptions struct {
+	Env
+
 	Ns []int // payments per run, e.g. 10,000 and 50,000
 
 	// The pipeline's dispatch settings for the run (exec_rate_config);
@@ -58,12 +60,6 @@ type PipelineOptions struct {
 	// Designs to run: "ab" (both, the comparison; also when empty), "a"
 	// or "b" alone (a large N of one design in less than both take).
 	Designs string
-
-	PGBinDir string
-	Out      io.Writer
-	Logger   *slog.Logger
-	// Figures, when set, receives the headline (paydispatch bench).
-	Figures *Figures
 }
 
 // PipelineSettings binds the benchmark's flags.

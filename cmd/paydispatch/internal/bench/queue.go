@@ -5,7 +5,6 @@ import (
 
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -31,6 +30,8 @@ const benchItemType = "BENCH"
 
 // QueueOptions configure the queue benchmark.
 type QueueOptions struct {
+	Env
+
 	Rows        int // the deep queue
 	SmallDepth  int // the shallow queue
 	Claimers    int
@@ -38,13 +39,6 @@ type QueueOptions struct {
 	Samples     int // claims timed at each depth
 	MaxDuration time.Duration
 	Ephemeral   bool // run the private server without fsync
-
-	DatabaseURL string // empty: a fresh private server in a temporary directory
-	PGBinDir    string
-	Out         io.Writer
-	Logger      *slog.Logger
-	// Figures, when set, receives the headline (paydispatch bench).
-	Figures *Figures
 }
 
 // QueueSettings binds the benchmark's flags.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http/httptest"
 	"runtime"
@@ -30,18 +29,14 @@ import (
 
 // RedriveOptions configure the dead-letter redrive benchmark.
 type RedriveOptions struct {
+	Env
+
 	Payments     int
 	MaxPerWindow int
 	Window       time.Duration
 	// MaxWait bounds the drain from when dispatch is enabled (0: the ideal
 	// drain, Payments at the config's rate, plus two minutes).
 	MaxWait time.Duration
-
-	PGBinDir string
-	Out      io.Writer
-	Logger   *slog.Logger
-	// Figures, when set, receives the headlines (paydispatch bench).
-	Figures *Figures
 }
 
 // RedriveSettings binds the benchmark's flags.

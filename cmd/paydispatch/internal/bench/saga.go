@@ -3,8 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"runtime"
 	"time"
 
@@ -22,18 +20,13 @@ import (
 
 // SagaOptions configure the saga benchmark.
 type SagaOptions struct {
+	Env
+
 	N           int // payments of each run
 	Accounts    int // accounts of the spread run
 	Concurrency int // payments executed at once (and baseline clients)
 	Quick       bool
 	Ephemeral   bool
-
-	DatabaseURL string
-	PGBinDir    string
-	Out         io.Writer
-	Logger      *slog.Logger
-	// Figures, when set, receives the headline (paydispatch bench).
-	Figures *Figures
 }
 
 // SagaSettings binds the benchmark's flags.
