@@ -13,6 +13,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
+	"github.com/paydispatch/paydispatch/internal/wait"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
@@ -158,7 +159,7 @@ func (in *Intake) Run(ctx context.Context) error {
 				return nil // uncommitted: read again by the next owner
 			}
 			in.log.Error("kafka intake: a chunk was not taken in; retrying it", "records", len(recs), "attempt", attempt+1, "err", err)
-			if !sleep(ctx, backoff(attempt)) {
+			if !wait.For(ctx, backoff(attempt)) {
 				return nil
 			}
 		}
@@ -245,7 +246,7 @@ func (in *Intake) holdBack(ctx context.Context) error {
 		}
 		// Paused: the group still needs us to let rebalances through.
 		in.client.AllowRebalance()
-		if !sleep(ctx, in.cfg.CheckEvery) {
+		if !wait.For(ctx, in.cfg.CheckEvery) {
 			return ctx.Err()
 		}
 	}
@@ -408,15 +409,4 @@ func keep(reqs []payment.Request, at []int, ok func(i int) bool) ([]payment.Requ
 
 func backoff(attempt int) time.Duration {
 	return min(time.Duration(1<<min(attempt, 5))*250*time.Millisecond, 10*time.Second)
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/wait"
 	"github.com/paydispatch/paydispatch/outbox/internal/dbsqlc"
 )
 
@@ -35,7 +36,7 @@ func (r *Relayer) reapLoop(ctx context.Context) {
 			// the next one, which must come before it could time out.
 			next = min(next, r.cfg.ReaperTimeout)
 		}
-		if !sleep(ctx, next) {
+		if !wait.For(ctx, next) {
 			return
 		}
 	}

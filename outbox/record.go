@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/wait"
 	"github.com/paydispatch/paydispatch/outbox/internal/dbsqlc"
 )
 
@@ -101,7 +102,7 @@ func (r *Relayer) flushPart(ctx context.Context, batch []outcome) {
 		}
 	}
 	for try := 1; try <= 3 && ctx.Err() == nil; try++ {
-		if !sleep(ctx, 100*time.Millisecond<<try) {
+		if !wait.For(ctx, 100*time.Millisecond<<try) {
 			break
 		}
 		if err = r.record(ctx, batch); err == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/wait"
 	"github.com/paydispatch/paydispatch/outbox/internal/dbsqlc"
 )
 
@@ -150,9 +151,9 @@ func (r *Relayer) claimLoop(ctx context.Context) {
 				return
 			}
 			failures++
-			wait := min(50*time.Millisecond<<min(failures, 7), 5*time.Second)
-			r.cfg.Logger.Warn("outbox claim failed", "relayer", r.cfg.ID, "err", err, "retry_in", wait)
-			if !sleep(ctx, wait) {
+			backoff := min(50*time.Millisecond<<min(failures, 7), 5*time.Second)
+			r.cfg.Logger.Warn("outbox claim failed", "relayer", r.cfg.ID, "err", err, "retry_in", backoff)
+			if !wait.For(ctx, backoff) {
 				return
 			}
 			r.wakeUp()
@@ -298,18 +299,6 @@ func claimedFrom(c dbsqlc.ClaimDueRow, at time.Time) claimed {
 		strict:     c.Strict,
 		enqueuedAt: c.CreatedAt,
 		at:         at,
-	}
-}
-
-// sleep waits d or until ctx is done; false when ctx is done.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
 

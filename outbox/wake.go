@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/paydispatch/paydispatch/internal/wait"
 )
 
 // notifyChannel is the channel payment_outbox_pending's insert trigger
@@ -30,9 +32,9 @@ func (r *Relayer) listen(ctx context.Context) {
 			return
 		}
 		failures++
-		wait := min(100*time.Millisecond<<min(failures, 6), 5*time.Second)
-		r.cfg.Logger.Warn("outbox listener lost its connection; reconnecting", "relayer", r.cfg.ID, "err", err, "retry_in", wait)
-		if !sleep(ctx, wait) {
+		backoff := min(100*time.Millisecond<<min(failures, 6), 5*time.Second)
+		r.cfg.Logger.Warn("outbox listener lost its connection; reconnecting", "relayer", r.cfg.ID, "err", err, "retry_in", backoff)
+		if !wait.For(ctx, backoff) {
 			return
 		}
 	}

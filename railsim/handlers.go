@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/wait"
 	"github.com/paydispatch/paydispatch/rail"
 )
 
@@ -104,7 +105,7 @@ func (s *Simulator) handleSend(w http.ResponseWriter, r *http.Request, parse fun
 	parse(body, &c)
 
 	b := s.Behaviour()
-	if !sleep(r.Context(), time.Duration(b.Latency)+s.jitter(time.Duration(b.Jitter))) {
+	if !wait.For(r.Context(), time.Duration(b.Latency)+s.jitter(time.Duration(b.Jitter))) {
 		return // the client is gone
 	}
 	if s.chance(b.RetryableFraction) {
@@ -153,7 +154,7 @@ func (s *Simulator) handleSend(w http.ResponseWriter, r *http.Request, parse fun
 			cut(w)
 			return
 		}
-		if !sleep(r.Context(), time.Duration(b.TimeoutDelay)) {
+		if !wait.For(r.Context(), time.Duration(b.TimeoutDelay)) {
 			return
 		}
 	}
@@ -212,7 +213,7 @@ func cut(w http.ResponseWriter) {
 
 func (s *Simulator) handleInquiry(w http.ResponseWriter, r *http.Request) {
 	b := s.Behaviour()
-	if !sleep(r.Context(), time.Duration(b.Latency)+s.jitter(time.Duration(b.Jitter))) {
+	if !wait.For(r.Context(), time.Duration(b.Latency)+s.jitter(time.Duration(b.Jitter))) {
 		return
 	}
 	rec, ok := s.led.lookup(r.PathValue("key"))

@@ -171,18 +171,3 @@ func keyFraction(seed uint64, key string) float64 {
 	x ^= x >> 31
 	return float64(x>>11) / (1 << 53)
 }
-
-// sleep waits d unless ctx ends first; it reports whether it waited.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
