@@ -128,7 +128,7 @@ func (fakeProcesses) Get(_ context.Context, id uuid.UUID) (process.Instance, err
 	for tenant, pid := range processOf {
 		if pid == id {
 			return process.Instance{ID: id, Type: "SubmitPayment", BusinessKey: "pay-" + tenant, Status: process.StatusRunning,
-				Step: "CreateTransaction", Data: process.Data{"tenantId": tenant}, CreatedAt: time.Now(), UpdatedAt: time.Now()}, nil
+				Step: "CreateTransaction", Data: json.RawMessage(`{"tenantId": "` + tenant + `"}`), CreatedAt: time.Now(), UpdatedAt: time.Now()}, nil
 		}
 	}
 	return process.Instance{}, process.ErrNotFound

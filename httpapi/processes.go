@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -51,7 +52,7 @@ func (rt *Router) HandleProcesses(p Processes) {
 			return
 		}
 		inst, err := p.Get(r.Context(), id)
-		if err == nil && !tenantAllowed(r, inst.Data.String("tenantId")) {
+		if err == nil && !tenantAllowed(r, tenantOf(inst.Data)) {
 			err = process.ErrNotFound // another tenant's process does not exist for this caller
 		}
 		var log []process.LogEntry
@@ -98,6 +99,16 @@ func (rt *Router) HandleProcesses(p Processes) {
 			}
 		}))
 	}
+}
+
+// tenantOf is the tenant a process's data names in its "tenantId" (a
+// payment's does), "" for none: the data is the process's own JSON.
+func tenantOf(data json.RawMessage) string {
+	var d struct {
+		TenantID string `json:"tenantId"`
+	}
+	_ = json.Unmarshal(data, &d) // a tenantId that is no string is none
+	return d.TenantID
 }
 
 // maxOperator bounds the X-Operator header, which is stored with what

@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -64,16 +65,16 @@ type SubmitConfig struct {
 // ReverseLimits, UnwindFx), and the payment ends FAILED with the code.
 // Every effect is keyed by the step's idempotency key, so a step delivered
 // twice has one effect.
-func SubmitPayment(cfg SubmitConfig) process.Definition {
+func SubmitPayment(cfg SubmitConfig) process.Definition[SubmitState] {
 	if cfg.RailType == "" {
 		cfg.RailType = rail.RailSEPAJSON
 	}
 	s := submit{cfg: cfg}
-	return process.Definition{
+	return process.Definition[SubmitState]{
 		Type:    SubmitPaymentType,
 		Initial: StepCreateTransaction,
 		Next:    s.next,
-		Steps: map[string]process.Step{
+		Steps: map[string]process.Step[SubmitState]{
 			StepCreateTransaction:  {Handler: s.createTransaction, Compensation: StepReverseTransaction},
 			StepBookLimits:         {Handler: s.bookLimits, Compensation: StepReverseLimits},
 			StepBookFx:             {Handler: s.bookFx, Compensation: StepUnwindFx},
@@ -89,43 +90,49 @@ func SubmitPayment(cfg SubmitConfig) process.Definition {
 
 type submit struct{ cfg SubmitConfig }
 
-// The process data's keys: what the exec workflow starts it with
-// (submitData), then what each step adds.
-const (
-	keyPaymentID      = "paymentId"
-	keyTenantID       = "tenantId"
-	keyAccountID      = "accountId"
-	keyAmount         = "amount"
-	keyCurrency       = "currency"
-	keyExecutionTime  = "executionTime"
-	keyCreditorName   = "creditorName"
-	keyCreditorIBAN   = "creditorIban"
-	keyCreditorBIC    = "creditorBic"
-	keyRemittance     = "remittanceInfo"
-	keyAccountCcy     = "accountCurrency"
-	keyLimitBased     = "limitBased"
-	keyFXNeeded       = "fxNeeded"
-	keyQuote          = "quote"
-	keyDebitAmount    = "debitAmount"
-	keyFeeAmount      = "feeAmount"
-	keyDebitTxn       = "debitTransactionId"
-	keyFxContract     = "fxContractId"
-	keyOutboxID       = "outboxId"
-	keySequence       = "railSequence"
-	keyValueDate      = "valueDate"
-	keyBookedPeriods  = "limitPeriods"
-	keyReversedTxn    = "reversalTransactionId"
-	keyUnwoundFx      = "unwound"
-	keyLimitsReversed = "limitsReversed"
-	// The tenant's ids of the payment and of its account (keyPaymentID and
-	// keyAccountID are their keys): the end-to-end id and the debtor
-	// account the rail is told.
-	keyExternalID    = "externalId"
-	keyDebtorAccount = "debtorAccount"
-	// keyBegun: the first step began the execution (SCHEDULED →
+// SubmitState is SubmitPayment's data: what the exec workflow starts it
+// with (SubmitData), then what each step adds (left out while zero). Its
+// JSON names are the keys of the untyped map it replaced, so a process
+// that map's code left open goes on (TestSubmitPaymentUpgrade).
+type SubmitState struct {
+	// PaymentID is the payment's key; ExternalID and DebtorAccount are
+	// the tenant's ids of the payment and of its account, which the rail
+	// is told (empty in a process started before they were kept: then
+	// PaymentID and AccountID).
+	PaymentID      string    `json:"paymentId"`
+	ExternalID     string    `json:"externalId"`
+	TenantID       string    `json:"tenantId"`
+	AccountID      string    `json:"accountId"`
+	DebtorAccount  string    `json:"debtorAccount"`
+	Amount         string    `json:"amount"` // the request's, a decimal
+	Currency       string    `json:"currency"`
+	ExecutionTime  time.Time `json:"executionTime"`
+	CreditorName   string    `json:"creditorName"`
+	CreditorIBAN   string    `json:"creditorIban"`
+	CreditorBIC    string    `json:"creditorBic"`
+	RemittanceInfo string    `json:"remittanceInfo"`
+
+	// CreateTransaction's. Begun: it began the execution (SCHEDULED →
 	// ACCEPTED); a process started before that was accepted at booking.
-	keyBegun = "executionBegun"
-)
+	AccountCurrency string          `json:"accountCurrency,omitempty"`
+	LimitBased      bool            `json:"limitBased,omitempty"`
+	FXNeeded        bool            `json:"fxNeeded,omitempty"`
+	Begun           bool            `json:"executionBegun,omitempty"`
+	Quote           *fx.Quote       `json:"quote,omitempty"`
+	DebitAmount     decimal.Decimal `json:"debitAmount,omitzero"`
+	FeeAmount       decimal.Decimal `json:"feeAmount,omitzero"`
+	DebitTxn        uuid.UUID       `json:"debitTransactionId,omitzero"`
+	// BookLimits's, BookFx's and CreatePayment's.
+	LimitPeriods int       `json:"limitPeriods,omitempty"`
+	FxContract   uuid.UUID `json:"fxContractId,omitzero"`
+	OutboxID     uuid.UUID `json:"outboxId,omitzero"`
+	RailSequence int64     `json:"railSequence,omitempty"`
+	ValueDate    string    `json:"valueDate,omitempty"`
+	// The compensations'.
+	ReversalTxn    uuid.UUID `json:"reversalTransactionId,omitzero"`
+	LimitsReversed bool      `json:"limitsReversed,omitempty"`
+	Unwound        bool      `json:"unwound,omitempty"`
+}
 
 // CodeCancelled is the code of an execution that found its payment
 // cancelled: it began nothing, and the payment stays CANCELLED.
@@ -133,29 +140,29 @@ const CodeCancelled = "CANCELLED"
 
 // SubmitData is SubmitPayment's initial data for a payment, from its
 // Phase A context: deterministic, so the exec workflow may build it.
-func SubmitData(paymentID string, pc Context, executionTime time.Time) process.Data {
+func SubmitData(paymentID string, pc Context, executionTime time.Time) SubmitState {
 	r := pc.Request
 	acct := pc.Enrichment.AccountKey
 	if acct == "" {
 		acct = r.DebtorAccount
 	}
-	return process.Data{
-		keyPaymentID: paymentID, keyExternalID: r.PaymentID, keyTenantID: r.TenantID, keyAccountID: acct, keyDebtorAccount: r.DebtorAccount,
-		keyAmount: pc.Amount, keyCurrency: r.Currency, keyExecutionTime: executionTime.UTC().Format(time.RFC3339Nano),
-		keyCreditorName: r.Creditor.Name, keyCreditorIBAN: pc.Enrichment.CreditorIBAN, keyCreditorBIC: strings.ToUpper(r.Creditor.BIC),
-		keyRemittance: r.RemittanceInfo,
+	return SubmitState{
+		PaymentID: paymentID, ExternalID: r.PaymentID, TenantID: r.TenantID, AccountID: acct, DebtorAccount: r.DebtorAccount,
+		Amount: pc.Amount, Currency: r.Currency, ExecutionTime: executionTime.UTC(),
+		CreditorName: r.Creditor.Name, CreditorIBAN: pc.Enrichment.CreditorIBAN, CreditorBIC: strings.ToUpper(r.Creditor.BIC),
+		RemittanceInfo: r.RemittanceInfo,
 	}
 }
 
-func (s submit) next(step string, d process.Data) (string, error) {
+func (s submit) next(step string, st SubmitState) (string, error) {
 	switch step {
 	case StepCreateTransaction:
-		if d.Bool(keyLimitBased) {
+		if st.LimitBased {
 			return StepBookLimits, nil
 		}
 		fallthrough
 	case StepBookLimits:
-		if d.Bool(keyFXNeeded) {
+		if st.FXNeeded {
 			return StepBookFx, nil
 		}
 		return StepCreatePayment, nil
@@ -177,228 +184,169 @@ func fail(err error) error {
 	return err
 }
 
-func decimalOf(d process.Data, key string) (decimal.Decimal, error) {
-	v, err := decimal.NewFromString(d.String(key))
+func (st *SubmitState) amount() (decimal.Decimal, error) {
+	v, err := decimal.NewFromString(st.Amount)
 	if err != nil {
-		return decimal.Decimal{}, fmt.Errorf("payment: process data %s: %w", key, err)
+		return decimal.Decimal{}, fmt.Errorf("payment %s: process data amount: %w", st.PaymentID, err)
 	}
 	return v, nil
 }
 
-func (s submit) executionTime(d process.Data) time.Time {
-	t, err := time.Parse(time.RFC3339Nano, d.String(keyExecutionTime))
-	if err != nil {
+func (st *SubmitState) executionTime() time.Time {
+	if st.ExecutionTime.IsZero() {
 		return time.Now().UTC()
 	}
-	return t
+	return st.ExecutionTime
 }
 
 // valueDate is the day of the execution, UTC.
-func (s submit) valueDate(d process.Data) time.Time {
-	t := s.executionTime(d).UTC()
+func (st *SubmitState) valueDate() time.Time {
+	t := st.executionTime().UTC()
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
 
-func (s submit) createTransaction(ctx context.Context, tx pgx.Tx, in process.StepInput) (process.Data, error) {
-	d := in.Data
-	amount, err := decimalOf(d, keyAmount)
+func (s submit) createTransaction(ctx context.Context, tx pgx.Tx, in process.StepInput, st *SubmitState) error {
+	amount, err := st.amount()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// The execution begins here, in the debit's transaction and before
 	// the account's row is locked: a cancel that won leaves nothing to
 	// debit; one that comes after finds the payment ACCEPTED.
-	switch err := NewStore(tx).Begin(ctx, d.String(keyPaymentID), s.executionTime(d)); {
+	switch err := NewStore(tx).Begin(ctx, st.PaymentID, st.executionTime()); {
 	case errors.Is(err, ErrCancelled):
-		return nil, process.Failf(CodeCancelled, "%s", err.Error())
+		return process.Failf(CodeCancelled, "%s", err.Error())
 	case errors.Is(err, ErrWrongStatus):
-		return nil, process.Failf(ErrTypeWrongStatus, "%s", err.Error())
+		return process.Failf(ErrTypeWrongStatus, "%s", err.Error())
 	case err != nil:
-		return nil, err
+		return err
 	}
-	acct, err := account.Get(ctx, tx, d.String(keyAccountID))
+	acct, err := account.Get(ctx, tx, st.AccountID)
 	if err != nil {
-		return nil, fail(err)
+		return fail(err)
 	}
-	if acct.TenantID != d.String(keyTenantID) {
-		return nil, process.Failf(string(ledger.CodeAccountNotFound), "no account %s for tenant %s", acct.AccountID, d.String(keyTenantID))
+	if acct.TenantID != st.TenantID {
+		return process.Failf(string(ledger.CodeAccountNotFound), "no account %s for tenant %s", acct.AccountID, st.TenantID)
 	}
-	out := process.Data{keyAccountCcy: acct.Currency, keyLimitBased: acct.LimitBased, keyFXNeeded: acct.Currency != d.String(keyCurrency), keyBegun: true}
+	st.AccountCurrency, st.LimitBased, st.FXNeeded, st.Begun = acct.Currency, acct.LimitBased, acct.Currency != st.Currency, true
 	debit := amount
-	if acct.Currency != d.String(keyCurrency) {
+	if st.FXNeeded {
 		// The quote is firm for this payment: the debit and the contract
 		// (BookFx) use its rate and amounts whatever rates do meanwhile.
-		q, err := fx.GetQuote(ctx, tx, acct.Currency, d.String(keyCurrency), amount)
+		q, err := fx.GetQuote(ctx, tx, acct.Currency, st.Currency, amount)
 		if err != nil {
-			return nil, fail(err)
+			return fail(err)
 		}
-		raw, err := json.Marshal(q)
-		if err != nil {
-			return nil, err
-		}
-		var quote map[string]any
-		if err := json.Unmarshal(raw, &quote); err != nil {
-			return nil, err
-		}
-		out[keyQuote], debit = quote, q.DebitAmount
+		st.Quote, debit = &q, q.DebitAmount
 	}
 	posted, err := account.Debit(ctx, tx, account.Entry{
 		AccountID: acct.AccountID, Amount: debit, Currency: acct.Currency, ChargeFee: true,
-		Reference: in.IdempotencyKey, Description: "payment " + d.String(keyPaymentID), ValueDate: s.valueDate(d),
+		Reference: in.IdempotencyKey, Description: "payment " + st.PaymentID, ValueDate: st.valueDate(),
 	})
 	if err != nil {
-		return nil, fail(err)
+		return fail(err)
 	}
-	out[keyDebitTxn] = posted.TransactionID.String()
-	out[keyDebitAmount] = debit.String()
-	out[keyFeeAmount] = posted.Fee.String()
-	return out, nil
+	st.DebitTxn, st.DebitAmount, st.FeeAmount = posted.TransactionID, debit, posted.Fee
+	return nil
 }
 
-func (s submit) bookLimits(ctx context.Context, tx pgx.Tx, in process.StepInput) (process.Data, error) {
-	d := in.Data
-	debit, err := decimalOf(d, keyDebitAmount)
-	if err != nil {
-		return nil, err
-	}
+func (s submit) bookLimits(ctx context.Context, tx pgx.Tx, in process.StepInput, st *SubmitState) error {
 	booked, err := limit.Book(ctx, tx, limit.BookRequest{
-		AccountID: d.String(keyAccountID), Amount: debit, Currency: d.String(keyAccountCcy),
-		At: s.executionTime(d), Reference: in.IdempotencyKey,
+		AccountID: st.AccountID, Amount: st.DebitAmount, Currency: st.AccountCurrency,
+		At: st.executionTime(), Reference: in.IdempotencyKey,
 	})
 	if err != nil {
-		return nil, fail(err)
+		return fail(err)
 	}
-	return process.Data{keyBookedPeriods: len(booked.Bookings)}, nil
+	st.LimitPeriods = len(booked.Bookings)
+	return nil
 }
 
-func (s submit) quote(d process.Data) (fx.Quote, error) {
-	raw, err := json.Marshal(d[keyQuote])
-	if err != nil {
-		return fx.Quote{}, err
-	}
-	var q fx.Quote
-	if err := json.Unmarshal(raw, &q); err != nil {
-		return fx.Quote{}, fmt.Errorf("payment: process data %s: %w", keyQuote, err)
-	}
-	return q, nil
-}
-
-func (s submit) bookFx(ctx context.Context, tx pgx.Tx, in process.StepInput) (process.Data, error) {
-	q, err := s.quote(in.Data)
-	if err != nil {
-		return nil, err
+func (s submit) bookFx(ctx context.Context, tx pgx.Tx, in process.StepInput, st *SubmitState) error {
+	if st.Quote == nil {
+		return fmt.Errorf("payment %s: BookFx without a quote in the process data", st.PaymentID)
 	}
 	c, _, err := fx.Book(ctx, tx, fx.BookRequest{
-		AccountID: in.Data.String(keyAccountID), Quote: q, ValueDate: s.valueDate(in.Data), Reference: in.IdempotencyKey,
+		AccountID: st.AccountID, Quote: *st.Quote, ValueDate: st.valueDate(), Reference: in.IdempotencyKey,
 	})
 	if err != nil {
-		return nil, fail(err)
+		return fail(err)
 	}
-	return process.Data{keyFxContract: c.ContractID.String()}, nil
+	st.FxContract = c.ContractID
+	return nil
 }
 
 // createPayment records the booking, makes the payment ACCEPTED and
 // enqueues its rail instruction: one transaction, so a booked payment
 // always has its instruction and an unbooked one never does.
-func (s submit) createPayment(ctx context.Context, tx pgx.Tx, in process.StepInput) (process.Data, error) {
-	d := in.Data
-	paymentID := d.String(keyPaymentID)
-	amount, err := decimalOf(d, keyAmount)
+func (s submit) createPayment(ctx context.Context, tx pgx.Tx, in process.StepInput, st *SubmitState) error {
+	amount, err := st.amount()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	debit, err := decimalOf(d, keyDebitAmount)
-	if err != nil {
-		return nil, err
-	}
-	fee, err := decimalOf(d, keyFeeAmount)
-	if err != nil {
-		return nil, err
-	}
-	debitTxn, err := uuid.Parse(d.String(keyDebitTxn))
-	if err != nil {
-		return nil, fmt.Errorf("payment: process data %s: %w", keyDebitTxn, err)
+	if st.DebitTxn == uuid.Nil {
+		return fmt.Errorf("payment %s: CreatePayment, and no debit in the process data", st.PaymentID)
 	}
 	var fxContract *uuid.UUID
-	if id := d.String(keyFxContract); id != "" {
-		c, err := uuid.Parse(id)
-		if err != nil {
-			return nil, fmt.Errorf("payment: process data %s: %w", keyFxContract, err)
-		}
-		fxContract = &c
+	if st.FxContract != uuid.Nil {
+		fxContract = &st.FxContract
 	}
-	instr, err := s.instruction(d, amount)
+	instr, err := s.instruction(st, amount)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	payload, err := json.Marshal(instr)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	outboxID, seq, _, err := outbox.Enqueue(ctx, tx, outbox.Instruction{
-		InstructionID: paymentID, ParticipantID: d.String(keyTenantID), IdempotencyKey: paymentID,
+		InstructionID: st.PaymentID, ParticipantID: st.TenantID, IdempotencyKey: st.PaymentID,
 		RailType: s.cfg.RailType, Payload: payload,
 		// The relayer's send span is the child of the execution's.
 		TraceParent: traceParent(ctx),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("payment %s: enqueue its rail instruction: %w", paymentID, err)
+		return fmt.Errorf("payment %s: enqueue its rail instruction: %w", st.PaymentID, err)
 	}
 	q := dbsqlc.New(tx)
 	if _, err := q.InsertBooking(ctx, dbsqlc.InsertBookingParams{
-		PaymentID: paymentID, ProcessID: in.ProcessID, DebitAccountID: d.String(keyAccountID), DebitTransactionID: debitTxn,
-		FxContractID: fxContract, DebitCurrency: d.String(keyAccountCcy), DebitAmount: debit,
-		CreditCurrency: d.String(keyCurrency), CreditAmount: amount, FeeCurrency: d.String(keyAccountCcy), FeeAmount: fee,
-		ValueDate: s.valueDate(d), BeneficiaryName: d.String(keyCreditorName),
-		BeneficiaryIban: ptr.Optional(d.String(keyCreditorIBAN)), BeneficiaryBic: ptr.Optional(d.String(keyCreditorBIC)), OutboxID: &outboxID,
+		PaymentID: st.PaymentID, ProcessID: in.ProcessID, DebitAccountID: st.AccountID, DebitTransactionID: st.DebitTxn,
+		FxContractID: fxContract, DebitCurrency: st.AccountCurrency, DebitAmount: st.DebitAmount,
+		CreditCurrency: st.Currency, CreditAmount: amount, FeeCurrency: st.AccountCurrency, FeeAmount: st.FeeAmount,
+		ValueDate: st.valueDate(), BeneficiaryName: st.CreditorName,
+		BeneficiaryIban: ptr.Optional(st.CreditorIBAN), BeneficiaryBic: ptr.Optional(st.CreditorBIC), OutboxID: &outboxID,
 	}); err != nil {
-		return nil, fmt.Errorf("payment %s: booking: %w", paymentID, err)
+		return fmt.Errorf("payment %s: booking: %w", st.PaymentID, err)
 	}
-	if !d.Bool(keyBegun) { // a process started before its first step began the execution
-		err = NewStore(tx).Accept(ctx, paymentID, s.executionTime(d))
+	if !st.Begun { // a process started before its first step began the execution
+		err = NewStore(tx).Accept(ctx, st.PaymentID, st.executionTime())
 		if err != nil && !errors.Is(err, ErrWrongStatus) {
-			return nil, err
+			return err
 		}
 		if err != nil {
 			// A payment FAILED, DELIVERED, ... cannot be accepted again.
-			return nil, process.Failf(ErrTypeWrongStatus, "%s", err.Error())
+			return process.Failf(ErrTypeWrongStatus, "%s", err.Error())
 		}
 	}
-	return process.Data{keyOutboxID: outboxID.String(), keySequence: seq, keyValueDate: s.valueDate(d).Format(time.DateOnly)}, nil
+	st.OutboxID, st.RailSequence, st.ValueDate = outboxID, seq, st.valueDate().Format(time.DateOnly)
+	return nil
 }
 
 // instruction is the payment as its rail receives it (package rail's
 // payload).
-func (s submit) instruction(d process.Data, amount decimal.Decimal) (rail.Instruction, error) {
-	digits, ok := money.MinorUnits(d.String(keyCurrency))
+func (s submit) instruction(st *SubmitState, amount decimal.Decimal) (rail.Instruction, error) {
+	digits, ok := money.MinorUnits(st.Currency)
 	if !ok {
-		return rail.Instruction{}, fmt.Errorf("payment: currency %q has no minor units", d.String(keyCurrency))
+		return rail.Instruction{}, fmt.Errorf("payment: currency %q has no minor units", st.Currency)
 	}
-	paymentID := d.String(keyPaymentID)
 	return rail.Instruction{
-		PaymentID: paymentID, EndToEndID: EndToEndID(externalID(d)),
-		Amount: amount.StringFixed(int32(digits)), Currency: d.String(keyCurrency),
-		ValueDate:      s.valueDate(d).Format(time.DateOnly),
-		Debtor:         rail.Debtor{Name: d.String(keyTenantID), Account: debtorAccount(d)},
-		Creditor:       rail.Creditor{Name: d.String(keyCreditorName), IBAN: d.String(keyCreditorIBAN), BIC: d.String(keyCreditorBIC)},
-		RemittanceInfo: d.String(keyRemittance), TenantID: d.String(keyTenantID),
+		PaymentID: st.PaymentID, EndToEndID: EndToEndID(cmp.Or(st.ExternalID, st.PaymentID)),
+		Amount: amount.StringFixed(int32(digits)), Currency: st.Currency,
+		ValueDate:      st.valueDate().Format(time.DateOnly),
+		Debtor:         rail.Debtor{Name: st.TenantID, Account: cmp.Or(st.DebtorAccount, st.AccountID)},
+		Creditor:       rail.Creditor{Name: st.CreditorName, IBAN: st.CreditorIBAN, BIC: st.CreditorBIC},
+		RemittanceInfo: st.RemittanceInfo, TenantID: st.TenantID,
 	}, nil
-}
-
-// externalID is the payment's id as its tenant chose it.
-func externalID(d process.Data) string {
-	if id := d.String(keyExternalID); id != "" {
-		return id
-	}
-	return d.String(keyPaymentID)
-}
-
-// debtorAccount is the debtor's account as its tenant names it.
-func debtorAccount(d process.Data) string {
-	if a := d.String(keyDebtorAccount); a != "" {
-		return a
-	}
-	return d.String(keyAccountID)
 }
 
 // EndToEndID is the payment's end-to-end id on the rail: ISO 20022 allows
@@ -418,32 +366,34 @@ func EndToEndID(paymentID string) string {
 
 func forwardKey(in process.StepInput, step string) string { return in.ProcessID.String() + ":" + step }
 
-func (s submit) reverseTransaction(ctx context.Context, tx pgx.Tx, in process.StepInput) (process.Data, error) {
+func (s submit) reverseTransaction(ctx context.Context, tx pgx.Tx, in process.StepInput, st *SubmitState) error {
 	p, reversed, err := account.ReverseIfPosted(ctx, tx, forwardKey(in, StepCreateTransaction), account.Reversal{
-		Reference: in.IdempotencyKey, Description: "payment " + in.Data.String(keyPaymentID) + " failed",
+		Reference: in.IdempotencyKey, Description: "payment " + st.PaymentID + " failed",
 	})
 	if err != nil {
-		return nil, fail(err)
+		return fail(err)
 	}
-	if !reversed {
-		return process.Data{}, nil
+	if reversed {
+		st.ReversalTxn = p.TransactionID
 	}
-	return process.Data{keyReversedTxn: p.TransactionID.String()}, nil
+	return nil
 }
 
-func (s submit) reverseLimits(ctx context.Context, tx pgx.Tx, in process.StepInput) (process.Data, error) {
+func (s submit) reverseLimits(ctx context.Context, tx pgx.Tx, in process.StepInput, st *SubmitState) error {
 	if _, err := limit.Reverse(ctx, tx, forwardKey(in, StepBookLimits)); err != nil {
-		return nil, fail(err)
+		return fail(err)
 	}
-	return process.Data{keyLimitsReversed: true}, nil
+	st.LimitsReversed = true
+	return nil
 }
 
-func (s submit) unwindFx(ctx context.Context, tx pgx.Tx, in process.StepInput) (process.Data, error) {
-	_, unwound, err := fx.UnwindIfBooked(ctx, tx, forwardKey(in, StepBookFx), "payment "+in.Data.String(keyPaymentID)+" failed")
+func (s submit) unwindFx(ctx context.Context, tx pgx.Tx, in process.StepInput, st *SubmitState) error {
+	_, unwound, err := fx.UnwindIfBooked(ctx, tx, forwardKey(in, StepBookFx), "payment "+st.PaymentID+" failed")
 	if err != nil {
-		return nil, fail(err)
+		return fail(err)
 	}
-	return process.Data{keyUnwoundFx: unwound}, nil
+	st.Unwound = unwound
+	return nil
 }
 
 // failed makes the payment FAILED with the failure's code, in the

@@ -2,7 +2,6 @@ package payment_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -434,11 +433,6 @@ func TestVerifyFindsViolations(t *testing.T) {
 			}
 		})
 	}
-}
-
-func jsonOf(pc payment.Context) (string, error) {
-	b, err := json.Marshal(pc)
-	return string(b), err
 }
 
 // TestContextCarriesTheAccount: Phase A looks the debtor account up and

@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -128,7 +129,7 @@ func PaymentExecution(ctx workflow.Context, paymentID, contextJSON string) error
 // process already: its data is then not needed, and never enters the
 // workflow's history.
 func runSubmitPayment(ctx workflow.Context, paymentID string, pc Context) (bool, error) {
-	var data process.Data
+	var data any
 	if pc.Version < 3 || pc.Request.TenantID != "" {
 		data = SubmitData(paymentID, pc, workflow.Now(ctx))
 	}
@@ -254,8 +255,12 @@ func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool
 func (a *ExecActivities) execute(ctx context.Context, in ExecutionInput, executionTime time.Time) (bool, error) {
 	// The execution time is when the slot came, as the worker saw it; a
 	// retry finds the process started and its data kept.
+	data, err := json.Marshal(SubmitData(in.PaymentID, in.Context, executionTime))
+	if err != nil {
+		return false, err
+	}
 	st, err := a.Process.Advance(ctx, process.StartInput{
-		Type: SubmitPaymentType, BusinessKey: in.PaymentID, Data: SubmitData(in.PaymentID, in.Context, executionTime), WorkflowID: in.WorkflowID,
+		Type: SubmitPaymentType, BusinessKey: in.PaymentID, Data: data, WorkflowID: in.WorkflowID,
 	})
 	switch {
 	case err != nil:

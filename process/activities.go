@@ -2,6 +2,7 @@ package process
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -63,7 +64,11 @@ func (a *Activities) now() time.Time {
 type StartInput struct {
 	Type        string
 	BusinessKey string
-	Data        Data
+	// Data is the initial data: a JSON object that decodes into the
+	// definition's D with no key to spare (ignored when the process
+	// exists). It is JSON, not a D, because the activity's input is
+	// decoded before anyone knows the type.
+	Data json.RawMessage
 	// WorkflowID is the caller's: where a resume signal goes.
 	WorkflowID string
 }
@@ -100,28 +105,24 @@ func (a *Activities) Start(ctx context.Context, in StartInput) (State, error) {
 		return State{}, invalid(fmt.Errorf("process %s: empty business key", in.Type))
 	}
 	id := ID(in.Type, in.BusinessKey)
-	data, err := encodeData(in.Data)
+	data, err := def.normalize(in.Data)
 	if err != nil {
-		return State{}, invalid(err)
+		return State{}, invalid(fmt.Errorf("process %s/%s: %w", in.Type, in.BusinessKey, err))
 	}
 	// A new process is one statement, the instance with its first entry;
 	// one that exists is read under its lock and attached to the runner.
-	started := entry{event: EventProcessStarted, step: def.Initial, detail: map[string]any{"data": in.Data.merged(nil), "workflowId": in.WorkflowID}}
+	started := entry{event: EventProcessStarted, step: def.initial, detail: map[string]any{"data": json.RawMessage(data), "workflowId": in.WorkflowID}}
 	detail, err := started.detailJSON(id)
 	if err != nil {
 		return State{}, invalid(err)
 	}
 	row, err := dbsqlc.New(a.DB).InsertInstance(ctx, dbsqlc.InsertInstanceParams{
 		ProcessID: id, ProcessType: in.Type, BusinessKey: in.BusinessKey,
-		CurrentStep: def.Initial, Data: data, WorkflowID: in.WorkflowID,
+		CurrentStep: def.initial, Data: data, WorkflowID: in.WorkflowID,
 		At: a.now(), Detail: detail, Actor: started.actorName(),
 	})
 	if err == nil {
-		inst, err := fromRow(dbsqlc.ProcessInstance(row))
-		if err != nil {
-			return State{}, err
-		}
-		return stateOf(inst), nil
+		return stateOf(fromRow(dbsqlc.ProcessInstance(row))), nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
 		return State{}, fmt.Errorf("process %s: insert: %w", id, err)
@@ -133,10 +134,7 @@ func (a *Activities) Start(ctx context.Context, in StartInput) (State, error) {
 		if err != nil {
 			return fmt.Errorf("process %s: lock: %w", id, err)
 		}
-		inst, err := fromRow(row)
-		if err != nil {
-			return err
-		}
+		inst := fromRow(row)
 		if inst.Type != in.Type || inst.BusinessKey != in.BusinessKey {
 			return invalid(fmt.Errorf("process %s belongs to %s/%s", id, inst.Type, inst.BusinessKey))
 		}

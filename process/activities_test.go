@@ -2,6 +2,7 @@ package process_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -23,7 +24,7 @@ func execute(t *testing.T, f *fixture, key, step string, compensation bool) proc
 
 func start(t *testing.T, f *fixture, key string) process.State {
 	t.Helper()
-	st, err := f.acts.Start(t.Context(), process.StartInput{Type: transfer, BusinessKey: key, Data: process.Data{"amount": "10.00"}, WorkflowID: "wf-" + key})
+	st, err := f.acts.Start(t.Context(), process.StartInput{Type: transfer, BusinessKey: key, Data: json.RawMessage(`{"amount": "10.00"}`), WorkflowID: "wf-" + key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestStepsApplyOnce(t *testing.T) {
 					t.Fatalf("%s: applied %d, duplicates %d of %d", d.step, applied, dup, n)
 				}
 				again := execute(t, f, key, d.step, d.compensation)
-				if !again.Duplicate || again.Applied || again.Result[d.step+"Ref"] != first.Result[d.step+"Ref"] {
+				if !again.Duplicate || again.Applied || dataOf(t, again.Result).Refs[d.step] != dataOf(t, first.Result).Refs[d.step] {
 					t.Fatalf("%s delivered again: %+v, first %+v", d.step, again, first)
 				}
 			}
@@ -188,12 +189,12 @@ func TestStart(t *testing.T) {
 	if first.ProcessID != process.ID(transfer, "k") || first.Status != process.StatusNew || first.Step != "Reserve" {
 		t.Fatalf("first start %+v", first)
 	}
-	again, err := f.acts.Start(ctx, process.StartInput{Type: transfer, BusinessKey: "k", Data: process.Data{"amount": "99.00"}, WorkflowID: "wf-k-rerun"})
+	again, err := f.acts.Start(ctx, process.StartInput{Type: transfer, BusinessKey: "k", Data: json.RawMessage(`{"amount": "99.00"}`), WorkflowID: "wf-k-rerun"})
 	if err != nil || again.ProcessID != first.ProcessID {
 		t.Fatalf("second start %+v %v", again, err)
 	}
 	inst := f.get(t, "k")
-	if inst.WorkflowID != "wf-k-rerun" || inst.Data["amount"] != "10.00" {
+	if inst.WorkflowID != "wf-k-rerun" || dataOf(t, inst.Data).Amount != "10.00" {
 		t.Fatalf("instance after the second start: %+v", inst)
 	}
 	want := []string{"ProcessStarted Reserve", "RunnerAttached Reserve"}
@@ -263,7 +264,8 @@ func TestInboxRowAlreadyThere(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := execute(t, f, "k", "Reserve", false)
-	if res.Applied || !res.Duplicate || res.Result["stored"] != true {
+	var stored struct{ Stored bool }
+	if err := json.Unmarshal(res.Result, &stored); err != nil || res.Applied || !res.Duplicate || !stored.Stored {
 		t.Fatalf("a step whose inbox row exists: %+v", res)
 	}
 	if got := f.effects(t, "k"); len(got) != 0 {

@@ -18,13 +18,21 @@ import (
 const DefaultStepTimeout = 30 * time.Second
 
 // Handler does a step's effect inside tx, the transaction that also
-// records the step, and returns what to merge into the process's data. A
-// *Error (Failf) is a business failure; any other error an infrastructure
-// failure. Either way tx is rolled back: the effect happens exactly when
-// the step is recorded as completed.
-type Handler func(ctx context.Context, tx pgx.Tx, in StepInput) (Data, error)
+// records the step, and leaves in *data what the process's data is after
+// it. A *Error (Failf) is a business failure; any other error an
+// infrastructure failure. Either way tx is rolled back and the changes to
+// *data dropped: the effect happens exactly when the step is recorded as
+// completed.
+//
+// The handler edits the data rather than returning a patch to merge: a
+// patch of a typed D cannot tell a field the step sets to its zero value
+// (false, 0, "") from one it leaves alone, so merging it would lose the
+// first. *data is the attempt's own copy, decoded from the stored data
+// for it; what the handler leaves there is stored whole.
+type Handler[D any] func(ctx context.Context, tx pgx.Tx, in StepInput, data *D) error
 
-// StepInput is what a handler knows of the step it runs.
+// StepInput is what a handler knows of the step it runs; the data comes
+// beside it, typed.
 type StepInput struct {
 	ProcessID   uuid.UUID
 	ProcessType string
@@ -36,8 +44,6 @@ type StepInput struct {
 	// attempt Temporal retries after an infrastructure failure (rolled
 	// back, so never seen) keeps its number.
 	Attempt int
-	// Data is the process's data so far; the handler's copy.
-	Data Data
 	// IdempotencyKey is unique to the step in this process, for calls
 	// leaving the database: <processId>:<STEP> or
 	// <processId>:COMPENSATE:<STEP>.
@@ -45,8 +51,8 @@ type StepInput struct {
 }
 
 // Step is one step of a definition: a forward step or a compensation step.
-type Step struct {
-	Handler Handler
+type Step[D any] struct {
+	Handler Handler[D]
 	// Compensation names the step that undoes this one when a later step
 	// fails for good; empty: nothing to undo.
 	Compensation string
@@ -60,32 +66,24 @@ type Step struct {
 	Timeout time.Duration
 }
 
-func (s Step) retryable(code string) bool {
-	return code == CodeTimeout || slices.Contains(s.Retryable, code)
-}
-
-func (s Step) timeout() time.Duration {
-	if s.Timeout > 0 {
-		return s.Timeout
-	}
-	return DefaultStepTimeout
-}
-
-// Definition is a kind of process, written by a domain.
-type Definition struct {
+// Definition is a kind of process, written by a domain. D is the
+// process's data: a type that encodes to a JSON object (a struct, or a
+// map), stored as JSON in process_instance.data and decoded into a D once
+// for each step.
+type Definition[D any] struct {
 	// Type names the process kind, e.g. "PaymentExecution".
 	Type string
 	// Initial is the first step.
 	Initial string
-	// Next is the step after step, given the data with step's result
-	// merged; "" when the process is done. It runs inside the step's
-	// transaction, so the stored next step is always the one decided from
-	// what was applied. A *Error fails the step like its handler would.
-	Next func(step string, data Data) (string, error)
+	// Next is the step after step, given the data its handler left; ""
+	// when the process is done. It runs inside the step's transaction, so
+	// the stored next step is always the one decided from what was
+	// applied. A *Error fails the step like its handler would.
+	Next func(step string, data D) (string, error)
 	// Steps holds every step by name, forward and compensation alike.
 	// Names are unique within a run (a step never runs twice: its inbox
 	// key would call it a duplicate) and contain no ':'.
-	Steps map[string]Step
+	Steps map[string]Step[D]
 	// OnSucceeded runs in the transaction that makes the process
 	// SUCCEEDED, whoever drove it there (the caller, or an operator's
 	// runner long after), so the domain's own status follows.
@@ -105,35 +103,70 @@ type Definition struct {
 	GenericPlans bool
 }
 
+// AnyDefinition is a Definition of any data type: what a Registry takes.
+type AnyDefinition interface {
+	erase() (*definition, error)
+}
+
 // Registry holds the definitions the activities and operators know.
 type Registry struct {
 	defs map[string]*definition
 }
 
-// definition is a validated Definition with its reverse index.
+// definition is a validated Definition with its data type erased: the
+// Registry holds definitions of different types, and nothing but a
+// step's own run (run, from decode) needs the type.
 type definition struct {
-	Definition
+	typ, initial string
+	steps        map[string]rules
 	// compensates maps a compensation step to the forward step it undoes.
-	compensates map[string]string
+	compensates  map[string]string
+	onSucceeded  func(ctx context.Context, tx pgx.Tx, inst Instance) error
+	onFailed     func(ctx context.Context, tx pgx.Tx, inst Instance, final Status, code string) error
+	genericPlans bool
+	// decode reads stored data into the definition's D for one step.
+	decode func(data []byte) (stepData, error)
+	// normalize is initial data as the definition's D encodes it.
+	normalize func(data []byte) ([]byte, error)
+}
+
+// rules is a step without its handler.
+type rules struct {
+	compensation string
+	retryable    []string
+	maxRetries   int
+	timeout      time.Duration
+}
+
+func (s rules) isRetryable(code string) bool {
+	return code == CodeTimeout || slices.Contains(s.retryable, code)
+}
+
+func (s rules) deadline() time.Duration {
+	if s.timeout > 0 {
+		return s.timeout
+	}
+	return DefaultStepTimeout
 }
 
 // NewRegistry validates the definitions and indexes them by type.
-func NewRegistry(defs ...Definition) (*Registry, error) {
+func NewRegistry(defs ...AnyDefinition) (*Registry, error) {
 	r := &Registry{defs: make(map[string]*definition, len(defs))}
 	for _, d := range defs {
-		v, err := validate(d)
+		v, err := d.erase()
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := r.defs[d.Type]; dup {
-			return nil, fmt.Errorf("process: definition %q registered twice", d.Type)
+		if _, dup := r.defs[v.typ]; dup {
+			return nil, fmt.Errorf("process: definition %q registered twice", v.typ)
 		}
-		r.defs[d.Type] = v
+		r.defs[v.typ] = v
 	}
 	return r, nil
 }
 
-func validate(d Definition) (*definition, error) {
+// erase validates d and hides its data type behind closures.
+func (d Definition[D]) erase() (*definition, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("process: definition %q: %s", d.Type, fmt.Sprintf(format, args...))
 	}
@@ -146,7 +179,12 @@ func validate(d Definition) (*definition, error) {
 	if _, ok := d.Steps[d.Initial]; !ok {
 		return nil, bad("initial step %q is not among its steps", d.Initial)
 	}
-	v := &definition{Definition: d, compensates: map[string]string{}}
+	v := &definition{
+		typ: d.Type, initial: d.Initial, steps: make(map[string]rules, len(d.Steps)), compensates: map[string]string{},
+		onSucceeded: d.OnSucceeded, onFailed: d.OnFailed, genericPlans: d.GenericPlans,
+		decode:    func(b []byte) (stepData, error) { return decodeStep(&d, b) },
+		normalize: normalize[D],
+	}
 	for name, s := range d.Steps {
 		if name == "" || strings.Contains(name, ":") {
 			return nil, bad("step name %q: must be non-empty without ':'", name)
@@ -157,6 +195,7 @@ func validate(d Definition) (*definition, error) {
 		if s.MaxRetries < 0 {
 			return nil, bad("step %q: negative MaxRetries", name)
 		}
+		v.steps[name] = rules{compensation: s.Compensation, retryable: s.Retryable, maxRetries: s.MaxRetries, timeout: s.Timeout}
 		if s.Compensation == "" {
 			continue
 		}
@@ -202,7 +241,7 @@ func (d *definition) compensationPlan(done []completed) []string {
 	}
 	var plan []string
 	for i := len(forward) - 1; i >= 0; i-- {
-		c := d.Steps[forward[i]].Compensation
+		c := d.steps[forward[i]].compensation
 		if c != "" && !undone[c] {
 			plan = append(plan, c)
 		}

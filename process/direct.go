@@ -15,7 +15,11 @@ import (
 // returned as it is (Outcome.Status PAUSED), not waited for.
 func RunDirect(ctx context.Context, a *Activities, opts Options) (Outcome, error) {
 	exec := opts.Exec.withDefaults()
-	st, err := a.Start(ctx, StartInput{Type: opts.Type, BusinessKey: opts.BusinessKey, Data: opts.Data})
+	data, err := opts.startData()
+	if err != nil {
+		return Outcome{ProcessID: ID(opts.Type, opts.BusinessKey), Status: StatusNew}, err
+	}
+	st, err := a.Start(ctx, StartInput{Type: opts.Type, BusinessKey: opts.BusinessKey, Data: data})
 	if err != nil {
 		return Outcome{ProcessID: ID(opts.Type, opts.BusinessKey), Status: StatusNew}, fmt.Errorf("process %s/%s: start: %w", opts.Type, opts.BusinessKey, err)
 	}

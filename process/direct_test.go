@@ -2,6 +2,7 @@ package process_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
 	"testing"
@@ -21,7 +22,7 @@ func TestRunDirect(t *testing.T) {
 	f := newFixture(t)
 	exec := process.ExecOptions{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
 	run := func(key string) (process.Outcome, error) {
-		return process.RunDirect(ctx, f.acts, process.Options{Type: transfer, BusinessKey: key, Data: process.Data{"amount": "10.00"}, Exec: exec})
+		return process.RunDirect(ctx, f.acts, process.Options{Type: transfer, BusinessKey: key, Data: transferData{Amount: "10.00"}, Exec: exec})
 	}
 	f.fail("retried", "Debit", process.Failf("BUSY", "the core is busy"))
 	f.fail("refused", "Notify", process.Failf("REJECTED", "no"))
@@ -53,24 +54,6 @@ func TestRunDirect(t *testing.T) {
 	}
 }
 
-func TestDataAccessors(t *testing.T) {
-	t.Parallel()
-	var d process.Data
-	if err := d.UnmarshalJSON([]byte(`{"s":"125.10","n":12345678901234567890.5,"b":true,"o":{"x":1}}`)); err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct{ key, want string }{
-		{"s", "125.10"}, {"n", "12345678901234567890.5"}, {"b", ""}, {"o", ""}, {"missing", ""},
-	} {
-		if got := d.String(tt.key); got != tt.want {
-			t.Errorf("String(%s) = %q, want %q", tt.key, got, tt.want)
-		}
-	}
-	if !d.Bool("b") || d.Bool("s") || d.Bool("missing") {
-		t.Errorf("Bool: %t %t %t", d.Bool("b"), d.Bool("s"), d.Bool("missing"))
-	}
-}
-
 // TestAdvance: one call runs a process's steps while none has to wait —
 // through to the end, or compensated — and stops at a step backing off
 // (a retryable code) or at an infrastructure error, with every step
@@ -96,7 +79,7 @@ func TestAdvance(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
-			st, err := f.acts.Advance(ctx, process.StartInput{Type: transfer, BusinessKey: tt.key, Data: process.Data{"amount": "10.00"}})
+			st, err := f.acts.Advance(ctx, process.StartInput{Type: transfer, BusinessKey: tt.key, Data: json.RawMessage(`{"amount":"10.00"}`)})
 			if (err != nil) != tt.wantErr || st.Status != tt.want || (tt.wantStep != "" && st.Step != tt.wantStep) {
 				t.Fatalf("%+v, %v; want %s at %q (error %t)", st, err, tt.want, tt.wantStep, tt.wantErr)
 			}

@@ -3,7 +3,8 @@
 // done in a transaction the package gives it; the package runs the steps
 // in order, retries the failures worth retrying, and when a step fails for
 // good undoes the completed steps in reverse order. It knows process
-// types, step names, error codes and opaque JSON data — never payments.
+// types, step names, error codes and each definition's data type as a
+// type parameter — never payments.
 //
 // Why not plain Temporal activities: a step's effect, its record in the
 // process log and the process's new state must commit together, or a
@@ -13,14 +14,31 @@
 //
 // # Model
 //
-// A Definition (Type, Initial, Next, Steps, hooks) is registered in a
-// Registry. Each Step has a Handler, the compensation step that undoes it
-// (if any), the error codes worth retrying, MaxRetries and a Timeout.
-// A handler's *Error (Failf) is a business failure, retryable or not by
-// its Code alone; any other error is an infrastructure failure. The
-// process id is a UUID v5 of (type, business key), so a re-run of the
-// caller finds the same process. Data is a JSON object decoded with
-// UseNumber (numbers round-trip exactly; money is a decimal string).
+// A Definition[D] (Type, Initial, Next, Steps, hooks) is registered in a
+// Registry, which holds definitions of any data types side by side. Each
+// Step has a Handler, the compensation step that undoes it (if any), the
+// error codes worth retrying, MaxRetries and a Timeout. A handler's
+// *Error (Failf) is a business failure, retryable or not by its Code
+// alone; any other error is an infrastructure failure. The process id is
+// a UUID v5 of (type, business key), so a re-run of the caller finds the
+// same process.
+//
+// # Data
+//
+// D is the process's data: a type that encodes to a JSON object,
+// stored as JSON. A step decodes it into a D once (UseNumber: a number in
+// an untyped field round-trips exactly; money is a decimal string all
+// the same), gives the handler a *D to edit and Next the D it left, and
+// encodes it once to store it whole: no merge, so a field a step sets to
+// false or zero is set. The step's result, in its inbox row and log
+// entry, is the top-level keys whose value changed (null: removed).
+// Initial data (Start) must decode into a D with no key to spare; stored
+// data keeps working across changes of D as long as its JSON names do
+// (keys D lacks are dropped at the next step). Stored data D cannot read
+// fails the step for good (a non-retryable activity error) and leaves the
+// process where it was: compensating would undo it for the code's sake.
+// Readers that do not know D (Get, List, operators, the HTTP view) get
+// the JSON as stored (Instance.Data).
 //
 // # Tables (process/migrations, no foreign keys)
 //
@@ -50,9 +68,9 @@
 // turn and its row lock (LockInstance); if the process is not at the
 // requested step in a status that runs it, change nothing and answer
 // where it is (with the stored result if the step's inbox row exists: a
-// duplicate delivery); else run the handler, decide the next step with
-// the definition's Next, then write the inbox row with the step's result
-// and the instance, its data merged with the result, with StepStarted and
+// duplicate delivery); else decode the data, run the handler, decide the
+// next step with the definition's Next, then write the inbox row with the
+// step's result and the instance with its new data, with StepStarted and
 // StepCompleted (and ProcessCompleted, or the next compensation) in one
 // statement (an inbox row already there rolls the effect back and
 // answers as a duplicate) — commit. A delivery repeated, or made from

@@ -14,31 +14,38 @@ import (
 	"github.com/paydispatch/paydispatch/process"
 )
 
+// opening is an account opening's data, stored as JSON and decoded once
+// for each step.
+type opening struct {
+	Deposit string   `json:"deposit"` // money: a decimal string
+	Done    []string `json:"done,omitempty"`
+}
+
 // accountOpening is a process of another domain than payments: create the
 // customer, open the account with its first deposit, issue the card. A
 // refused card undoes the account, then the customer.
-func accountOpening() process.Definition {
-	step := func(name, sql string, fail string) process.Handler {
-		return func(ctx context.Context, tx pgx.Tx, in process.StepInput) (process.Data, error) {
+func accountOpening() process.Definition[opening] {
+	step := func(name, sql string, fail string) process.Handler[opening] {
+		return func(ctx context.Context, tx pgx.Tx, in process.StepInput, o *opening) error {
 			if fail != "" && in.BusinessKey == fail {
 				fmt.Printf("%s: %s refused\n", in.BusinessKey, name)
-				return nil, process.Failf("CARD_REFUSED", "the card issuer said no")
+				return process.Failf("CARD_REFUSED", "the card issuer said no")
 			}
 			fmt.Printf("%s: %s\n", in.BusinessKey, name)
-			deposit, _ := in.Data["deposit"].(string) // money: a decimal string
-			if _, err := tx.Exec(ctx, sql, in.BusinessKey, deposit); err != nil {
-				return nil, err // an infrastructure failure: Temporal retries
+			if _, err := tx.Exec(ctx, sql, in.BusinessKey, o.Deposit); err != nil {
+				return err // an infrastructure failure: Temporal retries
 			}
-			return process.Data{name + "Done": true}, nil
+			o.Done = append(o.Done, name) // stored with the step
+			return nil
 		}
 	}
-	return process.Definition{
+	return process.Definition[opening]{
 		Type:    "AccountOpening",
 		Initial: "CreateCustomer",
-		Next: func(s string, _ process.Data) (string, error) {
+		Next: func(s string, _ opening) (string, error) {
 			return map[string]string{"CreateCustomer": "OpenAccount", "OpenAccount": "IssueCard"}[s], nil
 		},
-		Steps: map[string]process.Step{
+		Steps: map[string]process.Step[opening]{
 			"CreateCustomer": {Handler: step("CreateCustomer", `INSERT INTO customer VALUES ($1, $2::numeric)`, ""), Compensation: "DeleteCustomer"},
 			"OpenAccount":    {Handler: step("OpenAccount", `INSERT INTO bank_account VALUES ($1, $2::numeric)`, ""), Compensation: "CloseAccount"},
 			"IssueCard":      {Handler: step("IssueCard", `UPDATE bank_account SET card = true WHERE owner = $1 AND balance >= $2::numeric`, "mallory"), Retryable: []string{"ISSUER_BUSY"}, MaxRetries: 3},
@@ -53,7 +60,7 @@ func accountOpening() process.Definition {
 func openAccount(ctx workflow.Context, customer string) (process.Outcome, error) {
 	return process.Run(ctx, process.Options{
 		Type: "AccountOpening", BusinessKey: customer,
-		Data: process.Data{"deposit": "250.00"},
+		Data: opening{Deposit: "250.00"},
 		Exec: process.ExecOptions{Local: true},
 	})
 }

@@ -43,17 +43,21 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := uuid.MustParse("c4ca4238-a0b9-2382-0dcc-509a6f75849b") // md5('1')
-	noop := func(context.Context, pgx.Tx, process.StepInput) (process.Data, error) {
-		return process.Data{"ok": true}, nil
+	type data struct {
+		OK bool `json:"ok"`
 	}
-	reg, err := process.NewRegistry(process.Definition{
-		Type: "T", Initial: "A", Next: func(step string, _ process.Data) (string, error) {
+	noop := func(_ context.Context, _ pgx.Tx, _ process.StepInput, d *data) error {
+		d.OK = true
+		return nil
+	}
+	reg, err := process.NewRegistry(process.Definition[data]{
+		Type: "T", Initial: "A", Next: func(step string, _ data) (string, error) {
 			if step == "A" {
 				return "B", nil
 			}
 			return "", nil
 		},
-		Steps: map[string]process.Step{"A": {Handler: noop}, "B": {Handler: noop}},
+		Steps: map[string]process.Step[data]{"A": {Handler: noop}, "B": {Handler: noop}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package process_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -25,6 +26,17 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 const transfer = "Transfer"
 
 var transferOrder = map[string]string{"Reserve": "Debit", "Debit": "Notify", "Notify": ""}
+
+// transferData is a Transfer's data: the amount, and what each step did.
+type transferData struct {
+	Amount string `json:"amount"`
+	// Big and Rate are numbers that must come back exactly.
+	Big  json.Number `json:"big,omitempty"`
+	Rate json.Number `json:"rate,omitempty"`
+	// Each step's idempotency key, and the attempt that completed it.
+	Refs     map[string]string `json:"refs,omitempty"`
+	Attempts map[string]int    `json:"attempts,omitempty"`
+}
 
 // fixture is one test's database, with the Transfer definition whose
 // handlers record their effect in the table effect and behave as the
@@ -63,19 +75,19 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) definition() process.Definition {
+func (f *fixture) definition() process.Definition[transferData] {
 	busy := []string{"BUSY"}
-	return process.Definition{
+	return process.Definition[transferData]{
 		Type:    transfer,
 		Initial: "Reserve",
-		Next: func(step string, d process.Data) (string, error) {
+		Next: func(step string, _ transferData) (string, error) {
 			next, ok := transferOrder[step]
 			if !ok {
 				return "", fmt.Errorf("no step after %q", step)
 			}
 			return next, nil
 		},
-		Steps: map[string]process.Step{
+		Steps: map[string]process.Step[transferData]{
 			"Reserve": {Handler: f.handler("Reserve"), Compensation: "Release", Retryable: busy, MaxRetries: 3},
 			"Debit":   {Handler: f.handler("Debit"), Compensation: "Refund", Retryable: busy, MaxRetries: 3},
 			"Notify":  {Handler: f.handler("Notify"), Retryable: busy, MaxRetries: 2, Timeout: 500 * time.Millisecond},
@@ -95,14 +107,14 @@ func (f *fixture) definition() process.Definition {
 
 // handler does the step's effect first, then what the script says: a
 // failure after the effect shows that the effect is rolled back with it.
-func (f *fixture) handler(step string) process.Handler {
-	return func(ctx context.Context, tx pgx.Tx, in process.StepInput) (process.Data, error) {
-		amount, _ := in.Data["amount"].(string)
+func (f *fixture) handler(step string) process.Handler[transferData] {
+	return func(ctx context.Context, tx pgx.Tx, in process.StepInput, data *transferData) error {
+		amount := data.Amount
 		if amount == "" {
 			amount = "0"
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO effect VALUES ($1, $2, $3, $4)`, in.BusinessKey, step, in.IdempotencyKey, amount); err != nil {
-			return nil, err
+			return err
 		}
 		k := in.BusinessKey + "/" + step
 		f.mu.Lock()
@@ -124,13 +136,17 @@ func (f *fixture) handler(step string) process.Handler {
 			select {
 			case <-time.After(d):
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return ctx.Err()
 			}
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return process.Data{step + "Ref": in.IdempotencyKey, step + "Attempt": in.Attempt}, nil
+		if data.Refs == nil {
+			data.Refs, data.Attempts = map[string]string{}, map[string]int{}
+		}
+		data.Refs[step], data.Attempts[step] = in.IdempotencyKey, in.Attempt
+		return nil
 	}
 }
 
@@ -219,6 +235,16 @@ func (f *fixture) get(t *testing.T, key string) process.Instance {
 		t.Fatal(err)
 	}
 	return inst
+}
+
+// dataOf decodes a process's data, or a step's result, as a Transfer's.
+func dataOf(t *testing.T, raw json.RawMessage) transferData {
+	t.Helper()
+	var d transferData
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatalf("data %s: %v", raw, err)
+	}
+	return d
 }
 
 // checkReplay: for every process in the database, its log alone gives the

@@ -32,7 +32,7 @@ func (f *fixture) onServer(t *testing.T) (client.Client, string) {
 func startTransfer(t *testing.T, c client.Client, queue, key string, exec process.ExecOptions) client.WorkflowRun {
 	t.Helper()
 	run, err := c.ExecuteWorkflow(t.Context(), client.StartWorkflowOptions{ID: "transfer-" + key, TaskQueue: queue},
-		transferWorkflow, key, process.Data{"amount": "42.00"}, exec)
+		transferWorkflow, key, transferData{Amount: "42.00"}, exec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -182,10 +182,7 @@ func (o *Operator) act(ctx context.Context, id uuid.UUID, actor, action string, 
 		if err != nil {
 			return fmt.Errorf("process %s: %s: read: %w", id, action, err)
 		}
-		inst, err := fromRow(row)
-		if err != nil {
-			return err
-		}
+		inst := fromRow(row)
 		if err := checkStatus(inst, action, allowed...); err != nil {
 			return err
 		}

@@ -2,11 +2,12 @@ package process
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // Status is where a process is in its life (see doc.go for the machine).
@@ -55,7 +56,8 @@ const (
 	// StepTimedOut), so the log never shows an attempt in flight.
 	EventStepStarted Event = "StepStarted"
 	// EventStepCompleted: the step's effect is committed; detail
-	// {"result": ..., "next": next step or ""}.
+	// {"result": the top-level keys of the data the step changed (null:
+	// removed), "next": next step or ""}.
 	EventStepCompleted Event = "StepCompleted"
 	// EventStepFailed: an attempt failed with a business error and was
 	// rolled back; detail {"message", "retryable", "retry"} (retry: another
@@ -109,74 +111,117 @@ const (
 // SystemActor is the actor of every entry no operator asked for.
 const SystemActor = "system"
 
-// Data is a process's accumulated working data: a JSON object, into which
-// every step's result is merged (top-level keys, later steps win). Numbers
-// decode as json.Number, so they round-trip exactly; money belongs in
-// decimal strings all the same.
-type Data map[string]any
+// stepData is a process's data decoded into its definition's D for one
+// step: the handler edits it, Next reads it, encode gives it back to
+// store. It is decoded once; encoded before the handler as well as after,
+// since comparing the two is how a step's result is known.
+type stepData interface {
+	handle(ctx context.Context, tx pgx.Tx, in StepInput) error
+	next(step string) (string, error)
+	// encode is the data to store, and the step's result: the top-level
+	// keys whose value the step changed, null for one it removed.
+	encode() (data, result []byte, err error)
+}
 
-// UnmarshalJSON decodes with UseNumber: a float64 would round amounts and
-// large identifiers. The Temporal data converter comes through here too.
-func (d *Data) UnmarshalJSON(b []byte) error {
+type typedData[D any] struct {
+	def    *Definition[D]
+	data   D
+	before []byte
+}
+
+func decodeStep[D any](def *Definition[D], b []byte) (stepData, error) {
+	t := &typedData[D]{def: def}
+	if err := decodeData(b, &t.data, false); err != nil {
+		return nil, err
+	}
+	var err error
+	if t.before, err = encodeData(t.data); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *typedData[D]) handle(ctx context.Context, tx pgx.Tx, in StepInput) error {
+	return t.def.Steps[in.Step].Handler(ctx, tx, in, &t.data)
+}
+
+func (t *typedData[D]) next(step string) (string, error) { return t.def.Next(step, t.data) }
+
+func (t *typedData[D]) encode() ([]byte, []byte, error) {
+	after, err := encodeData(t.data)
+	if err != nil {
+		return nil, nil, err
+	}
+	result, err := changes(t.before, after)
+	return after, result, err
+}
+
+// normalize is initial data as D encodes it. It refuses keys D has no
+// field for: they would be lost without a word.
+func normalize[D any](b []byte) ([]byte, error) {
+	var d D
+	if err := decodeData(b, &d, true); err != nil {
+		return nil, err
+	}
+	return encodeData(d)
+}
+
+// decodeData decodes stored data into d with UseNumber: a number in an
+// untyped field (any, a map) stays exact, where a float64 would round
+// amounts and large identifiers. Empty is {}. Keys d has no field for are
+// ignored, unless strict.
+func decodeData(b []byte, d any, strict bool) error {
+	if len(b) == 0 {
+		b = []byte("{}")
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return err
+	if strict {
+		dec.DisallowUnknownFields()
 	}
-	*d = m
+	if err := dec.Decode(d); err != nil {
+		return fmt.Errorf("process: decode data into %T: %w", d, err)
+	}
 	return nil
 }
 
-// String is key's value as text: a string as it is, a number in its exact
-// decimal form; "" when key is absent or holds something else.
-func (d Data) String(key string) string {
-	switch v := d[key].(type) {
-	case string:
-		return v
-	case json.Number:
-		return v.String()
-	}
-	return ""
-}
-
-// Bool is key's value when it is a boolean, else false.
-func (d Data) Bool(key string) bool {
-	b, _ := d[key].(bool)
-	return b
-}
-
-func decodeData(b []byte) (Data, error) {
-	if len(b) == 0 {
-		return Data{}, nil
-	}
-	var d Data
-	if err := d.UnmarshalJSON(b); err != nil {
-		return nil, fmt.Errorf("process: decode data: %w", err)
-	}
-	if d == nil {
-		d = Data{}
-	}
-	return d, nil
-}
-
-func encodeData(d Data) ([]byte, error) {
-	if d == nil {
-		return []byte("{}"), nil
-	}
+// encodeData encodes d, which must come out a JSON object (a nil map is {}).
+func encodeData(d any) ([]byte, error) {
 	b, err := json.Marshal(d)
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("process: encode data: %w", err)
+	case string(b) == "null":
+		return []byte("{}"), nil
+	case b[0] != '{':
+		return nil, fmt.Errorf("process: data of type %T encodes to %.20s, not a JSON object", d, b)
 	}
 	return b, nil
 }
 
-// merged returns a copy of d with r's keys set over it.
-func (d Data) merged(r Data) Data {
-	out := make(Data, len(d)+len(r))
-	maps.Copy(out, d)
-	maps.Copy(out, r)
-	return out
+// changes lists the top-level keys of after whose value differs from
+// before's, and those after lacks as null: a step's result, for its inbox
+// row and its log entry.
+func changes(before, after []byte) ([]byte, error) {
+	var b, a map[string]json.RawMessage
+	if err := json.Unmarshal(before, &b); err != nil {
+		return nil, fmt.Errorf("process: data: %w", err)
+	}
+	if err := json.Unmarshal(after, &a); err != nil {
+		return nil, fmt.Errorf("process: data: %w", err)
+	}
+	out := map[string]json.RawMessage{}
+	for k, v := range a {
+		if !bytes.Equal(b[k], v) {
+			out[k] = v
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out[k] = json.RawMessage("null")
+		}
+	}
+	return json.Marshal(out)
 }
 
 // idNamespace is the fixed UUID v5 namespace of process ids.

@@ -2,6 +2,7 @@ package process
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -30,8 +31,9 @@ type StepResult struct {
 	// Duplicate: the step had been applied before; nothing was done and
 	// Result is the stored one.
 	Duplicate bool `json:",omitempty"`
-	// Result is the step's result (applied or duplicate).
-	Result Data `json:",omitempty"`
+	// Result is the step's result (applied or duplicate): the top-level
+	// keys of the data it changed, null for one it removed.
+	Result json.RawMessage `json:",omitempty"`
 }
 
 // failure is a business failure of an attempt, recorded after the
@@ -79,15 +81,22 @@ func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, 
 		res, err := a.elsewhere(ctx, q, inst, key)
 		return res, nil, Instance{}, err
 	}
-	step, ok := def.Steps[req.Step]
+	step, ok := def.steps[req.Step]
 	if !ok {
 		return StepResult{}, &failure{code: CodeUnknownStep, message: "the definition has no step " + strconv.Quote(req.Step)}, inst, nil
 	}
+	// Data the definition cannot read is no business failure: no retry
+	// cures it, and compensating would undo a process for the code's
+	// sake. The process waits at its step for code that reads it.
+	data, err := def.decode(inst.Data)
+	if err != nil {
+		return StepResult{}, nil, Instance{}, invalid(fmt.Errorf("process %s: step %s: %w", req.ProcessID, req.Step, err))
+	}
 	// The server gives up on a statement the handler leaves running past
 	// the deadline, so the row lock is not held long after it.
-	timeout := step.timeout()
+	timeout := step.deadline()
 	planMode := "force_custom_plan"
-	if def.GenericPlans {
+	if def.genericPlans {
 		planMode = "force_generic_plan"
 	}
 	if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true), set_config('plan_cache_mode', $2, true)",
@@ -96,19 +105,18 @@ func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, 
 	}
 	in := StepInput{
 		ProcessID: inst.ID, ProcessType: inst.Type, BusinessKey: inst.BusinessKey, Step: req.Step,
-		Attempt: inst.Retries + 1, Data: inst.Data.merged(nil), IdempotencyKey: key,
+		Attempt: inst.Retries + 1, IdempotencyKey: key,
 	}
 	if req.Compensation {
 		in.Compensates = def.compensates[req.Step]
 	}
 	startedAt := a.now()
 	stepCtx, cancel := context.WithTimeout(ctx, timeout)
-	result, herr := step.Handler(stepCtx, tx, in)
-	data := inst.Data.merged(result)
+	herr := data.handle(stepCtx, tx, in)
 	next := ""
 	if herr == nil && stepCtx.Err() == nil && !req.Compensation {
-		next, herr = def.Next(req.Step, data.merged(nil))
-		if _, ok := def.Steps[next]; herr == nil && next != "" && !ok {
+		next, herr = data.next(req.Step)
+		if _, ok := def.steps[next]; herr == nil && next != "" && !ok {
 			herr = Failf(CodeUnknownStep, "Next(%q) named no step of the definition: %q", req.Step, next)
 		}
 	}
@@ -122,17 +130,17 @@ func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, 
 		f.startedAt = startedAt
 		return StepResult{}, f, inst, nil
 	}
-	resultJSON, err := encodeData(result)
+	after, result, err := data.encode()
 	if err != nil {
-		return StepResult{}, nil, Instance{}, err
+		return StepResult{}, nil, Instance{}, invalid(fmt.Errorf("process %s: step %s: %w", req.ProcessID, req.Step, err))
 	}
 	// The instance's row lock serializes the attempts of a step, and a
 	// committed step moves the instance on, so the key is new here; its
 	// primary key still makes a second application impossible: should the
 	// row exist, the effects just made roll back and the request is a
 	// duplicate.
-	box := &inboxRow{key: key, step: req.Step, result: resultJSON}
-	updated, recorded, err := a.complete(ctx, tx, q, def, inst, req, in.Attempt, startedAt, result, data, next, box)
+	box := &inboxRow{key: key, step: req.Step, result: result}
+	updated, recorded, err := a.complete(ctx, tx, q, def, inst, req, in.Attempt, startedAt, result, after, next, box)
 	if err != nil {
 		return StepResult{}, nil, Instance{}, err
 	}
@@ -149,7 +157,7 @@ func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, 
 // complete writes a committed step: its inbox row, its log entries and
 // the instance moved on (next step, or the final status and its hook).
 // false: the inbox row was there (nothing to commit).
-func (a *Activities) complete(ctx context.Context, tx pgx.Tx, q *dbsqlc.Queries, def *definition, inst Instance, req StepRequest, attempt int, startedAt time.Time, result, data Data, next string, box *inboxRow) (Instance, bool, error) {
+func (a *Activities) complete(ctx context.Context, tx pgx.Tx, q *dbsqlc.Queries, def *definition, inst Instance, req StepRequest, attempt int, startedAt time.Time, result, data json.RawMessage, next string, box *inboxRow) (Instance, bool, error) {
 	to := inst
 	to.Data, to.Retries = data, 0
 	var entries []entry
@@ -157,7 +165,7 @@ func (a *Activities) complete(ctx context.Context, tx pgx.Tx, q *dbsqlc.Queries,
 		to.Status = StatusRunning
 		entries = []entry{
 			{at: startedAt, event: EventStepStarted, step: req.Step, attempt: attempt},
-			{event: EventStepCompleted, step: req.Step, attempt: attempt, detail: map[string]any{"result": nonNil(result), "next": next}},
+			{event: EventStepCompleted, step: req.Step, attempt: attempt, detail: map[string]any{"result": result, "next": next}},
 		}
 		if next == "" {
 			to.Status = StatusSucceeded
@@ -178,7 +186,7 @@ func (a *Activities) complete(ctx context.Context, tx pgx.Tx, q *dbsqlc.Queries,
 		entries = []entry{
 			{at: startedAt, event: EventCompensationStarted, step: req.Step, attempt: attempt},
 			{event: EventCompensationCompleted, step: req.Step, attempt: attempt, detail: map[string]any{
-				"result": nonNil(result), "compensates": def.compensates[req.Step], "next": next,
+				"result": result, "compensates": def.compensates[req.Step], "next": next,
 			}},
 		}
 		if next == "" {
@@ -236,10 +244,10 @@ func (a *Activities) recordFailure(ctx context.Context, req StepRequest, seen In
 			res = StepResult{State: stateOf(inst)}
 			return nil
 		}
-		step := def.Steps[req.Step]
+		step := def.steps[req.Step]
 		attempt := inst.Retries + 1
-		retryable := step.retryable(f.code)
-		retry := retryable && inst.Retries < step.MaxRetries
+		retryable := step.isRetryable(f.code)
+		retry := retryable && inst.Retries < step.maxRetries
 		start, failed := EventStepStarted, EventStepFailed
 		if req.Compensation {
 			start, failed = EventCompensationStarted, EventCompensationFailed
@@ -299,10 +307,7 @@ func (a *Activities) lock(ctx context.Context, q *dbsqlc.Queries, id uuid.UUID) 
 	if err != nil {
 		return Instance{}, nil, fmt.Errorf("process %s: lock: %w", id, err)
 	}
-	inst, err := fromRow(row)
-	if err != nil {
-		return Instance{}, nil, invalid(err)
-	}
+	inst := fromRow(row)
 	def, err := a.Registry.lookup(inst.Type)
 	if err != nil {
 		return Instance{}, nil, invalid(err)
@@ -321,10 +326,7 @@ func (a *Activities) elsewhere(ctx context.Context, q *dbsqlc.Queries, inst Inst
 	if err != nil {
 		return StepResult{}, fmt.Errorf("process %s: read inbox %s: %w", inst.ID, key, err)
 	}
-	res.Duplicate = true
-	if res.Result, err = decodeData(box.Result); err != nil {
-		return StepResult{}, err
-	}
+	res.Duplicate, res.Result = true, box.Result
 	return res, nil
 }
 
@@ -363,27 +365,20 @@ func runHook(ctx context.Context, tx pgx.Tx, def *definition, inst Instance) err
 	var err error
 	switch inst.Status {
 	case StatusSucceeded:
-		if def.OnSucceeded != nil {
-			err = def.OnSucceeded(ctx, tx, inst)
+		if def.onSucceeded != nil {
+			err = def.onSucceeded(ctx, tx, inst)
 		}
 	case StatusFailed, StatusCompensated:
-		if def.OnFailed != nil {
-			err = def.OnFailed(ctx, tx, inst, inst.Status, inst.ErrorCode)
+		if def.onFailed != nil {
+			err = def.onFailed(ctx, tx, inst, inst.Status, inst.ErrorCode)
 		}
 	case StatusCompensationFailed:
-		if def.OnFailed != nil {
-			err = def.OnFailed(ctx, tx, inst, inst.Status, inst.CompensationErrorCode)
+		if def.onFailed != nil {
+			err = def.onFailed(ctx, tx, inst, inst.Status, inst.CompensationErrorCode)
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("process %s: %s hook: %w", inst.ID, inst.Status, err)
 	}
 	return nil
-}
-
-func nonNil(d Data) Data {
-	if d == nil {
-		return Data{}
-	}
-	return d
 }

@@ -27,15 +27,17 @@ type DB interface {
 
 // Instance is a process as stored in process_instance.
 type Instance struct {
-	ID           uuid.UUID `json:"processId"`
-	Type         string    `json:"processType"`
-	BusinessKey  string    `json:"businessKey"`
-	Status       Status    `json:"status"`
-	Step         string    `json:"currentStep"`
-	Data         Data      `json:"data"`
-	Retries      int       `json:"retries"`
-	Version      int64     `json:"version"`
-	ResumeStatus Status    `json:"resumeStatus,omitempty"`
+	ID          uuid.UUID `json:"processId"`
+	Type        string    `json:"processType"`
+	BusinessKey string    `json:"businessKey"`
+	Status      Status    `json:"status"`
+	Step        string    `json:"currentStep"`
+	// Data is the process's data as stored: its definition's D encoded, a
+	// JSON object, for readers that do not know D (an operator's view).
+	Data         json.RawMessage `json:"data"`
+	Retries      int             `json:"retries"`
+	Version      int64           `json:"version"`
+	ResumeStatus Status          `json:"resumeStatus,omitempty"`
 	// The failure that made the process fail or compensate.
 	FailedStep   string `json:"failedStep,omitempty"`
 	ErrorCode    string `json:"errorCode,omitempty"`
@@ -70,7 +72,7 @@ func Get(ctx context.Context, db DB, id uuid.UUID) (Instance, error) {
 	if err != nil {
 		return Instance{}, fmt.Errorf("process: get %s: %w", id, err)
 	}
-	return fromRow(row)
+	return fromRow(row), nil
 }
 
 // Log reads a process's entries in order (none for an unknown id).
@@ -129,9 +131,7 @@ func List(ctx context.Context, db DB, status Status, limit int, cursor string) (
 	}
 	out := make([]Instance, len(rows))
 	for i, r := range rows {
-		if out[i], err = fromRow(r); err != nil {
-			return nil, "", err
-		}
+		out[i] = fromRow(r)
 	}
 	next := ""
 	if len(out) == limit {
@@ -155,19 +155,15 @@ func parseCursor(c string) (time.Time, uuid.UUID, error) {
 	return time.UnixMicro(micros), pid, nil
 }
 
-func fromRow(r dbsqlc.ProcessInstance) (Instance, error) {
-	data, err := decodeData(r.Data)
-	if err != nil {
-		return Instance{}, fmt.Errorf("process %s: %w", r.ProcessID, err)
-	}
+func fromRow(r dbsqlc.ProcessInstance) Instance {
 	return Instance{
 		ID: r.ProcessID, Type: r.ProcessType, BusinessKey: r.BusinessKey, Status: Status(r.Status),
-		Step: r.CurrentStep, Data: data, Retries: int(r.Retries), Version: r.Version,
+		Step: r.CurrentStep, Data: r.Data, Retries: int(r.Retries), Version: r.Version,
 		ResumeStatus: Status(r.ResumeStatus), FailedStep: r.FailedStep, ErrorCode: r.ErrorCode,
 		ErrorMessage: r.ErrorMessage, CompensationErrorCode: r.CompensationErrorCode,
 		CompensationErrorMessage: r.CompensationErrorMessage, WorkflowID: r.WorkflowID,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-	}, nil
+	}
 }
 
 // entry is a log entry about to be written.
@@ -200,9 +196,9 @@ type inboxRow struct {
 // false: the row was there, the step applied before (the caller rolls
 // back).
 func writeStep(ctx context.Context, q *dbsqlc.Queries, at time.Time, from, to Instance, box *inboxRow, entries ...entry) (inst Instance, recorded bool, err error) {
-	data, err := encodeData(to.Data)
-	if err != nil {
-		return Instance{}, false, err
+	data := to.Data
+	if len(data) == 0 {
+		data = []byte("{}")
 	}
 	p := dbsqlc.UpdateInstanceParams{
 		ProcessID: from.ID, Version: from.Version, ExpectedStatus: string(from.Status),
@@ -238,14 +234,14 @@ func writeStep(ctx context.Context, q *dbsqlc.Queries, at time.Time, from, to In
 	if err != nil {
 		return Instance{}, false, fmt.Errorf("process %s: update: %w", from.ID, err)
 	}
-	inst, err = fromRow(dbsqlc.ProcessInstance{
+	inst = fromRow(dbsqlc.ProcessInstance{
 		ProcessID: row.ProcessID, ProcessType: row.ProcessType, BusinessKey: row.BusinessKey, Status: row.Status,
 		CurrentStep: row.CurrentStep, Data: row.Data, Retries: row.Retries, Version: row.Version,
 		ResumeStatus: row.ResumeStatus, FailedStep: row.FailedStep, ErrorCode: row.ErrorCode, ErrorMessage: row.ErrorMessage,
 		CompensationErrorCode: row.CompensationErrorCode, CompensationErrorMessage: row.CompensationErrorMessage,
 		WorkflowID: row.WorkflowID, CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
 	})
-	return inst, row.InboxRecorded, err
+	return inst, row.InboxRecorded, nil
 }
 
 // detailJSON is the entry's detail as the log stores it.

@@ -51,10 +51,7 @@ func Verify(ctx context.Context, db DB) ([]Mismatch, error) {
 			return out, fmt.Errorf("process: verify: %w", err)
 		}
 		for _, r := range rows {
-			inst, err := fromRow(r)
-			if err != nil {
-				return out, err
-			}
+			inst := fromRow(r)
 			entries, err := Log(ctx, db, inst.ID)
 			if err != nil {
 				return out, err

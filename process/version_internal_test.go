@@ -18,10 +18,10 @@ func TestVersionGuard(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
 	ctx := t.Context()
-	noop := func(context.Context, pgx.Tx, StepInput) (Data, error) { return nil, nil }
-	reg, err := NewRegistry(Definition{
-		Type: "T", Initial: "A", Next: func(string, Data) (string, error) { return "", nil },
-		Steps: map[string]Step{"A": {Handler: noop}},
+	noop := func(context.Context, pgx.Tx, StepInput, *struct{}) error { return nil }
+	reg, err := NewRegistry(Definition[struct{}]{
+		Type: "T", Initial: "A", Next: func(string, struct{}) (string, error) { return "", nil },
+		Steps: map[string]Step[struct{}]{"A": {Handler: noop}},
 	})
 	if err != nil {
 		t.Fatal(err)

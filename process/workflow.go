@@ -1,6 +1,7 @@
 package process
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -65,9 +66,24 @@ func (o ExecOptions) withDefaults() ExecOptions {
 type Options struct {
 	Type        string
 	BusinessKey string
-	// Data is the initial data; ignored when the process exists already.
-	Data Data
+	// Data is the initial data: a D of the definition (or its JSON,
+	// a json.RawMessage); ignored when the process exists already. It is
+	// the Start activity's input, so in a workflow it enters the history.
+	Data any
 	Exec ExecOptions
+}
+
+// startData is opts.Data as the Start activity takes it: encoding a
+// value is deterministic, so a workflow may do it.
+func (opts Options) startData() (json.RawMessage, error) {
+	if opts.Data == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(opts.Data)
+	if err != nil {
+		return nil, fmt.Errorf("process %s/%s: encode the initial data: %w", opts.Type, opts.BusinessKey, err)
+	}
+	return b, nil
 }
 
 // Outcome is how a process ended for its runner.
@@ -83,11 +99,12 @@ type Outcome struct {
 	// The compensation failure of a COMPENSATION_FAILED process.
 	CompensationErrorCode    string `json:",omitempty"`
 	CompensationErrorMessage string `json:",omitempty"`
-	// Data is the process's data as it ended. It is never serialized: an
-	// Outcome is an activity's or workflow's result, kept in the engine's
-	// history, and the data holds what the engine must not (names,
-	// account numbers). A workflow reads it from the store (Get).
-	Data Data `json:"-"`
+	// Data is the process's data as it ended, as stored (JSON). It is
+	// never serialized: an Outcome is an activity's or workflow's result,
+	// kept in the engine's history, and the data holds what the engine
+	// must not (names, account numbers). A workflow reads it from the
+	// store (Get).
+	Data json.RawMessage `json:"-"`
 }
 
 func outcomeOf(inst Instance) Outcome {
@@ -120,9 +137,13 @@ func RunnerWorkflowID(id uuid.UUID, n int64) string { return fmt.Sprintf("proces
 func Run(ctx workflow.Context, opts Options) (Outcome, error) {
 	r := runner{ctx: ctx, opts: opts.Exec.withDefaults()}
 	id := ID(opts.Type, opts.BusinessKey)
+	data, err := opts.startData()
+	if err != nil {
+		return Outcome{ProcessID: id, Status: StatusNew}, err
+	}
 	var st State
-	err := r.call(StartActivity, StartInput{
-		Type: opts.Type, BusinessKey: opts.BusinessKey, Data: opts.Data,
+	err = r.call(StartActivity, StartInput{
+		Type: opts.Type, BusinessKey: opts.BusinessKey, Data: data,
 		WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID,
 	}, &st)
 	if err != nil {

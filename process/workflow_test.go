@@ -26,11 +26,11 @@ func fastExec(local bool) process.ExecOptions {
 }
 
 // transferWorkflow is a caller: it runs a Transfer inline.
-func transferWorkflow(ctx workflow.Context, key string, data process.Data, exec process.ExecOptions) (process.Outcome, error) {
+func transferWorkflow(ctx workflow.Context, key string, data transferData, exec process.ExecOptions) (process.Outcome, error) {
 	return process.Run(ctx, process.Options{Type: transfer, BusinessKey: key, Data: data, Exec: exec})
 }
 
-func runTransfer(t *testing.T, f *fixture, key string, data process.Data, exec process.ExecOptions) (process.Outcome, error) {
+func runTransfer(t *testing.T, f *fixture, key string, data transferData, exec process.ExecOptions) (process.Outcome, error) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
@@ -199,7 +199,7 @@ func TestRun(t *testing.T) {
 					if tt.script != nil {
 						tt.script(f, key)
 					}
-					data := process.Data{"amount": "125.10", "big": json.Number("12345678901234567890"), "rate": json.Number("1.10")}
+					data := transferData{Amount: "125.10", Big: "12345678901234567890", Rate: "1.10"}
 					out, err := runTransfer(t, f, key, data, fastExec(local))
 					if (err != nil) != tt.wantErr {
 						t.Fatalf("err = %v", err)
@@ -214,11 +214,11 @@ func TestRun(t *testing.T) {
 						}
 						// Numbers come back exactly, through PostgreSQL; the
 						// outcome carries no data through the engine.
-						if inst.Data["amount"] != "125.10" || inst.Data["big"] != json.Number("12345678901234567890") || inst.Data["rate"] != json.Number("1.10") {
-							t.Fatalf("data did not round-trip: %#v", inst.Data)
+						if d := dataOf(t, inst.Data); d.Amount != "125.10" || d.Big != "12345678901234567890" || d.Rate != "1.10" {
+							t.Fatalf("data did not round-trip: %s", inst.Data)
 						}
 						if out.Data != nil {
-							t.Fatalf("the outcome carried the data through the engine: %#v", out.Data)
+							t.Fatalf("the outcome carried the data through the engine: %s", out.Data)
 						}
 						if got := out.FailedStep + "/" + out.ErrorCode; tt.wantFailure != "" && got != tt.wantFailure {
 							t.Fatalf("outcome failure %s, want %s", got, tt.wantFailure)
@@ -242,7 +242,7 @@ func TestRun(t *testing.T) {
 					// The caller's own retry (the dispatch queue's) runs the
 					// workflow again: it finds the process and goes on from
 					// Debit; Reserve is not done again.
-					out, err = runTransfer(t, f, key, nil, fastExec(local))
+					out, err = runTransfer(t, f, key, transferData{}, fastExec(local))
 					if err != nil || out.Status != process.StatusSucceeded {
 						t.Fatalf("re-run: %+v, %v", out, err)
 					}
@@ -271,7 +271,7 @@ func TestRetryAttemptsAndBackoff(t *testing.T) {
 	start := env.Now()
 	exec := fastExec(true)
 	exec.InitialBackoff, exec.MaxBackoff = time.Minute, 3*time.Minute
-	env.ExecuteWorkflow(transferWorkflow, "k", nil, exec)
+	env.ExecuteWorkflow(transferWorkflow, "k", transferData{}, exec)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
@@ -287,8 +287,8 @@ func TestRetryAttemptsAndBackoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if inst.Data["ReserveAttempt"] != json.Number("4") || inst.Data["DebitAttempt"] != json.Number("1") {
-		t.Fatalf("attempts in data: %v", inst.Data)
+	if d := dataOf(t, inst.Data); d.Attempts["Reserve"] != 4 || d.Attempts["Debit"] != 1 {
+		t.Fatalf("attempts in data: %s", inst.Data)
 	}
 	entries, err := process.Log(t.Context(), f.pool, out.ProcessID)
 	if err != nil {
