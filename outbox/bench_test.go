@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/outbox/outboxtest"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/postgres/pgserver"
 	"github.com/paydispatch/paydispatch/schema"
@@ -89,7 +90,7 @@ func benchDrain(b *testing.B, admin string, relayers, participants int, strict b
 	for i := range ins {
 		ins[i] = instruction(fmt.Sprintf("bank-%02d", i%participants), i)
 	}
-	enqueueMany(b, pool, ins)
+	outboxtest.Enqueue(b, pool, ins)
 	rail := &countingRail{}
 	b.ResetTimer()
 	start := time.Now()

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/outbox/outboxtest"
 )
 
 // TestClaimIsAtomic: the claim deletes the pending rows and inserts their
@@ -95,7 +96,7 @@ func TestConcurrentClaimsAreDisjoint(t *testing.T) {
 	for i := range 1000 {
 		ins = append(ins, instruction(fmt.Sprintf("bank-%d", i%7), i))
 	}
-	enqueueMany(t, pool, ins)
+	outboxtest.Enqueue(t, pool, ins)
 	var mu sync.Mutex
 	seen := map[string]int{}
 	var wg sync.WaitGroup

@@ -13,6 +13,7 @@ import (
 	"github.com/paydispatch/paydispatch/internal/explain"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/outbox/outboxtest"
 )
 
 // TestHotQueriesUseIndexes checks the plans of the hot statements, as the
@@ -35,7 +36,7 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 	for i := range 22_000 {
 		ins = append(ins, instruction(fmt.Sprintf("bank-%02d", i%20), i))
 	}
-	enqueueMany(t, pool, ins)
+	outboxtest.Enqueue(t, pool, ins)
 	if _, err := outbox.ClaimOnly(ctx, pool, "busy", 2000); err != nil {
 		t.Fatal(err)
 	}

@@ -49,22 +49,6 @@ func enqueue(t testing.TB, pool *pgxpool.Pool, in outbox.Instruction) (uuid.UUID
 	return id, seq
 }
 
-// enqueueMany commits instructions in batches of up to 1,000.
-func enqueueMany(t testing.TB, pool *pgxpool.Pool, ins []outbox.Instruction) {
-	t.Helper()
-	for len(ins) > 0 {
-		n := min(len(ins), 1000)
-		err := pgx.BeginFunc(context.Background(), pool, func(tx pgx.Tx) error {
-			_, err := outbox.EnqueueBatch(context.Background(), tx, ins[:n])
-			return err
-		})
-		if err != nil {
-			t.Fatalf("enqueue: %v", err)
-		}
-		ins = ins[n:]
-	}
-}
-
 // fastConfig is a relayer config for tests: short intervals and backoffs.
 func fastConfig(pool *pgxpool.Pool, s outbox.Sender) outbox.Config {
 	return outbox.Config{

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/outbox/outboxtest"
 )
 
 // reaperConfig: claims are taken back 1 s after they were made; the
@@ -89,7 +90,7 @@ func TestReapersSideBySide(t *testing.T) {
 	for i := range 300 {
 		ins = append(ins, instruction(fmt.Sprintf("bank-%d", i%5), i))
 	}
-	enqueueMany(t, pool, ins)
+	outboxtest.Enqueue(t, pool, ins)
 	if msgs, err := outbox.ClaimOnly(ctx, pool, "dead", 300); err != nil || len(msgs) != 300 {
 		t.Fatalf("claim %d %v", len(msgs), err)
 	}
@@ -173,7 +174,7 @@ func TestHookFailureLeavesItForTheReaper(t *testing.T) {
 	for i := range 10 {
 		ins = append(ins, instruction("bank-a", i))
 	}
-	enqueueMany(t, pool, ins)
+	outboxtest.Enqueue(t, pool, ins)
 	cfg := reaperConfig(fastConfig(pool, f))
 	cfg.ReaperTimeout, cfg.RailTimeout = 3*time.Second, time.Second
 	cfg.Hooks = h.hooks()

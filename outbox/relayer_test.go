@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/outbox/outboxtest"
 )
 
 const (
@@ -468,7 +469,7 @@ func TestThroughputRunsInParallel(t *testing.T) {
 			for i := range 60 {
 				ins = append(ins, instruction("bank-a", i))
 			}
-			enqueueMany(t, pool, ins)
+			outboxtest.Enqueue(t, pool, ins)
 			startRelayer(t, cfg)
 			eventually(t, 10*time.Second, "60 deliveries", func() bool { return depth(t, pool).Pending == 0 && depth(t, pool).InFlight == 0 })
 			f.mu.Lock()
@@ -502,7 +503,7 @@ func TestSendDeadline(t *testing.T) {
 	for i := range 5 {
 		ins = append(ins, instruction("bank-a", i))
 	}
-	enqueueMany(t, pool, ins)
+	outboxtest.Enqueue(t, pool, ins)
 	startRelayer(t, cfg)
 	eventually(t, 15*time.Second, "5 deliveries", func() bool { return f.totalReceived() == 5 && depth(t, pool).InFlight == 0 })
 	notSent := countRows(t, pool, `SELECT count(*) FROM payment_outbox_attempts WHERE error_code = 'NOT_SENT'`)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/outbox/outboxtest"
 )
 
 // TestStrictOrderWithSeveralRelayers: three relayers, strict participants
@@ -55,7 +56,7 @@ func TestStrictOrderWithSeveralRelayers(t *testing.T) {
 		cfg.PollInterval = 20 * time.Millisecond
 		startRelayer(t, cfg)
 	}
-	enqueueMany(t, pool, ins)
+	outboxtest.Enqueue(t, pool, ins)
 	eventually(t, 60*time.Second, "every instruction delivered", func() bool {
 		d := depth(t, pool)
 		return d.Pending == 0 && d.InFlight == 0

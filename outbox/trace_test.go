@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/outbox/outboxtest"
 )
 
 // TestSendSpansFollowTheTraceParent: an instruction's trace context,
@@ -66,7 +67,7 @@ func TestSendSpansFollowTheTraceParent(t *testing.T) {
 	}
 
 	enqueue(t, pool, single)
-	enqueueMany(t, pool, []outbox.Instruction{batched, untraced, dead})
+	outboxtest.Enqueue(t, pool, []outbox.Instruction{batched, untraced, dead})
 	if got := pendingTraceParent(untraced.InstructionID); got != "" {
 		t.Fatalf("an instruction enqueued without a trace context has %q", got)
 	}

@@ -132,7 +132,7 @@ func (s KillScenario) Run(t *testing.T) (victim int) {
 		t.Fatalf("%d instructions, want %d", len(ins), total)
 	}
 	start := time.Now()
-	enqueue(t, s.Pool, ins)
+	Enqueue(t, s.Pool, ins)
 
 	var l Ledger
 	eventually(t, thirdWithin, "a third delivered", func() bool { l = s.Ledger(t); return l.Unique >= total/3 })
@@ -249,8 +249,8 @@ func (s KillScenario) checkArchive(t *testing.T, victim Relayer, held []string) 
 		c(`SELECT count(*) FROM payment_outbox_attempts WHERE state = 'UNKNOWN'`))
 }
 
-// enqueue commits instructions in batches of up to 1,000.
-func enqueue(t *testing.T, pool *pgxpool.Pool, ins []outbox.Instruction) {
+// Enqueue commits instructions in batches of up to 1,000.
+func Enqueue(t testing.TB, pool *pgxpool.Pool, ins []outbox.Instruction) {
 	t.Helper()
 	for len(ins) > 0 {
 		n := min(len(ins), 1000)

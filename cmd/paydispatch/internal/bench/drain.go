@@ -24,7 +24,6 @@ import (
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
-	"github.com/paydispatch/paydispatch/railsim"
 	ptemporal "github.com/paydispatch/paydispatch/temporal"
 )
 
@@ -200,16 +199,11 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if !o.ExecOnly {
 		// The full path: the booking's rail instruction through the outbox
 		// to the rail simulator, as serve runs it.
-		railURL, stopRail, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Behaviour{}, log)
+		stopDelivery, err := startDelivery(ctx, db, log)
 		if err != nil {
 			return err
 		}
-		defer stopRail()
-		stopRelay, err := app.StartRelayer(ctx, db, app.RelayConfig{RailURL: railURL}, payment.OutboxHooks(), nil, log)
-		if err != nil {
-			return err
-		}
-		defer stopRelay()
+		defer stopDelivery()
 		final = []string{string(payment.StatusDelivered), string(payment.StatusReturned), string(payment.StatusFailed)}
 	}
 

@@ -36,7 +36,6 @@ import (
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
-	"github.com/paydispatch/paydispatch/railsim"
 	ptemporal "github.com/paydispatch/paydispatch/temporal"
 )
 
@@ -322,16 +321,11 @@ func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designRes
 	}
 	// The full path in both designs: the booking's rail instruction through
 	// the outbox to the rail simulator, as serve runs it.
-	railURL, stopRail, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Behaviour{}, log)
+	stopDelivery, err := startDelivery(ctx, db, log)
 	if err != nil {
 		return a, b, err
 	}
-	defer stopRail()
-	stopRelay, err := app.StartRelayer(ctx, db, app.RelayConfig{RailURL: railURL}, payment.OutboxHooks(), nil, log)
-	if err != nil {
-		return a, b, err
-	}
-	defer stopRelay()
+	defer stopDelivery()
 	sw := worker.New(tc.Client, sleepingTaskQueue, app.Options{}.WorkerOptions())
 	sw.RegisterWorkflow(SleepingPaymentWorkflow)
 	sw.RegisterActivity(&sleepingActivities{store: payment.NewStore(db.Pool)})

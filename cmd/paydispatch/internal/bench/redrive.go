@@ -23,7 +23,6 @@ import (
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
-	"github.com/paydispatch/paydispatch/railsim"
 	ptemporal "github.com/paydispatch/paydispatch/temporal"
 )
 
@@ -141,16 +140,11 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 		return err
 	}
 	defer stopDispatch()
-	railURL, stopRail, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Behaviour{}, log)
+	stopDelivery, err := startDelivery(ctx, db, log)
 	if err != nil {
 		return err
 	}
-	defer stopRail()
-	stopRelay, err := app.StartRelayer(ctx, db, app.RelayConfig{RailURL: railURL}, payment.OutboxHooks(), nil, log)
-	if err != nil {
-		return err
-	}
-	defer stopRelay()
+	defer stopDelivery()
 
 	// The payments, due now, through the bulk intake.
 	if err := redriveIntake(ctx, o, api, db.Pool); err != nil {

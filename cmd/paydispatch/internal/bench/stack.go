@@ -13,7 +13,9 @@ import (
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/railsim"
 	ptemporal "github.com/paydispatch/paydispatch/temporal"
 )
 
@@ -134,4 +136,20 @@ func startCPUProfile(path string) (stop func(), err error) {
 			f.Close()
 		}
 	}, nil
+}
+
+// startDelivery starts the rest of the full path, as serve runs it: a
+// rail simulator on loopback and a relayer taking the bookings' rail
+// instructions through the outbox to it. stop stops both.
+func startDelivery(ctx context.Context, db *postgres.DB, log *slog.Logger) (stop func(), err error) {
+	railURL, stopRail, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Behaviour{}, log)
+	if err != nil {
+		return nil, err
+	}
+	stopRelay, err := app.StartRelayer(ctx, db, app.RelayConfig{RailURL: railURL}, payment.OutboxHooks(), nil, log)
+	if err != nil {
+		stopRail()
+		return nil, err
+	}
+	return func() { stopRelay(); stopRail() }, nil
 }
