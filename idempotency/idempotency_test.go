@@ -152,13 +152,16 @@ func TestIdempotencyKeyConcurrent(t *testing.T) {
 	}
 }
 
-// TestKeysExpire: keys are per principal; a key expires after its TTL
-// (the request runs again) and the cleanup deletes it.
+// TestKeysExpire: keys are per principal; a key is kept for its TTL,
+// expires after it (the request runs again) and the cleanup deletes it.
+// Time passes by moving the keys' expiry back: a short TTL would race a
+// loaded machine.
 func TestKeysExpire(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	store := idempotency.NewStore(pool, idempotency.Config{TTL: 200 * time.Millisecond})
+	const ttl = time.Hour
+	store := idempotency.NewStore(pool, idempotency.Config{TTL: ttl})
 	c, rec, err := store.Claim(ctx, "tok_a", "k", "POST", "/v1/accounts")
 	if err != nil || c == nil || rec != nil {
 		t.Fatalf("claim: %v %v %v", c, rec, err)
@@ -172,7 +175,29 @@ func TestKeysExpire(t *testing.T) {
 	if c3, rec, _ := store.Claim(ctx, "tok_a", "k", "POST", "/v1/accounts"); c3 != nil || rec == nil || rec.Response.Status != 201 {
 		t.Fatalf("within the TTL: %v %+v", c3, rec)
 	}
-	time.Sleep(300 * time.Millisecond)
+	var kept []time.Duration
+	rows, err := pool.Query(ctx, `SELECT expires_at - created_at FROM idempotency_keys`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var d time.Duration
+		if err := rows.Scan(&d); err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, d)
+	}
+	if rows.Err() != nil || len(kept) != 2 {
+		t.Fatalf("keys: %v, %v", kept, rows.Err())
+	}
+	for _, d := range kept {
+		if d < ttl-time.Minute || d > ttl {
+			t.Fatalf("a key is kept %v, want the TTL, %v", d, ttl)
+		}
+	}
+	if _, err := pool.Exec(ctx, `UPDATE idempotency_keys SET expires_at = now() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
 	if n, err := store.DeleteExpired(ctx); err != nil || n != 2 {
 		t.Fatalf("cleanup deleted %d, %v; want 2", n, err)
 	}

@@ -176,9 +176,10 @@ func TestConsoleInChromium(t *testing.T) {
 	}
 	shot("settings")
 
-	// 4. A payment the rail will refuse, and a file of 300 due at one
-	// instant, paced at 20 a second.
-	const n = 300
+	// 4. A payment the rail will refuse, and a file of 600 due at one
+	// instant, paced at 20 a second: 30 s of drain, so that plenty is
+	// still READY when the kill switch flips, however slow the browser.
+	const n = 600
 	instant := time.Now().Add(6 * time.Second).UTC().Truncate(time.Second).Format(time.RFC3339)
 	pay := func(id, remittance string) string {
 		return fmt.Sprintf(`{"paymentId":%q,"tenantId":"acme","debtorAccount":"ACC-1","amount":"10.00","currency":"EUR",`+
@@ -246,7 +247,7 @@ func TestConsoleInChromium(t *testing.T) {
 
 	// 6. The kill switch, confirmed: dispatch stops.
 	waitUntil(t, within(30*time.Second), func() bool { it := stats(); return it.Completed >= 20 })
-	if it := stats(); it.Queue["READY"] < 20 {
+	if it := stats(); it.Queue["READY"] < 100 {
 		t.Fatalf("only %d READY when the kill switch is to be flipped: the test cannot see dispatch stop", it.Queue["READY"])
 	}
 	do("the kill switch", chromedp.Click(chromedp.CSS(`#item-types tr[data-item-type="PAYMENT"] button.kill`)))
@@ -301,7 +302,7 @@ func TestConsoleInChromium(t *testing.T) {
 	waitUntil(t, within(30*time.Second), func() bool { return paymentStatus(t, base, "c-refused") == "DELIVERED" })
 
 	// Everything drains; the rail received each payment once.
-	waitUntil(t, within(60*time.Second), func() bool {
+	waitUntil(t, within(90*time.Second), func() bool {
 		var v struct{ Progress struct{ Delivered int } }
 		_ = json.Unmarshal([]byte(get(t, base+"/v1/payment-batches/"+sub.BatchID)), &v)
 		return v.Progress.Delivered == n
