@@ -245,13 +245,7 @@ func TestSubmitPayment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var done []string
-			for _, e := range log {
-				if e.Event == process.EventStepCompleted || e.Event == process.EventCompensationCompleted {
-					done = append(done, e.Step)
-				}
-			}
-			if fmt.Sprint(done) != fmt.Sprint(tt.wantSteps) {
+			if done := stepsDone(log); fmt.Sprint(done) != fmt.Sprint(tt.wantSteps) {
 				t.Fatalf("steps completed %v, want %v", done, tt.wantSteps)
 			}
 			if r, err := process.Replay(log); err != nil || r.Status != tt.want {
@@ -448,4 +442,16 @@ func TestContextCarriesTheAccount(t *testing.T) {
 	if e := pc["eur-1"].Enrichment; e.AccountCurrency != "EUR" || e.LimitBased || e.FXNeeded {
 		t.Fatalf("eur-1: %+v", e)
 	}
+}
+
+// stepsDone is the steps a process's log says it completed, forward and
+// compensation, in order.
+func stepsDone(log []process.LogEntry) []string {
+	var done []string
+	for _, e := range log {
+		if e.Event == process.EventStepCompleted || e.Event == process.EventCompensationCompleted {
+			done = append(done, e.Step)
+		}
+	}
+	return done
 }

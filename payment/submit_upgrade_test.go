@@ -69,13 +69,7 @@ func TestSubmitPaymentUpgrade(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var done []string
-			for _, e := range log {
-				if e.Event == process.EventStepCompleted || e.Event == process.EventCompensationCompleted {
-					done = append(done, e.Step)
-				}
-			}
-			if fmt.Sprint(done) != fmt.Sprint(tt.wantSteps) {
+			if done := stepsDone(log); fmt.Sprint(done) != fmt.Sprint(tt.wantSteps) {
 				t.Fatalf("steps completed %v, want %v", done, tt.wantSteps)
 			}
 			if b := s.balance(t, "ACC-FX"); b.StringFixed(2) != tt.wantBalance {

@@ -166,18 +166,7 @@ func startServe(t *testing.T, settings map[string]string) (*pgxpool.Pool, *tempo
 	if _, err := queue.New(pool).UpdateConfig(ctx, payment.ItemType, settings); err != nil {
 		t.Fatal(err)
 	}
-	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger, app.Options) (func(), error){app.StartInitWorker, app.StartExecWorker} {
-		stop, err := start(db, tc, log, app.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(stop)
-	}
-	stop, err := app.StartDispatcher(ctx, "schedule", db, tc, log, app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	startRoles(t, db, tc, log)
 	return pool, tc
 }
 
@@ -185,6 +174,24 @@ func startServe(t *testing.T, settings map[string]string) (*pgxpool.Pool, *tempo
 // 300 payments due at one instant get slots over six seconds; each runs
 // once, started the paced lead ahead and held until its slot: none is
 // accepted before its slot, and each slot window holds at most 50.
+// startRoles starts serve's payment roles on db and tc: the Phase A and
+// exec workers and the scheduled dispatcher, stopped at the test's end.
+func startRoles(t *testing.T, db *postgres.DB, tc *temporal.Conn, log *slog.Logger) {
+	t.Helper()
+	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger, app.Options) (func(), error){app.StartInitWorker, app.StartExecWorker} {
+		stop, err := start(db, tc, log, app.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(stop)
+	}
+	stop, err := app.StartDispatcher(context.Background(), "schedule", db, tc, log, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+}
+
 func TestPacedPaymentsFollowTheirSlots(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal server")

@@ -71,18 +71,7 @@ func TestOnePaymentOneTrace(t *testing.T) {
 	if _, err := queue.New(pool).UpdateConfig(ctx, payment.ItemType, map[string]string{"dispatch_interval_secs": "1"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger, app.Options) (func(), error){app.StartInitWorker, app.StartExecWorker} {
-		stop, err := start(db, tc, log, app.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(stop)
-	}
-	stopDispatch, err := app.StartDispatcher(ctx, "schedule", db, tc, log, app.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stopDispatch)
+	startRoles(t, db, tc, log)
 	railURL, stopSim, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Behaviour{}, log)
 	if err != nil {
 		t.Fatal(err)
