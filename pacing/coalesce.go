@@ -102,13 +102,15 @@ func (b *batcher[K, Req, Res]) run(key K) {
 // Single assignments for the same config and instant go together.
 
 type coalesceKey struct {
-	config string
-	at     int64 // requested time, Unix ms
+	config   string
+	at       int64 // requested time, Unix ms
+	deadline int64 // Unix ms, 0: none
 }
 
 type assignRequest struct {
 	cfg       Config
 	requested time.Time
+	deadline  time.Time
 	eventID   string
 }
 
@@ -122,9 +124,13 @@ type assignResult struct {
 const maxCallsPerInstant = 2
 
 // assignCoalesced is Assign's path to the database.
-func (l *Limiter) assignCoalesced(ctx context.Context, cfg Config, eventID string, requested time.Time) (Slot, error) {
-	r, err := l.assigns.do(ctx, coalesceKey{config: cfg.Name, at: requested.UnixMilli()},
-		assignRequest{cfg: cfg, requested: requested, eventID: eventID})
+func (l *Limiter) assignCoalesced(ctx context.Context, cfg Config, eventID string, requested, deadline time.Time) (Slot, error) {
+	var dl int64
+	if !deadline.IsZero() {
+		dl = deadline.UnixMilli()
+	}
+	r, err := l.assigns.do(ctx, coalesceKey{config: cfg.Name, at: requested.UnixMilli(), deadline: dl},
+		assignRequest{cfg: cfg, requested: requested, deadline: deadline, eventID: eventID})
 	if err != nil {
 		return Slot{}, err // the call may still assign the slot; a retry gets it back
 	}
@@ -138,7 +144,7 @@ func (l *Limiter) assignBatch(ctx context.Context, reqs []assignRequest) []assig
 	for i, r := range reqs {
 		ids[i] = r.eventID
 	}
-	slots, err := l.assign(ctx, reqs[0].cfg, reqs[0].requested, ids)
+	slots, err := l.assign(ctx, reqs[0].cfg, reqs[0].requested, reqs[0].deadline, ids)
 	bySlot := make(map[string]Slot, len(slots))
 	for _, s := range slots {
 		if _, seen := bySlot[s.EventID]; !seen { // an id asked twice: its first answer

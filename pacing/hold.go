@@ -1,9 +1,11 @@
 package pacing
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/paydispatch/paydispatch/pacing/internal/dbsqlc"
@@ -41,45 +43,102 @@ type Held struct {
 // within the config's headroom) and a database error are returned; the
 // caller retries.
 func (l *Limiter) HoldSlot(ctx context.Context, configName string, slot time.Time) (Held, error) {
+	return l.HoldSlots(ctx, slot, configName)
+}
+
+// HoldSlots is HoldSlot under several configs at once (a rail's and its
+// tenant's): the execution goes when each of them has counted it in the
+// window it runs in. It is counted under each in turn, from the time the
+// ones before let it go; a config that sends it to a later window moves
+// it for the others, and it is counted again where it then is. Configs
+// missing or inactive are left out; with none left, it goes at its slot.
+func (l *Limiter) HoldSlots(ctx context.Context, slot time.Time, configNames ...string) (Held, error) {
 	h := Held{At: slot}
 	if err := Hold(ctx, slot.Add(-countAhead)); err != nil {
 		return h, err
 	}
-	cfg, err := l.activeConfig(ctx, configName)
-	if errors.Is(err, ErrConfigNotFound) || errors.Is(err, ErrConfigInactive) {
+	cfgs := make([]Config, 0, len(configNames))
+	for _, name := range configNames {
+		cfg, err := l.activeConfig(ctx, name)
+		if errors.Is(err, ErrConfigNotFound) || errors.Is(err, ErrConfigInactive) {
+			continue
+		}
+		if err != nil {
+			return h, err
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	if len(cfgs) == 0 {
 		return h, Hold(ctx, slot)
 	}
-	if err != nil {
-		return h, err
-	}
+	// The tightest rate first: a count it moves leaves the looser
+	// configs' counts, taken after it, where they are.
+	slices.SortStableFunc(cfgs, func(a, b Config) int {
+		return cmp.Compare(float64(a.MaxPerWindow)/float64(a.Window), float64(b.MaxPerWindow)/float64(b.Window))
+	})
 	// A count that came back after its window ended (a slow round trip)
 	// is left unused, and the execution counted again where it now is.
+	counted := make([]time.Time, len(cfgs))
+	from, onTime := slot, true
 	for range maxRecounts {
 		// At its own slot, it is spread already: it goes then, unless its
 		// window is full. Late, it takes its place among the window's.
 		at, spread := time.Now(), true
-		if !at.After(slot) || sameWindow(at, slot, cfg.Window) {
+		if onTime && (!at.After(slot) || sameWindow(at, slot, cfgs[0].Window)) {
 			at, spread = later(at, slot), false
+		} else {
+			at = later(at, from)
 		}
-		r, err := l.executions.do(ctx, executeKey{cfg.Name, cfg.Version}, executeRequest{cfg: cfg, at: at, spread: spread})
-		if err == nil {
-			err = r.err
+		// Each config counts it where it is; one that moves it makes the
+		// others whose window it left count it again there (a count left
+		// behind costs a place, never the limit).
+		for pass := 0; pass < maxRecounts && !inCountedWindows(at, cfgs, counted); pass++ {
+			for i, cfg := range cfgs {
+				if !counted[i].IsZero() && sameWindow(at, counted[i], cfg.Window) {
+					continue
+				}
+				r, err := l.executions.do(ctx, executeKey{cfg.Name, cfg.Version}, executeRequest{cfg: cfg, at: at, spread: spread})
+				if err == nil {
+					err = r.err
+				}
+				if err != nil {
+					return h, fmt.Errorf("pacing: let an execution go under %s: %w", cfg.Name, err)
+				}
+				if r.at.Unix() == 0 {
+					return h, fmt.Errorf("pacing: no window with room for an execution under %s within %d windows: %w", cfg.Name, cfg.Headroom, ErrExhausted)
+				}
+				if r.at.After(at) {
+					at, spread = r.at, true
+				}
+				counted[i] = r.at
+			}
 		}
-		if err != nil {
-			return h, fmt.Errorf("pacing: let an execution go under %s: %w", configName, err)
+		if !inCountedWindows(at, cfgs, counted) {
+			from, onTime = at, false
+			clear(counted)
+			continue
 		}
-		if r.at.Unix() == 0 {
-			return h, fmt.Errorf("pacing: no window with room for an execution under %s within %d windows: %w", configName, cfg.Headroom, ErrExhausted)
-		}
-		if err := Hold(ctx, r.at); err != nil {
+		if err := Hold(ctx, at); err != nil {
 			return h, err
 		}
-		if went := time.Now(); sameWindow(went, r.at, cfg.Window) {
-			h.At, h.Moved = went, !sameWindow(went, slot, cfg.Window)
+		if went := time.Now(); inCountedWindows(went, cfgs, counted) {
+			h.At, h.Moved = went, !sameWindow(went, slot, cfgs[0].Window)
 			return h, nil
 		}
+		clear(counted)
 	}
-	return h, fmt.Errorf("pacing: an execution under %s missed its window %d times: %w", configName, maxRecounts, ErrExhausted)
+	return h, fmt.Errorf("pacing: an execution under %v missed its window %d times: %w", configNames, maxRecounts, ErrExhausted)
+}
+
+// inCountedWindows reports whether t falls in each window an execution
+// was counted in (counted[i] under cfgs[i]).
+func inCountedWindows(t time.Time, cfgs []Config, counted []time.Time) bool {
+	for i, cfg := range cfgs {
+		if !sameWindow(t, counted[i], cfg.Window) {
+			return false
+		}
+	}
+	return true
 }
 
 // countAhead is how long before its slot an execution on time is

@@ -27,6 +27,9 @@ var (
 	ErrExhausted = errors.New("no window with room within the search limit")
 	// ErrInvalid: a config or request is malformed; nothing changed.
 	ErrInvalid = errors.New("invalid")
+	// ErrLate: no window had room before the event's deadline; nothing
+	// was written for it.
+	ErrLate = errors.New("no room before the deadline")
 )
 
 // InvalidError names the field of a config or request that is wrong and
@@ -80,6 +83,7 @@ const (
 	StatusNew       Status = "NEW"       // assigned by this call
 	StatusExisting  Status = "EXISTING"  // assigned before: the same slot again
 	StatusExhausted Status = "EXHAUSTED" // no room within the search limit; nothing written
+	StatusLate      Status = "LATE"      // no room before the deadline; nothing written
 )
 
 // Slot is an event's place in the schedule.
@@ -91,11 +95,15 @@ type Slot struct {
 	Status        Status
 }
 
-// Event is something to pace: an id (the idempotency key) and the time it
-// asks for.
+// Event is something to pace: an id (the idempotency key), the time it
+// asks for and, optionally, a deadline its slot must come before (a
+// rail's cut-off).
 type Event struct {
 	ID            string
 	RequestedTime time.Time
+	// Deadline, when set, bounds the slot: an event with no room before
+	// it is LATE, and nothing is written for it.
+	Deadline time.Time
 }
 
 // Options tune a Limiter; zero values take the defaults.
@@ -251,6 +259,14 @@ func (l *Limiter) activeConfig(ctx context.Context, name string) (Config, error)
 // nothing. Concurrent calls for the same config and instant share
 // database calls (see coalesce.go).
 func (l *Limiter) Assign(ctx context.Context, configName, eventID string, requested time.Time) (Slot, error) {
+	return l.AssignEvent(ctx, configName, Event{ID: eventID, RequestedTime: requested})
+}
+
+// AssignEvent is Assign for an event that may have a deadline: with no
+// room before it, the slot's Status is LATE, with ErrLate, and nothing is
+// written.
+func (l *Limiter) AssignEvent(ctx context.Context, configName string, e Event) (Slot, error) {
+	eventID, requested := e.ID, e.RequestedTime
 	if eventID == "" || len(eventID) > 200 || !plaintext.Valid(eventID) {
 		return Slot{}, invalid("eventId", "want 1-200 characters of UTF-8 text, no control characters")
 	}
@@ -261,12 +277,24 @@ func (l *Limiter) Assign(ctx context.Context, configName, eventID string, reques
 	if err != nil {
 		return Slot{}, err
 	}
-	slot, err := l.assignCoalesced(ctx, cfg, eventID, ceilMilli(requested))
+	slot, err := l.assignCoalesced(ctx, cfg, eventID, ceilMilli(requested), floorMilli(e.Deadline))
 	if err != nil {
 		return Slot{}, err
 	}
-	if slot.Status == StatusExhausted {
+	if slot.Status == statusBusy {
+		// Alone this time (see retryLate).
+		got := map[string]Slot{eventID: slot}
+		if err := l.retryLate(ctx, cfg, instant{ceilMilli(requested), floorMilli(e.Deadline)}, []string{eventID}, got); err != nil {
+			return Slot{}, err
+		}
+		slot = got[eventID]
+	}
+	switch slot.Status {
+	case StatusExhausted:
 		return slot, fmt.Errorf("pacing: %s at %s under %s: %w", eventID, requested.Format(time.RFC3339Nano), configName, ErrExhausted)
+	case StatusLate:
+		return slot, fmt.Errorf("pacing: %s at %s under %s before %s: %w", eventID, requested.Format(time.RFC3339Nano), configName,
+			e.Deadline.Format(time.RFC3339Nano), ErrLate)
 	}
 	return slot, nil
 }
@@ -281,13 +309,23 @@ func ceilMilli(t time.Time) time.Time {
 	return r
 }
 
+// floorMilli rounds down to the millisecond, so a slot before the
+// rounded deadline is before the deadline; zero stays zero.
+func floorMilli(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC().Truncate(time.Millisecond)
+}
+
 func errNoResult(eventID string) error { return fmt.Errorf("pacing: no result for event %s", eventID) }
 
 // AssignBulk gives each event a slot, in one round trip per requested
 // instant and chunk of BulkChunk events: a file of 500,000 payments for one
 // instant takes 100 round trips, not 500,000. Results come in the order of
-// events; an event that found no room has Status EXHAUSTED (and nothing
-// written). An event id given twice gets one slot.
+// events; an event that found no room has Status EXHAUSTED, one that found
+// none before its deadline LATE (and nothing written for either). An event
+// id given twice gets one slot.
 func (l *Limiter) AssignBulk(ctx context.Context, configName string, events []Event) ([]Slot, error) {
 	for i, e := range events {
 		if e.ID == "" || len(e.ID) > 200 || !plaintext.Valid(e.ID) {
@@ -301,25 +339,25 @@ func (l *Limiter) AssignBulk(ctx context.Context, configName string, events []Ev
 	if err != nil {
 		return nil, err
 	}
-	// Group by instant, earliest first, keeping each group's order. An id
-	// given twice is assigned once, with its first requested time: two
-	// chunks racing for one id would answer it NEW and EXISTING in either
-	// order.
-	byTime := map[time.Time][]string{}
-	var times []time.Time
+	// Group by instant (and deadline), earliest first, keeping each
+	// group's order. An id given twice is assigned once, with its first
+	// requested time: two chunks racing for one id would answer it NEW and
+	// EXISTING in either order.
+	byTime := map[instant][]string{}
+	var times []instant
 	seen := make(map[string]struct{}, len(events))
 	for _, e := range events {
 		if _, dup := seen[e.ID]; dup {
 			continue
 		}
 		seen[e.ID] = struct{}{}
-		t := ceilMilli(e.RequestedTime)
+		t := instant{at: ceilMilli(e.RequestedTime), deadline: floorMilli(e.Deadline)}
 		if _, ok := byTime[t]; !ok {
 			times = append(times, t)
 		}
 		byTime[t] = append(byTime[t], e.ID)
 	}
-	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	slices.SortFunc(times, func(a, b instant) int { return cmp.Or(a.at.Compare(b.at), a.deadline.Compare(b.deadline)) })
 	got := make(map[string]Slot, len(events))
 	// Chunks of one instant go maxCallsPerInstant at a time. A call holds
 	// its windows until it commits, so the other walks past them: a chunk
@@ -340,7 +378,7 @@ func (l *Limiter) AssignBulk(ctx context.Context, configName string, events []Ev
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
-				slots, err := l.assign(ctx, cfg, t, part)
+				slots, err := l.assign(ctx, cfg, t.at, t.deadline, part)
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -358,6 +396,9 @@ func (l *Limiter) AssignBulk(ctx context.Context, configName string, events []Ev
 		if firstErr != nil {
 			return nil, firstErr
 		}
+		if err := l.retryLate(ctx, cfg, t, byTime[t], got); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]Slot, len(events))
 	for i, e := range events {
@@ -370,15 +411,70 @@ func (l *Limiter) AssignBulk(ctx context.Context, configName string, events []Ev
 	return out, nil
 }
 
-// assign is one round trip: ids all requesting the instant t.
-func (l *Limiter) assign(ctx context.Context, cfg Config, t time.Time, ids []string) ([]Slot, error) {
+// statusBusy is pacing_assign's answer for an event it found no room for
+// before its deadline while a window before it, with room, was held by
+// another transaction: not LATE yet. Callers never see it.
+const statusBusy Status = "BUSY"
+
+// busyRetries bounds how often BUSY events are asked again; still BUSY
+// then, they are LATE (the safe side: a payment rolled, never late).
+const busyRetries = 50
+
+// retryLate asks again, alone, for the events of an instant that came
+// back BUSY, after a pause for the holders to commit, until each is
+// placed or LATE.
+func (l *Limiter) retryLate(ctx context.Context, cfg Config, t instant, ids []string, got map[string]Slot) error {
+	if t.deadline.IsZero() {
+		return nil
+	}
+	for round := range busyRetries + 1 {
+		var busy []string
+		for _, id := range ids {
+			if got[id].Status == statusBusy {
+				busy = append(busy, id)
+			}
+		}
+		if len(busy) == 0 {
+			return nil
+		}
+		if round == busyRetries {
+			for _, id := range busy {
+				got[id] = Slot{EventID: id, Status: StatusLate}
+			}
+			return nil
+		}
+		if err := Hold(ctx, time.Now().Add(time.Duration(2+rand.IntN(10))*time.Millisecond)); err != nil {
+			return err
+		}
+		slots, err := l.assign(ctx, cfg, t.at, t.deadline, busy)
+		if err != nil {
+			return err
+		}
+		for _, s := range slots {
+			got[s.EventID] = s
+		}
+	}
+	return nil
+}
+
+// instant is a group of AssignBulk's events: one requested time and one
+// deadline (zero: none).
+type instant struct{ at, deadline time.Time }
+
+// assign is one round trip: ids all requesting the instant t, before the
+// deadline (zero: none).
+func (l *Limiter) assign(ctx context.Context, cfg Config, t, deadline time.Time, ids []string) ([]Slot, error) {
 	jitter := make([]float64, len(ids))
 	for i := range jitter {
 		jitter[i] = rand.Float64()
 	}
+	var dl *time.Time
+	if !deadline.IsZero() {
+		dl = &deadline
+	}
 	rows, err := l.q.Assign(ctx, dbsqlc.AssignParams{
 		ConfigName: cfg.Name, WindowMs: cfg.Window.Milliseconds(), MaxPerWindow: int32(cfg.MaxPerWindow),
-		Headroom: int32(cfg.Headroom), RequestedTime: t, EventIds: ids, Jitter: jitter,
+		Headroom: int32(cfg.Headroom), RequestedTime: t, EventIds: ids, Jitter: jitter, Deadline: dl,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pacing: assign %d events under %s: %w", len(ids), cfg.Name, err)
@@ -386,7 +482,7 @@ func (l *Limiter) assign(ctx context.Context, cfg Config, t time.Time, ids []str
 	out := make([]Slot, len(rows))
 	for i, r := range rows {
 		out[i] = Slot{EventID: r.EventID, Status: Status(r.Status)}
-		if out[i].Status != StatusExhausted {
+		if out[i].Status != StatusExhausted && out[i].Status != StatusLate && out[i].Status != statusBusy {
 			out[i].ScheduledTime, out[i].WindowStart, out[i].Index = r.ScheduledTime, r.WindowStart, int(r.SlotIndex)
 		}
 	}

@@ -710,7 +710,7 @@ func assignRaw(t *testing.T, q execer, max int, prefix string, n int) {
 	for i := range ids {
 		ids[i], us[i] = fmt.Sprintf("%s-%03d", prefix, i), 0.5
 	}
-	if _, err := q.Exec(context.Background(), `SELECT * FROM pacing_assign('default', 4000, $1, 100, $2, $3, $4)`, max, boundary, ids, us); err != nil {
+	if _, err := q.Exec(context.Background(), `SELECT * FROM pacing_assign('default', 4000, $1, 100, $2, $3, $4, NULL)`, max, boundary, ids, us); err != nil {
 		t.Fatal(err)
 	}
 }

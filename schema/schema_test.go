@@ -320,7 +320,7 @@ func TestEveryDownUndoesItsUp(t *testing.T) {
 	}
 	// The functions work on the tables the Ups recreated.
 	var n int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pacing_assign('c', 4000, 100, 3, now(), ARRAY['a','b'], ARRAY[0.5,0.5])`).Scan(&n); err != nil || n != 2 {
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pacing_assign('c', 4000, 100, 3, now(), ARRAY['a','b'], ARRAY[0.5,0.5], NULL)`).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("pacing_assign after the round trips: %d rows, %v", n, err)
 	}
 }

@@ -165,6 +165,17 @@ BEGIN
 END
 $$;
 
+-- pacing_busy reports whether a window that gave nothing had room under
+-- p_cap, or did not exist: another transaction holds it (or is creating
+-- it). Before a deadline, events that found no room are LATE only when no
+-- window before it was busy; else BUSY, and the caller asks again once
+-- the holders have committed.
+CREATE OR REPLACE FUNCTION pacing_busy(p_config text, p_window timestamptz, p_cap integer) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT p_cap > 0 AND coalesce((SELECT w.slot_count < p_cap FROM pacing_window w
+                                   WHERE w.config_name = p_config AND w.window_start = p_window), true)
+$$;
+
 -- pacing_assign gives each event (all requesting p_requested) a slot, in
 -- one call (docs/design.md, "Pacing"):
 --   idempotency: an event that has a slot gets it back (EXISTING);
@@ -177,9 +188,16 @@ $$;
 --     nothing;
 --   events left over are EXHAUSTED, and nothing is written for them.
 -- p_us holds one uniform random number in [0, 1) per event (the jitter,
--- drawn by the caller).
+-- drawn by the caller). p_deadline (NULL: none) is a time no slot may
+-- reach (a rail's cut-off): the window it falls in takes, in proportion,
+-- only the slots that lie before it, no window after it is searched, and
+-- the events that found no room before it are LATE, nothing written for
+-- them, or BUSY when a window before it that gave nothing had room but
+-- was held by another transaction (the caller asks again).
+DROP FUNCTION IF EXISTS pacing_assign(text, bigint, integer, integer, timestamptz, text[], double precision[]);
 CREATE OR REPLACE FUNCTION pacing_assign(p_config text, p_window_ms bigint, p_max integer, p_headroom integer,
-                              p_requested timestamptz, p_event_ids text[], p_us double precision[])
+                              p_requested timestamptz, p_event_ids text[], p_us double precision[],
+                              p_deadline timestamptz)
 RETURNS TABLE (event_id text, status text, window_start timestamptz, scheduled_time timestamptz, slot_index integer)
 LANGUAGE plpgsql
 -- Its statements are fixed-shape lookups by key: generic plans, whatever
@@ -207,10 +225,19 @@ DECLARE
     v_takes   integer[];
     v_offs    integer[];
     v_new     bigint;
+    v_dl_ms   bigint := floor(extract(epoch FROM p_deadline) * 1000)::bigint;
+    v_cap     integer;
+    v_busy    boolean := false;
 BEGIN
     v_w0_ms := v_req_ms - ((v_req_ms % p_window_ms) + p_window_ms) % p_window_ms;
     v_elapsed := v_req_ms - v_w0_ms;
     v_eff := floor(p_max::numeric * (p_window_ms - v_elapsed) / p_window_ms)::integer;
+    -- A deadline inside the requested window: only the slots k < v_cap,
+    -- spread over its part as v_eff are, lie before it.
+    v_cap := v_eff;
+    IF v_dl_ms IS NOT NULL AND v_dl_ms < v_w0_ms + p_window_ms THEN
+        v_cap := greatest(floor(v_eff::numeric * (v_dl_ms - v_req_ms) / (p_window_ms - v_elapsed))::integer, 0);
+    END IF;
 
     -- No probe of the keys first: the slot inserts' ON CONFLICT finds the
     -- events that have slots (and ids given twice), and their answers are
@@ -223,16 +250,18 @@ BEGIN
 
     -- Phase 1: the requested window, proportionally.
     SELECT t.o_first, t.o_taken INTO v_first, v_taken
-    FROM pacing_take(p_config, pacing_ms(v_w0_ms), p_window_ms, v_eff, p_max, v_n) t;
+    FROM pacing_take(p_config, pacing_ms(v_w0_ms), p_window_ms, v_cap, p_max, v_n) t;
     IF v_taken > 0 THEN
         RETURN QUERY SELECT * FROM pacing_place(p_config, p_window_ms, v_w0_ms, v_elapsed, v_eff, v_first,
                                                 p_requested, p_event_ids[1:v_taken], p_us[1:v_taken]);
         v_done := v_taken;
+    ELSIF v_dl_ms IS NOT NULL THEN
+        v_busy := v_busy OR pacing_busy(p_config, pacing_ms(v_w0_ms), v_cap);
     END IF;
 
     -- Phase 2: whole windows after it.
     v_w_ms := v_w0_ms + p_window_ms;
-    WHILE v_done < v_n AND v_misses <= p_headroom LOOP
+    WHILE v_done < v_n AND v_misses <= p_headroom AND (v_dl_ms IS NULL OR v_w_ms < v_dl_ms) LOOP
         SELECT w.status INTO v_status FROM pacing_window w
         WHERE w.config_name = p_config AND w.window_start = pacing_ms(v_w_ms);
         IF FOUND AND v_status = 'CLOSED' THEN
@@ -256,7 +285,7 @@ BEGIN
             v_w_ms := coalesce(v_next_ms, v_w_ms + p_window_ms);
             CONTINUE;
         END IF;
-        IF v_n - v_done > p_max THEN
+        IF v_n - v_done > p_max AND (v_dl_ms IS NULL OR v_w_ms + p_window_ms <= v_dl_ms) THEN
             -- More than a window's worth left: a range of windows per
             -- statement instead of one window per round of statements.
             -- As many windows as the events need at full room, no spares:
@@ -265,6 +294,9 @@ BEGIN
             -- hole. A part-full window in the range leaves events over for
             -- the next round.
             v_k := least(ceil((v_n - v_done)::numeric / p_max)::integer, greatest(p_headroom, 1));
+            IF v_dl_ms IS NOT NULL THEN -- whole windows before the deadline only
+                v_k := least(v_k, ((v_dl_ms - v_w_ms) / p_window_ms)::integer);
+            END IF;
             -- The range's missing windows, created open and empty (a plain
             -- existence test first: ON CONFLICT would wait on rows others
             -- are updating).
@@ -306,6 +338,11 @@ BEGIN
             INTO v_ws, v_cs, v_takes, v_offs
             FROM plan p WHERE p.off < v_n - v_done;
             v_taken := coalesce((SELECT sum(t) FROM unnest(v_takes) t), 0);
+            IF v_dl_ms IS NOT NULL AND (coalesce(cardinality(v_ws), 0) < coalesce(cardinality(v_est), 0)
+                OR (SELECT count(*) FROM pacing_window w WHERE w.config_name = p_config
+                      AND w.window_start >= pacing_ms(v_w_ms) AND w.window_start < pacing_ms(v_w_ms + v_k * p_window_ms)) < v_k) THEN
+                v_busy := true; -- windows with room held, or not created, by others
+            END IF;
             IF v_taken > 0 THEN
                 RETURN QUERY
                 WITH ins AS (
@@ -366,8 +403,13 @@ BEGIN
             END IF;
             CONTINUE;
         END IF;
+        -- The window the deadline falls in: the slots before it.
+        v_cap := p_max;
+        IF v_dl_ms IS NOT NULL AND v_dl_ms < v_w_ms + p_window_ms THEN
+            v_cap := floor(p_max::numeric * (v_dl_ms - v_w_ms) / p_window_ms)::integer;
+        END IF;
         SELECT t.o_first, t.o_taken INTO v_first, v_taken
-        FROM pacing_take(p_config, pacing_ms(v_w_ms), p_window_ms, p_max, p_max, v_n - v_done) t;
+        FROM pacing_take(p_config, pacing_ms(v_w_ms), p_window_ms, v_cap, p_max, v_n - v_done) t;
         IF v_taken > 0 THEN
             RETURN QUERY SELECT * FROM pacing_place(p_config, p_window_ms, v_w_ms, 0, p_max, v_first, p_requested,
                                                     p_event_ids[v_done + 1 : v_done + v_taken], p_us[v_done + 1 : v_done + v_taken]);
@@ -375,15 +417,22 @@ BEGIN
             v_misses := 0;
         ELSE
             v_misses := v_misses + 1; -- held by another transaction (or full under a lowered max)
+            IF v_dl_ms IS NOT NULL THEN
+                v_busy := v_busy OR pacing_busy(p_config, pacing_ms(v_w_ms), v_cap);
+            END IF;
         END IF;
         v_w_ms := v_w_ms + p_window_ms;
     END LOOP;
 
     IF v_done < v_n THEN
         -- No room for these: those that have slots are EXISTING (a replay
-        -- when every window is full), the rest EXHAUSTED.
+        -- when every window is full), the rest LATE when the search reached
+        -- the deadline, else EXHAUSTED.
         RETURN QUERY
-        SELECT t.id, CASE WHEN s.event_id IS NULL THEN 'EXHAUSTED' ELSE 'EXISTING' END::text,
+        SELECT t.id, CASE WHEN s.event_id IS NOT NULL THEN 'EXISTING'
+                          WHEN v_dl_ms IS NOT NULL AND greatest(v_w_ms, v_req_ms) >= v_dl_ms
+                          THEN CASE WHEN v_busy THEN 'BUSY' ELSE 'LATE' END
+                          ELSE 'EXHAUSTED' END::text,
                s.window_start, s.scheduled_time, s.slot_index
         FROM unnest(p_event_ids[v_done + 1 : v_n]) AS t(id)
         LEFT JOIN pacing_slot s ON s.event_id = t.id;

@@ -24,14 +24,16 @@ WHERE config_name = @config_name
 RETURNING *;
 
 -- name: Assign :many
--- One round trip for any number of events requesting the same instant.
--- EXHAUSTED rows carry no slot: epoch and -1 stand in for it.
+-- One round trip for any number of events requesting the same instant,
+-- before a deadline (NULL: none). EXHAUSTED and LATE rows carry no slot:
+-- epoch and -1 stand in for it.
 SELECT a.event_id::text AS event_id, a.status::text AS status,
        coalesce(a.window_start, 'epoch')::timestamptz AS window_start,
        coalesce(a.scheduled_time, 'epoch')::timestamptz AS scheduled_time,
        coalesce(a.slot_index, -1)::int AS slot_index
 FROM pacing_assign(@config_name::text, @window_ms::bigint, @max_per_window::int, @headroom::int,
-                   @requested_time::timestamptz, @event_ids::text[], @jitter::float8[]) a;
+                   @requested_time::timestamptz, @event_ids::text[], @jitter::float8[],
+                   sqlc.narg(deadline)::timestamptz) a;
 
 -- name: WindowCounts :many
 -- Each window's counter beside the slots it holds (tests, checks).
@@ -73,3 +75,32 @@ FROM (SELECT a.at, s.spread, a.i
       FROM unnest(@nows::timestamptz[]) WITH ORDINALITY AS a (at, i)
       JOIN unnest(@spreads::boolean[]) WITH ORDINALITY AS s (spread, i) USING (i)) n
 ORDER BY n.i;
+
+-- name: ReleaseSlots :many
+-- Gives events' slots back: each slot is deleted, and its window's
+-- counter given the unit back when the window has not begun (one that
+-- has begun keeps its count: an execution may have gone at the slot).
+-- Returns the released events.
+WITH gone AS (
+    DELETE FROM pacing_slot s
+    WHERE s.config_name = @config_name AND s.event_id = ANY(@event_ids::text[])
+    RETURNING s.event_id, s.window_start
+), back AS (
+    UPDATE pacing_window w
+    SET slot_count = greatest(w.slot_count - g.n, 0),
+        status = CASE WHEN greatest(w.slot_count - g.n, 0) >= @max_per_window::int THEN 'CLOSED' ELSE 'OPEN' END,
+        updated_at = now()
+    FROM (SELECT gone.window_start, count(*)::int AS n FROM gone GROUP BY gone.window_start) g
+    WHERE w.config_name = @config_name AND w.window_start = g.window_start AND w.window_start > @now::timestamptz
+)
+SELECT gone.event_id::text FROM gone;
+
+-- name: WindowsFrom :many
+-- A config's windows from a time on, for a projection: their counters,
+-- in time order, up to a bound.
+SELECT w.window_start, w.slot_count
+FROM pacing_window w
+WHERE w.config_name = @config_name AND w.window_start >= @from_time::timestamptz
+  AND w.window_start < @until_time::timestamptz
+ORDER BY w.window_start
+LIMIT @max_rows::int;

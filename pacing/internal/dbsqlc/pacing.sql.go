@@ -16,7 +16,8 @@ SELECT a.event_id::text AS event_id, a.status::text AS status,
        coalesce(a.scheduled_time, 'epoch')::timestamptz AS scheduled_time,
        coalesce(a.slot_index, -1)::int AS slot_index
 FROM pacing_assign($1::text, $2::bigint, $3::int, $4::int,
-                   $5::timestamptz, $6::text[], $7::float8[]) a
+                   $5::timestamptz, $6::text[], $7::float8[],
+                   $8::timestamptz) a
 `
 
 type AssignParams struct {
@@ -27,6 +28,7 @@ type AssignParams struct {
 	RequestedTime time.Time
 	EventIds      []string
 	Jitter        []float64
+	Deadline      *time.Time
 }
 
 type AssignRow struct {
@@ -37,8 +39,9 @@ type AssignRow struct {
 	SlotIndex     int32
 }
 
-// One round trip for any number of events requesting the same instant.
-// EXHAUSTED rows carry no slot: epoch and -1 stand in for it.
+// One round trip for any number of events requesting the same instant,
+// before a deadline (NULL: none). EXHAUSTED and LATE rows carry no slot:
+// epoch and -1 stand in for it.
 func (q *Queries) Assign(ctx context.Context, arg AssignParams) ([]AssignRow, error) {
 	rows, err := q.db.Query(ctx, assign,
 		arg.ConfigName,
@@ -48,6 +51,7 @@ func (q *Queries) Assign(ctx context.Context, arg AssignParams) ([]AssignRow, er
 		arg.RequestedTime,
 		arg.EventIds,
 		arg.Jitter,
+		arg.Deadline,
 	)
 	if err != nil {
 		return nil, err
@@ -296,6 +300,58 @@ func (q *Queries) PutConfig(ctx context.Context, arg PutConfigParams) (PacingCon
 	return i, err
 }
 
+const releaseSlots = `-- name: ReleaseSlots :many
+WITH gone AS (
+    DELETE FROM pacing_slot s
+    WHERE s.config_name = $1 AND s.event_id = ANY($2::text[])
+    RETURNING s.event_id, s.window_start
+), back AS (
+    UPDATE pacing_window w
+    SET slot_count = greatest(w.slot_count - g.n, 0),
+        status = CASE WHEN greatest(w.slot_count - g.n, 0) >= $3::int THEN 'CLOSED' ELSE 'OPEN' END,
+        updated_at = now()
+    FROM (SELECT gone.window_start, count(*)::int AS n FROM gone GROUP BY gone.window_start) g
+    WHERE w.config_name = $1 AND w.window_start = g.window_start AND w.window_start > $4::timestamptz
+)
+SELECT gone.event_id::text FROM gone
+`
+
+type ReleaseSlotsParams struct {
+	ConfigName   string
+	EventIds     []string
+	MaxPerWindow int32
+	Now          time.Time
+}
+
+// Gives events' slots back: each slot is deleted, and its window's
+// counter given the unit back when the window has not begun (one that
+// has begun keeps its count: an execution may have gone at the slot).
+// Returns the released events.
+func (q *Queries) ReleaseSlots(ctx context.Context, arg ReleaseSlotsParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, releaseSlots,
+		arg.ConfigName,
+		arg.EventIds,
+		arg.MaxPerWindow,
+		arg.Now,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var gone_event_id string
+		if err := rows.Scan(&gone_event_id); err != nil {
+			return nil, err
+		}
+		items = append(items, gone_event_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const setTenantConfig = `-- name: SetTenantConfig :one
 INSERT INTO pacing_tenant_config (item_type, tenant_id, config_name)
 VALUES ($1, $2, $3)
@@ -389,6 +445,54 @@ func (q *Queries) WindowCounts(ctx context.Context, configName string) ([]Window
 			&i.Status,
 			&i.Slots,
 		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const windowsFrom = `-- name: WindowsFrom :many
+SELECT w.window_start, w.slot_count
+FROM pacing_window w
+WHERE w.config_name = $1 AND w.window_start >= $2::timestamptz
+  AND w.window_start < $3::timestamptz
+ORDER BY w.window_start
+LIMIT $4::int
+`
+
+type WindowsFromParams struct {
+	ConfigName string
+	FromTime   time.Time
+	UntilTime  time.Time
+	MaxRows    int32
+}
+
+type WindowsFromRow struct {
+	WindowStart time.Time
+	SlotCount   int32
+}
+
+// A config's windows from a time on, for a projection: their counters,
+// in time order, up to a bound.
+func (q *Queries) WindowsFrom(ctx context.Context, arg WindowsFromParams) ([]WindowsFromRow, error) {
+	rows, err := q.db.Query(ctx, windowsFrom,
+		arg.ConfigName,
+		arg.FromTime,
+		arg.UntilTime,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WindowsFromRow
+	for rows.Next() {
+		var i WindowsFromRow
+		if err := rows.Scan(&i.WindowStart, &i.SlotCount); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

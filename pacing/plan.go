@@ -1,0 +1,146 @@
+package pacing
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/paydispatch/paydispatch/pacing/internal/dbsqlc"
+)
+
+// Release gives events' slots under a config back: each slot is deleted
+// (the event may be assigned again, e.g. a later day's slot), and its
+// window's counter takes the place back when the window has not begun, so
+// that events assigned afterwards take it. A window that has begun keeps
+// its count: an execution may already have gone at the slot. The limit
+// holds either way, since executions are counted where they run
+// (HoldSlot). db may be the caller's transaction, so that a slot is
+// released with the change that frees it. It returns the events whose
+// slots were released.
+func (l *Limiter) Release(ctx context.Context, db dbsqlc.DBTX, configName string, eventIDs []string) ([]string, error) {
+	if len(eventIDs) == 0 {
+		return nil, nil
+	}
+	cfg, err := l.GetConfig(ctx, configName)
+	if err != nil {
+		return nil, err
+	}
+	q := l.q
+	if db != nil {
+		q = dbsqlc.New(db)
+	}
+	ids, err := q.ReleaseSlots(ctx, dbsqlc.ReleaseSlotsParams{
+		ConfigName: configName, EventIds: eventIDs, MaxPerWindow: int32(cfg.MaxPerWindow), Now: l.now(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pacing: release %d slots under %s: %w", len(eventIDs), configName, err)
+	}
+	return ids, nil
+}
+
+// Projection is where n events requesting one instant would go under a
+// config as its windows stand: known before a slot is taken.
+type Projection struct {
+	// First and Last are the projected times of the first and the last
+	// slot placed (zero when none was).
+	First, Last time.Time
+	// Placed is how many found a slot (before the deadline, when one was
+	// given); the rest would be LATE.
+	Placed int
+}
+
+// maxProjectedWindows bounds a projection's walk: a million windows is
+// beyond any cut-off a day has.
+const maxProjectedWindows = 1_000_000
+
+// Project says where n events requesting the instant requested would go,
+// before deadline (zero: none), as pacing_assign would place them on the
+// counters as they stand: the requested window in proportion to what is
+// left of it, then whole windows, the one the deadline falls in in
+// proportion. Slots of a window are spread as pacing_assign spreads them;
+// a slot's time is taken at its mean jitter. Windows held by other
+// transactions are not skipped here, so a projection made while others
+// assign can be a little early. One query, bounded.
+func (l *Limiter) Project(ctx context.Context, configName string, requested time.Time, n int, deadline time.Time) (Projection, error) {
+	var p Projection
+	if n <= 0 {
+		return p, nil
+	}
+	cfg, err := l.activeConfig(ctx, configName)
+	if err != nil {
+		return p, err
+	}
+	w := cfg.Window.Milliseconds()
+	req := ceilMilli(requested).UnixMilli()
+	w0 := floorDiv(req, w) * w
+	dl := int64(0)
+	if !deadline.IsZero() {
+		dl = floorMilli(deadline).UnixMilli()
+		if dl <= req {
+			return p, nil
+		}
+	}
+	// The windows the walk can reach: n at full room, plus whatever the
+	// windows in the way hold, read up to a bound.
+	span := int64(n/cfg.MaxPerWindow+2) * w * 4
+	until := w0 + min(span, maxProjectedWindows*w)
+	if dl > 0 {
+		until = min(until, dl+w)
+	}
+	rows, err := l.q.WindowsFrom(ctx, dbsqlc.WindowsFromParams{
+		ConfigName: configName, FromTime: time.UnixMilli(w0).UTC(), UntilTime: time.UnixMilli(until).UTC(), MaxRows: maxProjectedWindows,
+	})
+	if err != nil {
+		return p, fmt.Errorf("pacing: project %d events under %s: %w", n, configName, err)
+	}
+	counts := make(map[int64]int, len(rows))
+	for _, r := range rows {
+		counts[r.WindowStart.UnixMilli()] = int(r.SlotCount)
+	}
+	return project(cfg, req, dl, n, counts), nil
+}
+
+// project is Project's walk over the counters, in memory.
+func project(cfg Config, req, dl int64, n int, counts map[int64]int) Projection {
+	var p Projection
+	w, maxN := cfg.Window.Milliseconds(), cfg.MaxPerWindow
+	w0 := floorDiv(req, w) * w
+	place := func(ws, from int64, spreadCap, first, take int) {
+		if take <= 0 {
+			return
+		}
+		span := w - from
+		at := func(k int) time.Time {
+			// pacing_offset_ms at the mean jitter: a quarter into the part.
+			return time.UnixMilli(ws + from + (4*int64(k)+1)*span/(4*int64(spreadCap))).UTC()
+		}
+		if p.Placed == 0 {
+			p.First = at(first)
+		}
+		p.Last = at(first + take - 1)
+		p.Placed += take
+	}
+	// Phase 1: the requested window, in proportion to what is left of it.
+	elapsed := req - w0
+	eff := int(int64(maxN) * (w - elapsed) / w)
+	capacity := eff
+	if dl > 0 && dl < w0+w {
+		capacity = max(int(int64(eff)*(dl-req)/(w-elapsed)), 0)
+	}
+	c := counts[w0]
+	take := min(n, max(capacity-c, 0))
+	place(w0, elapsed, max(eff, 1), c, take)
+	for ws, walked := w0+w, 0; p.Placed < n && walked < maxProjectedWindows; ws, walked = ws+w, walked+1 {
+		if dl > 0 && ws >= dl {
+			break
+		}
+		capacity := maxN
+		if dl > 0 && dl < ws+w {
+			capacity = int(int64(maxN) * (dl - ws) / w)
+		}
+		c := counts[ws]
+		take := min(n-p.Placed, max(capacity-c, 0))
+		place(ws, 0, maxN, c, take)
+	}
+	return p
+}
