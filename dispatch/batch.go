@@ -76,6 +76,38 @@ func (r Run) String() string { return r.WorkflowID + "/" + r.RunID }
 // idempotent, as a crashed worker's group runs again.
 type Executor func(ctx context.Context, it BatchItem, run Run) (done bool, err error)
 
+// ErrTypeDeferred is the application error type of an execution that
+// must not go now (Deferred): its item goes back to the queue instead of
+// completing or failing.
+const ErrTypeDeferred = "DEFERRED"
+
+// Deferred is what an Executor (or an item's own execution workflow)
+// returns for an item that must not execute now, e.g. past its rail's
+// cut-off: its item goes back to the queue READY at at (its slot on
+// another day), or PARKED with a zero at (held, until its domain resumes
+// it). Nothing failed, so its retries are kept. An execution workflow
+// ends failed with it, so that the item's next execution may run under
+// the same workflow id.
+func Deferred(at time.Time, reason string) error {
+	return temporal.NewNonRetryableApplicationError(reason, ErrTypeDeferred, nil, at.UTC())
+}
+
+// deferral says whether err is Deferred's, and when the item goes again
+// (zero: parked).
+func deferral(err error) (time.Time, bool) {
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) || ae.Type() != ErrTypeDeferred {
+		return time.Time{}, false
+	}
+	var at time.Time
+	if ae.HasDetails() {
+		if err := ae.Details(&at); err != nil {
+			return time.Time{}, true
+		}
+	}
+	return at, true
+}
+
 // BatchConfig configures a BatchRunner. Queue, Engine and Executors are
 // required.
 type BatchConfig struct {
@@ -132,9 +164,12 @@ type Group struct {
 // did with its items.
 type BatchSummary struct {
 	Completed, HandedOver, Failed, DeadLettered int
+	// Deferred: items handed back to the queue for later (Deferred).
+	Deferred int `json:",omitempty"`
 }
 
 func (s *BatchSummary) add(o BatchSummary) {
+	s.Deferred += o.Deferred
 	s.Completed += o.Completed
 	s.HandedOver += o.HandedOver
 	s.Failed += o.Failed
@@ -256,9 +291,14 @@ func (r *BatchRunner) RunGroup(ctx context.Context, g Group) (GroupResult, error
 	var res GroupResult
 	var done []string
 	var over []BatchItem
+	var deferred []queue.Deferral
 	for i, o := range out {
 		if o.done && o.err == nil {
 			done = append(done, g.Items[i].ID)
+			continue
+		}
+		if at, ok := deferral(o.err); ok {
+			deferred = append(deferred, queue.Deferral{ItemID: g.Items[i].ID, At: at})
 			continue
 		}
 		if o.err != nil {
@@ -276,6 +316,13 @@ func (r *BatchRunner) RunGroup(ctx context.Context, g Group) (GroupResult, error
 		if r.cfg.Metrics != nil {
 			r.cfg.Metrics.completed.WithLabelValues(g.ItemType).Add(float64(res.Completed))
 		}
+	}
+	if len(deferred) > 0 {
+		moved, err := r.cfg.Queue.Defer(ctx, g.ItemType, g.BatchID, deferred)
+		if err != nil {
+			return res, err
+		}
+		res.Deferred = len(moved.Moved)
 	}
 	var failed []queue.Failure
 	for _, it := range over {

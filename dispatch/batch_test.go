@@ -41,7 +41,7 @@ func (b *inbox) execute(ctx context.Context, it dispatch.BatchItem, run dispatch
 	if err := dispatch.Hold(ctx, it.At); err != nil {
 		return false, err
 	}
-	var c struct{ Wait, Fail bool }
+	var c struct{ Wait, Fail, Park, Defer bool }
 	if err := json.Unmarshal([]byte(it.Context), &c); err != nil {
 		return false, err
 	}
@@ -56,6 +56,10 @@ func (b *inbox) execute(ctx context.Context, it dispatch.BatchItem, run dispatch
 		return false, nil
 	case c.Fail && b.calls[it.ID] == 1:
 		return false, errors.New("told to fail once")
+	case c.Park:
+		return false, dispatch.Deferred(time.Time{}, "told to park")
+	case c.Defer && b.calls[it.ID] == 1:
+		return false, dispatch.Deferred(time.Now().Add(2*time.Second), "told to go later")
 	}
 	if b.effects[it.ID] == 0 {
 		b.effects[it.ID], b.at[it.ID], b.slot[it.ID], b.ref[it.ID] = 1, time.Now(), it.At, run.String()
@@ -130,7 +134,8 @@ func (p *pipeline) enqueueSlots(t *testing.T, itemType, prefix string, n int, fi
 // claimed batch, which executes each item once, not before its slot; an
 // item that has to wait, or fails, is handed to its own workflow, and its
 // neighbours are not held up by it; the executed items record the batch
-// execution as theirs.
+// execution as theirs. An item deferred goes back to the queue and runs
+// at its new time, in another batch; one parked stays PARKED, unclaimed.
 func TestBatchExecution(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal server")
@@ -150,20 +155,26 @@ func TestBatchExecution(t *testing.T) {
 			return `{"wait":true}`
 		case 51:
 			return `{"fail":true}`
+		case 60:
+			return `{"defer":true}`
+		case 61:
+			return `{"park":true}`
 		}
 		return `{}`
 	})
 	if err := p.sched.Ensure(ctx, "BATCHED", time.Second); err != nil {
 		t.Fatal(err)
 	}
-	p.waitForType(t, "BATCHED", "all completed", 2*time.Minute, func(d queue.Depth) bool { return d.ByStatus[queue.StatusCompleted] == n })
+	p.waitForType(t, "BATCHED", "all completed but the parked one", 2*time.Minute, func(d queue.Depth) bool {
+		return d.ByStatus[queue.StatusCompleted] == n-1 && d.ByStatus[queue.StatusParked] == 1
+	})
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	batches := map[string]bool{}
 	for i := range n {
 		id := fmt.Sprintf("item-%04d", i)
-		if b.effects[id] != 1 {
+		if b.effects[id] != 1 && i != 61 {
 			t.Fatalf("%s: effect committed %d times", id, b.effects[id])
 		}
 		it, err := p.q.Get(ctx, "BATCHED", id)
@@ -171,6 +182,17 @@ func TestBatchExecution(t *testing.T) {
 			t.Fatal(err)
 		}
 		switch i {
+		case 61:
+			if b.effects[id] != 0 || it.Status != queue.StatusParked || it.RetryCount != 0 {
+				t.Fatalf("%s, parked: effect %d, %+v", id, b.effects[id], it)
+			}
+			continue
+		case 60:
+			orig := first.Add(60 * 20 * time.Millisecond)
+			if b.calls[id] != 2 || b.at[id].Sub(orig) < 2*time.Second || it.RetryCount != 0 {
+				t.Fatalf("%s, deferred: %d runs, went %v after its first slot, %+v", id, b.calls[id], b.at[id].Sub(orig), it)
+			}
+			continue
 		case 50, 51:
 			if want := dispatch.ExecWorkflowID("BATCHED", id); it.ExecWorkflowID != want || b.ref[id] != "own:"+id {
 				t.Fatalf("%s was not handed to its own workflow: queue says %s, executed by %s", id, it.ExecWorkflowID, b.ref[id])

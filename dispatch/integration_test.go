@@ -44,12 +44,15 @@ func (e *executions) Execute(ctx context.Context, itemID string, notBefore time.
 // testExecWorkflow is a generic execution workflow: it knows only its item
 // and context. A context with "fail": true fails it.
 func testExecWorkflow(ctx workflow.Context, itemID, contextJSON string) error {
-	var c struct{ Fail bool }
+	var c struct{ Fail, Park bool }
 	if err := json.Unmarshal([]byte(contextJSON), &c); err != nil {
 		return err
 	}
 	if c.Fail {
 		return temporal.NewNonRetryableApplicationError("told to fail", "TEST", nil)
+	}
+	if c.Park {
+		return dispatch.Deferred(time.Time{}, "told to park")
 	}
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second})
 	var e *executions

@@ -19,7 +19,9 @@ import (
 // in visibility. It is a worker interceptor, so an execution workflow
 // still knows nothing of the queue.
 //
-// Only completions are settled here. A failed execution is left to the
+// Completions are settled here, and deferrals (an execution that returned
+// Deferred hands its item back to the queue, then fails, so that the
+// item's next run may use the id). A failed execution is left to the
 // reconcile, which also remains the safety net for a settlement lost
 // (the worker died after the workflow's last step, the database did not
 // answer): its retry must not be released while this run is still open,
@@ -64,17 +66,28 @@ type settleInbound struct {
 
 func (i *settleInbound) ExecuteWorkflow(ctx workflow.Context, in *interceptor.ExecuteWorkflowInput) (any, error) {
 	out, err := i.Next.ExecuteWorkflow(ctx, in)
-	if err != nil || len(in.Args) == 0 {
+	if len(in.Args) == 0 {
 		return out, err
 	}
 	itemID, ok := in.Args[0].(string) // an execution workflow's first argument is its item's id
 	if !ok {
-		return out, nil
+		return out, err
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 200 * time.Millisecond, MaximumAttempts: 3},
 	})
+	if at, deferred := deferral(err); deferred {
+		// The item goes back to the queue, and the run fails, so that the
+		// item's next execution may run under this workflow id. A
+		// deferral that is not recorded leaves the item DISPATCHED: the
+		// reconcile sees the run failed and queues it again.
+		_ = workflow.ExecuteLocalActivity(lctx, i.s.Defer, i.w.ItemType, itemID, at).Get(ctx, nil)
+		return out, err
+	}
+	if err != nil {
+		return out, err
+	}
 	// A settlement that fails is the reconcile's to make: the execution
 	// itself succeeded, and the workflow says so.
 	_ = workflow.ExecuteLocalActivity(lctx, i.s.Settle, i.w.ItemType, itemID).Get(ctx, nil)
@@ -91,6 +104,16 @@ func (s *Settler) Settle(ctx context.Context, itemType, itemID string) error {
 	}
 	if s.metrics != nil {
 		s.metrics.completed.WithLabelValues(itemType).Add(float64(len(res.Moved)))
+	}
+	return nil
+}
+
+// Defer hands an item whose execution returned Deferred back to the
+// queue (READY at at, or PARKED when at is zero). A local activity of the
+// execution workflow.
+func (s *Settler) Defer(ctx context.Context, itemType, itemID string, at time.Time) error {
+	if _, err := s.queue.Defer(ctx, itemType, "", []queue.Deferral{{ItemID: itemID, At: at}}); err != nil {
+		return fmt.Errorf("dispatch: defer %s %s: %w", itemType, itemID, err)
 	}
 	return nil
 }

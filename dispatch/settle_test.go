@@ -2,11 +2,13 @@ package dispatch_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -51,6 +53,7 @@ func TestSettledByTheExecution(t *testing.T) {
 	p.enqueue(t, "ok", 20, `{}`)
 	p.enqueue(t, "bad", 2, `{"fail":true}`)
 	p.enqueue(t, "lost", 1, `{}`)
+	p.enqueue(t, "held", 1, `{"park":true}`)
 	// The database refuses the lost item's settlement while refuse_settle
 	// names it, as it would while restarting.
 	if _, err := pool.Exec(ctx, `
@@ -75,12 +78,17 @@ func TestSettledByTheExecution(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, err := acts.ClaimAndDispatch(ctx, cfg) // one cycle's dispatch; no reconcile follows
-	if err != nil || d.Started != 23 {
+	if err != nil || d.Started != 24 {
 		t.Fatalf("dispatch: %+v, %v", d, err)
 	}
-	depth := p.waitFor(t, "completions settled by the executions", 60*time.Second, func(d queue.Depth) bool {
-		return d.ByStatus[queue.StatusCompleted] == 20
+	depth := p.waitFor(t, "completions settled by the executions, the deferral parked", 60*time.Second, func(d queue.Depth) bool {
+		return d.ByStatus[queue.StatusCompleted] == 20 && d.ByStatus[queue.StatusParked] == 1
 	})
+	// The deferred run failed, so the item's next execution may use its id.
+	var ae *temporal.ApplicationError
+	if err := c.GetWorkflow(ctx, dispatch.ExecWorkflowID("TEST", "held-0000"), "").Get(ctx, nil); !errors.As(err, &ae) || ae.Type() != dispatch.ErrTypeDeferred {
+		t.Fatalf("the parked item's execution: %v, want it failed %s", err, dispatch.ErrTypeDeferred)
+	}
 	// The lost settlement's execution has ended, its settlement given up.
 	lostWF := dispatch.ExecWorkflowID("TEST", "lost-0000")
 	if err := c.GetWorkflow(ctx, lostWF, "").Get(ctx, nil); err != nil {

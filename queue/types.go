@@ -18,10 +18,13 @@ const (
 	// audit log but no row rests in it.
 	StatusFailed     Status = "FAILED"
 	StatusDeadLetter Status = "DEAD_LETTER"
+	// StatusParked: set aside by its domain (a payment held at its rail's
+	// cut-off), never claimed, until resumed or completed.
+	StatusParked Status = "PARKED"
 )
 
 // Statuses lists every status, in lifecycle order.
-var Statuses = []Status{StatusReady, StatusClaimed, StatusDispatched, StatusCompleted, StatusFailed, StatusDeadLetter}
+var Statuses = []Status{StatusReady, StatusClaimed, StatusDispatched, StatusCompleted, StatusFailed, StatusDeadLetter, StatusParked}
 
 // Item is a queue row.
 type Item struct {

@@ -522,3 +522,74 @@ WITH req AS (
     FROM moved m
 )
 SELECT m.item_id, m.scheduled_exec_time FROM moved m;
+
+-- name: DeferItems :many
+-- An execution that must not go now hands its item back: READY at a later
+-- time (its slot on another day), or PARKED when at is NULL (held for an
+-- operator; the epoch stands for NULL in the array). From DISPATCHED, or
+-- CLAIMED under the batch that started it; retries are kept: nothing
+-- failed.
+WITH req AS (
+    SELECT unnest(@item_ids::text[]) AS item_id, nullif(unnest(@ats::timestamptz[]), 'epoch'::timestamptz) AS at
+), old AS (
+    SELECT q.item_id, q.queue_status, req.at
+    FROM exec_queue q JOIN req ON req.item_id = q.item_id
+    WHERE q.item_type = @item_type
+      AND (q.queue_status = 'DISPATCHED'
+           OR (q.queue_status = 'CLAIMED' AND q.dispatch_batch_id = @batch_id::text))
+    FOR UPDATE OF q
+), moved AS (
+    UPDATE exec_queue q
+    SET queue_status = CASE WHEN old.at IS NULL THEN 'PARKED' ELSE 'READY' END,
+        scheduled_exec_time = coalesce(old.at, q.scheduled_exec_time),
+        paced = q.paced OR old.at IS NOT NULL,
+        claimed_at = NULL, dispatched_at = NULL, exec_workflow_id = NULL,
+        updated_at = now()
+    FROM old
+    WHERE q.item_type = @item_type AND q.item_id = old.item_id
+    RETURNING q.item_id, q.queue_status, q.dispatch_batch_id, old.queue_status AS status_before
+), audit AS (
+    INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after)
+    SELECT m.dispatch_batch_id, @item_type, m.item_id,
+           CASE WHEN m.queue_status = 'PARKED' THEN 'PARKED' ELSE 'DEFERRED' END, m.status_before, m.queue_status
+    FROM moved m
+)
+SELECT m.item_id, m.queue_status FROM moved m;
+
+-- name: ResumeItems :many
+-- PARKED -> READY at the time given (a new slot: paced), or a new READY
+-- item for one that was never enqueued (held before it was). Items in
+-- any other status are left alone and not returned.
+WITH req AS (
+    SELECT unnest(@item_ids::text[]) AS item_id, unnest(@tenant_ids::text[]) AS tenant_id,
+           unnest(@ats::timestamptz[]) AS at
+), moved AS (
+    INSERT INTO exec_queue AS q (item_type, item_id, tenant_id, scheduled_exec_time, paced)
+    SELECT @item_type::text, req.item_id, req.tenant_id, req.at, true FROM req
+    ON CONFLICT (item_type, item_id) DO UPDATE
+    SET queue_status = 'READY', scheduled_exec_time = excluded.scheduled_exec_time, paced = true,
+        claimed_at = NULL, updated_at = now()
+    WHERE q.queue_status = 'PARKED'
+    RETURNING q.item_id, (q.xmax = 0) AS inserted
+), audit AS (
+    INSERT INTO dispatch_audit_log (item_type, item_id, action, status_before, status_after)
+    SELECT @item_type, m.item_id, CASE WHEN m.inserted THEN 'ENQUEUED' ELSE 'RESUMED' END,
+           CASE WHEN m.inserted THEN NULL ELSE 'PARKED' END, 'READY'
+    FROM moved m
+)
+SELECT m.item_id FROM moved m;
+
+-- name: CompleteParked :many
+-- PARKED -> COMPLETED: a held item its domain ended (a cancel).
+WITH moved AS (
+    UPDATE exec_queue q
+    SET queue_status = 'COMPLETED', completed_at = now(), updated_at = now()
+    WHERE q.item_type = @item_type AND q.item_id = ANY(@item_ids::text[]) AND q.queue_status = 'PARKED'
+    RETURNING q.item_id
+), dropped AS (
+    DELETE FROM exec_context x USING moved m WHERE x.item_type = @item_type AND x.item_id = m.item_id
+), audit AS (
+    INSERT INTO dispatch_audit_log (item_type, item_id, action, status_before, status_after)
+    SELECT @item_type, m.item_id, 'COMPLETED', 'PARKED', 'COMPLETED' FROM moved m
+)
+SELECT m.item_id FROM moved m;

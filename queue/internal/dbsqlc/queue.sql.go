@@ -210,6 +210,47 @@ func (q *Queries) CompareEnqueued(ctx context.Context, arg CompareEnqueuedParams
 	return i, err
 }
 
+const completeParked = `-- name: CompleteParked :many
+WITH moved AS (
+    UPDATE exec_queue q
+    SET queue_status = 'COMPLETED', completed_at = now(), updated_at = now()
+    WHERE q.item_type = $1 AND q.item_id = ANY($2::text[]) AND q.queue_status = 'PARKED'
+    RETURNING q.item_id
+), dropped AS (
+    DELETE FROM exec_context x USING moved m WHERE x.item_type = $1 AND x.item_id = m.item_id
+), audit AS (
+    INSERT INTO dispatch_audit_log (item_type, item_id, action, status_before, status_after)
+    SELECT $1, m.item_id, 'COMPLETED', 'PARKED', 'COMPLETED' FROM moved m
+)
+SELECT m.item_id FROM moved m
+`
+
+type CompleteParkedParams struct {
+	ItemType string
+	ItemIds  []string
+}
+
+// PARKED -> COMPLETED: a held item its domain ended (a cancel).
+func (q *Queries) CompleteParked(ctx context.Context, arg CompleteParkedParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, completeParked, arg.ItemType, arg.ItemIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var item_id string
+		if err := rows.Scan(&item_id); err != nil {
+			return nil, err
+		}
+		items = append(items, item_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const countInFlight = `-- name: CountInFlight :one
 SELECT (SELECT count(*) FROM exec_queue q WHERE q.item_type = $1 AND q.queue_status = 'CLAIMED')
      + (SELECT count(*) FROM exec_queue q WHERE q.item_type = $1 AND q.queue_status = 'DISPATCHED') AS n
@@ -316,6 +357,77 @@ func (q *Queries) DeadLetterExhausted(ctx context.Context, arg DeadLetterExhaust
 	for rows.Next() {
 		var i DeadLetterExhaustedRow
 		if err := rows.Scan(&i.ItemID, &i.QueueStatus, &i.RetryCount); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const deferItems = `-- name: DeferItems :many
+WITH req AS (
+    SELECT unnest($1::text[]) AS item_id, nullif(unnest($2::timestamptz[]), 'epoch'::timestamptz) AS at
+), old AS (
+    SELECT q.item_id, q.queue_status, req.at
+    FROM exec_queue q JOIN req ON req.item_id = q.item_id
+    WHERE q.item_type = $3
+      AND (q.queue_status = 'DISPATCHED'
+           OR (q.queue_status = 'CLAIMED' AND q.dispatch_batch_id = $4::text))
+    FOR UPDATE OF q
+), moved AS (
+    UPDATE exec_queue q
+    SET queue_status = CASE WHEN old.at IS NULL THEN 'PARKED' ELSE 'READY' END,
+        scheduled_exec_time = coalesce(old.at, q.scheduled_exec_time),
+        paced = q.paced OR old.at IS NOT NULL,
+        claimed_at = NULL, dispatched_at = NULL, exec_workflow_id = NULL,
+        updated_at = now()
+    FROM old
+    WHERE q.item_type = $3 AND q.item_id = old.item_id
+    RETURNING q.item_id, q.queue_status, q.dispatch_batch_id, old.queue_status AS status_before
+), audit AS (
+    INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after)
+    SELECT m.dispatch_batch_id, $3, m.item_id,
+           CASE WHEN m.queue_status = 'PARKED' THEN 'PARKED' ELSE 'DEFERRED' END, m.status_before, m.queue_status
+    FROM moved m
+)
+SELECT m.item_id, m.queue_status FROM moved m
+`
+
+type DeferItemsParams struct {
+	ItemIds  []string
+	Ats      []time.Time
+	ItemType string
+	BatchID  string
+}
+
+type DeferItemsRow struct {
+	ItemID      string
+	QueueStatus string
+}
+
+// An execution that must not go now hands its item back: READY at a later
+// time (its slot on another day), or PARKED when at is NULL (held for an
+// operator; the epoch stands for NULL in the array). From DISPATCHED, or
+// CLAIMED under the batch that started it; retries are kept: nothing
+// failed.
+func (q *Queries) DeferItems(ctx context.Context, arg DeferItemsParams) ([]DeferItemsRow, error) {
+	rows, err := q.db.Query(ctx, deferItems,
+		arg.ItemIds,
+		arg.Ats,
+		arg.ItemType,
+		arg.BatchID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DeferItemsRow
+	for rows.Next() {
+		var i DeferItemsRow
+		if err := rows.Scan(&i.ItemID, &i.QueueStatus); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -1354,6 +1466,62 @@ func (q *Queries) RequeueDead(ctx context.Context, arg RequeueDeadParams) ([]Req
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const resumeItems = `-- name: ResumeItems :many
+WITH req AS (
+    SELECT unnest($1::text[]) AS item_id, unnest($2::text[]) AS tenant_id,
+           unnest($3::timestamptz[]) AS at
+), moved AS (
+    INSERT INTO exec_queue AS q (item_type, item_id, tenant_id, scheduled_exec_time, paced)
+    SELECT $4::text, req.item_id, req.tenant_id, req.at, true FROM req
+    ON CONFLICT (item_type, item_id) DO UPDATE
+    SET queue_status = 'READY', scheduled_exec_time = excluded.scheduled_exec_time, paced = true,
+        claimed_at = NULL, updated_at = now()
+    WHERE q.queue_status = 'PARKED'
+    RETURNING q.item_id, (q.xmax = 0) AS inserted
+), audit AS (
+    INSERT INTO dispatch_audit_log (item_type, item_id, action, status_before, status_after)
+    SELECT $4, m.item_id, CASE WHEN m.inserted THEN 'ENQUEUED' ELSE 'RESUMED' END,
+           CASE WHEN m.inserted THEN NULL ELSE 'PARKED' END, 'READY'
+    FROM moved m
+)
+SELECT m.item_id FROM moved m
+`
+
+type ResumeItemsParams struct {
+	ItemIds   []string
+	TenantIds []string
+	Ats       []time.Time
+	ItemType  string
+}
+
+// PARKED -> READY at the time given (a new slot: paced), or a new READY
+// item for one that was never enqueued (held before it was). Items in
+// any other status are left alone and not returned.
+func (q *Queries) ResumeItems(ctx context.Context, arg ResumeItemsParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, resumeItems,
+		arg.ItemIds,
+		arg.TenantIds,
+		arg.Ats,
+		arg.ItemType,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var item_id string
+		if err := rows.Scan(&item_id); err != nil {
+			return nil, err
+		}
+		items = append(items, item_id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -1,0 +1,85 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paydispatch/paydispatch/queue/internal/dbsqlc"
+)
+
+// Deferral hands an item whose execution must not go now back to the
+// queue: READY at At (a slot on a later day), or PARKED when At is zero
+// (held until its domain resumes it).
+type Deferral struct {
+	ItemID string
+	At     time.Time
+}
+
+// Defer moves items being executed (DISPATCHED, or CLAIMED under
+// batchID) back: each READY at its At, paced, or PARKED; their retries
+// are kept, since nothing failed. One guarded statement with its audit
+// (DEFERRED, PARKED); items elsewhere are left as they are, and the
+// result lists them as rejected.
+func (q *Queue) Defer(ctx context.Context, itemType, batchID string, ds []Deferral) (BatchResult, error) {
+	if err := checkBatch(itemType, len(ds)); err != nil {
+		return BatchResult{}, err
+	}
+	ids, ats := make([]string, len(ds)), make([]time.Time, len(ds))
+	for i, d := range ds {
+		ids[i], ats[i] = d.ItemID, time.Unix(0, 0).UTC() // the epoch: park
+		if !d.At.IsZero() {
+			ats[i] = d.At
+		}
+	}
+	rows, err := q.q.DeferItems(ctx, dbsqlc.DeferItemsParams{ItemType: itemType, ItemIds: ids, Ats: ats, BatchID: batchID})
+	if err != nil {
+		return BatchResult{}, fmt.Errorf("queue: defer %d %s: %w", len(ds), itemType, err)
+	}
+	moved := make([]Outcome, len(rows))
+	for i, r := range rows {
+		moved[i] = Outcome{ItemID: r.ItemID, Status: Status(r.QueueStatus)}
+	}
+	return q.withRejections(ctx, itemType, ids, moved)
+}
+
+// Resume is an item its domain lets go again: READY at At, paced (a new
+// slot). A PARKED item is moved; an item not in the queue (held before it
+// was ever enqueued) is enqueued; any other is left alone.
+type Resume struct {
+	ItemID, TenantID string
+	At               time.Time
+}
+
+// ResumeTx resumes items in the caller's transaction, so that they move
+// with the domain change that lets them go, and returns the ids it moved
+// or enqueued. Audited RESUMED (or ENQUEUED).
+func (q *Queue) ResumeTx(ctx context.Context, tx pgx.Tx, itemType string, rs []Resume) ([]string, error) {
+	if len(rs) == 0 {
+		return nil, nil
+	}
+	ids, tenants, ats := make([]string, len(rs)), make([]string, len(rs)), make([]time.Time, len(rs))
+	for i, r := range rs {
+		ids[i], tenants[i], ats[i] = r.ItemID, r.TenantID, r.At
+	}
+	out, err := q.q.WithTx(tx).ResumeItems(ctx, dbsqlc.ResumeItemsParams{ItemType: itemType, ItemIds: ids, TenantIds: tenants, Ats: ats})
+	if err != nil {
+		return nil, fmt.Errorf("queue: resume %d %s: %w", len(rs), itemType, err)
+	}
+	return out, nil
+}
+
+// CompleteParkedTx ends PARKED items (their domain cancelled them) in
+// the caller's transaction: COMPLETED, audited. Others are left alone.
+func (q *Queue) CompleteParkedTx(ctx context.Context, tx pgx.Tx, itemType string, itemIDs []string) ([]string, error) {
+	if len(itemIDs) == 0 {
+		return nil, nil
+	}
+	out, err := q.q.WithTx(tx).CompleteParked(ctx, dbsqlc.CompleteParkedParams{ItemType: itemType, ItemIds: itemIDs})
+	if err != nil {
+		return nil, fmt.Errorf("queue: complete %d parked %s: %w", len(itemIDs), itemType, err)
+	}
+	return out, nil
+}
