@@ -132,7 +132,8 @@ func (d Date) In(loc *time.Location) time.Time { return d.At(0, loc) }
 // 2026-03-29 in Europe/Berlin is 03:30 CEST. Where it happens twice (clocks
 // set back), the first is taken: 02:30 on 2026-10-25 in Europe/Berlin is
 // 02:30 CEST, an hour before 02:30 CET. Go's time.Date leaves both choices
-// unspecified; a rail's cut-off must not depend on them.
+// unspecified (it answers a skipped reading an hour early in New York and
+// an hour late in Berlin); a rail's cut-off must not depend on them.
 func (d Date) At(tod time.Duration, loc *time.Location) time.Time {
 	wall := time.Date(d.Year, d.Month, d.Day, 0, 0, 0, int(tod), time.UTC)
 	t := time.Date(d.Year, d.Month, d.Day, 0, 0, 0, int(tod), loc)

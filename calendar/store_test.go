@@ -305,3 +305,31 @@ func TestCacheBounded(t *testing.T) {
 		t.Errorf("%d names kept", n)
 	}
 }
+
+// TestListInByteOrder: List's order is the names' bytes, not the
+// database's collation (a server whose default is en_US sorts "a" before
+// "B").
+func TestListInByteOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	if _, err := pool.Exec(ctx, `ALTER TABLE calendars ALTER COLUMN name TYPE text COLLATE "und-x-icu"`); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"b", "a", "B", "A-first"} {
+		if _, err := calendar.Put(ctx, pool, calendar.Calendar{Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := calendar.List(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range list {
+		names = append(names, c.Name)
+	}
+	if want := []string{"TARGET2", "WEEKDAYS", "A-first", "B", "a", "b"}; !slices.Equal(names, want) {
+		t.Errorf("List: %v, want %v", names, want)
+	}
+}

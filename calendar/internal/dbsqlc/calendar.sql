@@ -10,4 +10,5 @@ RETURNING *;
 SELECT * FROM calendars WHERE name = @name;
 
 -- name: ListCalendars :many
-SELECT * FROM calendars ORDER BY name;
+-- By name in byte order, whatever the database's collation.
+SELECT * FROM calendars ORDER BY name COLLATE "C";

@@ -28,9 +28,10 @@ func (q *Queries) GetCalendar(ctx context.Context, name string) (Calendar, error
 }
 
 const listCalendars = `-- name: ListCalendars :many
-SELECT name, weekend, closing_days, created_at, updated_at FROM calendars ORDER BY name
+SELECT name, weekend, closing_days, created_at, updated_at FROM calendars ORDER BY name COLLATE "C"
 `
 
+// By name in byte order, whatever the database's collation.
 func (q *Queries) ListCalendars(ctx context.Context) ([]Calendar, error) {
 	rows, err := q.db.Query(ctx, listCalendars)
 	if err != nil {
