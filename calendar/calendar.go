@@ -57,6 +57,10 @@ const (
 	SearchDays = 2 * 366
 )
 
+// maxDayErrors bounds the closing days Validate names one by one, so that
+// a list of 10,000 wrong days is not answered with 10,000 errors.
+const maxDayErrors = 20
+
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,100}$`)
 
 // Calendar says which days a payment rail does business: every day but
@@ -95,6 +99,9 @@ func (c *Calendar) Validate() error {
 	}
 	var seen [7]bool
 	for i, w := range c.Weekend {
+		if len(c.Weekend) > 7 {
+			break // surely too many: one error below, not one per day
+		}
 		switch {
 		case w < time.Sunday || w > time.Saturday:
 			add(fmt.Sprintf("weekend[%d]", i), "want a day of the week, 0 (Sunday) to 6 (Saturday)")
@@ -110,10 +117,17 @@ func (c *Calendar) Validate() error {
 	if len(c.ClosingDays) > MaxClosingDays {
 		add("closingDays", "at most %d days", MaxClosingDays)
 	} else {
+		bad := 0
 		for i, d := range c.ClosingDays {
-			if !d.IsValid() || d.Year < MinYear || d.Year > MaxYear {
+			if d.IsValid() && d.Year >= MinYear && d.Year <= MaxYear {
+				continue
+			}
+			if bad++; bad <= maxDayErrors {
 				add(fmt.Sprintf("closingDays[%d]", i), "want a date from %d-01-01 to %d-12-31", MinYear, MaxYear)
 			}
+		}
+		if bad > maxDayErrors {
+			add("closingDays", "%d more are not dates from %d-01-01 to %d-12-31", bad-maxDayErrors, MinYear, MaxYear)
 		}
 	}
 	if errs != nil {

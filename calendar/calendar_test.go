@@ -2,6 +2,7 @@ package calendar_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -169,6 +170,14 @@ func TestValidate(t *testing.T) {
 	for i := range many {
 		many[i] = date("2026-01-01")
 	}
+	wrong := make([]calendar.Date, 30)
+	for i := range wrong {
+		wrong[i] = calendar.Date{Year: 1900 + i, Month: 1, Day: 1}
+	}
+	wrongFields := []string{}
+	for i := range 20 {
+		wrongFields = append(wrongFields, fmt.Sprintf("closingDays[%d]", i))
+	}
 	for _, tt := range []struct {
 		name   string
 		c      calendar.Calendar
@@ -194,6 +203,8 @@ func TestValidate(t *testing.T) {
 		{"before 1970", calendar.Calendar{Name: "x", ClosingDays: dates("2026-01-01", "1969-12-31")}, []string{"closingDays[1]"}},
 		{"after 9999", calendar.Calendar{Name: "x", ClosingDays: []calendar.Date{{Year: 10000, Month: 1, Day: 1}}}, []string{"closingDays[0]"}},
 		{"too many", calendar.Calendar{Name: "x", ClosingDays: many}, []string{"closingDays"}},
+		{"30 wrong days: 20 named, the rest counted", calendar.Calendar{Name: "x", ClosingDays: wrong}, append(wrongFields, "closingDays")},
+		{"eight weekend days: one error", calendar.Calendar{Name: "x", Weekend: []time.Weekday{0, 1, 2, 3, 4, 5, 6, 6}}, []string{"weekend"}},
 		{"every problem", calendar.Calendar{Name: "", Weekend: []time.Weekday{9}, ClosingDays: []calendar.Date{{Year: 2026, Month: 13, Day: 1}}},
 			[]string{"name", "weekend[0]", "closingDays[0]"}},
 	} {
