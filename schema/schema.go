@@ -15,6 +15,7 @@ import (
 
 	auditmig "github.com/paydispatch/paydispatch/audit/migrations"
 	authmig "github.com/paydispatch/paydispatch/auth/migrations"
+	calendarmig "github.com/paydispatch/paydispatch/calendar/migrations"
 	dispatchmig "github.com/paydispatch/paydispatch/dispatch/migrations"
 	idemmig "github.com/paydispatch/paydispatch/idempotency/migrations"
 	accountmig "github.com/paydispatch/paydispatch/ledger/account/migrations"
@@ -34,7 +35,8 @@ import (
 func Schema() postgres.Schema {
 	return postgres.Schema{
 		Migrations: []fs.FS{queuemig.FS, dispatchmig.FS, pacingmig.FS, paymentmig.FS,
-			accountmig.FS, limitmig.FS, fxmig.FS, processmig.FS, outboxmig.FS, authmig.FS, idemmig.FS, auditmig.FS, webhookmig.FS},
+			accountmig.FS, limitmig.FS, fxmig.FS, processmig.FS, outboxmig.FS, authmig.FS, idemmig.FS, auditmig.FS, webhookmig.FS,
+			calendarmig.FS},
 		Scripts: []postgres.Script{
 			{Name: "pacing/migrations/functions.sql", SQL: pacingmig.Functions},
 			{Name: "ledger/account/migrations/functions.sql", SQL: accountmig.Functions},

@@ -19,7 +19,7 @@ const module = "github.com/paydispatch/paydispatch/"
 // and the packages under it).
 var (
 	framework = []string{"queue", "pacing", "dispatch", "process", "outbox", "webhook", "deadletter"}
-	domain    = []string{"payment", "ledger", "money", "bankid", "auth", "idempotency", "audit", "bulkfile", "xmlschema"}
+	domain    = []string{"payment", "ledger", "money", "bankid", "auth", "idempotency", "audit", "bulkfile", "xmlschema", "calendar"}
 	// schema gathers the packages' migrations for postgres's migrator.
 	adapters = []string{"postgres", "schema", "temporal", "httpapi", "console", "rail", "railsim", "kafka", "client"}
 	// The wiring goes with the command that runs it.
@@ -62,6 +62,10 @@ func TestRuleCatches(t *testing.T) {
 		{"the outbox's public fixture imports the outbox", map[string][]string{"outbox/outboxtest": {"outbox", "outbox/internal/dbsqlc"}}, 0},
 		{"the outbox's public fixture opens a database", map[string][]string{"outbox/outboxtest": {"outbox", "postgres"}}, 1},
 		{"the outbox's public fixture imports the queue", map[string][]string{"outbox/outboxtest": {"queue"}}, 1},
+		{"the calendar imports another domain package", map[string][]string{"calendar": {"money"}}, 1},
+		{"the calendar imports the framework through a leaf", map[string][]string{"calendar": {"internal/field"}, "internal/field": {"pacing"}}, 2},
+		{"allowed: the calendar on a leaf, its migrations and generated code", map[string][]string{
+			"calendar": {"internal/field", "calendar/internal/dbsqlc"}, "schema": {"calendar/migrations"}}, 0},
 		{"allowed: the domain on the framework, a migration package, a tool on anything", map[string][]string{
 			"payment": {"queue", "ledger/account", "rail", "payment/internal/dbsqlc"}, "schema": {"payment/migrations"},
 			"cmd/paydispatch/internal/bench": {"cmd/paydispatch/internal/app", "httpapi"}, "dispatch": {"queue", "pacing"}}, 0},
@@ -85,6 +89,7 @@ func violations(imports map[string][]string) []string {
 			[]string{"payment", "bankid", "auth", "idempotency", "audit", "bulkfile", "xmlschema"})},
 		{"the rail delivers instructions and knows no payment", []string{"rail", "railsim"}, []string{"payment", "ledger", "httpapi", "postgres", "temporal"}},
 		{"the domain imports no wiring, tool or HTTP", domain, concat(wiring, tools, []string{"httpapi"})},
+		{"the calendar imports only the leaves: it knows no payment or rail", []string{"calendar"}, concat(framework, domain, adapters, wiring, tools)},
 		{"the adapters import no wiring or tool", adapters, concat(wiring, tools)},
 		{"a leaf imports no framework, domain, wiring or tool", leaves, concat(framework, domain, wiring, tools)},
 	}
