@@ -27,6 +27,7 @@ import (
 	"github.com/paydispatch/paydispatch/postgres"
 	processmig "github.com/paydispatch/paydispatch/process/migrations"
 	queuemig "github.com/paydispatch/paydispatch/queue/migrations"
+	routingmig "github.com/paydispatch/paydispatch/routing/migrations"
 	webhookmig "github.com/paydispatch/paydispatch/webhook/migrations"
 )
 
@@ -36,7 +37,7 @@ func Schema() postgres.Schema {
 	return postgres.Schema{
 		Migrations: []fs.FS{queuemig.FS, dispatchmig.FS, pacingmig.FS, paymentmig.FS,
 			accountmig.FS, limitmig.FS, fxmig.FS, processmig.FS, outboxmig.FS, authmig.FS, idemmig.FS, auditmig.FS, webhookmig.FS,
-			calendarmig.FS},
+			calendarmig.FS, routingmig.FS},
 		Scripts: []postgres.Script{
 			{Name: "pacing/migrations/functions.sql", SQL: pacingmig.Functions},
 			{Name: "ledger/account/migrations/functions.sql", SQL: accountmig.Functions},

@@ -19,7 +19,7 @@ const module = "github.com/paydispatch/paydispatch/"
 // and the packages under it).
 var (
 	framework = []string{"queue", "pacing", "dispatch", "process", "outbox", "webhook", "deadletter"}
-	domain    = []string{"payment", "ledger", "money", "bankid", "auth", "idempotency", "audit", "bulkfile", "xmlschema", "calendar"}
+	domain    = []string{"payment", "ledger", "money", "bankid", "auth", "idempotency", "audit", "bulkfile", "xmlschema", "calendar", "routing"}
 	// schema gathers the packages' migrations for postgres's migrator.
 	adapters = []string{"postgres", "schema", "temporal", "httpapi", "console", "rail", "railsim", "kafka", "client"}
 	// The wiring goes with the command that runs it.
