@@ -8,6 +8,9 @@ import (
 	"github.com/paydispatch/paydispatch/pacing/internal/dbsqlc"
 )
 
+// DBTX is a pool or a transaction a call may join.
+type DBTX = dbsqlc.DBTX
+
 // Release gives events' slots under a config back: each slot is deleted
 // (the event may be assigned again, e.g. a later day's slot), and its
 // window's counter takes the place back when the window has not begun, so
@@ -17,7 +20,7 @@ import (
 // (HoldSlot). db may be the caller's transaction, so that a slot is
 // released with the change that frees it. It returns the events whose
 // slots were released.
-func (l *Limiter) Release(ctx context.Context, db dbsqlc.DBTX, configName string, eventIDs []string) ([]string, error) {
+func (l *Limiter) Release(ctx context.Context, db DBTX, configName string, eventIDs []string) ([]string, error) {
 	if len(eventIDs) == 0 {
 		return nil, nil
 	}

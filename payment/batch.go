@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/paydispatch/paydispatch/routing"
 )
 
 // ChunkSize is how many payments of a bulk file one init workflow takes by
@@ -161,10 +163,17 @@ const receivePart = 10_000
 // startConcurrency bounds the chunk workflow starts in flight for one file.
 const startConcurrency = 8
 
-// CheckBatch validates a bulk file's payments; lines gives each payment's
-// line number in the file (nil: 1, 2, ...). Every payment needs an id, and
-// a tenant's id may appear once. It stops when ctx is done.
+// CheckBatch is CheckBatchFrom for a file (source FILE).
 func (s *Service) CheckBatch(ctx context.Context, reqs []Request, lines []int) ([]LineError, error) {
+	return s.CheckBatchFrom(ctx, routing.SourceFile, reqs, lines)
+}
+
+// CheckBatchFrom validates payments that came together from source (a
+// file, a chunk of Kafka records) and routes the valid ones, setting each
+// one's rail in reqs; lines gives each payment's line number in the file
+// (nil: 1, 2, ...). Every payment needs an id, and a tenant's id may
+// appear once. It stops when ctx is done.
+func (s *Service) CheckBatchFrom(ctx context.Context, source string, reqs []Request, lines []int) ([]LineError, error) {
 	var errs []LineError
 	seen := make(map[[2]string]int, len(reqs))
 	for i, r := range reqs {
@@ -183,11 +192,15 @@ func (s *Service) CheckBatch(ctx context.Context, reqs []Request, lines []int) (
 		} else {
 			seen[[2]string{r.TenantID, r.PaymentID}] = line
 		}
-		if _, err := Validate(r, s.now()); err != nil {
-			var ve *ValidationError
-			if errors.As(err, &ve) {
-				fields = append(fields, ve.Fields...)
-			}
+		m, err := Validate(r, s.now())
+		if err == nil {
+			err = s.route(ctx, &reqs[i], m, source)
+		}
+		var ve *ValidationError
+		if errors.As(err, &ve) {
+			fields = append(fields, ve.Fields...)
+		} else if err != nil {
+			return nil, err
 		}
 		if len(fields) > 0 {
 			errs = append(errs, LineError{Line: line, Fields: fields})

@@ -37,7 +37,8 @@ func decodePlain(b []byte) (r Request, ok bool) {
 		return Request{}, false
 	}
 	s := plainScanner{b: b}
-	var seen, seenCreditor uint8
+	var seen uint16
+	var seenCreditor uint8
 	creditor := func(name []byte) bool {
 		var bit uint8
 		var dst *string
@@ -58,7 +59,7 @@ func decodePlain(b []byte) (r Request, ok bool) {
 		return s.stringInto(dst)
 	}
 	member := func(name []byte) bool {
-		var bit uint8
+		var bit uint16
 		var dst *string
 		switch string(name) {
 		case "paymentId":
@@ -77,6 +78,8 @@ func decodePlain(b []byte) (r Request, ok bool) {
 			bit = 64
 		case "requestedExecutionTime":
 			bit = 128
+		case "rail":
+			bit, dst = 256, &r.Rail
 		default:
 			return false
 		}

@@ -27,6 +27,10 @@ const (
 	// StatusCancelled: cancelled before its execution began; never
 	// debited, never sent to the rail.
 	StatusCancelled Status = "CANCELLED"
+	// StatusHeld: set aside by its tenant's cut-off rule (HOLD): it could
+	// not reach its rail before the cut-off. Never debited; an operator
+	// releases it (paced again, on the rail's next window) or cancels it.
+	StatusHeld Status = "HELD"
 )
 
 // Request is a payment as a client submits it. Field names are camelCase in
@@ -40,6 +44,14 @@ type Request struct {
 	Creditor               Creditor  `json:"creditor"`
 	RequestedExecutionTime time.Time `json:"requestedExecutionTime"`
 	RemittanceInfo         string    `json:"remittanceInfo,omitempty"`
+	// Rail is the rail the payment leaves by (package routing): the one
+	// it names, or, when it names none, the one the routing rules chose
+	// at intake (routed then says so).
+	Rail string `json:"rail,omitempty"`
+
+	// routed: Rail was chosen by the routing rules, not named by the
+	// client, so a replay is not told from the first by it.
+	routed bool
 }
 
 // Creditor is who is paid.

@@ -15,6 +15,8 @@ type Pacer interface {
 	Assign(ctx context.Context, configName, eventID string, requested time.Time) (pacing.Slot, error)
 	AssignBulk(ctx context.Context, configName string, events []pacing.Event) ([]pacing.Slot, error)
 	TenantConfigs(ctx context.Context, itemType string, tenants []string) (map[string]string, error)
+	Release(ctx context.Context, db pacing.DBTX, configName string, eventIDs []string) ([]string, error)
+	Project(ctx context.Context, configName string, requested time.Time, n int, deadline time.Time) (pacing.Projection, error)
 }
 
 // ExecSlot is when a payment is to execute, and whether pacing chose it:

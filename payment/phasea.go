@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/paydispatch/paydispatch/bankid"
+	"github.com/paydispatch/paydispatch/calendar"
 	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
@@ -159,6 +160,12 @@ type InitResult struct {
 	Status                 Status
 	Reason                 string
 	ScheduledExecutionTime time.Time
+	// Rail and ExecutionDate: where and on which business day it
+	// executes (empty without rails); Rolled: its tenant's ROLL moved it
+	// past a cut-off.
+	Rail          string        `json:",omitempty"`
+	ExecutionDate calendar.Date `json:",omitzero"`
+	Rolled        bool          `json:",omitempty"`
 }
 
 // InitActivities hold Phase A's I/O; each is idempotent.
@@ -168,8 +175,15 @@ type InitActivities struct {
 	Rules Rules
 	// Pacer assigns slots when PAYMENT names a pacing config; nil: never.
 	Pacer Pacer
-	Now   func() time.Time
-	Log   *slog.Logger
+	// Rails are the rails, their business days and the tenants' cut-off
+	// rules (routing.Resolver); nil: no rails, no cut-off (each payment
+	// paced by its tenant's config or PAYMENT's, as before rails).
+	Rails Rails
+	// CutoffGuard is how long before a cut-off the last slot of a day is
+	// (default DefaultCutoffGuard).
+	CutoffGuard time.Duration
+	Now         func() time.Time
+	Log         *slog.Logger
 }
 
 // initIntake is Phase A for the payments waiting in the intake row of
@@ -203,14 +217,14 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 			accepted = append(accepted, i)
 		}
 	}
-	slots, err := a.execTimes(ctx, pick(ks, accepted), pick(rs, accepted))
+	places, err := a.place(ctx, pick(ks, accepted), pick(rs, accepted), pick(verdicts, accepted))
 	if err != nil {
 		return nil, true, err
 	}
 	n := len(verdicts)
 	results = make([]InitResult, n)
 	statuses, reasons, contexts := make([]string, n), make([]string, n), make([]string, n)
-	times := make([]time.Time, n)
+	times, dates, rails := make([]time.Time, n), make([]time.Time, n), make([]string, n)
 	enqueues := make(map[string]queue.EnqueueParams, len(accepted))
 	// The payments' executions go on this trace (their span is a child
 	// of this activity's, when tracing is on: empty otherwise).
@@ -218,22 +232,37 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 	for i, v := range verdicts {
 		key := ks[i]
 		results[i] = InitResult{PaymentID: v.r.PaymentID, Key: key}
+		pl, ok := places[key]
+		if v.refusal == nil && !ok {
+			return nil, true, fmt.Errorf("payment %s: Phase A placed it nowhere", key)
+		}
 		if v.refusal != nil {
-			results[i].Status, results[i].Reason = StatusRejected, v.refusal.Error()
-			statuses[i], reasons[i], times[i] = string(StatusRejected), results[i].Reason, v.r.RequestedExecutionTime
+			pl = placement{status: StatusRejected, reason: v.refusal.Error()}
+		}
+		results[i].Status, results[i].Reason = pl.status, pl.reason
+		statuses[i], reasons[i], rails[i] = string(pl.status), pl.reason, pl.rail
+		times[i], dates[i] = v.r.RequestedExecutionTime, time.Time{}
+		if !pl.date.IsZero() {
+			dates[i] = pl.date.In(time.UTC)
+		}
+		results[i].Rail, results[i].ExecutionDate, results[i].Rolled = pl.rail, pl.date, pl.rolled
+		if pl.status == StatusRejected {
 			continue
 		}
-		slot := slots[key]
-		pc, err := contextJSON(v, slot.Config, tp)
+		pc, err := contextJSON(v, pl, tp)
 		if err != nil {
 			return nil, true, err
 		}
-		statuses[i], times[i], contexts[i] = string(StatusScheduled), slot.At, string(pc)
-		enqueues[key] = queue.EnqueueParams{
-			ItemType: ItemType, ItemID: key, TenantID: v.r.TenantID, ScheduledExecTime: slot.At,
-			InitWorkflowID: initWorkflowID, Paced: slot.Paced,
+		contexts[i] = string(pc)
+		if pl.status == StatusHeld {
+			continue // enqueued when an operator releases it
 		}
-		results[i].Status, results[i].ScheduledExecutionTime = StatusScheduled, slot.At.UTC()
+		times[i] = pl.slot.At
+		enqueues[key] = queue.EnqueueParams{
+			ItemType: ItemType, ItemID: key, TenantID: v.r.TenantID, ScheduledExecTime: pl.slot.At,
+			InitWorkflowID: initWorkflowID, Paced: pl.slot.Paced,
+		}
+		results[i].ScheduledExecutionTime = pl.slot.At.UTC()
 	}
 	// The payments, queue items and intake row in a few set-based
 	// statements.
@@ -241,7 +270,7 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 	err = pgx.BeginFunc(ctx, a.Store.db, func(tx pgx.Tx) error {
 		q := dbsqlc.New(tx)
 		var err error
-		if stored, err = q.StorePhaseA(ctx, st.storeParams(statuses, reasons, times, contexts)); err != nil {
+		if stored, err = q.StorePhaseA(ctx, st.storeParams(statuses, reasons, times, contexts, rails, dates)); err != nil {
 			return fmt.Errorf("payment: store Phase A's verdicts on %d payments: %w", n, err)
 		}
 		var items []queue.EnqueueParams
@@ -337,19 +366,43 @@ func execContext(contextJSON string) (Context, error) {
 // Its request is not in it: the payment's row has it beside (Store.Context
 // puts them together).
 // traceParent is Phase A's trace context (empty: none).
-func contextJSON(v verdict, pacingConfig, traceParent string) ([]byte, error) {
-	return json.Marshal(storedPhaseA{Enrichment: v.enr, Amount: v.money.Amount.String(), Rules: v.rules,
-		PacingConfig: pacingConfig, TraceParent: traceParent})
+func contextJSON(v verdict, pl placement, traceParent string) ([]byte, error) {
+	sp := storedPhaseA{Enrichment: v.enr, Amount: v.money.Amount.String(), Rules: v.rules,
+		PacingConfig: pl.slot.Config, TenantPacingConfig: pl.tenantConfig, TraceParent: traceParent}
+	if !pl.date.IsZero() {
+		sp.ExecutionDate = pl.date.String()
+	}
+	return json.Marshal(sp)
 }
 
 // storedPhaseA is what Phase A stores with a payment for its execution:
 // its Context but the request.
 type storedPhaseA struct {
-	Enrichment   Enrichment `json:"enrichment"`
-	Amount       string     `json:"amount"`
-	Rules        []string   `json:"rulesPassed"`
-	PacingConfig string     `json:"pacingConfig,omitempty"`
-	TraceParent  string     `json:"traceparent,omitempty"`
+	Enrichment         Enrichment `json:"enrichment"`
+	Amount             string     `json:"amount"`
+	Rules              []string   `json:"rulesPassed"`
+	PacingConfig       string     `json:"pacingConfig,omitempty"`
+	TenantPacingConfig string     `json:"tenantPacingConfig,omitempty"`
+	ExecutionDate      string     `json:"executionDate,omitempty"`
+	TraceParent        string     `json:"traceparent,omitempty"`
+}
+
+// place decides where each accepted payment goes: on its rail, before
+// its cut-off (placeOnRails), or, with no rails, at its slot under its
+// tenant's or PAYMENT's config (execTimes).
+func (a *InitActivities) place(ctx context.Context, keys []string, rs []Request, vs []verdict) (map[string]placement, error) {
+	if a.Rails != nil {
+		return a.placeOnRails(ctx, keys, rs, vs)
+	}
+	slots, err := a.execTimes(ctx, keys, rs)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]placement, len(slots))
+	for k, s := range slots {
+		out[k] = placement{status: StatusScheduled, slot: s}
+	}
+	return out, nil
 }
 
 // InitIntake is Phase A, in one step, for the payments waiting in an init
@@ -430,6 +483,8 @@ func (a *InitActivities) initRequests(ctx context.Context, rs []Request, initWor
 type BatchResult struct {
 	Scheduled int
 	Rejected  int
+	// Held: set aside by their tenants' cut-off rule (HOLD).
+	Held int `json:",omitempty"`
 	// TakenBefore: the payments had been taken on by an earlier attempt
 	// whose answer was lost (the counts are then zero).
 	TakenBefore bool `json:",omitempty"`
@@ -448,6 +503,8 @@ func batchResult(results []InitResult) BatchResult {
 		switch r.Status {
 		case StatusRejected:
 			out.Rejected++
+		case StatusHeld:
+			out.Held++
 		case StatusCancelled: // cancelled while it waited for Phase A
 		default:
 			out.Scheduled++

@@ -14,6 +14,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/routing"
 )
 
 // Service is the payments intake: what the HTTP API (or any other intake)
@@ -28,6 +29,13 @@ type Service struct {
 	Log       *slog.Logger
 	// Metrics counts cancels; nil counts nothing.
 	Metrics *Metrics
+	// Rails routes each payment to its rail at intake (routing.Resolver):
+	// one the rules do not route is refused, naming rail. Nil: none is
+	// routed here (Phase A routes what it finds unrouted).
+	Rails Rails
+	// Pacer projects where a file's payments will go (Project); nil: no
+	// projection.
+	Pacer Pacer
 }
 
 // StatusReceived: the payment is taken in (its id claimed, its request in
@@ -75,7 +83,11 @@ func (s *Service) Submit(ctx context.Context, r Request) (string, error) {
 	if r.PaymentID == "" {
 		r.PaymentID = "pay-" + uuid.Must(uuid.NewV7()).String()
 	}
-	if _, err := Validate(r, s.now()); err != nil {
+	m, err := Validate(r, s.now())
+	if err != nil {
+		return "", err
+	}
+	if err := s.route(ctx, &r, m, routing.SourceAPI); err != nil {
 		return "", err
 	}
 	receipts, err := s.Store.Receive(ctx, []Request{r}, func(int) string { return InitWorkflowID(Key(r.TenantID, r.PaymentID)) }, false)
@@ -92,6 +104,29 @@ func (s *Service) Submit(ctx context.Context, r Request) (string, error) {
 		}
 	}
 	return r.PaymentID, nil
+}
+
+// route sets the rail a valid payment leaves by: the one it names, if
+// active, or the routing rules' choice (routed). A payment no rail takes
+// is a *ValidationError on rail.
+func (s *Service) route(ctx context.Context, r *Request, m Money, source string) error {
+	if s.Rails == nil {
+		return nil
+	}
+	rail, err := s.Rails.Route(ctx, routing.Payment{TenantID: r.TenantID, Currency: r.Currency, Amount: m.Amount, Source: source, Rail: r.Rail})
+	var rve *routing.ValidationError
+	switch {
+	case errors.As(err, &rve):
+		return &ValidationError{Fields: rve.Fields}
+	case errors.Is(err, routing.ErrNoRoute):
+		return &ValidationError{Fields: []FieldError{{Field: "rail", Detail: "no rail takes this payment: name one, or ask an operator for a routing rule"}}}
+	case err != nil:
+		return fmt.Errorf("payment %s: route: %w", r.PaymentID, err)
+	}
+	if r.Rail == "" {
+		r.Rail, r.routed = rail.Name, true
+	}
+	return nil
 }
 
 // ResumeIntake starts again the init workflows of payments that have been

@@ -19,6 +19,9 @@ type staged struct {
 	currencies, creditorNames                    []string
 	creditorIBANs, creditorBICs, remittanceInfos []string
 	requestedTimes                               []time.Time
+	// rails are the rails chosen at intake; "" for a payment staged
+	// before (Phase A routes it).
+	rails []string
 }
 
 // add appends a validated request under its key, with its parsed amount.
@@ -34,6 +37,7 @@ func (st *staged) add(key string, r Request, amount decimal.Decimal) {
 	st.creditorBICs = append(st.creditorBICs, r.Creditor.BIC)
 	st.remittanceInfos = append(st.remittanceInfos, r.RemittanceInfo)
 	st.requestedTimes = append(st.requestedTimes, r.RequestedExecutionTime)
+	st.rails = append(st.rails, r.Rail)
 }
 
 // pick is the payments at the indexes.
@@ -43,7 +47,7 @@ func (st staged) pick(at []int) staged {
 		debtorAccounts: pick(st.debtorAccounts, at), amounts: pick(st.amounts, at), currencies: pick(st.currencies, at),
 		creditorNames: pick(st.creditorNames, at), creditorIBANs: pick(st.creditorIBANs, at),
 		creditorBICs: pick(st.creditorBICs, at), remittanceInfos: pick(st.remittanceInfos, at),
-		requestedTimes: pick(st.requestedTimes, at),
+		requestedTimes: pick(st.requestedTimes, at), rails: pick(st.rails, at),
 	}
 }
 
@@ -54,8 +58,17 @@ func (st staged) request(i int) Request {
 		PaymentID: st.externalIDs[i], TenantID: st.tenantIDs[i], DebtorAccount: st.debtorAccounts[i],
 		Amount: amountText(st.amounts[i], st.currencies[i]), Currency: st.currencies[i],
 		Creditor:               Creditor{Name: st.creditorNames[i], IBAN: st.creditorIBANs[i], BIC: st.creditorBICs[i]},
-		RequestedExecutionTime: st.requestedTimes[i].UTC(), RemittanceInfo: st.remittanceInfos[i],
+		RequestedExecutionTime: st.requestedTimes[i].UTC(), RemittanceInfo: st.remittanceInfos[i], Rail: st.rail(i),
 	}
+}
+
+// rail is the i-th payment's rail: "" for one staged before rails were
+// kept (its row's rails are fewer than its payments).
+func (st staged) rail(i int) string {
+	if i < len(st.rails) {
+		return st.rails[i]
+	}
+	return ""
 }
 
 // check refuses arrays of different lengths: a row no statement of ours
@@ -76,18 +89,20 @@ func (st staged) intakeParams(initWorkflowID string) dbsqlc.StageIntakeParams {
 		InitWorkflowID: initWorkflowID, PaymentIds: st.keys, ExternalIds: st.externalIDs, TenantIds: st.tenantIDs,
 		DebtorAccounts: st.debtorAccounts, Amounts: st.amounts, Currencies: st.currencies, CreditorNames: st.creditorNames,
 		CreditorIbans: st.creditorIBANs, CreditorBics: st.creditorBICs, RemittanceInfos: st.remittanceInfos,
-		RequestedExecutionTimes: st.requestedTimes,
+		RequestedExecutionTimes: st.requestedTimes, Rails: st.rails,
 	}
 }
 
 // storeParams is the statement that stores the payments with Phase A's
 // verdicts: statuses[i] and, per status, reasons[i] or times[i] and
-// contexts[i].
-func (st staged) storeParams(statuses, reasons []string, times []time.Time, contexts []string) dbsqlc.StorePhaseAParams {
+// contexts[i]; rails[i] and dates[i] (before 1970: none) where they
+// execute.
+func (st staged) storeParams(statuses, reasons []string, times []time.Time, contexts, rails []string, dates []time.Time) dbsqlc.StorePhaseAParams {
 	return dbsqlc.StorePhaseAParams{
 		PaymentIds: st.keys, ExternalIds: st.externalIDs, TenantIds: st.tenantIDs, DebtorAccounts: st.debtorAccounts,
 		Amounts: st.amounts, Currencies: st.currencies, CreditorNames: st.creditorNames, CreditorIbans: st.creditorIBANs,
 		CreditorBics: st.creditorBICs, RemittanceInfos: st.remittanceInfos, RequestedExecutionTimes: st.requestedTimes,
 		Statuses: statuses, StatusReasons: reasons, ScheduledExecutionTimes: times, Contexts: contexts,
+		Rails: rails, ExecutionDates: dates,
 	}
 }

@@ -42,6 +42,9 @@ type Payment struct {
 	StatusReason           string
 	ExecutionRef           string
 	CreatedAt, UpdatedAt   time.Time
+	// ExecutionDate is the business day it executes on in its rail's
+	// zone (zero: not decided, or stored before rails).
+	ExecutionDate time.Time
 }
 
 // Store keeps payments in PostgreSQL.
@@ -236,13 +239,9 @@ func (s *Store) compare(ctx context.Context, rs []Request) (map[int]bool, error)
 	if err != nil {
 		return nil, fmt.Errorf("payment: compare %d payments with the stored ones: %w", len(rs), err)
 	}
-	byID := make(map[[2]string][]byte, len(stored)+len(pending))
+	byID := make(map[[2]string]Request, len(stored)+len(pending))
 	for _, row := range pending {
-		raw, err := canonical(pendingRequest(row))
-		if err != nil {
-			return nil, err
-		}
-		byID[[2]string{row.TenantID, row.ExternalID}] = raw
+		byID[[2]string{row.TenantID, row.ExternalID}] = pendingRequest(row)
 	}
 	for _, row := range stored {
 		p := row.Payment
@@ -250,19 +249,26 @@ func (s *Store) compare(ctx context.Context, rs []Request) (map[int]bool, error)
 		if err != nil {
 			return nil, err
 		}
-		raw, err := canonical(req)
-		if err != nil {
-			return nil, err
-		}
-		byID[[2]string{p.TenantID, p.ExternalID}] = raw
+		byID[[2]string{p.TenantID, p.ExternalID}] = req
 	}
 	for i, r := range rs {
+		prev, ok := byID[[2]string{r.TenantID, r.PaymentID}]
+		if !ok {
+			bad[i] = true
+			continue
+		}
+		// A rail the rules chose is not the client's: the payment sent
+		// again is the same one whatever the rules say now.
+		prev.routed = r.routed
 		raw, err := canonical(r)
 		if err != nil {
 			return nil, err
 		}
-		prev, ok := byID[[2]string{r.TenantID, r.PaymentID}]
-		if !ok || !bytes.Equal(prev, raw) {
+		was, err := canonical(prev)
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Equal(was, raw) {
 			bad[i] = true
 		}
 	}
@@ -275,13 +281,17 @@ func pendingRequest(row dbsqlc.PendingRequestsRow) Request {
 		PaymentID: row.ExternalID, TenantID: row.TenantID, DebtorAccount: row.DebtorAccount,
 		Amount: amountText(row.Amount, row.Currency), Currency: row.Currency,
 		Creditor:               Creditor{Name: row.CreditorName, IBAN: row.CreditorIban, BIC: row.CreditorBic},
-		RequestedExecutionTime: row.RequestedExecutionTime.UTC(), RemittanceInfo: row.RemittanceInfo,
+		RequestedExecutionTime: row.RequestedExecutionTime.UTC(), RemittanceInfo: row.RemittanceInfo, Rail: row.Rail,
 	}
 }
 
 // canonical is the request's JSON with normalized values, for comparison:
-// the time in UTC, the amount as its columns give it back (requestOf).
+// the time in UTC, the amount as its columns give it back (requestOf), a
+// rail the routing rules chose left out (the client did not send it).
 func canonical(r Request) ([]byte, error) {
+	if r.routed {
+		r.Rail = ""
+	}
 	r.RequestedExecutionTime = r.RequestedExecutionTime.UTC()
 	if d, err := money.ParseDecimal(r.Amount, money.Unsigned); err == nil {
 		r.Amount = amountText(d, r.Currency)
@@ -304,6 +314,7 @@ func requestOf(p dbsqlc.Payment) (Request, error) {
 		PaymentID: p.ExternalID, TenantID: p.TenantID, DebtorAccount: p.DebtorAccount,
 		Creditor:               Creditor{Name: p.CreditorName, IBAN: ptr.Deref(p.CreditorIban), BIC: ptr.Deref(p.CreditorBic)},
 		RequestedExecutionTime: p.RequestedExecutionTime.UTC(), RemittanceInfo: ptr.Deref(p.RemittanceInfo),
+		Rail: ptr.Deref(p.Rail),
 	}
 	if p.Amount != nil && p.Currency != nil {
 		r.Amount, r.Currency = amountText(*p.Amount, *p.Currency), *p.Currency
@@ -343,7 +354,7 @@ func (s *Store) Get(ctx context.Context, key string) (Payment, error) {
 		Key: row.PaymentID, Request: req, Money: money,
 		ScheduledExecutionTime: row.ScheduledExecutionTime, Status: Status(row.Status),
 		StatusReason: ptr.Deref(row.StatusReason), ExecutionRef: ptr.Deref(row.ExecutionRef),
-		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt,
+		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt, ExecutionDate: ptr.Deref(row.ExecutionDate),
 	}, nil
 }
 
@@ -559,6 +570,8 @@ func (s *Store) ContextAndStatus(ctx context.Context, key string) (Context, Stat
 	}
 	pc.Enrichment, pc.Amount, pc.Rules, pc.PacingConfig = stored.Enrichment, stored.Amount, stored.Rules, stored.PacingConfig
 	pc.TraceParent = stored.TraceParent
+	pc.TenantPacingConfig, pc.ExecutionDate, pc.Rail = stored.TenantPacingConfig, stored.ExecutionDate, ptr.Deref(row.Rail)
+	pc.scheduledAt = ptr.Deref(row.ScheduledExecutionTime)
 	return pc, Status(row.Status), nil
 }
 
@@ -576,7 +589,7 @@ func (s *Store) intake(ctx context.Context, initWorkflowID string) (st staged, f
 		keys: row.PaymentIds, externalIDs: row.ExternalIds, tenantIDs: row.TenantIds, debtorAccounts: row.DebtorAccounts,
 		amounts: row.Amounts, currencies: row.Currencies, creditorNames: row.CreditorNames,
 		creditorIBANs: row.CreditorIbans, creditorBICs: row.CreditorBics, remittanceInfos: row.RemittanceInfos,
-		requestedTimes: row.RequestedExecutionTimes,
+		requestedTimes: row.RequestedExecutionTimes, rails: row.Rails,
 	}
 	if err := st.check(); err != nil {
 		return staged{}, false, fmt.Errorf("payment: intake of %s: %w", initWorkflowID, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	pmoney "github.com/paydispatch/paydispatch/money"
+	"github.com/paydispatch/paydispatch/routing"
 )
 
 // FieldError names a field of the request (JSON path) and what is wrong.
@@ -102,6 +103,9 @@ func Validate(r Request, now time.Time) (Money, error) {
 		add("remittanceInfo", "at most 140 characters")
 	} else if !plaintext.Valid(r.RemittanceInfo) {
 		add("remittanceInfo", "UTF-8 text without control characters")
+	}
+	if r.Rail != "" && !routing.ValidName(r.Rail) {
+		add("rail", "a rail's name: 1-64 letters, digits, '_', '.', ':' or '-'")
 	}
 	if len(errs) > 0 {
 		return money, &ValidationError{Fields: errs}

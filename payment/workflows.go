@@ -15,6 +15,7 @@ import (
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/process"
+	"github.com/paydispatch/paydispatch/queue"
 )
 
 // Task queues and workflow names of the payment workers.
@@ -48,6 +49,19 @@ type Context struct {
 	// payment (a W3C traceparent; stored contexts only; empty: tracing
 	// was off): the execution's span is its child.
 	TraceParent string `json:"traceparent,omitempty"`
+	// TenantPacingConfig is the tenant's own rate-limit config its
+	// execution is also held under (empty: none). Rail and ExecutionDate
+	// (YYYY-MM-DD) are where and on which business day it executes:
+	// the execution does not begin past that day's cut-off (stored
+	// contexts only; empty: stored before rails).
+	TenantPacingConfig string `json:"tenantPacingConfig,omitempty"`
+	Rail               string `json:"rail,omitempty"`
+	ExecutionDate      string `json:"executionDate,omitempty"`
+
+	// scheduledAt is the payment's scheduled time as stored (read with a
+	// stored context): later than the slot an execution was started for
+	// once the payment was rolled to another day.
+	scheduledAt time.Time
 }
 
 // initOptions are Phase A's activity options: a CONFLICT (another payment
@@ -200,6 +214,14 @@ type ExecActivities struct {
 	// context (Context.TraceParent) its span, payment.execute, the child
 	// of that context; nil (tracing off): none.
 	Tracer trace.Tracer
+	// Rails, when set, keep executions from beginning past their rail's
+	// cut-off: such a payment meets its tenant's cut-off rule instead
+	// (missedCutoff). Pacer and Queue give a rolled payment its new slot
+	// and its queue item back; CutoffGuard as InitActivities'.
+	Rails       Rails
+	Pacer       Pacer
+	Queue       *queue.Queue
+	CutoffGuard time.Duration
 }
 
 // ExecutionInput is what Execution needs of a payment's execution.
@@ -231,13 +253,38 @@ func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool
 			return false, err
 		}
 	}
+	if status == StatusHeld {
+		return true, nil // held by an earlier run at its cut-off: nothing to do
+	}
+	if status == StatusScheduled && a.rolledSince(ctx, in) {
+		// Rolled to a later day by an earlier run, whose deferral moved
+		// its queue item: this run (a group run again after a crash) is
+		// stale, and its item no longer its.
+		return false, dispatch.Deferred(in.Context.scheduledAt, "rescheduled by an earlier run")
+	}
 	executionTime := time.Now()
 	if status == "" || status == StatusScheduled {
+		// Its slot already past its cut-off (a rail's cut-off moved): it
+		// is not held for nothing.
+		if late, day, rail, err := a.pastCutoff(ctx, in.Context, later(in.NotBefore, executionTime)); err != nil || late {
+			if err != nil {
+				return false, err
+			}
+			return a.missedCutoff(ctx, in, day, rail, later(in.NotBefore, executionTime))
+		}
 		// A payment past SCHEDULED was executed by an earlier run (a worker
 		// lost after it): held again, it would count twice in its
 		// limiter's window.
 		if executionTime, err = a.hold(ctx, in); err != nil {
 			return false, err
+		}
+		// Held into a later window (a backlog, a lowered limit, a pause):
+		// it begins only if its instruction can still make the cut-off.
+		if late, day, rail, err := a.pastCutoff(ctx, in.Context, executionTime); err != nil || late {
+			if err != nil {
+				return false, err
+			}
+			return a.missedCutoff(ctx, in, day, rail, executionTime)
 		}
 		a.Metrics.ObserveLag(ItemType, in.NotBefore, executionTime)
 		a.Metrics.CountExecution(ItemType, in.Context.Request.TenantID)
@@ -276,7 +323,14 @@ func (a *ExecActivities) execute(ctx context.Context, in ExecutionInput, executi
 // SlotHolder holds an execution to its slot under a rate-limit config and
 // counts it in the executions of the window it runs in (pacing.Limiter).
 type SlotHolder interface {
-	HoldSlot(ctx context.Context, configName string, slot time.Time) (pacing.Held, error)
+	HoldSlots(ctx context.Context, slot time.Time, configNames ...string) (pacing.Held, error)
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // hold waits for the payment's slot. A paced payment whose context names
@@ -290,7 +344,11 @@ func (a *ExecActivities) hold(ctx context.Context, in ExecutionInput) (time.Time
 		err := dispatch.Hold(ctx, in.NotBefore)
 		return time.Now(), err
 	}
-	held, err := a.Slots.HoldSlot(ctx, in.Context.PacingConfig, in.NotBefore)
+	configs := []string{in.Context.PacingConfig}
+	if t := in.Context.TenantPacingConfig; t != "" && t != in.Context.PacingConfig {
+		configs = append(configs, t)
+	}
+	held, err := a.Slots.HoldSlots(ctx, in.NotBefore, configs...)
 	if err == nil && held.Moved && activity.IsActivity(ctx) {
 		activity.GetLogger(ctx).Info("a payment went in a later window than its slot's", "payment", in.PaymentID,
 			"slot", in.NotBefore, "went_at", held.At)

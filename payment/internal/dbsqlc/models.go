@@ -33,6 +33,8 @@ type Payment struct {
 	ExternalID             string
 	Context                []byte
 	ListSeq                int64
+	Rail                   *string
+	ExecutionDate          *time.Time
 }
 
 type PaymentBatch struct {

@@ -34,10 +34,10 @@ RETURNING payment_id;
 -- intake row, the payments as arrays of their columns ("" for none).
 INSERT INTO payment_intake (init_workflow_id, payment_ids, external_ids, tenant_ids, debtor_accounts, amounts,
                             currencies, creditor_names, creditor_ibans, creditor_bics, remittance_infos,
-                            requested_execution_times)
+                            requested_execution_times, rails)
 VALUES (@init_workflow_id, @payment_ids::text[], @external_ids::text[], @tenant_ids::text[], @debtor_accounts::text[],
         @amounts::numeric[], @currencies::text[], @creditor_names::text[], @creditor_ibans::text[],
-        @creditor_bics::text[], @remittance_infos::text[], @requested_execution_times::timestamptz[])
+        @creditor_bics::text[], @remittance_infos::text[], @requested_execution_times::timestamptz[], @rails::text[])
 ON CONFLICT (init_workflow_id) DO UPDATE
 SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids,
     external_ids = payment_intake.external_ids || EXCLUDED.external_ids,
@@ -49,26 +49,29 @@ SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids,
     creditor_ibans = payment_intake.creditor_ibans || EXCLUDED.creditor_ibans,
     creditor_bics = payment_intake.creditor_bics || EXCLUDED.creditor_bics,
     remittance_infos = payment_intake.remittance_infos || EXCLUDED.remittance_infos,
-    requested_execution_times = payment_intake.requested_execution_times || EXCLUDED.requested_execution_times;
+    requested_execution_times = payment_intake.requested_execution_times || EXCLUDED.requested_execution_times,
+    rails = payment_intake.rails || EXCLUDED.rails;
 
 -- name: IntakeRequests :one
 -- What a Phase A workflow is to store; no row once it stored it.
 SELECT payment_ids, external_ids, tenant_ids, debtor_accounts, amounts, currencies, creditor_names,
-       creditor_ibans, creditor_bics, remittance_infos, requested_execution_times
+       creditor_ibans, creditor_bics, remittance_infos, requested_execution_times, rails
 FROM payment_intake WHERE init_workflow_id = @init_workflow_id;
 
 -- name: StorePhaseA :many
 -- Phase A's verdicts, each payment stored once in the status it reached:
--- SCHEDULED with its slot and context, or REJECTED with its reason (the
--- i-th of each array is the i-th payment's; "" for none). The keys
--- stored; one stored before (another run of the same workflow) is left.
+-- SCHEDULED with its slot and context, HELD with its context, or REJECTED
+-- with its reason (the i-th of each array is the i-th payment's; "" for
+-- none; an execution date before 1970 for none). The keys stored; one
+-- stored before (another run of the same workflow) is left.
 INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
                       creditor_iban, creditor_bic, remittance_info, requested_execution_time,
-                      status, status_reason, scheduled_execution_time, context)
+                      status, status_reason, scheduled_execution_time, context, rail, execution_date)
 SELECT r.payment_id, r.external_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
        nullif(r.creditor_iban, ''), nullif(r.creditor_bic, ''), nullif(r.remittance_info, ''),
        r.requested_execution_time, r.status, nullif(r.status_reason, ''),
-       CASE WHEN r.status = 'SCHEDULED' THEN r.scheduled_execution_time END, nullif(r.context, '')::jsonb
+       CASE WHEN r.status = 'SCHEDULED' THEN r.scheduled_execution_time END, nullif(r.context, '')::jsonb,
+       nullif(r.rail, ''), CASE WHEN r.execution_date >= '1970-01-01' THEN r.execution_date END
 FROM (SELECT unnest(@payment_ids::text[]) AS payment_id, unnest(@external_ids::text[]) AS external_id,
              unnest(@tenant_ids::text[]) AS tenant_id, unnest(@debtor_accounts::text[]) AS debtor_account,
              unnest(@amounts::numeric[]) AS amount, unnest(@currencies::text[]) AS currency,
@@ -77,7 +80,8 @@ FROM (SELECT unnest(@payment_ids::text[]) AS payment_id, unnest(@external_ids::t
              unnest(@requested_execution_times::timestamptz[]) AS requested_execution_time,
              unnest(@statuses::text[]) AS status, unnest(@status_reasons::text[]) AS status_reason,
              unnest(@scheduled_execution_times::timestamptz[]) AS scheduled_execution_time,
-             unnest(@contexts::text[]) AS context) r
+             unnest(@contexts::text[]) AS context, unnest(@rails::text[]) AS rail,
+             unnest(@execution_dates::date[]) AS execution_date) r
 ON CONFLICT DO NOTHING
 RETURNING payment_id;
 
@@ -102,7 +106,7 @@ SELECT r.payment_id::text AS payment_id, r.external_id::text AS external_id, r.t
        r.debtor_account::text AS debtor_account, r.amount::numeric AS amount, r.currency::text AS currency,
        r.creditor_name::text AS creditor_name, r.creditor_iban::text AS creditor_iban,
        r.creditor_bic::text AS creditor_bic, r.remittance_info::text AS remittance_info,
-       r.requested_execution_time::timestamptz AS requested_execution_time, i.received_at
+       r.requested_execution_time::timestamptz AS requested_execution_time, r.rail::text AS rail, i.received_at
 FROM w
 JOIN payment_intake i ON i.init_workflow_id = w.init_workflow_id
 CROSS JOIN LATERAL (
@@ -110,7 +114,8 @@ CROSS JOIN LATERAL (
            unnest(i.debtor_accounts) AS debtor_account, unnest(i.amounts) AS amount, unnest(i.currencies) AS currency,
            unnest(i.creditor_names) AS creditor_name, unnest(i.creditor_ibans) AS creditor_iban,
            unnest(i.creditor_bics) AS creditor_bic, unnest(i.remittance_infos) AS remittance_info,
-           unnest(i.requested_execution_times) AS requested_execution_time) r
+           unnest(i.requested_execution_times) AS requested_execution_time,
+           unnest(i.rails || array_fill(''::text, ARRAY[cardinality(i.payment_ids) - cardinality(i.rails)])) AS rail) r
 WHERE (r.external_id, r.tenant_id) IN (SELECT unnest(@external_ids::text[]), unnest(@tenant_ids::text[]));
 
 -- name: PaymentKeysByExternalID :many
@@ -362,7 +367,8 @@ FROM payments WHERE payment_id = ANY(@payment_ids::text[]);
 -- filters this index does not take (hit). ListByStatus and
 -- ListByDebtor are the same on their own index.
 SELECT payment_id, requested_execution_time, list_seq,
-       ((@status::text = '' OR status = @status::text) AND (@debtor_account::text = '' OR debtor_account = @debtor_account::text))::boolean AS hit
+       ((@status::text = '' OR status = @status::text) AND (@debtor_account::text = '' OR debtor_account = @debtor_account::text)
+        AND (@rail::text = '' OR rail = @rail::text))::boolean AS hit
 FROM payments
 WHERE tenant_id = @tenant_id
   AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to
@@ -372,7 +378,7 @@ LIMIT @budget;
 
 -- name: ListByStatus :many
 SELECT payment_id, requested_execution_time, list_seq,
-       (@debtor_account::text = '' OR debtor_account = @debtor_account::text)::boolean AS hit
+       ((@debtor_account::text = '' OR debtor_account = @debtor_account::text) AND (@rail::text = '' OR rail = @rail::text))::boolean AS hit
 FROM payments
 WHERE tenant_id = @tenant_id AND status = @status
   AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to
@@ -382,7 +388,7 @@ LIMIT @budget;
 
 -- name: ListByDebtor :many
 SELECT payment_id, requested_execution_time, list_seq,
-       (@status::text = '' OR status = @status::text)::boolean AS hit
+       ((@status::text = '' OR status = @status::text) AND (@rail::text = '' OR rail = @rail::text))::boolean AS hit
 FROM payments
 WHERE tenant_id = @tenant_id AND debtor_account = @debtor_account
   AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to
@@ -402,11 +408,12 @@ LIMIT @max_parts;
 -- filters (all of them for a page read through an index, which applied
 -- the filters itself).
 SELECT payment_id, external_id, tenant_id, status, status_reason, amount, currency, requested_execution_time,
-       scheduled_execution_time, created_at, updated_at, execution_ref
+       scheduled_execution_time, created_at, updated_at, execution_ref, rail, execution_date
 FROM payments
 WHERE payment_id = ANY(@payment_ids::text[]) AND tenant_id = @tenant_id
   AND (@status::text = '' OR status = @status::text)
   AND (@debtor_account::text = '' OR debtor_account = @debtor_account::text)
+  AND (@rail::text = '' OR rail = @rail::text)
   AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to;
 
 -- name: SetPacingConfig :execrows
@@ -435,3 +442,18 @@ ON CONFLICT (batch_id) DO NOTHING;
 
 -- name: GetBatchPain001 :one
 SELECT document FROM payment_batch_pain001 WHERE batch_id = @batch_id;
+
+-- name: ReschedulePayments :many
+-- Payments given new slots (a ROLL past a missed cut-off, an operator's
+-- release of held payments): SCHEDULED at their new times, on their new
+-- execution dates, from one of the statuses given; the others are left.
+-- The context keeps the date its execution checks the cut-off of.
+UPDATE payments p
+SET status = 'SCHEDULED', status_reason = nullif(r.reason, ''), scheduled_execution_time = r.at,
+    execution_date = r.execution_date,
+    context = jsonb_set(p.context, '{executionDate}', to_jsonb(r.execution_date::text)),
+    updated_at = now()
+FROM (SELECT unnest(@payment_ids::text[]) AS payment_id, unnest(@ats::timestamptz[]) AS at,
+             unnest(@execution_dates::date[]) AS execution_date, unnest(@reasons::text[]) AS reason) r
+WHERE p.payment_id = r.payment_id AND p.status = ANY(@from_statuses::text[]) AND p.context IS NOT NULL
+RETURNING p.payment_id, p.tenant_id;

@@ -369,7 +369,7 @@ func (q *Queries) FailPayment(ctx context.Context, arg FailPaymentParams) (int64
 }
 
 const findPayments = `-- name: FindPayments :many
-SELECT p.payment_id, p.tenant_id, p.debtor_account, p.amount, p.currency, p.creditor_name, p.creditor_iban, p.creditor_bic, p.remittance_info, p.requested_execution_time, p.scheduled_execution_time, p.status, p.status_reason, p.request, p.execution_ref, p.created_at, p.updated_at, p.accepted_at, p.external_id, p.context, p.list_seq
+SELECT p.payment_id, p.tenant_id, p.debtor_account, p.amount, p.currency, p.creditor_name, p.creditor_iban, p.creditor_bic, p.remittance_info, p.requested_execution_time, p.scheduled_execution_time, p.status, p.status_reason, p.request, p.execution_ref, p.created_at, p.updated_at, p.accepted_at, p.external_id, p.context, p.list_seq, p.rail, p.execution_date
 FROM payment_keys k
 JOIN payments p ON p.payment_id = k.payment_id
 WHERE (k.external_id, k.tenant_id) IN (SELECT unnest($1::text[]), unnest($2::text[]))
@@ -417,6 +417,8 @@ func (q *Queries) FindPayments(ctx context.Context, arg FindPaymentsParams) ([]F
 			&i.Payment.ExternalID,
 			&i.Payment.Context,
 			&i.Payment.ListSeq,
+			&i.Payment.Rail,
+			&i.Payment.ExecutionDate,
 		); err != nil {
 			return nil, err
 		}
@@ -525,7 +527,7 @@ func (q *Queries) GetBooking(ctx context.Context, paymentID string) (PaymentBook
 }
 
 const getPayment = `-- name: GetPayment :one
-SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq FROM payments WHERE payment_id = $1
+SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq, payments.rail, payments.execution_date FROM payments WHERE payment_id = $1
 `
 
 type GetPaymentRow struct {
@@ -557,6 +559,8 @@ func (q *Queries) GetPayment(ctx context.Context, paymentID string) (GetPaymentR
 		&i.Payment.ExternalID,
 		&i.Payment.Context,
 		&i.Payment.ListSeq,
+		&i.Payment.Rail,
+		&i.Payment.ExecutionDate,
 	)
 	return i, err
 }
@@ -766,7 +770,7 @@ func (q *Queries) InsertPayment(ctx context.Context, arg InsertPaymentParams) (i
 
 const intakeRequests = `-- name: IntakeRequests :one
 SELECT payment_ids, external_ids, tenant_ids, debtor_accounts, amounts, currencies, creditor_names,
-       creditor_ibans, creditor_bics, remittance_infos, requested_execution_times
+       creditor_ibans, creditor_bics, remittance_infos, requested_execution_times, rails
 FROM payment_intake WHERE init_workflow_id = $1
 `
 
@@ -782,6 +786,7 @@ type IntakeRequestsRow struct {
 	CreditorBics            []string
 	RemittanceInfos         []string
 	RequestedExecutionTimes []time.Time
+	Rails                   []string
 }
 
 // What a Phase A workflow is to store; no row once it stored it.
@@ -800,23 +805,25 @@ func (q *Queries) IntakeRequests(ctx context.Context, initWorkflowID string) (In
 		&i.CreditorBics,
 		&i.RemittanceInfos,
 		&i.RequestedExecutionTimes,
+		&i.Rails,
 	)
 	return i, err
 }
 
 const listByDebtor = `-- name: ListByDebtor :many
 SELECT payment_id, requested_execution_time, list_seq,
-       ($1::text = '' OR status = $1::text)::boolean AS hit
+       (($1::text = '' OR status = $1::text) AND ($2::text = '' OR rail = $2::text))::boolean AS hit
 FROM payments
-WHERE tenant_id = $2 AND debtor_account = $3
-  AND requested_execution_time >= $4 AND requested_execution_time < $5
-  AND (requested_execution_time, list_seq) < ($6::timestamptz, $7::bigint)
+WHERE tenant_id = $3 AND debtor_account = $4
+  AND requested_execution_time >= $5 AND requested_execution_time < $6
+  AND (requested_execution_time, list_seq) < ($7::timestamptz, $8::bigint)
 ORDER BY requested_execution_time DESC, list_seq DESC
-LIMIT $8
+LIMIT $9
 `
 
 type ListByDebtorParams struct {
 	Status         string
+	Rail           string
 	TenantID       string
 	DebtorAccount  string
 	RequestedFrom  time.Time
@@ -836,6 +843,7 @@ type ListByDebtorRow struct {
 func (q *Queries) ListByDebtor(ctx context.Context, arg ListByDebtorParams) ([]ListByDebtorRow, error) {
 	rows, err := q.db.Query(ctx, listByDebtor,
 		arg.Status,
+		arg.Rail,
 		arg.TenantID,
 		arg.DebtorAccount,
 		arg.RequestedFrom,
@@ -869,17 +877,18 @@ func (q *Queries) ListByDebtor(ctx context.Context, arg ListByDebtorParams) ([]L
 
 const listByStatus = `-- name: ListByStatus :many
 SELECT payment_id, requested_execution_time, list_seq,
-       ($1::text = '' OR debtor_account = $1::text)::boolean AS hit
+       (($1::text = '' OR debtor_account = $1::text) AND ($2::text = '' OR rail = $2::text))::boolean AS hit
 FROM payments
-WHERE tenant_id = $2 AND status = $3
-  AND requested_execution_time >= $4 AND requested_execution_time < $5
-  AND (requested_execution_time, list_seq) < ($6::timestamptz, $7::bigint)
+WHERE tenant_id = $3 AND status = $4
+  AND requested_execution_time >= $5 AND requested_execution_time < $6
+  AND (requested_execution_time, list_seq) < ($7::timestamptz, $8::bigint)
 ORDER BY requested_execution_time DESC, list_seq DESC
-LIMIT $8
+LIMIT $9
 `
 
 type ListByStatusParams struct {
 	DebtorAccount  string
+	Rail           string
 	TenantID       string
 	Status         string
 	RequestedFrom  time.Time
@@ -899,6 +908,7 @@ type ListByStatusRow struct {
 func (q *Queries) ListByStatus(ctx context.Context, arg ListByStatusParams) ([]ListByStatusRow, error) {
 	rows, err := q.db.Query(ctx, listByStatus,
 		arg.DebtorAccount,
+		arg.Rail,
 		arg.TenantID,
 		arg.Status,
 		arg.RequestedFrom,
@@ -932,18 +942,20 @@ func (q *Queries) ListByStatus(ctx context.Context, arg ListByStatusParams) ([]L
 
 const listByTenant = `-- name: ListByTenant :many
 SELECT payment_id, requested_execution_time, list_seq,
-       (($1::text = '' OR status = $1::text) AND ($2::text = '' OR debtor_account = $2::text))::boolean AS hit
+       (($1::text = '' OR status = $1::text) AND ($2::text = '' OR debtor_account = $2::text)
+        AND ($3::text = '' OR rail = $3::text))::boolean AS hit
 FROM payments
-WHERE tenant_id = $3
-  AND requested_execution_time >= $4 AND requested_execution_time < $5
-  AND (requested_execution_time, list_seq) < ($6::timestamptz, $7::bigint)
+WHERE tenant_id = $4
+  AND requested_execution_time >= $5 AND requested_execution_time < $6
+  AND (requested_execution_time, list_seq) < ($7::timestamptz, $8::bigint)
 ORDER BY requested_execution_time DESC, list_seq DESC
-LIMIT $8
+LIMIT $9
 `
 
 type ListByTenantParams struct {
 	Status         string
 	DebtorAccount  string
+	Rail           string
 	TenantID       string
 	RequestedFrom  time.Time
 	RequestedTo    time.Time
@@ -967,6 +979,7 @@ func (q *Queries) ListByTenant(ctx context.Context, arg ListByTenantParams) ([]L
 	rows, err := q.db.Query(ctx, listByTenant,
 		arg.Status,
 		arg.DebtorAccount,
+		arg.Rail,
 		arg.TenantID,
 		arg.RequestedFrom,
 		arg.RequestedTo,
@@ -999,12 +1012,13 @@ func (q *Queries) ListByTenant(ctx context.Context, arg ListByTenantParams) ([]L
 
 const listedPayments = `-- name: ListedPayments :many
 SELECT payment_id, external_id, tenant_id, status, status_reason, amount, currency, requested_execution_time,
-       scheduled_execution_time, created_at, updated_at, execution_ref
+       scheduled_execution_time, created_at, updated_at, execution_ref, rail, execution_date
 FROM payments
 WHERE payment_id = ANY($1::text[]) AND tenant_id = $2
   AND ($3::text = '' OR status = $3::text)
   AND ($4::text = '' OR debtor_account = $4::text)
-  AND requested_execution_time >= $5 AND requested_execution_time < $6
+  AND ($5::text = '' OR rail = $5::text)
+  AND requested_execution_time >= $6 AND requested_execution_time < $7
 `
 
 type ListedPaymentsParams struct {
@@ -1012,6 +1026,7 @@ type ListedPaymentsParams struct {
 	TenantID      string
 	Status        string
 	DebtorAccount string
+	Rail          string
 	RequestedFrom time.Time
 	RequestedTo   time.Time
 }
@@ -1029,6 +1044,8 @@ type ListedPaymentsRow struct {
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 	ExecutionRef           *string
+	Rail                   *string
+	ExecutionDate          *time.Time
 }
 
 // The listed payments' rows: the tenant's among these keys that pass the
@@ -1040,6 +1057,7 @@ func (q *Queries) ListedPayments(ctx context.Context, arg ListedPaymentsParams) 
 		arg.TenantID,
 		arg.Status,
 		arg.DebtorAccount,
+		arg.Rail,
 		arg.RequestedFrom,
 		arg.RequestedTo,
 	)
@@ -1063,6 +1081,8 @@ func (q *Queries) ListedPayments(ctx context.Context, arg ListedPaymentsParams) 
 			&i.CreatedAt,
 			&i.UpdatedAt,
 			&i.ExecutionRef,
+			&i.Rail,
+			&i.ExecutionDate,
 		); err != nil {
 			return nil, err
 		}
@@ -1221,7 +1241,7 @@ func (q *Queries) MatchWaiting(ctx context.Context, arg MatchWaitingParams) ([]M
 }
 
 const paymentContext = `-- name: PaymentContext :one
-SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq FROM payments WHERE payment_id = $1
+SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq, payments.rail, payments.execution_date FROM payments WHERE payment_id = $1
 `
 
 type PaymentContextRow struct {
@@ -1253,6 +1273,8 @@ func (q *Queries) PaymentContext(ctx context.Context, paymentID string) (Payment
 		&i.Payment.ExternalID,
 		&i.Payment.Context,
 		&i.Payment.ListSeq,
+		&i.Payment.Rail,
+		&i.Payment.ExecutionDate,
 	)
 	return i, err
 }
@@ -1437,7 +1459,7 @@ SELECT r.payment_id::text AS payment_id, r.external_id::text AS external_id, r.t
        r.debtor_account::text AS debtor_account, r.amount::numeric AS amount, r.currency::text AS currency,
        r.creditor_name::text AS creditor_name, r.creditor_iban::text AS creditor_iban,
        r.creditor_bic::text AS creditor_bic, r.remittance_info::text AS remittance_info,
-       r.requested_execution_time::timestamptz AS requested_execution_time, i.received_at
+       r.requested_execution_time::timestamptz AS requested_execution_time, r.rail::text AS rail, i.received_at
 FROM w
 JOIN payment_intake i ON i.init_workflow_id = w.init_workflow_id
 CROSS JOIN LATERAL (
@@ -1445,7 +1467,8 @@ CROSS JOIN LATERAL (
            unnest(i.debtor_accounts) AS debtor_account, unnest(i.amounts) AS amount, unnest(i.currencies) AS currency,
            unnest(i.creditor_names) AS creditor_name, unnest(i.creditor_ibans) AS creditor_iban,
            unnest(i.creditor_bics) AS creditor_bic, unnest(i.remittance_infos) AS remittance_info,
-           unnest(i.requested_execution_times) AS requested_execution_time) r
+           unnest(i.requested_execution_times) AS requested_execution_time,
+           unnest(i.rails || array_fill(''::text, ARRAY[cardinality(i.payment_ids) - cardinality(i.rails)])) AS rail) r
 WHERE (r.external_id, r.tenant_id) IN (SELECT unnest($1::text[]), unnest($2::text[]))
 `
 
@@ -1466,6 +1489,7 @@ type PendingRequestsRow struct {
 	CreditorBic            string
 	RemittanceInfo         string
 	RequestedExecutionTime time.Time
+	Rail                   string
 	ReceivedAt             time.Time
 }
 
@@ -1492,6 +1516,7 @@ func (q *Queries) PendingRequests(ctx context.Context, arg PendingRequestsParams
 			&i.CreditorBic,
 			&i.RemittanceInfo,
 			&i.RequestedExecutionTime,
+			&i.Rail,
 			&i.ReceivedAt,
 		); err != nil {
 			return nil, err
@@ -1582,6 +1607,61 @@ func (q *Queries) RedrivePayment(ctx context.Context, arg RedrivePaymentParams) 
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const reschedulePayments = `-- name: ReschedulePayments :many
+UPDATE payments p
+SET status = 'SCHEDULED', status_reason = nullif(r.reason, ''), scheduled_execution_time = r.at,
+    execution_date = r.execution_date,
+    context = jsonb_set(p.context, '{executionDate}', to_jsonb(r.execution_date::text)),
+    updated_at = now()
+FROM (SELECT unnest($2::text[]) AS payment_id, unnest($3::timestamptz[]) AS at,
+             unnest($4::date[]) AS execution_date, unnest($5::text[]) AS reason) r
+WHERE p.payment_id = r.payment_id AND p.status = ANY($1::text[]) AND p.context IS NOT NULL
+RETURNING p.payment_id, p.tenant_id
+`
+
+type ReschedulePaymentsParams struct {
+	FromStatuses   []string
+	PaymentIds     []string
+	Ats            []time.Time
+	ExecutionDates []time.Time
+	Reasons        []string
+}
+
+type ReschedulePaymentsRow struct {
+	PaymentID string
+	TenantID  string
+}
+
+// Payments given new slots (a ROLL past a missed cut-off, an operator's
+// release of held payments): SCHEDULED at their new times, on their new
+// execution dates, from one of the statuses given; the others are left.
+// The context keeps the date its execution checks the cut-off of.
+func (q *Queries) ReschedulePayments(ctx context.Context, arg ReschedulePaymentsParams) ([]ReschedulePaymentsRow, error) {
+	rows, err := q.db.Query(ctx, reschedulePayments,
+		arg.FromStatuses,
+		arg.PaymentIds,
+		arg.Ats,
+		arg.ExecutionDates,
+		arg.Reasons,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ReschedulePaymentsRow
+	for rows.Next() {
+		var i ReschedulePaymentsRow
+		if err := rows.Scan(&i.PaymentID, &i.TenantID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const returnPayment = `-- name: ReturnPayment :execrows
@@ -1697,10 +1777,10 @@ func (q *Queries) SetPacingConfig(ctx context.Context, arg SetPacingConfigParams
 const stageIntake = `-- name: StageIntake :exec
 INSERT INTO payment_intake (init_workflow_id, payment_ids, external_ids, tenant_ids, debtor_accounts, amounts,
                             currencies, creditor_names, creditor_ibans, creditor_bics, remittance_infos,
-                            requested_execution_times)
+                            requested_execution_times, rails)
 VALUES ($1, $2::text[], $3::text[], $4::text[], $5::text[],
         $6::numeric[], $7::text[], $8::text[], $9::text[],
-        $10::text[], $11::text[], $12::timestamptz[])
+        $10::text[], $11::text[], $12::timestamptz[], $13::text[])
 ON CONFLICT (init_workflow_id) DO UPDATE
 SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids,
     external_ids = payment_intake.external_ids || EXCLUDED.external_ids,
@@ -1712,7 +1792,8 @@ SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids,
     creditor_ibans = payment_intake.creditor_ibans || EXCLUDED.creditor_ibans,
     creditor_bics = payment_intake.creditor_bics || EXCLUDED.creditor_bics,
     remittance_infos = payment_intake.remittance_infos || EXCLUDED.remittance_infos,
-    requested_execution_times = payment_intake.requested_execution_times || EXCLUDED.requested_execution_times
+    requested_execution_times = payment_intake.requested_execution_times || EXCLUDED.requested_execution_times,
+    rails = payment_intake.rails || EXCLUDED.rails
 `
 
 type StageIntakeParams struct {
@@ -1728,6 +1809,7 @@ type StageIntakeParams struct {
 	CreditorBics            []string
 	RemittanceInfos         []string
 	RequestedExecutionTimes []time.Time
+	Rails                   []string
 }
 
 // Payments taken in, for the Phase A workflow that is to store them: its
@@ -1746,6 +1828,7 @@ func (q *Queries) StageIntake(ctx context.Context, arg StageIntakeParams) error 
 		arg.CreditorBics,
 		arg.RemittanceInfos,
 		arg.RequestedExecutionTimes,
+		arg.Rails,
 	)
 	return err
 }
@@ -1765,11 +1848,12 @@ func (q *Queries) StopEventStream(ctx context.Context) (int64, error) {
 const storePhaseA = `-- name: StorePhaseA :many
 INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
                       creditor_iban, creditor_bic, remittance_info, requested_execution_time,
-                      status, status_reason, scheduled_execution_time, context)
+                      status, status_reason, scheduled_execution_time, context, rail, execution_date)
 SELECT r.payment_id, r.external_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
        nullif(r.creditor_iban, ''), nullif(r.creditor_bic, ''), nullif(r.remittance_info, ''),
        r.requested_execution_time, r.status, nullif(r.status_reason, ''),
-       CASE WHEN r.status = 'SCHEDULED' THEN r.scheduled_execution_time END, nullif(r.context, '')::jsonb
+       CASE WHEN r.status = 'SCHEDULED' THEN r.scheduled_execution_time END, nullif(r.context, '')::jsonb,
+       nullif(r.rail, ''), CASE WHEN r.execution_date >= '1970-01-01' THEN r.execution_date END
 FROM (SELECT unnest($1::text[]) AS payment_id, unnest($2::text[]) AS external_id,
              unnest($3::text[]) AS tenant_id, unnest($4::text[]) AS debtor_account,
              unnest($5::numeric[]) AS amount, unnest($6::text[]) AS currency,
@@ -1778,7 +1862,8 @@ FROM (SELECT unnest($1::text[]) AS payment_id, unnest($2::text[]) AS external_id
              unnest($11::timestamptz[]) AS requested_execution_time,
              unnest($12::text[]) AS status, unnest($13::text[]) AS status_reason,
              unnest($14::timestamptz[]) AS scheduled_execution_time,
-             unnest($15::text[]) AS context) r
+             unnest($15::text[]) AS context, unnest($16::text[]) AS rail,
+             unnest($17::date[]) AS execution_date) r
 ON CONFLICT DO NOTHING
 RETURNING payment_id
 `
@@ -1799,12 +1884,15 @@ type StorePhaseAParams struct {
 	StatusReasons           []string
 	ScheduledExecutionTimes []time.Time
 	Contexts                []string
+	Rails                   []string
+	ExecutionDates          []time.Time
 }
 
 // Phase A's verdicts, each payment stored once in the status it reached:
-// SCHEDULED with its slot and context, or REJECTED with its reason (the
-// i-th of each array is the i-th payment's; "" for none). The keys
-// stored; one stored before (another run of the same workflow) is left.
+// SCHEDULED with its slot and context, HELD with its context, or REJECTED
+// with its reason (the i-th of each array is the i-th payment's; "" for
+// none; an execution date before 1970 for none). The keys stored; one
+// stored before (another run of the same workflow) is left.
 func (q *Queries) StorePhaseA(ctx context.Context, arg StorePhaseAParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, storePhaseA,
 		arg.PaymentIds,
@@ -1822,6 +1910,8 @@ func (q *Queries) StorePhaseA(ctx context.Context, arg StorePhaseAParams) ([]str
 		arg.StatusReasons,
 		arg.ScheduledExecutionTimes,
 		arg.Contexts,
+		arg.Rails,
+		arg.ExecutionDates,
 	)
 	if err != nil {
 		return nil, err
