@@ -258,8 +258,10 @@ func (s *Store) compare(ctx context.Context, rs []Request) (map[int]bool, error)
 			continue
 		}
 		// A rail the rules chose is not the client's: the payment sent
-		// again is the same one whatever the rules say now.
-		prev.routed = r.routed
+		// again without one is the same one whatever the rules say now.
+		if r.Rail == "" || r.routed {
+			prev.Rail, r.Rail = "", ""
+		}
 		raw, err := canonical(r)
 		if err != nil {
 			return nil, err
