@@ -24,7 +24,6 @@ import (
 	"github.com/paydispatch/paydispatch/outbox"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 	"github.com/paydispatch/paydispatch/process"
-	"github.com/paydispatch/paydispatch/rail"
 )
 
 // SubmitPaymentType is the process that executes a payment.
@@ -43,10 +42,15 @@ const (
 
 // SubmitConfig says how executed payments leave for their rail.
 type SubmitConfig struct {
-	// RailType is the outbox rail type of the instructions (default
-	// rail.RailSEPAJSON).
+	// RailType is the outbox rail type of the instructions of payments
+	// stored before rails were configuration (default DefaultRailType); a
+	// payment on a rail leaves under its rail's name.
 	RailType string
 }
+
+// DefaultRailType is the outbox rail type of a payment that names no
+// rail: the JSON rail at the process's rail endpoint.
+const DefaultRailType = "SEPA_JSON"
 
 // SubmitPayment is the process that executes a payment, each step in the
 // transaction that records it (package process):
@@ -67,7 +71,7 @@ type SubmitConfig struct {
 // twice has one effect.
 func SubmitPayment(cfg SubmitConfig) process.Definition[SubmitState] {
 	if cfg.RailType == "" {
-		cfg.RailType = rail.RailSEPAJSON
+		cfg.RailType = DefaultRailType
 	}
 	s := submit{cfg: cfg}
 	return process.Definition[SubmitState]{
@@ -111,6 +115,12 @@ type SubmitState struct {
 	CreditorIBAN   string    `json:"creditorIban"`
 	CreditorBIC    string    `json:"creditorBic"`
 	RemittanceInfo string    `json:"remittanceInfo"`
+	// Rail and ExecutionDate (YYYY-MM-DD): the rail it leaves by and
+	// the business day it executes on, the value date (empty in a
+	// process started before rails: the default rail type, the execution
+	// time's UTC date).
+	Rail          string `json:"rail,omitempty"`
+	ExecutionDate string `json:"executionDate,omitempty"`
 
 	// CreateTransaction's. Begun: it began the execution (SCHEDULED →
 	// ACCEPTED); a process started before that was accepted at booking.
@@ -150,7 +160,7 @@ func SubmitData(paymentID string, pc Context, executionTime time.Time) SubmitSta
 		PaymentID: paymentID, ExternalID: r.PaymentID, TenantID: r.TenantID, AccountID: acct, DebtorAccount: r.DebtorAccount,
 		Amount: pc.Amount, Currency: r.Currency, ExecutionTime: executionTime.UTC(),
 		CreditorName: r.Creditor.Name, CreditorIBAN: pc.Enrichment.CreditorIBAN, CreditorBIC: strings.ToUpper(r.Creditor.BIC),
-		RemittanceInfo: r.RemittanceInfo,
+		RemittanceInfo: r.RemittanceInfo, Rail: pc.Rail, ExecutionDate: pc.ExecutionDate,
 	}
 }
 
@@ -199,8 +209,12 @@ func (st *SubmitState) executionTime() time.Time {
 	return st.ExecutionTime
 }
 
-// valueDate is the day of the execution, UTC.
+// valueDate is the payment's execution date on its rail, or, for one
+// stored before rails, the day of the execution, UTC.
 func (st *SubmitState) valueDate() time.Time {
+	if d, err := time.Parse(time.DateOnly, st.ExecutionDate); err == nil {
+		return d
+	}
 	t := st.executionTime().UTC()
 	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 }
@@ -301,7 +315,7 @@ func (s submit) createPayment(ctx context.Context, tx pgx.Tx, in process.StepInp
 	}
 	outboxID, seq, _, err := outbox.Enqueue(ctx, tx, outbox.Instruction{
 		InstructionID: st.PaymentID, ParticipantID: st.TenantID, IdempotencyKey: st.PaymentID,
-		RailType: s.cfg.RailType, Payload: payload,
+		RailType: cmp.Or(st.Rail, s.cfg.RailType), Payload: payload,
 		// The relayer's send span is the child of the execution's.
 		TraceParent: traceParent(ctx),
 	})
@@ -332,19 +346,18 @@ func (s submit) createPayment(ctx context.Context, tx pgx.Tx, in process.StepInp
 	return nil
 }
 
-// instruction is the payment as its rail receives it (package rail's
-// payload).
-func (s submit) instruction(st *SubmitState, amount decimal.Decimal) (rail.Instruction, error) {
+// instruction is the payment as its rail receives it.
+func (s submit) instruction(st *SubmitState, amount decimal.Decimal) (Instruction, error) {
 	digits, ok := money.MinorUnits(st.Currency)
 	if !ok {
-		return rail.Instruction{}, fmt.Errorf("payment: currency %q has no minor units", st.Currency)
+		return Instruction{}, fmt.Errorf("payment: currency %q has no minor units", st.Currency)
 	}
-	return rail.Instruction{
+	return Instruction{
 		PaymentID: st.PaymentID, EndToEndID: EndToEndID(cmp.Or(st.ExternalID, st.PaymentID)),
 		Amount: amount.StringFixed(int32(digits)), Currency: st.Currency,
 		ValueDate:      st.valueDate().Format(time.DateOnly),
-		Debtor:         rail.Debtor{Name: st.TenantID, Account: cmp.Or(st.DebtorAccount, st.AccountID)},
-		Creditor:       rail.Creditor{Name: st.CreditorName, IBAN: st.CreditorIBAN, BIC: st.CreditorBIC},
+		Debtor:         InstructionDebtor{Name: st.TenantID, Account: cmp.Or(st.DebtorAccount, st.AccountID)},
+		Creditor:       InstructionCreditor{Name: st.CreditorName, IBAN: st.CreditorIBAN, BIC: st.CreditorBIC},
 		RemittanceInfo: st.RemittanceInfo, TenantID: st.TenantID,
 	}, nil
 }
