@@ -35,6 +35,9 @@ func TestTokenCommand(t *testing.T) {
 		{[]string{"token", "create"}, "invalid --scopes: no scope"},
 		{[]string{"token", "create", "--scopes", "payments:read,root"}, `unknown scope "root"`},
 		{[]string{"token", "create", "--scopes", "admin", "--tenant", "acme"}, "admin is for every tenant"},
+		// A tenant id no payment can have (payments take field.ValidID's).
+		{[]string{"token", "create", "--scopes", "payments:read", "--tenant", "<img src=x onerror=alert(1)>"}, "tenant: 1 to 64 letters, digits"},
+		{[]string{"token", "create", "--scopes", "payments:read", "--tenant", "acme corp"}, "tenant: 1 to 64 letters, digits"},
 		{[]string{"token", "create", "--scopes", "payments:read", "--expires-in", "soon"}, `invalid --expires-in "soon"`},
 		{[]string{"token", "revoke", "tok_0000"}, `no token "tok_0000"`},
 		{[]string{"token", "burn"}, `unknown subcommand "burn"`},
