@@ -129,9 +129,10 @@ func tenantsAllowed(r *http.Request, tenants []string) bool {
 	return len(tenants) > 0 || tenantAllowed(r, "")
 }
 
-// claimTenant fills an empty tenant with the principal's and reports a
-// tenant the principal may not act for (nil when it may).
-func claimTenant(r *http.Request, tenant *string) *FieldError {
+// claimTenant fills an empty tenant with the principal's and answers
+// 403 (nil when it may) when it names another tenant: a tenant's token
+// acts for its own tenant only.
+func claimTenant(r *http.Request, tenant *string) *Problem {
 	p, ok := auth.FromContext(r.Context())
 	if !ok || p.TenantID == "" {
 		return nil
@@ -140,7 +141,8 @@ func claimTenant(r *http.Request, tenant *string) *FieldError {
 		*tenant = p.TenantID
 	}
 	if *tenant != p.TenantID {
-		return &FieldError{Field: "tenantId", Detail: "this token acts for tenant " + p.TenantID + " only"}
+		prob := otherTenant(p, "tenantId")
+		return &prob
 	}
 	return nil
 }

@@ -72,6 +72,10 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			WriteProblem(w, r, *prob)
 			return
 		}
+		if prob := checkTenantParam(r, pattern); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
 		if rt.bodies != (bodyLimits{}) {
 			r = r.WithContext(context.WithValue(r.Context(), limitsKey{}, rt.bodies))
 		}

@@ -124,7 +124,7 @@ func TestServeRequiresTokens(t *testing.T) {
 		{"GET", "/v1/accounts/ACC-G", acme, "", 404},
 		{"POST", "/v1/accounts", acme, `{"accountId":"ACC-A","currency":"EUR","balance":"5.00"}`, 201},
 		{"GET", "/v1/accounts/ACC-A", acme, "", 200},
-		{"POST", "/v1/accounts", acme, `{"accountId":"ACC-X","tenantId":"globex","currency":"EUR","balance":"5.00"}`, 422},
+		{"POST", "/v1/accounts", acme, `{"accountId":"ACC-X","tenantId":"globex","currency":"EUR","balance":"5.00"}`, 403},
 		{"GET", "/admin/fx-rates", acme, "", 403},
 		{"GET", "/healthz", "", "", 200},
 		// Hostile ids and fields that PostgreSQL cannot store or look up
