@@ -91,14 +91,29 @@ func (rt *Router) authorize(w http.ResponseWriter, r *http.Request, pattern stri
 	if !ok || !strings.EqualFold(kind, "Bearer") || strings.TrimSpace(token) == "" {
 		return challenge("the Authorization header must be 'Bearer <token>'", "invalid_request")
 	}
-	p, err := rt.auth.Authenticate(r.Context(), strings.TrimSpace(token))
+	token = strings.TrimSpace(token)
+	if rt.failures != nil {
+		// Checked before the lookup, so a guesser's requests cost no
+		// query once its address is over its failures.
+		if locked, wait := rt.failures.lockedOut(clientOf(r), token); locked {
+			rt.tooManyFailures(w, r, wait)
+			return nil
+		}
+	}
+	p, err := rt.auth.Authenticate(r.Context(), token)
 	if errors.Is(err, auth.ErrUnauthenticated) {
+		if rt.failures != nil {
+			rt.failures.failed(clientOf(r))
+		}
 		return challenge("the token is unknown, revoked or expired", "invalid_token")
 	}
 	if err != nil {
 		rt.log.Error("authentication failed", "error", err)
 		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the token cannot be checked now; retry"})
 		return nil
+	}
+	if rt.failures != nil {
+		rt.failures.succeeded(token)
 	}
 	if !p.Has(scope) {
 		WriteProblem(w, r, Problem{Status: http.StatusForbidden, Type: problemType("insufficient-scope"),

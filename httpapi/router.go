@@ -30,6 +30,9 @@ type Router struct {
 	// executionPage gives a workflow run's page in Temporal's Web UI
 	// (nil: no links; see LinkExecutions).
 	executionPage func(workflowID, runID string) string
+	// failures limits failed authentications by client address (nil:
+	// off; see LimitAuthFailures).
+	failures *failureLimits
 
 	patterns []string
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -141,6 +143,20 @@ func TestServeRequiresTokens(t *testing.T) {
 		if got := status(c.method, c.path, c.token, c.body); got != c.want {
 			t.Errorf("%s %s with %.12s…: %d, want %d", c.method, c.path, c.token, got, c.want)
 		}
+	}
+	// Guessing tokens: past PAYDISPATCH_AUTH_FAILURE_LIMIT (30 a minute,
+	// pd_wrong above the first, unless 2 s passed since and it came back)
+	// this address is refused, 429, but for the tokens that authenticated.
+	var guesses []int
+	for i := range 40 {
+		guesses = append(guesses, status("GET", "/v1/accounts/ACC-A", "pd_guess"+strconv.Itoa(i), ""))
+	}
+	if n := slices.Index(guesses, 429); n < 29 || n > 30 || slices.ContainsFunc(guesses[n:], func(c int) bool { return c != 429 }) ||
+		slices.ContainsFunc(guesses[:n], func(c int) bool { return c != 401 }) {
+		t.Errorf("40 guessed tokens: %v, want 29 or 30 × 401, then 429", guesses)
+	}
+	if got := status("GET", "/v1/accounts/ACC-A", acme, ""); got != 200 {
+		t.Errorf("a valid token from the guessing address: %d, want 200", got)
 	}
 	if code, _, stderr := runCLI([]string{"token", "revoke", id}, env); code != 0 {
 		t.Fatalf("revoke: %s", stderr)
