@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/ledger/service"
 	"github.com/paydispatch/paydispatch/payment"
 )
@@ -192,4 +195,45 @@ func TestBatchRejectionsPerTenant(t *testing.T) {
 			t.Errorf("acme sees lines %v, %v rejected; want 2 and 3", lines, n)
 		}
 	})
+}
+
+// TestListAnotherTenantsFile: on PostgreSQL, GET /v1/payments?batchId= of
+// a file holding none of the tenant's payments (one longer than a page
+// reads) answers byte for byte as for an unknown file: 200, an empty
+// page, no next whose position would tell the file's size (issue 44).
+func TestListAnotherTenantsFile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	keys := make([]string, 1500)
+	for i := range keys {
+		keys[i] = payment.Key("globex", "g-"+strconv.Itoa(i))
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO payment_batches (batch_id, tenants, payments, chunks) VALUES ('globex-file', '{globex}', 1500, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO payment_batch_parts (batch_id, part, payment_ids) VALUES ('globex-file', 0, $1)`, keys); err != nil {
+		t.Fatal(err)
+	}
+	rt := httpapi.NewRouter(nil)
+	rt.HandlePayments(&payment.Service{Store: payment.NewStore(pool)})
+	rt.RequireAuth(fakeTokens{
+		"acme":   {TokenID: "a", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsRead}},
+		"globex": {TokenID: "b", TenantID: "globex", Scopes: []auth.Scope{auth.PaymentsRead}},
+	})
+	unknown := call(rt, "GET", "/v1/payments?batchId=no-such-file&limit=5", "", "Bearer acme")
+	if unknown.Code != 200 || unknown.Body.String() != "{\"payments\":[]}\n" {
+		t.Fatalf("an unknown file: %d %q", unknown.Code, unknown.Body)
+	}
+	others := call(rt, "GET", "/v1/payments?batchId=globex-file&limit=5", "", "Bearer acme")
+	if others.Code != unknown.Code || others.Body.String() != unknown.Body.String() ||
+		!reflect.DeepEqual(others.Header(), unknown.Header()) {
+		t.Errorf("another tenant's file: %d %v %q, want the unknown file's %d %v %q",
+			others.Code, others.Header(), others.Body, unknown.Code, unknown.Header(), unknown.Body)
+	}
+	// The file's own tenant pages through it (its payments are keys
+	// without rows here: empty pages, each with where the next starts).
+	if own := call(rt, "GET", "/v1/payments?batchId=globex-file&limit=5", "", "Bearer globex"); own.Code != 200 || !strings.Contains(own.Body.String(), `"next"`) {
+		t.Errorf("the file's own tenant: %d %s, want a next", own.Code, own.Body)
+	}
 }
