@@ -164,10 +164,10 @@ func ownLines(r *http.Request, les []payment.LineError) []payment.LineError {
 	return out
 }
 
-// ownRejected is how many of a file's rejected lines (rejected in all)
-// the caller is shown: an operator, and a tenant whose own are all the
-// file kept (a file it sent), every one; another tenant its own among
-// those kept.
+// ownRejected is a file's rejected count (rejected in all) as the caller
+// is shown it: to an operator, the whole; to a tenant, its own lines
+// among the 10,000 the file kept, or the whole when every kept line is
+// its own (a file sent for it, whose lines past those are its own too).
 func ownRejected(r *http.Request, p Payments, id string, rejected int) (int, error) {
 	if pr, ok := auth.FromContext(r.Context()); !ok || pr.TenantID == "" {
 		return rejected, nil
