@@ -28,6 +28,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paydispatch/paydispatch/auth/internal/dbsqlc"
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 )
 
@@ -184,8 +185,10 @@ func (n NewToken) Validate() error {
 	if n.TenantID != "" && slices.Contains(n.Scopes, Admin) {
 		return bad("scopes: admin is for every tenant; a token bound to tenant %q cannot have it", plaintext.Clip(n.TenantID, 64))
 	}
-	if n.TenantID != "" && !printable(n.TenantID, 64) {
-		return bad("tenant: 1 to 64 printable characters")
+	// A tenant's id follows the payments' rule: a token bound to an id
+	// no payment can have would have every payment refused.
+	if n.TenantID != "" && !field.ValidID(n.TenantID) {
+		return bad("tenant: %s", field.IDRule)
 	}
 	if !printable(n.Name, maxName) && n.Name != "" {
 		return bad("name: at most %d printable characters", maxName)

@@ -123,6 +123,9 @@ func TestTokenLifecycle(t *testing.T) {
 		{Scopes: []auth.Scope{"root"}},
 		{Scopes: []auth.Scope{auth.Admin}, TenantID: "acme"},
 		{Scopes: []auth.Scope{auth.PaymentsRead}, TenantID: "ac\x00me"},
+		{Scopes: []auth.Scope{auth.PaymentsRead}, TenantID: "<img src=x onerror=alert(1)>"},
+		{Scopes: []auth.Scope{auth.PaymentsRead}, TenantID: "acme corp"},
+		{Scopes: []auth.Scope{auth.PaymentsRead}, TenantID: strings.Repeat("t", 65)},
 		{Scopes: []auth.Scope{auth.PaymentsRead}, Name: strings.Repeat("n", 200)},
 		{Scopes: []auth.Scope{auth.PaymentsRead}, ExpiresIn: -time.Hour},
 	} {

@@ -12,7 +12,7 @@ type CancelPaymentParams struct {
 	// for two payments.
 	ID string
 	// The tenant whose payment id is looked up: a tenant's token always looks in its own tenant (another
-	// tenant here answers 404); an operator's token without it looks in every tenant.
+	// tenant here answers 403); an operator's token without it looks in every tenant.
 	TenantId OptString `json:",omitempty,omitzero"`
 }
 
@@ -70,7 +70,7 @@ type GetAccountParams struct {
 	// for two accounts.
 	ID string
 	// The tenant whose account id is looked up: a tenant's token always looks in its own tenant (another
-	// tenant here answers 404); an operator's token without it looks in every tenant.
+	// tenant here answers 403); an operator's token without it looks in every tenant.
 	TenantId OptString `json:",omitempty,omitzero"`
 }
 
@@ -90,7 +90,7 @@ type GetPaymentParams struct {
 	// for two payments.
 	ID string
 	// The tenant whose payment id is looked up: a tenant's token always looks in its own tenant (another
-	// tenant here answers 404); an operator's token without it looks in every tenant.
+	// tenant here answers 403); an operator's token without it looks in every tenant.
 	TenantId OptString `json:",omitempty,omitzero"`
 }
 
@@ -176,7 +176,7 @@ type ListPaymentBatchRejectionsParams struct {
 
 // ListPaymentsParams is parameters of listPayments operation.
 type ListPaymentsParams struct {
-	// Required for an operator's token; a tenant's token lists its own.
+	// Required for an operator's token; a tenant's token lists its own (another tenant here answers 403).
 	TenantId OptString             `json:",omitempty,omitzero"`
 	Status   OptListPaymentsStatus `json:",omitempty,omitzero"`
 	// A file's payments.

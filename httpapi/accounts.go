@@ -47,9 +47,8 @@ func (rt *Router) HandleAccounts(a Accounts) {
 			WriteProblem(w, r, *prob)
 			return
 		}
-		if fe := claimTenant(r, &req.TenantID); fe != nil {
-			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid account",
-				Detail: "1 field(s) need fixing; nothing was stored", Errors: []FieldError{*fe}})
+		if prob := claimTenant(r, &req.TenantID); prob != nil {
+			WriteProblem(w, r, *prob)
 			return
 		}
 		n, bad := req.newAccount()

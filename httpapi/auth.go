@@ -91,14 +91,29 @@ func (rt *Router) authorize(w http.ResponseWriter, r *http.Request, pattern stri
 	if !ok || !strings.EqualFold(kind, "Bearer") || strings.TrimSpace(token) == "" {
 		return challenge("the Authorization header must be 'Bearer <token>'", "invalid_request")
 	}
-	p, err := rt.auth.Authenticate(r.Context(), strings.TrimSpace(token))
+	token = strings.TrimSpace(token)
+	if rt.failures != nil {
+		// Checked before the lookup, so a guesser's requests cost no
+		// query once its address is over its failures.
+		if locked, wait := rt.failures.lockedOut(clientOf(r), token); locked {
+			rt.tooManyFailures(w, r, wait)
+			return nil
+		}
+	}
+	p, err := rt.auth.Authenticate(r.Context(), token)
 	if errors.Is(err, auth.ErrUnauthenticated) {
+		if rt.failures != nil {
+			rt.failures.failed(clientOf(r))
+		}
 		return challenge("the token is unknown, revoked or expired", "invalid_token")
 	}
 	if err != nil {
 		rt.log.Error("authentication failed", "error", err)
 		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the token cannot be checked now; retry"})
 		return nil
+	}
+	if rt.failures != nil {
+		rt.failures.succeeded(token)
 	}
 	if !p.Has(scope) {
 		WriteProblem(w, r, Problem{Status: http.StatusForbidden, Type: problemType("insufficient-scope"),
@@ -129,9 +144,10 @@ func tenantsAllowed(r *http.Request, tenants []string) bool {
 	return len(tenants) > 0 || tenantAllowed(r, "")
 }
 
-// claimTenant fills an empty tenant with the principal's and reports a
-// tenant the principal may not act for (nil when it may).
-func claimTenant(r *http.Request, tenant *string) *FieldError {
+// claimTenant fills an empty tenant with the principal's and answers
+// 403 (nil when it may) when it names another tenant: a tenant's token
+// acts for its own tenant only.
+func claimTenant(r *http.Request, tenant *string) *Problem {
 	p, ok := auth.FromContext(r.Context())
 	if !ok || p.TenantID == "" {
 		return nil
@@ -140,7 +156,8 @@ func claimTenant(r *http.Request, tenant *string) *FieldError {
 		*tenant = p.TenantID
 	}
 	if *tenant != p.TenantID {
-		return &FieldError{Field: "tenantId", Detail: "this token acts for tenant " + p.TenantID + " only"}
+		prob := otherTenant(p, "tenantId")
+		return &prob
 	}
 	return nil
 }

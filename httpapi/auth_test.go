@@ -69,7 +69,7 @@ func (f *fakePayments) Batch(_ context.Context, id string) (payment.BatchView, e
 			list = append(list, r.TenantID)
 		}
 	}
-	return payment.BatchView{BatchID: id, Tenants: list, Payments: len(f.byID), CreatedAt: time.Now(),
+	return payment.BatchView{BatchID: id, Tenants: list, Payments: len(f.byID), Rejected: len(f.rejections), CreatedAt: time.Now(),
 		Progress: payment.BatchProgress{Received: len(f.byID)}}, nil
 }
 func (f *fakePayments) BatchRejections(ctx context.Context, id string) ([]payment.LineError, []string, error) {
@@ -149,8 +149,8 @@ func (p fakeProcesses) Resume(ctx context.Context, id uuid.UUID, _ string) (proc
 
 // TestAuthorization: every protected route without a token is 401 with a
 // challenge, with a token lacking the scope 403, and another tenant's
-// resource is 404 to a tenant's token; creating for another tenant is
-// refused and stores nothing; probes stay open.
+// resource is 404 to a tenant's token; creating for another tenant, or
+// naming it, is 403 and stores nothing; probes stay open.
 func TestAuthorization(t *testing.T) {
 	t.Parallel()
 	tokens := fakeTokens{
@@ -208,23 +208,23 @@ func TestAuthorization(t *testing.T) {
 		{"another tenant's process", "GET", globexProc, "", "Bearer acme-read", 404, false},
 		{"globex's own process", "GET", globexProc, "", "Bearer globex-read", 200, false},
 		{"create without the scope", "POST", "/v1/payments", payment("p-2", "acme"), "Bearer acme-read", 403, false},
-		{"create for another tenant", "POST", "/v1/payments", payment("p-3", "globex"), "Bearer acme-rw", 422, false},
+		{"create for another tenant", "POST", "/v1/payments", payment("p-3", "globex"), "Bearer acme-rw", 403, false},
 		{"create for own tenant", "POST", "/v1/payments", payment("p-4", "acme"), "Bearer acme-rw", 202, false},
 		{"create, tenant taken from the token", "POST", "/v1/payments", payment("p-5", ""), "Bearer acme-rw", 202, false},
-		{"an atomic file with another tenant's line", "POST", "/v1/payment-batches?atomic=true", payment("p-6", "acme") + "\n" + payment("p-7", "globex"), "Bearer acme-rw", 422, false},
-		{"a file with another tenant's line", "POST", "/v1/payment-batches", payment("p-8", "acme") + "\n" + payment("p-9", "globex"), "Bearer acme-rw", 202, false},
-		{"account for another tenant", "POST", "/v1/accounts", `{"accountId":"ACC-X","tenantId":"globex","currency":"EUR","balance":"1"}`, "Bearer acme-rw", 422, false},
+		{"an atomic file with another tenant's line", "POST", "/v1/payment-batches?atomic=true", payment("p-6", "acme") + "\n" + payment("p-7", "globex"), "Bearer acme-rw", 403, false},
+		{"a file with another tenant's line", "POST", "/v1/payment-batches", payment("p-8", "acme") + "\n" + payment("p-9", "globex"), "Bearer acme-rw", 403, false},
+		{"account for another tenant", "POST", "/v1/accounts", `{"accountId":"ACC-X","tenantId":"globex","currency":"EUR","balance":"1"}`, "Bearer acme-rw", 403, false},
 		{"account without the scope", "POST", "/v1/accounts", `{"accountId":"ACC-Y","tenantId":"acme","currency":"EUR","balance":"1"}`, "Bearer acme-read", 403, false},
 		{"admin route, tenant token", "GET", "/admin/fx-rates", "", "Bearer acme-rw", 403, false},
 		{"admin route, admin", "GET", "/admin/fx-rates", "", "Bearer admin", 200, false},
 		{"cancel own payment", "POST", "/v1/payments/pay-acme/cancel", "", "Bearer acme-rw", 200, false},
 		{"cancel without the scope", "POST", "/v1/payments/pay-acme/cancel", "", "Bearer acme-read", 403, false},
 		{"cancel another tenant's payment", "POST", "/v1/payments/pay-globex/cancel", "", "Bearer acme-rw", 404, false},
-		{"cancel naming another tenant", "POST", "/v1/payments/pay-globex/cancel?tenantId=globex", "", "Bearer acme-rw", 404, false},
+		{"cancel naming another tenant", "POST", "/v1/payments/pay-globex/cancel?tenantId=globex", "", "Bearer acme-rw", 403, false},
 		{"admin cancels without naming the tenant", "POST", "/v1/payments/pay-globex/cancel", "", "Bearer admin", 422, false},
 		{"admin cancels naming the tenant", "POST", "/v1/payments/pay-globex/cancel?tenantId=globex", "", "Bearer admin", 200, false},
 		{"cancel an unknown batch", "POST", "/v1/payment-batches/nope/cancel", "", "Bearer acme-rw", 404, false},
-		{"cancel a batch naming another tenant", "POST", "/v1/payment-batches/b/cancel?tenantId=globex", "", "Bearer acme-rw", 404, false},
+		{"cancel a batch naming another tenant", "POST", "/v1/payment-batches/b/cancel?tenantId=globex", "", "Bearer acme-rw", 403, false},
 		{"cancel by filter, tenant token", "POST", "/admin/payments/cancel", `{"tenantId":"acme"}`, "Bearer acme-rw", 403, false},
 		{"cancel by filter, admin", "POST", "/admin/payments/cancel", `{"tenantId":"acme","dryRun":true}`, "Bearer admin", 200, false},
 		{"cancel by filter naming nothing", "POST", "/admin/payments/cancel", `{"dryRun":true}`, "Bearer admin", 422, false},
@@ -245,12 +245,12 @@ func TestAuthorization(t *testing.T) {
 			t.Errorf("%s: content type %q", tt.name, rec.Header().Get("Content-Type"))
 		}
 	}
-	for id, want := range map[string]string{"p-4": "acme", "p-5": "acme", "p-8": "acme"} {
+	for id, want := range map[string]string{"p-4": "acme", "p-5": "acme"} {
 		if r, ok := pays.byID[id]; !ok || r.TenantID != want {
 			t.Errorf("%s stored %t with tenant %q, want %q", id, ok, r.TenantID, want)
 		}
 	}
-	for _, id := range []string{"p-1", "p-2", "p-3", "p-6", "p-7", "p-9"} {
+	for _, id := range []string{"p-1", "p-2", "p-3", "p-6", "p-7", "p-8", "p-9"} {
 		if _, ok := pays.byID[id]; ok {
 			t.Errorf("%s was stored by a refused request", id)
 		}

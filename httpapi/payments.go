@@ -69,9 +69,8 @@ func (rt *Router) HandlePayments(p Payments) {
 			WriteProblem(w, r, *prob)
 			return
 		}
-		if fe := claimTenant(r, &req.TenantID); fe != nil {
-			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid payment",
-				Detail: "1 field(s) need fixing; nothing was stored", Errors: []FieldError{*fe}})
+		if prob := claimTenant(r, &req.TenantID); prob != nil {
+			WriteProblem(w, r, *prob)
 			return
 		}
 		id, err := p.Submit(r.Context(), req)
@@ -105,10 +104,9 @@ func (rt *Router) HandlePayments(p Payments) {
 			WriteProblem(w, r, *prob)
 			return
 		}
-		for i := range reqs {
-			if fe := claimTenant(r, &reqs[i].TenantID); fe != nil {
-				lineErrs = append(lineErrs, payment.LineError{Line: lines[i], Fields: []payment.FieldError{*fe}})
-			}
+		if prob := claimTenants(r, reqs, lines); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
 		}
 		// Every bad payment is reported, not just the unreadable lines.
 		checked, err := p.CheckBatch(r.Context(), reqs, lines)
@@ -169,6 +167,7 @@ func (rt *Router) HandlePayments(p Payments) {
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the file could not be accepted now; resubmitting the same file is safe"})
 		default:
 			if len(lineErrs) > 0 {
+				ownRejections(r, lineErrs, reqs, lines)
 				if err := p.RecordRejections(r.Context(), sub.BatchID, lineErrs); err != nil {
 					rt.log.Error("recording a file's rejections failed", "batch", sub.BatchID, "error", err)
 				}
@@ -191,6 +190,9 @@ func (rt *Router) HandlePayments(p Payments) {
 		v, err := p.Batch(r.Context(), id)
 		if err == nil && !tenantsAllowed(r, v.Tenants) {
 			err = payment.ErrNotFound // a file with another tenant's payments does not exist for this caller
+		}
+		if err == nil && v.Rejected > 0 {
+			v.Rejected, err = ownRejected(r, p, id, v.Rejected)
 		}
 		switch {
 		case errors.Is(err, payment.ErrNotFound):
@@ -220,7 +222,7 @@ func (rt *Router) HandlePayments(p Payments) {
 			rt.log.Error("batch rejections failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be read now; retry"})
 		default:
-			rejections, next := paginate(rejections, func(le payment.LineError) string { return fmt.Sprintf("%010d", le.Line) }, pg)
+			rejections, next := paginate(ownLines(r, rejections), func(le payment.LineError) string { return fmt.Sprintf("%010d", le.Line) }, pg)
 			out := listJSON("rejections", rejections, next)
 			out["batchId"] = id
 			WriteJSON(w, http.StatusOK, out)
@@ -270,18 +272,13 @@ func (rt *Router) withLinks(v payment.View) paymentWithLinks {
 func (rt *Router) handleCancel(p Payments) {
 	rt.Handle("POST /v1/payments/{id}/cancel", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
-		tenant, ok := lookupTenant(r)
-		var status payment.Status
-		var now bool
-		err := payment.ErrNotFound
-		switch {
-		case ok && tenant == "":
+		tenant := lookupTenant(r)
+		if tenant == "" {
 			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Tenant required",
 				Detail: "a cancel names the payment's tenant", Errors: []FieldError{{Field: "tenantId", Detail: "required: add ?tenantId= to name the payment's tenant"}}})
 			return
-		case ok:
-			status, now, err = p.Cancel(r.Context(), tenant, id)
 		}
+		status, now, err := p.Cancel(r.Context(), tenant, id)
 		switch {
 		case errors.Is(err, payment.ErrNotFound):
 			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment " + plaintext.Clip(id, 64)})
@@ -305,10 +302,7 @@ func (rt *Router) handleCancel(p Payments) {
 			err = payment.ErrNotFound // a file with another tenant's payments does not exist for this caller
 		}
 		var res payment.Cancelled
-		tenant, ok := lookupTenant(r)
-		if !ok {
-			err = payment.ErrNotFound // another tenant's payments do not exist for this caller
-		}
+		tenant := lookupTenant(r)
 		if err == nil {
 			res, err = p.CancelBatch(r.Context(), id, tenant)
 		}

@@ -30,6 +30,9 @@ type Router struct {
 	// executionPage gives a workflow run's page in Temporal's Web UI
 	// (nil: no links; see LinkExecutions).
 	executionPage func(workflowID, runID string) string
+	// failures limits failed authentications by client address (nil:
+	// off; see LimitAuthFailures).
+	failures *failureLimits
 
 	patterns []string
 }
@@ -69,6 +72,10 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if prob := checkURL(r); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		if prob := checkTenantParam(r, pattern); prob != nil {
 			WriteProblem(w, r, *prob)
 			return
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/webhook"
 )
@@ -87,11 +88,13 @@ func (rt *Router) HandleWebhooks(hooks Webhooks, eventTypes []string) {
 			WriteProblem(w, r, *prob)
 			return
 		}
+		if prob := claimTenant(r, &body.TenantID); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
 		var errs []FieldError
-		if fe := claimTenant(r, &body.TenantID); fe != nil {
-			errs = append(errs, *fe)
-		} else if body.TenantID == "" {
-			errs = append(errs, FieldError{Field: "tenantId", Detail: "required: the tenant whose payments' events go there"})
+		if !field.ValidID(body.TenantID) {
+			errs = append(errs, FieldError{Field: "tenantId", Detail: "required, the tenant whose payments' events go there: " + field.IDRule})
 		}
 		for i, t := range body.EventTypes {
 			if !slices.Contains(eventTypes, t) {
@@ -126,11 +129,7 @@ func (rt *Router) HandleWebhooks(hooks Webhooks, eventTypes []string) {
 		}
 	}))
 	rt.Handle("GET /admin/webhooks", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tenant, ok := lookupTenant(r)
-		if !ok {
-			WriteJSON(w, http.StatusOK, listJSON("webhooks", []webhook.Endpoint{}, ""))
-			return
-		}
+		tenant := lookupTenant(r)
 		p, prob := readPage(r, endpointPosition)
 		if prob != nil {
 			WriteProblem(w, r, *prob)

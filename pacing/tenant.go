@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/pacing/internal/dbsqlc"
 )
 
@@ -34,6 +35,8 @@ func (l *Limiter) SetTenantConfig(ctx context.Context, t TenantConfig) (TenantCo
 		return TenantConfig{}, Config{}, invalid("tenant", "an item type and a tenant are required")
 	case t.TenantID == "*":
 		return TenantConfig{}, Config{}, invalid("tenant", "'*' is not a tenant: the default pacing config is the item type's pacing_config")
+	case !field.ValidID(t.TenantID):
+		return TenantConfig{}, Config{}, invalid("tenant", "a tenant id: "+field.IDRule)
 	case strings.TrimSpace(t.ConfigName) == "":
 		return TenantConfig{}, Config{}, invalid("config", "name a rate-limit config (to remove the tenant's own, delete it)")
 	}

@@ -223,6 +223,10 @@ type BatchSubmission struct {
 type LineError struct {
 	Line   int          `json:"line"`
 	Fields []FieldError `json:"errors"`
+	// TenantID is whose line it is ("" when no tenant can be told: an
+	// operator's unreadable line), kept with the file's rejections so
+	// each tenant is shown its own; never part of an answer.
+	TenantID string `json:"-"`
 }
 
 // BatchError lists the bad lines of a refused bulk file.

@@ -45,7 +45,11 @@ const maxStoredRejections = 10000
 // it started (the first 10,000), for GET /v1/payment-batches/{id}/rejections.
 func (s *Service) RecordRejections(ctx context.Context, batchID string, rejections []LineError) error {
 	n := len(rejections)
-	raw, err := json.Marshal(rejections[:min(n, maxStoredRejections)])
+	kept := make([]storedRejection, min(n, maxStoredRejections))
+	for i := range kept {
+		kept[i] = storedRejection(rejections[i])
+	}
+	raw, err := json.Marshal(kept)
 	if err != nil {
 		return err
 	}
@@ -75,8 +79,9 @@ func (s *Service) Batch(ctx context.Context, id string) (BatchView, error) {
 			Cancelled: int(p.Cancelled)}}, nil
 }
 
-// BatchRejections returns the payments refused in a file and its tenants
-// (for the caller's tenant check); ErrNotFound when there is no such file.
+// BatchRejections returns the payments refused in a file, each with its
+// tenant, and the file's tenants (for the caller's tenant check);
+// ErrNotFound when there is no such file.
 func (s *Service) BatchRejections(ctx context.Context, id string) ([]LineError, []string, error) {
 	b, err := dbsqlc.New(s.Store.db).GetBatch(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -85,9 +90,22 @@ func (s *Service) BatchRejections(ctx context.Context, id string) ([]LineError, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("payment: batch %s: %w", id, err)
 	}
-	out := []LineError{}
-	if err := json.Unmarshal(b.Rejections, &out); err != nil {
+	var kept []storedRejection
+	if err := json.Unmarshal(b.Rejections, &kept); err != nil {
 		return nil, nil, fmt.Errorf("payment: batch %s rejections: %w", id, err)
 	}
+	out := make([]LineError, len(kept))
+	for i, k := range kept {
+		out[i] = LineError(k)
+	}
 	return out, b.Tenants, nil
+}
+
+// storedRejection is a LineError as a file keeps it: with its tenant (a
+// rejection kept before tenants were has none, and is shown to operators
+// only).
+type storedRejection struct {
+	Line     int          `json:"line"`
+	Fields   []FieldError `json:"errors"`
+	TenantID string       `json:"tenantId,omitempty"`
 }

@@ -44,7 +44,7 @@ func TestBatchProgress(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := svc.RecordRejections(ctx, sub.BatchID, []payment.LineError{{Line: 4, Fields: []payment.FieldError{{Field: "amount", Detail: "must be greater than zero"}}}}); err != nil {
+	if err := svc.RecordRejections(ctx, sub.BatchID, []payment.LineError{{Line: 4, Fields: []payment.FieldError{{Field: "amount", Detail: "must be greater than zero"}}, TenantID: "acme"}}); err != nil {
 		t.Fatal(err)
 	}
 	v, err := svc.Batch(ctx, sub.BatchID)
@@ -53,7 +53,9 @@ func TestBatchProgress(t *testing.T) {
 		t.Fatalf("batch %+v, %v; want progress %+v", v, err, want)
 	}
 	rej, tenants, err := svc.BatchRejections(ctx, sub.BatchID)
-	if err != nil || len(rej) != 1 || rej[0].Line != 4 || len(tenants) != 1 {
+	// Each rejection keeps its tenant, for the API to show it to that
+	// tenant only.
+	if err != nil || len(rej) != 1 || rej[0].Line != 4 || rej[0].TenantID != "acme" || len(tenants) != 1 {
 		t.Fatalf("rejections %+v %v, %v", rej, tenants, err)
 	}
 	if _, err := svc.Batch(ctx, "batch-none"); !errors.Is(err, payment.ErrNotFound) {

@@ -191,6 +191,15 @@ func (s *Service) listBatch(ctx context.Context, f ListFilter, after string, lim
 	if err != nil {
 		return ListPage{}, err
 	}
+	// A file that holds none of the tenant's payments lists as an unknown
+	// one does: empty, with no position that would tell its size.
+	has, err := s.Store.q.BatchHasTenant(ctx, dbsqlc.BatchHasTenantParams{BatchID: f.BatchID, TenantID: f.TenantID})
+	if err != nil {
+		return ListPage{}, fmt.Errorf("payment: list batch %s: %w", f.BatchID, err)
+	}
+	if !has {
+		return ListPage{Payments: []View{}}, nil
+	}
 	budget := min(max(10*limit, 1000), maxListScan)
 	// The candidates, last line first, up to the budget, with the place
 	// each one is at.

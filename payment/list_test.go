@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -167,6 +168,10 @@ func TestList(t *testing.T) {
 		VALUES ('file-2', 0, $1), ('file-2', 1, $2), ('file-3', 0, $1 || $2)`, real, ghosts); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := pool.Exec(ctx, `INSERT INTO payment_batches (batch_id, tenants, payments, chunks)
+		VALUES ('file-2', '{acme}', 1205, 2), ('file-3', '{acme}', 1205, 1)`); err != nil {
+		t.Fatal(err)
+	}
 	for _, batch := range []string{"file-2", "file-3"} {
 		var got []string
 		pages := 0
@@ -212,6 +217,8 @@ func TestListPlansAtAMillion(t *testing.T) {
 		FROM generate_series(1, 1000000) g;
 		INSERT INTO payment_batch_parts (batch_id, part, payment_ids)
 		SELECT 'file-1', p, array_agg('k-' || g) FROM generate_series(1, 100000) g, LATERAL (SELECT g / 2500 AS p) x GROUP BY p;
+		INSERT INTO payment_batches (batch_id, tenants, payments, chunks)
+		SELECT 'file-1', array_agg('t-' || g), 100000, 41 FROM generate_series(0, 19) g;
 		ANALYZE payments; ANALYZE payment_batch_parts`); err != nil {
 		t.Fatal(err)
 	}
@@ -240,6 +247,58 @@ func TestListPlansAtAMillion(t *testing.T) {
 		}
 		if !strings.Contains(plan, tt.index) || strings.Contains(plan, "Seq Scan") || strings.Contains(plan, "Sort") {
 			t.Errorf("%s: want %s, no sequential scan and no sort:\n%s", tt.name, tt.index, plan)
+		}
+	}
+}
+
+// TestListAnotherTenantsFile: a file holding none of the tenant's payments
+// lists exactly as an unknown file does, page after page: no payments
+// and no position, which would tell the file's size (issue 44).
+func TestListAnotherTenantsFile(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	svc := &payment.Service{Store: payment.NewStore(pool)}
+	// globex's file of 3,000 keys, more than a page reads (1,000), and a
+	// file of both tenants'.
+	keys := make([]string, 1000)
+	for i := range keys {
+		keys[i] = payment.Key("globex", fmt.Sprintf("g-%04d", i))
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO payment_batches (batch_id, tenants, payments, chunks)
+		VALUES ('globex-file', '{globex}', 3000, 3), ('shared-file', '{globex,acme}', 3000, 3)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO payment_batch_parts (batch_id, part, payment_ids)
+		SELECT b, p, $1::text[] FROM unnest(ARRAY['globex-file', 'shared-file']) b, generate_series(0, 2) p`, keys[:1000]); err != nil {
+		t.Fatal(err)
+	}
+	unknown, err := svc.List(ctx, payment.ListFilter{TenantID: "acme", BatchID: "no-such-file"}, "", 7)
+	if err != nil || len(unknown.Payments) != 0 || unknown.Next != "" {
+		t.Fatalf("an unknown file: %+v, %v", unknown, err)
+	}
+	for _, tt := range []struct {
+		name, tenant, batch string
+		wantNext            bool
+	}{
+		{"another tenant's file", "acme", "globex-file", false},
+		{"another tenant's file, after a made-up position", "acme", "globex-file", false},
+		{"the tenant's own file", "globex", "globex-file", true},
+		{"a file with some of the tenant's", "acme", "shared-file", true},
+	} {
+		after := ""
+		if strings.Contains(tt.name, "made-up") {
+			after = "b2.500"
+		}
+		page, err := svc.List(ctx, payment.ListFilter{TenantID: tt.tenant, BatchID: tt.batch}, after, 7)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if tt.wantNext != (page.Next != "") {
+			t.Errorf("%s: next %q, want one: %t", tt.name, page.Next, tt.wantNext)
+		}
+		if !tt.wantNext && !reflect.DeepEqual(page, unknown) {
+			t.Errorf("%s: %#v, want the unknown file's %#v", tt.name, page, unknown)
 		}
 	}
 }

@@ -36,6 +36,7 @@ func TestConfigTenantPacing(t *testing.T) {
 	}{
 		{[]string{"config", "tenant-pacing", "PAYMENT", "acme", "acme-rial"}, 2, "", `no rate-limit config "acme-rial": create it first`},
 		{[]string{"config", "tenant-pacing", "PAYMENT", "*", "acme-rail"}, 2, "", `the default pacing config is the item type's pacing_config`},
+		{[]string{"config", "tenant-pacing", "PAYMENT", "<img src=x>", "acme-rail"}, 2, "", `a tenant id: 1 to 64 letters, digits`},
 		{[]string{"config", "tenant-pacing", "PAYMENT", "acme"}, 2, "", `want 'config tenant-pacing ITEM_TYPE TENANT CONFIG'`},
 		{[]string{"config", "tenants", "PAYMENT"}, 0, "", ""}, // nothing stored by the above
 		{[]string{"config", "tenant-pacing", "PAYMENT", "acme", "acme-rail"}, 0, "PAYMENT acme pacing_config=acme-rail\n", ""},

@@ -480,8 +480,10 @@ func (h *hostile) ids(acme, globex string) {
 			h.t.Errorf("a %s file of globex's with an id acme uses: %d %s", f.name, a.status, a.raw)
 		}
 	}
-	// A tenant naming another tenant finds nothing.
-	h.expect("a tenant asking for another's", h.do("GET", "/v1/payments/"+id+"?tenantId=globex", acme, "", "", nil), 404, "", "")
+	// A tenant naming another tenant is refused, whether or not the id is
+	// used there.
+	h.expect("a tenant asking for another's", h.do("GET", "/v1/payments/"+id+"?tenantId=globex", acme, "", "", nil), 403, "tenantId", "")
+	h.expect("a tenant asking for another's unknown id", h.do("GET", "/v1/payments/no-such-id?tenantId=globex", acme, "", "", nil), 403, "tenantId", "")
 	if a := h.do("GET", "/v1/accounts/ACC-1", globex, "", "", nil); a.status != 200 || a.json["tenantId"] != "globex" {
 		h.t.Errorf("globex's ACC-1: %d %s", a.status, a.raw)
 	}

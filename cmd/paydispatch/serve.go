@@ -324,6 +324,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		}
 		router.RequireAuth(auth.NewStore(store.Pool))
 		router.LimitPerToken(float64(srv.TokenRate), 2*srv.TokenRate)
+		router.LimitAuthFailures(srv.AuthFailureLimit)
 	}
 	uiBase := temporalUIBase(tc, tconn)
 	if uiBase != "" {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -35,6 +37,9 @@ func TestTokenCommand(t *testing.T) {
 		{[]string{"token", "create"}, "invalid --scopes: no scope"},
 		{[]string{"token", "create", "--scopes", "payments:read,root"}, `unknown scope "root"`},
 		{[]string{"token", "create", "--scopes", "admin", "--tenant", "acme"}, "admin is for every tenant"},
+		// A tenant id no payment can have (payments take field.ValidID's).
+		{[]string{"token", "create", "--scopes", "payments:read", "--tenant", "<img src=x onerror=alert(1)>"}, "tenant: 1 to 64 letters, digits"},
+		{[]string{"token", "create", "--scopes", "payments:read", "--tenant", "acme corp"}, "tenant: 1 to 64 letters, digits"},
 		{[]string{"token", "create", "--scopes", "payments:read", "--expires-in", "soon"}, `invalid --expires-in "soon"`},
 		{[]string{"token", "revoke", "tok_0000"}, `no token "tok_0000"`},
 		{[]string{"token", "burn"}, `unknown subcommand "burn"`},
@@ -121,7 +126,7 @@ func TestServeRequiresTokens(t *testing.T) {
 		{"GET", "/v1/accounts/ACC-G", acme, "", 404},
 		{"POST", "/v1/accounts", acme, `{"accountId":"ACC-A","currency":"EUR","balance":"5.00"}`, 201},
 		{"GET", "/v1/accounts/ACC-A", acme, "", 200},
-		{"POST", "/v1/accounts", acme, `{"accountId":"ACC-X","tenantId":"globex","currency":"EUR","balance":"5.00"}`, 422},
+		{"POST", "/v1/accounts", acme, `{"accountId":"ACC-X","tenantId":"globex","currency":"EUR","balance":"5.00"}`, 403},
 		{"GET", "/admin/fx-rates", acme, "", 403},
 		{"GET", "/healthz", "", "", 200},
 		// Hostile ids and fields that PostgreSQL cannot store or look up
@@ -138,6 +143,20 @@ func TestServeRequiresTokens(t *testing.T) {
 		if got := status(c.method, c.path, c.token, c.body); got != c.want {
 			t.Errorf("%s %s with %.12s…: %d, want %d", c.method, c.path, c.token, got, c.want)
 		}
+	}
+	// Guessing tokens: past PAYDISPATCH_AUTH_FAILURE_LIMIT (30 a minute,
+	// pd_wrong above the first, unless 2 s passed since and it came back)
+	// this address is refused, 429, but for the tokens that authenticated.
+	var guesses []int
+	for i := range 40 {
+		guesses = append(guesses, status("GET", "/v1/accounts/ACC-A", "pd_guess"+strconv.Itoa(i), ""))
+	}
+	if n := slices.Index(guesses, 429); n < 29 || n > 30 || slices.ContainsFunc(guesses[n:], func(c int) bool { return c != 429 }) ||
+		slices.ContainsFunc(guesses[:n], func(c int) bool { return c != 401 }) {
+		t.Errorf("40 guessed tokens: %v, want 29 or 30 × 401, then 429", guesses)
+	}
+	if got := status("GET", "/v1/accounts/ACC-A", acme, ""); got != 200 {
+		t.Errorf("a valid token from the guessing address: %d, want 200", got)
 	}
 	if code, _, stderr := runCLI([]string{"token", "revoke", id}, env); code != 0 {
 		t.Fatalf("revoke: %s", stderr)

@@ -15,8 +15,13 @@ type Error struct {
 	Detail string `json:"detail"`
 }
 
+// IDRule says what ValidID accepts, for the answers that refuse an id.
+const IDRule = "1 to 64 letters, digits, '-', '_' or '.'"
+
 // ValidID reports whether s is a client-chosen id (a payment's, an
 // account's, a tenant's): 1 to 64 letters, digits, '-', '_' or '.'.
+// Every way a tenant id comes in (a payment, an account, a token, a
+// webhook endpoint, a pacing config, a query parameter) checks it here.
 func ValidID(s string) bool {
 	if s == "" || len(s) > 64 {
 		return false

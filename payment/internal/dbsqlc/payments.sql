@@ -396,6 +396,11 @@ WHERE tenant_id = @tenant_id AND debtor_account = @debtor_account
 ORDER BY requested_execution_time DESC, list_seq DESC
 LIMIT @budget;
 
+-- name: BatchHasTenant :one
+-- Whether a file holds any of the tenant's payments (its list is empty
+-- otherwise, as an unknown file's).
+SELECT EXISTS (SELECT 1 FROM payment_batches WHERE batch_id = @batch_id AND @tenant_id::text = ANY (tenants));
+
 -- name: BatchPartsBefore :many
 -- A file's parts from @last_part down, for its list (last line first).
 SELECT part, payment_ids FROM payment_batch_parts

@@ -13,6 +13,24 @@ import (
 	decimal "github.com/shopspring/decimal"
 )
 
+const batchHasTenant = `-- name: BatchHasTenant :one
+SELECT EXISTS (SELECT 1 FROM payment_batches WHERE batch_id = $1 AND $2::text = ANY (tenants))
+`
+
+type BatchHasTenantParams struct {
+	BatchID  string
+	TenantID string
+}
+
+// Whether a file holds any of the tenant's payments (its list is empty
+// otherwise, as an unknown file's).
+func (q *Queries) BatchHasTenant(ctx context.Context, arg BatchHasTenantParams) (bool, error) {
+	row := q.db.QueryRow(ctx, batchHasTenant, arg.BatchID, arg.TenantID)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
 const batchIntakeRows = `-- name: BatchIntakeRows :many
 SELECT init_workflow_id FROM payment_intake WHERE starts_with(init_workflow_id, $1::text)
 `

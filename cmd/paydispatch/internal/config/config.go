@@ -162,6 +162,9 @@ type Server struct {
 	// TokenRate is each token's requests a second (0: unlimited); bursts
 	// of twice as many pass.
 	TokenRate int
+	// AuthFailureLimit is each client address's failed authentications
+	// a minute, in bursts of as many (0: unlimited).
+	AuthFailureLimit int
 	// MaxBody and MaxBulkBody bound request bodies, in bytes.
 	MaxBody, MaxBulkBody int
 }
@@ -219,6 +222,12 @@ func ServerSettings(s *Server) []*Setting {
 			Parse: func(v string) error {
 				n, err := intIn(v, 0, 1000000)
 				s.TokenRate = n
+				return err
+			}},
+		{Flag: "auth-failure-limit", Env: "PAYDISPATCH_AUTH_FAILURE_LIMIT", Default: "30", Usage: "failed authentications (unknown, revoked or expired tokens) a minute each client address may make, in bursts of as many; beyond: 429 with Retry-After, before any token lookup, but for tokens that authenticated recently; 0: unlimited",
+			Parse: func(v string) error {
+				n, err := intIn(v, 0, 1000000)
+				s.AuthFailureLimit = n
 				return err
 			}},
 		{Flag: "max-body", Env: "PAYDISPATCH_MAX_BODY", Default: "65536", Usage: "largest body of a single request (a payment, an account), in bytes; over it: 413",
