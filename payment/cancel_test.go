@@ -47,7 +47,7 @@ func TestCancel(t *testing.T) {
 	if res, err := s.init.InitChunk(ctx, []payment.Request{bad}, "init-c-rejected"); err != nil || res.Rejected != 1 {
 		t.Fatalf("Phase A of the rejected one: %+v, %v", res, err)
 	}
-	if _, _, err := svc.Cancel(ctx, "acme", "c-twice"); err != nil {
+	if _, _, err := svc.Cancel(ctx, "acme", "c-twice", nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -62,7 +62,7 @@ func TestCancel(t *testing.T) {
 		{"c-rejected", payment.StatusRejected, payment.ErrNotCancellable},
 		{"c-unknown", "", payment.ErrNotFound},
 	} {
-		got, now, err := svc.Cancel(ctx, "acme", tt.id)
+		got, now, err := svc.Cancel(ctx, "acme", tt.id, nil)
 		if got != tt.want || !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) || now != (tt.id == "c-waiting" || tt.id == "c-scheduled") {
 			t.Errorf("%s: %q (now %t), %v; want %q, %v", tt.id, got, now, err, tt.want, tt.wantErr)
 		}
@@ -133,7 +133,7 @@ func TestCancelRacesExecution(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			_, _, err := svc.Cancel(ctx, "acme", id)
+			_, _, err := svc.Cancel(ctx, "acme", id, nil)
 			results[i].cancelled, results[i].cErr = err == nil, err
 			if err != nil && !errors.Is(err, payment.ErrNotCancellable) {
 				t.Errorf("%s: cancel: %v", id, err)
@@ -196,7 +196,7 @@ func TestCancelWhere(t *testing.T) {
 	f := payment.CancelFilter{TenantID: "acme", RequestedFrom: base, RequestedTo: base.Add(5 * time.Minute)}
 	want := payment.Cancelled{Cancelled: 3, NotCancelled: []payment.NotCancelled{{Status: payment.StatusAccepted, Count: 1, Reason: "its execution has begun"}}}
 	for _, dry := range []bool{true, false} {
-		got, err := svc.CancelWhere(ctx, f, dry)
+		got, err := svc.CancelWhere(ctx, f, dry, nil)
 		if err != nil || got.Cancelled != want.Cancelled || len(got.NotCancelled) != 1 || got.NotCancelled[0] != want.NotCancelled[0] {
 			t.Fatalf("dry run %t: %+v, %v; want %+v", dry, got, err, want)
 		}
@@ -215,11 +215,11 @@ func TestCancelWhere(t *testing.T) {
 		t.Errorf("globex's payment: %s, %v", p.Status, err)
 	}
 	// Only SCHEDULED, now after the window too: w-out alone.
-	got, err := svc.CancelWhere(ctx, payment.CancelFilter{TenantID: "acme", Statuses: []payment.Status{payment.StatusScheduled}}, false)
+	got, err := svc.CancelWhere(ctx, payment.CancelFilter{TenantID: "acme", Statuses: []payment.Status{payment.StatusScheduled}}, false, nil)
 	if err != nil || got.Cancelled != 1 || len(got.NotCancelled) != 0 {
 		t.Fatalf("SCHEDULED only: %+v, %v", got, err)
 	}
-	if _, err := svc.CancelWhere(ctx, payment.CancelFilter{}, true); !errors.Is(err, payment.ErrNoSelection) {
+	if _, err := svc.CancelWhere(ctx, payment.CancelFilter{}, true, nil); !errors.Is(err, payment.ErrNoSelection) {
 		t.Fatalf("no tenant, no file: %v", err)
 	}
 	if v, err := payment.Verify(ctx, s.pool); err != nil || len(v) > 0 {
