@@ -72,10 +72,10 @@ func (rt *Router) HandleAudit(a AuditLog) {
 // (deadletter.Request.Record). Their handlers record, inside each of those
 // transactions, what it changed.
 var recordsItself = map[string]bool{
-	"POST /v1/payments/{id}/cancel":       true,
+	"POST /v1/payments/{id}/cancel":        true,
 	"POST /v1/payment-batches/{id}/cancel": true,
-	"POST /admin/payments/cancel":         true,
-	"POST /admin/dead-letters/requeue":    true,
+	"POST /admin/payments/cancel":          true,
+	"POST /admin/dead-letters/requeue":     true,
 }
 
 // audited reports whether a request to the route pattern may change

@@ -121,4 +121,3 @@ func tenantOf(data json.RawMessage) string {
 	_ = json.Unmarshal(data, &d) // a tenantId that is no string is none
 	return d.TenantID
 }
-
