@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -224,5 +226,58 @@ func TestCancelWhere(t *testing.T) {
 	}
 	if v, err := payment.Verify(ctx, s.pool); err != nil || len(v) > 0 {
 		t.Fatalf("verify: %v, %v", v, err)
+	}
+}
+
+// TestCancelRecordsInItsTransactions: a cancel calls its Record inside
+// each transaction that cancels payments, with how many: the payments
+// waiting for Phase A and the scheduled ones are two. A Record that fails
+// rolls its payments back: they stay as they were, and the cancel fails.
+func TestCancelRecordsInItsTransactions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSaga(t)
+	s.account(t, account.Spec{AccountID: "ACC-R", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("1000")})
+	svc := &payment.Service{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool)}
+	if _, err := s.pool.Exec(ctx, `CREATE TABLE cancel_record (cancelled int NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(time.Hour).Truncate(time.Second)
+	req := func(id string) payment.Request {
+		r := validRequest(at)
+		r.PaymentID, r.DebtorAccount = id, "ACC-R"
+		return r
+	}
+	if _, err := svc.Store.Receive(ctx, []payment.Request{req("r-waiting")}, func(int) string { return "init-r-waiting" }, false); err != nil {
+		t.Fatal(err)
+	}
+	s.schedule(t, req("r-scheduled"))
+	statuses := func() string {
+		t.Helper()
+		var out []string
+		for _, id := range []string{"r-waiting", "r-scheduled"} {
+			v, err := svc.Status(ctx, "acme", id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(v.Status))
+		}
+		return strings.Join(out, ",")
+	}
+	fail := errors.New("the audit log is full")
+	_, err := svc.CancelWhere(ctx, payment.CancelFilter{TenantID: "acme"}, false, func(context.Context, pgx.Tx, int) error { return fail })
+	if !errors.Is(err, fail) || statuses() != "RECEIVED,SCHEDULED" {
+		t.Fatalf("the record failed: %v; statuses %s, want RECEIVED,SCHEDULED", err, statuses())
+	}
+	got, err := svc.CancelWhere(ctx, payment.CancelFilter{TenantID: "acme"}, false, func(ctx context.Context, tx pgx.Tx, n int) error {
+		_, err := tx.Exec(ctx, `INSERT INTO cancel_record VALUES ($1)`, n)
+		return err
+	})
+	var recorded string
+	if err := s.pool.QueryRow(ctx, `SELECT coalesce(string_agg(cancelled::text, ','), '') FROM cancel_record`).Scan(&recorded); err != nil {
+		t.Fatal(err)
+	}
+	if err != nil || got.Cancelled != 2 || statuses() != "CANCELLED,CANCELLED" || recorded != "1,1" {
+		t.Fatalf("cancelled %+v, %v; statuses %s, recorded %q; want 2, both CANCELLED, recorded 1,1", got, err, statuses(), recorded)
 	}
 }
