@@ -33,8 +33,9 @@ type requeueBody struct {
 // HandleDeadLetters adds GET /admin/dead-letters (the dispatch queue's
 // and the outbox's dead letters, oldest death first, filtered and paged)
 // and POST /admin/dead-letters/requeue (by ids, or a filter's whole
-// result, each item a new slot from a rate-limit config). Each requeue is
-// in the audit log with its actor and count.
+// result, each item a new slot from a rate-limit config). Each of a
+// requeue's transactions writes its audit entry (the actor, the request,
+// what it moved) before it commits.
 func (rt *Router) HandleDeadLetters(d DeadLetters) {
 	rt.Handle("GET /admin/dead-letters", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
