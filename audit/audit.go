@@ -2,6 +2,11 @@
 // change an operator made — who, what, to which target, when — for the
 // HTTP admin endpoints and the CLI alike. It knows actors, actions and
 // opaque JSON details, nothing of what was changed.
+//
+// An entry is written in the transaction of the change it records
+// (Record takes the caller's transaction; Change runs a change and its
+// entry in one): the two commit together, and an entry that cannot be
+// written rolls its change back.
 package audit
 
 import (
@@ -14,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paydispatch/paydispatch/audit/internal/dbsqlc"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 )
 
 // DBTX is what the log needs of a pool or a transaction (a change and its
@@ -34,8 +40,23 @@ type Entry struct {
 	Detail json.RawMessage `json:"detail"`
 }
 
-// Record appends an entry. detail is marshalled to JSON (nil: {}).
+// DB is a pool: the log opens the transactions changes commit in.
+type DB interface {
+	DBTX
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// Record appends an entry, in db: the transaction of the change it
+// records. detail is marshalled to JSON (nil: {}). An actor, action or
+// target that is not UTF-8 text without control characters is refused
+// (PostgreSQL would refuse some of it, and a log line should not carry
+// the rest).
 func Record(ctx context.Context, db DBTX, actor, action, target string, detail any) (Entry, error) {
+	for _, f := range [...]struct{ name, value string }{{"actor", actor}, {"action", action}, {"target", target}} {
+		if !plaintext.Valid(f.value) {
+			return Entry{}, fmt.Errorf("audit: %s: the %s is not UTF-8 text without control characters", plaintext.Clip(action, 64), f.name)
+		}
+	}
 	raw := []byte("{}")
 	if detail != nil {
 		var err error
@@ -79,12 +100,37 @@ func fromRow(r dbsqlc.AdminAudit) Entry {
 	return Entry{Seq: r.Seq, At: r.At, Actor: r.Actor, Action: r.Action, Target: r.Target, Detail: json.RawMessage(r.Detail)}
 }
 
-// Log is the audit log on a database, as the HTTP API uses it.
-type Log struct{ DB DBTX }
+// Change makes a change and records it in one transaction of db: change
+// runs in it and returns the entry's detail; the entry is written after
+// it. Either both commit or neither does: an error from change, or an
+// entry that cannot be written, rolls the change back.
+func Change(ctx context.Context, db DB, actor, action, target string, change func(tx pgx.Tx) (detail any, err error)) error {
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		detail, err := change(tx)
+		if err != nil {
+			return err
+		}
+		_, err = Record(ctx, tx, actor, action, target, detail)
+		return err
+	})
+}
 
-// Record appends an entry.
-func (l Log) Record(ctx context.Context, actor, action, target string, detail any) error {
-	_, err := Record(ctx, l.DB, actor, action, target, detail)
+// Log is the audit log on a database, as the HTTP API uses it.
+type Log struct{ DB DB }
+
+// Begin opens the transaction of a change and its entry.
+func (l Log) Begin(ctx context.Context) (pgx.Tx, error) {
+	tx, err := l.DB.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("audit: begin: %w", err)
+	}
+	return tx, nil
+}
+
+// Record appends an entry in tx, the transaction of the change it
+// records.
+func (l Log) Record(ctx context.Context, tx pgx.Tx, actor, action, target string, detail any) error {
+	_, err := Record(ctx, tx, actor, action, target, detail)
 	return err
 }
 

@@ -2,8 +2,11 @@ package audit_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/audit"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
@@ -41,5 +44,56 @@ func TestRecordAndList(t *testing.T) {
 		if _, err := pool.Exec(ctx, sql); err == nil || !strings.Contains(err.Error(), "append-only") {
 			t.Errorf("%s: %v", sql, err)
 		}
+	}
+}
+
+// TestChangeCommitsWithItsEntry: a change and its entry commit together;
+// when the entry cannot be written (a trigger refuses it, or its actor is
+// no text) or the change fails, neither is kept.
+func TestChangeCommitsWithItsEntry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	if _, err := pool.Exec(ctx, `CREATE TABLE settings (name text PRIMARY KEY, value text NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	set := func(value string, fail error) func(pgx.Tx) (any, error) {
+		return func(tx pgx.Tx) (any, error) {
+			_, err := tx.Exec(ctx, `INSERT INTO settings VALUES ('kill', $1) ON CONFLICT (name) DO UPDATE SET value = $1`, value)
+			if err == nil {
+				err = fail
+			}
+			return map[string]string{"kill": value}, err
+		}
+	}
+	state := func() (value string, entries int) {
+		t.Helper()
+		if err := pool.QueryRow(ctx, `SELECT coalesce((SELECT value FROM settings WHERE name = 'kill'), ''), (SELECT count(*) FROM admin_audit)`).Scan(&value, &entries); err != nil {
+			t.Fatal(err)
+		}
+		return value, entries
+	}
+	if err := audit.Change(ctx, pool, "cli:anna", "config set", "kill", set("on", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if v, n := state(); v != "on" || n != 1 {
+		t.Fatalf("after a change: %q with %d entries, want on with 1", v, n)
+	}
+	refused := errors.New("refused")
+	if err := audit.Change(ctx, pool, "cli:anna", "config set", "kill", set("off", refused)); !errors.Is(err, refused) {
+		t.Fatalf("a failed change: %v", err)
+	}
+	if err := audit.Change(ctx, pool, "cli:\xc3", "config set", "kill", set("off", nil)); err == nil || !strings.Contains(err.Error(), "actor") {
+		t.Fatalf("an actor that is no text: %v", err)
+	}
+	if _, err := pool.Exec(ctx, `CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no entry today'; END $$;
+		CREATE TRIGGER refuse BEFORE INSERT ON admin_audit FOR EACH ROW EXECUTE FUNCTION refuse()`); err != nil {
+		t.Fatal(err)
+	}
+	if err := audit.Change(ctx, pool, "cli:anna", "config set", "kill", set("off", nil)); err == nil || !strings.Contains(err.Error(), "no entry today") {
+		t.Fatalf("an entry refused: %v", err)
+	}
+	if v, n := state(); v != "on" || n != 1 {
+		t.Fatalf("after three changes that failed: %q with %d entries, want on with 1 (nothing kept)", v, n)
 	}
 }

@@ -4,18 +4,29 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paydispatch/paydispatch/audit"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 )
 
-// An operator's change recorded, and read back.
+// An operator's change and its entry, committed together, and read back.
 func Example() {
 	ctx := context.Background()
-	log := audit.Log{DB: pgtest.ExamplePool()}
-	if err := log.Record(ctx, "cli:anna", "config set", "PAYMENT enabled=false", map[string]any{"args": []string{"PAYMENT", "enabled=false"}}); err != nil {
+	pool := pgtest.ExamplePool()
+	if _, err := pool.Exec(ctx, `CREATE TABLE settings (name text PRIMARY KEY, value text NOT NULL)`); err != nil {
 		fmt.Println(err)
 		return
 	}
+	err := audit.Change(ctx, pool, "cli:anna", "config set", "PAYMENT enabled=false", func(tx pgx.Tx) (any, error) {
+		_, err := tx.Exec(ctx, `INSERT INTO settings VALUES ('PAYMENT.enabled', 'false')`)
+		return map[string]any{"args": []string{"PAYMENT", "enabled=false"}}, err
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	log := audit.Log{DB: pool}
 	entries, _, err := log.List(ctx, 10, 0)
 	if err != nil {
 		fmt.Println(err)

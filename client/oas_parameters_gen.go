@@ -26,7 +26,9 @@ type CancelPaymentBatchParams struct {
 // CompensateProcessParams is parameters of compensateProcess operation.
 type CompensateProcessParams struct {
 	ID string
-	// Who acts, recorded with the change.
+	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
+	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
+	// anything is done.
 	XOperator OptString `json:",omitempty,omitzero"`
 }
 
@@ -236,7 +238,9 @@ type ListWebhookEndpointsParams struct {
 // PauseProcessParams is parameters of pauseProcess operation.
 type PauseProcessParams struct {
 	ID string
-	// Who acts, recorded with the change.
+	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
+	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
+	// anything is done.
 	XOperator OptString `json:",omitempty,omitzero"`
 }
 
@@ -249,14 +253,18 @@ type RedriveWebhookDeliveriesParams struct {
 // ResumeProcessParams is parameters of resumeProcess operation.
 type ResumeProcessParams struct {
 	ID string
-	// Who acts, recorded with the change.
+	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
+	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
+	// anything is done.
 	XOperator OptString `json:",omitempty,omitzero"`
 }
 
 // RetryProcessParams is parameters of retryProcess operation.
 type RetryProcessParams struct {
 	ID string
-	// Who acts, recorded with the change.
+	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
+	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
+	// anything is done.
 	XOperator OptString `json:",omitempty,omitzero"`
 }
 
@@ -268,7 +276,9 @@ type RotateWebhookSecretParams struct {
 
 // SetFxRateParams is parameters of setFxRate operation.
 type SetFxRateParams struct {
-	// Who acts, recorded with the change.
+	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
+	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
+	// anything is done.
 	XOperator OptString `json:",omitempty,omitzero"`
 }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -300,6 +302,12 @@ type Request struct {
 	Reason string
 	// From is when the first slot may be (zero: now).
 	From time.Time
+	// Record, when set, writes inside each transaction that requeues
+	// letters the record of what it requeued (an admin change's audit
+	// entry; page is that transaction's part of the Result): the record
+	// commits with the letters it names, and its error rolls them back
+	// and stops the requeue.
+	Record func(ctx context.Context, tx pgx.Tx, page Result) error
 }
 
 // MaxIDs bounds a requeue by ids (a filter has no bound).
@@ -518,21 +526,21 @@ func (r *requeue) page(ctx context.Context, letters []Letter, all bool) error {
 	byType := map[string][]queue.Requeue{}
 	configOf := map[string]string{} // by queue item type: the config its items' slots came from (one per type per call)
 	var out []outbox.Requeue
-	wanted := map[string]bool{}
+	wanted := map[string]string{} // the letters with a slot, and the config it came from
 	for _, l := range letters {
 		at, ok := slots[l.ID]
 		if !ok {
 			r.res.Unslotted++
 			continue
 		}
-		wanted[l.ID] = true
+		c, err := r.configFor(ctx, l)
+		if err != nil {
+			return err
+		}
+		wanted[l.ID] = c.Name
 		rf, _ := parseID(l.ID)
 		if l.Source == SourceDispatch {
 			byType[rf.itemType] = append(byType[rf.itemType], queue.Requeue{ItemID: rf.itemID, At: at})
-			c, err := r.configFor(ctx, l)
-			if err != nil {
-				return err
-			}
 			configOf[rf.itemType] = c.Name
 		} else {
 			out = append(out, outbox.Requeue{OutboxID: rf.outboxID, At: at})
@@ -562,6 +570,7 @@ func (r *requeue) page(ctx context.Context, letters []Letter, all bool) error {
 			}
 		}
 	}
+	refused := map[string]string{}
 	if len(out) > 0 {
 		rq, err := outbox.RequeueDeadLetters(ctx, tx, r.s.OutboxHooks, out, detail)
 		if err != nil {
@@ -571,14 +580,14 @@ func (r *requeue) page(ctx context.Context, letters []Letter, all bool) error {
 			moved[outboxID(m.OutboxID)] = true
 		}
 		for id, why := range rq.Refused {
-			r.res.Refused[outboxID(id)] = why
+			refused[outboxID(id)] = why
 		}
 	}
 	if all {
 		notDead := map[string]string{}
 		for id := range wanted {
 			if !moved[id] {
-				if why, ok := r.res.Refused[id]; ok {
+				if why, ok := refused[id]; ok {
 					notDead[id] = why
 				} else {
 					notDead[id] = "no longer a dead letter"
@@ -592,17 +601,33 @@ func (r *requeue) page(ctx context.Context, letters []Letter, all bool) error {
 			return &NotDeadError{Why: notDead}
 		}
 	}
+	page := Result{Requeued: len(moved), Refused: refused}
+	for id := range moved {
+		at := slots[id]
+		if page.FirstSlot.IsZero() || at.Before(page.FirstSlot) {
+			page.FirstSlot = at
+		}
+		if at.After(page.LastSlot) {
+			page.LastSlot = at
+		}
+		page.Configs = append(page.Configs, wanted[id])
+	}
+	slices.Sort(page.Configs)
+	page.Configs = slices.Compact(page.Configs)
+	if r.req.Record != nil && (len(moved) > 0 || len(refused) > 0) {
+		if err := r.req.Record(ctx, tx, page); err != nil {
+			return fmt.Errorf("deadletter: record the requeue: %w", err)
+		}
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("deadletter: commit: %w", err)
 	}
-	for id := range moved {
-		at := slots[id]
-		if r.res.FirstSlot.IsZero() || at.Before(r.res.FirstSlot) {
-			r.res.FirstSlot = at
-		}
-		if at.After(r.res.LastSlot) {
-			r.res.LastSlot = at
-		}
+	maps.Copy(r.res.Refused, refused)
+	if r.res.FirstSlot.IsZero() || !page.FirstSlot.IsZero() && page.FirstSlot.Before(r.res.FirstSlot) {
+		r.res.FirstSlot = page.FirstSlot
+	}
+	if page.LastSlot.After(r.res.LastSlot) {
+		r.res.LastSlot = page.LastSlot
 	}
 	r.res.Requeued += len(moved)
 	return nil

@@ -262,3 +262,66 @@ func TestConcurrentRequeuesKeepTheLimit(t *testing.T) {
 		t.Fatalf("%d items not READY (%v)", dead, err)
 	}
 }
+
+// TestRequeueRecordsEachTransaction: a requeue's Record runs inside each
+// transaction that moves letters, with what that one moved: a filter's
+// 1,001 letters are two transactions, two records. A Record that fails
+// rolls its transaction back and stops the requeue; what committed
+// before stays requeued, with its record.
+func TestRequeueRecordsEachTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, pgtest.NewPool(t))
+	if _, err := f.pool.Exec(ctx, `CREATE TABLE requeue_record (requeued int NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	f.kill(t, "acme", "engine unavailable", 1001)
+	fail := errors.New("the audit log is full")
+	var calls []int
+	record := func(failAt int) func(context.Context, pgx.Tx, deadletter.Result) error {
+		return func(ctx context.Context, tx pgx.Tx, page deadletter.Result) error {
+			calls = append(calls, page.Requeued)
+			if len(page.Configs) != 1 || page.Configs[0] != "own" || page.FirstSlot.IsZero() {
+				t.Errorf("page %+v", page)
+			}
+			if len(calls) == failAt {
+				return fail
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO requeue_record VALUES ($1)`, page.Requeued)
+			return err
+		}
+	}
+	dead := func() int {
+		t.Helper()
+		var n int
+		if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM exec_queue WHERE item_type = 'JOB' AND queue_status = 'DEAD_LETTER'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	recorded := func() string {
+		t.Helper()
+		var s string
+		if err := f.pool.QueryRow(ctx, `SELECT coalesce(string_agg(requeued::text, ',' ORDER BY requeued DESC), '') FROM requeue_record`).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+
+	res, err := f.svc.Requeue(ctx, deadletter.Request{Filter: &deadletter.Filter{}, Record: record(2)})
+	if !errors.Is(err, fail) || res.Requeued != 1000 || dead() != 1 || recorded() != "1000" {
+		t.Fatalf("the second record failed: requeued %d, %v; %d still dead, recorded %q; want 1000, 1 dead, recorded 1000", res.Requeued, err, dead(), recorded())
+	}
+	calls = nil
+	res, err = f.svc.Requeue(ctx, deadletter.Request{Filter: &deadletter.Filter{}, Record: record(0)})
+	if err != nil || res.Requeued != 1 || dead() != 0 || recorded() != "1000,1" || len(calls) != 1 {
+		t.Fatalf("the rest: requeued %d, %v; %d dead, recorded %q, %d calls", res.Requeued, err, dead(), recorded(), len(calls))
+	}
+	// By ids: one transaction, one record; a failing one moves nothing.
+	more := f.kill(t, "acme", "engine unavailable", 2)
+	letters := []string{"dispatch:JOB:" + more[0], "dispatch:JOB:" + more[1]}
+	calls = nil
+	if _, err := f.svc.Requeue(ctx, deadletter.Request{IDs: letters, Record: record(1)}); !errors.Is(err, fail) || dead() != 2 {
+		t.Fatalf("by ids, the record failed: %v, %d dead", err, dead())
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/bankid"
@@ -31,12 +32,15 @@ type Accounts interface {
 
 // FXRates is what the FX-rate endpoints need (ledger/service.Service).
 type FXRates interface {
-	SetRate(ctx context.Context, r fx.Rate) (fx.Rate, error)
+	// SetRateTx sets a rate in the transaction of the change and its
+	// audit entry (see HandleAudit).
+	SetRateTx(ctx context.Context, tx pgx.Tx, r fx.Rate) (fx.Rate, error)
 	Rates(ctx context.Context) ([]fx.Rate, error)
 }
 
-// OperatorHeader names who sets a rate (recorded with it); without it
-// the rate is recorded as set by "admin-api".
+// OperatorHeader names who acts: recorded with an admin change in the
+// audit log, with an FX rate (without it the rate is set by "admin-api")
+// and with a process action. The router refuses a bad one (checkActor).
 const OperatorHeader = "X-Operator"
 
 // HandleAccounts adds POST /v1/accounts and GET /v1/accounts/{id}.
@@ -107,12 +111,8 @@ func (rt *Router) HandleFXRates(f FXRates) {
 			WriteProblem(w, r, fieldProblem("Invalid FX rate", bad))
 			return
 		}
-		setBy, ok := operator(w, r)
-		if !ok {
-			return
-		}
 		dealable := req.Dealable == nil || *req.Dealable
-		got, err := f.SetRate(r.Context(), fx.Rate{Base: req.Base, Quote: req.Quote, Rate: rate, Dealable: dealable, SetBy: setBy})
+		got, err := f.SetRateTx(r.Context(), changeTx(r), fx.Rate{Base: req.Base, Quote: req.Quote, Rate: rate, Dealable: dealable, SetBy: operatorOf(r)})
 		switch {
 		case ledger.CodeOf(err) == ledger.CodeInvalidArgument:
 			WriteProblem(w, r, fieldProblem("Invalid FX rate", fieldErrors(err)))

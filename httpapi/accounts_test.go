@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
@@ -62,7 +64,7 @@ func (f *fakeLedger) Account(_ context.Context, tenant, id string) (service.Acco
 	return f.view(n), nil
 }
 
-func (f *fakeLedger) SetRate(_ context.Context, r fx.Rate) (fx.Rate, error) {
+func (f *fakeLedger) SetRateTx(_ context.Context, _ pgx.Tx, r fx.Rate) (fx.Rate, error) {
 	base, quote, rate, setBy := r.Base, r.Quote, r.Rate, r.SetBy
 	if err := fx.ValidateRate(base, quote, rate); err != nil {
 		return fx.Rate{}, err
@@ -83,6 +85,7 @@ func TestAccountEndpoints(t *testing.T) {
 	rt := httpapi.NewRouter(nil)
 	rt.HandleAccounts(f)
 	rt.HandleFXRates(f)
+	rt.HandleAudit(&fakeAudit{})
 	body := `{"accountId":"ACC-1","tenantId":"acme","currency":"EUR","balance":"1000.00","limitBased":false,"fee":"0.50",
 		"limits":[{"period":"DAY","amount":"5000"},{"period":"MONTH","amount":"20000.00"}]}`
 	tests := []struct {

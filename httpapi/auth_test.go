@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/audit"
 	"github.com/paydispatch/paydispatch/auth"
@@ -79,17 +81,27 @@ func (f *fakePayments) BatchRejections(ctx context.Context, id string) ([]paymen
 	}
 	return f.rejections, v.Tenants, err
 }
-func (f *fakePayments) Cancel(_ context.Context, tenant, id string) (payment.Status, bool, error) {
+func (f *fakePayments) Cancel(ctx context.Context, tenant, id string, record payment.Record) (payment.Status, bool, error) {
 	if r, ok := f.byID[id]; !ok || r.TenantID != tenant {
 		return "", false, payment.ErrNotFound
 	}
+	if record != nil {
+		if err := record(ctx, nil, 1); err != nil {
+			return "", false, err
+		}
+	}
 	return payment.StatusCancelled, true, nil
 }
-func (f *fakePayments) CancelBatch(_ context.Context, id, tenant string) (payment.Cancelled, error) {
+func (f *fakePayments) CancelBatch(ctx context.Context, id, tenant string, record payment.Record) (payment.Cancelled, error) {
 	n := 0
 	for _, r := range f.byID {
 		if tenant == "" || r.TenantID == tenant {
 			n++
+		}
+	}
+	if record != nil && n > 0 {
+		if err := record(ctx, nil, n); err != nil {
+			return payment.Cancelled{}, err
 		}
 	}
 	return payment.Cancelled{Cancelled: n, NotCancelled: []payment.NotCancelled{}}, nil
@@ -108,8 +120,11 @@ func (f *fakePayments) List(_ context.Context, filter payment.ListFilter, after 
 	return page, nil
 }
 
-func (f *fakePayments) CancelWhere(ctx context.Context, filter payment.CancelFilter, _ bool) (payment.Cancelled, error) {
-	return f.CancelBatch(ctx, filter.BatchID, filter.TenantID)
+func (f *fakePayments) CancelWhere(ctx context.Context, filter payment.CancelFilter, dryRun bool, record payment.Record) (payment.Cancelled, error) {
+	if dryRun {
+		record = nil
+	}
+	return f.CancelBatch(ctx, filter.BatchID, filter.TenantID, record)
 }
 func (f *fakePayments) Status(_ context.Context, tenant, id string) (payment.View, error) {
 	r, ok := f.byID[id]
@@ -134,17 +149,21 @@ func (fakeProcesses) Get(_ context.Context, id uuid.UUID) (process.Instance, err
 	return process.Instance{}, process.ErrNotFound
 }
 func (fakeProcesses) Log(context.Context, uuid.UUID) ([]process.LogEntry, error) { return nil, nil }
-func (p fakeProcesses) Retry(ctx context.Context, id uuid.UUID, _ string) (process.Instance, error) {
-	return p.Get(ctx, id)
+func (p fakeProcesses) RetryTx(ctx context.Context, _ pgx.Tx, id uuid.UUID, _ string) (process.Action, error) {
+	inst, err := p.Get(ctx, id)
+	return process.Action{Instance: inst}, err
 }
-func (p fakeProcesses) Compensate(ctx context.Context, id uuid.UUID, _ string) (process.Instance, error) {
-	return p.Get(ctx, id)
+func (p fakeProcesses) CompensateTx(ctx context.Context, _ pgx.Tx, id uuid.UUID, _ string) (process.Action, error) {
+	inst, err := p.Get(ctx, id)
+	return process.Action{Instance: inst}, err
 }
-func (p fakeProcesses) Pause(ctx context.Context, id uuid.UUID, _ string) (process.Instance, error) {
-	return p.Get(ctx, id)
+func (p fakeProcesses) PauseTx(ctx context.Context, _ pgx.Tx, id uuid.UUID, _ string) (process.Action, error) {
+	inst, err := p.Get(ctx, id)
+	return process.Action{Instance: inst}, err
 }
-func (p fakeProcesses) Resume(ctx context.Context, id uuid.UUID, _ string) (process.Instance, error) {
-	return p.Get(ctx, id)
+func (p fakeProcesses) ResumeTx(ctx context.Context, _ pgx.Tx, id uuid.UUID, _ string) (process.Action, error) {
+	inst, err := p.Get(ctx, id)
+	return process.Action{Instance: inst}, err
 }
 
 // TestAuthorization: every protected route without a token is 401 with a
@@ -166,6 +185,7 @@ func TestAuthorization(t *testing.T) {
 	rt.HandleAccounts(led)
 	rt.HandleFXRates(led)
 	rt.HandleProcesses(fakeProcesses{})
+	rt.HandleAudit(&fakeAudit{})
 	rt.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	rt.RequireAuth(tokens)
 
@@ -325,16 +345,61 @@ func TestRateLimitPerToken(t *testing.T) {
 	}
 }
 
-// fakeAudit keeps entries in memory.
-type fakeAudit struct{ entries []audit.Entry }
+// fakeAudit keeps entries in memory: an entry recorded in one of its
+// transactions when that commits, one recorded in a store's (nil here)
+// at once. With fail set, Record fails.
+type fakeAudit struct {
+	mu      sync.Mutex
+	entries []audit.Entry
+	fail    error
+}
 
-func (f *fakeAudit) Record(_ context.Context, actor, action, target string, detail any) error {
-	raw, _ := json.Marshal(detail)
-	f.entries = append(f.entries, audit.Entry{Seq: int64(len(f.entries) + 1), Actor: actor, Action: action, Target: target, Detail: raw})
+// fakeTx is a transaction of fakeAudit's: the stores' fakes ignore it.
+type fakeTx struct {
+	pgx.Tx
+	a       *fakeAudit
+	pending []audit.Entry
+}
+
+func (t *fakeTx) Commit(context.Context) error {
+	t.a.keep(t.pending...)
+	t.pending = nil
 	return nil
 }
 
+func (t *fakeTx) Rollback(context.Context) error {
+	t.pending = nil
+	return nil
+}
+
+func (f *fakeAudit) Begin(context.Context) (pgx.Tx, error) { return &fakeTx{a: f}, nil }
+
+func (f *fakeAudit) Record(_ context.Context, tx pgx.Tx, actor, action, target string, detail any) error {
+	if f.fail != nil {
+		return f.fail
+	}
+	raw, _ := json.Marshal(detail)
+	e := audit.Entry{Actor: actor, Action: action, Target: target, Detail: raw}
+	if t, ok := tx.(*fakeTx); ok {
+		t.pending = append(t.pending, e)
+		return nil
+	}
+	f.keep(e)
+	return nil
+}
+
+func (f *fakeAudit) keep(es ...audit.Entry) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, e := range es {
+		e.Seq = int64(len(f.entries) + 1)
+		f.entries = append(f.entries, e)
+	}
+}
+
 func (f *fakeAudit) List(_ context.Context, limit int, before int64) ([]audit.Entry, int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	var out []audit.Entry
 	for i := len(f.entries) - 1; i >= 0 && len(out) <= limit; i-- {
 		if before == 0 || f.entries[i].Seq < before {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paydispatch/paydispatch/deadletter"
 )
 
@@ -31,8 +33,9 @@ type requeueBody struct {
 // HandleDeadLetters adds GET /admin/dead-letters (the dispatch queue's
 // and the outbox's dead letters, oldest death first, filtered and paged)
 // and POST /admin/dead-letters/requeue (by ids, or a filter's whole
-// result, each item a new slot from a rate-limit config). Each requeue is
-// in the audit log with its actor and count.
+// result, each item a new slot from a rate-limit config). Each of a
+// requeue's transactions writes its audit entry (the actor, the request,
+// what it moved) before it commits.
 func (rt *Router) HandleDeadLetters(d DeadLetters) {
 	rt.Handle("GET /admin/dead-letters", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
@@ -77,8 +80,10 @@ func (rt *Router) HandleDeadLetters(d DeadLetters) {
 			WriteProblem(w, r, *prob)
 			return
 		}
-		started := time.Now()
-		res, err := d.Requeue(r.Context(), deadletter.Request{IDs: body.IDs, Filter: body.Filter, Config: body.RateLimitConfig, Reason: body.Reason})
+		res, err := d.Requeue(r.Context(), deadletter.Request{IDs: body.IDs, Filter: body.Filter, Config: body.RateLimitConfig, Reason: body.Reason,
+			Record: func(ctx context.Context, tx pgx.Tx, page deadletter.Result) error {
+				return rt.record(ctx, tx, r, requeueDetail(body, page))
+			}})
 		var notDead *deadletter.NotDeadError
 		var noConfig *deadletter.NoConfigError
 		switch {
@@ -94,15 +99,11 @@ func (rt *Router) HandleDeadLetters(d DeadLetters) {
 		case errors.As(err, &noConfig):
 			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "No rate-limit config", Detail: noConfig.Error(),
 				Errors: []FieldError{{Field: "rateLimitConfig", Detail: noConfig.Detail}}})
-		case err != nil:
-			if res.Requeued > 0 { // a filter's requeue that stopped part-way: what moved is recorded
-				rt.auditRequeue(r, body, res, time.Since(started))
-			}
+		case err != nil: // a filter's requeue that stopped part-way: each page that moved is recorded
 			rt.log.Error("requeueing dead letters failed", "error", err, "requeued", res.Requeued)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable,
 				Detail: "the requeue stopped part-way (" + strconv.Itoa(res.Requeued) + " requeued); the rest are still dead letters: retry"})
 		default:
-			rt.auditRequeue(r, body, res, time.Since(started))
 			WriteJSON(w, http.StatusOK, res)
 		}
 	}))
@@ -117,12 +118,10 @@ func deadLetterField(err error) FieldError {
 	return FieldError{Field: "filter", Detail: err.Error()}
 }
 
-// auditRequeue records a requeue: who, what was asked, how many moved.
-func (rt *Router) auditRequeue(r *http.Request, body requeueBody, res deadletter.Result, took time.Duration) {
-	if rt.audit == nil {
-		return
-	}
-	detail := map[string]any{"requeued": res.Requeued, "rateLimitConfig": res.Configs, "tookMs": took.Milliseconds()}
+// requeueDetail is a requeue's audit entry: what was asked, and what one
+// of its transactions moved.
+func requeueDetail(body requeueBody, page deadletter.Result) map[string]any {
+	detail := map[string]any{"requeued": page.Requeued, "rateLimitConfig": page.Configs}
 	if body.Filter != nil {
 		detail["filter"] = body.Filter
 	} else {
@@ -131,10 +130,8 @@ func (rt *Router) auditRequeue(r *http.Request, body requeueBody, res deadletter
 	if body.Reason != "" {
 		detail["reason"] = body.Reason
 	}
-	if len(res.Refused) > 0 {
-		detail["refused"] = len(res.Refused)
+	if len(page.Refused) > 0 {
+		detail["refused"] = len(page.Refused)
 	}
-	if err := rt.audit.Record(context.WithoutCancel(r.Context()), actorOf(r), r.Pattern, r.URL.Path, detail); err != nil {
-		rt.log.Error("recording a requeue in the audit log failed", "error", err)
-	}
+	return detail
 }

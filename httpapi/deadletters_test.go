@@ -48,7 +48,7 @@ func (f *fakeDeadLetters) List(_ context.Context, fl deadletter.Filter, after *d
 	return deadletter.Page{Letters: out}, nil
 }
 
-func (f *fakeDeadLetters) Requeue(_ context.Context, r deadletter.Request) (deadletter.Result, error) {
+func (f *fakeDeadLetters) Requeue(ctx context.Context, r deadletter.Request) (deadletter.Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(r.IDs) == 0 && r.Filter == nil {
@@ -80,9 +80,15 @@ func (f *fakeDeadLetters) Requeue(_ context.Context, r deadletter.Request) (dead
 			kept = append(kept, l)
 		}
 	}
-	f.letters = kept
 	now := time.Now().UTC()
-	return deadletter.Result{Requeued: n, Configs: []string{"redrive"}, FirstSlot: now, LastSlot: now.Add(time.Second)}, nil
+	res := deadletter.Result{Requeued: n, Configs: []string{"redrive"}, FirstSlot: now, LastSlot: now.Add(time.Second)}
+	if r.Record != nil {
+		if err := r.Record(ctx, nil, res); err != nil {
+			return deadletter.Result{}, err
+		}
+	}
+	f.letters = kept
+	return res, nil
 }
 
 func contains(ss []string, s string) bool {

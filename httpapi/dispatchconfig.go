@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paydispatch/paydispatch/queue"
 )
 
@@ -17,7 +19,9 @@ import (
 type DispatchConfigs interface {
 	ListConfigs(ctx context.Context) ([]queue.Config, error)
 	GetConfig(ctx context.Context, itemType string) (queue.Config, error)
-	UpdateConfig(ctx context.Context, itemType string, changes map[string]string) (queue.Config, error)
+	// UpdateConfigTx changes settings in the transaction of the change
+	// and its audit entry (see HandleAudit).
+	UpdateConfigTx(ctx context.Context, tx pgx.Tx, itemType string, changes map[string]string) (queue.Config, error)
 }
 
 // dispatchConfigView is an item type's settings under the keys the CLI's
@@ -104,7 +108,7 @@ func (rt *Router) HandleDispatchConfig(q DispatchConfigs) {
 			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid dispatch setting", Detail: "nothing was changed", Errors: fields})
 			return
 		}
-		c, err := q.UpdateConfig(r.Context(), r.PathValue("itemType"), changes)
+		c, err := q.UpdateConfigTx(r.Context(), changeTx(r), r.PathValue("itemType"), changes)
 		if err != nil {
 			rt.dispatchConfigProblem(w, r, err)
 			return

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/queue"
 )
@@ -35,7 +37,7 @@ func (f *fakeDispatchConfigs) GetConfig(_ context.Context, itemType string) (que
 	return f.c, nil
 }
 
-func (f *fakeDispatchConfigs) UpdateConfig(_ context.Context, itemType string, changes map[string]string) (queue.Config, error) {
+func (f *fakeDispatchConfigs) UpdateConfigTx(_ context.Context, _ pgx.Tx, itemType string, changes map[string]string) (queue.Config, error) {
 	if itemType != f.c.ItemType {
 		return queue.Config{}, queue.ErrNotFound
 	}
@@ -67,6 +69,7 @@ func TestDispatchConfigAPI(t *testing.T) {
 	f := newFakeDispatchConfigs()
 	rt := httpapi.NewRouter(nil)
 	rt.HandleDispatchConfig(f)
+	rt.HandleAudit(&fakeAudit{})
 	tests := []struct {
 		name, method, path, body string
 		status                   int

@@ -66,6 +66,7 @@ func FuzzRouter(f *testing.F) {
 		rt.HandleAccounts(led)
 		rt.HandleFXRates(led)
 		rt.HandleProcesses(fakeProcesses{})
+		rt.HandleAudit(&fakeAudit{})
 		rt.RequireAuth(fakeTokens{"t": {TokenID: "t", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.AccountsWrite}}})
 
 		r := fuzzRoutes[int(route)%len(fuzzRoutes)]

@@ -60,7 +60,7 @@ func (consoleQueue) Depth(context.Context, string) (queue.Depth, error) {
 // contractHooks holds one endpoint of acme's.
 var contractHooks = func() *fakeWebhooks {
 	f := &fakeWebhooks{}
-	_, _, _ = f.Register(context.Background(), webhook.NewEndpoint{TenantID: "acme", URL: "https://hooks.acme.example/pd"})
+	_, _, _ = f.RegisterTx(context.Background(), nil, webhook.NewEndpoint{TenantID: "acme", URL: "https://hooks.acme.example/pd"})
 	return f
 }()
 

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paydispatch/paydispatch/pacing"
 )
 
@@ -16,10 +18,14 @@ import (
 type Pacer interface {
 	Assign(ctx context.Context, configName, eventID string, requested time.Time) (pacing.Slot, error)
 	AssignBulk(ctx context.Context, configName string, events []pacing.Event) ([]pacing.Slot, error)
-	PutConfig(ctx context.Context, c pacing.Config) (pacing.Config, error)
 	GetConfig(ctx context.Context, name string) (pacing.Config, error)
 	ListConfigs(ctx context.Context) ([]pacing.Config, error)
-	Deactivate(ctx context.Context, name string) (pacing.Config, error)
+	// PutConfigTx and DeactivateTx change a config in the transaction of
+	// the change and its audit entry (see HandleAudit); Forget drops it
+	// from the cache once that has committed.
+	PutConfigTx(ctx context.Context, tx pgx.Tx, c pacing.Config) (pacing.Config, error)
+	DeactivateTx(ctx context.Context, tx pgx.Tx, name string) (pacing.Config, error)
+	Forget(name string)
 	FlushCache()
 }
 
@@ -194,7 +200,7 @@ func (rt *Router) HandlePacing(p Pacer) {
 			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid rate-limit config", Detail: "nothing was changed", Errors: fields})
 			return
 		}
-		saved, err := p.PutConfig(r.Context(), c)
+		saved, err := p.PutConfigTx(r.Context(), changeTx(r), c)
 		if err != nil {
 			rt.pacingProblem(w, r, p, c.Name, err)
 			return
@@ -202,6 +208,12 @@ func (rt *Router) HandlePacing(p Pacer) {
 		status := http.StatusOK
 		if saved.Version == 1 {
 			status = http.StatusCreated
+		}
+		if !rt.commit(w, r, status) {
+			return
+		}
+		p.Forget(saved.Name)
+		if status == http.StatusCreated {
 			w.Header().Set("Location", "/admin/rate-limit/config/"+saved.Name)
 		}
 		WriteJSON(w, status, viewConfig(saved))
@@ -233,14 +245,23 @@ func (rt *Router) HandlePacing(p Pacer) {
 		WriteJSON(w, http.StatusOK, viewConfig(c))
 	}))
 	rt.Handle("POST /admin/rate-limit/config/{name}/deactivate", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := p.Deactivate(r.Context(), r.PathValue("name"))
+		c, err := p.DeactivateTx(r.Context(), changeTx(r), r.PathValue("name"))
 		if err != nil {
 			rt.pacingProblem(w, r, p, r.PathValue("name"), err)
 			return
 		}
+		if !rt.commit(w, r, http.StatusOK) {
+			return
+		}
+		p.Forget(c.Name)
 		WriteJSON(w, http.StatusOK, viewConfig(c))
 	}))
 	rt.Handle("POST /admin/rate-limit/cache/flush", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The flush changes nothing that could be rolled back: it is made
+		// once its entry has committed.
+		if !rt.commit(w, r, http.StatusOK) {
+			return
+		}
 		p.FlushCache()
 		WriteJSON(w, http.StatusOK, map[string]string{"status": "flushed"})
 	}))

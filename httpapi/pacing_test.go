@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/pacing"
 )
@@ -44,7 +46,7 @@ func (f *fakePacer) AssignBulk(ctx context.Context, name string, es []pacing.Eve
 	return out, nil
 }
 
-func (f *fakePacer) PutConfig(_ context.Context, c pacing.Config) (pacing.Config, error) {
+func (f *fakePacer) PutConfigTx(_ context.Context, _ pgx.Tx, c pacing.Config) (pacing.Config, error) {
 	if err := c.Validate(); err != nil {
 		return pacing.Config{}, err
 	}
@@ -61,11 +63,13 @@ func (f *fakePacer) GetConfig(_ context.Context, name string) (pacing.Config, er
 
 func (f *fakePacer) ListConfigs(context.Context) ([]pacing.Config, error) { return f.configs, nil }
 
-func (f *fakePacer) Deactivate(_ context.Context, name string) (pacing.Config, error) {
+func (f *fakePacer) DeactivateTx(_ context.Context, _ pgx.Tx, name string) (pacing.Config, error) {
 	return pacing.Config{}, pacing.ErrConfigNotFound
 }
 
 func (f *fakePacer) FlushCache() { f.flushed = true }
+
+func (f *fakePacer) Forget(string) {}
 
 func TestPacingEndpoints(t *testing.T) {
 	t.Parallel()
@@ -104,6 +108,7 @@ func TestPacingEndpoints(t *testing.T) {
 			t.Parallel()
 			rt := httpapi.NewRouter(nil)
 			rt.HandlePacing(&fakePacer{})
+			rt.HandleAudit(&fakeAudit{})
 			req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body))
 			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()

@@ -38,11 +38,13 @@ type Payments interface {
 	// Cancel cancels the tenant's payment if its execution has not begun
 	// (payment.ErrNotCancellable names where it is); CancelBatch every
 	// payment of a file that has not begun, of one tenant or (empty) all.
-	Cancel(ctx context.Context, tenantID, id string) (status payment.Status, cancelledNow bool, err error)
-	CancelBatch(ctx context.Context, batchID, tenantID string) (payment.Cancelled, error)
+	// Each calls record in every transaction that cancels payments (the
+	// audit entry; see HandleAudit).
+	Cancel(ctx context.Context, tenantID, id string, record payment.Record) (status payment.Status, cancelledNow bool, err error)
+	CancelBatch(ctx context.Context, batchID, tenantID string, record payment.Record) (payment.Cancelled, error)
 	// CancelWhere cancels an operator's selection (a tenant's, a file's);
 	// with dryRun it only counts.
-	CancelWhere(ctx context.Context, f payment.CancelFilter, dryRun bool) (payment.Cancelled, error)
+	CancelWhere(ctx context.Context, f payment.CancelFilter, dryRun bool, record payment.Record) (payment.Cancelled, error)
 	// List is a page of a tenant's payments, newest first, after a
 	// position a page gave ("" for the first).
 	List(ctx context.Context, f payment.ListFilter, after string, limit int) (payment.ListPage, error)
@@ -278,7 +280,7 @@ func (rt *Router) handleCancel(p Payments) {
 				Detail: "a cancel names the payment's tenant", Errors: []FieldError{{Field: "tenantId", Detail: "required: add ?tenantId= to name the payment's tenant"}}})
 			return
 		}
-		status, now, err := p.Cancel(r.Context(), tenant, id)
+		status, _, err := p.Cancel(r.Context(), tenant, id, rt.recordCancel(r, map[string]any{"payment": id, "tenantId": tenant}))
 		switch {
 		case errors.Is(err, payment.ErrNotFound):
 			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment " + plaintext.Clip(id, 64)})
@@ -289,9 +291,6 @@ func (rt *Router) handleCancel(p Payments) {
 			rt.log.Error("payment cancel failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payment cannot be cancelled now; retry"})
 		default:
-			if now {
-				rt.auditCancel(r, "payment", id, tenant, 1)
-			}
 			WriteJSON(w, http.StatusOK, map[string]any{"paymentId": id, "tenantId": tenant, "status": status})
 		}
 	}))
@@ -304,7 +303,7 @@ func (rt *Router) handleCancel(p Payments) {
 		var res payment.Cancelled
 		tenant := lookupTenant(r)
 		if err == nil {
-			res, err = p.CancelBatch(r.Context(), id, tenant)
+			res, err = p.CancelBatch(r.Context(), id, tenant, rt.recordCancel(r, map[string]any{"batch": id, "tenantId": tenant}))
 		}
 		switch {
 		case errors.Is(err, payment.ErrNotFound):
@@ -313,7 +312,6 @@ func (rt *Router) handleCancel(p Payments) {
 			rt.log.Error("batch cancel failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be cancelled now; retry: what was cancelled stays so"})
 		default:
-			rt.auditCancel(r, "batch", id, tenant, res.Cancelled)
 			WriteJSON(w, http.StatusOK, map[string]any{"batchId": id, "cancelled": res.Cancelled, "notCancelled": res.NotCancelled})
 		}
 	}))
@@ -371,7 +369,7 @@ func (rt *Router) handleCancelWhere(p Payments) {
 			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid cancel filter", Detail: "the filter has invalid fields", Errors: errs})
 			return
 		}
-		res, err := p.CancelWhere(r.Context(), f, body.DryRun)
+		res, err := p.CancelWhere(r.Context(), f, body.DryRun, rt.recordCancel(r, map[string]any{"filter": body}))
 		switch {
 		case errors.Is(err, payment.ErrNotFound):
 			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(body.BatchID, 64)})
@@ -379,9 +377,6 @@ func (rt *Router) handleCancelWhere(p Payments) {
 			rt.log.Error("cancel by filter failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payments cannot be cancelled now; retry: what was cancelled stays so"})
 		default:
-			if !body.DryRun {
-				rt.auditCancelWhere(r, body, res.Cancelled)
-			}
 			WriteJSON(w, http.StatusOK, map[string]any{"dryRun": body.DryRun, "cancelled": res.Cancelled, "notCancelled": res.NotCancelled})
 		}
 	}))

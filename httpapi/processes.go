@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/process"
@@ -20,10 +18,13 @@ import (
 type Processes interface {
 	Get(ctx context.Context, id uuid.UUID) (process.Instance, error)
 	Log(ctx context.Context, id uuid.UUID) ([]process.LogEntry, error)
-	Retry(ctx context.Context, id uuid.UUID, actor string) (process.Instance, error)
-	Compensate(ctx context.Context, id uuid.UUID, actor string) (process.Instance, error)
-	Pause(ctx context.Context, id uuid.UUID, actor string) (process.Instance, error)
-	Resume(ctx context.Context, id uuid.UUID, actor string) (process.Instance, error)
+	// The actions change the process in the transaction of the change
+	// and its audit entry (see HandleAudit); the Action drives the
+	// process on once that has committed.
+	RetryTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, actor string) (process.Action, error)
+	CompensateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, actor string) (process.Action, error)
+	PauseTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, actor string) (process.Action, error)
+	ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, actor string) (process.Action, error)
 }
 
 // processView is a process with its whole log.
@@ -72,8 +73,8 @@ func (rt *Router) HandleProcesses(p Processes) {
 			WriteJSON(w, http.StatusOK, processView{Instance: inst, Log: log})
 		}
 	}))
-	actions := map[string]func(context.Context, uuid.UUID, string) (process.Instance, error){
-		"retry": p.Retry, "compensate": p.Compensate, "pause": p.Pause, "resume": p.Resume,
+	actions := map[string]func(context.Context, pgx.Tx, uuid.UUID, string) (process.Action, error){
+		"retry": p.RetryTx, "compensate": p.CompensateTx, "pause": p.PauseTx, "resume": p.ResumeTx,
 	}
 	for name, act := range actions {
 		rt.Handle("POST /admin/processes/{id}/"+name, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -81,22 +82,32 @@ func (rt *Router) HandleProcesses(p Processes) {
 			if !ok {
 				return
 			}
-			actor, ok := operator(w, r)
-			if !ok {
-				return
-			}
-			inst, err := act(r.Context(), id, actor)
+			a, err := act(r.Context(), changeTx(r), id, operatorOf(r))
 			switch {
 			case errors.Is(err, process.ErrNotFound):
 				WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no process " + id.String()})
+				return
 			case errors.Is(err, process.ErrWrongStatus):
 				WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Not in a status for " + name, Detail: err.Error()})
+				return
 			case err != nil:
 				rt.log.Error("a process action failed", "process", id, "action", name, "error", err)
 				WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the action could not be taken now; retry"})
-			default:
-				WriteJSON(w, http.StatusOK, inst)
+				return
 			}
+			// A runner started or woken before the commit would find the
+			// process as it was.
+			if !rt.commit(w, r, http.StatusOK) {
+				return
+			}
+			inst, err := a.Drive(r.Context())
+			if err != nil {
+				rt.log.Error("a process action is made, but its runner did not start", "process", id, "action", name, "error", err)
+				WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable,
+					Detail: "the " + name + " is made and recorded (the process is " + string(a.Status) + "), but its runner could not be started now"})
+				return
+			}
+			WriteJSON(w, http.StatusOK, inst)
 		}))
 	}
 }
@@ -109,32 +120,4 @@ func tenantOf(data json.RawMessage) string {
 	}
 	_ = json.Unmarshal(data, &d) // a tenantId that is no string is none
 	return d.TenantID
-}
-
-// maxOperator bounds the X-Operator header, which is stored with what
-// the operator did.
-const maxOperator = 128
-
-// operator is who asks for an operator action (the X-Operator header;
-// "admin-api" without it). A value that cannot be recorded as it is —
-// too long, not UTF-8, control characters — is refused with 400 rather
-// than stored altered.
-func operator(w http.ResponseWriter, r *http.Request) (string, bool) {
-	op := r.Header.Get(OperatorHeader)
-	if op == "" {
-		return "admin-api", true
-	}
-	valid := len(op) <= maxOperator && utf8.ValidString(op)
-	for _, c := range op {
-		if unicode.IsControl(c) {
-			valid = false
-		}
-	}
-	if !valid {
-		WriteProblem(w, r, Problem{Status: http.StatusBadRequest, Title: "Invalid " + OperatorHeader + " header",
-			Detail: fmt.Sprintf("%s: at most %d bytes of UTF-8 text without control characters, e.g. ops-anna", OperatorHeader, maxOperator),
-			Errors: []FieldError{{Field: OperatorHeader, Detail: fmt.Sprintf("at most %d bytes of text", maxOperator)}}})
-		return "", false
-	}
-	return op, true
 }

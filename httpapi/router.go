@@ -79,6 +79,10 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			WriteProblem(w, r, *prob)
 			return
 		}
+		if prob := checkActor(r); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
 		if rt.bodies != (bodyLimits{}) {
 			r = r.WithContext(context.WithValue(r.Context(), limitsKey{}, rt.bodies))
 		}
@@ -100,7 +104,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		if rt.audited(r) {
+		if audited(pattern, r) {
 			rt.serveAudited(w, r, pattern, rt.mux)
 			return
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
@@ -32,16 +33,18 @@ type webhookWithSecret struct {
 	Secret string `json:"secret"`
 }
 
-// Webhooks is what the webhook routes need (webhook.Store).
+// Webhooks is what the webhook routes need (webhook.Store). The Tx
+// methods change endpoints in the transaction of the change and its audit
+// entry (see HandleAudit).
 type Webhooks interface {
 	CheckURL(raw string) error
-	Register(ctx context.Context, n webhook.NewEndpoint) (webhook.Endpoint, string, error)
+	RegisterTx(ctx context.Context, tx pgx.Tx, n webhook.NewEndpoint) (webhook.Endpoint, string, error)
 	Get(ctx context.Context, id uuid.UUID) (webhook.Endpoint, error)
 	List(ctx context.Context, tenant string, after *webhook.ListAfter, limit int) ([]webhook.Endpoint, error)
-	Delete(ctx context.Context, id uuid.UUID) error
-	Rotate(ctx context.Context, id uuid.UUID, keepOld time.Duration) (webhook.Endpoint, string, error)
+	DeleteTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error
+	RotateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, keepOld time.Duration) (webhook.Endpoint, string, error)
 	Deliveries(ctx context.Context, endpoint uuid.UUID, state string, before int64, limit int) ([]webhook.Delivery, error)
-	Redrive(ctx context.Context, endpoint uuid.UUID, ids []int64) (int64, error)
+	RedriveTx(ctx context.Context, tx pgx.Tx, endpoint uuid.UUID, ids []int64) (int64, error)
 }
 
 // maxKeepOld bounds how long a rotated secret keeps signing.
@@ -115,7 +118,7 @@ func (rt *Router) HandleWebhooks(hooks Webhooks, eventTypes []string) {
 			return
 		}
 		slices.Sort(body.EventTypes)
-		ep, secret, err := hooks.Register(r.Context(), webhook.NewEndpoint{TenantID: body.TenantID, URL: body.URL,
+		ep, secret, err := hooks.RegisterTx(r.Context(), changeTx(r), webhook.NewEndpoint{TenantID: body.TenantID, URL: body.URL,
 			EventTypes: slices.Compact(body.EventTypes), Description: body.Description})
 		var bad *webhook.InvalidError
 		switch {
@@ -165,7 +168,7 @@ func (rt *Router) HandleWebhooks(hooks Webhooks, eventTypes []string) {
 		if !ok {
 			return
 		}
-		switch err := hooks.Delete(r.Context(), ep.ID); {
+		switch err := hooks.DeleteTx(r.Context(), changeTx(r), ep.ID); {
 		case errors.Is(err, webhook.ErrNotFound):
 			notFound(w, r, ep.ID.String())
 		case err != nil:
@@ -197,7 +200,7 @@ func (rt *Router) HandleWebhooks(hooks Webhooks, eventTypes []string) {
 		if !ok {
 			return
 		}
-		ep, secret, err := hooks.Rotate(r.Context(), ep.ID, keep)
+		ep, secret, err := hooks.RotateTx(r.Context(), changeTx(r), ep.ID, keep)
 		switch {
 		case errors.Is(err, webhook.ErrNotFound):
 			notFound(w, r, r.PathValue("id"))
@@ -258,7 +261,7 @@ func (rt *Router) HandleWebhooks(hooks Webhooks, eventTypes []string) {
 		if !ok {
 			return
 		}
-		n, err := hooks.Redrive(r.Context(), ep.ID, body.DeliveryIDs)
+		n, err := hooks.RedriveTx(r.Context(), changeTx(r), ep.ID, body.DeliveryIDs)
 		if err != nil {
 			unavailable(w, r, "redriven", err)
 			return

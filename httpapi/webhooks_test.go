@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/httpapi"
@@ -27,7 +28,7 @@ type fakeWebhooks struct {
 
 func (f *fakeWebhooks) CheckURL(raw string) error { return webhook.Policy{}.CheckURL(raw) }
 
-func (f *fakeWebhooks) Register(_ context.Context, n webhook.NewEndpoint) (webhook.Endpoint, string, error) {
+func (f *fakeWebhooks) RegisterTx(_ context.Context, _ pgx.Tx, n webhook.NewEndpoint) (webhook.Endpoint, string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ep := webhook.Endpoint{ID: uuid.New(), TenantID: n.TenantID, URL: n.URL, EventTypes: n.EventTypes, Description: n.Description,
@@ -62,7 +63,7 @@ func (f *fakeWebhooks) List(_ context.Context, tenant string, after *webhook.Lis
 	return out, nil
 }
 
-func (f *fakeWebhooks) Delete(_ context.Context, id uuid.UUID) error {
+func (f *fakeWebhooks) DeleteTx(_ context.Context, _ pgx.Tx, id uuid.UUID) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := len(f.eps)
@@ -73,7 +74,7 @@ func (f *fakeWebhooks) Delete(_ context.Context, id uuid.UUID) error {
 	return nil
 }
 
-func (f *fakeWebhooks) Rotate(ctx context.Context, id uuid.UUID, keep time.Duration) (webhook.Endpoint, string, error) {
+func (f *fakeWebhooks) RotateTx(ctx context.Context, _ pgx.Tx, id uuid.UUID, keep time.Duration) (webhook.Endpoint, string, error) {
 	ep, err := f.Get(ctx, id)
 	until := time.Now().Add(keep)
 	ep.PreviousSecretExpiresAt = &until
@@ -91,7 +92,7 @@ func (f *fakeWebhooks) Deliveries(_ context.Context, id uuid.UUID, state string,
 	return ds[:min(limit, len(ds))], nil
 }
 
-func (f *fakeWebhooks) Redrive(_ context.Context, _ uuid.UUID, ids []int64) (int64, error) {
+func (f *fakeWebhooks) RedriveTx(_ context.Context, _ pgx.Tx, _ uuid.UUID, ids []int64) (int64, error) {
 	return int64(max(len(ids), 1)), nil
 }
 
@@ -102,6 +103,7 @@ func TestWebhookRoutes(t *testing.T) {
 	t.Parallel()
 	rt := httpapi.NewRouter(nil)
 	rt.HandleWebhooks(&fakeWebhooks{}, payment.EventTypes())
+	rt.HandleAudit(&fakeAudit{})
 	rt.RequireAuth(fakeTokens{
 		"admin":  {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"acme":   {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.WebhooksWrite}},

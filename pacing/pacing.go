@@ -163,22 +163,41 @@ func fromRow(r dbsqlc.PacingConfig) Config {
 // PutConfig creates or changes a config (activating it; a change bumps
 // the version) and drops it from the cache.
 func (l *Limiter) PutConfig(ctx context.Context, c Config) (Config, error) {
+	saved, err := putConfig(ctx, l.q, c)
+	if err == nil {
+		l.Forget(c.Name)
+	}
+	return saved, err
+}
+
+// PutConfigTx is PutConfig inside the caller's transaction (the change
+// commits with the caller's other writes, an admin change's audit entry),
+// without touching the cache: once the transaction has committed, the
+// caller drops the config from it (Forget).
+func (l *Limiter) PutConfigTx(ctx context.Context, tx pgx.Tx, c Config) (Config, error) {
+	return putConfig(ctx, dbsqlc.New(tx), c)
+}
+
+func putConfig(ctx context.Context, q *dbsqlc.Queries, c Config) (Config, error) {
 	if err := c.Validate(); err != nil {
 		return Config{}, err
 	}
-	r, err := l.q.PutConfig(ctx, dbsqlc.PutConfigParams{
+	r, err := q.PutConfig(ctx, dbsqlc.PutConfigParams{
 		ConfigName: c.Name, MaxPerWindow: int32(c.MaxPerWindow), WindowMs: c.Window.Milliseconds(), HeadroomWindows: int32(c.Headroom),
 	})
 	if err != nil {
 		return Config{}, fmt.Errorf("pacing: put config %s: %w", c.Name, err)
 	}
-	l.forget(c.Name)
 	return fromRow(r), nil
 }
 
 // GetConfig reads a config from the database (not the cache).
 func (l *Limiter) GetConfig(ctx context.Context, name string) (Config, error) {
-	r, err := l.q.GetConfig(ctx, name)
+	return getConfig(ctx, l.q, name)
+}
+
+func getConfig(ctx context.Context, q *dbsqlc.Queries, name string) (Config, error) {
+	r, err := q.GetConfig(ctx, name)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Config{}, fmt.Errorf("pacing: config %q: %w", name, ErrConfigNotFound)
 	}
@@ -204,14 +223,27 @@ func (l *Limiter) ListConfigs(ctx context.Context) ([]Config, error) {
 // Deactivate stops a config from assigning slots (slots already given
 // stay) and drops it from the cache.
 func (l *Limiter) Deactivate(ctx context.Context, name string) (Config, error) {
-	r, err := l.q.DeactivateConfig(ctx, name)
+	c, err := deactivate(ctx, l.q, name)
+	if err == nil {
+		l.Forget(name)
+	}
+	return c, err
+}
+
+// DeactivateTx is Deactivate inside the caller's transaction, without
+// touching the cache (see PutConfigTx).
+func (l *Limiter) DeactivateTx(ctx context.Context, tx pgx.Tx, name string) (Config, error) {
+	return deactivate(ctx, dbsqlc.New(tx), name)
+}
+
+func deactivate(ctx context.Context, q *dbsqlc.Queries, name string) (Config, error) {
+	r, err := q.DeactivateConfig(ctx, name)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Config{}, fmt.Errorf("pacing: config %q: %w", name, ErrConfigNotFound)
 	}
 	if err != nil {
 		return Config{}, fmt.Errorf("pacing: deactivate %s: %w", name, err)
 	}
-	l.forget(name)
 	return fromRow(r), nil
 }
 
@@ -223,7 +255,11 @@ func (l *Limiter) FlushCache() {
 	clear(l.cache)
 }
 
-func (l *Limiter) forget(name string) {
+// Forget drops a config from the cache: the next request reads it again.
+// A change made in a caller's transaction (PutConfigTx, DeactivateTx) is
+// forgotten once it has committed; forgotten before, a request in between
+// would cache the old config again.
+func (l *Limiter) Forget(name string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.cache, name)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -712,5 +713,56 @@ func assignRaw(t *testing.T, q execer, max int, prefix string, n int) {
 	}
 	if _, err := q.Exec(context.Background(), `SELECT * FROM pacing_assign('default', 4000, $1, 100, $2, $3, $4, NULL)`, max, boundary, ids, us); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestConfigInCallersTransaction: PutConfigTx and DeactivateTx commit with
+// the caller's transaction, or not at all, and leave the cache to the
+// caller: the config cached before serves until Forget, after the commit.
+func TestConfigInCallersTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	lim := pacing.New(pool)
+	if _, err := lim.PutConfig(ctx, pacing.Config{Name: "c", MaxPerWindow: 10, Window: time.Second, Headroom: 10}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(time.Hour)
+	if _, err := lim.Assign(ctx, "c", "e-1", at); err != nil { // caches c
+		t.Fatal(err)
+	}
+	inTx := func(commit bool, f func(tx pgx.Tx) error) {
+		t.Helper()
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(ctx)
+		if err := f(tx); err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	inTx(false, func(tx pgx.Tx) error {
+		_, err := lim.PutConfigTx(ctx, tx, pacing.Config{Name: "c", MaxPerWindow: 20, Window: time.Second, Headroom: 10})
+		return err
+	})
+	if c, err := lim.GetConfig(ctx, "c"); err != nil || c.MaxPerWindow != 10 || c.Version != 1 {
+		t.Fatalf("a change rolled back: %+v, %v", c, err)
+	}
+	inTx(true, func(tx pgx.Tx) error {
+		_, err := lim.DeactivateTx(ctx, tx, "c")
+		return err
+	})
+	if _, err := lim.Assign(ctx, "c", "e-2", at); err != nil {
+		t.Fatalf("before Forget the cached config serves: %v", err)
+	}
+	lim.Forget("c")
+	if _, err := lim.Assign(ctx, "c", "e-3", at); !errors.Is(err, pacing.ErrConfigInactive) {
+		t.Fatalf("after Forget: %v, want the config inactive", err)
 	}
 }

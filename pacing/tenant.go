@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/pacing/internal/dbsqlc"
 )
@@ -30,6 +32,17 @@ var ErrTenantConfigNotFound = errors.New("pacing: tenant config not found")
 // from then on; slots already given stay. The returned Config is the
 // named one, for the caller to warn about an inactive config.
 func (l *Limiter) SetTenantConfig(ctx context.Context, t TenantConfig) (TenantConfig, Config, error) {
+	return setTenantConfig(ctx, l.q, t)
+}
+
+// SetTenantConfigTx is SetTenantConfig inside the caller's transaction:
+// the change commits with the caller's other writes (an admin change's
+// audit entry), or not at all.
+func (l *Limiter) SetTenantConfigTx(ctx context.Context, tx pgx.Tx, t TenantConfig) (TenantConfig, Config, error) {
+	return setTenantConfig(ctx, dbsqlc.New(tx), t)
+}
+
+func setTenantConfig(ctx context.Context, q *dbsqlc.Queries, t TenantConfig) (TenantConfig, Config, error) {
 	switch {
 	case t.ItemType == "" || t.TenantID == "":
 		return TenantConfig{}, Config{}, invalid("tenant", "an item type and a tenant are required")
@@ -40,11 +53,11 @@ func (l *Limiter) SetTenantConfig(ctx context.Context, t TenantConfig) (TenantCo
 	case strings.TrimSpace(t.ConfigName) == "":
 		return TenantConfig{}, Config{}, invalid("config", "name a rate-limit config (to remove the tenant's own, delete it)")
 	}
-	cfg, err := l.GetConfig(ctx, t.ConfigName)
+	cfg, err := getConfig(ctx, q, t.ConfigName)
 	if err != nil {
 		return TenantConfig{}, Config{}, err
 	}
-	r, err := l.q.SetTenantConfig(ctx, dbsqlc.SetTenantConfigParams{ItemType: t.ItemType, TenantID: t.TenantID, ConfigName: t.ConfigName})
+	r, err := q.SetTenantConfig(ctx, dbsqlc.SetTenantConfigParams{ItemType: t.ItemType, TenantID: t.TenantID, ConfigName: t.ConfigName})
 	if err != nil {
 		return TenantConfig{}, Config{}, fmt.Errorf("pacing: set tenant config: %w", err)
 	}
@@ -54,7 +67,17 @@ func (l *Limiter) SetTenantConfig(ctx context.Context, t TenantConfig) (TenantCo
 // DeleteTenantConfig removes a tenant's own config: the kind's default
 // paces its events again.
 func (l *Limiter) DeleteTenantConfig(ctx context.Context, itemType, tenantID string) error {
-	n, err := l.q.DeleteTenantConfig(ctx, dbsqlc.DeleteTenantConfigParams{ItemType: itemType, TenantID: tenantID})
+	return deleteTenantConfig(ctx, l.q, itemType, tenantID)
+}
+
+// DeleteTenantConfigTx is DeleteTenantConfig inside the caller's
+// transaction.
+func (l *Limiter) DeleteTenantConfigTx(ctx context.Context, tx pgx.Tx, itemType, tenantID string) error {
+	return deleteTenantConfig(ctx, dbsqlc.New(tx), itemType, tenantID)
+}
+
+func deleteTenantConfig(ctx context.Context, q *dbsqlc.Queries, itemType, tenantID string) error {
+	n, err := q.DeleteTenantConfig(ctx, dbsqlc.DeleteTenantConfigParams{ItemType: itemType, TenantID: tenantID})
 	if err != nil {
 		return fmt.Errorf("pacing: delete tenant config: %w", err)
 	}

@@ -52,12 +52,21 @@ func whyNot(s Status) string {
 	return "it is " + string(s)
 }
 
+// Record writes, inside a cancel's transaction, the record of what that
+// transaction cancelled (an admin change's audit entry): the record
+// commits with the payments it names, and its error rolls them back and
+// fails the cancel. A cancel commits each of its statements on its own
+// (see Store.cancel), so it calls Record in each that cancelled any
+// payment, with how many. Nil records nothing.
+type Record func(ctx context.Context, tx pgx.Tx, cancelled int) error
+
 // Cancel cancels the tenant's payment with the id, if its execution has
 // not begun: while it waits for Phase A, in the queue, in a dispatched
 // execution or in a batch execution for its slot. It answers the
 // payment's status: CANCELLED (also when it was cancelled before), or
 // ErrNotCancellable naming where it is; ErrNotFound for an unknown id.
-func (s *Service) Cancel(ctx context.Context, tenantID, paymentID string) (status Status, now bool, err error) {
+// record is called in the transaction that cancels it.
+func (s *Service) Cancel(ctx context.Context, tenantID, paymentID string, record Record) (status Status, now bool, err error) {
 	key, err := s.Store.q.PaymentKey(ctx, dbsqlc.PaymentKeyParams{TenantID: tenantID, ExternalID: paymentID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", false, fmt.Errorf("payment %s of %s: %w", paymentID, tenantID, ErrNotFound)
@@ -69,7 +78,7 @@ func (s *Service) Cancel(ctx context.Context, tenantID, paymentID string) (statu
 	if key.InitWorkflowID != nil {
 		waiting = []string{*key.InitWorkflowID}
 	}
-	got, cancelled, err := s.Store.cancel(ctx, []string{key.PaymentID}, waiting, "")
+	got, cancelled, err := s.Store.cancel(ctx, []string{key.PaymentID}, waiting, "", record)
 	if err != nil {
 		return "", false, err
 	}
@@ -88,8 +97,8 @@ func (s *Service) Cancel(ctx context.Context, tenantID, paymentID string) (statu
 
 // CancelBatch cancels every payment of a bulk file whose execution has
 // not begun; with tenantID set, only that tenant's. ErrNotFound for an
-// unknown file.
-func (s *Service) CancelBatch(ctx context.Context, batchID, tenantID string) (Cancelled, error) {
+// unknown file. record is called in each transaction that cancels any.
+func (s *Service) CancelBatch(ctx context.Context, batchID, tenantID string, record Record) (Cancelled, error) {
 	q := dbsqlc.New(s.Store.db)
 	if _, err := q.GetBatch(ctx, batchID); errors.Is(err, pgx.ErrNoRows) {
 		return Cancelled{}, ErrNotFound
@@ -108,7 +117,7 @@ func (s *Service) CancelBatch(ctx context.Context, batchID, tenantID string) (Ca
 	if err != nil {
 		return Cancelled{}, fmt.Errorf("payment: batch %s: %w", batchID, err)
 	}
-	got, cancelled, err := s.Store.cancel(ctx, keys, chunks, tenantID)
+	got, cancelled, err := s.Store.cancel(ctx, keys, chunks, tenantID, record)
 	if err != nil {
 		return Cancelled{}, err
 	}
@@ -146,41 +155,47 @@ func summarize(got map[string]Status, now map[string]bool) Cancelled {
 // CANCELLED, racing their executions' BeginExecution. It answers each
 // payment's status after (none for a payment of another tenant, or not
 // found), and those it cancelled now. Each statement commits on its own,
-// so that a lock one takes is never held while the next waits; a
-// deadlock within one statement (with Phase A, which stores a chunk's
-// payments at once) is tried again.
-func (s *Store) cancel(ctx context.Context, keys, intakeRows []string, tenantID string) (statuses map[string]Status, now map[string]bool, err error) {
+// with record's entry when it cancelled any, so that a lock one takes is
+// never held while the next waits; a deadlock within one statement (with
+// Phase A, which stores a chunk's payments at once) is tried again.
+func (s *Store) cancel(ctx context.Context, keys, intakeRows []string, tenantID string, record Record) (statuses map[string]Status, now map[string]bool, err error) {
 	reason := CancelReason
-	retry := func(f func() error) error {
+	now = map[string]bool{}
+	step := func(stmt func(q *dbsqlc.Queries) ([]string, error)) error {
 		var err error
 		for range 5 {
+			var got []string
+			err = pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
+				var err error
+				if got, err = stmt(dbsqlc.New(tx)); err != nil || len(got) == 0 || record == nil {
+					return err
+				}
+				return record(ctx, tx, len(got))
+			})
+			if err == nil {
+				for _, k := range got {
+					now[k] = true
+				}
+				return nil
+			}
 			var pgErr *pgconn.PgError
-			if err = f(); !errors.As(err, &pgErr) || pgErr.Code != "40P01" {
+			if !errors.As(err, &pgErr) || pgErr.Code != "40P01" {
 				return err
 			}
 		}
 		return err
 	}
-	now = map[string]bool{}
 	if len(intakeRows) > 0 {
-		if err := retry(func() error {
-			got, err := s.q.CancelWaiting(ctx, dbsqlc.CancelWaitingParams{
+		if err := step(func(q *dbsqlc.Queries) ([]string, error) {
+			return q.CancelWaiting(ctx, dbsqlc.CancelWaitingParams{
 				PaymentIds: keys, InitWorkflowIds: intakeRows, StatusReason: reason, TenantID: tenantID,
 			})
-			for _, k := range got {
-				now[k] = true
-			}
-			return err
 		}); err != nil {
 			return nil, now, fmt.Errorf("payment: cancel %d payments waiting for Phase A: %w", len(keys), err)
 		}
 	}
-	if err := retry(func() error {
-		got, err := s.q.CancelScheduled(ctx, dbsqlc.CancelScheduledParams{PaymentIds: keys, StatusReason: &reason, TenantID: tenantID})
-		for _, k := range got {
-			now[k] = true
-		}
-		return err
+	if err := step(func(q *dbsqlc.Queries) ([]string, error) {
+		return q.CancelScheduled(ctx, dbsqlc.CancelScheduledParams{PaymentIds: keys, StatusReason: &reason, TenantID: tenantID})
 	}); err != nil {
 		return nil, now, fmt.Errorf("payment: cancel %d scheduled payments: %w", len(keys), err)
 	}
@@ -210,8 +225,9 @@ var ErrNoSelection = errors.New("payment: a cancel by filter names a tenant or a
 
 // CancelWhere cancels the payments the filter selects whose execution has
 // not begun, and counts the rest by status; with dryRun it changes
-// nothing and counts what it would cancel as cancelled.
-func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool) (Cancelled, error) {
+// nothing and counts what it would cancel as cancelled. record is called
+// in each transaction that cancels any.
+func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool, record Record) (Cancelled, error) {
 	if f.TenantID == "" && f.BatchID == "" {
 		return Cancelled{}, ErrNoSelection
 	}
@@ -300,7 +316,7 @@ func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool) 
 		}
 		return summarize(found, now), nil
 	}
-	got, now, err := s.Store.cancel(ctx, todo, waitingRows, f.TenantID)
+	got, now, err := s.Store.cancel(ctx, todo, waitingRows, f.TenantID, record)
 	if err != nil {
 		return Cancelled{}, err
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -47,7 +49,7 @@ func TestCancel(t *testing.T) {
 	if res, err := s.init.InitChunk(ctx, []payment.Request{bad}, "init-c-rejected"); err != nil || res.Rejected != 1 {
 		t.Fatalf("Phase A of the rejected one: %+v, %v", res, err)
 	}
-	if _, _, err := svc.Cancel(ctx, "acme", "c-twice"); err != nil {
+	if _, _, err := svc.Cancel(ctx, "acme", "c-twice", nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -62,7 +64,7 @@ func TestCancel(t *testing.T) {
 		{"c-rejected", payment.StatusRejected, payment.ErrNotCancellable},
 		{"c-unknown", "", payment.ErrNotFound},
 	} {
-		got, now, err := svc.Cancel(ctx, "acme", tt.id)
+		got, now, err := svc.Cancel(ctx, "acme", tt.id, nil)
 		if got != tt.want || !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) || now != (tt.id == "c-waiting" || tt.id == "c-scheduled") {
 			t.Errorf("%s: %q (now %t), %v; want %q, %v", tt.id, got, now, err, tt.want, tt.wantErr)
 		}
@@ -133,7 +135,7 @@ func TestCancelRacesExecution(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			_, _, err := svc.Cancel(ctx, "acme", id)
+			_, _, err := svc.Cancel(ctx, "acme", id, nil)
 			results[i].cancelled, results[i].cErr = err == nil, err
 			if err != nil && !errors.Is(err, payment.ErrNotCancellable) {
 				t.Errorf("%s: cancel: %v", id, err)
@@ -196,7 +198,7 @@ func TestCancelWhere(t *testing.T) {
 	f := payment.CancelFilter{TenantID: "acme", RequestedFrom: base, RequestedTo: base.Add(5 * time.Minute)}
 	want := payment.Cancelled{Cancelled: 3, NotCancelled: []payment.NotCancelled{{Status: payment.StatusAccepted, Count: 1, Reason: "its execution has begun"}}}
 	for _, dry := range []bool{true, false} {
-		got, err := svc.CancelWhere(ctx, f, dry)
+		got, err := svc.CancelWhere(ctx, f, dry, nil)
 		if err != nil || got.Cancelled != want.Cancelled || len(got.NotCancelled) != 1 || got.NotCancelled[0] != want.NotCancelled[0] {
 			t.Fatalf("dry run %t: %+v, %v; want %+v", dry, got, err, want)
 		}
@@ -215,14 +217,67 @@ func TestCancelWhere(t *testing.T) {
 		t.Errorf("globex's payment: %s, %v", p.Status, err)
 	}
 	// Only SCHEDULED, now after the window too: w-out alone.
-	got, err := svc.CancelWhere(ctx, payment.CancelFilter{TenantID: "acme", Statuses: []payment.Status{payment.StatusScheduled}}, false)
+	got, err := svc.CancelWhere(ctx, payment.CancelFilter{TenantID: "acme", Statuses: []payment.Status{payment.StatusScheduled}}, false, nil)
 	if err != nil || got.Cancelled != 1 || len(got.NotCancelled) != 0 {
 		t.Fatalf("SCHEDULED only: %+v, %v", got, err)
 	}
-	if _, err := svc.CancelWhere(ctx, payment.CancelFilter{}, true); !errors.Is(err, payment.ErrNoSelection) {
+	if _, err := svc.CancelWhere(ctx, payment.CancelFilter{}, true, nil); !errors.Is(err, payment.ErrNoSelection) {
 		t.Fatalf("no tenant, no file: %v", err)
 	}
 	if v, err := payment.Verify(ctx, s.pool); err != nil || len(v) > 0 {
 		t.Fatalf("verify: %v, %v", v, err)
+	}
+}
+
+// TestCancelRecordsInItsTransactions: a cancel calls its Record inside
+// each transaction that cancels payments, with how many: the payments
+// waiting for Phase A and the scheduled ones are two. A Record that fails
+// rolls its payments back: they stay as they were, and the cancel fails.
+func TestCancelRecordsInItsTransactions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSaga(t)
+	s.account(t, account.Spec{AccountID: "ACC-R", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("1000")})
+	svc := &payment.Service{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool)}
+	if _, err := s.pool.Exec(ctx, `CREATE TABLE cancel_record (cancelled int NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(time.Hour).Truncate(time.Second)
+	req := func(id string) payment.Request {
+		r := validRequest(at)
+		r.PaymentID, r.DebtorAccount = id, "ACC-R"
+		return r
+	}
+	if _, err := svc.Store.Receive(ctx, []payment.Request{req("r-waiting")}, func(int) string { return "init-r-waiting" }, false); err != nil {
+		t.Fatal(err)
+	}
+	s.schedule(t, req("r-scheduled"))
+	statuses := func() string {
+		t.Helper()
+		var out []string
+		for _, id := range []string{"r-waiting", "r-scheduled"} {
+			v, err := svc.Status(ctx, "acme", id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(v.Status))
+		}
+		return strings.Join(out, ",")
+	}
+	fail := errors.New("the audit log is full")
+	_, err := svc.CancelWhere(ctx, payment.CancelFilter{TenantID: "acme"}, false, func(context.Context, pgx.Tx, int) error { return fail })
+	if !errors.Is(err, fail) || statuses() != "RECEIVED,SCHEDULED" {
+		t.Fatalf("the record failed: %v; statuses %s, want RECEIVED,SCHEDULED", err, statuses())
+	}
+	got, err := svc.CancelWhere(ctx, payment.CancelFilter{TenantID: "acme"}, false, func(ctx context.Context, tx pgx.Tx, n int) error {
+		_, err := tx.Exec(ctx, `INSERT INTO cancel_record VALUES ($1)`, n)
+		return err
+	})
+	var recorded string
+	if err := s.pool.QueryRow(ctx, `SELECT coalesce(string_agg(cancelled::text, ','), '') FROM cancel_record`).Scan(&recorded); err != nil {
+		t.Fatal(err)
+	}
+	if err != nil || got.Cancelled != 2 || statuses() != "CANCELLED,CANCELLED" || recorded != "1,1" {
+		t.Fatalf("cancelled %+v, %v; statuses %s, recorded %q; want 2, both CANCELLED, recorded 1,1", got, err, statuses(), recorded)
 	}
 }

@@ -64,7 +64,7 @@ func TestStatusChangesPublishEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"e-waiting", "e-cancelled"} {
-		if _, _, err := svc.Cancel(ctx, "acme", id); err != nil {
+		if _, _, err := svc.Cancel(ctx, "acme", id, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -157,7 +157,10 @@
 // case the signal is lost. Retry of a FAILED or COMPENSATION_FAILED
 // process, whose runner has returned, records and starts a new
 // ProcessWorkflow. Wake signals the recorded workflow and, if it is gone,
-// starts a ProcessWorkflow (RunnerAttached). The definition's OnSucceeded
+// starts a ProcessWorkflow (RunnerAttached). RetryTx, CompensateTx,
+// PauseTx and ResumeTx take the action inside a caller's transaction (an
+// admin change commits with its audit entry); their Action's Drive starts
+// or wakes the runner once that has committed. The definition's OnSucceeded
 // and OnFailed hooks run in the transaction of the final status change,
 // whoever drove the process there, so a domain's own status stays
 // consistent with the process's.

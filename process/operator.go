@@ -36,11 +36,51 @@ type Operator struct {
 	Now func() time.Time
 }
 
+// Action is an operator action taken inside the caller's transaction
+// (RetryTx, CompensateTx, PauseTx, ResumeTx): the process as the action
+// left it, and what drives it on once the transaction has committed
+// (Drive). The non-Tx methods do both.
+type Action struct {
+	Instance
+	drive func(ctx context.Context) (Instance, error)
+}
+
+// Drive makes sure the process is driven after its action committed: it
+// starts the runner the action recorded, or wakes the one driving it, and
+// returns the process as it is then. Called before the commit, a runner
+// would find the process as it was.
+func (a Action) Drive(ctx context.Context) (Instance, error) {
+	if a.drive == nil {
+		return a.Instance, nil
+	}
+	return a.drive(ctx)
+}
+
+// thenDrive drives the process once an action taken in a transaction of its
+// own (o.DB) has committed.
+func thenDrive(ctx context.Context, a Action, err error) (Instance, error) {
+	if err != nil {
+		return a.Instance, err
+	}
+	return a.Drive(ctx)
+}
+
 // Retry moves a FAILED process back to RUNNING at its failed step, or a
 // COMPENSATION_FAILED one back to COMPENSATING at its failed compensation,
 // with fresh retries, and starts a runner for it.
 func (o *Operator) Retry(ctx context.Context, id uuid.UUID, actor string) (Instance, error) {
-	inst, err := o.act(ctx, id, actor, "retry", []Status{StatusFailed, StatusCompensationFailed},
+	a, err := o.retry(ctx, o.DB, id, actor)
+	return thenDrive(ctx, a, err)
+}
+
+// RetryTx is Retry's change inside the caller's transaction; the
+// Action's Drive starts the runner once it has committed.
+func (o *Operator) RetryTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, actor string) (Action, error) {
+	return o.retry(ctx, tx, id, actor)
+}
+
+func (o *Operator) retry(ctx context.Context, db DB, id uuid.UUID, actor string) (Action, error) {
+	inst, err := o.act(ctx, db, id, actor, "retry", []Status{StatusFailed, StatusCompensationFailed},
 		func(_ []completed, _ *definition, inst Instance) (Instance, []entry) {
 			to := inst
 			to.Retries, to.WorkflowID = 0, o.runnerID(inst)
@@ -56,17 +96,28 @@ func (o *Operator) Retry(ctx context.Context, id uuid.UUID, actor string) (Insta
 			}}}
 		})
 	if err != nil {
-		return inst, err
+		return Action{Instance: inst}, err
 	}
-	return inst, o.startRunner(ctx, inst)
+	return Action{Instance: inst, drive: func(ctx context.Context) (Instance, error) { return inst, o.startRunner(ctx, inst) }}, nil
 }
 
 // Compensate forces compensation of a NEW, RUNNING, PAUSED or FAILED
 // process: whatever completed is undone, in reverse order, and the process
 // ends COMPENSATED (at once when nothing needs undoing).
 func (o *Operator) Compensate(ctx context.Context, id uuid.UUID, actor string) (Instance, error) {
+	a, err := o.compensate(ctx, o.DB, id, actor)
+	return thenDrive(ctx, a, err)
+}
+
+// CompensateTx is Compensate's change inside the caller's transaction;
+// the Action's Drive starts or wakes the runner once it has committed.
+func (o *Operator) CompensateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, actor string) (Action, error) {
+	return o.compensate(ctx, tx, id, actor)
+}
+
+func (o *Operator) compensate(ctx context.Context, db DB, id uuid.UUID, actor string) (Action, error) {
 	var from Status
-	inst, err := o.act(ctx, id, actor, "compensate", []Status{StatusNew, StatusRunning, StatusPaused, StatusFailed},
+	inst, err := o.act(ctx, db, id, actor, "compensate", []Status{StatusNew, StatusRunning, StatusPaused, StatusFailed},
 		func(done []completed, def *definition, inst Instance) (Instance, []entry) {
 			from = inst.Status
 			to := inst
@@ -87,40 +138,63 @@ func (o *Operator) Compensate(ctx context.Context, id uuid.UUID, actor string) (
 			}
 			return to, append(entries, entry{event: EventProcessCompensating, step: plan[0], code: to.ErrorCode, detail: map[string]any{"plan": plan}})
 		})
-	if err != nil || inst.Status != StatusCompensating {
-		return inst, err
+	switch {
+	case err != nil || inst.Status != StatusCompensating:
+		return Action{Instance: inst}, err
+	case from == StatusFailed:
+		return Action{Instance: inst, drive: func(ctx context.Context) (Instance, error) { return inst, o.startRunner(ctx, inst) }}, nil
 	}
-	if from == StatusFailed {
-		return inst, o.startRunner(ctx, inst)
-	}
-	return o.Wake(ctx, id, actor)
+	return Action{Instance: inst, drive: func(ctx context.Context) (Instance, error) { return o.Wake(ctx, id, actor) }}, nil
 }
 
 // Pause stops a NEW, RUNNING or COMPENSATING process before its next step:
 // a step in flight holds the row lock, so the pause lands before it or
 // after it, never inside. The runner waits for Resume.
 func (o *Operator) Pause(ctx context.Context, id uuid.UUID, actor string) (Instance, error) {
-	return o.act(ctx, id, actor, "pause", []Status{StatusNew, StatusRunning, StatusCompensating},
+	a, err := o.pause(ctx, o.DB, id, actor)
+	return thenDrive(ctx, a, err)
+}
+
+// PauseTx is Pause inside the caller's transaction (its Action has
+// nothing to drive).
+func (o *Operator) PauseTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, actor string) (Action, error) {
+	return o.pause(ctx, tx, id, actor)
+}
+
+func (o *Operator) pause(ctx context.Context, db DB, id uuid.UUID, actor string) (Action, error) {
+	inst, err := o.act(ctx, db, id, actor, "pause", []Status{StatusNew, StatusRunning, StatusCompensating},
 		func(_ []completed, _ *definition, inst Instance) (Instance, []entry) {
 			to := inst
 			to.Status, to.ResumeStatus = StatusPaused, inst.Status
 			return to, []entry{{event: EventProcessPaused, step: inst.Step, detail: map[string]any{"resumeStatus": inst.Status}}}
 		})
+	return Action{Instance: inst}, err
 }
 
 // Resume puts a PAUSED process back in the status it had and wakes its
 // runner (a signal; a new runner if none is left).
 func (o *Operator) Resume(ctx context.Context, id uuid.UUID, actor string) (Instance, error) {
-	_, err := o.act(ctx, id, actor, "resume", []Status{StatusPaused},
+	a, err := o.resume(ctx, o.DB, id, actor)
+	return thenDrive(ctx, a, err)
+}
+
+// ResumeTx is Resume's change inside the caller's transaction; the
+// Action's Drive wakes the runner once it has committed.
+func (o *Operator) ResumeTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, actor string) (Action, error) {
+	return o.resume(ctx, tx, id, actor)
+}
+
+func (o *Operator) resume(ctx context.Context, db DB, id uuid.UUID, actor string) (Action, error) {
+	inst, err := o.act(ctx, db, id, actor, "resume", []Status{StatusPaused},
 		func(_ []completed, _ *definition, inst Instance) (Instance, []entry) {
 			to := inst
 			to.Status, to.ResumeStatus = inst.ResumeStatus, ""
 			return to, []entry{{event: EventProcessResumed, step: inst.Step, detail: map[string]any{"status": inst.ResumeStatus}}}
 		})
 	if err != nil {
-		return Instance{}, err
+		return Action{Instance: inst}, err
 	}
-	return o.Wake(ctx, id, actor)
+	return Action{Instance: inst, drive: func(ctx context.Context) (Instance, error) { return o.Wake(ctx, id, actor) }}, nil
 }
 
 // Wake makes sure a NEW, RUNNING or COMPENSATING process is being driven:
@@ -143,7 +217,7 @@ func (o *Operator) Wake(ctx context.Context, id uuid.UUID, actor string) (Instan
 			return inst, nil
 		}
 	}
-	inst, err = o.act(ctx, id, actor, "wake", []Status{StatusNew, StatusRunning, StatusCompensating},
+	inst, err = o.act(ctx, o.DB, id, actor, "wake", []Status{StatusNew, StatusRunning, StatusCompensating},
 		func(_ []completed, _ *definition, inst Instance) (Instance, []entry) {
 			to := inst
 			to.WorkflowID = o.runnerID(inst)
@@ -164,7 +238,7 @@ type change func(done []completed, def *definition, inst Instance) (Instance, []
 // log with the actor, run the final status's hook. The lock queues the
 // action behind a step in flight, and ahead of the runner's next step: a
 // pause asked for during a step lands right after it.
-func (o *Operator) act(ctx context.Context, id uuid.UUID, actor, action string, allowed []Status, fn change) (Instance, error) {
+func (o *Operator) act(ctx context.Context, db DB, id uuid.UUID, actor, action string, allowed []Status, fn change) (Instance, error) {
 	if actor == "" {
 		return Instance{}, ErrNoActor
 	}
@@ -173,7 +247,7 @@ func (o *Operator) act(ctx context.Context, id uuid.UUID, actor, action string, 
 		now = o.Now
 	}
 	var out Instance
-	err := pgx.BeginFunc(ctx, o.DB, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		q := dbsqlc.New(tx)
 		row, err := q.LockInstance(ctx, id)
 		if errors.Is(err, pgx.ErrNoRows) {

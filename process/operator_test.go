@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/process"
 )
@@ -307,5 +308,52 @@ func TestRetryWithoutRunner(t *testing.T) {
 	}
 	if got := f.outcomes(t, "failed"); !equal(got, []string{"FAILED/INSUFFICIENT_FUNDS", "SUCCEEDED/"}) {
 		t.Fatalf("hooks %v", got)
+	}
+}
+
+// TestActionsInCallersTransaction: an action taken inside a caller's
+// transaction (PauseTx, ResumeTx, ...) changes the process only if that
+// transaction commits; its Action's Drive, after the commit, returns the
+// process as it is then.
+func TestActionsInCallersTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	f := newFixture(t)
+	start(t, f, "tx")
+	op, id := f.operator(), process.ID(transfer, "tx")
+	before := f.get(t, "tx")
+	tx, err := f.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := op.PauseTx(ctx, tx, id, "alice")
+	if err != nil || a.Status != process.StatusPaused {
+		t.Fatalf("pause in a transaction: %+v, %v", a.Instance, err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after := f.get(t, "tx"); after.Status != before.Status || after.Version != before.Version {
+		t.Fatalf("a pause rolled back left the process %s (version %d → %d)", after.Status, before.Version, after.Version)
+	}
+	for _, act := range []func(context.Context, pgx.Tx, uuid.UUID, string) (process.Action, error){op.PauseTx, op.ResumeTx} {
+		tx, err := f.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := act(ctx, tx, id, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		inst, err := a.Drive(ctx)
+		if stored := f.get(t, "tx"); err != nil || inst.Status != stored.Status || inst.Version != stored.Version {
+			t.Fatalf("driven: %s v%d, %v; stored %s v%d", inst.Status, inst.Version, err, stored.Status, stored.Version)
+		}
+	}
+	if after := f.get(t, "tx"); after.Status != before.Status || after.Version != before.Version+2 {
+		t.Fatalf("paused and resumed: %s v%d, want %s v%d", after.Status, after.Version, before.Status, before.Version+2)
 	}
 }

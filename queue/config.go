@@ -171,6 +171,13 @@ func (q *Queue) UpdateConfig(ctx context.Context, itemType string, changes map[s
 	return configFromRow(r), nil
 }
 
+// UpdateConfigTx is UpdateConfig inside the caller's transaction: the
+// change commits with the caller's other writes (an admin change's audit
+// entry), or not at all.
+func (q *Queue) UpdateConfigTx(ctx context.Context, tx pgx.Tx, itemType string, changes map[string]string) (Config, error) {
+	return New(tx).UpdateConfig(ctx, itemType, changes)
+}
+
 // TenantCapacity caps a tenant's items in flight (CLAIMED or DISPATCHED)
 // for an item type; TenantID "*" is the default for tenants without a row.
 type TenantCapacity struct {

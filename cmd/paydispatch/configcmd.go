@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/outbox"
@@ -23,7 +26,9 @@ type configAction struct {
 	// settings is where its key=value words start (0: none): they are
 	// checked before any database is opened.
 	settings int
-	run      func(ctx context.Context, env *environment, db *postgres.DB, words []string) error
+	// run makes a change in tx, the transaction it commits in with its
+	// audit entry (see changes), or reads from db (tx nil).
+	run func(ctx context.Context, env *environment, db *postgres.DB, tx pgx.Tx, words []string) error
 }
 
 // changes reports whether the action, with these words, changes a
@@ -46,16 +51,16 @@ var configActions = []configAction{
 	{"set", "ITEM_TYPE key=value...", atLeast(2), 1, configSet},
 	{"tenants", "ITEM_TYPE", exactly(1), 0, configTenants},
 	{"tenant", "ITEM_TYPE TENANT max_in_flight=N [tier=NAME]", atLeast(3), 2, configTenant},
-	{"tenant-delete", "ITEM_TYPE TENANT", exactly(2), 0, func(ctx context.Context, _ *environment, db *postgres.DB, w []string) error {
-		return queue.New(db.Pool).DeleteTenantCapacity(ctx, w[0], w[1])
+	{"tenant-delete", "ITEM_TYPE TENANT", exactly(2), 0, func(ctx context.Context, _ *environment, _ *postgres.DB, tx pgx.Tx, w []string) error {
+		return queue.New(tx).DeleteTenantCapacity(ctx, w[0], w[1])
 	}},
 	{"tenant-pacing", "ITEM_TYPE TENANT CONFIG", exactly(3), 0, configTenantPacing},
-	{"tenant-pacing-delete", "ITEM_TYPE TENANT", exactly(2), 0, func(ctx context.Context, _ *environment, db *postgres.DB, w []string) error {
-		return pacing.New(db.Pool).DeleteTenantConfig(ctx, w[0], w[1])
+	{"tenant-pacing-delete", "ITEM_TYPE TENANT", exactly(2), 0, func(ctx context.Context, _ *environment, db *postgres.DB, tx pgx.Tx, w []string) error {
+		return pacing.New(db.Pool).DeleteTenantConfigTx(ctx, tx, w[0], w[1])
 	}},
 	{"delivery-order", "TENANT [STRICT|THROUGHPUT]", func(n int) bool { return n == 1 || n == 2 }, 0, configDeliveryOrder},
-	{"delivery-order-delete", "TENANT", exactly(1), 0, func(ctx context.Context, _ *environment, db *postgres.DB, w []string) error {
-		if err := outbox.ResetOrdering(ctx, db.Pool, w[0]); errors.Is(err, outbox.ErrNotFound) {
+	{"delivery-order-delete", "TENANT", exactly(1), 0, func(ctx context.Context, _ *environment, _ *postgres.DB, tx pgx.Tx, w []string) error {
+		if err := outbox.ResetOrdering(ctx, tx, w[0]); errors.Is(err, outbox.ErrNotFound) {
 			return usageError{fmt.Errorf("delivery-order-delete: tenant %q has no delivery order of its own", w[0])}
 		} else if err != nil {
 			return err
@@ -66,17 +71,19 @@ var configActions = []configAction{
 
 // configDeliveryOrder shows or sets the order in which a tenant's rail
 // instructions are delivered (the tenant is the outbox's participant).
-func configDeliveryOrder(ctx context.Context, env *environment, db *postgres.DB, w []string) error {
+func configDeliveryOrder(ctx context.Context, env *environment, db *postgres.DB, tx pgx.Tx, w []string) error {
+	var read outbox.DBTX = db.Pool
 	if len(w) == 2 {
 		mode := outbox.Ordering(strings.ToUpper(w[1]))
 		if mode != outbox.Strict && mode != outbox.Throughput {
 			return usageError{fmt.Errorf("delivery-order %s %q: want STRICT (sequence N+1 waits for N) or THROUGHPUT", w[0], w[1])}
 		}
-		if err := outbox.SetOrdering(ctx, db.Pool, w[0], mode); err != nil {
+		if err := outbox.SetOrdering(ctx, tx, w[0], mode); err != nil {
 			return err
 		}
+		read = tx
 	}
-	mode, err := outbox.OrderingOf(ctx, db.Pool, w[0])
+	mode, err := outbox.OrderingOf(ctx, read, w[0])
 	if err == nil {
 		fmt.Fprintf(env.stdout, "%s delivery_order=%s\n", w[0], mode)
 	}
@@ -135,12 +142,22 @@ func runConfig(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer store.Close()
-	err = action.run(ctx, env, store, words[1:])
+	if !action.changes(words[1:]) {
+		err = action.run(ctx, env, store, nil, words[1:])
+	} else {
+		// What the change prints is printed once it has committed.
+		var out bytes.Buffer
+		held := *env
+		held.stdout = &out
+		err = changeAudited(ctx, env, store, "config "+action.name, strings.Join(words[1:], " "), func(tx pgx.Tx) (any, error) {
+			return map[string]any{"args": words[1:]}, action.run(ctx, &held, store, tx, words[1:])
+		})
+		if err == nil {
+			_, err = env.stdout.Write(out.Bytes())
+		}
+	}
 	if errors.Is(err, queue.ErrInvalidConfig) || errors.Is(err, pacing.ErrInvalid) {
 		return usageError{err}
-	}
-	if err == nil && action.changes(words[1:]) {
-		recordCLI(ctx, env, store, "config "+action.name, strings.Join(words[1:], " "), map[string]any{"args": words[1:]})
 	}
 	return err
 }
@@ -158,7 +175,7 @@ func keyValues(words []string) (map[string]string, error) {
 	return out, nil
 }
 
-func configGet(ctx context.Context, env *environment, db *postgres.DB, w []string) error {
+func configGet(ctx context.Context, env *environment, db *postgres.DB, _ pgx.Tx, w []string) error {
 	q := queue.New(db.Pool)
 	if len(w) == 1 {
 		c, err := q.GetConfig(ctx, w[0])
@@ -177,20 +194,19 @@ func configGet(ctx context.Context, env *environment, db *postgres.DB, w []strin
 	return err
 }
 
-func configSet(ctx context.Context, env *environment, db *postgres.DB, w []string) error {
+func configSet(ctx context.Context, env *environment, _ *postgres.DB, tx pgx.Tx, w []string) error {
 	changes, err := keyValues(w[1:])
 	if err != nil {
 		return err
 	}
-	c, err := queue.New(db.Pool).UpdateConfig(ctx, w[0], changes)
+	c, err := queue.New(tx).UpdateConfig(ctx, w[0], changes)
 	if err == nil {
-		recordCLI(ctx, env, db, "config set", w[0], changes)
 		printConfig(env.stdout, c)
 	}
 	return err
 }
 
-func configTenants(ctx context.Context, env *environment, db *postgres.DB, w []string) error {
+func configTenants(ctx context.Context, env *environment, db *postgres.DB, _ pgx.Tx, w []string) error {
 	caps, err := queue.New(db.Pool).ListTenantCapacity(ctx, w[0])
 	if err != nil {
 		return err
@@ -205,7 +221,7 @@ func configTenants(ctx context.Context, env *environment, db *postgres.DB, w []s
 	return err
 }
 
-func configTenant(ctx context.Context, env *environment, db *postgres.DB, w []string) error {
+func configTenant(ctx context.Context, env *environment, _ *postgres.DB, tx pgx.Tx, w []string) error {
 	kv, err := keyValues(w[2:])
 	if err != nil {
 		return err
@@ -222,15 +238,15 @@ func configTenant(ctx context.Context, env *environment, db *postgres.DB, w []st
 			return usageError{fmt.Errorf("unknown setting %q: a tenant takes max_in_flight and tier", k)}
 		}
 	}
-	saved, err := queue.New(db.Pool).SetTenantCapacity(ctx, c)
+	saved, err := queue.New(tx).SetTenantCapacity(ctx, c)
 	if err == nil {
 		fmt.Fprintf(env.stdout, "%s %s max_in_flight=%d tier=%s\n", saved.ItemType, saved.TenantID, saved.MaxInFlight, saved.Tier)
 	}
 	return err
 }
 
-func configTenantPacing(ctx context.Context, env *environment, db *postgres.DB, w []string) error {
-	saved, cfg, err := pacing.New(db.Pool).SetTenantConfig(ctx, pacing.TenantConfig{ItemType: w[0], TenantID: w[1], ConfigName: w[2]})
+func configTenantPacing(ctx context.Context, env *environment, db *postgres.DB, tx pgx.Tx, w []string) error {
+	saved, cfg, err := pacing.New(db.Pool).SetTenantConfigTx(ctx, tx, pacing.TenantConfig{ItemType: w[0], TenantID: w[1], ConfigName: w[2]})
 	if errors.Is(err, pacing.ErrConfigNotFound) {
 		return usageError{fmt.Errorf("tenant-pacing: no rate-limit config %q: create it first (POST /admin/rate-limit/config)", w[2])}
 	}

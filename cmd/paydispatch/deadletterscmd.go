@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/deadletter"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
@@ -87,16 +89,20 @@ func runDeadLetters(ctx context.Context, env *environment, args []string) error 
 			if sub == "list" {
 				return printDeadLetters(ctx, env, svc, f, limit)
 			}
+			actor, err := cliActor(env)
+			if err != nil {
+				return err
+			}
 			req := deadletter.Request{IDs: ids, Config: cfg, Reason: because}
 			if all {
 				req.IDs, req.Filter = nil, &f
 			}
+			req.Record = func(ctx context.Context, tx pgx.Tx, page deadletter.Result) error {
+				return cliRecord(ctx, tx, actor, "dead-letters requeue", strings.Join(page.Configs, ","), map[string]any{
+					"ids": len(ids), "filter": req.Filter, "requeued": page.Requeued, "refused": len(page.Refused), "reason": because})
+			}
 			started := time.Now()
 			res, err := svc.Requeue(ctx, req)
-			if res.Requeued > 0 || err == nil {
-				recordCLI(ctx, env, db, "dead-letters requeue", strings.Join(res.Configs, ","), map[string]any{
-					"ids": len(ids), "filter": req.Filter, "requeued": res.Requeued, "refused": len(res.Refused), "reason": because})
-			}
 			var notDead *deadletter.NotDeadError
 			var noConfig *deadletter.NoConfigError
 			switch {

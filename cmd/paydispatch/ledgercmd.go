@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/audit"
@@ -198,9 +199,14 @@ func runFXRate(ctx context.Context, env *environment, args []string) error {
 			return fx.ValidateRate(strings.ToUpper(w[0]), strings.ToUpper(w[1]), rate)
 		},
 		func(ctx context.Context, db *postgres.DB, w []string) error {
-			r, err := fx.Set(ctx, db.Pool, fx.Rate{Base: strings.ToUpper(w[0]), Quote: strings.ToUpper(w[1]), Rate: rate, Dealable: dealable, SetBy: "cli"})
+			base, quote := strings.ToUpper(w[0]), strings.ToUpper(w[1])
+			var r fx.Rate
+			err := changeAudited(ctx, env, db, "fx-rate set", base+"/"+quote, func(tx pgx.Tx) (any, error) {
+				var err error
+				r, err = fx.Set(ctx, tx, fx.Rate{Base: base, Quote: quote, Rate: rate, Dealable: dealable, SetBy: "cli"})
+				return map[string]any{"rate": r.Rate.String(), "dealable": r.Dealable}, err
+			})
 			if err == nil {
-				recordCLI(ctx, env, db, "fx-rate set", r.Base+"/"+r.Quote, map[string]any{"rate": r.Rate.String(), "dealable": r.Dealable})
 				fmt.Fprintf(env.stdout, "%s %s %s dealable=%t\n", r.Base, r.Quote, r.Rate, r.Dealable)
 			}
 			return err
@@ -254,15 +260,39 @@ func isHelp(arg string) bool {
 	return false
 }
 
-// recordCLI writes an admin change made from the command line to the
-// audit log, the operator named by the OS user. A failure to record is
-// reported, not fatal: the change is made.
-func recordCLI(ctx context.Context, env *environment, db *postgres.DB, action, target string, detail any) {
-	actor := "cli"
-	if u := env.getenv("USER"); u != "" {
-		actor = "cli:" + u
+// maxCLIUser bounds the OS user an audit entry names.
+const maxCLIUser = 128
+
+// cliActor names, in the audit log, who changes something from the
+// command line: cli:<OS user>. A user name that could not be recorded as
+// it is is refused before anything is done.
+func cliActor(env *environment) (string, error) {
+	u := env.getenv("USER")
+	if u == "" {
+		return "cli", nil
 	}
-	if err := (audit.Log{DB: db.Pool}).Record(ctx, actor, action, target, detail); err != nil {
-		fmt.Fprintln(env.stderr, "warning: the change is made but the audit log did not record it:", err)
+	if len(u) > maxCLIUser || !plaintext.Valid(u) {
+		return "", usageError{fmt.Errorf("USER names who makes the change in the audit log: at most %d bytes of UTF-8 text without control characters", maxCLIUser)}
 	}
+	return "cli:" + u, nil
+}
+
+// changeAudited makes an admin change from the command line and records
+// it in the audit log, in one transaction: change makes it in tx and
+// returns the entry's detail. If the entry cannot be written the change
+// is rolled back and the command fails; the caller prints what it did
+// only after.
+func changeAudited(ctx context.Context, env *environment, db *postgres.DB, action, target string, change func(tx pgx.Tx) (detail any, err error)) error {
+	actor, err := cliActor(env)
+	if err != nil {
+		return err
+	}
+	return audit.Change(ctx, db.Pool, actor, action, target, change)
+}
+
+// cliRecord is the audit entry of a change that commits in several
+// transactions (a cancel, a requeue), written inside each of them.
+func cliRecord(ctx context.Context, tx pgx.Tx, actor, action, target string, detail any) error {
+	_, err := audit.Record(ctx, tx, actor, action, target, detail)
+	return err
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
@@ -69,8 +71,14 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 	}
 	return ledgerCommand(ctx, env, "payments cancel", usage[len("cancel "):], about, args[1:], extra, func(n int) bool { return n == 0 }, check,
 		func(ctx context.Context, db *postgres.DB, _ []string) error {
+			actor, err := cliActor(env)
+			if err != nil {
+				return err
+			}
 			svc := &payment.Service{Store: payment.NewStore(db.Pool)}
-			res, err := svc.CancelWhere(ctx, f, dryRun)
+			res, err := svc.CancelWhere(ctx, f, dryRun, func(ctx context.Context, tx pgx.Tx, cancelled int) error {
+				return cliRecord(ctx, tx, actor, "payments cancel", f.TenantID+"/"+f.BatchID, map[string]any{"filter": f, "cancelled": cancelled})
+			})
 			if errors.Is(err, payment.ErrNotFound) {
 				return usageError{fmt.Errorf("--batch %q: no such file", plaintext.Clip(f.BatchID, 64))}
 			}
@@ -80,8 +88,6 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 			verb := "cancelled"
 			if dryRun {
 				verb = "would cancel (dry run, nothing changed)"
-			} else {
-				recordCLI(ctx, env, db, "payments cancel", f.TenantID+"/"+f.BatchID, map[string]any{"filter": f, "cancelled": res.Cancelled})
 			}
 			fmt.Fprintf(env.stdout, "%s: %d\n", verb, res.Cancelled)
 			for _, n := range res.NotCancelled {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/postgres"
@@ -50,12 +52,11 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 	case "revoke":
 		return ledgerCommand(ctx, env, "token revoke", "TOKEN_ID", about, args[1:], nil, func(n int) bool { return n == 1 }, nil,
 			func(ctx context.Context, db *postgres.DB, w []string) error {
-				err := auth.NewStore(db.Pool).Revoke(ctx, w[0])
+				err := changeAudited(ctx, env, db, "token revoke", w[0], func(tx pgx.Tx) (any, error) {
+					return nil, auth.NewStore(tx).Revoke(ctx, w[0])
+				})
 				if errors.Is(err, auth.ErrNotFound) {
 					return usageError{fmt.Errorf("no token %q ('paydispatch token list' shows their ids)", plaintext.Clip(w[0], 64))}
-				}
-				if err == nil {
-					recordCLI(ctx, env, db, "token revoke", w[0], nil)
 				}
 				return err
 			})
@@ -95,11 +96,21 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 			return nil
 		},
 		func(ctx context.Context, db *postgres.DB, _ []string) error {
-			secret, t, err := auth.NewStore(db.Pool).Create(ctx, n)
+			actor, err := cliActor(env)
 			if err != nil {
 				return err
 			}
-			recordCLI(ctx, env, db, "token create", t.ID, t) // the stored token, never its secret
+			var secret string
+			var t auth.Token
+			if err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+				var err error
+				if secret, t, err = auth.NewStore(tx).Create(ctx, n); err != nil {
+					return err
+				}
+				return cliRecord(ctx, tx, actor, "token create", t.ID, t) // the stored token, never its secret
+			}); err != nil {
+				return err
+			}
 			fmt.Fprintln(env.stderr, "created", t.ID, "(the token below is shown once)")
 			fmt.Fprintln(env.stdout, secret)
 			return nil

@@ -95,7 +95,9 @@
   async function api(method, path, body) {
     const headers = { Authorization: 'Bearer ' + token(), Accept: 'application/json' };
     const operator = sessionStorage.getItem(OPERATOR_KEY);
-    if (operator) headers['X-Operator'] = operator;
+    // The server takes X-Operator as UTF-8 only; fetch sends a header's
+    // characters as single bytes, so the name goes as its UTF-8 bytes.
+    if (operator) headers['X-Operator'] = String.fromCharCode(...new TextEncoder().encode(operator));
     const init = { method, headers, cache: 'no-store', credentials: 'omit', redirect: 'error' };
     if (body !== undefined) {
       headers['Content-Type'] = 'application/json';

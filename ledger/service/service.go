@@ -148,5 +148,12 @@ func (s *Service) SetRate(ctx context.Context, r fx.Rate) (fx.Rate, error) {
 	return fx.Set(ctx, s.db, r)
 }
 
+// SetRateTx is SetRate inside the caller's transaction: the rate commits
+// with the caller's other writes (an admin change's audit entry), or not
+// at all.
+func (s *Service) SetRateTx(ctx context.Context, tx pgx.Tx, r fx.Rate) (fx.Rate, error) {
+	return fx.Set(ctx, tx, r)
+}
+
 // Rates lists the rates.
 func (s *Service) Rates(ctx context.Context) ([]fx.Rate, error) { return fx.Rates(ctx, s.db) }

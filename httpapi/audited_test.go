@@ -1,0 +1,400 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
+
+	"github.com/paydispatch/paydispatch/audit"
+	"github.com/paydispatch/paydispatch/auth"
+	"github.com/paydispatch/paydispatch/deadletter"
+	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/ledger/service"
+	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/process"
+	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/webhook"
+)
+
+// chore is a process with one step, which fails for the business key
+// "fail".
+type chore struct {
+	Note string `json:"note,omitempty"`
+}
+
+func choreDefinition() process.Definition[chore] {
+	return process.Definition[chore]{
+		Type: "Chore", Initial: "Do",
+		Next: func(string, chore) (string, error) { return "", nil },
+		Steps: map[string]process.Step[chore]{"Do": {Handler: func(_ context.Context, _ pgx.Tx, in process.StepInput, _ *chore) error {
+			if in.BusinessKey == "fail" {
+				return process.Failf("NO", "the chore cannot be done")
+			}
+			return nil
+		}}},
+	}
+}
+
+// processAPI is the process routes on the database, as serve wires them.
+type processAPI struct{ *process.Operator }
+
+func (p processAPI) Get(ctx context.Context, id uuid.UUID) (process.Instance, error) {
+	return process.Get(ctx, p.DB, id)
+}
+
+func (p processAPI) Log(ctx context.Context, id uuid.UUID) ([]process.LogEntry, error) {
+	return process.Log(ctx, p.DB, id)
+}
+
+// auditedDB is a database holding something for every audited route to
+// change, and the router on it with the real stores and audit log, as
+// serve wires them.
+type auditedDB struct {
+	pool     *pgxpool.Pool
+	rt       *httpapi.Router
+	endpoint uuid.UUID
+	process  map[string]uuid.UUID // by business key: "new", "fail" (FAILED), "paused"
+	letter   string               // a dead queue item's letter id
+}
+
+func newAuditedDB(t *testing.T) *auditedDB {
+	t.Helper()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	d := &auditedDB{pool: pool, process: map[string]uuid.UUID{}}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	q, lim := queue.New(pool), pacing.New(pool)
+	c := queue.DefaultConfig("JOB", "JobWorkflow", "jobs")
+	c.MaxDispatchRetries = 1
+	_, err := q.RegisterItemType(ctx, c)
+	must(err)
+	must(payment.RegisterItemType(ctx, q))
+	_, err = lim.PutConfig(ctx, pacing.Config{Name: "fifty", MaxPerWindow: 50, Window: time.Second, Headroom: 100})
+	must(err)
+
+	hooks := webhook.Store{DB: pool}
+	ep, _, err := hooks.Register(ctx, webhook.NewEndpoint{TenantID: "acme", URL: "https://hooks.acme.example/pd"})
+	must(err)
+	d.endpoint = ep.ID
+	_, err = pool.Exec(ctx, `INSERT INTO webhook_deliveries (endpoint_id, tenant_id, subject, event_id, event_type, payload, state)
+		VALUES ($1, 'acme', 'acme/p-0', gen_random_uuid(), 'payment.scheduled', '{}', 'DEAD')`, ep.ID)
+	must(err)
+
+	// Payments waiting for their slot: p-1 alone, p-2 in the file b-1,
+	// p-3 of another tenant.
+	store := payment.NewStore(pool)
+	at := time.Now().Add(time.Hour).Truncate(time.Second)
+	for _, p := range []struct{ id, tenant string }{{"p-1", "acme"}, {"p-2", "acme"}, {"p-3", "globex"}} {
+		r := payment.Request{PaymentID: p.id, TenantID: p.tenant, DebtorAccount: "ACC-1", Amount: "10.00", Currency: "EUR",
+			Creditor: payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000"}, RequestedExecutionTime: at}
+		_, err := store.Record(ctx, r, &payment.Money{Amount: decimal.RequireFromString("10.00"), Currency: "EUR"}, payment.StatusScheduled, "", &at)
+		must(err)
+	}
+	_, err = pool.Exec(ctx, `INSERT INTO payment_batches (batch_id, tenants, payments, chunks) VALUES ('b-1', '{acme}', 1, 1);
+		INSERT INTO payment_batch_parts (batch_id, part, payment_ids) VALUES ('b-1', 0, ARRAY['`+payment.Key("acme", "p-2")+`'])`)
+	must(err)
+
+	reg, err := process.NewRegistry(choreDefinition())
+	must(err)
+	acts := &process.Activities{DB: pool, Registry: reg}
+	op := &process.Operator{DB: pool, Registry: reg}
+	for _, key := range []string{"new", "fail", "paused"} {
+		in := process.StartInput{Type: "Chore", BusinessKey: key, Data: json.RawMessage(`{}`)}
+		st, err := acts.Start(ctx, in)
+		must(err)
+		if key == "fail" {
+			st, err = acts.Advance(ctx, in)
+			must(err)
+		}
+		if key == "paused" {
+			_, err = op.Pause(ctx, st.ProcessID, "setup")
+			must(err)
+		}
+		d.process[key] = st.ProcessID
+	}
+	if got, _ := process.Get(ctx, pool, d.process["fail"]); got.Status != process.StatusFailed {
+		t.Fatalf("the failing chore is %s, want FAILED", got.Status)
+	}
+
+	// A dead queue item: claimed, its start failed, its one retry used.
+	id := "job-" + uuid.NewString()
+	tx, err := pool.Begin(ctx)
+	must(err)
+	_, err = q.EnqueueBatchTx(ctx, tx, []queue.EnqueueParams{{ItemType: "JOB", ItemID: id, TenantID: "acme", ScheduledExecTime: time.Now().Add(-time.Minute)}})
+	must(err)
+	must(tx.Commit(ctx))
+	b, err := q.ClaimBatch(ctx, queue.ClaimParams{ItemType: "JOB", BatchSize: 1, PreStartBuffer: time.Minute, MaxRetries: 1})
+	must(err)
+	_, err = q.ReleaseForRetryBatch(ctx, "JOB", b.ID, []queue.Failure{{ItemID: id, Error: "engine down"}}, 1)
+	must(err)
+	d.letter = "dispatch:JOB:" + id
+
+	rt := httpapi.NewRouter(nil)
+	rt.HandleAudit(audit.Log{DB: pool})
+	rt.HandleDispatchConfig(q)
+	rt.HandlePacing(lim)
+	rt.HandleFXRates(service.New(pool))
+	rt.HandleProcesses(processAPI{op})
+	rt.HandleWebhooks(hooks, payment.EventTypes())
+	rt.HandlePayments(&payment.Service{Store: store, Queue: q})
+	rt.HandleDeadLetters(&deadletter.Service{DB: pool, Queue: q, Limiter: lim, OutboxItemType: "JOB"})
+	rt.RequireAuth(fakeTokens{
+		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
+		"acme":  {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}},
+	})
+	d.rt = rt
+	return d
+}
+
+// one reads one value, as text.
+func (d *auditedDB) one(t *testing.T, sql string, args ...any) string {
+	t.Helper()
+	var v string
+	if err := d.pool.QueryRow(context.Background(), sql, args...).Scan(&v); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return v
+}
+
+// auditedRoute is a request that changes something through an audited
+// route, and what it changes: state, a query whose answer moves with the
+// change ("" for the cache flush, which changes nothing stored).
+type auditedRoute struct {
+	pattern, method, path, body, token string
+	want                               int
+	state                              string
+	args                               []any
+}
+
+func auditedRoutes(d *auditedDB) []auditedRoute {
+	proc := func(key, action string) string {
+		return "/admin/processes/" + d.process[key].String() + "/" + action
+	}
+	procState := `SELECT status || ' ' || version FROM process_instance WHERE process_id = $1`
+	payState := `SELECT status FROM payments WHERE payment_id = $1`
+	hook := "/admin/webhooks/" + d.endpoint.String()
+	return []auditedRoute{
+		{"PATCH /admin/dispatch/config/{itemType}", "PATCH", "/admin/dispatch/config/JOB", `{"enabled":false}`, "admin", 200,
+			`SELECT enabled::text FROM exec_rate_config WHERE item_type = 'JOB'`, nil},
+		{"POST /admin/rate-limit/config", "POST", "/admin/rate-limit/config", `{"configName":"trickle","maxPerWindow":5,"windowSize":"PT1S"}`, "admin", 201,
+			`SELECT string_agg(config_name, ',' ORDER BY config_name) FROM pacing_config`, nil},
+		{"POST /admin/rate-limit/config/{name}/deactivate", "POST", "/admin/rate-limit/config/fifty/deactivate", "", "admin", 200,
+			`SELECT active::text FROM pacing_config WHERE config_name = 'fifty'`, nil},
+		{"POST /admin/rate-limit/cache/flush", "POST", "/admin/rate-limit/cache/flush", "", "admin", 200, "", nil},
+		{"POST /admin/fx-rates", "POST", "/admin/fx-rates", `{"base":"EUR","quote":"USD","rate":"1.0850"}`, "admin", 200,
+			`SELECT count(*)::text FROM fx_rate`, nil},
+		{"POST /admin/processes/{id}/retry", "POST", proc("fail", "retry"), "", "admin", 200, procState, []any{d.process["fail"]}},
+		{"POST /admin/processes/{id}/compensate", "POST", proc("new", "compensate"), "", "admin", 200, procState, []any{d.process["new"]}},
+		{"POST /admin/processes/{id}/pause", "POST", proc("new", "pause"), "", "admin", 200, procState, []any{d.process["new"]}},
+		{"POST /admin/processes/{id}/resume", "POST", proc("paused", "resume"), "", "admin", 200, procState, []any{d.process["paused"]}},
+		{"POST /admin/webhooks", "POST", "/admin/webhooks", `{"url":"https://hooks.acme.example/second"}`, "acme", 201,
+			`SELECT count(*)::text FROM webhook_endpoints`, nil},
+		{"DELETE /admin/webhooks/{id}", "DELETE", hook, "", "acme", 204, `SELECT count(*)::text FROM webhook_endpoints`, nil},
+		{"POST /admin/webhooks/{id}/rotate-secret", "POST", hook + "/rotate-secret", `{}`, "acme", 200,
+			`SELECT secret FROM webhook_endpoints WHERE endpoint_id = $1`, []any{d.endpoint}},
+		{"POST /admin/webhooks/{id}/redrive", "POST", hook + "/redrive", `{}`, "acme", 200,
+			`SELECT string_agg(state, ',') FROM webhook_deliveries`, nil},
+		{"POST /v1/payments/{id}/cancel", "POST", "/v1/payments/p-1/cancel", "", "acme", 200, payState, []any{payment.Key("acme", "p-1")}},
+		{"POST /v1/payment-batches/{id}/cancel", "POST", "/v1/payment-batches/b-1/cancel", "", "acme", 200, payState, []any{payment.Key("acme", "p-2")}},
+		{"POST /admin/payments/cancel", "POST", "/admin/payments/cancel", `{"tenantId":"globex"}`, "admin", 200, payState, []any{payment.Key("globex", "p-3")}},
+		{"POST /admin/dead-letters/requeue", "POST", "/admin/dead-letters/requeue", `{"ids":["` + d.letter + `"],"rateLimitConfig":"fifty"}`, "admin", 200,
+			`SELECT queue_status FROM exec_queue WHERE item_type = 'JOB'`, nil},
+	}
+}
+
+// TestAuditedChanges: every audited route (a change through /admin/*, and
+// the cancels) on the real stores and audit log. A bad X-Operator is 400
+// and changes and records nothing. When the change's audit entry cannot
+// be written (a trigger refuses it), the answer is 503 and the change is
+// rolled back: no change without its entry. Otherwise the change is made
+// and recorded, naming the operator.
+func TestAuditedChanges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a database for each route")
+	}
+	t.Parallel()
+	covered := auditedRoutes(&auditedDB{process: map[string]uuid.UUID{}})
+	for _, p := range contractRouter(t).Patterns() { // every route serve registers
+		method, path, _ := strings.Cut(p, " ")
+		if method == http.MethodGet || !httpapi.Audited(p, httptest.NewRequest(method, path, nil)) {
+			continue
+		}
+		if !slices.ContainsFunc(covered, func(r auditedRoute) bool { return r.pattern == p }) {
+			t.Errorf("the audited route %s has no case here", p)
+		}
+	}
+	for _, tt := range covered {
+		t.Run(tt.pattern, func(t *testing.T) {
+			t.Parallel()
+			d := newAuditedDB(t)
+			tt := auditedRoutes(d)[slices.IndexFunc(covered, func(r auditedRoute) bool { return r.pattern == tt.pattern })]
+			do := func(operator string) *httptest.ResponseRecorder {
+				req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body))
+				if tt.body != "" {
+					req.Header.Set("Content-Type", "application/json")
+				}
+				req.Header.Set("Authorization", "Bearer "+tt.token)
+				req.Header.Set(httpapi.OperatorHeader, operator)
+				rec := httptest.NewRecorder()
+				d.rt.ServeHTTP(rec, req)
+				return rec
+			}
+			state := func() string {
+				if tt.state == "" {
+					return ""
+				}
+				return d.one(t, tt.state, tt.args...)
+			}
+			entries := func() string { return d.one(t, `SELECT count(*)::text FROM admin_audit`) }
+			before := state()
+
+			rec := do("ops-\xc3")
+			if rec.Code != http.StatusBadRequest || rec.Header().Get("Content-Type") != "application/problem+json" || !strings.Contains(rec.Body.String(), "X-Operator") {
+				t.Fatalf("a bad X-Operator: %d %s %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+			}
+			if got := state(); got != before || entries() != "0" {
+				t.Fatalf("a bad X-Operator: state %q → %q, %s audit entries", before, got, entries())
+			}
+
+			if _, err := d.pool.Exec(context.Background(), `
+				CREATE FUNCTION refuse_entries() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'the audit log is full'; END $$;
+				CREATE TRIGGER refuse_entries BEFORE INSERT ON admin_audit FOR EACH ROW EXECUTE FUNCTION refuse_entries()`); err != nil {
+				t.Fatal(err)
+			}
+			rec = do("ops-anna")
+			if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Content-Type") != "application/problem+json" || rec.Header().Get("Location") != "" {
+				t.Fatalf("the entry refused: %d %v %s, want a 503 problem", rec.Code, rec.Header(), rec.Body)
+			}
+			if got := state(); got != before {
+				t.Fatalf("the entry refused, but the change is made: state %q → %q", before, got)
+			}
+			if _, err := d.pool.Exec(context.Background(), `DROP TRIGGER refuse_entries ON admin_audit`); err != nil {
+				t.Fatal(err)
+			}
+
+			rec = do("ops-anna")
+			if rec.Code != tt.want {
+				t.Fatalf("the change: %d %s, want %d", rec.Code, rec.Body, tt.want)
+			}
+			if got := state(); tt.state != "" && got == before {
+				t.Fatalf("the change answered %d but changed nothing: %q", rec.Code, got)
+			}
+			var actor, action, target string
+			if err := d.pool.QueryRow(context.Background(), `SELECT actor, action, target FROM admin_audit ORDER BY seq DESC LIMIT 1`).Scan(&actor, &action, &target); err != nil {
+				t.Fatalf("no audit entry for the change: %v", err)
+			}
+			if !strings.HasSuffix(actor, " as ops-anna") || action != tt.pattern || target != strings.Split(tt.path, "?")[0] {
+				t.Fatalf("audit entry %q %q %q", actor, action, target)
+			}
+		})
+	}
+}
+
+// TestActorHeaderOnEveryRoute: an X-Operator that could not be stored as
+// sent — not UTF-8, a control character, too long, sent twice — is a 400
+// problem on every route, before the handler runs: nothing is read,
+// changed or recorded.
+func TestActorHeaderOnEveryRoute(t *testing.T) {
+	t.Parallel()
+	rt := contractRouter(t)
+	values := map[string]string{"{id}": uuid.NewString(), "{itemType}": "PAYMENT", "{name}": "fifty", "{file}": "console.js"}
+	for _, bad := range []struct {
+		name   string
+		values []string
+	}{
+		{"not UTF-8", []string{"ops-\xc3"}},
+		{"a control character", []string{"ops\tanna"}},
+		{"a NUL", []string{"ops\x00anna"}},
+		{"too long", []string{strings.Repeat("o", 129)}},
+		{"twice", []string{"ops-anna", "ops-bob"}},
+	} {
+		for _, p := range rt.Patterns() {
+			method, path, _ := strings.Cut(p, " ")
+			for k, v := range values {
+				path = strings.ReplaceAll(path, k, v)
+			}
+			req := httptest.NewRequest(method, path, strings.NewReader(`{}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer admin")
+			req.Header[httpapi.OperatorHeader] = bad.values
+			rec := httptest.NewRecorder()
+			rt.ServeHTTP(rec, req)
+			var prob httpapi.Problem
+			_ = json.Unmarshal(rec.Body.Bytes(), &prob)
+			if rec.Code != http.StatusBadRequest || rec.Header().Get("Content-Type") != "application/problem+json" ||
+				len(prob.Errors) != 1 || prob.Errors[0].Field != httpapi.OperatorHeader {
+				t.Errorf("%s, %s: %d %s", bad.name, p, rec.Code, rec.Body)
+			}
+		}
+	}
+	// A good one is taken, in any script, up to its bound.
+	for _, good := range []string{"ops-anna", "Zoë Ñúñez", strings.Repeat("o", 128)} {
+		req := httptest.NewRequest("GET", "/admin/audit", nil)
+		req.Header.Set("Authorization", "Bearer admin")
+		req.Header.Set(httpapi.OperatorHeader, good)
+		rec := httptest.NewRecorder()
+		rt.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Errorf("%q: %d %s", good, rec.Code, rec.Body)
+		}
+	}
+}
+
+// TestAuditedWithoutLog: a router without an audit log makes no audited
+// change; it still serves the rest.
+func TestAuditedWithoutLog(t *testing.T) {
+	t.Parallel()
+	f := newFakeDispatchConfigs()
+	rt := httpapi.NewRouter(nil)
+	rt.HandleDispatchConfig(f)
+	req := httptest.NewRequest("PATCH", "/admin/dispatch/config/PAYMENT", strings.NewReader(`{"batch_size":7}`))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	rt.ServeHTTP(rec, req)
+	if rec.Code != http.StatusServiceUnavailable || f.c.BatchSize == 7 {
+		t.Fatalf("a change without an audit log: %d, batch_size %d", rec.Code, f.c.BatchSize)
+	}
+	if rec := call(rt, "GET", "/admin/dispatch/config/PAYMENT", "", ""); rec.Code != http.StatusOK {
+		t.Fatalf("a read: %d", rec.Code)
+	}
+}
+
+// TestAuditFailureHoldsTheAnswer: when the entry cannot be written, the
+// handler's answer (its status, its Location) is not sent, and the
+// change is not kept; the entry of a change that commits is.
+func TestAuditFailureHoldsTheAnswer(t *testing.T) {
+	t.Parallel()
+	log := &fakeAudit{fail: fmt.Errorf("disk full")}
+	rt := httpapi.NewRouter(nil)
+	rt.HandlePacing(&fakePacer{})
+	rt.HandleAudit(log)
+	rec := call(rt, "POST", "/admin/rate-limit/config", `{"configName":"c","maxPerWindow":5,"windowSize":"PT1S"}`, "")
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Location") != "" || strings.Contains(rec.Body.String(), "configName") {
+		t.Fatalf("entry refused: %d %v %s", rec.Code, rec.Header(), rec.Body)
+	}
+	log.fail = nil
+	if rec := call(rt, "POST", "/admin/rate-limit/config", `{"configName":"c","maxPerWindow":5,"windowSize":"PT1S"}`, ""); rec.Code != http.StatusCreated || rec.Header().Get("Location") == "" {
+		t.Fatalf("entry written: %d %v", rec.Code, rec.Header())
+	}
+	if len(log.entries) != 1 || !strings.Contains(string(log.entries[0].Detail), `"status":201`) {
+		t.Fatalf("entries %+v", log.entries)
+	}
+}
