@@ -251,7 +251,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	// own, which the console reads every second without running the
 	// database collectors; /metrics serves both.
 	dispatchReg := prometheus.NewRegistry()
-	dispatchMetrics := dispatch.NewMetrics(dispatchReg)
+	dispatchMetrics := dispatch.NewMetrics(dispatchReg, dispatch.MetricsConfig{TenantLabels: srv.MetricsTenantLabels})
 	opts := app.Options{Metrics: dispatchMetrics}
 	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger, app.Options) (func(), error){app.StartInitWorker, app.StartExecWorker} {
 		stop, err := start(store, tconn, log, opts)
