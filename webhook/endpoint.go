@@ -10,10 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"golang.org/x/net/idna"
 
 	"github.com/paydispatch/paydispatch/webhook/internal/dbsqlc"
 )
@@ -125,10 +127,19 @@ func (p Policy) CheckURL(raw string) error {
 			return bad("the port must be a number from 1 to 65535")
 		}
 	}
-	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	host := u.Hostname()
 	if strings.Contains(host, "%") {
 		return bad("must not name an IPv6 zone")
 	}
+	// The host as the HTTP client dials it: an internationalized name
+	// mapped to ASCII (UTS #46: fullwidth digits and ideographic full
+	// stops become ASCII ones, so １２７。０。０。１ is 127.0.0.1).
+	if strings.ContainsFunc(host, func(r rune) bool { return r > unicode.MaxASCII }) {
+		if host, err = idna.Lookup.ToASCII(host); err != nil {
+			return bad(fmt.Sprintf("host %q is not a valid host name", u.Hostname()))
+		}
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	ip, err := netip.ParseAddr(host)
 	if err != nil {
 		var ok bool
