@@ -63,6 +63,6 @@ func Refuse(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusForbidden)
-	_, _ = w.Write([]byte(`{"type":"about:blank","title":"Forbidden","status":403,` +
+	_, _ = w.Write([]byte(`{"type":"https://paydispatch.dev/problems/foreign-host","title":"Forbidden host","status":403,` +
 		`"detail":"this listener answers only requests addressed to a loopback name (127.0.0.1, [::1] or localhost)"}` + "\n"))
 }

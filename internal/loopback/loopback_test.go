@@ -58,9 +58,12 @@ func TestGuard(t *testing.T) {
 			t.Errorf("listener %s, Host %q: %d, want %d", tt.listener, tt.host, rec.Code, tt.want)
 		}
 		if rec.Code == http.StatusForbidden {
-			var p struct{ Status int }
+			var p struct {
+				Type   string
+				Status int
+			}
 			if served != before || rec.Header().Get("Content-Type") != "application/problem+json" ||
-				json.Unmarshal(rec.Body.Bytes(), &p) != nil || p.Status != http.StatusForbidden {
+				json.Unmarshal(rec.Body.Bytes(), &p) != nil || p.Status != http.StatusForbidden || p.Type != "https://paydispatch.dev/problems/foreign-host" {
 				t.Errorf("listener %s, Host %q: served %t, %q %s", tt.listener, tt.host, served != before, rec.Header().Get("Content-Type"), rec.Body)
 			}
 		}
