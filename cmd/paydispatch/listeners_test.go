@@ -36,7 +36,9 @@ func TestServeListenersCheckTheHost(t *testing.T) {
 	if resp := postRetrying(t, "http://"+addr+"/v1/payments", "application/json", body); resp.StatusCode != http.StatusAccepted {
 		t.Fatalf("POST the payment: %d", resp.StatusCode)
 	}
-	waitUntil(t, 90*time.Second, func() bool { return strings.Contains(get(t, "http://"+addr+"/v1/payments/l-1?tenantId="+tenant), `"DELIVERED"`) })
+	waitUntil(t, 90*time.Second, func() bool {
+		return strings.Contains(get(t, "http://"+addr+"/v1/payments/l-1?tenantId="+tenant), `"DELIVERED"`)
+	})
 	req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/metrics", nil)
 	req.Header.Set("Authorization", "none") // no token: the bearer transport adds none
 	resp, err := http.DefaultClient.Do(req)

@@ -141,7 +141,9 @@ func newUI(o Options) (_ http.Handler, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("temporal web UI: its pages: %w", err)
 	}
-	route.SetUIRoutes(e, cfg.PublicPath, assets, provider)
+	if err := route.SetUIRoutes(e, cfg.PublicPath, assets, provider); err != nil {
+		return nil, fmt.Errorf("temporal web UI: its pages: %w", err)
+	}
 	route.SetRenderRoute(e, "/")
 	return e, nil
 }
