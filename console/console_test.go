@@ -177,7 +177,7 @@ func TestStats(t *testing.T) {
 	t.Parallel()
 	q := &fakeQueue{}
 	reg := prometheus.NewRegistry()
-	metrics := dispatch.NewMetrics(reg)
+	metrics := dispatch.NewMetrics(reg, dispatch.MetricsConfig{})
 	slot := time.Now().Add(-time.Second)
 	for range 3 {
 		metrics.ObserveLag("PAYMENT", slot, time.Now())

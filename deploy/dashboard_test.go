@@ -168,3 +168,40 @@ func TestMetricNames(t *testing.T) {
 		}
 	}
 }
+
+// TestTenantMetricsNeedTheirSetting: the metric that names tenants is
+// exported only with PAYDISPATCH_METRICS_TENANT_LABELS=true, so no
+// alert rule reads it (it would never fire by default), and a panel
+// that does says which setting fills it.
+func TestTenantMetricsNeedTheirSetting(t *testing.T) {
+	t.Parallel()
+	const metric, setting = "paydispatch_dispatch_executions_by_tenant_total", "PAYDISPATCH_METRICS_TENANT_LABELS=true"
+	alerts, err := alertExprs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range alerts {
+		if slices.Contains(ExprMetricNames(e), metric) || strings.Contains(e, "tenant") {
+			t.Errorf("an alert reads the tenants' executions, off by default: %s", e)
+		}
+	}
+	panels, err := dashboardPanels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	for _, p := range panels {
+		for _, q := range p.Targets {
+			if !slices.Contains(ExprMetricNames(q.Expr), metric) && !strings.Contains(q.Expr, "tenant") {
+				continue
+			}
+			read++
+			if !strings.Contains(p.Description, setting) {
+				t.Errorf("panel %q reads %s, off by default, and its description does not name %s: %q", p.Title, metric, setting, p.Description)
+			}
+		}
+	}
+	if read == 0 {
+		t.Logf("no panel reads %s", metric)
+	}
+}

@@ -69,10 +69,11 @@ func alertExprs() ([]string, error) {
 
 // dashboardPanel is what the dashboard's checks read of a panel.
 type dashboardPanel struct {
-	ID      int    `json:"id"`
-	Type    string `json:"type"`
-	Title   string `json:"title"`
-	GridPos *struct {
+	ID          int    `json:"id"`
+	Type        string `json:"type"`
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	GridPos     *struct {
 		X, Y, W, H int
 	} `json:"gridPos"`
 	Datasource *struct {

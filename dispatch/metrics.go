@@ -22,6 +22,15 @@ type Metrics struct {
 	tenants                                         tenantLabels
 }
 
+// MetricsConfig configures the metrics.
+type MetricsConfig struct {
+	// TenantLabels counts the executions by tenant, each tenant under its
+	// name (executions_by_tenant_total). Off, that metric is not
+	// exported: /metrics answers without a token, and a tenant's name and
+	// volume are the tenant's business.
+	TenantLabels bool
+}
+
 // MaxTenantLabels bounds the tenants executions_by_tenant_total names in
 // one process: past it, a new tenant's executions count as "other", so a
 // platform with many tenants does not grow the scrape without bound.
@@ -50,7 +59,7 @@ func (t *tenantLabels) label(tenant string) string {
 }
 
 // NewMetrics creates the metrics and registers them with reg.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+func NewMetrics(reg prometheus.Registerer, cfg MetricsConfig) *Metrics {
 	counter := func(name, help string) *prometheus.CounterVec {
 		c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "paydispatch", Subsystem: "dispatch", Name: name, Help: help}, []string{"item_type"})
 		reg.MustRegister(c)
@@ -75,11 +84,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: lagBuckets,
 		}, []string{"item_type"}),
 	}
-	m.byTenant = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "paydispatch", Subsystem: "dispatch",
-		Name: "executions_by_tenant_total",
-		Help: "Items let go at their times, by tenant (at most MaxTenantLabels tenants a process; the rest as other): each tenant's share."},
-		[]string{"item_type", "tenant"})
-	reg.MustRegister(m.cycleDuration, m.executionLag, m.byTenant)
+	reg.MustRegister(m.cycleDuration, m.executionLag)
+	if cfg.TenantLabels {
+		m.byTenant = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "paydispatch", Subsystem: "dispatch",
+			Name: "executions_by_tenant_total",
+			Help: "Items let go at their times, by tenant (at most MaxTenantLabels tenants a process; the rest as other): each tenant's share."},
+			[]string{"item_type", "tenant"})
+		reg.MustRegister(m.byTenant)
+	}
 	return m
 }
 
@@ -101,9 +113,10 @@ func (m *Metrics) ObserveLag(itemType string, slot, went time.Time) {
 }
 
 // CountExecution counts an item of tenant's let go (for each tenant's
-// share of the executions). A nil *Metrics records nothing.
+// share of the executions). A nil *Metrics, or one without tenant
+// labels, records nothing.
 func (m *Metrics) CountExecution(itemType, tenant string) {
-	if m == nil {
+	if m == nil || m.byTenant == nil {
 		return
 	}
 	m.byTenant.WithLabelValues(itemType, m.tenants.label(tenant)).Inc()

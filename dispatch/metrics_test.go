@@ -18,7 +18,7 @@ import (
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	f := newFixture(t, func(c *dispatch.Config) { c.Metrics = dispatch.NewMetrics(reg) })
+	f := newFixture(t, func(c *dispatch.Config) { c.Metrics = dispatch.NewMetrics(reg, dispatch.MetricsConfig{}) })
 	ctx := context.Background()
 	reg.MustRegister(dispatch.NewDepthCollector(f.q))
 
@@ -63,7 +63,7 @@ paydispatch_queue_depth{item_type="TASK",status="READY"} 0
 func TestObserveLag(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	m := dispatch.NewMetrics(reg)
+	m := dispatch.NewMetrics(reg, dispatch.MetricsConfig{})
 	slot := time.Date(2026, 3, 2, 16, 0, 0, 0, time.UTC)
 	m.ObserveLag("TASK", slot, slot.Add(3*time.Millisecond))
 	m.ObserveLag("TASK", slot, slot.Add(7*time.Second))
@@ -96,38 +96,53 @@ paydispatch_dispatch_execution_lag_seconds_count{item_type="TASK"} 3
 	}
 }
 
-// TestCountExecutionByTenant: each tenant's executions are counted under
-// its name, up to MaxTenantLabels tenants; the rest, and none, as other.
+// TestCountExecutionByTenant: with tenant labels on, each tenant's
+// executions are counted under its name, up to MaxTenantLabels tenants;
+// the rest, and none, as other. Off (the default), no tenant's name is
+// exported at all.
 func TestCountExecutionByTenant(t *testing.T) {
 	t.Parallel()
-	reg := prometheus.NewRegistry()
-	m := dispatch.NewMetrics(reg)
-	m.CountExecution("TASK", "acme")
-	m.CountExecution("TASK", "acme")
-	m.CountExecution("TASK", "")
-	for i := range dispatch.MaxTenantLabels + 5 {
-		m.CountExecution("TASK", fmt.Sprintf("t-%03d", i))
-	}
-	(*dispatch.Metrics)(nil).CountExecution("TASK", "acme")
-	mf, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, f := range mf {
-		if f.GetName() != "paydispatch_dispatch_executions_by_tenant_total" {
-			continue
+	for _, tt := range []struct {
+		name string
+		cfg  dispatch.MetricsConfig
+		// want: acme's and other's counts and the labels; none: no series.
+		acme, other float64
+		labels      int
+	}{
+		{"by default", dispatch.MetricsConfig{}, 0, 0, 0},
+		{"with tenant labels", dispatch.MetricsConfig{TenantLabels: true}, 2, 7, dispatch.MaxTenantLabels + 1},
+	} {
+		reg := prometheus.NewRegistry()
+		m := dispatch.NewMetrics(reg, tt.cfg)
+		m.CountExecution("TASK", "acme")
+		m.CountExecution("TASK", "acme")
+		m.CountExecution("TASK", "")
+		for i := range dispatch.MaxTenantLabels + 5 {
+			m.CountExecution("TASK", fmt.Sprintf("t-%03d", i))
 		}
-		for _, s := range f.GetMetric() {
-			for _, l := range s.GetLabel() {
-				if l.GetName() == "tenant" {
-					got[l.GetValue()] = s.GetCounter().GetValue()
+		(*dispatch.Metrics)(nil).CountExecution("TASK", "acme")
+		mf, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, f := range mf {
+			for _, s := range f.GetMetric() {
+				for _, l := range s.GetLabel() {
+					if strings.Contains(l.GetValue(), "acme") || strings.HasPrefix(l.GetValue(), "t-") {
+						if f.GetName() != "paydispatch_dispatch_executions_by_tenant_total" || l.GetName() != "tenant" {
+							t.Errorf("%s: %s carries a tenant in %s=%q", tt.name, f.GetName(), l.GetName(), l.GetValue())
+						}
+					}
+					if l.GetName() == "tenant" {
+						got[l.GetValue()] = s.GetCounter().GetValue()
+					}
 				}
 			}
 		}
-	}
-	// acme took one label; 199 of the t-NNN tenants the others; 6 more and the empty tenant are other.
-	if got["acme"] != 2 || got["other"] != 7 || len(got) != dispatch.MaxTenantLabels+1 {
-		t.Fatalf("acme %v, other %v, %d labels, want 2, 7 and %d", got["acme"], got["other"], len(got), dispatch.MaxTenantLabels+1)
+		// acme took one label; 199 of the t-NNN tenants the others; 6 more and the empty tenant are other.
+		if got["acme"] != tt.acme || got["other"] != tt.other || len(got) != tt.labels {
+			t.Errorf("%s: acme %v, other %v, %d labels, want %v, %v and %d", tt.name, got["acme"], got["other"], len(got), tt.acme, tt.other, tt.labels)
+		}
 	}
 }

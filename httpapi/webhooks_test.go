@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -173,5 +174,35 @@ func TestWebhookRoutes(t *testing.T) {
 	}
 	if code, _ := call("acme", "GET", "/admin/webhooks/"+id, ""); code != http.StatusNotFound {
 		t.Errorf("get after delete: %d", code)
+	}
+}
+
+// TestWebhookURLSpellingsRefused: a registration whose URL spells a
+// non-public address as a resolver would read it, or names a port out of
+// range, is a 422 problem+json naming the url field, never a 5xx.
+func TestWebhookURLSpellingsRefused(t *testing.T) {
+	t.Parallel()
+	rt := httpapi.NewRouter(nil)
+	rt.HandleWebhooks(&fakeWebhooks{}, payment.EventTypes())
+	rt.RequireAuth(fakeTokens{"acme": {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.WebhooksWrite}}})
+	for _, url := range []string{
+		"https://0177.0.0.1/", "https://2130706433/", "https://0x7f000001/", "https://127.1/",
+		"https://[64:ff9b::7f00:1]/", "https://[2002:7f00:1::]/", "https://[::ffff:7f00:1]/", "https://localhost/",
+		"https://example.com:99999/", "https://example.com:0/", "https://example.com:abc/", "https://1.2.3.4.5/",
+	} {
+		body, _ := json.Marshal(map[string]string{"url": url})
+		req := httptest.NewRequest("POST", "/admin/webhooks", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer acme")
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		rt.ServeHTTP(rec, req)
+		var p struct {
+			Status int
+			Errors []struct{ Field, Detail string }
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || rec.Code != http.StatusUnprocessableEntity ||
+			rec.Header().Get("Content-Type") != "application/problem+json" || len(p.Errors) != 1 || p.Errors[0].Field != "url" {
+			t.Errorf("register %s: %d %q %s, want 422 problem+json naming url", url, rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+		}
 	}
 }

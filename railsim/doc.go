@@ -51,6 +51,10 @@
 //	POST /ledger/reset                        forget everything
 //	GET  /healthz
 //
+// The admin and ledger endpoints answer only requests addressed to a
+// loopback name (127.0.0.1, localhost, [::1]); on a loopback listener
+// every endpoint does (Start). The simulator has no tokens: it is for
+// tests, demos and staging, not for production.
 // Everything is in memory behind one mutex per concern; a send costs the
 // ledger a few map operations (BenchmarkHandlerSend,
 // BenchmarkLoopbackJSONRail).

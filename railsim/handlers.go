@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/loopback"
 	"github.com/paydispatch/paydispatch/internal/wait"
 	"github.com/paydispatch/paydispatch/rail"
 )
@@ -23,23 +24,28 @@ const maxBody = 1 << 20
 const rejectTrigger = "RAIL-REJECT:"
 
 // Handler serves the rail API, the admin and ledger endpoints and
-// /healthz.
+// /healthz. The admin and ledger endpoints answer only requests
+// addressed to a loopback name (package loopback): they read and change
+// the simulator with no token, so a web page whose name is rebound to
+// the simulator's address must not reach them; from another machine,
+// reach them through a tunnel or a port forward to localhost.
 func (s *Simulator) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+rail.PathInstructions, s.handleJSON)
 	mux.HandleFunc("POST "+rail.PathPacs008, s.handlePacs008)
 	mux.HandleFunc("GET "+rail.PathInstructions+"/{key}", s.handleInquiry)
-	mux.HandleFunc("GET /admin/behaviour", s.handleGetBehaviour)
-	mux.HandleFunc("PUT /admin/behaviour", s.handlePutBehaviour)
-	mux.HandleFunc("POST /admin/refusals/{key}/lift", func(w http.ResponseWriter, r *http.Request) {
+	admin := func(pattern string, h http.HandlerFunc) { mux.Handle(pattern, loopback.Only(h)) }
+	admin("GET /admin/behaviour", s.handleGetBehaviour)
+	admin("PUT /admin/behaviour", s.handlePutBehaviour)
+	admin("POST /admin/refusals/{key}/lift", func(w http.ResponseWriter, r *http.Request) {
 		if !s.Lift(r.PathValue("key")) {
 			writeJSON(w, http.StatusNotFound, rail.Answer{Code: "NOT_REFUSED", Message: "no refused instruction under this key"})
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
-	mux.HandleFunc("GET /ledger", s.handleLedger)
-	mux.HandleFunc("POST /ledger/reset", s.handleResetLedger)
+	admin("GET /ledger", s.handleLedger)
+	admin("POST /ledger/reset", s.handleResetLedger)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})

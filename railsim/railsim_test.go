@@ -480,3 +480,70 @@ func TestReceivedAt(t *testing.T) {
 		t.Fatal("ReceivedAt after a reset")
 	}
 }
+
+// TestAdminRoutesAnswerOnlyLoopbackNames: the admin and ledger routes
+// refuse a request addressed to another name (a web page whose DNS name
+// is rebound to the simulator's address) with a 403, changing nothing,
+// on any listener; on a loopback listener (serve's embedded simulator)
+// the rail's routes do too, while on another address (a rail-sim
+// deployment, called as rail-sim:9090) they answer any name.
+func TestAdminRoutesAnswerOnlyLoopbackNames(t *testing.T) {
+	t.Parallel()
+	type route struct {
+		method, path, body string
+		admin              bool
+	}
+	send, _ := json.Marshal(rail.JSONRequest{Instruction: instruction("k-1", ""), ParticipantID: "p", SequenceID: 1})
+	routes := []route{
+		{"GET", "/ledger", "", true},
+		{"POST", "/ledger/reset", "", true},
+		{"GET", "/admin/behaviour", "", true},
+		{"PUT", "/admin/behaviour", `{"terminalFraction":1}`, true},
+		{"POST", "/admin/refusals/k-1/lift", "", true},
+		{"POST", rail.PathInstructions, string(send), false},
+		{"GET", rail.PathInstructions + "/k-1", "", false},
+		{"GET", "/healthz", "", false},
+	}
+	for _, tt := range []struct {
+		listen, host string
+		// refused reports whether a route must be refused.
+		refused func(route) bool
+	}{
+		{"127.0.0.1:0", "evil.example", func(route) bool { return true }},
+		{"127.0.0.1:0", "evil.example:9090", func(route) bool { return true }},
+		{"127.0.0.1:0", "", func(route) bool { return false }}, // the URL's own, 127.0.0.1:port
+		{"127.0.0.1:0", "localhost", func(route) bool { return false }},
+		{"0.0.0.0:0", "rail-sim:9090", func(r route) bool { return r.admin }},
+		{"0.0.0.0:0", "evil.example", func(r route) bool { return r.admin }},
+		{"0.0.0.0:0", "localhost:9092", func(route) bool { return false }},
+	} {
+		sim := railsim.New(railsim.Options{})
+		url, stop, err := sim.Start(t.Context(), tt.listen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		url = strings.Replace(url, "0.0.0.0", "127.0.0.1", 1)
+		for _, r := range routes {
+			req, _ := http.NewRequest(r.method, url+r.path, strings.NewReader(r.body))
+			if tt.host != "" {
+				req.Host = tt.host
+			}
+			req.Header.Set(rail.HeaderIdempotencyKey, "k-1")
+			req.Header.Set(rail.HeaderParticipantID, "p")
+			req.Header.Set(rail.HeaderSequenceID, "1")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if refused := resp.StatusCode == http.StatusForbidden; refused != tt.refused(r) {
+				t.Errorf("on %s, %s %s for Host %q: %d, want refused %t: %s", tt.listen, r.method, r.path, tt.host, resp.StatusCode, tt.refused(r), raw)
+			}
+		}
+		if tt.refused(routes[3]) && sim.Behaviour().TerminalFraction != 0 {
+			t.Errorf("on %s, for Host %q: a refused PUT changed the behaviour: %+v", tt.listen, tt.host, sim.Behaviour())
+		}
+		stop()
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/paydispatch/paydispatch/internal/loopback"
 )
 
 // Options configures a Simulator.
@@ -84,14 +86,19 @@ func (s *Simulator) ReceivedAt(key string) (at time.Time, ok bool) { return s.le
 func (s *Simulator) ResetLedger() { s.led.reset() }
 
 // Start serves the simulator on addr ("127.0.0.1:0" picks a free port)
-// until stop is called or ctx ends, and returns its base URL.
+// until stop is called or ctx ends, and returns its base URL. On a
+// loopback address every route answers only a loopback Host; on another,
+// the rail's routes answer any Host, the admin and ledger routes still
+// only a loopback one (Handler).
 func (s *Simulator) Start(ctx context.Context, addr string) (url string, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("railsim: listen on %s: %w", addr, err)
 	}
 	srv := &http.Server{
-		Handler:           s.Handler(),
+		// On loopback (serve's embedded simulator), only this machine's
+		// processes call, by a loopback name: every route checks the Host.
+		Handler:           loopback.Guard(ln.Addr(), s.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Longer than rail.NewTransport's idle timeout, so clients close
 		// idle connections first (see there).

@@ -7,12 +7,15 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"golang.org/x/net/idna"
 
 	"github.com/paydispatch/paydispatch/webhook/internal/dbsqlc"
 )
@@ -86,9 +89,14 @@ type Policy struct {
 const maxURL = 2048
 
 // CheckURL checks an endpoint's URL against the policy: absolute, https
-// (or http when allowed), a host, no credentials or fragment, and, when
-// the host is an address, a public one unless allowed. A name is checked
-// again when each delivery connects, on the address it resolves to.
+// (or http when allowed), a host, a port from 1 to 65535 if any, no
+// credentials or fragment. A host that a resolver reads as an address
+// (an IP literal, or a numbers-and-dots form glibc's inet_aton takes:
+// 0177.0.0.1, 0x7f000001, 2130706433, 127.1) must be one written as an
+// address is, and public unless allowed; so must the IPv4 address that
+// an IPv6 one carries (NAT64 64:ff9b::/96, 6to4 2002::/16, IPv4-mapped).
+// localhost names are loopback's. Any other name is checked again when
+// each delivery connects, on the address it resolves to.
 func (p Policy) CheckURL(raw string) error {
 	bad := func(detail string) error { return &InvalidError{Field: "url", Detail: detail} }
 	if raw == "" || len(raw) > maxURL {
@@ -96,6 +104,9 @@ func (p Policy) CheckURL(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
+		if strings.Contains(err.Error(), "invalid port") {
+			return bad("the port must be a number from 1 to 65535")
+		}
 		return bad("not a URL")
 	}
 	switch {
@@ -111,17 +122,154 @@ func (p Policy) CheckURL(raw string) error {
 	case u.Fragment != "" || strings.Contains(raw, "#"):
 		return bad("must not have a #fragment")
 	}
-	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && !p.AllowPrivate && !public(ip) {
-		return bad("must be a public address: " + ip.String() + " is not")
+	if port := u.Port(); port != "" || strings.HasSuffix(u.Host, ":") {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return bad("the port must be a number from 1 to 65535")
+		}
+	}
+	host := u.Hostname()
+	if strings.Contains(host, "%") {
+		return bad("must not name an IPv6 zone")
+	}
+	// The host as the HTTP client dials it: an internationalized name
+	// mapped to ASCII (UTS #46: fullwidth digits and ideographic full
+	// stops become ASCII ones, so １２７。０。０。１ is 127.0.0.1).
+	if strings.ContainsFunc(host, func(r rune) bool { return r > unicode.MaxASCII }) {
+		if host, err = idna.Lookup.ToASCII(host); err != nil {
+			return bad(fmt.Sprintf("host %q is not a valid host name", u.Hostname()))
+		}
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		var ok bool
+		if ip, ok = inetAton(host); ok {
+			// Go's resolver would look such a name up in DNS, glibc's
+			// would not: which address it reaches depends on the resolver.
+			return bad(fmt.Sprintf("a resolver reads host %q as the address %s: write an address as one (a.b.c.d)", u.Hostname(), ip))
+		}
+		if numericLabel(host[strings.LastIndexByte(host, '.')+1:]) {
+			return bad(fmt.Sprintf("host %q is neither an address nor a host name (its last label is a number)", u.Hostname()))
+		}
+		if !p.AllowPrivate && (host == "localhost" || strings.HasSuffix(host, ".localhost")) {
+			return bad("must be a public address: " + u.Hostname() + " is this machine (loopback)")
+		}
+		return nil
+	}
+	if !p.AllowPrivate && !public(ip) {
+		return bad("must be a public address: " + u.Hostname() + " is not")
 	}
 	return nil
 }
 
-// public reports whether an address is on the public internet.
-func public(ip netip.Addr) bool {
-	ip = ip.Unmap()
+// inetAton reads s as glibc's inet_aton does, which getaddrinfo tries
+// before any lookup: one to four numbers separated by dots, each decimal,
+// octal (a leading 0) or hexadecimal (0x), the last filling the bytes
+// left (127.1 is 127.0.0.1; 2130706433 is too).
+func inetAton(s string) (netip.Addr, bool) {
+	var parts []uint64
+	for {
+		n, rest, ok := cNumber(s)
+		if !ok {
+			return netip.Addr{}, false
+		}
+		parts, s = append(parts, n), rest
+		if s == "" {
+			break
+		}
+		if s[0] != '.' || len(parts) == 4 || n > 0xff {
+			return netip.Addr{}, false
+		}
+		s = s[1:]
+	}
+	last := parts[len(parts)-1]
+	if last > 0xffffffff>>(8*(len(parts)-1)) {
+		return netip.Addr{}, false
+	}
+	v := uint32(last)
+	for i, b := range parts[:len(parts)-1] {
+		v |= uint32(b) << (24 - 8*i)
+	}
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), true
+}
+
+// cNumber reads the number at the start of s as C's strtoul with base 0
+// does (0x: hexadecimal, 0: octal, else decimal), at most 0xffffffff, and
+// returns what follows it. It must start with a digit.
+func cNumber(s string) (n uint64, rest string, ok bool) {
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return 0, s, false
+	}
+	base, i := uint64(10), 0
 	switch {
-	case !ip.IsValid(), ip.IsLoopback(), ip.IsPrivate(), ip.IsUnspecified(), ip.IsLinkLocalUnicast(),
+	case len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && hexDigit(s[2]) >= 0:
+		base, i = 16, 2
+	case s[0] == '0':
+		base = 8
+	}
+	for ; i < len(s); i++ {
+		d := hexDigit(s[i])
+		if d < 0 || uint64(d) >= base {
+			break
+		}
+		if n = n*base + uint64(d); n > 0xffffffff {
+			return 0, s, false
+		}
+	}
+	return n, s[i:], true
+}
+
+func hexDigit(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// numericLabel: a label of digits, or 0x and hex digits. No top-level
+// domain is one, and resolvers differ on what to make of a host ending
+// in one (1.2.3.4.5, 0x1.0x2): it is refused rather than guessed at.
+func numericLabel(l string) bool {
+	if h, ok := strings.CutPrefix(l, "0x"); ok {
+		l = h
+		return l == "" || strings.IndexFunc(l, func(r rune) bool { return r > 0x7f || hexDigit(byte(r)) < 0 }) < 0
+	}
+	return l != "" && strings.IndexFunc(l, func(r rune) bool { return r < '0' || r > '9' }) < 0
+}
+
+// public reports whether an address is on the public internet. An IPv6
+// address that carries an IPv4 one (IPv4-mapped, NAT64's well-known
+// prefix, 6to4) is as public as that; any other IPv6 address must be
+// global unicast (2000::/3) outside the ranges reserved in it.
+func public(ip netip.Addr) bool {
+	if !ip.IsValid() || ip.Zone() != "" {
+		return false
+	}
+	ip = ip.Unmap()
+	if ip.Is6() {
+		b := ip.As16()
+		switch {
+		case nat64.Contains(ip):
+			return public(netip.AddrFrom4([4]byte(b[12:16])))
+		case sixToFour.Contains(ip):
+			return public(netip.AddrFrom4([4]byte(b[2:6])))
+		case !globalUnicast.Contains(ip):
+			return false
+		}
+		for _, p := range nonPublic6 {
+			if p.Contains(ip) {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case ip.IsLoopback(), ip.IsPrivate(), ip.IsUnspecified(), ip.IsLinkLocalUnicast(),
 		ip.IsLinkLocalMulticast(), ip.IsInterfaceLocalMulticast(), ip.IsMulticast():
 		return false
 	}
@@ -133,13 +281,25 @@ func public(ip netip.Addr) bool {
 	return true
 }
 
-// nonPublic are the ranges net/netip does not classify: "this network",
-// carrier-grade NAT, IETF protocol assignments, benchmarking, and the
-// reserved block.
+// nonPublic are the IPv4 ranges net/netip does not classify: "this
+// network", carrier-grade NAT, IETF protocol assignments, the
+// documentation networks, the 6to4 relay anycast, benchmarking, and the
+// reserved block (broadcast included).
 var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("100.64.0.0/10"), netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"), netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("192.0.2.0/24"), netip.MustParsePrefix("192.88.99.0/24"), netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("203.0.113.0/24"), netip.MustParsePrefix("240.0.0.0/4"),
 }
+
+var (
+	nat64         = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour     = netip.MustParsePrefix("2002::/16")
+	globalUnicast = netip.MustParsePrefix("2000::/3")
+	// nonPublic6 are the reserved ranges in global unicast: IETF protocol
+	// assignments (Teredo, benchmarking, ORCHID among them) and the
+	// documentation prefixes.
+	nonPublic6 = []netip.Prefix{netip.MustParsePrefix("2001::/23"), netip.MustParsePrefix("2001:db8::/32"), netip.MustParsePrefix("3fff::/20")}
+)
 
 // errPrivateAddress: a delivery's host resolved to an address the policy
 // forbids.

@@ -20,3 +20,7 @@ func Purge(ctx context.Context, db DBTX, retention time.Duration) {
 	r := &Relayer{cfg: Config{Retention: retention, Logger: slog.New(slog.DiscardHandler)}, q: dbsqlc.New(db)}
 	r.purge(ctx)
 }
+
+// DialControl is the check a delivery's connection passes, on the
+// address dialled.
+func (p Policy) DialControl(address string) error { return p.dialControl("tcp", address) }

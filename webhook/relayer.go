@@ -3,6 +3,8 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -131,8 +134,10 @@ func NewRelayer(cfg Config) (*Relayer, error) {
 type outcome struct {
 	d      dbsqlc.ClaimDeliveriesRow
 	status int // the HTTP status; 0: no answer
-	err    string
-	took   time.Duration
+	// err is what the delivery records (failure); cause, the error
+	// itself, only goes to the operator's log.
+	err, cause string
+	took       time.Duration
 }
 
 // Run delivers until ctx ends, then waits for the deliveries under way
@@ -267,9 +272,9 @@ func (r *Relayer) claim(ctx context.Context, room int) ([]dbsqlc.ClaimDeliveries
 	return ds, nil
 }
 
-// maxErrorBody bounds what is read of an endpoint's answer (and kept of
-// an error): the status is what counts.
-const maxErrorBody = 512
+// maxCause bounds what the operator's log keeps of a delivery's
+// error.
+const maxCause = 512
 
 // deliver posts one delivery. Headers: the signature, the event's id and
 // type, the delivery's id and attempt.
@@ -281,7 +286,7 @@ func (r *Relayer) deliver(ctx context.Context, d dbsqlc.ClaimDeliveriesRow) (o o
 	defer func() { o.took = time.Since(start) }()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Url, bytes.NewReader(d.Payload))
 	if err != nil {
-		o.err = clipError(err.Error())
+		o.err, o.cause = "the endpoint's URL is not valid", clipError(err.Error())
 		return o
 	}
 	secrets := []string{d.Secret}
@@ -298,22 +303,61 @@ func (r *Relayer) deliver(ctx context.Context, d dbsqlc.ClaimDeliveriesRow) (o o
 	h.Set("Paydispatch-Delivery-Attempt", strconv.Itoa(int(d.Attempts)))
 	res, err := r.cfg.Client.Do(req)
 	if err != nil {
-		o.err = clipError(err.Error())
+		o.err, o.cause = failure(err), clipError(err.Error())
 		return o
 	}
 	defer res.Body.Close()
 	o.status = res.StatusCode
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-		o.err = clipError(fmt.Sprintf("HTTP %d: %s", res.StatusCode, b))
+		// The status, not the body: an answer is the endpoint's, and the
+		// URL is the tenant's choice of any public server.
+		o.err = strings.TrimSpace(fmt.Sprintf("HTTP %d %s", res.StatusCode, http.StatusText(res.StatusCode)))
+		o.cause = o.err
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10)) // lets the connection be reused
 	return o
 }
 
+// failure is what a delivery that got no answer records, which its
+// tenant reads (lastError): the kind of failure, never the address the
+// endpoint's name resolved to, nor whether a name resolved to a private
+// one rather than to none, so that a tenant cannot map the network
+// paydispatch runs in by the names it tries.
+func failure(err error) string {
+	var (
+		dns      *net.DNSError
+		hostname x509.HostnameError
+		record   tls.RecordHeaderError
+		verify   *tls.CertificateVerificationError
+		alert    tls.AlertError
+		timeout  interface{ Timeout() bool }
+	)
+	switch {
+	case errors.Is(err, errPrivateAddress), errors.As(err, &dns):
+		return "connect: the host name does not resolve to a public address"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &timeout) && timeout.Timeout():
+		return "timeout: no answer in time"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connect: connection refused"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "connect: no route to the endpoint"
+	case errors.As(err, &hostname):
+		return "TLS: the endpoint's certificate is not for its host name"
+	case errors.As(err, &verify):
+		return "TLS: the endpoint's certificate is not trusted"
+	case errors.As(err, &record), errors.Is(err, http.ErrSchemeMismatch):
+		return "TLS: the endpoint does not speak TLS"
+	case errors.As(err, &alert):
+		return "TLS: the endpoint refused the handshake"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the endpoint closed the connection without an answer"
+	}
+	return "the delivery failed without an answer"
+}
+
 func clipError(s string) string {
-	if len(s) > maxErrorBody {
-		return s[:maxErrorBody]
+	if len(s) > maxCause {
+		return s[:maxCause]
 	}
 	return s
 }
@@ -336,7 +380,7 @@ func (r *Relayer) settle(ctx context.Context, batch []outcome) {
 		r.cfg.Metrics.observe(state, o.took)
 		if state == StateDead {
 			r.cfg.Logger.Warn("webhook delivery dead-lettered", "delivery", o.d.DeliveryID, "endpoint", o.d.EndpointID,
-				"event_type", o.d.EventType, "attempts", o.d.Attempts, "last_error", o.err)
+				"event_type", o.d.EventType, "attempts", o.d.Attempts, "last_error", o.err, "cause", o.cause)
 		}
 		arg.DeliveryIds = append(arg.DeliveryIds, o.d.DeliveryID)
 		arg.Attempts = append(arg.Attempts, o.d.Attempts)

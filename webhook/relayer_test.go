@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -286,27 +288,95 @@ func TestDeadLetterThenRedrive(t *testing.T) {
 	}
 }
 
-// TestPrivateAddressRefusedWhenDialled: under the default policy a URL
-// whose name resolves to loopback passes registration and is refused
-// when each delivery connects.
-func TestPrivateAddressRefusedWhenDialled(t *testing.T) {
+// TestLastErrorNamesNoAddress: what a failed delivery records, which its
+// tenant reads as lastError, is the kind of failure (no public address,
+// refused, timeout, TLS, the HTTP status) and never the address the
+// endpoint's name resolved to, nor the endpoint's answer. Under the
+// default policy a name that resolves to loopback (one that was public
+// when registered: DNS rebinding) is refused when the delivery connects,
+// with nothing sent; and it reads as a name that resolves to nothing
+// would, so a tenant cannot tell which internal names exist.
+func TestLastErrorNamesNoAddress(t *testing.T) {
 	t.Parallel()
-	pool := pgtest.NewPool(t)
-	r := newReceiver(t, func(int64) int { return http.StatusOK })
-	policy := webhook.Policy{AllowHTTP: true}
-	url := strings.Replace(r.URL, "127.0.0.1", "localhost", 1)
-	ep, _, err := (webhook.Store{DB: pool, Policy: policy}).Register(context.Background(), webhook.NewEndpoint{TenantID: "t-1", URL: url})
+	local := func(rawURL string) string { return strings.Replace(rawURL, "127.0.0.1", "localhost", 1) }
+	ok := newReceiver(t, func(int64) int { return http.StatusOK })
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "upstream 10.9.8.7:5432 refused", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(down.Close)
+	tlsServer := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	tlsServer.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
+	tlsServer.StartTLS()
+	t.Cleanup(tlsServer.Close)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := fastConfig(pool)
-	cfg.Policy, cfg.MaxAttempts = policy, 2
-	startRelayer(t, cfg)
-	publish(t, pool, "t-1", "payment.failed", []string{"pay-1"}, 0)
-	waitFor(t, "the delivery dead", 20*time.Second, func() bool { return states(t, pool, ep.ID)[webhook.StateDead] == 1 })
-	ds, _ := (webhook.Store{DB: pool}).Deliveries(context.Background(), ep.ID, "", 0, 1)
-	if r.requests.Load() != 0 || len(ds) != 1 || !strings.Contains(ds[0].LastError, "not public") {
-		t.Fatalf("requests %d, delivery %+v: want none made, refused as not public", r.requests.Load(), ds)
+	closed.Close()
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { silent.Close() })
+	go func() {
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	for _, tt := range []struct {
+		name, url string
+		policy    webhook.Policy
+		want      string
+	}{
+		{"a name that resolves to loopback", local(ok.URL), webhook.Policy{AllowHTTP: true}, "does not resolve to a public address"},
+		{"a name that resolves to nothing", "http://paydispatch-test.invalid/", open, "does not resolve to a public address"},
+		{"refused", local("http://" + closed.Addr().String() + "/"), open, "connection refused"},
+		{"no answer", local("http://" + silent.Addr().String() + "/"), open, "timeout"},
+		{"no TLS", strings.Replace(local(ok.URL), "http://", "https://", 1), open, "TLS: "},
+		{"an untrusted certificate", local(tlsServer.URL), open, "TLS: "},
+		{"an error status", local(down.URL), open, "HTTP 503 Service Unavailable"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			pool := pgtest.NewPool(t)
+			ctx := context.Background()
+			ep, _, err := (webhook.Store{DB: pool, Policy: open}).Register(ctx, webhook.NewEndpoint{TenantID: "t-1", URL: tt.url})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := ok.requests.Load()
+			cfg := fastConfig(pool)
+			cfg.Policy, cfg.MaxAttempts, cfg.Timeout = tt.policy, 1, time.Second
+			startRelayer(t, cfg)
+			publish(t, pool, "t-1", "payment.failed", []string{"pay-1"}, 0)
+			waitFor(t, "the delivery dead", 20*time.Second, func() bool { return states(t, pool, ep.ID)[webhook.StateDead] == 1 })
+			ds, err := (webhook.Store{DB: pool}).Deliveries(ctx, ep.ID, "", 0, 1)
+			if err != nil || len(ds) != 1 {
+				t.Fatalf("deliveries %+v, %v", ds, err)
+			}
+			got := ds[0].LastError
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("lastError %q, want %q in it", got, tt.want)
+			}
+			for _, leak := range []string{"127.0.0.1", "::1", "10.9.8.7", "dial", "lookup"} {
+				if strings.Contains(got, leak) {
+					t.Errorf("lastError %q shows %q", got, leak)
+				}
+			}
+			if tt.policy != open && ok.requests.Load() != before {
+				t.Errorf("%d requests reached the endpoint the policy refuses", ok.requests.Load()-before)
+			}
+		})
 	}
 }
 

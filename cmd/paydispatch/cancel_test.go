@@ -38,7 +38,9 @@ func TestCancelFileMidDrain(t *testing.T) {
 	simURL := "http://" + simAddr
 	waitHTTP(t, simURL+"/healthz")
 	data, addr := dataDir(t), freeAddr(t)
-	startServeOn(t, data, addr, 0, "--rail-url", simURL, "--webhook-allow-http", "--webhook-allow-private",
+	// Tenant labels on: the dashboard's share-by-tenant panel reads them
+	// (alertMetricsExist).
+	startServeOn(t, data, addr, 0, "--rail-url", simURL, "--webhook-allow-http", "--webhook-allow-private", "--metrics-tenant-labels",
 		"--webhook-backoff-base", "20ms", "--webhook-backoff-max", "200ms", "--webhook-per-endpoint", "64")
 	base := "http://" + addr
 	openAccount(t, addr, "ACC-1", "acme", "100000.00")

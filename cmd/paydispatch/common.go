@@ -16,6 +16,7 @@ import (
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/dispatch"
+	"github.com/paydispatch/paydispatch/internal/loopback"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/schema"
@@ -176,7 +177,7 @@ func serveMetrics(ln net.Listener, reg *prometheus.Registry, store *postgres.DB)
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: loopback.Guard(ln.Addr(), mux), ReadHeaderTimeout: 10 * time.Second}
 	errs := make(chan error, 1)
 	go func() { errs <- srv.Serve(ln) }()
 	return func() {

@@ -87,7 +87,7 @@ func TestHostileInput(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		fmt.Fprintf(conn, "POST /v1/payment-batches HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: text/csv\r\nContent-Length: 100000\r\n\r\npaymentId,", globex)
+		fmt.Fprintf(conn, "POST /v1/payment-batches HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: text/csv\r\nContent-Length: 100000\r\n\r\npaymentId,", globex)
 	}
 	time.Sleep(200 * time.Millisecond)
 	start := time.Now()
@@ -497,7 +497,7 @@ func (h *hostile) http(token, addr string) {
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		fmt.Fprintf(conn, "POST /v1/payment-batches HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: text/csv\r\nContent-Length: 600000000\r\n%s\r\n", token, expect)
+		fmt.Fprintf(conn, "POST /v1/payment-batches HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: text/csv\r\nContent-Length: 600000000\r\n%s\r\n", token, expect)
 		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 		status, err := bufio.NewReader(conn).ReadString('\n')
 		conn.Close()

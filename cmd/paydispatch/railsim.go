@@ -17,8 +17,9 @@ func runRailSim(ctx context.Context, env *environment, args []string) error {
 			"(POST /v1/instructions JSON, POST /v1/pacs008 ISO 20022, GET /v1/instructions/{key} inquiry), idempotent\n"+
 			"by key, in memory. GET /ledger shows what it received (received, unique, duplicates, and per\n"+
 			"participant gaps and reordering); POST /ledger/reset forgets it; GET and PUT /admin/behaviour read\n"+
-			"and change the behaviour below at run time. Point relayers at it with\n"+
-			"PAYDISPATCH_RAIL_URL=http://<--http-addr>.")
+			"and change the behaviour below at run time; these admin routes answer only a loopback Host\n"+
+			"(127.0.0.1, localhost, [::1]). Point relayers at it with PAYDISPATCH_RAIL_URL=http://<--http-addr>.\n"+
+			"Not for production: it has no tokens.")
 	var (
 		rs config.RailSim
 		lg config.Log

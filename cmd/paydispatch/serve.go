@@ -26,6 +26,7 @@ import (
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/idempotency"
+	"github.com/paydispatch/paydispatch/internal/loopback"
 	"github.com/paydispatch/paydispatch/ledger/service"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
@@ -251,7 +252,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	// own, which the console reads every second without running the
 	// database collectors; /metrics serves both.
 	dispatchReg := prometheus.NewRegistry()
-	dispatchMetrics := dispatch.NewMetrics(dispatchReg)
+	dispatchMetrics := dispatch.NewMetrics(dispatchReg, dispatch.MetricsConfig{TenantLabels: srv.MetricsTenantLabels})
 	opts := app.Options{Metrics: dispatchMetrics}
 	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger, app.Options) (func(), error){app.StartInitWorker, app.StartExecWorker} {
 		stop, err := start(store, tconn, log, opts)
@@ -361,10 +362,19 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		go func() { _ = http.ListenAndServe(srv.PprofAddr, mux) }()
-		log.Info("profiling endpoints on", "addr", srv.PprofAddr)
+		pln, err := net.Listen("tcp", srv.PprofAddr)
+		if err != nil {
+			return nil, fmt.Errorf("listen on %s: %w (set --pprof-addr or PAYDISPATCH_PPROF_ADDR to a free address, or empty for off)", srv.PprofAddr, err)
+		}
+		profiling := &http.Server{Handler: loopback.Guard(pln.Addr(), mux), ReadHeaderTimeout: 10 * time.Second}
+		run.stops = append(run.stops, func() { _ = profiling.Close() })
+		go func() { _ = profiling.Serve(pln) }()
+		log.Info("profiling endpoints on", "addr", pln.Addr().String())
 	}
-	api := newAPIServer(app.TraceHTTP(tracing.TracerProvider(), router, router.Route))
+	// On loopback (the default address) the API answers only a loopback
+	// Host: a web page whose name is rebound to 127.0.0.1 reads nothing,
+	// even with --insecure-dev.
+	api := newAPIServer(loopback.Guard(ln.Addr(), app.TraceHTTP(tracing.TracerProvider(), router, router.Route)))
 	run.stops = append(run.stops, api.cancel)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- api.Serve(ln) }()

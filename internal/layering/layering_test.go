@@ -27,7 +27,7 @@ var (
 	// The command and its tools (cmd/paydispatch/internal: bench, demo,
 	// chaos, svgchart).
 	tools  = []string{"cmd"}
-	leaves = []string{"internal/plaintext", "internal/wait", "internal/strictjson", "internal/field", "internal/ptr", "internal/explain", "internal/fuzzcost", "internal/pgtest", "internal/temporaltest"}
+	leaves = []string{"internal/plaintext", "internal/wait", "internal/strictjson", "internal/field", "internal/ptr", "internal/explain", "internal/fuzzcost", "internal/pgtest", "internal/temporaltest", "internal/loopback", "internal/listeners"}
 )
 
 // TestDependencyRule reads the imports of every non-test Go file of the

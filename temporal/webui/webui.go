@@ -3,28 +3,39 @@
 // Temporal frontend, on loopback, and gives the URL of a workflow's page
 // in it.
 //
-// The UI server is put behind a small proxy of this package's: the
-// proxy binds the port (so a taken port is an error returned, where the
-// UI server would end the process), and it answers only requests whose
-// Host is a loopback name, so a web page the operator visits cannot
-// reach the UI through a DNS name rebound to 127.0.0.1.
+// The UI runs in process as a handler, on the one listener this package
+// binds (so a taken port is an error returned, where the UI server's own
+// Start would end the process), and that listener answers only requests
+// whose Host is a loopback name, so a web page the operator visits
+// cannot reach the UI through a DNS name rebound to 127.0.0.1. The UI
+// server's Start is never called: it would open a second listener of
+// its own, which checks no Host.
 package webui
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
-	uiserver "github.com/temporalio/ui-server/v2/server"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/temporalio/ui-server/v2/server/api"
+	"github.com/temporalio/ui-server/v2/server/auth"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
-	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
+	"github.com/temporalio/ui-server/v2/server/cors"
+	"github.com/temporalio/ui-server/v2/server/csrf"
+	"github.com/temporalio/ui-server/v2/server/headers"
+	"github.com/temporalio/ui-server/v2/server/route"
+	uiassets "github.com/temporalio/ui-server/v2/ui"
+
+	"github.com/paydispatch/paydispatch/internal/loopback"
 )
 
 // Options configure the UI.
@@ -42,15 +53,19 @@ type Options struct {
 
 // Server is a running UI.
 type Server struct {
-	url   string
-	proxy *http.Server
-	ui    *uiserver.Server
+	url    string
+	server *http.Server
+	served chan struct{}
 }
 
 // Start serves the UI and waits until it answers.
 func Start(ctx context.Context, o Options) (_ *Server, err error) {
 	if o.Frontend == "" {
 		return nil, errors.New("temporal web UI: no frontend address")
+	}
+	ui, err := newUI(o)
+	if err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(o.Port)))
 	if err != nil && o.OrAnyPort && o.Port != 0 {
@@ -59,55 +74,33 @@ func Start(ctx context.Context, o Options) (_ *Server, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("temporal web UI: %w (set --temporal-ui-port or PAYDISPATCH_TEMPORAL_UI_PORT to a free port, or off)", err)
 	}
-	defer func() {
-		if err != nil {
-			ln.Close()
-		}
-	}()
-	// The UI server binds its own address, and ends the process when it
-	// cannot: it gets a free port on loopback, behind the proxy.
-	inner, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	ui, err := newUI(o, inner)
-	if err != nil {
-		return nil, err
-	}
-	go func() { _ = ui.Start() }() // returns when stopped
-	target := &url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(inner))}
-	if err := waitHealthy(ctx, target.String()+"/healthz"); err != nil {
-		ui.Stop()
-		return nil, err
-	}
-	proxy := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(target)
-			r.Out.Host = r.In.Host // the UI's cookies and redirects are for the address the browser used
-		},
-		FlushInterval: -1,
-	}
 	s := &Server{
-		url: "http://" + ln.Addr().String(),
-		ui:  ui,
-		proxy: &http.Server{Handler: loopbackOnly(proxy), ReadHeaderTimeout: 10 * time.Second,
+		url:    "http://" + ln.Addr().String(),
+		served: make(chan struct{}),
+		server: &http.Server{Handler: loopback.Only(ui), ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10},
 	}
-	go func() { _ = s.proxy.Serve(ln) }()
+	go func() {
+		defer close(s.served)
+		_ = s.server.Serve(ln) // returns when stopped
+	}()
+	if err := waitHealthy(ctx, s.url+"/healthz"); err != nil {
+		s.Stop()
+		return nil, err
+	}
 	return s, nil
 }
 
-// newUI builds the UI server, whose constructor panics on a bad
-// configuration.
-func newUI(o Options, port int) (ui *uiserver.Server, err error) {
+// newUI builds the UI server's handler as ui-server's NewServer does
+// (v2.55.0: the same middleware, in the same order, and the same
+// routes), without the listener its Start would open.
+func newUI(o Options) (_ http.Handler, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("temporal web UI: %v", r)
 		}
 	}()
-	return uiserver.NewServer(uioptions.WithConfigProvider(&uiconfig.Config{
-		Host:                "127.0.0.1",
-		Port:                port,
+	cfg := &uiconfig.Config{
 		TemporalGRPCAddress: o.Frontend,
 		DefaultNamespace:    o.Namespace,
 		EnableUI:            true,
@@ -116,7 +109,43 @@ func newUI(o Options, port int) (ui *uiserver.Server, err error) {
 		HideLogs: true,
 		// Nothing fetched from the Internet.
 		DisableNewsFetch: true,
-	})), nil
+	}
+	provider, err := uiconfig.NewConfigProviderWithRefresh(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("temporal web UI: %w", err)
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.Use(middleware.Recover())
+	e.Use(middleware.Gzip())
+	e.Use(cors.CORSMiddleware(cors.CORSConfig{
+		AllowHeaders: []string{echo.HeaderOrigin, echo.HeaderContentType, echo.HeaderAccept,
+			echo.HeaderXCSRFToken, echo.HeaderAuthorization, auth.AuthorizationExtrasHeader, "Caller-Type"},
+		AllowCredentials: true,
+		ConfigProvider:   provider,
+	}))
+	e.Use(middleware.Secure())
+	e.Use(csrf.EnsureTokenCookie(false))
+	e.Use(middleware.CSRFWithConfig(csrf.MiddlewareConfig(provider, false)))
+	e.Pre(route.PublicPath(cfg.PublicPath))
+	route.SetHealthRoute(e)
+	forward := []api.Middleware{headers.WithForwardHeaders([]string{auth.AuthorizationExtrasHeader, "Caller-Type"})}
+	if err := route.SetAPIRoutes(e, provider, forward); err != nil {
+		return nil, fmt.Errorf("temporal web UI: %w", err)
+	}
+	route.SetAuthRoutes(e, provider)
+	assets, err := uiassets.Assets()
+	if err == nil {
+		assets, err = fs.Sub(assets, "local")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("temporal web UI: its pages: %w", err)
+	}
+	if err := route.SetUIRoutes(e, cfg.PublicPath, assets, provider); err != nil {
+		return nil, fmt.Errorf("temporal web UI: its pages: %w", err)
+	}
+	route.SetRenderRoute(e, "/")
+	return e, nil
 }
 
 // URL is the UI's base URL, e.g. http://127.0.0.1:8233.
@@ -124,8 +153,8 @@ func (s *Server) URL() string { return s.url }
 
 // Stop stops the UI.
 func (s *Server) Stop() {
-	_ = s.proxy.Close()
-	s.ui.Stop()
+	_ = s.server.Close()
+	<-s.served
 }
 
 // WorkflowURL is the page of a workflow's run (its history) in the UI at
@@ -136,32 +165,6 @@ func WorkflowURL(base, namespace, workflowID, runID string) string {
 		u += "/" + url.PathEscape(runID) + "/history"
 	}
 	return u
-}
-
-// loopbackOnly answers 403 to a request whose Host is not a loopback name.
-func loopbackOnly(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if hp, _, err := net.SplitHostPort(host); err == nil {
-			host = hp
-		}
-		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-		ip := net.ParseIP(host)
-		if !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
-			http.Error(w, "Temporal's Web UI answers on a loopback address only (127.0.0.1, localhost)", http.StatusForbidden)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("temporal web UI: find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func waitHealthy(ctx context.Context, health string) error {

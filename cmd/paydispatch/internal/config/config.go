@@ -167,6 +167,9 @@ type Server struct {
 	AuthFailureLimit int
 	// MaxBody and MaxBulkBody bound request bodies, in bytes.
 	MaxBody, MaxBulkBody int
+	// MetricsTenantLabels exports the executions by tenant, under the
+	// tenants' names, at /metrics (which needs no token).
+	MetricsTenantLabels bool
 }
 
 // ServerSettings binds s's settings.
@@ -241,6 +244,16 @@ func ServerSettings(s *Server) []*Setting {
 				n, err := intIn(v, 1<<20, 4<<30)
 				s.MaxBulkBody = n
 				return err
+			}},
+		{Flag: "metrics-tenant-labels", Env: "PAYDISPATCH_METRICS_TENANT_LABELS", Default: "false", Bool: true,
+			Usage: "export the executions by tenant, under the tenants' names, at /metrics (which answers without a token); off: no tenant's name there",
+			Parse: func(v string) error {
+				b, err := strconv.ParseBool(v)
+				if err != nil {
+					return fmt.Errorf("want true or false")
+				}
+				s.MetricsTenantLabels = b
+				return nil
 			}},
 		{Flag: "migrate", Env: "PAYDISPATCH_MIGRATE_ON_START", Default: "true", Usage: "apply pending schema migrations at start",
 			Parse: func(v string) error {
