@@ -4412,15 +4412,20 @@ func (s *ConsoleStatsItemTypesItemQueue) encodeFields(e *jx.Encoder) {
 		e.FieldStart("DEAD_LETTER")
 		e.Int(s.DEADLETTER)
 	}
+	{
+		e.FieldStart("PARKED")
+		e.Int(s.PARKED)
+	}
 }
 
-var jsonFieldsNameOfConsoleStatsItemTypesItemQueue = [6]string{
+var jsonFieldsNameOfConsoleStatsItemTypesItemQueue = [7]string{
 	0: "READY",
 	1: "CLAIMED",
 	2: "DISPATCHED",
 	3: "COMPLETED",
 	4: "FAILED",
 	5: "DEAD_LETTER",
+	6: "PARKED",
 }
 
 // Decode decodes ConsoleStatsItemTypesItemQueue from json.
@@ -4504,6 +4509,18 @@ func (s *ConsoleStatsItemTypesItemQueue) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"DEAD_LETTER\"")
 			}
+		case "PARKED":
+			requiredBitSet[0] |= 1 << 6
+			if err := func() error {
+				v, err := d.Int()
+				s.PARKED = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"PARKED\"")
+			}
 		default:
 			return errors.Errorf("unexpected field %q", k)
 		}
@@ -4514,7 +4531,7 @@ func (s *ConsoleStatsItemTypesItemQueue) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00111111,
+		0b01111111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.

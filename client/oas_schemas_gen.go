@@ -1403,6 +1403,7 @@ type ConsoleStatsItemTypesItemQueue struct {
 	COMPLETED  int `json:"COMPLETED"`
 	FAILED     int `json:"FAILED"`
 	DEADLETTER int `json:"DEAD_LETTER"`
+	PARKED     int `json:"PARKED"`
 }
 
 // GetREADY returns the value of READY.
@@ -1435,6 +1436,11 @@ func (s *ConsoleStatsItemTypesItemQueue) GetDEADLETTER() int {
 	return s.DEADLETTER
 }
 
+// GetPARKED returns the value of PARKED.
+func (s *ConsoleStatsItemTypesItemQueue) GetPARKED() int {
+	return s.PARKED
+}
+
 // SetREADY sets the value of READY.
 func (s *ConsoleStatsItemTypesItemQueue) SetREADY(val int) {
 	s.READY = val
@@ -1463,6 +1469,11 @@ func (s *ConsoleStatsItemTypesItemQueue) SetFAILED(val int) {
 // SetDEADLETTER sets the value of DEADLETTER.
 func (s *ConsoleStatsItemTypesItemQueue) SetDEADLETTER(val int) {
 	s.DEADLETTER = val
+}
+
+// SetPARKED sets the value of PARKED.
+func (s *ConsoleStatsItemTypesItemQueue) SetPARKED(val int) {
+	s.PARKED = val
 }
 
 type ConsoleStatsRateLimitsItem struct {

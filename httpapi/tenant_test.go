@@ -32,6 +32,7 @@ func TestOtherTenantForbidden(t *testing.T) {
 	rt.HandleAccounts(led)
 	rt.HandleProcesses(fakeProcesses{})
 	rt.HandleWebhooks(hooks, payment.EventTypes())
+	rt.HandleAudit(&fakeAudit{})
 	rt.RequireAuth(fakeTokens{
 		"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"acme": {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead,

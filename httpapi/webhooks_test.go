@@ -184,6 +184,7 @@ func TestWebhookURLSpellingsRefused(t *testing.T) {
 	t.Parallel()
 	rt := httpapi.NewRouter(nil)
 	rt.HandleWebhooks(&fakeWebhooks{}, payment.EventTypes())
+	rt.HandleAudit(&fakeAudit{})
 	rt.RequireAuth(fakeTokens{"acme": {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.WebhooksWrite}}})
 	for _, url := range []string{
 		"https://0177.0.0.1/", "https://2130706433/", "https://0x7f000001/", "https://127.1/",
