@@ -52,58 +52,82 @@ type Projection struct {
 	Placed int
 }
 
+// Demand is N events requesting one instant, before a deadline (zero:
+// none), to project.
+type Demand struct {
+	Requested time.Time
+	N         int
+	Deadline  time.Time
+}
+
 // maxProjectedWindows bounds a projection's walk: a million windows is
 // beyond any cut-off a day has.
 const maxProjectedWindows = 1_000_000
 
-// Project says where n events requesting the instant requested would go,
-// before deadline (zero: none), as pacing_assign would place them on the
-// counters as they stand: the requested window in proportion to what is
-// left of it, then whole windows, the one the deadline falls in in
-// proportion. Slots of a window are spread as pacing_assign spreads them;
-// a slot's time is taken at its mean jitter. Windows held by other
+// Project says where demands would go under a config, one after the
+// other (as a file's instants are assigned), as pacing_assign would place
+// them on the counters as they stand: the requested window in proportion
+// to what is left of it, then whole windows, the one a deadline falls in
+// in proportion. Slots of a window are spread as pacing_assign spreads
+// them; a slot's time is taken at its mean jitter. Windows held by other
 // transactions are not skipped here, so a projection made while others
 // assign can be a little early. One query, bounded.
-func (l *Limiter) Project(ctx context.Context, configName string, requested time.Time, n int, deadline time.Time) (Projection, error) {
-	var p Projection
-	if n <= 0 {
-		return p, nil
+func (l *Limiter) Project(ctx context.Context, configName string, demands ...Demand) ([]Projection, error) {
+	out := make([]Projection, len(demands))
+	if len(demands) == 0 {
+		return out, nil
 	}
 	cfg, err := l.activeConfig(ctx, configName)
 	if err != nil {
-		return p, err
+		return nil, err
 	}
 	w := cfg.Window.Milliseconds()
-	req := ceilMilli(requested).UnixMilli()
-	w0 := floorDiv(req, w) * w
-	dl := int64(0)
-	if !deadline.IsZero() {
-		dl = floorMilli(deadline).UnixMilli()
-		if dl <= req {
-			return p, nil
+	from, until, total := int64(0), int64(0), 0
+	for i, d := range demands {
+		req := ceilMilli(d.Requested).UnixMilli()
+		w0 := floorDiv(req, w) * w
+		if i == 0 || w0 < from {
+			from = w0
 		}
+		end := w0 + int64(d.N/cfg.MaxPerWindow+2)*w
+		if !d.Deadline.IsZero() {
+			end = min(end, floorMilli(d.Deadline).UnixMilli()+w)
+		}
+		until = max(until, end)
+		total += d.N
 	}
-	// The windows the walk can reach: n at full room, plus whatever the
-	// windows in the way hold, read up to a bound.
-	span := int64(n/cfg.MaxPerWindow+2) * w * 4
-	until := w0 + min(span, maxProjectedWindows*w)
-	if dl > 0 {
-		until = min(until, dl+w)
-	}
+	// The windows the walk can reach: the demands at full room, plus
+	// whatever the windows in the way hold, read up to a bound.
+	until = min(max(until, from+int64(total/cfg.MaxPerWindow+2)*w*4), from+maxProjectedWindows*w)
 	rows, err := l.q.WindowsFrom(ctx, dbsqlc.WindowsFromParams{
-		ConfigName: configName, FromTime: time.UnixMilli(w0).UTC(), UntilTime: time.UnixMilli(until).UTC(), MaxRows: maxProjectedWindows,
+		ConfigName: configName, FromTime: time.UnixMilli(from).UTC(), UntilTime: time.UnixMilli(until).UTC(), MaxRows: maxProjectedWindows,
 	})
 	if err != nil {
-		return p, fmt.Errorf("pacing: project %d events under %s: %w", n, configName, err)
+		return nil, fmt.Errorf("pacing: project %d events under %s: %w", total, configName, err)
 	}
 	counts := make(map[int64]int, len(rows))
 	for _, r := range rows {
 		counts[r.WindowStart.UnixMilli()] = int(r.SlotCount)
 	}
-	return project(cfg, req, dl, n, counts), nil
+	for i, d := range demands {
+		if d.N <= 0 {
+			continue
+		}
+		dl := int64(0)
+		if !d.Deadline.IsZero() {
+			dl = floorMilli(d.Deadline).UnixMilli()
+		}
+		req := ceilMilli(d.Requested).UnixMilli()
+		if dl > 0 && dl <= req {
+			continue
+		}
+		out[i] = project(cfg, req, dl, d.N, counts)
+	}
+	return out, nil
 }
 
-// project is Project's walk over the counters, in memory.
+// project is Project's walk over the counters, in memory; it takes the
+// places it gives from counts, so the next demand walks past them.
 func project(cfg Config, req, dl int64, n int, counts map[int64]int) Projection {
 	var p Projection
 	w, maxN := cfg.Window.Milliseconds(), cfg.MaxPerWindow
@@ -112,6 +136,7 @@ func project(cfg Config, req, dl int64, n int, counts map[int64]int) Projection 
 		if take <= 0 {
 			return
 		}
+		counts[ws] += take
 		span := w - from
 		at := func(k int) time.Time {
 			// pacing_offset_ms at the mean jitter: a quarter into the part.
@@ -131,8 +156,7 @@ func project(cfg Config, req, dl int64, n int, counts map[int64]int) Projection 
 		capacity = max(int(int64(eff)*(dl-req)/(w-elapsed)), 0)
 	}
 	c := counts[w0]
-	take := min(n, max(capacity-c, 0))
-	place(w0, elapsed, max(eff, 1), c, take)
+	place(w0, elapsed, max(eff, 1), c, min(n, max(capacity-c, 0)))
 	for ws, walked := w0+w, 0; p.Placed < n && walked < maxProjectedWindows; ws, walked = ws+w, walked+1 {
 		if dl > 0 && ws >= dl {
 			break
@@ -142,8 +166,7 @@ func project(cfg Config, req, dl int64, n int, counts map[int64]int) Projection 
 			capacity = int(int64(maxN) * (dl - ws) / w)
 		}
 		c := counts[ws]
-		take := min(n-p.Placed, max(capacity-c, 0))
-		place(ws, 0, maxN, c, take)
+		place(ws, 0, maxN, c, min(n-p.Placed, max(capacity-c, 0)))
 	}
 	return p
 }

@@ -199,10 +199,11 @@ func TestProjection(t *testing.T) {
 			if tc.deadline > 0 {
 				deadline = boundary.Add(tc.deadline)
 			}
-			p, err := l.Project(ctx, "default", tc.requested, tc.n, deadline)
+			ps, err := l.Project(ctx, "default", pacing.Demand{Requested: tc.requested, N: tc.n, Deadline: deadline})
 			if err != nil {
 				t.Fatal(err)
 			}
+			p := ps[0]
 			slots, err := l.AssignBulk(ctx, "default", events("e", tc.n, tc.requested, deadline))
 			if err != nil {
 				t.Fatal(err)

@@ -48,6 +48,8 @@ func whyNot(s Status) string {
 		return "Phase A rejected it"
 	case StatusCancelled:
 		return "cancelled before"
+	case StatusHeld:
+		return "held at its rail's cut-off"
 	}
 	return "it is " + string(s)
 }
@@ -78,7 +80,7 @@ func (s *Service) Cancel(ctx context.Context, tenantID, paymentID string, record
 	if key.InitWorkflowID != nil {
 		waiting = []string{*key.InitWorkflowID}
 	}
-	got, cancelled, err := s.Store.cancel(ctx, []string{key.PaymentID}, waiting, "", record)
+	got, cancelled, err := s.Store.cancel(ctx, []string{key.PaymentID}, waiting, "", record, s.completeParked)
 	if err != nil {
 		return "", false, err
 	}
@@ -117,7 +119,7 @@ func (s *Service) CancelBatch(ctx context.Context, batchID, tenantID string, rec
 	if err != nil {
 		return Cancelled{}, fmt.Errorf("payment: batch %s: %w", batchID, err)
 	}
-	got, cancelled, err := s.Store.cancel(ctx, keys, chunks, tenantID, record)
+	got, cancelled, err := s.Store.cancel(ctx, keys, chunks, tenantID, record, s.completeParked)
 	if err != nil {
 		return Cancelled{}, err
 	}
@@ -158,17 +160,29 @@ func summarize(got map[string]Status, now map[string]bool) Cancelled {
 // with record's entry when it cancelled any, so that a lock one takes is
 // never held while the next waits; a deadlock within one statement (with
 // Phase A, which stores a chunk's payments at once) is tried again.
-func (s *Store) cancel(ctx context.Context, keys, intakeRows []string, tenantID string, record Record) (statuses map[string]Status, now map[string]bool, err error) {
+// then, when set, is called in the transaction of each statement that
+// cancelled stored payments, with their keys (the queue items of held
+// ones are completed with them).
+func (s *Store) cancel(ctx context.Context, keys, intakeRows []string, tenantID string, record Record,
+	then func(ctx context.Context, tx pgx.Tx, keys []string) error) (statuses map[string]Status, now map[string]bool, err error) {
 	reason := CancelReason
 	now = map[string]bool{}
-	step := func(stmt func(q *dbsqlc.Queries) ([]string, error)) error {
+	step := func(stmt func(q *dbsqlc.Queries) ([]string, error), then func(ctx context.Context, tx pgx.Tx, keys []string) error) error {
 		var err error
 		for range 5 {
 			var got []string
 			err = pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
 				var err error
-				if got, err = stmt(dbsqlc.New(tx)); err != nil || len(got) == 0 || record == nil {
+				if got, err = stmt(dbsqlc.New(tx)); err != nil || len(got) == 0 {
 					return err
+				}
+				if then != nil {
+					if err := then(ctx, tx, got); err != nil {
+						return err
+					}
+				}
+				if record == nil {
+					return nil
 				}
 				return record(ctx, tx, len(got))
 			})
@@ -190,13 +204,13 @@ func (s *Store) cancel(ctx context.Context, keys, intakeRows []string, tenantID 
 			return q.CancelWaiting(ctx, dbsqlc.CancelWaitingParams{
 				PaymentIds: keys, InitWorkflowIds: intakeRows, StatusReason: reason, TenantID: tenantID,
 			})
-		}); err != nil {
+		}, nil); err != nil {
 			return nil, now, fmt.Errorf("payment: cancel %d payments waiting for Phase A: %w", len(keys), err)
 		}
 	}
 	if err := step(func(q *dbsqlc.Queries) ([]string, error) {
 		return q.CancelScheduled(ctx, dbsqlc.CancelScheduledParams{PaymentIds: keys, StatusReason: &reason, TenantID: tenantID})
-	}); err != nil {
+	}, then); err != nil {
 		return nil, now, fmt.Errorf("payment: cancel %d scheduled payments: %w", len(keys), err)
 	}
 	rows, err := s.q.PaymentStatuses(ctx, dbsqlc.PaymentStatusesParams{PaymentIds: keys, TenantID: tenantID})
@@ -305,7 +319,7 @@ func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool, 
 	}
 	var todo []string
 	for k, st := range found {
-		if st == StatusReceived || st == StatusScheduled {
+		if st == StatusReceived || st == StatusScheduled || st == StatusHeld {
 			todo = append(todo, k)
 		}
 	}
@@ -316,7 +330,7 @@ func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool, 
 		}
 		return summarize(found, now), nil
 	}
-	got, now, err := s.Store.cancel(ctx, todo, waitingRows, f.TenantID, record)
+	got, now, err := s.Store.cancel(ctx, todo, waitingRows, f.TenantID, record, s.completeParked)
 	if err != nil {
 		return Cancelled{}, err
 	}
@@ -331,3 +345,14 @@ func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool, 
 // batchIntakePrefix is what the ids of a file's chunks' intake rows
 // begin with.
 func batchIntakePrefix(batchID string) string { return "init-" + batchID + "-" }
+
+// completeParked ends the queue items that cancelled payments held at an
+// execution's cut-off had parked (the others have none, or a live one
+// their execution settles).
+func (s *Service) completeParked(ctx context.Context, tx pgx.Tx, keys []string) error {
+	if s.Queue == nil {
+		return nil
+	}
+	_, err := s.Queue.CompleteParkedTx(ctx, tx, ItemType, keys)
+	return err
+}

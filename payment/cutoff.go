@@ -338,7 +338,7 @@ const ReasonCutoff = "CUTOFF"
 // them SCHEDULED at their new slots and, in the same transaction, puts
 // their queue items READY there (resume: a parked or never enqueued one
 // is enqueued). It returns where each went.
-func (a *InitActivities) reschedule(ctx context.Context, ps []Payment, from time.Time, fromStatuses []Status, reason string) (map[string]placement, error) {
+func (a *InitActivities) reschedule(ctx context.Context, ps []Payment, from time.Time, fromStatuses []Status, reason string, record Record) (map[string]placement, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
@@ -432,8 +432,10 @@ func (a *InitActivities) reschedule(ctx context.Context, ps []Payment, from time
 				delete(out, id) // cancelled, or moved on meanwhile
 			}
 		}
-		_, err = a.Queue.ResumeTx(ctx, tx, ItemType, resume)
-		return err
+		if _, err = a.Queue.ResumeTx(ctx, tx, ItemType, resume); err != nil || record == nil || len(resume) == 0 {
+			return err
+		}
+		return record(ctx, tx, len(resume))
 	})
 	if err != nil {
 		return nil, err
@@ -504,7 +506,7 @@ func (a *ExecActivities) missedCutoff(ctx context.Context, in ExecutionInput, da
 	init := &InitActivities{Store: a.Store, Queue: a.Queue, Pacer: a.Pacer, Rails: a.Rails, CutoffGuard: a.CutoffGuard}
 	// Its queue item is being executed, not parked: the reschedule's
 	// resume leaves it, and the deferral below moves it.
-	places, err := init.reschedule(ctx, []Payment{p}, day.Cutoff, []Status{StatusScheduled}, "ROLLED: "+detail)
+	places, err := init.reschedule(ctx, []Payment{p}, day.Cutoff, []Status{StatusScheduled}, "ROLLED: "+detail, nil)
 	if err != nil {
 		return false, err
 	}

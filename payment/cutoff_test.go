@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/calendar"
@@ -288,4 +289,100 @@ func balance(t *testing.T, s *saga, tenant string) decimal.Decimal {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestProjectionThenPhaseA: the projection a file's 202 carries, made
+// before Phase A takes a slot, says how many make the cut-off, how many
+// meet each rule, and the last slot, as Phase A then does.
+func TestProjectionThenPhaseA(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRailsFixture(t)
+	at := f.at(0, 15*time.Hour+59*time.Minute+40*time.Second)
+	var rs []payment.Request
+	rs = append(rs, railPayments("acme", 100, at)...)
+	rs = append(rs, railPayments("beta", 60, at)...)
+	rs = append(rs, railPayments("gamma", 40, at)...)
+	for i := range rs {
+		rs[i].Rail = "SEPA"
+	}
+	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	projs, err := svc.Project(ctx, rs)
+	if err != nil || len(projs) != 1 {
+		t.Fatalf("projection: %+v, %v", projs, err)
+	}
+	p := projs[0]
+	// 18 s before the guard at 10 a second: 180 make it, 20 do not; the
+	// last 20 in order are gamma's 40 minus those that fit... counted by
+	// the rules of the payments past the line.
+	if p.Rail != "SEPA" || p.Payments != 200 || p.BeforeCutoff != 180 || p.Rolled+p.Held+p.Rejected != 20 || p.Rejected != 20 ||
+		p.Cutoff == nil || !p.Cutoff.Equal(f.at(0, 16*time.Hour)) {
+		t.Fatalf("projection %+v", p)
+	}
+	res, err := f.s.init.InitChunk(ctx, rs, "init-file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rejected != p.Rejected || res.Held != p.Held {
+		t.Errorf("Phase A %+v, projected %+v", res, p)
+	}
+	var last time.Time
+	for _, r := range rs {
+		got, err := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == payment.StatusScheduled && got.ScheduledExecutionTime.Before(*p.Cutoff) && got.ScheduledExecutionTime.After(last) {
+			last = *got.ScheduledExecutionTime
+		}
+	}
+	if d := last.Sub(*p.LastSlot); d > 100*time.Millisecond || d < -100*time.Millisecond {
+		t.Errorf("last slot %s, projected %s", last, p.LastSlot)
+	}
+}
+
+// TestReleaseHeld: an operator releases a tenant's held payments: each is
+// paced again from now on its rail before a cut-off, SCHEDULED with its
+// queue item READY at its slot; a cancel ends one that is still held.
+func TestReleaseHeld(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRailsFixture(t)
+	at := f.at(0, 15*time.Hour+59*time.Minute+50*time.Second)
+	rs := railPayments("beta", 90, at)
+	if res, err := f.s.init.InitChunk(ctx, rs, "init-beta"); err != nil || res.Held != 10 {
+		t.Fatalf("Phase A: %+v, %v", res, err)
+	}
+	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	// One of them is cancelled first.
+	var held []string
+	for _, r := range rs {
+		if p, _ := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID); p.Status == payment.StatusHeld {
+			held = append(held, r.PaymentID)
+		}
+	}
+	if st, _, err := svc.Cancel(ctx, "beta", held[0], nil); err != nil || st != payment.StatusCancelled {
+		t.Fatalf("cancel a held payment: %s, %v", st, err)
+	}
+	records := 0
+	rel, err := svc.Release(ctx, payment.HeldFilter{TenantID: "beta", Rail: "SEPA"}, func(context.Context, pgx.Tx, int) error { records++; return nil })
+	if err != nil || rel.Released != 9 || rel.Held != 0 || records != 1 {
+		t.Fatalf("release: %+v, %v (%d records)", rel, err, records)
+	}
+	for _, id := range held[1:] {
+		p, err := f.s.init.Store.Find(ctx, "beta", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, qerr := queue.New(f.s.pool).Get(ctx, payment.ItemType, p.Key)
+		rail, _ := f.res.Rail(ctx, "SEPA")
+		day, _ := rail.DayOn(calendar.DateOf(p.ExecutionDate, time.UTC))
+		if p.Status != payment.StatusScheduled || qerr != nil || it.Status != queue.StatusReady || !it.ScheduledExecTime.Equal(*p.ScheduledExecutionTime) ||
+			!p.ScheduledExecutionTime.Before(day.Cutoff) || p.ScheduledExecutionTime.Before(day.Opens) || p.StatusReason != payment.ReleaseReason {
+			t.Errorf("%s released: %s at %s (%s), queue %+v %v", id, p.Status, p.ScheduledExecutionTime, p.StatusReason, it, qerr)
+		}
+	}
+	if again, err := svc.Release(ctx, payment.HeldFilter{TenantID: "beta"}, nil); err != nil || again.Released != 0 {
+		t.Errorf("a second release: %+v, %v", again, err)
+	}
 }

@@ -33,9 +33,11 @@ type Service struct {
 	// one the rules do not route is refused, naming rail. Nil: none is
 	// routed here (Phase A routes what it finds unrouted).
 	Rails Rails
-	// Pacer projects where a file's payments will go (Project); nil: no
-	// projection.
+	// Pacer projects where a file's payments will go (Project) and
+	// releases held ones; nil: neither.
 	Pacer Pacer
+	// CutoffGuard is as InitActivities' (default DefaultCutoffGuard).
+	CutoffGuard time.Duration
 }
 
 // StatusReceived: the payment is taken in (its id claimed, its request in

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	// A rail's time zone is an IANA name; the binary carries the zone
 	// database, so a host without one (a scratch container) reads it too.
@@ -170,8 +171,21 @@ func (r Rail) Location() (*time.Location, error) {
 	if r.TimeZone == "Local" || strings.HasPrefix(r.TimeZone, "/") || strings.Contains(r.TimeZone, "..") || len(r.TimeZone) > 64 {
 		return nil, fmt.Errorf("routing: time zone %q", r.TimeZone)
 	}
-	return time.LoadLocation(r.TimeZone)
+	if loc, ok := locations.Load(r.TimeZone); ok {
+		return loc.(*time.Location), nil
+	}
+	loc, err := time.LoadLocation(r.TimeZone)
+	if err != nil {
+		return nil, err
+	}
+	// Read once per zone: Phase A asks for every payment of a file.
+	locations.Store(r.TimeZone, loc)
+	return loc, nil
 }
+
+// locations caches the zones read (a zone's rules do not change while
+// the process runs; a handful of zones are in use).
+var locations sync.Map
 
 // ParseTimeOfDay reads "HH:MM" or "HH:MM:SS" (00:00 to 24:00:00).
 func ParseTimeOfDay(s string) (time.Duration, error) {

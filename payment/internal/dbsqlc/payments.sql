@@ -165,11 +165,11 @@ RETURNING status;
 
 -- name: CancelScheduled :many
 -- Cancels, of these payments, those whose execution has not begun
--- (SCHEDULED): the guarded transition the execution's BeginExecution
--- races. The keys cancelled.
+-- (SCHEDULED, or HELD at a cut-off): the guarded transition the
+-- execution's BeginExecution races. The keys cancelled.
 UPDATE payments
 SET status = 'CANCELLED', status_reason = @status_reason, updated_at = now()
-WHERE payment_id = ANY(@payment_ids::text[]) AND status = 'SCHEDULED'
+WHERE payment_id = ANY(@payment_ids::text[]) AND status IN ('SCHEDULED', 'HELD')
   AND (@tenant_id::text = '' OR tenant_id = @tenant_id::text)
 RETURNING payment_id;
 
@@ -462,3 +462,22 @@ FROM (SELECT unnest(@payment_ids::text[]) AS payment_id, unnest(@ats::timestampt
              unnest(@execution_dates::date[]) AS execution_date, unnest(@reasons::text[]) AS reason) r
 WHERE p.payment_id = r.payment_id AND p.status = ANY(@from_statuses::text[]) AND p.context IS NOT NULL
 RETURNING p.payment_id, p.tenant_id;
+
+-- name: MatchHeld :many
+-- HELD payments an operator releases or cancels: on a rail (or any), of a
+-- tenant (or any), among these keys (none: any), oldest request first.
+SELECT payment_id, tenant_id, external_id, rail, requested_execution_time FROM payments
+WHERE status = 'HELD'
+  AND (@rail::text = '' OR rail = @rail::text)
+  AND (@tenant_id::text = '' OR tenant_id = @tenant_id::text)
+  AND (coalesce(cardinality(@payment_ids::text[]), 0) = 0 OR payment_id = ANY(@payment_ids::text[]))
+ORDER BY requested_execution_time, payment_id
+LIMIT @max_rows;
+
+-- name: RailBacklog :one
+-- What waits for a rail: its SCHEDULED payments (how many, their first
+-- and last slots: the epoch for none) and its HELD ones.
+SELECT (SELECT count(*) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = @rail::text)::bigint AS waiting,
+       coalesce((SELECT min(w.scheduled_execution_time) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = @rail::text), 'epoch')::timestamptz AS first_slot,
+       coalesce((SELECT max(w.scheduled_execution_time) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = @rail::text), 'epoch')::timestamptz AS last_slot,
+       (SELECT count(*) FROM payments h WHERE h.status = 'HELD' AND h.rail = @rail::text)::bigint AS held;

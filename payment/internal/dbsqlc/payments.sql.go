@@ -196,7 +196,7 @@ func (q *Queries) BeginExecution(ctx context.Context, arg BeginExecutionParams) 
 const cancelScheduled = `-- name: CancelScheduled :many
 UPDATE payments
 SET status = 'CANCELLED', status_reason = $1, updated_at = now()
-WHERE payment_id = ANY($2::text[]) AND status = 'SCHEDULED'
+WHERE payment_id = ANY($2::text[]) AND status IN ('SCHEDULED', 'HELD')
   AND ($3::text = '' OR tenant_id = $3::text)
 RETURNING payment_id
 `
@@ -208,8 +208,8 @@ type CancelScheduledParams struct {
 }
 
 // Cancels, of these payments, those whose execution has not begun
-// (SCHEDULED): the guarded transition the execution's BeginExecution
-// races. The keys cancelled.
+// (SCHEDULED, or HELD at a cut-off): the guarded transition the
+// execution's BeginExecution races. The keys cancelled.
 func (q *Queries) CancelScheduled(ctx context.Context, arg CancelScheduledParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, cancelScheduled, arg.StatusReason, arg.PaymentIds, arg.TenantID)
 	if err != nil {
@@ -1112,6 +1112,64 @@ func (q *Queries) ListedPayments(ctx context.Context, arg ListedPaymentsParams) 
 	return items, nil
 }
 
+const matchHeld = `-- name: MatchHeld :many
+SELECT payment_id, tenant_id, external_id, rail, requested_execution_time FROM payments
+WHERE status = 'HELD'
+  AND ($1::text = '' OR rail = $1::text)
+  AND ($2::text = '' OR tenant_id = $2::text)
+  AND (coalesce(cardinality($3::text[]), 0) = 0 OR payment_id = ANY($3::text[]))
+ORDER BY requested_execution_time, payment_id
+LIMIT $4
+`
+
+type MatchHeldParams struct {
+	Rail       string
+	TenantID   string
+	PaymentIds []string
+	MaxRows    int32
+}
+
+type MatchHeldRow struct {
+	PaymentID              string
+	TenantID               string
+	ExternalID             string
+	Rail                   *string
+	RequestedExecutionTime time.Time
+}
+
+// HELD payments an operator releases or cancels: on a rail (or any), of a
+// tenant (or any), among these keys (none: any), oldest request first.
+func (q *Queries) MatchHeld(ctx context.Context, arg MatchHeldParams) ([]MatchHeldRow, error) {
+	rows, err := q.db.Query(ctx, matchHeld,
+		arg.Rail,
+		arg.TenantID,
+		arg.PaymentIds,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MatchHeldRow
+	for rows.Next() {
+		var i MatchHeldRow
+		if err := rows.Scan(
+			&i.PaymentID,
+			&i.TenantID,
+			&i.ExternalID,
+			&i.Rail,
+			&i.RequestedExecutionTime,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const matchKeyedPayments = `-- name: MatchKeyedPayments :many
 SELECT payment_id, status FROM payments
 WHERE payment_id = ANY($1::text[])
@@ -1545,6 +1603,34 @@ func (q *Queries) PendingRequests(ctx context.Context, arg PendingRequestsParams
 		return nil, err
 	}
 	return items, nil
+}
+
+const railBacklog = `-- name: RailBacklog :one
+SELECT (SELECT count(*) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = $1::text)::bigint AS waiting,
+       coalesce((SELECT min(w.scheduled_execution_time) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = $1::text), 'epoch')::timestamptz AS first_slot,
+       coalesce((SELECT max(w.scheduled_execution_time) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = $1::text), 'epoch')::timestamptz AS last_slot,
+       (SELECT count(*) FROM payments h WHERE h.status = 'HELD' AND h.rail = $1::text)::bigint AS held
+`
+
+type RailBacklogRow struct {
+	Waiting   int64
+	FirstSlot time.Time
+	LastSlot  time.Time
+	Held      int64
+}
+
+// What waits for a rail: its SCHEDULED payments (how many, their first
+// and last slots: the epoch for none) and its HELD ones.
+func (q *Queries) RailBacklog(ctx context.Context, rail string) (RailBacklogRow, error) {
+	row := q.db.QueryRow(ctx, railBacklog, rail)
+	var i RailBacklogRow
+	err := row.Scan(
+		&i.Waiting,
+		&i.FirstSlot,
+		&i.LastSlot,
+		&i.Held,
+	)
+	return i, err
 }
 
 const redriveBookings = `-- name: RedriveBookings :many

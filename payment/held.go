@@ -1,0 +1,146 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
+)
+
+// HeldFilter selects HELD payments an operator releases: by the
+// tenant's ids (TenantID and PaymentIDs), a file's (BatchID), or a filter
+// (Rail and TenantID; at least one). At most MaxRelease a call.
+type HeldFilter struct {
+	TenantID   string
+	PaymentIDs []string
+	BatchID    string
+	Rail       string
+}
+
+// MaxRelease bounds the payments one release moves.
+const MaxRelease = 10_000
+
+// Released is a release's answer.
+type Released struct {
+	// Released counts the payments scheduled again; Held those that
+	// stay HELD (their rail gone or inactive, or no business day with
+	// room within the roll limit).
+	Released int `json:"released"`
+	Held     int `json:"held"`
+	// FirstSlot and LastSlot bound the slots they were given.
+	FirstSlot *time.Time `json:"firstSlot,omitempty"`
+	LastSlot  *time.Time `json:"lastSlot,omitempty"`
+}
+
+// ErrNoRails: releasing held payments needs the rails (Service.Rails)
+// and a limiter (Service.Pacer).
+var ErrNoRails = errors.New("payment: no rails to release held payments onto")
+
+// ReleaseReason is the status reason of a payment an operator released.
+const ReleaseReason = "RELEASED by an operator after its cut-off hold"
+
+// Release lets HELD payments go again, an operator's override of their
+// tenant's HOLD: each is paced again from now on its rail, before the
+// cut-off of its rail's current business day, or, with no room left that
+// day, from the next business day's opening (never sent late). They are
+// SCHEDULED at their new slots, and their queue items READY there, in
+// one transaction, with record's entry.
+func (s *Service) Release(ctx context.Context, f HeldFilter, record Record) (Released, error) {
+	if s.Rails == nil || s.Pacer == nil {
+		return Released{}, ErrNoRails
+	}
+	if f.BatchID == "" && f.Rail == "" && f.TenantID == "" {
+		return Released{}, ErrNoSelection
+	}
+	var keys []string
+	for _, id := range f.PaymentIDs {
+		keys = append(keys, Key(f.TenantID, id))
+	}
+	if f.BatchID != "" {
+		q := dbsqlc.New(s.Store.db)
+		if _, err := q.GetBatch(ctx, f.BatchID); errors.Is(err, pgx.ErrNoRows) {
+			return Released{}, ErrNotFound
+		} else if err != nil {
+			return Released{}, fmt.Errorf("payment: batch %s: %w", f.BatchID, err)
+		}
+		parts, err := q.BatchParts(ctx, f.BatchID)
+		if err != nil {
+			return Released{}, fmt.Errorf("payment: batch %s: %w", f.BatchID, err)
+		}
+		for _, p := range parts {
+			keys = append(keys, p.PaymentIds...)
+		}
+	}
+	rows, err := s.Store.q.MatchHeld(ctx, dbsqlc.MatchHeldParams{Rail: f.Rail, TenantID: f.TenantID, PaymentIds: keys, MaxRows: MaxRelease})
+	if err != nil {
+		return Released{}, fmt.Errorf("payment: select held payments: %w", err)
+	}
+	if len(rows) == 0 {
+		return Released{}, nil
+	}
+	ps := make([]Payment, len(rows))
+	for i, r := range rows {
+		ps[i] = Payment{Key: r.PaymentID, Request: Request{TenantID: r.TenantID, PaymentID: r.ExternalID, Rail: derefRail(r.Rail),
+			RequestedExecutionTime: r.RequestedExecutionTime}}
+	}
+	init := &InitActivities{Store: s.Store, Queue: s.Queue, Pacer: s.Pacer, Rails: s.Rails, CutoffGuard: s.CutoffGuard}
+	places, err := init.reschedule(ctx, ps, s.now(), []Status{StatusHeld}, ReleaseReason, record)
+	if err != nil {
+		return Released{}, err
+	}
+	var out Released
+	for _, pl := range places {
+		if pl.status != StatusScheduled {
+			out.Held++
+			continue
+		}
+		out.Released++
+		at := pl.slot.At.UTC()
+		if out.FirstSlot == nil || at.Before(*out.FirstSlot) {
+			out.FirstSlot = &at
+		}
+		if out.LastSlot == nil || at.After(*out.LastSlot) {
+			at2 := at
+			out.LastSlot = &at2
+		}
+	}
+	return out, nil
+}
+
+func derefRail(r *string) string {
+	if r == nil {
+		return ""
+	}
+	return *r
+}
+
+// Backlog is what waits for a rail.
+type Backlog struct {
+	// Waiting counts its SCHEDULED payments; FirstSlot and LastSlot bound
+	// their slots (nil: none waits). The last slot is when the rail will
+	// have been sent everything waiting for it: the projected finish.
+	Waiting   int64      `json:"waiting"`
+	FirstSlot *time.Time `json:"firstSlot,omitempty"`
+	LastSlot  *time.Time `json:"lastSlot,omitempty"`
+	// Held counts its HELD payments.
+	Held int64 `json:"held"`
+}
+
+// RailBacklog is what waits for the rail: read from the payments' rail
+// indexes (those waiting and those held), not from the whole table.
+func (s *Store) RailBacklog(ctx context.Context, rail string) (Backlog, error) {
+	r, err := s.q.RailBacklog(ctx, rail)
+	if err != nil {
+		return Backlog{}, fmt.Errorf("payment: rail %s's backlog: %w", rail, err)
+	}
+	b := Backlog{Waiting: r.Waiting, Held: r.Held}
+	if r.Waiting > 0 {
+		first, last := r.FirstSlot.UTC(), r.LastSlot.UTC()
+		b.FirstSlot, b.LastSlot = &first, &last
+	}
+	return b, nil
+}
