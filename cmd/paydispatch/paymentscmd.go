@@ -13,6 +13,7 @@ import (
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/queue"
 )
 
 // runPayments acts on payments: cancel a selection before it executes.
@@ -75,7 +76,7 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 			if err != nil {
 				return err
 			}
-			svc := &payment.Service{Store: payment.NewStore(db.Pool)}
+			svc := &payment.Service{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool)}
 			res, err := svc.CancelWhere(ctx, f, dryRun, func(ctx context.Context, tx pgx.Tx, cancelled int) error {
 				return cliRecord(ctx, tx, actor, "payments cancel", f.TenantID+"/"+f.BatchID, map[string]any{"filter": f, "cancelled": cancelled})
 			})

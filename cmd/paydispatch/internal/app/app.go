@@ -21,6 +21,7 @@ import (
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/routing"
 	"github.com/paydispatch/paydispatch/schema"
 	"github.com/paydispatch/paydispatch/temporal"
 )
@@ -111,6 +112,7 @@ func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, op
 	w := worker.New(tc.Client, payment.InitTaskQueue, opts.initWorkerOptions())
 	payment.RegisterInit(w, &payment.InitActivities{
 		Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Pacer: pacing.New(store.Pool), Log: log,
+		Rails: Rails(store),
 	})
 	if err := w.Start(); err != nil {
 		return nil, err
@@ -173,8 +175,9 @@ func StartExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, op
 			dispatch.SettledWorkflow{ItemType: payment.ItemType, WorkflowType: payment.ExecWorkflowName})}
 	}
 	w := worker.New(tc.Client, payment.ExecTaskQueue, wopts)
-	acts := &payment.ExecActivities{Store: payment.NewStore(store.Pool), Slots: pacing.New(store.Pool), Metrics: metrics,
-		Tracer: TracerOf(tc.TracerProvider, "payment")}
+	lim := pacing.New(store.Pool)
+	acts := &payment.ExecActivities{Store: payment.NewStore(store.Pool), Slots: lim, Metrics: metrics,
+		Tracer: TracerOf(tc.TracerProvider, "payment"), Rails: Rails(store), Pacer: lim, Queue: queue.New(store.Pool)}
 	payment.RegisterExec(w, acts, &process.Activities{DB: store.Pool, Registry: Processes()})
 	// PAYMENT's exec_mode BATCH: batch executions on the same worker.
 	runner, err := dispatch.NewBatchRunner(dispatch.BatchConfig{
@@ -193,9 +196,17 @@ func StartExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, op
 	return w.Stop, nil
 }
 
-// PaymentService is the intake the HTTP API calls.
+// PaymentService is the intake the HTTP API calls: it routes each
+// payment to its rail and projects where a file goes.
 func PaymentService(store *postgres.DB, tc *temporal.Conn, chunkSize int) *payment.Service {
-	return &payment.Service{Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Temporal: tc.Client, ChunkSize: chunkSize}
+	return &payment.Service{Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Temporal: tc.Client, ChunkSize: chunkSize,
+		Rails: Rails(store), Pacer: pacing.New(store.Pool)}
+}
+
+// Rails are the rails, routing rules and cut-off rules, read through a
+// snapshot every few seconds (routing.Resolver).
+func Rails(store *postgres.DB) *routing.Resolver {
+	return routing.NewResolver(store.Pool, routing.ResolverConfig{})
 }
 
 // StartDispatcher triggers dispatch cycles for every configured item type:
