@@ -178,7 +178,9 @@ func (a *InitActivities) placeOnRails(ctx context.Context, keys []string, rs []R
 	}
 	for key, pl := range out {
 		if pl.status == StatusScheduled && pl.date.After(first[key]) {
+			// Its events say so: payment.scheduled, then payment.rescheduled.
 			pl.rolled = true
+			pl.reason = fmt.Sprintf("ROLLED: no slot before rail %s's cut-off on %s; executes on %s", pl.rail, first[key], pl.date)
 			out[key] = pl
 		}
 	}

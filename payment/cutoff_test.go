@@ -2,12 +2,15 @@ package payment_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/calendar"
@@ -17,6 +20,7 @@ import (
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/routing"
+	"github.com/paydispatch/paydispatch/webhook"
 )
 
 // railsFixture is a database with a SEPA rail (10 a second, Berlin time,
@@ -384,5 +388,82 @@ func TestReleaseHeld(t *testing.T) {
 	}
 	if again, err := svc.Release(ctx, payment.HeldFilter{TenantID: "beta"}, nil); err != nil || again.Released != 0 {
 		t.Errorf("a second release: %+v, %v", again, err)
+	}
+}
+
+// TestRailEvents: a payment's events name its rail and execution date; one
+// Phase A rolled past a cut-off publishes payment.scheduled then
+// payment.rescheduled, a held one payment.held, and its release
+// payment.scheduled from HELD; each valid against the published schema.
+func TestRailEvents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRailsFixture(t)
+	hooks := webhook.Store{DB: f.s.pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}}
+	var eps []webhook.Endpoint
+	for _, tenant := range []string{"acme", "beta"} {
+		ep, _, err := hooks.Register(ctx, webhook.NewEndpoint{TenantID: tenant, URL: "http://127.0.0.1:9/" + tenant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eps = append(eps, ep)
+	}
+	at := f.at(0, 15*time.Hour+59*time.Minute+57*time.Second)
+	rs := append(railPayments("acme", 20, at), railPayments("beta", 20, at)...)
+	if _, err := f.s.init.InitChunk(ctx, rs, "init-events"); err != nil {
+		t.Fatal(err)
+	}
+	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	if _, err := svc.Release(ctx, payment.HeldFilter{TenantID: "beta"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	schema := compileEventSchema(t)
+	seen := map[string][]string{}
+	for _, ep := range eps {
+		rows, err := f.s.pool.Query(ctx, `SELECT payload FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY delivery_id`, ep.ID.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var raw []byte
+			if err := rows.Scan(&raw); err != nil {
+				t.Fatal(err)
+			}
+			doc, err := jsonschema.UnmarshalJSON(bytesReader(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := schema.Validate(doc); err != nil {
+				t.Errorf("event %s: %v", raw, err)
+			}
+			var e struct {
+				Type string
+				Data struct {
+					PaymentID, Status, PreviousStatus, Rail, ExecutionDate string
+				}
+			}
+			if err := json.Unmarshal(raw, &e); err != nil {
+				t.Fatal(err)
+			}
+			if e.Data.Rail != "SEPA" || e.Data.ExecutionDate == "" {
+				t.Errorf("event %s names no rail or date", raw)
+			}
+			seen[e.Data.PaymentID] = append(seen[e.Data.PaymentID], e.Type+"<"+e.Data.PreviousStatus)
+		}
+		rows.Close()
+	}
+	kinds := map[string]int{}
+	for _, evs := range seen {
+		kinds[strings.Join(evs, " ")]++
+	}
+	// 10 a second over the second before the 2 s guard: acme's 10 make
+	// it (the first in the chunk), its other 10 roll, beta's 20 are held.
+	want := map[string]int{
+		"payment.scheduled<RECEIVED":                               10,
+		"payment.scheduled<RECEIVED payment.rescheduled<SCHEDULED": 10,
+		"payment.held<RECEIVED payment.scheduled<HELD":             20,
+	}
+	if fmt.Sprint(kinds) != fmt.Sprint(want) {
+		t.Errorf("events %v, want %v", kinds, want)
 	}
 }

@@ -15,22 +15,27 @@ import (
 // event and docs/schemas/payment-event.v1.json is its schema.
 func EventType(s Status) string { return "payment." + strings.ToLower(string(s)) }
 
+// EventRescheduled is the type of the event a SCHEDULED payment
+// publishes when it moves to another slot without changing status: its
+// tenant's ROLL took it past a missed cut-off to a later business day.
+const EventRescheduled = "payment.rescheduled"
+
 // EventTypes are the types a tenant's endpoint can ask for: one per
-// status a payment can move to.
+// status a payment can move to, and payment.rescheduled.
 func EventTypes() []string {
 	stored := StoredStatuses()
-	out := make([]string, len(stored))
+	out := make([]string, len(stored), len(stored)+1)
 	for i, s := range stored {
 		out[i] = EventType(s)
 	}
-	return out
+	return append(out, EventRescheduled)
 }
 
 // StoredStatuses are the statuses a stored payment can have: every one
 // it moves to (RECEIVED is where it starts, before Phase A stores it).
 func StoredStatuses() []Status {
 	return []Status{StatusScheduled, StatusRejected, StatusAccepted, StatusProcessing, StatusDelivered,
-		StatusFailed, StatusReturned, StatusCancelled}
+		StatusFailed, StatusReturned, StatusCancelled, StatusHeld}
 }
 
 // EventRailType is the outbox rail type payment events go out under when

@@ -10,14 +10,18 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 
 -- payment_event is the event a payment's status change publishes (version
--- 1 of docs/schemas/payment-event.v1.json): a new event id each call.
+-- 1 of docs/schemas/payment-event.v1.json): a new event id each call. Its
+-- type is payment. and the new status, or p_type when given (a payment
+-- rescheduled without changing status: payment.rescheduled).
+DROP FUNCTION IF EXISTS payment_event(text, text, text, text, text, numeric, text, text, timestamptz, timestamptz, timestamptz);
 CREATE OR REPLACE FUNCTION payment_event(p_tenant_id text, p_external_id text, p_status text, p_previous text, p_reason text,
                               p_amount numeric, p_currency text, p_debtor_account text, p_requested timestamptz,
-                              p_scheduled timestamptz, p_changed_at timestamptz) RETURNS jsonb
+                              p_scheduled timestamptz, p_changed_at timestamptz, p_rail text, p_execution_date date,
+                              p_type text) RETURNS jsonb
 LANGUAGE sql VOLATILE AS $$
     SELECT jsonb_build_object(
         'id', gen_random_uuid(),
-        'type', 'payment.' || lower(p_status),
+        'type', coalesce(p_type, 'payment.' || lower(p_status)),
         'version', 1,
         'createdAt', payment_event_time(p_changed_at),
         'tenantId', p_tenant_id,
@@ -30,7 +34,9 @@ LANGUAGE sql VOLATILE AS $$
             'currency', p_currency,
             'debtorAccount', p_debtor_account,
             'requestedExecutionTime', payment_event_time(p_requested),
-            'scheduledExecutionTime', payment_event_time(p_scheduled))))
+            'scheduledExecutionTime', payment_event_time(p_scheduled),
+            'rail', p_rail,
+            'executionDate', p_execution_date::text)))
 $$;
 
 -- payment_debit_references are the ledger references of every debit a
@@ -71,8 +77,7 @@ BEGIN
             v_stream.rail_type, p_events);
     END IF;
     IF EXISTS (SELECT 1 FROM webhook_endpoints) THEN
-        PERFORM webhook_publish(p_tenants, p_keys, ARRAY(SELECT 'payment.' || lower(s) FROM unnest(p_statuses) s),
-                                p_events);
+        PERFORM webhook_publish(p_tenants, p_keys, ARRAY(SELECT e->>'type' FROM unnest(p_events) e), p_events);
     END IF;
 END;
 $$;
