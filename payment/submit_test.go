@@ -395,6 +395,13 @@ func TestVerifyFindsViolations(t *testing.T) {
 			`UPDATE process_instance SET status = 'FAILED' WHERE business_key = (SELECT payment_id FROM payments WHERE external_id = 'ok')`, payment.RuleProcessLog},
 		{"delivered, never dispatched",
 			`UPDATE payments SET status = 'DELIVERED' WHERE external_id = 'ok'`, payment.RuleDelivery},
+		{"an instruction sent after its rail's cut-off",
+			`INSERT INTO rail (rail_name, rail_type, opens_at, cutoff_at) VALUES ('EARLY', 'SEPA_JSON', '00:00', '00:00:01');
+			 UPDATE payments SET rail = 'EARLY', execution_date = (now() AT TIME ZONE 'UTC')::date WHERE external_id = 'ok';
+			 INSERT INTO payment_outbox_attempts (outbox_id, instruction_id, participant_id, sequence_id, idempotency_key,
+			                                      rail_type, payload, attempt_no, state, claimed_at)
+			 SELECT b.outbox_id, b.payment_id, 'acme', 1, b.payment_id, 'EARLY', '{}', 1, 'DISPATCHED', now()
+			 FROM payment_booking b JOIN payments p USING (payment_id) WHERE p.external_id = 'ok'`, payment.RuleBeforeCutoff},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,13 +3,16 @@ package payment
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/calendar"
 	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 	"github.com/paydispatch/paydispatch/process"
+	"github.com/paydispatch/paydispatch/routing"
 )
 
 // The payments' own invariants, beside the ledger's (ledger.Verify).
@@ -37,6 +40,10 @@ const (
 	// RuleOneClaim: a payment is the one its tenant's id was claimed for,
 	// so no two payments share an id.
 	RuleOneClaim ledger.Rule = "payment_id_claimed_once"
+	// RuleBeforeCutoff: no instruction reached its rail at or after that
+	// rail's cut-off on the payment's execution date (the rail's cut-off
+	// as configured now).
+	RuleBeforeCutoff ledger.Rule = "instruction_before_cutoff"
 )
 
 // Verify checks the invariants of the money paydispatch moved, on a live
@@ -131,6 +138,56 @@ func Verify(ctx context.Context, db ledger.DBTX) ([]ledger.Violation, error) {
 	}
 	for _, r := range claims {
 		add(RuleOneClaim, r.PaymentID, "id %q of tenant %s is claimed by %s", r.ExternalID, r.TenantID, ptr.Deref(r.ClaimedBy))
+	}
+	late, err := lateInstructions(ctx, db, q)
+	if err != nil {
+		return out, err
+	}
+	for _, l := range late {
+		add(RuleBeforeCutoff, l.payment, "sent to rail %s at %s, after its cut-off at %s on %s", l.rail,
+			l.sent.UTC().Format(time.RFC3339Nano), l.cutoff.UTC().Format(time.RFC3339), l.date)
+	}
+	return out, nil
+}
+
+type lateInstruction struct {
+	payment, rail, date string
+	sent, cutoff        time.Time
+}
+
+// lateInstructions are the payments whose instruction reached their rail
+// at or after the cut-off of their execution date.
+func lateInstructions(ctx context.Context, db ledger.DBTX, q *dbsqlc.Queries) ([]lateInstruction, error) {
+	rails, err := routing.ListRails(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("payment: verify cut-offs: %w", err)
+	}
+	byName := make(map[string]routing.Rail, len(rails))
+	for _, r := range rails {
+		if r.Cutoff != 0 {
+			byName[r.Name] = r
+		}
+	}
+	if len(byName) == 0 {
+		return nil, nil
+	}
+	sent, err := q.InstructionsSent(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("payment: verify cut-offs: %w", err)
+	}
+	var out []lateInstruction
+	for _, s := range sent {
+		rail, ok := byName[s.Rail]
+		if !ok {
+			continue
+		}
+		day, err := rail.DayOn(calendar.DateOf(s.ExecutionDate, time.UTC))
+		if err != nil {
+			return nil, fmt.Errorf("payment: verify cut-offs of rail %s: %w", rail.Name, err)
+		}
+		if day.Late(s.SentAt) {
+			out = append(out, lateInstruction{payment: s.PaymentID, rail: rail.Name, date: day.Date.String(), sent: s.SentAt, cutoff: day.Cutoff})
+		}
 	}
 	return out, nil
 }

@@ -96,3 +96,15 @@ SELECT p.payment_id, p.external_id, p.tenant_id, k.payment_id AS claimed_by
 FROM payments p
 LEFT JOIN payment_keys k ON k.external_id = p.external_id AND k.tenant_id = p.tenant_id
 WHERE k.payment_id IS DISTINCT FROM p.payment_id;
+
+-- name: InstructionsSent :many
+-- When each payment on a rail with an execution date first had its
+-- instruction sent to its rail and taken (a DISPATCHED attempt's claim):
+-- the cut-off rule compares it with the rail's cut-off that day.
+SELECT p.payment_id, p.rail::text AS rail, p.execution_date::date AS execution_date,
+       max(a.claimed_at)::timestamptz AS sent_at
+FROM payments p
+JOIN payment_booking b ON b.payment_id = p.payment_id
+JOIN payment_outbox_attempts a ON a.outbox_id = b.outbox_id AND a.state = 'DISPATCHED'
+WHERE p.rail IS NOT NULL AND p.execution_date IS NOT NULL
+GROUP BY p.payment_id, p.rail, p.execution_date;

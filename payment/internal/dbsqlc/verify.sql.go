@@ -7,6 +7,7 @@ package dbsqlc
 
 import (
 	"context"
+	"time"
 )
 
 const bookingWithoutOneInstruction = `-- name: BookingWithoutOneInstruction :many
@@ -185,6 +186,51 @@ func (q *Queries) ExecutedWithoutOneDebit(ctx context.Context) ([]ExecutedWithou
 			&i.Status,
 			&i.Debits,
 			&i.Reversals,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const instructionsSent = `-- name: InstructionsSent :many
+SELECT p.payment_id, p.rail::text AS rail, p.execution_date::date AS execution_date,
+       max(a.claimed_at)::timestamptz AS sent_at
+FROM payments p
+JOIN payment_booking b ON b.payment_id = p.payment_id
+JOIN payment_outbox_attempts a ON a.outbox_id = b.outbox_id AND a.state = 'DISPATCHED'
+WHERE p.rail IS NOT NULL AND p.execution_date IS NOT NULL
+GROUP BY p.payment_id, p.rail, p.execution_date
+`
+
+type InstructionsSentRow struct {
+	PaymentID     string
+	Rail          string
+	ExecutionDate time.Time
+	SentAt        time.Time
+}
+
+// When each payment on a rail with an execution date first had its
+// instruction sent to its rail and taken (a DISPATCHED attempt's claim):
+// the cut-off rule compares it with the rail's cut-off that day.
+func (q *Queries) InstructionsSent(ctx context.Context) ([]InstructionsSentRow, error) {
+	rows, err := q.db.Query(ctx, instructionsSent)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []InstructionsSentRow
+	for rows.Next() {
+		var i InstructionsSentRow
+		if err := rows.Scan(
+			&i.PaymentID,
+			&i.Rail,
+			&i.ExecutionDate,
+			&i.SentAt,
 		); err != nil {
 			return nil, err
 		}
