@@ -58,6 +58,9 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 			_, _ = s.Record(ctx, r, nil, payment.StatusRejected, "", nil)
 		}},
 		{"what Phase A stores", "payment_intake_pkey", func(ctx context.Context, s *payment.Store) { _, _ = payment.IntakeOf(ctx, s, "init-7") }},
+		{"what waits for a rail", "payments_rail_waiting_idx", func(ctx context.Context, s *payment.Store) {
+			_, _ = s.RailBacklog(ctx, "SEPA", time.Now().Add(time.Hour))
+		}},
 		{"an execution's context", "payments_pkey", func(ctx context.Context, s *payment.Store) { _, _ = s.Context(ctx, "k-7") }},
 		{"the intake's resume", "payment_intake_received_idx", func(ctx context.Context, s *payment.Store) {
 			_, _ = s.Pending(ctx, time.Now().Add(-2*time.Hour), 100)

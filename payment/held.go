@@ -130,10 +130,14 @@ type Backlog struct {
 	Held int64 `json:"held"`
 }
 
-// RailBacklog is what waits for the rail: read from the payments' rail
-// indexes (those waiting and those held), not from the whole table.
-func (s *Store) RailBacklog(ctx context.Context, rail string) (Backlog, error) {
-	r, err := s.q.RailBacklog(ctx, rail)
+// RailBacklog is what waits for the rail with a slot before until (zero:
+// whenever), and what it holds: read from the payments' rail indexes
+// (those waiting and those held), not from the whole table.
+func (s *Store) RailBacklog(ctx context.Context, rail string, until time.Time) (Backlog, error) {
+	if until.IsZero() {
+		until = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	r, err := s.q.RailBacklog(ctx, dbsqlc.RailBacklogParams{Rail: rail, Until: until})
 	if err != nil {
 		return Backlog{}, fmt.Errorf("payment: rail %s's backlog: %w", rail, err)
 	}

@@ -247,7 +247,8 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		dispatch.NewDepthCollector(queue.New(store.Pool)), pacing.NewCollector(pacing.New(store.Pool)), process.NewCollector(store.Pool))
+		dispatch.NewDepthCollector(queue.New(store.Pool)), pacing.NewCollector(pacing.New(store.Pool)), process.NewCollector(store.Pool),
+		app.NewRailCollector(store))
 	// The dispatcher's and the executions' metrics in a registry of their
 	// own, which the console reads every second without running the
 	// database collectors; /metrics serves both.

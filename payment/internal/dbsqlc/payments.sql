@@ -475,9 +475,13 @@ ORDER BY requested_execution_time, payment_id
 LIMIT @max_rows;
 
 -- name: RailBacklog :one
--- What waits for a rail: its SCHEDULED payments (how many, their first
--- and last slots: the epoch for none) and its HELD ones.
-SELECT (SELECT count(*) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = @rail::text)::bigint AS waiting,
-       coalesce((SELECT min(w.scheduled_execution_time) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = @rail::text), 'epoch')::timestamptz AS first_slot,
-       coalesce((SELECT max(w.scheduled_execution_time) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = @rail::text), 'epoch')::timestamptz AS last_slot,
+-- What waits for a rail: its SCHEDULED payments with slots before @until
+-- (how many, their first and last slots: the epoch for none) and its HELD
+-- ones.
+SELECT (SELECT count(*) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = @rail::text
+          AND w.scheduled_execution_time < @until::timestamptz)::bigint AS waiting,
+       coalesce((SELECT min(w.scheduled_execution_time) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = @rail::text
+                   AND w.scheduled_execution_time < @until::timestamptz), 'epoch')::timestamptz AS first_slot,
+       coalesce((SELECT max(w.scheduled_execution_time) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = @rail::text
+                   AND w.scheduled_execution_time < @until::timestamptz), 'epoch')::timestamptz AS last_slot,
        (SELECT count(*) FROM payments h WHERE h.status = 'HELD' AND h.rail = @rail::text)::bigint AS held;

@@ -1606,11 +1606,19 @@ func (q *Queries) PendingRequests(ctx context.Context, arg PendingRequestsParams
 }
 
 const railBacklog = `-- name: RailBacklog :one
-SELECT (SELECT count(*) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = $1::text)::bigint AS waiting,
-       coalesce((SELECT min(w.scheduled_execution_time) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = $1::text), 'epoch')::timestamptz AS first_slot,
-       coalesce((SELECT max(w.scheduled_execution_time) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = $1::text), 'epoch')::timestamptz AS last_slot,
+SELECT (SELECT count(*) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = $1::text
+          AND w.scheduled_execution_time < $2::timestamptz)::bigint AS waiting,
+       coalesce((SELECT min(w.scheduled_execution_time) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = $1::text
+                   AND w.scheduled_execution_time < $2::timestamptz), 'epoch')::timestamptz AS first_slot,
+       coalesce((SELECT max(w.scheduled_execution_time) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = $1::text
+                   AND w.scheduled_execution_time < $2::timestamptz), 'epoch')::timestamptz AS last_slot,
        (SELECT count(*) FROM payments h WHERE h.status = 'HELD' AND h.rail = $1::text)::bigint AS held
 `
+
+type RailBacklogParams struct {
+	Rail  string
+	Until time.Time
+}
 
 type RailBacklogRow struct {
 	Waiting   int64
@@ -1619,10 +1627,11 @@ type RailBacklogRow struct {
 	Held      int64
 }
 
-// What waits for a rail: its SCHEDULED payments (how many, their first
-// and last slots: the epoch for none) and its HELD ones.
-func (q *Queries) RailBacklog(ctx context.Context, rail string) (RailBacklogRow, error) {
-	row := q.db.QueryRow(ctx, railBacklog, rail)
+// What waits for a rail: its SCHEDULED payments with slots before @until
+// (how many, their first and last slots: the epoch for none) and its HELD
+// ones.
+func (q *Queries) RailBacklog(ctx context.Context, arg RailBacklogParams) (RailBacklogRow, error) {
+	row := q.db.QueryRow(ctx, railBacklog, arg.Rail, arg.Until)
 	var i RailBacklogRow
 	err := row.Scan(
 		&i.Waiting,
