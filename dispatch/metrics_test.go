@@ -47,6 +47,7 @@ paydispatch_queue_depth{item_type="TASK",status="COMPLETED"} 0
 paydispatch_queue_depth{item_type="TASK",status="DEAD_LETTER"} 0
 paydispatch_queue_depth{item_type="TASK",status="DISPATCHED"} 3
 paydispatch_queue_depth{item_type="TASK",status="FAILED"} 0
+paydispatch_queue_depth{item_type="TASK",status="PARKED"} 0
 paydispatch_queue_depth{item_type="TASK",status="READY"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(wantDepth), "paydispatch_queue_depth"); err != nil {
