@@ -212,7 +212,10 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	run := &runningServer{}
 	defer func() {
 		if err != nil {
-			run.stop()
+			// A start cut short by SIGTERM stops in time too.
+			if serr := run.parts.stopWithin(srv.ShutdownTimeout); serr != nil {
+				log.Error("serve did not stop in time", "shutdown_timeout", srv.ShutdownTimeout, "err", serr)
+			}
 		}
 	}()
 	// Bind first: a taken port fails fast, before a database is started.

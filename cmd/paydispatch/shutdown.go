@@ -39,6 +39,9 @@ func (p *parts) stopAll() {
 func (p *parts) stopBy(deadline time.Time) error {
 	names, stops := p.names, p.stops
 	p.names, p.stops = nil, nil
+	if len(stops) == 0 {
+		return nil
+	}
 	var at atomic.Int64 // the part stopping
 	done := make(chan struct{})
 	go func() {
@@ -57,4 +60,13 @@ func (p *parts) stopBy(deadline time.Time) error {
 		i := at.Load()
 		return fmt.Errorf("shutdown timeout: %s still stopping; exiting without it and the %d parts started before it", names[i], i)
 	}
+}
+
+// stopWithin is stopBy a limit from now; a limit of 0 waits as stopAll.
+func (p *parts) stopWithin(limit time.Duration) error {
+	if limit <= 0 {
+		p.stopAll()
+		return nil
+	}
+	return p.stopBy(time.Now().Add(limit))
 }

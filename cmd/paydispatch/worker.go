@@ -56,7 +56,9 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 	}
 	log := newLogger(env, lg)
 	var started parts
-	defer started.stopAll() // a start that failed; nothing once stopBy ran
+	// A start that failed, or was cut short by SIGTERM; nothing once
+	// stopBy ran.
+	defer func() { _ = started.stopWithin(shutdown) }()
 	tracing, err := startTracing(ctx, env, "worker", log)
 	if err != nil {
 		return err
