@@ -28,7 +28,19 @@
 // used for a different payment — goes to the dead-letter topic with the
 // reason and its origin in headers, keyed by its origin (topic, partition,
 // offset), and never stops its partition. After a crash a dead letter may
-// be written twice: deduplicate on the key.
+// be written twice: deduplicate on the key. The paydispatch-* headers of
+// a dead letter are the intake's alone: the record's own are dropped.
+//
+// No record stops a partition, nor any other. One over MaxRecordBytes
+// (checked against the producer's limit, and lowered to the brokers' on
+// the dead-letter topic) is refused unread and goes by reference: an
+// empty value, its origin, size and SHA-256 in headers. A chunk that
+// keeps failing for something other than an outage is split in halves
+// until the record at fault fails alone, and goes by reference too. An
+// outage (an error of the kinds a dependency out of reach gives, or any
+// while Healthy fails) holds the chunk, retried whole: a valid payment is
+// never dead-lettered for one. Run returns soon after its context ends
+// whatever the brokers do: leaving the group and closing are bounded.
 //
 // Backpressure: while the dispatch queue holds more READY items of the
 // payments' type than ReadyCeiling, the intake pauses fetching and

@@ -10,6 +10,7 @@ import (
 // nothing.
 type Metrics struct {
 	consumedTotal, acceptedTotal, deadTotal prometheus.Counter
+	trimmedTotal, splitTotal                prometheus.Counter
 	lagByPartition                          *prometheus.GaugeVec
 	pausedGauge                             prometheus.Gauge
 }
@@ -23,12 +24,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Records taken in as payments (stored, Phase A started)."}),
 		deadTotal: prometheus.NewCounter(prometheus.CounterOpts{Name: "paydispatch_kafka_intake_records_dead_lettered_total",
 			Help: "Records sent to the dead-letter topic."}),
+		trimmedTotal: prometheus.NewCounter(prometheus.CounterOpts{Name: "paydispatch_kafka_intake_records_trimmed_total",
+			Help: "Records sent to the dead-letter topic by reference (origin, size, SHA-256), without their value: over the size limit, or failing alone."}),
+		splitTotal: prometheus.NewCounter(prometheus.CounterOpts{Name: "paydispatch_kafka_intake_chunks_split_total",
+			Help: "Chunks split in halves because they kept failing (not for an outage): some record in them is at fault."}),
 		lagByPartition: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "paydispatch_kafka_intake_lag",
 			Help: "Records behind the partition's high watermark at the last poll."}, []string{"partition"}),
 		pausedGauge: prometheus.NewGauge(prometheus.GaugeOpts{Name: "paydispatch_kafka_intake_paused",
 			Help: "1 while the intake holds back: the queue's READY depth is over its ceiling."}),
 	}
-	reg.MustRegister(m.consumedTotal, m.acceptedTotal, m.deadTotal, m.lagByPartition, m.pausedGauge)
+	reg.MustRegister(m.consumedTotal, m.acceptedTotal, m.deadTotal, m.trimmedTotal, m.splitTotal, m.lagByPartition, m.pausedGauge)
 	return m
 }
 
@@ -44,9 +49,18 @@ func (m *Metrics) accepted(n int) {
 	}
 }
 
-func (m *Metrics) deadLettered(n int) {
+func (m *Metrics) deadLettered(n int, trimmed bool) {
 	if m != nil && n > 0 {
 		m.deadTotal.Add(float64(n))
+		if trimmed {
+			m.trimmedTotal.Add(float64(n))
+		}
+	}
+}
+
+func (m *Metrics) split() {
+	if m != nil {
+		m.splitTotal.Inc()
 	}
 }
 

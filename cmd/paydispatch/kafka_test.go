@@ -10,9 +10,16 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/temporaltest"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
@@ -155,5 +162,91 @@ func TestKafkaWithKcat(t *testing.T) {
 	}
 	if vs, err := payment.Verify(context.Background(), srv.store.Pool); err != nil || len(vs) > 0 {
 		t.Fatalf("verify: %v %+v", err, vs)
+	}
+}
+
+// TestKafkaIntakeStuckStopsOnSIGTERM: serve and kafka-intake, their
+// intake stuck on brokers that answer neither its dead letter's produce
+// nor its leaving the group, exit within their shutdown timeout of
+// SIGTERM.
+func TestKafkaIntakeStuckStopsOnSIGTERM(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	t.Parallel()
+	const timeout = 15 * time.Second
+	tests := []struct {
+		name  string
+		start func(t *testing.T, brokers string) (*exec.Cmd, <-chan error)
+	}{
+		{"serve", func(t *testing.T, brokers string) (*exec.Cmd, <-chan error) {
+			data, addr := dataDir(t), freeAddr(t)
+			p := startServeOn(t, data, addr, 0, "--kafka-brokers", brokers, "--kafka-topic", "payment-requests",
+				"--shutdown-timeout", timeout.String())
+			done := make(chan error, 1)
+			go func() { err := <-p.done; p.done <- err; done <- err }()
+			return p.cmd, done
+		}},
+		{"kafka-intake", func(t *testing.T, brokers string) (*exec.Cmd, <-chan error) {
+			srv, _ := temporaltest.Start(t)
+			metrics := freeAddr(t)
+			p := startProc(t, "kafka-intake", []string{"kafka-intake", "--metrics-addr", metrics, "--shutdown-timeout", timeout.String()},
+				[]string{"DATABASE_URL=" + pgtest.URL(t), "TEMPORAL_ADDRESS=" + srv.HostPort(),
+					"PAYDISPATCH_KAFKA_BROKERS=" + brokers, "PAYDISPATCH_KAFKA_TOPIC=payment-requests"})
+			waitHTTP(t, "http://"+metrics+"/healthz")
+			done := make(chan error, 1)
+			go func() { <-p.done; done <- p.err }()
+			return p.cmd, done
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.SeedTopics(4, "payment-requests"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(cluster.Close)
+			cl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = cl.ProduceSync(context.Background(), &kgo.Record{Topic: "payment-requests", Value: []byte("{not json")}).FirstErr()
+			cl.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// From now on the brokers take the dead letter's produce and
+			// the leaving of the group, and never answer.
+			stuck := make(chan struct{}, 1)
+			for _, key := range []kmsg.Key{kmsg.Produce, kmsg.LeaveGroup} {
+				cluster.ControlKey(key.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
+					cluster.KeepControl()
+					if req.Key() == kmsg.Produce.Int16() {
+						select {
+						case stuck <- struct{}{}:
+						default:
+						}
+					}
+					return nil, nil, true
+				})
+			}
+			cmd, done := tt.start(t, strings.Join(cluster.ListenAddrs(), ","))
+			select {
+			case <-stuck:
+			case <-time.After(2 * time.Minute):
+				t.Fatal("the intake sent no dead letter")
+			}
+			time.Sleep(2 * time.Second) // stuck a while
+			begun := time.Now()
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case err := <-done:
+				t.Logf("%s exited %v after SIGTERM (%v)", tt.name, time.Since(begun).Round(time.Millisecond), err)
+			case <-time.After(timeout + 3*time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatalf("%s still running %v after SIGTERM (its shutdown timeout %v)", tt.name, timeout+3*time.Second, timeout)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
@@ -24,10 +25,14 @@ func runKafkaIntake(ctx context.Context, env *environment, args []string) error 
 		kc config.Kafka
 		mt config.Metrics
 		lg config.Log
+		// shutdown bounds the whole stop; the intake's own leaving of its
+		// group and closing take at most 5 s of it.
+		shutdown time.Duration
 	)
 	settings := append(config.DatabaseSettings(&db), config.TemporalSettings(&tc)...)
 	settings = append(settings, config.KafkaSettings(&kc)...)
 	settings = append(settings, config.MetricsSettings(&mt)...)
+	settings = append(settings, config.ShutdownSetting(&shutdown))
 	if err := parse(config.NewSet(fs, env.getenv, append(settings, config.LogSettings(&lg)...)...), args); err != nil {
 		return err
 	}
@@ -41,47 +46,51 @@ func runKafkaIntake(ctx context.Context, env *environment, args []string) error 
 		return usageError{errors.New("kafka-intake needs TEMPORAL_ADDRESS (or --temporal-address): the Temporal cluster whose init workers run Phase A, e.g. 127.0.0.1:7233 of 'paydispatch serve' or 'paydispatch temporal'")}
 	}
 	log := newLogger(env, lg)
+	var started parts
+	// A start that failed, or was cut short by SIGTERM; nothing once
+	// stopBy ran.
+	defer func() { _ = started.stopWithin(shutdown) }()
 	ln, err := listenMetrics(mt)
 	if err != nil {
 		return err
 	}
 	if ln != nil {
-		defer ln.Close()
+		started.add("the metrics listener", func() { ln.Close() })
 	}
 	tracing, err := startTracing(ctx, env, "kafka-intake", log)
 	if err != nil {
 		return err
 	}
-	defer tracing.Stop()
+	started.add("traces", tracing.Stop)
 	store, err := openCurrentDatabase(ctx, db, log)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	started.add("the database", store.Close)
 	tconn, err := connectTemporal(ctx, tc, db, store, tracing, log)
 	if err != nil {
 		return err
 	}
-	defer tconn.Close()
+	started.add("Temporal", tconn.Close)
 	brokers, stopCluster, err := app.KafkaBrokers(kc, log)
 	if err != nil {
 		return err
 	}
-	defer stopCluster()
+	started.add("the embedded Kafka cluster", stopCluster)
 
 	reg := processRegistry()
 	stop, err := app.StartKafkaIntake(ctx, store, app.PaymentService(store, tconn, 0), kc, brokers, reg, log)
 	if err != nil {
 		return err
 	}
-	defer stop()
+	started.add("the Kafka intake", stop)
 	if ln != nil {
 		stopMetrics, _ := serveMetrics(ln, reg, store)
-		defer stopMetrics()
+		started.add("the metrics server", stopMetrics)
 		log.Info("kafka intake metrics on http://"+ln.Addr().String()+"/metrics", "metrics_addr", ln.Addr().String())
 	}
 	log.Info("kafka intake running", "brokers", brokers, "topic", kc.Topic, "group", kc.Group, "version", buildVersion())
 	<-ctx.Done()
-	log.Info("kafka intake stopping")
-	return nil
+	log.Info("kafka intake stopping", "shutdown_timeout", shutdown)
+	return started.stopBy(time.Now().Add(shutdown))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
@@ -21,10 +22,12 @@ func runRailSim(ctx context.Context, env *environment, args []string) error {
 			"(127.0.0.1, localhost, [::1]). Point relayers at it with PAYDISPATCH_RAIL_URL=http://<--http-addr>.\n"+
 			"Not for production: it has no tokens.")
 	var (
-		rs config.RailSim
-		lg config.Log
+		rs       config.RailSim
+		lg       config.Log
+		shutdown time.Duration
 	)
 	settings := append(config.RailSimSettings(&rs), config.LogSettings(&lg)...)
+	settings = append(settings, config.ShutdownSetting(&shutdown))
 	if err := parse(config.NewSet(fs, env.getenv, settings...), args); err != nil {
 		return err
 	}
@@ -43,8 +46,9 @@ func runRailSim(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w (set --http-addr or PAYDISPATCH_RAIL_SIM_ADDR to a free address)", err)
 	}
-	defer stop()
+	var started parts
+	started.add("the rail simulator", stop)
 	<-ctx.Done()
-	log.Info("rail simulator stopping")
-	return nil
+	log.Info("rail simulator stopping", "shutdown_timeout", shutdown)
+	return started.stopBy(time.Now().Add(shutdown))
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -36,12 +38,16 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 		mt config.Metrics
 		kc config.Kafka
 		lg config.Log
+		// shutdown bounds the whole stop; each relayer's own is the
+		// outbox's (rail timeout + 5 s).
+		shutdown time.Duration
 	)
 	settings := append(config.DatabaseSettings(&db), config.RailSettings(&rl)...)
 	settings = append(settings, config.RelaySettings(&rc)...)
 	settings = append(settings, config.WebhookSettings(&wh)...)
 	settings = append(settings, config.MetricsSettings(&mt)...)
 	settings = append(settings, config.KafkaSettings(&kc)...)
+	settings = append(settings, config.ShutdownSetting(&shutdown))
 	if err := parse(config.NewSet(fs, env.getenv, append(settings, config.LogSettings(&lg)...)...), args); err != nil {
 		return err
 	}
@@ -61,11 +67,15 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 		return usageError{errors.New("relay publishes events to brokers other processes share: set PAYDISPATCH_KAFKA_BROKERS to their host:port, not embedded")}
 	}
 	log := newLogger(env, lg)
+	var started parts
+	// A start that failed, or was cut short by SIGTERM; nothing once
+	// stopBy ran.
+	defer func() { _ = started.stopWithin(shutdown) }()
 	tracing, err := startTracing(ctx, env, "relay", log)
 	if err != nil {
 		return err
 	}
-	defer tracing.Stop() // after the relayers stopped: their last spans flushed
+	started.add("traces", tracing.Stop) // after the relayers stopped: their last spans flushed
 
 	// Bind first: a taken port fails fast, before a database is opened.
 	ln, err := listenMetrics(mt)
@@ -73,13 +83,13 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	if ln != nil {
-		defer ln.Close()
+		started.add("the metrics listener", func() { ln.Close() })
 	}
 	store, err := openCurrentDatabase(ctx, db, log)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	started.add("the database", store.Close)
 
 	reg := processRegistry()
 	metrics := app.RegisterOutboxMetrics(reg, store, rc.ReaperTimeout)
@@ -89,25 +99,25 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	if events != nil {
-		defer events.Close()
+		started.add("the event stream's producer", events.Close)
 		cfg.Rails = append(cfg.Rails, events)
 	}
 	stop, err := app.StartRelayer(ctx, store, cfg, payment.OutboxHooks(), metrics, log)
 	if err != nil {
 		return err
 	}
-	defer stop()
+	started.add("the outbox relayer", stop)
 	stopHooks, err := app.StartWebhookRelayer(ctx, app.WebhookConfig(store, wh), reg, log)
 	if err != nil {
 		return err
 	}
-	defer stopHooks()
+	started.add("the webhook relayer", stopHooks)
 
 	var serveErr <-chan error
 	if ln != nil {
 		var stopMetrics func()
 		stopMetrics, serveErr = serveMetrics(ln, reg, store)
-		defer stopMetrics()
+		started.add("the metrics server", stopMetrics)
 		log.Info("relay metrics on http://"+ln.Addr().String()+"/metrics", "metrics_addr", ln.Addr().String())
 	}
 	log.Info("relay running", "version", buildVersion())
@@ -116,15 +126,16 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 	if store.Server != nil {
 		dbDied = store.Server.Done()
 	}
+	var runErr error
 	select {
 	case <-ctx.Done():
-		log.Info("relay stopping")
-		return nil
+		log.Info("relay stopping", "shutdown_timeout", shutdown)
 	case err := <-serveErr:
-		return fmt.Errorf("metrics server: %w", err)
+		runErr = fmt.Errorf("metrics server: %w", err)
 	case <-dbDied:
-		return errors.New("embedded PostgreSQL exited unexpectedly; see its server.log in the data directory")
+		runErr = errors.New("embedded PostgreSQL exited unexpectedly; see its server.log in the data directory")
 	}
+	return cmp.Or(runErr, started.stopBy(time.Now().Add(shutdown)))
 }
 
 // relayConfig is the relayer's wiring from its settings; with tracing

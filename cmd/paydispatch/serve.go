@@ -82,7 +82,6 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer run.stop()
 	store, serveErr := run.store, run.serveErr
 
 	var dbDied <-chan struct{}
@@ -98,15 +97,28 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	case <-dbDied:
 		runErr = errors.New("embedded PostgreSQL exited unexpectedly; see its server.log in the data directory")
 	}
-	cut, err := run.api.drain(srv.ShutdownTimeout)
+	// Everything stops within the shutdown timeout: the requests in
+	// flight get it less the roles' share, the roles the rest.
+	deadline := time.Now().Add(srv.ShutdownTimeout)
+	drainLimit := srv.ShutdownTimeout - rolesShare(srv.ShutdownTimeout)
+	cut, err := run.api.drain(drainLimit)
 	if cut > 0 {
-		log.Warn("requests still running at the drain limit were cut", "requests", cut, "drain_limit", srv.ShutdownTimeout)
+		log.Warn("requests still running at the drain limit were cut", "requests", cut, "drain_limit", drainLimit)
 	}
 	if err != nil && runErr == nil {
 		runErr = fmt.Errorf("http shutdown: %w", err)
 	}
+	if err := run.parts.stopBy(deadline); err != nil {
+		log.Error("serve did not stop in time", "shutdown_timeout", srv.ShutdownTimeout, "err", err)
+		runErr = cmp.Or(runErr, err)
+	}
 	return runErr
 }
+
+// rolesShare is the part of serve's shutdown timeout kept for stopping
+// its roles after HTTP: a third, at most 10 s. Requests that finish
+// sooner leave the roles more.
+func rolesShare(limit time.Duration) time.Duration { return min(limit/3, 10*time.Second) }
 
 // apiServer is the API's HTTP server. Its requests' contexts derive from
 // one that drain cancels, so work stops when the server does, and it
@@ -184,17 +196,14 @@ type runningServer struct {
 	// kafkaBrokers are the Kafka brokers the intake reads (none: off).
 	kafkaBrokers []string
 	serveErr     <-chan error
-	stops        []func()
+	parts        parts
 }
 
 // stop stops every role, Temporal and the database, in reverse order of
-// their start; the HTTP server is shut down by the caller first.
-func (r *runningServer) stop() {
-	for i := len(r.stops) - 1; i >= 0; i-- {
-		r.stops[i]()
-	}
-	r.stops = nil
-}
+// their start, waiting for each; the HTTP server is shut down by the
+// caller first. serve itself stops them by its shutdown timeout
+// (parts.stopBy).
+func (r *runningServer) stop() { r.parts.stopAll() }
 
 // startServer starts what serve runs: the store, migrations, Temporal,
 // the workers, the dispatcher, the relayer (and rail simulator) and the
@@ -204,7 +213,10 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	run := &runningServer{}
 	defer func() {
 		if err != nil {
-			run.stop()
+			// A start cut short by SIGTERM stops in time too.
+			if serr := run.parts.stopWithin(srv.ShutdownTimeout); serr != nil {
+				log.Error("serve did not stop in time", "shutdown_timeout", srv.ShutdownTimeout, "err", serr)
+			}
 		}
 	}()
 	// Bind first: a taken port fails fast, before a database is started.
@@ -212,26 +224,26 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w (set --http-addr or PAYDISPATCH_HTTP_ADDR to a free address)", srv.HTTPAddr, err)
 	}
-	run.stops = append(run.stops, func() { ln.Close() })
+	run.parts.add("the HTTP listener", func() { ln.Close() })
 	// Traces (off unless OTEL_TRACES_EXPORTER says): stopped last, so the
 	// roles' last spans are flushed.
 	tracing, err := startTracing(ctx, env, "serve", log)
 	if err != nil {
 		return nil, err
 	}
-	run.stops = append(run.stops, tracing.Stop)
+	run.parts.add("traces", tracing.Stop)
 
 	store, err := openDatabase(ctx, db, log)
 	if err != nil {
 		return nil, err
 	}
-	run.stops = append(run.stops, store.Close)
+	run.parts.add("the database", store.Close)
 
 	migrator, err := schema.NewMigrator(store.Pool, nil)
 	if err != nil {
 		return nil, err
 	}
-	run.stops = append(run.stops, func() { _ = migrator.Close() })
+	run.parts.add("the migrator", func() { _ = migrator.Close() })
 	if srv.MigrateOnStart {
 		applied, err := app.Migrate(ctx, store.Pool, nil)
 		if err != nil {
@@ -243,7 +255,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	if err != nil {
 		return nil, err
 	}
-	run.stops = append(run.stops, tconn.Close)
+	run.parts.add("Temporal", tconn.Close)
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -255,19 +267,22 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	dispatchReg := prometheus.NewRegistry()
 	dispatchMetrics := dispatch.NewMetrics(dispatchReg, dispatch.MetricsConfig{TenantLabels: srv.MetricsTenantLabels})
 	opts := app.Options{Metrics: dispatchMetrics}
-	for _, start := range []func(*postgres.DB, *temporal.Conn, *slog.Logger, app.Options) (func(), error){app.StartInitWorker, app.StartExecWorker} {
-		stop, err := start(store, tconn, log, opts)
+	for _, w := range []struct {
+		name  string
+		start func(*postgres.DB, *temporal.Conn, *slog.Logger, app.Options) (func(), error)
+	}{{"the init worker", app.StartInitWorker}, {"the exec worker", app.StartExecWorker}} {
+		stop, err := w.start(store, tconn, log, opts)
 		if err != nil {
 			return nil, err
 		}
-		run.stops = append(run.stops, stop)
+		run.parts.add(w.name, stop)
 	}
 
 	stopDispatch, err := app.StartDispatcher(ctx, dm.Mode, store, tconn, log, opts)
 	if err != nil {
 		return nil, err
 	}
-	run.stops = append(run.stops, stopDispatch)
+	run.parts.add("the dispatcher", stopDispatch)
 
 	// Kafka, when configured: its brokers (or an embedded cluster), and the
 	// payment event stream's sender for the relayer.
@@ -278,7 +293,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		if err != nil {
 			return nil, err
 		}
-		run.stops = append(run.stops, stopCluster)
+		run.parts.add("the embedded Kafka cluster", stopCluster)
 		kafkaBrokers = brokers
 	}
 	events, err := app.EventStream(ctx, store, c.kc, kafkaBrokers, log)
@@ -286,7 +301,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		return nil, err
 	}
 	if events != nil {
-		run.stops = append(run.stops, events.Close)
+		run.parts.add("the event stream's producer", events.Close)
 		moreRails = append(moreRails, events)
 	}
 	run.kafkaBrokers = kafkaBrokers
@@ -297,7 +312,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	if err != nil {
 		return nil, err
 	}
-	run.stops = append(run.stops, stopRelay)
+	run.parts.add("the relayers", stopRelay)
 
 	router := httpapi.NewRouter(log,
 		httpapi.Check{Name: "database", Run: func(ctx context.Context) error { return store.Pool.Ping(ctx) }},
@@ -316,7 +331,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	idem := idempotency.NewStore(store.Pool, idempotency.Config{TTL: srv.IdempotencyTTL})
 	router.UseIdempotencyKeys(idem)
 	cleanupCtx, stopCleanup := context.WithCancel(ctx)
-	run.stops = append(run.stops, stopCleanup)
+	run.parts.add("the idempotency keys' cleanup", stopCleanup)
 	go idem.Cleanup(cleanupCtx, 10*time.Minute, func(err error) { log.Warn("idempotency keys cleanup", "error", err) })
 	if srv.InsecureDev {
 		log.Warn("--insecure-dev: the API answers anyone, without a token; never run it so beyond a developer's machine")
@@ -341,7 +356,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		if err != nil {
 			return nil, err
 		}
-		run.stops = append(run.stops, stopIntake)
+		run.parts.add("the Kafka intake", stopIntake)
 	}
 	router.HandlePayments(payments)
 	router.HandlePacing(pacing.New(store.Pool))
@@ -368,7 +383,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 			return nil, fmt.Errorf("listen on %s: %w (set --pprof-addr or PAYDISPATCH_PPROF_ADDR to a free address, or empty for off)", srv.PprofAddr, err)
 		}
 		profiling := &http.Server{Handler: loopback.Guard(pln.Addr(), mux), ReadHeaderTimeout: 10 * time.Second}
-		run.stops = append(run.stops, func() { _ = profiling.Close() })
+		run.parts.add("the profiling endpoints", func() { _ = profiling.Close() })
 		go func() { _ = profiling.Serve(pln) }()
 		log.Info("profiling endpoints on", "addr", pln.Addr().String())
 	}
@@ -376,7 +391,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	// Host: a web page whose name is rebound to 127.0.0.1 reads nothing,
 	// even with --insecure-dev.
 	api := newAPIServer(loopback.Guard(ln.Addr(), app.TraceHTTP(tracing.TracerProvider(), router, router.Route)))
-	run.stops = append(run.stops, api.cancel)
+	run.parts.add("the API's requests", api.cancel)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- api.Serve(ln) }()
 	log.Info("paydispatch serving", "http_addr", ln.Addr().String(), "temporal_ui", cmp.Or(uiBase, "off"), "version", buildVersion())

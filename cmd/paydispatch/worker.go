@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
@@ -22,15 +23,17 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 			"schedules, or the lease loop with --dispatch-mode=lease). It needs a Temporal cluster that other\n"+
 			"processes share (TEMPORAL_ADDRESS: the one serve embeds, 127.0.0.1:7233, or 'paydispatch temporal').")
 	var (
-		db    config.Database
-		tc    config.Temporal
-		dm    config.Dispatch
-		lg    config.Log
-		roles []string
+		db       config.Database
+		tc       config.Temporal
+		dm       config.Dispatch
+		lg       config.Log
+		roles    []string
+		shutdown time.Duration
 	)
 	settings := append(config.DatabaseSettings(&db), config.TemporalSettings(&tc)...)
 	settings = append(settings, config.DispatchSettings(&dm)...)
 	settings = append(settings, config.LogSettings(&lg)...)
+	settings = append(settings, config.ShutdownSetting(&shutdown))
 	settings = append(settings, &config.Setting{Flag: "role", Env: "PAYDISPATCH_WORKER_ROLE", Usage: "roles to run, comma-separated: init, exec, dispatch",
 		Parse: func(v string) error {
 			roles = nil
@@ -52,21 +55,25 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 		return usageError{errors.New("worker needs TEMPORAL_ADDRESS (or --temporal-address): a worker of its own embedded Temporal would get no work; run 'paydispatch temporal' (or serve) and point it there, or 'serve' for all roles in one process")}
 	}
 	log := newLogger(env, lg)
+	var started parts
+	// A start that failed, or was cut short by SIGTERM; nothing once
+	// stopBy ran.
+	defer func() { _ = started.stopWithin(shutdown) }()
 	tracing, err := startTracing(ctx, env, "worker", log)
 	if err != nil {
 		return err
 	}
-	defer tracing.Stop() // after every role stopped: the last spans flushed
+	started.add("traces", tracing.Stop) // after every role stopped: the last spans flushed
 	store, err := openDatabase(ctx, db, log)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	started.add("the database", store.Close)
 	tconn, err := connectTemporal(ctx, tc, db, store, tracing, log)
 	if err != nil {
 		return err
 	}
-	defer tconn.Close()
+	started.add("Temporal", tconn.Close)
 	for _, role := range roles {
 		var stop func()
 		switch role {
@@ -80,10 +87,10 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 		if err != nil {
 			return err
 		}
-		defer stop()
+		started.add("the "+role+" role", stop)
 	}
 	log.Info("worker running", "roles", roles)
 	<-ctx.Done()
-	log.Info("worker stopping")
-	return nil
+	log.Info("worker stopping", "shutdown_timeout", shutdown)
+	return started.stopBy(time.Now().Add(shutdown))
 }

@@ -63,15 +63,30 @@ func EventStream(ctx context.Context, store *postgres.DB, k config.Kafka, broker
 }
 
 // StartKafkaIntake runs the Kafka intake of payment requests into
-// payments until stop is called.
+// payments until stop is called. stop returns soon after, whatever the
+// brokers do: the intake leaves its group and closes within a bound
+// (kafka.Intake.Run).
 func StartKafkaIntake(ctx context.Context, store *postgres.DB, payments *payment.Service, k config.Kafka, brokers []string,
 	reg prometheus.Registerer, log *slog.Logger) (stop func(), err error) {
 	cfg := kafka.IntakeConfig{
 		Brokers: brokers, Topic: k.Topic, Group: k.Group, DeadLetterTopic: k.DeadLetters, ChunkRecords: k.Chunk,
-		ReadyCeiling: int64(k.ReadyCeiling), Payments: payments, Logger: log,
+		MaxRecordBytes: k.MaxRecordBytes, ReadyCeiling: int64(k.ReadyCeiling), Payments: payments, Logger: log,
 		ReadyDepth: func(ctx context.Context) (int64, error) {
 			d, err := queue.New(store.Pool).Depth(ctx, payment.ItemType)
 			return d.ByStatus[queue.StatusReady], err
+		},
+		// A chunk that fails while either does not answer is held, never
+		// blamed on its records.
+		Healthy: func(ctx context.Context) error {
+			if err := store.Pool.Ping(ctx); err != nil {
+				return fmt.Errorf("database: %w", err)
+			}
+			if payments.Temporal != nil {
+				if _, err := payments.Temporal.CheckHealth(ctx, nil); err != nil {
+					return fmt.Errorf("temporal: %w", err)
+				}
+			}
+			return nil
 		},
 	}
 	if reg != nil {

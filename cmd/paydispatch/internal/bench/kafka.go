@@ -192,9 +192,9 @@ type firstPollClock struct {
 	at *atomic.Int64
 }
 
-func (f firstPollClock) CheckBatch(ctx context.Context, reqs []payment.Request, lines []int) ([]payment.LineError, error) {
+func (f firstPollClock) CheckBatchFrom(ctx context.Context, source string, reqs []payment.Request, lines []int) ([]payment.LineError, error) {
 	f.at.CompareAndSwap(0, time.Now().UnixNano())
-	return f.Payments.CheckBatch(ctx, reqs, lines)
+	return f.Payments.CheckBatchFrom(ctx, source, reqs, lines)
 }
 
 // waitScheduled waits until n payments are stored and no chunk is left in

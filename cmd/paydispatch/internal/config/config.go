@@ -183,12 +183,7 @@ func ServerSettings(s *Server) []*Setting {
 				s.HTTPAddr = v
 				return nil
 			}},
-		{Flag: "shutdown-timeout", Env: "PAYDISPATCH_SHUTDOWN_TIMEOUT", Default: "30s", Usage: "how long to drain on SIGINT/SIGTERM",
-			Parse: func(v string) error {
-				d, err := durationIn(v, time.Second, time.Hour)
-				s.ShutdownTimeout = d
-				return err
-			}},
+		ShutdownSetting(&s.ShutdownTimeout),
 		{Flag: "pprof-addr", Env: "PAYDISPATCH_PPROF_ADDR", Usage: "serve Go's profiling endpoints (/debug/pprof/) on this host:port; empty: off",
 			Parse: func(v string) error {
 				if v != "" {

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/paydispatch/paydispatch/kafka"
 )
 
 // Kafka says where the Kafka intake reads and the event stream writes
@@ -25,6 +28,8 @@ type Kafka struct {
 	EventLanes   int
 	Chunk        int
 	ReadyCeiling int
+	// MaxRecordBytes is the largest record the intake takes.
+	MaxRecordBytes int
 	// Tenants the intake takes; none: every tenant with a ledger account.
 	Tenants []string
 }
@@ -116,6 +121,8 @@ func KafkaSettings(k *Kafka) []*Setting {
 		IntVar("kafka-event-lanes", "PAYDISPATCH_KAFKA_EVENT_LANES", "64", 1, 1024,
 			"ordered lanes the events are spread over by payment (change only with the stream drained)", &k.EventLanes),
 		IntVar("kafka-chunk", "PAYDISPATCH_KAFKA_CHUNK", "20000", 1, 100_000, "most records the intake takes in one chunk", &k.Chunk),
+		IntVar("kafka-max-record-bytes", "PAYDISPATCH_KAFKA_MAX_RECORD_BYTES", strconv.Itoa(kafka.DefaultMaxRecordBytes), 1024, kafka.MaxRecordBytesLimit,
+			"largest record (key, value and headers) the intake takes; a larger one goes to the dead-letter topic by reference", &k.MaxRecordBytes),
 		IntVar("kafka-ready-ceiling", "PAYDISPATCH_KAFKA_READY_CEILING", "1000000", 0, 1_000_000_000,
 			"the intake pauses while more PAYMENT items than this are READY in the queue (0: never)", &k.ReadyCeiling),
 		{Flag: "kafka-tenants", Env: "PAYDISPATCH_KAFKA_TENANTS",
