@@ -27,12 +27,15 @@ const (
 	StsRejected  = "RJCT"
 	StsCancelled = "CANC"
 	StsPartial   = "PART" // a group some of whose transactions were rejected
+	StsPending   = "PDNG" // held at its rail's cut-off, for an operator to release or cancel
 )
 
-// txStatus is a transaction's status with its reasons.
+// txStatus is a transaction's status with its reasons, and where and
+// when it executes: its rail and execution date (empty: none yet).
 type txStatus struct {
-	code    string
-	reasons []reason
+	code       string
+	reasons    []reason
+	rail, date string
 }
 
 type reason struct{ code, info string }
@@ -54,19 +57,24 @@ func statusOf(rep payment.Pain001Report, tx payment.TxOrigin) txStatus {
 	if !ok {
 		return txStatus{code: StsReceived}
 	}
+	st := txStatus{rail: o.Rail, date: o.ExecutionDate}
 	switch o.Status {
 	case payment.StatusReceived:
-		return txStatus{code: StsReceived}
+		st.code = StsReceived
 	case payment.StatusScheduled:
-		return txStatus{code: StsAccepted}
+		st.code = StsAccepted
 	case payment.StatusAccepted, payment.StatusProcessing:
-		return txStatus{code: StsSettling}
+		st.code = StsSettling
 	case payment.StatusDelivered:
-		return txStatus{code: StsDelivered}
+		st.code = StsDelivered
 	case payment.StatusCancelled:
-		return txStatus{code: StsCancelled, reasons: []reason{{code: "DS02", info: "cancelled before its execution began"}}}
+		st.code, st.reasons = StsCancelled, []reason{{code: "DS02", info: "cancelled before its execution began"}}
+	case payment.StatusHeld:
+		st.code, st.reasons, st.date = StsPending, []reason{{code: "TM01", info: "HELD: " + o.Reason}}, ""
+	default:
+		st.code, st.reasons, st.date = StsRejected, []reason{{code: outcomeReason(o.Reason), info: string(o.Status) + ": " + o.Reason}}, ""
 	}
-	return txStatus{code: StsRejected, reasons: []reason{{code: outcomeReason(o.Reason), info: string(o.Status) + ": " + o.Reason}}}
+	return st
 }
 
 // isoCode is an ISO external status reason code given as such.
@@ -82,6 +90,8 @@ func outcomeReason(r string) string {
 		return code
 	}
 	switch code {
+	case payment.CodeCutoffMissed:
+		return "TM01" // received after the agreed processing cut-off
 	case "INSUFFICIENT_FUNDS":
 		return "AM04"
 	case "LIMIT_EXCEEDED":
@@ -128,7 +138,7 @@ func fieldReason(f payment.FieldError, tx payment.TxOrigin) string {
 // groupStatus aggregates statuses: RJCT when all were rejected or
 // cancelled, PART when some were, else the least advanced of the rest.
 func groupStatus(codes []string) string {
-	rank := map[string]int{StsReceived: 0, StsAccepted: 1, StsSettling: 2, StsDelivered: 3}
+	rank := map[string]int{StsReceived: 0, StsPending: 1, StsAccepted: 2, StsSettling: 3, StsDelivered: 4}
 	negative, least := 0, StsDelivered
 	for _, c := range codes {
 		if c == StsRejected || c == StsCancelled {
@@ -193,10 +203,18 @@ type (
 		EndToEndID string       `xml:"OrgnlEndToEndId,omitempty"`
 		Sts        string       `xml:"TxSts"`
 		Rsns       []p002Reason `xml:"StsRsnInf"`
+		// The rail it leaves by, as its local instrument.
+		TxRef *p002TxRef `xml:"OrgnlTxRef,omitempty"`
+	}
+	p002TxRef struct {
+		Rail string `xml:"PmtTpInf>LclInstrm>Prtry"`
 	}
 	p002Reason struct {
-		Cd   string   `xml:"Rsn>Cd"`
-		Info []string `xml:"AddtlInf"`
+		Rsn  *p002Code `xml:"Rsn,omitempty"`
+		Info []string  `xml:"AddtlInf"`
+	}
+	p002Code struct {
+		Cd string `xml:"Cd"`
 	}
 )
 
@@ -218,8 +236,19 @@ func StatusReport(w io.Writer, rep payment.Pain001Report, now time.Time) error {
 			st := statusOf(rep, tx)
 			codes = append(codes, st.code)
 			t := p002Tx{StsID: "TX" + strconv.Itoa(tx.Place), InstrID: tx.InstrID, EndToEndID: tx.EndToEndID, Sts: st.code}
+			if st.rail != "" {
+				t.TxRef = &p002TxRef{Rail: st.rail}
+			}
+			if st.date != "" && st.code != StsRejected && st.code != StsCancelled && st.code != StsPending {
+				// pain.002 has no element for it: said as information.
+				st.reasons = append(st.reasons, reason{info: "execution date " + st.date + " on rail " + st.rail})
+			}
 			for _, r := range st.reasons {
-				t.Rsns = append(t.Rsns, p002Reason{Cd: r.code, Info: addtlInf(r.info)})
+				pr := p002Reason{Info: addtlInf(r.info)}
+				if r.code != "" {
+					pr.Rsn = &p002Code{Cd: r.code}
+				}
+				t.Rsns = append(t.Rsns, pr)
 			}
 			p.Txs = append(p.Txs, t)
 		}

@@ -178,11 +178,12 @@ func TestStatusReport(t *testing.T) {
 	}
 	rep := payment.Pain001Report{
 		BatchID: "batch-0123456789abcdef01234567",
-		Origin: payment.Pain001Origin{MsgID: "MsgId-001", CreDtTm: "2026-01-01T10:00:00", MsgNmID: "pain.001.001.03.ch.02", NbOfTxs: "7", CtrlSum: "70.00",
+		Origin: payment.Pain001Origin{MsgID: "MsgId-001", CreDtTm: "2026-01-01T10:00:00", MsgNmID: "pain.001.001.03.ch.02", NbOfTxs: "10", CtrlSum: "100.00",
 			PmtInfs: []payment.PmtInfOrigin{
 				{PmtInfID: "P1", NbOfTxs: "3", Txs: []payment.TxOrigin{tx(1, "k1"), tx(2, ""), tx(3, "k3")}},
 				{PmtInfID: "P2", Txs: []payment.TxOrigin{tx(4, "k4"), tx(5, "k5")}},
 				{PmtInfID: "P3", Txs: []payment.TxOrigin{tx(6, ""), tx(7, "k7")}},
+				{PmtInfID: "P4", Txs: []payment.TxOrigin{tx(8, "k8"), tx(9, "k9"), tx(10, "k10")}},
 			}},
 		Rejections: map[int][]payment.FieldError{
 			2: {{Field: "PmtInf[1]/CdtTrfTxInf[2]/CdtrAcct/Id/Othr/Id", Detail: "not an IBAN"}},
@@ -192,6 +193,10 @@ func TestStatusReport(t *testing.T) {
 			"k1": {Status: payment.StatusScheduled}, "k3": {Status: payment.StatusDelivered},
 			"k4": {Status: payment.StatusDelivered}, "k5": {Status: payment.StatusAccepted},
 			"k7": {Status: payment.StatusFailed, Reason: "INSUFFICIENT_FUNDS: balance 1.00 EUR"},
+			// On a rail with a cut-off: rolled to the Monday, held, refused.
+			"k8":  {Status: payment.StatusScheduled, Reason: "ROLLED: ...", Rail: "SEPA", ExecutionDate: "2026-01-05"},
+			"k9":  {Status: payment.StatusHeld, Reason: "CUTOFF: no slot before rail SEPA's cut-off", Rail: "SEPA", ExecutionDate: "2026-01-02"},
+			"k10": {Status: payment.StatusRejected, Reason: "CUTOFF_MISSED: no slot before rail SEPA's cut-off", Rail: "SEPA", ExecutionDate: "2026-01-02"},
 		},
 	}
 	var b bytes.Buffer
@@ -210,6 +215,9 @@ func TestStatusReport(t *testing.T) {
 		`<OrgnlPmtInfId>P2</OrgnlPmtInfId><PmtInfSts>ACSP</PmtInfSts>`,
 		`<Cd>DU04</Cd>`, `<Cd>AM01</Cd>`, `<Cd>AM04</Cd>`, `<AddtlInf>FAILED: INSUFFICIENT_FUNDS: balance 1.00 EUR</AddtlInf>`,
 		`<OrgnlPmtInfId>P3</OrgnlPmtInfId><PmtInfSts>RJCT</PmtInfSts>`,
+		`<OrgnlEndToEndId>E8</OrgnlEndToEndId><TxSts>ACCP</TxSts><StsRsnInf><AddtlInf>execution date 2026-01-05 on rail SEPA</AddtlInf></StsRsnInf><OrgnlTxRef><PmtTpInf><LclInstrm><Prtry>SEPA</Prtry>`,
+		`<OrgnlEndToEndId>E9</OrgnlEndToEndId><TxSts>PDNG</TxSts><StsRsnInf><Rsn><Cd>TM01</Cd></Rsn>`,
+		`<OrgnlEndToEndId>E10</OrgnlEndToEndId><TxSts>RJCT</TxSts><StsRsnInf><Rsn><Cd>TM01</Cd></Rsn>`,
 	} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("the report lacks %q:\n%s", want, doc)

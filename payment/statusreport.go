@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -97,10 +98,13 @@ type Pain001Report struct {
 	Outcomes   map[string]Outcome
 }
 
-// Outcome is a payment's status and its reason ("CODE: text").
+// Outcome is a payment's status and its reason ("CODE: text"), its rail
+// and its execution date (YYYY-MM-DD; empty: none yet).
 type Outcome struct {
-	Status Status
-	Reason string
+	Status        Status
+	Reason        string
+	Rail          string
+	ExecutionDate string
 }
 
 // outcomesPerQuery bounds the keys one query reads.
@@ -142,7 +146,11 @@ func (s *Service) StatusReportOf(ctx context.Context, batchID string) (Pain001Re
 			return Pain001Report{}, fmt.Errorf("payment: batch %s: its payments' statuses: %w", batchID, err)
 		}
 		for _, r := range rows {
-			rep.Outcomes[r.PaymentID] = Outcome{Status: Status(r.Status), Reason: ptr.Deref(r.StatusReason)}
+			o := Outcome{Status: Status(r.Status), Reason: ptr.Deref(r.StatusReason), Rail: ptr.Deref(r.Rail)}
+			if r.ExecutionDate != nil {
+				o.ExecutionDate = r.ExecutionDate.Format(time.DateOnly)
+			}
+			rep.Outcomes[r.PaymentID] = o
 		}
 	}
 	return rep, nil

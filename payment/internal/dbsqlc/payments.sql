@@ -358,7 +358,7 @@ WHERE b.batch_id = @batch_id;
 
 -- name: PaymentOutcomes :many
 -- Where Phase A left these payments (for a run that found them taken on).
-SELECT payment_id, external_id, status, status_reason, scheduled_execution_time
+SELECT payment_id, external_id, status, status_reason, scheduled_execution_time, rail, execution_date
 FROM payments WHERE payment_id = ANY(@payment_ids::text[]);
 
 -- name: ListByTenant :many

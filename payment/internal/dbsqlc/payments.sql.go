@@ -1407,7 +1407,7 @@ func (q *Queries) PaymentKeysByExternalID(ctx context.Context, externalID string
 }
 
 const paymentOutcomes = `-- name: PaymentOutcomes :many
-SELECT payment_id, external_id, status, status_reason, scheduled_execution_time
+SELECT payment_id, external_id, status, status_reason, scheduled_execution_time, rail, execution_date
 FROM payments WHERE payment_id = ANY($1::text[])
 `
 
@@ -1417,6 +1417,8 @@ type PaymentOutcomesRow struct {
 	Status                 string
 	StatusReason           *string
 	ScheduledExecutionTime *time.Time
+	Rail                   *string
+	ExecutionDate          *time.Time
 }
 
 // Where Phase A left these payments (for a run that found them taken on).
@@ -1435,6 +1437,8 @@ func (q *Queries) PaymentOutcomes(ctx context.Context, paymentIds []string) ([]P
 			&i.Status,
 			&i.StatusReason,
 			&i.ScheduledExecutionTime,
+			&i.Rail,
+			&i.ExecutionDate,
 		); err != nil {
 			return nil, err
 		}
