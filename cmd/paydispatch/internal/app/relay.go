@@ -245,7 +245,7 @@ func StartRailSim(ctx context.Context, addr string, opts railsim.Options, log *s
 		return "", nil, err
 	}
 	b := sim.Behaviour()
-	log.Info("rail simulator listening", "url", baseURL, "rails", baseURL+"/rails/{name}", "ledger", baseURL+"/ledger",
+	log.Info("rail simulator listening", "url", baseURL, "ledger", baseURL+"/ledger", "rails", baseURL+"/rails/{name}",
 		"latency", time.Duration(b.Latency), "jitter", time.Duration(b.Jitter), "retryable_fraction", b.RetryableFraction,
 		"terminal_fraction", b.TerminalFraction, "timeout_fraction", b.TimeoutFraction, "seed", b.Seed)
 	for _, r := range sim.Rails() {
