@@ -112,10 +112,15 @@ func (s *Simulator) SetBehaviour(b Behaviour) error {
 // ledger in Rails.
 func (s *Simulator) Ledger() LedgerView {
 	v := s.def.view(false)
-	v.Rails = map[string]LedgerView{}
+	rails := map[string]LedgerView{}
 	for _, r := range s.railList() {
-		v.Rails[r.name] = r.view(false)
+		if r == s.def {
+			rails[r.name] = v // DEFAULT's once, before v holds the rails
+			continue
+		}
+		rails[r.name] = r.view(false)
 	}
+	v.Rails = rails
 	return v
 }
 
