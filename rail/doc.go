@@ -18,10 +18,10 @@
 //	  "debtor":   {"name": "ACME Corp",        1-140 printable characters
 //	               "account": "ACC-1",         1-34, the debtor's account at its bank
 //	               "iban": "GB82…",            optional; valid when given
-//	               "bic":  "NWBKGB2L"},        optional; required by pacs.008 rails
+//	               "bic":  "NWBKGB2L"},        optional; pacs.008: else DebtorAgentBIC
 //	  "creditor": {"name": "Jane Doe",
 //	               "iban": "DE89…3000",        required: electronic form, registry length, mod-97
-//	               "bic":  "COBADEFFXXX"},     required: ISO 9362, 8 or 11 characters
+//	               "bic":  "COBADEFFXXX"},     ISO 9362, 8 or 11; optional, required by pacs.008
 //	  "remittanceInfo": "INV-42",              optional, at most 140 characters
 //	  "tenantId":       "acme"
 //	}
@@ -41,9 +41,35 @@
 // railType. A message that fails it is a terminal failure: the relayer
 // never sends it, and Send refuses it without a call.
 //
+// # Rails by name, never late
+//
+// An outbox message's RailType is a rail's name (the payment's rail:
+// DEFAULT, SEPA, TARGET2-HV, ...), or, for instructions enqueued before
+// there were rails, a rail type (RailSEPAJSON, RailPacs008), or another
+// sender's type (the event stream's). Router serves the rails given by
+// type first (fixed at start: a directory entry never takes their
+// traffic), and resolves every other RailType as a name through a
+// Directory, which the wiring fills from the routing table (this package
+// knows no routing). A Destination names the rail's type (the adapter),
+// its base URL (empty: RouterConfig.DefaultURL, the process's rail URL)
+// and how to read its cut-off on a value date. Senders are built once
+// per type and base URL and share the HTTP client.
+//
+// Before sending, the router reads the rail's cut-off on the
+// instruction's valueDate (its execution date, in the rail's zone); at
+// or past it nothing is sent and the result is Terminal CUTOFF_MISSED
+// (the payment domain returns the payment with that code). An inquiry is
+// not a send and goes to the rail whatever the time. An unknown name is
+// Terminal UNKNOWN_RAIL, a rail of a type no adapter speaks Terminal
+// RAIL_MISCONFIGURED, a directory or cut-off that cannot be read
+// Retryable RAIL_LOOKUP_FAILED: none of them sends. Validate makes no
+// lookup: it checks what every rail type checks, and Send refuses what
+// the rail's own format does (pacs.008's BICs) before any call.
+//
 // # The rail HTTP API
 //
-// Both adapters speak the same API (package railsim simulates it):
+// Both adapters speak the same API (package railsim simulates it, as
+// several rails under /rails/{name}); {base} keeps its path prefix:
 //
 //	POST {base}/v1/instructions   Content-Type: application/json, body JSONRequest
 //	                              (the instruction plus participantId, sequenceId)
@@ -96,7 +122,10 @@
 // the choice they are. ParsePacs008, the rail side's reader, parses with
 // the library, runs its validation, and checks those two things itself.
 // MsgId, InstrId, TxId and UETR derive from the message, so every
-// attempt of an instruction carries the same identifiers.
+// attempt of an instruction carries the same identifiers. DbtrAgt is the
+// debtor's BIC, or Pacs008Config.DebtorAgentBIC (the sending
+// institution's) when the instruction names none, as the payment
+// domain's never do; ChrgBr is Pacs008Config.ChargeBearer (SLEV).
 //
 // # Secrets in logs
 //

@@ -42,14 +42,14 @@ func (r *HTTPRail) Type() string { return r.railType }
 
 // Validate checks m before any call; an error is a terminal failure.
 func (r *HTTPRail) Validate(m outbox.Message) error {
-	_, err := parseMessage(m, r.railType, FormatJSON)
+	_, err := parseMessage(m, r.railType, FormatJSON, "")
 	return err
 }
 
 // Send POSTs the instruction once. An invalid message is Terminal and is
 // not sent.
 func (r *HTTPRail) Send(ctx context.Context, m outbox.Message) outbox.Result {
-	in, err := parseMessage(m, r.railType, FormatJSON)
+	in, err := parseMessage(m, r.railType, FormatJSON, "")
 	if err != nil {
 		return invalid(err)
 	}
@@ -69,8 +69,8 @@ func (r *HTTPRail) Inquire(ctx context.Context, m outbox.Message) outbox.Result 
 }
 
 // parseMessage checks everything Validate checks and returns the decoded
-// instruction.
-func parseMessage(m outbox.Message, railType string, f Format) (Instruction, error) {
+// instruction, its debtor's BIC defaulted to debtorAgent.
+func parseMessage(m outbox.Message, railType string, f Format, debtorAgent string) (Instruction, error) {
 	var fields []FieldError
 	collect := func(err error) {
 		var ve *ValidationError
@@ -86,6 +86,9 @@ func parseMessage(m outbox.Message, railType string, f Format) (Instruction, err
 	if err != nil {
 		collect(err)
 	} else {
+		if in.Debtor.BIC == "" {
+			in.Debtor.BIC = debtorAgent
+		}
 		collect(CheckInstruction(in, f))
 	}
 	if len(fields) > 0 {

@@ -25,6 +25,11 @@ type Pacs008Config struct {
 	// ChargeBearer is ChrgBr: SLEV (default, following the scheme's
 	// service level, as SEPA requires), SHAR, DEBT or CRED.
 	ChargeBearer string
+	// DebtorAgentBIC is the DbtrAgt of an instruction that names no
+	// debtor BIC: the sending institution, this deployment's own BIC
+	// (the payment domain does not put one in its instructions). Empty:
+	// such an instruction is refused, as pacs.008 needs a debtor agent.
+	DebtorAgentBIC string
 	// Now stamps GrpHdr/CreDtTm; default time.Now.
 	Now func() time.Time
 }
@@ -36,6 +41,7 @@ type Pacs008Config struct {
 type Pacs008Rail struct {
 	railType     string
 	chargeBearer string
+	debtorAgent  string
 	now          func() time.Time
 	call         *caller
 }
@@ -47,9 +53,16 @@ func NewPacs008Rail(cfg Pacs008Config) (*Pacs008Rail, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Pacs008Rail{railType: cfg.RailType, chargeBearer: cfg.ChargeBearer, now: cfg.Now, call: c}
+	r := &Pacs008Rail{railType: cfg.RailType, chargeBearer: cfg.ChargeBearer, debtorAgent: cfg.DebtorAgentBIC, now: cfg.Now, call: c}
 	if r.railType == "" {
 		r.railType = RailPacs008
+	}
+	if r.debtorAgent != "" {
+		var ck checker
+		ck.bic("debtorAgentBIC", r.debtorAgent)
+		if err := ck.err(); err != nil {
+			return nil, fmt.Errorf("rail: %w", err)
+		}
 	}
 	switch r.chargeBearer {
 	case "":
@@ -67,8 +80,9 @@ func NewPacs008Rail(cfg Pacs008Config) (*Pacs008Rail, error) {
 // Type is the rail type this rail serves.
 func (r *Pacs008Rail) Type() string { return r.railType }
 
-// Validate checks m as HTTPRail does, with the pacs.008 rules (the
-// debtor's BIC is required), and renders it: an instruction that cannot
+// Validate checks m as HTTPRail does, with the pacs.008 rules (both
+// agents' BICs are required; the debtor's defaults to DebtorAgentBIC),
+// and renders it: an instruction that cannot
 // become a pacs.008 is refused before any call. It does not read the
 // document back through ParsePacs008 (about a millisecond of CPU per
 // message in moov-io/iso20022's reflection and regular expressions):
@@ -82,7 +96,7 @@ func (r *Pacs008Rail) Validate(m outbox.Message) error {
 // Render returns m's pacs.008 document, after the checks of Validate
 // other than re-reading the document.
 func (r *Pacs008Rail) Render(m outbox.Message) ([]byte, error) {
-	in, err := parseMessage(m, r.railType, FormatPacs008)
+	in, err := parseMessage(m, r.railType, FormatPacs008, r.debtorAgent)
 	if err != nil {
 		return nil, err
 	}

@@ -12,8 +12,22 @@ import (
 const (
 	// CodeInvalidPayload: Validate refused the message; it was not sent.
 	CodeInvalidPayload = "INVALID_PAYLOAD"
-	// CodeUnknownRailType: no rail is configured for Message.RailType.
+	// CodeUnknownRailType: no rail is configured for Message.RailType
+	// (a router without a directory).
 	CodeUnknownRailType = "UNKNOWN_RAIL_TYPE"
+	// CodeUnknownRail: neither the directory nor the rails by type know
+	// Message.RailType; nothing was sent.
+	CodeUnknownRail = "UNKNOWN_RAIL"
+	// CodeRailMisconfigured: the directory's rail cannot be spoken to (a
+	// type no adapter speaks, a base URL no client takes); nothing was
+	// sent.
+	CodeRailMisconfigured = "RAIL_MISCONFIGURED"
+	// CodeRailLookupFailed: the directory could not be read (or the
+	// rail's cut-off not computed); nothing was sent.
+	CodeRailLookupFailed = "RAIL_LOOKUP_FAILED"
+	// CodeCutoffMissed: the instruction's rail had passed its cut-off
+	// for the instruction's value date; it was not sent.
+	CodeCutoffMissed = "CUTOFF_MISSED"
 	// CodeConnectFailed: no connection to the rail (DNS, refused, dial
 	// timeout): the request never left, so a resend is safe.
 	CodeConnectFailed = "CONNECT_FAILED"
@@ -115,6 +129,7 @@ func init() {
 		{"HTTP_401", outbox.Retryable, "unauthorized (no code): a configuration fault, not the instruction's"},
 		{"HTTP_403", outbox.Retryable, "forbidden (no code): a configuration fault, not the instruction's"},
 		{CodeConnectFailed, outbox.Retryable, "no connection: the request never left"},
+		{CodeRailLookupFailed, outbox.Retryable, "the rail's configuration could not be read: nothing was sent"},
 
 		// The request as sent can never pass.
 		{"HTTP_400", outbox.Terminal, "bad request (no code)"},
@@ -123,6 +138,9 @@ func init() {
 		{"HTTP_422", outbox.Terminal, "unprocessable instruction (no code)"},
 		{CodeInvalidPayload, outbox.Terminal, "refused by validation before any call"},
 		{CodeUnknownRailType, outbox.Terminal, "no rail configured for the rail type"},
+		{CodeUnknownRail, outbox.Terminal, "no rail of that name or type: nothing was sent"},
+		{CodeRailMisconfigured, outbox.Terminal, "the rail's type or base URL cannot be used: nothing was sent"},
+		{CodeCutoffMissed, outbox.Terminal, "the rail's cut-off for the value date had passed: nothing was sent"},
 
 		// The rail may have the instruction: inquire before any resend.
 		{"HTTP_500", outbox.Unknown, "internal error (no code): the rail may have taken it"},

@@ -21,7 +21,24 @@
 //     made visible.
 //   - Receipt times: ReceivedAt is when the accepted send of a key arrived,
 //     so a producer in the same process can measure commit-to-receipt
-//     latency (paydispatch bench outbox).
+//     latency (paydispatch bench outbox). Every key's arrival, accepted or
+//     refused, is in its rail's ledger (GET /ledger?instructions=true).
+//
+// # Rails
+//
+// One simulator plays several rails: DEFAULT at the root (/v1/...), any
+// other under /rails/{name} (/rails/SEPA/v1/instructions, ...), made by
+// its first send (at most MaxRails). A rail client keeps its base URL's
+// path, so a rail configured with endpoint http://127.0.0.1:9090/rails/SEPA
+// speaks to the simulator's SEPA. Each rail has its own ledger (keys,
+// participants, counters; references prefixed SIM-{name}-) and may have a
+// cut-off: a time of day in a zone (Options.Cutoffs, --cutoffs, PUT
+// /admin/rails/{name}). An instruction that arrives at or after the
+// cut-off of its value date (the JSON valueDate, the pacs.008
+// IntrBkSttlmDt, read as package calendar reads a rail's clock) is
+// refused TM01 ("received after the cut-off time", terminal to package
+// rail's taxonomy), recorded as any refusal is and counted in Late. The
+// behaviour is the simulator's, shared by every rail.
 //
 // # Behaviour
 //
@@ -45,10 +62,18 @@
 //
 //	POST /v1/instructions, POST /v1/pacs008   sends (package rail documents them)
 //	GET  /v1/instructions/{key}               inquiry: 200 ACCEPTED/REJECTED, 404 NOT_FOUND
+//	... /rails/{name}/v1/...                  the same, for rail {name} (DEFAULT: the above)
 //	GET  /admin/behaviour, PUT /admin/behaviour
+//	GET  /admin/rails                         every rail's settings: [{"name","cutoff","timeZone"}]
+//	PUT  /admin/rails/{name}                  {"cutoff":"16:00:00","timeZone":"Europe/Berlin"}
+//	                                          ("cutoff":"" none; no zone: UTC); 400 problem+json
 //	POST /admin/refusals/{key}/lift           204, or 404 when the key was not refused
-//	GET  /ledger                              LedgerView as JSON
-//	POST /ledger/reset                        forget everything
+//	POST /admin/rails/{name}/refusals/{key}/lift
+//	GET  /ledger                              LedgerView as JSON: DEFAULT's counters, every
+//	                                          rail's in "rails"; ?instructions=true adds each
+//	                                          rail's keys with their arrival and answer
+//	GET  /rails/{name}/ledger                 one rail's LedgerView (?instructions=true too)
+//	POST /ledger/reset                        forget every rail's instructions
 //	GET  /healthz
 //
 // The admin and ledger endpoints answer only requests addressed to a

@@ -2,12 +2,14 @@ package railsim
 
 import (
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 )
 
-// LedgerView is the simulated rail's account of what it was sent (the
-// JSON of GET /ledger). Definitions, over all participants:
+// LedgerView is a simulated rail's account of what it was sent (the
+// JSON of GET /ledger, and of GET /rails/{name}/ledger). Definitions,
+// over all participants:
 //
 //   - Received: send calls the rail accepted, including those it accepted
 //     and then answered too late or not at all, and duplicates.
@@ -39,8 +41,39 @@ type LedgerView struct {
 	Malformed int64 `json:"malformed"`
 	// Inquiries: status inquiries answered.
 	Inquiries int64 `json:"inquiries"`
+	// Late: keys refused for arriving at or after the rail's cut-off for
+	// their value date (TM01; also in Refused).
+	Late int64 `json:"late"`
 
 	Participants map[string]ParticipantView `json:"participants"`
+
+	// Rail names the rail the counters are of; Cutoff and TimeZone are
+	// its cut-off (HH:MM:SS, empty: none) and the zone it is read in.
+	Rail     string `json:"rail,omitempty"`
+	Cutoff   string `json:"cutoff,omitempty"`
+	TimeZone string `json:"timeZone,omitempty"`
+	// Rails, in GET /ledger and Simulator.Ledger, is every rail's own
+	// ledger by name, DEFAULT's too (the counters above are DEFAULT's).
+	Rails map[string]LedgerView `json:"rails,omitempty"`
+	// Instructions, when asked for (?instructions=true), is every key
+	// the rail holds, in the order they arrived.
+	Instructions []Receipt `json:"instructions,omitempty"`
+}
+
+// Receipt is what a rail holds under one idempotency key: when the send
+// it decided on arrived, and its answer.
+type Receipt struct {
+	Key           string `json:"key"`
+	ParticipantID string `json:"participantId"`
+	SequenceID    int64  `json:"sequenceId"`
+	// ValueDate is the instruction's (empty when its body was unreadable).
+	ValueDate string `json:"valueDate,omitempty"`
+	// ReceivedAt is when that send arrived (its headers read).
+	ReceivedAt time.Time `json:"receivedAt"`
+	// Status is ACCEPTED (with Reference) or REJECTED (with Code).
+	Status    string `json:"status"`
+	Reference string `json:"reference,omitempty"`
+	Code      string `json:"code,omitempty"`
 }
 
 // ParticipantView is one participant's part of the ledger. The rail
@@ -68,8 +101,11 @@ type record struct {
 	reference string
 	code      string
 	message   string
-	// receivedAt: when the accepted send arrived (zero for a refusal).
-	receivedAt time.Time
+	// receivedAt: when the send that decided it arrived.
+	receivedAt  time.Time
+	participant string
+	seq         int64
+	valueDate   string
 }
 
 type participant struct {
@@ -85,13 +121,16 @@ type ledger struct {
 	parts   map[string]*participant
 	traffic LedgerView // only the traffic counters are used
 	nextRef uint64
+	// refPrefix starts every reference (one per rail: references are
+	// unique across a simulator's rails).
+	refPrefix string
 	// lifted are refused keys whose refusal an operator lifted: the next
 	// send of each is accepted.
 	lifted map[string]bool
 }
 
-func newLedger() *ledger {
-	return &ledger{keys: make(map[string]record), parts: make(map[string]*participant), lifted: make(map[string]bool)}
+func newLedger(refPrefix string) *ledger {
+	return &ledger{keys: make(map[string]record), parts: make(map[string]*participant), lifted: make(map[string]bool), refPrefix: refPrefix}
 }
 
 // take records a send that arrived at the given time and got past the
@@ -99,7 +138,8 @@ func newLedger() *ledger {
 // reports an acceptance of an accepted key). A new key is refused when
 // refusal names a code, else accepted; either way its sequence number is
 // taken.
-func (l *ledger) take(key, part string, seq int64, arrived time.Time, refusal func() (code, message string)) (rec record, duplicate bool) {
+func (l *ledger) take(c send, arrived time.Time, refusal func() (code, message string)) (rec record, duplicate bool) {
+	key, part, seq := c.key, c.participant, c.seq
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	p := l.parts[part]
@@ -120,12 +160,16 @@ func (l *ledger) take(key, part string, seq int64, arrived time.Time, refusal fu
 	if code, msg := refusal(); code != "" && !lifted {
 		rec = record{code: code, message: msg}
 		p.Refused++
+		if c.late && code == CodeCutoff {
+			l.traffic.Late++
+		}
 	} else {
 		l.nextRef++
-		rec = record{accepted: true, reference: fmt.Sprintf("SIM%012d", l.nextRef), receivedAt: arrived}
+		rec = record{accepted: true, reference: fmt.Sprintf("%s%012d", l.refPrefix, l.nextRef)}
 		p.Received++
 		p.Unique++
 	}
+	rec.receivedAt, rec.participant, rec.seq, rec.valueDate = arrived, part, seq, c.valueDate
 	l.keys[key] = rec
 	if lifted {
 		return rec, false // its sequence was taken when it was refused
@@ -173,7 +217,33 @@ func (l *ledger) receivedAt(key string) (time.Time, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	rec, ok := l.keys[key]
-	return rec.receivedAt, ok && rec.accepted
+	if !ok || !rec.accepted {
+		return time.Time{}, false
+	}
+	return rec.receivedAt, true
+}
+
+// receipts is every key held, in the order the sends deciding them
+// arrived.
+func (l *ledger) receipts() []Receipt {
+	l.mu.Lock()
+	out := make([]Receipt, 0, len(l.keys))
+	for key, rec := range l.keys {
+		r := Receipt{Key: key, ParticipantID: rec.participant, SequenceID: rec.seq, ValueDate: rec.valueDate,
+			ReceivedAt: rec.receivedAt, Status: "REJECTED", Code: rec.code}
+		if rec.accepted {
+			r.Status, r.Reference = "ACCEPTED", rec.reference
+		}
+		out = append(out, r)
+	}
+	l.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].ReceivedAt.Equal(out[j].ReceivedAt) {
+			return out[i].ReceivedAt.Before(out[j].ReceivedAt)
+		}
+		return out[i].Key < out[j].Key
+	})
+	return out
 }
 
 // count bumps one traffic counter.

@@ -155,7 +155,10 @@ func TestLedgerDuplicatesGapsReordering(t *testing.T) {
 			"a": {Received: 5, Unique: 4, Duplicates: 1, Gaps: 1, Reordered: 1, Highest: 5, Taken: 4},
 			"b": {Received: 2, Unique: 1, Duplicates: 1, Refused: 1, Highest: 2, Taken: 2},
 		},
+		Rail: railsim.DefaultRail,
 	}
+	// The unprefixed routes are DEFAULT's, the only rail sent to.
+	want.Rails = map[string]railsim.LedgerView{railsim.DefaultRail: want}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("ledger\n got %+v\nwant %+v", got, want)
 	}
@@ -500,8 +503,14 @@ func TestAdminRoutesAnswerOnlyLoopbackNames(t *testing.T) {
 		{"GET", "/admin/behaviour", "", true},
 		{"PUT", "/admin/behaviour", `{"terminalFraction":1}`, true},
 		{"POST", "/admin/refusals/k-1/lift", "", true},
+		{"GET", "/admin/rails", "", true},
+		{"PUT", "/admin/rails/SEPA", `{"cutoff":"00:00:01"}`, true},
+		{"POST", "/admin/rails/SEPA/refusals/k-1/lift", "", true},
+		{"GET", "/rails/DEFAULT/ledger", "", true},
 		{"POST", rail.PathInstructions, string(send), false},
 		{"GET", rail.PathInstructions + "/k-1", "", false},
+		{"POST", "/rails/SEPA" + rail.PathInstructions, string(send), false},
+		{"GET", "/rails/SEPA" + rail.PathInstructions + "/k-1", "", false},
 		{"GET", "/healthz", "", false},
 	}
 	for _, tt := range []struct {
@@ -543,6 +552,13 @@ func TestAdminRoutesAnswerOnlyLoopbackNames(t *testing.T) {
 		}
 		if tt.refused(routes[3]) && sim.Behaviour().TerminalFraction != 0 {
 			t.Errorf("on %s, for Host %q: a refused PUT changed the behaviour: %+v", tt.listen, tt.host, sim.Behaviour())
+		}
+		if tt.refused(routes[6]) {
+			for _, r := range sim.Rails() {
+				if r.Cutoff != "" {
+					t.Errorf("on %s, for Host %q: a refused PUT set a cut-off: %+v", tt.listen, tt.host, r)
+				}
+			}
 		}
 		stop()
 	}

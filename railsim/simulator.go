@@ -12,40 +12,80 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/internal/loopback"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
+	"github.com/paydispatch/paydispatch/routing"
 )
 
 // Options configures a Simulator.
 type Options struct {
 	// Behaviour is the starting behaviour (the zero value: a perfect
 	// rail); PUT /admin/behaviour or SetBehaviour changes it at run time.
+	// Every rail behaves by it.
 	Behaviour Behaviour
+	// Cutoffs are rails' cut-offs by rail name (DefaultRail: the
+	// unprefixed routes'); PUT /admin/rails/{name} or SetCutoff changes
+	// them at run time. A rail not named has none.
+	Cutoffs map[string]Cutoff
+	// Now is the clock an instruction's arrival is read on (default
+	// time.Now).
+	Now func() time.Time
 }
 
 // Simulator is an in-memory payment rail speaking the rail HTTP API of
-// package rail. Safe for concurrent use.
+// package rail, as several rails at once: DefaultRail at the root, any
+// other under /rails/{name}, each with its own ledger and cut-off. Safe
+// for concurrent use.
 type Simulator struct {
 	behaviour atomic.Pointer[Behaviour]
+	now       func() time.Time
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
 
-	led *ledger
+	railsMu sync.RWMutex
+	rails   map[string]*simRail
+	def     *simRail
 }
 
 // Validate reports whether the options are usable (check configuration
 // read from outside with it before New).
 func (o Options) Validate() error {
-	_, err := o.Behaviour.normalize()
-	return err
+	if _, err := o.Behaviour.normalize(); err != nil {
+		return err
+	}
+	if len(o.Cutoffs) > MaxRails {
+		return fmt.Errorf("cutoffs: %d rails, at most %d", len(o.Cutoffs), MaxRails)
+	}
+	for name, c := range o.Cutoffs {
+		if !routing.ValidName(name) {
+			return fmt.Errorf("cutoffs: rail name %q: want 1-64 letters, digits, '_', '.', ':' or '-'", plaintext.Clip(name, 64))
+		}
+		if err := c.validate(); err != nil {
+			return fmt.Errorf("cutoffs: rail %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // New returns a simulator. It panics if opts fails Validate: a program
 // that builds an impossible behaviour has a bug, and a chaos test that
 // silently ran a perfect rail instead would pass for the wrong reason.
 func New(opts Options) *Simulator {
-	s := &Simulator{led: newLedger()}
+	if err := opts.Validate(); err != nil {
+		panic("railsim.New: " + err.Error())
+	}
+	s := &Simulator{now: opts.Now, rails: map[string]*simRail{}}
+	if s.now == nil {
+		s.now = time.Now
+	}
 	if err := s.SetBehaviour(opts.Behaviour); err != nil {
 		panic("railsim.New: " + err.Error())
+	}
+	s.def, _ = s.rail(DefaultRail, true)
+	for name, c := range opts.Cutoffs {
+		if err := s.SetCutoff(name, c); err != nil {
+			panic("railsim.New: " + err.Error())
+		}
 	}
 	return s
 }
@@ -67,23 +107,60 @@ func (s *Simulator) SetBehaviour(b Behaviour) error {
 	return nil
 }
 
-// Ledger returns a snapshot of the ledger.
-func (s *Simulator) Ledger() LedgerView { return s.led.view() }
+// Ledger returns a snapshot of the ledger: DefaultRail's counters (the
+// unprefixed routes', as before there were rails), and every rail's own
+// ledger in Rails.
+func (s *Simulator) Ledger() LedgerView {
+	v := s.def.view(false)
+	rails := map[string]LedgerView{}
+	for _, r := range s.railList() {
+		if r == s.def {
+			rails[r.name] = v // DEFAULT's once, before v holds the rails
+			continue
+		}
+		rails[r.name] = r.view(false)
+	}
+	v.Rails = rails
+	return v
+}
 
-// Lift lifts a refused key's refusal: its next send is accepted. False
-// when the key was not refused.
-func (s *Simulator) Lift(key string) bool { return s.led.lift(key) }
+// RailLedger returns one rail's ledger, with every instruction it holds
+// (Instructions) when instructions is true; ok is false when no rail of
+// that name has been sent to or configured.
+func (s *Simulator) RailLedger(name string, instructions bool) (v LedgerView, ok bool) {
+	r, ok := s.rail(name, false)
+	if !ok {
+		return LedgerView{}, false
+	}
+	return r.view(instructions), true
+}
+
+// Lift lifts a refused key's refusal on DefaultRail: its next send is
+// accepted. False when the key was not refused.
+func (s *Simulator) Lift(key string) bool { return s.def.led.lift(key) }
+
+// LiftOn is Lift on the named rail.
+func (s *Simulator) LiftOn(rail, key string) bool {
+	r, ok := s.rail(rail, false)
+	return ok && r.led.lift(key)
+}
 
 // ReceivedAt is when the send the rail accepted under key arrived (its
 // headers read, before any simulated latency), on this process's clock: a
 // producer in the same process measures commit-to-receipt latency with it.
 // A resend of the key does not move it; ok is false when no send under key
 // was accepted (never sent, only answered retryable, or refused).
-func (s *Simulator) ReceivedAt(key string) (at time.Time, ok bool) { return s.led.receivedAt(key) }
+// It reads DefaultRail's ledger.
+func (s *Simulator) ReceivedAt(key string) (at time.Time, ok bool) { return s.def.led.receivedAt(key) }
 
-// ResetLedger forgets every instruction and counter, as if the rail were
-// new (references keep counting up, so none is ever reused).
-func (s *Simulator) ResetLedger() { s.led.reset() }
+// ResetLedger forgets every rail's instructions and counters, as if the
+// rails were new (references keep counting up, so none is ever reused);
+// the rails and their cut-offs stay.
+func (s *Simulator) ResetLedger() {
+	for _, r := range s.railList() {
+		r.led.reset()
+	}
+}
 
 // Start serves the simulator on addr ("127.0.0.1:0" picks a free port)
 // until stop is called or ctx ends, and returns its base URL. On a

@@ -23,10 +23,12 @@ import (
 // rail's load needs, against one database.
 func runRelay(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "relay", "[flags]",
-		"Delivers the outbox's instructions to the rail at PAYDISPATCH_RAIL_URL until SIGINT or SIGTERM: it claims\n"+
-			"due instructions (woken by LISTEN/NOTIFY, with a fallback poll), validates each before any call, sends it\n"+
-			"(JSON for rail type SEPA_JSON, ISO 20022 pacs.008 for PACS008), records the outcome, backs off and\n"+
-			"retries, settles unknown outcomes by inquiry, and requeues the claims of relayers that died. Any\n"+
+		"Delivers the outbox's instructions to their rails until SIGINT or SIGTERM: it claims due instructions\n"+
+			"(woken by LISTEN/NOTIFY, with a fallback poll), validates each before any call, sends it to the rail it\n"+
+			"names (the routing table's: JSON for type SEPA_JSON, ISO 20022 pacs.008 for PACS008, at the rail's\n"+
+			"endpoint or PAYDISPATCH_RAIL_URL), never at or after the rail's cut-off for its value date\n"+
+			"(CUTOFF_MISSED: dead, the payment returned), records the outcome, backs off and retries, settles\n"+
+			"unknown outcomes by inquiry, and requeues the claims of relayers that died. Any\n"+
 			"number of relay processes (and serve) may share one database. It serves /metrics and /healthz on\n"+
 			"--metrics-addr. With no DATABASE_URL it uses the private PostgreSQL in the data directory (beside\n"+
 			"a running serve: serve's).")
@@ -144,6 +146,8 @@ func relayConfig(rl config.Rail, rc config.Relay, tracing *app.Tracing) app.Rela
 	return app.RelayConfig{
 		RailURL:        rl.URL,
 		RailTimeout:    rl.Timeout,
+		ChargeBearer:   rl.ChargeBearer,
+		DebtorAgentBIC: rl.DebtorAgentBIC,
 		TracerProvider: tracing.TracerProvider(),
 		Relayer: outbox.Config{
 			DisableNotify: !rc.Notify,
@@ -166,11 +170,11 @@ func relayConfig(rl config.Rail, rc config.Relay, tracing *app.Tracing) app.Rela
 func startRelayRole(ctx context.Context, store *postgres.DB, rl config.Rail, rc config.Relay, wh config.Webhooks, sim railsim.Behaviour, more []rail.Rail, reg prometheus.Registerer, tracing *app.Tracing, log *slog.Logger) (stop func(), railURL string, err error) {
 	stopSim := func() {}
 	if rl.URL == "" {
-		url, stop, err := app.StartRailSim(ctx, "127.0.0.1:0", sim, log)
+		url, stop, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Options{Behaviour: sim}, log)
 		if err != nil {
 			return nil, "", err
 		}
-		log.Info("rail simulator embedded on "+url+"; set PAYDISPATCH_RAIL_URL for a real rail", "url", url)
+		log.Info("rail simulator embedded on "+url+" (rail NAME at "+url+"/rails/NAME); set PAYDISPATCH_RAIL_URL for a real rail", "url", url)
 		rl.URL, stopSim = url, stop
 	}
 	metrics := app.RegisterOutboxMetrics(reg, store, rc.ReaperTimeout)

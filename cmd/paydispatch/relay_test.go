@@ -44,6 +44,10 @@ func TestRelayBadInput(t *testing.T) {
 		{"rail-sim fraction", []string{"rail-sim", "--retryable-fraction", "2"}, nil, `invalid --retryable-fraction "2": want a fraction from 0 to 1`},
 		{"rail-sim latency env", []string{"rail-sim"}, map[string]string{"PAYDISPATCH_RAIL_SIM_LATENCY": "slow"}, `invalid PAYDISPATCH_RAIL_SIM_LATENCY "slow"`},
 		{"rail-sim argument", []string{"rail-sim", "go"}, nil, `unexpected argument "go": rail-sim takes only flags`},
+		{"rail-sim cutoffs", []string{"rail-sim", "--cutoffs", "SEPA=16:00@Nowhere"}, nil, `invalid --cutoffs "SEPA=16:00@Nowhere": rail SEPA: timeZone "Nowhere"`},
+		{"rail-sim cutoffs env", []string{"rail-sim"}, map[string]string{"PAYDISPATCH_RAIL_SIM_CUTOFFS": "SEPA"}, `invalid PAYDISPATCH_RAIL_SIM_CUTOFFS "SEPA": "SEPA": want NAME=HH:MM:SS[@Zone]`},
+		{"relay debtor agent", []string{"relay", "--pacs008-debtor-agent-bic", "bank"}, rail, `invalid --pacs008-debtor-agent-bic "bank": want a BIC`},
+		{"serve charge bearer", []string{"serve"}, map[string]string{"PAYDISPATCH_PACS008_CHARGE_BEARER": "x"}, `invalid PAYDISPATCH_PACS008_CHARGE_BEARER "x": want SLEV, SHAR, DEBT or CRED`},
 		{"serve rail url", []string{"serve", "--rail-url", "ftp://rail"}, nil, `invalid --rail-url "ftp://rail"`},
 		{"serve nothing wakes the relayer", []string{"serve", "--relay-notify=false", "--relay-poll-interval", "0"}, nil, "leaves nothing to wake the relayer"},
 	}
@@ -73,11 +77,12 @@ func TestRelayHelp(t *testing.T) {
 			"-relay-poll-interval", "PAYDISPATCH_RELAY_POLL_INTERVAL", "-relay-debounce", "PAYDISPATCH_RELAY_DEBOUNCE",
 			"-relay-concurrency", "PAYDISPATCH_RELAY_CONCURRENCY", "-relay-max-attempts", "PAYDISPATCH_RELAY_MAX_ATTEMPTS",
 			"-relay-backoff-base", "PAYDISPATCH_RELAY_BACKOFF_BASE", "-relay-backoff-max", "PAYDISPATCH_RELAY_BACKOFF_MAX",
-			"-relay-reaper-timeout", "PAYDISPATCH_RELAY_REAPER_TIMEOUT", "-metrics-addr", "PAYDISPATCH_METRICS_ADDR", "DATABASE_URL"},
+			"-relay-reaper-timeout", "PAYDISPATCH_RELAY_REAPER_TIMEOUT", "-metrics-addr", "PAYDISPATCH_METRICS_ADDR", "DATABASE_URL",
+			"-pacs008-debtor-agent-bic", "PAYDISPATCH_PACS008_DEBTOR_AGENT_BIC", "-pacs008-charge-bearer", "PAYDISPATCH_PACS008_CHARGE_BEARER", "CUTOFF_MISSED"},
 		"rail-sim": {"-http-addr", "PAYDISPATCH_RAIL_SIM_ADDR", "127.0.0.1:9090", "-latency", "PAYDISPATCH_RAIL_SIM_LATENCY", "-jitter",
 			"PAYDISPATCH_RAIL_SIM_JITTER", "-retryable-fraction", "PAYDISPATCH_RAIL_SIM_RETRYABLE_FRACTION", "-terminal-fraction",
 			"PAYDISPATCH_RAIL_SIM_TERMINAL_FRACTION", "-timeout-fraction", "PAYDISPATCH_RAIL_SIM_TIMEOUT_FRACTION", "-seed",
-			"PAYDISPATCH_RAIL_SIM_SEED", "GET /ledger"},
+			"PAYDISPATCH_RAIL_SIM_SEED", "GET /ledger", "-cutoffs", "PAYDISPATCH_RAIL_SIM_CUTOFFS", "/rails/NAME", "PUT /admin/rails/NAME"},
 		"serve": {"PAYDISPATCH_RAIL_URL", "PAYDISPATCH_RELAY_POLL_INTERVAL", "rail simulator in-process"},
 	} {
 		code, stdout, _ := runCLI([]string{cmd, "--help"}, nil)

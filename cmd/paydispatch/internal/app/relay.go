@@ -3,6 +3,7 @@ package app
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/paydispatch/paydispatch/calendar"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/deadletter"
 	"github.com/paydispatch/paydispatch/outbox"
@@ -21,26 +23,36 @@ import (
 	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/rail"
 	"github.com/paydispatch/paydispatch/railsim"
+	"github.com/paydispatch/paydispatch/routing"
 	"github.com/paydispatch/paydispatch/webhook"
 )
 
 // RelayConfig is what StartRelayer needs besides the store.
 type RelayConfig struct {
-	// RailURL is the rail's base URL. Both adapters live under it: the
-	// JSON rail (rail type rail.RailSEPAJSON) and the pacs.008 rail
-	// (rail.RailPacs008).
+	// RailURL is the process's rail URL: the endpoint of every rail
+	// configured without one (DEFAULT's, by default), and of the legacy
+	// rail types (rail.RailSEPAJSON, rail.RailPacs008) of instructions
+	// enqueued before there were rails.
 	RailURL string
 	// RailTimeout is the hard timeout of one rail call (default
 	// rail.DefaultTimeout). The adapters classify a call cut off by it,
 	// and the relayer abandons one that ignores it.
 	RailTimeout time.Duration
+	// ChargeBearer and DebtorAgentBIC are what pacs.008 rails render
+	// (rail.Pacs008Config): ChrgBr (default SLEV), and the DbtrAgt of an
+	// instruction that names no debtor BIC, as the payments' never do.
+	ChargeBearer, DebtorAgentBIC string
+	// Directory finds the rails the outbox's messages name (the RailType
+	// of an instruction is its rail's name); nil: the routing table in
+	// the store (RailDirectory).
+	Directory rail.Directory
 	// Relayer tunes the relayer (package outbox documents each knob).
 	// StartRelayer sets its Pool, Sender, Hooks, Metrics, Logger,
 	// RailTimeout and Tracer; the rest is taken as given, zero fields
 	// defaulted.
 	Relayer outbox.Config
-	// Rails are more rails beside the two under RailURL: the Kafka event
-	// stream's sender (package kafka), when it is on.
+	// Rails are more rails, served by type beside the legacy two: the
+	// Kafka event stream's sender (package kafka), when it is on.
 	Rails []rail.Rail
 	// TracerProvider, when set (Tracing.TracerProvider), gives each rail
 	// call its span (outbox.send, outbox.inquire), the child of the
@@ -48,35 +60,105 @@ type RelayConfig struct {
 	TracerProvider trace.TracerProvider
 }
 
-// RailSender is the relayer's Sender for a rail at baseURL: a router over
-// the JSON rail and the pacs.008 rail, each call bounded by timeout, and
-// the more rails given.
-func RailSender(baseURL string, timeout time.Duration, more ...rail.Rail) (*rail.Router, error) {
-	if timeout <= 0 {
+// RailSender is the relayer's Sender: a router that sends each message
+// to the rail its RailType names in dir, in that rail's format, at its
+// endpoint (none: cfg.RailURL), never at or past the rail's cut-off for
+// the instruction's value date; the legacy types to the JSON and the
+// pacs.008 rail at cfg.RailURL; cfg.Rails by their types. Each call is
+// bounded by cfg.RailTimeout.
+func RailSender(cfg RelayConfig, dir rail.Directory) (*rail.Router, error) {
+	timeout := cmp.Or(cfg.RailTimeout, rail.DefaultTimeout)
+	if timeout < 0 {
 		timeout = rail.DefaultTimeout
 	}
-	jsonRail, err := rail.NewHTTPRail(rail.Config{BaseURL: baseURL, Timeout: timeout})
+	jsonRail, err := rail.NewHTTPRail(rail.Config{BaseURL: cfg.RailURL, Timeout: timeout})
 	if err != nil {
 		return nil, err
 	}
-	pacsRail, err := rail.NewPacs008Rail(rail.Pacs008Config{Config: rail.Config{BaseURL: baseURL, Timeout: timeout}})
+	pacsRail, err := rail.NewPacs008Rail(rail.Pacs008Config{Config: rail.Config{BaseURL: cfg.RailURL, Timeout: timeout},
+		ChargeBearer: cfg.ChargeBearer, DebtorAgentBIC: cfg.DebtorAgentBIC})
 	if err != nil {
 		return nil, err
 	}
-	return rail.NewRouter(append([]rail.Rail{jsonRail, pacsRail}, more...)...)
+	return rail.NewRouterWith(rail.RouterConfig{
+		Rails:     append([]rail.Rail{jsonRail, pacsRail}, cfg.Rails...),
+		Directory: dir, DefaultURL: cfg.RailURL, Timeout: timeout,
+		ChargeBearer: cfg.ChargeBearer, DebtorAgentBIC: cfg.DebtorAgentBIC,
+	})
 }
 
-// StartRelayer runs an outbox relayer that delivers to the rail at
-// cfg.RailURL until the returned func is called; the func stops claiming,
-// lets the rail calls under way finish and records them (for up to the
-// relayer's ShutdownTimeout) and returns. hooks run in each outcome
-// batch's transaction; metrics may be nil.
+// RailDirectory is the relayer's view of the rails: the routing table,
+// read through rails (a snapshot trusted for a few seconds). A rail
+// delivers its instructions whether or not it is active: inactive only
+// stops new payments being routed to it. Its cut-off on a value date is
+// the rail's business day's (routing.Rail.DayOn), the instant Phase A
+// and the execution plan by.
+func RailDirectory(rails *routing.Resolver) rail.Directory { return railDirectory{rails: rails} }
+
+type railDirectory struct{ rails *routing.Resolver }
+
+func (d railDirectory) Destination(ctx context.Context, name string) (rail.Destination, bool, error) {
+	r, err := d.rails.Rail(ctx, name)
+	switch {
+	case errors.Is(err, routing.ErrNotFound):
+		return rail.Destination{}, false, nil
+	case err != nil:
+		return rail.Destination{}, false, err
+	}
+	return Destination(r), true, nil
+}
+
+// Destination is where rail r's instructions go (endpoint "": the
+// process's rail URL, which the router fills in).
+func Destination(r routing.Rail) rail.Destination {
+	d := rail.Destination{Name: r.Name, BaseURL: r.Endpoint}
+	switch r.Type {
+	case routing.TypeSEPAJSON:
+		d.Type = rail.RailSEPAJSON
+	case routing.TypePACS008:
+		d.Type = rail.RailPacs008
+	default:
+		d.Type = r.Type // the router refuses it: RAIL_MISCONFIGURED
+	}
+	if r.Cutoff != 0 {
+		d.Cutoff = func(valueDate string) (time.Time, bool, error) {
+			date, err := calendar.ParseDate(valueDate)
+			if err != nil {
+				return time.Time{}, false, fmt.Errorf("value date: %w", err)
+			}
+			day, err := r.DayOn(date)
+			if err != nil {
+				return time.Time{}, false, err
+			}
+			return day.Cutoff, !day.Cutoff.IsZero(), nil
+		}
+	}
+	return d
+}
+
+// StartRelayer runs an outbox relayer that delivers to the rails until
+// the returned func is called; the func stops claiming, lets the rail
+// calls under way finish and records them (for up to the relayer's
+// ShutdownTimeout) and returns. hooks run in each outcome batch's
+// transaction; metrics may be nil.
 func StartRelayer(ctx context.Context, store *postgres.DB, cfg RelayConfig, hooks outbox.Hooks, metrics *outbox.Metrics, log *slog.Logger) (stop func(), err error) {
 	timeout := cfg.RailTimeout
 	if timeout <= 0 {
 		timeout = rail.DefaultTimeout
 	}
-	sender, err := RailSender(cfg.RailURL, timeout, cfg.Rails...)
+	cfg.RailTimeout = timeout
+	dir := cfg.Directory
+	if dir == nil {
+		if store.Pool == nil {
+			return nil, errors.New("relayer: no database to read the rails from")
+		}
+		rails := Rails(store)
+		dir = RailDirectory(rails)
+		if cfg.DebtorAgentBIC == "" {
+			warnPacs008WithoutDebtorAgent(ctx, rails, log)
+		}
+	}
+	sender, err := RailSender(cfg, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -102,8 +184,25 @@ func StartRelayer(ctx context.Context, store *postgres.DB, cfg RelayConfig, hook
 	}
 	stop = runUntilStopped(ctx, r.Run, log, "outbox relayer")
 	log.Info("outbox relayer started", "relayer", r.ID(), "rail_url", redactURL(cfg.RailURL), "rail_types", sender.Types(),
-		"rail_timeout", timeout)
+		"rails", "by name, from the routing table", "rail_timeout", timeout)
 	return stop, nil
+}
+
+// warnPacs008WithoutDebtorAgent warns when a PACS008 rail is configured
+// and no debtor agent BIC is: every payment it carries would be returned
+// INVALID_PAYLOAD, as the payments' instructions name no debtor BIC.
+func warnPacs008WithoutDebtorAgent(ctx context.Context, rails *routing.Resolver, log *slog.Logger) {
+	all, err := rails.Rails(ctx)
+	if err != nil {
+		return // the relayer reads them again; its errors say more
+	}
+	for _, r := range all {
+		if r.Type == routing.TypePACS008 {
+			log.Warn("rail "+r.Name+" is PACS008 and no debtor agent BIC is set (PAYDISPATCH_PACS008_DEBTOR_AGENT_BIC): its payments will be returned INVALID_PAYLOAD",
+				"rail", r.Name)
+			return
+		}
+	}
 }
 
 // runUntilStopped runs run in the background until the returned func is
@@ -130,11 +229,11 @@ func RegisterOutboxMetrics(reg prometheus.Registerer, store *postgres.DB, stuckA
 	return outbox.NewMetrics(reg)
 }
 
-// StartRailSim serves a rail simulator with behaviour b on addr
-// ("127.0.0.1:0": any free port) until the returned func is called, and
-// returns its base URL. A behaviour railsim refuses is an error.
-func StartRailSim(ctx context.Context, addr string, b railsim.Behaviour, log *slog.Logger) (baseURL string, stop func(), err error) {
-	opts := railsim.Options{Behaviour: b}
+// StartRailSim serves a rail simulator with opts on addr ("127.0.0.1:0":
+// any free port) until the returned func is called, and returns its base
+// URL (DEFAULT's; rail NAME's is baseURL/rails/NAME). Options railsim
+// refuses are an error.
+func StartRailSim(ctx context.Context, addr string, opts railsim.Options, log *slog.Logger) (baseURL string, stop func(), err error) {
 	if err := opts.Validate(); err != nil {
 		return "", nil, fmt.Errorf("rail simulator: %w", err)
 	}
@@ -145,10 +244,15 @@ func StartRailSim(ctx context.Context, addr string, b railsim.Behaviour, log *sl
 	if err != nil {
 		return "", nil, err
 	}
-	b = sim.Behaviour()
-	log.Info("rail simulator listening", "url", baseURL, "ledger", baseURL+"/ledger",
+	b := sim.Behaviour()
+	log.Info("rail simulator listening", "url", baseURL, "ledger", baseURL+"/ledger", "rails", baseURL+"/rails/{name}",
 		"latency", time.Duration(b.Latency), "jitter", time.Duration(b.Jitter), "retryable_fraction", b.RetryableFraction,
 		"terminal_fraction", b.TerminalFraction, "timeout_fraction", b.TimeoutFraction, "seed", b.Seed)
+	for _, r := range sim.Rails() {
+		if r.Cutoff != "" {
+			log.Info("rail simulator cut-off", "rail", r.Name, "url", baseURL+"/rails/"+r.Name, "cutoff", r.Cutoff, "time_zone", r.TimeZone)
+		}
+	}
 	return baseURL, func() {
 		stopSim()
 		log.Info("rail simulator stopped", "url", baseURL)

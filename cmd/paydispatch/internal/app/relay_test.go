@@ -42,7 +42,7 @@ func TestRelayToEmbeddedSimulator(t *testing.T) {
 	store := &postgres.DB{Pool: pool}
 	log := slog.New(slog.DiscardHandler)
 
-	url, stopSim, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Behaviour{}, log)
+	url, stopSim, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Options{}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,16 +126,22 @@ func TestRelayWiringRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
-	if _, _, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Behaviour{RetryableFraction: 2}, log); err == nil || !strings.Contains(err.Error(), "retryableFraction") {
+	if _, _, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Options{Behaviour: railsim.Behaviour{RetryableFraction: 2}}, log); err == nil || !strings.Contains(err.Error(), "retryableFraction") {
 		t.Fatalf("bad behaviour: %v", err)
 	}
-	if _, err := app.RailSender("ftp://rail", time.Second); err == nil {
+	if _, _, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Options{Cutoffs: map[string]railsim.Cutoff{"a b": {TimeOfDay: time.Hour}}}, log); err == nil {
+		t.Fatal("a bad rail name for a cut-off was accepted")
+	}
+	if _, err := app.RailSender(app.RelayConfig{RailURL: "ftp://rail", RailTimeout: time.Second}, nil); err == nil {
 		t.Fatal("an ftp rail URL was accepted")
+	}
+	if _, err := app.RailSender(app.RelayConfig{RailURL: "http://rail", DebtorAgentBIC: "nope"}, nil); err == nil {
+		t.Fatal("a debtor agent that is no BIC was accepted")
 	}
 	if _, err := app.StartRelayer(ctx, &postgres.DB{}, app.RelayConfig{RailURL: "http://127.0.0.1:1"}, outbox.Hooks{}, nil, log); err == nil {
 		t.Fatal("a relayer without a pool was started")
 	}
-	r, err := app.RailSender("http://127.0.0.1:9090", 0)
+	r, err := app.RailSender(app.RelayConfig{RailURL: "http://127.0.0.1:9090"}, nil)
 	if err != nil || strings.Join(r.Types(), ",") != rail.RailPacs008+","+rail.RailSEPAJSON {
 		t.Fatalf("rail types %v, %v", r.Types(), err)
 	}

@@ -72,7 +72,7 @@ func TestOnePaymentOneTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	startRoles(t, db, tc, log)
-	railURL, stopSim, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Behaviour{}, log)
+	railURL, stopSim, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Options{}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

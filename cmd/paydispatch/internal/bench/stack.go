@@ -142,7 +142,7 @@ func startCPUProfile(path string) (stop func(), err error) {
 // rail simulator on loopback and a relayer taking the bookings' rail
 // instructions through the outbox to it. stop stops both.
 func startDelivery(ctx context.Context, db *postgres.DB, log *slog.Logger) (stop func(), err error) {
-	railURL, stopRail, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Behaviour{}, log)
+	railURL, stopRail, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Options{}, log)
 	if err != nil {
 		return nil, err
 	}

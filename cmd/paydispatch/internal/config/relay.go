@@ -7,15 +7,23 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/paydispatch/paydispatch/bankid"
+	"github.com/paydispatch/paydispatch/railsim"
 )
 
 // Rail is where instructions are delivered.
 type Rail struct {
-	// URL is the rail's base URL; empty: serve runs the rail simulator
+	// URL is the process's rail URL: the endpoint of every rail
+	// configured without one; empty: serve runs the rail simulator
 	// in-process (relay refuses to run without one).
 	URL string
 	// Timeout is the hard timeout of one rail call (send or inquiry).
 	Timeout time.Duration
+	// ChargeBearer and DebtorAgentBIC are what pacs.008 rails render:
+	// ChrgBr, and the DbtrAgt of an instruction naming no debtor BIC.
+	ChargeBearer   string
+	DebtorAgentBIC string
 }
 
 // RailSettings binds r's settings.
@@ -36,6 +44,27 @@ func RailSettings(r *Rail) []*Setting {
 				d, err := durationIn(v, 10*time.Millisecond, 10*time.Minute)
 				r.Timeout = d
 				return err
+			}},
+		{Flag: "pacs008-debtor-agent-bic", Env: "PAYDISPATCH_PACS008_DEBTOR_AGENT_BIC",
+			Usage: "this institution's BIC, the debtor agent (DbtrAgt) of pacs.008 instructions that name no debtor BIC, as payments' do not; empty: PACS008 rails refuse those",
+			Parse: func(v string) error {
+				if v != "" {
+					if err := bankid.CheckBIC(v); err != nil {
+						return fmt.Errorf("want a BIC (8 or 11 characters, e.g. NWBKGB2L): %v", err)
+					}
+				}
+				r.DebtorAgentBIC = v
+				return nil
+			}},
+		{Flag: "pacs008-charge-bearer", Env: "PAYDISPATCH_PACS008_CHARGE_BEARER", Default: "SLEV",
+			Usage: "ChrgBr of pacs.008 instructions: SLEV (the scheme's service level), SHAR, DEBT or CRED",
+			Parse: func(v string) error {
+				switch v {
+				case "SLEV", "SHAR", "DEBT", "CRED":
+					r.ChargeBearer = v
+					return nil
+				}
+				return fmt.Errorf("want SLEV, SHAR, DEBT or CRED")
 			}},
 	}
 }
@@ -136,8 +165,8 @@ func MetricsSettings(m *Metrics) []*Setting {
 	}
 }
 
-// RailSim is the rail simulator's address and behaviour (package railsim
-// documents the behaviour).
+// RailSim is the rail simulator's address, behaviour and rails' cut-offs
+// (package railsim documents them).
 type RailSim struct {
 	Addr              string
 	Latency, Jitter   time.Duration
@@ -145,6 +174,19 @@ type RailSim struct {
 	TerminalFraction  float64
 	TimeoutFraction   float64
 	Seed              uint64
+	Cutoffs           map[string]railsim.Cutoff
+}
+
+// Options are the simulator's options from s.
+func (s RailSim) Options() railsim.Options {
+	return railsim.Options{Behaviour: railsim.Behaviour{
+		Latency:           railsim.Duration(s.Latency),
+		Jitter:            railsim.Duration(s.Jitter),
+		RetryableFraction: s.RetryableFraction,
+		TerminalFraction:  s.TerminalFraction,
+		TimeoutFraction:   s.TimeoutFraction,
+		Seed:              s.Seed,
+	}, Cutoffs: s.Cutoffs}
 }
 
 // RailSimSettings binds s's settings.
@@ -191,6 +233,16 @@ func RailSimSettings(s *RailSim) []*Setting {
 					return fmt.Errorf("want a whole number from 0 to %d", uint64(math.MaxUint64))
 				}
 				s.Seed = n
+				return nil
+			}},
+		{Flag: "cutoffs", Env: "PAYDISPATCH_RAIL_SIM_CUTOFFS",
+			Usage: "rails' cut-offs, NAME=HH:MM:SS[@Zone] comma-separated (e.g. SEPA=16:00:00@Europe/Berlin,DEFAULT=17:30): an instruction arriving at or after its value date's cut-off is refused TM01",
+			Parse: func(v string) error {
+				c, err := railsim.ParseCutoffs(v)
+				if err != nil {
+					return err
+				}
+				s.Cutoffs = c
 				return nil
 			}},
 	}

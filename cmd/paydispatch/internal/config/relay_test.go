@@ -2,12 +2,15 @@ package config_test
 
 import (
 	"flag"
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/railsim"
 )
 
 // parseWith parses args and env into settings, as a command does.
@@ -43,17 +46,21 @@ func TestRailAndRelaySettings(t *testing.T) {
 		wantRelay config.Relay
 		wantErr   string // substring of the one-line error, from Parse or Check
 	}{
-		{name: "defaults", wantRail: config.Rail{Timeout: 10 * time.Second}, wantRelay: defaultRelay},
+		{name: "defaults", wantRail: config.Rail{Timeout: 10 * time.Second, ChargeBearer: "SLEV"}, wantRelay: defaultRelay},
 		{name: "env", env: map[string]string{"PAYDISPATCH_RAIL_URL": "http://rail.internal:9090/prefix", "PAYDISPATCH_RAIL_TIMEOUT": "2s",
 			"PAYDISPATCH_RELAY_NOTIFY": "false", "PAYDISPATCH_RELAY_CONCURRENCY": "8"},
-			wantRail:  config.Rail{URL: "http://rail.internal:9090/prefix", Timeout: 2 * time.Second},
+			wantRail:  config.Rail{URL: "http://rail.internal:9090/prefix", Timeout: 2 * time.Second, ChargeBearer: "SLEV"},
 			wantRelay: with(func(r *config.Relay) { r.Notify, r.Concurrency = false, 8 })},
 		{name: "flags win over env", env: map[string]string{"PAYDISPATCH_RAIL_URL": "http://a:1"},
 			args:     []string{"--rail-url", "https://b", "--relay-poll-interval", "0", "--relay-debounce", "5ms", "--relay-max-attempts", "3", "--relay-reaper-timeout", "5s", "--rail-timeout", "2s", "--relay-backoff-base", "20ms", "--relay-backoff-max", "1s"},
-			wantRail: config.Rail{URL: "https://b", Timeout: 2 * time.Second},
+			wantRail: config.Rail{URL: "https://b", Timeout: 2 * time.Second, ChargeBearer: "SLEV"},
 			wantRelay: with(func(r *config.Relay) {
 				r.PollInterval, r.Debounce, r.MaxAttempts, r.ReaperTimeout, r.BackoffBase, r.BackoffMax = 0, 5*time.Millisecond, 3, 5*time.Second, 20*time.Millisecond, time.Second
 			})},
+		{name: "pacs.008", env: map[string]string{"PAYDISPATCH_PACS008_DEBTOR_AGENT_BIC": "NWBKGB2LXXX"}, args: []string{"--pacs008-charge-bearer", "SHAR"},
+			wantRail: config.Rail{Timeout: 10 * time.Second, ChargeBearer: "SHAR", DebtorAgentBIC: "NWBKGB2LXXX"}, wantRelay: defaultRelay},
+		{name: "debtor agent not a BIC", args: []string{"--pacs008-debtor-agent-bic", "nwbk"}, wantErr: `invalid --pacs008-debtor-agent-bic "nwbk": want a BIC`},
+		{name: "charge bearer", env: map[string]string{"PAYDISPATCH_PACS008_CHARGE_BEARER": "ALL"}, wantErr: `invalid PAYDISPATCH_PACS008_CHARGE_BEARER "ALL": want SLEV, SHAR, DEBT or CRED`},
 		{name: "rail url without scheme", args: []string{"--rail-url", "127.0.0.1:9090"}, wantErr: `invalid --rail-url "127.0.0.1:9090": want http(s)://host[:port][/prefix]`},
 		{name: "rail url with query", env: map[string]string{"PAYDISPATCH_RAIL_URL": "http://h/?a=b"}, wantErr: `invalid PAYDISPATCH_RAIL_URL "http://h/?a=b"`},
 		{name: "rail timeout", args: []string{"--rail-timeout", "forever"}, wantErr: `invalid --rail-timeout "forever": want a duration`},
@@ -120,6 +127,10 @@ func TestMetricsSettings(t *testing.T) {
 
 func TestRailSimSettings(t *testing.T) {
 	t.Parallel()
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -140,6 +151,11 @@ func TestRailSimSettings(t *testing.T) {
 		{name: "negative latency", args: []string{"--latency", "-1ms"}, wantErr: `invalid --latency "-1ms": want a duration`},
 		{name: "latency too long", args: []string{"--latency", "1h"}, wantErr: `invalid --latency "1h"`},
 		{name: "bad seed", args: []string{"--seed", "-3"}, wantErr: `invalid --seed "-3": want a whole number`},
+		{name: "cutoffs", env: map[string]string{"PAYDISPATCH_RAIL_SIM_CUTOFFS": "SEPA=16:00:00@Europe/Berlin,DEFAULT=17:30"},
+			want: config.RailSim{Addr: "127.0.0.1:9090", Cutoffs: map[string]railsim.Cutoff{
+				"SEPA": {TimeOfDay: 16 * time.Hour, Zone: berlin}, "DEFAULT": {TimeOfDay: 17*time.Hour + 30*time.Minute}}}},
+		{name: "bad cutoff", args: []string{"--cutoffs", "SEPA=4pm"}, wantErr: `invalid --cutoffs "SEPA=4pm": rail SEPA: cutoff "4pm": want HH:MM:SS`},
+		{name: "bad cutoff zone", args: []string{"--cutoffs", "SEPA=16:00@Mars/Base"}, wantErr: `timeZone "Mars/Base": want an IANA time zone name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -150,8 +166,23 @@ func TestRailSimSettings(t *testing.T) {
 				oneLine(t, err, tt.wantErr)
 				return
 			}
-			if err != nil || got != tt.want {
-				t.Fatalf("got %+v, %v; want %+v", got, err, tt.want)
+			// Zones compare by name: a zone is loaded once per process.
+			cutoffs := func(c map[string]railsim.Cutoff) string {
+				var parts []string
+				for name, x := range c {
+					zone := "UTC"
+					if x.Zone != nil {
+						zone = x.Zone.String()
+					}
+					parts = append(parts, fmt.Sprintf("%s=%v@%s", name, x.TimeOfDay, zone))
+				}
+				slices.Sort(parts)
+				return strings.Join(parts, ",")
+			}
+			gotCutoffs, wantCutoffs := cutoffs(got.Cutoffs), cutoffs(tt.want.Cutoffs)
+			got.Cutoffs, tt.want.Cutoffs = nil, nil
+			if err != nil || fmt.Sprint(got) != fmt.Sprint(tt.want) || gotCutoffs != wantCutoffs {
+				t.Fatalf("got %+v %s, %v; want %+v %s", got, gotCutoffs, err, tt.want, wantCutoffs)
 			}
 		})
 	}
