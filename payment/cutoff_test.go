@@ -467,3 +467,36 @@ func TestRailEvents(t *testing.T) {
 		t.Errorf("events %v, want %v", kinds, want)
 	}
 }
+
+// TestRoutedAtIntake: a file's payments are routed as they are checked
+// (source FILE): each gets its rail; one naming a rail that does not
+// exist, or on a pacs.008 rail without a creditor BIC, is a bad line
+// naming the field; nothing else is refused.
+func TestRoutedAtIntake(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRailsFixture(t)
+	if _, err := f.lim.PutConfig(ctx, pacing.Config{Name: "hv", MaxPerWindow: 5, Window: time.Second, Headroom: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := routing.PutRail(ctx, f.s.pool, routing.Rail{Name: "HV", Type: routing.TypePACS008, PacingConfig: "hv", Active: true}); err != nil {
+		t.Fatal(err)
+	}
+	f.res.Flush()
+	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	rs := railPayments("acme", 4, f.at(0, 10*time.Hour))
+	rs[1].Rail = "HV"
+	rs[2].Rail, rs[2].Creditor.BIC = "HV", ""
+	rs[3].Rail = "NOWHERE"
+	lineErrs, err := svc.CheckBatchFrom(ctx, routing.SourceFile, rs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lineErrs) != 2 || lineErrs[0].Line != 3 || lineErrs[0].Fields[0].Field != "creditor.bic" ||
+		lineErrs[1].Line != 4 || lineErrs[1].Fields[0].Field != "rail" {
+		t.Fatalf("line errors %+v", lineErrs)
+	}
+	if rs[0].Rail != "SEPA" || rs[1].Rail != "HV" {
+		t.Errorf("routed to %q and %q", rs[0].Rail, rs[1].Rail)
+	}
+}

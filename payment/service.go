@@ -125,6 +125,11 @@ func (s *Service) route(ctx context.Context, r *Request, m Money, source string)
 	case err != nil:
 		return fmt.Errorf("payment %s: route: %w", r.PaymentID, err)
 	}
+	if rail.Type == routing.TypePACS008 && r.Creditor.BIC == "" {
+		// pacs.008 names the creditor's agent: without it the relayer
+		// would refuse the instruction after the debit.
+		return &ValidationError{Fields: []FieldError{{Field: "creditor.bic", Detail: fmt.Sprintf("required on rail %s (pacs.008)", rail.Name)}}}
+	}
 	if r.Rail == "" {
 		r.Rail, r.routed = rail.Name, true
 	}

@@ -92,14 +92,31 @@ var (
 // ValidName reports whether s can name a rail.
 func ValidName(s string) bool { return railName.MatchString(s) }
 
+// reservedNames are the outbox rail types the relayer serves before any
+// rail name (instructions from before rails, the event stream): a rail of
+// that name would never be sent to.
+var reservedNames = []string{TypeSEPAJSON, TypePACS008, "PAYMENT_EVENT"}
+
+func reserved(name string) bool {
+	for _, r := range reservedNames {
+		if strings.EqualFold(name, r) {
+			return true
+		}
+	}
+	return false
+}
+
 // Validate lists every field of r that is wrong.
 func (r Rail) Validate() error {
 	var errs []field.Error
 	add := func(f, format string, args ...any) {
 		errs = append(errs, field.Error{Field: f, Detail: fmt.Sprintf(format, args...)})
 	}
-	if !ValidName(r.Name) {
+	switch {
+	case !ValidName(r.Name):
 		add("name", "want 1-64 letters, digits, '_', '.', ':' or '-'")
+	case reserved(r.Name):
+		add("name", "%s is reserved (an outbox rail type the relayer serves itself): choose another name", r.Name)
 	}
 	if !validType(r.Type) {
 		add("type", "want one of %s", strings.Join(Types, ", "))

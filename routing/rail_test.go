@@ -93,6 +93,8 @@ func TestRailValidate(t *testing.T) {
 		edit  func(r *routing.Rail)
 	}{
 		{"name", func(r *routing.Rail) { r.Name = "no spaces" }},
+		{"name", func(r *routing.Rail) { r.Name = "pacs008" }},
+		{"name", func(r *routing.Rail) { r.Name = "PAYMENT_EVENT" }},
 		{"type", func(r *routing.Rail) { r.Type = "SWIFT" }},
 		{"endpoint", func(r *routing.Rail) { r.Endpoint = "ftp://bank.example" }},
 		{"endpoint", func(r *routing.Rail) { r.Endpoint = "https://user:pw@bank.example" }},
