@@ -282,3 +282,39 @@ func railRequests(tenant, rail string, n int, at time.Time) []payment.Request {
 	}
 	return out
 }
+
+// TestRailChangeRoutesAtOnce: a change of the routing table through the
+// API applies to this process's intake as soon as it has committed,
+// whatever its snapshot's age (here an hour's TTL): the router flushes it.
+func TestRailChangeRoutesAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := newRailsDB(t, nil)
+	res := routing.NewResolver(d.pool, routing.ResolverConfig{TTL: time.Hour})
+	d.rt = httpapi.NewRouter(nil)
+	d.rt.HandleAudit(audit.Log{DB: d.pool})
+	d.rt.HandleRails(httpapi.RailStore{DB: d.pool, Payments: payment.NewStore(d.pool), Pacing: d.lim, Queue: queue.New(d.pool), Resolver: res})
+	svc := &payment.Service{Store: payment.NewStore(d.pool), Queue: queue.New(d.pool), Rails: res, Pacer: d.lim}
+	routed := func() string {
+		t.Helper()
+		rs := railRequests("acme", "", 1, time.Now().Add(time.Hour))
+		if les, err := svc.CheckBatchFrom(ctx, routing.SourceFile, rs, nil); err != nil || len(les) > 0 {
+			t.Fatalf("routing: %+v, %v", les, err)
+		}
+		return rs[0].Rail
+	}
+	if got := routed(); got != routing.DefaultRail {
+		t.Fatalf("before: routed to %s", got)
+	}
+	for _, step := range []struct{ path, body string }{
+		{"/admin/rails", `{"name":"SEPA","type":"SEPA_JSON","rateLimitConfig":"sepa"}`},
+		{"/admin/routing-rules", `{"rules":[{"source":"FILE","rail":"SEPA"},{"rail":"DEFAULT"}]}`},
+	} {
+		if rec, _ := d.do("POST", step.path, step.body, "admin"); rec.Code >= 300 {
+			t.Fatalf("%s: %d %s", step.path, rec.Code, rec.Body)
+		}
+	}
+	if got := routed(); got != "SEPA" {
+		t.Fatalf("after the change: routed to %s, want SEPA at once", got)
+	}
+}
