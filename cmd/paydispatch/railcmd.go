@@ -204,4 +204,3 @@ func splitList(s string) []string {
 	}
 	return out
 }
-
