@@ -19,7 +19,8 @@ const (
 	// bigJSONBody is one JSON value up to maxBigJSONBody (bulk slots).
 	bigJSONBody
 	// tableJSONBody is one JSON value up to maxTableJSONBody: a table
-	// replaced whole (a calendar's closing days, the routing rules).
+	// replaced whole (a calendar's closing days, the routing rules), or
+	// the ids of a release.
 	tableJSONBody
 	// bulkFileBody is a bulk file up to the bulk limit, in a format its
 	// Content-Type names (decodeBatch).
@@ -47,14 +48,15 @@ var routeBodies = map[string]bodyKind{
 	"POST /admin/calendars":                   tableJSONBody,
 	"POST /admin/routing-rules":               tableJSONBody,
 	"POST /admin/cutoff-rules":                jsonBody,
-	"POST /admin/payments/release":            jsonBody,
+	"POST /admin/payments/release":            tableJSONBody,
 }
 
 // maxBigJSONBody bounds POST /api/v1/slots/bulk (100,000 events).
 const maxBigJSONBody = 64 << 20
 
 // maxTableJSONBody bounds a calendar (10,000 closing days, 13 bytes
-// each) and the routing table (1,000 rules): 1 MiB holds either.
+// each), the routing table (1,000 rules) and a release (10,000 ids of up
+// to 64 bytes): 1 MiB holds each.
 const maxTableJSONBody = 1 << 20
 
 // bulkFileTypes are the bulk file formats: JSON lines, CSV, pain.001.

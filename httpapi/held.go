@@ -85,7 +85,7 @@ func (b releaseBody) check() (payment.HeldFilter, []FieldError) {
 func (rt *Router) handleRelease(h HeldPayments) {
 	rt.Handle("POST /admin/payments/release", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body releaseBody
-		if prob := decodeJSON(w, r, &body); prob != nil {
+		if prob := decodeJSONLimit(w, r, &body, maxTableJSONBody); prob != nil {
 			WriteProblem(w, r, *prob)
 			return
 		}
