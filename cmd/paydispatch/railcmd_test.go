@@ -185,6 +185,10 @@ func TestPaymentsRelease(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", bad.args, code, out, stderr, bad.want)
 		}
 	}
+	if code, out, stderr := runCLI([]string{"payments", "cancel", "--tenant", "holdco", "--status", "held", "--dry-run"}, env); code != 0 ||
+		out != "would cancel (dry run, nothing changed): 3\n" {
+		t.Fatalf("a dry-run cancel of the held: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
 	if code, out, stderr := runCLI([]string{"payments", "release", "--tenant", "holdco", "--ids", "h-0", "--rail", "NOON"}, env); code != 0 ||
 		!strings.HasPrefix(out, "released: 1\nstill held: 0\nslots: ") {
 		t.Fatalf("release one: exit %d, stdout %q, stderr %q", code, out, stderr)
