@@ -304,3 +304,37 @@ func FuzzDecodeJSONLines(f *testing.F) {
 		}, b)
 	})
 }
+
+// TestRailColumn: a payment names its rail in a CSV file's optional rail
+// column, or a JSON line's rail field; an empty one (or none) leaves the
+// choice to the routing rules.
+func TestRailColumn(t *testing.T) {
+	t.Parallel()
+	const line = `{"paymentId":"%s","debtorAccount":"ACC-1","amount":"1.00","currency":"EUR","creditor":{"name":"J","iban":"DE89370400440532013000"},"requestedExecutionTime":"2030-01-01T00:00:00Z"%s}`
+	for _, tt := range []struct {
+		name   string
+		decode func() (bulkfile.File, error)
+	}{
+		{"CSV", func() (bulkfile.File, error) {
+			return bulkfile.DecodeCSV(context.Background(), strings.NewReader(
+				"paymentId,debtorAccount,amount,currency,creditorName,creditorIban,requestedExecutionTime,rail\n"+
+					"p-1,ACC-1,1.00,EUR,J,DE89370400440532013000,2030-01-01T00:00:00Z, SEPA-INST\n"+
+					"p-2,ACC-1,1.00,EUR,J,DE89370400440532013000,2030-01-01T00:00:00Z,\n"))
+		}},
+		{"JSON lines", func() (bulkfile.File, error) {
+			return bulkfile.DecodeJSONLines(context.Background(), strings.NewReader(
+				fmt.Sprintf(line, "p-1", `,"rail":"SEPA-INST"`)+"\n"+fmt.Sprintf(line, "p-2", "")+"\n"), 1024)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f, err := tt.decode()
+			if err != nil || len(f.Bad) > 0 || len(f.Requests) != 2 {
+				t.Fatalf("%+v, %v", f, err)
+			}
+			if f.Requests[0].Rail != "SEPA-INST" || f.Requests[1].Rail != "" {
+				t.Errorf("rails %q and %q, want SEPA-INST and none", f.Requests[0].Rail, f.Requests[1].Rail)
+			}
+		})
+	}
+}

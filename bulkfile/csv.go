@@ -16,9 +16,11 @@ import (
 // CSVColumns are the columns a CSV file may have, in its header row (any
 // order). Required: paymentId, debtorAccount, amount, currency,
 // creditorName, creditorIban, requestedExecutionTime; tenantId may be left
-// out when the caller's token (or the tenantId query parameter) names it.
+// out when the caller's token (or the tenantId query parameter) names it;
+// rail names the payment's rail (empty, or no column: the routing rules
+// choose).
 var CSVColumns = []string{"paymentId", "tenantId", "debtorAccount", "amount", "currency",
-	"creditorName", "creditorIban", "creditorBic", "requestedExecutionTime", "remittanceInfo"}
+	"creditorName", "creditorIban", "creditorBic", "requestedExecutionTime", "remittanceInfo", "rail"}
 
 var requiredCSV = []string{"paymentId", "debtorAccount", "amount", "currency", "creditorName", "creditorIban", "requestedExecutionTime"}
 
@@ -91,7 +93,7 @@ func DecodeCSV(ctx context.Context, r io.Reader) (File, error) {
 		}
 		req := payment.Request{
 			PaymentID: get("paymentId"), TenantID: get("tenantId"), DebtorAccount: get("debtorAccount"),
-			Amount: get("amount"), Currency: get("currency"), RemittanceInfo: get("remittanceInfo"),
+			Amount: get("amount"), Currency: get("currency"), RemittanceInfo: get("remittanceInfo"), Rail: get("rail"),
 			Creditor: payment.Creditor{Name: get("creditorName"), IBAN: get("creditorIban"), BIC: get("creditorBic")},
 		}
 		if at := get("requestedExecutionTime"); at != "" {

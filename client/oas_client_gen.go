@@ -120,6 +120,12 @@ type Invoker interface {
 	//
 	// GET /v1/accounts/{id}
 	GetAccount(ctx context.Context, params GetAccountParams) (GetAccountRes, error)
+	// GetCalendar invokes getCalendar operation.
+	//
+	// One calendar; a built-in's closing days are those of this year and the next.
+	//
+	// GET /admin/calendars/{name}
+	GetCalendar(ctx context.Context, params GetCalendarParams) (GetCalendarRes, error)
 	// GetConsole invokes getConsole operation.
 	//
 	// The operator console's page: HTML and no data; its script calls the admin API with the token the
@@ -193,6 +199,14 @@ type Invoker interface {
 	//
 	// GET /v1/processes/{id}
 	GetProcess(ctx context.Context, params GetProcessParams) (GetProcessRes, error)
+	// GetRail invokes getRail operation.
+	//
+	// The rail with its backlog (its SCHEDULED payments: how many, their first and last slot; its HELD
+	// ones), the rate it is paced at, and its current business day: the cut-off, and whether the projected
+	// finish (the last slot) is past it, with the margin in seconds.
+	//
+	// GET /admin/rails/{name}
+	GetRail(ctx context.Context, params GetRailParams) (GetRailRes, error)
 	// GetRateLimitConfig invokes getRateLimitConfig operation.
 	//
 	// One rate-limit config.
@@ -218,6 +232,19 @@ type Invoker interface {
 	//
 	// GET /admin/audit
 	ListAuditEntries(ctx context.Context, params ListAuditEntriesParams) (ListAuditEntriesRes, error)
+	// ListCalendars invokes listCalendars operation.
+	//
+	// The built-in calendars (TARGET2, WEEKDAYS: their closing days of this year and the next) and the
+	// operators', by name (not paged).
+	//
+	// GET /admin/calendars
+	ListCalendars(ctx context.Context) (ListCalendarsRes, error)
+	// ListCutoffRules invokes listCutoffRules operation.
+	//
+	// The rule of every tenant that has one of its own, by tenant, paged; the others have default.
+	//
+	// GET /admin/cutoff-rules
+	ListCutoffRules(ctx context.Context, params ListCutoffRulesParams) (ListCutoffRulesRes, error)
 	// ListDeadLetters invokes listDeadLetters operation.
 	//
 	// The dispatch queue's dead letters (items whose starts or executions kept failing) and the outbox's
@@ -253,12 +280,24 @@ type Invoker interface {
 	//
 	// GET /v1/payments
 	ListPayments(ctx context.Context, params ListPaymentsParams) (ListPaymentsRes, error)
+	// ListRails invokes listRails operation.
+	//
+	// Every rail, by name (not paged: a deployment has a handful).
+	//
+	// GET /admin/rails
+	ListRails(ctx context.Context) (ListRailsRes, error)
 	// ListRateLimitConfigs invokes listRateLimitConfigs operation.
 	//
 	// Every rate-limit config, by name, paged.
 	//
 	// GET /admin/rate-limit/config
 	ListRateLimitConfigs(ctx context.Context, params ListRateLimitConfigsParams) (ListRateLimitConfigsRes, error)
+	// ListRoutingRules invokes listRoutingRules operation.
+	//
+	// The routing rules, in order.
+	//
+	// GET /admin/routing-rules
+	ListRoutingRules(ctx context.Context) (ListRoutingRulesRes, error)
 	// ListWebhookDeliveries invokes listWebhookDeliveries operation.
 	//
 	// An endpoint's deliveries, newest first, paged, optionally of one state.
@@ -277,18 +316,50 @@ type Invoker interface {
 	//
 	// POST /admin/processes/{id}/pause
 	PauseProcess(ctx context.Context, params PauseProcessParams) (PauseProcessRes, error)
+	// PutCalendar invokes putCalendar operation.
+	//
+	// Creates an operator's calendar (201) or replaces it whole (200). A rail naming it reads the change
+	// within 5 s (at once in this process). Recorded in the audit log.
+	//
+	// POST /admin/calendars
+	PutCalendar(ctx context.Context, request *CalendarRequest, params PutCalendarParams) (PutCalendarRes, error)
+	// PutRail invokes putRail operation.
+	//
+	// Creates a rail (201) or replaces it whole (200, its version one more). The routing snapshot of this
+	// process is dropped once the change has committed; other processes read it within 5 s. Recorded in
+	// the audit log.
+	//
+	// POST /admin/rails
+	PutRail(ctx context.Context, request *RailRequest, params PutRailParams) (PutRailRes, error)
 	// PutRateLimitConfig invokes putRateLimitConfig operation.
 	//
 	// Creates a rate-limit config (201) or changes one (200), and makes it active.
 	//
 	// POST /admin/rate-limit/config
 	PutRateLimitConfig(ctx context.Context, request *RateLimitConfigRequest) (PutRateLimitConfigRes, error)
+	// PutRoutingRules invokes putRoutingRules operation.
+	//
+	// Replaces the whole ordered table: the first rule matching a payment that names no rail chooses its
+	// rail (at intake). Every rule's rail must exist and be active. This process routes by the new table
+	// once it has committed; other processes within 5 s. Recorded in the audit log.
+	//
+	// POST /admin/routing-rules
+	PutRoutingRules(ctx context.Context, request *RoutingRules, params PutRoutingRulesParams) (PutRoutingRulesRes, error)
 	// RedriveWebhookDeliveries invokes redriveWebhookDeliveries operation.
 	//
 	// Each goes again with its attempts anew, after the deliveries its payment had meanwhile.
 	//
 	// POST /admin/webhooks/{id}/redrive
 	RedriveWebhookDeliveries(ctx context.Context, request *WebhookRedrive, params RedriveWebhookDeliveriesParams) (RedriveWebhookDeliveriesRes, error)
+	// ReleasePayments invokes releasePayments operation.
+	//
+	// An operator's override of the HOLD rule: each HELD payment selected is paced again from now on its
+	// rail, before its current business day's cut-off, or from a later business day's opening when that
+	// day has no room (never sent late); SCHEDULED at its new slot with its queue item READY there.
+	// Recorded in the audit log in the transaction that schedules them (none when nothing was held).
+	//
+	// POST /admin/payments/release
+	ReleasePayments(ctx context.Context, request *ReleaseRequest, params ReleasePaymentsParams) (ReleasePaymentsRes, error)
 	// RequeueDeadLetters invokes requeueDeadLetters operation.
 	//
 	// Requeues dead letters, by id or a filter's whole result, each at a new slot from a rate-limit
@@ -315,6 +386,13 @@ type Invoker interface {
 	//
 	// POST /admin/webhooks/{id}/rotate-secret
 	RotateWebhookSecret(ctx context.Context, request *WebhookRotation, params RotateWebhookSecretParams) (RotateWebhookSecretRes, error)
+	// SetCutoffRule invokes setCutoffRule operation.
+	//
+	// Sets what becomes of the tenant's payments that cannot reach their rail before its cut-off, from the
+	// next ones Phase A paces. Recorded in the audit log.
+	//
+	// POST /admin/cutoff-rules
+	SetCutoffRule(ctx context.Context, request *CutoffRuleRequest, params SetCutoffRuleParams) (SetCutoffRuleRes, error)
 	// SetFxRate invokes setFxRate operation.
 	//
 	// Sets the rate of a currency pair, and whether it is dealable; recorded with the X-Operator.
@@ -1743,6 +1821,100 @@ func (c *Client) sendGetAccount(ctx context.Context, params GetAccountParams) (r
 	return result, nil
 }
 
+// GetCalendar invokes getCalendar operation.
+//
+// One calendar; a built-in's closing days are those of this year and the next.
+//
+// GET /admin/calendars/{name}
+func (c *Client) GetCalendar(ctx context.Context, params GetCalendarParams) (GetCalendarRes, error) {
+	res, err := c.sendGetCalendar(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetCalendar(ctx context.Context, params GetCalendarParams) (res GetCalendarRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/admin/calendars/"
+	{
+		// Encode "name" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "name",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.Name))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, GetCalendarOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetCalendarResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetConsole invokes getConsole operation.
 //
 // The operator console's page: HTML and no data; its script calls the admin API with the token the
@@ -2550,6 +2722,102 @@ func (c *Client) sendGetProcess(ctx context.Context, params GetProcessParams) (r
 	return result, nil
 }
 
+// GetRail invokes getRail operation.
+//
+// The rail with its backlog (its SCHEDULED payments: how many, their first and last slot; its HELD
+// ones), the rate it is paced at, and its current business day: the cut-off, and whether the projected
+// finish (the last slot) is past it, with the margin in seconds.
+//
+// GET /admin/rails/{name}
+func (c *Client) GetRail(ctx context.Context, params GetRailParams) (GetRailRes, error) {
+	res, err := c.sendGetRail(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetRail(ctx context.Context, params GetRailParams) (res GetRailRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/admin/rails/"
+	{
+		// Encode "name" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "name",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.Name))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, GetRailOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetRailResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetRateLimitConfig invokes getRateLimitConfig operation.
 //
 // One rate-limit config.
@@ -2888,6 +3156,196 @@ func (c *Client) sendListAuditEntries(ctx context.Context, params ListAuditEntri
 	}()
 
 	result, err := decodeListAuditEntriesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListCalendars invokes listCalendars operation.
+//
+// The built-in calendars (TARGET2, WEEKDAYS: their closing days of this year and the next) and the
+// operators', by name (not paged).
+//
+// GET /admin/calendars
+func (c *Client) ListCalendars(ctx context.Context) (ListCalendarsRes, error) {
+	res, err := c.sendListCalendars(ctx)
+	return res, err
+}
+
+func (c *Client) sendListCalendars(ctx context.Context) (res ListCalendarsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/calendars"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, ListCalendarsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListCalendarsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListCutoffRules invokes listCutoffRules operation.
+//
+// The rule of every tenant that has one of its own, by tenant, paged; the others have default.
+//
+// GET /admin/cutoff-rules
+func (c *Client) ListCutoffRules(ctx context.Context, params ListCutoffRulesParams) (ListCutoffRulesRes, error) {
+	res, err := c.sendListCutoffRules(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListCutoffRules(ctx context.Context, params ListCutoffRulesParams) (res ListCutoffRulesRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/cutoff-rules"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "limit" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "limit",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Limit.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "cursor" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "cursor",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Cursor.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, ListCutoffRulesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListCutoffRulesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -3523,6 +3981,23 @@ func (c *Client) sendListPayments(ctx context.Context, params ListPaymentsParams
 		}
 	}
 	{
+		// Encode "rail" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "rail",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Rail.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
 		// Encode "requestedFrom" parameter.
 		cfg := uri.QueryParameterEncodingConfig{
 			Name:    "requestedFrom",
@@ -3651,6 +4126,82 @@ func (c *Client) sendListPayments(ctx context.Context, params ListPaymentsParams
 	return result, nil
 }
 
+// ListRails invokes listRails operation.
+//
+// Every rail, by name (not paged: a deployment has a handful).
+//
+// GET /admin/rails
+func (c *Client) ListRails(ctx context.Context) (ListRailsRes, error) {
+	res, err := c.sendListRails(ctx)
+	return res, err
+}
+
+func (c *Client) sendListRails(ctx context.Context) (res ListRailsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/rails"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, ListRailsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListRailsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListRateLimitConfigs invokes listRateLimitConfigs operation.
 //
 // Every rate-limit config, by name, paged.
@@ -3757,6 +4308,82 @@ func (c *Client) sendListRateLimitConfigs(ctx context.Context, params ListRateLi
 	}()
 
 	result, err := decodeListRateLimitConfigsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListRoutingRules invokes listRoutingRules operation.
+//
+// The routing rules, in order.
+//
+// GET /admin/routing-rules
+func (c *Client) ListRoutingRules(ctx context.Context) (ListRoutingRulesRes, error) {
+	res, err := c.sendListRoutingRules(ctx)
+	return res, err
+}
+
+func (c *Client) sendListRoutingRules(ctx context.Context) (res ListRoutingRulesRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/routing-rules"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, ListRoutingRulesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListRoutingRulesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -4154,6 +4781,199 @@ func (c *Client) sendPauseProcess(ctx context.Context, params PauseProcessParams
 	return result, nil
 }
 
+// PutCalendar invokes putCalendar operation.
+//
+// Creates an operator's calendar (201) or replaces it whole (200). A rail naming it reads the change
+// within 5 s (at once in this process). Recorded in the audit log.
+//
+// POST /admin/calendars
+func (c *Client) PutCalendar(ctx context.Context, request *CalendarRequest, params PutCalendarParams) (PutCalendarRes, error) {
+	res, err := c.sendPutCalendar(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendPutCalendar(ctx context.Context, request *CalendarRequest, params PutCalendarParams) (res PutCalendarRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/calendars"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePutCalendarRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-Operator",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XOperator.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, PutCalendarOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePutCalendarResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PutRail invokes putRail operation.
+//
+// Creates a rail (201) or replaces it whole (200, its version one more). The routing snapshot of this
+// process is dropped once the change has committed; other processes read it within 5 s. Recorded in
+// the audit log.
+//
+// POST /admin/rails
+func (c *Client) PutRail(ctx context.Context, request *RailRequest, params PutRailParams) (PutRailRes, error) {
+	res, err := c.sendPutRail(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendPutRail(ctx context.Context, request *RailRequest, params PutRailParams) (res PutRailRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/rails"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePutRailRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-Operator",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XOperator.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, PutRailOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePutRailResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // PutRateLimitConfig invokes putRateLimitConfig operation.
 //
 // Creates a rate-limit config (201) or changes one (200), and makes it active.
@@ -4226,6 +5046,103 @@ func (c *Client) sendPutRateLimitConfig(ctx context.Context, request *RateLimitC
 	}()
 
 	result, err := decodePutRateLimitConfigResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PutRoutingRules invokes putRoutingRules operation.
+//
+// Replaces the whole ordered table: the first rule matching a payment that names no rail chooses its
+// rail (at intake). Every rule's rail must exist and be active. This process routes by the new table
+// once it has committed; other processes within 5 s. Recorded in the audit log.
+//
+// POST /admin/routing-rules
+func (c *Client) PutRoutingRules(ctx context.Context, request *RoutingRules, params PutRoutingRulesParams) (PutRoutingRulesRes, error) {
+	res, err := c.sendPutRoutingRules(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendPutRoutingRules(ctx context.Context, request *RoutingRules, params PutRoutingRulesParams) (res PutRoutingRulesRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/routing-rules"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePutRoutingRulesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-Operator",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XOperator.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, PutRoutingRulesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePutRoutingRulesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -4324,6 +5241,104 @@ func (c *Client) sendRedriveWebhookDeliveries(ctx context.Context, request *Webh
 	}()
 
 	result, err := decodeRedriveWebhookDeliveriesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReleasePayments invokes releasePayments operation.
+//
+// An operator's override of the HOLD rule: each HELD payment selected is paced again from now on its
+// rail, before its current business day's cut-off, or from a later business day's opening when that
+// day has no room (never sent late); SCHEDULED at its new slot with its queue item READY there.
+// Recorded in the audit log in the transaction that schedules them (none when nothing was held).
+//
+// POST /admin/payments/release
+func (c *Client) ReleasePayments(ctx context.Context, request *ReleaseRequest, params ReleasePaymentsParams) (ReleasePaymentsRes, error) {
+	res, err := c.sendReleasePayments(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendReleasePayments(ctx context.Context, request *ReleaseRequest, params ReleasePaymentsParams) (res ReleasePaymentsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/payments/release"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReleasePaymentsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-Operator",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XOperator.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, ReleasePaymentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReleasePaymentsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -4725,6 +5740,102 @@ func (c *Client) sendRotateWebhookSecret(ctx context.Context, request *WebhookRo
 	}()
 
 	result, err := decodeRotateWebhookSecretResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// SetCutoffRule invokes setCutoffRule operation.
+//
+// Sets what becomes of the tenant's payments that cannot reach their rail before its cut-off, from the
+// next ones Phase A paces. Recorded in the audit log.
+//
+// POST /admin/cutoff-rules
+func (c *Client) SetCutoffRule(ctx context.Context, request *CutoffRuleRequest, params SetCutoffRuleParams) (SetCutoffRuleRes, error) {
+	res, err := c.sendSetCutoffRule(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendSetCutoffRule(ctx context.Context, request *CutoffRuleRequest, params SetCutoffRuleParams) (res SetCutoffRuleRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/cutoff-rules"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeSetCutoffRuleRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-Operator",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XOperator.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, SetCutoffRuleOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSetCutoffRuleResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

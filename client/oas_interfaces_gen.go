@@ -61,6 +61,10 @@ type GetAccountRes interface {
 	getAccountRes()
 }
 
+type GetCalendarRes interface {
+	getCalendarRes()
+}
+
 type GetConsoleFileRes interface {
 	getConsoleFileRes()
 }
@@ -105,6 +109,10 @@ type GetProcessRes interface {
 	getProcessRes()
 }
 
+type GetRailRes interface {
+	getRailRes()
+}
+
 type GetRateLimitConfigRes interface {
 	getRateLimitConfigRes()
 }
@@ -119,6 +127,14 @@ type GetWebhookEndpointRes interface {
 
 type ListAuditEntriesRes interface {
 	listAuditEntriesRes()
+}
+
+type ListCalendarsRes interface {
+	listCalendarsRes()
+}
+
+type ListCutoffRulesRes interface {
+	listCutoffRulesRes()
 }
 
 type ListDeadLettersRes interface {
@@ -141,8 +157,16 @@ type ListPaymentsRes interface {
 	listPaymentsRes()
 }
 
+type ListRailsRes interface {
+	listRailsRes()
+}
+
 type ListRateLimitConfigsRes interface {
 	listRateLimitConfigsRes()
+}
+
+type ListRoutingRulesRes interface {
+	listRoutingRulesRes()
 }
 
 type ListWebhookDeliveriesRes interface {
@@ -157,12 +181,28 @@ type PauseProcessRes interface {
 	pauseProcessRes()
 }
 
+type PutCalendarRes interface {
+	putCalendarRes()
+}
+
+type PutRailRes interface {
+	putRailRes()
+}
+
 type PutRateLimitConfigRes interface {
 	putRateLimitConfigRes()
 }
 
+type PutRoutingRulesRes interface {
+	putRoutingRulesRes()
+}
+
 type RedriveWebhookDeliveriesRes interface {
 	redriveWebhookDeliveriesRes()
+}
+
+type ReleasePaymentsRes interface {
+	releasePaymentsRes()
 }
 
 type RequeueDeadLettersRes interface {
@@ -179,6 +219,10 @@ type RetryProcessRes interface {
 
 type RotateWebhookSecretRes interface {
 	rotateWebhookSecretRes()
+}
+
+type SetCutoffRuleRes interface {
+	setCutoffRuleRes()
 }
 
 type SetFxRateRes interface {

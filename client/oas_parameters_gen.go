@@ -76,6 +76,11 @@ type GetAccountParams struct {
 	TenantId OptString `json:",omitempty,omitzero"`
 }
 
+// GetCalendarParams is parameters of getCalendar operation.
+type GetCalendarParams struct {
+	Name string
+}
+
 // GetConsoleFileParams is parameters of getConsoleFile operation.
 type GetConsoleFileParams struct {
 	File GetConsoleFileFile
@@ -111,6 +116,11 @@ type GetProcessParams struct {
 	ID string
 }
 
+// GetRailParams is parameters of getRail operation.
+type GetRailParams struct {
+	Name string
+}
+
 // GetRateLimitConfigParams is parameters of getRateLimitConfig operation.
 type GetRateLimitConfigParams struct {
 	Name string
@@ -124,6 +134,17 @@ type GetWebhookEndpointParams struct {
 
 // ListAuditEntriesParams is parameters of listAuditEntries operation.
 type ListAuditEntriesParams struct {
+	// The most items in the page.
+	Limit OptInt `json:",omitempty,omitzero"`
+	// The previous page's next, unchanged, with the same query parameters (limit aside); absent for the
+	// first page. A cursor is opaque and bound to its list, the caller's tenant and those query
+	// parameters: used on another list, by another tenant, with other parameters, or altered, it is 400
+	// naming cursor.
+	Cursor OptString `json:",omitempty,omitzero"`
+}
+
+// ListCutoffRulesParams is parameters of listCutoffRules operation.
+type ListCutoffRulesParams struct {
 	// The most items in the page.
 	Limit OptInt `json:",omitempty,omitzero"`
 	// The previous page's next, unchanged, with the same query parameters (limit aside); absent for the
@@ -184,6 +205,9 @@ type ListPaymentsParams struct {
 	// A file's payments.
 	BatchId       OptString `json:",omitempty,omitzero"`
 	DebtorAccount OptString `json:",omitempty,omitzero"`
+	// The payments leaving by that rail (read beside the list's index: a page reads at most 10,000
+	// payments and may come back short with next).
+	Rail OptString `json:",omitempty,omitzero"`
 	// Requested execution time at or after.
 	RequestedFrom OptDateTime `json:",omitempty,omitzero"`
 	// Requested execution time before.
@@ -244,10 +268,42 @@ type PauseProcessParams struct {
 	XOperator OptString `json:",omitempty,omitzero"`
 }
 
+// PutCalendarParams is parameters of putCalendar operation.
+type PutCalendarParams struct {
+	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
+	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
+	// anything is done.
+	XOperator OptString `json:",omitempty,omitzero"`
+}
+
+// PutRailParams is parameters of putRail operation.
+type PutRailParams struct {
+	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
+	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
+	// anything is done.
+	XOperator OptString `json:",omitempty,omitzero"`
+}
+
+// PutRoutingRulesParams is parameters of putRoutingRules operation.
+type PutRoutingRulesParams struct {
+	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
+	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
+	// anything is done.
+	XOperator OptString `json:",omitempty,omitzero"`
+}
+
 // RedriveWebhookDeliveriesParams is parameters of redriveWebhookDeliveries operation.
 type RedriveWebhookDeliveriesParams struct {
 	// The endpoint's id.
 	ID uuid.UUID
+}
+
+// ReleasePaymentsParams is parameters of releasePayments operation.
+type ReleasePaymentsParams struct {
+	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
+	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
+	// anything is done.
+	XOperator OptString `json:",omitempty,omitzero"`
 }
 
 // ResumeProcessParams is parameters of resumeProcess operation.
@@ -272,6 +328,14 @@ type RetryProcessParams struct {
 type RotateWebhookSecretParams struct {
 	// The endpoint's id.
 	ID uuid.UUID
+}
+
+// SetCutoffRuleParams is parameters of setCutoffRule operation.
+type SetCutoffRuleParams struct {
+	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
+	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
+	// anything is done.
+	XOperator OptString `json:",omitempty,omitzero"`
 }
 
 // SetFxRateParams is parameters of setFxRate operation.

@@ -135,6 +135,34 @@ func encodeCreateWebhookEndpointRequest(
 	return nil
 }
 
+func encodePutCalendarRequest(
+	req *CalendarRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodePutRailRequest(
+	req *RailRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodePutRateLimitConfigRequest(
 	req *RateLimitConfigRequest,
 	r *http.Request,
@@ -149,8 +177,36 @@ func encodePutRateLimitConfigRequest(
 	return nil
 }
 
+func encodePutRoutingRulesRequest(
+	req *RoutingRules,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeRedriveWebhookDeliveriesRequest(
 	req *WebhookRedrive,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeReleasePaymentsRequest(
+	req *ReleaseRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -179,6 +235,20 @@ func encodeRequeueDeadLettersRequest(
 
 func encodeRotateWebhookSecretRequest(
 	req *WebhookRotation,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeSetCutoffRuleRequest(
+	req *CutoffRuleRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

@@ -360,6 +360,9 @@ type BatchAccepted struct {
 	Declared   int                           `json:"declared"`
 	Rejected   int                           `json:"rejected"`
 	Rejections []BatchAcceptedRejectionsItem `json:"rejections"`
+	// Per rail, where the started payments are projected to go, made before the file's Phase A; absent
+	// when no projection could be made.
+	Projection []RailProjection `json:"projection"`
 }
 
 // GetBatchId returns the value of BatchId.
@@ -392,6 +395,11 @@ func (s *BatchAccepted) GetRejections() []BatchAcceptedRejectionsItem {
 	return s.Rejections
 }
 
+// GetProjection returns the value of Projection.
+func (s *BatchAccepted) GetProjection() []RailProjection {
+	return s.Projection
+}
+
 // SetBatchId sets the value of BatchId.
 func (s *BatchAccepted) SetBatchId(val string) {
 	s.BatchId = val
@@ -420,6 +428,11 @@ func (s *BatchAccepted) SetRejected(val int) {
 // SetRejections sets the value of Rejections.
 func (s *BatchAccepted) SetRejections(val []BatchAcceptedRejectionsItem) {
 	s.Rejections = val
+}
+
+// SetProjection sets the value of Projection.
+func (s *BatchAccepted) SetProjection(val []RailProjection) {
+	s.Projection = val
 }
 
 // BatchAcceptedHeaders wraps BatchAccepted with response headers.
@@ -955,6 +968,247 @@ func (s *BulkSlots) SetExhausted(val int) {
 
 func (*BulkSlots) createSlotsRes() {}
 
+// Ref: #/components/schemas/Calendar
+type Calendar struct {
+	Name string `json:"name"`
+	// TARGET2 or WEEKDAYS, defined in code: its closing days are computed, and those of this year and the
+	// next are listed.
+	BuiltIn bool `json:"builtIn"`
+	// Monday first.
+	Weekend []CalendarWeekendItem `json:"weekend"`
+	// In order.
+	ClosingDays []time.Time `json:"closingDays"`
+	CreatedAt   OptDateTime `json:"createdAt"`
+	UpdatedAt   OptDateTime `json:"updatedAt"`
+}
+
+// GetName returns the value of Name.
+func (s *Calendar) GetName() string {
+	return s.Name
+}
+
+// GetBuiltIn returns the value of BuiltIn.
+func (s *Calendar) GetBuiltIn() bool {
+	return s.BuiltIn
+}
+
+// GetWeekend returns the value of Weekend.
+func (s *Calendar) GetWeekend() []CalendarWeekendItem {
+	return s.Weekend
+}
+
+// GetClosingDays returns the value of ClosingDays.
+func (s *Calendar) GetClosingDays() []time.Time {
+	return s.ClosingDays
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *Calendar) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *Calendar) GetUpdatedAt() OptDateTime {
+	return s.UpdatedAt
+}
+
+// SetName sets the value of Name.
+func (s *Calendar) SetName(val string) {
+	s.Name = val
+}
+
+// SetBuiltIn sets the value of BuiltIn.
+func (s *Calendar) SetBuiltIn(val bool) {
+	s.BuiltIn = val
+}
+
+// SetWeekend sets the value of Weekend.
+func (s *Calendar) SetWeekend(val []CalendarWeekendItem) {
+	s.Weekend = val
+}
+
+// SetClosingDays sets the value of ClosingDays.
+func (s *Calendar) SetClosingDays(val []time.Time) {
+	s.ClosingDays = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *Calendar) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *Calendar) SetUpdatedAt(val OptDateTime) {
+	s.UpdatedAt = val
+}
+
+func (*Calendar) getCalendarRes() {}
+func (*Calendar) putCalendarRes() {}
+
+// CalendarHeaders wraps Calendar with response headers.
+type CalendarHeaders struct {
+	Location OptString
+	Response Calendar
+}
+
+// GetLocation returns the value of Location.
+func (s *CalendarHeaders) GetLocation() OptString {
+	return s.Location
+}
+
+// GetResponse returns the value of Response.
+func (s *CalendarHeaders) GetResponse() Calendar {
+	return s.Response
+}
+
+// SetLocation sets the value of Location.
+func (s *CalendarHeaders) SetLocation(val OptString) {
+	s.Location = val
+}
+
+// SetResponse sets the value of Response.
+func (s *CalendarHeaders) SetResponse(val Calendar) {
+	s.Response = val
+}
+
+func (*CalendarHeaders) putCalendarRes() {}
+
+// An operator's calendar, created or replaced whole.
+// Ref: #/components/schemas/CalendarRequest
+type CalendarRequest struct {
+	// Not TARGET2 or WEEKDAYS (built in), in any case.
+	Name string `json:"name"`
+	// The days of the week closed every week, by name (SATURDAY) or its first three letters (SAT), any
+	// case; at least one day stays open; none: every day of the week is open.
+	Weekend []string `json:"weekend"`
+	// The other days closed, YYYY-MM-DD, 1970 to 9999.
+	ClosingDays []time.Time `json:"closingDays"`
+}
+
+// GetName returns the value of Name.
+func (s *CalendarRequest) GetName() string {
+	return s.Name
+}
+
+// GetWeekend returns the value of Weekend.
+func (s *CalendarRequest) GetWeekend() []string {
+	return s.Weekend
+}
+
+// GetClosingDays returns the value of ClosingDays.
+func (s *CalendarRequest) GetClosingDays() []time.Time {
+	return s.ClosingDays
+}
+
+// SetName sets the value of Name.
+func (s *CalendarRequest) SetName(val string) {
+	s.Name = val
+}
+
+// SetWeekend sets the value of Weekend.
+func (s *CalendarRequest) SetWeekend(val []string) {
+	s.Weekend = val
+}
+
+// SetClosingDays sets the value of ClosingDays.
+func (s *CalendarRequest) SetClosingDays(val []time.Time) {
+	s.ClosingDays = val
+}
+
+type CalendarWeekendItem string
+
+const (
+	CalendarWeekendItemMONDAY    CalendarWeekendItem = "MONDAY"
+	CalendarWeekendItemTUESDAY   CalendarWeekendItem = "TUESDAY"
+	CalendarWeekendItemWEDNESDAY CalendarWeekendItem = "WEDNESDAY"
+	CalendarWeekendItemTHURSDAY  CalendarWeekendItem = "THURSDAY"
+	CalendarWeekendItemFRIDAY    CalendarWeekendItem = "FRIDAY"
+	CalendarWeekendItemSATURDAY  CalendarWeekendItem = "SATURDAY"
+	CalendarWeekendItemSUNDAY    CalendarWeekendItem = "SUNDAY"
+)
+
+// AllValues returns all CalendarWeekendItem values.
+func (CalendarWeekendItem) AllValues() []CalendarWeekendItem {
+	return []CalendarWeekendItem{
+		CalendarWeekendItemMONDAY,
+		CalendarWeekendItemTUESDAY,
+		CalendarWeekendItemWEDNESDAY,
+		CalendarWeekendItemTHURSDAY,
+		CalendarWeekendItemFRIDAY,
+		CalendarWeekendItemSATURDAY,
+		CalendarWeekendItemSUNDAY,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CalendarWeekendItem) MarshalText() ([]byte, error) {
+	switch s {
+	case CalendarWeekendItemMONDAY:
+		return []byte(s), nil
+	case CalendarWeekendItemTUESDAY:
+		return []byte(s), nil
+	case CalendarWeekendItemWEDNESDAY:
+		return []byte(s), nil
+	case CalendarWeekendItemTHURSDAY:
+		return []byte(s), nil
+	case CalendarWeekendItemFRIDAY:
+		return []byte(s), nil
+	case CalendarWeekendItemSATURDAY:
+		return []byte(s), nil
+	case CalendarWeekendItemSUNDAY:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CalendarWeekendItem) UnmarshalText(data []byte) error {
+	switch CalendarWeekendItem(data) {
+	case CalendarWeekendItemMONDAY:
+		*s = CalendarWeekendItemMONDAY
+		return nil
+	case CalendarWeekendItemTUESDAY:
+		*s = CalendarWeekendItemTUESDAY
+		return nil
+	case CalendarWeekendItemWEDNESDAY:
+		*s = CalendarWeekendItemWEDNESDAY
+		return nil
+	case CalendarWeekendItemTHURSDAY:
+		*s = CalendarWeekendItemTHURSDAY
+		return nil
+	case CalendarWeekendItemFRIDAY:
+		*s = CalendarWeekendItemFRIDAY
+		return nil
+	case CalendarWeekendItemSATURDAY:
+		*s = CalendarWeekendItemSATURDAY
+		return nil
+	case CalendarWeekendItemSUNDAY:
+		*s = CalendarWeekendItemSUNDAY
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/Calendars
+type Calendars struct {
+	// The built-ins first, then the operators' by name.
+	Calendars []Calendar `json:"calendars"`
+}
+
+// GetCalendars returns the value of Calendars.
+func (s *Calendars) GetCalendars() []Calendar {
+	return s.Calendars
+}
+
+// SetCalendars sets the value of Calendars.
+func (s *Calendars) SetCalendars(val []Calendar) {
+	s.Calendars = val
+}
+
+func (*Calendars) listCalendarsRes() {}
+
 // A tenant's payments, a file's, or a tenant's in a file (at least one of tenantId and batchId),
 // requested in [requestedFrom, requestedTo), in one of statuses (none: any).
 // Ref: #/components/schemas/CancelFilter
@@ -1033,6 +1287,7 @@ type CancelFilterStatusesItem string
 const (
 	CancelFilterStatusesItemRECEIVED  CancelFilterStatusesItem = "RECEIVED"
 	CancelFilterStatusesItemSCHEDULED CancelFilterStatusesItem = "SCHEDULED"
+	CancelFilterStatusesItemHELD      CancelFilterStatusesItem = "HELD"
 )
 
 // AllValues returns all CancelFilterStatusesItem values.
@@ -1040,6 +1295,7 @@ func (CancelFilterStatusesItem) AllValues() []CancelFilterStatusesItem {
 	return []CancelFilterStatusesItem{
 		CancelFilterStatusesItemRECEIVED,
 		CancelFilterStatusesItemSCHEDULED,
+		CancelFilterStatusesItemHELD,
 	}
 }
 
@@ -1049,6 +1305,8 @@ func (s CancelFilterStatusesItem) MarshalText() ([]byte, error) {
 	case CancelFilterStatusesItemRECEIVED:
 		return []byte(s), nil
 	case CancelFilterStatusesItemSCHEDULED:
+		return []byte(s), nil
+	case CancelFilterStatusesItemHELD:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -1063,6 +1321,9 @@ func (s *CancelFilterStatusesItem) UnmarshalText(data []byte) error {
 		return nil
 	case CancelFilterStatusesItemSCHEDULED:
 		*s = CancelFilterStatusesItemSCHEDULED
+		return nil
+	case CancelFilterStatusesItemHELD:
+		*s = CancelFilterStatusesItemHELD
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -1840,6 +2101,263 @@ func (s *Creditor) SetIban(val string) {
 // SetBic sets the value of Bic.
 func (s *Creditor) SetBic(val OptString) {
 	s.Bic = val
+}
+
+// Ref: #/components/schemas/CutoffRule
+type CutoffRule struct {
+	TenantId  string         `json:"tenantId"`
+	Rule      CutoffRuleRule `json:"rule"`
+	UpdatedAt time.Time      `json:"updatedAt"`
+}
+
+// GetTenantId returns the value of TenantId.
+func (s *CutoffRule) GetTenantId() string {
+	return s.TenantId
+}
+
+// GetRule returns the value of Rule.
+func (s *CutoffRule) GetRule() CutoffRuleRule {
+	return s.Rule
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *CutoffRule) GetUpdatedAt() time.Time {
+	return s.UpdatedAt
+}
+
+// SetTenantId sets the value of TenantId.
+func (s *CutoffRule) SetTenantId(val string) {
+	s.TenantId = val
+}
+
+// SetRule sets the value of Rule.
+func (s *CutoffRule) SetRule(val CutoffRuleRule) {
+	s.Rule = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *CutoffRule) SetUpdatedAt(val time.Time) {
+	s.UpdatedAt = val
+}
+
+func (*CutoffRule) setCutoffRuleRes() {}
+
+// What becomes of a tenant's payments that cannot reach their rail before the cut-off.
+// Ref: #/components/schemas/CutoffRuleRequest
+type CutoffRuleRequest struct {
+	TenantId string `json:"tenantId"`
+	// ROLL: a slot from the next business day's opening; HOLD: HELD for an operator to release or cancel;
+	// REJECT: REJECTED, CUTOFF_MISSED (any case).
+	Rule CutoffRuleRequestRule `json:"rule"`
+}
+
+// GetTenantId returns the value of TenantId.
+func (s *CutoffRuleRequest) GetTenantId() string {
+	return s.TenantId
+}
+
+// GetRule returns the value of Rule.
+func (s *CutoffRuleRequest) GetRule() CutoffRuleRequestRule {
+	return s.Rule
+}
+
+// SetTenantId sets the value of TenantId.
+func (s *CutoffRuleRequest) SetTenantId(val string) {
+	s.TenantId = val
+}
+
+// SetRule sets the value of Rule.
+func (s *CutoffRuleRequest) SetRule(val CutoffRuleRequestRule) {
+	s.Rule = val
+}
+
+// ROLL: a slot from the next business day's opening; HOLD: HELD for an operator to release or cancel;
+// REJECT: REJECTED, CUTOFF_MISSED (any case).
+type CutoffRuleRequestRule string
+
+const (
+	CutoffRuleRequestRuleROLL   CutoffRuleRequestRule = "ROLL"
+	CutoffRuleRequestRuleHOLD   CutoffRuleRequestRule = "HOLD"
+	CutoffRuleRequestRuleREJECT CutoffRuleRequestRule = "REJECT"
+)
+
+// AllValues returns all CutoffRuleRequestRule values.
+func (CutoffRuleRequestRule) AllValues() []CutoffRuleRequestRule {
+	return []CutoffRuleRequestRule{
+		CutoffRuleRequestRuleROLL,
+		CutoffRuleRequestRuleHOLD,
+		CutoffRuleRequestRuleREJECT,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CutoffRuleRequestRule) MarshalText() ([]byte, error) {
+	switch s {
+	case CutoffRuleRequestRuleROLL:
+		return []byte(s), nil
+	case CutoffRuleRequestRuleHOLD:
+		return []byte(s), nil
+	case CutoffRuleRequestRuleREJECT:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CutoffRuleRequestRule) UnmarshalText(data []byte) error {
+	switch CutoffRuleRequestRule(data) {
+	case CutoffRuleRequestRuleROLL:
+		*s = CutoffRuleRequestRuleROLL
+		return nil
+	case CutoffRuleRequestRuleHOLD:
+		*s = CutoffRuleRequestRuleHOLD
+		return nil
+	case CutoffRuleRequestRuleREJECT:
+		*s = CutoffRuleRequestRuleREJECT
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type CutoffRuleRule string
+
+const (
+	CutoffRuleRuleROLL   CutoffRuleRule = "ROLL"
+	CutoffRuleRuleHOLD   CutoffRuleRule = "HOLD"
+	CutoffRuleRuleREJECT CutoffRuleRule = "REJECT"
+)
+
+// AllValues returns all CutoffRuleRule values.
+func (CutoffRuleRule) AllValues() []CutoffRuleRule {
+	return []CutoffRuleRule{
+		CutoffRuleRuleROLL,
+		CutoffRuleRuleHOLD,
+		CutoffRuleRuleREJECT,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CutoffRuleRule) MarshalText() ([]byte, error) {
+	switch s {
+	case CutoffRuleRuleROLL:
+		return []byte(s), nil
+	case CutoffRuleRuleHOLD:
+		return []byte(s), nil
+	case CutoffRuleRuleREJECT:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CutoffRuleRule) UnmarshalText(data []byte) error {
+	switch CutoffRuleRule(data) {
+	case CutoffRuleRuleROLL:
+		*s = CutoffRuleRuleROLL
+		return nil
+	case CutoffRuleRuleHOLD:
+		*s = CutoffRuleRuleHOLD
+		return nil
+	case CutoffRuleRuleREJECT:
+		*s = CutoffRuleRuleREJECT
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/CutoffRules
+type CutoffRules struct {
+	// The rule of a tenant without its own.
+	Default CutoffRulesDefault `json:"default"`
+	// By tenant.
+	Rules []CutoffRule `json:"rules"`
+	// The cursor of the next page; absent on the last page.
+	Next OptString `json:"next"`
+}
+
+// GetDefault returns the value of Default.
+func (s *CutoffRules) GetDefault() CutoffRulesDefault {
+	return s.Default
+}
+
+// GetRules returns the value of Rules.
+func (s *CutoffRules) GetRules() []CutoffRule {
+	return s.Rules
+}
+
+// GetNext returns the value of Next.
+func (s *CutoffRules) GetNext() OptString {
+	return s.Next
+}
+
+// SetDefault sets the value of Default.
+func (s *CutoffRules) SetDefault(val CutoffRulesDefault) {
+	s.Default = val
+}
+
+// SetRules sets the value of Rules.
+func (s *CutoffRules) SetRules(val []CutoffRule) {
+	s.Rules = val
+}
+
+// SetNext sets the value of Next.
+func (s *CutoffRules) SetNext(val OptString) {
+	s.Next = val
+}
+
+func (*CutoffRules) listCutoffRulesRes() {}
+
+// The rule of a tenant without its own.
+type CutoffRulesDefault string
+
+const (
+	CutoffRulesDefaultROLL   CutoffRulesDefault = "ROLL"
+	CutoffRulesDefaultHOLD   CutoffRulesDefault = "HOLD"
+	CutoffRulesDefaultREJECT CutoffRulesDefault = "REJECT"
+)
+
+// AllValues returns all CutoffRulesDefault values.
+func (CutoffRulesDefault) AllValues() []CutoffRulesDefault {
+	return []CutoffRulesDefault{
+		CutoffRulesDefaultROLL,
+		CutoffRulesDefaultHOLD,
+		CutoffRulesDefaultREJECT,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CutoffRulesDefault) MarshalText() ([]byte, error) {
+	switch s {
+	case CutoffRulesDefaultROLL:
+		return []byte(s), nil
+	case CutoffRulesDefaultHOLD:
+		return []byte(s), nil
+	case CutoffRulesDefaultREJECT:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CutoffRulesDefault) UnmarshalText(data []byte) error {
+	switch CutoffRulesDefault(data) {
+	case CutoffRulesDefaultROLL:
+		*s = CutoffRulesDefaultROLL
+		return nil
+	case CutoffRulesDefaultHOLD:
+		*s = CutoffRulesDefaultHOLD
+		return nil
+	case CutoffRulesDefaultREJECT:
+		*s = CutoffRulesDefaultREJECT
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 type DeactivateRateLimitConfigBadRequest Problem
@@ -2719,6 +3237,22 @@ type GetAccountServiceUnavailable Problem
 
 func (*GetAccountServiceUnavailable) getAccountRes() {}
 
+type GetCalendarBadRequest Problem
+
+func (*GetCalendarBadRequest) getCalendarRes() {}
+
+type GetCalendarForbidden Problem
+
+func (*GetCalendarForbidden) getCalendarRes() {}
+
+type GetCalendarNotFound Problem
+
+func (*GetCalendarNotFound) getCalendarRes() {}
+
+type GetCalendarServiceUnavailable Problem
+
+func (*GetCalendarServiceUnavailable) getCalendarRes() {}
+
 type GetConsoleFileBadRequest Problem
 
 func (*GetConsoleFileBadRequest) getConsoleFileRes() {}
@@ -2952,6 +3486,22 @@ type GetProcessServiceUnavailable Problem
 
 func (*GetProcessServiceUnavailable) getProcessRes() {}
 
+type GetRailBadRequest Problem
+
+func (*GetRailBadRequest) getRailRes() {}
+
+type GetRailForbidden Problem
+
+func (*GetRailForbidden) getRailRes() {}
+
+type GetRailNotFound Problem
+
+func (*GetRailNotFound) getRailRes() {}
+
+type GetRailServiceUnavailable Problem
+
+func (*GetRailServiceUnavailable) getRailRes() {}
+
 type GetRateLimitConfigBadRequest Problem
 
 func (*GetRateLimitConfigBadRequest) getRateLimitConfigRes() {}
@@ -3180,6 +3730,30 @@ type ListAuditEntriesServiceUnavailable Problem
 
 func (*ListAuditEntriesServiceUnavailable) listAuditEntriesRes() {}
 
+type ListCalendarsBadRequest Problem
+
+func (*ListCalendarsBadRequest) listCalendarsRes() {}
+
+type ListCalendarsForbidden Problem
+
+func (*ListCalendarsForbidden) listCalendarsRes() {}
+
+type ListCalendarsServiceUnavailable Problem
+
+func (*ListCalendarsServiceUnavailable) listCalendarsRes() {}
+
+type ListCutoffRulesBadRequest Problem
+
+func (*ListCutoffRulesBadRequest) listCutoffRulesRes() {}
+
+type ListCutoffRulesForbidden Problem
+
+func (*ListCutoffRulesForbidden) listCutoffRulesRes() {}
+
+type ListCutoffRulesServiceUnavailable Problem
+
+func (*ListCutoffRulesServiceUnavailable) listCutoffRulesRes() {}
+
 type ListDeadLettersBadRequest Problem
 
 func (*ListDeadLettersBadRequest) listDeadLettersRes() {}
@@ -3300,6 +3874,7 @@ const (
 	ListPaymentsStatusFAILED     ListPaymentsStatus = "FAILED"
 	ListPaymentsStatusRETURNED   ListPaymentsStatus = "RETURNED"
 	ListPaymentsStatusCANCELLED  ListPaymentsStatus = "CANCELLED"
+	ListPaymentsStatusHELD       ListPaymentsStatus = "HELD"
 )
 
 // AllValues returns all ListPaymentsStatus values.
@@ -3313,6 +3888,7 @@ func (ListPaymentsStatus) AllValues() []ListPaymentsStatus {
 		ListPaymentsStatusFAILED,
 		ListPaymentsStatusRETURNED,
 		ListPaymentsStatusCANCELLED,
+		ListPaymentsStatusHELD,
 	}
 }
 
@@ -3334,6 +3910,8 @@ func (s ListPaymentsStatus) MarshalText() ([]byte, error) {
 	case ListPaymentsStatusRETURNED:
 		return []byte(s), nil
 	case ListPaymentsStatusCANCELLED:
+		return []byte(s), nil
+	case ListPaymentsStatusHELD:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -3367,6 +3945,9 @@ func (s *ListPaymentsStatus) UnmarshalText(data []byte) error {
 	case ListPaymentsStatusCANCELLED:
 		*s = ListPaymentsStatusCANCELLED
 		return nil
+	case ListPaymentsStatusHELD:
+		*s = ListPaymentsStatusHELD
+		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
@@ -3375,6 +3956,18 @@ func (s *ListPaymentsStatus) UnmarshalText(data []byte) error {
 type ListPaymentsUnprocessableEntity Problem
 
 func (*ListPaymentsUnprocessableEntity) listPaymentsRes() {}
+
+type ListRailsBadRequest Problem
+
+func (*ListRailsBadRequest) listRailsRes() {}
+
+type ListRailsForbidden Problem
+
+func (*ListRailsForbidden) listRailsRes() {}
+
+type ListRailsServiceUnavailable Problem
+
+func (*ListRailsServiceUnavailable) listRailsRes() {}
 
 type ListRateLimitConfigsBadRequest Problem
 
@@ -3387,6 +3980,18 @@ func (*ListRateLimitConfigsForbidden) listRateLimitConfigsRes() {}
 type ListRateLimitConfigsServiceUnavailable Problem
 
 func (*ListRateLimitConfigsServiceUnavailable) listRateLimitConfigsRes() {}
+
+type ListRoutingRulesBadRequest Problem
+
+func (*ListRoutingRulesBadRequest) listRoutingRulesRes() {}
+
+type ListRoutingRulesForbidden Problem
+
+func (*ListRoutingRulesForbidden) listRoutingRulesRes() {}
+
+type ListRoutingRulesServiceUnavailable Problem
+
+func (*ListRoutingRulesServiceUnavailable) listRoutingRulesRes() {}
 
 type ListWebhookDeliveriesBadRequest Problem
 
@@ -3614,6 +4219,52 @@ func (o OptBool) Get() (v bool, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptBool) Or(d bool) bool {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptDate returns new OptDate with value set to v.
+func NewOptDate(v time.Time) OptDate {
+	return OptDate{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptDate is optional time.Time.
+type OptDate struct {
+	Value time.Time
+	Set   bool
+}
+
+// IsSet returns true if OptDate was set.
+func (o OptDate) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptDate) Reset() {
+	var v time.Time
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptDate) SetTo(v time.Time) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptDate) Get() (v time.Time, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptDate) Or(d time.Time) time.Time {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -4080,6 +4731,144 @@ func (o OptProcessSummary) Or(d ProcessSummary) ProcessSummary {
 	return d
 }
 
+// NewOptRailBusinessDay returns new OptRailBusinessDay with value set to v.
+func NewOptRailBusinessDay(v RailBusinessDay) OptRailBusinessDay {
+	return OptRailBusinessDay{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRailBusinessDay is optional RailBusinessDay.
+type OptRailBusinessDay struct {
+	Value RailBusinessDay
+	Set   bool
+}
+
+// IsSet returns true if OptRailBusinessDay was set.
+func (o OptRailBusinessDay) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRailBusinessDay) Reset() {
+	var v RailBusinessDay
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRailBusinessDay) SetTo(v RailBusinessDay) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRailBusinessDay) Get() (v RailBusinessDay, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRailBusinessDay) Or(d RailBusinessDay) RailBusinessDay {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptRailRate returns new OptRailRate with value set to v.
+func NewOptRailRate(v RailRate) OptRailRate {
+	return OptRailRate{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRailRate is optional RailRate.
+type OptRailRate struct {
+	Value RailRate
+	Set   bool
+}
+
+// IsSet returns true if OptRailRate was set.
+func (o OptRailRate) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRailRate) Reset() {
+	var v RailRate
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRailRate) SetTo(v RailRate) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRailRate) Get() (v RailRate, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRailRate) Or(d RailRate) RailRate {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptRoutingRuleSource returns new OptRoutingRuleSource with value set to v.
+func NewOptRoutingRuleSource(v RoutingRuleSource) OptRoutingRuleSource {
+	return OptRoutingRuleSource{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRoutingRuleSource is optional RoutingRuleSource.
+type OptRoutingRuleSource struct {
+	Value RoutingRuleSource
+	Set   bool
+}
+
+// IsSet returns true if OptRoutingRuleSource was set.
+func (o OptRoutingRuleSource) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRoutingRuleSource) Reset() {
+	var v RoutingRuleSource
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRoutingRuleSource) SetTo(v RoutingRuleSource) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRoutingRuleSource) Get() (v RoutingRuleSource, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRoutingRuleSource) Or(d RoutingRuleSource) RoutingRuleSource {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptString returns new OptString with value set to v.
 func NewOptString(v string) OptString {
 	return OptString{
@@ -4166,6 +4955,11 @@ type Payment struct {
 	// Where to look further; present when the payment has an executionRef and a Temporal Web UI is known
 	// (the embedded Temporal's, or PAYDISPATCH_TEMPORAL_UI_URL).
 	Links OptPaymentLinks `json:"links"`
+	// The rail it leaves by: named in its request, or chosen by the routing rules at intake; absent for a
+	// payment from before rails.
+	Rail OptString `json:"rail"`
+	// Its business day on its rail, once Phase A decided it.
+	ExecutionDate OptDate `json:"executionDate"`
 }
 
 // GetPaymentId returns the value of PaymentId.
@@ -4238,6 +5032,16 @@ func (s *Payment) GetLinks() OptPaymentLinks {
 	return s.Links
 }
 
+// GetRail returns the value of Rail.
+func (s *Payment) GetRail() OptString {
+	return s.Rail
+}
+
+// GetExecutionDate returns the value of ExecutionDate.
+func (s *Payment) GetExecutionDate() OptDate {
+	return s.ExecutionDate
+}
+
 // SetPaymentId sets the value of PaymentId.
 func (s *Payment) SetPaymentId(val string) {
 	s.PaymentId = val
@@ -4308,6 +5112,16 @@ func (s *Payment) SetLinks(val OptPaymentLinks) {
 	s.Links = val
 }
 
+// SetRail sets the value of Rail.
+func (s *Payment) SetRail(val OptString) {
+	s.Rail = val
+}
+
+// SetExecutionDate sets the value of ExecutionDate.
+func (s *Payment) SetExecutionDate(val OptDate) {
+	s.ExecutionDate = val
+}
+
 func (*Payment) getPaymentRes() {}
 
 // Ref: #/components/schemas/PaymentAccepted
@@ -4315,6 +5129,8 @@ type PaymentAccepted struct {
 	PaymentId string                `json:"paymentId"`
 	Status    PaymentAcceptedStatus `json:"status"`
 	StatusUrl string                `json:"statusUrl"`
+	// Per rail, where the payments are projected to go; absent when no projection could be made.
+	Projection []RailProjection `json:"projection"`
 }
 
 // GetPaymentId returns the value of PaymentId.
@@ -4332,6 +5148,11 @@ func (s *PaymentAccepted) GetStatusUrl() string {
 	return s.StatusUrl
 }
 
+// GetProjection returns the value of Projection.
+func (s *PaymentAccepted) GetProjection() []RailProjection {
+	return s.Projection
+}
+
 // SetPaymentId sets the value of PaymentId.
 func (s *PaymentAccepted) SetPaymentId(val string) {
 	s.PaymentId = val
@@ -4345,6 +5166,11 @@ func (s *PaymentAccepted) SetStatus(val PaymentAcceptedStatus) {
 // SetStatusUrl sets the value of StatusUrl.
 func (s *PaymentAccepted) SetStatusUrl(val string) {
 	s.StatusUrl = val
+}
+
+// SetProjection sets the value of Projection.
+func (s *PaymentAccepted) SetProjection(val []RailProjection) {
+	s.Projection = val
 }
 
 // PaymentAcceptedHeaders wraps PaymentAccepted with response headers.
@@ -4539,6 +5365,9 @@ type PaymentRequest struct {
 	Creditor               Creditor  `json:"creditor"`
 	RequestedExecutionTime time.Time `json:"requestedExecutionTime"`
 	RemittanceInfo         OptString `json:"remittanceInfo"`
+	// The rail it leaves by (it must exist and be active); absent: the routing rules choose (422 naming
+	// rail when none does).
+	Rail OptString `json:"rail"`
 }
 
 // GetPaymentId returns the value of PaymentId.
@@ -4581,6 +5410,11 @@ func (s *PaymentRequest) GetRemittanceInfo() OptString {
 	return s.RemittanceInfo
 }
 
+// GetRail returns the value of Rail.
+func (s *PaymentRequest) GetRail() OptString {
+	return s.Rail
+}
+
 // SetPaymentId sets the value of PaymentId.
 func (s *PaymentRequest) SetPaymentId(val OptString) {
 	s.PaymentId = val
@@ -4621,6 +5455,11 @@ func (s *PaymentRequest) SetRemittanceInfo(val OptString) {
 	s.RemittanceInfo = val
 }
 
+// SetRail sets the value of Rail.
+func (s *PaymentRequest) SetRail(val OptString) {
+	s.Rail = val
+}
+
 type PaymentStatus string
 
 const (
@@ -4630,6 +5469,7 @@ const (
 	PaymentStatusPROCESSING PaymentStatus = "PROCESSING"
 	PaymentStatusDELIVERED  PaymentStatus = "DELIVERED"
 	PaymentStatusRETURNED   PaymentStatus = "RETURNED"
+	PaymentStatusHELD       PaymentStatus = "HELD"
 	PaymentStatusREJECTED   PaymentStatus = "REJECTED"
 	PaymentStatusFAILED     PaymentStatus = "FAILED"
 	PaymentStatusCANCELLED  PaymentStatus = "CANCELLED"
@@ -4644,6 +5484,7 @@ func (PaymentStatus) AllValues() []PaymentStatus {
 		PaymentStatusPROCESSING,
 		PaymentStatusDELIVERED,
 		PaymentStatusRETURNED,
+		PaymentStatusHELD,
 		PaymentStatusREJECTED,
 		PaymentStatusFAILED,
 		PaymentStatusCANCELLED,
@@ -4664,6 +5505,8 @@ func (s PaymentStatus) MarshalText() ([]byte, error) {
 	case PaymentStatusDELIVERED:
 		return []byte(s), nil
 	case PaymentStatusRETURNED:
+		return []byte(s), nil
+	case PaymentStatusHELD:
 		return []byte(s), nil
 	case PaymentStatusREJECTED:
 		return []byte(s), nil
@@ -4696,6 +5539,9 @@ func (s *PaymentStatus) UnmarshalText(data []byte) error {
 		return nil
 	case PaymentStatusRETURNED:
 		*s = PaymentStatusRETURNED
+		return nil
+	case PaymentStatusHELD:
+		*s = PaymentStatusHELD
 		return nil
 	case PaymentStatusREJECTED:
 		*s = PaymentStatusREJECTED
@@ -5152,6 +5998,58 @@ func (s *ProcessSummary) SetErrorCode(val OptString) {
 	s.ErrorCode = val
 }
 
+type PutCalendarBadRequest Problem
+
+func (*PutCalendarBadRequest) putCalendarRes() {}
+
+type PutCalendarConflict Problem
+
+func (*PutCalendarConflict) putCalendarRes() {}
+
+type PutCalendarForbidden Problem
+
+func (*PutCalendarForbidden) putCalendarRes() {}
+
+type PutCalendarRequestEntityTooLarge Problem
+
+func (*PutCalendarRequestEntityTooLarge) putCalendarRes() {}
+
+type PutCalendarServiceUnavailable Problem
+
+func (*PutCalendarServiceUnavailable) putCalendarRes() {}
+
+type PutCalendarUnprocessableEntity Problem
+
+func (*PutCalendarUnprocessableEntity) putCalendarRes() {}
+
+type PutCalendarUnsupportedMediaType Problem
+
+func (*PutCalendarUnsupportedMediaType) putCalendarRes() {}
+
+type PutRailBadRequest Problem
+
+func (*PutRailBadRequest) putRailRes() {}
+
+type PutRailForbidden Problem
+
+func (*PutRailForbidden) putRailRes() {}
+
+type PutRailRequestEntityTooLarge Problem
+
+func (*PutRailRequestEntityTooLarge) putRailRes() {}
+
+type PutRailServiceUnavailable Problem
+
+func (*PutRailServiceUnavailable) putRailRes() {}
+
+type PutRailUnprocessableEntity Problem
+
+func (*PutRailUnprocessableEntity) putRailRes() {}
+
+type PutRailUnsupportedMediaType Problem
+
+func (*PutRailUnsupportedMediaType) putRailRes() {}
+
 type PutRateLimitConfigBadRequest Problem
 
 func (*PutRateLimitConfigBadRequest) putRateLimitConfigRes() {}
@@ -5183,6 +6081,977 @@ func (*PutRateLimitConfigUnprocessableEntity) putRateLimitConfigRes() {}
 type PutRateLimitConfigUnsupportedMediaType Problem
 
 func (*PutRateLimitConfigUnsupportedMediaType) putRateLimitConfigRes() {}
+
+type PutRoutingRulesBadRequest Problem
+
+func (*PutRoutingRulesBadRequest) putRoutingRulesRes() {}
+
+type PutRoutingRulesForbidden Problem
+
+func (*PutRoutingRulesForbidden) putRoutingRulesRes() {}
+
+type PutRoutingRulesRequestEntityTooLarge Problem
+
+func (*PutRoutingRulesRequestEntityTooLarge) putRoutingRulesRes() {}
+
+type PutRoutingRulesServiceUnavailable Problem
+
+func (*PutRoutingRulesServiceUnavailable) putRoutingRulesRes() {}
+
+type PutRoutingRulesUnprocessableEntity Problem
+
+func (*PutRoutingRulesUnprocessableEntity) putRoutingRulesRes() {}
+
+type PutRoutingRulesUnsupportedMediaType Problem
+
+func (*PutRoutingRulesUnsupportedMediaType) putRoutingRulesRes() {}
+
+// Ref: #/components/schemas/Rail
+type Rail struct {
+	// The rail's name; a payment names it in its rail field.
+	Name string `json:"name"`
+	// How its instructions are written and sent.
+	Type RailType `json:"type"`
+	// Its root URL, http or https, without credentials, query or fragment; empty: the process's own rail
+	// endpoint (PAYDISPATCH_RAIL_URL, or the embedded simulator).
+	Endpoint string `json:"endpoint"`
+	// The rate-limit config that is its connection's limit (it must exist, and no other active rail may
+	// pace by it); empty: PAYMENT's pacing_config.
+	RateLimitConfig string `json:"rateLimitConfig"`
+	// An IANA time zone name, e.g. Europe/Berlin; its times of day are read in it (empty: UTC).
+	TimeZone string `json:"timeZone"`
+	// When payments begin to execute on a business day, HH:MM:SS (or HH:MM) in its zone; empty: 00:00:00.
+	Opens string `json:"opens"`
+	// The time of day, after opens, by which a payment must reach the rail, HH:MM:SS (up to 24:00:00);
+	// empty: none, it takes payments around the clock.
+	Cutoff string `json:"cutoff"`
+	// The calendar of its business days: TARGET2, WEEKDAYS or an operator's (it must exist); empty: every
+	// day is one.
+	Calendar string `json:"calendar"`
+	Active   bool   `json:"active"`
+	// 1 when created, one more at each change.
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// GetName returns the value of Name.
+func (s *Rail) GetName() string {
+	return s.Name
+}
+
+// GetType returns the value of Type.
+func (s *Rail) GetType() RailType {
+	return s.Type
+}
+
+// GetEndpoint returns the value of Endpoint.
+func (s *Rail) GetEndpoint() string {
+	return s.Endpoint
+}
+
+// GetRateLimitConfig returns the value of RateLimitConfig.
+func (s *Rail) GetRateLimitConfig() string {
+	return s.RateLimitConfig
+}
+
+// GetTimeZone returns the value of TimeZone.
+func (s *Rail) GetTimeZone() string {
+	return s.TimeZone
+}
+
+// GetOpens returns the value of Opens.
+func (s *Rail) GetOpens() string {
+	return s.Opens
+}
+
+// GetCutoff returns the value of Cutoff.
+func (s *Rail) GetCutoff() string {
+	return s.Cutoff
+}
+
+// GetCalendar returns the value of Calendar.
+func (s *Rail) GetCalendar() string {
+	return s.Calendar
+}
+
+// GetActive returns the value of Active.
+func (s *Rail) GetActive() bool {
+	return s.Active
+}
+
+// GetVersion returns the value of Version.
+func (s *Rail) GetVersion() int {
+	return s.Version
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *Rail) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *Rail) GetUpdatedAt() time.Time {
+	return s.UpdatedAt
+}
+
+// SetName sets the value of Name.
+func (s *Rail) SetName(val string) {
+	s.Name = val
+}
+
+// SetType sets the value of Type.
+func (s *Rail) SetType(val RailType) {
+	s.Type = val
+}
+
+// SetEndpoint sets the value of Endpoint.
+func (s *Rail) SetEndpoint(val string) {
+	s.Endpoint = val
+}
+
+// SetRateLimitConfig sets the value of RateLimitConfig.
+func (s *Rail) SetRateLimitConfig(val string) {
+	s.RateLimitConfig = val
+}
+
+// SetTimeZone sets the value of TimeZone.
+func (s *Rail) SetTimeZone(val string) {
+	s.TimeZone = val
+}
+
+// SetOpens sets the value of Opens.
+func (s *Rail) SetOpens(val string) {
+	s.Opens = val
+}
+
+// SetCutoff sets the value of Cutoff.
+func (s *Rail) SetCutoff(val string) {
+	s.Cutoff = val
+}
+
+// SetCalendar sets the value of Calendar.
+func (s *Rail) SetCalendar(val string) {
+	s.Calendar = val
+}
+
+// SetActive sets the value of Active.
+func (s *Rail) SetActive(val bool) {
+	s.Active = val
+}
+
+// SetVersion sets the value of Version.
+func (s *Rail) SetVersion(val int) {
+	s.Version = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *Rail) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *Rail) SetUpdatedAt(val time.Time) {
+	s.UpdatedAt = val
+}
+
+func (*Rail) putRailRes() {}
+
+// What waits for the rail.
+// Ref: #/components/schemas/RailBacklog
+type RailBacklog struct {
+	// Its SCHEDULED payments.
+	Waiting int `json:"waiting"`
+	// The first of their slots.
+	FirstSlot OptDateTime `json:"firstSlot"`
+	// The last of their slots: the projected finish, when the rail will have been sent everything waiting
+	// for it.
+	LastSlot OptDateTime `json:"lastSlot"`
+	// Its HELD payments (past a cut-off, under their tenant's HOLD rule).
+	Held int `json:"held"`
+}
+
+// GetWaiting returns the value of Waiting.
+func (s *RailBacklog) GetWaiting() int {
+	return s.Waiting
+}
+
+// GetFirstSlot returns the value of FirstSlot.
+func (s *RailBacklog) GetFirstSlot() OptDateTime {
+	return s.FirstSlot
+}
+
+// GetLastSlot returns the value of LastSlot.
+func (s *RailBacklog) GetLastSlot() OptDateTime {
+	return s.LastSlot
+}
+
+// GetHeld returns the value of Held.
+func (s *RailBacklog) GetHeld() int {
+	return s.Held
+}
+
+// SetWaiting sets the value of Waiting.
+func (s *RailBacklog) SetWaiting(val int) {
+	s.Waiting = val
+}
+
+// SetFirstSlot sets the value of FirstSlot.
+func (s *RailBacklog) SetFirstSlot(val OptDateTime) {
+	s.FirstSlot = val
+}
+
+// SetLastSlot sets the value of LastSlot.
+func (s *RailBacklog) SetLastSlot(val OptDateTime) {
+	s.LastSlot = val
+}
+
+// SetHeld sets the value of Held.
+func (s *RailBacklog) SetHeld(val int) {
+	s.Held = val
+}
+
+// The rail's current business day.
+// Ref: #/components/schemas/RailBusinessDay
+type RailBusinessDay struct {
+	// The business day a payment requested now executes on: today in the rail's zone, or its calendar's
+	// next business day.
+	Date time.Time `json:"date"`
+	// When it opens.
+	Opens time.Time `json:"opens"`
+	// Its cut-off (absent: the rail has none).
+	Cutoff OptDateTime `json:"cutoff"`
+	// The backlog's last slot (absent: nothing waits); rolled payments wait for a later day, so their
+	// slots may be after this day's cut-off.
+	ProjectedFinish OptDateTime `json:"projectedFinish"`
+	// The projected finish is at or after the cut-off.
+	PastCutoff bool `json:"pastCutoff"`
+	// The cut-off less the projected finish, in whole seconds rounded down (negative: past it); absent
+	// without a cut-off or a backlog. Phase A keeps every slot 2 s before a cut-off.
+	MarginSeconds OptInt `json:"marginSeconds"`
+}
+
+// GetDate returns the value of Date.
+func (s *RailBusinessDay) GetDate() time.Time {
+	return s.Date
+}
+
+// GetOpens returns the value of Opens.
+func (s *RailBusinessDay) GetOpens() time.Time {
+	return s.Opens
+}
+
+// GetCutoff returns the value of Cutoff.
+func (s *RailBusinessDay) GetCutoff() OptDateTime {
+	return s.Cutoff
+}
+
+// GetProjectedFinish returns the value of ProjectedFinish.
+func (s *RailBusinessDay) GetProjectedFinish() OptDateTime {
+	return s.ProjectedFinish
+}
+
+// GetPastCutoff returns the value of PastCutoff.
+func (s *RailBusinessDay) GetPastCutoff() bool {
+	return s.PastCutoff
+}
+
+// GetMarginSeconds returns the value of MarginSeconds.
+func (s *RailBusinessDay) GetMarginSeconds() OptInt {
+	return s.MarginSeconds
+}
+
+// SetDate sets the value of Date.
+func (s *RailBusinessDay) SetDate(val time.Time) {
+	s.Date = val
+}
+
+// SetOpens sets the value of Opens.
+func (s *RailBusinessDay) SetOpens(val time.Time) {
+	s.Opens = val
+}
+
+// SetCutoff sets the value of Cutoff.
+func (s *RailBusinessDay) SetCutoff(val OptDateTime) {
+	s.Cutoff = val
+}
+
+// SetProjectedFinish sets the value of ProjectedFinish.
+func (s *RailBusinessDay) SetProjectedFinish(val OptDateTime) {
+	s.ProjectedFinish = val
+}
+
+// SetPastCutoff sets the value of PastCutoff.
+func (s *RailBusinessDay) SetPastCutoff(val bool) {
+	s.PastCutoff = val
+}
+
+// SetMarginSeconds sets the value of MarginSeconds.
+func (s *RailBusinessDay) SetMarginSeconds(val OptInt) {
+	s.MarginSeconds = val
+}
+
+// RailHeaders wraps Rail with response headers.
+type RailHeaders struct {
+	Location OptString
+	Response Rail
+}
+
+// GetLocation returns the value of Location.
+func (s *RailHeaders) GetLocation() OptString {
+	return s.Location
+}
+
+// GetResponse returns the value of Response.
+func (s *RailHeaders) GetResponse() Rail {
+	return s.Response
+}
+
+// SetLocation sets the value of Location.
+func (s *RailHeaders) SetLocation(val OptString) {
+	s.Location = val
+}
+
+// SetResponse sets the value of Response.
+func (s *RailHeaders) SetResponse(val Rail) {
+	s.Response = val
+}
+
+func (*RailHeaders) putRailRes() {}
+
+// Where payments are projected to go on one rail, from its pacing windows as they stand before their
+// Phase A takes a slot (payments others send meanwhile, and a tenant's own rate-limit config, can move
+// them).
+// Ref: #/components/schemas/RailProjection
+type RailProjection struct {
+	Rail string `json:"rail"`
+	// The payments on the rail.
+	Payments int `json:"payments"`
+	// Their business day (the first, when they ask for several).
+	ExecutionDate time.Time `json:"executionDate"`
+	// That day's cut-off (absent: the rail has none).
+	Cutoff OptDateTime `json:"cutoff"`
+	// The first slot of those that make it.
+	FirstSlot OptDateTime `json:"firstSlot"`
+	// The last slot of those that make it: the projected finish.
+	LastSlot OptDateTime `json:"lastSlot"`
+	// How many make the cut-off.
+	BeforeCutoff int `json:"beforeCutoff"`
+	// How many do not and roll to the next business day (their tenant's rule ROLL).
+	Rolled int `json:"rolled"`
+	// ... are HELD (HOLD).
+	Held int `json:"held"`
+	// ... are REJECTED (REJECT).
+	Rejected int `json:"rejected"`
+}
+
+// GetRail returns the value of Rail.
+func (s *RailProjection) GetRail() string {
+	return s.Rail
+}
+
+// GetPayments returns the value of Payments.
+func (s *RailProjection) GetPayments() int {
+	return s.Payments
+}
+
+// GetExecutionDate returns the value of ExecutionDate.
+func (s *RailProjection) GetExecutionDate() time.Time {
+	return s.ExecutionDate
+}
+
+// GetCutoff returns the value of Cutoff.
+func (s *RailProjection) GetCutoff() OptDateTime {
+	return s.Cutoff
+}
+
+// GetFirstSlot returns the value of FirstSlot.
+func (s *RailProjection) GetFirstSlot() OptDateTime {
+	return s.FirstSlot
+}
+
+// GetLastSlot returns the value of LastSlot.
+func (s *RailProjection) GetLastSlot() OptDateTime {
+	return s.LastSlot
+}
+
+// GetBeforeCutoff returns the value of BeforeCutoff.
+func (s *RailProjection) GetBeforeCutoff() int {
+	return s.BeforeCutoff
+}
+
+// GetRolled returns the value of Rolled.
+func (s *RailProjection) GetRolled() int {
+	return s.Rolled
+}
+
+// GetHeld returns the value of Held.
+func (s *RailProjection) GetHeld() int {
+	return s.Held
+}
+
+// GetRejected returns the value of Rejected.
+func (s *RailProjection) GetRejected() int {
+	return s.Rejected
+}
+
+// SetRail sets the value of Rail.
+func (s *RailProjection) SetRail(val string) {
+	s.Rail = val
+}
+
+// SetPayments sets the value of Payments.
+func (s *RailProjection) SetPayments(val int) {
+	s.Payments = val
+}
+
+// SetExecutionDate sets the value of ExecutionDate.
+func (s *RailProjection) SetExecutionDate(val time.Time) {
+	s.ExecutionDate = val
+}
+
+// SetCutoff sets the value of Cutoff.
+func (s *RailProjection) SetCutoff(val OptDateTime) {
+	s.Cutoff = val
+}
+
+// SetFirstSlot sets the value of FirstSlot.
+func (s *RailProjection) SetFirstSlot(val OptDateTime) {
+	s.FirstSlot = val
+}
+
+// SetLastSlot sets the value of LastSlot.
+func (s *RailProjection) SetLastSlot(val OptDateTime) {
+	s.LastSlot = val
+}
+
+// SetBeforeCutoff sets the value of BeforeCutoff.
+func (s *RailProjection) SetBeforeCutoff(val int) {
+	s.BeforeCutoff = val
+}
+
+// SetRolled sets the value of Rolled.
+func (s *RailProjection) SetRolled(val int) {
+	s.Rolled = val
+}
+
+// SetHeld sets the value of Held.
+func (s *RailProjection) SetHeld(val int) {
+	s.Held = val
+}
+
+// SetRejected sets the value of Rejected.
+func (s *RailProjection) SetRejected(val int) {
+	s.Rejected = val
+}
+
+// The rate the rail's payments are paced at.
+// Ref: #/components/schemas/RailRate
+type RailRate struct {
+	// The config's name: the rail's own, or PAYMENT's when it names none.
+	RateLimitConfig string `json:"rateLimitConfig"`
+	MaxPerWindow    int    `json:"maxPerWindow"`
+	// ISO-8601, e.g. PT1S.
+	WindowSize string `json:"windowSize"`
+	// MaxPerWindow over the window, per second.
+	PerSecond float64 `json:"perSecond"`
+	Active    bool    `json:"active"`
+}
+
+// GetRateLimitConfig returns the value of RateLimitConfig.
+func (s *RailRate) GetRateLimitConfig() string {
+	return s.RateLimitConfig
+}
+
+// GetMaxPerWindow returns the value of MaxPerWindow.
+func (s *RailRate) GetMaxPerWindow() int {
+	return s.MaxPerWindow
+}
+
+// GetWindowSize returns the value of WindowSize.
+func (s *RailRate) GetWindowSize() string {
+	return s.WindowSize
+}
+
+// GetPerSecond returns the value of PerSecond.
+func (s *RailRate) GetPerSecond() float64 {
+	return s.PerSecond
+}
+
+// GetActive returns the value of Active.
+func (s *RailRate) GetActive() bool {
+	return s.Active
+}
+
+// SetRateLimitConfig sets the value of RateLimitConfig.
+func (s *RailRate) SetRateLimitConfig(val string) {
+	s.RateLimitConfig = val
+}
+
+// SetMaxPerWindow sets the value of MaxPerWindow.
+func (s *RailRate) SetMaxPerWindow(val int) {
+	s.MaxPerWindow = val
+}
+
+// SetWindowSize sets the value of WindowSize.
+func (s *RailRate) SetWindowSize(val string) {
+	s.WindowSize = val
+}
+
+// SetPerSecond sets the value of PerSecond.
+func (s *RailRate) SetPerSecond(val float64) {
+	s.PerSecond = val
+}
+
+// SetActive sets the value of Active.
+func (s *RailRate) SetActive(val bool) {
+	s.Active = val
+}
+
+// A rail, created or replaced whole: a field left out takes its default.
+// Ref: #/components/schemas/RailRequest
+type RailRequest struct {
+	// The rail's name; a payment names it in its rail field.
+	Name string `json:"name"`
+	// How its instructions are written and sent.
+	Type RailRequestType `json:"type"`
+	// Its root URL, http or https, without credentials, query or fragment; empty: the process's own rail
+	// endpoint (PAYDISPATCH_RAIL_URL, or the embedded simulator).
+	Endpoint OptString `json:"endpoint"`
+	// The rate-limit config that is its connection's limit (it must exist, and no other active rail may
+	// pace by it); empty: PAYMENT's pacing_config.
+	RateLimitConfig OptString `json:"rateLimitConfig"`
+	// An IANA time zone name, e.g. Europe/Berlin; its times of day are read in it (empty: UTC).
+	TimeZone OptString `json:"timeZone"`
+	// When payments begin to execute on a business day, HH:MM:SS (or HH:MM) in its zone; empty: 00:00:00.
+	Opens OptString `json:"opens"`
+	// The time of day, after opens, by which a payment must reach the rail, HH:MM:SS (up to 24:00:00);
+	// empty: none, it takes payments around the clock.
+	Cutoff OptString `json:"cutoff"`
+	// The calendar of its business days: TARGET2, WEEKDAYS or an operator's (it must exist); empty: every
+	// day is one.
+	Calendar OptString `json:"calendar"`
+	// False: no payment is routed to it or may name it.
+	Active OptBool `json:"active"`
+}
+
+// GetName returns the value of Name.
+func (s *RailRequest) GetName() string {
+	return s.Name
+}
+
+// GetType returns the value of Type.
+func (s *RailRequest) GetType() RailRequestType {
+	return s.Type
+}
+
+// GetEndpoint returns the value of Endpoint.
+func (s *RailRequest) GetEndpoint() OptString {
+	return s.Endpoint
+}
+
+// GetRateLimitConfig returns the value of RateLimitConfig.
+func (s *RailRequest) GetRateLimitConfig() OptString {
+	return s.RateLimitConfig
+}
+
+// GetTimeZone returns the value of TimeZone.
+func (s *RailRequest) GetTimeZone() OptString {
+	return s.TimeZone
+}
+
+// GetOpens returns the value of Opens.
+func (s *RailRequest) GetOpens() OptString {
+	return s.Opens
+}
+
+// GetCutoff returns the value of Cutoff.
+func (s *RailRequest) GetCutoff() OptString {
+	return s.Cutoff
+}
+
+// GetCalendar returns the value of Calendar.
+func (s *RailRequest) GetCalendar() OptString {
+	return s.Calendar
+}
+
+// GetActive returns the value of Active.
+func (s *RailRequest) GetActive() OptBool {
+	return s.Active
+}
+
+// SetName sets the value of Name.
+func (s *RailRequest) SetName(val string) {
+	s.Name = val
+}
+
+// SetType sets the value of Type.
+func (s *RailRequest) SetType(val RailRequestType) {
+	s.Type = val
+}
+
+// SetEndpoint sets the value of Endpoint.
+func (s *RailRequest) SetEndpoint(val OptString) {
+	s.Endpoint = val
+}
+
+// SetRateLimitConfig sets the value of RateLimitConfig.
+func (s *RailRequest) SetRateLimitConfig(val OptString) {
+	s.RateLimitConfig = val
+}
+
+// SetTimeZone sets the value of TimeZone.
+func (s *RailRequest) SetTimeZone(val OptString) {
+	s.TimeZone = val
+}
+
+// SetOpens sets the value of Opens.
+func (s *RailRequest) SetOpens(val OptString) {
+	s.Opens = val
+}
+
+// SetCutoff sets the value of Cutoff.
+func (s *RailRequest) SetCutoff(val OptString) {
+	s.Cutoff = val
+}
+
+// SetCalendar sets the value of Calendar.
+func (s *RailRequest) SetCalendar(val OptString) {
+	s.Calendar = val
+}
+
+// SetActive sets the value of Active.
+func (s *RailRequest) SetActive(val OptBool) {
+	s.Active = val
+}
+
+// How its instructions are written and sent.
+type RailRequestType string
+
+const (
+	RailRequestTypeSEPAJSON RailRequestType = "SEPA_JSON"
+	RailRequestTypePACS008  RailRequestType = "PACS008"
+)
+
+// AllValues returns all RailRequestType values.
+func (RailRequestType) AllValues() []RailRequestType {
+	return []RailRequestType{
+		RailRequestTypeSEPAJSON,
+		RailRequestTypePACS008,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s RailRequestType) MarshalText() ([]byte, error) {
+	switch s {
+	case RailRequestTypeSEPAJSON:
+		return []byte(s), nil
+	case RailRequestTypePACS008:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *RailRequestType) UnmarshalText(data []byte) error {
+	switch RailRequestType(data) {
+	case RailRequestTypeSEPAJSON:
+		*s = RailRequestTypeSEPAJSON
+		return nil
+	case RailRequestTypePACS008:
+		*s = RailRequestTypePACS008
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// A rail with what waits for it, its rate (absent: its rate-limit config is missing) and its current
+// business day (absent: its calendar has no business day within two years).
+// Ref: #/components/schemas/RailStatus
+type RailStatus struct {
+	// The rail's name; a payment names it in its rail field.
+	Name string `json:"name"`
+	// How its instructions are written and sent.
+	Type RailStatusType `json:"type"`
+	// Its root URL, http or https, without credentials, query or fragment; empty: the process's own rail
+	// endpoint (PAYDISPATCH_RAIL_URL, or the embedded simulator).
+	Endpoint string `json:"endpoint"`
+	// The rate-limit config that is its connection's limit (it must exist, and no other active rail may
+	// pace by it); empty: PAYMENT's pacing_config.
+	RateLimitConfig string `json:"rateLimitConfig"`
+	// An IANA time zone name, e.g. Europe/Berlin; its times of day are read in it (empty: UTC).
+	TimeZone string `json:"timeZone"`
+	// When payments begin to execute on a business day, HH:MM:SS (or HH:MM) in its zone; empty: 00:00:00.
+	Opens string `json:"opens"`
+	// The time of day, after opens, by which a payment must reach the rail, HH:MM:SS (up to 24:00:00);
+	// empty: none, it takes payments around the clock.
+	Cutoff string `json:"cutoff"`
+	// The calendar of its business days: TARGET2, WEEKDAYS or an operator's (it must exist); empty: every
+	// day is one.
+	Calendar    string             `json:"calendar"`
+	Active      bool               `json:"active"`
+	Version     int                `json:"version"`
+	CreatedAt   time.Time          `json:"createdAt"`
+	UpdatedAt   time.Time          `json:"updatedAt"`
+	Backlog     RailBacklog        `json:"backlog"`
+	Rate        OptRailRate        `json:"rate"`
+	BusinessDay OptRailBusinessDay `json:"businessDay"`
+}
+
+// GetName returns the value of Name.
+func (s *RailStatus) GetName() string {
+	return s.Name
+}
+
+// GetType returns the value of Type.
+func (s *RailStatus) GetType() RailStatusType {
+	return s.Type
+}
+
+// GetEndpoint returns the value of Endpoint.
+func (s *RailStatus) GetEndpoint() string {
+	return s.Endpoint
+}
+
+// GetRateLimitConfig returns the value of RateLimitConfig.
+func (s *RailStatus) GetRateLimitConfig() string {
+	return s.RateLimitConfig
+}
+
+// GetTimeZone returns the value of TimeZone.
+func (s *RailStatus) GetTimeZone() string {
+	return s.TimeZone
+}
+
+// GetOpens returns the value of Opens.
+func (s *RailStatus) GetOpens() string {
+	return s.Opens
+}
+
+// GetCutoff returns the value of Cutoff.
+func (s *RailStatus) GetCutoff() string {
+	return s.Cutoff
+}
+
+// GetCalendar returns the value of Calendar.
+func (s *RailStatus) GetCalendar() string {
+	return s.Calendar
+}
+
+// GetActive returns the value of Active.
+func (s *RailStatus) GetActive() bool {
+	return s.Active
+}
+
+// GetVersion returns the value of Version.
+func (s *RailStatus) GetVersion() int {
+	return s.Version
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *RailStatus) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *RailStatus) GetUpdatedAt() time.Time {
+	return s.UpdatedAt
+}
+
+// GetBacklog returns the value of Backlog.
+func (s *RailStatus) GetBacklog() RailBacklog {
+	return s.Backlog
+}
+
+// GetRate returns the value of Rate.
+func (s *RailStatus) GetRate() OptRailRate {
+	return s.Rate
+}
+
+// GetBusinessDay returns the value of BusinessDay.
+func (s *RailStatus) GetBusinessDay() OptRailBusinessDay {
+	return s.BusinessDay
+}
+
+// SetName sets the value of Name.
+func (s *RailStatus) SetName(val string) {
+	s.Name = val
+}
+
+// SetType sets the value of Type.
+func (s *RailStatus) SetType(val RailStatusType) {
+	s.Type = val
+}
+
+// SetEndpoint sets the value of Endpoint.
+func (s *RailStatus) SetEndpoint(val string) {
+	s.Endpoint = val
+}
+
+// SetRateLimitConfig sets the value of RateLimitConfig.
+func (s *RailStatus) SetRateLimitConfig(val string) {
+	s.RateLimitConfig = val
+}
+
+// SetTimeZone sets the value of TimeZone.
+func (s *RailStatus) SetTimeZone(val string) {
+	s.TimeZone = val
+}
+
+// SetOpens sets the value of Opens.
+func (s *RailStatus) SetOpens(val string) {
+	s.Opens = val
+}
+
+// SetCutoff sets the value of Cutoff.
+func (s *RailStatus) SetCutoff(val string) {
+	s.Cutoff = val
+}
+
+// SetCalendar sets the value of Calendar.
+func (s *RailStatus) SetCalendar(val string) {
+	s.Calendar = val
+}
+
+// SetActive sets the value of Active.
+func (s *RailStatus) SetActive(val bool) {
+	s.Active = val
+}
+
+// SetVersion sets the value of Version.
+func (s *RailStatus) SetVersion(val int) {
+	s.Version = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *RailStatus) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *RailStatus) SetUpdatedAt(val time.Time) {
+	s.UpdatedAt = val
+}
+
+// SetBacklog sets the value of Backlog.
+func (s *RailStatus) SetBacklog(val RailBacklog) {
+	s.Backlog = val
+}
+
+// SetRate sets the value of Rate.
+func (s *RailStatus) SetRate(val OptRailRate) {
+	s.Rate = val
+}
+
+// SetBusinessDay sets the value of BusinessDay.
+func (s *RailStatus) SetBusinessDay(val OptRailBusinessDay) {
+	s.BusinessDay = val
+}
+
+func (*RailStatus) getRailRes() {}
+
+// How its instructions are written and sent.
+type RailStatusType string
+
+const (
+	RailStatusTypeSEPAJSON RailStatusType = "SEPA_JSON"
+	RailStatusTypePACS008  RailStatusType = "PACS008"
+)
+
+// AllValues returns all RailStatusType values.
+func (RailStatusType) AllValues() []RailStatusType {
+	return []RailStatusType{
+		RailStatusTypeSEPAJSON,
+		RailStatusTypePACS008,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s RailStatusType) MarshalText() ([]byte, error) {
+	switch s {
+	case RailStatusTypeSEPAJSON:
+		return []byte(s), nil
+	case RailStatusTypePACS008:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *RailStatusType) UnmarshalText(data []byte) error {
+	switch RailStatusType(data) {
+	case RailStatusTypeSEPAJSON:
+		*s = RailStatusTypeSEPAJSON
+		return nil
+	case RailStatusTypePACS008:
+		*s = RailStatusTypePACS008
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// How its instructions are written and sent.
+type RailType string
+
+const (
+	RailTypeSEPAJSON RailType = "SEPA_JSON"
+	RailTypePACS008  RailType = "PACS008"
+)
+
+// AllValues returns all RailType values.
+func (RailType) AllValues() []RailType {
+	return []RailType{
+		RailTypeSEPAJSON,
+		RailTypePACS008,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s RailType) MarshalText() ([]byte, error) {
+	switch s {
+	case RailTypeSEPAJSON:
+		return []byte(s), nil
+	case RailTypePACS008:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *RailType) UnmarshalText(data []byte) error {
+	switch RailType(data) {
+	case RailTypeSEPAJSON:
+		*s = RailTypeSEPAJSON
+		return nil
+	case RailTypePACS008:
+		*s = RailTypePACS008
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/Rails
+type Rails struct {
+	Rails []Rail `json:"rails"`
+}
+
+// GetRails returns the value of Rails.
+func (s *Rails) GetRails() []Rail {
+	return s.Rails
+}
+
+// SetRails sets the value of Rails.
+func (s *Rails) SetRails(val []Rail) {
+	s.Rails = val
+}
+
+func (*Rails) listRailsRes() {}
 
 // Ref: #/components/schemas/RateLimitConfig
 type RateLimitConfig struct {
@@ -5458,6 +7327,143 @@ type RedriveWebhookDeliveriesUnsupportedMediaType Problem
 
 func (*RedriveWebhookDeliveriesUnsupportedMediaType) redriveWebhookDeliveriesRes() {}
 
+type ReleasePaymentsBadRequest Problem
+
+func (*ReleasePaymentsBadRequest) releasePaymentsRes() {}
+
+type ReleasePaymentsForbidden Problem
+
+func (*ReleasePaymentsForbidden) releasePaymentsRes() {}
+
+type ReleasePaymentsNotFound Problem
+
+func (*ReleasePaymentsNotFound) releasePaymentsRes() {}
+
+type ReleasePaymentsRequestEntityTooLarge Problem
+
+func (*ReleasePaymentsRequestEntityTooLarge) releasePaymentsRes() {}
+
+type ReleasePaymentsServiceUnavailable Problem
+
+func (*ReleasePaymentsServiceUnavailable) releasePaymentsRes() {}
+
+type ReleasePaymentsUnprocessableEntity Problem
+
+func (*ReleasePaymentsUnprocessableEntity) releasePaymentsRes() {}
+
+type ReleasePaymentsUnsupportedMediaType Problem
+
+func (*ReleasePaymentsUnsupportedMediaType) releasePaymentsRes() {}
+
+// Which HELD payments to release: at least one of tenantId, batchId and rail, each narrowing the
+// others; at most 10,000 a call.
+// Ref: #/components/schemas/ReleaseRequest
+type ReleaseRequest struct {
+	// The tenant's held payments (with paymentIds: those).
+	TenantId OptString `json:"tenantId"`
+	// The tenant's payment ids (needs tenantId).
+	PaymentIds []string `json:"paymentIds"`
+	// A file's held payments.
+	BatchId OptString `json:"batchId"`
+	// A rail's held payments.
+	Rail OptString `json:"rail"`
+}
+
+// GetTenantId returns the value of TenantId.
+func (s *ReleaseRequest) GetTenantId() OptString {
+	return s.TenantId
+}
+
+// GetPaymentIds returns the value of PaymentIds.
+func (s *ReleaseRequest) GetPaymentIds() []string {
+	return s.PaymentIds
+}
+
+// GetBatchId returns the value of BatchId.
+func (s *ReleaseRequest) GetBatchId() OptString {
+	return s.BatchId
+}
+
+// GetRail returns the value of Rail.
+func (s *ReleaseRequest) GetRail() OptString {
+	return s.Rail
+}
+
+// SetTenantId sets the value of TenantId.
+func (s *ReleaseRequest) SetTenantId(val OptString) {
+	s.TenantId = val
+}
+
+// SetPaymentIds sets the value of PaymentIds.
+func (s *ReleaseRequest) SetPaymentIds(val []string) {
+	s.PaymentIds = val
+}
+
+// SetBatchId sets the value of BatchId.
+func (s *ReleaseRequest) SetBatchId(val OptString) {
+	s.BatchId = val
+}
+
+// SetRail sets the value of Rail.
+func (s *ReleaseRequest) SetRail(val OptString) {
+	s.Rail = val
+}
+
+// Ref: #/components/schemas/Released
+type Released struct {
+	// Payments SCHEDULED again.
+	Released int `json:"released"`
+	// Those that stay HELD: their rail missing or inactive, or no room within the business days a roll may
+	// take.
+	Held int `json:"held"`
+	// The first slot given.
+	FirstSlot OptDateTime `json:"firstSlot"`
+	// The last slot given.
+	LastSlot OptDateTime `json:"lastSlot"`
+}
+
+// GetReleased returns the value of Released.
+func (s *Released) GetReleased() int {
+	return s.Released
+}
+
+// GetHeld returns the value of Held.
+func (s *Released) GetHeld() int {
+	return s.Held
+}
+
+// GetFirstSlot returns the value of FirstSlot.
+func (s *Released) GetFirstSlot() OptDateTime {
+	return s.FirstSlot
+}
+
+// GetLastSlot returns the value of LastSlot.
+func (s *Released) GetLastSlot() OptDateTime {
+	return s.LastSlot
+}
+
+// SetReleased sets the value of Released.
+func (s *Released) SetReleased(val int) {
+	s.Released = val
+}
+
+// SetHeld sets the value of Held.
+func (s *Released) SetHeld(val int) {
+	s.Held = val
+}
+
+// SetFirstSlot sets the value of FirstSlot.
+func (s *Released) SetFirstSlot(val OptDateTime) {
+	s.FirstSlot = val
+}
+
+// SetLastSlot sets the value of LastSlot.
+func (s *Released) SetLastSlot(val OptDateTime) {
+	s.LastSlot = val
+}
+
+func (*Released) releasePaymentsRes() {}
+
 type RequeueDeadLettersBadRequest Problem
 
 func (*RequeueDeadLettersBadRequest) requeueDeadLettersRes() {}
@@ -5553,6 +7559,178 @@ func (*RotateWebhookSecretUnprocessableEntity) rotateWebhookSecretRes() {}
 type RotateWebhookSecretUnsupportedMediaType Problem
 
 func (*RotateWebhookSecretUnsupportedMediaType) rotateWebhookSecretRes() {}
+
+// A rule of the routing table: the first rule that matches a payment naming no rail chooses it; a
+// matcher left out matches anything.
+// Ref: #/components/schemas/RoutingRule
+type RoutingRule struct {
+	// The tenant's payments (absent: any tenant's).
+	TenantId OptString `json:"tenantId"`
+	// Payments in this currency (absent: any).
+	Currency OptString `json:"currency"`
+	// Payments of at least this amount, a decimal string (absent: no bound).
+	MinAmount OptString `json:"minAmount"`
+	// Payments of at most this amount (absent: no bound).
+	MaxAmount OptString `json:"maxAmount"`
+	// Payments that came this way: POST /v1/payments (API), a bulk file (FILE), the Kafka intake (KAFKA);
+	// absent: any.
+	Source OptRoutingRuleSource `json:"source"`
+	// The rail the payments it matches leave by: it must exist and be active.
+	Rail string `json:"rail"`
+}
+
+// GetTenantId returns the value of TenantId.
+func (s *RoutingRule) GetTenantId() OptString {
+	return s.TenantId
+}
+
+// GetCurrency returns the value of Currency.
+func (s *RoutingRule) GetCurrency() OptString {
+	return s.Currency
+}
+
+// GetMinAmount returns the value of MinAmount.
+func (s *RoutingRule) GetMinAmount() OptString {
+	return s.MinAmount
+}
+
+// GetMaxAmount returns the value of MaxAmount.
+func (s *RoutingRule) GetMaxAmount() OptString {
+	return s.MaxAmount
+}
+
+// GetSource returns the value of Source.
+func (s *RoutingRule) GetSource() OptRoutingRuleSource {
+	return s.Source
+}
+
+// GetRail returns the value of Rail.
+func (s *RoutingRule) GetRail() string {
+	return s.Rail
+}
+
+// SetTenantId sets the value of TenantId.
+func (s *RoutingRule) SetTenantId(val OptString) {
+	s.TenantId = val
+}
+
+// SetCurrency sets the value of Currency.
+func (s *RoutingRule) SetCurrency(val OptString) {
+	s.Currency = val
+}
+
+// SetMinAmount sets the value of MinAmount.
+func (s *RoutingRule) SetMinAmount(val OptString) {
+	s.MinAmount = val
+}
+
+// SetMaxAmount sets the value of MaxAmount.
+func (s *RoutingRule) SetMaxAmount(val OptString) {
+	s.MaxAmount = val
+}
+
+// SetSource sets the value of Source.
+func (s *RoutingRule) SetSource(val OptRoutingRuleSource) {
+	s.Source = val
+}
+
+// SetRail sets the value of Rail.
+func (s *RoutingRule) SetRail(val string) {
+	s.Rail = val
+}
+
+// Payments that came this way: POST /v1/payments (API), a bulk file (FILE), the Kafka intake (KAFKA);
+// absent: any.
+type RoutingRuleSource string
+
+const (
+	RoutingRuleSourceAPI   RoutingRuleSource = "API"
+	RoutingRuleSourceFILE  RoutingRuleSource = "FILE"
+	RoutingRuleSourceKAFKA RoutingRuleSource = "KAFKA"
+)
+
+// AllValues returns all RoutingRuleSource values.
+func (RoutingRuleSource) AllValues() []RoutingRuleSource {
+	return []RoutingRuleSource{
+		RoutingRuleSourceAPI,
+		RoutingRuleSourceFILE,
+		RoutingRuleSourceKAFKA,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s RoutingRuleSource) MarshalText() ([]byte, error) {
+	switch s {
+	case RoutingRuleSourceAPI:
+		return []byte(s), nil
+	case RoutingRuleSourceFILE:
+		return []byte(s), nil
+	case RoutingRuleSourceKAFKA:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *RoutingRuleSource) UnmarshalText(data []byte) error {
+	switch RoutingRuleSource(data) {
+	case RoutingRuleSourceAPI:
+		*s = RoutingRuleSourceAPI
+		return nil
+	case RoutingRuleSourceFILE:
+		*s = RoutingRuleSourceFILE
+		return nil
+	case RoutingRuleSourceKAFKA:
+		*s = RoutingRuleSourceKAFKA
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/RoutingRules
+type RoutingRules struct {
+	// In order; empty: every payment that names no rail is refused.
+	Rules []RoutingRule `json:"rules"`
+}
+
+// GetRules returns the value of Rules.
+func (s *RoutingRules) GetRules() []RoutingRule {
+	return s.Rules
+}
+
+// SetRules sets the value of Rules.
+func (s *RoutingRules) SetRules(val []RoutingRule) {
+	s.Rules = val
+}
+
+func (*RoutingRules) listRoutingRulesRes() {}
+func (*RoutingRules) putRoutingRulesRes()  {}
+
+type SetCutoffRuleBadRequest Problem
+
+func (*SetCutoffRuleBadRequest) setCutoffRuleRes() {}
+
+type SetCutoffRuleForbidden Problem
+
+func (*SetCutoffRuleForbidden) setCutoffRuleRes() {}
+
+type SetCutoffRuleRequestEntityTooLarge Problem
+
+func (*SetCutoffRuleRequestEntityTooLarge) setCutoffRuleRes() {}
+
+type SetCutoffRuleServiceUnavailable Problem
+
+func (*SetCutoffRuleServiceUnavailable) setCutoffRuleRes() {}
+
+type SetCutoffRuleUnprocessableEntity Problem
+
+func (*SetCutoffRuleUnprocessableEntity) setCutoffRuleRes() {}
+
+type SetCutoffRuleUnsupportedMediaType Problem
+
+func (*SetCutoffRuleUnsupportedMediaType) setCutoffRuleRes() {}
 
 type SetFxRateBadRequest Problem
 
@@ -5753,30 +7931,41 @@ func (*TooManyRequestsHeaders) deactivateRateLimitConfigRes()   {}
 func (*TooManyRequestsHeaders) deleteWebhookEndpointRes()       {}
 func (*TooManyRequestsHeaders) flushRateLimitCacheRes()         {}
 func (*TooManyRequestsHeaders) getAccountRes()                  {}
+func (*TooManyRequestsHeaders) getCalendarRes()                 {}
 func (*TooManyRequestsHeaders) getConsoleStatsRes()             {}
 func (*TooManyRequestsHeaders) getDispatchConfigRes()           {}
 func (*TooManyRequestsHeaders) getPaymentBatchRes()             {}
 func (*TooManyRequestsHeaders) getPaymentBatchStatusReportRes() {}
 func (*TooManyRequestsHeaders) getPaymentRes()                  {}
 func (*TooManyRequestsHeaders) getProcessRes()                  {}
+func (*TooManyRequestsHeaders) getRailRes()                     {}
 func (*TooManyRequestsHeaders) getRateLimitConfigRes()          {}
 func (*TooManyRequestsHeaders) getWebhookEndpointRes()          {}
 func (*TooManyRequestsHeaders) listAuditEntriesRes()            {}
+func (*TooManyRequestsHeaders) listCalendarsRes()               {}
+func (*TooManyRequestsHeaders) listCutoffRulesRes()             {}
 func (*TooManyRequestsHeaders) listDeadLettersRes()             {}
 func (*TooManyRequestsHeaders) listDispatchConfigsRes()         {}
 func (*TooManyRequestsHeaders) listFxRatesRes()                 {}
 func (*TooManyRequestsHeaders) listPaymentBatchRejectionsRes()  {}
 func (*TooManyRequestsHeaders) listPaymentsRes()                {}
+func (*TooManyRequestsHeaders) listRailsRes()                   {}
 func (*TooManyRequestsHeaders) listRateLimitConfigsRes()        {}
+func (*TooManyRequestsHeaders) listRoutingRulesRes()            {}
 func (*TooManyRequestsHeaders) listWebhookDeliveriesRes()       {}
 func (*TooManyRequestsHeaders) listWebhookEndpointsRes()        {}
 func (*TooManyRequestsHeaders) pauseProcessRes()                {}
+func (*TooManyRequestsHeaders) putCalendarRes()                 {}
+func (*TooManyRequestsHeaders) putRailRes()                     {}
 func (*TooManyRequestsHeaders) putRateLimitConfigRes()          {}
+func (*TooManyRequestsHeaders) putRoutingRulesRes()             {}
 func (*TooManyRequestsHeaders) redriveWebhookDeliveriesRes()    {}
+func (*TooManyRequestsHeaders) releasePaymentsRes()             {}
 func (*TooManyRequestsHeaders) requeueDeadLettersRes()          {}
 func (*TooManyRequestsHeaders) resumeProcessRes()               {}
 func (*TooManyRequestsHeaders) retryProcessRes()                {}
 func (*TooManyRequestsHeaders) rotateWebhookSecretRes()         {}
+func (*TooManyRequestsHeaders) setCutoffRuleRes()               {}
 func (*TooManyRequestsHeaders) setFxRateRes()                   {}
 func (*TooManyRequestsHeaders) updateDispatchConfigRes()        {}
 
@@ -5986,30 +8175,41 @@ func (*UnauthorizedHeaders) deactivateRateLimitConfigRes()   {}
 func (*UnauthorizedHeaders) deleteWebhookEndpointRes()       {}
 func (*UnauthorizedHeaders) flushRateLimitCacheRes()         {}
 func (*UnauthorizedHeaders) getAccountRes()                  {}
+func (*UnauthorizedHeaders) getCalendarRes()                 {}
 func (*UnauthorizedHeaders) getConsoleStatsRes()             {}
 func (*UnauthorizedHeaders) getDispatchConfigRes()           {}
 func (*UnauthorizedHeaders) getPaymentBatchRes()             {}
 func (*UnauthorizedHeaders) getPaymentBatchStatusReportRes() {}
 func (*UnauthorizedHeaders) getPaymentRes()                  {}
 func (*UnauthorizedHeaders) getProcessRes()                  {}
+func (*UnauthorizedHeaders) getRailRes()                     {}
 func (*UnauthorizedHeaders) getRateLimitConfigRes()          {}
 func (*UnauthorizedHeaders) getWebhookEndpointRes()          {}
 func (*UnauthorizedHeaders) listAuditEntriesRes()            {}
+func (*UnauthorizedHeaders) listCalendarsRes()               {}
+func (*UnauthorizedHeaders) listCutoffRulesRes()             {}
 func (*UnauthorizedHeaders) listDeadLettersRes()             {}
 func (*UnauthorizedHeaders) listDispatchConfigsRes()         {}
 func (*UnauthorizedHeaders) listFxRatesRes()                 {}
 func (*UnauthorizedHeaders) listPaymentBatchRejectionsRes()  {}
 func (*UnauthorizedHeaders) listPaymentsRes()                {}
+func (*UnauthorizedHeaders) listRailsRes()                   {}
 func (*UnauthorizedHeaders) listRateLimitConfigsRes()        {}
+func (*UnauthorizedHeaders) listRoutingRulesRes()            {}
 func (*UnauthorizedHeaders) listWebhookDeliveriesRes()       {}
 func (*UnauthorizedHeaders) listWebhookEndpointsRes()        {}
 func (*UnauthorizedHeaders) pauseProcessRes()                {}
+func (*UnauthorizedHeaders) putCalendarRes()                 {}
+func (*UnauthorizedHeaders) putRailRes()                     {}
 func (*UnauthorizedHeaders) putRateLimitConfigRes()          {}
+func (*UnauthorizedHeaders) putRoutingRulesRes()             {}
 func (*UnauthorizedHeaders) redriveWebhookDeliveriesRes()    {}
+func (*UnauthorizedHeaders) releasePaymentsRes()             {}
 func (*UnauthorizedHeaders) requeueDeadLettersRes()          {}
 func (*UnauthorizedHeaders) resumeProcessRes()               {}
 func (*UnauthorizedHeaders) retryProcessRes()                {}
 func (*UnauthorizedHeaders) rotateWebhookSecretRes()         {}
+func (*UnauthorizedHeaders) setCutoffRuleRes()               {}
 func (*UnauthorizedHeaders) setFxRateRes()                   {}
 func (*UnauthorizedHeaders) updateDispatchConfigRes()        {}
 

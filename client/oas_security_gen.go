@@ -62,6 +62,9 @@ var operationRolesBearer = map[string][]string{
 	GetAccountOperation: []string{
 		"payments:read",
 	},
+	GetCalendarOperation: []string{
+		"admin",
+	},
 	GetConsoleStatsOperation: []string{
 		"admin",
 	},
@@ -80,6 +83,9 @@ var operationRolesBearer = map[string][]string{
 	GetProcessOperation: []string{
 		"payments:read",
 	},
+	GetRailOperation: []string{
+		"admin",
+	},
 	GetRateLimitConfigOperation: []string{
 		"admin",
 	},
@@ -87,6 +93,12 @@ var operationRolesBearer = map[string][]string{
 		"webhooks:write",
 	},
 	ListAuditEntriesOperation: []string{
+		"admin",
+	},
+	ListCalendarsOperation: []string{
+		"admin",
+	},
+	ListCutoffRulesOperation: []string{
 		"admin",
 	},
 	ListDeadLettersOperation: []string{
@@ -104,7 +116,13 @@ var operationRolesBearer = map[string][]string{
 	ListPaymentsOperation: []string{
 		"payments:read",
 	},
+	ListRailsOperation: []string{
+		"admin",
+	},
 	ListRateLimitConfigsOperation: []string{
+		"admin",
+	},
+	ListRoutingRulesOperation: []string{
 		"admin",
 	},
 	ListWebhookDeliveriesOperation: []string{
@@ -116,11 +134,23 @@ var operationRolesBearer = map[string][]string{
 	PauseProcessOperation: []string{
 		"admin",
 	},
+	PutCalendarOperation: []string{
+		"admin",
+	},
+	PutRailOperation: []string{
+		"admin",
+	},
 	PutRateLimitConfigOperation: []string{
+		"admin",
+	},
+	PutRoutingRulesOperation: []string{
 		"admin",
 	},
 	RedriveWebhookDeliveriesOperation: []string{
 		"webhooks:write",
+	},
+	ReleasePaymentsOperation: []string{
+		"admin",
 	},
 	RequeueDeadLettersOperation: []string{
 		"admin",
@@ -133,6 +163,9 @@ var operationRolesBearer = map[string][]string{
 	},
 	RotateWebhookSecretOperation: []string{
 		"webhooks:write",
+	},
+	SetCutoffRuleOperation: []string{
+		"admin",
 	},
 	SetFxRateOperation: []string{
 		"admin",

@@ -69,12 +69,14 @@ func (rt *Router) HandleAudit(a AuditLog) {
 // recordsItself are the audited routes whose change commits in
 // transactions of its own, by design: a cancel commits each statement on
 // its own (payment.Record), a filter's requeue a page at a time
-// (deadletter.Request.Record). Their handlers record, inside each of those
-// transactions, what it changed.
+// (deadletter.Request.Record), a release after pacing outside its
+// transaction. Their handlers record, inside each of those transactions,
+// what it changed.
 var recordsItself = map[string]bool{
 	"POST /v1/payments/{id}/cancel":        true,
 	"POST /v1/payment-batches/{id}/cancel": true,
 	"POST /admin/payments/cancel":          true,
+	"POST /admin/payments/release":         true,
 	"POST /admin/dead-letters/requeue":     true,
 }
 

@@ -21,11 +21,13 @@ import (
 	"github.com/paydispatch/paydispatch/deadletter"
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/ledger/service"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/routing"
 	"github.com/paydispatch/paydispatch/webhook"
 )
 
@@ -68,6 +70,7 @@ type auditedDB struct {
 	endpoint uuid.UUID
 	process  map[string]uuid.UUID // by business key: "new", "fail" (FAILED), "paused"
 	letter   string               // a dead queue item's letter id
+	held     string               // a HELD payment's key
 }
 
 func newAuditedDB(t *testing.T) *auditedDB {
@@ -112,6 +115,23 @@ func newAuditedDB(t *testing.T) *auditedDB {
 		INSERT INTO payment_batch_parts (batch_id, part, payment_ids) VALUES ('b-1', 0, ARRAY['`+payment.Key("acme", "p-2")+`'])`)
 	must(err)
 
+	// A rail that cuts off at noon, and holdco's payment past it, HELD
+	// by holdco's rule.
+	_, err = routing.PutRail(ctx, pool, routing.Rail{Name: "NOON", Type: routing.TypeSEPAJSON, PacingConfig: "fifty", Cutoff: 12 * time.Hour, Active: true})
+	must(err)
+	_, err = routing.SetTenantCutoffRule(ctx, pool, "holdco", routing.Hold)
+	must(err)
+	_, _, err = account.Create(ctx, pool, account.Spec{AccountID: account.Key("holdco", "ACC-1"), ExternalID: "ACC-1", TenantID: "holdco",
+		Currency: "EUR", OpeningBalance: decimal.NewFromInt(1000)})
+	must(err)
+	rails := routing.NewResolver(pool, routing.ResolverConfig{})
+	noon := time.Now().UTC().AddDate(0, 0, 2).Truncate(24 * time.Hour).Add(12 * time.Hour)
+	init := &payment.InitActivities{Store: store, Queue: q, Pacer: lim, Rails: rails}
+	if res, err := init.InitChunk(ctx, railRequests("holdco", "NOON", 1, noon.Add(-time.Second)), "init-holdco"); err != nil || res.Held != 1 {
+		t.Fatalf("holdco's payment: %+v, %v", res, err)
+	}
+	d.held = payment.Key("holdco", "holdco-000")
+
 	reg, err := process.NewRegistry(choreDefinition())
 	must(err)
 	acts := &process.Activities{DB: pool, Registry: reg}
@@ -154,7 +174,8 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	rt.HandleFXRates(service.New(pool))
 	rt.HandleProcesses(processAPI{op})
 	rt.HandleWebhooks(hooks, payment.EventTypes())
-	rt.HandlePayments(&payment.Service{Store: store, Queue: q})
+	rt.HandlePayments(&payment.Service{Store: store, Queue: q, Rails: rails, Pacer: lim})
+	rt.HandleRails(httpapi.RailStore{DB: pool, Payments: store, Pacing: lim, Queue: q, Resolver: rails})
 	rt.HandleDeadLetters(&deadletter.Service{DB: pool, Queue: q, Limiter: lim, OutboxItemType: "JOB"})
 	rt.RequireAuth(fakeTokens{
 		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
@@ -217,6 +238,15 @@ func auditedRoutes(d *auditedDB) []auditedRoute {
 		{"POST /admin/payments/cancel", "POST", "/admin/payments/cancel", `{"tenantId":"globex"}`, "admin", 200, payState, []any{payment.Key("globex", "p-3")}},
 		{"POST /admin/dead-letters/requeue", "POST", "/admin/dead-letters/requeue", `{"ids":["` + d.letter + `"],"rateLimitConfig":"fifty"}`, "admin", 200,
 			`SELECT queue_status FROM exec_queue WHERE item_type = 'JOB'`, nil},
+		{"POST /admin/rails", "POST", "/admin/rails", `{"name":"NEW","type":"PACS008","active":false}`, "admin", 201,
+			`SELECT string_agg(rail_name, ',' ORDER BY rail_name) FROM rail`, nil},
+		{"POST /admin/calendars", "POST", "/admin/calendars", `{"name":"BANK","weekend":["SAT","SUN"]}`, "admin", 201,
+			`SELECT count(*)::text FROM calendars`, nil},
+		{"POST /admin/routing-rules", "POST", "/admin/routing-rules", `{"rules":[{"currency":"EUR","rail":"NOON"},{"rail":"DEFAULT"}]}`, "admin", 200,
+			`SELECT string_agg(rail_name, ',' ORDER BY position) FROM routing_rule`, nil},
+		{"POST /admin/cutoff-rules", "POST", "/admin/cutoff-rules", `{"tenantId":"acme","rule":"REJECT"}`, "admin", 200,
+			`SELECT string_agg(tenant_id || '=' || cutoff_rule, ',' ORDER BY tenant_id) FROM tenant_cutoff_rule`, nil},
+		{"POST /admin/payments/release", "POST", "/admin/payments/release", `{"tenantId":"holdco"}`, "admin", 200, payState, []any{d.held}},
 	}
 }
 

@@ -290,6 +290,8 @@ func TestRouteScopes(t *testing.T) {
 		"POST /v1/accounts": auth.AccountsWrite, "POST /admin/fx-rates": auth.Admin,
 		"POST /api/v1/slots": auth.Admin, "GET /v1/something-new": auth.Admin,
 		"POST /v1/payments/{id}/cancel": auth.PaymentsWrite, "POST /v1/payment-batches/{id}/cancel": auth.PaymentsWrite,
+		"POST /admin/rails": auth.Admin, "GET /admin/rails/{name}": auth.Admin, "POST /admin/routing-rules": auth.Admin,
+		"POST /admin/cutoff-rules": auth.Admin, "POST /admin/payments/release": auth.Admin,
 	} {
 		if got, public := httpapi.RouteScope(pattern); got != want || public {
 			t.Errorf("%s: scope %q (public %t), want %q", pattern, got, public, want)

@@ -18,6 +18,10 @@ const (
 	jsonBody bodyKind = iota
 	// bigJSONBody is one JSON value up to maxBigJSONBody (bulk slots).
 	bigJSONBody
+	// tableJSONBody is one JSON value up to maxTableJSONBody: a table
+	// replaced whole (a calendar's closing days, the routing rules), or
+	// the ids of a release.
+	tableJSONBody
 	// bulkFileBody is a bulk file up to the bulk limit, in a format its
 	// Content-Type names (decodeBatch).
 	bulkFileBody
@@ -40,10 +44,20 @@ var routeBodies = map[string]bodyKind{
 	"POST /admin/webhooks/{id}/redrive":       jsonBody,
 	"POST /admin/dead-letters/requeue":        jsonBody,
 	"POST /api/v1/slots/bulk":                 bigJSONBody,
+	"POST /admin/rails":                       jsonBody,
+	"POST /admin/calendars":                   tableJSONBody,
+	"POST /admin/routing-rules":               tableJSONBody,
+	"POST /admin/cutoff-rules":                jsonBody,
+	"POST /admin/payments/release":            tableJSONBody,
 }
 
 // maxBigJSONBody bounds POST /api/v1/slots/bulk (100,000 events).
 const maxBigJSONBody = 64 << 20
+
+// maxTableJSONBody bounds a calendar (10,000 closing days, 13 bytes
+// each), the routing table (1,000 rules) and a release (10,000 ids of up
+// to 64 bytes): 1 MiB holds each.
+const maxTableJSONBody = 1 << 20
 
 // bulkFileTypes are the bulk file formats: JSON lines, CSV, pain.001.
 var bulkFileTypes = []string{"application/x-ndjson", "application/jsonl", "text/csv", "application/xml", "text/xml", "application/iso20022+xml"}
@@ -55,6 +69,8 @@ func (k bodyKind) limit(l bodyLimits) int64 {
 		return l.bulk
 	case bigJSONBody:
 		return maxBigJSONBody
+	case tableJSONBody:
+		return maxTableJSONBody
 	}
 	return l.single
 }

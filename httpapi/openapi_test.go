@@ -41,6 +41,7 @@ func contractRouter(t *testing.T) *httpapi.Router {
 	rt.HandleDispatchConfig(newFakeDispatchConfigs())
 	rt.HandleWebhooks(contractHooks, payment.EventTypes())
 	rt.HandleDeadLetters(newFakeDeadLetters())
+	rt.HandleRails(newFakeRails())
 	console.Register(rt, consoleQueue{newFakeDispatchConfigs()}, &fakePacer{configs: []pacing.Config{
 		{Name: "fifty", MaxPerWindow: 50, Window: time.Second, Headroom: 100, Active: true, Version: 1}}}, nil)
 	rt.HandleOpenAPI()
@@ -179,6 +180,32 @@ func TestResponsesMatchTheContract(t *testing.T) {
 		{"GET", "/admin/console/stats", "/admin/console/stats", "", ""},
 		{"GET", "/console/nope.js", "/console/{file}", "", ""},
 		{"POST", "/api/v1/slots", "/api/v1/slots", `{"eventId":"e-1","configName":"default","requestedTime":"2030-01-01T00:00:00Z"}`, "admin"},
+		{"POST", "/v1/payments", "/v1/payments", strings.Replace(pay, `"p-1"`, `"p-2","rail":"SEPA"`, 1), "admin"},
+		{"GET", "/v1/payments?tenantId=acme&status=HELD&rail=SEPA", "/v1/payments", "", "admin"},
+		{"GET", "/v1/payments?tenantId=acme&rail=no%20such", "/v1/payments", "", "admin"},
+		{"POST", "/admin/rails", "/admin/rails", `{"name":"SEPA","type":"SEPA_JSON","rateLimitConfig":"sepa","timeZone":"Europe/Berlin","opens":"07:00","cutoff":"16:00:00","calendar":"TARGET2"}`, "admin"},
+		{"POST", "/admin/rails", "/admin/rails", `{"name":"SEPA","type":"PACS008","endpoint":"https://rail.example/pacs","active":false}`, "admin"},
+		{"POST", "/admin/rails", "/admin/rails", `{"name":"bad name","type":"FAX","opens":"25:00"}`, "admin"},
+		{"GET", "/admin/rails", "/admin/rails", "", "admin"},
+		{"GET", "/admin/rails/SEPA", "/admin/rails/{name}", "", "admin"},
+		{"GET", "/admin/rails/NOPE", "/admin/rails/{name}", "", "admin"},
+		{"POST", "/admin/calendars", "/admin/calendars", `{"name":"BANK","weekend":["SAT","sunday"],"closingDays":["2026-12-24"]}`, "admin"},
+		{"POST", "/admin/calendars", "/admin/calendars", `{"name":"BANK"}`, "admin"},
+		{"POST", "/admin/calendars", "/admin/calendars", `{"name":"target2"}`, "admin"},
+		{"POST", "/admin/calendars", "/admin/calendars", `{"name":"BANK","weekend":["Caturday"],"closingDays":["2026-02-30"]}`, "admin"},
+		{"GET", "/admin/calendars", "/admin/calendars", "", "admin"},
+		{"GET", "/admin/calendars/TARGET2", "/admin/calendars/{name}", "", "admin"},
+		{"GET", "/admin/calendars/BANK", "/admin/calendars/{name}", "", "admin"},
+		{"GET", "/admin/calendars/NOPE", "/admin/calendars/{name}", "", "admin"},
+		{"POST", "/admin/routing-rules", "/admin/routing-rules", `{"rules":[{"tenantId":"acme","currency":"EUR","minAmount":"0","maxAmount":"99999.99","source":"FILE","rail":"SEPA"},{"rail":"DEFAULT"}]}`, "admin"},
+		{"POST", "/admin/routing-rules", "/admin/routing-rules", `{"rules":[{"minAmount":10,"rail":"SEPA"}]}`, "admin"},
+		{"GET", "/admin/routing-rules", "/admin/routing-rules", "", "admin"},
+		{"POST", "/admin/cutoff-rules", "/admin/cutoff-rules", `{"tenantId":"acme","rule":"hold"}`, "admin"},
+		{"POST", "/admin/cutoff-rules", "/admin/cutoff-rules", `{"tenantId":"acme","rule":"SKIP"}`, "admin"},
+		{"GET", "/admin/cutoff-rules?limit=5", "/admin/cutoff-rules", "", "admin"},
+		{"POST", "/admin/payments/release", "/admin/payments/release", `{"tenantId":"acme","rail":"SEPA"}`, "admin"},
+		{"POST", "/admin/payments/release", "/admin/payments/release", `{"batchId":"nope"}`, "admin"},
+		{"POST", "/admin/payments/release", "/admin/payments/release", `{"paymentIds":["p-1"]}`, "admin"},
 	}
 	for _, tt := range tests {
 		req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body))

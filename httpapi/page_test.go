@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/paydispatch/paydispatch/ledger/service"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/routing"
 )
 
 // TestEveryListPages walks each list a page at a time: every item once, in
@@ -36,11 +38,16 @@ func TestEveryListPages(t *testing.T) {
 	for i := 1; i <= n; i++ {
 		log.entries = append(log.entries, audit.Entry{Seq: int64(i), Action: fmt.Sprint(i), Detail: json.RawMessage(`{}`)})
 	}
+	rails := newFakeRails()
+	for i := n; i > 0; i-- {
+		_, _ = rails.SetCutoffRule(context.Background(), nil, fmt.Sprintf("t%02d", i), routing.Hold)
+	}
 	rt := httpapi.NewRouter(nil)
 	rt.HandlePayments(pays)
 	rt.HandleFXRates(led)
 	rt.HandlePacing(pacer)
 	rt.HandleAudit(log)
+	rt.HandleRails(rails)
 	rt.RequireAuth(fakeTokens{"admin": {TokenID: "tok_a", Scopes: []auth.Scope{auth.Admin}}})
 
 	tests := []struct {
@@ -51,6 +58,7 @@ func TestEveryListPages(t *testing.T) {
 		{"/admin/fx-rates", "rates", "quote", "X01 X02 X03 X04 X05 X06 X07"},
 		{"/admin/rate-limit/config", "configs", "configName", "cfg-1 cfg-2 cfg-3 cfg-4 cfg-5 cfg-6 cfg-7"},
 		{"/admin/audit", "entries", "action", "7 6 5 4 3 2 1"},
+		{"/admin/cutoff-rules", "rules", "tenantId", "t01 t02 t03 t04 t05 t06 t07"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.field, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/routing"
 )
 
 // maxListFilter bounds a filter's text (a batch id, a debtor account).
@@ -21,13 +22,13 @@ func (rt *Router) handleList(p Payments) {
 		q := r.URL.Query()
 		tenant := lookupTenant(r)
 		f := payment.ListFilter{TenantID: tenant, Status: payment.Status(q.Get("status")), BatchID: q.Get("batchId"),
-			DebtorAccount: q.Get("debtorAccount")}
+			DebtorAccount: q.Get("debtorAccount"), Rail: q.Get("rail")}
 		var errs []FieldError
 		if tenant == "" {
 			errs = append(errs, FieldError{Field: "tenantId", Detail: "required for an operator's token: a list is one tenant's"})
 		}
 		// A list filters on every status a stored payment can have.
-		if listable := payment.StoredStatuses(); f.Status != "" && !slices.Contains(listable, f.Status) {
+		if listable := listableStatuses(); f.Status != "" && !slices.Contains(listable, f.Status) {
 			detail := "one of " + strings.Join(statusNames(listable), ", ")
 			if f.Status == payment.StatusReceived {
 				detail = "RECEIVED payments are not listed (Phase A stores them within seconds): GET /v1/payments/{id} or the file's progress shows them"
@@ -38,6 +39,9 @@ func (rt *Router) handleList(p Payments) {
 			if len(v) > maxListFilter {
 				errs = append(errs, FieldError{Field: name, Detail: "at most 128 characters"})
 			}
+		}
+		if f.Rail != "" && !routing.ValidName(f.Rail) {
+			errs = append(errs, FieldError{Field: "rail", Detail: "a rail's name: 1 to 64 letters, digits, '_', '.', ':' or '-'"})
 		}
 		errs = append(errs, readTimes(q, map[string]*time.Time{"requestedFrom": &f.RequestedFrom, "requestedTo": &f.RequestedTo})...)
 		if !f.RequestedFrom.IsZero() && !f.RequestedTo.IsZero() && !f.RequestedFrom.Before(f.RequestedTo) {
@@ -68,6 +72,16 @@ func (rt *Router) handleList(p Payments) {
 			WriteJSON(w, http.StatusOK, listJSON("payments", page.Payments, next))
 		}
 	}))
+}
+
+// listableStatuses are the statuses a list filters on: every one a
+// stored payment can have, HELD among them.
+func listableStatuses() []payment.Status {
+	ss := payment.StoredStatuses()
+	if !slices.Contains(ss, payment.StatusHeld) {
+		ss = append(ss, payment.StatusHeld)
+	}
+	return ss
 }
 
 func statusNames(ss []payment.Status) []string {

@@ -65,6 +65,10 @@ func (rt *Router) HandlePayments(p Payments) {
 	rt.handleCancel(p)
 	rt.handleCancelWhere(p)
 	rt.handleList(p)
+	if h, ok := p.(HeldPayments); ok {
+		rt.handleRelease(h)
+	}
+	projector, _ := p.(Projections)
 	rt.Handle("POST /v1/payments", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req payment.Request
 		if prob := decodeJSON(w, r, &req); prob != nil {
@@ -75,7 +79,16 @@ func (rt *Router) HandlePayments(p Payments) {
 			WriteProblem(w, r, *prob)
 			return
 		}
-		id, err := p.Submit(r.Context(), req)
+		var (
+			id    string
+			projs []payment.RailProjection
+			err   error
+		)
+		if projector != nil {
+			id, projs, err = projector.SubmitProjected(r.Context(), req)
+		} else {
+			id, err = p.Submit(r.Context(), req)
+		}
 		var ve *payment.ValidationError
 		switch {
 		case errors.As(err, &ve):
@@ -92,7 +105,7 @@ func (rt *Router) HandlePayments(p Payments) {
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payment could not be accepted now; retry with the same paymentId"})
 		default:
 			w.Header().Set("Location", "/v1/payments/"+id)
-			WriteJSON(w, http.StatusAccepted, map[string]string{"paymentId": id, "status": string(payment.StatusReceived), "statusUrl": "/v1/payments/" + id})
+			WriteJSON(w, http.StatusAccepted, paymentAccepted{PaymentID: id, Status: payment.StatusReceived, StatusURL: "/v1/payments/" + id, Projection: projs})
 		}
 	}))
 	rt.Handle("POST /v1/payment-batches", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -134,6 +147,16 @@ func (rt *Router) HandlePayments(p Payments) {
 			}
 		}
 		var sub payment.BatchSubmission
+		var projs []payment.RailProjection
+		if len(keep) > 0 && projector != nil {
+			// Before the file's Phase A takes any slot: one read of each
+			// rail's pacing windows. A projection that cannot be made
+			// refuses nothing.
+			if projs, err = projector.Project(r.Context(), keep); err != nil {
+				rt.log.Warn("a file's projection could not be made; it is accepted without", "error", err)
+				projs, err = nil, nil
+			}
+		}
 		if len(keep) > 0 {
 			sub, err = p.StartBatch(r.Context(), keep, atomic)
 			// A payment whose id its tenant used for a different payment
@@ -180,7 +203,7 @@ func (rt *Router) HandlePayments(p Payments) {
 					"declared", declared, "started", sub.Payments, "rejected", len(lineErrs))
 			}
 			w.Header().Set("Location", "/v1/payment-batches/"+sub.BatchID)
-			out := batchAccepted{BatchSubmission: sub, Declared: declared, Rejected: len(lineErrs), Rejections: lineErrs}
+			out := batchAccepted{BatchSubmission: sub, Declared: declared, Rejected: len(lineErrs), Rejections: lineErrs, Projection: projs}
 			if len(out.Rejections) > 1000 {
 				out.Rejections = out.Rejections[:1000]
 			}
@@ -327,8 +350,9 @@ type cancelFilter struct {
 	DryRun        bool       `json:"dryRun"`
 }
 
-// cancellable are the statuses a filter may name: those a payment waits in.
-var cancellable = []payment.Status{payment.StatusReceived, payment.StatusScheduled}
+// cancellable are the statuses a filter may name: those a payment waits
+// in, HELD (at its rail's cut-off) among them.
+var cancellable = []payment.Status{payment.StatusReceived, payment.StatusScheduled, payment.StatusHeld}
 
 // check turns the body into the filter, or names what is wrong.
 func (c cancelFilter) check() (payment.CancelFilter, []FieldError) {
@@ -339,7 +363,7 @@ func (c cancelFilter) check() (payment.CancelFilter, []FieldError) {
 	}
 	for i, st := range c.Statuses {
 		if !slices.Contains(cancellable, payment.Status(st)) {
-			errs = append(errs, FieldError{Field: fmt.Sprintf("statuses[%d]", i), Detail: "one of RECEIVED, SCHEDULED: a payment is cancelled only while it waits"})
+			errs = append(errs, FieldError{Field: fmt.Sprintf("statuses[%d]", i), Detail: "one of RECEIVED, SCHEDULED, HELD: a payment is cancelled only while it waits"})
 			continue
 		}
 		f.Statuses = append(f.Statuses, payment.Status(st))
@@ -498,6 +522,19 @@ type batchAccepted struct {
 	Declared   int                 `json:"declared"`
 	Rejected   int                 `json:"rejected"`
 	Rejections []payment.LineError `json:"rejections,omitempty"`
+	// Projection is where the started payments are projected to go, per
+	// rail, from the rails' pacing windows as they stood before the
+	// file's Phase A (none: no projection could be made).
+	Projection []payment.RailProjection `json:"projection,omitempty"`
+}
+
+// paymentAccepted is a single payment's 202, with where it is projected
+// to go on its rail.
+type paymentAccepted struct {
+	PaymentID  string                   `json:"paymentId"`
+	Status     payment.Status           `json:"status"`
+	StatusURL  string                   `json:"statusUrl"`
+	Projection []payment.RailProjection `json:"projection,omitempty"`
 }
 
 // atomicParam reads ?atomic=true|false: true refuses the whole file when

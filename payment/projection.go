@@ -57,6 +57,9 @@ func (s *Service) Project(ctx context.Context, reqs []Request) ([]RailProjection
 		groups map[instant][]int // request indexes by instant
 		order  []instant
 		days   map[string]routing.Day
+		// at is the instant of each requested time, worked out once: a
+		// file's payments share a handful.
+		at map[time.Time]instant
 	}
 	rails := map[string]*onRail{}
 	var names []string
@@ -73,17 +76,21 @@ func (s *Service) Project(ctx context.Context, reqs []Request) ([]RailProjection
 			if err != nil {
 				return nil, err
 			}
-			or = &onRail{rail: rail, groups: map[instant][]int{}, days: map[string]routing.Day{}}
+			or = &onRail{rail: rail, groups: map[instant][]int{}, days: map[string]routing.Day{}, at: map[time.Time]instant{}}
 			rails[r.Rail], names = or, append(names, r.Rail)
 		}
-		day, err := s.Rails.DayFor(ctx, or.rail, r.RequestedExecutionTime)
-		if err != nil {
-			return nil, err
-		}
-		in := instant{day: day.Date.String(), start: day.Start(r.RequestedExecutionTime).UnixMilli()}
-		if _, ok := or.groups[in]; !ok {
-			or.order = append(or.order, in)
-			or.days[in.day] = day
+		in, ok := or.at[r.RequestedExecutionTime]
+		if !ok {
+			day, err := s.Rails.DayFor(ctx, or.rail, r.RequestedExecutionTime)
+			if err != nil {
+				return nil, err
+			}
+			in = instant{day: day.Date.String(), start: day.Start(r.RequestedExecutionTime).UnixMilli()}
+			or.at[r.RequestedExecutionTime] = in
+			if _, ok := or.groups[in]; !ok {
+				or.order = append(or.order, in)
+				or.days[in.day] = day
+			}
 		}
 		or.groups[in] = append(or.groups[in], i)
 	}

@@ -63,6 +63,11 @@ type View struct {
 	// Process is the payment's execution (SubmitPayment), once it began:
 	// GET /v1/processes/{processId} shows its whole log.
 	Process *ProcessView `json:"process,omitempty"`
+	// Rail is the rail it leaves by (named, or routed at intake) and
+	// ExecutionDate its business day there, YYYY-MM-DD, once Phase A
+	// decided it; both empty for a payment from before rails.
+	Rail          string `json:"rail,omitempty"`
+	ExecutionDate string `json:"executionDate,omitempty"`
 }
 
 // ProcessView is where a payment's execution stands.
@@ -82,30 +87,50 @@ type ProcessView struct {
 // used for a different payment is ErrConflict; an invalid request is a
 // *ValidationError. Neither changes anything. It answers the payment's id.
 func (s *Service) Submit(ctx context.Context, r Request) (string, error) {
+	id, _, err := s.submit(ctx, r, false)
+	return id, err
+}
+
+// SubmitProjected is Submit, also answering where the payment is
+// projected to go on its rail (Project), made once it is routed and
+// before its Phase A starts. A projection that cannot be made (no rails
+// or limiter, or a failed read: logged) is nil and refuses nothing.
+func (s *Service) SubmitProjected(ctx context.Context, r Request) (string, []RailProjection, error) {
+	return s.submit(ctx, r, true)
+}
+
+func (s *Service) submit(ctx context.Context, r Request, project bool) (string, []RailProjection, error) {
 	if r.PaymentID == "" {
 		r.PaymentID = "pay-" + uuid.Must(uuid.NewV7()).String()
 	}
 	m, err := Validate(r, s.now())
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if err := s.route(ctx, &r, m, routing.SourceAPI); err != nil {
-		return "", err
+		return "", nil, err
+	}
+	var projs []RailProjection
+	if project {
+		if projs, err = s.Project(ctx, []Request{r}); err != nil {
+			s.log().Warn("a payment's projection could not be made; it is accepted without", "payment", r.PaymentID, "error", err)
+			projs = nil
+		}
 	}
 	receipts, err := s.Store.Receive(ctx, []Request{r}, func(int) string { return InitWorkflowID(Key(r.TenantID, r.PaymentID)) }, false)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	rc := receipts[0]
 	if rc.Conflict {
-		return "", fmt.Errorf("payment %s: %w", r.PaymentID, ErrConflict)
+		return "", nil, fmt.Errorf("payment %s: %w", r.PaymentID, ErrConflict)
 	}
 	if rc.Fresh {
 		if err := s.startOnce(ctx, InitWorkflowID(rc.Key)); err != nil {
 			s.log().Warn("a payment is stored; its init workflow will be started by the intake's resume", "payment", rc.Key, "error", err)
 		}
 	}
-	return r.PaymentID, nil
+	return r.PaymentID, projs, nil
 }
 
 // route sets the rail a valid payment leaves by: the one it names, if
@@ -225,6 +250,7 @@ func (s *Service) Status(ctx context.Context, tenantID, id string) (View, error)
 		PaymentID: id, TenantID: p.TenantID, Status: p.Status, StatusReason: p.StatusReason,
 		RequestedExecutionTime: &p.RequestedExecutionTime, ScheduledExecutionTime: p.ScheduledExecutionTime,
 		CreatedAt: &p.CreatedAt, UpdatedAt: &p.UpdatedAt, ExecutionRef: p.ExecutionRef,
+		Rail: p.Rail, ExecutionDate: executionDate(p.ExecutionDate),
 	}
 	if p.Money != nil {
 		v.Amount, v.Currency = displayAmount(p.Money), p.Money.Currency
@@ -275,4 +301,13 @@ func displayAmount(m *Money) string {
 		return m.Amount.StringFixed(2)
 	}
 	return m.Amount.String()
+}
+
+// executionDate writes a payment's execution date as the API shows it
+// ("" for none).
+func executionDate(d time.Time) string {
+	if d.IsZero() {
+		return ""
+	}
+	return d.Format(time.DateOnly)
 }

@@ -12,10 +12,12 @@ import (
 
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/outbox"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/routing"
 )
 
 // TestCLIChangesCommitWithTheirEntry: every command that changes admin
@@ -58,6 +60,24 @@ func TestCLIChangesCommitWithTheirEntry(t *testing.T) {
 		Creditor: payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000"}, RequestedExecutionTime: at},
 		&payment.Money{Amount: decimal.RequireFromString("10.00"), Currency: "EUR"}, payment.StatusScheduled, "", &at)
 	must(err)
+	// A rail cutting off at noon, and holdco's payment past it, HELD by
+	// holdco's rule.
+	must(payment.RegisterItemType(ctx, q))
+	_, err = routing.PutRail(ctx, pool, routing.Rail{Name: "NOON", Type: routing.TypeSEPAJSON, PacingConfig: "fifty", Cutoff: 12 * time.Hour, Active: true})
+	must(err)
+	_, err = routing.SetTenantCutoffRule(ctx, pool, "holdco", routing.Hold)
+	must(err)
+	_, _, err = account.Create(ctx, pool, account.Spec{AccountID: account.Key("holdco", "ACC-1"), ExternalID: "ACC-1", TenantID: "holdco",
+		Currency: "EUR", OpeningBalance: decimal.NewFromInt(1000)})
+	must(err)
+	noon := time.Now().UTC().AddDate(0, 0, 2).Truncate(24 * time.Hour).Add(12 * time.Hour)
+	held := payment.Request{PaymentID: "h-1", TenantID: "holdco", DebtorAccount: "ACC-1", Amount: "10.00", Currency: "EUR",
+		Creditor: payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000"}, RequestedExecutionTime: noon.Add(-time.Second), Rail: "NOON"}
+	init := &payment.InitActivities{Store: payment.NewStore(pool), Queue: q, Pacer: lim, Rails: routing.NewResolver(pool, routing.ResolverConfig{})}
+	if res, err := init.InitChunk(ctx, []payment.Request{held}, "init-holdco"); err != nil || res.Held != 1 {
+		t.Fatalf("holdco's payment: %+v, %v", res, err)
+	}
+
 	item := "job-" + uuid.NewString()
 	tx, err := pool.Begin(ctx)
 	must(err)
@@ -97,6 +117,11 @@ func TestCLIChangesCommitWithTheirEntry(t *testing.T) {
 		{[]string{"token", "revoke", tok.ID}, `SELECT (revoked_at IS NOT NULL)::text FROM api_tokens WHERE token_id = $1`, []any{tok.ID}},
 		{[]string{"dead-letters", "requeue", "dispatch:JOB:" + item, "--config", "fifty"}, `SELECT queue_status FROM exec_queue WHERE item_id = $1`, []any{item}},
 		{[]string{"payments", "cancel", "--tenant", "acme"}, `SELECT status FROM payments WHERE payment_id = $1`, []any{payment.Key("acme", "p-1")}},
+		{[]string{"payments", "release", "--tenant", "holdco"}, `SELECT status FROM payments WHERE payment_id = $1`, []any{payment.Key("holdco", "h-1")}},
+		{[]string{"rail", "set", "NEW", "--type", "PACS008", "--active=false"}, `SELECT string_agg(rail_name, ',' ORDER BY rail_name) FROM rail`, nil},
+		{[]string{"calendar", "set", "BANK", "--weekend", "SAT,SUN"}, `SELECT count(*)::text FROM calendars`, nil},
+		{[]string{"routing", "set", "rail=NOON,currency=EUR", "rail=DEFAULT"}, `SELECT string_agg(rail_name, ',' ORDER BY position) FROM routing_rule`, nil},
+		{[]string{"config", "tenant-cutoff", "acme", "REJECT"}, `SELECT string_agg(tenant_id || '=' || cutoff_rule, ',' ORDER BY tenant_id) FROM tenant_cutoff_rule`, nil},
 	} {
 		name := strings.Join(tt.args[:2], " ")
 		entries := func() string { return one(`SELECT count(*)::text FROM admin_audit`) }

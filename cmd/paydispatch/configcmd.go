@@ -12,10 +12,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/internal/field"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/outbox"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/routing"
 )
 
 // configAction is one 'paydispatch config' subcommand.
@@ -37,7 +40,7 @@ func (a configAction) changes(words []string) bool {
 	switch a.name {
 	case "get", "tenants":
 		return false
-	case "delivery-order":
+	case "delivery-order", "tenant-cutoff":
 		return len(words) == 2
 	}
 	return true
@@ -59,6 +62,7 @@ var configActions = []configAction{
 		return pacing.New(db.Pool).DeleteTenantConfigTx(ctx, tx, w[0], w[1])
 	}},
 	{"delivery-order", "TENANT [STRICT|THROUGHPUT]", func(n int) bool { return n == 1 || n == 2 }, 0, configDeliveryOrder},
+	{"tenant-cutoff", "TENANT [ROLL|HOLD|REJECT]", func(n int) bool { return n == 1 || n == 2 }, 0, configTenantCutoff},
 	{"delivery-order-delete", "TENANT", exactly(1), 0, func(ctx context.Context, _ *environment, _ *postgres.DB, tx pgx.Tx, w []string) error {
 		if err := outbox.ResetOrdering(ctx, tx, w[0]); errors.Is(err, outbox.ErrNotFound) {
 			return usageError{fmt.Errorf("delivery-order-delete: tenant %q has no delivery order of its own", w[0])}
@@ -90,6 +94,37 @@ func configDeliveryOrder(ctx context.Context, env *environment, db *postgres.DB,
 	return err
 }
 
+// configTenantCutoff shows or sets what becomes of a tenant's payments
+// that cannot reach their rail before its cut-off.
+func configTenantCutoff(ctx context.Context, env *environment, db *postgres.DB, tx pgx.Tx, w []string) error {
+	if !field.ValidID(w[0]) {
+		return usageError{fmt.Errorf("tenant-cutoff %q: want a tenant id: %s", plaintext.Clip(w[0], 64), field.IDRule)}
+	}
+	var read routing.DBTX = db.Pool
+	if len(w) == 2 {
+		rule, err := routing.ParseCutoffRule(w[1])
+		if err != nil {
+			return usageError{fmt.Errorf("tenant-cutoff %s %q: want ROLL (a slot from the next business day's opening), HOLD (held for an operator to release or cancel) or REJECT", w[0], plaintext.Clip(w[1], 16))}
+		}
+		if _, err := routing.SetTenantCutoffRule(ctx, tx, w[0], rule); err != nil {
+			return err
+		}
+		read = tx
+	}
+	rules, err := routing.ListTenantCutoffRules(ctx, read)
+	if err != nil {
+		return err
+	}
+	rule := routing.DefaultCutoffRule
+	for _, r := range rules {
+		if r.TenantID == w[0] {
+			rule = r.Rule
+		}
+	}
+	fmt.Fprintf(env.stdout, "%s cutoff_rule=%s\n", w[0], rule)
+	return nil
+}
+
 func runConfig(ctx context.Context, env *environment, args []string) error {
 	var names, usage []string
 	for _, a := range configActions {
@@ -107,7 +142,11 @@ func runConfig(ctx context.Context, env *environment, args []string) error {
 			"pacing_config, from the next payments initialized. Example: paydispatch config tenant-pacing PAYMENT acme acme-rail\n\n"+
 			"A tenant's delivery order: THROUGHPUT (the default; '*' changes it) sends its rail instructions as\n"+
 			"soon as due; STRICT sends sequence N+1 only after N is delivered or dead, from the next payments\n"+
-			"booked. Example: paydispatch config delivery-order acme STRICT")
+			"booked. Example: paydispatch config delivery-order acme STRICT\n\n"+
+			"A tenant's cut-off rule: what becomes of its payments that cannot reach their rail before the cut-off:\n"+
+			"ROLL (the default: a slot from the next business day's opening), HOLD (HELD, for an operator to release\n"+
+			"with 'paydispatch payments release' or cancel) or REJECT (REJECTED, CUTOFF_MISSED), from the next payments\n"+
+			"Phase A paces. Example: paydispatch config tenant-cutoff acme HOLD")
 	var (
 		db config.Database
 		lg config.Log

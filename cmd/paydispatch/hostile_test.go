@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 )
 
 // TestHostileInput sends a running serve, as a hostile tenant would, the
@@ -58,6 +60,7 @@ func TestHostileInput(t *testing.T) {
 	t.Run("inside bulk files", func(t *testing.T) { h.t = t; h.bulk(globex) })
 	t.Run("pain.001 taken whole or refused", func(t *testing.T) { h.t = t; h.painFiles(acme) })
 	t.Run("ids private to their tenant", func(t *testing.T) { h.t = t; h.ids(acme, globex) })
+	t.Run("rails and their admin", func(t *testing.T) { h.t = t; h.rails(acme) })
 	t.Run("HTTP as the standards say", func(t *testing.T) { h.t = t; h.http(acme, addr) })
 	t.Run("other tenants' latency holds", func(t *testing.T) { h.t = t; h.latency(acme, globex) })
 	t.Run("no CPU kept busy", func(t *testing.T) { h.t = t; h.cpu(globex, p.cmd.Process.Pid) })
@@ -140,9 +143,10 @@ func (h *hostile) do(method, path, token, ctype, body string, hdr map[string]str
 	if body == "" {
 		req.Body, req.ContentLength = http.NoBody, 0
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if token == "" {
+		token = e2eToken
 	}
+	req.Header.Set("Authorization", "Bearer "+token)
 	if ctype != "" {
 		req.Header.Set("Content-Type", ctype)
 	}
@@ -487,6 +491,62 @@ func (h *hostile) ids(acme, globex string) {
 	if a := h.do("GET", "/v1/accounts/ACC-1", globex, "", "", nil); a.status != 200 || a.json["tenantId"] != "globex" {
 		h.t.Errorf("globex's ACC-1: %d %s", a.status, a.raw)
 	}
+}
+
+// rails sends the rail, calendar, routing and release routes what no
+// rail, calendar, rule or selection can be, and a tenant's payments
+// naming rails that are not there: each a 4xx naming the field, at once.
+func (h *hostile) rails(tenant string) {
+	admin := func(name, path, body string, status int, field, says string) {
+		h.t.Helper()
+		h.expect(name, h.do("POST", path, "", "application/json", body, nil), status, field, says)
+	}
+	admin("a NUL in a rail's name", "/admin/rails", `{"name":"a\u0000b","type":"SEPA_JSON"}`, 422, "name", "")
+	admin("a rail's name of 10,000 bytes", "/admin/rails", `{"name":"`+strings.Repeat("x", 10000)+`","type":"SEPA_JSON"}`, 422, "name", "")
+	admin("a time zone that is a path", "/admin/rails", `{"name":"R","type":"SEPA_JSON","timeZone":"../../../etc/passwd"}`, 422, "timeZone", "IANA")
+	admin("the host's own zone", "/admin/rails", `{"name":"R","type":"SEPA_JSON","timeZone":"Local"}`, 422, "timeZone", "")
+	admin("credentials in the endpoint", "/admin/rails", `{"name":"R","type":"SEPA_JSON","endpoint":"https://user:pw@rail.example"}`, 422, "endpoint", "credentials")
+	admin("a fraction of a second", "/admin/rails", `{"name":"R","type":"SEPA_JSON","opens":"07:00:00.5"}`, 422, "opens", "")
+	admin("past midnight", "/admin/rails", `{"name":"R","type":"SEPA_JSON","cutoff":"24:00:01"}`, 422, "cutoff", "")
+	admin("a calendar of a built-in's name", "/admin/calendars", `{"name":"weekdays"}`, 409, "name", "built in")
+	admin("a closing day in year 0", "/admin/calendars", `{"name":"C","closingDays":["0000-01-01"]}`, 422, "closingDays[0]", "")
+	admin("a closing day past 9999", "/admin/calendars", `{"name":"C","closingDays":["10000-01-01"]}`, 422, "closingDays[0]", "")
+	days := make([]string, 10001)
+	for i := range days {
+		days[i] = `"2030-01-01"`
+	}
+	admin("10,001 closing days", "/admin/calendars", `{"name":"C","closingDays":[`+strings.Join(days, ",")+`]}`, 422, "closingDays", "at most 10000")
+	admin("a calendar over 1 MiB", "/admin/calendars", `{"name":"C","closingDays":["`+strings.Repeat("x", 1<<20)+`"]}`, 413, "", "")
+	admin("an amount of a billion digits", "/admin/routing-rules", `{"rules":[{"minAmount":"1e2147483647","rail":"DEFAULT"}]}`, 422, "rules[0].minAmount", "no exponent")
+	rules := make([]string, 1001)
+	for i := range rules {
+		rules[i] = `{"rail":"DEFAULT"}`
+	}
+	admin("1,001 rules", "/admin/routing-rules", `{"rules":[`+strings.Join(rules, ",")+`]}`, 422, "rules", "at most 1000")
+	admin("a NUL in a tenant's cut-off rule", "/admin/cutoff-rules", `{"tenantId":"a\u0000","rule":"HOLD"}`, 422, "tenantId", "")
+	admin("a NUL in a released file's id", "/admin/payments/release", `{"batchId":"b\u0000"}`, 422, "batchId", "")
+	ids := make([]string, 10001)
+	for i := range ids {
+		ids[i] = fmt.Sprintf(`"p-%d"`, i)
+	}
+	admin("10,001 ids released", "/admin/payments/release", `{"tenantId":"acme","paymentIds":[`+strings.Join(ids, ",")+`]}`, 422, "paymentIds", "at most 10000")
+	h.expect("a tenant's rail", h.do("POST", "/admin/rails", tenant, "application/json", `{"name":"MINE","type":"SEPA_JSON"}`, nil), 403, "", "scope")
+	h.expect("a tenant's release", h.do("POST", "/admin/payments/release", tenant, "application/json", `{"tenantId":"acme"}`, nil), 403, "", "scope")
+
+	for _, rail := range []string{`"GHOST"`, `"a\u0000b"`, `"` + strings.Repeat("r", 5000) + `"`} {
+		_, body := h.payment("", "")
+		body = strings.Replace(body, `"paymentId":`, `"rail":`+rail+`,"paymentId":`, 1)
+		h.expect("a payment naming rail "+plaintext.Clip(rail, 16), h.do("POST", "/v1/payments", tenant, "application/json", body, nil), 422, "rail", "")
+		a := h.do("POST", "/v1/payment-batches", tenant, "application/x-ndjson", body+"\n", nil)
+		h.expect("a file's line naming rail "+plaintext.Clip(rail, 16), a, 422, "line 1: rail", "")
+	}
+	h.expect("a CSV line naming no rail there is", h.do("POST", "/v1/payment-batches", tenant, "text/csv",
+		"paymentId,debtorAccount,amount,currency,creditorName,creditorIban,requestedExecutionTime,rail\n"+
+			h.nextID()+",ACC-1,1.00,EUR,Jane Doe,DE89370400440532013000,"+h.due+",GHOST\n", nil), 422, "line 2: rail", "")
+	h.expect("a list by a rail no rail can be", h.do("GET", "/v1/payments?rail=%3Cscript%3E", tenant, "", "", nil), 422, "rail", "")
+	h.expect("a list by a rail with a NUL", h.do("GET", "/v1/payments?rail=%00", tenant, "", "", nil), 400, "rail", "")
+	h.expect("a list of another tenant's rail", h.do("GET", "/v1/payments?tenantId=globex&rail=DEFAULT", tenant, "", "", nil), 403, "tenantId", "")
+	h.expect("a rail's page, a name no rail can have", h.do("GET", "/admin/rails/"+strings.Repeat("x", 1000), "", "", "", nil), 404, "", "")
 }
 
 func (h *hostile) http(token, addr string) {

@@ -10,21 +10,34 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
+	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/routing"
 )
 
-// runPayments acts on payments: cancel a selection before it executes.
+// runPayments acts on payments: cancel a selection before it executes,
+// or release those held at their rail's cut-off.
 func runPayments(ctx context.Context, env *environment, args []string) error {
-	const usage = "cancel (--tenant T | --batch B) [--status RECEIVED,SCHEDULED] [--from TIME] [--to TIME] [--dry-run]"
+	const usage = "cancel (--tenant T | --batch B) [--status RECEIVED,SCHEDULED,HELD] [--from TIME] [--to TIME] [--dry-run] | " +
+		"release (--tenant T [--ids ID,...] | --batch B | --rail R)..."
 	about := "cancel cancels the payments a filter selects whose execution has not begun: a tenant's, a file's, or a\n" +
-		"tenant's in a file, requested in [--from, --to) (RFC 3339), in the statuses named (default: any they wait in).\n" +
-		"It prints how many it cancelled and, of the others, how many are in each status and why. --dry-run counts and\n" +
-		"changes nothing. Example: paydispatch payments cancel --tenant acme --from 2030-01-01T16:00:00Z --to 2030-01-01T16:05:00Z"
-	if sub, err := subcommand(ctx, env, "payments", usage, about, args, "cancel"); sub == "" {
+		"tenant's in a file, requested in [--from, --to) (RFC 3339), in the statuses named (default: any they wait in,\n" +
+		"HELD among them). It prints how many it cancelled and, of the others, how many are in each status and why.\n" +
+		"--dry-run counts and changes nothing. Example: paydispatch payments cancel --tenant acme --from 2030-01-01T16:00:00Z --to 2030-01-01T16:05:00Z\n\n" +
+		"release lets payments HELD at their rail's cut-off (their tenant's rule HOLD) go again: a tenant's (with\n" +
+		"--ids, those of its ids), a file's, a rail's, each flag narrowing the others, at most 10,000 a call. Each is\n" +
+		"paced again from now on its rail, before its business day's cut-off or from a later day's opening, never sent\n" +
+		"late. It prints how many were released, how many stay held, and their slots. Example: paydispatch payments release --rail SEPA"
+	sub, err := subcommand(ctx, env, "payments", usage, about, args, "cancel", "release")
+	if sub == "" {
 		return err
+	}
+	if sub == "release" {
+		return runRelease(ctx, env, about, args[1:])
 	}
 	var (
 		f                  payment.CancelFilter
@@ -34,7 +47,7 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 	extra := func(fs *flag.FlagSet) {
 		fs.StringVar(&f.TenantID, "tenant", "", "the tenant whose payments to cancel")
 		fs.StringVar(&f.BatchID, "batch", "", "the file (batch id) whose payments to cancel")
-		fs.StringVar(&statuses, "status", "", "only payments in these statuses: RECEIVED, SCHEDULED (comma-separated; default both)")
+		fs.StringVar(&statuses, "status", "", "only payments in these statuses: RECEIVED, SCHEDULED, HELD (comma-separated; default all three)")
 		fs.StringVar(&from, "from", "", "only payments requested at or after this time (RFC 3339)")
 		fs.StringVar(&to, "to", "", "only payments requested before this time (RFC 3339)")
 		fs.BoolVar(&dryRun, "dry-run", false, "count what would be cancelled; change nothing")
@@ -46,10 +59,10 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 		for _, s := range strings.Split(statuses, ",") {
 			switch st := payment.Status(strings.ToUpper(strings.TrimSpace(s))); st {
 			case "":
-			case payment.StatusReceived, payment.StatusScheduled:
+			case payment.StatusReceived, payment.StatusScheduled, payment.StatusHeld:
 				f.Statuses = append(f.Statuses, st)
 			default:
-				return fmt.Errorf("--status %q: want RECEIVED or SCHEDULED, the statuses a payment waits in", plaintext.Clip(s, 32))
+				return fmt.Errorf("--status %q: want RECEIVED, SCHEDULED or HELD, the statuses a payment waits in", plaintext.Clip(s, 32))
 			}
 		}
 		for _, t := range []struct {
@@ -70,7 +83,7 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 		}
 		return nil
 	}
-	return ledgerCommand(ctx, env, "payments cancel", usage[len("cancel "):], about, args[1:], extra, func(n int) bool { return n == 0 }, check,
+	return ledgerCommand(ctx, env, "payments cancel", usage[len("cancel "):strings.Index(usage, " | release")], about, args[1:], extra, func(n int) bool { return n == 0 }, check,
 		func(ctx context.Context, db *postgres.DB, _ []string) error {
 			actor, err := cliActor(env)
 			if err != nil {
@@ -93,6 +106,66 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 			fmt.Fprintf(env.stdout, "%s: %d\n", verb, res.Cancelled)
 			for _, n := range res.NotCancelled {
 				fmt.Fprintf(env.stdout, "not cancelled: %d %s (%s)\n", n.Count, n.Status, n.Reason)
+			}
+			return nil
+		})
+}
+
+// runRelease releases held payments ('payments release').
+func runRelease(ctx context.Context, env *environment, about string, args []string) error {
+	var (
+		f   payment.HeldFilter
+		ids string
+	)
+	extra := func(fs *flag.FlagSet) {
+		fs.StringVar(&f.TenantID, "tenant", "", "the tenant whose held payments to release")
+		fs.StringVar(&ids, "ids", "", "only these of the tenant's payment ids, comma-separated (needs --tenant)")
+		fs.StringVar(&f.BatchID, "batch", "", "the file (batch id) whose held payments to release")
+		fs.StringVar(&f.Rail, "rail", "", "the rail whose held payments to release")
+	}
+	check := func([]string) error {
+		f.PaymentIDs = splitList(ids)
+		switch {
+		case len(f.PaymentIDs) > 0 && f.TenantID == "":
+			return errors.New("--ids: ids are a tenant's own: name the tenant with --tenant")
+		case f.TenantID == "" && f.BatchID == "" && f.Rail == "":
+			return errors.New("--tenant, --batch or --rail: name whose held payments to release; a release never spans everything")
+		case f.TenantID != "" && !field.ValidID(f.TenantID):
+			return fmt.Errorf("--tenant %q: want a tenant id: %s", plaintext.Clip(f.TenantID, 64), field.IDRule)
+		case f.Rail != "" && !routing.ValidName(f.Rail):
+			return fmt.Errorf("--rail %q: a rail's name is 1 to 64 letters, digits, '_', '.', ':' or '-'", plaintext.Clip(f.Rail, 64))
+		case len(f.BatchID) > 128 || !plaintext.Valid(f.BatchID):
+			return errors.New("--batch: a file's batch id, at most 128 characters of text")
+		case len(f.PaymentIDs) > payment.MaxRelease:
+			return fmt.Errorf("--ids: at most %d ids a release", payment.MaxRelease)
+		}
+		for _, id := range f.PaymentIDs {
+			if !field.ValidID(id) {
+				return fmt.Errorf("--ids: %q is no payment id: %s", plaintext.Clip(id, 64), field.IDRule)
+			}
+		}
+		return nil
+	}
+	return ledgerCommand(ctx, env, "payments release", "(--tenant T [--ids ID,...] | --batch B | --rail R)...", about, args, extra, func(n int) bool { return n == 0 }, check,
+		func(ctx context.Context, db *postgres.DB, _ []string) error {
+			actor, err := cliActor(env)
+			if err != nil {
+				return err
+			}
+			svc := &payment.Service{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool), Pacer: pacing.New(db.Pool),
+				Rails: routing.NewResolver(db.Pool, routing.ResolverConfig{})}
+			res, err := svc.Release(ctx, f, func(ctx context.Context, tx pgx.Tx, released int) error {
+				return cliRecord(ctx, tx, actor, "payments release", f.TenantID+"/"+f.BatchID+"/"+f.Rail, map[string]any{"filter": f, "released": released})
+			})
+			if errors.Is(err, payment.ErrNotFound) {
+				return usageError{fmt.Errorf("--batch %q: no such file", plaintext.Clip(f.BatchID, 64))}
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.stdout, "released: %d\nstill held: %d\n", res.Released, res.Held)
+			if res.FirstSlot != nil {
+				fmt.Fprintf(env.stdout, "slots: %s to %s\n", res.FirstSlot.Format(time.RFC3339Nano), res.LastSlot.Format(time.RFC3339Nano))
 			}
 			return nil
 		})

@@ -359,6 +359,11 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		run.parts.add("the Kafka intake", stopIntake)
 	}
 	router.HandlePayments(payments)
+	// A change through the API drops the intake's routing snapshot at once;
+	// the workers' (and other processes') read it within their 5 s.
+	intakeRouting, _ := payments.Rails.(interface{ Flush() })
+	router.HandleRails(httpapi.RailStore{DB: store.Pool, Payments: payment.NewStore(store.Pool), Pacing: pacing.New(store.Pool),
+		Queue: queue.New(store.Pool), Resolver: intakeRouting})
 	router.HandlePacing(pacing.New(store.Pool))
 	router.HandleDispatchConfig(queue.New(store.Pool))
 	ledgerAPI := service.New(store.Pool)

@@ -1,0 +1,112 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paydispatch/paydispatch/internal/field"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/routing"
+)
+
+// HeldPayments releases payments held at their rail's cut-off
+// (payment.Service); with it, HandlePayments adds POST
+// /admin/payments/release.
+type HeldPayments interface {
+	// Release schedules again the HELD payments the filter selects,
+	// calling record in the transaction that does (the audit entry).
+	Release(ctx context.Context, f payment.HeldFilter, record payment.Record) (payment.Released, error)
+}
+
+// Projections says where accepted payments are projected to go on their
+// rails (payment.Service); with it, the 202 of a payment and of a file
+// carry their projection.
+type Projections interface {
+	// SubmitProjected is Submit, with the payment's projection.
+	SubmitProjected(ctx context.Context, r payment.Request) (string, []payment.RailProjection, error)
+	// Project is where valid, routed payments are projected to go.
+	Project(ctx context.Context, rs []payment.Request) ([]payment.RailProjection, error)
+}
+
+// releaseBody is POST /admin/payments/release's body: a tenant's
+// payments by id, a file's, or a rail's and a tenant's (at least one of
+// tenantId, batchId and rail).
+type releaseBody struct {
+	TenantID   string   `json:"tenantId"`
+	PaymentIDs []string `json:"paymentIds"`
+	BatchID    string   `json:"batchId"`
+	Rail       string   `json:"rail"`
+}
+
+// check turns the body into the filter, or names what is wrong.
+func (b releaseBody) check() (payment.HeldFilter, []FieldError) {
+	f := payment.HeldFilter{TenantID: b.TenantID, PaymentIDs: b.PaymentIDs, BatchID: b.BatchID, Rail: b.Rail}
+	var errs []FieldError
+	if b.TenantID == "" && b.BatchID == "" && b.Rail == "" {
+		errs = append(errs, FieldError{Field: "tenantId", Detail: "name a tenant (with paymentIds, or all its held payments), a file (batchId) or a rail: a release never spans everything"})
+	}
+	if b.TenantID != "" && !field.ValidID(b.TenantID) {
+		errs = append(errs, FieldError{Field: "tenantId", Detail: field.IDRule})
+	}
+	if b.Rail != "" && !routing.ValidName(b.Rail) {
+		errs = append(errs, FieldError{Field: "rail", Detail: "a rail's name: 1 to 64 letters, digits, '_', '.', ':' or '-'"})
+	}
+	if len(b.BatchID) > maxListFilter || !plaintext.Valid(b.BatchID) {
+		errs = append(errs, FieldError{Field: "batchId", Detail: "a file's batch id: at most 128 characters of text"})
+	}
+	switch {
+	case len(b.PaymentIDs) > 0 && b.TenantID == "":
+		errs = append(errs, FieldError{Field: "paymentIds", Detail: "ids are a tenant's own: name the tenant (tenantId)"})
+	case len(b.PaymentIDs) > payment.MaxRelease:
+		errs = append(errs, FieldError{Field: "paymentIds", Detail: fmt.Sprintf("at most %d ids a release", payment.MaxRelease)})
+	default:
+		bad := 0
+		for i, id := range b.PaymentIDs {
+			if !field.ValidID(id) {
+				if bad++; bad <= 20 {
+					errs = append(errs, FieldError{Field: fmt.Sprintf("paymentIds[%d]", i), Detail: field.IDRule})
+				}
+			}
+		}
+	}
+	return f, errs
+}
+
+// handleRelease adds POST /admin/payments/release: an operator's override
+// of the HOLD cut-off rule. Each payment is paced again from now on its
+// rail, before its current business day's cut-off or from a later day's
+// opening, never sent late; the audit entry is written in the
+// transaction that schedules them (none when nothing was held).
+func (rt *Router) handleRelease(h HeldPayments) {
+	rt.Handle("POST /admin/payments/release", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body releaseBody
+		if prob := decodeJSONLimit(w, r, &body, maxTableJSONBody); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		f, errs := body.check()
+		if len(errs) > 0 {
+			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid release", Detail: "nothing was released", Errors: errs})
+			return
+		}
+		res, err := h.Release(r.Context(), f, func(ctx context.Context, tx pgx.Tx, released int) error {
+			return rt.record(ctx, tx, r, map[string]any{"release": body, "released": released})
+		})
+		switch {
+		case errors.Is(err, payment.ErrNotFound):
+			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(body.BatchID, 64)})
+		case errors.Is(err, payment.ErrNoRails):
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "this server has no rails to release payments onto"})
+		case err != nil:
+			rt.log.Error("releasing held payments failed", "error", err)
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payments cannot be released now; retry: what was released stays so"})
+		default:
+			WriteJSON(w, http.StatusOK, res)
+		}
+	}))
+}

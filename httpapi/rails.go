@@ -1,0 +1,706 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+
+	"github.com/paydispatch/paydispatch/calendar"
+	"github.com/paydispatch/paydispatch/internal/field"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
+	"github.com/paydispatch/paydispatch/money"
+	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/routing"
+)
+
+// Rails is what the routes of rails, calendars, routing rules and
+// tenants' cut-off rules need (RailStore). Changes are made in tx, the
+// transaction of the change and its audit entry (see HandleAudit).
+type Rails interface {
+	PutRail(ctx context.Context, tx pgx.Tx, r routing.Rail) (routing.Rail, error)
+	ListRails(ctx context.Context) ([]routing.Rail, error)
+	// RailStatus is the rail of that name with what waits for it
+	// (routing.ErrNotFound when there is none).
+	RailStatus(ctx context.Context, name string) (RailStatus, error)
+	PutCalendar(ctx context.Context, tx pgx.Tx, c calendar.Calendar) (calendar.Calendar, error)
+	Calendar(ctx context.Context, name string) (calendar.Calendar, error)
+	ListCalendars(ctx context.Context) ([]calendar.Calendar, error)
+	PutRules(ctx context.Context, tx pgx.Tx, rules []routing.Rule) ([]routing.Rule, error)
+	ListRules(ctx context.Context) ([]routing.Rule, error)
+	SetCutoffRule(ctx context.Context, tx pgx.Tx, tenant string, rule routing.CutoffRule) (routing.TenantCutoffRule, error)
+	ListCutoffRules(ctx context.Context) ([]routing.TenantCutoffRule, error)
+	// Flush drops this process's routing snapshot once a change has
+	// committed, so that its intake routes by the change at once (other
+	// processes read it within their snapshot's 5 s).
+	Flush()
+}
+
+// RailJSON is a rail as the API shows it: its times of day HH:MM:SS in
+// its zone; "" for the endpoint, the rate-limit config or the calendar is
+// the process's rail endpoint, PAYMENT's config and every day open, and
+// for the cut-off none.
+type RailJSON struct {
+	Name            string    `json:"name"`
+	Type            string    `json:"type"`
+	Endpoint        string    `json:"endpoint"`
+	RateLimitConfig string    `json:"rateLimitConfig"`
+	TimeZone        string    `json:"timeZone"`
+	Opens           string    `json:"opens"`
+	Cutoff          string    `json:"cutoff"`
+	Calendar        string    `json:"calendar"`
+	Active          bool      `json:"active"`
+	Version         int       `json:"version"`
+	CreatedAt       time.Time `json:"createdAt"`
+	UpdatedAt       time.Time `json:"updatedAt"`
+}
+
+// RailJSONOf is r's JSON form.
+func RailJSONOf(r routing.Rail) RailJSON {
+	out := RailJSON{Name: r.Name, Type: r.Type, Endpoint: r.Endpoint, RateLimitConfig: r.PacingConfig, TimeZone: r.TimeZone,
+		Opens: routing.FormatTimeOfDay(r.Opens), Calendar: r.Calendar, Active: r.Active, Version: r.Version,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+	if r.Cutoff != 0 {
+		out.Cutoff = routing.FormatTimeOfDay(r.Cutoff)
+	}
+	return out
+}
+
+// RailStatus is a rail as GET /admin/rails/{name} shows it: with what
+// waits for it, the rate it is paced at, and its current business day.
+type RailStatus struct {
+	RailJSON
+	// Backlog is what waits for it: its last slot is the projected
+	// finish, when the rail will have been sent everything waiting.
+	Backlog payment.Backlog `json:"backlog"`
+	// Rate is its rate-limit config's (nil: the config is missing).
+	Rate *RailRate `json:"rate,omitempty"`
+	// BusinessDay is the day a payment requested now executes on (nil:
+	// its calendar has no business day within two years).
+	BusinessDay *RailDay `json:"businessDay,omitempty"`
+}
+
+// RailRate is the rate a rail's payments are paced at.
+type RailRate struct {
+	// RateLimitConfig is the config's name: the rail's own, or PAYMENT's
+	// when the rail names none.
+	RateLimitConfig string  `json:"rateLimitConfig"`
+	MaxPerWindow    int     `json:"maxPerWindow"`
+	WindowSize      string  `json:"windowSize"`
+	PerSecond       float64 `json:"perSecond"`
+	Active          bool    `json:"active"`
+}
+
+// RailDay is a rail's current business day, and whether what waits for
+// the rail makes its cut-off.
+type RailDay struct {
+	Date   string     `json:"date"`
+	Opens  time.Time  `json:"opens"`
+	Cutoff *time.Time `json:"cutoff,omitempty"`
+	// ProjectedFinish is the backlog's last slot (nil: nothing waits).
+	ProjectedFinish *time.Time `json:"projectedFinish,omitempty"`
+	// PastCutoff: the projected finish is at or after the cut-off.
+	PastCutoff bool `json:"pastCutoff"`
+	// MarginSeconds is the cut-off less the projected finish, in whole
+	// seconds rounded down (negative: past it); nil without either.
+	MarginSeconds *int64 `json:"marginSeconds,omitempty"`
+}
+
+// railDay is d as RailDay, with what waits for the rail.
+func railDay(d routing.Day, b payment.Backlog) *RailDay {
+	out := &RailDay{Date: d.Date.String(), Opens: d.Opens.UTC(), ProjectedFinish: b.LastSlot}
+	if d.Cutoff.IsZero() {
+		return out
+	}
+	c := d.Cutoff.UTC()
+	out.Cutoff = &c
+	if b.LastSlot != nil {
+		out.PastCutoff = d.Late(*b.LastSlot)
+		m := int64(math.Floor(d.Cutoff.Sub(*b.LastSlot).Seconds()))
+		out.MarginSeconds = &m
+	}
+	return out
+}
+
+// RailStore is Rails on the database, as serve wires it.
+type RailStore struct {
+	// DB is a pool.
+	DB routing.DBTX
+	// Payments reads what waits for a rail.
+	Payments *payment.Store
+	// Pacing reads a rail's rate-limit config, Queue PAYMENT's (the
+	// config of a rail that names none); either nil: no rate shown.
+	Pacing interface {
+		GetConfig(ctx context.Context, name string) (pacing.Config, error)
+	}
+	Queue interface {
+		GetConfig(ctx context.Context, itemType string) (queue.Config, error)
+	}
+	// Resolver is this process's routing snapshot (nil: none to flush).
+	Resolver interface{ Flush() }
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+func (s RailStore) PutRail(ctx context.Context, tx pgx.Tx, r routing.Rail) (routing.Rail, error) {
+	return routing.PutRail(ctx, tx, r)
+}
+
+func (s RailStore) ListRails(ctx context.Context) ([]routing.Rail, error) {
+	return routing.ListRails(ctx, s.DB)
+}
+
+func (s RailStore) RailStatus(ctx context.Context, name string) (RailStatus, error) {
+	rail, err := routing.GetRail(ctx, s.DB, name)
+	if err != nil {
+		return RailStatus{}, err
+	}
+	out := RailStatus{RailJSON: RailJSONOf(rail)}
+	if out.Backlog, err = s.Payments.RailBacklog(ctx, name); err != nil {
+		return RailStatus{}, err
+	}
+	cfg := rail.PacingConfig
+	if cfg == "" && s.Queue != nil {
+		switch qc, err := s.Queue.GetConfig(ctx, payment.ItemType); {
+		case err == nil:
+			cfg = qc.PacingConfig
+		case !errors.Is(err, queue.ErrNotFound):
+			return RailStatus{}, err
+		}
+	}
+	if cfg != "" && s.Pacing != nil {
+		switch c, err := s.Pacing.GetConfig(ctx, cfg); {
+		case err == nil:
+			out.Rate = &RailRate{RateLimitConfig: c.Name, MaxPerWindow: c.MaxPerWindow, WindowSize: pacing.FormatISODuration(c.Window),
+				PerSecond: float64(c.MaxPerWindow) / c.Window.Seconds(), Active: c.Active}
+		case !errors.Is(err, pacing.ErrConfigNotFound):
+			return RailStatus{}, err
+		}
+	}
+	var cal *calendar.Calendar
+	if rail.Calendar != "" {
+		c, err := calendar.Get(ctx, s.DB, rail.Calendar)
+		if err != nil {
+			return RailStatus{}, err
+		}
+		cal = &c
+	}
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	switch day, err := rail.DayFor(now(), cal); {
+	case err == nil:
+		out.BusinessDay = railDay(day, out.Backlog)
+	case !errors.Is(err, calendar.ErrNoBusinessDay):
+		return RailStatus{}, err
+	}
+	return out, nil
+}
+
+func (s RailStore) PutCalendar(ctx context.Context, tx pgx.Tx, c calendar.Calendar) (calendar.Calendar, error) {
+	return calendar.Put(ctx, tx, c)
+}
+
+func (s RailStore) Calendar(ctx context.Context, name string) (calendar.Calendar, error) {
+	return calendar.Get(ctx, s.DB, name)
+}
+
+func (s RailStore) ListCalendars(ctx context.Context) ([]calendar.Calendar, error) {
+	return calendar.List(ctx, s.DB)
+}
+
+func (s RailStore) PutRules(ctx context.Context, tx pgx.Tx, rules []routing.Rule) ([]routing.Rule, error) {
+	return routing.PutRules(ctx, tx, rules)
+}
+
+func (s RailStore) ListRules(ctx context.Context) ([]routing.Rule, error) {
+	return routing.ListRules(ctx, s.DB)
+}
+
+func (s RailStore) SetCutoffRule(ctx context.Context, tx pgx.Tx, tenant string, rule routing.CutoffRule) (routing.TenantCutoffRule, error) {
+	return routing.SetTenantCutoffRule(ctx, tx, tenant, rule)
+}
+
+func (s RailStore) ListCutoffRules(ctx context.Context) ([]routing.TenantCutoffRule, error) {
+	return routing.ListTenantCutoffRules(ctx, s.DB)
+}
+
+func (s RailStore) Flush() {
+	if s.Resolver != nil {
+		s.Resolver.Flush()
+	}
+}
+
+// railRequest is POST /admin/rails's body.
+type railRequest struct {
+	Name            string `json:"name"`
+	Type            string `json:"type"`
+	Endpoint        string `json:"endpoint"`
+	RateLimitConfig string `json:"rateLimitConfig"`
+	TimeZone        string `json:"timeZone"`
+	Opens           string `json:"opens"`
+	Cutoff          string `json:"cutoff"`
+	Calendar        string `json:"calendar"`
+	Active          *bool  `json:"active"`
+}
+
+// rail is the body as a rail, or what is wrong with it, field by field.
+func (b railRequest) rail() (routing.Rail, []FieldError) {
+	r := routing.Rail{Name: b.Name, Type: b.Type, Endpoint: b.Endpoint, PacingConfig: b.RateLimitConfig, TimeZone: b.TimeZone,
+		Calendar: b.Calendar, Active: b.Active == nil || *b.Active}
+	var errs []FieldError
+	for _, t := range []struct {
+		name, value string
+		into        *time.Duration
+	}{{"opens", b.Opens, &r.Opens}, {"cutoff", b.Cutoff, &r.Cutoff}} {
+		if t.value == "" {
+			continue
+		}
+		d, err := routing.ParseTimeOfDay(t.value)
+		if err != nil {
+			errs = append(errs, FieldError{Field: t.name, Detail: "want a time of day HH:MM:SS (or HH:MM), e.g. 16:00:00"})
+			continue
+		}
+		*t.into = d
+	}
+	return r, mergeFields(errs, RailFields(r.Validate()))
+}
+
+// RailFields are the fields a routing or calendar refusal names (nil for
+// another error).
+func RailFields(err error) []FieldError {
+	var rve *routing.ValidationError
+	var cve *calendar.ValidationError
+	switch {
+	case errors.As(err, &rve):
+		return rve.Fields
+	case errors.As(err, &cve):
+		return cve.Fields
+	}
+	return nil
+}
+
+// mergeFields adds more to errs, leaving out a field errs names already.
+func mergeFields(errs, more []FieldError) []FieldError {
+	for _, f := range more {
+		if !slices.ContainsFunc(errs, func(e FieldError) bool { return e.Field == f.Field }) {
+			errs = append(errs, f)
+		}
+	}
+	return errs
+}
+
+// calendarRequest is POST /admin/calendars's body.
+type calendarRequest struct {
+	Name        string   `json:"name"`
+	Weekend     []string `json:"weekend"`
+	ClosingDays []string `json:"closingDays"`
+}
+
+// maxDayErrors bounds the closing days a refusal names one by one.
+const maxDayErrors = 20
+
+// calendar is the body as a calendar, or what is wrong with it.
+func (b calendarRequest) calendar() (calendar.Calendar, []FieldError) {
+	c := calendar.Calendar{Name: b.Name}
+	var errs []FieldError
+	if len(b.Weekend) > 7 {
+		errs = append(errs, FieldError{Field: "weekend", Detail: "at most 6 days: at least one day of the week must stay open"})
+	} else {
+		for i, s := range b.Weekend {
+			d, ok := ParseWeekday(s)
+			if !ok {
+				errs = append(errs, FieldError{Field: "weekend[" + strconv.Itoa(i) + "]", Detail: "want a day of the week: MONDAY to SUNDAY, or MON to SUN"})
+				continue
+			}
+			c.Weekend = append(c.Weekend, d)
+		}
+	}
+	if len(b.ClosingDays) > calendar.MaxClosingDays {
+		errs = append(errs, FieldError{Field: "closingDays", Detail: "at most " + strconv.Itoa(calendar.MaxClosingDays) + " days"})
+	} else {
+		bad := 0
+		for i, s := range b.ClosingDays {
+			d, err := calendar.ParseDate(s)
+			if err != nil {
+				if bad++; bad <= maxDayErrors {
+					errs = append(errs, FieldError{Field: "closingDays[" + strconv.Itoa(i) + "]", Detail: "want a date YYYY-MM-DD, e.g. 2026-12-24"})
+				}
+				continue
+			}
+			c.ClosingDays = append(c.ClosingDays, d)
+		}
+		if bad > maxDayErrors {
+			errs = append(errs, FieldError{Field: "closingDays", Detail: strconv.Itoa(bad-maxDayErrors) + " more are not dates YYYY-MM-DD"})
+		}
+	}
+	if len(errs) > 0 {
+		return c, errs
+	}
+	return c, RailFields(c.Validate())
+}
+
+// weekdays are the days of the week by name, in the order an operator
+// reads them: Monday first.
+var weekdays = []time.Weekday{time.Monday, time.Tuesday, time.Wednesday, time.Thursday, time.Friday, time.Saturday, time.Sunday}
+
+// ParseWeekday reads a day of the week by its English name or its first
+// three letters, in any case: SATURDAY, Sat.
+func ParseWeekday(s string) (time.Weekday, bool) {
+	s = strings.ToUpper(strings.TrimSpace(s))
+	for _, d := range weekdays {
+		name := strings.ToUpper(d.String())
+		if s == name || s == name[:3] {
+			return d, true
+		}
+	}
+	return 0, false
+}
+
+// CalendarJSON is a calendar as the API shows it: its weekend days by
+// name, Monday first, and its closing days; a built-in's are those of
+// this year and the next, computed.
+type CalendarJSON struct {
+	Name        string          `json:"name"`
+	BuiltIn     bool            `json:"builtIn"`
+	Weekend     []string        `json:"weekend"`
+	ClosingDays []calendar.Date `json:"closingDays"`
+	CreatedAt   *time.Time      `json:"createdAt,omitempty"`
+	UpdatedAt   *time.Time      `json:"updatedAt,omitempty"`
+}
+
+// CalendarJSONOf is c's JSON form, a built-in's closing days those of
+// year and the next.
+func CalendarJSONOf(c calendar.Calendar, year int) CalendarJSON {
+	out := CalendarJSON{Name: c.Name, BuiltIn: c.BuiltIn, Weekend: []string{}, ClosingDays: c.ClosingDays}
+	for _, d := range weekdays {
+		if slices.Contains(c.Weekend, d) {
+			out.Weekend = append(out.Weekend, strings.ToUpper(d.String()))
+		}
+	}
+	if c.BuiltIn {
+		out.ClosingDays = append(c.ClosingDaysIn(year), c.ClosingDaysIn(year+1)...)
+	}
+	if out.ClosingDays == nil {
+		out.ClosingDays = []calendar.Date{}
+	}
+	if !c.CreatedAt.IsZero() {
+		created, updated := c.CreatedAt.UTC(), c.UpdatedAt.UTC()
+		out.CreatedAt, out.UpdatedAt = &created, &updated
+	}
+	return out
+}
+
+// ruleRequest is a rule of POST /admin/routing-rules's body; amounts are
+// decimal strings.
+type ruleRequest struct {
+	TenantID  string          `json:"tenantId"`
+	Currency  string          `json:"currency"`
+	MinAmount json.RawMessage `json:"minAmount"`
+	MaxAmount json.RawMessage `json:"maxAmount"`
+	Source    string          `json:"source"`
+	Rail      string          `json:"rail"`
+}
+
+// RuleJSON is a routing rule as the API shows it; a matcher left out
+// matches anything.
+type RuleJSON struct {
+	TenantID  string `json:"tenantId,omitempty"`
+	Currency  string `json:"currency,omitempty"`
+	MinAmount string `json:"minAmount,omitempty"`
+	MaxAmount string `json:"maxAmount,omitempty"`
+	Source    string `json:"source,omitempty"`
+	Rail      string `json:"rail"`
+}
+
+// RuleJSONOf is r's JSON form.
+func RuleJSONOf(r routing.Rule) RuleJSON {
+	out := RuleJSON{TenantID: r.TenantID, Currency: r.Currency, Source: r.Source, Rail: r.Rail}
+	if r.MinAmount != nil {
+		out.MinAmount = r.MinAmount.String()
+	}
+	if r.MaxAmount != nil {
+		out.MaxAmount = r.MaxAmount.String()
+	}
+	return out
+}
+
+// optionalAmount reads a rule's amount bound: none, or a decimal string.
+func optionalAmount(bad *[]FieldError, name string, raw json.RawMessage) *decimal.Decimal {
+	if t := strings.TrimSpace(string(raw)); t == "" || t == "null" {
+		return nil
+	}
+	d := decimalField(bad, name, raw, true, money.Unsigned)
+	return &d
+}
+
+// CutoffRuleJSON is a tenant's cut-off rule as the API shows it.
+type CutoffRuleJSON struct {
+	TenantID  string             `json:"tenantId"`
+	Rule      routing.CutoffRule `json:"rule"`
+	UpdatedAt time.Time          `json:"updatedAt"`
+}
+
+// HandleRails adds the operators' routes of rails (POST and GET
+// /admin/rails, GET /admin/rails/{name}), calendars (POST and GET
+// /admin/calendars, GET /admin/calendars/{name}), the routing table
+// (POST and GET /admin/routing-rules) and tenants' cut-off rules (POST
+// and GET /admin/cutoff-rules). Each change is audited, and once it has
+// committed this process's routing snapshot is dropped (Flush).
+func (rt *Router) HandleRails(rails Rails) {
+	rt.Handle("POST /admin/rails", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body railRequest
+		if prob := decodeJSON(w, r, &body); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		rail, errs := body.rail()
+		if len(errs) > 0 {
+			WriteProblem(w, r, fieldProblem("Invalid rail", errs))
+			return
+		}
+		saved, err := rails.PutRail(r.Context(), changeTx(r), rail)
+		if err != nil {
+			rt.railProblem(w, r, "Invalid rail", err)
+			return
+		}
+		status := http.StatusOK
+		if saved.Version == 1 {
+			status = http.StatusCreated
+		}
+		if !rt.commit(w, r, status) {
+			return
+		}
+		rails.Flush()
+		if status == http.StatusCreated {
+			w.Header().Set("Location", "/admin/rails/"+saved.Name)
+		}
+		WriteJSON(w, status, RailJSONOf(saved))
+	}))
+	rt.Handle("GET /admin/rails", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		all, err := rails.ListRails(r.Context())
+		if err != nil {
+			rt.railProblem(w, r, "", err)
+			return
+		}
+		out := make([]RailJSON, len(all))
+		for i, x := range all {
+			out[i] = RailJSONOf(x)
+		}
+		WriteJSON(w, http.StatusOK, map[string]any{"rails": out})
+	}))
+	rt.Handle("GET /admin/rails/{name}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		if !routing.ValidName(name) {
+			rt.railProblem(w, r, "", routing.ErrNotFound)
+			return
+		}
+		st, err := rails.RailStatus(r.Context(), name)
+		if err != nil {
+			rt.railProblem(w, r, "", err)
+			return
+		}
+		WriteJSON(w, http.StatusOK, st)
+	}))
+
+	rt.Handle("POST /admin/calendars", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body calendarRequest
+		if prob := decodeJSONLimit(w, r, &body, maxTableJSONBody); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		c, errs := body.calendar()
+		if len(errs) > 0 {
+			WriteProblem(w, r, fieldProblem("Invalid calendar", errs))
+			return
+		}
+		saved, err := rails.PutCalendar(r.Context(), changeTx(r), c)
+		if err != nil {
+			rt.railProblem(w, r, "Invalid calendar", err)
+			return
+		}
+		// Created and updated in this one transaction: a new calendar.
+		status := http.StatusOK
+		if saved.CreatedAt.Equal(saved.UpdatedAt) {
+			status = http.StatusCreated
+		}
+		if !rt.commit(w, r, status) {
+			return
+		}
+		rails.Flush()
+		if status == http.StatusCreated {
+			w.Header().Set("Location", "/admin/calendars/"+saved.Name)
+		}
+		WriteJSON(w, status, CalendarJSONOf(saved, time.Now().UTC().Year()))
+	}))
+	rt.Handle("GET /admin/calendars", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		all, err := rails.ListCalendars(r.Context())
+		if err != nil {
+			rt.railProblem(w, r, "", err)
+			return
+		}
+		year := time.Now().UTC().Year()
+		out := make([]CalendarJSON, len(all))
+		for i, c := range all {
+			out[i] = CalendarJSONOf(c, year)
+		}
+		WriteJSON(w, http.StatusOK, map[string]any{"calendars": out})
+	}))
+	rt.Handle("GET /admin/calendars/{name}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		if len(name) > 100 {
+			rt.railProblem(w, r, "", calendar.ErrNotFound)
+			return
+		}
+		c, err := rails.Calendar(r.Context(), name)
+		if err != nil {
+			rt.railProblem(w, r, "", err)
+			return
+		}
+		WriteJSON(w, http.StatusOK, CalendarJSONOf(c, time.Now().UTC().Year()))
+	}))
+
+	rt.Handle("POST /admin/routing-rules", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Rules *[]ruleRequest `json:"rules"`
+		}
+		if prob := decodeJSONLimit(w, r, &body, maxTableJSONBody); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		var errs []FieldError
+		if body.Rules == nil {
+			errs = append(errs, FieldError{Field: "rules", Detail: "required: the whole routing table, in order (an empty one refuses every payment)"})
+		}
+		var rules []routing.Rule
+		if body.Rules != nil && len(*body.Rules) > routing.MaxRules {
+			errs = append(errs, FieldError{Field: "rules", Detail: "at most " + strconv.Itoa(routing.MaxRules) + " rules"})
+		} else if body.Rules != nil {
+			rules = make([]routing.Rule, len(*body.Rules))
+			for i, b := range *body.Rules {
+				at := "rules[" + strconv.Itoa(i) + "]."
+				rules[i] = routing.Rule{TenantID: b.TenantID, Currency: b.Currency, Source: b.Source, Rail: b.Rail,
+					MinAmount: optionalAmount(&errs, at+"minAmount", b.MinAmount), MaxAmount: optionalAmount(&errs, at+"maxAmount", b.MaxAmount)}
+			}
+		}
+		if len(errs) == 0 {
+			errs = RailFields(routing.ValidateRules(rules))
+		}
+		if len(errs) > 0 {
+			WriteProblem(w, r, fieldProblem("Invalid routing rules", errs))
+			return
+		}
+		saved, err := rails.PutRules(r.Context(), changeTx(r), rules)
+		if err != nil {
+			rt.railProblem(w, r, "Invalid routing rules", err)
+			return
+		}
+		if !rt.commit(w, r, http.StatusOK) {
+			return
+		}
+		rails.Flush()
+		WriteJSON(w, http.StatusOK, rulesJSON(saved))
+	}))
+	rt.Handle("GET /admin/routing-rules", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rules, err := rails.ListRules(r.Context())
+		if err != nil {
+			rt.railProblem(w, r, "", err)
+			return
+		}
+		WriteJSON(w, http.StatusOK, rulesJSON(rules))
+	}))
+
+	rt.Handle("POST /admin/cutoff-rules", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			TenantID string `json:"tenantId"`
+			Rule     string `json:"rule"`
+		}
+		if prob := decodeJSON(w, r, &body); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		var errs []FieldError
+		if !field.ValidID(body.TenantID) {
+			errs = append(errs, FieldError{Field: "tenantId", Detail: "required, the tenant whose rule it is: " + field.IDRule})
+		}
+		rule, err := routing.ParseCutoffRule(body.Rule)
+		errs = append(errs, RailFields(err)...)
+		if len(errs) > 0 {
+			WriteProblem(w, r, fieldProblem("Invalid cut-off rule", errs))
+			return
+		}
+		saved, err := rails.SetCutoffRule(r.Context(), changeTx(r), body.TenantID, rule)
+		if err != nil {
+			rt.railProblem(w, r, "Invalid cut-off rule", err)
+			return
+		}
+		if !rt.commit(w, r, http.StatusOK) {
+			return
+		}
+		rails.Flush()
+		WriteJSON(w, http.StatusOK, CutoffRuleJSON{TenantID: saved.TenantID, Rule: saved.Rule, UpdatedAt: saved.UpdatedAt.UTC()})
+	}))
+	rt.Handle("GET /admin/cutoff-rules", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pg, prob := readPage(r, anyPosition)
+		if prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		all, err := rails.ListCutoffRules(r.Context())
+		if err != nil {
+			rt.railProblem(w, r, "", err)
+			return
+		}
+		all, next := paginate(all, func(c routing.TenantCutoffRule) string { return c.TenantID }, pg)
+		out := make([]CutoffRuleJSON, len(all))
+		for i, c := range all {
+			out[i] = CutoffRuleJSON{TenantID: c.TenantID, Rule: c.Rule, UpdatedAt: c.UpdatedAt.UTC()}
+		}
+		page := listJSON("rules", out, next)
+		page["default"] = routing.DefaultCutoffRule
+		WriteJSON(w, http.StatusOK, page)
+	}))
+}
+
+func rulesJSON(rules []routing.Rule) map[string]any {
+	out := make([]RuleJSON, len(rules))
+	for i, x := range rules {
+		out[i] = RuleJSONOf(x)
+	}
+	return map[string]any{"rules": out}
+}
+
+// railProblem answers a refusal of the rails' stores: invalid fields
+// (422, titled title), a built-in calendar (409), an unknown rail or
+// calendar (404), or a failure (503, logged).
+func (rt *Router) railProblem(w http.ResponseWriter, r *http.Request, title string, err error) {
+	name := plaintext.Clip(r.PathValue("name"), 64)
+	switch {
+	case RailFields(err) != nil:
+		WriteProblem(w, r, fieldProblem(title, RailFields(err)))
+	case errors.Is(err, calendar.ErrBuiltIn):
+		WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Built-in calendar",
+			Detail: "TARGET2 and WEEKDAYS are built in and cannot be changed (in any case of their names); nothing was stored: choose another name",
+			Errors: []FieldError{{Field: "name", Detail: "a built-in calendar's name"}}})
+	case errors.Is(err, routing.ErrNotFound):
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Title: "No such rail",
+			Detail: "no rail " + name + ": create it with POST /admin/rails"})
+	case errors.Is(err, calendar.ErrNotFound):
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Title: "No such calendar",
+			Detail: "no calendar " + name + ": create it with POST /admin/calendars, or use TARGET2 or WEEKDAYS"})
+	default:
+		rt.log.Error("rails: a request failed", "route", r.Pattern, "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the rails cannot be read or changed now; retry"})
+	}
+}
