@@ -107,7 +107,7 @@ func TestPaymentsOnRails(t *testing.T) {
 		if rail != "" {
 			named = fmt.Sprintf(`,"rail":%q`, rail)
 		}
-		return fmt.Sprintf(`{"paymentId":%q,"debtorAccount":"ACC-1","amount":"10.00","currency":"EUR","creditor":{"name":"Jane Doe","iban":"DE89370400440532013000"},"requestedExecutionTime":%q%s}`,
+		return fmt.Sprintf(`{"paymentId":%q,"debtorAccount":"ACC-1","amount":"10.00","currency":"EUR","creditor":{"name":"Jane Doe","iban":"DE89370400440532013000","bic":"COBADEFFXXX"},"requestedExecutionTime":%q%s}`,
 			id, when, named)
 	}
 	// projected is a 202's projection, by rail: "payments/beforeCutoff/held".
@@ -142,10 +142,10 @@ func TestPaymentsOnRails(t *testing.T) {
 	}
 	// Files: routed as FILE; a line naming no rail there is rejected.
 	jsonl := pay("f-1", "", at) + "\n" + pay("f-2", "API-RAIL", at) + "\n" + pay("f-3", "GHOST", at) + "\n"
-	csv := "paymentId,debtorAccount,amount,currency,creditorName,creditorIban,requestedExecutionTime,rail\n" +
-		"c-1,ACC-1,10.00,EUR,Jane Doe,DE89370400440532013000," + at + ",\n" +
-		"c-2,ACC-1,10.00,EUR,Jane Doe,DE89370400440532013000," + at + ",API-RAIL\n" +
-		"c-3,ACC-1,10.00,EUR,Jane Doe,DE89370400440532013000," + at + ",GHOST\n"
+	csv := "paymentId,debtorAccount,amount,currency,creditorName,creditorIban,creditorBic,requestedExecutionTime,rail\n" +
+		"c-1,ACC-1,10.00,EUR,Jane Doe,DE89370400440532013000,COBADEFFXXX," + at + ",\n" +
+		"c-2,ACC-1,10.00,EUR,Jane Doe,DE89370400440532013000,COBADEFFXXX," + at + ",API-RAIL\n" +
+		"c-3,ACC-1,10.00,EUR,Jane Doe,DE89370400440532013000,COBADEFFXXX," + at + ",GHOST\n"
 	for _, tc := range []struct{ name, ctype, body string }{{"JSON lines", "application/x-ndjson", jsonl}, {"CSV", "text/csv", csv}} {
 		rec, body := do("POST", "/v1/payment-batches", tc.ctype, tc.body, "acme")
 		if rec.Code != 202 || body["payments"] != float64(2) || body["rejected"] != float64(1) ||

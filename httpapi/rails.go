@@ -117,16 +117,17 @@ type RailDay struct {
 }
 
 // railDay is d as RailDay, with what waits for the rail.
-func railDay(d routing.Day, b payment.Backlog) *RailDay {
-	out := &RailDay{Date: d.Date.String(), Opens: d.Opens.UTC(), ProjectedFinish: b.LastSlot}
+func railDay(d routing.Day, b payment.Backlog, rate float64, now time.Time) *RailDay {
+	finish := b.ProjectedFinish(rate, now)
+	out := &RailDay{Date: d.Date.String(), Opens: d.Opens.UTC(), ProjectedFinish: finish}
 	if d.Cutoff.IsZero() {
 		return out
 	}
 	c := d.Cutoff.UTC()
 	out.Cutoff = &c
-	if b.LastSlot != nil {
-		out.PastCutoff = d.Late(*b.LastSlot)
-		m := int64(math.Floor(d.Cutoff.Sub(*b.LastSlot).Seconds()))
+	if finish != nil {
+		out.PastCutoff = d.Late(*finish)
+		m := int64(math.Floor(d.Cutoff.Sub(*finish).Seconds()))
 		out.MarginSeconds = &m
 	}
 	return out
@@ -166,7 +167,7 @@ func (s RailStore) RailStatus(ctx context.Context, name string) (RailStatus, err
 		return RailStatus{}, err
 	}
 	out := RailStatus{RailJSON: RailJSONOf(rail)}
-	if out.Backlog, err = s.Payments.RailBacklog(ctx, name); err != nil {
+	if out.Backlog, err = s.Payments.RailBacklog(ctx, name, time.Time{}); err != nil {
 		return RailStatus{}, err
 	}
 	cfg := rail.PacingConfig
@@ -201,7 +202,17 @@ func (s RailStore) RailStatus(ctx context.Context, name string) (RailStatus, err
 	}
 	switch day, err := rail.DayFor(now(), cal); {
 	case err == nil:
-		out.BusinessDay = railDay(day, out.Backlog)
+		// The day's own: what waits for its cut-off, not what was rolled
+		// past it.
+		b, err := s.Payments.RailBacklog(ctx, name, day.Cutoff)
+		if err != nil {
+			return RailStatus{}, err
+		}
+		rate := 0.0
+		if out.Rate != nil && out.Rate.Active {
+			rate = out.Rate.PerSecond
+		}
+		out.BusinessDay = railDay(day, b, rate, now())
 	case !errors.Is(err, calendar.ErrNoBusinessDay):
 		return RailStatus{}, err
 	}

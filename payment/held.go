@@ -148,3 +148,21 @@ func (s *Store) RailBacklog(ctx context.Context, rail string, until time.Time) (
 	}
 	return b, nil
 }
+
+// ProjectedFinish is when what waits is projected to have left its rail:
+// the later of its last slot and now plus what waits at the rail's rate
+// (a rate of 0: its last slot). Slots are always before the cut-off, but
+// executions held behind them (a backlog, a lowered limit, a paused
+// queue) finish later. Nil when nothing waits.
+func (b Backlog) ProjectedFinish(ratePerSecond float64, now time.Time) *time.Time {
+	if b.LastSlot == nil {
+		return nil
+	}
+	finish := *b.LastSlot
+	if ratePerSecond > 0 {
+		if drained := now.Add(time.Duration(float64(b.Waiting) / ratePerSecond * float64(time.Second))); drained.After(finish) {
+			finish = drained.UTC()
+		}
+	}
+	return &finish
+}

@@ -102,14 +102,8 @@ func (c *RailCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(c.cutoff, cutoff)
 		finish := 0.0
-		if b.LastSlot != nil {
-			last := *b.LastSlot
-			if rate > 0 {
-				if drained := now.Add(time.Duration(float64(b.Waiting) / rate * float64(time.Second))); drained.After(last) {
-					last = drained
-				}
-			}
-			finish = float64(last.Unix())
+		if f := b.ProjectedFinish(rate, now); f != nil {
+			finish = float64(f.Unix())
 		}
 		gauge(c.finish, finish)
 	}
