@@ -32,7 +32,14 @@ type Resolver struct {
 
 	mu   sync.Mutex
 	snap *snapshot
+	// forced is when a miss last read the tables again before the TTL.
+	forced time.Time
 }
+
+// missRefresh bounds how often a name the snapshot lacks reads the
+// tables again: a rail created a moment ago is found at once, and a
+// stream of unknown names costs a read a second, not one each.
+const missRefresh = time.Second
 
 type snapshot struct {
 	at      time.Time
@@ -68,6 +75,25 @@ func (r *Resolver) current(ctx context.Context) (*snapshot, error) {
 	if s != nil && r.cfg.Now().Sub(s.at) < r.cfg.TTL {
 		return s, nil
 	}
+	return r.read(ctx)
+}
+
+// onMiss is the snapshot read again when the one at hand lacks a name it
+// was asked for, at most once a missRefresh; else the one at hand.
+func (r *Resolver) onMiss(ctx context.Context, s *snapshot) (*snapshot, error) {
+	r.mu.Lock()
+	now := r.cfg.Now()
+	if now.Sub(r.forced) < missRefresh || now.Sub(s.at) < missRefresh {
+		r.mu.Unlock()
+		return s, nil
+	}
+	r.forced = now
+	r.mu.Unlock()
+	return r.read(ctx)
+}
+
+// read reads the three tables into a new snapshot.
+func (r *Resolver) read(ctx context.Context) (*snapshot, error) {
 	rails, err := ListRails(ctx, r.db)
 	if err != nil {
 		return nil, err
@@ -80,7 +106,7 @@ func (r *Resolver) current(ctx context.Context) (*snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s = &snapshot{at: r.cfg.Now(), rails: make(map[string]Rail, len(rails)), rules: rules, cutoffs: make(map[string]CutoffRule, len(cutoffs))}
+	s := &snapshot{at: r.cfg.Now(), rails: make(map[string]Rail, len(rails)), rules: rules, cutoffs: make(map[string]CutoffRule, len(cutoffs))}
 	for _, x := range rails {
 		s.rails[x.Name] = x
 	}
@@ -104,6 +130,12 @@ func (r *Resolver) Route(ctx context.Context, p Payment) (Rail, error) {
 	}
 	if p.Rail != "" {
 		rail, ok := s.rails[p.Rail]
+		if !ok {
+			if s, err = r.onMiss(ctx, s); err != nil {
+				return Rail{}, err
+			}
+			rail, ok = s.rails[p.Rail]
+		}
 		switch {
 		case !ok:
 			return Rail{}, invalid(field.Error{Field: "rail", Detail: fmt.Sprintf("no rail %q", plaintext.Clip(p.Rail, 64))})
@@ -133,7 +165,12 @@ func (r *Resolver) Rail(ctx context.Context, name string) (Rail, error) {
 	}
 	rail, ok := s.rails[name]
 	if !ok {
-		return Rail{}, fmt.Errorf("routing: rail %q: %w", name, ErrNotFound)
+		if s, err = r.onMiss(ctx, s); err != nil {
+			return Rail{}, err
+		}
+		if rail, ok = s.rails[name]; !ok {
+			return Rail{}, fmt.Errorf("routing: rail %q: %w", name, ErrNotFound)
+		}
 	}
 	return rail, nil
 }

@@ -132,3 +132,35 @@ func TestStoreAndResolver(t *testing.T) {
 		t.Errorf("SEPA's calendar: %+v, %v", cal, err)
 	}
 }
+
+// TestResolverFindsANewRail: a rail created after the snapshot was read
+// is found at once (a miss reads the tables again, at most once a
+// second), not after the snapshot's TTL.
+func TestResolverFindsANewRail(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	res := routing.NewResolver(pool, routing.ResolverConfig{TTL: time.Hour})
+	if _, err := res.Rail(ctx, routing.DefaultRail); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := routing.PutRail(ctx, pool, routing.Rail{Name: "NEW", Type: routing.TypeSEPAJSON, PacingConfig: "own", Active: true}); err == nil {
+		t.Fatal("a rail naming no config was taken")
+	}
+	if _, err := pacing.New(pool).PutConfig(ctx, pacing.Config{Name: "own", MaxPerWindow: 1, Window: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := routing.PutRail(ctx, pool, routing.Rail{Name: "NEW", Type: routing.TypeSEPAJSON, PacingConfig: "own", Active: true}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // past the read's own second
+	if r, err := res.Rail(ctx, "NEW"); err != nil || r.Name != "NEW" {
+		t.Fatalf("a new rail: %+v, %v", r, err)
+	}
+	if r, err := res.Route(ctx, routing.Payment{TenantID: "acme", Currency: "EUR", Rail: "NEW"}); err != nil || r.Name != "NEW" {
+		t.Fatalf("a payment naming a new rail: %+v, %v", r, err)
+	}
+	if _, err := res.Rail(ctx, "NEVER"); !errors.Is(err, routing.ErrNotFound) {
+		t.Fatalf("an unknown rail: %v", err)
+	}
+}
