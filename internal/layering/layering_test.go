@@ -66,8 +66,10 @@ func TestRuleCatches(t *testing.T) {
 		{"the calendar imports the framework through a leaf", map[string][]string{"calendar": {"internal/field"}, "internal/field": {"pacing"}}, 2},
 		{"allowed: the calendar on a leaf, its migrations and generated code", map[string][]string{
 			"calendar": {"internal/field", "calendar/internal/dbsqlc"}, "schema": {"calendar/migrations"}}, 0},
+		{"the payments import the rail adapter", map[string][]string{"payment": {"rail"}}, 1},
+		{"routing imports the rail adapter through the payments", map[string][]string{"routing": {"payment"}, "payment": {"railsim"}}, 2},
 		{"allowed: the domain on the framework, a migration package, a tool on anything", map[string][]string{
-			"payment": {"queue", "ledger/account", "rail", "payment/internal/dbsqlc"}, "schema": {"payment/migrations"},
+			"payment": {"queue", "ledger/account", "routing", "payment/internal/dbsqlc"}, "schema": {"payment/migrations"},
 			"cmd/paydispatch/internal/bench": {"cmd/paydispatch/internal/app", "httpapi"}, "dispatch": {"queue", "pacing"}}, 0},
 	} {
 		if got := violations(tt.imports); len(got) != tt.want {
@@ -89,6 +91,7 @@ func violations(imports map[string][]string) []string {
 			[]string{"payment", "bankid", "auth", "idempotency", "audit", "bulkfile", "xmlschema"})},
 		{"the rail delivers instructions and knows no payment", []string{"rail", "railsim"}, []string{"payment", "ledger", "httpapi", "postgres", "temporal"}},
 		{"the domain imports no wiring, tool or HTTP", domain, concat(wiring, tools, []string{"httpapi"})},
+		{"the domain builds rail-neutral instructions: it imports no rail adapter", domain, []string{"rail", "railsim", "kafka"}},
 		{"the calendar imports only the leaves: it knows no payment or rail", []string{"calendar"}, concat(framework, domain, adapters, wiring, tools)},
 		{"the adapters import no wiring or tool", adapters, concat(wiring, tools)},
 		{"a leaf imports no framework, domain, wiring or tool", leaves, concat(framework, domain, wiring, tools)},
