@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/paydispatch/paydispatch/audit"
 	"github.com/paydispatch/paydispatch/client"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
@@ -110,6 +111,7 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 	router.HandlePacing(pacing.New(db.Pool))
 	router.HandleDispatchConfig(queue.New(db.Pool))
 	router.HandleDeadLetters(app.DeadLetters(db))
+	router.HandleAudit(audit.Log{DB: db.Pool}) // the admin changes are audited, or refused
 	router.SetBodyLimits(1<<20, 2<<30)
 	srv := httptest.NewServer(router)
 	defer srv.Close()
