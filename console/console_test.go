@@ -230,7 +230,9 @@ type fakeRails struct {
 	err     error
 }
 
-func (f fakeRails) RailFigures(context.Context) ([]console.RailFigure, error) { return f.figures, f.err }
+func (f fakeRails) RailFigures(context.Context) ([]console.RailFigure, error) {
+	return f.figures, f.err
+}
 
 // TestStatsShowTheRails: the figures hold every rail's as the wiring
 // computes them (an empty list without rails, never null), and a failed
