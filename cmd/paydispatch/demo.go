@@ -138,7 +138,7 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 
 	o.API, o.AdminToken, o.Pool, o.RailURL = "http://"+run.addr, adminToken, run.store.Pool, run.railURL
 	o.Out, o.Live = env.stdout, isTerminal(env.stdout)
-	o.CancelShare, o.Webhooks = true, true
+	o.CancelShare, o.Webhooks, o.Rails = true, true, true
 	if viaKafka {
 		o.Kafka = &demo.KafkaOptions{Brokers: run.kafkaBrokers, Topic: c.kc.Topic, EventsTopic: c.kc.EventsTopic}
 		fmt.Fprintf(env.stdout, "Kafka: embedded cluster on %v, intake topic %s, events topic %s\n", run.kafkaBrokers, c.kc.Topic, c.kc.EventsTopic)
