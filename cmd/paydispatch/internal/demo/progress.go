@@ -251,7 +251,12 @@ func (t *tracker) rate() float64 {
 
 func (t *tracker) show(s sample) {
 	rate := t.rate()
-	toExecute := t.expected - s.executed - s.payments["REJECTED"]
+	// Neither a cancelled payment nor one past a cut-off (held, rolled;
+	// a rejected one is among REJECTED) will execute in this run.
+	toExecute := t.expected - s.executed - s.payments["REJECTED"] - s.payments["CANCELLED"]
+	for _, r := range s.rails {
+		toExecute -= r.held + r.rolled
+	}
 	eta := "-"
 	switch {
 	case s.at < 0:
