@@ -94,7 +94,7 @@ func TestVerifyFindsEachRailFault(t *testing.T) {
 		{"an instruction after its cut-off", func(d *outcome) { d.railsOut[0].afterCutoff = 1 }, "nothing reached a rail after its cut-off"},
 		{"the simulator refused one as late", func(d *outcome) { d.railsOut[1].late = 1 }, "nothing reached a rail after its cut-off"},
 		{"a rail that received nothing", func(d *outcome) { d.railsOut[1].received = 0 }, "nothing reached a rail after its cut-off"},
-		{"the receipts unread", func(d *outcome) { d.railsOut = nil }, "nothing reached a rail after its cut-off"},
+		{"a rail's receipts unread", func(d *outcome) { d.railsOut = d.railsOut[:1] }, "nothing reached a rail after its cut-off"},
 		{"a payment against its tenant's rule", func(d *outcome) { d.railsOut[1].wrongRule = 1 }, "payments past the cut-off met their tenant's rule"},
 		{"a roll to a closed day", func(d *outcome) { d.railsOut[0].rolledElsewhere = 1 }, "payments past the cut-off met their tenant's rule"},
 		{"nothing missed a cut-off", func(d *outcome) {
