@@ -200,7 +200,7 @@ func waitPlaced(ctx context.Context, pool *pgxpool.Pool, tenant string, ids []st
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("Phase A stored %d of %d payments in 2 minutes", got, n)
+			return fmt.Errorf("only %d of %d payments placed by Phase A in 2 minutes", got, n)
 		}
 		select {
 		case <-ctx.Done():
