@@ -59,6 +59,8 @@ func goodRailsOutcome() *outcome {
 	d.final.payments["HELD"] = 20
 	d.rail.Unique -= 85
 	d.final.rails = map[string]railSample{railBulk: {rolled: 60}, railUrgent: {held: 20, rejected: 5}}
+	finish := instant.Add(22 * time.Second)
+	d.samples[0].rails = map[string]railSample{railBulk: {waiting: 560, rolled: 60, finish: &finish}, railUrgent: {held: 20, rejected: 5}}
 	d.rail.Rails = map[string]railsim.LedgerView{railBulk: {Unique: 700}, railUrgent: {Unique: d.rail.Unique - 700, Refused: d.rail.Refused}}
 	d.railsOut = []railOutcome{
 		{name: railBulk, rate: 25, cutoff: instant.Add(25 * time.Second), payments: 780, delivered: 700, rolled: 60, received: 700,
@@ -336,6 +338,7 @@ func TestReportRendersInChromium(t *testing.T) {
 	if !res.Passed() {
 		t.Fatalf("the good run on rails failed: %+v", res.Checks)
 	}
+	finish := *d.samples[0].rails[railBulk].finish
 	path = filepath.Join(t.TempDir(), "report-rails.html")
 	if err := writeReport(path, o, d, res); err != nil {
 		t.Fatal(err)
@@ -343,7 +346,7 @@ func TestReportRendersInChromium(t *testing.T) {
 	if html, err = os.ReadFile(path); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`<table id="rails">`, `<tr data-rail="SEPA">`, `<tr data-rail="URGENT">`, `<table id="projection">`,
+	for _, want := range []string{`<table id="rails" class="small">`, "<td>" + clock(finish) + "</td>", `<tr data-rail="SEPA">`, `<tr data-rail="URGENT">`, `<table id="projection">`,
 		"nothing reached a rail after its cut-off", "the projection at intake was right", "ROLLED past its rail&#39;s cut-off to 2026-11-25"} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("the report on rails lacks %q", want)

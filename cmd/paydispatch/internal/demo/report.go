@@ -69,6 +69,7 @@ table { border-collapse: collapse; margin: 1em 0; }
 td, th { border: 1px solid #ccc; padding: 4px 10px; text-align: left; }
 td.n { text-align: right; }
 .ok { color: #2e7d32; font-weight: bold; } .bad { color: #c62828; font-weight: bold; }
+table.small td, table.small th { font-size: 90%; padding: 3px 6px; }
 svg.chart { display: block; margin: 1.5em 0; max-width: 100%; height: auto; }
 </style></head>
 <body>
@@ -80,8 +81,8 @@ svg.chart { display: block; margin: 1.5em 0; max-width: 100%; height: auto; }
 {{end}}</table>
 {{with .Rails}}<h2>Rails</h2>
 <p>Two rails on the rail simulator, in the zone {{.Zone}} (where the run is around midday, so that the cut-offs fall on its business day, {{.Day}}; times below are this machine's), on the calendar DEMO, which closes {{.Closed}}: a payment rolled past a cut-off executes on {{.Next}}. Single calls and cobalt's file go by URGENT, the rest by SEPA; the files were sent one after another, each once Phase A had placed the one before. Past a cut-off, acme's payments roll, bravo's are rejected and cobalt's are held.</p>
-<table id="rails"><tr><th>rail</th><th>rate</th><th>cut-off</th><th>payments</th><th>delivered</th><th>returned</th><th>rolled</th><th>held</th><th>rejected</th><th>received by the rail</th><th>the last at</th><th>before the cut-off by</th><th>at or after it</th></tr>
-{{range .Rows}}<tr data-rail="{{.Name}}"><td>{{.Name}}</td><td class="n">{{.Rate}}/s</td><td>{{.Cutoff}}</td><td class="n">{{.Payments}}</td><td class="n">{{.Delivered}}</td><td class="n">{{.Returned}}</td><td class="n">{{.Rolled}}</td><td class="n">{{.Held}}</td><td class="n">{{.Rejected}}</td><td class="n">{{.Received}}</td><td>{{.LastReceived}}</td><td class="n">{{.Margin}}</td><td class="n {{if .AfterCutoff}}bad{{else}}ok{{end}}">{{.AfterCutoff}}</td></tr>
+<table id="rails" class="small"><tr><th>rail</th><th>rate</th><th>cut-off</th><th>sent (returned)</th><th>rolled</th><th>held</th><th>rejected</th><th>projected finish at the instant</th><th>the last instruction received</th><th>before the cut-off by</th><th>received at or after it</th></tr>
+{{range .Rows}}<tr data-rail="{{.Name}}"><td>{{.Name}}</td><td class="n">{{.Rate}}/s</td><td>{{.Cutoff}}</td><td class="n">{{.Received}} ({{.Returned}})</td><td class="n">{{.Rolled}}</td><td class="n">{{.Held}}</td><td class="n">{{.Rejected}}</td><td>{{.Finish}}</td><td>{{.LastReceived}}</td><td class="n">{{.Margin}}</td><td class="n {{if .AfterCutoff}}bad{{else}}ok{{end}}">{{.AfterCutoff}}</td></tr>
 {{end}}</table>
 <h3>Projected at intake, against what happened</h3>
 <table id="projection"><tr><th>file</th><th>rail</th><th></th><th>before the cut-off</th><th>first slot</th><th>last slot</th><th>rolled</th><th>held</th><th>rejected</th></tr>
@@ -150,9 +151,9 @@ type railsReport struct {
 }
 
 type railRow struct {
-	Name, Cutoff, LastReceived, Margin                                       string
-	Rate, Payments, Delivered, Returned, Rolled, Held, Rejected, AfterCutoff int
-	Received                                                                 int64
+	Name, Cutoff, LastReceived, Margin, Finish                     string
+	Rate, Delivered, Returned, Rolled, Held, Rejected, AfterCutoff int
+	Received                                                       int64
 }
 
 type projectionRow struct {
@@ -173,9 +174,16 @@ func railsOfReport(d *outcome) *railsReport {
 	rs := d.rails
 	out := &railsReport{Zone: rs.Zone, Day: rs.Day, Closed: rs.Closed, Next: rs.Next}
 	for _, r := range d.railsOut {
-		row := railRow{Name: r.name, Rate: r.rate, Cutoff: clock(r.cutoff) + " (" + clockIn(r.cutoff, rs.Zone) + " " + rs.Zone + ")", Payments: r.payments,
+		row := railRow{Name: r.name, Rate: r.rate, Cutoff: clock(r.cutoff) + " (" + clockIn(r.cutoff, rs.Zone) + " " + rs.Zone + ")",
 			Delivered: r.delivered, Returned: r.returned, Rolled: r.rolled, Held: r.held, Rejected: r.rejected, Received: r.received,
-			AfterCutoff: r.afterCutoff + int(r.late), LastReceived: "-", Margin: "-"}
+			AfterCutoff: r.afterCutoff + int(r.late), LastReceived: "-", Margin: "-", Finish: "-"}
+		// What the live table showed as the payments fell due.
+		for _, sm := range d.samples {
+			if x := sm.rails[r.name]; sm.at >= 0 && x.finish != nil {
+				row.Finish = clock(*x.finish)
+				break
+			}
+		}
 		if !r.lastReceived.IsZero() {
 			row.LastReceived = clock(r.lastReceived)
 			row.Margin = fmt.Sprintf("%.1f s", r.cutoff.Sub(r.lastReceived).Seconds())
