@@ -429,3 +429,38 @@ func TestCappedGroup(t *testing.T) {
 		})
 	}
 }
+
+// TestLiveTableShowsTheRails: the live table draws a line per rail under
+// its three (what was sent, waits, was rolled, held or rejected, the
+// cut-off, the projected finish and the margin, marked when past the
+// cut-off), and the next drawing moves up over all of them.
+func TestLiveTableShowsTheRails(t *testing.T) {
+	t.Parallel()
+	d := goodRailsOutcome()
+	var out strings.Builder
+	tr := newTracker(Options{Out: &out, Live: true, Rate: 40}, d.instant, 997, nil, d.rails)
+	finish := d.rails.Rails[1].Cutoff.Add(4 * time.Second)
+	margin := int64(-4)
+	s := sample{at: 3 * time.Second, payments: map[string]int{"DELIVERED": 100}, queue: map[string]int{},
+		rails: map[string]railSample{railBulk: {sent: 60, waiting: 500, rolled: 60}, railUrgent: {sent: 40, waiting: 100, held: 20, rejected: 5,
+			cutoff: &d.rails.Rails[1].Cutoff, finish: &finish, margin: &margin}}}
+	tr.show(s)
+	first := out.String()
+	lines := strings.Split(strings.TrimRight(first, "\n"), "\n")
+	if len(lines) != 6 || !strings.HasPrefix(lines[3], "rail ") || !strings.HasPrefix(lines[4], "SEPA ") || !strings.HasPrefix(lines[5], "URGENT ") {
+		t.Fatalf("the live table:\n%s", first)
+	}
+	for _, want := range []string{clock(d.rails.Rails[1].Cutoff), clock(finish), "-4 s PAST THE CUT-OFF", " 20 ", " 5 "} {
+		if !strings.Contains(lines[5], want) {
+			t.Errorf("URGENT's line lacks %q: %s", want, lines[5])
+		}
+	}
+	if strings.Contains(lines[4], "PAST") {
+		t.Errorf("SEPA's line is marked: %s", lines[4])
+	}
+	out.Reset()
+	tr.show(s)
+	if !strings.HasPrefix(out.String(), "\x1b[6A\x1b[J") {
+		t.Errorf("the redraw starts %q, want it to move up 6 lines", out.String()[:min(12, out.Len())])
+	}
+}
