@@ -4559,13 +4559,22 @@ func (s *ConsoleStats) encodeFields(e *jx.Encoder) {
 		}
 		e.ArrEnd()
 	}
+	{
+		e.FieldStart("rails")
+		e.ArrStart()
+		for _, elem := range s.Rails {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
 }
 
-var jsonFieldsNameOfConsoleStats = [4]string{
+var jsonFieldsNameOfConsoleStats = [5]string{
 	0: "at",
 	1: "instance",
 	2: "itemTypes",
 	3: "rateLimits",
+	4: "rails",
 }
 
 // Decode decodes ConsoleStats from json.
@@ -4637,6 +4646,24 @@ func (s *ConsoleStats) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"rateLimits\"")
 			}
+		case "rails":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				s.Rails = make([]ConsoleStatsRailsItem, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem ConsoleStatsRailsItem
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Rails = append(s.Rails, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rails\"")
+			}
 		default:
 			return d.Skip()
 		}
@@ -4647,7 +4674,7 @@ func (s *ConsoleStats) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00001111,
+		0b00011111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -5118,6 +5145,345 @@ func (s *ConsoleStatsItemTypesItemQueue) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *ConsoleStatsItemTypesItemQueue) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ConsoleStatsRailsItem) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ConsoleStatsRailsItem) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("name")
+		e.Str(s.Name)
+	}
+	{
+		e.FieldStart("type")
+		s.Type.Encode(e)
+	}
+	{
+		e.FieldStart("active")
+		e.Bool(s.Active)
+	}
+	{
+		e.FieldStart("waiting")
+		e.Int(s.Waiting)
+	}
+	{
+		e.FieldStart("waitingLater")
+		e.Int(s.WaitingLater)
+	}
+	{
+		e.FieldStart("held")
+		e.Int(s.Held)
+	}
+	{
+		e.FieldStart("rateLimitConfig")
+		e.Str(s.RateLimitConfig)
+	}
+	{
+		e.FieldStart("ratePerSecond")
+		e.Float64(s.RatePerSecond)
+	}
+	{
+		e.FieldStart("businessDay")
+		e.Str(s.BusinessDay)
+	}
+	{
+		if s.Cutoff.Set {
+			e.FieldStart("cutoff")
+			s.Cutoff.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.ProjectedFinish.Set {
+			e.FieldStart("projectedFinish")
+			s.ProjectedFinish.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		e.FieldStart("pastCutoff")
+		e.Bool(s.PastCutoff)
+	}
+	{
+		if s.MarginSeconds.Set {
+			e.FieldStart("marginSeconds")
+			s.MarginSeconds.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfConsoleStatsRailsItem = [13]string{
+	0:  "name",
+	1:  "type",
+	2:  "active",
+	3:  "waiting",
+	4:  "waitingLater",
+	5:  "held",
+	6:  "rateLimitConfig",
+	7:  "ratePerSecond",
+	8:  "businessDay",
+	9:  "cutoff",
+	10: "projectedFinish",
+	11: "pastCutoff",
+	12: "marginSeconds",
+}
+
+// Decode decodes ConsoleStatsRailsItem from json.
+func (s *ConsoleStatsRailsItem) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ConsoleStatsRailsItem to nil")
+	}
+	var requiredBitSet [2]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "name":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.Name = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"name\"")
+			}
+		case "type":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				if err := s.Type.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"type\"")
+			}
+		case "active":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := d.Bool()
+				s.Active = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"active\"")
+			}
+		case "waiting":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				v, err := d.Int()
+				s.Waiting = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"waiting\"")
+			}
+		case "waitingLater":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				v, err := d.Int()
+				s.WaitingLater = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"waitingLater\"")
+			}
+		case "held":
+			requiredBitSet[0] |= 1 << 5
+			if err := func() error {
+				v, err := d.Int()
+				s.Held = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"held\"")
+			}
+		case "rateLimitConfig":
+			requiredBitSet[0] |= 1 << 6
+			if err := func() error {
+				v, err := d.Str()
+				s.RateLimitConfig = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rateLimitConfig\"")
+			}
+		case "ratePerSecond":
+			requiredBitSet[0] |= 1 << 7
+			if err := func() error {
+				v, err := d.Float64()
+				s.RatePerSecond = float64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ratePerSecond\"")
+			}
+		case "businessDay":
+			requiredBitSet[1] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.BusinessDay = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"businessDay\"")
+			}
+		case "cutoff":
+			if err := func() error {
+				s.Cutoff.Reset()
+				if err := s.Cutoff.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"cutoff\"")
+			}
+		case "projectedFinish":
+			if err := func() error {
+				s.ProjectedFinish.Reset()
+				if err := s.ProjectedFinish.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"projectedFinish\"")
+			}
+		case "pastCutoff":
+			requiredBitSet[1] |= 1 << 3
+			if err := func() error {
+				v, err := d.Bool()
+				s.PastCutoff = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"pastCutoff\"")
+			}
+		case "marginSeconds":
+			if err := func() error {
+				s.MarginSeconds.Reset()
+				if err := s.MarginSeconds.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"marginSeconds\"")
+			}
+		default:
+			return errors.Errorf("unexpected field %q", k)
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ConsoleStatsRailsItem")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [2]uint8{
+		0b11111111,
+		0b00001001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfConsoleStatsRailsItem) {
+					name = jsonFieldsNameOfConsoleStatsRailsItem[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ConsoleStatsRailsItem) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ConsoleStatsRailsItem) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ConsoleStatsRailsItemType as json.
+func (s ConsoleStatsRailsItemType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes ConsoleStatsRailsItemType from json.
+func (s *ConsoleStatsRailsItemType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ConsoleStatsRailsItemType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch ConsoleStatsRailsItemType(v) {
+	case ConsoleStatsRailsItemTypeSEPAJSON:
+		*s = ConsoleStatsRailsItemTypeSEPAJSON
+	case ConsoleStatsRailsItemTypePACS008:
+		*s = ConsoleStatsRailsItemTypePACS008
+	default:
+		*s = ConsoleStatsRailsItemType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s ConsoleStatsRailsItemType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ConsoleStatsRailsItemType) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

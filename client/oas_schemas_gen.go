@@ -1503,6 +1503,9 @@ type ConsoleStats struct {
 	Instance   string                       `json:"instance"`
 	ItemTypes  []ConsoleStatsItemTypesItem  `json:"itemTypes"`
 	RateLimits []ConsoleStatsRateLimitsItem `json:"rateLimits"`
+	// Every rail by name, with what waits for it and its current business day's cut-off against the
+	// projected finish: the figures of GET /admin/rails/{name} and the paydispatch_rail_* metrics.
+	Rails []ConsoleStatsRailsItem `json:"rails"`
 }
 
 // GetAt returns the value of At.
@@ -1525,6 +1528,11 @@ func (s *ConsoleStats) GetRateLimits() []ConsoleStatsRateLimitsItem {
 	return s.RateLimits
 }
 
+// GetRails returns the value of Rails.
+func (s *ConsoleStats) GetRails() []ConsoleStatsRailsItem {
+	return s.Rails
+}
+
 // SetAt sets the value of At.
 func (s *ConsoleStats) SetAt(val time.Time) {
 	s.At = val
@@ -1543,6 +1551,11 @@ func (s *ConsoleStats) SetItemTypes(val []ConsoleStatsItemTypesItem) {
 // SetRateLimits sets the value of RateLimits.
 func (s *ConsoleStats) SetRateLimits(val []ConsoleStatsRateLimitsItem) {
 	s.RateLimits = val
+}
+
+// SetRails sets the value of Rails.
+func (s *ConsoleStats) SetRails(val []ConsoleStatsRailsItem) {
+	s.Rails = val
 }
 
 func (*ConsoleStats) getConsoleStatsRes() {}
@@ -1735,6 +1748,206 @@ func (s *ConsoleStatsItemTypesItemQueue) SetDEADLETTER(val int) {
 // SetPARKED sets the value of PARKED.
 func (s *ConsoleStatsItemTypesItemQueue) SetPARKED(val int) {
 	s.PARKED = val
+}
+
+type ConsoleStatsRailsItem struct {
+	Name   string                    `json:"name"`
+	Type   ConsoleStatsRailsItemType `json:"type"`
+	Active bool                      `json:"active"`
+	// Payments SCHEDULED on it for its current business day, not yet begun.
+	Waiting int `json:"waiting"`
+	// Payments SCHEDULED on it for a later business day (rolled past a cut-off, or asked for then).
+	WaitingLater int `json:"waitingLater"`
+	// Payments HELD at its cut-off, waiting for an operator.
+	Held int `json:"held"`
+	// The config it is paced by: its own, or PAYMENT's; empty: none found.
+	RateLimitConfig string `json:"rateLimitConfig"`
+	// The config's limit a second; 0: not paced, or the config is inactive.
+	RatePerSecond float64 `json:"ratePerSecond"`
+	// The business day a payment requested now executes on (YYYY-MM-DD); empty: its calendar has none
+	// within two years.
+	BusinessDay string `json:"businessDay"`
+	// That day's cut-off (absent: the rail has none).
+	Cutoff OptDateTime `json:"cutoff"`
+	// When the day's waiting payments are projected to have left: the later of their last slot and now
+	// plus what waits at the rate (absent: none waits).
+	ProjectedFinish OptDateTime `json:"projectedFinish"`
+	// The projected finish is at or after the cut-off.
+	PastCutoff bool `json:"pastCutoff"`
+	// The cut-off less the projected finish, in whole seconds rounded down (negative: past it); absent
+	// without a cut-off or anything waiting.
+	MarginSeconds OptInt `json:"marginSeconds"`
+}
+
+// GetName returns the value of Name.
+func (s *ConsoleStatsRailsItem) GetName() string {
+	return s.Name
+}
+
+// GetType returns the value of Type.
+func (s *ConsoleStatsRailsItem) GetType() ConsoleStatsRailsItemType {
+	return s.Type
+}
+
+// GetActive returns the value of Active.
+func (s *ConsoleStatsRailsItem) GetActive() bool {
+	return s.Active
+}
+
+// GetWaiting returns the value of Waiting.
+func (s *ConsoleStatsRailsItem) GetWaiting() int {
+	return s.Waiting
+}
+
+// GetWaitingLater returns the value of WaitingLater.
+func (s *ConsoleStatsRailsItem) GetWaitingLater() int {
+	return s.WaitingLater
+}
+
+// GetHeld returns the value of Held.
+func (s *ConsoleStatsRailsItem) GetHeld() int {
+	return s.Held
+}
+
+// GetRateLimitConfig returns the value of RateLimitConfig.
+func (s *ConsoleStatsRailsItem) GetRateLimitConfig() string {
+	return s.RateLimitConfig
+}
+
+// GetRatePerSecond returns the value of RatePerSecond.
+func (s *ConsoleStatsRailsItem) GetRatePerSecond() float64 {
+	return s.RatePerSecond
+}
+
+// GetBusinessDay returns the value of BusinessDay.
+func (s *ConsoleStatsRailsItem) GetBusinessDay() string {
+	return s.BusinessDay
+}
+
+// GetCutoff returns the value of Cutoff.
+func (s *ConsoleStatsRailsItem) GetCutoff() OptDateTime {
+	return s.Cutoff
+}
+
+// GetProjectedFinish returns the value of ProjectedFinish.
+func (s *ConsoleStatsRailsItem) GetProjectedFinish() OptDateTime {
+	return s.ProjectedFinish
+}
+
+// GetPastCutoff returns the value of PastCutoff.
+func (s *ConsoleStatsRailsItem) GetPastCutoff() bool {
+	return s.PastCutoff
+}
+
+// GetMarginSeconds returns the value of MarginSeconds.
+func (s *ConsoleStatsRailsItem) GetMarginSeconds() OptInt {
+	return s.MarginSeconds
+}
+
+// SetName sets the value of Name.
+func (s *ConsoleStatsRailsItem) SetName(val string) {
+	s.Name = val
+}
+
+// SetType sets the value of Type.
+func (s *ConsoleStatsRailsItem) SetType(val ConsoleStatsRailsItemType) {
+	s.Type = val
+}
+
+// SetActive sets the value of Active.
+func (s *ConsoleStatsRailsItem) SetActive(val bool) {
+	s.Active = val
+}
+
+// SetWaiting sets the value of Waiting.
+func (s *ConsoleStatsRailsItem) SetWaiting(val int) {
+	s.Waiting = val
+}
+
+// SetWaitingLater sets the value of WaitingLater.
+func (s *ConsoleStatsRailsItem) SetWaitingLater(val int) {
+	s.WaitingLater = val
+}
+
+// SetHeld sets the value of Held.
+func (s *ConsoleStatsRailsItem) SetHeld(val int) {
+	s.Held = val
+}
+
+// SetRateLimitConfig sets the value of RateLimitConfig.
+func (s *ConsoleStatsRailsItem) SetRateLimitConfig(val string) {
+	s.RateLimitConfig = val
+}
+
+// SetRatePerSecond sets the value of RatePerSecond.
+func (s *ConsoleStatsRailsItem) SetRatePerSecond(val float64) {
+	s.RatePerSecond = val
+}
+
+// SetBusinessDay sets the value of BusinessDay.
+func (s *ConsoleStatsRailsItem) SetBusinessDay(val string) {
+	s.BusinessDay = val
+}
+
+// SetCutoff sets the value of Cutoff.
+func (s *ConsoleStatsRailsItem) SetCutoff(val OptDateTime) {
+	s.Cutoff = val
+}
+
+// SetProjectedFinish sets the value of ProjectedFinish.
+func (s *ConsoleStatsRailsItem) SetProjectedFinish(val OptDateTime) {
+	s.ProjectedFinish = val
+}
+
+// SetPastCutoff sets the value of PastCutoff.
+func (s *ConsoleStatsRailsItem) SetPastCutoff(val bool) {
+	s.PastCutoff = val
+}
+
+// SetMarginSeconds sets the value of MarginSeconds.
+func (s *ConsoleStatsRailsItem) SetMarginSeconds(val OptInt) {
+	s.MarginSeconds = val
+}
+
+type ConsoleStatsRailsItemType string
+
+const (
+	ConsoleStatsRailsItemTypeSEPAJSON ConsoleStatsRailsItemType = "SEPA_JSON"
+	ConsoleStatsRailsItemTypePACS008  ConsoleStatsRailsItemType = "PACS008"
+)
+
+// AllValues returns all ConsoleStatsRailsItemType values.
+func (ConsoleStatsRailsItemType) AllValues() []ConsoleStatsRailsItemType {
+	return []ConsoleStatsRailsItemType{
+		ConsoleStatsRailsItemTypeSEPAJSON,
+		ConsoleStatsRailsItemTypePACS008,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ConsoleStatsRailsItemType) MarshalText() ([]byte, error) {
+	switch s {
+	case ConsoleStatsRailsItemTypeSEPAJSON:
+		return []byte(s), nil
+	case ConsoleStatsRailsItemTypePACS008:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ConsoleStatsRailsItemType) UnmarshalText(data []byte) error {
+	switch ConsoleStatsRailsItemType(data) {
+	case ConsoleStatsRailsItemTypeSEPAJSON:
+		*s = ConsoleStatsRailsItemTypeSEPAJSON
+		return nil
+	case ConsoleStatsRailsItemTypePACS008:
+		*s = ConsoleStatsRailsItemTypePACS008
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 type ConsoleStatsRateLimitsItem struct {

@@ -21,8 +21,9 @@
 // item type's queue by status (queue.Depth, from the database), its kill
 // switch and pacing config, the executions this process let go at their
 // slots (the dispatcher's metrics, dispatch.Metrics, as the Grafana
-// dashboard draws them), and each rate-limit config's limit in executions
-// a second. The script polls it every second and keeps the last five
+// dashboard draws them), each rate-limit config's limit in executions
+// a second, and each rail's backlog, rate and current business day's
+// cut-off against the projected finish (from the wiring: Rails). The script polls it every second and keeps the last five
 // minutes in the browser.
 //
 // It is an adapter at the edge, beside httpapi: it knows the dispatch
@@ -56,6 +57,13 @@ type Queue interface {
 // Limits is what the console reads of the rate limiter (pacing.Limiter).
 type Limits interface {
 	ListConfigs(ctx context.Context) ([]pacing.Config, error)
+}
+
+// Rails is what the console reads of the rails: each one's figures now,
+// as GET /admin/rails/{name} and the rail metrics compute them (the
+// wiring's, which knows the payments and the routing tables).
+type Rails interface {
+	RailFigures(ctx context.Context) ([]RailFigure, error)
 }
 
 // The routes the console adds. The page and its files are public (they
@@ -108,8 +116,8 @@ const ExecutionsMetric = "paydispatch_dispatch_execution_lag_seconds"
 // and style sheet (GET /console/{file}) and the figures its charts draw
 // (GET /admin/console/stats). counters gathers this process's dispatcher
 // metrics (dispatch.NewMetrics's registry), read at each figure; nil: no
-// executions are counted.
-func Register(rt *httpapi.Router, q Queue, l Limits, counters prometheus.Gatherer) {
+// executions are counted. rails gives each rail's figures; nil: none.
+func Register(rt *httpapi.Router, q Queue, l Limits, counters prometheus.Gatherer, rails Rails) {
 	rt.Handle(PagePattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		serveAsset(w, r, files["index.html"])
 	}))
@@ -122,7 +130,7 @@ func Register(rt *httpapi.Router, q Queue, l Limits, counters prometheus.Gathere
 		}
 		serveAsset(w, r, a)
 	}))
-	s := &stats{q: q, l: l, counters: counters, now: time.Now, instance: rand.Text()[:12]}
+	s := &stats{q: q, l: l, rails: rails, counters: counters, now: time.Now, instance: rand.Text()[:12]}
 	rt.Handle(StatsPattern, http.HandlerFunc(s.serve))
 }
 
@@ -159,6 +167,40 @@ type Stats struct {
 	Instance   string          `json:"instance"`
 	ItemTypes  []ItemTypeStats `json:"itemTypes"`
 	RateLimits []RateLimit     `json:"rateLimits"`
+	// Rails are every rail's figures, by name.
+	Rails []RailFigure `json:"rails"`
+}
+
+// RailFigure is a rail now: what waits for it and whether it makes its
+// current business day's cut-off.
+type RailFigure struct {
+	Name   string `json:"name"`
+	Type   string `json:"type"`
+	Active bool   `json:"active"`
+	// Waiting counts the payments SCHEDULED on it for its current
+	// business day, not yet begun; WaitingLater those SCHEDULED for a
+	// later one (rolled past a cut-off, or asked for then); Held those
+	// HELD at a cut-off, waiting for an operator.
+	Waiting      int64 `json:"waiting"`
+	WaitingLater int64 `json:"waitingLater"`
+	Held         int64 `json:"held"`
+	// RateLimitConfig paces it (its own, or PAYMENT's; "": none found),
+	// at RatePerSecond (0: not paced, or the config is inactive).
+	RateLimitConfig string  `json:"rateLimitConfig"`
+	RatePerSecond   float64 `json:"ratePerSecond"`
+	// BusinessDay is the day a payment requested now executes on, Cutoff
+	// its cut-off (nil: none); "" when its calendar has no business day
+	// within two years.
+	BusinessDay string     `json:"businessDay"`
+	Cutoff      *time.Time `json:"cutoff,omitempty"`
+	// ProjectedFinish is when the day's waiting payments are projected to
+	// have left (nil: none waits): the later of their last slot and now
+	// plus what waits at the rate. PastCutoff: it is at or after the
+	// cut-off; MarginSeconds is the cut-off less it, in whole seconds
+	// rounded down (negative: past it; nil without either).
+	ProjectedFinish *time.Time `json:"projectedFinish,omitempty"`
+	PastCutoff      bool       `json:"pastCutoff"`
+	MarginSeconds   *int64     `json:"marginSeconds,omitempty"`
 }
 
 // ItemTypeStats is one item type's queue and settings now.
@@ -204,6 +246,7 @@ type RateLimit struct {
 type stats struct {
 	q        Queue
 	l        Limits
+	rails    Rails
 	counters prometheus.Gatherer
 	instance string
 	now      func() time.Time
@@ -254,7 +297,15 @@ func (s *stats) read(ctx context.Context) (*Stats, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &Stats{Instance: s.instance, ItemTypes: make([]ItemTypeStats, 0, len(types)), RateLimits: make([]RateLimit, 0, len(limits))}
+	st := &Stats{Instance: s.instance, ItemTypes: make([]ItemTypeStats, 0, len(types)), RateLimits: make([]RateLimit, 0, len(limits)),
+		Rails: []RailFigure{}}
+	if s.rails != nil {
+		rails, err := s.rails.RailFigures(ctx)
+		if err != nil {
+			return nil, err
+		}
+		st.Rails = append(st.Rails, rails...)
+	}
 	perSecond := map[string]float64{}
 	for _, c := range limits {
 		rl := RateLimit{ConfigName: c.Name, MaxPerWindow: c.MaxPerWindow, WindowSize: pacing.FormatISODuration(c.Window), Active: c.Active}

@@ -64,7 +64,7 @@ func (fakeLimits) ListConfigs(context.Context) ([]pacing.Config, error) {
 
 func newRouter(q console.Queue, counters prometheus.Gatherer) *httpapi.Router {
 	rt := httpapi.NewRouter(nil)
-	console.Register(rt, q, fakeLimits{}, counters)
+	console.Register(rt, q, fakeLimits{}, counters, nil)
 	rt.RequireAuth(tokens{
 		"admin":  {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"reader": {TokenID: "r", Scopes: []auth.Scope{auth.PaymentsRead}},
@@ -222,5 +222,63 @@ func TestStats(t *testing.T) {
 	}
 	if q.depths.Load() == reads || again.ItemTypes[0].Executed != 4 || again.Instance != st.Instance {
 		t.Errorf("a second later: %d reads of the queue (then %d), %+v", q.depths.Load(), reads, again.ItemTypes[0])
+	}
+}
+
+type fakeRails struct {
+	figures []console.RailFigure
+	err     error
+}
+
+func (f fakeRails) RailFigures(context.Context) ([]console.RailFigure, error) {
+	return f.figures, f.err
+}
+
+// TestStatsShowTheRails: the figures hold every rail's as the wiring
+// computes them (an empty list without rails, never null), and a failed
+// read of them is a 503 problem, not half the figures.
+func TestStatsShowTheRails(t *testing.T) {
+	t.Parallel()
+	cutoff := time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC)
+	finish, margin := cutoff.Add(90*time.Second), int64(-90)
+	sepa := console.RailFigure{Name: "SEPA", Type: "SEPA_JSON", Active: true, Waiting: 4500, WaitingLater: 20, Held: 3, RateLimitConfig: "sepa",
+		RatePerSecond: 40, BusinessDay: "2026-11-23", Cutoff: &cutoff, ProjectedFinish: &finish, PastCutoff: true, MarginSeconds: &margin}
+	for _, tc := range []struct {
+		name  string
+		rails console.Rails
+		code  int
+		want  string // the rails as JSON
+	}{
+		{"no rails wired", nil, http.StatusOK, `[]`},
+		{"none yet", fakeRails{}, http.StatusOK, `[]`},
+		{"two", fakeRails{figures: []console.RailFigure{{Name: "DEFAULT", Type: "SEPA_JSON", Active: true}, sepa}}, http.StatusOK,
+			`[{"name":"DEFAULT","type":"SEPA_JSON","active":true,"waiting":0,"waitingLater":0,"held":0,"rateLimitConfig":"","ratePerSecond":0,"businessDay":"","pastCutoff":false},` +
+				`{"name":"SEPA","type":"SEPA_JSON","active":true,"waiting":4500,"waitingLater":20,"held":3,"rateLimitConfig":"sepa","ratePerSecond":40,"businessDay":"2026-11-23",` +
+				`"cutoff":"2026-11-23T15:00:00Z","projectedFinish":"2026-11-23T15:01:30Z","pastCutoff":true,"marginSeconds":-90}]`},
+		{"unreadable", fakeRails{err: context.DeadlineExceeded}, http.StatusServiceUnavailable, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rt := httpapi.NewRouter(nil)
+			console.Register(rt, &fakeQueue{}, fakeLimits{}, nil, tc.rails)
+			rt.RequireAuth(tokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}})
+			rec := get(rt, "/admin/console/stats", "admin")
+			if rec.Code != tc.code {
+				t.Fatalf("%d, want %d: %s", rec.Code, tc.code, rec.Body)
+			}
+			if tc.code != http.StatusOK {
+				if rec.Header().Get("Content-Type") != "application/problem+json" {
+					t.Errorf("content type %q", rec.Header().Get("Content-Type"))
+				}
+				return
+			}
+			var st struct{ Rails json.RawMessage }
+			if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
+				t.Fatal(err)
+			}
+			if string(st.Rails) != tc.want {
+				t.Errorf("rails %s\nwant  %s", st.Rails, tc.want)
+			}
+		})
 	}
 }

@@ -43,7 +43,7 @@ func contractRouter(t *testing.T) *httpapi.Router {
 	rt.HandleDeadLetters(newFakeDeadLetters())
 	rt.HandleRails(newFakeRails())
 	console.Register(rt, consoleQueue{newFakeDispatchConfigs()}, &fakePacer{configs: []pacing.Config{
-		{Name: "fifty", MaxPerWindow: 50, Window: time.Second, Headroom: 100, Active: true, Version: 1}}}, nil)
+		{Name: "fifty", MaxPerWindow: 50, Window: time.Second, Headroom: 100, Active: true, Version: 1}}}, nil, consoleRails{})
 	rt.HandleOpenAPI()
 	rt.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	rt.RequireAuth(fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}})
@@ -56,6 +56,20 @@ type consoleQueue struct{ *fakeDispatchConfigs }
 
 func (consoleQueue) Depth(context.Context, string) (queue.Depth, error) {
 	return queue.Depth{ByStatus: map[queue.Status]int64{queue.StatusReady: 12, queue.StatusCompleted: 30}}, nil
+}
+
+// consoleRails are two rails' figures: one past its cut-off, one with
+// none and nothing waiting.
+type consoleRails struct{}
+
+func (consoleRails) RailFigures(context.Context) ([]console.RailFigure, error) {
+	cutoff := time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC)
+	finish, margin := cutoff.Add(90*time.Second), int64(-90)
+	return []console.RailFigure{
+		{Name: "DEFAULT", Type: "SEPA_JSON", Active: true, RateLimitConfig: "fifty", RatePerSecond: 50, BusinessDay: "2026-11-23"},
+		{Name: "SEPA", Type: "PACS008", Active: true, Waiting: 4500, WaitingLater: 20, Held: 3, RateLimitConfig: "sepa", RatePerSecond: 40,
+			BusinessDay: "2026-11-23", Cutoff: &cutoff, ProjectedFinish: &finish, PastCutoff: true, MarginSeconds: &margin},
+	}, nil
 }
 
 // contractHooks holds one endpoint of acme's.

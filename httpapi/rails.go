@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -88,6 +89,12 @@ type RailStatus struct {
 	// BusinessDay is the day a payment requested now executes on (nil:
 	// its calendar has no business day within two years).
 	BusinessDay *RailDay `json:"businessDay,omitempty"`
+	// DayWaiting counts the business day's own waiting payments (not
+	// those rolled past it), and RatePerSecond is the rate its projected
+	// finish is worked out at (0: the config is missing or inactive): what
+	// the rail metrics and the console show beside the rest.
+	DayWaiting    int64   `json:"-"`
+	RatePerSecond float64 `json:"-"`
 }
 
 // RailRate is the rate a rail's payments are paced at.
@@ -166,24 +173,68 @@ func (s RailStore) RailStatus(ctx context.Context, name string) (RailStatus, err
 	if err != nil {
 		return RailStatus{}, err
 	}
-	out := RailStatus{RailJSON: RailJSONOf(rail)}
-	if out.Backlog, err = s.Payments.RailBacklog(ctx, name, time.Time{}); err != nil {
+	def, err := s.defaultPacingConfig(ctx)
+	if err != nil {
 		return RailStatus{}, err
 	}
-	cfg := rail.PacingConfig
-	if cfg == "" && s.Queue != nil {
-		switch qc, err := s.Queue.GetConfig(ctx, payment.ItemType); {
-		case err == nil:
-			cfg = qc.PacingConfig
-		case !errors.Is(err, queue.ErrNotFound):
-			return RailStatus{}, err
-		}
+	return s.status(ctx, rail, def)
+}
+
+// RailStatuses is every rail's status, by name: the one computation of a
+// rail's figures that GET /admin/rails/{name}, the rail metrics and the
+// console's figures all show.
+func (s RailStore) RailStatuses(ctx context.Context) ([]RailStatus, error) {
+	rails, err := routing.ListRails(ctx, s.DB)
+	if err != nil {
+		return nil, err
 	}
+	def, err := s.defaultPacingConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RailStatus, 0, len(rails))
+	for _, r := range rails {
+		st, err := s.status(ctx, r, def)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// defaultPacingConfig is PAYMENT's rate-limit config, the one of a rail
+// that names none ("": none, or no queue to read it from).
+func (s RailStore) defaultPacingConfig(ctx context.Context) (string, error) {
+	if s.Queue == nil {
+		return "", nil
+	}
+	switch qc, err := s.Queue.GetConfig(ctx, payment.ItemType); {
+	case err == nil:
+		return qc.PacingConfig, nil
+	case errors.Is(err, queue.ErrNotFound):
+		return "", nil
+	default:
+		return "", err
+	}
+}
+
+// status is rail's figures now, def the config of a rail that names none.
+func (s RailStore) status(ctx context.Context, rail routing.Rail, def string) (RailStatus, error) {
+	out := RailStatus{RailJSON: RailJSONOf(rail)}
+	var err error
+	if out.Backlog, err = s.Payments.RailBacklog(ctx, rail.Name, time.Time{}); err != nil {
+		return RailStatus{}, err
+	}
+	cfg := cmp.Or(rail.PacingConfig, def)
 	if cfg != "" && s.Pacing != nil {
 		switch c, err := s.Pacing.GetConfig(ctx, cfg); {
 		case err == nil:
 			out.Rate = &RailRate{RateLimitConfig: c.Name, MaxPerWindow: c.MaxPerWindow, WindowSize: pacing.FormatISODuration(c.Window),
 				PerSecond: float64(c.MaxPerWindow) / c.Window.Seconds(), Active: c.Active}
+			if c.Active {
+				out.RatePerSecond = out.Rate.PerSecond
+			}
 		case !errors.Is(err, pacing.ErrConfigNotFound):
 			return RailStatus{}, err
 		}
@@ -204,15 +255,12 @@ func (s RailStore) RailStatus(ctx context.Context, name string) (RailStatus, err
 	case err == nil:
 		// The day's own: what waits for its cut-off, not what was rolled
 		// past it.
-		b, err := s.Payments.RailBacklog(ctx, name, day.Cutoff)
+		b, err := s.Payments.RailBacklog(ctx, rail.Name, day.Cutoff)
 		if err != nil {
 			return RailStatus{}, err
 		}
-		rate := 0.0
-		if out.Rate != nil && out.Rate.Active {
-			rate = out.Rate.PerSecond
-		}
-		out.BusinessDay = railDay(day, b, rate, now())
+		out.DayWaiting = b.Waiting
+		out.BusinessDay = railDay(day, b, out.RatePerSecond, now())
 	case !errors.Is(err, calendar.ErrNoBusinessDay):
 		return RailStatus{}, err
 	}

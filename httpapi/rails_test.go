@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -272,6 +274,39 @@ func TestRailStatus(t *testing.T) {
 	if b.Waiting != 100 || b.LastSlot == nil || b.LastSlot.Before(day.Add(31*time.Hour)) || bd.PastCutoff ||
 		bd.ProjectedFinish == nil || !bd.ProjectedFinish.Equal(dayFinish) {
 		t.Fatalf("after a roll: backlog %+v, business day %+v", b, bd)
+	}
+
+	// Every rail's figures at once (what the metrics and the console
+	// show) are the API's, with the day's own waiting and the rate its
+	// finish was worked out at.
+	store := httpapi.RailStore{DB: d.pool, Payments: payment.NewStore(d.pool), Pacing: d.lim, Queue: queue.New(d.pool),
+		Now: func() time.Time { return day.Add(10 * time.Hour) }}
+	all, err := store.RailStatuses(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, x := range all {
+		names = append(names, x.Name)
+		one, err := store.RailStatus(ctx, x.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(one, x) {
+			t.Errorf("%s: RailStatuses %+v, RailStatus %+v", x.Name, x, one)
+		}
+		if x.Name == "LATE" && (x.DayWaiting != 70 || x.Backlog.Waiting != 100 || x.RatePerSecond != 10) {
+			t.Errorf("LATE: the day's waiting %d of %d, at %v a second; want 70 of 100 at 10", x.DayWaiting, x.Backlog.Waiting, x.RatePerSecond)
+		}
+	}
+	if !slices.Equal(names, []string{"DEFAULT", "LATE"}) {
+		t.Errorf("rails %v, want DEFAULT and LATE", names)
+	}
+	if _, err := d.lim.Deactivate(ctx, "sepa"); err != nil {
+		t.Fatal(err)
+	}
+	if late, err := store.RailStatus(ctx, "LATE"); err != nil || late.RatePerSecond != 0 || late.Rate == nil || late.Rate.Active {
+		t.Errorf("its config deactivated, LATE's rate: %v, %+v (%v)", late.RatePerSecond, late.Rate, err)
 	}
 }
 

@@ -19,7 +19,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/demo"
 	"github.com/paydispatch/paydispatch/console"
+	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/railsim"
 )
@@ -35,10 +37,12 @@ import (
 // of its own, a payment the rail refused (RETURNED, an outbox dead
 // letter) once the refusal is lifted at the rail, and sees it DELIVERED,
 // received by the rail exactly once; looks that payment up with its
-// process log and opens its execution in Temporal's Web UI. verify finds
-// nothing. A screenshot of each step is written to
-// $PAYDISPATCH_TEST_ARTIFACTS (default: a directory under the temporary
-// directory, logged).
+// process log and opens its execution in Temporal's Web UI. The rails
+// panel shows each rail's backlog against its cut-off: DEFAULT's
+// waiting payments while the file drains, and a rail whose projected
+// finish is past its cut-off marked so. verify finds nothing. A
+// screenshot of each step is written to $PAYDISPATCH_TEST_ARTIFACTS
+// (default: a directory under the temporary directory, logged).
 func TestConsoleInChromium(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -176,6 +180,74 @@ func TestConsoleInChromium(t *testing.T) {
 	}
 	shot("settings")
 
+	// 3b. The rails panel: a rail whose cut-off is two and a half minutes
+	// away (in a zone where it is midday, so that it falls today), paced
+	// by a config of its own at one a second, and five payments waiting
+	// for it. Its config lowered to one a minute, what waits would leave
+	// at about now + 5 min, past the cut-off: the panel marks the rail,
+	// with a negative margin, beside DEFAULT. The five are then cancelled.
+	zone := demo.MiddayZone(time.Now())
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lateConfig := func(window string) {
+		t.Helper()
+		var v any
+		if code := postJSON(t, base+"/admin/rate-limit/config", "application/json",
+			`{"configName":"console-late","maxPerWindow":1,"windowSize":"`+window+`"}`, &v); code != http.StatusOK && code != http.StatusCreated {
+			t.Fatalf("config console-late: %d %v", code, v)
+		}
+	}
+	lateConfig("PT1S")
+	var v any
+	if code := postJSON(t, base+"/admin/rails", "application/json", fmt.Sprintf(`{"name":"CONSOLE-LATE","type":"SEPA_JSON","rateLimitConfig":"console-late",`+
+		`"timeZone":%q,"cutoff":%q}`, zone, time.Now().Add(150*time.Second).In(loc).Format("15:04:05")), &v); code != http.StatusCreated {
+		t.Fatalf("the rail: %d %v", code, v)
+	}
+	lateAt := time.Now().Add(100 * time.Second).UTC().Truncate(time.Second).Format(time.RFC3339)
+	for i := range 5 {
+		body := fmt.Sprintf(`{"paymentId":"late-%d","tenantId":"acme","debtorAccount":"ACC-1","amount":"10.00","currency":"EUR","rail":"CONSOLE-LATE",`+
+			`"creditor":{"name":"Jane Doe","iban":"DE89370400440532013000"},"requestedExecutionTime":%q}`, i, lateAt)
+		if r := postRetrying(t, base+"/v1/payments", "application/json", body); r.StatusCode != http.StatusAccepted {
+			t.Fatalf("payment late-%d: %d", i, r.StatusCode)
+		}
+	}
+	var lateRail httpapi.RailStatus
+	waitUntil(t, within(20*time.Second), func() bool {
+		lateRail = httpapi.RailStatus{}
+		return json.Unmarshal([]byte(get(t, base+"/admin/rails/CONSOLE-LATE")), &lateRail) == nil && lateRail.Backlog.Waiting == 5
+	})
+	lateConfig("PT60S")
+	lateRow := `#rails tr[data-rail="CONSOLE-LATE"]`
+	until("the late rail marked past its cut-off", `(document.querySelector('`+lateRow+`') || {dataset: {}}).dataset.pastCutoff === 'true'`, 10*time.Second)
+	if err := json.Unmarshal([]byte(get(t, base+"/admin/rails/CONSOLE-LATE")), &lateRail); err != nil || lateRail.BusinessDay == nil ||
+		lateRail.BusinessDay.Cutoff == nil || !lateRail.BusinessDay.PastCutoff {
+		t.Fatalf("the rail through the API: %+v (%v)", lateRail, err)
+	}
+	cell := func(row, col string) string {
+		return eval(`document.querySelector('` + row + ` td[data-col="` + col + `"]').textContent`)
+	}
+	if got, want := cell(lateRow, "cutoff"), strings.Replace(lateRail.BusinessDay.Cutoff.Format(time.RFC3339), "T", " ", 1); got != want {
+		t.Errorf("the panel's cut-off %q, the API's %q", got, want)
+	}
+	if got := cell(lateRow, "waiting") + "|" + cell(lateRow, "rate") + "|" + cell(lateRow, "type"); got != "5|0.02|SEPA_JSON" {
+		t.Errorf("the late rail's waiting, limit and type: %q", got)
+	}
+	if m := cell(lateRow, "margin"); !strings.HasPrefix(m, "−") || !strings.HasSuffix(m, " s") {
+		t.Errorf("the late rail's margin %q, want a negative one", m)
+	}
+	if eval(`document.querySelector('#rails tr[data-rail="DEFAULT"]').dataset.pastCutoff + '|' + document.querySelector('#rails tr[data-rail="DEFAULT"] td[data-col="cutoff"]').textContent`) != "false|— (none)" {
+		t.Error("DEFAULT's row is not shown as a rail without a cut-off")
+	}
+	shot("rails")
+	for i := range 5 {
+		var c any
+		if code := postJSON(t, fmt.Sprintf("%s/v1/payments/late-%d/cancel?tenantId=acme", base, i), "application/json", "", &c); code != http.StatusOK {
+			t.Fatalf("cancel late-%d: %d %v", i, code, c)
+		}
+	}
+
 	// 4. A payment the rail will refuse, and a file of 600 due at one
 	// instant, paced at 20 a second: 30 s of drain, so that plenty is
 	// still READY when the kill switch flips, however slow the browser.
@@ -243,6 +315,8 @@ func TestConsoleInChromium(t *testing.T) {
 	if eval(`document.querySelector('#queue-chart polyline[data-series="READY"]').getAttribute('points')`) == "" {
 		t.Fatal("no READY line on the queue chart")
 	}
+	until("DEFAULT's waiting payments in the rails panel",
+		`Number(document.querySelector('#rails tr[data-rail="DEFAULT"] td[data-col="waiting"]').textContent.replace(/,/g, '')) > 0`, 10*time.Second)
 	shot("draining")
 
 	// 6. The kill switch, confirmed: dispatch stops.

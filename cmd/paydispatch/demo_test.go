@@ -13,8 +13,11 @@ import (
 
 // TestDemo runs the main job small, end to end on its own private stack:
 // every check passes (a share cancelled before the instant, every
-// payment's webhooks complete and in order among them), the report is
-// written, and the data directory is removed (or kept with --keep).
+// payment's webhooks complete and in order among them; on the two rails,
+// nothing sent after a cut-off, the end of acme's file rolled and of
+// cobalt's held by their tenants' rules, each file's projection right),
+// the report is written with its rails, and the data directory is
+// removed (or kept with --keep).
 func TestDemo(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -36,7 +39,11 @@ func TestDemo(t *testing.T) {
 	}
 	for _, want := range []string{"demo: every check passed", "report: " + report, "paydispatch verify (the ledger check): 0 violations",
 		"data directory kept: " + data, "payments before the instant (one ordinary payment in fifty)",
-		"ok      the payments cancelled before the instant ended CANCELLED", "ok      webhooks: every payment's events delivered"} {
+		"ok      the payments cancelled before the instant ended CANCELLED", "ok      webhooks: every payment's events delivered",
+		"rail SEPA on the simulator", "rail URGENT on the simulator", "acme's file on SEPA, projected at intake",
+		"ok      nothing reached a rail after its cut-off: SEPA: ", "ok      payments past the cut-off met their tenant's rule",
+		"acme ", "(ROLL)", "cobalt ", "(HOLD)", "ok      the projection at intake was right within a few seconds",
+		"ROLLED past its rail's cut-off to ", "HELD     "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -50,6 +57,11 @@ func TestDemo(t *testing.T) {
 	}
 	if n := strings.Count(string(html), `class="chart"`); n != 4 {
 		t.Errorf("%d charts in the report, want 4", n)
+	}
+	for _, want := range []string{`<tr data-rail="SEPA">`, `<tr data-rail="URGENT">`, `<table id="projection">`} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the report lacks %s", want)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(data, "admin-token")); err != nil {
 		t.Errorf("--keep: %v", err)

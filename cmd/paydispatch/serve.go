@@ -362,8 +362,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	// A change through the API drops the intake's routing snapshot at once;
 	// the workers' (and other processes') read it within their 5 s.
 	intakeRouting, _ := payments.Rails.(interface{ Flush() })
-	router.HandleRails(httpapi.RailStore{DB: store.Pool, Payments: payment.NewStore(store.Pool), Pacing: pacing.New(store.Pool),
-		Queue: queue.New(store.Pool), Resolver: intakeRouting})
+	router.HandleRails(app.RailStore(store, intakeRouting))
 	router.HandlePacing(pacing.New(store.Pool))
 	router.HandleDispatchConfig(queue.New(store.Pool))
 	ledgerAPI := service.New(store.Pool)
@@ -373,7 +372,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	router.HandleAudit(audit.Log{DB: store.Pool})
 	router.HandleWebhooks(webhook.Store{DB: store.Pool, Policy: app.WebhookPolicy(c.wh)}, payment.EventTypes())
 	router.HandleDeadLetters(app.DeadLetters(store))
-	console.Register(router, queue.New(store.Pool), pacing.New(store.Pool), dispatchReg)
+	console.Register(router, queue.New(store.Pool), pacing.New(store.Pool), dispatchReg, app.ConsoleRails{Store: app.RailStore(store, nil)})
 	router.HandleOpenAPI()
 	router.SetBodyLimits(int64(srv.MaxBody), int64(srv.MaxBulkBody))
 	router.Handle("GET /metrics", promhttp.HandlerFor(prometheus.Gatherers{reg, dispatchReg}, promhttp.HandlerOpts{}))

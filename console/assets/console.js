@@ -184,7 +184,7 @@
     state.rows.clear();
     state.settings.clear();
     state.rateLimits = [];
-    for (const id of ['item-types', 'dl-table', 'rl-table', 'proc-log']) clear(document.querySelector('#' + id + ' tbody'));
+    for (const id of ['item-types', 'rails', 'dl-table', 'rl-table', 'proc-log']) clear(document.querySelector('#' + id + ' tbody'));
     for (const id of ['rate-chart', 'queue-chart', 'settings-forms', 'pay-fields', 'pay-links', 'chart-item-type']) clear($(id));
     for (const id of ['kill-result', 'dl-result', 'rl-result', 'pay-error', 'proc-summary', 'dl-count']) $(id).textContent = '';
     const names = $('rl-names');
@@ -237,6 +237,7 @@
       state.history.set(it.itemType, h);
     }
     renderItemTypes(st);
+    renderRails(st.rails || []);
     renderCharts();
     const n = (state.history.get(chartItemType()) || []).length;
     $('live-status').textContent = 'figures at ' + fmtTime(st.at) + ' · read every second · ' + n + ' samples kept (5 minutes)';
@@ -315,6 +316,39 @@
       clear(sel);
       for (const it of st.itemTypes) sel.append(el('option', { value: it.itemType, text: it.itemType }));
       if (keep && st.itemTypes.some((it) => it.itemType === keep)) sel.value = keep;
+    }
+  }
+
+  // renderRails draws each rail's backlog against its business day's
+  // cut-off; a projected finish at or past it is marked (row class late).
+  function renderRails(rails) {
+    const body = document.querySelector('#rails tbody');
+    clear(body);
+    if (rails.length === 0) {
+      body.append(el('tr', { className: 'empty' }, el('td', { colspan: 12, text: 'no rails' })));
+      return;
+    }
+    for (const r of rails) {
+      const late = r.pastCutoff === true;
+      const tr = el('tr', { 'data-rail': r.name, 'data-past-cutoff': String(late), className: late ? 'late' : '' });
+      const cell = (col, text, cls) => tr.append(el('td', { 'data-col': col, className: cls || '', text }));
+      cell('name', r.name);
+      cell('type', r.type);
+      const active = el('td', { 'data-col': 'active' });
+      active.append(el('span', { className: 'badge ' + (r.active ? 'on' : 'off'), text: r.active ? 'active' : 'inactive' }));
+      tr.append(active);
+      cell('rateLimitConfig', r.rateLimitConfig || '—');
+      cell('rate', r.ratePerSecond ? fmtNum(r.ratePerSecond, 2) : '—', 'num');
+      cell('waiting', fmtNum(r.waiting, 0), 'num');
+      cell('waitingLater', fmtNum(r.waitingLater, 0), 'num');
+      cell('held', fmtNum(r.held, 0), 'num' + (r.held > 0 ? ' warn' : ''));
+      cell('businessDay', r.businessDay || '— (none within two years)');
+      cell('cutoff', r.cutoff ? fmtTime(r.cutoff) : '— (none)');
+      cell('projectedFinish', r.projectedFinish ? fmtTime(r.projectedFinish) : '— (nothing waits)', late ? 'late' : '');
+      let margin = '—';
+      if (typeof r.marginSeconds === 'number') margin = (r.marginSeconds >= 0 ? '+' : '−') + fmtNum(Math.abs(r.marginSeconds), 0) + ' s';
+      cell('margin', margin, 'num' + (late ? ' late' : ''));
+      body.append(tr);
     }
   }
 

@@ -7,17 +7,28 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/paydispatch/paydispatch/console"
+	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
-	"github.com/paydispatch/paydispatch/routing"
 )
+
+// RailStore is the rails on store as serve's API, its rail metrics and
+// its console read them (httpapi.RailStore): one computation of each
+// rail's backlog, rate and business day for all three. flush drops the
+// intake's routing snapshot after a change through the API (nil: none).
+func RailStore(store *postgres.DB, flush interface{ Flush() }) httpapi.RailStore {
+	return httpapi.RailStore{DB: store.Pool, Payments: payment.NewStore(store.Pool), Pacing: pacing.New(store.Pool),
+		Queue: queue.New(store.Pool), Resolver: flush}
+}
 
 // RailCollector reports, at each scrape, what waits for each active rail
 // and when it will be done against the cut-off of its current business
 // day (the day a payment requested now would execute on), read from the
-// database: the same in every serve.
+// database: the same in every serve, and the same figures as GET
+// /admin/rails/{name} and the console (httpapi.RailStore.RailStatuses).
 //
 // The projected finish is the later of the last slot of the day's
 // waiting payments and now plus what waits at the rail's rate: the
@@ -26,10 +37,7 @@ import (
 // cut-off missed that way is a ROLL, a HOLD or a REJECT for each payment
 // past it.
 type RailCollector struct {
-	rails   *routing.Resolver
-	store   *payment.Store
-	limiter *pacing.Limiter
-	queue   *queue.Queue
+	rails httpapi.RailStore
 
 	waiting, held, cutoff, finish, rate *prometheus.Desc
 }
@@ -40,7 +48,7 @@ func NewRailCollector(store *postgres.DB) *RailCollector {
 		return prometheus.NewDesc(name, help, []string{"rail"}, nil)
 	}
 	return &RailCollector{
-		rails: Rails(store), store: payment.NewStore(store.Pool), limiter: pacing.New(store.Pool), queue: queue.New(store.Pool),
+		rails:   RailStore(store, nil),
 		waiting: desc("paydispatch_rail_waiting", "Payments SCHEDULED on the rail for its current business day, not yet begun."),
 		held:    desc("paydispatch_rail_held", "Payments HELD at the rail's cut-off, waiting for an operator."),
 		cutoff:  desc("paydispatch_rail_cutoff_timestamp_seconds", "The cut-off of the rail's current business day (Unix time); +Inf for a rail with none."),
@@ -57,54 +65,59 @@ func (c *RailCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect implements prometheus.Collector.
+// Collect implements prometheus.Collector: every active rail with a
+// business day (a read that fails reports none).
 func (c *RailCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	rails, err := c.rails.Rails(ctx)
+	statuses, err := c.rails.RailStatuses(ctx)
 	if err != nil {
 		return
 	}
-	def := ""
-	if cfg, err := c.queue.GetConfig(ctx, payment.ItemType); err == nil {
-		def = cfg.PacingConfig
-	}
-	now := time.Now()
-	for _, r := range rails {
-		if !r.Active {
-			continue
-		}
-		day, err := c.rails.DayFor(ctx, r, now)
-		if err != nil {
-			continue
-		}
-		b, err := c.store.RailBacklog(ctx, r.Name, day.Cutoff)
-		if err != nil {
+	for _, st := range statuses {
+		if !st.Active || st.BusinessDay == nil {
 			continue
 		}
 		gauge := func(d *prometheus.Desc, v float64) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, r.Name)
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, st.Name)
 		}
-		gauge(c.waiting, float64(b.Waiting))
-		gauge(c.held, float64(b.Held))
-		rate := 0.0
-		cfgName := r.PacingConfig
-		if cfgName == "" {
-			cfgName = def
-		}
-		if cfg, err := c.limiter.GetConfig(ctx, cfgName); err == nil && cfg.Active && cfg.Window > 0 {
-			rate = float64(cfg.MaxPerWindow) / cfg.Window.Seconds()
-		}
-		gauge(c.rate, rate)
+		gauge(c.waiting, float64(st.DayWaiting))
+		gauge(c.held, float64(st.Backlog.Held))
+		gauge(c.rate, st.RatePerSecond)
 		cutoff := math.Inf(1)
-		if !day.Cutoff.IsZero() {
-			cutoff = float64(day.Cutoff.Unix())
+		if bd := st.BusinessDay; bd.Cutoff != nil {
+			cutoff = float64(bd.Cutoff.Unix())
 		}
 		gauge(c.cutoff, cutoff)
 		finish := 0.0
-		if f := b.ProjectedFinish(rate, now); f != nil {
+		if f := st.BusinessDay.ProjectedFinish; f != nil {
 			finish = float64(f.Unix())
 		}
 		gauge(c.finish, finish)
 	}
+}
+
+// ConsoleRails are the console's rail figures (console.Rails), computed
+// as the rail metrics and GET /admin/rails/{name} compute them.
+type ConsoleRails struct{ Store httpapi.RailStore }
+
+// RailFigures implements console.Rails: every rail, inactive ones too.
+func (c ConsoleRails) RailFigures(ctx context.Context) ([]console.RailFigure, error) {
+	statuses, err := c.Store.RailStatuses(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]console.RailFigure, len(statuses))
+	for i, st := range statuses {
+		f := console.RailFigure{Name: st.Name, Type: st.Type, Active: st.Active, Waiting: st.DayWaiting,
+			WaitingLater: st.Backlog.Waiting - st.DayWaiting, Held: st.Backlog.Held, RatePerSecond: st.RatePerSecond}
+		if st.Rate != nil {
+			f.RateLimitConfig = st.Rate.RateLimitConfig
+		}
+		if bd := st.BusinessDay; bd != nil {
+			f.BusinessDay, f.Cutoff, f.ProjectedFinish, f.PastCutoff, f.MarginSeconds = bd.Date, bd.Cutoff, bd.ProjectedFinish, bd.PastCutoff, bd.MarginSeconds
+		}
+		out[i] = f
+	}
+	return out, nil
 }

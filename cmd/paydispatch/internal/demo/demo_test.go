@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paydispatch/paydispatch/client"
 	"github.com/paydispatch/paydispatch/railsim"
 )
 
@@ -28,9 +30,9 @@ func goodOutcome() *outcome {
 		capped: []cappedGroup{{account: accPoor, code: "INSUFFICIENT_FUNDS", fit: poorFit, n: 30, delivered: 10, failed: 20},
 			{account: accLimited, day: "2026-11-23", code: "LIMIT_EXCEEDED", fit: limitFit, n: 12, delivered: 4, failed: 8}},
 		rail:       railsim.LedgerView{Unique: int64(delivered), Refused: 10},
-		outboxDead: 10,
-		tenants:    []tenantShare{{"acme", 480, 470}, {"bravo", 300, 290}, {"cobalt", 200, 195}},
-		reasons:    []reason{{"FAILED", "INSUFFICIENT_FUNDS", 20}, {"RETURNED", "AC04", 10}},
+		outboxDead: 10, noFXRan: 10,
+		tenants: []tenantShare{{"acme", 480, 470}, {"bravo", 300, 290}, {"cobalt", 200, 195}},
+		reasons: []reason{{"FAILED", "INSUFFICIENT_FUNDS", 20}, {"RETURNED", "AC04", 10}},
 	}
 	for i := range 30 {
 		d.perSecond = append(d.perSecond, float64(30+i%3))
@@ -39,6 +41,174 @@ func goodOutcome() *outcome {
 			queue: map[string]int{"READY": 900 - 30*i, "DISPATCHED": 30, "COMPLETED": 30 * i}})
 	}
 	return d
+}
+
+// goodRailsOutcome is goodOutcome on two rails: 60 of acme's payments
+// rolled past SEPA's cut-off, 20 of cobalt's held and 5 of bravo's
+// rejected at URGENT's; each file's projection as Phase A placed it,
+// acme's within a second and its 5 unknown accounts.
+func goodRailsOutcome() *outcome {
+	d := goodOutcome()
+	instant := d.instant
+	d.rails = &railSetup{Zone: "Etc/GMT-5", Day: "2026-11-23", Closed: "2026-11-24", Next: "2026-11-25", Rails: []demoRail{
+		{Name: railBulk, Config: "demo-sepa", Rate: 25, Payments: 780, Cutoff: instant.Add(25 * time.Second)},
+		{Name: railUrgent, Config: "demo-urgent", Rate: 15, Payments: 217, Cutoff: instant.Add(13 * time.Second)}}}
+	d.final.payments["REJECTED"] += 5
+	d.cutoffRejected = 5
+	d.final.payments["DELIVERED"] -= 85
+	d.final.payments["HELD"] = 20
+	d.rail.Unique -= 85
+	d.final.rails = map[string]railSample{railBulk: {rolled: 60}, railUrgent: {held: 20, rejected: 5}}
+	finish := instant.Add(22 * time.Second)
+	d.samples[0].rails = map[string]railSample{railBulk: {waiting: 560, rolled: 60, finish: &finish}, railUrgent: {held: 20, rejected: 5}}
+	d.rail.Rails = map[string]railsim.LedgerView{railBulk: {Unique: 700}, railUrgent: {Unique: d.rail.Unique - 700, Refused: d.rail.Refused}}
+	d.railsOut = []railOutcome{
+		{name: railBulk, rate: 25, cutoff: instant.Add(25 * time.Second), payments: 780, delivered: 700, rolled: 60, received: 700,
+			lastReceived: instant.Add(22 * time.Second), pastByTenant: map[string]int{"acme": 60}},
+		{name: railUrgent, rate: 15, cutoff: instant.Add(13 * time.Second), payments: 217, delivered: int(d.rail.Unique) - 700, returned: 10, held: 20, rejected: 5,
+			received: d.rail.Unique - 700 + d.rail.Refused, lastReceived: instant.Add(10 * time.Second), pastByTenant: map[string]int{"cobalt": 20, "bravo": 5}},
+	}
+	at := func(s int) *time.Time { t := instant.Add(time.Duration(s) * time.Second); return &t }
+	opt := func(t *time.Time) client.OptDateTime { return client.NewOptDateTime(*t) }
+	d.projections = []fileProjection{
+		{tenant: "bravo", rail: railBulk, projected: client.RailProjection{Rail: railBulk, Payments: 290, BeforeCutoff: 290, FirstSlot: opt(at(0)), LastSlot: opt(at(11))},
+			placed: placedOnRail{day: 290, first: at(0), last: at(11)}},
+		{tenant: "acme", rail: railBulk, projected: client.RailProjection{Rail: railBulk, Payments: 470, BeforeCutoff: 270, Rolled: 200, FirstSlot: opt(at(11)), LastSlot: opt(at(22))},
+			placed: placedOnRail{day: 275, rolled: 190, refused: 5, first: at(11), last: at(23)}},
+		{tenant: "cobalt", rail: railUrgent, projected: client.RailProjection{Rail: railUrgent, Payments: 200, BeforeCutoff: 180, Held: 20, FirstSlot: opt(at(0)), LastSlot: opt(at(10))},
+			placed: placedOnRail{day: 180, held: 20, first: at(0), last: at(10)}},
+	}
+	return d
+}
+
+// TestVerifyFindsEachRailFault: with rails, the checks pass on a good
+// run, and each fault of a rail fails exactly the check meant to see it;
+// without rails there are no rail checks.
+func TestVerifyFindsEachRailFault(t *testing.T) {
+	t.Parallel()
+	o := Options{Rate: 40, Rails: true}
+	for _, tc := range []struct {
+		name  string
+		fault func(d *outcome)
+		fails string
+	}{
+		{"good", func(*outcome) {}, ""},
+		{"an instruction after its cut-off", func(d *outcome) { d.railsOut[0].afterCutoff = 1 }, "nothing reached a rail after its cut-off"},
+		{"the simulator refused one as late", func(d *outcome) { d.railsOut[1].late = 1 }, "nothing reached a rail after its cut-off"},
+		{"a rail that received nothing", func(d *outcome) { d.railsOut[1].received = 0 }, "nothing reached a rail after its cut-off"},
+		{"a rail's receipts unread", func(d *outcome) { d.railsOut = d.railsOut[:1] }, "nothing reached a rail after its cut-off"},
+		{"a payment against its tenant's rule", func(d *outcome) { d.railsOut[1].wrongRule = 1 }, "payments past the cut-off met their tenant's rule"},
+		{"a roll to a closed day", func(d *outcome) { d.railsOut[0].rolledElsewhere = 1 }, "payments past the cut-off met their tenant's rule"},
+		{"nothing missed a cut-off", func(d *outcome) {
+			for i := range d.railsOut {
+				d.railsOut[i].rolled, d.railsOut[i].held, d.railsOut[i].rejected = 0, 0, 0
+			}
+		}, "payments past the cut-off met their tenant's rule"},
+		{"more placed before the cut-off than projected", func(d *outcome) { d.projections[2].placed.day += 46 }, "the projection at intake"},
+		{"fewer past it than projected", func(d *outcome) { d.projections[1].placed.rolled -= 90 }, "the projection at intake"},
+		{"held instead of rolled", func(d *outcome) { d.projections[1].placed.rolled, d.projections[1].placed.held = 0, 190 }, "the projection at intake"},
+		{"the last slot 4 s off", func(d *outcome) { *d.projections[0].placed.last = d.projections[0].placed.last.Add(4 * time.Second) }, "the projection at intake"},
+		{"no projection", func(d *outcome) { d.projections = nil }, "the projection at intake"},
+		{"a held payment unsettled", func(d *outcome) { d.final.rails[railUrgent] = railSample{held: 19, rejected: 5} }, "every payment taken in is settled"},
+		{"a cut-off rejection taken for a bad account", func(d *outcome) { d.cutoffRejected = 0 }, "bad lines refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d := goodRailsOutcome()
+			tc.fault(d)
+			var failed []string
+			for _, c := range verify(context.Background(), o, d) {
+				if !c.OK {
+					failed = append(failed, c.Name)
+				}
+			}
+			switch {
+			case tc.fails == "" && len(failed) > 0:
+				t.Fatalf("a good run failed %v", failed)
+			case tc.fails != "" && (len(failed) != 1 || !strings.HasPrefix(failed[0], tc.fails)):
+				t.Fatalf("failed %v, want only %q", failed, tc.fails)
+			}
+		})
+	}
+	for _, c := range verify(context.Background(), Options{Rate: 40}, goodOutcome()) {
+		if strings.Contains(c.Name, "cut-off") || strings.Contains(c.Name, "projection") {
+			t.Errorf("a run without rails checks %q", c.Name)
+		}
+	}
+}
+
+// TestPlanRails: the rails share the rate five to three and close where
+// their shares of their drains end (plus the guard, up to a second), in
+// a zone where the instant is around midday, so the cut-offs fall on the
+// instant's date there; tomorrow is closed and a roll goes to the day
+// after. The default run's cut-offs are minutes after the instant.
+func TestPlanRails(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		payments, rate int
+		at             time.Time
+		minCut, maxCut time.Duration // of the earlier and the later cut-off after the instant
+	}{
+		{10_000, 40, time.Date(2026, 11, 23, 16, 0, 0, 0, time.UTC), 90 * time.Second, 270 * time.Second},
+		{300, 50, time.Date(2026, 11, 23, 23, 59, 30, 0, time.UTC), 3 * time.Second, 15 * time.Second},
+		{1_000, 1, time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), time.Minute, time.Hour},
+	} {
+		t.Run(fmt.Sprint(tc.payments, "@", tc.rate), func(t *testing.T) {
+			t.Parallel()
+			ps := plan(tc.payments, tc.at, 1)
+			s, err := planRails(tc.rate, tc.at, ps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			loc, err := time.LoadLocation(s.Zone)
+			if err != nil {
+				t.Fatal(err)
+			}
+			local := tc.at.In(loc)
+			if local.Hour() != 12 || s.Day != local.Format(time.DateOnly) || s.Closed != local.AddDate(0, 0, 1).Format(time.DateOnly) ||
+				s.Next != local.AddDate(0, 0, 2).Format(time.DateOnly) {
+				t.Fatalf("zone %s (%v): day %s, closed %s, next %s", s.Zone, local, s.Day, s.Closed, s.Next)
+			}
+			bulk, _ := s.rail(railBulk)
+			urgent, _ := s.rail(railUrgent)
+			if bulk.Rate+urgent.Rate != max(tc.rate, 2) || urgent.Rate != max(1, tc.rate*3/8) || bulk.Payments+urgent.Payments != tc.payments-3 {
+				t.Fatalf("rails %+v", s.Rails)
+			}
+			for _, r := range s.Rails {
+				want := tc.at.Add(2*time.Second + time.Duration(float64(r.Payments)/float64(r.Rate)*cutoffShare[r.Name]*float64(time.Second)))
+				if r.Cutoff.Before(want) || r.Cutoff.Sub(want) >= time.Second || r.Cutoff.Nanosecond() != 0 {
+					t.Errorf("%s: cut-off %v, want %v up to a whole second", r.Name, r.Cutoff, want)
+				}
+				if c := r.Cutoff.In(loc); c.Format(time.DateOnly) != s.Day {
+					t.Errorf("%s: cut-off %v is not on %s", r.Name, c, s.Day)
+				}
+			}
+			first, last := bulk.Cutoff, urgent.Cutoff
+			if last.Before(first) {
+				first, last = last, first
+			}
+			if first.Sub(tc.at) < tc.minCut || last.Sub(tc.at) > tc.maxCut {
+				t.Errorf("cut-offs %v and %v after the instant, want within [%v, %v]", first.Sub(tc.at), last.Sub(tc.at), tc.minCut, tc.maxCut)
+			}
+		})
+	}
+}
+
+// TestMiddayZone: at every hour of the day, the zone chosen exists and
+// shows it between 12:00 and 13:00.
+func TestMiddayZone(t *testing.T) {
+	t.Parallel()
+	for h := range 24 {
+		at := time.Date(2026, 3, 29, h, 41, 0, 0, time.UTC)
+		zone := MiddayZone(at)
+		loc, err := time.LoadLocation(zone)
+		if err != nil {
+			t.Fatalf("%02d:41 UTC: %s: %v", h, zone, err)
+		}
+		if got := at.In(loc); got.Hour() != 12 || got.Minute() != 41 {
+			t.Errorf("%02d:41 UTC: %s shows %v", h, zone, got)
+		}
+	}
 }
 
 // TestVerifyFindsEachFault: the checks pass on a good run, and each fault
@@ -159,6 +329,35 @@ func TestReportRendersInChromium(t *testing.T) {
 	if got := RenderedCharts(t, browser, path); got != 4 {
 		t.Fatalf("chromium laid out %d charts, want 4", got)
 	}
+
+	// With rails: a row per rail, and each file's projection against what
+	// Phase A did, as well as the charts.
+	d = goodRailsOutcome()
+	o.Rails = true
+	res = Result{Checks: verify(context.Background(), o, d)}
+	if !res.Passed() {
+		t.Fatalf("the good run on rails failed: %+v", res.Checks)
+	}
+	finish := *d.samples[0].rails[railBulk].finish
+	path = filepath.Join(t.TempDir(), "report-rails.html")
+	if err := writeReport(path, o, d, res); err != nil {
+		t.Fatal(err)
+	}
+	if html, err = os.ReadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<table id="rails" class="small">`, "<td>" + clock(finish) + "</td>", `<tr data-rail="SEPA">`, `<tr data-rail="URGENT">`, `<table id="projection">`,
+		"nothing reached a rail after its cut-off", "the projection at intake was right", "ROLLED past its rail&#39;s cut-off to 2026-11-25"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the report on rails lacks %q", want)
+		}
+	}
+	if n := strings.Count(string(html), "<td>placed by Phase A"); n != 3 {
+		t.Errorf("%d files' placements in the report, want 3", n)
+	}
+	if got := RenderedCharts(t, browser, path); got != 4 {
+		t.Fatalf("chromium laid out %d charts of the report on rails, want 4", got)
+	}
 }
 
 var rendered = regexp.MustCompile(`data-charts-rendered="(\d+)"`)
@@ -228,5 +427,40 @@ func TestCappedGroup(t *testing.T) {
 				t.Errorf("ok() = %v, want %v", g.ok(), tc.ok)
 			}
 		})
+	}
+}
+
+// TestLiveTableShowsTheRails: the live table draws a line per rail under
+// its three (what was sent, waits, was rolled, held or rejected, the
+// cut-off, the projected finish and the margin, marked when past the
+// cut-off), and the next drawing moves up over all of them.
+func TestLiveTableShowsTheRails(t *testing.T) {
+	t.Parallel()
+	d := goodRailsOutcome()
+	var out strings.Builder
+	tr := newTracker(Options{Out: &out, Live: true, Rate: 40}, d.instant, 997, nil, d.rails)
+	finish := d.rails.Rails[1].Cutoff.Add(4 * time.Second)
+	margin := int64(-4)
+	s := sample{at: 3 * time.Second, payments: map[string]int{"DELIVERED": 100}, queue: map[string]int{},
+		rails: map[string]railSample{railBulk: {sent: 60, waiting: 500, rolled: 60}, railUrgent: {sent: 40, waiting: 100, held: 20, rejected: 5,
+			cutoff: &d.rails.Rails[1].Cutoff, finish: &finish, margin: &margin}}}
+	tr.show(s)
+	first := out.String()
+	lines := strings.Split(strings.TrimRight(first, "\n"), "\n")
+	if len(lines) != 6 || !strings.HasPrefix(lines[3], "rail ") || !strings.HasPrefix(lines[4], "SEPA ") || !strings.HasPrefix(lines[5], "URGENT ") {
+		t.Fatalf("the live table:\n%s", first)
+	}
+	for _, want := range []string{clock(d.rails.Rails[1].Cutoff), clock(finish), "-4 s PAST THE CUT-OFF", " 20 ", " 5 "} {
+		if !strings.Contains(lines[5], want) {
+			t.Errorf("URGENT's line lacks %q: %s", want, lines[5])
+		}
+	}
+	if strings.Contains(lines[4], "PAST") {
+		t.Errorf("SEPA's line is marked: %s", lines[4])
+	}
+	out.Reset()
+	tr.show(s)
+	if !strings.HasPrefix(out.String(), "\x1b[6A\x1b[J") {
+		t.Errorf("the redraw starts %q, want it to move up 6 lines", out.String()[:min(12, out.Len())])
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paydispatch/paydispatch/client"
+	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/webhook"
 )
 
@@ -115,7 +116,8 @@ func (h *hooks) incomplete(ctx context.Context, pool *pgxpool.Pool) (int, string
 
 // incompleteChains counts the payments whose events (by tenant/paymentId,
 // in the order received) do not chain from RECEIVED, each from the one
-// before, to their status now, and says why for the first.
+// before, to their status now (a payment.rescheduled leaves a SCHEDULED
+// one SCHEDULED), and says why for the first.
 func incompleteChains(ctx context.Context, pool *pgxpool.Pool, events map[string][]hookEvent) (int, string, error) {
 	rows, err := pool.Query(ctx, `SELECT tenant_id || '/' || external_id, status FROM payments`)
 	if err != nil {
@@ -135,6 +137,9 @@ func incompleteChains(ctx context.Context, pool *pgxpool.Pool, events map[string
 	for k, status := range final {
 		prev, why := "RECEIVED", ""
 		for _, e := range events[k] {
+			if e.Type == payment.EventRescheduled && prev == "SCHEDULED" && e.Data.PreviousStatus == prev && e.Data.Status == prev {
+				continue // rolled to a later business day: SCHEDULED still
+			}
 			if e.Data.PreviousStatus != prev || e.Type != "payment."+strings.ToLower(e.Data.Status) {
 				why = fmt.Sprintf("%s: %s after %s", k, e.Type, prev)
 				break

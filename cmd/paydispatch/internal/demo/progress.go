@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/paydispatch/paydispatch/client"
 )
 
 // sample is the state of things at one moment of the drain.
@@ -16,16 +18,40 @@ type sample struct {
 	queue    map[string]int
 	dead     int
 	executed int // payments whose execution began (accepted_at set)
+	// rails are each rail's figures (with rails).
+	rails map[string]railSample
+}
+
+// railSample is one rail at one moment: what it was sent (the rail
+// answered), what waits for the business day, what missed its cut-off
+// (rolled to a later day, held, rejected), and from the API (GET
+// /admin/console/stats) its cut-off and the projected finish.
+type railSample struct {
+	sent, waiting, rolled, held, rejected int
+	cutoff, finish                        *time.Time
+	margin                                *int64
 }
 
 func (s sample) terminal() int {
 	return s.payments["DELIVERED"] + s.payments["RETURNED"] + s.payments["FAILED"] + s.payments["REJECTED"] + s.payments["CANCELLED"]
 }
 
+// settled counts the payments that will not move during the run: ended,
+// held at a cut-off (for an operator), or rolled to a later business day.
+func (s sample) settled() int {
+	n := s.terminal()
+	for _, r := range s.rails {
+		n += r.held + r.rolled
+	}
+	return n
+}
+
 // tracker samples the database every second until every payment taken in
 // has settled, and shows it.
 type tracker struct {
 	o        Options
+	admin    *client.Client
+	rails    *railSetup
 	instant  time.Time
 	expected int
 	samples  []sample
@@ -33,8 +59,8 @@ type tracker struct {
 	lastLine time.Time
 }
 
-func newTracker(o Options, instant time.Time, expected int) *tracker {
-	return &tracker{o: o, instant: instant, expected: expected}
+func newTracker(o Options, instant time.Time, expected int, admin *client.Client, rails *railSetup) *tracker {
+	return &tracker{o: o, instant: instant, expected: expected, admin: admin, rails: rails}
 }
 
 // databaseOutage is how long follow waits for an unreachable database.
@@ -72,7 +98,7 @@ func (t *tracker) follow(ctx context.Context) error {
 		failingSince = time.Time{}
 		t.samples = append(t.samples, s)
 		t.show(s)
-		if s.terminal() >= t.expected {
+		if s.settled() >= t.expected {
 			// The queue settles a moment later: an item whose own
 			// settlement was lost (its workflow ended before its dispatch
 			// was recorded) is the reconcile's, on a later cycle.
@@ -85,7 +111,7 @@ func (t *tracker) follow(ctx context.Context) error {
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d payments settled %s after the instant: giving up (--max-wait)", s.terminal(), t.expected, t.o.MaxWait)
+			return fmt.Errorf("%d of %d payments settled %s after the instant: giving up (--max-wait)", s.settled(), t.expected, t.o.MaxWait)
 		}
 		select {
 		case <-ctx.Done():
@@ -101,14 +127,96 @@ func (t *tracker) sample(ctx context.Context) (sample, error) {
 	if s.payments, err = countBy(ctx, t.o.Pool, `SELECT status, count(*) FROM payments GROUP BY status`); err != nil {
 		return s, err
 	}
-	if s.queue, err = countBy(ctx, t.o.Pool, `SELECT queue_status, count(*) FROM exec_queue GROUP BY queue_status`); err != nil {
+	// An item rolled to a later business day waits READY for it: not this
+	// run's.
+	if s.queue, err = countBy(ctx, t.o.Pool, `SELECT queue_status, count(*) FROM exec_queue
+		WHERE NOT (queue_status = 'READY' AND scheduled_exec_time > now() + interval '1 hour') GROUP BY queue_status`); err != nil {
 		return s, err
+	}
+	if t.rails != nil {
+		if s.rails, err = t.sampleRails(ctx); err != nil {
+			return s, err
+		}
 	}
 	// Dead letters: the outbox's (instructions the rail never took) and
 	// the queue's (items whose dispatch kept failing).
 	err = t.o.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM payment_outbox_dead_letters) + (SELECT count(*) FROM exec_queue WHERE queue_status = 'DEAD_LETTER'),
 		(SELECT count(*) FROM payments WHERE accepted_at IS NOT NULL)`).Scan(&s.dead, &s.executed)
 	return s, err
+}
+
+// sampleRails reads each rail's payments from the database, and its
+// cut-off and projected finish from the API, as the console shows them
+// (none when the API does not answer).
+func (t *tracker) sampleRails(ctx context.Context) (map[string]railSample, error) {
+	rows, err := t.o.Pool.Query(ctx, `SELECT rail,
+			count(*) FILTER (WHERE status IN ('DELIVERED', 'RETURNED')),
+			count(*) FILTER (WHERE status = 'SCHEDULED' AND execution_date = $1::date),
+			count(*) FILTER (WHERE status = 'SCHEDULED' AND execution_date > $1::date),
+			count(*) FILTER (WHERE status = 'HELD'),
+			count(*) FILTER (WHERE status = 'REJECTED' AND status_reason LIKE 'CUTOFF_MISSED%')
+		FROM payments WHERE rail IS NOT NULL GROUP BY rail`, t.rails.Day)
+	if err != nil {
+		return nil, fmt.Errorf("progress: %w", err)
+	}
+	out := map[string]railSample{}
+	for rows.Next() {
+		var name string
+		var r railSample
+		if err := rows.Scan(&name, &r.sent, &r.waiting, &r.rolled, &r.held, &r.rejected); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("progress: %w", err)
+		}
+		out[name] = r
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("progress: %w", err)
+	}
+	if st, err := client.Result[*client.ConsoleStats](t.admin.GetConsoleStats(ctx)); err == nil {
+		for _, f := range st.Rails {
+			r, ok := out[f.Name]
+			if !ok {
+				continue
+			}
+			if f.Cutoff.Set {
+				r.cutoff = &f.Cutoff.Value
+			}
+			if f.ProjectedFinish.Set {
+				r.finish = &f.ProjectedFinish.Value
+			}
+			if f.MarginSeconds.Set {
+				m := int64(f.MarginSeconds.Value)
+				r.margin = &m
+			}
+			out[f.Name] = r
+		}
+	}
+	return out, nil
+}
+
+// railLines are the live table's lines of the rails.
+func (t *tracker) railLines(s sample) []string {
+	if t.rails == nil {
+		return nil
+	}
+	lines := []string{fmt.Sprintf("%-8s %7s %8s %7s %6s %9s  %-9s %-17s %s", "rail", "sent", "waiting", "rolled", "held", "rejected", "cut-off", "projected finish", "margin")}
+	for _, r := range t.rails.Rails {
+		x := s.rails[r.Name]
+		finish, margin := "-", "-"
+		if x.finish != nil {
+			finish = clock(*x.finish)
+		}
+		if x.margin != nil {
+			margin = fmt.Sprintf("%+d s", *x.margin)
+			if *x.margin < 0 {
+				margin += " PAST THE CUT-OFF"
+			}
+		}
+		lines = append(lines, fmt.Sprintf("%-8s %7d %8d %7d %6d %9d  %-9s %-17s %s", r.Name, x.sent, x.waiting, x.rolled, x.held, x.rejected,
+			clock(r.Cutoff), finish, margin))
+	}
+	return lines
 }
 
 // countBy runs a query of (key, count) rows into a map.
@@ -143,7 +251,12 @@ func (t *tracker) rate() float64 {
 
 func (t *tracker) show(s sample) {
 	rate := t.rate()
-	toExecute := t.expected - s.executed - s.payments["REJECTED"]
+	// Neither a cancelled payment nor one past a cut-off (held, rolled;
+	// a rejected one is among REJECTED) will execute in this run.
+	toExecute := t.expected - s.executed - s.payments["REJECTED"] - s.payments["CANCELLED"]
+	for _, r := range s.rails {
+		toExecute -= r.held + r.rolled
+	}
 	eta := "-"
 	switch {
 	case s.at < 0:
@@ -161,7 +274,7 @@ func (t *tracker) show(s sample) {
 		{"rejected", s.payments["REJECTED"]}, {"cancelled", s.payments["CANCELLED"]}, {"dead letters", s.dead},
 	}
 	if !t.o.Live {
-		if time.Since(t.lastLine) < 5*time.Second && s.terminal() < t.expected {
+		if time.Since(t.lastLine) < 5*time.Second && s.settled() < t.expected {
 			return
 		}
 		t.lastLine = time.Now()
@@ -169,6 +282,7 @@ func (t *tracker) show(s sample) {
 		for _, c := range cells {
 			parts = append(parts, fmt.Sprintf("%s %d", c.name, c.n))
 		}
+		parts = append(parts, t.railsOf(s)...)
 		fmt.Fprintf(t.o.Out, "t%+.0fs  %s; %.1f/s (limit %d/s); ETA %s\n", s.at.Seconds(), strings.Join(parts, ", "), rate, t.o.Rate, eta)
 		return
 	}
@@ -182,10 +296,32 @@ func (t *tracker) show(s sample) {
 		fmt.Fprintf(&head, "%-*s", w, c.name)
 		fmt.Fprintf(&vals, "%-*d", w, c.n)
 	}
-	done := float64(s.terminal()) / float64(max(t.expected, 1))
+	done := float64(s.settled()) / float64(max(t.expected, 1))
 	bar := strings.Repeat("█", int(done*40)) + strings.Repeat("░", 40-int(done*40))
 	fmt.Fprintf(&b, "%s\n%s\n%s %3.0f%%  t%+.0fs  executing %.1f/s (limit %d/s)  ETA %s\n",
 		head.String(), vals.String(), bar, done*100, s.at.Seconds(), rate, t.o.Rate, eta)
 	t.drawn = 3
+	for _, l := range t.railLines(s) {
+		fmt.Fprintln(&b, l)
+		t.drawn++
+	}
 	fmt.Fprint(t.o.Out, b.String())
+}
+
+// railsOf is each rail's figures for a line of progress.
+func (t *tracker) railsOf(s sample) []string {
+	if t.rails == nil {
+		return nil
+	}
+	var out []string
+	for _, r := range t.rails.Rails {
+		x := s.rails[r.Name]
+		finish := "-"
+		if x.finish != nil {
+			finish = clock(*x.finish)
+		}
+		out = append(out, fmt.Sprintf("%s sent %d waiting %d rolled/held/rejected %d/%d/%d cut-off %s finish %s",
+			r.Name, x.sent, x.waiting, x.rolled, x.held, x.rejected, clock(r.Cutoff), finish))
+	}
+	return out
 }

@@ -69,6 +69,7 @@ table { border-collapse: collapse; margin: 1em 0; }
 td, th { border: 1px solid #ccc; padding: 4px 10px; text-align: left; }
 td.n { text-align: right; }
 .ok { color: #2e7d32; font-weight: bold; } .bad { color: #c62828; font-weight: bold; }
+table.small td, table.small th { font-size: 90%; padding: 3px 6px; }
 svg.chart { display: block; margin: 1.5em 0; max-width: 100%; height: auto; }
 </style></head>
 <body>
@@ -78,6 +79,16 @@ svg.chart { display: block; margin: 1.5em 0; max-width: 100%; height: auto; }
 <table><tr><th>status</th><th>reason</th><th>payments</th></tr>
 {{range .Rows}}<tr><td>{{.Status}}</td><td>{{.Reason}}</td><td class="n">{{.N}}</td></tr>
 {{end}}</table>
+{{with .Rails}}<h2>Rails</h2>
+<p>Two rails on the rail simulator, in the zone {{.Zone}} (where the run is around midday, so that the cut-offs fall on its business day, {{.Day}}; times below are this machine's), on the calendar DEMO, which closes {{.Closed}}: a payment rolled past a cut-off executes on {{.Next}}. Single calls and cobalt's file go by URGENT, the rest by SEPA; the files were sent one after another, each once Phase A had placed the one before. Past a cut-off, acme's payments roll, bravo's are rejected and cobalt's are held.</p>
+<table id="rails" class="small"><tr><th>rail</th><th>rate</th><th>cut-off</th><th>sent (returned)</th><th>rolled</th><th>held</th><th>rejected</th><th>projected finish at the instant</th><th>the last instruction received</th><th>before the cut-off by</th><th>received at or after it</th></tr>
+{{range .Rows}}<tr data-rail="{{.Name}}"><td>{{.Name}}</td><td class="n">{{.Rate}}/s</td><td>{{.Cutoff}}</td><td class="n">{{.Received}} ({{.Returned}})</td><td class="n">{{.Rolled}}</td><td class="n">{{.Held}}</td><td class="n">{{.Rejected}}</td><td>{{.Finish}}</td><td>{{.LastReceived}}</td><td class="n">{{.Margin}}</td><td class="n {{if .AfterCutoff}}bad{{else}}ok{{end}}">{{.AfterCutoff}}</td></tr>
+{{end}}</table>
+<h3>Projected at intake, against what happened</h3>
+<table id="projection"><tr><th>file</th><th>rail</th><th></th><th>before the cut-off</th><th>first slot</th><th>last slot</th><th>rolled</th><th>held</th><th>rejected</th></tr>
+{{range .Projections}}<tr><td rowspan="2">{{.Tenant}}</td><td rowspan="2">{{.Rail}}</td><td>projected (the 202)</td><td class="n">{{.P.Before}}</td><td>{{.P.First}}</td><td>{{.P.Last}}</td><td class="n">{{.P.Rolled}}</td><td class="n">{{.P.Held}}</td><td class="n">{{.P.Rejected}}</td></tr>
+<tr><td>placed by Phase A{{if .Refused}} ({{.Refused}} refused: unknown account){{end}}</td><td class="n">{{.A.Before}}</td><td>{{.A.First}}</td><td>{{.A.Last}}</td><td class="n">{{.A.Rolled}}</td><td class="n">{{.A.Held}}</td><td class="n">{{.A.Rejected}}</td></tr>
+{{end}}</table>{{end}}
 <h2>Verification</h2>
 <table><tr><th></th><th>check</th><th>detail</th></tr>
 {{range .Checks}}<tr><td>{{if .OK}}<span class="ok">ok</span>{{else}}<span class="bad">FAILED</span>{{end}}</td><td>{{.Name}}</td><td>{{.Detail}}</td></tr>
@@ -106,6 +117,16 @@ type outcomeRow struct {
 
 func outcomeRows(d *outcome) []outcomeRow {
 	rows := []outcomeRow{{"DELIVERED", "", d.final.payments["DELIVERED"]}}
+	if n := d.final.payments["HELD"]; n > 0 {
+		rows = append(rows, outcomeRow{"HELD", "CUTOFF: at its rail's cut-off, for an operator to release", n})
+	}
+	rolled := 0
+	for _, r := range d.final.rails {
+		rolled += r.rolled
+	}
+	if rolled > 0 {
+		rows = append(rows, outcomeRow{"SCHEDULED", "ROLLED past its rail's cut-off to " + d.rails.Next, rolled})
+	}
 	for _, r := range d.reasons {
 		rows = append(rows, outcomeRow{r.status, r.code, r.n})
 	}
@@ -120,6 +141,62 @@ func outcomeRows(d *outcome) []outcomeRow {
 
 func drainTime(d *outcome) time.Duration {
 	return d.final.at.Round(time.Second)
+}
+
+// railsReport is the report's rails section (nil without rails).
+type railsReport struct {
+	Zone, Day, Closed, Next string
+	Rows                    []railRow
+	Projections             []projectionRow
+}
+
+type railRow struct {
+	Name, Cutoff, LastReceived, Margin, Finish                     string
+	Rate, Delivered, Returned, Rolled, Held, Rejected, AfterCutoff int
+	Received                                                       int64
+}
+
+type projectionRow struct {
+	Tenant, Rail string
+	Refused      int
+	P, A         projectionCells
+}
+
+type projectionCells struct {
+	First, Last                    string
+	Before, Rolled, Held, Rejected int
+}
+
+func railsOfReport(d *outcome) *railsReport {
+	if d.rails == nil {
+		return nil
+	}
+	rs := d.rails
+	out := &railsReport{Zone: rs.Zone, Day: rs.Day, Closed: rs.Closed, Next: rs.Next}
+	for _, r := range d.railsOut {
+		row := railRow{Name: r.name, Rate: r.rate, Cutoff: clock(r.cutoff) + " (" + clockIn(r.cutoff, rs.Zone) + " " + rs.Zone + ")",
+			Delivered: r.delivered, Returned: r.returned, Rolled: r.rolled, Held: r.held, Rejected: r.rejected, Received: r.received,
+			AfterCutoff: r.afterCutoff + int(r.late), LastReceived: "-", Margin: "-", Finish: "-"}
+		// What the live table showed as the payments fell due.
+		for _, sm := range d.samples {
+			if x := sm.rails[r.name]; sm.at >= 0 && x.finish != nil {
+				row.Finish = clock(*x.finish)
+				break
+			}
+		}
+		if !r.lastReceived.IsZero() {
+			row.LastReceived = clock(r.lastReceived)
+			row.Margin = fmt.Sprintf("%.1f s", r.cutoff.Sub(r.lastReceived).Seconds())
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	for _, f := range d.projections {
+		p, a := f.projected, f.placed
+		out.Projections = append(out.Projections, projectionRow{Tenant: f.tenant, Rail: f.rail, Refused: a.refused,
+			P: projectionCells{First: optClock(p.FirstSlot), Last: optClock(p.LastSlot), Before: p.BeforeCutoff, Rolled: p.Rolled, Held: p.Held, Rejected: p.Rejected},
+			A: projectionCells{First: ptrClock(a.first), Last: ptrClock(a.last), Before: a.day, Rolled: a.rolled, Held: a.held, Rejected: a.rejected}})
+	}
+	return out
 }
 
 func writeReport(path string, o Options, d *outcome, res Result) error {
@@ -137,7 +214,7 @@ func writeReport(path string, o Options, d *outcome, res Result) error {
 	err = reportPage.Execute(f, map[string]any{
 		"Payments": d.sub.takenIn, "Instant": d.instant.Format(time.RFC3339), "Rate": o.Rate, "Drain": drainTime(d),
 		"LagP50": fmt.Sprintf("%.0f", d.lagP50), "LagP99": fmt.Sprintf("%.0f", d.lagP99),
-		"Passed": res.Passed(), "Rows": outcomeRows(d), "Checks": res.Checks, "Charts": charts(o, d),
+		"Passed": res.Passed(), "Rows": outcomeRows(d), "Checks": res.Checks, "Charts": charts(o, d), "Rails": railsOfReport(d),
 	})
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -154,6 +231,16 @@ func printSummary(w io.Writer, d *outcome, res Result) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\n", r.Status, r.Reason, r.N)
 	}
 	tw.Flush()
+	if r := railsOfReport(d); r != nil {
+		fmt.Fprintln(w, "\nrails:")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "rail\tcut-off\tdelivered\treturned\trolled\theld\trejected\tlast received\tbefore the cut-off by\tafter it")
+		for _, x := range r.Rows {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%d\n", x.Name, x.Cutoff, x.Delivered, x.Returned, x.Rolled, x.Held, x.Rejected,
+				x.LastReceived, x.Margin, x.AfterCutoff)
+		}
+		tw.Flush()
+	}
 	fmt.Fprintln(w, "\nverification:")
 	for _, c := range res.Checks {
 		mark := "ok    "

@@ -56,6 +56,14 @@ type Options struct {
 	// Kafka, when set, sends a share of the payments through the stack's
 	// Kafka intake and checks its event stream.
 	Kafka *KafkaOptions
+	// Rails sets up two rails on the rail simulator (RailURL) over the
+	// API, each paced by a rate-limit config of its own (Rate split five
+	// to three) and closed by a cut-off inside its drain, a calendar,
+	// routing rules splitting the payments between them and the tenants'
+	// cut-off rules; files go one after another, each projected at intake.
+	// The live table, the checks and the report follow each rail. Off:
+	// every payment on DEFAULT, paced at Rate.
+	Rails bool
 }
 
 // Result is the verification's outcome.
@@ -101,9 +109,26 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	started := time.Now()
+	instant := started.Add(o.At).Truncate(time.Second)
+	payments := plan(o.Payments, instant, o.Seed)
 	fmt.Fprintf(o.Out, "setting up: 3 tenants, 6 accounts (one in USD, one with a daily limit, one short of money), FX rates, pacing %d/s\n", o.Rate)
 	if err := setUp(ctx, admin); err != nil {
 		return Result{}, err
+	}
+	var rails *railSetup
+	if o.Rails {
+		if rails, err = planRails(o.Rate, instant, payments); err != nil {
+			return Result{}, err
+		}
+		if err := setUpRails(ctx, admin, o.RailURL, rails); err != nil {
+			return Result{}, err
+		}
+		for _, r := range rails.Rails {
+			fmt.Fprintf(o.Out, "rail %s on the simulator: %d payments planned at %d/s, cut-off %s (%s in its zone %s, %.0f s after the instant)\n",
+				r.Name, r.Payments, r.Rate, clock(r.Cutoff), clockIn(r.Cutoff, rails.Zone), rails.Zone, r.Cutoff.Sub(instant).Seconds())
+		}
+		fmt.Fprintf(o.Out, "routing: single calls and cobalt to %s, the rest to %s; calendar %s closes %s; past a cut-off acme ROLLs, bravo's are REJECTED, cobalt's HELD\n",
+			railUrgent, railBulk, demoCalendar, rails.Closed)
 	}
 	tokens := map[string]*client.Client{}
 	for _, t := range tenants {
@@ -151,17 +176,25 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		defer events.stop()
 	}
 
-	instant := started.Add(o.At).Truncate(time.Second)
-	payments := plan(o.Payments, instant, o.Seed)
 	fmt.Fprintf(o.Out, "submitting %d payments due at %s (in %.0f s): a JSON-lines file per tenant and %d single calls\n",
 		len(payments), instant.Format("15:04:05"), time.Until(instant).Seconds(), countSingle(payments))
-	sub, err := submit(ctx, tokens, payments, o.Kafka)
+	var sub submission
+	if rails != nil {
+		sub, err = submitInOrder(ctx, o.Pool, tokens, payments, o.Kafka, rails)
+	} else {
+		sub, err = submit(ctx, tokens, payments, o.Kafka)
+	}
 	if err != nil {
 		return Result{}, err
 	}
 	fmt.Fprintf(o.Out, "taken in: %d payments in %.1f s (%d lines refused at intake, as meant)\n", sub.takenIn, sub.took.Seconds(), sub.refused)
 	if o.Kafka != nil {
 		fmt.Fprintf(o.Out, "of them %d through Kafka (%s), each payment's events read from %s\n", sub.viaKafka, o.Kafka.Topic, o.Kafka.EventsTopic)
+	}
+	for _, f := range sub.projections {
+		p := f.projected
+		fmt.Fprintf(o.Out, "%s's file on %s, projected at intake: %d before the cut-off (slots %s to %s), %d rolled, %d held, %d rejected\n",
+			f.tenant, f.rail, p.BeforeCutoff, optClock(p.FirstSlot), optClock(p.LastSlot), p.Rolled, p.Held, p.Rejected)
 	}
 	if o.CancelShare {
 		if sub.cancelled, err = cancelShare(ctx, tokens, payments, sub.kafkaIDs); err != nil {
@@ -170,7 +203,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		fmt.Fprintf(o.Out, "cancelled %d payments before the instant (one ordinary payment in fifty), each by its tenant\n", len(sub.cancelled))
 	}
 
-	tr := newTracker(o, instant, sub.takenIn)
+	tr := newTracker(o, instant, sub.takenIn, admin, rails)
 	disruptCtx, stopDisrupting := context.WithCancel(ctx)
 	disrupted := make(chan struct{})
 	go func() {
@@ -192,7 +225,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	data, err := collect(ctx, o, instant, payments, sub, tr)
+	data, err := collect(ctx, o, instant, payments, sub, tr, rails)
 	if err != nil {
 		return Result{}, err
 	}
@@ -232,6 +265,9 @@ type submission struct {
 	viaKafka  int             // of takenIn, sent through Kafka
 	kafkaIDs  map[string]bool // their ids
 	kafkaLate []payment.Request
+	// projections are each file's 202 projection by rail, beside where
+	// Phase A put its payments (with rails).
+	projections []fileProjection
 }
 
 // cancelShare cancels one ordinary payment of a file in fifty, each with
@@ -278,13 +314,10 @@ func hookCheck(ctx context.Context, o Options, hk *hooks) Check {
 	}
 }
 
-// submit sends each tenant's file and the single calls at once, and with
-// Kafka a share of the ordinary file payments to its topic.
-func submit(ctx context.Context, tokens map[string]*client.Client, ps []planned, k *KafkaOptions) (submission, error) {
-	start := time.Now()
-	files := map[string][]payment.Request{}
-	var singles []planned
-	var viaKafka []payment.Request
+// split is the plan by way in: each tenant's file, the single calls,
+// and with Kafka a share of the ordinary file payments.
+func split(ps []planned, k *KafkaOptions) (files map[string][]payment.Request, singles []planned, viaKafka []payment.Request) {
+	files = map[string][]payment.Request{}
 	ordinary := 0
 	for _, p := range ps {
 		switch {
@@ -300,6 +333,14 @@ func submit(ctx context.Context, tokens map[string]*client.Client, ps []planned,
 			files[p.req.TenantID] = append(files[p.req.TenantID], p.req)
 		}
 	}
+	return files, singles, viaKafka
+}
+
+// submit sends each tenant's file and the single calls at once, and with
+// Kafka a share of the ordinary file payments to its topic.
+func submit(ctx context.Context, tokens map[string]*client.Client, ps []planned, k *KafkaOptions) (submission, error) {
+	start := time.Now()
+	files, singles, viaKafka := split(ps, k)
 	var (
 		mu  sync.Mutex
 		out submission
@@ -332,23 +373,50 @@ func submit(ctx context.Context, tokens map[string]*client.Client, ps []planned,
 	}
 	sort.Strings(names)
 	for _, t := range names {
-		body, err := jsonLines(files[t])
-		if err != nil {
-			return out, err
-		}
 		g.Go(func() error {
-			res, err := client.Result[*client.BatchAcceptedHeaders](tokens[t].CreatePaymentBatch(gctx,
-				&client.CreatePaymentBatchReqApplicationXNdjson{Data: bytes.NewReader(body)}, client.CreatePaymentBatchParams{}))
+			res, err := postFile(gctx, tokens[t], t, files[t])
 			if err != nil {
-				return fmt.Errorf("%s's file: %w", t, err)
+				return err
 			}
 			mu.Lock()
-			out.takenIn += res.Response.Payments
-			out.refused += res.Response.Rejected
+			out.takenIn += res.Payments
+			out.refused += res.Rejected
 			mu.Unlock()
 			return nil
 		})
 	}
+	g.Go(func() error {
+		n, err := sendSingles(gctx, tokens, singles)
+		mu.Lock()
+		out.takenIn += n
+		mu.Unlock()
+		return err
+	})
+	err := g.Wait()
+	out.took = time.Since(start)
+	return out, err
+}
+
+// postFile sends a tenant's file.
+func postFile(ctx context.Context, c *client.Client, tenant string, reqs []payment.Request) (client.BatchAccepted, error) {
+	body, err := jsonLines(reqs)
+	if err != nil {
+		return client.BatchAccepted{}, err
+	}
+	res, err := client.Result[*client.BatchAcceptedHeaders](c.CreatePaymentBatch(ctx,
+		&client.CreatePaymentBatchReqApplicationXNdjson{Data: bytes.NewReader(body)}, client.CreatePaymentBatchParams{}))
+	if err != nil {
+		return client.BatchAccepted{}, fmt.Errorf("%s's file: %w", tenant, err)
+	}
+	return res.Response, nil
+}
+
+// sendSingles sends the single calls, eight at a time, and counts those
+// taken in.
+func sendSingles(ctx context.Context, tokens map[string]*client.Client, singles []planned) (int, error) {
+	g, gctx := errgroup.WithContext(ctx)
+	var mu sync.Mutex
+	n := 0
 	next := make(chan planned)
 	for range 8 {
 		g.Go(func() error {
@@ -358,7 +426,7 @@ func submit(ctx context.Context, tokens map[string]*client.Client, ps []planned,
 					return fmt.Errorf("payment %s: %w", p.req.PaymentID, err)
 				}
 				mu.Lock()
-				out.takenIn++
+				n++
 				mu.Unlock()
 			}
 			return nil
@@ -376,6 +444,71 @@ func submit(ctx context.Context, tokens map[string]*client.Client, ps []planned,
 		return nil
 	})
 	err := g.Wait()
+	return n, err
+}
+
+// submitInOrder sends the payments one way in after the other, each once
+// Phase A has placed the one before, so that each file's projection sees
+// the slots taken before it: what goes through Kafka, then the tenants'
+// files (fileOrder), then the single calls. Where Phase A put each file's
+// payments is read at once, before anything is cancelled.
+func submitInOrder(ctx context.Context, pool *pgxpool.Pool, tokens map[string]*client.Client, ps []planned, k *KafkaOptions, rs *railSetup) (submission, error) {
+	start := time.Now()
+	files, singles, viaKafka := split(ps, k)
+	var out submission
+	if len(viaKafka) > 0 {
+		out.kafkaIDs = make(map[string]bool, len(viaKafka))
+		ids := make([]string, len(viaKafka))
+		for i, r := range viaKafka {
+			out.kafkaIDs[r.PaymentID], ids[i] = true, r.PaymentID
+		}
+		out.takenIn, out.viaKafka = len(viaKafka), len(viaKafka)
+		if k.Late {
+			out.kafkaLate = viaKafka
+		} else {
+			if err := k.produce(ctx, viaKafka); err != nil {
+				return out, err
+			}
+			if err := waitPlaced(ctx, pool, "", ids, len(ids)); err != nil {
+				return out, fmt.Errorf("the payments sent through Kafka: %w", err)
+			}
+		}
+	}
+	for _, t := range fileOrder {
+		reqs := files[t]
+		if len(reqs) == 0 {
+			continue
+		}
+		res, err := postFile(ctx, tokens[t], t, reqs)
+		if err != nil {
+			return out, err
+		}
+		out.takenIn += res.Payments
+		out.refused += res.Rejected
+		ids := make([]string, len(reqs))
+		for i, r := range reqs {
+			ids[i] = r.PaymentID
+		}
+		if err := waitPlaced(ctx, pool, t, ids, res.Payments); err != nil {
+			return out, fmt.Errorf("%s's file: %w", t, err)
+		}
+		placed, err := placements(ctx, pool, rs.Day, t, ids)
+		if err != nil {
+			return out, err
+		}
+		seen := map[string]bool{}
+		for _, p := range res.Projection {
+			seen[p.Rail] = true
+			out.projections = append(out.projections, fileProjection{tenant: t, rail: p.Rail, projected: p, placed: placed[p.Rail]})
+		}
+		for name, pl := range placed {
+			if !seen[name] && name != "" {
+				out.projections = append(out.projections, fileProjection{tenant: t, rail: name, projected: client.RailProjection{Rail: name}, placed: pl})
+			}
+		}
+	}
+	n, err := sendSingles(ctx, tokens, singles)
+	out.takenIn += n
 	out.took = time.Since(start)
 	return out, err
 }

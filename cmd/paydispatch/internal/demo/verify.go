@@ -47,6 +47,15 @@ type outcome struct {
 	// daily limit: a drain that crosses midnight starts a new day).
 	capped                              []cappedGroup
 	outboxDead, deadNoReason, queueDead int
+	// noFXRan counts the payments meant to find FX unavailable that ran
+	// (not past a cut-off); cutoffRejected the payments REJECTED at a
+	// cut-off (CUTOFF_MISSED), not refused for what they are.
+	noFXRan, cutoffRejected int
+	// With rails: the set-up, each rail's outcome, and each file's
+	// projection beside what Phase A did.
+	rails       *railSetup
+	railsOut    []railOutcome
+	projections []fileProjection
 }
 
 type tenantShare struct {
@@ -64,14 +73,19 @@ type reason struct {
 // an ISO 20022 reason (AC04).
 var codeOf = regexp.MustCompile(`\b(?:[A-Z]+_[A-Z_]+|[A-Z]{2}[0-9]{2})\b`)
 
-func collect(ctx context.Context, o Options, instant time.Time, ps []planned, sub submission, tr *tracker) (*outcome, error) {
-	out := &outcome{instant: instant, sub: sub, planned: map[kind]int{}, samples: tr.samples, final: tr.samples[len(tr.samples)-1]}
+func collect(ctx context.Context, o Options, instant time.Time, ps []planned, sub submission, tr *tracker, rails *railSetup) (*outcome, error) {
+	out := &outcome{instant: instant, sub: sub, planned: map[kind]int{}, samples: tr.samples, final: tr.samples[len(tr.samples)-1],
+		rails: rails, projections: sub.projections}
 	meantToFail := map[string]bool{}
+	var noFX []string
 	for _, p := range ps {
 		out.planned[p.kind]++
 		switch p.kind {
 		case kindNoFunds, kindLimit, kindNoFX, kindBad:
 			meantToFail[p.req.PaymentID] = true
+		}
+		if p.kind == kindNoFX {
+			noFX = append(noFX, p.req.PaymentID)
 		}
 	}
 	pool := o.Pool
@@ -154,7 +168,11 @@ func collect(ctx context.Context, o Options, instant time.Time, ps []planned, su
 		if st == "FAILED" {
 			out.byCode[code]++
 		}
-		if st != "RETURNED" && !meantToFail[id] {
+		atCutoff := st == "REJECTED" && strings.HasPrefix(why, payment.CodeCutoffMissed)
+		if atCutoff {
+			out.cutoffRejected++
+		}
+		if st != "RETURNED" && !meantToFail[id] && !atCutoff {
 			out.unplanned++
 		}
 	}
@@ -175,15 +193,28 @@ func collect(ctx context.Context, o Options, instant time.Time, ps []planned, su
 	if out.capped, err = cappedGroups(ctx, pool); err != nil {
 		return nil, err
 	}
-	out.rail, out.railErr = railLedger(ctx, o.RailURL)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE external_id = ANY($1) AND status IN ('FAILED', 'DELIVERED', 'RETURNED')`,
+		noFX).Scan(&out.noFXRan); err != nil {
+		return nil, err
+	}
+	out.rail, out.railErr = railLedger(ctx, o.RailURL, rails != nil)
+	if rails != nil && out.railErr == nil {
+		if out.railsOut, err = railOutcomes(ctx, pool, rails, out.rail); err != nil {
+			return nil, err
+		}
+	}
 	vs, err := payment.Verify(ctx, pool)
 	out.verifyErr = err
 	for _, v := range vs {
 		out.violations = append(out.violations, v.String())
 	}
+	// Items rolled to a later business day wait READY for it; each of the
+	// demo's configs has a window of a second.
 	err = pool.QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM exec_queue WHERE queue_status IN ('READY', 'CLAIMED', 'DISPATCHED')),
-		(SELECT count(*) FROM pacing_window WHERE config_name = 'demo' AND slot_count > $1),
+		(SELECT count(*) FROM exec_queue WHERE queue_status IN ('READY', 'CLAIMED', 'DISPATCHED')
+			AND NOT (queue_status = 'READY' AND scheduled_exec_time > now() + interval '1 hour')),
+		(SELECT count(*) FROM pacing_window w JOIN pacing_config c ON c.config_name = w.config_name
+			WHERE (w.config_name = 'demo' AND w.slot_count > $1) OR (w.config_name LIKE 'demo-%' AND w.slot_count > c.max_per_window)),
 		(SELECT count(*) FROM payments WHERE accepted_at < scheduled_execution_time),
 		(SELECT count(*) FROM payment_outbox_dead_letters),
 		(SELECT count(*) FROM payment_outbox_dead_letters WHERE error_code = ''),
@@ -192,9 +223,15 @@ func collect(ctx context.Context, o Options, instant time.Time, ps []planned, su
 	return out, err
 }
 
-func railLedger(ctx context.Context, base string) (railsim.LedgerView, error) {
+// railLedger reads the simulator's ledger: DEFAULT's counters, every
+// rail's in Rails, and with instructions every key each rail holds.
+func railLedger(ctx context.Context, base string, instructions bool) (railsim.LedgerView, error) {
 	var v railsim.LedgerView
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(base, "/")+"/ledger", nil)
+	u := strings.TrimRight(base, "/") + "/ledger"
+	if instructions {
+		u += "?instructions=true"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return v, err
 	}
@@ -216,21 +253,32 @@ func verify(_ context.Context, o Options, d *outcome) []Check {
 	add := func(name string, ok bool, format string, args ...any) {
 		checks = append(checks, Check{Name: name, OK: ok, Detail: fmt.Sprintf(format, args...)})
 	}
-	add("every payment taken in is settled", d.final.terminal() == d.sub.takenIn && d.stored == d.sub.takenIn,
-		"%d taken in, %d stored, %d DELIVERED/RETURNED/FAILED/REJECTED/CANCELLED", d.sub.takenIn, d.stored, d.final.terminal())
+	if d.rails == nil {
+		add("every payment taken in is settled", d.final.settled() == d.sub.takenIn && d.stored == d.sub.takenIn,
+			"%d taken in, %d stored, %d DELIVERED/RETURNED/FAILED/REJECTED/CANCELLED", d.sub.takenIn, d.stored, d.final.settled())
+	} else {
+		held, rolled := 0, 0
+		for _, r := range d.final.rails {
+			held, rolled = held+r.held, rolled+r.rolled
+		}
+		add("every payment taken in is settled", d.final.settled() == d.sub.takenIn && d.stored == d.sub.takenIn,
+			"%d taken in, %d stored, %d DELIVERED/RETURNED/FAILED/REJECTED/CANCELLED, %d HELD at a cut-off, %d rolled to a later business day",
+			d.sub.takenIn, d.stored, d.final.terminal(), held, rolled)
+	}
 	if len(d.sub.cancelled) > 0 || f["CANCELLED"] > 0 {
 		add("the payments cancelled before the instant ended CANCELLED, never debited", f["CANCELLED"] == len(d.sub.cancelled),
 			"%d CANCELLED, %d cancelled (verify checks none was debited or sent)", f["CANCELLED"], len(d.sub.cancelled))
 	}
-	add("bad lines refused at intake, bad accounts rejected at Phase A", d.sub.refused == d.planned[kindInvalid] && f["REJECTED"] == d.planned[kindBad],
-		"%d lines refused (%d planned), %d REJECTED (%d planned)", d.sub.refused, d.planned[kindInvalid], f["REJECTED"], d.planned[kindBad])
+	add("bad lines refused at intake, bad accounts rejected at Phase A", d.sub.refused == d.planned[kindInvalid] && f["REJECTED"]-d.cutoffRejected == d.planned[kindBad],
+		"%d lines refused (%d planned), %d REJECTED (%d planned; %d more at a cut-off)", d.sub.refused, d.planned[kindInvalid], f["REJECTED"]-d.cutoffRejected,
+		d.planned[kindBad], d.cutoffRejected)
 	add("only the payments meant to fail failed", d.unplanned == 0, "%d FAILED or REJECTED that were not meant to", d.unplanned)
-	add("the saga's failures are the planned ones, compensated", cappedOK(d.capped, d.byCode) && d.byCode["FX_UNAVAILABLE"] == d.planned[kindNoFX],
-		"%s; FX_UNAVAILABLE %d (%d planned)", cappedDetail(d.capped, d.byCode), d.byCode["FX_UNAVAILABLE"], d.planned[kindNoFX])
+	add("the saga's failures are the planned ones, compensated", cappedOK(d.capped, d.byCode) && d.byCode["FX_UNAVAILABLE"] == d.noFXRan,
+		"%s; FX_UNAVAILABLE %d (%d planned, %d of them ran)", cappedDetail(d.capped, d.byCode), d.byCode["FX_UNAVAILABLE"], d.planned[kindNoFX], d.noFXRan)
 	if d.railErr != nil {
 		add("the rail's ledger", false, "%v", d.railErr)
 	} else {
-		r := d.rail
+		r := totalLedger(d.rail)
 		add("every delivered payment reached the rail exactly once", r.Unique == int64(f["DELIVERED"]) && r.Duplicates == 0,
 			"rail: %d instructions accepted, %d duplicates; %d payments DELIVERED", r.Unique, r.Duplicates, f["DELIVERED"])
 		add("every refusal by the rail returned its payment", r.Refused == int64(f["RETURNED"]),
@@ -253,7 +301,87 @@ func verify(_ context.Context, o Options, d *outcome) []Check {
 		"%d windows over %d, %d executions before their slot", d.overLimit, o.Rate, d.early)
 	add("dead letters: only the rail's refusals, each with its reason", d.outboxDead == f["RETURNED"] && d.queueDead == 0 && d.deadNoReason == 0,
 		"%d instructions dead-lettered (%d RETURNED), %d without a reason; %d queue items dead-lettered", d.outboxDead, f["RETURNED"], d.deadNoReason, d.queueDead)
+	if d.rails != nil {
+		checks = append(checks, railChecks(d)...)
+	}
 	return checks
+}
+
+// railChecks are the checks of the rails: nothing reached a rail at or
+// after its cut-off; what missed a cut-off met its tenant's rule; each
+// file's projection at intake was what Phase A did, within a few
+// seconds.
+func railChecks(d *outcome) []Check {
+	var checks []Check
+	add := func(name string, ok bool, detail string) {
+		checks = append(checks, Check{Name: name, OK: ok, Detail: detail})
+	}
+	if d.railErr != nil || len(d.railsOut) != len(d.rails.Rails) {
+		add("nothing reached a rail after its cut-off", false, fmt.Sprintf("the simulator's receipts could not be read: %v", d.railErr))
+	} else {
+		ok, parts := true, []string(nil)
+		for _, r := range d.railsOut {
+			ok = ok && r.afterCutoff == 0 && r.late == 0 && r.received > 0
+			part := fmt.Sprintf("%s: %d instructions received", r.name, r.received)
+			if !r.lastReceived.IsZero() {
+				part += fmt.Sprintf(", the last at %s, %.1f s before its cut-off at %s", clock(r.lastReceived),
+					r.cutoff.Sub(r.lastReceived).Seconds(), clock(r.cutoff))
+			}
+			part += fmt.Sprintf("; %d at or after it (the simulator refused %d as late)", r.afterCutoff, r.late)
+			if r.firstAfter != "" {
+				part += ", first: " + r.firstAfter
+			}
+			parts = append(parts, part)
+		}
+		add("nothing reached a rail after its cut-off", ok, strings.Join(parts, "; "))
+	}
+	past, wrong, first := 0, 0, ""
+	var parts []string
+	for _, r := range d.railsOut {
+		past += r.rolled + r.held + r.rejected
+		wrong += r.wrongRule + r.rolledElsewhere
+		if first == "" {
+			first = r.firstWrong
+		}
+		var tenants []string
+		for t, n := range r.pastByTenant {
+			tenants = append(tenants, fmt.Sprintf("%s %d (%s)", t, n, cutoffRules[t]))
+		}
+		sort.Strings(tenants)
+		parts = append(parts, fmt.Sprintf("%s: %d rolled to %s, %d held, %d rejected — %s", r.name, r.rolled, d.rails.Next, r.held, r.rejected,
+			strings.Join(tenants, ", ")))
+	}
+	detail := fmt.Sprintf("%d payments past a cut-off, %d against their tenant's rule (%s closed, so a roll goes to %s); %s",
+		past, wrong, d.rails.Closed, d.rails.Next, strings.Join(parts, "; "))
+	if first != "" {
+		detail += "; first: " + first
+	}
+	add("payments past the cut-off met their tenant's rule", past > 0 && wrong == 0 && len(d.railsOut) > 0, detail)
+	off, parts := "", nil
+	for _, f := range d.projections {
+		r, _ := d.rails.rail(f.rail)
+		if o := f.off(r.Rate); o != "" && off == "" {
+			off = o
+		}
+		parts = append(parts, fmt.Sprintf("%s on %s: %d+%d projected, %d+%d placed, last slot %s/%s", f.tenant, f.rail,
+			f.projected.BeforeCutoff, f.projected.Rolled+f.projected.Held+f.projected.Rejected, f.placed.day, f.placed.past(),
+			optClock(f.projected.LastSlot), ptrClock(f.placed.last)))
+	}
+	detail = fmt.Sprintf("each file's 202 against where Phase A put it (before + past the cut-off; within %s at the rail's rate): %s",
+		projectionSlack, strings.Join(parts, "; "))
+	if off != "" {
+		detail += "; off: " + off
+	}
+	add("the projection at intake was right within a few seconds", off == "" && len(d.projections) > 0, detail)
+	return checks
+}
+
+// ptrClock is an optional time's time of day ("-": none).
+func ptrClock(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return clock(*t)
 }
 
 // cappedGroup is how the payments of an account that fits only some of
