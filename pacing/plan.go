@@ -41,6 +41,24 @@ func (l *Limiter) Release(ctx context.Context, db DBTX, configName string, event
 	return ids, nil
 }
 
+// ReleaseEvents is Release for events whatever their configs (each slot
+// knows its own): what a cancel gives back. It returns the events whose
+// slots were released.
+func (l *Limiter) ReleaseEvents(ctx context.Context, db DBTX, eventIDs []string) ([]string, error) {
+	if len(eventIDs) == 0 {
+		return nil, nil
+	}
+	q := l.q
+	if db != nil {
+		q = dbsqlc.New(db)
+	}
+	ids, err := q.ReleaseEvents(ctx, dbsqlc.ReleaseEventsParams{EventIds: eventIDs, Now: l.now()})
+	if err != nil {
+		return nil, fmt.Errorf("pacing: release %d slots: %w", len(eventIDs), err)
+	}
+	return ids, nil
+}
+
 // Projection is where n events requesting one instant would go under a
 // config as its windows stand: known before a slot is taken.
 type Projection struct {

@@ -346,13 +346,26 @@ func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool, 
 // begin with.
 func batchIntakePrefix(batchID string) string { return "init-" + batchID + "-" }
 
-// completeParked ends the queue items that cancelled payments held at an
-// execution's cut-off had parked (the others have none, or a live one
-// their execution settles).
+// completeParked, in the transaction that cancels stored payments: the
+// queue items that payments held at an execution's cut-off had parked are
+// completed (the others have none, or a live one their execution
+// settles), and their slots are given back, so that payments assigned
+// afterwards under the same configs take them first (a window that has
+// begun keeps its count: an execution at the slot may have gone; the
+// limit holds either way, since executions are counted where they run).
 func (s *Service) completeParked(ctx context.Context, tx pgx.Tx, keys []string) error {
-	if s.Queue == nil {
+	if s.Queue != nil {
+		if _, err := s.Queue.CompleteParkedTx(ctx, tx, ItemType, keys); err != nil {
+			return err
+		}
+	}
+	if s.Pacer == nil {
 		return nil
 	}
-	_, err := s.Queue.CompleteParkedTx(ctx, tx, ItemType, keys)
+	events := make([]string, 0, 2*len(keys))
+	for _, k := range keys {
+		events = append(events, k, k+tenantEventSuffix)
+	}
+	_, err := s.Pacer.ReleaseEvents(ctx, tx, events)
 	return err
 }

@@ -500,3 +500,50 @@ func TestRoutedAtIntake(t *testing.T) {
 		t.Errorf("routed to %q and %q", rs[0].Rail, rs[1].Rail)
 	}
 }
+
+// TestCancelGivesSlotsBack: a file cancelled before its instant gives its
+// slots back, and the corrected file sent for the same instant runs at
+// that instant, in the windows the cancelled one held; no window counts
+// more than its limit, and each counter is the slots it holds.
+func TestCancelGivesSlotsBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRailsFixture(t)
+	at := f.at(0, 10*time.Hour)
+	wrong := railPayments("acme", 100, at)
+	if res, err := f.s.init.InitChunk(ctx, wrong, "init-wrong"); err != nil || res.Scheduled != 100 {
+		t.Fatalf("the wrong file: %+v, %v", res, err)
+	}
+	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	res, err := svc.CancelWhere(ctx, payment.CancelFilter{TenantID: "acme"}, false, nil)
+	if err != nil || res.Cancelled != 100 {
+		t.Fatalf("cancel: %+v, %v", res, err)
+	}
+	corrected := railPayments("beta", 100, at)
+	if res, err := f.s.init.InitChunk(ctx, corrected, "init-corrected"); err != nil || res.Scheduled != 100 {
+		t.Fatalf("the corrected file: %+v, %v", res, err)
+	}
+	var last time.Time
+	for _, r := range corrected {
+		p, err := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ScheduledExecutionTime.After(last) {
+			last = *p.ScheduledExecutionTime
+		}
+	}
+	// 100 at 10 a second from 10:00:00: the last in 10:00:09.
+	if !last.Before(at.Add(10 * time.Second)) {
+		t.Errorf("the corrected file's last slot %s: behind the cancelled file's slots (want before %s)", last, at.Add(10*time.Second))
+	}
+	ws, err := f.lim.Windows(ctx, "sepa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws {
+		if w.Counter > 10 || w.Counter != w.Slots {
+			t.Errorf("window %s: counter %d, %d slots, limit 10", w.Start, w.Counter, w.Slots)
+		}
+	}
+}

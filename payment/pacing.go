@@ -16,6 +16,7 @@ type Pacer interface {
 	AssignBulk(ctx context.Context, configName string, events []pacing.Event) ([]pacing.Slot, error)
 	TenantConfigs(ctx context.Context, itemType string, tenants []string) (map[string]string, error)
 	Release(ctx context.Context, db pacing.DBTX, configName string, eventIDs []string) ([]string, error)
+	ReleaseEvents(ctx context.Context, db pacing.DBTX, eventIDs []string) ([]string, error)
 	Project(ctx context.Context, configName string, demands ...pacing.Demand) ([]pacing.Projection, error)
 }
 

@@ -89,7 +89,7 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 			if err != nil {
 				return err
 			}
-			svc := &payment.Service{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool)}
+			svc := &payment.Service{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool), Pacer: pacing.New(db.Pool)}
 			res, err := svc.CancelWhere(ctx, f, dryRun, func(ctx context.Context, tx pgx.Tx, cancelled int) error {
 				return cliRecord(ctx, tx, actor, "payments cancel", f.TenantID+"/"+f.BatchID, map[string]any{"filter": f, "cancelled": cancelled})
 			})

@@ -104,3 +104,23 @@ WHERE w.config_name = @config_name AND w.window_start >= @from_time::timestamptz
   AND w.window_start < @until_time::timestamptz
 ORDER BY w.window_start
 LIMIT @max_rows::int;
+
+-- name: ReleaseEvents :many
+-- Gives events' slots back whatever their configs (ReleaseSlots by
+-- config, for callers that know the events, not their configs): each
+-- slot deleted, its window's counter given the unit back when the window
+-- has not begun. Returns the released events.
+WITH gone AS (
+    DELETE FROM pacing_slot s
+    WHERE s.event_id = ANY(@event_ids::text[])
+    RETURNING s.event_id, s.config_name, s.window_start
+), back AS (
+    UPDATE pacing_window w
+    SET slot_count = greatest(w.slot_count - g.n, 0),
+        status = CASE WHEN greatest(w.slot_count - g.n, 0) >= c.max_per_window THEN 'CLOSED' ELSE 'OPEN' END,
+        updated_at = now()
+    FROM (SELECT gone.config_name, gone.window_start, count(*)::int AS n FROM gone GROUP BY 1, 2) g
+    JOIN pacing_config c ON c.config_name = g.config_name
+    WHERE w.config_name = g.config_name AND w.window_start = g.window_start AND w.window_start > @now::timestamptz
+)
+SELECT gone.event_id::text FROM gone;

@@ -300,6 +300,52 @@ func (q *Queries) PutConfig(ctx context.Context, arg PutConfigParams) (PacingCon
 	return i, err
 }
 
+const releaseEvents = `-- name: ReleaseEvents :many
+WITH gone AS (
+    DELETE FROM pacing_slot s
+    WHERE s.event_id = ANY($1::text[])
+    RETURNING s.event_id, s.config_name, s.window_start
+), back AS (
+    UPDATE pacing_window w
+    SET slot_count = greatest(w.slot_count - g.n, 0),
+        status = CASE WHEN greatest(w.slot_count - g.n, 0) >= c.max_per_window THEN 'CLOSED' ELSE 'OPEN' END,
+        updated_at = now()
+    FROM (SELECT gone.config_name, gone.window_start, count(*)::int AS n FROM gone GROUP BY 1, 2) g
+    JOIN pacing_config c ON c.config_name = g.config_name
+    WHERE w.config_name = g.config_name AND w.window_start = g.window_start AND w.window_start > $2::timestamptz
+)
+SELECT gone.event_id::text FROM gone
+`
+
+type ReleaseEventsParams struct {
+	EventIds []string
+	Now      time.Time
+}
+
+// Gives events' slots back whatever their configs (ReleaseSlots by
+// config, for callers that know the events, not their configs): each
+// slot deleted, its window's counter given the unit back when the window
+// has not begun. Returns the released events.
+func (q *Queries) ReleaseEvents(ctx context.Context, arg ReleaseEventsParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, releaseEvents, arg.EventIds, arg.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var gone_event_id string
+		if err := rows.Scan(&gone_event_id); err != nil {
+			return nil, err
+		}
+		items = append(items, gone_event_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const releaseSlots = `-- name: ReleaseSlots :many
 WITH gone AS (
     DELETE FROM pacing_slot s
