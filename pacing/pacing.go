@@ -500,6 +500,11 @@ type instant struct{ at, deadline time.Time }
 // assign is one round trip: ids all requesting the instant t, before the
 // deadline (zero: none).
 func (l *Limiter) assign(ctx context.Context, cfg Config, t, deadline time.Time, ids []string) ([]Slot, error) {
+	return l.assignOn(ctx, l.q, cfg, t, deadline, ids)
+}
+
+// assignOn is assign on q (the pool's, or a transaction's).
+func (l *Limiter) assignOn(ctx context.Context, q *dbsqlc.Queries, cfg Config, t, deadline time.Time, ids []string) ([]Slot, error) {
 	jitter := make([]float64, len(ids))
 	for i := range jitter {
 		jitter[i] = rand.Float64()
@@ -508,7 +513,7 @@ func (l *Limiter) assign(ctx context.Context, cfg Config, t, deadline time.Time,
 	if !deadline.IsZero() {
 		dl = &deadline
 	}
-	rows, err := l.q.Assign(ctx, dbsqlc.AssignParams{
+	rows, err := q.Assign(ctx, dbsqlc.AssignParams{
 		ConfigName: cfg.Name, WindowMs: cfg.Window.Milliseconds(), MaxPerWindow: int32(cfg.MaxPerWindow),
 		Headroom: int32(cfg.Headroom), RequestedTime: t, EventIds: ids, Jitter: jitter, Deadline: dl,
 	})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/pacing/internal/dbsqlc"
 )
 
@@ -187,4 +188,65 @@ func project(cfg Config, req, dl int64, n int, counts map[int64]int) Projection 
 		place(ws, 0, maxN, c, min(n-p.Placed, max(capacity-c, 0)))
 	}
 	return p
+}
+
+// Reslot moves events to new slots in the caller's transaction: their
+// slots given back (ReleaseEvents), then each given a slot from its
+// requested time before its deadline, under the config's limit as it is
+// now, in the events' order: the events of an instant go in one round
+// trip per chunk, one chunk after the other, so that no event gets a
+// later slot than one after it. It is what every lever that moves
+// waiting events calls: a changed limit (the events from now, at the new
+// rate), a pause's resume, a priority (the order). Results come in the
+// order of events, LATE where a deadline left no room (nothing written
+// for those), as AssignBulk's.
+func (l *Limiter) Reslot(ctx context.Context, tx DBTX, configName string, events []Event) ([]Slot, error) {
+	if len(events) == 0 {
+		return nil, nil
+	}
+	cfg, err := l.activeConfig(ctx, configName)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(events))
+	for i, e := range events {
+		if e.ID == "" || len(e.ID) > 200 || !plaintext.Valid(e.ID) || e.RequestedTime.IsZero() {
+			return nil, invalid(fmt.Sprintf("events[%d]", i), "want an event id of 1-200 characters of text and a requested time")
+		}
+		ids[i] = e.ID
+	}
+	if _, err := l.ReleaseEvents(ctx, tx, ids); err != nil {
+		return nil, err
+	}
+	q := dbsqlc.New(tx)
+	got := make(map[string]Slot, len(events))
+	chunk := max(min(l.opts.BulkChunk, cfg.MaxPerWindow*max(cfg.Headroom, 1)), 1)
+	for from := 0; from < len(events); {
+		// A run of events of one instant and deadline, in order.
+		t := instant{at: ceilMilli(events[from].RequestedTime), deadline: floorMilli(events[from].Deadline)}
+		to := from + 1
+		for to < len(events) && to-from < chunk && ceilMilli(events[to].RequestedTime).Equal(t.at) && floorMilli(events[to].Deadline).Equal(t.deadline) {
+			to++
+		}
+		slots, err := l.assignOn(ctx, q, cfg, t.at, t.deadline, ids[from:to])
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range slots {
+			if s.Status == statusBusy {
+				s.Status = StatusLate // held by another transaction: the safe side
+			}
+			got[s.EventID] = s
+		}
+		from = to
+	}
+	out := make([]Slot, len(events))
+	for i, id := range ids {
+		s, ok := got[id]
+		if !ok {
+			return nil, errNoResult(id)
+		}
+		out[i] = s
+	}
+	return out, nil
 }

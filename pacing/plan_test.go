@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -268,5 +269,65 @@ func TestHoldSlots(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pacing_execution
 		WHERE (config_name = 'default' AND executed > 10) OR (config_name = 'tenant' AND executed > 4)`).Scan(&over); err != nil || over != 0 {
 		t.Errorf("%d windows counted over their limit (%v)", over, err)
+	}
+}
+
+// TestReslot: 300 events slotted at 100 per 4 s are moved, in their
+// order, to the config's new limit: lowered to 50 they span twice the
+// windows, raised to 200 half of them; at every step no window holds
+// more than the limit in force, each counter is its slots, and the order
+// of the events is the order of their slots.
+func TestReslot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l, pool := newLimiter(t, 100, 4*time.Second, pacing.DefaultHeadroom)
+	start := time.Now().Add(time.Hour).Truncate(4 * time.Second).UTC()
+	evs := events("r", 300, start, time.Time{})
+	if _, err := l.AssignBulk(ctx, "default", evs); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		max     int
+		windows int
+	}{{50, 6}, {200, 2}, {100, 3}} {
+		if _, err := l.PutConfig(ctx, pacing.Config{Name: "default", MaxPerWindow: tc.max, Window: 4 * time.Second, Headroom: pacing.DefaultHeadroom}); err != nil {
+			t.Fatal(err)
+		}
+		l.FlushCache()
+		// In reverse order this time: the order given is the order kept.
+		slices.Reverse(evs)
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots, err := l.Reslot(ctx, tx, "default", evs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		used := map[time.Time]bool{}
+		for i, s := range slots {
+			if s.Status != pacing.StatusNew || s.EventID != evs[i].ID {
+				t.Fatalf("max %d: %s: %+v", tc.max, evs[i].ID, s)
+			}
+			if i > 0 && s.ScheduledTime.Before(slots[i-1].ScheduledTime) {
+				t.Fatalf("max %d: %s at %s, before %s at %s", tc.max, s.EventID, s.ScheduledTime, slots[i-1].EventID, slots[i-1].ScheduledTime)
+			}
+			used[s.WindowStart.UTC()] = true
+		}
+		if len(used) != tc.windows {
+			t.Errorf("max %d: %d windows used, want %d", tc.max, len(used), tc.windows)
+		}
+		ws, err := l.Windows(ctx, "default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range ws {
+			if w.Counter > tc.max || w.Counter != w.Slots {
+				t.Errorf("max %d: window %s counter %d, %d slots", tc.max, w.Start, w.Counter, w.Slots)
+			}
+		}
 	}
 }
