@@ -16,8 +16,9 @@ import (
 func EventType(s Status) string { return "payment." + strings.ToLower(string(s)) }
 
 // EventRescheduled is the type of the event a SCHEDULED payment
-// publishes when it moves to another slot without changing status: its
-// tenant's ROLL took it past a missed cut-off to a later business day.
+// publishes when it moves to another business day without changing
+// status: its tenant's ROLL took it past a missed cut-off. A slot moved
+// within its day (a lever) publishes nothing.
 const EventRescheduled = "payment.rescheduled"
 
 // EventTypes are the types a tenant's endpoint can ask for: one per

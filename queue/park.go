@@ -83,3 +83,52 @@ func (q *Queue) CompleteParkedTx(ctx context.Context, tx pgx.Tx, itemType string
 	}
 	return out, nil
 }
+
+// LockReadyTx locks those of the items that are READY to the caller's
+// commit and returns them: the dispatcher's claim walks past them, so a
+// lever moves what has not been claimed, and nothing it moves is claimed
+// meanwhile.
+func (q *Queue) LockReadyTx(ctx context.Context, tx pgx.Tx, itemType string, itemIDs []string) ([]string, error) {
+	if len(itemIDs) == 0 {
+		return nil, nil
+	}
+	out, err := q.q.WithTx(tx).LockReady(ctx, dbsqlc.LockReadyParams{ItemType: itemType, ItemIds: itemIDs})
+	if err != nil {
+		return nil, fmt.Errorf("queue: lock %d ready %s: %w", len(itemIDs), itemType, err)
+	}
+	return out, nil
+}
+
+// MoveReadyTx moves READY items to new times (a lever moved their
+// slots: paced), or PARKED where the time is zero, in the caller's
+// transaction; audited MOVED or PARKED. Others are left alone.
+func (q *Queue) MoveReadyTx(ctx context.Context, tx pgx.Tx, itemType string, ds []Deferral) ([]string, error) {
+	if len(ds) == 0 {
+		return nil, nil
+	}
+	ids, ats := make([]string, len(ds)), make([]time.Time, len(ds))
+	for i, d := range ds {
+		ids[i], ats[i] = d.ItemID, time.Unix(0, 0).UTC()
+		if !d.At.IsZero() {
+			ats[i] = d.At
+		}
+	}
+	out, err := q.q.WithTx(tx).MoveReady(ctx, dbsqlc.MoveReadyParams{ItemType: itemType, ItemIds: ids, Ats: ats})
+	if err != nil {
+		return nil, fmt.Errorf("queue: move %d ready %s: %w", len(ds), itemType, err)
+	}
+	return out, nil
+}
+
+// CompleteReadyTx ends READY items their domain ended without an
+// execution, in the caller's transaction; audited.
+func (q *Queue) CompleteReadyTx(ctx context.Context, tx pgx.Tx, itemType string, itemIDs []string) ([]string, error) {
+	if len(itemIDs) == 0 {
+		return nil, nil
+	}
+	out, err := q.q.WithTx(tx).CompleteReady(ctx, dbsqlc.CompleteReadyParams{ItemType: itemType, ItemIds: itemIDs})
+	if err != nil {
+		return nil, fmt.Errorf("queue: complete %d ready %s: %w", len(itemIDs), itemType, err)
+	}
+	return out, nil
+}

@@ -593,3 +593,46 @@ WITH moved AS (
     SELECT @item_type, m.item_id, 'COMPLETED', 'PARKED', 'COMPLETED' FROM moved m
 )
 SELECT m.item_id FROM moved m;
+
+-- name: LockReady :many
+-- Of these items, those READY, locked to the caller's commit (a claim
+-- walks past them meanwhile): what a lever may move.
+SELECT q.item_id FROM exec_queue q
+WHERE q.item_type = @item_type AND q.item_id = ANY(@item_ids::text[]) AND q.queue_status = 'READY'
+FOR UPDATE SKIP LOCKED;
+
+-- name: MoveReady :many
+-- READY items to new times (a lever moved their slots), or PARKED where
+-- the time is the epoch (held); retries kept. Audited MOVED, PARKED.
+WITH req AS (
+    SELECT unnest(@item_ids::text[]) AS item_id, unnest(@ats::timestamptz[]) AS at
+), moved AS (
+    UPDATE exec_queue q
+    SET scheduled_exec_time = CASE WHEN req.at = 'epoch'::timestamptz THEN q.scheduled_exec_time ELSE req.at END,
+        queue_status = CASE WHEN req.at = 'epoch'::timestamptz THEN 'PARKED' ELSE 'READY' END,
+        paced = true, updated_at = now()
+    FROM req
+    WHERE q.item_type = @item_type AND q.item_id = req.item_id AND q.queue_status = 'READY'
+    RETURNING q.item_id, q.queue_status
+), audit AS (
+    INSERT INTO dispatch_audit_log (item_type, item_id, action, status_before, status_after)
+    SELECT @item_type, m.item_id, CASE WHEN m.queue_status = 'PARKED' THEN 'PARKED' ELSE 'MOVED' END, 'READY', m.queue_status
+    FROM moved m
+)
+SELECT m.item_id FROM moved m;
+
+-- name: CompleteReady :many
+-- READY items whose domain ended them without an execution (a payment
+-- refused at its cut-off by a lever): COMPLETED, audited.
+WITH moved AS (
+    UPDATE exec_queue q
+    SET queue_status = 'COMPLETED', completed_at = now(), updated_at = now()
+    WHERE q.item_type = @item_type AND q.item_id = ANY(@item_ids::text[]) AND q.queue_status = 'READY'
+    RETURNING q.item_id
+), dropped AS (
+    DELETE FROM exec_context x USING moved m WHERE x.item_type = @item_type AND x.item_id = m.item_id
+), audit AS (
+    INSERT INTO dispatch_audit_log (item_type, item_id, action, status_before, status_after)
+    SELECT @item_type, m.item_id, 'COMPLETED', 'READY', 'COMPLETED' FROM moved m
+)
+SELECT m.item_id FROM moved m;

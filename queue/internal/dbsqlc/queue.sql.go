@@ -251,6 +251,48 @@ func (q *Queries) CompleteParked(ctx context.Context, arg CompleteParkedParams) 
 	return items, nil
 }
 
+const completeReady = `-- name: CompleteReady :many
+WITH moved AS (
+    UPDATE exec_queue q
+    SET queue_status = 'COMPLETED', completed_at = now(), updated_at = now()
+    WHERE q.item_type = $1 AND q.item_id = ANY($2::text[]) AND q.queue_status = 'READY'
+    RETURNING q.item_id
+), dropped AS (
+    DELETE FROM exec_context x USING moved m WHERE x.item_type = $1 AND x.item_id = m.item_id
+), audit AS (
+    INSERT INTO dispatch_audit_log (item_type, item_id, action, status_before, status_after)
+    SELECT $1, m.item_id, 'COMPLETED', 'READY', 'COMPLETED' FROM moved m
+)
+SELECT m.item_id FROM moved m
+`
+
+type CompleteReadyParams struct {
+	ItemType string
+	ItemIds  []string
+}
+
+// READY items whose domain ended them without an execution (a payment
+// refused at its cut-off by a lever): COMPLETED, audited.
+func (q *Queries) CompleteReady(ctx context.Context, arg CompleteReadyParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, completeReady, arg.ItemType, arg.ItemIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var item_id string
+		if err := rows.Scan(&item_id); err != nil {
+			return nil, err
+		}
+		items = append(items, item_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const countInFlight = `-- name: CountInFlight :one
 SELECT (SELECT count(*) FROM exec_queue q WHERE q.item_type = $1 AND q.queue_status = 'CLAIMED')
      + (SELECT count(*) FROM exec_queue q WHERE q.item_type = $1 AND q.queue_status = 'DISPATCHED') AS n
@@ -1019,6 +1061,39 @@ func (q *Queries) ListTenantCapacity(ctx context.Context, itemType string) ([]Te
 	return items, nil
 }
 
+const lockReady = `-- name: LockReady :many
+SELECT q.item_id FROM exec_queue q
+WHERE q.item_type = $1 AND q.item_id = ANY($2::text[]) AND q.queue_status = 'READY'
+FOR UPDATE SKIP LOCKED
+`
+
+type LockReadyParams struct {
+	ItemType string
+	ItemIds  []string
+}
+
+// Of these items, those READY, locked to the caller's commit (a claim
+// walks past them meanwhile): what a lever may move.
+func (q *Queries) LockReady(ctx context.Context, arg LockReadyParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, lockReady, arg.ItemType, arg.ItemIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var item_id string
+		if err := rows.Scan(&item_id); err != nil {
+			return nil, err
+		}
+		items = append(items, item_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const markCompleted = `-- name: MarkCompleted :many
 WITH input AS (
     SELECT unnest($1::text[]) AS item_id
@@ -1264,6 +1339,53 @@ func (q *Queries) MarkFailed(ctx context.Context, arg MarkFailedParams) ([]MarkF
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const moveReady = `-- name: MoveReady :many
+WITH req AS (
+    SELECT unnest($1::text[]) AS item_id, unnest($2::timestamptz[]) AS at
+), moved AS (
+    UPDATE exec_queue q
+    SET scheduled_exec_time = CASE WHEN req.at = 'epoch'::timestamptz THEN q.scheduled_exec_time ELSE req.at END,
+        queue_status = CASE WHEN req.at = 'epoch'::timestamptz THEN 'PARKED' ELSE 'READY' END,
+        paced = true, updated_at = now()
+    FROM req
+    WHERE q.item_type = $3 AND q.item_id = req.item_id AND q.queue_status = 'READY'
+    RETURNING q.item_id, q.queue_status
+), audit AS (
+    INSERT INTO dispatch_audit_log (item_type, item_id, action, status_before, status_after)
+    SELECT $3, m.item_id, CASE WHEN m.queue_status = 'PARKED' THEN 'PARKED' ELSE 'MOVED' END, 'READY', m.queue_status
+    FROM moved m
+)
+SELECT m.item_id FROM moved m
+`
+
+type MoveReadyParams struct {
+	ItemIds  []string
+	Ats      []time.Time
+	ItemType string
+}
+
+// READY items to new times (a lever moved their slots), or PARKED where
+// the time is the epoch (held); retries kept. Audited MOVED, PARKED.
+func (q *Queries) MoveReady(ctx context.Context, arg MoveReadyParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, moveReady, arg.ItemIds, arg.Ats, arg.ItemType)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var item_id string
+		if err := rows.Scan(&item_id); err != nil {
+			return nil, err
+		}
+		items = append(items, item_id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
