@@ -333,7 +333,10 @@ type Invoker interface {
 	PutRail(ctx context.Context, request *RailRequest, params PutRailParams) (PutRailRes, error)
 	// PutRateLimitConfig invokes putRateLimitConfig operation.
 	//
-	// Creates a rate-limit config (201) or changes one (200), and makes it active.
+	// Creates a rate-limit config (201) or changes one (200), and makes it active. A change moves the
+	// payments waiting under it (on the rails pacing by it) to its new limit, in their order, from now: a
+	// raised limit brings them sooner, a lowered one later, never over it; one that no longer makes its
+	// day's cut-off meets its tenant's rule. The move is audited in its own transaction, after the change.
 	//
 	// POST /admin/rate-limit/config
 	PutRateLimitConfig(ctx context.Context, request *RateLimitConfigRequest) (PutRateLimitConfigRes, error)
@@ -360,6 +363,14 @@ type Invoker interface {
 	//
 	// POST /admin/payments/release
 	ReleasePayments(ctx context.Context, request *ReleaseRequest, params ReleasePaymentsParams) (ReleasePaymentsRes, error)
+	// RepaceRateLimitConfig invokes repaceRateLimitConfig operation.
+	//
+	// Moves the payments waiting under the config (on the rails pacing by it) to its limit as it is now,
+	// in their order, from now, as a change of the config does: after a move that failed, or a config
+	// changed elsewhere. Audited.
+	//
+	// POST /admin/rate-limit/config/{name}/repace
+	RepaceRateLimitConfig(ctx context.Context, params RepaceRateLimitConfigParams) (RepaceRateLimitConfigRes, error)
 	// RequeueDeadLetters invokes requeueDeadLetters operation.
 	//
 	// Requeues dead letters, by id or a filter's whole result, each at a new slot from a rate-limit
@@ -4976,7 +4987,10 @@ func (c *Client) sendPutRail(ctx context.Context, request *RailRequest, params P
 
 // PutRateLimitConfig invokes putRateLimitConfig operation.
 //
-// Creates a rate-limit config (201) or changes one (200), and makes it active.
+// Creates a rate-limit config (201) or changes one (200), and makes it active. A change moves the
+// payments waiting under it (on the rails pacing by it) to its new limit, in their order, from now: a
+// raised limit brings them sooner, a lowered one later, never over it; one that no longer makes its
+// day's cut-off meets its tenant's rule. The move is audited in its own transaction, after the change.
 //
 // POST /admin/rate-limit/config
 func (c *Client) PutRateLimitConfig(ctx context.Context, request *RateLimitConfigRequest) (PutRateLimitConfigRes, error) {
@@ -5339,6 +5353,103 @@ func (c *Client) sendReleasePayments(ctx context.Context, request *ReleaseReques
 	}()
 
 	result, err := decodeReleasePaymentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// RepaceRateLimitConfig invokes repaceRateLimitConfig operation.
+//
+// Moves the payments waiting under the config (on the rails pacing by it) to its limit as it is now,
+// in their order, from now, as a change of the config does: after a move that failed, or a config
+// changed elsewhere. Audited.
+//
+// POST /admin/rate-limit/config/{name}/repace
+func (c *Client) RepaceRateLimitConfig(ctx context.Context, params RepaceRateLimitConfigParams) (RepaceRateLimitConfigRes, error) {
+	res, err := c.sendRepaceRateLimitConfig(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendRepaceRateLimitConfig(ctx context.Context, params RepaceRateLimitConfigParams) (res RepaceRateLimitConfigRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/admin/rate-limit/config/"
+	{
+		// Encode "name" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "name",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.Name))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/repace"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, RepaceRateLimitConfigOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeRepaceRateLimitConfigResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -205,6 +205,10 @@ type ReleasePaymentsRes interface {
 	releasePaymentsRes()
 }
 
+type RepaceRateLimitConfigRes interface {
+	repaceRateLimitConfigRes()
+}
+
 type RequeueDeadLettersRes interface {
 	requeueDeadLettersRes()
 }

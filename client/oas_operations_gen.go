@@ -56,6 +56,7 @@ const (
 	PutRoutingRulesOperation             OperationName = "PutRoutingRules"
 	RedriveWebhookDeliveriesOperation    OperationName = "RedriveWebhookDeliveries"
 	ReleasePaymentsOperation             OperationName = "ReleasePayments"
+	RepaceRateLimitConfigOperation       OperationName = "RepaceRateLimitConfig"
 	RequeueDeadLettersOperation          OperationName = "RequeueDeadLetters"
 	ResumeProcessOperation               OperationName = "ResumeProcess"
 	RetryProcessOperation                OperationName = "RetryProcess"

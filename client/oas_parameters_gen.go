@@ -306,6 +306,11 @@ type ReleasePaymentsParams struct {
 	XOperator OptString `json:",omitempty,omitzero"`
 }
 
+// RepaceRateLimitConfigParams is parameters of repaceRateLimitConfig operation.
+type RepaceRateLimitConfigParams struct {
+	Name string
+}
+
 // ResumeProcessParams is parameters of resumeProcess operation.
 type ResumeProcessParams struct {
 	ID string

@@ -1474,6 +1474,113 @@ func (s *CancelledByFilterNotCancelledItem) SetReason(val string) {
 	s.Reason = val
 }
 
+// A changed config, with how the payments waiting under it moved to its new limit (absent when nothing
+// moves them, or the move failed: POST .../repace moves them).
+// Ref: #/components/schemas/ChangedRateLimitConfig
+type ChangedRateLimitConfig struct {
+	ConfigName   string     `json:"configName"`
+	MaxPerWindow int        `json:"maxPerWindow"`
+	WindowSize   string     `json:"windowSize"`
+	Headroom     int        `json:"headroom"`
+	Active       bool       `json:"active"`
+	Version      int        `json:"version"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	UpdatedAt    time.Time  `json:"updatedAt"`
+	Repaced      OptRepaced `json:"repaced"`
+}
+
+// GetConfigName returns the value of ConfigName.
+func (s *ChangedRateLimitConfig) GetConfigName() string {
+	return s.ConfigName
+}
+
+// GetMaxPerWindow returns the value of MaxPerWindow.
+func (s *ChangedRateLimitConfig) GetMaxPerWindow() int {
+	return s.MaxPerWindow
+}
+
+// GetWindowSize returns the value of WindowSize.
+func (s *ChangedRateLimitConfig) GetWindowSize() string {
+	return s.WindowSize
+}
+
+// GetHeadroom returns the value of Headroom.
+func (s *ChangedRateLimitConfig) GetHeadroom() int {
+	return s.Headroom
+}
+
+// GetActive returns the value of Active.
+func (s *ChangedRateLimitConfig) GetActive() bool {
+	return s.Active
+}
+
+// GetVersion returns the value of Version.
+func (s *ChangedRateLimitConfig) GetVersion() int {
+	return s.Version
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *ChangedRateLimitConfig) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *ChangedRateLimitConfig) GetUpdatedAt() time.Time {
+	return s.UpdatedAt
+}
+
+// GetRepaced returns the value of Repaced.
+func (s *ChangedRateLimitConfig) GetRepaced() OptRepaced {
+	return s.Repaced
+}
+
+// SetConfigName sets the value of ConfigName.
+func (s *ChangedRateLimitConfig) SetConfigName(val string) {
+	s.ConfigName = val
+}
+
+// SetMaxPerWindow sets the value of MaxPerWindow.
+func (s *ChangedRateLimitConfig) SetMaxPerWindow(val int) {
+	s.MaxPerWindow = val
+}
+
+// SetWindowSize sets the value of WindowSize.
+func (s *ChangedRateLimitConfig) SetWindowSize(val string) {
+	s.WindowSize = val
+}
+
+// SetHeadroom sets the value of Headroom.
+func (s *ChangedRateLimitConfig) SetHeadroom(val int) {
+	s.Headroom = val
+}
+
+// SetActive sets the value of Active.
+func (s *ChangedRateLimitConfig) SetActive(val bool) {
+	s.Active = val
+}
+
+// SetVersion sets the value of Version.
+func (s *ChangedRateLimitConfig) SetVersion(val int) {
+	s.Version = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *ChangedRateLimitConfig) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *ChangedRateLimitConfig) SetUpdatedAt(val time.Time) {
+	s.UpdatedAt = val
+}
+
+// SetRepaced sets the value of Repaced.
+func (s *ChangedRateLimitConfig) SetRepaced(val OptRepaced) {
+	s.Repaced = val
+}
+
+func (*ChangedRateLimitConfig) putRateLimitConfigRes() {}
+
 type CompensateProcessBadRequest Problem
 
 func (*CompensateProcessBadRequest) compensateProcessRes() {}
@@ -5036,6 +5143,52 @@ func (o OptRailRate) Or(d RailRate) RailRate {
 	return d
 }
 
+// NewOptRepaced returns new OptRepaced with value set to v.
+func NewOptRepaced(v Repaced) OptRepaced {
+	return OptRepaced{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRepaced is optional Repaced.
+type OptRepaced struct {
+	Value Repaced
+	Set   bool
+}
+
+// IsSet returns true if OptRepaced was set.
+func (o OptRepaced) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRepaced) Reset() {
+	var v Repaced
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRepaced) SetTo(v Repaced) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRepaced) Get() (v Repaced, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRepaced) Or(d Repaced) Repaced {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptRoutingRuleSource returns new OptRoutingRuleSource with value set to v.
 func NewOptRoutingRuleSource(v RoutingRuleSource) OptRoutingRuleSource {
 	return OptRoutingRuleSource{
@@ -6267,17 +6420,9 @@ type PutRateLimitConfigBadRequest Problem
 
 func (*PutRateLimitConfigBadRequest) putRateLimitConfigRes() {}
 
-type PutRateLimitConfigCreated RateLimitConfig
-
-func (*PutRateLimitConfigCreated) putRateLimitConfigRes() {}
-
 type PutRateLimitConfigForbidden Problem
 
 func (*PutRateLimitConfigForbidden) putRateLimitConfigRes() {}
-
-type PutRateLimitConfigOK RateLimitConfig
-
-func (*PutRateLimitConfigOK) putRateLimitConfigRes() {}
 
 type PutRateLimitConfigRequestEntityTooLarge Problem
 
@@ -7360,6 +7505,7 @@ func (s *RateLimitConfig) SetUpdatedAt(val time.Time) {
 
 func (*RateLimitConfig) deactivateRateLimitConfigRes() {}
 func (*RateLimitConfig) getRateLimitConfigRes()        {}
+func (*RateLimitConfig) putRateLimitConfigRes()        {}
 
 // Ref: #/components/schemas/RateLimitConfigRequest
 type RateLimitConfigRequest struct {
@@ -7676,6 +7822,108 @@ func (s *Released) SetLastSlot(val OptDateTime) {
 }
 
 func (*Released) releasePaymentsRes() {}
+
+type RepaceRateLimitConfigBadRequest Problem
+
+func (*RepaceRateLimitConfigBadRequest) repaceRateLimitConfigRes() {}
+
+type RepaceRateLimitConfigForbidden Problem
+
+func (*RepaceRateLimitConfigForbidden) repaceRateLimitConfigRes() {}
+
+type RepaceRateLimitConfigNotFound Problem
+
+func (*RepaceRateLimitConfigNotFound) repaceRateLimitConfigRes() {}
+
+type RepaceRateLimitConfigServiceUnavailable Problem
+
+func (*RepaceRateLimitConfigServiceUnavailable) repaceRateLimitConfigRes() {}
+
+// How the payments waiting under a changed limit moved to it: those given new slots on their business
+// days, those that no longer made their day's cut-off (rolled, held, rejected by their tenants'
+// rules), and those left at their slots because their executions were claimed already.
+// Ref: #/components/schemas/Repaced
+type Repaced struct {
+	Moved     int         `json:"moved"`
+	Rolled    int         `json:"rolled"`
+	Held      int         `json:"held"`
+	Rejected  int         `json:"rejected"`
+	Claimed   int         `json:"claimed"`
+	FirstSlot OptDateTime `json:"firstSlot"`
+	LastSlot  OptDateTime `json:"lastSlot"`
+}
+
+// GetMoved returns the value of Moved.
+func (s *Repaced) GetMoved() int {
+	return s.Moved
+}
+
+// GetRolled returns the value of Rolled.
+func (s *Repaced) GetRolled() int {
+	return s.Rolled
+}
+
+// GetHeld returns the value of Held.
+func (s *Repaced) GetHeld() int {
+	return s.Held
+}
+
+// GetRejected returns the value of Rejected.
+func (s *Repaced) GetRejected() int {
+	return s.Rejected
+}
+
+// GetClaimed returns the value of Claimed.
+func (s *Repaced) GetClaimed() int {
+	return s.Claimed
+}
+
+// GetFirstSlot returns the value of FirstSlot.
+func (s *Repaced) GetFirstSlot() OptDateTime {
+	return s.FirstSlot
+}
+
+// GetLastSlot returns the value of LastSlot.
+func (s *Repaced) GetLastSlot() OptDateTime {
+	return s.LastSlot
+}
+
+// SetMoved sets the value of Moved.
+func (s *Repaced) SetMoved(val int) {
+	s.Moved = val
+}
+
+// SetRolled sets the value of Rolled.
+func (s *Repaced) SetRolled(val int) {
+	s.Rolled = val
+}
+
+// SetHeld sets the value of Held.
+func (s *Repaced) SetHeld(val int) {
+	s.Held = val
+}
+
+// SetRejected sets the value of Rejected.
+func (s *Repaced) SetRejected(val int) {
+	s.Rejected = val
+}
+
+// SetClaimed sets the value of Claimed.
+func (s *Repaced) SetClaimed(val int) {
+	s.Claimed = val
+}
+
+// SetFirstSlot sets the value of FirstSlot.
+func (s *Repaced) SetFirstSlot(val OptDateTime) {
+	s.FirstSlot = val
+}
+
+// SetLastSlot sets the value of LastSlot.
+func (s *Repaced) SetLastSlot(val OptDateTime) {
+	s.LastSlot = val
+}
+
+func (*Repaced) repaceRateLimitConfigRes() {}
 
 type RequeueDeadLettersBadRequest Problem
 
@@ -8174,6 +8422,7 @@ func (*TooManyRequestsHeaders) putRateLimitConfigRes()          {}
 func (*TooManyRequestsHeaders) putRoutingRulesRes()             {}
 func (*TooManyRequestsHeaders) redriveWebhookDeliveriesRes()    {}
 func (*TooManyRequestsHeaders) releasePaymentsRes()             {}
+func (*TooManyRequestsHeaders) repaceRateLimitConfigRes()       {}
 func (*TooManyRequestsHeaders) requeueDeadLettersRes()          {}
 func (*TooManyRequestsHeaders) resumeProcessRes()               {}
 func (*TooManyRequestsHeaders) retryProcessRes()                {}
@@ -8418,6 +8667,7 @@ func (*UnauthorizedHeaders) putRateLimitConfigRes()          {}
 func (*UnauthorizedHeaders) putRoutingRulesRes()             {}
 func (*UnauthorizedHeaders) redriveWebhookDeliveriesRes()    {}
 func (*UnauthorizedHeaders) releasePaymentsRes()             {}
+func (*UnauthorizedHeaders) repaceRateLimitConfigRes()       {}
 func (*UnauthorizedHeaders) requeueDeadLettersRes()          {}
 func (*UnauthorizedHeaders) resumeProcessRes()               {}
 func (*UnauthorizedHeaders) retryProcessRes()                {}

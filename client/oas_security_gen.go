@@ -152,6 +152,9 @@ var operationRolesBearer = map[string][]string{
 	ReleasePaymentsOperation: []string{
 		"admin",
 	},
+	RepaceRateLimitConfigOperation: []string{
+		"admin",
+	},
 	RequeueDeadLettersOperation: []string{
 		"admin",
 	},

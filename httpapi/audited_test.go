@@ -131,6 +131,13 @@ func newAuditedDB(t *testing.T) *auditedDB {
 		t.Fatalf("holdco's payment: %+v, %v", res, err)
 	}
 	d.held = payment.Key("holdco", "holdco-000")
+	// acme's payment waiting on NOON before its cut-off, for a lever.
+	_, _, err = account.Create(ctx, pool, account.Spec{AccountID: account.Key("acme", "ACC-1"), ExternalID: "ACC-1", TenantID: "acme",
+		Currency: "EUR", OpeningBalance: decimal.NewFromInt(1000)})
+	must(err)
+	if res, err := init.InitChunk(ctx, railRequests("acme", "NOON", 1, noon.Add(-2*time.Hour)), "init-acme-noon"); err != nil || res.Scheduled != 1 {
+		t.Fatalf("acme's payment on NOON: %+v, %v", res, err)
+	}
 
 	reg, err := process.NewRegistry(choreDefinition())
 	must(err)
@@ -174,7 +181,9 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	rt.HandleFXRates(service.New(pool))
 	rt.HandleProcesses(processAPI{op})
 	rt.HandleWebhooks(hooks, payment.EventTypes())
-	rt.HandlePayments(&payment.Service{Store: store, Queue: q, Rails: rails, Pacer: lim})
+	svc := &payment.Service{Store: store, Queue: q, Rails: rails, Pacer: lim}
+	rt.HandlePayments(svc)
+	rt.HandleLevers(svc)
 	rt.HandleRails(httpapi.RailStore{DB: pool, Payments: store, Pacing: lim, Queue: q, Resolver: rails})
 	rt.HandleDeadLetters(&deadletter.Service{DB: pool, Queue: q, Limiter: lim, OutboxItemType: "JOB"})
 	rt.RequireAuth(fakeTokens{
@@ -220,6 +229,8 @@ func auditedRoutes(d *auditedDB) []auditedRoute {
 		{"POST /admin/rate-limit/config/{name}/deactivate", "POST", "/admin/rate-limit/config/fifty/deactivate", "", "admin", 200,
 			`SELECT active::text FROM pacing_config WHERE config_name = 'fifty'`, nil},
 		{"POST /admin/rate-limit/cache/flush", "POST", "/admin/rate-limit/cache/flush", "", "admin", 200, "", nil},
+		{"POST /admin/rate-limit/config/{name}/repace", "POST", "/admin/rate-limit/config/fifty/repace", "", "admin", 200,
+			`SELECT scheduled_execution_time::text FROM payments WHERE payment_id = $1`, []any{payment.Key("acme", "acme-000")}},
 		{"POST /admin/fx-rates", "POST", "/admin/fx-rates", `{"base":"EUR","quote":"USD","rate":"1.0850"}`, "admin", 200,
 			`SELECT count(*)::text FROM fx_rate`, nil},
 		{"POST /admin/processes/{id}/retry", "POST", proc("fail", "retry"), "", "admin", 200, procState, []any{d.process["fail"]}},

@@ -339,7 +339,8 @@ func TestEveryPostDecidesItsBody(t *testing.T) {
 		"POST /admin/processes/{id}/retry": true, "POST /admin/processes/{id}/compensate": true,
 		"POST /admin/processes/{id}/pause": true, "POST /admin/processes/{id}/resume": true,
 		"POST /admin/rate-limit/config/{name}/deactivate": true, "POST /admin/rate-limit/cache/flush": true,
-		"POST /v1/payments/{id}/cancel": true, "POST /v1/payment-batches/{id}/cancel": true,
+		"POST /admin/rate-limit/config/{name}/repace": true,
+		"POST /v1/payments/{id}/cancel":               true, "POST /v1/payment-batches/{id}/cancel": true,
 	}
 	for _, pattern := range contractRouter(t).Patterns() {
 		method, path, _ := strings.Cut(pattern, " ")

@@ -42,6 +42,7 @@ func contractRouter(t *testing.T) *httpapi.Router {
 	rt.HandleWebhooks(contractHooks, payment.EventTypes())
 	rt.HandleDeadLetters(newFakeDeadLetters())
 	rt.HandleRails(newFakeRails())
+	rt.HandleLevers(fakeLevers{})
 	console.Register(rt, consoleQueue{newFakeDispatchConfigs()}, &fakePacer{configs: []pacing.Config{
 		{Name: "fifty", MaxPerWindow: 50, Window: time.Second, Headroom: 100, Active: true, Version: 1}}}, nil, consoleRails{})
 	rt.HandleOpenAPI()
@@ -424,4 +425,12 @@ func (fakePayments) RecordPain001(context.Context, string, payment.Pain001Origin
 
 func (fakePayments) StatusReportOf(context.Context, string) (payment.Pain001Report, error) {
 	return payment.Pain001Report{}, payment.ErrNotFound
+}
+
+// fakeLevers moves nothing: 3 waiting payments, moved.
+type fakeLevers struct{}
+
+func (fakeLevers) RepaceConfig(context.Context, string, payment.Record) (payment.Repaced, error) {
+	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	return payment.Repaced{Moved: 3, FirstSlot: &at, LastSlot: &at}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/payment"
 )
 
 // Pacer is what the slot and rate-limit admin endpoints need.
@@ -70,6 +71,14 @@ type configView struct {
 	Version      int       `json:"version"`
 	CreatedAt    time.Time `json:"createdAt"`
 	UpdatedAt    time.Time `json:"updatedAt"`
+}
+
+// changedConfig is a changed config's answer: the config, and how the
+// payments waiting under it moved to its new limit (absent: nothing to
+// move them, or the move failed and waits for a repace call).
+type changedConfig struct {
+	configView
+	Repaced *payment.Repaced `json:"repaced,omitempty"`
 }
 
 func viewConfig(c pacing.Config) configView {
@@ -215,8 +224,11 @@ func (rt *Router) HandlePacing(p Pacer) {
 		p.Forget(saved.Name)
 		if status == http.StatusCreated {
 			w.Header().Set("Location", "/admin/rate-limit/config/"+saved.Name)
+			WriteJSON(w, status, viewConfig(saved))
+			return
 		}
-		WriteJSON(w, status, viewConfig(saved))
+		// A changed limit moves what waits under it to the new rate.
+		WriteJSON(w, status, changedConfig{configView: viewConfig(saved), Repaced: rt.repace(r, saved.Name)})
 	}))
 	rt.Handle("GET /admin/rate-limit/config", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pg, prob := readPage(r, anyPosition)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/payment"
 )
 
 // fakePacer answers by config name: "default" assigns, "full" is
@@ -183,5 +184,46 @@ func TestSlotTimeRange(t *testing.T) {
 				t.Fatalf("problem %s, want field %s saying %q", rec.Body, tt.wantField, tt.wantInDetail)
 			}
 		})
+	}
+}
+
+// changingPacer changes configs that exist (version 2).
+type changingPacer struct{ fakePacer }
+
+func (f *changingPacer) PutConfigTx(ctx context.Context, tx pgx.Tx, c pacing.Config) (pacing.Config, error) {
+	c, err := f.fakePacer.PutConfigTx(ctx, tx, c)
+	c.Version = 2
+	return c, err
+}
+
+// recordingLevers remembers which configs' waiting payments it moved.
+type recordingLevers struct{ moved []string }
+
+func (l *recordingLevers) RepaceConfig(_ context.Context, config string, _ payment.Record) (payment.Repaced, error) {
+	l.moved = append(l.moved, config)
+	return payment.Repaced{Moved: 7}, nil
+}
+
+// TestChangedLimitMovesWhatWaits: a changed rate-limit config moves the
+// payments waiting under it to its new limit, and its answer says how
+// they moved; a new config has nothing waiting.
+func TestChangedLimitMovesWhatWaits(t *testing.T) {
+	t.Parallel()
+	levers := &recordingLevers{}
+	rt := httpapi.NewRouter(nil)
+	rt.HandleAudit(&fakeAudit{})
+	rt.HandlePacing(&changingPacer{})
+	rt.HandleLevers(levers)
+	req := httptest.NewRequest("POST", "/admin/rate-limit/config", strings.NewReader(`{"configName":"sepa","maxPerWindow":20,"windowSize":"PT1S"}`))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	rt.ServeHTTP(rec, req)
+	var got struct {
+		ConfigName string
+		Repaced    *payment.Repaced
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != 200 || got.Repaced == nil || got.Repaced.Moved != 7 ||
+		len(levers.moved) != 1 || levers.moved[0] != "sepa" {
+		t.Fatalf("%d %s; moved %v", rec.Code, rec.Body, levers.moved)
 	}
 }

@@ -33,6 +33,9 @@ type Router struct {
 	// failures limits failed authentications by client address (nil:
 	// off; see LimitAuthFailures).
 	failures *failureLimits
+	// levers move what waits when an operator changes a limit (nil:
+	// nothing moves; see HandleLevers).
+	levers Levers
 
 	patterns []string
 }

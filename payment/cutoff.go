@@ -22,6 +22,7 @@ import (
 type Rails interface {
 	Route(ctx context.Context, p routing.Payment) (routing.Rail, error)
 	Rail(ctx context.Context, name string) (routing.Rail, error)
+	Rails(ctx context.Context) ([]routing.Rail, error)
 	DayFor(ctx context.Context, rail routing.Rail, t time.Time) (routing.Day, error)
 	NextDay(ctx context.Context, rail routing.Rail, d routing.Day) (routing.Day, error)
 	CutoffRule(ctx context.Context, tenant string) (routing.CutoffRule, error)

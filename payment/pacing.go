@@ -17,6 +17,7 @@ type Pacer interface {
 	TenantConfigs(ctx context.Context, itemType string, tenants []string) (map[string]string, error)
 	Release(ctx context.Context, db pacing.DBTX, configName string, eventIDs []string) ([]string, error)
 	ReleaseEvents(ctx context.Context, db pacing.DBTX, eventIDs []string) ([]string, error)
+	Reslot(ctx context.Context, tx pacing.DBTX, configName string, events []pacing.Event) ([]pacing.Slot, error)
 	Project(ctx context.Context, configName string, demands ...pacing.Demand) ([]pacing.Projection, error)
 }
 

@@ -359,6 +359,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		run.parts.add("the Kafka intake", stopIntake)
 	}
 	router.HandlePayments(payments)
+	router.HandleLevers(payments)
 	// A change through the API drops the intake's routing snapshot at once;
 	// the workers' (and other processes') read it within their 5 s.
 	intakeRouting, _ := payments.Rails.(interface{ Flush() })

@@ -485,3 +485,16 @@ SELECT (SELECT count(*) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail 
        coalesce((SELECT max(w.scheduled_execution_time) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = @rail::text
                    AND w.scheduled_execution_time < @until::timestamptz), 'epoch')::timestamptz AS last_slot,
        (SELECT count(*) FROM payments h WHERE h.status = 'HELD' AND h.rail = @rail::text)::bigint AS held;
+
+-- name: WaitingOnRails :many
+-- The SCHEDULED payments on these rails (of a tenant, or any; among these
+-- keys, or any), by slot: what a lever moves (payments_rail_waiting_idx).
+SELECT p.payment_id, p.tenant_id, coalesce(p.rail, '')::text AS rail, p.execution_date, p.requested_execution_time,
+       coalesce(p.scheduled_execution_time, p.requested_execution_time)::timestamptz AS scheduled_at,
+       coalesce(p.context->>'pacingConfig', '')::text AS pacing_config,
+       coalesce(p.context->>'tenantPacingConfig', '')::text AS tenant_pacing_config
+FROM payments p
+WHERE p.status = 'SCHEDULED' AND p.rail = ANY(@rails::text[])
+  AND (@tenant_id::text = '' OR p.tenant_id = @tenant_id::text)
+  AND (coalesce(cardinality(@payment_ids::text[]), 0) = 0 OR p.payment_id = ANY(@payment_ids::text[]))
+ORDER BY p.scheduled_execution_time, p.payment_id;

@@ -2078,3 +2078,63 @@ func (q *Queries) TransitionPayment(ctx context.Context, arg TransitionPaymentPa
 	err := row.Scan(&status)
 	return status, err
 }
+
+const waitingOnRails = `-- name: WaitingOnRails :many
+SELECT p.payment_id, p.tenant_id, coalesce(p.rail, '')::text AS rail, p.execution_date, p.requested_execution_time,
+       coalesce(p.scheduled_execution_time, p.requested_execution_time)::timestamptz AS scheduled_at,
+       coalesce(p.context->>'pacingConfig', '')::text AS pacing_config,
+       coalesce(p.context->>'tenantPacingConfig', '')::text AS tenant_pacing_config
+FROM payments p
+WHERE p.status = 'SCHEDULED' AND p.rail = ANY($1::text[])
+  AND ($2::text = '' OR p.tenant_id = $2::text)
+  AND (coalesce(cardinality($3::text[]), 0) = 0 OR p.payment_id = ANY($3::text[]))
+ORDER BY p.scheduled_execution_time, p.payment_id
+`
+
+type WaitingOnRailsParams struct {
+	Rails      []string
+	TenantID   string
+	PaymentIds []string
+}
+
+type WaitingOnRailsRow struct {
+	PaymentID              string
+	TenantID               string
+	Rail                   string
+	ExecutionDate          *time.Time
+	RequestedExecutionTime time.Time
+	ScheduledAt            time.Time
+	PacingConfig           string
+	TenantPacingConfig     string
+}
+
+// The SCHEDULED payments on these rails (of a tenant, or any; among these
+// keys, or any), by slot: what a lever moves (payments_rail_waiting_idx).
+func (q *Queries) WaitingOnRails(ctx context.Context, arg WaitingOnRailsParams) ([]WaitingOnRailsRow, error) {
+	rows, err := q.db.Query(ctx, waitingOnRails, arg.Rails, arg.TenantID, arg.PaymentIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WaitingOnRailsRow
+	for rows.Next() {
+		var i WaitingOnRailsRow
+		if err := rows.Scan(
+			&i.PaymentID,
+			&i.TenantID,
+			&i.Rail,
+			&i.ExecutionDate,
+			&i.RequestedExecutionTime,
+			&i.ScheduledAt,
+			&i.PacingConfig,
+			&i.TenantPacingConfig,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -163,7 +163,7 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 
 	// The requeue's config, then the requeue, timed.
 	headroom := o.Payments/o.MaxPerWindow + 100
-	if _, err := client.Result[*client.PutRateLimitConfigCreated](api.PutRateLimitConfig(ctx, &client.RateLimitConfigRequest{
+	if _, err := client.Result[*client.RateLimitConfig](api.PutRateLimitConfig(ctx, &client.RateLimitConfigRequest{
 		ConfigName: cfgName, MaxPerWindow: o.MaxPerWindow, WindowSize: pacing.FormatISODuration(o.Window), Headroom: client.NewOptInt(headroom),
 	})); err != nil {
 		return fmt.Errorf("POST /admin/rate-limit/config: %w", err)

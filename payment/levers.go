@@ -1,0 +1,388 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paydispatch/paydispatch/calendar"
+	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
+	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/routing"
+)
+
+// WaitingFilter selects the waiting payments a lever moves: SCHEDULED on
+// one of Rails (at least one), of a tenant or any, of a file or any,
+// whose queue items are not claimed yet.
+type WaitingFilter struct {
+	Rails    []string
+	TenantID string
+	BatchID  string
+}
+
+// Repaced is what a lever did with the payments it moved.
+type Repaced struct {
+	// Moved counts the payments given new slots on their business days;
+	// Rolled, Held and Rejected those that no longer made their day's
+	// cut-off and met their tenants' rules. Claimed counts those left
+	// where they were: their executions were claimed already (they keep
+	// their slots; the limiter counts their executions where they run).
+	Moved    int `json:"moved"`
+	Rolled   int `json:"rolled"`
+	Held     int `json:"held"`
+	Rejected int `json:"rejected"`
+	Claimed  int `json:"claimed"`
+	// FirstSlot and LastSlot bound the slots given.
+	FirstSlot *time.Time `json:"firstSlot,omitempty"`
+	LastSlot  *time.Time `json:"lastSlot,omitempty"`
+}
+
+// repaceLead is how far ahead of now a lever's new slots begin: the
+// slots of the next moments are being claimed while it moves the rest.
+const repaceLead = time.Second
+
+// Repace gives the waiting payments f selects new slots from now, in
+// their order, under their rate-limit configs as they are now, each on
+// its business day before its cut-off (pacing.Reslot, in one
+// transaction): what a changed limit, a resumed pause or a priority asks
+// of the payments already waiting. A raised limit brings them sooner, a
+// lowered one later, never over it; one that no longer makes its
+// day's cut-off meets its tenant's rule. Their queue items move with them,
+// locked while they move, so none is claimed at its old slot meanwhile;
+// items already claimed keep their slots. record is called in the
+// transaction with how many moved.
+func (s *Service) Repace(ctx context.Context, f WaitingFilter, record Record) (Repaced, error) {
+	if s.Rails == nil || s.Pacer == nil || s.Queue == nil {
+		return Repaced{}, ErrNoRails
+	}
+	if len(f.Rails) == 0 {
+		return Repaced{}, ErrNoSelection
+	}
+	var keys []string
+	if f.BatchID != "" {
+		q := dbsqlc.New(s.Store.db)
+		parts, err := q.BatchParts(ctx, f.BatchID)
+		if err != nil {
+			return Repaced{}, fmt.Errorf("payment: batch %s: %w", f.BatchID, err)
+		}
+		for _, p := range parts {
+			keys = append(keys, p.PaymentIds...)
+		}
+		if len(keys) == 0 {
+			return Repaced{}, ErrNotFound
+		}
+	}
+	def, err := s.defaultPacingConfig(ctx)
+	if err != nil {
+		return Repaced{}, err
+	}
+	var out Repaced
+	err = pgx.BeginFunc(ctx, s.Store.db, func(tx pgx.Tx) error {
+		out = Repaced{}
+		rows, err := dbsqlc.New(tx).WaitingOnRails(ctx, dbsqlc.WaitingOnRailsParams{Rails: f.Rails, TenantID: f.TenantID, PaymentIds: keys})
+		if err != nil {
+			return fmt.Errorf("payment: waiting payments: %w", err)
+		}
+		ids := make([]string, len(rows))
+		for i, r := range rows {
+			ids[i] = r.PaymentID
+		}
+		locked, err := s.Queue.LockReadyTx(ctx, tx, ItemType, ids)
+		if err != nil {
+			return err
+		}
+		ready := make(map[string]bool, len(locked))
+		for _, id := range locked {
+			ready[id] = true
+		}
+		out.Claimed = len(rows) - len(locked)
+		m := &mover{s: s, tx: tx, def: def, from: s.now().Add(repaceLead)}
+		for _, r := range rows {
+			if ready[r.PaymentID] {
+				if err := m.add(ctx, r); err != nil {
+					return err
+				}
+			}
+		}
+		if err := m.place(ctx); err != nil {
+			return err
+		}
+		n, err := m.store(ctx, &out)
+		if err != nil || record == nil || n == 0 {
+			return err
+		}
+		return record(ctx, tx, n)
+	})
+	return out, err
+}
+
+// RepaceConfig moves the payments waiting under a rate-limit config (on
+// the rails pacing by it, and, for PAYMENT's own, on those that name
+// none) to its limit as it is now: a raised limit brings them sooner, a
+// lowered one sends them later, never over it. No rail pacing by it:
+// nothing to move.
+func (s *Service) RepaceConfig(ctx context.Context, config string, record Record) (Repaced, error) {
+	if s.Rails == nil {
+		return Repaced{}, ErrNoRails
+	}
+	rails, err := s.Rails.Rails(ctx)
+	if err != nil {
+		return Repaced{}, err
+	}
+	def, err := s.defaultPacingConfig(ctx)
+	if err != nil {
+		return Repaced{}, err
+	}
+	var names []string
+	for _, r := range rails {
+		if r.PacingConfig == config || (r.PacingConfig == "" && def == config) {
+			names = append(names, r.Name)
+		}
+	}
+	if len(names) == 0 {
+		return Repaced{}, nil
+	}
+	return s.Repace(ctx, WaitingFilter{Rails: names}, record)
+}
+
+// mover moves waiting payments in one transaction.
+type mover struct {
+	s    *Service
+	tx   pgx.Tx
+	def  string
+	from time.Time
+
+	todo   []moving
+	placed []moving
+}
+
+// moving is a waiting payment on its way to a new slot.
+type moving struct {
+	key, tenant          string
+	rail                 routing.Rail
+	day                  routing.Day
+	start                time.Time
+	railCfg, tenantCfg   string
+	rule                 routing.CutoffRule
+	rolls                int
+	slot                 time.Time
+	outcome              Status // SCHEDULED, HELD or REJECTED once placed
+	rolled, movedNothing bool
+}
+
+func (m *mover) add(ctx context.Context, r dbsqlc.WaitingOnRailsRow) error {
+	rail, err := m.s.Rails.Rail(ctx, r.Rail)
+	if err != nil {
+		return err
+	}
+	day, err := m.s.Rails.DayFor(ctx, rail, m.from)
+	if err != nil {
+		return err
+	}
+	if r.ExecutionDate != nil {
+		// It keeps its business day, unless that is over.
+		if own, err := rail.DayOn(calendarDate(*r.ExecutionDate)); err == nil && own.Date.After(day.Date) {
+			day = own
+		}
+	}
+	rule, err := m.s.Rails.CutoffRule(ctx, r.TenantID)
+	if err != nil {
+		return err
+	}
+	cfg := r.PacingConfig
+	if cfg == "" {
+		cfg = rail.PacingConfig
+	}
+	if cfg == "" {
+		cfg = m.def
+	}
+	// Never before it was asked for, nor before its day opens.
+	m.todo = append(m.todo, moving{key: r.PaymentID, tenant: r.TenantID, rail: rail, day: day, start: day.Start(later(m.from, r.RequestedExecutionTime)),
+		railCfg: cfg, tenantCfg: r.TenantPacingConfig, rule: rule})
+	return nil
+}
+
+// place reslots the payments to move, in their order, each group of
+// configs in one call per instant, rolling the late ones on as their
+// tenants' rules say.
+func (m *mover) place(ctx context.Context) error {
+	guard := m.s.cutoffGuard()
+	for round := 0; len(m.todo) > 0; round++ {
+		type group struct{ rail, tenant string }
+		groups := map[group][]int{}
+		var order []group
+		for i, p := range m.todo {
+			g := group{p.railCfg, p.tenantCfg}
+			if g.tenant == g.rail {
+				g.tenant = ""
+			}
+			if _, ok := groups[g]; !ok {
+				order = append(order, g)
+			}
+			groups[g] = append(groups[g], i)
+		}
+		var late []moving
+		for _, g := range order {
+			idx := groups[g]
+			at := make([]time.Time, len(idx))
+			for j, i := range idx {
+				at[j] = m.todo[i].start
+			}
+			if g.tenant != "" {
+				events := make([]pacing.Event, len(idx))
+				for j, i := range idx {
+					events[j] = pacing.Event{ID: m.todo[i].key + tenantEventSuffix, RequestedTime: at[j], Deadline: deadlineOf(m.todo[i].day, guard)}
+				}
+				slots, err := m.s.Pacer.Reslot(ctx, m.tx, g.tenant, events)
+				switch {
+				case errors.Is(err, pacing.ErrConfigNotFound), errors.Is(err, pacing.ErrConfigInactive):
+				case err != nil:
+					return err
+				default:
+					for j, sl := range slots {
+						if sl.Status == pacing.StatusLate {
+							at[j] = time.Time{}
+						} else {
+							at[j] = sl.ScheduledTime
+						}
+					}
+				}
+			}
+			var events []pacing.Event
+			var which []int
+			for j, i := range idx {
+				if at[j].IsZero() {
+					late = append(late, m.todo[i])
+					continue
+				}
+				events = append(events, pacing.Event{ID: m.todo[i].key, RequestedTime: at[j], Deadline: deadlineOf(m.todo[i].day, guard)})
+				which = append(which, i)
+			}
+			slots, err := m.s.Pacer.Reslot(ctx, m.tx, g.rail, events)
+			if errors.Is(err, pacing.ErrConfigNotFound) || errors.Is(err, pacing.ErrConfigInactive) {
+				// Not paced: it keeps its time.
+				for _, i := range which {
+					p := m.todo[i]
+					p.movedNothing = true
+					m.placed = append(m.placed, p)
+				}
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			var releaseTenant []string
+			for e, i := range which {
+				p := m.todo[i]
+				if slots[e].Status == pacing.StatusLate {
+					late = append(late, p)
+					releaseTenant = append(releaseTenant, p.key+tenantEventSuffix)
+					continue
+				}
+				p.slot, p.outcome, p.rolled = slots[e].ScheduledTime, StatusScheduled, p.rolls > 0
+				m.placed = append(m.placed, p)
+			}
+			if len(releaseTenant) > 0 && g.tenant != "" {
+				if _, err := m.s.Pacer.ReleaseEvents(ctx, m.tx, releaseTenant); err != nil {
+					return err
+				}
+			}
+		}
+		m.todo = m.todo[:0]
+		for _, p := range late {
+			switch {
+			case p.rule == routing.Reject:
+				p.outcome = StatusRejected
+				m.placed = append(m.placed, p)
+			case p.rule == routing.Hold || p.rolls >= maxRolls:
+				p.outcome = StatusHeld
+				m.placed = append(m.placed, p)
+			default:
+				next, err := m.s.Rails.NextDay(ctx, p.rail, p.day)
+				if err != nil {
+					return err
+				}
+				p.day, p.start, p.rolls = next, next.Opens, p.rolls+1
+				m.todo = append(m.todo, p)
+			}
+		}
+	}
+	return nil
+}
+
+// store writes where the payments went, and moves their queue items with
+// them, in the transaction; it returns how many changed.
+func (m *mover) store(ctx context.Context, out *Repaced) (int, error) {
+	var ids, reasons []string
+	var ats, dates []time.Time
+	var moves []queue.Deferral
+	var rejected []string
+	q := dbsqlc.New(m.tx)
+	for _, p := range m.placed {
+		switch {
+		case p.movedNothing:
+			continue
+		case p.outcome == StatusScheduled:
+			reason := ""
+			if p.rolled {
+				out.Rolled++
+				reason = fmt.Sprintf("ROLLED: no slot before rail %s's cut-off; executes on %s", p.rail.Name, p.day.Date)
+			} else {
+				out.Moved++
+			}
+			ids, ats, dates, reasons = append(ids, p.key), append(ats, p.slot), append(dates, p.day.Date.In(time.UTC)), append(reasons, reason)
+			moves = append(moves, queue.Deferral{ItemID: p.key, At: p.slot})
+			at := p.slot.UTC()
+			if out.FirstSlot == nil || at.Before(*out.FirstSlot) {
+				out.FirstSlot = &at
+			}
+			if out.LastSlot == nil || at.After(*out.LastSlot) {
+				last := at
+				out.LastSlot = &last
+			}
+		case p.outcome == StatusHeld:
+			out.Held++
+			reason := fmt.Sprintf("%s: no slot before rail %s's cut-off at %s on %s", ReasonCutoff, p.rail.Name, p.day.Cutoff.Format(time.RFC3339), p.day.Date)
+			if _, err := q.TransitionPayment(ctx, dbsqlc.TransitionPaymentParams{PaymentID: p.key, FromStatus: string(StatusScheduled),
+				ToStatus: string(StatusHeld), StatusReason: &reason}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return 0, fmt.Errorf("payment %s: hold: %w", p.key, err)
+			}
+			moves = append(moves, queue.Deferral{ItemID: p.key})
+			if _, err := m.s.Pacer.ReleaseEvents(ctx, m.tx, []string{p.key, p.key + tenantEventSuffix}); err != nil {
+				return 0, err
+			}
+		case p.outcome == StatusRejected:
+			out.Rejected++
+			reason := fmt.Sprintf("%s: no slot before rail %s's cut-off at %s on %s", CodeCutoffMissed, p.rail.Name, p.day.Cutoff.Format(time.RFC3339), p.day.Date)
+			if _, err := q.TransitionPayment(ctx, dbsqlc.TransitionPaymentParams{PaymentID: p.key, FromStatus: string(StatusScheduled),
+				ToStatus: string(StatusRejected), StatusReason: &reason}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return 0, fmt.Errorf("payment %s: reject: %w", p.key, err)
+			}
+			rejected = append(rejected, p.key)
+			if _, err := m.s.Pacer.ReleaseEvents(ctx, m.tx, []string{p.key, p.key + tenantEventSuffix}); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if len(ids) > 0 {
+		if _, err := q.ReschedulePayments(ctx, dbsqlc.ReschedulePaymentsParams{
+			PaymentIds: ids, Ats: ats, ExecutionDates: dates, Reasons: reasons, FromStatuses: []string{string(StatusScheduled)},
+		}); err != nil {
+			return 0, fmt.Errorf("payment: move %d waiting payments: %w", len(ids), err)
+		}
+	}
+	if _, err := m.s.Queue.MoveReadyTx(ctx, m.tx, ItemType, moves); err != nil {
+		return 0, err
+	}
+	if _, err := m.s.Queue.CompleteReadyTx(ctx, m.tx, ItemType, rejected); err != nil {
+		return 0, err
+	}
+	return out.Moved + out.Rolled + out.Held + out.Rejected, nil
+}
+
+// calendarDate is a date column's civil date.
+func calendarDate(t time.Time) calendar.Date { return calendar.DateOf(t, time.UTC) }

@@ -1,0 +1,114 @@
+package payment_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/queue"
+)
+
+// TestRepaceFollowsTheLimit: 300 payments waiting at 10 a second follow
+// their rail's limit when it changes: lowered to 5, raised to 20, each
+// time in their order, every window within the limit in force, and the
+// payments' scheduled times and their queue items' in agreement.
+func TestRepaceFollowsTheLimit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRailsFixture(t)
+	at := f.at(0, 10*time.Hour)
+	rs := railPayments("acme", 300, at)
+	if res, err := f.s.init.InitChunk(ctx, rs, "init-acme"); err != nil || res.Scheduled != 300 {
+		t.Fatalf("Phase A: %+v, %v", res, err)
+	}
+	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	for _, tc := range []struct {
+		max  int
+		span time.Duration
+	}{{5, 60 * time.Second}, {20, 15 * time.Second}} {
+		if _, err := f.lim.PutConfig(ctx, pacing.Config{Name: "sepa", MaxPerWindow: tc.max, Window: time.Second, Headroom: 100}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := svc.Repace(ctx, payment.WaitingFilter{Rails: []string{"SEPA"}}, nil)
+		if err != nil || res.Moved != 300 || res.Claimed != 0 || res.FirstSlot == nil {
+			t.Fatalf("max %d: %+v, %v", tc.max, res, err)
+		}
+		if got := res.LastSlot.Sub(at); got < tc.span-time.Second || got > tc.span {
+			t.Errorf("max %d: the last slot %v after the instant, want within %v", tc.max, got, tc.span)
+		}
+		var prev time.Time
+		for _, r := range rs {
+			p, err := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			it, err := queue.New(f.s.pool).Get(ctx, payment.ItemType, p.Key)
+			if err != nil || it.Status != queue.StatusReady || !it.ScheduledExecTime.Equal(*p.ScheduledExecutionTime) {
+				t.Fatalf("max %d: %s at %s, its item %+v %v", tc.max, r.PaymentID, p.ScheduledExecutionTime, it, err)
+			}
+			if p.ScheduledExecutionTime.Before(prev) || p.ScheduledExecutionTime.Before(at) {
+				t.Fatalf("max %d: %s at %s, after one at %s (the instant %s)", tc.max, r.PaymentID, p.ScheduledExecutionTime, prev, at)
+			}
+			prev = *p.ScheduledExecutionTime
+		}
+		ws, err := f.lim.Windows(ctx, "sepa")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range ws {
+			if w.Counter > tc.max || w.Counter != w.Slots {
+				t.Errorf("max %d: window %s: counter %d, %d slots", tc.max, w.Start, w.Counter, w.Slots)
+			}
+		}
+	}
+}
+
+// TestRepacePastTheCutoff: a limit lowered at 15:59 leaves room for fewer
+// of the waiting payments before the 16:00 cut-off: those past it meet
+// their tenants' rules (acme's roll to the next business day, beta's are
+// held, gamma's rejected, their queue items parked and completed), and no
+// money moves.
+func TestRepacePastTheCutoff(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRailsFixture(t)
+	at := f.at(0, 15*time.Hour+59*time.Minute)
+	var rs []payment.Request
+	for _, tenant := range []string{"acme", "beta", "gamma"} {
+		rs = append(rs, railPayments(tenant, 100, at)...)
+	}
+	if res, err := f.s.init.InitChunk(ctx, rs, "init-all"); err != nil || res.Scheduled != 300 {
+		t.Fatalf("Phase A: %+v, %v", res, err)
+	}
+	if _, err := f.lim.PutConfig(ctx, pacing.Config{Name: "sepa", MaxPerWindow: 2, Window: time.Second, Headroom: 100}); err != nil {
+		t.Fatal(err)
+	}
+	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	records := 0
+	res, err := svc.Repace(ctx, payment.WaitingFilter{Rails: []string{"SEPA"}}, func(context.Context, pgx.Tx, int) error { records++; return nil })
+	// 58 s before the guard at 2 a second: 116 make it, acme's 100 first.
+	if err != nil || res.Moved != 116 || res.Rolled != 0 || res.Held != 84 || res.Rejected != 100 || records != 1 {
+		t.Fatalf("%+v, %v (%d records)", res, err, records)
+	}
+	count := map[string]int{}
+	for _, r := range rs {
+		p, err := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, _ := queue.New(f.s.pool).Get(ctx, payment.ItemType, p.Key)
+		count[fmt.Sprintf("%s %s %s", r.TenantID, p.Status, it.Status)]++
+	}
+	want := map[string]int{"acme SCHEDULED READY": 100, "beta SCHEDULED READY": 16, "beta HELD PARKED": 84, "gamma REJECTED COMPLETED": 100}
+	if fmt.Sprint(count) != fmt.Sprint(want) {
+		t.Errorf("%v, want %v", count, want)
+	}
+	if errs, err := payment.Verify(ctx, f.s.pool); err != nil || len(errs) > 0 {
+		t.Errorf("verify: %v %v", errs, err)
+	}
+}
