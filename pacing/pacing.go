@@ -460,6 +460,11 @@ const busyRetries = 50
 // back BUSY, after a pause for the holders to commit, until each is
 // placed or LATE.
 func (l *Limiter) retryLate(ctx context.Context, cfg Config, t instant, ids []string, got map[string]Slot) error {
+	return l.retryBusy(ctx, l.q, cfg, t, ids, got)
+}
+
+// retryBusy is retryLate on q (the pool's, or a transaction's).
+func (l *Limiter) retryBusy(ctx context.Context, q *dbsqlc.Queries, cfg Config, t instant, ids []string, got map[string]Slot) error {
 	if t.deadline.IsZero() {
 		return nil
 	}
@@ -482,7 +487,7 @@ func (l *Limiter) retryLate(ctx context.Context, cfg Config, t instant, ids []st
 		if err := Hold(ctx, time.Now().Add(time.Duration(2+rand.IntN(10))*time.Millisecond)); err != nil {
 			return err
 		}
-		slots, err := l.assign(ctx, cfg, t.at, t.deadline, busy)
+		slots, err := l.assignOn(ctx, q, cfg, t.at, t.deadline, busy)
 		if err != nil {
 			return err
 		}

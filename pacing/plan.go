@@ -197,7 +197,9 @@ func project(cfg Config, req, dl int64, n int, counts map[int64]int) Projection 
 // trip per chunk, one chunk after the other, so that no event gets a
 // later slot than one after it. It is what every lever that moves
 // waiting events calls: a changed limit (the events from now, at the new
-// rate), a pause's resume, a priority (the order). Results come in the
+// rate), a pause's resume, a priority (the order). A config's moves are
+// serialised to their commits, and its assignments wait for them, so
+// nothing answers LATE for a window a move holds. Results come in the
 // order of events, LATE where a deadline left no room (nothing written
 // for those), as AssignBulk's.
 func (l *Limiter) Reslot(ctx context.Context, tx DBTX, configName string, events []Event) ([]Slot, error) {
@@ -215,10 +217,13 @@ func (l *Limiter) Reslot(ctx context.Context, tx DBTX, configName string, events
 		}
 		ids[i] = e.ID
 	}
+	q := dbsqlc.New(tx)
+	if err := q.LockConfigMoves(ctx, cfg.Name); err != nil {
+		return nil, fmt.Errorf("pacing: lock %s's moves: %w", cfg.Name, err)
+	}
 	if _, err := l.ReleaseEvents(ctx, tx, ids); err != nil {
 		return nil, err
 	}
-	q := dbsqlc.New(tx)
 	got := make(map[string]Slot, len(events))
 	chunk := max(min(l.opts.BulkChunk, cfg.MaxPerWindow*max(cfg.Headroom, 1)), 1)
 	for from := 0; from < len(events); {
@@ -233,10 +238,13 @@ func (l *Limiter) Reslot(ctx context.Context, tx DBTX, configName string, events
 			return nil, err
 		}
 		for _, s := range slots {
-			if s.Status == statusBusy {
-				s.Status = StatusLate // held by another transaction: the safe side
-			}
 			got[s.EventID] = s
+		}
+		// A window before the deadline held by a transaction that does not
+		// move events (a cancel giving slots back): asked again in this
+		// one, each statement seeing what the holders committed.
+		if err := l.retryBusy(ctx, q, cfg, t, ids[from:to], got); err != nil {
+			return nil, err
 		}
 		from = to
 	}

@@ -56,6 +56,8 @@ type placement struct {
 	// rolled: scheduled on a later business day than its first, by its
 	// tenant's ROLL.
 	rolled bool
+	// pausedBy: its scope is paused; it takes no slot and waits unqueued.
+	pausedBy string
 }
 
 // toPlace is a payment to place: its key, tenant, rail, and the first

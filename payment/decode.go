@@ -80,6 +80,8 @@ func decodePlain(b []byte) (r Request, ok bool) {
 			bit = 128
 		case "rail":
 			bit, dst = 256, &r.Rail
+		case "priority":
+			bit, dst = 512, (*string)(&r.Priority)
 		default:
 			return false
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -155,6 +156,9 @@ type mover struct {
 	tx   pgx.Tx
 	def  string
 	from time.Time
+	// parked: the payments' queue items are PARKED, or absent (a resume),
+	// not READY.
+	parked bool
 
 	todo   []moving
 	placed []moving
@@ -172,6 +176,20 @@ type moving struct {
 	slot                 time.Time
 	outcome              Status // SCHEDULED, HELD or REJECTED once placed
 	rolled, movedNothing bool
+	// place and stored order the payments (priorityOrder).
+	place, stored time.Time
+}
+
+// priorityOrder is the order levers give waiting payments their slots
+// in: by place (when each began to wait, moved by its priority:
+// Priority.place), then by when Phase A stored them, then as they were.
+func priorityOrder(ps []moving) {
+	slices.SortStableFunc(ps, func(x, y moving) int {
+		if c := x.place.Compare(y.place); c != 0 {
+			return c
+		}
+		return x.stored.Compare(y.stored)
+	})
 }
 
 func (m *mover) add(ctx context.Context, r dbsqlc.WaitingOnRailsRow) error {
@@ -179,7 +197,9 @@ func (m *mover) add(ctx context.Context, r dbsqlc.WaitingOnRailsRow) error {
 	if err != nil {
 		return err
 	}
-	day, err := m.s.Rails.DayFor(ctx, rail, m.from)
+	// Never before it was asked for, nor before its day opens.
+	base := later(m.from, r.RequestedExecutionTime)
+	day, err := m.s.Rails.DayFor(ctx, rail, base)
 	if err != nil {
 		return err
 	}
@@ -200,9 +220,9 @@ func (m *mover) add(ctx context.Context, r dbsqlc.WaitingOnRailsRow) error {
 	if cfg == "" {
 		cfg = m.def
 	}
-	// Never before it was asked for, nor before its day opens.
-	m.todo = append(m.todo, moving{key: r.PaymentID, tenant: r.TenantID, rail: rail, day: day, start: day.Start(later(m.from, r.RequestedExecutionTime)),
-		railCfg: cfg, tenantCfg: r.TenantPacingConfig, rule: rule})
+	m.todo = append(m.todo, moving{key: r.PaymentID, tenant: r.TenantID, rail: rail, day: day, start: day.Start(base),
+		railCfg: cfg, tenantCfg: r.TenantPacingConfig, rule: rule,
+		place: Priority(r.Priority).orDefault().place(later(r.RequestedExecutionTime, r.CreatedAt)), stored: r.CreatedAt})
 	return nil
 }
 
@@ -210,6 +230,7 @@ func (m *mover) add(ctx context.Context, r dbsqlc.WaitingOnRailsRow) error {
 // configs in one call per instant, rolling the late ones on as their
 // tenants' rules say.
 func (m *mover) place(ctx context.Context) error {
+	priorityOrder(m.todo)
 	guard := m.s.cutoffGuard()
 	for round := 0; len(m.todo) > 0; round++ {
 		type group struct{ rail, tenant string }
@@ -374,6 +395,27 @@ func (m *mover) store(ctx context.Context, out *Repaced) (int, error) {
 		}); err != nil {
 			return 0, fmt.Errorf("payment: move %d waiting payments: %w", len(ids), err)
 		}
+	}
+	if m.parked {
+		// A resume: the items wait PARKED (or were never enqueued); a
+		// held one stays parked.
+		var resume []queue.Resume
+		tenant := make(map[string]string, len(m.placed))
+		for _, p := range m.placed {
+			tenant[p.key] = p.tenant
+		}
+		for _, d := range moves {
+			if !d.At.IsZero() {
+				resume = append(resume, queue.Resume{ItemID: d.ItemID, TenantID: tenant[d.ItemID], At: d.At})
+			}
+		}
+		if _, err := m.s.Queue.ResumeTx(ctx, m.tx, ItemType, resume); err != nil {
+			return 0, err
+		}
+		if _, err := m.s.Queue.CompleteParkedTx(ctx, m.tx, ItemType, rejected); err != nil {
+			return 0, err
+		}
+		return out.Moved + out.Rolled + out.Held + out.Rejected, nil
 	}
 	if _, err := m.s.Queue.MoveReadyTx(ctx, m.tx, ItemType, moves); err != nil {
 		return 0, err

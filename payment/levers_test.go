@@ -2,6 +2,7 @@ package payment_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -110,5 +111,80 @@ func TestRepacePastTheCutoff(t *testing.T) {
 	}
 	if errs, err := payment.Verify(ctx, f.s.pool); err != nil || len(errs) > 0 {
 		t.Errorf("verify: %v %v", errs, err)
+	}
+}
+
+// TestPauseAndResume: a tenant paused: its waiting payments stay
+// SCHEDULED in their order, their items parked and their slots free for
+// the others; those that come while it is paused wait too, unqueued; an
+// execution not begun parks its item. Resumed, they are paced again at
+// the rate, in their order, the late-comers after, never a window over.
+func TestPauseAndResume(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRailsFixture(t)
+	at := f.at(0, 10*time.Hour)
+	first := railPayments("acme", 100, at)
+	if res, err := f.s.init.InitChunk(ctx, first, "init-acme-1"); err != nil || res.Scheduled != 100 {
+		t.Fatalf("Phase A: %+v, %v", res, err)
+	}
+	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	paused, err := svc.Pause(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: "acme"}, nil)
+	if err != nil || paused.Payments != 100 || paused.Parked != 100 {
+		t.Fatalf("pause: %+v, %v", paused, err)
+	}
+	// beta's file for the same instant takes the places acme's gave back.
+	beta := railPayments("beta", 50, at)
+	if res, err := f.s.init.InitChunk(ctx, beta, "init-beta"); err != nil || res.Scheduled != 50 {
+		t.Fatalf("beta: %+v, %v", res, err)
+	}
+	late := railPayments("acme", 20, at)
+	for i := range late {
+		late[i].PaymentID = fmt.Sprintf("late-%d", i)
+	}
+	if res, err := f.s.init.InitChunk(ctx, late, "init-acme-2"); err != nil || res.Scheduled != 20 {
+		t.Fatalf("acme while paused: %+v, %v", res, err)
+	}
+	q := queue.New(f.s.pool)
+	for _, r := range append(first[:1:1], late[0]) {
+		p, _ := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		it, err := q.Get(ctx, payment.ItemType, p.Key)
+		if p.Status != payment.StatusScheduled || (err == nil && it.Status != queue.StatusParked) {
+			t.Errorf("%s while paused: %s, item %+v %v", r.PaymentID, p.Status, it, err)
+		}
+	}
+	for _, r := range beta {
+		p, _ := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		if !p.ScheduledExecutionTime.Before(at.Add(5 * time.Second)) {
+			t.Errorf("beta's %s at %s: behind acme's paused payments", r.PaymentID, p.ScheduledExecutionTime)
+		}
+	}
+	if _, err := svc.Resume(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: "beta"}, nil); !errors.Is(err, payment.ErrNotFound) {
+		t.Errorf("resume a scope not paused: %v", err)
+	}
+	res, err := svc.Resume(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: "acme"}, nil)
+	if err != nil || res.Moved != 120 {
+		t.Fatalf("resume: %+v, %v", res, err)
+	}
+	var prev time.Time
+	for _, r := range append(first, late...) {
+		p, _ := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		it, err := q.Get(ctx, payment.ItemType, p.Key)
+		if err != nil || it.Status != queue.StatusReady || !it.ScheduledExecTime.Equal(*p.ScheduledExecutionTime) || p.ScheduledExecutionTime.Before(prev) {
+			t.Fatalf("%s resumed: %s at %s (after %s), item %+v %v", r.PaymentID, p.Status, p.ScheduledExecutionTime, prev, it, err)
+		}
+		prev = *p.ScheduledExecutionTime
+	}
+	ws, err := f.lim.Windows(ctx, "sepa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws {
+		if w.Counter > 10 || w.Counter != w.Slots {
+			t.Errorf("window %s: counter %d, %d slots", w.Start, w.Counter, w.Slots)
+		}
+	}
+	if ps, err := svc.Pauses(ctx); err != nil || len(ps) != 0 {
+		t.Errorf("pauses after the resume: %+v, %v", ps, err)
 	}
 }

@@ -48,6 +48,11 @@ type Request struct {
 	// it names, or, when it names none, the one the routing rules chose
 	// at intake (routed then says so).
 	Rail string `json:"rail,omitempty"`
+	// Priority orders the payment among those waiting under its configs
+	// (HIGH, NORMAL, LOW; empty: NORMAL). A handling instruction, not
+	// part of what the payment is: the same payment sent again with
+	// another priority is a replay, and SetPriority changes it.
+	Priority Priority `json:"priority,omitempty"`
 
 	// routed: Rail was chosen by the routing rules, not named by the
 	// client, so a replay is not told from the first by it.
@@ -65,4 +70,67 @@ type Creditor struct {
 type Money struct {
 	Amount   decimal.Decimal
 	Currency string
+}
+
+// Priority orders a payment among those waiting under its rate-limit
+// configs: HIGH ones take the earliest free slots ahead of NORMAL ones
+// that came before them, NORMAL ones ahead of LOW ones, each by at most
+// PriorityLead (see Priority.rank).
+type Priority string
+
+// The priorities.
+const (
+	PriorityHigh   Priority = "HIGH"
+	PriorityNormal Priority = "NORMAL"
+	PriorityLow    Priority = "LOW"
+)
+
+// PriorityLead is how far a priority moves a payment in the order of
+// those waiting: a payment's place is the time it began to wait (its
+// requested time, or when Phase A stored it if later), HIGH's earlier by
+// PriorityLead, LOW's later by it. A HIGH payment therefore goes ahead of
+// the NORMAL ones that began to wait less than an hour before it, never
+// of older ones, and no payment is overtaken by those that began to wait
+// more than an hour (a LOW one: two) after it: the bound on how long a
+// lower priority waits, whatever keeps coming.
+const PriorityLead = time.Hour
+
+// Valid reports whether p is a priority ("" is NORMAL's default, not
+// valid here).
+func (p Priority) Valid() bool {
+	return p == PriorityHigh || p == PriorityNormal || p == PriorityLow
+}
+
+// orDefault is p, or NORMAL for none.
+func (p Priority) orDefault() Priority {
+	if p == "" {
+		return PriorityNormal
+	}
+	return p
+}
+
+// lead is how much earlier than its waiting time p places a payment.
+func (p Priority) lead() time.Duration {
+	switch p {
+	case PriorityHigh:
+		return PriorityLead
+	case PriorityLow:
+		return -PriorityLead
+	}
+	return 0
+}
+
+// place is where a payment that began to wait at waiting, with priority
+// p, stands among those waiting: earlier stands first.
+func (p Priority) place(waiting time.Time) time.Time { return waiting.Add(-p.lead()) }
+
+// rank orders the priorities: HIGH first.
+func (p Priority) rank() int {
+	switch p {
+	case PriorityHigh:
+		return 0
+	case PriorityLow:
+		return 2
+	}
+	return 1
 }

@@ -217,7 +217,14 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 			accepted = append(accepted, i)
 		}
 	}
-	places, err := a.place(ctx, pick(ks, accepted), pick(rs, accepted), pick(verdicts, accepted))
+	// Within a chunk, HIGH payments take their slots first, LOW ones last
+	// (the rest of the order: priorityOrder).
+	slices.SortStableFunc(accepted, func(x, y int) int { return rs[x].Priority.orDefault().rank() - rs[y].Priority.orDefault().rank() })
+	paused, err := a.pausedScopes(ctx, a.Store.q, initWorkflowID)
+	if err != nil {
+		return nil, true, err
+	}
+	places, err := a.place(ctx, pick(ks, accepted), pick(rs, accepted), pick(verdicts, accepted), paused)
 	if err != nil {
 		return nil, true, err
 	}
@@ -226,6 +233,7 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 	statuses, reasons, contexts := make([]string, n), make([]string, n), make([]string, n)
 	times, dates, rails := make([]time.Time, n), make([]time.Time, n), make([]string, n)
 	enqueues := make(map[string]queue.EnqueueParams, len(accepted))
+	var pausedKeys, pausedTags []string
 	// The payments' executions go on this trace (their span is a child
 	// of this activity's, when tracing is on: empty otherwise).
 	tp := traceParent(ctx)
@@ -257,6 +265,13 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 		if pl.status == StatusHeld {
 			continue // enqueued when an operator releases it
 		}
+		if pl.pausedBy != "" {
+			// Its scope is paused: it waits unqueued, at its requested
+			// time (its place in the order), for the resume.
+			times[i], results[i].ScheduledExecutionTime = v.r.RequestedExecutionTime, v.r.RequestedExecutionTime.UTC()
+			pausedKeys, pausedTags = append(pausedKeys, key), append(pausedTags, pl.pausedBy)
+			continue
+		}
 		times[i] = pl.slot.At
 		enqueues[key] = queue.EnqueueParams{
 			ItemType: ItemType, ItemID: key, TenantID: v.r.TenantID, ScheduledExecTime: pl.slot.At,
@@ -269,7 +284,34 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 	var stored []string
 	err = pgx.BeginFunc(ctx, a.Store.db, func(tx pgx.Tx) error {
 		q := dbsqlc.New(tx)
-		var err error
+		// The pauses as they are at the commit: one that began since the
+		// payments were placed holds those it covers, their slots given
+		// back; one that ended since, a placement again.
+		if err := q.LockPausesShared(ctx); err != nil {
+			return fmt.Errorf("payment: pauses: %w", err)
+		}
+		now, err := a.pausedScopes(ctx, q, initWorkflowID)
+		if err != nil {
+			return err
+		}
+		var release []string
+		for i, v := range verdicts {
+			pl, ok := places[ks[i]]
+			if v.refusal != nil || !ok || pl.status != StatusScheduled {
+				continue
+			}
+			switch tag := pauseTag(now, v.r.TenantID, pl.rail); {
+			case tag == "" && pl.pausedBy != "":
+				return fmt.Errorf("payment: %s's pause ended while Phase A placed its payments: placing them again", pl.pausedBy)
+			case tag != "" && pl.pausedBy == "":
+				delete(enqueues, ks[i])
+				times[i], results[i].ScheduledExecutionTime = v.r.RequestedExecutionTime, v.r.RequestedExecutionTime.UTC()
+				pausedKeys, pausedTags, release = append(pausedKeys, ks[i]), append(pausedTags, tag), append(release, ks[i])
+			}
+		}
+		if err := releaseSlots(ctx, a.Pacer, tx, release); err != nil {
+			return err
+		}
 		if stored, err = q.StorePhaseA(ctx, st.storeParams(statuses, reasons, times, contexts, rails, dates)); err != nil {
 			return fmt.Errorf("payment: store Phase A's verdicts on %d payments: %w", n, err)
 		}
@@ -282,6 +324,11 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 		slices.SortFunc(items, func(x, y queue.EnqueueParams) int { return strings.Compare(x.ItemID, y.ItemID) })
 		if _, err := a.Queue.EnqueueBatchTx(ctx, tx, items); err != nil {
 			return err
+		}
+		if len(pausedKeys) > 0 {
+			if err := q.SetPausedBy(ctx, dbsqlc.SetPausedByParams{PaymentIds: pausedKeys, Tags: pausedTags}); err != nil {
+				return fmt.Errorf("payment: mark %d paused payments: %w", len(pausedKeys), err)
+			}
 		}
 		return q.DeleteIntake(ctx, initWorkflowID)
 	})
@@ -390,7 +437,47 @@ type storedPhaseA struct {
 // place decides where each accepted payment goes: on its rail, before
 // its cut-off (placeOnRails), or, with no rails, at its slot under its
 // tenant's or PAYMENT's config (execTimes).
-func (a *InitActivities) place(ctx context.Context, keys []string, rs []Request, vs []verdict) (map[string]placement, error) {
+func (a *InitActivities) place(ctx context.Context, keys []string, rs []Request, vs []verdict, paused map[string]string) (map[string]placement, error) {
+	if len(paused) > 0 {
+		// The payments of a paused scope take no slot: they wait for its
+		// resume.
+		var ks []string
+		var ps []Request
+		var pv []verdict
+		held := map[string]placement{}
+		for i, r := range rs {
+			if r.Rail == "" && a.Rails != nil && vs[i].money != nil {
+				// Staged before rails were chosen at intake: its rail now.
+				if rail, err := a.railFor(ctx, r, vs[i].money.Amount); err == nil {
+					r.Rail = rail.Name
+				}
+			}
+			if tag := pauseTag(paused, r.TenantID, r.Rail); tag != "" {
+				held[keys[i]] = placement{status: StatusScheduled, rail: r.Rail, pausedBy: tag, tenantConfig: r.TenantID}
+				continue
+			}
+			ks, ps, pv = append(ks, keys[i]), append(ps, r), append(pv, vs[i])
+		}
+		out, err := a.place(ctx, ks, ps, pv, nil)
+		if err != nil || len(held) == 0 {
+			return out, err
+		}
+		// The tenants' own configs, which their resumes pace them under
+		// too (tenantConfig holds the tenant until then).
+		var tenants []string
+		for _, pl := range held {
+			tenants = append(tenants, pl.tenantConfig)
+		}
+		cfgs, err := a.pacingConfigs(ctx, tenants)
+		if err != nil {
+			return nil, err
+		}
+		for k, pl := range held {
+			pl.tenantConfig = cfgs.byTenant[pl.tenantConfig]
+			out[k] = pl
+		}
+		return out, nil
+	}
 	if a.Rails != nil {
 		return a.placeOnRails(ctx, keys, rs, vs)
 	}
@@ -518,4 +605,27 @@ func (a *InitActivities) now() time.Time {
 		return a.Now()
 	}
 	return time.Now()
+}
+
+// pausedScopes are the pauses that hold the payments of an intake row:
+// every tenant's and rail's by their tags, and, under PauseBatch, the
+// tag of its file's when its file is paused (a file's chunks' rows are
+// named after it).
+func (a *InitActivities) pausedScopes(ctx context.Context, q *dbsqlc.Queries, initWorkflowID string) (map[string]string, error) {
+	rows, err := q.ListPauses(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("payment: pauses: %w", err)
+	}
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		scope := PauseScope{Kind: r.Scope, ID: r.ScopeID}
+		if r.Scope == PauseBatch {
+			if strings.HasPrefix(initWorkflowID, batchIntakePrefix(r.ScopeID)) {
+				out[PauseBatch] = scope.tag()
+			}
+			continue
+		}
+		out[scope.tag()] = scope.tag()
+	}
+	return out, nil
 }

@@ -22,6 +22,9 @@ type staged struct {
 	// rails are the rails chosen at intake; "" for a payment staged
 	// before (Phase A routes it).
 	rails []string
+	// priorities are the payments' priorities ("" for NORMAL; none in a
+	// row staged before priorities).
+	priorities []string
 }
 
 // add appends a validated request under its key, with its parsed amount.
@@ -38,6 +41,7 @@ func (st *staged) add(key string, r Request, amount decimal.Decimal) {
 	st.remittanceInfos = append(st.remittanceInfos, r.RemittanceInfo)
 	st.requestedTimes = append(st.requestedTimes, r.RequestedExecutionTime)
 	st.rails = append(st.rails, r.Rail)
+	st.priorities = append(st.priorities, string(r.Priority))
 }
 
 // pick is the payments at the indexes.
@@ -47,7 +51,7 @@ func (st staged) pick(at []int) staged {
 		debtorAccounts: pick(st.debtorAccounts, at), amounts: pick(st.amounts, at), currencies: pick(st.currencies, at),
 		creditorNames: pick(st.creditorNames, at), creditorIBANs: pick(st.creditorIBANs, at),
 		creditorBICs: pick(st.creditorBICs, at), remittanceInfos: pick(st.remittanceInfos, at),
-		requestedTimes: pick(st.requestedTimes, at), rails: pick(st.rails, at),
+		requestedTimes: pick(st.requestedTimes, at), rails: pick(st.rails, at), priorities: pick(st.priorities, at),
 	}
 }
 
@@ -59,7 +63,26 @@ func (st staged) request(i int) Request {
 		Amount: amountText(st.amounts[i], st.currencies[i]), Currency: st.currencies[i],
 		Creditor:               Creditor{Name: st.creditorNames[i], IBAN: st.creditorIBANs[i], BIC: st.creditorBICs[i]},
 		RequestedExecutionTime: st.requestedTimes[i].UTC(), RemittanceInfo: st.remittanceInfos[i], Rail: st.rail(i),
+		Priority: st.priority(i),
 	}
+}
+
+// priority is the i-th payment's priority as sent ("" for none, and for
+// one staged before priorities were kept: NORMAL).
+func (st staged) priority(i int) Priority {
+	if i < len(st.priorities) {
+		return Priority(st.priorities[i])
+	}
+	return ""
+}
+
+// priorityList is every payment's priority as sent, one per payment.
+func (st staged) priorityList() []string {
+	out := make([]string, len(st.keys))
+	for i := range out {
+		out[i] = string(st.priority(i))
+	}
+	return out
 }
 
 // rail is the i-th payment's rail: "" for one staged before rails were
@@ -89,7 +112,7 @@ func (st staged) intakeParams(initWorkflowID string) dbsqlc.StageIntakeParams {
 		InitWorkflowID: initWorkflowID, PaymentIds: st.keys, ExternalIds: st.externalIDs, TenantIds: st.tenantIDs,
 		DebtorAccounts: st.debtorAccounts, Amounts: st.amounts, Currencies: st.currencies, CreditorNames: st.creditorNames,
 		CreditorIbans: st.creditorIBANs, CreditorBics: st.creditorBICs, RemittanceInfos: st.remittanceInfos,
-		RequestedExecutionTimes: st.requestedTimes, Rails: st.rails,
+		RequestedExecutionTimes: st.requestedTimes, Rails: st.rails, Priorities: st.priorityList(),
 	}
 }
 
@@ -103,6 +126,6 @@ func (st staged) storeParams(statuses, reasons []string, times []time.Time, cont
 		Amounts: st.amounts, Currencies: st.currencies, CreditorNames: st.creditorNames, CreditorIbans: st.creditorIBANs,
 		CreditorBics: st.creditorBICs, RemittanceInfos: st.remittanceInfos, RequestedExecutionTimes: st.requestedTimes,
 		Statuses: statuses, StatusReasons: reasons, ScheduledExecutionTimes: times, Contexts: contexts,
-		Rails: rails, ExecutionDates: dates,
+		Rails: rails, ExecutionDates: dates, Priorities: st.priorityList(),
 	}
 }

@@ -294,6 +294,7 @@ func canonical(r Request) ([]byte, error) {
 	if r.routed {
 		r.Rail = ""
 	}
+	r.Priority = ""
 	r.RequestedExecutionTime = r.RequestedExecutionTime.UTC()
 	if d, err := money.ParseDecimal(r.Amount, money.Unsigned); err == nil {
 		r.Amount = amountText(d, r.Currency)
@@ -573,7 +574,7 @@ func (s *Store) ContextAndStatus(ctx context.Context, key string) (Context, Stat
 	pc.Enrichment, pc.Amount, pc.Rules, pc.PacingConfig = stored.Enrichment, stored.Amount, stored.Rules, stored.PacingConfig
 	pc.TraceParent = stored.TraceParent
 	pc.TenantPacingConfig, pc.ExecutionDate, pc.Rail = stored.TenantPacingConfig, stored.ExecutionDate, ptr.Deref(row.Rail)
-	pc.scheduledAt = ptr.Deref(row.ScheduledExecutionTime)
+	pc.scheduledAt, pc.pausedBy = ptr.Deref(row.ScheduledExecutionTime), ptr.Deref(row.PausedBy)
 	return pc, Status(row.Status), nil
 }
 
@@ -590,7 +591,7 @@ func (s *Store) intake(ctx context.Context, initWorkflowID string) (st staged, f
 	st = staged{
 		keys: row.PaymentIds, externalIDs: row.ExternalIds, tenantIDs: row.TenantIds, debtorAccounts: row.DebtorAccounts,
 		amounts: row.Amounts, currencies: row.Currencies, creditorNames: row.CreditorNames,
-		creditorIBANs: row.CreditorIbans, creditorBICs: row.CreditorBics, remittanceInfos: row.RemittanceInfos,
+		creditorIBANs: row.CreditorIbans, creditorBICs: row.CreditorBics, remittanceInfos: row.RemittanceInfos, priorities: row.Priorities,
 		requestedTimes: row.RequestedExecutionTimes, rails: row.Rails,
 	}
 	if err := st.check(); err != nil {

@@ -107,6 +107,9 @@ func Validate(r Request, now time.Time) (Money, error) {
 	if r.Rail != "" && !routing.ValidName(r.Rail) {
 		add("rail", "a rail's name: 1-64 letters, digits, '_', '.', ':' or '-'")
 	}
+	if r.Priority != "" && !r.Priority.Valid() {
+		add("priority", "HIGH, NORMAL or LOW (none: NORMAL)")
+	}
 	if len(errs) > 0 {
 		return money, &ValidationError{Fields: errs}
 	}

@@ -60,8 +60,10 @@ type Context struct {
 
 	// scheduledAt is the payment's scheduled time as stored (read with a
 	// stored context): later than the slot an execution was started for
-	// once the payment was rolled to another day.
+	// once the payment was rolled to another day. pausedBy is the pause
+	// that holds it (empty: none).
 	scheduledAt time.Time
+	pausedBy    string
 }
 
 // initOptions are Phase A's activity options: a CONFLICT (another payment
@@ -255,6 +257,11 @@ func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool
 	}
 	if status == StatusHeld {
 		return true, nil // held by an earlier run at its cut-off: nothing to do
+	}
+	if status == StatusScheduled && in.Context.pausedBy != "" && in.Context.pausedBy != resumedMark {
+		// Paused before its execution began: its item waits PARKED for the
+		// resume, which gives it a new slot.
+		return false, dispatch.Deferred(time.Time{}, "paused ("+in.Context.pausedBy+")")
 	}
 	if status == StatusScheduled && a.rolledSince(ctx, in) {
 		// Rolled to a later day by an earlier run, whose deferral moved

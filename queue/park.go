@@ -99,6 +99,25 @@ func (q *Queue) LockReadyTx(ctx context.Context, tx pgx.Tx, itemType string, ite
 	return out, nil
 }
 
+// LockStatesTx locks those of the items that are in the queue to the
+// caller's commit and returns their statuses (an item not there is
+// absent): what a lever needs to tell the items it may move (PARKED,
+// READY, absent) from those an execution holds.
+func (q *Queue) LockStatesTx(ctx context.Context, tx pgx.Tx, itemType string, itemIDs []string) (map[string]Status, error) {
+	out := make(map[string]Status, len(itemIDs))
+	if len(itemIDs) == 0 {
+		return out, nil
+	}
+	rows, err := q.q.WithTx(tx).LockStates(ctx, dbsqlc.LockStatesParams{ItemType: itemType, ItemIds: itemIDs})
+	if err != nil {
+		return nil, fmt.Errorf("queue: lock %d %s: %w", len(itemIDs), itemType, err)
+	}
+	for _, r := range rows {
+		out[r.ItemID] = Status(r.QueueStatus)
+	}
+	return out, nil
+}
+
 // MoveReadyTx moves READY items to new times (a lever moved their
 // slots: paced), or PARKED where the time is zero, in the caller's
 // transaction; audited MOVED or PARKED. Others are left alone.

@@ -247,6 +247,10 @@ BEGIN
     IF v_n = 0 THEN
         RETURN;
     END IF;
+    -- A lever moving this config's events (Reslot, LockConfigMoves) holds
+    -- their windows to its commit: wait for it, rather than skip them or
+    -- answer BUSY until it ends.
+    PERFORM pg_advisory_xact_lock_shared(hashtext('pacing_config_moves'), hashtext(p_config));
 
     -- Phase 1: the requested window, proportionally.
     SELECT t.o_first, t.o_taken INTO v_first, v_taken

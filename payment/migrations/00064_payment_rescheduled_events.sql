@@ -1,7 +1,6 @@
 -- A payment's events name its rail and its execution date, and a
--- SCHEDULED payment moved to another business day without changing
--- status (its tenant's ROLL past a missed cut-off) publishes
--- payment.rescheduled (a slot moved within its day, by a lever, does not);
+-- SCHEDULED payment moved to another slot without changing status (its
+-- tenant's ROLL past a missed cut-off) publishes payment.rescheduled;
 -- HELD is a status like the others. payment_event (functions.sql) takes
 -- the rail, the date and the type; the triggers' functions, replaced
 -- here, are their current source (00052's before).
@@ -11,8 +10,7 @@
 -- payment's status publishes its event, in the statement's own
 -- transaction, so the event goes out if and only if the change commits,
 -- whichever statement made it; so does a SCHEDULED payment's move to
--- another business day (payment.rescheduled: a roll past a missed
--- cut-off; a slot moved within its day publishes nothing). With
+-- another slot (payment.rescheduled: a roll past a missed cut-off). With
 -- transition tables a chunk of thousands publishes in one call. With no
 -- webhook endpoint and the stream off, a statement pays two probes of
 -- empty tables. A payment Phase A rolled past a cut-off is stored
@@ -65,7 +63,7 @@ BEGIN
     FROM changed_payments n
     JOIN previous_payments o ON o.payment_id = n.payment_id
     WHERE (n.status IS DISTINCT FROM o.status
-           OR (n.status = 'SCHEDULED' AND o.status = 'SCHEDULED' AND n.execution_date IS DISTINCT FROM o.execution_date))
+           OR (n.status = 'SCHEDULED' AND n.scheduled_execution_time IS DISTINCT FROM o.scheduled_execution_time))
       AND (v_stream OR n.tenant_id IN (SELECT tenant_id FROM webhook_endpoints));
     RETURN NULL;
 END;

@@ -14,10 +14,12 @@ $$;
 -- type is payment. and the new status, or p_type when given (a payment
 -- rescheduled without changing status: payment.rescheduled).
 DROP FUNCTION IF EXISTS payment_event(text, text, text, text, text, numeric, text, text, timestamptz, timestamptz, timestamptz);
+DROP FUNCTION IF EXISTS payment_event(text, text, text, text, text, numeric, text, text, timestamptz, timestamptz, timestamptz,
+                                      text, date, text);
 CREATE OR REPLACE FUNCTION payment_event(p_tenant_id text, p_external_id text, p_status text, p_previous text, p_reason text,
                               p_amount numeric, p_currency text, p_debtor_account text, p_requested timestamptz,
                               p_scheduled timestamptz, p_changed_at timestamptz, p_rail text, p_execution_date date,
-                              p_type text) RETURNS jsonb
+                              p_type text, p_priority text) RETURNS jsonb
 LANGUAGE sql VOLATILE AS $$
     SELECT jsonb_build_object(
         'id', gen_random_uuid(),
@@ -36,7 +38,8 @@ LANGUAGE sql VOLATILE AS $$
             'requestedExecutionTime', payment_event_time(p_requested),
             'scheduledExecutionTime', payment_event_time(p_scheduled),
             'rail', p_rail,
-            'executionDate', p_execution_date::text)))
+            'executionDate', p_execution_date::text,
+            'priority', p_priority)))
 $$;
 
 -- payment_debit_references are the ledger references of every debit a

@@ -124,3 +124,9 @@ WITH gone AS (
     WHERE w.config_name = g.config_name AND w.window_start = g.window_start AND w.window_start > @now::timestamptz
 )
 SELECT gone.event_id::text FROM gone;
+
+-- name: LockConfigMoves :exec
+-- Serialises the moves of a config's events (Reslot) to the caller's
+-- commit; pacing_assign takes the same lock shared, so an assignment
+-- waits for a move rather than finding its windows held.
+SELECT pg_advisory_xact_lock(hashtext('pacing_config_moves'), hashtext(@config_name::text));

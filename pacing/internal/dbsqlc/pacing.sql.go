@@ -257,6 +257,18 @@ func (q *Queries) ListTenantConfigs(ctx context.Context, itemType string) ([]Pac
 	return items, nil
 }
 
+const lockConfigMoves = `-- name: LockConfigMoves :exec
+SELECT pg_advisory_xact_lock(hashtext('pacing_config_moves'), hashtext($1::text))
+`
+
+// Serialises the moves of a config's events (Reslot) to the caller's
+// commit; pacing_assign takes the same lock shared, so an assignment
+// waits for a move rather than finding its windows held.
+func (q *Queries) LockConfigMoves(ctx context.Context, configName string) error {
+	_, err := q.db.Exec(ctx, lockConfigMoves, configName)
+	return err
+}
+
 const putConfig = `-- name: PutConfig :one
 INSERT INTO pacing_config AS c (config_name, max_per_window, window_ms, headroom_windows, active)
 VALUES ($1, $2, $3, $4, true)

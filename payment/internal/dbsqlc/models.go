@@ -35,6 +35,8 @@ type Payment struct {
 	ListSeq                int64
 	Rail                   *string
 	ExecutionDate          *time.Time
+	Priority               string
+	PausedBy               *string
 }
 
 type PaymentBatch struct {
@@ -68,4 +70,10 @@ type PaymentBooking struct {
 	ReturnCode          *string
 	CreatedAt           time.Time
 	Redrives            int32
+}
+
+type PaymentPause struct {
+	Scope    string
+	ScopeID  string
+	PausedAt time.Time
 }

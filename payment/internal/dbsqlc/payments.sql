@@ -34,10 +34,11 @@ RETURNING payment_id;
 -- intake row, the payments as arrays of their columns ("" for none).
 INSERT INTO payment_intake (init_workflow_id, payment_ids, external_ids, tenant_ids, debtor_accounts, amounts,
                             currencies, creditor_names, creditor_ibans, creditor_bics, remittance_infos,
-                            requested_execution_times, rails)
+                            requested_execution_times, rails, priorities)
 VALUES (@init_workflow_id, @payment_ids::text[], @external_ids::text[], @tenant_ids::text[], @debtor_accounts::text[],
         @amounts::numeric[], @currencies::text[], @creditor_names::text[], @creditor_ibans::text[],
-        @creditor_bics::text[], @remittance_infos::text[], @requested_execution_times::timestamptz[], @rails::text[])
+        @creditor_bics::text[], @remittance_infos::text[], @requested_execution_times::timestamptz[], @rails::text[],
+        @priorities::text[])
 ON CONFLICT (init_workflow_id) DO UPDATE
 SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids,
     external_ids = payment_intake.external_ids || EXCLUDED.external_ids,
@@ -50,12 +51,15 @@ SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids,
     creditor_bics = payment_intake.creditor_bics || EXCLUDED.creditor_bics,
     remittance_infos = payment_intake.remittance_infos || EXCLUDED.remittance_infos,
     requested_execution_times = payment_intake.requested_execution_times || EXCLUDED.requested_execution_times,
-    rails = payment_intake.rails || EXCLUDED.rails;
+    rails = payment_intake.rails || EXCLUDED.rails,
+    priorities = coalesce(payment_intake.priorities, array_fill(''::text, ARRAY[cardinality(payment_intake.payment_ids)]))
+                 || EXCLUDED.priorities;
 
 -- name: IntakeRequests :one
 -- What a Phase A workflow is to store; no row once it stored it.
 SELECT payment_ids, external_ids, tenant_ids, debtor_accounts, amounts, currencies, creditor_names,
-       creditor_ibans, creditor_bics, remittance_infos, requested_execution_times, rails
+       creditor_ibans, creditor_bics, remittance_infos, requested_execution_times, rails,
+       coalesce(priorities, '{}')::text[] AS priorities
 FROM payment_intake WHERE init_workflow_id = @init_workflow_id;
 
 -- name: StorePhaseA :many
@@ -66,12 +70,13 @@ FROM payment_intake WHERE init_workflow_id = @init_workflow_id;
 -- stored before (another run of the same workflow) is left.
 INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
                       creditor_iban, creditor_bic, remittance_info, requested_execution_time,
-                      status, status_reason, scheduled_execution_time, context, rail, execution_date)
+                      status, status_reason, scheduled_execution_time, context, rail, execution_date, priority)
 SELECT r.payment_id, r.external_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
        nullif(r.creditor_iban, ''), nullif(r.creditor_bic, ''), nullif(r.remittance_info, ''),
        r.requested_execution_time, r.status, nullif(r.status_reason, ''),
        CASE WHEN r.status = 'SCHEDULED' THEN r.scheduled_execution_time END, nullif(r.context, '')::jsonb,
-       nullif(r.rail, ''), CASE WHEN r.execution_date >= '1970-01-01' THEN r.execution_date END
+       nullif(r.rail, ''), CASE WHEN r.execution_date >= '1970-01-01' THEN r.execution_date END,
+       coalesce(nullif(r.priority, ''), 'NORMAL')
 FROM (SELECT unnest(@payment_ids::text[]) AS payment_id, unnest(@external_ids::text[]) AS external_id,
              unnest(@tenant_ids::text[]) AS tenant_id, unnest(@debtor_accounts::text[]) AS debtor_account,
              unnest(@amounts::numeric[]) AS amount, unnest(@currencies::text[]) AS currency,
@@ -81,7 +86,7 @@ FROM (SELECT unnest(@payment_ids::text[]) AS payment_id, unnest(@external_ids::t
              unnest(@statuses::text[]) AS status, unnest(@status_reasons::text[]) AS status_reason,
              unnest(@scheduled_execution_times::timestamptz[]) AS scheduled_execution_time,
              unnest(@contexts::text[]) AS context, unnest(@rails::text[]) AS rail,
-             unnest(@execution_dates::date[]) AS execution_date) r
+             unnest(@execution_dates::date[]) AS execution_date, unnest(@priorities::text[]) AS priority) r
 ON CONFLICT DO NOTHING
 RETURNING payment_id;
 
@@ -368,7 +373,7 @@ FROM payments WHERE payment_id = ANY(@payment_ids::text[]);
 -- ListByDebtor are the same on their own index.
 SELECT payment_id, requested_execution_time, list_seq,
        ((@status::text = '' OR status = @status::text) AND (@debtor_account::text = '' OR debtor_account = @debtor_account::text)
-        AND (@rail::text = '' OR rail = @rail::text))::boolean AS hit
+        AND (@rail::text = '' OR rail = @rail::text) AND (@priority::text = '' OR priority = @priority::text))::boolean AS hit
 FROM payments
 WHERE tenant_id = @tenant_id
   AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to
@@ -378,7 +383,8 @@ LIMIT @budget;
 
 -- name: ListByStatus :many
 SELECT payment_id, requested_execution_time, list_seq,
-       ((@debtor_account::text = '' OR debtor_account = @debtor_account::text) AND (@rail::text = '' OR rail = @rail::text))::boolean AS hit
+       ((@debtor_account::text = '' OR debtor_account = @debtor_account::text) AND (@rail::text = '' OR rail = @rail::text)
+        AND (@priority::text = '' OR priority = @priority::text))::boolean AS hit
 FROM payments
 WHERE tenant_id = @tenant_id AND status = @status
   AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to
@@ -388,7 +394,8 @@ LIMIT @budget;
 
 -- name: ListByDebtor :many
 SELECT payment_id, requested_execution_time, list_seq,
-       ((@status::text = '' OR status = @status::text) AND (@rail::text = '' OR rail = @rail::text))::boolean AS hit
+       ((@status::text = '' OR status = @status::text) AND (@rail::text = '' OR rail = @rail::text)
+        AND (@priority::text = '' OR priority = @priority::text))::boolean AS hit
 FROM payments
 WHERE tenant_id = @tenant_id AND debtor_account = @debtor_account
   AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to
@@ -413,12 +420,13 @@ LIMIT @max_parts;
 -- filters (all of them for a page read through an index, which applied
 -- the filters itself).
 SELECT payment_id, external_id, tenant_id, status, status_reason, amount, currency, requested_execution_time,
-       scheduled_execution_time, created_at, updated_at, execution_ref, rail, execution_date
+       scheduled_execution_time, created_at, updated_at, execution_ref, rail, execution_date, priority
 FROM payments
 WHERE payment_id = ANY(@payment_ids::text[]) AND tenant_id = @tenant_id
   AND (@status::text = '' OR status = @status::text)
   AND (@debtor_account::text = '' OR debtor_account = @debtor_account::text)
   AND (@rail::text = '' OR rail = @rail::text)
+  AND (@priority::text = '' OR priority = @priority::text)
   AND requested_execution_time >= @requested_from AND requested_execution_time < @requested_to;
 
 -- name: SetPacingConfig :execrows
@@ -488,13 +496,110 @@ SELECT (SELECT count(*) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail 
 
 -- name: WaitingOnRails :many
 -- The SCHEDULED payments on these rails (of a tenant, or any; among these
--- keys, or any), by slot: what a lever moves (payments_rail_waiting_idx).
+-- keys, or any), not paused, by slot: what a lever moves
+-- (payments_rail_waiting_idx).
 SELECT p.payment_id, p.tenant_id, coalesce(p.rail, '')::text AS rail, p.execution_date, p.requested_execution_time,
        coalesce(p.scheduled_execution_time, p.requested_execution_time)::timestamptz AS scheduled_at,
        coalesce(p.context->>'pacingConfig', '')::text AS pacing_config,
-       coalesce(p.context->>'tenantPacingConfig', '')::text AS tenant_pacing_config
+       coalesce(p.context->>'tenantPacingConfig', '')::text AS tenant_pacing_config,
+       p.priority, p.created_at
 FROM payments p
-WHERE p.status = 'SCHEDULED' AND p.rail = ANY(@rails::text[])
+WHERE p.status = 'SCHEDULED' AND p.rail = ANY(@rails::text[]) AND p.paused_by IS NULL
   AND (@tenant_id::text = '' OR p.tenant_id = @tenant_id::text)
   AND (coalesce(cardinality(@payment_ids::text[]), 0) = 0 OR p.payment_id = ANY(@payment_ids::text[]))
-ORDER BY p.scheduled_execution_time, p.payment_id;
+ORDER BY p.scheduled_execution_time, p.list_seq;
+
+-- name: InsertPause :execrows
+INSERT INTO payment_pause (scope, scope_id) VALUES (@scope, @scope_id) ON CONFLICT DO NOTHING;
+
+-- name: DeletePause :execrows
+DELETE FROM payment_pause WHERE scope = @scope AND scope_id = @scope_id;
+
+-- name: ListPauses :many
+SELECT scope, scope_id, paused_at FROM payment_pause ORDER BY paused_at, scope, scope_id;
+
+-- name: MarkPaused :many
+-- A pause's waiting payments: SCHEDULED, of the tenant, on the rail or
+-- among the keys (a file's) as the scope says, not paused already, marked
+-- with it. Their keys.
+UPDATE payments p SET paused_by = @tag::text, updated_at = now()
+WHERE p.status = 'SCHEDULED' AND (p.paused_by IS NULL OR p.paused_by = 'RESUMED')
+  AND ((@scope::text = 'TENANT' AND p.tenant_id = @scope_id::text)
+    OR (@scope::text = 'RAIL' AND p.rail = @scope_id::text)
+    OR (@scope::text = 'BATCH' AND p.payment_id = ANY(@payment_ids::text[])))
+RETURNING p.payment_id;
+
+-- name: PausedPayments :many
+-- A pause's payments still waiting, in their order (their slots before
+-- the pause), for its resume (payments_paused_idx).
+SELECT p.payment_id, p.tenant_id, coalesce(p.rail, '')::text AS rail, p.execution_date, p.requested_execution_time,
+       coalesce(p.scheduled_execution_time, p.requested_execution_time)::timestamptz AS scheduled_at,
+       coalesce(p.context->>'pacingConfig', '')::text AS pacing_config,
+       coalesce(p.context->>'tenantPacingConfig', '')::text AS tenant_pacing_config,
+       p.priority, p.created_at
+FROM payments p
+WHERE p.paused_by = @tag::text AND p.status = 'SCHEDULED'
+ORDER BY p.scheduled_execution_time, p.list_seq;
+
+-- name: ClearPaused :exec
+-- A resumed pause's payments: no longer marked, or RESUMED among
+-- @in_flight (their executions held their items at the resume).
+UPDATE payments
+SET paused_by = CASE WHEN payment_id = ANY(@in_flight::text[]) THEN 'RESUMED' END
+WHERE paused_by = @tag::text;
+
+-- name: ResumedPayments :many
+-- Payments marked RESUMED (their executions held their items at their
+-- resumes), for the sweep that settles them, with their statuses.
+SELECT p.payment_id, p.tenant_id, coalesce(p.rail, '')::text AS rail, p.execution_date, p.requested_execution_time,
+       coalesce(p.scheduled_execution_time, p.requested_execution_time)::timestamptz AS scheduled_at,
+       coalesce(p.context->>'pacingConfig', '')::text AS pacing_config,
+       coalesce(p.context->>'tenantPacingConfig', '')::text AS tenant_pacing_config,
+       p.priority, p.created_at, p.status
+FROM payments p
+WHERE p.paused_by = 'RESUMED'
+ORDER BY p.scheduled_execution_time, p.list_seq
+LIMIT @max_rows
+FOR UPDATE;
+
+-- name: ClearResumed :exec
+UPDATE payments SET paused_by = NULL WHERE payment_id = ANY(@payment_ids::text[]) AND paused_by = 'RESUMED';
+
+-- name: SetPriority :many
+-- A waiting payment's priority changed (SCHEDULED, or HELD: it counts
+-- when released). The keys changed, with their rails.
+UPDATE payments p SET priority = @priority::text, updated_at = now()
+WHERE p.payment_id = ANY(@payment_ids::text[]) AND p.status IN ('SCHEDULED', 'HELD') AND p.priority <> @priority::text
+RETURNING p.payment_id, coalesce(p.rail, '')::text AS rail;
+
+-- name: SetPausedBy :exec
+-- Payments Phase A stored while their scope was paused: marked with it.
+UPDATE payments p SET paused_by = x.tag
+FROM (SELECT unnest(@payment_ids::text[]) AS payment_id, unnest(@tags::text[]) AS tag) x
+WHERE p.payment_id = x.payment_id AND p.status = 'SCHEDULED';
+
+-- name: LockPauses :exec
+-- Serialises a pause's and a resume's transactions with Phase A's stores
+-- (LockPausesShared): a store sees every pause committed before it, and a
+-- pause every payment stored before it.
+SELECT pg_advisory_xact_lock(hashtext('payment_pause'));
+
+-- name: LockPausesShared :exec
+SELECT pg_advisory_xact_lock_shared(hashtext('payment_pause'));
+
+-- name: LowWaitingOnRails :one
+-- Whether LOW payments wait on any of these rails (payments_low_waiting_idx).
+SELECT EXISTS (SELECT 1 FROM payments WHERE status = 'SCHEDULED' AND priority = 'LOW' AND rail = ANY(@rails::text[]));
+
+-- name: AskReorder :exec
+-- Rails whose waiting payments are to be put in order again (a priority
+-- came in ahead of some): one row each, however often asked.
+INSERT INTO payment_reorder (rail) SELECT DISTINCT unnest(@rails::text[])
+ON CONFLICT (rail) DO UPDATE SET last_asked = now();
+
+-- name: TakeReorders :many
+-- The rails asked for that are due: asked nothing for @quiet, or first
+-- asked @most ago; each taken by one caller.
+DELETE FROM payment_reorder
+WHERE last_asked < now() - @quiet::interval OR first_asked < now() - @most::interval
+RETURNING rail;

@@ -10,8 +10,21 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 	decimal "github.com/shopspring/decimal"
 )
+
+const askReorder = `-- name: AskReorder :exec
+INSERT INTO payment_reorder (rail) SELECT DISTINCT unnest($1::text[])
+ON CONFLICT (rail) DO UPDATE SET last_asked = now()
+`
+
+// Rails whose waiting payments are to be put in order again (a priority
+// came in ahead of some): one row each, however often asked.
+func (q *Queries) AskReorder(ctx context.Context, rails []string) error {
+	_, err := q.db.Exec(ctx, askReorder, rails)
+	return err
+}
 
 const batchHasTenant = `-- name: BatchHasTenant :one
 SELECT EXISTS (SELECT 1 FROM payment_batches WHERE batch_id = $1 AND $2::text = ANY (tenants))
@@ -329,6 +342,33 @@ func (q *Queries) ClaimKeys(ctx context.Context, arg ClaimKeysParams) ([]string,
 	return items, nil
 }
 
+const clearPaused = `-- name: ClearPaused :exec
+UPDATE payments
+SET paused_by = CASE WHEN payment_id = ANY($1::text[]) THEN 'RESUMED' END
+WHERE paused_by = $2::text
+`
+
+type ClearPausedParams struct {
+	InFlight []string
+	Tag      string
+}
+
+// A resumed pause's payments: no longer marked, or RESUMED among
+// @in_flight (their executions held their items at the resume).
+func (q *Queries) ClearPaused(ctx context.Context, arg ClearPausedParams) error {
+	_, err := q.db.Exec(ctx, clearPaused, arg.InFlight, arg.Tag)
+	return err
+}
+
+const clearResumed = `-- name: ClearResumed :exec
+UPDATE payments SET paused_by = NULL WHERE payment_id = ANY($1::text[]) AND paused_by = 'RESUMED'
+`
+
+func (q *Queries) ClearResumed(ctx context.Context, paymentIds []string) error {
+	_, err := q.db.Exec(ctx, clearResumed, paymentIds)
+	return err
+}
+
 const deleteIntake = `-- name: DeleteIntake :exec
 DELETE FROM payment_intake WHERE init_workflow_id = $1
 `
@@ -337,6 +377,23 @@ DELETE FROM payment_intake WHERE init_workflow_id = $1
 func (q *Queries) DeleteIntake(ctx context.Context, initWorkflowID string) error {
 	_, err := q.db.Exec(ctx, deleteIntake, initWorkflowID)
 	return err
+}
+
+const deletePause = `-- name: DeletePause :execrows
+DELETE FROM payment_pause WHERE scope = $1 AND scope_id = $2
+`
+
+type DeletePauseParams struct {
+	Scope   string
+	ScopeID string
+}
+
+func (q *Queries) DeletePause(ctx context.Context, arg DeletePauseParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deletePause, arg.Scope, arg.ScopeID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const deliverPayments = `-- name: DeliverPayments :many
@@ -387,7 +444,7 @@ func (q *Queries) FailPayment(ctx context.Context, arg FailPaymentParams) (int64
 }
 
 const findPayments = `-- name: FindPayments :many
-SELECT p.payment_id, p.tenant_id, p.debtor_account, p.amount, p.currency, p.creditor_name, p.creditor_iban, p.creditor_bic, p.remittance_info, p.requested_execution_time, p.scheduled_execution_time, p.status, p.status_reason, p.request, p.execution_ref, p.created_at, p.updated_at, p.accepted_at, p.external_id, p.context, p.list_seq, p.rail, p.execution_date
+SELECT p.payment_id, p.tenant_id, p.debtor_account, p.amount, p.currency, p.creditor_name, p.creditor_iban, p.creditor_bic, p.remittance_info, p.requested_execution_time, p.scheduled_execution_time, p.status, p.status_reason, p.request, p.execution_ref, p.created_at, p.updated_at, p.accepted_at, p.external_id, p.context, p.list_seq, p.rail, p.execution_date, p.priority, p.paused_by
 FROM payment_keys k
 JOIN payments p ON p.payment_id = k.payment_id
 WHERE (k.external_id, k.tenant_id) IN (SELECT unnest($1::text[]), unnest($2::text[]))
@@ -437,6 +494,8 @@ func (q *Queries) FindPayments(ctx context.Context, arg FindPaymentsParams) ([]F
 			&i.Payment.ListSeq,
 			&i.Payment.Rail,
 			&i.Payment.ExecutionDate,
+			&i.Payment.Priority,
+			&i.Payment.PausedBy,
 		); err != nil {
 			return nil, err
 		}
@@ -545,7 +604,7 @@ func (q *Queries) GetBooking(ctx context.Context, paymentID string) (PaymentBook
 }
 
 const getPayment = `-- name: GetPayment :one
-SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq, payments.rail, payments.execution_date FROM payments WHERE payment_id = $1
+SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq, payments.rail, payments.execution_date, payments.priority, payments.paused_by FROM payments WHERE payment_id = $1
 `
 
 type GetPaymentRow struct {
@@ -579,6 +638,8 @@ func (q *Queries) GetPayment(ctx context.Context, paymentID string) (GetPaymentR
 		&i.Payment.ListSeq,
 		&i.Payment.Rail,
 		&i.Payment.ExecutionDate,
+		&i.Payment.Priority,
+		&i.Payment.PausedBy,
 	)
 	return i, err
 }
@@ -723,6 +784,23 @@ func (q *Queries) InsertNotification(ctx context.Context, arg InsertNotification
 	return result.RowsAffected(), nil
 }
 
+const insertPause = `-- name: InsertPause :execrows
+INSERT INTO payment_pause (scope, scope_id) VALUES ($1, $2) ON CONFLICT DO NOTHING
+`
+
+type InsertPauseParams struct {
+	Scope   string
+	ScopeID string
+}
+
+func (q *Queries) InsertPause(ctx context.Context, arg InsertPauseParams) (int64, error) {
+	result, err := q.db.Exec(ctx, insertPause, arg.Scope, arg.ScopeID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const insertPayment = `-- name: InsertPayment :execrows
 WITH claim AS (
     INSERT INTO payment_keys (external_id, tenant_id, payment_id)
@@ -788,7 +866,8 @@ func (q *Queries) InsertPayment(ctx context.Context, arg InsertPaymentParams) (i
 
 const intakeRequests = `-- name: IntakeRequests :one
 SELECT payment_ids, external_ids, tenant_ids, debtor_accounts, amounts, currencies, creditor_names,
-       creditor_ibans, creditor_bics, remittance_infos, requested_execution_times, rails
+       creditor_ibans, creditor_bics, remittance_infos, requested_execution_times, rails,
+       coalesce(priorities, '{}')::text[] AS priorities
 FROM payment_intake WHERE init_workflow_id = $1
 `
 
@@ -805,6 +884,7 @@ type IntakeRequestsRow struct {
 	RemittanceInfos         []string
 	RequestedExecutionTimes []time.Time
 	Rails                   []string
+	Priorities              []string
 }
 
 // What a Phase A workflow is to store; no row once it stored it.
@@ -824,24 +904,27 @@ func (q *Queries) IntakeRequests(ctx context.Context, initWorkflowID string) (In
 		&i.RemittanceInfos,
 		&i.RequestedExecutionTimes,
 		&i.Rails,
+		&i.Priorities,
 	)
 	return i, err
 }
 
 const listByDebtor = `-- name: ListByDebtor :many
 SELECT payment_id, requested_execution_time, list_seq,
-       (($1::text = '' OR status = $1::text) AND ($2::text = '' OR rail = $2::text))::boolean AS hit
+       (($1::text = '' OR status = $1::text) AND ($2::text = '' OR rail = $2::text)
+        AND ($3::text = '' OR priority = $3::text))::boolean AS hit
 FROM payments
-WHERE tenant_id = $3 AND debtor_account = $4
-  AND requested_execution_time >= $5 AND requested_execution_time < $6
-  AND (requested_execution_time, list_seq) < ($7::timestamptz, $8::bigint)
+WHERE tenant_id = $4 AND debtor_account = $5
+  AND requested_execution_time >= $6 AND requested_execution_time < $7
+  AND (requested_execution_time, list_seq) < ($8::timestamptz, $9::bigint)
 ORDER BY requested_execution_time DESC, list_seq DESC
-LIMIT $9
+LIMIT $10
 `
 
 type ListByDebtorParams struct {
 	Status         string
 	Rail           string
+	Priority       string
 	TenantID       string
 	DebtorAccount  string
 	RequestedFrom  time.Time
@@ -862,6 +945,7 @@ func (q *Queries) ListByDebtor(ctx context.Context, arg ListByDebtorParams) ([]L
 	rows, err := q.db.Query(ctx, listByDebtor,
 		arg.Status,
 		arg.Rail,
+		arg.Priority,
 		arg.TenantID,
 		arg.DebtorAccount,
 		arg.RequestedFrom,
@@ -895,18 +979,20 @@ func (q *Queries) ListByDebtor(ctx context.Context, arg ListByDebtorParams) ([]L
 
 const listByStatus = `-- name: ListByStatus :many
 SELECT payment_id, requested_execution_time, list_seq,
-       (($1::text = '' OR debtor_account = $1::text) AND ($2::text = '' OR rail = $2::text))::boolean AS hit
+       (($1::text = '' OR debtor_account = $1::text) AND ($2::text = '' OR rail = $2::text)
+        AND ($3::text = '' OR priority = $3::text))::boolean AS hit
 FROM payments
-WHERE tenant_id = $3 AND status = $4
-  AND requested_execution_time >= $5 AND requested_execution_time < $6
-  AND (requested_execution_time, list_seq) < ($7::timestamptz, $8::bigint)
+WHERE tenant_id = $4 AND status = $5
+  AND requested_execution_time >= $6 AND requested_execution_time < $7
+  AND (requested_execution_time, list_seq) < ($8::timestamptz, $9::bigint)
 ORDER BY requested_execution_time DESC, list_seq DESC
-LIMIT $9
+LIMIT $10
 `
 
 type ListByStatusParams struct {
 	DebtorAccount  string
 	Rail           string
+	Priority       string
 	TenantID       string
 	Status         string
 	RequestedFrom  time.Time
@@ -927,6 +1013,7 @@ func (q *Queries) ListByStatus(ctx context.Context, arg ListByStatusParams) ([]L
 	rows, err := q.db.Query(ctx, listByStatus,
 		arg.DebtorAccount,
 		arg.Rail,
+		arg.Priority,
 		arg.TenantID,
 		arg.Status,
 		arg.RequestedFrom,
@@ -961,19 +1048,20 @@ func (q *Queries) ListByStatus(ctx context.Context, arg ListByStatusParams) ([]L
 const listByTenant = `-- name: ListByTenant :many
 SELECT payment_id, requested_execution_time, list_seq,
        (($1::text = '' OR status = $1::text) AND ($2::text = '' OR debtor_account = $2::text)
-        AND ($3::text = '' OR rail = $3::text))::boolean AS hit
+        AND ($3::text = '' OR rail = $3::text) AND ($4::text = '' OR priority = $4::text))::boolean AS hit
 FROM payments
-WHERE tenant_id = $4
-  AND requested_execution_time >= $5 AND requested_execution_time < $6
-  AND (requested_execution_time, list_seq) < ($7::timestamptz, $8::bigint)
+WHERE tenant_id = $5
+  AND requested_execution_time >= $6 AND requested_execution_time < $7
+  AND (requested_execution_time, list_seq) < ($8::timestamptz, $9::bigint)
 ORDER BY requested_execution_time DESC, list_seq DESC
-LIMIT $9
+LIMIT $10
 `
 
 type ListByTenantParams struct {
 	Status         string
 	DebtorAccount  string
 	Rail           string
+	Priority       string
 	TenantID       string
 	RequestedFrom  time.Time
 	RequestedTo    time.Time
@@ -998,6 +1086,7 @@ func (q *Queries) ListByTenant(ctx context.Context, arg ListByTenantParams) ([]L
 		arg.Status,
 		arg.DebtorAccount,
 		arg.Rail,
+		arg.Priority,
 		arg.TenantID,
 		arg.RequestedFrom,
 		arg.RequestedTo,
@@ -1028,15 +1117,40 @@ func (q *Queries) ListByTenant(ctx context.Context, arg ListByTenantParams) ([]L
 	return items, nil
 }
 
+const listPauses = `-- name: ListPauses :many
+SELECT scope, scope_id, paused_at FROM payment_pause ORDER BY paused_at, scope, scope_id
+`
+
+func (q *Queries) ListPauses(ctx context.Context) ([]PaymentPause, error) {
+	rows, err := q.db.Query(ctx, listPauses)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PaymentPause
+	for rows.Next() {
+		var i PaymentPause
+		if err := rows.Scan(&i.Scope, &i.ScopeID, &i.PausedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listedPayments = `-- name: ListedPayments :many
 SELECT payment_id, external_id, tenant_id, status, status_reason, amount, currency, requested_execution_time,
-       scheduled_execution_time, created_at, updated_at, execution_ref, rail, execution_date
+       scheduled_execution_time, created_at, updated_at, execution_ref, rail, execution_date, priority
 FROM payments
 WHERE payment_id = ANY($1::text[]) AND tenant_id = $2
   AND ($3::text = '' OR status = $3::text)
   AND ($4::text = '' OR debtor_account = $4::text)
   AND ($5::text = '' OR rail = $5::text)
-  AND requested_execution_time >= $6 AND requested_execution_time < $7
+  AND ($6::text = '' OR priority = $6::text)
+  AND requested_execution_time >= $7 AND requested_execution_time < $8
 `
 
 type ListedPaymentsParams struct {
@@ -1045,6 +1159,7 @@ type ListedPaymentsParams struct {
 	Status        string
 	DebtorAccount string
 	Rail          string
+	Priority      string
 	RequestedFrom time.Time
 	RequestedTo   time.Time
 }
@@ -1064,6 +1179,7 @@ type ListedPaymentsRow struct {
 	ExecutionRef           *string
 	Rail                   *string
 	ExecutionDate          *time.Time
+	Priority               string
 }
 
 // The listed payments' rows: the tenant's among these keys that pass the
@@ -1076,6 +1192,7 @@ func (q *Queries) ListedPayments(ctx context.Context, arg ListedPaymentsParams) 
 		arg.Status,
 		arg.DebtorAccount,
 		arg.Rail,
+		arg.Priority,
 		arg.RequestedFrom,
 		arg.RequestedTo,
 	)
@@ -1101,10 +1218,88 @@ func (q *Queries) ListedPayments(ctx context.Context, arg ListedPaymentsParams) 
 			&i.ExecutionRef,
 			&i.Rail,
 			&i.ExecutionDate,
+			&i.Priority,
 		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const lockPauses = `-- name: LockPauses :exec
+SELECT pg_advisory_xact_lock(hashtext('payment_pause'))
+`
+
+// Serialises a pause's and a resume's transactions with Phase A's stores
+// (LockPausesShared): a store sees every pause committed before it, and a
+// pause every payment stored before it.
+func (q *Queries) LockPauses(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, lockPauses)
+	return err
+}
+
+const lockPausesShared = `-- name: LockPausesShared :exec
+SELECT pg_advisory_xact_lock_shared(hashtext('payment_pause'))
+`
+
+func (q *Queries) LockPausesShared(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, lockPausesShared)
+	return err
+}
+
+const lowWaitingOnRails = `-- name: LowWaitingOnRails :one
+SELECT EXISTS (SELECT 1 FROM payments WHERE status = 'SCHEDULED' AND priority = 'LOW' AND rail = ANY($1::text[]))
+`
+
+// Whether LOW payments wait on any of these rails (payments_low_waiting_idx).
+func (q *Queries) LowWaitingOnRails(ctx context.Context, rails []string) (bool, error) {
+	row := q.db.QueryRow(ctx, lowWaitingOnRails, rails)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
+const markPaused = `-- name: MarkPaused :many
+UPDATE payments p SET paused_by = $1::text, updated_at = now()
+WHERE p.status = 'SCHEDULED' AND (p.paused_by IS NULL OR p.paused_by = 'RESUMED')
+  AND (($2::text = 'TENANT' AND p.tenant_id = $3::text)
+    OR ($2::text = 'RAIL' AND p.rail = $3::text)
+    OR ($2::text = 'BATCH' AND p.payment_id = ANY($4::text[])))
+RETURNING p.payment_id
+`
+
+type MarkPausedParams struct {
+	Tag        string
+	Scope      string
+	ScopeID    string
+	PaymentIds []string
+}
+
+// A pause's waiting payments: SCHEDULED, of the tenant, on the rail or
+// among the keys (a file's) as the scope says, not paused already, marked
+// with it. Their keys.
+func (q *Queries) MarkPaused(ctx context.Context, arg MarkPausedParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, markPaused,
+		arg.Tag,
+		arg.Scope,
+		arg.ScopeID,
+		arg.PaymentIds,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var payment_id string
+		if err := rows.Scan(&payment_id); err != nil {
+			return nil, err
+		}
+		items = append(items, payment_id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -1316,8 +1511,65 @@ func (q *Queries) MatchWaiting(ctx context.Context, arg MatchWaitingParams) ([]M
 	return items, nil
 }
 
+const pausedPayments = `-- name: PausedPayments :many
+SELECT p.payment_id, p.tenant_id, coalesce(p.rail, '')::text AS rail, p.execution_date, p.requested_execution_time,
+       coalesce(p.scheduled_execution_time, p.requested_execution_time)::timestamptz AS scheduled_at,
+       coalesce(p.context->>'pacingConfig', '')::text AS pacing_config,
+       coalesce(p.context->>'tenantPacingConfig', '')::text AS tenant_pacing_config,
+       p.priority, p.created_at
+FROM payments p
+WHERE p.paused_by = $1::text AND p.status = 'SCHEDULED'
+ORDER BY p.scheduled_execution_time, p.list_seq
+`
+
+type PausedPaymentsRow struct {
+	PaymentID              string
+	TenantID               string
+	Rail                   string
+	ExecutionDate          *time.Time
+	RequestedExecutionTime time.Time
+	ScheduledAt            time.Time
+	PacingConfig           string
+	TenantPacingConfig     string
+	Priority               string
+	CreatedAt              time.Time
+}
+
+// A pause's payments still waiting, in their order (their slots before
+// the pause), for its resume (payments_paused_idx).
+func (q *Queries) PausedPayments(ctx context.Context, tag string) ([]PausedPaymentsRow, error) {
+	rows, err := q.db.Query(ctx, pausedPayments, tag)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PausedPaymentsRow
+	for rows.Next() {
+		var i PausedPaymentsRow
+		if err := rows.Scan(
+			&i.PaymentID,
+			&i.TenantID,
+			&i.Rail,
+			&i.ExecutionDate,
+			&i.RequestedExecutionTime,
+			&i.ScheduledAt,
+			&i.PacingConfig,
+			&i.TenantPacingConfig,
+			&i.Priority,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const paymentContext = `-- name: PaymentContext :one
-SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq, payments.rail, payments.execution_date FROM payments WHERE payment_id = $1
+SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq, payments.rail, payments.execution_date, payments.priority, payments.paused_by FROM payments WHERE payment_id = $1
 `
 
 type PaymentContextRow struct {
@@ -1351,6 +1603,8 @@ func (q *Queries) PaymentContext(ctx context.Context, paymentID string) (Payment
 		&i.Payment.ListSeq,
 		&i.Payment.Rail,
 		&i.Payment.ExecutionDate,
+		&i.Payment.Priority,
+		&i.Payment.PausedBy,
 	)
 	return i, err
 }
@@ -1781,6 +2035,67 @@ func (q *Queries) ReschedulePayments(ctx context.Context, arg ReschedulePayments
 	return items, nil
 }
 
+const resumedPayments = `-- name: ResumedPayments :many
+SELECT p.payment_id, p.tenant_id, coalesce(p.rail, '')::text AS rail, p.execution_date, p.requested_execution_time,
+       coalesce(p.scheduled_execution_time, p.requested_execution_time)::timestamptz AS scheduled_at,
+       coalesce(p.context->>'pacingConfig', '')::text AS pacing_config,
+       coalesce(p.context->>'tenantPacingConfig', '')::text AS tenant_pacing_config,
+       p.priority, p.created_at, p.status
+FROM payments p
+WHERE p.paused_by = 'RESUMED'
+ORDER BY p.scheduled_execution_time, p.list_seq
+LIMIT $1
+FOR UPDATE
+`
+
+type ResumedPaymentsRow struct {
+	PaymentID              string
+	TenantID               string
+	Rail                   string
+	ExecutionDate          *time.Time
+	RequestedExecutionTime time.Time
+	ScheduledAt            time.Time
+	PacingConfig           string
+	TenantPacingConfig     string
+	Priority               string
+	CreatedAt              time.Time
+	Status                 string
+}
+
+// Payments marked RESUMED (their executions held their items at their
+// resumes), for the sweep that settles them, with their statuses.
+func (q *Queries) ResumedPayments(ctx context.Context, maxRows int32) ([]ResumedPaymentsRow, error) {
+	rows, err := q.db.Query(ctx, resumedPayments, maxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ResumedPaymentsRow
+	for rows.Next() {
+		var i ResumedPaymentsRow
+		if err := rows.Scan(
+			&i.PaymentID,
+			&i.TenantID,
+			&i.Rail,
+			&i.ExecutionDate,
+			&i.RequestedExecutionTime,
+			&i.ScheduledAt,
+			&i.PacingConfig,
+			&i.TenantPacingConfig,
+			&i.Priority,
+			&i.CreatedAt,
+			&i.Status,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const returnPayment = `-- name: ReturnPayment :execrows
 UPDATE payments SET status = 'RETURNED', status_reason = $1, updated_at = now()
 WHERE payment_id = $2 AND status IN ('ACCEPTED', 'PROCESSING')
@@ -1891,13 +2206,69 @@ func (q *Queries) SetPacingConfig(ctx context.Context, arg SetPacingConfigParams
 	return result.RowsAffected(), nil
 }
 
+const setPausedBy = `-- name: SetPausedBy :exec
+UPDATE payments p SET paused_by = x.tag
+FROM (SELECT unnest($1::text[]) AS payment_id, unnest($2::text[]) AS tag) x
+WHERE p.payment_id = x.payment_id AND p.status = 'SCHEDULED'
+`
+
+type SetPausedByParams struct {
+	PaymentIds []string
+	Tags       []string
+}
+
+// Payments Phase A stored while their scope was paused: marked with it.
+func (q *Queries) SetPausedBy(ctx context.Context, arg SetPausedByParams) error {
+	_, err := q.db.Exec(ctx, setPausedBy, arg.PaymentIds, arg.Tags)
+	return err
+}
+
+const setPriority = `-- name: SetPriority :many
+UPDATE payments p SET priority = $1::text, updated_at = now()
+WHERE p.payment_id = ANY($2::text[]) AND p.status IN ('SCHEDULED', 'HELD') AND p.priority <> $1::text
+RETURNING p.payment_id, coalesce(p.rail, '')::text AS rail
+`
+
+type SetPriorityParams struct {
+	Priority   string
+	PaymentIds []string
+}
+
+type SetPriorityRow struct {
+	PaymentID string
+	Rail      string
+}
+
+// A waiting payment's priority changed (SCHEDULED, or HELD: it counts
+// when released). The keys changed, with their rails.
+func (q *Queries) SetPriority(ctx context.Context, arg SetPriorityParams) ([]SetPriorityRow, error) {
+	rows, err := q.db.Query(ctx, setPriority, arg.Priority, arg.PaymentIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SetPriorityRow
+	for rows.Next() {
+		var i SetPriorityRow
+		if err := rows.Scan(&i.PaymentID, &i.Rail); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const stageIntake = `-- name: StageIntake :exec
 INSERT INTO payment_intake (init_workflow_id, payment_ids, external_ids, tenant_ids, debtor_accounts, amounts,
                             currencies, creditor_names, creditor_ibans, creditor_bics, remittance_infos,
-                            requested_execution_times, rails)
+                            requested_execution_times, rails, priorities)
 VALUES ($1, $2::text[], $3::text[], $4::text[], $5::text[],
         $6::numeric[], $7::text[], $8::text[], $9::text[],
-        $10::text[], $11::text[], $12::timestamptz[], $13::text[])
+        $10::text[], $11::text[], $12::timestamptz[], $13::text[],
+        $14::text[])
 ON CONFLICT (init_workflow_id) DO UPDATE
 SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids,
     external_ids = payment_intake.external_ids || EXCLUDED.external_ids,
@@ -1910,7 +2281,9 @@ SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids,
     creditor_bics = payment_intake.creditor_bics || EXCLUDED.creditor_bics,
     remittance_infos = payment_intake.remittance_infos || EXCLUDED.remittance_infos,
     requested_execution_times = payment_intake.requested_execution_times || EXCLUDED.requested_execution_times,
-    rails = payment_intake.rails || EXCLUDED.rails
+    rails = payment_intake.rails || EXCLUDED.rails,
+    priorities = coalesce(payment_intake.priorities, array_fill(''::text, ARRAY[cardinality(payment_intake.payment_ids)]))
+                 || EXCLUDED.priorities
 `
 
 type StageIntakeParams struct {
@@ -1927,6 +2300,7 @@ type StageIntakeParams struct {
 	RemittanceInfos         []string
 	RequestedExecutionTimes []time.Time
 	Rails                   []string
+	Priorities              []string
 }
 
 // Payments taken in, for the Phase A workflow that is to store them: its
@@ -1946,6 +2320,7 @@ func (q *Queries) StageIntake(ctx context.Context, arg StageIntakeParams) error 
 		arg.RemittanceInfos,
 		arg.RequestedExecutionTimes,
 		arg.Rails,
+		arg.Priorities,
 	)
 	return err
 }
@@ -1965,12 +2340,13 @@ func (q *Queries) StopEventStream(ctx context.Context) (int64, error) {
 const storePhaseA = `-- name: StorePhaseA :many
 INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
                       creditor_iban, creditor_bic, remittance_info, requested_execution_time,
-                      status, status_reason, scheduled_execution_time, context, rail, execution_date)
+                      status, status_reason, scheduled_execution_time, context, rail, execution_date, priority)
 SELECT r.payment_id, r.external_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
        nullif(r.creditor_iban, ''), nullif(r.creditor_bic, ''), nullif(r.remittance_info, ''),
        r.requested_execution_time, r.status, nullif(r.status_reason, ''),
        CASE WHEN r.status = 'SCHEDULED' THEN r.scheduled_execution_time END, nullif(r.context, '')::jsonb,
-       nullif(r.rail, ''), CASE WHEN r.execution_date >= '1970-01-01' THEN r.execution_date END
+       nullif(r.rail, ''), CASE WHEN r.execution_date >= '1970-01-01' THEN r.execution_date END,
+       coalesce(nullif(r.priority, ''), 'NORMAL')
 FROM (SELECT unnest($1::text[]) AS payment_id, unnest($2::text[]) AS external_id,
              unnest($3::text[]) AS tenant_id, unnest($4::text[]) AS debtor_account,
              unnest($5::numeric[]) AS amount, unnest($6::text[]) AS currency,
@@ -1980,7 +2356,7 @@ FROM (SELECT unnest($1::text[]) AS payment_id, unnest($2::text[]) AS external_id
              unnest($12::text[]) AS status, unnest($13::text[]) AS status_reason,
              unnest($14::timestamptz[]) AS scheduled_execution_time,
              unnest($15::text[]) AS context, unnest($16::text[]) AS rail,
-             unnest($17::date[]) AS execution_date) r
+             unnest($17::date[]) AS execution_date, unnest($18::text[]) AS priority) r
 ON CONFLICT DO NOTHING
 RETURNING payment_id
 `
@@ -2003,6 +2379,7 @@ type StorePhaseAParams struct {
 	Contexts                []string
 	Rails                   []string
 	ExecutionDates          []time.Time
+	Priorities              []string
 }
 
 // Phase A's verdicts, each payment stored once in the status it reached:
@@ -2029,6 +2406,7 @@ func (q *Queries) StorePhaseA(ctx context.Context, arg StorePhaseAParams) ([]str
 		arg.Contexts,
 		arg.Rails,
 		arg.ExecutionDates,
+		arg.Priorities,
 	)
 	if err != nil {
 		return nil, err
@@ -2041,6 +2419,39 @@ func (q *Queries) StorePhaseA(ctx context.Context, arg StorePhaseAParams) ([]str
 			return nil, err
 		}
 		items = append(items, payment_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const takeReorders = `-- name: TakeReorders :many
+DELETE FROM payment_reorder
+WHERE last_asked < now() - $1::interval OR first_asked < now() - $2::interval
+RETURNING rail
+`
+
+type TakeReordersParams struct {
+	Quiet pgtype.Interval
+	Most  pgtype.Interval
+}
+
+// The rails asked for that are due: asked nothing for @quiet, or first
+// asked @most ago; each taken by one caller.
+func (q *Queries) TakeReorders(ctx context.Context, arg TakeReordersParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, takeReorders, arg.Quiet, arg.Most)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var rail string
+		if err := rows.Scan(&rail); err != nil {
+			return nil, err
+		}
+		items = append(items, rail)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -2083,12 +2494,13 @@ const waitingOnRails = `-- name: WaitingOnRails :many
 SELECT p.payment_id, p.tenant_id, coalesce(p.rail, '')::text AS rail, p.execution_date, p.requested_execution_time,
        coalesce(p.scheduled_execution_time, p.requested_execution_time)::timestamptz AS scheduled_at,
        coalesce(p.context->>'pacingConfig', '')::text AS pacing_config,
-       coalesce(p.context->>'tenantPacingConfig', '')::text AS tenant_pacing_config
+       coalesce(p.context->>'tenantPacingConfig', '')::text AS tenant_pacing_config,
+       p.priority, p.created_at
 FROM payments p
-WHERE p.status = 'SCHEDULED' AND p.rail = ANY($1::text[])
+WHERE p.status = 'SCHEDULED' AND p.rail = ANY($1::text[]) AND p.paused_by IS NULL
   AND ($2::text = '' OR p.tenant_id = $2::text)
   AND (coalesce(cardinality($3::text[]), 0) = 0 OR p.payment_id = ANY($3::text[]))
-ORDER BY p.scheduled_execution_time, p.payment_id
+ORDER BY p.scheduled_execution_time, p.list_seq
 `
 
 type WaitingOnRailsParams struct {
@@ -2106,10 +2518,13 @@ type WaitingOnRailsRow struct {
 	ScheduledAt            time.Time
 	PacingConfig           string
 	TenantPacingConfig     string
+	Priority               string
+	CreatedAt              time.Time
 }
 
 // The SCHEDULED payments on these rails (of a tenant, or any; among these
-// keys, or any), by slot: what a lever moves (payments_rail_waiting_idx).
+// keys, or any), not paused, by slot: what a lever moves
+// (payments_rail_waiting_idx).
 func (q *Queries) WaitingOnRails(ctx context.Context, arg WaitingOnRailsParams) ([]WaitingOnRailsRow, error) {
 	rows, err := q.db.Query(ctx, waitingOnRails, arg.Rails, arg.TenantID, arg.PaymentIds)
 	if err != nil {
@@ -2128,6 +2543,8 @@ func (q *Queries) WaitingOnRails(ctx context.Context, arg WaitingOnRailsParams) 
 			&i.ScheduledAt,
 			&i.PacingConfig,
 			&i.TenantPacingConfig,
+			&i.Priority,
+			&i.CreatedAt,
 		); err != nil {
 			return nil, err
 		}

@@ -601,6 +601,13 @@ SELECT q.item_id FROM exec_queue q
 WHERE q.item_type = @item_type AND q.item_id = ANY(@item_ids::text[]) AND q.queue_status = 'READY'
 FOR UPDATE SKIP LOCKED;
 
+-- name: LockStates :many
+-- Of these items, those in the queue with their statuses, locked to the
+-- caller's commit (a claim, a deferral waits meanwhile).
+SELECT q.item_id, q.queue_status FROM exec_queue q
+WHERE q.item_type = @item_type AND q.item_id = ANY(@item_ids::text[])
+FOR UPDATE;
+
 -- name: MoveReady :many
 -- READY items to new times (a lever moved their slots), or PARKED where
 -- the time is the epoch (held); retries kept. Audited MOVED, PARKED.

@@ -1094,6 +1094,44 @@ func (q *Queries) LockReady(ctx context.Context, arg LockReadyParams) ([]string,
 	return items, nil
 }
 
+const lockStates = `-- name: LockStates :many
+SELECT q.item_id, q.queue_status FROM exec_queue q
+WHERE q.item_type = $1 AND q.item_id = ANY($2::text[])
+FOR UPDATE
+`
+
+type LockStatesParams struct {
+	ItemType string
+	ItemIds  []string
+}
+
+type LockStatesRow struct {
+	ItemID      string
+	QueueStatus string
+}
+
+// Of these items, those in the queue with their statuses, locked to the
+// caller's commit (a claim, a deferral waits meanwhile).
+func (q *Queries) LockStates(ctx context.Context, arg LockStatesParams) ([]LockStatesRow, error) {
+	rows, err := q.db.Query(ctx, lockStates, arg.ItemType, arg.ItemIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LockStatesRow
+	for rows.Next() {
+		var i LockStatesRow
+		if err := rows.Scan(&i.ItemID, &i.QueueStatus); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const markCompleted = `-- name: MarkCompleted :many
 WITH input AS (
     SELECT unnest($1::text[]) AS item_id
