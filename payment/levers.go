@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/paydispatch/paydispatch/calendar"
 	"github.com/paydispatch/paydispatch/pacing"
@@ -428,3 +429,58 @@ func (m *mover) store(ctx context.Context, out *Repaced) (int, error) {
 
 // calendarDate is a date column's civil date.
 func calendarDate(t time.Time) calendar.Date { return calendar.DateOf(t, time.UTC) }
+
+// The reorder's timing: a rail asked for is put in order once nothing
+// more was asked for it for reorderQuiet (a file's chunks arrive close
+// together), or reorderMost after it was first asked for, whichever
+// comes first.
+const (
+	reorderQuiet = 500 * time.Millisecond
+	reorderMost  = 3 * time.Second
+)
+
+// Reorder puts in order again the payments waiting on the rails Phase A
+// asked for (HIGH payments, or NORMAL ones over LOW ones, joined them)
+// that are due, in one move per call (Repace); a move that fails asks
+// for them again. It answers how the payments moved.
+func (s *Service) Reorder(ctx context.Context) (Repaced, error) {
+	if s.Rails == nil || s.Pacer == nil || s.Queue == nil {
+		return Repaced{}, nil
+	}
+	rails, err := s.Store.q.TakeReorders(ctx, dbsqlc.TakeReordersParams{
+		Quiet: pgtype.Interval{Microseconds: reorderQuiet.Microseconds(), Valid: true},
+		Most:  pgtype.Interval{Microseconds: reorderMost.Microseconds(), Valid: true},
+	})
+	if err != nil || len(rails) == 0 {
+		return Repaced{}, err
+	}
+	res, err := s.Repace(ctx, WaitingFilter{Rails: rails}, nil)
+	if err != nil {
+		if again := s.Store.q.AskReorder(context.WithoutCancel(ctx), rails); again != nil {
+			s.log().Error("a reorder failed and could not be asked for again", "rails", rails, "error", again)
+		}
+		return Repaced{}, fmt.Errorf("payment: put %v in order: %w", rails, err)
+	}
+	return res, nil
+}
+
+// RunLevers, every interval until ctx is done, puts in order the rails
+// Phase A asked for (Reorder) and settles the payments resumed while an
+// execution held them (SettleResumed).
+func (s *Service) RunLevers(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := s.Reorder(ctx); err != nil && ctx.Err() == nil {
+				s.log().Warn("putting waiting payments in order failed; trying again", "error", err, "in", interval)
+			}
+			if _, err := s.SettleResumed(ctx); err != nil && ctx.Err() == nil {
+				s.log().Warn("settling resumed payments failed; trying again", "error", err, "in", interval)
+			}
+		}
+	}
+}

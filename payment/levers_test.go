@@ -188,3 +188,150 @@ func TestPauseAndResume(t *testing.T) {
 		t.Errorf("pauses after the resume: %+v, %v", ps, err)
 	}
 }
+
+// TestHighPaymentsGoFirst: 100 NORMAL payments wait at 10 a second; 20
+// HIGH ones sent after them for the same instant are put ahead of them
+// (Phase A asks, Reorder moves them once the file is quiet), the NORMAL
+// ones keeping their order behind; a NORMAL one raised to HIGH joins
+// them, one lowered to LOW goes last; every window within the limit.
+// A payment no longer waiting is refused, an unknown one not found.
+func TestHighPaymentsGoFirst(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRailsFixture(t)
+	at := f.at(0, 10*time.Hour)
+	normal := railPayments("acme", 100, at)
+	if res, err := f.s.init.InitChunk(ctx, normal, "init-acme-1"); err != nil || res.Scheduled != 100 {
+		t.Fatalf("Phase A: %+v, %v", res, err)
+	}
+	high := railPayments("beta", 20, at)
+	for i := range high {
+		high[i].Priority = payment.PriorityHigh
+	}
+	if res, err := f.s.init.InitChunk(ctx, high, "init-beta-1"); err != nil || res.Scheduled != 20 {
+		t.Fatalf("Phase A: %+v, %v", res, err)
+	}
+	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	if res, err := svc.Reorder(ctx); err != nil || res.Moved != 0 {
+		t.Fatalf("a reorder before the file is quiet: %+v, %v", res, err)
+	}
+	time.Sleep(700 * time.Millisecond) // the file's quiet time (reorderQuiet)
+	res, err := svc.Reorder(ctx)
+	if err != nil || res.Moved != 120 {
+		t.Fatalf("reorder: %+v, %v", res, err)
+	}
+	if res, err := svc.Reorder(ctx); err != nil || res.Moved != 0 {
+		t.Fatalf("a second reorder: %+v, %v", res, err)
+	}
+	raised, err := svc.SetPriority(ctx, "acme", "acme-050", payment.PriorityHigh, nil)
+	if err != nil || raised.Changed != 1 || raised.Repaced.Moved != 120 {
+		t.Fatalf("raise: %+v, %v", raised, err)
+	}
+	lowered, err := svc.SetPriority(ctx, "acme", "acme-000", payment.PriorityLow, nil)
+	if err != nil || lowered.Changed != 1 {
+		t.Fatalf("lower: %+v, %v", lowered, err)
+	}
+	order := make([]payment.Request, 0, 120)
+	order = append(order, normal[50])
+	order = append(order, high...)
+	order = append(order, normal[1:50]...)
+	order = append(order, normal[51:]...)
+	order = append(order, normal[0])
+	var prev time.Time
+	for _, r := range order {
+		p, err := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, err := queue.New(f.s.pool).Get(ctx, payment.ItemType, p.Key)
+		if err != nil || !it.ScheduledExecTime.Equal(*p.ScheduledExecutionTime) || !p.ScheduledExecutionTime.After(prev) {
+			t.Fatalf("%s (%s) at %s, after %s; item %+v %v", r.PaymentID, p.Priority, p.ScheduledExecutionTime, prev, it, err)
+		}
+		prev = *p.ScheduledExecutionTime
+	}
+	ws, err := f.lim.Windows(ctx, "sepa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws {
+		if w.Counter > 10 || w.Counter != w.Slots {
+			t.Errorf("window %s: counter %d, %d slots", w.Start, w.Counter, w.Slots)
+		}
+	}
+	page, err := svc.List(ctx, payment.ListFilter{TenantID: "acme", Priority: payment.PriorityHigh}, "", 10)
+	if err != nil || len(page.Payments) != 1 || page.Payments[0].PaymentID != "acme-050" || page.Payments[0].Priority != payment.PriorityHigh {
+		t.Errorf("acme's HIGH payments: %+v, %v", page, err)
+	}
+	if _, err := svc.SetPriority(ctx, "acme", "nobody", payment.PriorityHigh, nil); !errors.Is(err, payment.ErrNotFound) {
+		t.Errorf("an unknown payment: %v", err)
+	}
+	if _, _, err := svc.Cancel(ctx, "acme", "acme-001", nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.SetPriority(ctx, "acme", "acme-001", payment.PriorityHigh, nil); !errors.Is(err, payment.ErrNotWaiting) {
+		t.Errorf("a cancelled payment: %v", err)
+	}
+	var invalid *payment.ValidationError
+	if _, err := svc.SetPriority(ctx, "acme", "acme-002", "URGENT", nil); !errors.As(err, &invalid) {
+		t.Errorf("an unknown priority: %v", err)
+	}
+}
+
+// TestResumeLeavesClaimedItemsToTheirExecutions: items claimed before a
+// pause keep their slots through the pause and its resume (their
+// executions run at them, or park); one whose execution parked it after
+// the resume is paced by SettleResumed, the others left as they are.
+func TestResumeLeavesClaimedItemsToTheirExecutions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRailsFixture(t)
+	at := f.at(0, 10*time.Hour)
+	rs := railPayments("acme", 50, at)
+	if res, err := f.s.init.InitChunk(ctx, rs, "init-acme"); err != nil || res.Scheduled != 50 {
+		t.Fatalf("Phase A: %+v, %v", res, err)
+	}
+	q := queue.New(f.s.pool)
+	claimed, err := q.ClaimBatch(ctx, queue.ClaimParams{ItemType: payment.ItemType, BatchSize: 3, PreStartBuffer: 60 * 24 * time.Hour, MaxRetries: 3})
+	if err != nil || len(claimed.Items) != 3 {
+		t.Fatalf("claim: %+v, %v", claimed, err)
+	}
+	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	scope := payment.PauseScope{Kind: payment.PauseTenant, ID: "acme"}
+	if p, err := svc.Pause(ctx, scope, nil); err != nil || p.Payments != 50 || p.Parked != 47 {
+		t.Fatalf("pause: %+v, %v", p, err)
+	}
+	res, err := svc.Resume(ctx, scope, nil)
+	if err != nil || res.Moved != 47 || res.Claimed != 3 {
+		t.Fatalf("resume: %+v, %v", res, err)
+	}
+	// The first execution read the pause before the resume: it parks.
+	first := claimed.Items[0]
+	if _, err := q.Defer(ctx, payment.ItemType, claimed.ID, []queue.Deferral{{ItemID: first.ID}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := svc.SettleResumed(ctx); err != nil || n != 1 {
+		t.Fatalf("settle: %d, %v", n, err)
+	}
+	it, err := q.Get(ctx, payment.ItemType, first.ID)
+	if err != nil || it.Status != queue.StatusReady || !it.ScheduledExecTime.After(first.ScheduledExecTime) {
+		t.Errorf("the parked one: %+v, %v (claimed at %s)", it, err, first.ScheduledExecTime)
+	}
+	for _, c := range claimed.Items[1:] {
+		it, err := q.Get(ctx, payment.ItemType, c.ID)
+		if err != nil || it.Status != queue.StatusClaimed || !it.ScheduledExecTime.Equal(c.ScheduledExecTime) {
+			t.Errorf("%s: %+v, %v", c.ID, it, err)
+		}
+	}
+	if n, err := svc.SettleResumed(ctx); err != nil || n != 0 {
+		t.Errorf("settle again: %d, %v", n, err)
+	}
+	ws, err := f.lim.Windows(ctx, "sepa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws {
+		if w.Counter > 10 || w.Counter != w.Slots {
+			t.Errorf("window %s: counter %d, %d slots", w.Start, w.Counter, w.Slots)
+		}
+	}
+}

@@ -23,6 +23,8 @@ type ListFilter struct {
 	DebtorAccount string
 	// Rail: the payments leaving by that rail.
 	Rail string
+	// Priority: the payments of that priority.
+	Priority Priority
 	// Requested in [RequestedFrom, RequestedTo).
 	RequestedFrom, RequestedTo time.Time
 }
@@ -77,14 +79,14 @@ func (s *Service) List(ctx context.Context, f ListFilter, after string, limit in
 		return ListPage{}, err
 	}
 	budget := limit + 1
-	if f.Status != "" && f.DebtorAccount != "" || f.Rail != "" { // a filter beside the index
+	if f.Status != "" && f.DebtorAccount != "" || f.Rail != "" || f.Priority != "" { // a filter beside the index
 		budget = min(max(10*limit, 1000), maxListScan)
 	}
 	q := s.Store.q
 	var scanned []listed
 	switch {
 	case f.DebtorAccount != "":
-		rows, err := q.ListByDebtor(ctx, dbsqlc.ListByDebtorParams{TenantID: f.TenantID, DebtorAccount: f.DebtorAccount, Status: string(f.Status), Rail: f.Rail,
+		rows, err := q.ListByDebtor(ctx, dbsqlc.ListByDebtorParams{TenantID: f.TenantID, DebtorAccount: f.DebtorAccount, Status: string(f.Status), Rail: f.Rail, Priority: string(f.Priority),
 			RequestedFrom: f.RequestedFrom, RequestedTo: f.RequestedTo, AfterRequested: pos.requested, AfterSeq: pos.seq,
 			Budget: int32(budget)})
 		if err != nil {
@@ -94,7 +96,7 @@ func (s *Service) List(ctx context.Context, f ListFilter, after string, limit in
 			scanned = append(scanned, listed{r.PaymentID, listPosition{r.RequestedExecutionTime, r.ListSeq}, r.Hit})
 		}
 	case f.Status != "":
-		rows, err := q.ListByStatus(ctx, dbsqlc.ListByStatusParams{TenantID: f.TenantID, Status: string(f.Status), Rail: f.Rail,
+		rows, err := q.ListByStatus(ctx, dbsqlc.ListByStatusParams{TenantID: f.TenantID, Status: string(f.Status), Rail: f.Rail, Priority: string(f.Priority),
 			RequestedFrom: f.RequestedFrom, RequestedTo: f.RequestedTo, AfterRequested: pos.requested, AfterSeq: pos.seq,
 			Budget: int32(budget)})
 		if err != nil {
@@ -104,7 +106,7 @@ func (s *Service) List(ctx context.Context, f ListFilter, after string, limit in
 			scanned = append(scanned, listed{r.PaymentID, listPosition{r.RequestedExecutionTime, r.ListSeq}, r.Hit})
 		}
 	default:
-		rows, err := q.ListByTenant(ctx, dbsqlc.ListByTenantParams{TenantID: f.TenantID, Rail: f.Rail,
+		rows, err := q.ListByTenant(ctx, dbsqlc.ListByTenantParams{TenantID: f.TenantID, Rail: f.Rail, Priority: string(f.Priority),
 			RequestedFrom: f.RequestedFrom, RequestedTo: f.RequestedTo, AfterRequested: pos.requested, AfterSeq: pos.seq,
 			Budget: int32(budget)})
 		if err != nil {
@@ -290,7 +292,7 @@ func (s *Service) listed(ctx context.Context, f ListFilter, keys []string) ([]ke
 		return nil, nil
 	}
 	rows, err := s.Store.q.ListedPayments(ctx, dbsqlc.ListedPaymentsParams{PaymentIds: keys, TenantID: f.TenantID, Status: string(f.Status),
-		DebtorAccount: f.DebtorAccount, Rail: f.Rail, RequestedFrom: f.RequestedFrom, RequestedTo: f.RequestedTo})
+		DebtorAccount: f.DebtorAccount, Rail: f.Rail, Priority: string(f.Priority), RequestedFrom: f.RequestedFrom, RequestedTo: f.RequestedTo})
 	if err != nil {
 		return nil, fmt.Errorf("payment: list: %w", err)
 	}
@@ -299,7 +301,7 @@ func (s *Service) listed(ctx context.Context, f ListFilter, keys []string) ([]ke
 		v := View{PaymentID: r.ExternalID, TenantID: r.TenantID, Status: Status(r.Status), StatusReason: ptr.Deref(r.StatusReason),
 			RequestedExecutionTime: &r.RequestedExecutionTime, ScheduledExecutionTime: r.ScheduledExecutionTime,
 			CreatedAt: &r.CreatedAt, UpdatedAt: &r.UpdatedAt, ExecutionRef: ptr.Deref(r.ExecutionRef),
-			Rail: ptr.Deref(r.Rail), ExecutionDate: executionDate(ptr.Deref(r.ExecutionDate))}
+			Rail: ptr.Deref(r.Rail), ExecutionDate: executionDate(ptr.Deref(r.ExecutionDate)), Priority: Priority(r.Priority)}
 		if r.Amount != nil && r.Currency != nil {
 			v.Amount, v.Currency = displayAmount(&Money{Amount: *r.Amount, Currency: *r.Currency}), *r.Currency
 		}

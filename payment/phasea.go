@@ -330,6 +330,9 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 				return fmt.Errorf("payment: mark %d paused payments: %w", len(pausedKeys), err)
 			}
 		}
+		if err := askReorder(ctx, q, verdicts, ks, enqueues, places); err != nil {
+			return err
+		}
 		return q.DeleteIntake(ctx, initWorkflowID)
 	})
 	if errors.Is(err, queue.ErrConflict) {
@@ -628,4 +631,45 @@ func (a *InitActivities) pausedScopes(ctx context.Context, q *dbsqlc.Queries, in
 		out[scope.tag()] = scope.tag()
 	}
 	return out, nil
+}
+
+// askReorder asks for the payments waiting on the rails that payments of
+// a higher priority than some of them just joined to be put in order
+// again (RunLevers does it, once for a file's chunks): HIGH ones, and
+// NORMAL ones where LOW ones wait. Slots were given in arrival order.
+func askReorder(ctx context.Context, q *dbsqlc.Queries, vs []verdict, keys []string, enqueued map[string]queue.EnqueueParams, places map[string]placement) error {
+	var high, normal []string
+	for i, v := range vs {
+		if _, ok := enqueued[keys[i]]; !ok {
+			continue
+		}
+		rail := places[keys[i]].rail
+		switch v.r.Priority.orDefault() {
+		case PriorityHigh:
+			if rail != "" && !slices.Contains(high, rail) {
+				high = append(high, rail)
+			}
+		case PriorityNormal:
+			if rail != "" && !slices.Contains(normal, rail) {
+				normal = append(normal, rail)
+			}
+		}
+	}
+	if len(normal) > 0 {
+		low, err := q.LowWaitingOnRails(ctx, normal)
+		if err != nil {
+			return fmt.Errorf("payment: LOW payments waiting: %w", err)
+		}
+		if low {
+			high = append(high, normal...)
+		}
+	}
+	if len(high) == 0 {
+		return nil
+	}
+	slices.Sort(high)
+	if err := q.AskReorder(ctx, slices.Compact(high)); err != nil {
+		return fmt.Errorf("payment: ask for %v to be put in order: %w", high, err)
+	}
+	return nil
 }

@@ -68,6 +68,8 @@ type View struct {
 	// decided it; both empty for a payment from before rails.
 	Rail          string `json:"rail,omitempty"`
 	ExecutionDate string `json:"executionDate,omitempty"`
+	// Priority orders it among the payments waiting with it.
+	Priority Priority `json:"priority,omitempty"`
 }
 
 // ProcessView is where a payment's execution stands.
@@ -250,7 +252,7 @@ func (s *Service) Status(ctx context.Context, tenantID, id string) (View, error)
 		PaymentID: id, TenantID: p.TenantID, Status: p.Status, StatusReason: p.StatusReason,
 		RequestedExecutionTime: &p.RequestedExecutionTime, ScheduledExecutionTime: p.ScheduledExecutionTime,
 		CreatedAt: &p.CreatedAt, UpdatedAt: &p.UpdatedAt, ExecutionRef: p.ExecutionRef,
-		Rail: p.Rail, ExecutionDate: executionDate(p.ExecutionDate),
+		Rail: p.Rail, ExecutionDate: executionDate(p.ExecutionDate), Priority: p.Priority.orDefault(),
 	}
 	if p.Money != nil {
 		v.Amount, v.Currency = displayAmount(p.Money), p.Money.Currency

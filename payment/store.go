@@ -311,13 +311,14 @@ func requestOf(p dbsqlc.Payment) (Request, error) {
 		if err := json.Unmarshal(p.Request, &r); err != nil {
 			return Request{}, fmt.Errorf("payment: stored request of %s: %w", p.PaymentID, err)
 		}
+		r.Priority = Priority(p.Priority)
 		return r, nil
 	}
 	r = Request{
 		PaymentID: p.ExternalID, TenantID: p.TenantID, DebtorAccount: p.DebtorAccount,
 		Creditor:               Creditor{Name: p.CreditorName, IBAN: ptr.Deref(p.CreditorIban), BIC: ptr.Deref(p.CreditorBic)},
 		RequestedExecutionTime: p.RequestedExecutionTime.UTC(), RemittanceInfo: ptr.Deref(p.RemittanceInfo),
-		Rail: ptr.Deref(p.Rail),
+		Rail: ptr.Deref(p.Rail), Priority: Priority(p.Priority),
 	}
 	if p.Amount != nil && p.Currency != nil {
 		r.Amount, r.Currency = amountText(*p.Amount, *p.Currency), *p.Currency

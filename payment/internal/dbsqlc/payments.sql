@@ -566,11 +566,23 @@ FOR UPDATE;
 UPDATE payments SET paused_by = NULL WHERE payment_id = ANY(@payment_ids::text[]) AND paused_by = 'RESUMED';
 
 -- name: SetPriority :many
--- A waiting payment's priority changed (SCHEDULED, or HELD: it counts
--- when released). The keys changed, with their rails.
+-- Waiting payments' priority changed (SCHEDULED, or HELD: it counts when
+-- released), of a tenant or any. The keys changed, with their rails.
 UPDATE payments p SET priority = @priority::text, updated_at = now()
 WHERE p.payment_id = ANY(@payment_ids::text[]) AND p.status IN ('SCHEDULED', 'HELD') AND p.priority <> @priority::text
+  AND (@tenant_id::text = '' OR p.tenant_id = @tenant_id::text)
 RETURNING p.payment_id, coalesce(p.rail, '')::text AS rail;
+
+-- name: SetIntakePriority :execrows
+-- The priority of payments still waiting for Phase A in these intake
+-- rows: those among @payment_ids (none: all), of a tenant or any.
+UPDATE payment_intake i
+SET priorities = ARRAY(
+    SELECT CASE WHEN (@tenant_id::text = '' OR u.tenant_id = @tenant_id::text)
+                 AND (coalesce(cardinality(@payment_ids::text[]), 0) = 0 OR i.payment_ids[u.n] = ANY(@payment_ids::text[]))
+                THEN @priority::text ELSE coalesce(i.priorities[u.n], '') END
+    FROM unnest(i.tenant_ids) WITH ORDINALITY AS u (tenant_id, n) ORDER BY u.n)
+WHERE i.init_workflow_id = ANY(@init_workflow_ids::text[]);
 
 -- name: SetPausedBy :exec
 -- Payments Phase A stored while their scope was paused: marked with it.
@@ -598,8 +610,9 @@ INSERT INTO payment_reorder (rail) SELECT DISTINCT unnest(@rails::text[])
 ON CONFLICT (rail) DO UPDATE SET last_asked = now();
 
 -- name: TakeReorders :many
--- The rails asked for that are due: asked nothing for @quiet, or first
--- asked @most ago; each taken by one caller.
+-- The rails asked for that are due: not asked for again for a quiet
+-- interval, or first asked for the most interval ago; each taken by one
+-- caller.
 DELETE FROM payment_reorder
 WHERE last_asked < now() - @quiet::interval OR first_asked < now() - @most::interval
 RETURNING rail;

@@ -2184,6 +2184,38 @@ func (q *Queries) SetExecutionRef(ctx context.Context, arg SetExecutionRefParams
 	return result.RowsAffected(), nil
 }
 
+const setIntakePriority = `-- name: SetIntakePriority :execrows
+UPDATE payment_intake i
+SET priorities = ARRAY(
+    SELECT CASE WHEN ($1::text = '' OR u.tenant_id = $1::text)
+                 AND (coalesce(cardinality($2::text[]), 0) = 0 OR i.payment_ids[u.n] = ANY($2::text[]))
+                THEN $3::text ELSE coalesce(i.priorities[u.n], '') END
+    FROM unnest(i.tenant_ids) WITH ORDINALITY AS u (tenant_id, n) ORDER BY u.n)
+WHERE i.init_workflow_id = ANY($4::text[])
+`
+
+type SetIntakePriorityParams struct {
+	TenantID        string
+	PaymentIds      []string
+	Priority        string
+	InitWorkflowIds []string
+}
+
+// The priority of payments still waiting for Phase A in these intake
+// rows: those among @payment_ids (none: all), of a tenant or any.
+func (q *Queries) SetIntakePriority(ctx context.Context, arg SetIntakePriorityParams) (int64, error) {
+	result, err := q.db.Exec(ctx, setIntakePriority,
+		arg.TenantID,
+		arg.PaymentIds,
+		arg.Priority,
+		arg.InitWorkflowIds,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const setPacingConfig = `-- name: SetPacingConfig :execrows
 UPDATE payments
 SET context = jsonb_set(context, '{pacingConfig}', to_jsonb($1::text))
@@ -2226,12 +2258,14 @@ func (q *Queries) SetPausedBy(ctx context.Context, arg SetPausedByParams) error 
 const setPriority = `-- name: SetPriority :many
 UPDATE payments p SET priority = $1::text, updated_at = now()
 WHERE p.payment_id = ANY($2::text[]) AND p.status IN ('SCHEDULED', 'HELD') AND p.priority <> $1::text
+  AND ($3::text = '' OR p.tenant_id = $3::text)
 RETURNING p.payment_id, coalesce(p.rail, '')::text AS rail
 `
 
 type SetPriorityParams struct {
 	Priority   string
 	PaymentIds []string
+	TenantID   string
 }
 
 type SetPriorityRow struct {
@@ -2239,10 +2273,10 @@ type SetPriorityRow struct {
 	Rail      string
 }
 
-// A waiting payment's priority changed (SCHEDULED, or HELD: it counts
-// when released). The keys changed, with their rails.
+// Waiting payments' priority changed (SCHEDULED, or HELD: it counts when
+// released), of a tenant or any. The keys changed, with their rails.
 func (q *Queries) SetPriority(ctx context.Context, arg SetPriorityParams) ([]SetPriorityRow, error) {
-	rows, err := q.db.Query(ctx, setPriority, arg.Priority, arg.PaymentIds)
+	rows, err := q.db.Query(ctx, setPriority, arg.Priority, arg.PaymentIds, arg.TenantID)
 	if err != nil {
 		return nil, err
 	}
@@ -2437,8 +2471,9 @@ type TakeReordersParams struct {
 	Most  pgtype.Interval
 }
 
-// The rails asked for that are due: asked nothing for @quiet, or first
-// asked @most ago; each taken by one caller.
+// The rails asked for that are due: not asked for again for a quiet
+// interval, or first asked for the most interval ago; each taken by one
+// caller.
 func (q *Queries) TakeReorders(ctx context.Context, arg TakeReordersParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, takeReorders, arg.Quiet, arg.Most)
 	if err != nil {

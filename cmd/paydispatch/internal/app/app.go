@@ -106,8 +106,9 @@ func (o Options) initWorkerOptions() worker.Options {
 
 // StartInitWorker runs Phase A (PaymentPhaseA) on its task queue, and
 // starts again, every IntakeResumeInterval, the Phase A of payments left
-// RECEIVED that long (payment.Service.ResumeIntake). The returned func
-// stops it.
+// RECEIVED that long (payment.Service.ResumeIntake), and, every
+// LeversInterval, the levers' follow-ups (payment.Service.RunLevers). The
+// returned func stops it.
 func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, opts Options) (func(), error) {
 	w := worker.New(tc.Client, payment.InitTaskQueue, opts.initWorkerOptions())
 	payment.RegisterInit(w, &payment.InitActivities{
@@ -121,10 +122,17 @@ func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, op
 	done := make(chan struct{})
 	svc := PaymentService(store, tc, 0)
 	svc.Log = log
+	levers := make(chan struct{})
 	go func() { defer close(done); svc.RunIntakeResume(ctx, IntakeResumeInterval) }()
+	go func() { defer close(levers); svc.RunLevers(ctx, LeversInterval) }()
 	log.Info("payment init worker started", "task_queue", payment.InitTaskQueue)
-	return func() { cancel(); <-done; w.Stop() }, nil
+	return func() { cancel(); <-done; <-levers; w.Stop() }, nil
 }
+
+// LeversInterval is how often the init worker puts in order the rails
+// whose waiting payments a higher priority joined, and settles payments
+// resumed while their executions held them (payment.Service.RunLevers).
+const LeversInterval = 250 * time.Millisecond
 
 // IntakeResumeInterval is how long a payment may stay RECEIVED before its
 // Phase A workflow is started again, and how often that is looked for.
