@@ -116,7 +116,7 @@ func TestRepacePastTheCutoff(t *testing.T) {
 
 // TestPauseAndResume: a tenant paused: its waiting payments stay
 // SCHEDULED in their order, their items parked and their slots free for
-// the others; those that come while it is paused wait too, unqueued; an
+// the others, those waiting behind them moving up; those that come while it is paused wait too, unqueued; an
 // execution not begun parks its item. Resumed, they are paced again at
 // the rate, in their order, the late-comers after, never a window over.
 func TestPauseAndResume(t *testing.T) {
@@ -128,15 +128,27 @@ func TestPauseAndResume(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, first, "init-acme-1"); err != nil || res.Scheduled != 100 {
 		t.Fatalf("Phase A: %+v, %v", res, err)
 	}
+	// zeta's file waits behind acme's.
+	zeta := railPayments("zeta", 30, at)
+	if res, err := f.s.init.InitChunk(ctx, zeta, "init-zeta"); err != nil || res.Scheduled != 30 {
+		t.Fatalf("zeta: %+v, %v", res, err)
+	}
 	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
 	paused, err := svc.Pause(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: "acme"}, nil)
-	if err != nil || paused.Payments != 100 || paused.Parked != 100 {
+	if err != nil || paused.Payments != 100 || paused.Parked != 100 || paused.Repaced.Moved != 30 {
 		t.Fatalf("pause: %+v, %v", paused, err)
 	}
-	// beta's file for the same instant takes the places acme's gave back.
+	// zeta's move up into the places acme's gave back; beta's file for
+	// the same instant takes the next ones.
 	beta := railPayments("beta", 50, at)
 	if res, err := f.s.init.InitChunk(ctx, beta, "init-beta"); err != nil || res.Scheduled != 50 {
 		t.Fatalf("beta: %+v, %v", res, err)
+	}
+	for _, r := range zeta {
+		p, _ := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		if !p.ScheduledExecutionTime.Before(at.Add(4 * time.Second)) {
+			t.Errorf("zeta's %s at %s: behind acme's paused payments", r.PaymentID, p.ScheduledExecutionTime)
+		}
 	}
 	late := railPayments("acme", 20, at)
 	for i := range late {
@@ -155,7 +167,7 @@ func TestPauseAndResume(t *testing.T) {
 	}
 	for _, r := range beta {
 		p, _ := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
-		if !p.ScheduledExecutionTime.Before(at.Add(5 * time.Second)) {
+		if !p.ScheduledExecutionTime.Before(at.Add(9 * time.Second)) {
 			t.Errorf("beta's %s at %s: behind acme's paused payments", r.PaymentID, p.ScheduledExecutionTime)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -81,6 +82,9 @@ type Paused struct {
 	// Parked counts the queue items parked now; the others were claimed
 	// already, and park themselves before their executions begin.
 	Parked int `json:"parked"`
+	// Repaced is how the payments still waiting on the paused payments'
+	// rails moved up into the slots they gave back.
+	Repaced Repaced `json:"repaced"`
 }
 
 // Pause pauses a scope: its waiting payments (SCHEDULED, their executions
@@ -88,8 +92,9 @@ type Paused struct {
 // queue items PARKED, and their slots are given back to the others;
 // those Phase A stores meanwhile are marked too; an execution not yet
 // begun parks its item. An execution that has begun finishes. In one
-// transaction, with record's entry. Pausing a paused scope again pauses
-// what came since.
+// transaction, with record's entry; then the payments still waiting on
+// their rails move up into the slots given back (Repace). Pausing a
+// paused scope again pauses what came since.
 func (s *Service) Pause(ctx context.Context, scope PauseScope, record Record) (Paused, error) {
 	if err := scope.Validate(); err != nil {
 		return Paused{}, err
@@ -102,8 +107,9 @@ func (s *Service) Pause(ctx context.Context, scope PauseScope, record Record) (P
 		}
 	}
 	var out Paused
+	var rails []string
 	err := pgx.BeginFunc(ctx, s.Store.db, func(tx pgx.Tx) error {
-		out = Paused{}
+		out, rails = Paused{}, nil
 		q := dbsqlc.New(tx)
 		if err := q.LockPauses(ctx); err != nil {
 			return fmt.Errorf("payment: pause %s: %w", scope.tag(), err)
@@ -116,7 +122,14 @@ func (s *Service) Pause(ctx context.Context, scope PauseScope, record Record) (P
 			return fmt.Errorf("payment: pause %s: %w", scope.tag(), err)
 		}
 		out.Payments = len(marked)
-		locked, err := s.Queue.LockReadyTx(ctx, tx, ItemType, marked)
+		ids := make([]string, len(marked))
+		for i, m := range marked {
+			ids[i] = m.PaymentID
+			if m.Rail != "" && !slices.Contains(rails, m.Rail) {
+				rails = append(rails, m.Rail)
+			}
+		}
+		locked, err := s.Queue.LockReadyTx(ctx, tx, ItemType, ids)
 		if err != nil {
 			return err
 		}
@@ -137,7 +150,14 @@ func (s *Service) Pause(ctx context.Context, scope PauseScope, record Record) (P
 		}
 		return record(ctx, tx, out.Payments)
 	})
-	return out, err
+	if err != nil || out.Parked == 0 || len(rails) == 0 || s.Rails == nil {
+		return out, err
+	}
+	slices.Sort(rails)
+	if out.Repaced, err = s.Repace(ctx, WaitingFilter{Rails: rails}, nil); err != nil {
+		return out, fmt.Errorf("payment: %s paused; moving the others up: %w", scope.tag(), err)
+	}
+	return out, nil
 }
 
 // releaseSlots gives back the slots of payments that will not run at

@@ -521,13 +521,13 @@ SELECT scope, scope_id, paused_at FROM payment_pause ORDER BY paused_at, scope, 
 -- name: MarkPaused :many
 -- A pause's waiting payments: SCHEDULED, of the tenant, on the rail or
 -- among the keys (a file's) as the scope says, not paused already, marked
--- with it. Their keys.
+-- with it. Their keys and rails.
 UPDATE payments p SET paused_by = @tag::text, updated_at = now()
 WHERE p.status = 'SCHEDULED' AND (p.paused_by IS NULL OR p.paused_by = 'RESUMED')
   AND ((@scope::text = 'TENANT' AND p.tenant_id = @scope_id::text)
     OR (@scope::text = 'RAIL' AND p.rail = @scope_id::text)
     OR (@scope::text = 'BATCH' AND p.payment_id = ANY(@payment_ids::text[])))
-RETURNING p.payment_id;
+RETURNING p.payment_id, coalesce(p.rail, '')::text AS rail;
 
 -- name: PausedPayments :many
 -- A pause's payments still waiting, in their order (their slots before

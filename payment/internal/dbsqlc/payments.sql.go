@@ -1269,7 +1269,7 @@ WHERE p.status = 'SCHEDULED' AND (p.paused_by IS NULL OR p.paused_by = 'RESUMED'
   AND (($2::text = 'TENANT' AND p.tenant_id = $3::text)
     OR ($2::text = 'RAIL' AND p.rail = $3::text)
     OR ($2::text = 'BATCH' AND p.payment_id = ANY($4::text[])))
-RETURNING p.payment_id
+RETURNING p.payment_id, coalesce(p.rail, '')::text AS rail
 `
 
 type MarkPausedParams struct {
@@ -1279,10 +1279,15 @@ type MarkPausedParams struct {
 	PaymentIds []string
 }
 
+type MarkPausedRow struct {
+	PaymentID string
+	Rail      string
+}
+
 // A pause's waiting payments: SCHEDULED, of the tenant, on the rail or
 // among the keys (a file's) as the scope says, not paused already, marked
-// with it. Their keys.
-func (q *Queries) MarkPaused(ctx context.Context, arg MarkPausedParams) ([]string, error) {
+// with it. Their keys and rails.
+func (q *Queries) MarkPaused(ctx context.Context, arg MarkPausedParams) ([]MarkPausedRow, error) {
 	rows, err := q.db.Query(ctx, markPaused,
 		arg.Tag,
 		arg.Scope,
@@ -1293,13 +1298,13 @@ func (q *Queries) MarkPaused(ctx context.Context, arg MarkPausedParams) ([]strin
 		return nil, err
 	}
 	defer rows.Close()
-	var items []string
+	var items []MarkPausedRow
 	for rows.Next() {
-		var payment_id string
-		if err := rows.Scan(&payment_id); err != nil {
+		var i MarkPausedRow
+		if err := rows.Scan(&i.PaymentID, &i.Rail); err != nil {
 			return nil, err
 		}
-		items = append(items, payment_id)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
