@@ -128,26 +128,26 @@ func TestPauseAndResume(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, first, "init-acme-1"); err != nil || res.Scheduled != 100 {
 		t.Fatalf("Phase A: %+v, %v", res, err)
 	}
-	// zeta's file waits behind acme's.
-	zeta := railPayments("zeta", 30, at)
-	if res, err := f.s.init.InitChunk(ctx, zeta, "init-zeta"); err != nil || res.Scheduled != 30 {
-		t.Fatalf("zeta: %+v, %v", res, err)
+	// gamma's file waits behind acme's.
+	gammas := railPayments("gamma", 30, at)
+	if res, err := f.s.init.InitChunk(ctx, gammas, "init-gamma"); err != nil || res.Scheduled != 30 {
+		t.Fatalf("gamma: %+v, %v", res, err)
 	}
 	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
 	paused, err := svc.Pause(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: "acme"}, nil)
 	if err != nil || paused.Payments != 100 || paused.Parked != 100 || paused.Repaced.Moved != 30 {
 		t.Fatalf("pause: %+v, %v", paused, err)
 	}
-	// zeta's move up into the places acme's gave back; beta's file for
+	// gamma's move up into the places acme's gave back; beta's file for
 	// the same instant takes the next ones.
 	beta := railPayments("beta", 50, at)
 	if res, err := f.s.init.InitChunk(ctx, beta, "init-beta"); err != nil || res.Scheduled != 50 {
 		t.Fatalf("beta: %+v, %v", res, err)
 	}
-	for _, r := range zeta {
+	for _, r := range gammas {
 		p, _ := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
 		if !p.ScheduledExecutionTime.Before(at.Add(4 * time.Second)) {
-			t.Errorf("zeta's %s at %s: behind acme's paused payments", r.PaymentID, p.ScheduledExecutionTime)
+			t.Errorf("gamma's %s at %s: behind acme's paused payments", r.PaymentID, p.ScheduledExecutionTime)
 		}
 	}
 	late := railPayments("acme", 20, at)
