@@ -22,8 +22,8 @@ import (
 // them waiting for Phase A in 100 intake rows, every lookup of the intake
 // and of Phase A uses an index: a tenant's id (stored, or waiting), every
 // tenant's id (an operator's), the comparison of a file's payments with
-// those taken in, what Phase A stores, an execution's context, and the
-// resume of the intake.
+// those taken in, what Phase A stores, an execution's context, the
+// resume of the intake, and the levers' looks at the waiting payments.
 func TestHotQueriesUseIndexes(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
@@ -64,6 +64,12 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 		{"an execution's context", "payments_pkey", func(ctx context.Context, s *payment.Store) { _, _ = s.Context(ctx, "k-7") }},
 		{"the intake's resume", "payment_intake_received_idx", func(ctx context.Context, s *payment.Store) {
 			_, _ = s.Pending(ctx, time.Now().Add(-2*time.Hour), 100)
+		}},
+		{"LOW payments waiting (a chunk of Phase A)", "payments_low_waiting_idx", func(ctx context.Context, s *payment.Store) {
+			_, _ = payment.LowWaitingOf(ctx, s, []string{"SEPA", "DEFAULT"})
+		}},
+		{"payments resumed while held (every 250 ms)", "payments_paused_idx", func(ctx context.Context, s *payment.Store) {
+			_ = payment.ResumedOf(ctx, s)
 		}},
 	} {
 		plan := pgtest.Plans(t, pool, false, func(ctx context.Context, tx pgx.Tx) error { tt.f(ctx, payment.NewStore(tx)); return nil })

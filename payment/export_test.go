@@ -34,3 +34,14 @@ func (a *InitActivities) ExecTime(ctx context.Context, r Request) (ExecSlot, err
 	slots, err := a.execTimes(ctx, []string{key}, []Request{r})
 	return slots[key], err
 }
+
+// LowWaitingOf is Phase A's question whether LOW payments wait on rails.
+func LowWaitingOf(ctx context.Context, s *Store, rails []string) (bool, error) {
+	return s.q.LowWaitingOnRails(ctx, rails)
+}
+
+// ResumedOf is RunLevers' look for payments resumed while held.
+func ResumedOf(ctx context.Context, s *Store) error {
+	_, err := s.q.ResumedPayments(ctx, 1000)
+	return err
+}
