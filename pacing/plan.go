@@ -190,6 +190,62 @@ func project(cfg Config, req, dl int64, n int, counts map[int64]int) Projection 
 	return p
 }
 
+// spillHorizon bounds the windows spillEnd reads: those from now on
+// that hold slots (a lowered limit leaves over-full only those whose
+// events were claimed already, a lead's worth).
+const spillHorizon = 1000
+
+// spillEnd is the start of the first window a move may fill after a
+// lowered limit, or zero when none is over it: windows from now holding
+// more slots than the limit now allows (events that stay, claimed at the
+// old limit) will have their executions held to it, each spilling into
+// the windows after until it is absorbed, so moved events begin after
+// the last spill.
+func (l *Limiter) spillEnd(ctx context.Context, q *dbsqlc.Queries, cfg Config) (time.Time, error) {
+	now := l.now()
+	w := cfg.Window
+	start := now.Truncate(w)
+	rows, err := q.WindowsFrom(ctx, dbsqlc.WindowsFromParams{ConfigName: cfg.Name, FromTime: start,
+		UntilTime: start.Add(time.Duration(spillHorizon) * w), MaxRows: spillHorizon})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("pacing: %s's windows: %w", cfg.Name, err)
+	}
+	return spill(rows, cfg.MaxPerWindow, w), nil
+}
+
+// spill walks windows in time order (missing ones hold nothing) carrying
+// what each holds over max into the next, and returns the start of the
+// window after the last carry was absorbed (zero: nothing over max).
+func spill(rows []dbsqlc.WindowsFromRow, max int, w time.Duration) time.Time {
+	var end, at time.Time
+	carry := 0
+	for _, r := range rows {
+		// The empty windows between absorb the carry first.
+		for carry > 0 && !at.IsZero() && at.Before(r.WindowStart) {
+			carry = carry - min(carry, max)
+			at = at.Add(w)
+			if carry == 0 {
+				end = at
+			}
+		}
+		at = r.WindowStart
+		held := int(r.SlotCount) + carry
+		carry = 0
+		if held > max {
+			carry = held - max
+		} else if held > int(r.SlotCount) {
+			end = at.Add(w) // absorbed here: this window is full in effect
+		}
+		at = at.Add(w)
+	}
+	for carry > 0 {
+		carry -= min(carry, max)
+		at = at.Add(w)
+		end = at
+	}
+	return end
+}
+
 // Reslot moves events to new slots in the caller's transaction: their
 // slots given back (ReleaseEvents), then each given a slot from its
 // requested time before its deadline, under the config's limit as it is
@@ -223,6 +279,18 @@ func (l *Limiter) Reslot(ctx context.Context, tx DBTX, configName string, events
 	}
 	if _, err := l.ReleaseEvents(ctx, tx, ids); err != nil {
 		return nil, err
+	}
+	if after, err := l.spillEnd(ctx, q, cfg); err != nil {
+		return nil, err
+	} else if !after.IsZero() {
+		moved := make([]Event, len(events))
+		for i, e := range events {
+			moved[i] = e
+			if e.RequestedTime.Before(after) {
+				moved[i].RequestedTime = after
+			}
+		}
+		events = moved
 	}
 	got := make(map[string]Slot, len(events))
 	chunk := max(min(l.opts.BulkChunk, cfg.MaxPerWindow*max(cfg.Headroom, 1)), 1)

@@ -331,3 +331,35 @@ func TestReslot(t *testing.T) {
 		}
 	}
 }
+
+// TestReslotAfterALoweredLimit: events that stay (claimed at the old
+// limit) fill the next windows at 10 a second; the limit lowered to 3,
+// their executions will be held to it and spill over 20 windows, so
+// events moved now begin after them, not in the windows they spill into.
+func TestReslotAfterALoweredLimit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l, pool := newLimiter(t, 10, time.Second, pacing.DefaultHeadroom)
+	start := time.Now().Add(3 * time.Second).Truncate(time.Second).UTC()
+	if _, err := l.AssignBulk(ctx, "default", events("claimed", 60, start, time.Time{})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.PutConfig(ctx, pacing.Config{Name: "default", MaxPerWindow: 3, Window: time.Second, Headroom: pacing.DefaultHeadroom}); err != nil {
+		t.Fatal(err)
+	}
+	l.FlushCache()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	slots, err := l.Reslot(ctx, tx, "default", events("moved", 10, start, time.Time{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range slots {
+		if s.Status != pacing.StatusNew || s.ScheduledTime.Before(start.Add(20*time.Second)) {
+			t.Errorf("%s: %s at %s; the 60 staying spill until %s", s.EventID, s.Status, s.ScheduledTime, start.Add(20*time.Second))
+		}
+	}
+}
