@@ -347,3 +347,63 @@ func TestResumeLeavesClaimedItemsToTheirExecutions(t *testing.T) {
 		}
 	}
 }
+
+// TestResumePastTheCutoff: payments paused before their rail's 16:00
+// cut-off and resumed after it meet their tenants' rules at the resume:
+// acme's roll to the next business day (Thursday is closed: Friday's
+// opening), beta's are held, gamma's rejected; none is sent late.
+func TestResumePastTheCutoff(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRailsFixture(t)
+	at := f.at(0, 15*time.Hour+59*time.Minute+50*time.Second)
+	tenants := []string{"acme", "beta", "gamma"}
+	var rs []payment.Request
+	for _, tenant := range tenants {
+		rs = append(rs, railPayments(tenant, 10, at)...)
+	}
+	if res, err := f.s.init.InitChunk(ctx, rs, "init-all"); err != nil || res.Scheduled != 30 {
+		t.Fatalf("Phase A: %+v, %v", res, err)
+	}
+	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	for _, tenant := range tenants {
+		if p, err := svc.Pause(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: tenant}, nil); err != nil || p.Parked != 10 {
+			t.Fatalf("pause %s: %+v, %v", tenant, p, err)
+		}
+	}
+	svc.Now = func() time.Time { return f.at(0, 16*time.Hour+30*time.Second) }
+	want := map[string]payment.Repaced{"acme": {Rolled: 10}, "beta": {Held: 10}, "gamma": {Rejected: 10}}
+	friday := f.at(2, 7*time.Hour)
+	for _, tenant := range tenants {
+		res, err := svc.Resume(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: tenant}, nil)
+		res.FirstSlot, res.LastSlot = nil, nil
+		if err != nil || res != want[tenant] {
+			t.Errorf("resume %s: %+v, %v; want %+v", tenant, res, err, want[tenant])
+		}
+	}
+	q := queue.New(f.s.pool)
+	for _, r := range rs {
+		p, err := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, _ := q.Get(ctx, payment.ItemType, p.Key)
+		switch r.TenantID {
+		case "acme":
+			if p.Status != payment.StatusScheduled || p.ScheduledExecutionTime.Before(friday) || it.Status != queue.StatusReady {
+				t.Errorf("acme's %s: %s at %s, item %s; want Friday's opening %s", r.PaymentID, p.Status, p.ScheduledExecutionTime, it.Status, friday)
+			}
+		case "beta":
+			if p.Status != payment.StatusHeld || it.Status != queue.StatusParked {
+				t.Errorf("beta's %s: %s, item %s", r.PaymentID, p.Status, it.Status)
+			}
+		case "gamma":
+			if p.Status != payment.StatusRejected || it.Status != queue.StatusCompleted {
+				t.Errorf("gamma's %s: %s, item %s", r.PaymentID, p.Status, it.Status)
+			}
+		}
+	}
+	if errs, err := payment.Verify(ctx, f.s.pool); err != nil || len(errs) > 0 {
+		t.Errorf("verify: %v %v", errs, err)
+	}
+}
