@@ -13,7 +13,6 @@ import (
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
-	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/routing"
 )
 
@@ -339,108 +338,54 @@ const ReasonCutoff = "CUTOFF"
 // reschedule gives payments already stored (SCHEDULED or HELD, from
 // fromStatuses) new slots on their rails from `from` on, each rolling to
 // later business days while a day has no room before its cut-off (up to
-// maxRolls, then HELD), after giving back the slots they had. It stores
-// them SCHEDULED at their new slots and, in the same transaction, puts
-// their queue items READY there (resume: a parked or never enqueued one
-// is enqueued). It returns where each went.
+// maxRolls, then HELD): the levers' move (mover, pacing's Reslot), in one
+// transaction that gives back the slots they had, stores them SCHEDULED
+// at their new slots and puts their queue items READY there (resume: a
+// parked or never enqueued one is enqueued; one its execution holds is
+// left to it). It returns where each went.
 func (a *InitActivities) reschedule(ctx context.Context, ps []Payment, from time.Time, fromStatuses []Status, reason string, record Record) (map[string]placement, error) {
 	if len(ps) == 0 {
 		return nil, nil
 	}
-	todo := make([]toPlace, 0, len(ps))
-	out := make(map[string]placement, len(ps))
-	byConfig := map[string][]string{}
-	tenants := make([]string, len(ps))
+	rows := make([]dbsqlc.WaitingOnRailsRow, len(ps))
 	for i, p := range ps {
-		tenants[i] = p.TenantID
 		pc, _, err := a.Store.ContextAndStatus(ctx, p.Key)
 		if err != nil {
 			return nil, err
 		}
-		if pc.PacingConfig != "" {
-			byConfig[pc.PacingConfig] = append(byConfig[pc.PacingConfig], p.Key)
-		}
-		if pc.TenantPacingConfig != "" {
-			byConfig[pc.TenantPacingConfig] = append(byConfig[pc.TenantPacingConfig], p.Key+tenantEventSuffix)
-		}
-		rail, err := a.Rails.Rail(ctx, p.Rail)
-		if err != nil || !rail.Active {
-			out[p.Key] = placement{status: StatusHeld, reason: fmt.Sprintf("%s: rail %s is not available", ReasonCutoff, p.Rail)}
-			continue
-		}
-		day, err := a.Rails.DayFor(ctx, rail, from)
-		if err != nil {
-			return nil, err
-		}
-		todo = append(todo, toPlace{key: p.Key, tenant: p.TenantID, rail: rail, day: day, start: day.Start(from), rule: routing.Roll})
+		// Its day is over: from's business day on.
+		rows[i] = dbsqlc.WaitingOnRailsRow{PaymentID: p.Key, TenantID: p.TenantID, Rail: p.Rail, RequestedExecutionTime: p.RequestedExecutionTime,
+			PacingConfig: pc.PacingConfig, TenantPacingConfig: pc.TenantPacingConfig, Priority: string(p.Priority), CreatedAt: p.CreatedAt}
 	}
-	for cfg, ids := range byConfig {
-		if _, err := a.Pacer.Release(ctx, nil, cfg, ids); err != nil && !errors.Is(err, pacing.ErrConfigNotFound) {
-			return nil, err
-		}
-	}
-	cfgs, err := a.pacingConfigs(ctx, tenants)
+	cfgs, err := a.pacingConfigs(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
-	for rolls := 0; len(todo) > 0; rolls++ {
-		late, err := a.placeRound(ctx, cfgs, todo, out)
-		if err != nil {
-			return nil, err
-		}
-		todo = todo[:0]
-		for _, p := range late {
-			if rolls >= maxRolls {
-				out[p.key] = placement{status: StatusHeld, rail: p.rail.Name,
-					reason: fmt.Sprintf("%s: no slot on rail %s within %d business days", ReasonCutoff, p.rail.Name, maxRolls)}
-				continue
-			}
-			next, err := a.Rails.NextDay(ctx, p.rail, p.day)
-			if err != nil {
-				return nil, err
-			}
-			p.day, p.start = next, next.Opens
-			todo = append(todo, p)
-		}
+	statuses := make([]string, len(fromStatuses))
+	for i, st := range fromStatuses {
+		statuses[i] = string(st)
 	}
-	var ids, tenantsOf []string
-	var ats, dates []time.Time
-	var reasons []string
-	for _, p := range ps {
-		pl := out[p.Key]
-		if pl.status != StatusScheduled {
-			continue
-		}
-		ids, tenantsOf = append(ids, p.Key), append(tenantsOf, p.TenantID)
-		ats, dates, reasons = append(ats, pl.slot.At), append(dates, pl.date.In(time.UTC)), append(reasons, reason)
-	}
-	from2 := make([]string, len(fromStatuses))
-	for i, s := range fromStatuses {
-		from2[i] = string(s)
-	}
+	var out map[string]placement
 	err = pgx.BeginFunc(ctx, a.Store.db, func(tx pgx.Tx) error {
-		moved, err := dbsqlc.New(tx).ReschedulePayments(ctx, dbsqlc.ReschedulePaymentsParams{
-			PaymentIds: ids, Ats: ats, ExecutionDates: dates, Reasons: reasons, FromStatuses: from2,
-		})
-		if err != nil {
-			return fmt.Errorf("payment: reschedule %d payments: %w", len(ids), err)
-		}
-		ok := make(map[string]bool, len(moved))
-		for _, m := range moved {
-			ok[m.PaymentID] = true
-		}
-		var resume []queue.Resume
-		for i, id := range ids {
-			if ok[id] {
-				resume = append(resume, queue.Resume{ItemID: id, TenantID: tenantsOf[i], At: ats[i]})
-			} else {
-				delete(out, id) // cancelled, or moved on meanwhile
+		m := &mover{rails: a.Rails, pacer: a.Pacer, queue: a.Queue, guard: a.cutoffGuard(), tx: tx, def: cfgs.def, from: from,
+			parked: true, roll: true, fromStatuses: statuses, reason: reason}
+		for _, r := range rows {
+			if err := m.add(ctx, r); err != nil {
+				return err
 			}
 		}
-		if _, err = a.Queue.ResumeTx(ctx, tx, ItemType, resume); err != nil || record == nil || len(resume) == 0 {
+		if err := m.place(ctx); err != nil {
 			return err
 		}
-		return record(ctx, tx, len(resume))
+		var res Repaced
+		if _, err := m.store(ctx, &res); err != nil {
+			return err
+		}
+		out = m.placements()
+		if record == nil || res.Moved+res.Rolled == 0 {
+			return nil
+		}
+		return record(ctx, tx, res.Moved+res.Rolled)
 	})
 	if err != nil {
 		return nil, err

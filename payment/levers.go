@@ -102,7 +102,7 @@ func (s *Service) Repace(ctx context.Context, f WaitingFilter, record Record) (R
 			ready[id] = true
 		}
 		out.Claimed = len(rows) - len(locked)
-		m := &mover{s: s, tx: tx, def: def, from: s.now().Add(repaceLead)}
+		m := s.mover(tx, def)
 		for _, r := range rows {
 			if ready[r.PaymentID] {
 				if err := m.add(ctx, r); err != nil {
@@ -151,18 +151,37 @@ func (s *Service) RepaceConfig(ctx context.Context, config string, record Record
 	return s.Repace(ctx, WaitingFilter{Rails: names}, record)
 }
 
-// mover moves waiting payments in one transaction.
+// mover moves waiting payments in one transaction: every lever's move,
+// the release of held payments and an execution's roll past its
+// cut-off. Each payment is given a slot by pacing.Limiter.Reslot, the
+// one move of slots.
 type mover struct {
-	s    *Service
-	tx   pgx.Tx
-	def  string
-	from time.Time
-	// parked: the payments' queue items are PARKED, or absent (a resume),
-	// not READY.
+	rails Rails
+	pacer Pacer
+	queue *queue.Queue
+	guard time.Duration
+	tx    pgx.Tx
+	def   string
+	from  time.Time
+	// parked: the payments' queue items are PARKED, absent (never
+	// enqueued) or held by their executions (ResumeTx), not READY.
 	parked bool
+	// roll: every payment past its day's cut-off rolls, whatever its
+	// tenant's rule (a release, an execution's roll), held after
+	// maxRolls; and one whose rail is inactive is held.
+	roll bool
+	// fromStatuses are the statuses the payments are moved from
+	// (SCHEDULED when empty); reason, when set, is every moved one's.
+	fromStatuses []string
+	reason       string
 
 	todo   []moving
 	placed []moving
+}
+
+// mover is a move by the service's rails, limiter and queue.
+func (s *Service) mover(tx pgx.Tx, def string) *mover {
+	return &mover{rails: s.Rails, pacer: s.Pacer, queue: s.Queue, guard: s.cutoffGuard(), tx: tx, def: def, from: s.now().Add(repaceLead)}
 }
 
 // moving is a waiting payment on its way to a new slot.
@@ -176,6 +195,7 @@ type moving struct {
 	rolls                int
 	slot                 time.Time
 	outcome              Status // SCHEDULED, HELD or REJECTED once placed
+	reason               string // HELD's, when not the cut-off's
 	rolled, movedNothing bool
 	// place and stored order the payments (priorityOrder).
 	place, stored time.Time
@@ -194,13 +214,19 @@ func priorityOrder(ps []moving) {
 }
 
 func (m *mover) add(ctx context.Context, r dbsqlc.WaitingOnRailsRow) error {
-	rail, err := m.s.Rails.Rail(ctx, r.Rail)
-	if err != nil {
+	rail, err := m.rails.Rail(ctx, r.Rail)
+	if err != nil && !m.roll {
 		return err
+	}
+	place := Priority(r.Priority).orDefault().place(later(r.RequestedExecutionTime, r.CreatedAt))
+	if m.roll && (err != nil || !rail.Active) {
+		m.placed = append(m.placed, moving{key: r.PaymentID, tenant: r.TenantID, rail: routing.Rail{Name: r.Rail}, outcome: StatusHeld,
+			reason: fmt.Sprintf("%s: rail %s is not available", ReasonCutoff, r.Rail)})
+		return nil
 	}
 	// Never before it was asked for, nor before its day opens.
 	base := later(m.from, r.RequestedExecutionTime)
-	day, err := m.s.Rails.DayFor(ctx, rail, base)
+	day, err := m.rails.DayFor(ctx, rail, base)
 	if err != nil {
 		return err
 	}
@@ -210,9 +236,11 @@ func (m *mover) add(ctx context.Context, r dbsqlc.WaitingOnRailsRow) error {
 			day = own
 		}
 	}
-	rule, err := m.s.Rails.CutoffRule(ctx, r.TenantID)
-	if err != nil {
-		return err
+	rule := routing.Roll
+	if !m.roll {
+		if rule, err = m.rails.CutoffRule(ctx, r.TenantID); err != nil {
+			return err
+		}
 	}
 	cfg := r.PacingConfig
 	if cfg == "" {
@@ -222,8 +250,7 @@ func (m *mover) add(ctx context.Context, r dbsqlc.WaitingOnRailsRow) error {
 		cfg = m.def
 	}
 	m.todo = append(m.todo, moving{key: r.PaymentID, tenant: r.TenantID, rail: rail, day: day, start: day.Start(base),
-		railCfg: cfg, tenantCfg: r.TenantPacingConfig, rule: rule,
-		place: Priority(r.Priority).orDefault().place(later(r.RequestedExecutionTime, r.CreatedAt)), stored: r.CreatedAt})
+		railCfg: cfg, tenantCfg: r.TenantPacingConfig, rule: rule, place: place, stored: r.CreatedAt})
 	return nil
 }
 
@@ -232,7 +259,6 @@ func (m *mover) add(ctx context.Context, r dbsqlc.WaitingOnRailsRow) error {
 // tenants' rules say.
 func (m *mover) place(ctx context.Context) error {
 	priorityOrder(m.todo)
-	guard := m.s.cutoffGuard()
 	for round := 0; len(m.todo) > 0; round++ {
 		type group struct{ rail, tenant string }
 		groups := map[group][]int{}
@@ -257,9 +283,9 @@ func (m *mover) place(ctx context.Context) error {
 			if g.tenant != "" {
 				events := make([]pacing.Event, len(idx))
 				for j, i := range idx {
-					events[j] = pacing.Event{ID: m.todo[i].key + tenantEventSuffix, RequestedTime: at[j], Deadline: deadlineOf(m.todo[i].day, guard)}
+					events[j] = pacing.Event{ID: m.todo[i].key + tenantEventSuffix, RequestedTime: at[j], Deadline: deadlineOf(m.todo[i].day, m.guard)}
 				}
-				slots, err := m.s.Pacer.Reslot(ctx, m.tx, g.tenant, events)
+				slots, err := m.pacer.Reslot(ctx, m.tx, g.tenant, events)
 				switch {
 				case errors.Is(err, pacing.ErrConfigNotFound), errors.Is(err, pacing.ErrConfigInactive):
 				case err != nil:
@@ -281,15 +307,20 @@ func (m *mover) place(ctx context.Context) error {
 					late = append(late, m.todo[i])
 					continue
 				}
-				events = append(events, pacing.Event{ID: m.todo[i].key, RequestedTime: at[j], Deadline: deadlineOf(m.todo[i].day, guard)})
+				events = append(events, pacing.Event{ID: m.todo[i].key, RequestedTime: at[j], Deadline: deadlineOf(m.todo[i].day, m.guard)})
 				which = append(which, i)
 			}
-			slots, err := m.s.Pacer.Reslot(ctx, m.tx, g.rail, events)
+			slots, err := m.pacer.Reslot(ctx, m.tx, g.rail, events)
 			if errors.Is(err, pacing.ErrConfigNotFound) || errors.Is(err, pacing.ErrConfigInactive) {
-				// Not paced: it keeps its time.
-				for _, i := range which {
+				// Not paced: a lever leaves it its time; a roll or a
+				// release gives it its day's start.
+				for e, i := range which {
 					p := m.todo[i]
-					p.movedNothing = true
+					if m.roll {
+						p.slot, p.outcome, p.rolled = events[e].RequestedTime, StatusScheduled, p.rolls > 0
+					} else {
+						p.movedNothing = true
+					}
 					m.placed = append(m.placed, p)
 				}
 				continue
@@ -309,7 +340,7 @@ func (m *mover) place(ctx context.Context) error {
 				m.placed = append(m.placed, p)
 			}
 			if len(releaseTenant) > 0 && g.tenant != "" {
-				if _, err := m.s.Pacer.ReleaseEvents(ctx, m.tx, releaseTenant); err != nil {
+				if _, err := m.pacer.ReleaseEvents(ctx, m.tx, releaseTenant); err != nil {
 					return err
 				}
 			}
@@ -322,9 +353,12 @@ func (m *mover) place(ctx context.Context) error {
 				m.placed = append(m.placed, p)
 			case p.rule == routing.Hold || p.rolls >= maxRolls:
 				p.outcome = StatusHeld
+				if p.rolls >= maxRolls {
+					p.reason = fmt.Sprintf("%s: no slot on rail %s within %d business days", ReasonCutoff, p.rail.Name, maxRolls)
+				}
 				m.placed = append(m.placed, p)
 			default:
-				next, err := m.s.Rails.NextDay(ctx, p.rail, p.day)
+				next, err := m.rails.NextDay(ctx, p.rail, p.day)
 				if err != nil {
 					return err
 				}
@@ -337,68 +371,107 @@ func (m *mover) place(ctx context.Context) error {
 }
 
 // store writes where the payments went, and moves their queue items with
-// them, in the transaction; it returns how many changed.
+// them, in the transaction; it returns how many changed. A payment no
+// longer in a status it is moved from (cancelled meanwhile) is left, and
+// its new slots given back.
 func (m *mover) store(ctx context.Context, out *Repaced) (int, error) {
 	var ids, reasons []string
 	var ats, dates []time.Time
 	var moves []queue.Deferral
 	var rejected []string
 	q := dbsqlc.New(m.tx)
-	for _, p := range m.placed {
+	for i, p := range m.placed {
 		switch {
 		case p.movedNothing:
 			continue
 		case p.outcome == StatusScheduled:
-			reason := ""
-			if p.rolled {
-				out.Rolled++
+			reason := m.reason
+			if p.rolled && reason == "" {
 				reason = fmt.Sprintf("ROLLED: no slot before rail %s's cut-off; executes on %s", p.rail.Name, p.day.Date)
-			} else {
-				out.Moved++
 			}
 			ids, ats, dates, reasons = append(ids, p.key), append(ats, p.slot), append(dates, p.day.Date.In(time.UTC)), append(reasons, reason)
 			moves = append(moves, queue.Deferral{ItemID: p.key, At: p.slot})
-			at := p.slot.UTC()
-			if out.FirstSlot == nil || at.Before(*out.FirstSlot) {
-				out.FirstSlot = &at
-			}
-			if out.LastSlot == nil || at.After(*out.LastSlot) {
-				last := at
-				out.LastSlot = &last
-			}
 		case p.outcome == StatusHeld:
-			out.Held++
-			reason := fmt.Sprintf("%s: no slot before rail %s's cut-off at %s on %s", ReasonCutoff, p.rail.Name, p.day.Cutoff.Format(time.RFC3339), p.day.Date)
+			if p.reason == "" {
+				m.placed[i].reason = fmt.Sprintf("%s: no slot before rail %s's cut-off at %s on %s", ReasonCutoff, p.rail.Name, p.day.Cutoff.Format(time.RFC3339), p.day.Date)
+			}
 			if _, err := q.TransitionPayment(ctx, dbsqlc.TransitionPaymentParams{PaymentID: p.key, FromStatus: string(StatusScheduled),
-				ToStatus: string(StatusHeld), StatusReason: &reason}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				ToStatus: string(StatusHeld), StatusReason: &m.placed[i].reason}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return 0, fmt.Errorf("payment %s: hold: %w", p.key, err)
 			}
+			out.Held++
 			moves = append(moves, queue.Deferral{ItemID: p.key})
-			if _, err := m.s.Pacer.ReleaseEvents(ctx, m.tx, []string{p.key, p.key + tenantEventSuffix}); err != nil {
+			if err := releaseSlots(ctx, m.pacer, m.tx, []string{p.key}); err != nil {
 				return 0, err
 			}
 		case p.outcome == StatusRejected:
-			out.Rejected++
 			reason := fmt.Sprintf("%s: no slot before rail %s's cut-off at %s on %s", CodeCutoffMissed, p.rail.Name, p.day.Cutoff.Format(time.RFC3339), p.day.Date)
 			if _, err := q.TransitionPayment(ctx, dbsqlc.TransitionPaymentParams{PaymentID: p.key, FromStatus: string(StatusScheduled),
 				ToStatus: string(StatusRejected), StatusReason: &reason}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return 0, fmt.Errorf("payment %s: reject: %w", p.key, err)
 			}
+			out.Rejected++
 			rejected = append(rejected, p.key)
-			if _, err := m.s.Pacer.ReleaseEvents(ctx, m.tx, []string{p.key, p.key + tenantEventSuffix}); err != nil {
+			if err := releaseSlots(ctx, m.pacer, m.tx, []string{p.key}); err != nil {
 				return 0, err
 			}
 		}
 	}
+	from := m.fromStatuses
+	if len(from) == 0 {
+		from = []string{string(StatusScheduled)}
+	}
+	moved := map[string]bool{}
 	if len(ids) > 0 {
-		if _, err := q.ReschedulePayments(ctx, dbsqlc.ReschedulePaymentsParams{
-			PaymentIds: ids, Ats: ats, ExecutionDates: dates, Reasons: reasons, FromStatuses: []string{string(StatusScheduled)},
-		}); err != nil {
+		rows, err := q.ReschedulePayments(ctx, dbsqlc.ReschedulePaymentsParams{
+			PaymentIds: ids, Ats: ats, ExecutionDates: dates, Reasons: reasons, FromStatuses: from,
+		})
+		if err != nil {
 			return 0, fmt.Errorf("payment: move %d waiting payments: %w", len(ids), err)
 		}
+		for _, r := range rows {
+			moved[r.PaymentID] = true
+		}
 	}
+	var gone []string
+	kept := moves[:0]
+	for _, d := range moves {
+		if d.At.IsZero() || moved[d.ItemID] {
+			kept = append(kept, d)
+		} else {
+			gone = append(gone, d.ItemID)
+		}
+	}
+	moves = kept
+	if err := releaseSlots(ctx, m.pacer, m.tx, gone); err != nil {
+		return 0, err
+	}
+	for i, p := range m.placed {
+		if p.outcome == StatusScheduled && !p.movedNothing && !moved[p.key] {
+			m.placed[i].outcome = "" // left: cancelled, or moved on meanwhile
+			continue
+		}
+		if p.outcome != StatusScheduled || p.movedNothing {
+			continue
+		}
+		if p.rolled {
+			out.Rolled++
+		} else {
+			out.Moved++
+		}
+		at := p.slot.UTC()
+		if out.FirstSlot == nil || at.Before(*out.FirstSlot) {
+			out.FirstSlot = &at
+		}
+		if out.LastSlot == nil || at.After(*out.LastSlot) {
+			last := at
+			out.LastSlot = &last
+		}
+	}
+	n := out.Moved + out.Rolled + out.Held + out.Rejected
 	if m.parked {
-		// A resume: the items wait PARKED (or were never enqueued); a
+		// A resume, a release, a roll: the items wait PARKED, were never
+		// enqueued, or are held by their executions (left to them); a
 		// held one stays parked.
 		var resume []queue.Resume
 		tenant := make(map[string]string, len(m.placed))
@@ -410,21 +483,37 @@ func (m *mover) store(ctx context.Context, out *Repaced) (int, error) {
 				resume = append(resume, queue.Resume{ItemID: d.ItemID, TenantID: tenant[d.ItemID], At: d.At})
 			}
 		}
-		if _, err := m.s.Queue.ResumeTx(ctx, m.tx, ItemType, resume); err != nil {
+		if _, err := m.queue.ResumeTx(ctx, m.tx, ItemType, resume); err != nil {
 			return 0, err
 		}
-		if _, err := m.s.Queue.CompleteParkedTx(ctx, m.tx, ItemType, rejected); err != nil {
+		if _, err := m.queue.CompleteParkedTx(ctx, m.tx, ItemType, rejected); err != nil {
 			return 0, err
 		}
-		return out.Moved + out.Rolled + out.Held + out.Rejected, nil
+		return n, nil
 	}
-	if _, err := m.s.Queue.MoveReadyTx(ctx, m.tx, ItemType, moves); err != nil {
+	if _, err := m.queue.MoveReadyTx(ctx, m.tx, ItemType, moves); err != nil {
 		return 0, err
 	}
-	if _, err := m.s.Queue.CompleteReadyTx(ctx, m.tx, ItemType, rejected); err != nil {
+	if _, err := m.queue.CompleteReadyTx(ctx, m.tx, ItemType, rejected); err != nil {
 		return 0, err
 	}
-	return out.Moved + out.Rolled + out.Held + out.Rejected, nil
+	return n, nil
+}
+
+// placements are where the move put each payment (those left out: not
+// moved, cancelled meanwhile).
+func (m *mover) placements() map[string]placement {
+	out := make(map[string]placement, len(m.placed))
+	for _, p := range m.placed {
+		switch p.outcome {
+		case StatusScheduled:
+			out[p.key] = placement{status: StatusScheduled, slot: ExecSlot{At: p.slot, Paced: !p.movedNothing, Config: p.railCfg},
+				tenantConfig: p.tenantCfg, rail: p.rail.Name, date: p.day.Date, rolled: p.rolled}
+		case StatusHeld, StatusRejected:
+			out[p.key] = placement{status: p.outcome, reason: p.reason, rail: p.rail.Name}
+		}
+	}
+	return out
 }
 
 // calendarDate is a date column's civil date.

@@ -260,7 +260,8 @@ func (s *Service) movable(ctx context.Context, tx pgx.Tx, rows []dbsqlc.WaitingO
 // moveParked paces payments whose items wait PARKED (or are absent) from
 // now, and lets their items go at their new slots.
 func (s *Service) moveParked(ctx context.Context, tx pgx.Tx, def string, rows []dbsqlc.WaitingOnRailsRow, out *Repaced) (int, error) {
-	m := &mover{s: s, tx: tx, def: def, from: s.now().Add(repaceLead), parked: true}
+	m := s.mover(tx, def)
+	m.parked = true
 	for _, r := range rows {
 		if err := m.add(ctx, r); err != nil {
 			return 0, err
