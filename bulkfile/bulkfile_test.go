@@ -338,3 +338,46 @@ func TestRailColumn(t *testing.T) {
 		})
 	}
 }
+
+// TestPriorityColumn: a payment names its priority in a CSV file's
+// optional priority column, or a JSON line's priority field; an empty
+// one (or none) leaves it to the file's, and a bad one is the line's to
+// fix once checked.
+func TestPriorityColumn(t *testing.T) {
+	t.Parallel()
+	const line = `{"paymentId":"%s","debtorAccount":"ACC-1","amount":"1.00","currency":"EUR","creditor":{"name":"J","iban":"DE89370400440532013000"},"requestedExecutionTime":"2030-01-01T00:00:00Z"%s}`
+	for _, tt := range []struct {
+		name   string
+		decode func() (bulkfile.File, error)
+	}{
+		{"CSV", func() (bulkfile.File, error) {
+			return bulkfile.DecodeCSV(context.Background(), strings.NewReader(
+				"paymentId,debtorAccount,amount,currency,creditorName,creditorIban,requestedExecutionTime,priority\n"+
+					"p-1,ACC-1,1.00,EUR,J,DE89370400440532013000,2030-01-01T00:00:00Z, HIGH\n"+
+					"p-2,ACC-1,1.00,EUR,J,DE89370400440532013000,2030-01-01T00:00:00Z,\n"+
+					"p-3,ACC-1,1.00,EUR,J,DE89370400440532013000,2030-01-01T00:00:00Z,URGENT\n"))
+		}},
+		{"JSON lines", func() (bulkfile.File, error) {
+			return bulkfile.DecodeJSONLines(context.Background(), strings.NewReader(
+				fmt.Sprintf(line, "p-1", `,"priority":"HIGH"`)+"\n"+fmt.Sprintf(line, "p-2", "")+"\n"+fmt.Sprintf(line, "p-3", `,"priority":"URGENT"`)+"\n"), 1024)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f, err := tt.decode()
+			if err != nil || len(f.Bad) > 0 || len(f.Requests) != 3 {
+				t.Fatalf("%+v, %v", f, err)
+			}
+			if f.Requests[0].Priority != payment.PriorityHigh || f.Requests[1].Priority != "" {
+				t.Errorf("priorities %q and %q, want HIGH and none", f.Requests[0].Priority, f.Requests[1].Priority)
+			}
+			for i := range f.Requests {
+				f.Requests[i].TenantID = "acme"
+			}
+			les, err := (&payment.Service{}).CheckBatch(context.Background(), f.Requests, f.Places)
+			if err != nil || len(les) != 1 || les[0].Line != f.Places[2] || les[0].Fields[0].Field != "priority" {
+				t.Errorf("checked: %+v, %v; want line %d's priority", les, err, f.Places[2])
+			}
+		})
+	}
+}

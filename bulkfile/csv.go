@@ -18,9 +18,10 @@ import (
 // creditorName, creditorIban, requestedExecutionTime; tenantId may be left
 // out when the caller's token (or the tenantId query parameter) names it;
 // rail names the payment's rail (empty, or no column: the routing rules
-// choose).
+// choose); priority is HIGH, NORMAL or LOW (empty, or no column: the
+// file's).
 var CSVColumns = []string{"paymentId", "tenantId", "debtorAccount", "amount", "currency",
-	"creditorName", "creditorIban", "creditorBic", "requestedExecutionTime", "remittanceInfo", "rail"}
+	"creditorName", "creditorIban", "creditorBic", "requestedExecutionTime", "remittanceInfo", "rail", "priority"}
 
 var requiredCSV = []string{"paymentId", "debtorAccount", "amount", "currency", "creditorName", "creditorIban", "requestedExecutionTime"}
 
@@ -94,6 +95,7 @@ func DecodeCSV(ctx context.Context, r io.Reader) (File, error) {
 		req := payment.Request{
 			PaymentID: get("paymentId"), TenantID: get("tenantId"), DebtorAccount: get("debtorAccount"),
 			Amount: get("amount"), Currency: get("currency"), RemittanceInfo: get("remittanceInfo"), Rail: get("rail"),
+			Priority: payment.Priority(get("priority")),
 			Creditor: payment.Creditor{Name: get("creditorName"), IBAN: get("creditorIban"), BIC: get("creditorBic")},
 		}
 		if at := get("requestedExecutionTime"); at != "" {

@@ -97,7 +97,9 @@ func stopped(err error) error { return fmt.Errorf("bulkfile: decoding stopped: %
 // offset; an EqvtAmt to convert, a creditor account by Othr/Id, a
 // charge bearer other than SLEV, a creditor reference whose check digits
 // fail) is reported in Bad. A structured reference becomes the
-// remittance text when there is no Ustrd. Places number the transactions
+// remittance text when there is no Ustrd. PmtTpInf/InstrPrty, of the
+// transaction or else of its payment information, is the payment's
+// priority (HIGH; NORM is NORMAL); none leaves it to the file's. Places number the transactions
 // 1, 2, … in document order, and Declared is their count; Pain001 keeps
 // the ids and flags a status report names.
 func DecodePain001(ctx context.Context, r io.Reader) (File, error) {
@@ -232,6 +234,7 @@ type pmtInf struct {
 	dateTimeResolved bool
 	id, chrgBr       string
 	btchBookg        *bool
+	priority         payment.Priority
 	origins          []payment.TxOrigin
 }
 
@@ -246,6 +249,7 @@ type txn struct {
 	chrgBr                  string
 	ref, refType            string
 	hasRef                  bool
+	priority                payment.Priority
 }
 
 func (d *painDecoder) token(tok xml.Token) error {
@@ -342,6 +346,8 @@ func (d *painDecoder) endPmtInf(rel []string, text string, line int) error {
 		pi.btchBookg = &b
 	case is(rel, "ChrgBr"):
 		pi.chrgBr = strings.TrimSpace(text)
+	case is(rel, "PmtTpInf", "InstrPrty"):
+		pi.priority = instrPriority(text)
 	case is(rel, "NbOfTxs"):
 		pi.nb, pi.nbLine = text, line
 	case is(rel, "CtrlSum"):
@@ -377,6 +383,8 @@ func (d *painDecoder) endTx(rel []string, text string) {
 		tx.ccyOfTrf = strings.TrimSpace(text)
 	case is(rel, "ChrgBr"):
 		tx.chrgBr = strings.TrimSpace(text)
+	case is(rel, "PmtTpInf", "InstrPrty"):
+		tx.priority = instrPriority(text)
 	case is(rel, "CdtrAcct", "Id", "Othr", "Id"):
 		tx.othr = text
 	case is(rel, "RmtInf", "Strd", "CdtrRefInf", "Ref"):
@@ -481,13 +489,27 @@ func (d *painDecoder) transaction() {
 	if remittance == "" {
 		remittance = ref
 	}
+	priority := tx.priority
+	if priority == "" {
+		priority = pi.priority
+	}
 	d.f.Requests = append(d.f.Requests, payment.Request{
 		PaymentID: id, DebtorAccount: debtor,
 		Amount: amount, Currency: ccy,
 		Creditor:               payment.Creditor{Name: strings.TrimSpace(tx.name), IBAN: strings.TrimSpace(tx.iban), BIC: strings.TrimSpace(bic)},
-		RequestedExecutionTime: pi.at, RemittanceInfo: remittance,
+		RequestedExecutionTime: pi.at, RemittanceInfo: remittance, Priority: priority,
 	})
 	d.f.Places = append(d.f.Places, n)
+}
+
+// instrPriority is the payment's priority an instruction priority
+// (Priority2Code, which the schema has checked) asks for: HIGH is HIGH,
+// NORM is NORMAL.
+func instrPriority(code string) payment.Priority {
+	if strings.TrimSpace(code) == "HIGH" {
+		return payment.PriorityHigh
+	}
+	return payment.PriorityNormal
 }
 
 // checkPmtInf checks a PmtInf's NbOfTxs and CtrlSum at its end.

@@ -568,3 +568,34 @@ func TestDeclaredAccounting(t *testing.T) {
 		})
 	}
 }
+
+// TestPain001Priority: PmtTpInf/InstrPrty is the priority of the payments
+// it covers: a payment information's (HIGH: HIGH), unless a transaction
+// gives its own (NORM: NORMAL); a payment under neither names none (the
+// file's priority, or NORMAL, is then its).
+func TestPain001Priority(t *testing.T) {
+	t.Parallel()
+	prty := func(code string) string { return "<PmtTpInf><InstrPrty>" + code + "</InstrPrty></PmtTpInf>" }
+	for _, v := range []string{"03", "09", "11"} {
+		doc := painDoc{version: v, txs: []painTx{{id: "pay-1", amount: "1.00"}, {id: "pay-2", amount: "1.00"}},
+			morePmtInf: [][]painTx{{{id: "pay-3", amount: "1.00"}, {id: "pay-4", amount: "1.00"}}}}.String()
+		// The first payment information asks HIGH; pay-2 and pay-4 ask
+		// for their own.
+		doc = strings.Replace(doc, "<PmtMtd>TRF</PmtMtd>", "<PmtMtd>TRF</PmtMtd>"+prty("HIGH"), 1)
+		for id, code := range map[string]string{"pay-2": "NORM", "pay-4": "HIGH"} {
+			pmtID := "<PmtId><EndToEndId>" + id + "</EndToEndId></PmtId>"
+			doc = strings.Replace(doc, pmtID, pmtID+prty(code), 1)
+		}
+		f, err := decodePain(t, doc)
+		if err != nil || len(f.Bad) > 0 || len(f.Requests) != 4 {
+			t.Fatalf("%s: %+v, %v", v, f, err)
+		}
+		var got []string
+		for _, r := range f.Requests {
+			got = append(got, r.PaymentID+"="+string(r.Priority))
+		}
+		if want := "pay-1=HIGH pay-2=NORMAL pay-3= pay-4=HIGH"; strings.Join(got, " ") != want {
+			t.Errorf("%s: priorities %s, want %s", v, strings.Join(got, " "), want)
+		}
+	}
+}
