@@ -264,6 +264,12 @@ type Invoker interface {
 	//
 	// GET /admin/fx-rates
 	ListFxRates(ctx context.Context, params ListFxRatesParams) (ListFxRatesRes, error)
+	// ListPauses invokes listPauses operation.
+	//
+	// Every scope paused, oldest pause first.
+	//
+	// GET /admin/pauses
+	ListPauses(ctx context.Context) (ListPausesRes, error)
 	// ListPaymentBatchRejections invokes listPaymentBatchRejections operation.
 	//
 	// The payments a bulk file had refused, by line with each field's reason, paged.
@@ -310,6 +316,16 @@ type Invoker interface {
 	//
 	// GET /admin/webhooks
 	ListWebhookEndpoints(ctx context.Context, params ListWebhookEndpointsParams) (ListWebhookEndpointsRes, error)
+	// PausePayments invokes pausePayments operation.
+	//
+	// Pauses a scope: its waiting payments (SCHEDULED, their executions not begun) stay SCHEDULED in their
+	// order and do not execute; their queue items are parked and their slots given back to the others.
+	// Payments Phase A stores meanwhile in the scope are paused too, and an execution claimed but not
+	// begun parks its item; an execution that has begun finishes. Pausing a paused scope again pauses what
+	// came since (201 again, the pause's time its first). Audited in the pause's own transaction.
+	//
+	// POST /admin/pauses
+	PausePayments(ctx context.Context, request *PauseRequest) (PausePaymentsRes, error)
 	// PauseProcess invokes pauseProcess operation.
 	//
 	// Holds a process before its next step; recorded in its log with the X-Operator.
@@ -378,6 +394,16 @@ type Invoker interface {
 	//
 	// POST /admin/dead-letters/requeue
 	RequeueDeadLetters(ctx context.Context, request *DeadLetterRequeue) (RequeueDeadLettersRes, error)
+	// ResumePayments invokes resumePayments operation.
+	//
+	// Resumes a paused scope: its paused payments are paced again from now at their configs' rates, in
+	// their order (never a burst), each on its business day before its rail's cut-off, or its tenant's
+	// cut-off rule (ROLL, HOLD, REJECT) when it can no longer make it. A payment whose execution held its
+	// item at the resume is left to that execution and settled after it. Audited in the resume's own
+	// transaction.
+	//
+	// DELETE /admin/pauses/{scope}/{id}
+	ResumePayments(ctx context.Context, params ResumePaymentsParams) (ResumePaymentsRes, error)
 	// ResumeProcess invokes resumeProcess operation.
 	//
 	// Lets a paused process go on; recorded in its log with the X-Operator.
@@ -410,6 +436,24 @@ type Invoker interface {
 	//
 	// POST /admin/fx-rates
 	SetFxRate(ctx context.Context, request *FxRateRequest, params SetFxRateParams) (SetFxRateRes, error)
+	// SetPaymentBatchPriority invokes setPaymentBatchPriority operation.
+	//
+	// Changes the priority of the file's payments that still wait (of the caller's tenant; an operator's
+	// token, every tenant's unless tenantId names one), those not yet through Phase A included, and gives
+	// the payments waiting on their rails their slots in their new order. Payments that no longer wait
+	// keep theirs. Audited in the change's own transaction (none when nothing changed).
+	//
+	// POST /v1/payment-batches/{id}/priority
+	SetPaymentBatchPriority(ctx context.Context, request *PriorityRequest, params SetPaymentBatchPriorityParams) (SetPaymentBatchPriorityRes, error)
+	// SetPaymentPriority invokes setPaymentPriority operation.
+	//
+	// Changes the priority of the tenant's payment while it waits (SCHEDULED: its place among the payments
+	// waiting with it moves at once, and they are given their slots in their new order; HELD: it counts
+	// once released; not yet through Phase A: it is stored with it). Audited in the change's own
+	// transaction (none when it had that priority already).
+	//
+	// POST /v1/payments/{id}/priority
+	SetPaymentPriority(ctx context.Context, request *PriorityRequest, params SetPaymentPriorityParams) (SetPaymentPriorityRes, error)
 	// UpdateDispatchConfig invokes updateDispatchConfig operation.
 	//
 	// Changes some of an item type's settings, all or none, from the next dispatch cycle on: enabled=false
@@ -1126,6 +1170,23 @@ func (c *Client) sendCreatePaymentBatch(ctx context.Context, request CreatePayme
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.Atomic.Get(); ok {
 				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "priority" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "priority",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Priority.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
 			}
 			return nil
 		}); err != nil {
@@ -3769,6 +3830,82 @@ func (c *Client) sendListFxRates(ctx context.Context, params ListFxRatesParams) 
 	return result, nil
 }
 
+// ListPauses invokes listPauses operation.
+//
+// Every scope paused, oldest pause first.
+//
+// GET /admin/pauses
+func (c *Client) ListPauses(ctx context.Context) (ListPausesRes, error) {
+	res, err := c.sendListPauses(ctx)
+	return res, err
+}
+
+func (c *Client) sendListPauses(ctx context.Context) (res ListPausesRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/pauses"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, ListPausesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListPausesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListPaymentBatchRejections invokes listPaymentBatchRejections operation.
 //
 // The payments a bulk file had refused, by line with each field's reason, paged.
@@ -4002,6 +4139,23 @@ func (c *Client) sendListPayments(ctx context.Context, params ListPaymentsParams
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.Rail.Get(); ok {
 				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "priority" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "priority",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Priority.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
 			}
 			return nil
 		}); err != nil {
@@ -4674,6 +4828,89 @@ func (c *Client) sendListWebhookEndpoints(ctx context.Context, params ListWebhoo
 	}()
 
 	result, err := decodeListWebhookEndpointsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PausePayments invokes pausePayments operation.
+//
+// Pauses a scope: its waiting payments (SCHEDULED, their executions not begun) stay SCHEDULED in their
+// order and do not execute; their queue items are parked and their slots given back to the others.
+// Payments Phase A stores meanwhile in the scope are paused too, and an execution claimed but not
+// begun parks its item; an execution that has begun finishes. Pausing a paused scope again pauses what
+// came since (201 again, the pause's time its first). Audited in the pause's own transaction.
+//
+// POST /admin/pauses
+func (c *Client) PausePayments(ctx context.Context, request *PauseRequest) (PausePaymentsRes, error) {
+	res, err := c.sendPausePayments(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendPausePayments(ctx context.Context, request *PauseRequest) (res PausePaymentsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/pauses"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePausePaymentsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, PausePaymentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePausePaymentsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -5537,6 +5774,123 @@ func (c *Client) sendRequeueDeadLetters(ctx context.Context, request *DeadLetter
 	return result, nil
 }
 
+// ResumePayments invokes resumePayments operation.
+//
+// Resumes a paused scope: its paused payments are paced again from now at their configs' rates, in
+// their order (never a burst), each on its business day before its rail's cut-off, or its tenant's
+// cut-off rule (ROLL, HOLD, REJECT) when it can no longer make it. A payment whose execution held its
+// item at the resume is left to that execution and settled after it. Audited in the resume's own
+// transaction.
+//
+// DELETE /admin/pauses/{scope}/{id}
+func (c *Client) ResumePayments(ctx context.Context, params ResumePaymentsParams) (ResumePaymentsRes, error) {
+	res, err := c.sendResumePayments(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendResumePayments(ctx context.Context, params ResumePaymentsParams) (res ResumePaymentsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [4]string
+	pathParts[0] = "/admin/pauses/"
+	{
+		// Encode "scope" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "scope",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(string(params.Scope)))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, ResumePaymentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeResumePaymentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ResumeProcess invokes resumeProcess operation.
 //
 // Lets a paused process go on; recorded in its log with the X-Operator.
@@ -6042,6 +6396,248 @@ func (c *Client) sendSetFxRate(ctx context.Context, request *FxRateRequest, para
 	}()
 
 	result, err := decodeSetFxRateResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// SetPaymentBatchPriority invokes setPaymentBatchPriority operation.
+//
+// Changes the priority of the file's payments that still wait (of the caller's tenant; an operator's
+// token, every tenant's unless tenantId names one), those not yet through Phase A included, and gives
+// the payments waiting on their rails their slots in their new order. Payments that no longer wait
+// keep theirs. Audited in the change's own transaction (none when nothing changed).
+//
+// POST /v1/payment-batches/{id}/priority
+func (c *Client) SetPaymentBatchPriority(ctx context.Context, request *PriorityRequest, params SetPaymentBatchPriorityParams) (SetPaymentBatchPriorityRes, error) {
+	res, err := c.sendSetPaymentBatchPriority(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendSetPaymentBatchPriority(ctx context.Context, request *PriorityRequest, params SetPaymentBatchPriorityParams) (res SetPaymentBatchPriorityRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/v1/payment-batches/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/priority"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "tenantId" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "tenantId",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.TenantId.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeSetPaymentBatchPriorityRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, SetPaymentBatchPriorityOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSetPaymentBatchPriorityResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// SetPaymentPriority invokes setPaymentPriority operation.
+//
+// Changes the priority of the tenant's payment while it waits (SCHEDULED: its place among the payments
+// waiting with it moves at once, and they are given their slots in their new order; HELD: it counts
+// once released; not yet through Phase A: it is stored with it). Audited in the change's own
+// transaction (none when it had that priority already).
+//
+// POST /v1/payments/{id}/priority
+func (c *Client) SetPaymentPriority(ctx context.Context, request *PriorityRequest, params SetPaymentPriorityParams) (SetPaymentPriorityRes, error) {
+	res, err := c.sendSetPaymentPriority(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendSetPaymentPriority(ctx context.Context, request *PriorityRequest, params SetPaymentPriorityParams) (res SetPaymentPriorityRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/v1/payments/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/priority"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "tenantId" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "tenantId",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.TenantId.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeSetPaymentPriorityRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, SetPaymentPriorityOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSetPaymentPriorityResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -149,6 +149,10 @@ type ListFxRatesRes interface {
 	listFxRatesRes()
 }
 
+type ListPausesRes interface {
+	listPausesRes()
+}
+
 type ListPaymentBatchRejectionsRes interface {
 	listPaymentBatchRejectionsRes()
 }
@@ -175,6 +179,10 @@ type ListWebhookDeliveriesRes interface {
 
 type ListWebhookEndpointsRes interface {
 	listWebhookEndpointsRes()
+}
+
+type PausePaymentsRes interface {
+	pausePaymentsRes()
 }
 
 type PauseProcessRes interface {
@@ -213,6 +221,10 @@ type RequeueDeadLettersRes interface {
 	requeueDeadLettersRes()
 }
 
+type ResumePaymentsRes interface {
+	resumePaymentsRes()
+}
+
 type ResumeProcessRes interface {
 	resumeProcessRes()
 }
@@ -231,6 +243,14 @@ type SetCutoffRuleRes interface {
 
 type SetFxRateRes interface {
 	setFxRateRes()
+}
+
+type SetPaymentBatchPriorityRes interface {
+	setPaymentBatchPriorityRes()
+}
+
+type SetPaymentPriorityRes interface {
+	setPaymentPriorityRes()
 }
 
 type UpdateDispatchConfigRes interface {

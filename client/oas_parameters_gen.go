@@ -53,6 +53,9 @@ type CreatePaymentBatchParams struct {
 	// True: any bad payment refuses the whole file (422, nothing starts); false (default): the good ones
 	// start and the bad are listed in rejections.
 	Atomic OptBool `json:",omitempty,omitzero"`
+	// The priority of the file's payments that name none (a JSON line's or CSV row's priority, a
+	// pain.001's PmtTpInf/InstrPrty: HIGH is HIGH, NORM NORMAL); absent: NORMAL.
+	Priority OptPriority `json:",omitempty,omitzero"`
 }
 
 // DeactivateRateLimitConfigParams is parameters of deactivateRateLimitConfig operation.
@@ -208,6 +211,9 @@ type ListPaymentsParams struct {
 	// The payments leaving by that rail (read beside the list's index: a page reads at most 10,000
 	// payments and may come back short with next).
 	Rail OptString `json:",omitempty,omitzero"`
+	// The payments of that priority (read beside the list's index: a page reads at most 10,000 payments
+	// and may come back short with next).
+	Priority OptPriority `json:",omitempty,omitzero"`
 	// Requested execution time at or after.
 	RequestedFrom OptDateTime `json:",omitempty,omitzero"`
 	// Requested execution time before.
@@ -311,6 +317,13 @@ type RepaceRateLimitConfigParams struct {
 	Name string
 }
 
+// ResumePaymentsParams is parameters of resumePayments operation.
+type ResumePaymentsParams struct {
+	Scope PauseKind
+	// The tenant id, the file's batch id or the rail's name.
+	ID string
+}
+
 // ResumeProcessParams is parameters of resumeProcess operation.
 type ResumeProcessParams struct {
 	ID string
@@ -349,6 +362,22 @@ type SetFxRateParams struct {
 	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
 	// anything is done.
 	XOperator OptString `json:",omitempty,omitzero"`
+}
+
+// SetPaymentBatchPriorityParams is parameters of setPaymentBatchPriority operation.
+type SetPaymentBatchPriorityParams struct {
+	ID string
+	// An operator's token: change only this tenant's payments.
+	TenantId OptString `json:",omitempty,omitzero"`
+}
+
+// SetPaymentPriorityParams is parameters of setPaymentPriority operation.
+type SetPaymentPriorityParams struct {
+	// The id the payment's tenant chose.
+	ID string
+	// The tenant whose payment id is looked up: a tenant's token always acts in its own tenant (another
+	// tenant here answers 403); required for an operator's token.
+	TenantId OptString `json:",omitempty,omitzero"`
 }
 
 // UpdateDispatchConfigParams is parameters of updateDispatchConfig operation.

@@ -135,6 +135,20 @@ func encodeCreateWebhookEndpointRequest(
 	return nil
 }
 
+func encodePausePaymentsRequest(
+	req *PauseRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodePutCalendarRequest(
 	req *CalendarRequest,
 	r *http.Request,
@@ -263,6 +277,34 @@ func encodeSetCutoffRuleRequest(
 
 func encodeSetFxRateRequest(
 	req *FxRateRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeSetPaymentBatchPriorityRequest(
+	req *PriorityRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeSetPaymentPriorityRequest(
+	req *PriorityRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

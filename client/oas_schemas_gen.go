@@ -679,6 +679,58 @@ func (s *BatchRejectionsRejectionsItemErrorsItem) SetDetail(val string) {
 	s.Detail = val
 }
 
+// A file's change of priority: how many of its waiting payments (and of those not yet through Phase A)
+// changed, and how the payments waiting on their rails moved to their new order.
+// Ref: #/components/schemas/BatchReprioritized
+type BatchReprioritized struct {
+	BatchId  string   `json:"batchId"`
+	Priority Priority `json:"priority"`
+	Changed  int      `json:"changed"`
+	Repaced  Repaced  `json:"repaced"`
+}
+
+// GetBatchId returns the value of BatchId.
+func (s *BatchReprioritized) GetBatchId() string {
+	return s.BatchId
+}
+
+// GetPriority returns the value of Priority.
+func (s *BatchReprioritized) GetPriority() Priority {
+	return s.Priority
+}
+
+// GetChanged returns the value of Changed.
+func (s *BatchReprioritized) GetChanged() int {
+	return s.Changed
+}
+
+// GetRepaced returns the value of Repaced.
+func (s *BatchReprioritized) GetRepaced() Repaced {
+	return s.Repaced
+}
+
+// SetBatchId sets the value of BatchId.
+func (s *BatchReprioritized) SetBatchId(val string) {
+	s.BatchId = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *BatchReprioritized) SetPriority(val Priority) {
+	s.Priority = val
+}
+
+// SetChanged sets the value of Changed.
+func (s *BatchReprioritized) SetChanged(val int) {
+	s.Changed = val
+}
+
+// SetRepaced sets the value of Repaced.
+func (s *BatchReprioritized) SetRepaced(val Repaced) {
+	s.Repaced = val
+}
+
+func (*BatchReprioritized) setPaymentBatchPriorityRes() {}
+
 // Ref: #/components/schemas/BatchView
 type BatchView struct {
 	BatchId   string            `json:"batchId"`
@@ -4155,6 +4207,18 @@ type ListFxRatesServiceUnavailable Problem
 
 func (*ListFxRatesServiceUnavailable) listFxRatesRes() {}
 
+type ListPausesBadRequest Problem
+
+func (*ListPausesBadRequest) listPausesRes() {}
+
+type ListPausesForbidden Problem
+
+func (*ListPausesForbidden) listPausesRes() {}
+
+type ListPausesServiceUnavailable Problem
+
+func (*ListPausesServiceUnavailable) listPausesRes() {}
+
 type ListPaymentBatchRejectionsBadRequest Problem
 
 func (*ListPaymentBatchRejectionsBadRequest) listPaymentBatchRejectionsRes() {}
@@ -4959,6 +5023,52 @@ func (o OptListWebhookDeliveriesState) Or(d ListWebhookDeliveriesState) ListWebh
 	return d
 }
 
+// NewOptPause returns new OptPause with value set to v.
+func NewOptPause(v Pause) OptPause {
+	return OptPause{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPause is optional Pause.
+type OptPause struct {
+	Value Pause
+	Set   bool
+}
+
+// IsSet returns true if OptPause was set.
+func (o OptPause) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPause) Reset() {
+	var v Pause
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPause) SetTo(v Pause) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPause) Get() (v Pause, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPause) Or(d Pause) Pause {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptPaymentLinks returns new OptPaymentLinks with value set to v.
 func NewOptPaymentLinks(v PaymentLinks) OptPaymentLinks {
 	return OptPaymentLinks{
@@ -4999,6 +5109,52 @@ func (o OptPaymentLinks) Get() (v PaymentLinks, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptPaymentLinks) Or(d PaymentLinks) PaymentLinks {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPriority returns new OptPriority with value set to v.
+func NewOptPriority(v Priority) OptPriority {
+	return OptPriority{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPriority is optional Priority.
+type OptPriority struct {
+	Value Priority
+	Set   bool
+}
+
+// IsSet returns true if OptPriority was set.
+func (o OptPriority) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPriority) Reset() {
+	var v Priority
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPriority) SetTo(v Priority) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPriority) Get() (v Priority, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPriority) Or(d Priority) Priority {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -5281,6 +5437,122 @@ func (o OptString) Or(d string) string {
 	return d
 }
 
+// A scope paused, and since when (its first pause).
+// Ref: #/components/schemas/Pause
+type Pause struct {
+	Scope    PauseKind `json:"scope"`
+	ID       string    `json:"id"`
+	PausedAt time.Time `json:"pausedAt"`
+}
+
+// GetScope returns the value of Scope.
+func (s *Pause) GetScope() PauseKind {
+	return s.Scope
+}
+
+// GetID returns the value of ID.
+func (s *Pause) GetID() string {
+	return s.ID
+}
+
+// GetPausedAt returns the value of PausedAt.
+func (s *Pause) GetPausedAt() time.Time {
+	return s.PausedAt
+}
+
+// SetScope sets the value of Scope.
+func (s *Pause) SetScope(val PauseKind) {
+	s.Scope = val
+}
+
+// SetID sets the value of ID.
+func (s *Pause) SetID(val string) {
+	s.ID = val
+}
+
+// SetPausedAt sets the value of PausedAt.
+func (s *Pause) SetPausedAt(val time.Time) {
+	s.PausedAt = val
+}
+
+// What a pause holds: a tenant's waiting payments, a file's (its batch id) or a rail's.
+// Ref: #/components/schemas/PauseKind
+type PauseKind string
+
+const (
+	PauseKindTENANT PauseKind = "TENANT"
+	PauseKindBATCH  PauseKind = "BATCH"
+	PauseKindRAIL   PauseKind = "RAIL"
+)
+
+// AllValues returns all PauseKind values.
+func (PauseKind) AllValues() []PauseKind {
+	return []PauseKind{
+		PauseKindTENANT,
+		PauseKindBATCH,
+		PauseKindRAIL,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PauseKind) MarshalText() ([]byte, error) {
+	switch s {
+	case PauseKindTENANT:
+		return []byte(s), nil
+	case PauseKindBATCH:
+		return []byte(s), nil
+	case PauseKindRAIL:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PauseKind) UnmarshalText(data []byte) error {
+	switch PauseKind(data) {
+	case PauseKindTENANT:
+		*s = PauseKindTENANT
+		return nil
+	case PauseKindBATCH:
+		*s = PauseKindBATCH
+		return nil
+	case PauseKindRAIL:
+		*s = PauseKindRAIL
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type PausePaymentsBadRequest Problem
+
+func (*PausePaymentsBadRequest) pausePaymentsRes() {}
+
+type PausePaymentsForbidden Problem
+
+func (*PausePaymentsForbidden) pausePaymentsRes() {}
+
+type PausePaymentsNotFound Problem
+
+func (*PausePaymentsNotFound) pausePaymentsRes() {}
+
+type PausePaymentsRequestEntityTooLarge Problem
+
+func (*PausePaymentsRequestEntityTooLarge) pausePaymentsRes() {}
+
+type PausePaymentsServiceUnavailable Problem
+
+func (*PausePaymentsServiceUnavailable) pausePaymentsRes() {}
+
+type PausePaymentsUnprocessableEntity Problem
+
+func (*PausePaymentsUnprocessableEntity) pausePaymentsRes() {}
+
+type PausePaymentsUnsupportedMediaType Problem
+
+func (*PausePaymentsUnsupportedMediaType) pausePaymentsRes() {}
+
 type PauseProcessBadRequest Problem
 
 func (*PauseProcessBadRequest) pauseProcessRes() {}
@@ -5300,6 +5572,94 @@ func (*PauseProcessNotFound) pauseProcessRes() {}
 type PauseProcessServiceUnavailable Problem
 
 func (*PauseProcessServiceUnavailable) pauseProcessRes() {}
+
+// What a pause holds: a tenant's waiting payments (TENANT, id its tenant id), a file's (BATCH, id its
+// batch id) or a rail's (RAIL, id its name).
+// Ref: #/components/schemas/PauseRequest
+type PauseRequest struct {
+	Scope PauseKind `json:"scope"`
+	ID    string    `json:"id"`
+}
+
+// GetScope returns the value of Scope.
+func (s *PauseRequest) GetScope() PauseKind {
+	return s.Scope
+}
+
+// GetID returns the value of ID.
+func (s *PauseRequest) GetID() string {
+	return s.ID
+}
+
+// SetScope sets the value of Scope.
+func (s *PauseRequest) SetScope(val PauseKind) {
+	s.Scope = val
+}
+
+// SetID sets the value of ID.
+func (s *PauseRequest) SetID(val string) {
+	s.ID = val
+}
+
+// What a pause holds: the waiting payments it marked paused (a pause of a scope paused already: those
+// that came since), of which parked now (their queue items PARKED, their slots given back); the others
+// were claimed by an execution not yet begun, which parks them itself. An execution that has begun
+// finishes.
+// Ref: #/components/schemas/Paused
+type Paused struct {
+	Payments int      `json:"payments"`
+	Parked   int      `json:"parked"`
+	Pause    OptPause `json:"pause"`
+}
+
+// GetPayments returns the value of Payments.
+func (s *Paused) GetPayments() int {
+	return s.Payments
+}
+
+// GetParked returns the value of Parked.
+func (s *Paused) GetParked() int {
+	return s.Parked
+}
+
+// GetPause returns the value of Pause.
+func (s *Paused) GetPause() OptPause {
+	return s.Pause
+}
+
+// SetPayments sets the value of Payments.
+func (s *Paused) SetPayments(val int) {
+	s.Payments = val
+}
+
+// SetParked sets the value of Parked.
+func (s *Paused) SetParked(val int) {
+	s.Parked = val
+}
+
+// SetPause sets the value of Pause.
+func (s *Paused) SetPause(val OptPause) {
+	s.Pause = val
+}
+
+func (*Paused) pausePaymentsRes() {}
+
+// Ref: #/components/schemas/Pauses
+type Pauses struct {
+	Pauses []Pause `json:"pauses"`
+}
+
+// GetPauses returns the value of Pauses.
+func (s *Pauses) GetPauses() []Pause {
+	return s.Pauses
+}
+
+// SetPauses sets the value of Pauses.
+func (s *Pauses) SetPauses(val []Pause) {
+	s.Pauses = val
+}
+
+func (*Pauses) listPausesRes() {}
 
 // Ref: #/components/schemas/Payment
 type Payment struct {
@@ -5325,7 +5685,8 @@ type Payment struct {
 	// payment from before rails.
 	Rail OptString `json:"rail"`
 	// Its business day on its rail, once Phase A decided it.
-	ExecutionDate OptDate `json:"executionDate"`
+	ExecutionDate OptDate     `json:"executionDate"`
+	Priority      OptPriority `json:"priority"`
 }
 
 // GetPaymentId returns the value of PaymentId.
@@ -5408,6 +5769,11 @@ func (s *Payment) GetExecutionDate() OptDate {
 	return s.ExecutionDate
 }
 
+// GetPriority returns the value of Priority.
+func (s *Payment) GetPriority() OptPriority {
+	return s.Priority
+}
+
 // SetPaymentId sets the value of PaymentId.
 func (s *Payment) SetPaymentId(val string) {
 	s.PaymentId = val
@@ -5486,6 +5852,11 @@ func (s *Payment) SetRail(val OptString) {
 // SetExecutionDate sets the value of ExecutionDate.
 func (s *Payment) SetExecutionDate(val OptDate) {
 	s.ExecutionDate = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *Payment) SetPriority(val OptPriority) {
+	s.Priority = val
 }
 
 func (*Payment) getPaymentRes() {}
@@ -5720,6 +6091,69 @@ func (s *PaymentPage) SetNext(val OptString) {
 
 func (*PaymentPage) listPaymentsRes() {}
 
+// A payment's change of priority: changed is 1 when it changed (0: it had that priority already),
+// repaced how the payments waiting on its rail moved to their new order.
+// Ref: #/components/schemas/PaymentReprioritized
+type PaymentReprioritized struct {
+	PaymentId string   `json:"paymentId"`
+	TenantId  string   `json:"tenantId"`
+	Priority  Priority `json:"priority"`
+	Changed   int      `json:"changed"`
+	Repaced   Repaced  `json:"repaced"`
+}
+
+// GetPaymentId returns the value of PaymentId.
+func (s *PaymentReprioritized) GetPaymentId() string {
+	return s.PaymentId
+}
+
+// GetTenantId returns the value of TenantId.
+func (s *PaymentReprioritized) GetTenantId() string {
+	return s.TenantId
+}
+
+// GetPriority returns the value of Priority.
+func (s *PaymentReprioritized) GetPriority() Priority {
+	return s.Priority
+}
+
+// GetChanged returns the value of Changed.
+func (s *PaymentReprioritized) GetChanged() int {
+	return s.Changed
+}
+
+// GetRepaced returns the value of Repaced.
+func (s *PaymentReprioritized) GetRepaced() Repaced {
+	return s.Repaced
+}
+
+// SetPaymentId sets the value of PaymentId.
+func (s *PaymentReprioritized) SetPaymentId(val string) {
+	s.PaymentId = val
+}
+
+// SetTenantId sets the value of TenantId.
+func (s *PaymentReprioritized) SetTenantId(val string) {
+	s.TenantId = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *PaymentReprioritized) SetPriority(val Priority) {
+	s.Priority = val
+}
+
+// SetChanged sets the value of Changed.
+func (s *PaymentReprioritized) SetChanged(val int) {
+	s.Changed = val
+}
+
+// SetRepaced sets the value of Repaced.
+func (s *PaymentReprioritized) SetRepaced(val Repaced) {
+	s.Repaced = val
+}
+
+func (*PaymentReprioritized) setPaymentPriorityRes() {}
+
 // Ref: #/components/schemas/PaymentRequest
 type PaymentRequest struct {
 	PaymentId     OptString `json:"paymentId"`
@@ -5733,7 +6167,8 @@ type PaymentRequest struct {
 	RemittanceInfo         OptString `json:"remittanceInfo"`
 	// The rail it leaves by (it must exist and be active); absent: the routing rules choose (422 naming
 	// rail when none does).
-	Rail OptString `json:"rail"`
+	Rail     OptString   `json:"rail"`
+	Priority OptPriority `json:"priority"`
 }
 
 // GetPaymentId returns the value of PaymentId.
@@ -5781,6 +6216,11 @@ func (s *PaymentRequest) GetRail() OptString {
 	return s.Rail
 }
 
+// GetPriority returns the value of Priority.
+func (s *PaymentRequest) GetPriority() OptPriority {
+	return s.Priority
+}
+
 // SetPaymentId sets the value of PaymentId.
 func (s *PaymentRequest) SetPaymentId(val OptString) {
 	s.PaymentId = val
@@ -5824,6 +6264,11 @@ func (s *PaymentRequest) SetRemittanceInfo(val OptString) {
 // SetRail sets the value of Rail.
 func (s *PaymentRequest) SetRail(val OptString) {
 	s.Rail = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *PaymentRequest) SetPriority(val OptPriority) {
+	s.Priority = val
 }
 
 type PaymentStatus string
@@ -5921,6 +6366,74 @@ func (s *PaymentStatus) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Orders a payment among those waiting under its rate-limit configs: a payment's place is when it
+// began to wait, a HIGH one's an hour earlier, a LOW one's an hour later (so HIGH goes ahead of NORMAL
+// that arrived up to an hour before it, and ageing bounds how long LOW waits); absent on a request:
+// NORMAL.
+// Ref: #/components/schemas/Priority
+type Priority string
+
+const (
+	PriorityHIGH   Priority = "HIGH"
+	PriorityNORMAL Priority = "NORMAL"
+	PriorityLOW    Priority = "LOW"
+)
+
+// AllValues returns all Priority values.
+func (Priority) AllValues() []Priority {
+	return []Priority{
+		PriorityHIGH,
+		PriorityNORMAL,
+		PriorityLOW,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s Priority) MarshalText() ([]byte, error) {
+	switch s {
+	case PriorityHIGH:
+		return []byte(s), nil
+	case PriorityNORMAL:
+		return []byte(s), nil
+	case PriorityLOW:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *Priority) UnmarshalText(data []byte) error {
+	switch Priority(data) {
+	case PriorityHIGH:
+		*s = PriorityHIGH
+		return nil
+	case PriorityNORMAL:
+		*s = PriorityNORMAL
+		return nil
+	case PriorityLOW:
+		*s = PriorityLOW
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/PriorityRequest
+type PriorityRequest struct {
+	Priority Priority `json:"priority"`
+}
+
+// GetPriority returns the value of Priority.
+func (s *PriorityRequest) GetPriority() Priority {
+	return s.Priority
+}
+
+// SetPriority sets the value of Priority.
+func (s *PriorityRequest) SetPriority(val Priority) {
+	s.Priority = val
 }
 
 // Ref: #/components/schemas/Problem
@@ -7924,6 +8437,7 @@ func (s *Repaced) SetLastSlot(val OptDateTime) {
 }
 
 func (*Repaced) repaceRateLimitConfigRes() {}
+func (*Repaced) resumePaymentsRes()        {}
 
 type RequeueDeadLettersBadRequest Problem
 
@@ -7952,6 +8466,22 @@ func (*RequeueDeadLettersUnprocessableEntity) requeueDeadLettersRes() {}
 type RequeueDeadLettersUnsupportedMediaType Problem
 
 func (*RequeueDeadLettersUnsupportedMediaType) requeueDeadLettersRes() {}
+
+type ResumePaymentsBadRequest Problem
+
+func (*ResumePaymentsBadRequest) resumePaymentsRes() {}
+
+type ResumePaymentsForbidden Problem
+
+func (*ResumePaymentsForbidden) resumePaymentsRes() {}
+
+type ResumePaymentsNotFound Problem
+
+func (*ResumePaymentsNotFound) resumePaymentsRes() {}
+
+type ResumePaymentsServiceUnavailable Problem
+
+func (*ResumePaymentsServiceUnavailable) resumePaymentsRes() {}
 
 type ResumeProcessBadRequest Problem
 
@@ -8217,6 +8747,66 @@ type SetFxRateUnsupportedMediaType Problem
 
 func (*SetFxRateUnsupportedMediaType) setFxRateRes() {}
 
+type SetPaymentBatchPriorityBadRequest Problem
+
+func (*SetPaymentBatchPriorityBadRequest) setPaymentBatchPriorityRes() {}
+
+type SetPaymentBatchPriorityForbidden Problem
+
+func (*SetPaymentBatchPriorityForbidden) setPaymentBatchPriorityRes() {}
+
+type SetPaymentBatchPriorityNotFound Problem
+
+func (*SetPaymentBatchPriorityNotFound) setPaymentBatchPriorityRes() {}
+
+type SetPaymentBatchPriorityRequestEntityTooLarge Problem
+
+func (*SetPaymentBatchPriorityRequestEntityTooLarge) setPaymentBatchPriorityRes() {}
+
+type SetPaymentBatchPriorityServiceUnavailable Problem
+
+func (*SetPaymentBatchPriorityServiceUnavailable) setPaymentBatchPriorityRes() {}
+
+type SetPaymentBatchPriorityUnprocessableEntity Problem
+
+func (*SetPaymentBatchPriorityUnprocessableEntity) setPaymentBatchPriorityRes() {}
+
+type SetPaymentBatchPriorityUnsupportedMediaType Problem
+
+func (*SetPaymentBatchPriorityUnsupportedMediaType) setPaymentBatchPriorityRes() {}
+
+type SetPaymentPriorityBadRequest Problem
+
+func (*SetPaymentPriorityBadRequest) setPaymentPriorityRes() {}
+
+type SetPaymentPriorityConflict Problem
+
+func (*SetPaymentPriorityConflict) setPaymentPriorityRes() {}
+
+type SetPaymentPriorityForbidden Problem
+
+func (*SetPaymentPriorityForbidden) setPaymentPriorityRes() {}
+
+type SetPaymentPriorityNotFound Problem
+
+func (*SetPaymentPriorityNotFound) setPaymentPriorityRes() {}
+
+type SetPaymentPriorityRequestEntityTooLarge Problem
+
+func (*SetPaymentPriorityRequestEntityTooLarge) setPaymentPriorityRes() {}
+
+type SetPaymentPriorityServiceUnavailable Problem
+
+func (*SetPaymentPriorityServiceUnavailable) setPaymentPriorityRes() {}
+
+type SetPaymentPriorityUnprocessableEntity Problem
+
+func (*SetPaymentPriorityUnprocessableEntity) setPaymentPriorityRes() {}
+
+type SetPaymentPriorityUnsupportedMediaType Problem
+
+func (*SetPaymentPriorityUnsupportedMediaType) setPaymentPriorityRes() {}
+
 // Ref: #/components/schemas/Slot
 type Slot struct {
 	EventId       string      `json:"eventId"`
@@ -8408,6 +8998,7 @@ func (*TooManyRequestsHeaders) listCutoffRulesRes()             {}
 func (*TooManyRequestsHeaders) listDeadLettersRes()             {}
 func (*TooManyRequestsHeaders) listDispatchConfigsRes()         {}
 func (*TooManyRequestsHeaders) listFxRatesRes()                 {}
+func (*TooManyRequestsHeaders) listPausesRes()                  {}
 func (*TooManyRequestsHeaders) listPaymentBatchRejectionsRes()  {}
 func (*TooManyRequestsHeaders) listPaymentsRes()                {}
 func (*TooManyRequestsHeaders) listRailsRes()                   {}
@@ -8415,6 +9006,7 @@ func (*TooManyRequestsHeaders) listRateLimitConfigsRes()        {}
 func (*TooManyRequestsHeaders) listRoutingRulesRes()            {}
 func (*TooManyRequestsHeaders) listWebhookDeliveriesRes()       {}
 func (*TooManyRequestsHeaders) listWebhookEndpointsRes()        {}
+func (*TooManyRequestsHeaders) pausePaymentsRes()               {}
 func (*TooManyRequestsHeaders) pauseProcessRes()                {}
 func (*TooManyRequestsHeaders) putCalendarRes()                 {}
 func (*TooManyRequestsHeaders) putRailRes()                     {}
@@ -8424,11 +9016,14 @@ func (*TooManyRequestsHeaders) redriveWebhookDeliveriesRes()    {}
 func (*TooManyRequestsHeaders) releasePaymentsRes()             {}
 func (*TooManyRequestsHeaders) repaceRateLimitConfigRes()       {}
 func (*TooManyRequestsHeaders) requeueDeadLettersRes()          {}
+func (*TooManyRequestsHeaders) resumePaymentsRes()              {}
 func (*TooManyRequestsHeaders) resumeProcessRes()               {}
 func (*TooManyRequestsHeaders) retryProcessRes()                {}
 func (*TooManyRequestsHeaders) rotateWebhookSecretRes()         {}
 func (*TooManyRequestsHeaders) setCutoffRuleRes()               {}
 func (*TooManyRequestsHeaders) setFxRateRes()                   {}
+func (*TooManyRequestsHeaders) setPaymentBatchPriorityRes()     {}
+func (*TooManyRequestsHeaders) setPaymentPriorityRes()          {}
 func (*TooManyRequestsHeaders) updateDispatchConfigRes()        {}
 
 // Ref: #/components/schemas/Transaction
@@ -8653,6 +9248,7 @@ func (*UnauthorizedHeaders) listCutoffRulesRes()             {}
 func (*UnauthorizedHeaders) listDeadLettersRes()             {}
 func (*UnauthorizedHeaders) listDispatchConfigsRes()         {}
 func (*UnauthorizedHeaders) listFxRatesRes()                 {}
+func (*UnauthorizedHeaders) listPausesRes()                  {}
 func (*UnauthorizedHeaders) listPaymentBatchRejectionsRes()  {}
 func (*UnauthorizedHeaders) listPaymentsRes()                {}
 func (*UnauthorizedHeaders) listRailsRes()                   {}
@@ -8660,6 +9256,7 @@ func (*UnauthorizedHeaders) listRateLimitConfigsRes()        {}
 func (*UnauthorizedHeaders) listRoutingRulesRes()            {}
 func (*UnauthorizedHeaders) listWebhookDeliveriesRes()       {}
 func (*UnauthorizedHeaders) listWebhookEndpointsRes()        {}
+func (*UnauthorizedHeaders) pausePaymentsRes()               {}
 func (*UnauthorizedHeaders) pauseProcessRes()                {}
 func (*UnauthorizedHeaders) putCalendarRes()                 {}
 func (*UnauthorizedHeaders) putRailRes()                     {}
@@ -8669,11 +9266,14 @@ func (*UnauthorizedHeaders) redriveWebhookDeliveriesRes()    {}
 func (*UnauthorizedHeaders) releasePaymentsRes()             {}
 func (*UnauthorizedHeaders) repaceRateLimitConfigRes()       {}
 func (*UnauthorizedHeaders) requeueDeadLettersRes()          {}
+func (*UnauthorizedHeaders) resumePaymentsRes()              {}
 func (*UnauthorizedHeaders) resumeProcessRes()               {}
 func (*UnauthorizedHeaders) retryProcessRes()                {}
 func (*UnauthorizedHeaders) rotateWebhookSecretRes()         {}
 func (*UnauthorizedHeaders) setCutoffRuleRes()               {}
 func (*UnauthorizedHeaders) setFxRateRes()                   {}
+func (*UnauthorizedHeaders) setPaymentBatchPriorityRes()     {}
+func (*UnauthorizedHeaders) setPaymentPriorityRes()          {}
 func (*UnauthorizedHeaders) updateDispatchConfigRes()        {}
 
 type UpdateDispatchConfigBadRequest Problem

@@ -110,6 +110,9 @@ var operationRolesBearer = map[string][]string{
 	ListFxRatesOperation: []string{
 		"admin",
 	},
+	ListPausesOperation: []string{
+		"admin",
+	},
 	ListPaymentBatchRejectionsOperation: []string{
 		"payments:read",
 	},
@@ -130,6 +133,9 @@ var operationRolesBearer = map[string][]string{
 	},
 	ListWebhookEndpointsOperation: []string{
 		"webhooks:write",
+	},
+	PausePaymentsOperation: []string{
+		"admin",
 	},
 	PauseProcessOperation: []string{
 		"admin",
@@ -158,6 +164,9 @@ var operationRolesBearer = map[string][]string{
 	RequeueDeadLettersOperation: []string{
 		"admin",
 	},
+	ResumePaymentsOperation: []string{
+		"admin",
+	},
 	ResumeProcessOperation: []string{
 		"admin",
 	},
@@ -172,6 +181,12 @@ var operationRolesBearer = map[string][]string{
 	},
 	SetFxRateOperation: []string{
 		"admin",
+	},
+	SetPaymentBatchPriorityOperation: []string{
+		"payments:write",
+	},
+	SetPaymentPriorityOperation: []string{
+		"payments:write",
 	},
 	UpdateDispatchConfigOperation: []string{
 		"admin",

@@ -32,7 +32,8 @@ type AuditLog interface {
 // HandleAudit keeps the audited routes' changes in the audit log and adds
 // GET /admin/audit (paged: limit, cursor), newest first.
 //
-// An audited request (one other than GET to /admin/*, and the cancels)
+// An audited request (one other than GET to /admin/*, the cancels and
+// the changes of priority)
 // runs in a transaction: its handler makes the change in it (changeTx),
 // the router then writes the entry (who, the route, the path, the status,
 // the request body up to 4 KiB) in the same transaction and commits, and
@@ -70,14 +71,19 @@ func (rt *Router) HandleAudit(a AuditLog) {
 // transactions of its own, by design: a cancel commits each statement on
 // its own (payment.Record), a filter's requeue a page at a time
 // (deadletter.Request.Record), a release after pacing outside its
-// transaction. Their handlers record, inside each of those transactions,
+// transaction, a pause, a resume and a change of priority in the
+// transaction that moves the payments. Their handlers record, inside each of those transactions,
 // what it changed.
 var recordsItself = map[string]bool{
-	"POST /v1/payments/{id}/cancel":        true,
-	"POST /v1/payment-batches/{id}/cancel": true,
-	"POST /admin/payments/cancel":          true,
-	"POST /admin/payments/release":         true,
-	"POST /admin/dead-letters/requeue":     true,
+	"POST /v1/payments/{id}/cancel":          true,
+	"POST /v1/payment-batches/{id}/cancel":   true,
+	"POST /admin/payments/cancel":            true,
+	"POST /admin/payments/release":           true,
+	"POST /admin/dead-letters/requeue":       true,
+	"POST /admin/pauses":                     true,
+	"DELETE /admin/pauses/{scope}/{id}":      true,
+	"POST /v1/payments/{id}/priority":        true,
+	"POST /v1/payment-batches/{id}/priority": true,
 }
 
 // audited reports whether a request to the route pattern may change
@@ -203,11 +209,7 @@ func (rt *Router) record(ctx context.Context, tx pgx.Tx, r *http.Request, detail
 // transactions that cancelled payments, with what was asked (detail) and
 // how many that transaction cancelled.
 func (rt *Router) recordCancel(r *http.Request, detail map[string]any) payment.Record {
-	return func(ctx context.Context, tx pgx.Tx, cancelled int) error {
-		d := maps.Clone(detail)
-		d["cancelled"] = cancelled
-		return rt.record(ctx, tx, r, d)
-	}
+	return rt.recordCount(r, detail, "cancelled")
 }
 
 // heldResponse holds an audited request's answer until its change has

@@ -182,6 +182,10 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	rt.HandleProcesses(processAPI{op})
 	rt.HandleWebhooks(hooks, payment.EventTypes())
 	svc := &payment.Service{Store: store, Queue: q, Rails: rails, Pacer: lim}
+	// A pause to resume: of a tenant with nothing waiting, so that the
+	// other routes' payments are not held.
+	_, err = svc.Pause(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: "initech"}, nil)
+	must(err)
 	rt.HandlePayments(svc)
 	rt.HandleLevers(svc)
 	rt.HandleRails(httpapi.RailStore{DB: pool, Payments: store, Pacing: lim, Queue: q, Resolver: rails})
@@ -220,6 +224,8 @@ func auditedRoutes(d *auditedDB) []auditedRoute {
 	}
 	procState := `SELECT status || ' ' || version FROM process_instance WHERE process_id = $1`
 	payState := `SELECT status FROM payments WHERE payment_id = $1`
+	pauses := `SELECT coalesce(string_agg(scope || ':' || scope_id, ',' ORDER BY scope, scope_id), '') FROM payment_pause`
+	priority := `SELECT priority FROM payments WHERE payment_id = $1`
 	hook := "/admin/webhooks/" + d.endpoint.String()
 	return []auditedRoute{
 		{"PATCH /admin/dispatch/config/{itemType}", "PATCH", "/admin/dispatch/config/JOB", `{"enabled":false}`, "admin", 200,
@@ -258,11 +264,16 @@ func auditedRoutes(d *auditedDB) []auditedRoute {
 		{"POST /admin/cutoff-rules", "POST", "/admin/cutoff-rules", `{"tenantId":"acme","rule":"REJECT"}`, "admin", 200,
 			`SELECT string_agg(tenant_id || '=' || cutoff_rule, ',' ORDER BY tenant_id) FROM tenant_cutoff_rule`, nil},
 		{"POST /admin/payments/release", "POST", "/admin/payments/release", `{"tenantId":"holdco"}`, "admin", 200, payState, []any{d.held}},
+		{"POST /admin/pauses", "POST", "/admin/pauses", `{"scope":"TENANT","id":"acme"}`, "admin", 201, pauses, nil},
+		{"DELETE /admin/pauses/{scope}/{id}", "DELETE", "/admin/pauses/TENANT/initech", "", "admin", 200, pauses, nil},
+		{"POST /v1/payments/{id}/priority", "POST", "/v1/payments/p-1/priority", `{"priority":"HIGH"}`, "acme", 200, priority, []any{payment.Key("acme", "p-1")}},
+		{"POST /v1/payment-batches/{id}/priority", "POST", "/v1/payment-batches/b-1/priority", `{"priority":"LOW"}`, "acme", 200, priority,
+			[]any{payment.Key("acme", "p-2")}},
 	}
 }
 
-// TestAuditedChanges: every audited route (a change through /admin/*, and
-// the cancels) on the real stores and audit log. A bad X-Operator is 400
+// TestAuditedChanges: every audited route (a change through /admin/*, the
+// cancels and the changes of priority) on the real stores and audit log. A bad X-Operator is 400
 // and changes and records nothing. When the change's audit entry cannot
 // be written (a trigger refuses it), the answer is 503 and the change is
 // rolled back: no change without its entry. Otherwise the change is made

@@ -41,6 +41,9 @@ var routeScopes = map[string]auth.Scope{
 	"POST /v1/payments/{id}/cancel":        auth.PaymentsWrite,
 	"POST /v1/payment-batches/{id}/cancel": auth.PaymentsWrite,
 
+	"POST /v1/payments/{id}/priority":        auth.PaymentsWrite,
+	"POST /v1/payment-batches/{id}/priority": auth.PaymentsWrite,
+
 	"GET /v1/payment-batches/{id}":            auth.PaymentsRead,
 	"GET /v1/payment-batches/{id}/rejections": auth.PaymentsRead,
 

@@ -49,6 +49,9 @@ var routeBodies = map[string]bodyKind{
 	"POST /admin/routing-rules":               tableJSONBody,
 	"POST /admin/cutoff-rules":                jsonBody,
 	"POST /admin/payments/release":            tableJSONBody,
+	"POST /admin/pauses":                      jsonBody,
+	"POST /v1/payments/{id}/priority":         jsonBody,
+	"POST /v1/payment-batches/{id}/priority":  jsonBody,
 }
 
 // maxBigJSONBody bounds POST /api/v1/slots/bulk (100,000 events).

@@ -221,11 +221,31 @@ func TestResponsesMatchTheContract(t *testing.T) {
 		{"POST", "/admin/payments/release", "/admin/payments/release", `{"tenantId":"acme","rail":"SEPA"}`, "admin"},
 		{"POST", "/admin/payments/release", "/admin/payments/release", `{"batchId":"nope"}`, "admin"},
 		{"POST", "/admin/payments/release", "/admin/payments/release", `{"paymentIds":["p-1"]}`, "admin"},
+		{"POST", "/admin/pauses", "/admin/pauses", `{"scope":"TENANT","id":"acme"}`, "admin"},
+		{"POST", "/admin/pauses", "/admin/pauses", `{"scope":"tenant","id":"acme"}`, "admin"},
+		{"POST", "/admin/pauses", "/admin/pauses", `{"scope":"BATCH","id":"nope"}`, "admin"},
+		{"POST", "/admin/pauses", "/admin/pauses", `{"scope":"RAIL"`, "admin"},
+		{"GET", "/admin/pauses", "/admin/pauses", "", "admin"},
+		{"DELETE", "/admin/pauses/TENANT/acme", "/admin/pauses/{scope}/{id}", "", "admin"},
+		{"DELETE", "/admin/pauses/TENANT/globex", "/admin/pauses/{scope}/{id}", "", "admin"},
+		{"DELETE", "/admin/pauses/FILE/b", "/admin/pauses/{scope}/{id}", "", "admin"},
+		{"POST", "/v1/payments/p-1/priority?tenantId=acme", "/v1/payments/{id}/priority", `{"priority":"HIGH"}`, "admin"},
+		{"POST", "/v1/payments/p-1/priority?tenantId=acme", "/v1/payments/{id}/priority", `{"priority":"URGENT"}`, "admin"},
+		{"POST", "/v1/payments/p-1/priority", "/v1/payments/{id}/priority", `{"priority":"HIGH"}`, "admin"},
+		{"POST", "/v1/payments/p-done/priority?tenantId=acme", "/v1/payments/{id}/priority", `{"priority":"HIGH"}`, "admin"},
+		{"POST", "/v1/payments/nope/priority?tenantId=acme", "/v1/payments/{id}/priority", `{"priority":"HIGH"}`, "admin"},
+		{"POST", "/v1/payment-batches/b/priority", "/v1/payment-batches/{id}/priority", `{"priority":"LOW"}`, "admin"},
+		{"POST", "/v1/payment-batches/nope/priority", "/v1/payment-batches/{id}/priority", `{"priority":"LOW"}`, "admin"},
+		{"POST", "/v1/payment-batches/b/priority", "/v1/payment-batches/{id}/priority", `{}`, "admin"},
+		{"GET", "/v1/payments?tenantId=acme&priority=HIGH", "/v1/payments", "", "admin"},
+		{"GET", "/v1/payments?tenantId=acme&priority=URGENT", "/v1/payments", "", "admin"},
+		{"POST", "/v1/payment-batches?priority=HIGH", "/v1/payment-batches", strings.Replace(pay, `"p-1"`, `"p-3"`, 1) + "\n", "admin"},
+		{"POST", "/v1/payment-batches?priority=URGENT", "/v1/payment-batches", pay + "\n", "admin"},
 	}
 	for _, tt := range tests {
 		req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body))
 		req.Header.Set("Content-Type", "application/json")
-		if strings.HasSuffix(tt.path, "batches") {
+		if strings.HasSuffix(tt.docPath, "batches") {
 			req.Header.Set("Content-Type", "application/x-ndjson")
 		}
 		if tt.token != "" {
@@ -427,10 +447,59 @@ func (fakePayments) StatusReportOf(context.Context, string) (payment.Pain001Repo
 	return payment.Pain001Report{}, payment.ErrNotFound
 }
 
-// fakeLevers moves nothing: 3 waiting payments, moved.
+// fakeLevers moves nothing: 3 waiting payments, moved. TENANT acme is
+// paused; the file "b" is acme's; payment p-1 waits, p-done ended.
 type fakeLevers struct{}
 
 func (fakeLevers) RepaceConfig(context.Context, string, payment.Record) (payment.Repaced, error) {
 	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	return payment.Repaced{Moved: 3, FirstSlot: &at, LastSlot: &at}, nil
+}
+
+func (fakeLevers) Pause(_ context.Context, s payment.PauseScope, _ payment.Record) (payment.Paused, error) {
+	if err := s.Validate(); err != nil {
+		return payment.Paused{}, err
+	}
+	if s.Kind == payment.PauseBatch && s.ID != "b" {
+		return payment.Paused{}, payment.ErrNotFound
+	}
+	return payment.Paused{Payments: 3, Parked: 2}, nil
+}
+
+func (f fakeLevers) Resume(ctx context.Context, s payment.PauseScope, r payment.Record) (payment.Repaced, error) {
+	if s != (payment.PauseScope{Kind: payment.PauseTenant, ID: "acme"}) {
+		return payment.Repaced{}, payment.ErrNotFound
+	}
+	return f.RepaceConfig(ctx, "", r)
+}
+
+func (fakeLevers) Pauses(context.Context) ([]payment.Pause, error) {
+	return []payment.Pause{{PauseScope: payment.PauseScope{Kind: payment.PauseTenant, ID: "acme"}, PausedAt: time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)}}, nil
+}
+
+func (f fakeLevers) SetPriority(ctx context.Context, _, id string, p payment.Priority, r payment.Record) (payment.Reprioritized, error) {
+	switch {
+	case !p.Valid():
+		return payment.Reprioritized{}, &payment.ValidationError{Fields: []payment.FieldError{{Field: "priority", Detail: "HIGH, NORMAL or LOW"}}}
+	case id == "p-done":
+		return payment.Reprioritized{}, payment.ErrNotWaiting
+	case id != "p-1":
+		return payment.Reprioritized{}, payment.ErrNotFound
+	}
+	moved, _ := f.RepaceConfig(ctx, "", r)
+	return payment.Reprioritized{Changed: 1, Repaced: moved}, nil
+}
+
+func (f fakeLevers) SetBatchPriority(ctx context.Context, id, tenant string, p payment.Priority, r payment.Record) (payment.Reprioritized, error) {
+	if id != "b" {
+		return payment.Reprioritized{}, payment.ErrNotFound
+	}
+	return f.SetPriority(ctx, tenant, "p-1", p, r)
+}
+
+func (fakeLevers) Batch(_ context.Context, id string) (payment.BatchView, error) {
+	if id != "b" {
+		return payment.BatchView{}, payment.ErrNotFound
+	}
+	return payment.BatchView{BatchID: "b", Tenants: []string{"acme"}}, nil
 }

@@ -196,8 +196,12 @@ func (f *changingPacer) PutConfigTx(ctx context.Context, tx pgx.Tx, c pacing.Con
 	return c, err
 }
 
-// recordingLevers remembers which configs' waiting payments it moved.
-type recordingLevers struct{ moved []string }
+// recordingLevers remembers which configs' waiting payments it moved;
+// its other levers are the contract's fakes.
+type recordingLevers struct {
+	fakeLevers
+	moved []string
+}
 
 func (l *recordingLevers) RepaceConfig(_ context.Context, config string, _ payment.Record) (payment.Repaced, error) {
 	l.moved = append(l.moved, config)

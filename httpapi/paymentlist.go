@@ -22,7 +22,7 @@ func (rt *Router) handleList(p Payments) {
 		q := r.URL.Query()
 		tenant := lookupTenant(r)
 		f := payment.ListFilter{TenantID: tenant, Status: payment.Status(q.Get("status")), BatchID: q.Get("batchId"),
-			DebtorAccount: q.Get("debtorAccount"), Rail: q.Get("rail")}
+			DebtorAccount: q.Get("debtorAccount"), Rail: q.Get("rail"), Priority: payment.Priority(q.Get("priority"))}
 		var errs []FieldError
 		if tenant == "" {
 			errs = append(errs, FieldError{Field: "tenantId", Detail: "required for an operator's token: a list is one tenant's"})
@@ -42,6 +42,9 @@ func (rt *Router) handleList(p Payments) {
 		}
 		if f.Rail != "" && !routing.ValidName(f.Rail) {
 			errs = append(errs, FieldError{Field: "rail", Detail: "a rail's name: 1 to 64 letters, digits, '_', '.', ':' or '-'"})
+		}
+		if f.Priority != "" && !f.Priority.Valid() {
+			errs = append(errs, FieldError{Field: "priority", Detail: "HIGH, NORMAL or LOW"})
 		}
 		errs = append(errs, readTimes(q, map[string]*time.Time{"requestedFrom": &f.RequestedFrom, "requestedTo": &f.RequestedTo})...)
 		if !f.RequestedFrom.IsZero() && !f.RequestedTo.IsZero() && !f.RequestedFrom.Before(f.RequestedTo) {

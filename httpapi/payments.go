@@ -109,10 +109,21 @@ func (rt *Router) HandlePayments(p Payments) {
 		}
 	}))
 	rt.Handle("POST /v1/payment-batches", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		filePriority, prob := priorityParam(r)
+		if prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
 		reqs, lines, lineErrs, declared, origin, prob := decodeBatch(w, r)
 		if prob != nil {
 			WriteProblem(w, r, *prob)
 			return
+		}
+		// The file's priority is each payment's that names none.
+		for i := range reqs {
+			if reqs[i].Priority == "" {
+				reqs[i].Priority = filePriority
+			}
 		}
 		atomic, prob := atomicParam(r)
 		if prob != nil {
@@ -550,6 +561,17 @@ func atomicParam(r *http.Request) (bool, *Problem) {
 		return false, &Problem{Status: http.StatusBadRequest, Title: "Invalid query", Detail: "atomic: want true or false",
 			Errors: []FieldError{{Field: "atomic", Detail: "true or false"}}}
 	}
+}
+
+// priorityParam reads ?priority=HIGH|NORMAL|LOW: the priority of a
+// file's payments that name none ("" when absent: NORMAL).
+func priorityParam(r *http.Request) (payment.Priority, *Problem) {
+	p := payment.Priority(r.URL.Query().Get("priority"))
+	if p != "" && !p.Valid() {
+		return "", &Problem{Status: http.StatusBadRequest, Title: "Invalid query", Detail: "priority: want HIGH, NORMAL or LOW; nothing was started",
+			Errors: []FieldError{{Field: "priority", Detail: "HIGH, NORMAL or LOW"}}}
+	}
+	return p, nil
 }
 
 // mergeLines sorts line errors by line and folds those of one line.
