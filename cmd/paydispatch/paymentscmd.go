@@ -20,10 +20,12 @@ import (
 )
 
 // runPayments acts on payments: cancel a selection before it executes,
-// or release those held at their rail's cut-off.
+// release those held at their rail's cut-off, pause and resume a
+// tenant's, a file's or a rail's, or change the priority of those
+// waiting.
 func runPayments(ctx context.Context, env *environment, args []string) error {
 	const usage = "cancel (--tenant T | --batch B) [--status RECEIVED,SCHEDULED,HELD] [--from TIME] [--to TIME] [--dry-run] | " +
-		"release (--tenant T [--ids ID,...] | --batch B | --rail R)..."
+		"release (--tenant T [--ids ID,...] | --batch B | --rail R)... | " + pauseUsage + " | " + resumeUsage + " | " + pausesUsage + " | " + priorityUsage
 	about := "cancel cancels the payments a filter selects whose execution has not begun: a tenant's, a file's, or a\n" +
 		"tenant's in a file, requested in [--from, --to) (RFC 3339), in the statuses named (default: any they wait in,\n" +
 		"HELD among them). It prints how many it cancelled and, of the others, how many are in each status and why.\n" +
@@ -31,13 +33,22 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 		"release lets payments HELD at their rail's cut-off (their tenant's rule HOLD) go again: a tenant's (with\n" +
 		"--ids, those of its ids), a file's, a rail's, each flag narrowing the others, at most 10,000 a call. Each is\n" +
 		"paced again from now on its rail, before its business day's cut-off or from a later day's opening, never sent\n" +
-		"late. It prints how many were released, how many stay held, and their slots. Example: paydispatch payments release --rail SEPA"
-	sub, err := subcommand(ctx, env, "payments", usage, about, args, "cancel", "release")
-	if sub == "" {
+		"late. It prints how many were released, how many stay held, and their slots. Example: paydispatch payments release --rail SEPA\n\n" +
+		leversAbout
+	sub, err := subcommand(ctx, env, "payments", usage, about, args, "cancel", "release", "pause", "resume", "pauses", "priority")
+	switch sub {
+	case "":
 		return err
-	}
-	if sub == "release" {
+	case "release":
 		return runRelease(ctx, env, about, args[1:])
+	case "pause":
+		return runPause(ctx, env, args[1:])
+	case "resume":
+		return runResume(ctx, env, args[1:])
+	case "pauses":
+		return runPauses(ctx, env, args[1:])
+	case "priority":
+		return runPriority(ctx, env, args[1:])
 	}
 	var (
 		f                  payment.CancelFilter
