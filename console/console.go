@@ -4,8 +4,10 @@
 // second against their limit and of the queue by status, and lets an
 // operator list and requeue dead letters, stop and resume dispatch (the
 // kill switch, confirmed), edit each item type's dispatch settings and
-// the rate-limit configs, and look a payment up with its process log and
-// a link to its execution in Temporal's Web UI.
+// the rate-limit configs, pause and resume a tenant's, a file's or a
+// rail's waiting payments, and look a payment up with its priority (and
+// change it while it waits), its process log and a link to its execution
+// in Temporal's Web UI.
 //
 // The page, the script and the style sheet hold no data and are public
 // (GET /console, GET /console/{file}); every figure comes from the admin

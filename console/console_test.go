@@ -282,3 +282,20 @@ func TestStatsShowTheRails(t *testing.T) {
 		})
 	}
 }
+
+// TestScriptWritesNoMarkup: the script builds the page from data with
+// elements and text only (el, textContent), never from markup, so that
+// nothing the API answers (a tenant's id, a problem's detail naming what
+// was sent) can become an element or a script.
+func TestScriptWritesNoMarkup(t *testing.T) {
+	t.Parallel()
+	js, err := os.ReadFile(filepath.Join("assets", "console.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "createContextualFragment"} {
+		if strings.Contains(string(js), bad) {
+			t.Errorf("console.js uses %s", bad)
+		}
+	}
+}

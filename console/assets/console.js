@@ -80,6 +80,7 @@
     settings: new Map(),   // item type → its dispatch settings as read
     rateLimits: [],
     dlNext: '',
+    payment: null,         // the payment looked up: {paymentId, tenantId}
   };
 
   class APIError extends Error {
@@ -169,6 +170,7 @@
     loadSettings();
     loadRateLimits();
     loadDeadLetters(true);
+    loadPauses();
   }
 
   // signOut forgets the token and everything read with it.
@@ -184,9 +186,11 @@
     state.rows.clear();
     state.settings.clear();
     state.rateLimits = [];
-    for (const id of ['item-types', 'rails', 'dl-table', 'rl-table', 'proc-log']) clear(document.querySelector('#' + id + ' tbody'));
+    for (const id of ['item-types', 'rails', 'dl-table', 'rl-table', 'proc-log', 'pause-table']) clear(document.querySelector('#' + id + ' tbody'));
     for (const id of ['rate-chart', 'queue-chart', 'settings-forms', 'pay-fields', 'pay-links', 'chart-item-type']) clear($(id));
-    for (const id of ['kill-result', 'dl-result', 'rl-result', 'pay-error', 'proc-summary', 'dl-count']) $(id).textContent = '';
+    for (const id of ['kill-result', 'dl-result', 'rl-result', 'pay-error', 'proc-summary', 'dl-count', 'pause-result', 'prio-result']) $(id).textContent = '';
+    $('pause-id').value = '';
+    state.payment = null;
     const names = $('rl-names');
     if (names) clear(names);
     const configs = $('dl-config');
@@ -705,6 +709,105 @@
     await loadDeadLetters(true);
   }
 
+  // ---- pauses ---------------------------------------------------------------------
+
+  const SCOPE_NAMES = { TENANT: 'tenant', BATCH: 'file', RAIL: 'rail' };
+
+  // repacedText says how a lever moved the waiting payments.
+  function repacedText(r) {
+    let text = r.moved + ' paced again';
+    if (r.firstSlot) text += ', slots ' + fmtTime(r.firstSlot) + ' to ' + fmtTime(r.lastSlot);
+    for (const [k, what] of [['rolled', 'rolled to a later day'], ['held', 'held at the cut-off'], ['rejected', 'rejected at the cut-off'],
+      ['claimed', 'left to executions already claimed']]) {
+      if (r[k]) text += '; ' + r[k] + ' ' + what;
+    }
+    return text;
+  }
+
+  async function loadPauses() {
+    const body = document.querySelector('#pause-table tbody');
+    let res;
+    try {
+      res = await api('GET', '/admin/pauses');
+    } catch (err) {
+      clear(body);
+      body.append(el('tr', { className: 'empty' }, el('td', { colspan: 4, text: problemText(err) })));
+      return;
+    }
+    clear(body);
+    if (res.pauses.length === 0) body.append(el('tr', { className: 'empty' }, el('td', { colspan: 4, text: 'nothing is paused' })));
+    for (const p of res.pauses) {
+      body.append(el('tr', { 'data-scope': p.scope, 'data-id': p.id },
+        el('td', { text: SCOPE_NAMES[p.scope] || p.scope }), el('td', { text: p.id }), el('td', { text: fmtTime(p.pausedAt) }),
+        el('td', {}, el('button', { type: 'button', className: 'resume', text: 'Resume', onclick: () => resume(p) }))));
+    }
+  }
+
+  async function pause(ev) {
+    ev.preventDefault();
+    const scope = $('pause-scope').value;
+    const id = $('pause-id').value.trim();
+    if (!id) return;
+    const what = (SCOPE_NAMES[scope] || scope) + ' ' + id;
+    const confirmed = await confirmAction({
+      title: 'Pause ' + what + '?',
+      text: 'Its waiting payments stay SCHEDULED in their order and do not execute until it is resumed; their slots go to the others. ' +
+        'Executions that have begun finish.',
+      word: id, okLabel: 'Pause', danger: true,
+    });
+    if (!confirmed) return;
+    const out = $('pause-result');
+    try {
+      const res = await api('POST', '/admin/pauses', { scope, id });
+      setResult(out, what + ' paused: ' + res.payments + ' waiting payment' + (res.payments === 1 ? '' : 's') + ' held, ' + res.parked + ' parked now' +
+        (res.payments > res.parked ? ' (the others park as their executions reach them)' : ''), true);
+      $('pause-id').value = '';
+    } catch (err) {
+      setResult(out, 'nothing was paused: ' + problemText(err), false);
+    }
+    await loadPauses();
+  }
+
+  async function resume(p) {
+    const what = (SCOPE_NAMES[p.scope] || p.scope) + ' ' + p.id;
+    const confirmed = await confirmAction({
+      title: 'Resume ' + what + '?',
+      text: 'Its paused payments are paced again from now at their rate-limit configs\' rates, in their order; one that can no longer make its ' +
+        'rail\'s cut-off meets its tenant\'s rule.',
+      okLabel: 'Resume',
+    });
+    if (!confirmed) return;
+    const out = $('pause-result');
+    try {
+      const res = await api('DELETE', '/admin/pauses/' + encodeURIComponent(p.scope) + '/' + encodeURIComponent(p.id));
+      setResult(out, what + ' resumed: ' + repacedText(res), true);
+    } catch (err) {
+      setResult(out, what + ': ' + problemText(err), false);
+    }
+    await loadPauses();
+  }
+
+  // setPriority changes the priority of the payment looked up.
+  async function setPriority(ev) {
+    ev.preventDefault();
+    const p = state.payment;
+    if (!p) return;
+    const priority = $('prio-value').value;
+    const out = $('prio-result');
+    try {
+      const res = await api('POST', '/v1/payments/' + encodeURIComponent(p.paymentId) + '/priority?tenantId=' + encodeURIComponent(p.tenantId), { priority });
+      if (res.changed === 0) {
+        setResult(out, 'its priority is ' + priority + ' already', null);
+      } else {
+        setResult(out, 'priority ' + priority + '; the payments waiting with it: ' + repacedText(res.repaced), true);
+        const dd = document.querySelector('#pay-fields dd[data-field="priority"]');
+        if (dd) dd.textContent = priority;
+      }
+    } catch (err) {
+      setResult(out, 'nothing was changed: ' + problemText(err), false);
+    }
+  }
+
   // ---- a payment ---------------------------------------------------------------
 
   async function lookUp(ev) {
@@ -712,7 +815,9 @@
     const id = $('pay-id').value.trim();
     const tenant = $('pay-tenant').value.trim();
     $('pay-error').textContent = '';
+    $('prio-result').textContent = '';
     $('pay-view').hidden = true;
+    state.payment = null;
     if (!id) return;
     let v;
     try {
@@ -729,12 +834,16 @@
     field('status', v.status);
     field('statusReason', v.statusReason);
     field('queueStatus', v.queueStatus);
+    field('priority', v.priority || 'NORMAL');
     field('amount', v.amount ? v.amount + ' ' + (v.currency || '') : '');
     field('requestedExecutionTime', fmtTime(v.requestedExecutionTime));
     field('scheduledExecutionTime', v.scheduledExecutionTime ? fmtTime(v.scheduledExecutionTime) : '');
     field('createdAt', fmtTime(v.createdAt));
     field('updatedAt', fmtTime(v.updatedAt));
     field('executionRef', v.executionRef);
+    state.payment = { paymentId: v.paymentId, tenantId: v.tenantId };
+    $('prio-value').value = v.priority || 'NORMAL';
+    $('prio-form').hidden = !(v.status === 'SCHEDULED' || v.status === 'HELD' || v.status === 'RECEIVED');
     const links = $('pay-links');
     clear(links);
     const ui = v.links && v.links.temporalUI;
@@ -786,6 +895,9 @@
     $('dl-requeue').addEventListener('submit', requeue);
     $('rl-form').addEventListener('submit', saveRateLimit);
     $('pay-form').addEventListener('submit', lookUp);
+    $('prio-form').addEventListener('submit', setPriority);
+    $('pause-form').addEventListener('submit', pause);
+    $('pause-refresh').addEventListener('click', loadPauses);
     document.addEventListener('visibilitychange', () => { if (state.signedIn && document.visibilityState === 'visible') startPolling(); });
     if (!token()) { signOut(''); return; }
     api('GET', '/admin/console/stats').then((st) => enter(st), (err) => {
