@@ -425,3 +425,43 @@ func TestPriorityOnSubmission(t *testing.T) {
 		})
 	}
 }
+
+// TestEventSchemaNamesPriorities: the payment event's published schema
+// describes data.priority with every priority a payment can have, as
+// the API's contract does.
+func TestEventSchemaNamesPriorities(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../docs/schemas/payment-event.v1.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Properties struct {
+			Data struct {
+				Properties map[string]struct {
+					Enum []string `json:"enum"`
+				} `json:"properties"`
+			} `json:"data"`
+		} `json:"properties"`
+	}
+	var api struct {
+		Components struct {
+			Schemas map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(httpapi.OpenAPI, &api); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{string(payment.PriorityHigh), string(payment.PriorityNormal), string(payment.PriorityLow)}
+	if got := doc.Properties.Data.Properties["priority"].Enum; !slices.Equal(got, want) {
+		t.Errorf("the event schema's data.priority: %v, want %v", got, want)
+	}
+	if got := api.Components.Schemas["Priority"].Enum; !slices.Equal(got, want) {
+		t.Errorf("the contract's Priority: %v, want %v", got, want)
+	}
+}
