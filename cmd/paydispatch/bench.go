@@ -13,7 +13,7 @@ import (
 )
 
 const benchUsage = `Usage: paydispatch bench [--quick] [--only queue,pacing,...] [--out results.md]
-       paydispatch bench queue|pipeline|pacing|drain|intake|outbox|saga|redrive|kafka [flags]
+       paydispatch bench queue|pipeline|pacing|drain|intake|outbox|saga|redrive|kafka|repace [flags]
 
 Without a name, runs every benchmark (or those --only names) one after the other and prints
 their headlines as one table, each beside the baseline it measured in the same run, with the
@@ -25,11 +25,14 @@ Benchmarks:
   queue     claim and dispatch throughput and claim latency of the dispatch queue
   pipeline  before/after: one sleeping workflow per payment vs this pipeline, on one embedded Temporal
   pacing    slot assignment: concurrent single assignments and one bulk assignment for one instant
-  drain     pacing end to end: a paced bulk file through the whole pipeline, executions per second (SVG)
+  drain     pacing end to end: a paced bulk file through the whole pipeline, executions per second (SVG);
+            with levers: a limit change, a tenant's pause and resume mid-run
   intake    one bulk file of 500,000 payments for one instant: POST → all SCHEDULED, beside a COPY baseline
   outbox    the relayer against the rail simulator: commit → receipt latency (NOTIFY, poll-only), instr/s
   saga      SubmitPayment on the ledger and process store (no Temporal): payments/s over many accounts and one
-  redrive   dispatch dead letters requeued through a rate-limit config: executions per window, the requeue call's time`
+  redrive   dispatch dead letters requeued through a rate-limit config: executions per window, the requeue call's time
+  repace    the levers on 100,000 waiting payments: a limit change, a pause, a resume, a priority reorder; time and statements
+            (not in the suite)`
 
 func runBench(ctx context.Context, env *environment, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "--") && !slices.Contains([]string{"-h", "--help", "-help"}, args[0]) {
@@ -54,7 +57,7 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 	if run, ok := benchCommands[args[0]]; ok {
 		return run(ctx, env, args[1:])
 	}
-	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain', 'intake', 'outbox', 'saga', 'redrive' or 'kafka'", args[0])}
+	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain', 'intake', 'outbox', 'saga', 'redrive', 'kafka' or 'repace'", args[0])}
 }
 
 // benchFigures receives a benchmark's headlines when the suite runs it
@@ -136,8 +139,22 @@ var benchCommands = map[string]func(ctx context.Context, env *environment, args 
 		"On a fresh private PostgreSQL and embedded Temporal, with payments paced by a rate-limit config:\n"+
 			"one bulk file of payments due at one instant goes through Phase A (slots), the queue, the\n"+
 			"dispatcher and the exec workflows. Prints executions per second, checks every window against\n"+
-			"its limit and every full second against the rate (±5 %), and writes the histogram as SVG.",
+			"its limit and every full second against the rate (±5 %), and writes the histogram as SVG.\n"+
+			"Levers mid-run: --limit-change-at/--limit-change-to change the config's limit (PutConfig, then\n"+
+			"RepaceConfig), --pause-at/--resume-at/--pause-tenant pause and resume a tenant; the seconds are\n"+
+			"then judged against the rate in force each second.",
 		bench.DrainSettings, bench.RunDrain),
+	"repace": benchCommand("repace", false,
+		"On a fresh private PostgreSQL (pg_stat_statements) and embedded Temporal with Phase A running and no\n"+
+			"dispatcher: one bulk file of --payments payments of one tenant, due hours ahead, waits on one rail;\n"+
+			"then each lever once on all of them: a limit change (RepaceConfig), a pause and a resume of the\n"+
+			"tenant, a HIGH file of 1 % joining them put first (Reorder), that file made LOW (SetBatchPriority).\n"+
+			"Prints each move's wall time, payments moved per second, the machine's CPU and the CPU stolen, the\n"+
+			"statements it ran (count, per payment, by kind), beside bare UPDATEs of as many rows; checks after\n"+
+			"each move that no window is over the limit, every counter equals its slots and every waiting\n"+
+			"payment's queue item and slot are at its time, and fails if not. Moves no money; ends with the\n"+
+			"ledger check.",
+		bench.RepaceSettings, bench.RunRepace),
 	"intake": benchCommand("intake", false,
 		"On a fresh private PostgreSQL and embedded Temporal with the init worker running: one JSON-lines\n"+
 			"file of payments due at one instant, paced by a rate-limit config, POSTed to serve's handler;\n"+

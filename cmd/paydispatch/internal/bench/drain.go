@@ -38,7 +38,10 @@ type DrainOptions struct {
 	Interval     int    // dispatch_interval_secs; 0: as configured
 	MaxInFlight  int    // max_in_flight; negative: as configured
 	LeadMs       int    // paced_lead_ms; negative: the item type's own
-	MaxWait      time.Duration
+	// PreStartBuffer is pre_start_buffer_secs, how far ahead the
+	// dispatcher claims (negative: as configured).
+	PreStartBuffer int
+	MaxWait        time.Duration
 	// AllVisibilityIndexes keeps every index of the embedded Temporal's
 	// visibility table (the before of devserver's trimming).
 	AllVisibilityIndexes bool
@@ -78,6 +81,17 @@ type DrainOptions struct {
 	// (0: Temporal's 24 hours): shorter than the drain, the deletions are
 	// part of what the drain costs.
 	Retention time.Duration
+	// LimitChangeAt, when set, is how long after the instant the pacing
+	// config's max per window becomes LimitChangeTo, as POST
+	// /admin/rate-limit/config changes it (pacing.Limiter.PutConfig, then
+	// payment.Service.RepaceConfig moves what waits).
+	LimitChangeAt time.Duration
+	LimitChangeTo int
+	// PauseAt and ResumeAt, when set, are how long after the instant
+	// PauseTenant's payments are paused and resumed (payment.Service.Pause,
+	// Resume).
+	PauseAt, ResumeAt time.Duration
+	PauseTenant       string
 }
 
 // DrainSettings binds the benchmark's flags.
@@ -87,6 +101,7 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 		config.Int("max-per-window", 100, 1, 100_000, "the pacing config's events per window", &o.MaxPerWindow),
 		isoFlag("window", "PT4S", time.Second, "the pacing config's window (ISO-8601, whole seconds)", &o.Window),
 		config.Int("lead-ms", -1, -1, 60_000, "the paced lead in ms (exec_rate_config paced_lead_ms; -1: as configured)", &o.LeadMs),
+		config.Int("pre-start-buffer", -1, -1, 3600, "how far ahead in seconds the dispatcher claims items (exec_rate_config pre_start_buffer_secs; a lever moves only what is not claimed; -1: as configured)", &o.PreStartBuffer),
 		config.Int("interval", 0, 0, 60, "the dispatcher's interval in seconds (exec_rate_config dispatch_interval_secs; 0: as configured)", &o.Interval),
 		config.Int("max-in-flight", -1, -1, 1_000_000, "cap on items claimed or dispatched and not yet settled (exec_rate_config max_in_flight; 0: none; -1: as configured)", &o.MaxInFlight),
 		{Flag: "svg", Default: "pacing-histogram.svg", Usage: "write the histogram of executions per second here (empty: don't)",
@@ -121,7 +136,30 @@ func DrainSettings(o *DrainOptions) []*config.Setting {
 			}},
 		{Flag: "memprofile", Usage: "write this process's heap profile at the Go heap's peak (sampled every second, intake included) here (go tool pprof)",
 			Parse: func(v string) error { o.MemProfile = v; return nil }},
+		offsetFlag("limit-change-at", "a lever: this long after the instant (e.g. 60s), change the config's max per window to --limit-change-to and move what waits (PutConfig, then RepaceConfig, as POST /admin/rate-limit/config does)", &o.LimitChangeAt),
+		config.Int("limit-change-to", 0, 0, 100_000, "the config's max per window from --limit-change-at on (0: no change)", &o.LimitChangeTo),
+		offsetFlag("pause-at", "a lever: this long after the instant (e.g. 20s), pause --pause-tenant's payments (payment.Service.Pause)", &o.PauseAt),
+		offsetFlag("resume-at", "this long after the instant (e.g. 35s), resume them (payment.Service.Resume)", &o.ResumeAt),
+		{Flag: "pause-tenant", Usage: "the tenant --pause-at pauses, one of the drain's t0 … t(debtors-1); with --debtors 2 or more the others keep running",
+			Parse: func(v string) error { o.PauseTenant = v; return nil }},
 	}
+}
+
+// offsetFlag is a time after the drain's instant: a Go duration above
+// zero, or empty for none.
+func offsetFlag(name, usage string, dst *time.Duration) *config.Setting {
+	return &config.Setting{Flag: name, Usage: usage, Parse: func(v string) error {
+		if v == "" {
+			*dst = 0
+			return nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("want a time after the instant, e.g. 20s or 1m30s")
+		}
+		*dst = d
+		return nil
+	}}
 }
 
 // RunDrain submits the payments as one bulk file paced by a rate-limit
@@ -133,9 +171,15 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if o.Window%time.Second != 0 {
 		return fmt.Errorf("--window %s: want whole seconds (the histogram counts per second)", pacing.FormatISODuration(o.Window))
 	}
+	if err := o.checkLevers(); err != nil {
+		return err
+	}
 	rate := float64(o.MaxPerWindow) / o.Window.Seconds()
 	fmt.Fprintf(o.Out, "paydispatch bench drain: %d CPUs, %s; embedded PostgreSQL and Temporal; %s payments due at one instant, paced %d per %s (%.1f/s)\n",
 		runtime.NumCPU(), memTotal(), thousands(o.Payments), o.MaxPerWindow, pacing.FormatISODuration(o.Window), rate)
+	if o.levers() {
+		fmt.Fprintf(o.Out, "levers: %s\n", o.leverPlan())
+	}
 	log := o.Logger
 	stack, err := openPrivateStack(ctx, "drain", o.PGBinDir, log, ptemporal.Options{
 		EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions,
@@ -161,6 +205,9 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	}
 	if o.LeadMs >= 0 {
 		settings["paced_lead_ms"] = strconv.Itoa(o.LeadMs)
+	}
+	if o.PreStartBuffer >= 0 {
+		settings["pre_start_buffer_secs"] = strconv.Itoa(o.PreStartBuffer)
 	}
 	if o.ExecMode != "" {
 		settings["exec_mode"] = o.ExecMode
@@ -237,6 +284,17 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		return err
 	}
 	defer stopProfile()
+	var levers *leverRun
+	if o.levers() {
+		// The limiter the config changes through is the one the moves
+		// read it with, as serve's should be: a cached config would move
+		// the payments to the old limit.
+		lim := pacing.New(db.Pool)
+		svc := app.PaymentService(db, tc, 0)
+		svc.Pacer, svc.Log = lim, log
+		levers = startLevers(ctx, o, instant, svc, lim)
+		defer levers.stop()
+	}
 	deadline := instant.Add(o.MaxWait)
 	for {
 		// Cheap tests first, by index and on small tables: the payments
@@ -257,7 +315,10 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 				return err
 			}
 		}
-		if done == o.Payments {
+		if err := levers.failed(); err != nil {
+			return err
+		}
+		if done == o.Payments && levers.finished() {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -327,20 +388,37 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		FROM (SELECT extract(epoch FROM accepted_at - scheduled_execution_time) * 1000 AS lag FROM payments) l`).Scan(&p50, &p99, &pmax); err != nil {
 		return err
 	}
-	// The schedule itself: slots per window, and per second over every
-	// full second of the span (an empty second counts as off).
-	var slotOver, slotSecondsOff int
-	if err := db.Pool.QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM pacing_window WHERE slot_count > $1),
-		(SELECT count(*) FROM generate_series(
-		       date_trunc('second', (SELECT min(scheduled_time) FROM pacing_slot)) + interval '1 second',
-		       date_trunc('second', (SELECT max(scheduled_time) FROM pacing_slot)) - interval '1 second', interval '1 second') AS g(s)
-		   LEFT JOIN (SELECT date_trunc('second', scheduled_time) s, count(*) n FROM pacing_slot GROUP BY 1) x ON x.s = g.s
-		   WHERE abs(coalesce(x.n, 0) - $2::float8) > 0.05 * $2::float8)`,
-		o.MaxPerWindow, rate).Scan(&slotOver, &slotSecondsOff); err != nil {
+	// The rate-limit config's limit over the drain: the levers' changes
+	// from when they committed.
+	lim := constantLimit(o.MaxPerWindow, o.Window)
+	lim.steps = append(lim.steps, levers.changes()...)
+	// The schedule itself: each payment's last slot per second (a lever
+	// moved some), and the config's counters per window.
+	due, err := countBySecond(ctx, db.Pool, `SELECT floor(extract(epoch FROM scheduled_execution_time - $1::timestamptz))::int, count(*)
+		FROM payments GROUP BY 1`, instant)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "\nthe schedule (slots): windows over the limit %d, full seconds off the rate by more than 5%%: %d\n", slotOver, slotSecondsOff)
+	counters, err := countBySecond(ctx, db.Pool, `SELECT floor(extract(epoch FROM window_start - $1::timestamptz))::int, slot_count
+		FROM pacing_window WHERE config_name = 'payments'`, instant)
+	if err != nil {
+		return err
+	}
+	// The limiter's own count of the executions it let go per window.
+	limited, err := countBySecond(ctx, db.Pool, `SELECT floor(extract(epoch FROM window_start - $1::timestamptz))::int, executed
+		FROM pacing_execution WHERE config_name = 'payments'`, instant)
+	if err != nil {
+		return err
+	}
+	dueFirst, dueLast := spanOf(due)
+	slotFigures := judgeSeconds(due, due, dueFirst, dueLast, lim)
+	fmt.Fprintf(o.Out, "\nthe schedule (slots): windows over the limit %d, full seconds off the rate by more than 5%%: %d\n",
+		len(overCounters(counters, lim)), slotFigures.Full-slotFigures.InBand)
+	if len(limited) > 0 {
+		lf, ll := spanOf(limited)
+		c := countWindows(limited, lf, ll, lim)
+		fmt.Fprintf(o.Out, "the limiter's count of executions (pacing_execution): windows over the limit in force %d, most in one %d\n", len(c.Over), c.Most)
+	}
 	fmt.Fprintf(o.Out, "execution lag behind the slot: p50 %.0f ms, p99 %.0f ms, max %.0f ms\n", p50, p99, pmax)
 	// Whose lag: the dispatcher's (the start request came after the slot
 	// less the lead) or the engine's (from the later of the slot and the
@@ -359,7 +437,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	}
 	fmt.Fprintf(o.Out, "start requests later than slot − lead: %d; slot − start request p50 %.0f ms\n", late, margin50)
 	fmt.Fprintf(o.Out, "engine lag (execution − later of slot and start request): p50 %.0f ms, p99 %.0f ms, max %.0f ms\n", engine50, engine99, engineMax)
-	if err := reportDrain(o, rate, perSecond, first, last, early, stolen.bySecond); err != nil {
+	if err := reportDrain(o, lim, levers.pulledLevers(), perSecond, due, first, last, early, stolen.bySecond); err != nil {
 		return err
 	}
 	var items, workflows int
@@ -394,36 +472,23 @@ func pollers(n int) string {
 	return strconv.Itoa(n)
 }
 
-func reportDrain(o DrainOptions, rate float64, perSecond map[int]int, first, last, early int, stolenBySecond map[int]float64) error {
+func reportDrain(o DrainOptions, lim limits, pulled []pulledLever, perSecond, due map[int]int, first, last, early int, stolenBySecond map[int]float64) error {
 	w := o.Out
-	winSecs := int(o.Window / time.Second)
-	// Full seconds of the drain: all but the first and last second seen.
-	inBand, full, worst := 0, 0, 0.0
-	for s := first + 1; s < last; s++ {
-		full++
-		dev := math.Abs(float64(perSecond[s])-rate) / rate
-		worst = max(worst, dev)
-		if dev <= 0.05 {
-			inBand++
-		}
-	}
-	overWindows, windows, maxWindow := 0, 0, 0
-	for ws := (first / winSecs) * winSecs; ws <= last; ws += winSecs {
-		n := 0
-		for s := ws; s < ws+winSecs; s++ {
-			n += perSecond[s]
-		}
-		windows++
-		maxWindow = max(maxWindow, n)
-		if n > o.MaxPerWindow {
-			overWindows++
-		}
-	}
-	fmt.Fprintf(w, "\nexecutions per second from the instant (second: count):\n")
+	rate := lim.rate(0)
+	// Full seconds of the drain: all but the first and last second seen,
+	// and those a limit changed in.
+	f := judgeSeconds(perSecond, due, first, last, lim)
+	c := countWindows(perSecond, first, last, lim)
+	fmt.Fprintf(w, "\nexecutions per second from the instant (second: executed/due, the payments whose slots were in it; "+
+		"marks: * off the rate in force, - fewer due than the rate, ! off what was due too, ~ the limit changed in it):\n")
 	var line strings.Builder
 	for s := first; s <= last; s++ {
-		fmt.Fprintf(&line, "%5d:%-3d", s, perSecond[s])
-		if (s-first)%10 == 9 {
+		m, ok := f.Marks[s]
+		if !ok {
+			m = ' '
+		}
+		fmt.Fprintf(&line, "%5d:%3d/%-3d%c", s, perSecond[s], due[s], m)
+		if (s-first)%8 == 7 {
 			fmt.Fprintln(w, line.String())
 			line.Reset()
 		}
@@ -433,15 +498,50 @@ func reportDrain(o DrainOptions, rate float64, perSecond map[int]int, first, las
 	}
 	fmt.Fprintf(w, "\ndrain: seconds %d..%d after the instant (%d s for %s payments, %.1f/s)\n",
 		first, last, last-first+1, thousands(o.Payments), float64(o.Payments)/float64(last-first+1))
-	fmt.Fprintf(w, "windows of %s: %d, most executions in one %d (limit %d), over the limit %d: %s\n",
-		pacing.FormatISODuration(o.Window), windows, maxWindow, o.MaxPerWindow, overWindows, verdict(overWindows == 0))
+	limitsSaid := fmt.Sprintf("limit %d", o.MaxPerWindow)
+	if len(lim.steps) > 1 {
+		limitsSaid = "limits in force " + lim.String()
+	}
+	fmt.Fprintf(w, "windows of %s: %d, most executions in one %d (%s), over the limit in force %d: %s\n",
+		pacing.FormatISODuration(o.Window), c.Windows, c.Most, limitsSaid, len(c.Over), verdict(len(c.Over) == 0))
+	for i, ov := range c.Over {
+		if i == 10 {
+			fmt.Fprintf(w, "  … %d more\n", len(c.Over)-i)
+			break
+		}
+		fmt.Fprintf(w, "  window at %+d s: %d executions, limit %d\n", ov.Start, ov.N, ov.Limit)
+	}
 	// Issue 26's target: at least 95 % of the full seconds in the band.
-	fmt.Fprintf(w, "full seconds within ±5%% of %.1f/s: %d of %d, %.1f%% (worst %.1f%%; target ≥ 95 %%): %s\n",
-		rate, inBand, full, 100*float64(inBand)/float64(max(full, 1)), worst*100, verdict(full > 0 && inBand*100 >= full*95))
+	against := fmt.Sprintf("%.1f/s", rate)
+	if len(lim.steps) > 1 {
+		against = "the rate in force"
+	}
+	fmt.Fprintf(w, "full seconds within ±5%% of %s: %d of %d, %.1f%% (worst %.1f%%; target ≥ 95 %%): %s\n",
+		against, f.InBand, f.Full, share(f.InBand, f.Full), f.Worst*100, verdict(f.Met()))
+	if len(f.Changed) > 0 {
+		fmt.Fprintf(w, "  not full seconds of one rate: %v (the limit changed in them)\n", f.Changed)
+	}
+	// A second the schedule did not fill (a paused tenant's slots given
+	// back, the others not moved into them) cannot be in the band; its
+	// executions are judged against what was due too.
+	fmt.Fprintf(w, "  of them, seconds whose schedule had fewer payments due than the rate less 5 %%: %d (executions within ±5 %% of what was due in %d); "+
+		"the other %d full seconds: %d within ±5 %% of the rate in force, %.1f%%\n",
+		f.Short, f.ShortFollowed, f.Full-f.Short, f.FilledInBand, share(f.FilledInBand, f.Full-f.Short))
 	fmt.Fprintf(w, "executions before their slot: %d\n", early)
-	o.Figures.add(Figure{What: fmt.Sprintf("%s payments drained, full path; %d of %d full seconds within ±5 %%", thousands(o.Payments), inBand, full),
+	for _, p := range pulled {
+		// Never a burst: a resume paces from now, a raised limit spreads.
+		most, ofRate := afterLever(perSecond, p.At, 10, lim)
+		fmt.Fprintf(w, "the %s at %+.2f s (its calls took %.2f s): most executions in one second of the 10 from it %d, at most %.0f%% of the rate in force: %s\n",
+			p.What, p.At.Seconds(), p.Took.Seconds(), most, ofRate*100, burst(ofRate))
+	}
+	what := fmt.Sprintf("%s payments drained, full path; %d of %d full seconds within ±5 %%", thousands(o.Payments), f.InBand, f.Full)
+	if o.levers() {
+		what = fmt.Sprintf("%s payments drained with levers (%s); %d of %d full seconds within ±5 %% of the rate in force",
+			thousands(o.Payments), o.leverPlan(), f.InBand, f.Full)
+	}
+	o.Figures.add(Figure{What: what,
 		Value: float64(o.Payments) / float64(last-first+1), Unit: "payments/s", Baseline: "the configured rate (asked, not measured)", BaseVal: rate, BaseUnit: "/s"})
-	if in, out := stealByBand(perSecond, stolenBySecond, first, last, rate); len(out) > 0 && len(in) > 0 {
+	if in, out := stealByBand(stolenBySecond, first, last, f.late); len(out) > 0 && len(in) > 0 {
 		// Were the seconds out of the band the machine's, or the engine's?
 		fmt.Fprintf(w, "CPU stolen per second: median %.0f%% in the band, %.0f%% (max %.0f%%) in and up to 5 s before the seconds out of it\n",
 			median(in)*100, median(out)*100, slices.Max(out)*100)
@@ -455,6 +555,18 @@ func reportDrain(o DrainOptions, rate float64, perSecond map[int]int, first, las
 	}
 	return nil
 }
+
+// burst says whether a second after a lever went past the band of the
+// rate in force.
+func burst(ofRate float64) string {
+	if ofRate > 1.05 {
+		return "a burst"
+	}
+	return "no burst"
+}
+
+// share is n of of in per cent.
+func share(n, of int) float64 { return 100 * float64(n) / float64(max(of, 1)) }
 
 // writeHistogramSVG draws executions per second as columns, with the
 // configured rate and its ±5 % band.

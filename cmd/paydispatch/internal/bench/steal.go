@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -109,12 +108,13 @@ func (s *stealSampler) sample(elapsed time.Duration) {
 }
 
 // stealByBand splits the sampled seconds of the drain's full seconds into
-// those whose executions were within ±5 % of the rate and those out of it
-// (with the 5 s before each: a stall shows up in the executions after it).
-func stealByBand(perSecond map[int]int, stolen map[int]float64, first, last int, rate float64) (in, out []float64) {
+// those whose executions were as their schedule had them and those late
+// says were off (with the 5 s before each: a stall shows up in the
+// executions after it).
+func stealByBand(stolen map[int]float64, first, last int, late func(sec int) bool) (in, out []float64) {
 	outOfBand := map[int]bool{}
 	for sec := first + 1; sec < last; sec++ {
-		if math.Abs(float64(perSecond[sec])-rate)/rate > 0.05 {
+		if late(sec) {
 			for b := sec - 5; b <= sec; b++ {
 				outOfBand[b] = true
 			}

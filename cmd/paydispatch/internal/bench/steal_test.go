@@ -1,6 +1,9 @@
 package bench
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestParseCPU(t *testing.T) {
 	t.Parallel()
@@ -24,17 +27,18 @@ func TestParseCPU(t *testing.T) {
 func TestStealByBand(t *testing.T) {
 	t.Parallel()
 	// Seconds 0..20 at 25/s except 12 (a stall's burst); steal high in 9..11.
-	perSecond := map[int]int{}
+	perSecond, due := map[int]int{}, map[int]int{}
 	stolen := map[int]float64{}
 	for s := 0; s <= 20; s++ {
-		perSecond[s] = 25
+		perSecond[s], due[s] = 25, 25
 		stolen[s] = 0.02
 	}
 	perSecond[12] = 40
 	for s := 9; s <= 11; s++ {
 		stolen[s] = 0.6
 	}
-	in, out := stealByBand(perSecond, stolen, 0, 20, 25)
+	f := judgeSeconds(perSecond, due, 0, 20, constantLimit(25, time.Second))
+	in, out := stealByBand(stolen, 0, 20, f.late)
 	if len(out) != 6 || len(in) != 13 { // out: 7..12; in: 1..6, 13..19
 		t.Fatalf("in %d seconds, out %d; want 13 and 6", len(in), len(out))
 	}
