@@ -279,6 +279,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	cpuAtStart, cpuOK := readCPU()
 	stolen := newStealSampler()
 	procAtStart := processCPU()
+	stackAtStart, stackOK := stackCPU()
 	stopProfile, err := startCPUProfile(o.CPUProfile)
 	if err != nil {
 		return err
@@ -357,6 +358,13 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 			// The rest of the machine's busy time: PostgreSQL, mostly.
 			fmt.Fprintf(o.Out, "the machine's CPU time during the drain: %.1f s, %.1f ms per payment (%.1f ms outside this process: PostgreSQL and the rest)\n",
 				busy.Seconds(), float64(busy.Microseconds())/1000/float64(o.Payments), float64((busy-used).Microseconds())/1000/float64(o.Payments))
+			// The machine is shared: what this stack used, apart from what
+			// other users ran meanwhile.
+			if st, ok := stackCPU(); stackOK && ok {
+				st -= stackAtStart
+				fmt.Fprintf(o.Out, "the stack's CPU time during the drain (this process and its PostgreSQL): %.1f s, %.1f ms per payment; the rest of the machine (other users): %.1f s\n",
+					st.Seconds(), float64(st.Microseconds())/1000/float64(o.Payments), (busy - st).Seconds())
+			}
 		}
 	}
 

@@ -284,6 +284,7 @@ func (r *repaceRun) move(ctx context.Context, what string, call func() (answer a
 	}
 	cpu0, cpuOK := readCPU()
 	proc0 := processCPU()
+	stack0, stackOK := stackCPU()
 	start := time.Now()
 	answer, n, err := call()
 	took := time.Since(start)
@@ -293,12 +294,14 @@ func (r *repaceRun) move(ctx context.Context, what string, call func() (answer a
 	used := processCPU() - proc0
 	busy := busySince(cpu0)
 	stolen, stolenOK := stolenSince(cpu0)
+	stack, _ := stackCPU()
 	fmt.Fprintf(w, "its answer: %s\n", describeJSON(answer))
 	fmt.Fprintf(w, "wall time %.2f s for %s payments: %s a second (%.1f µs each; the baseline's bare UPDATEs %.1f µs a row, this %.1f × it)\n",
 		took.Seconds(), thousands(n), thousands(int(float64(n)/took.Seconds())), float64(took.Microseconds())/float64(max(n, 1)),
 		float64(r.baseline.Microseconds())/float64(r.o.Payments), took.Seconds()/r.baseline.Seconds()*float64(r.o.Payments)/float64(max(n, 1)))
-	if cpuOK && busy > 0 {
-		fmt.Fprintf(w, "the machine's CPU time: %.2f s (this process %.2f s, the rest PostgreSQL)%s\n", busy.Seconds(), used.Seconds(), stealNote(stolen, stolenOK))
+	if cpuOK && stackOK && busy > 0 {
+		fmt.Fprintf(w, "the machine's CPU time: %.2f s; the stack's (this process and its PostgreSQL) %.2f s, this process %.2f s%s\n",
+			busy.Seconds(), (stack - stack0).Seconds(), used.Seconds(), stealNote(stolen, stolenOK))
 	}
 	r.pool.Reset()
 	if err := waitStatsFlushed(ctx, r.pool); err != nil {

@@ -165,3 +165,87 @@ func currentRSS() int64 {
 	}
 	return pages * int64(os.Getpagesize())
 }
+
+// procTimes are a process's CPU times from /proc/PID/stat, in ticks: its
+// own (user + system) and its reaped children's.
+type procTimes struct {
+	ppid            int
+	comm            string
+	own, ofChildren uint64
+}
+
+// parseProcStat reads a /proc/PID/stat line: "pid (comm) state ppid ...",
+// utime, stime, cutime and cstime the 14th to 17th fields. comm may hold
+// spaces and parentheses: the fields start after the last ')'.
+func parseProcStat(line string) (procTimes, bool) {
+	open, end := strings.IndexByte(line, '('), strings.LastIndexByte(line, ')')
+	if open < 0 || end < open {
+		return procTimes{}, false
+	}
+	f := strings.Fields(line[end+1:])
+	if len(f) < 15 { // state ppid ... cstime: fields 3 to 17
+		return procTimes{}, false
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return procTimes{}, false
+	}
+	var n [4]uint64
+	for i := range n {
+		if n[i], err = strconv.ParseUint(f[11+i], 10, 64); err != nil {
+			return procTimes{}, false
+		}
+	}
+	return procTimes{ppid: ppid, comm: line[open+1 : end], own: n[0] + n[1], ofChildren: n[2] + n[3]}, true
+}
+
+// stackCPU is the CPU time of this process and of the PostgreSQL servers
+// it started (each postmaster, with the backends it reaped and those
+// alive): what a benchmark's stack used, whoever else runs on the
+// machine. ok is false off Linux.
+func stackCPU() (d time.Duration, ok bool) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, false
+	}
+	procs := map[int]procTimes{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		if p, ok := parseProcStat(string(b)); ok {
+			procs[pid] = p
+		}
+	}
+	return processCPU() + ticks(postgresTicks(procs, os.Getpid())), true
+}
+
+// postgresTicks sums the CPU ticks of the postgres processes self
+// started and of everything under them.
+func postgresTicks(procs map[int]procTimes, self int) uint64 {
+	var sum uint64
+	var under func(pid int)
+	under = func(pid int) {
+		for c, p := range procs {
+			if p.ppid == pid {
+				sum += p.own + p.ofChildren
+				under(c)
+			}
+		}
+	}
+	for pid, p := range procs {
+		if p.ppid == self && p.comm == "postgres" {
+			sum += p.own + p.ofChildren
+			under(pid)
+		}
+	}
+	return sum
+}
+
+// ticks is a count of USER_HZ ticks as a duration (100 a second on Linux).
+func ticks(n uint64) time.Duration { return time.Duration(n) * 10 * time.Millisecond }

@@ -49,3 +49,46 @@ func TestStealByBand(t *testing.T) {
 		t.Errorf("median stolen in the band %.2f, want 0.02", m)
 	}
 }
+
+func TestParseProcStat(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		line string
+		want procTimes
+		ok   bool
+	}{
+		{"4242 (postgres) S 4000 4242 4242 0 -1 4194560 900 0 0 0 150 50 30 20 20 0 1 0 100 0 0",
+			procTimes{ppid: 4000, comm: "postgres", own: 200, ofChildren: 50}, true},
+		// A comm with spaces and a parenthesis.
+		{"7 (a (b) c) R 1 7 7 0 -1 0 0 0 0 0 5 6 7 8 20 0 1 0 100 0 0",
+			procTimes{ppid: 1, comm: "a (b) c", own: 11, ofChildren: 15}, true},
+		{"7 (short) R 1 7", procTimes{}, false},
+		{"no parentheses at all", procTimes{}, false},
+	} {
+		got, ok := parseProcStat(tc.line)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("parseProcStat(%q) = %+v, %v; want %+v, %v", tc.line, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestPostgresTicks(t *testing.T) {
+	t.Parallel()
+	procs := map[int]procTimes{
+		10: {ppid: 1, comm: "paydispatch"},
+		20: {ppid: 10, comm: "postgres", own: 100, ofChildren: 40}, // the postmaster, 40 of reaped backends
+		21: {ppid: 20, comm: "postgres", own: 7},                   // a backend
+		22: {ppid: 20, comm: "postgres", own: 3},
+		30: {ppid: 1, comm: "postgres", own: 1000},   // another engineer's server
+		31: {ppid: 30, comm: "postgres", own: 500},   // and its backend
+		40: {ppid: 10, comm: "sh", own: 9},           // not PostgreSQL
+		50: {ppid: 1, comm: "go", own: 5000},         // another engineer's tests
+		51: {ppid: 50, comm: "bench.test", own: 800}, // ...
+	}
+	if got := postgresTicks(procs, 10); got != 150 {
+		t.Errorf("postgresTicks = %d, want 150 (100 + 40 + 7 + 3)", got)
+	}
+	if got := ticks(150); got != 1500*time.Millisecond {
+		t.Errorf("ticks(150) = %v", got)
+	}
+}
