@@ -13,11 +13,13 @@ import (
 // (the embedded engine can fall seconds behind under load), and BATCH
 // execution with a cycle every second (one workflow a claimed batch,
 // each cycle's batch a second of slots at 100/s; docs/design.md compares
-// the modes).
+// the modes). Items are claimed 8 s ahead, the lead and two cycles: a
+// lever moves only what is not claimed, so this is how soon one acts.
 func ItemTypeConfig() queue.Config {
 	c := queue.DefaultConfig(ItemType, ExecWorkflowName, ExecTaskQueue)
 	c.MaxInFlight = 2000
 	c.PacedLead = 6 * time.Second
+	c.PreStartBuffer = 8 * time.Second
 	c.ExecMode = queue.ExecBatch
 	c.DispatchInterval = time.Second
 	return c
