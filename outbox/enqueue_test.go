@@ -437,3 +437,51 @@ func TestEnqueueBatchGapFreeUnderConcurrency(t *testing.T) {
 		}
 	}
 }
+
+// TestSequencePerRail: a participant's instructions on two rails, one
+// at a time and in batches, alternating: each rail sees its own
+// sequence, 1..n without a gap, as a rail checking it would.
+func TestSequencePerRail(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t)
+	ctx := context.Background()
+	rails := []string{"SEPA", "URGENT"}
+	got := map[string][]int64{}
+	for i := range 30 {
+		in := instruction("acme", i)
+		in.RailType = rails[i%2]
+		if i < 10 {
+			_, seq := enqueue(t, pool, in)
+			got[in.RailType] = append(got[in.RailType], seq)
+			continue
+		}
+		batch := []outbox.Instruction{in}
+		if i%3 == 0 {
+			other := instruction("acme", 100+i)
+			other.RailType = rails[(i+1)%2]
+			batch = append(batch, other)
+		}
+		tx, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := outbox.EnqueueBatch(ctx, tx, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for j, e := range out {
+			got[batch[j].RailType] = append(got[batch[j].RailType], e.SequenceID)
+		}
+	}
+	for _, rail := range rails {
+		seqs := got[rail]
+		for i, s := range seqs {
+			if s != int64(i+1) {
+				t.Fatalf("%s: sequences %v, not 1..%d in order", rail, seqs, len(seqs))
+			}
+		}
+	}
+}

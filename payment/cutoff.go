@@ -68,6 +68,9 @@ type toPlace struct {
 	start       time.Time
 	rule        routing.CutoffRule // applied when it misses day's cut-off
 	rolls       int
+	// high: a HIGH payment, which the reorder its chunk asks for
+	// (askReorder) may place ahead of those waiting.
+	high bool
 }
 
 // deadline is the latest a slot may be on day: its cut-off less the
@@ -143,7 +146,8 @@ func (a *InitActivities) placeOnRails(ctx context.Context, keys []string, rs []R
 		if err != nil {
 			return nil, err
 		}
-		todo = append(todo, toPlace{key: keys[i], tenant: r.TenantID, rail: rail, day: day, start: day.Start(r.RequestedExecutionTime), rule: rule})
+		todo = append(todo, toPlace{key: keys[i], tenant: r.TenantID, rail: rail, day: day, start: day.Start(r.RequestedExecutionTime), rule: rule,
+			high: r.Priority.orDefault() == PriorityHigh})
 	}
 	first := make(map[string]calendar.Date, len(todo))
 	for _, p := range todo {
@@ -157,6 +161,19 @@ func (a *InitActivities) placeOnRails(ctx context.Context, keys []string, rs []R
 		todo = todo[:0]
 		for _, p := range late {
 			switch {
+			case p.high && p.rolls == 0 && p.rule != routing.Roll:
+				// A HIGH payment that finds the day full goes ahead of
+				// the waiting payments below it when its chunk's reorder
+				// moves them: it waits on the next day until then, and
+				// meets its tenant's rule only if the reorder finds no
+				// room for it either (the lower ones ahead of it then
+				// meet theirs).
+				next, err := a.Rails.NextDay(ctx, p.rail, p.day)
+				if err != nil {
+					return nil, err
+				}
+				p.day, p.start, p.rolls = next, next.Opens, p.rolls+1
+				todo = append(todo, p)
 			case p.rule == routing.Reject:
 				out[p.key] = placement{status: StatusRejected, rail: p.rail.Name, date: p.day.Date,
 					reason: fmt.Sprintf("%s: no slot before rail %s's cut-off at %s on %s", CodeCutoffMissed, p.rail.Name,

@@ -230,8 +230,11 @@ func (m *mover) add(ctx context.Context, r dbsqlc.WaitingOnRailsRow) error {
 	if err != nil {
 		return err
 	}
-	if r.ExecutionDate != nil {
-		// It keeps its business day, unless that is over.
+	if r.ExecutionDate != nil && m.roll {
+		// A roll keeps the business day it rolled to, unless that is
+		// over. A lever gives a payment rolled for want of room its
+		// first day again: a raised limit or a HIGH payment that
+		// displaced it may have made room there.
 		if own, err := rail.DayOn(calendarDate(*r.ExecutionDate)); err == nil && own.Date.After(day.Date) {
 			day = own
 		}

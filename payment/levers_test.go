@@ -407,3 +407,68 @@ func TestResumePastTheCutoff(t *testing.T) {
 		t.Errorf("verify: %v %v", errs, err)
 	}
 }
+
+// TestHighPaymentsTakeAFullDay: HIGH payments that find the day full
+// up to its cut-off do not meet their tenants' rules at once: the reorder
+// their file asks for puts them ahead of the NORMAL ones waiting, which
+// meet their own tenants' rules in their place. Those rolled for want
+// of room come back when the reorder finds room on their first day.
+func TestHighPaymentsTakeAFullDay(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRailsFixture(t)
+	at := f.at(0, 15*time.Hour+59*time.Minute)
+	// 10 a second for the 58 s before the guard: beta's (HOLD) 580 fill it.
+	normal := railPayments("beta", 580, at)
+	if res, err := f.s.init.InitChunk(ctx, normal, "init-beta"); err != nil || res.Scheduled != 580 {
+		t.Fatalf("Phase A: %+v, %v", res, err)
+	}
+	// gamma (REJECT) and acme (ROLL) send HIGH payments late.
+	var high []payment.Request
+	for _, tenant := range []string{"gamma", "acme"} {
+		rs := railPayments(tenant, 10, at)
+		for i := range rs {
+			rs[i].Priority = payment.PriorityHigh
+		}
+		high = append(high, rs...)
+	}
+	if res, err := f.s.init.InitChunk(ctx, high, "init-high"); err != nil || res.Scheduled != 20 {
+		t.Fatalf("Phase A of the HIGH ones: %+v, %v", res, err)
+	}
+	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	time.Sleep(700 * time.Millisecond) // the file's quiet time (reorderQuiet)
+	res, err := svc.Reorder(ctx)
+	if err != nil || res.Held != 20 || res.Rejected != 0 {
+		t.Fatalf("reorder: %+v, %v", res, err)
+	}
+	count := map[string]int{}
+	day := at.Format(time.DateOnly)
+	for _, r := range append(normal, high...) {
+		p, err := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		on := "next day"
+		if p.ExecutionDate.Format(time.DateOnly) == day {
+			on = "that day"
+		}
+		count[fmt.Sprintf("%s %s %s %s", r.TenantID, p.Priority, p.Status, on)]++
+	}
+	want := map[string]int{"acme HIGH SCHEDULED that day": 10, "gamma HIGH SCHEDULED that day": 10,
+		"beta NORMAL SCHEDULED that day": 560, "beta NORMAL HELD that day": 20}
+	if fmt.Sprint(count) != fmt.Sprint(want) {
+		t.Errorf("%v, want %v", count, want)
+	}
+	ws, err := f.lim.Windows(ctx, "sepa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws {
+		if w.Counter > 10 || w.Counter != w.Slots {
+			t.Errorf("window %s: counter %d, %d slots", w.Start, w.Counter, w.Slots)
+		}
+	}
+	if errs, err := payment.Verify(ctx, f.s.pool); err != nil || len(errs) > 0 {
+		t.Errorf("verify: %v %v", errs, err)
+	}
+}

@@ -85,6 +85,9 @@ func paymentRequest(r payment.Request) client.PaymentRequest {
 	if r.Creditor.BIC != "" {
 		out.Creditor.Bic = client.NewOptString(r.Creditor.BIC)
 	}
+	if r.Priority != "" {
+		out.Priority = client.NewOptPriority(client.Priority(r.Priority))
+	}
 	if r.RemittanceInfo != "" {
 		out.RemittanceInfo = client.NewOptString(r.RemittanceInfo)
 	}

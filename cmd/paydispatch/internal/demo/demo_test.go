@@ -33,6 +33,7 @@ func goodOutcome() *outcome {
 		outboxDead: 10, noFXRan: 10,
 		tenants: []tenantShare{{"acme", 480, 470}, {"bravo", 300, 290}, {"cobalt", 200, 195}},
 		reasons: []reason{{"FAILED", "INSUFFICIENT_FUNDS", 20}, {"RETURNED", "AC04", 10}},
+		highFirst: []highOutcome{{rail: "", high: 9, before: 12, allowed: 480, last: new(time.Date(2026, 11, 23, 16, 0, 1, 0, time.UTC))}},
 	}
 	for i := range 30 {
 		d.perSecond = append(d.perSecond, float64(30+i%3))
@@ -244,6 +245,9 @@ func TestVerifyFindsEachFault(t *testing.T) {
 		}, "the saga's failures"},
 		{"a dead letter without reason", func(d *outcome) { d.deadNoReason = 1 }, "dead letters:"},
 		{"a queue dead letter", func(d *outcome) { d.queueDead = 1 }, "dead letters:"},
+		{"HIGH behind the others", func(d *outcome) { d.highFirst[0].before = 481 }, "HIGH payments sent last went first"},
+		{"HIGH past the cut-off", func(d *outcome) { d.highFirst[0].past = 1 }, "HIGH payments sent last went first"},
+		{"no HIGH payment", func(d *outcome) { d.highFirst = nil }, "HIGH payments sent last went first"},
 		{"a bad account paid", func(d *outcome) {
 			d.final.payments["REJECTED"]--
 			d.final.payments["DELIVERED"]++

@@ -65,6 +65,10 @@ type planned struct {
 	single bool // sent as one API call, not in the tenant's file
 }
 
+// minSingles is how many of a plan's last payments are single calls at
+// least (those that are ordinary).
+const minSingles = 3
+
 // plan makes n payments due at instant, reproducibly from seed: most
 // ordinary, a few of each kind meant to fail, about 1 % as single calls.
 func plan(n int, instant time.Time, seed uint64) []planned {
@@ -109,7 +113,15 @@ func plan(n int, instant time.Time, seed uint64) []planned {
 		case kindInvalid:
 			req.Creditor.IBAN = "DE00 0000 0000 0000 0000 00"
 		}
-		out[i] = planned{req: req, kind: k, single: k != kindInvalid && r.IntN(100) == 0}
+		// About 1 %, and at least the last few ordinary payments of a
+		// small run, so that every run has single calls.
+		single := k != kindInvalid && (r.IntN(100) == 0 || (k == kindOrdinary && i >= n-minSingles))
+		if single {
+			// The single calls are sent last and are HIGH: the lever
+			// that puts them ahead of the files already waiting.
+			req.Priority = payment.PriorityHigh
+		}
+		out[i] = planned{req: req, kind: k, single: single}
 	}
 	return out
 }

@@ -51,6 +51,8 @@ type outcome struct {
 	// (not past a cut-off); cutoffRejected the payments REJECTED at a
 	// cut-off (CUTOFF_MISSED), not refused for what they are.
 	noFXRan, cutoffRejected int
+	// highFirst: how the HIGH payments went, by rail.
+	highFirst []highOutcome
 	// With rails: the set-up, each rail's outcome, and each file's
 	// projection beside what Phase A did.
 	rails       *railSetup
@@ -203,6 +205,9 @@ func collect(ctx context.Context, o Options, instant time.Time, ps []planned, su
 			return nil, err
 		}
 	}
+	if out.highFirst, err = highOutcomes(ctx, pool, o.Rate, rails); err != nil {
+		return nil, err
+	}
 	vs, err := payment.Verify(ctx, pool)
 	out.verifyErr = err
 	for _, v := range vs {
@@ -301,6 +306,7 @@ func verify(_ context.Context, o Options, d *outcome) []Check {
 		"%d windows over %d, %d executions before their slot", d.overLimit, o.Rate, d.early)
 	add("dead letters: only the rail's refusals, each with its reason", d.outboxDead == f["RETURNED"] && d.queueDead == 0 && d.deadNoReason == 0,
 		"%d instructions dead-lettered (%d RETURNED), %d without a reason; %d queue items dead-lettered", d.outboxDead, f["RETURNED"], d.deadNoReason, d.queueDead)
+	checks = append(checks, highCheck(d.highFirst))
 	if d.rails != nil {
 		checks = append(checks, railChecks(d)...)
 	}
@@ -449,4 +455,73 @@ func cappedDetail(gs []cappedGroup, byCode map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s: %d payments, room for %d: %d failed %s, %d delivered, %d returned", what, g.n, g.fit, g.failed, g.code, g.delivered, g.returned))
 	}
 	return fmt.Sprintf("INSUFFICIENT_FUNDS %d, LIMIT_EXCEEDED %d (%s)", byCode["INSUFFICIENT_FUNDS"], byCode["LIMIT_EXCEEDED"], strings.Join(parts, "; "))
+}
+
+// highOutcome is how a rail's HIGH payments went: how many began, the
+// last one's start, how many of the others began before it, and how
+// many missed the cut-off; allowed is how many of the others may begin
+// first: those claimed before the HIGH ones came (the rail's rate over
+// the pre-start buffer) and those due while the reorder waited for the
+// file to be quiet (at most 3 s) and moved them.
+type highOutcome struct {
+	rail                        string
+	high, past, before, allowed int
+	last                        *time.Time
+}
+
+func highOutcomes(ctx context.Context, pool *pgxpool.Pool, rate int, rails *railSetup) ([]highOutcome, error) {
+	var bufferSecs int
+	if err := pool.QueryRow(ctx, `SELECT pre_start_buffer_secs FROM exec_rate_config WHERE item_type = $1`, payment.ItemType).Scan(&bufferSecs); err != nil {
+		return nil, fmt.Errorf("PAYMENT's pre-start buffer: %w", err)
+	}
+	var day *string // the business day, with rails: a payment rolled past it missed its cut-off
+	if rails != nil {
+		day = &rails.Day
+	}
+	rows, err := pool.Query(ctx, `WITH h AS (
+			SELECT coalesce(rail, '') AS rail, count(*) FILTER (WHERE accepted_at IS NOT NULL) AS high,
+				count(*) FILTER (WHERE status = 'HELD' OR (status = 'REJECTED' AND status_reason LIKE 'CUTOFF_MISSED%')
+					OR (status = 'SCHEDULED' AND execution_date > $1::date)) AS past,
+				max(accepted_at) AS last
+			FROM payments WHERE priority = 'HIGH' GROUP BY 1)
+		SELECT h.rail, h.high, h.past, h.last,
+			(SELECT count(*) FROM payments p WHERE coalesce(p.rail, '') = h.rail AND p.priority <> 'HIGH' AND p.accepted_at < h.last)
+		FROM h ORDER BY 1`, day)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []highOutcome
+	for rows.Next() {
+		var h highOutcome
+		if err := rows.Scan(&h.rail, &h.high, &h.past, &h.last, &h.before); err != nil {
+			return nil, err
+		}
+		r := rate
+		if rails != nil {
+			if dr, ok := rails.rail(h.rail); ok {
+				r = dr.Rate
+			}
+		}
+		h.allowed = r * (bufferSecs + 4)
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// highCheck: the single calls, sent last and HIGH, went ahead of the
+// files that waited: none missed a cut-off, and no more of the others
+// began before the last of them than the claim and the reorder allow.
+func highCheck(hs []highOutcome) Check {
+	ok, parts := len(hs) > 0, []string(nil)
+	for _, h := range hs {
+		ok = ok && h.high > 0 && h.past == 0 && h.before <= h.allowed
+		rail := h.rail
+		if rail == "" {
+			rail = "no rail"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d HIGH began, the last at %s, after %d others (at most %d: claimed before they came); %d past the cut-off",
+			rail, h.high, ptrClock(h.last), h.before, h.allowed, h.past))
+	}
+	return Check{Name: "HIGH payments sent last went first", OK: ok, Detail: strings.Join(parts, "; ")}
 }
