@@ -31,8 +31,8 @@ func goodOutcome() *outcome {
 			{account: accLimited, day: "2026-11-23", code: "LIMIT_EXCEEDED", fit: limitFit, n: 12, delivered: 4, failed: 8}},
 		rail:       railsim.LedgerView{Unique: int64(delivered), Refused: 10},
 		outboxDead: 10, noFXRan: 10,
-		tenants: []tenantShare{{"acme", 480, 470}, {"bravo", 300, 290}, {"cobalt", 200, 195}},
-		reasons: []reason{{"FAILED", "INSUFFICIENT_FUNDS", 20}, {"RETURNED", "AC04", 10}},
+		tenants:   []tenantShare{{"acme", 480, 470}, {"bravo", 300, 290}, {"cobalt", 200, 195}},
+		reasons:   []reason{{"FAILED", "INSUFFICIENT_FUNDS", 20}, {"RETURNED", "AC04", 10}},
 		highFirst: []highOutcome{{rail: "", high: 9, before: 12, allowed: 480, last: new(time.Date(2026, 11, 23, 16, 0, 1, 0, time.UTC))}},
 	}
 	for i := range 30 {
