@@ -16228,12 +16228,17 @@ func (s *Paused) encodeFields(e *jx.Encoder) {
 			s.Pause.Encode(e)
 		}
 	}
+	{
+		e.FieldStart("repaced")
+		s.Repaced.Encode(e)
+	}
 }
 
-var jsonFieldsNameOfPaused = [3]string{
+var jsonFieldsNameOfPaused = [4]string{
 	0: "payments",
 	1: "parked",
 	2: "pause",
+	3: "repaced",
 }
 
 // Decode decodes Paused from json.
@@ -16279,6 +16284,16 @@ func (s *Paused) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"pause\"")
 			}
+		case "repaced":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				if err := s.Repaced.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"repaced\"")
+			}
 		default:
 			return errors.Errorf("unexpected field %q", k)
 		}
@@ -16289,7 +16304,7 @@ func (s *Paused) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00000011,
+		0b00001011,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.

@@ -5604,12 +5604,14 @@ func (s *PauseRequest) SetID(val string) {
 // What a pause holds: the waiting payments it marked paused (a pause of a scope paused already: those
 // that came since), of which parked now (their queue items PARKED, their slots given back); the others
 // were claimed by an execution not yet begun, which parks them itself. An execution that has begun
-// finishes.
+// finishes. repaced: how the payments still waiting on the paused payments' rails moved up into the
+// slots given back.
 // Ref: #/components/schemas/Paused
 type Paused struct {
 	Payments int      `json:"payments"`
 	Parked   int      `json:"parked"`
 	Pause    OptPause `json:"pause"`
+	Repaced  Repaced  `json:"repaced"`
 }
 
 // GetPayments returns the value of Payments.
@@ -5627,6 +5629,11 @@ func (s *Paused) GetPause() OptPause {
 	return s.Pause
 }
 
+// GetRepaced returns the value of Repaced.
+func (s *Paused) GetRepaced() Repaced {
+	return s.Repaced
+}
+
 // SetPayments sets the value of Payments.
 func (s *Paused) SetPayments(val int) {
 	s.Payments = val
@@ -5640,6 +5647,11 @@ func (s *Paused) SetParked(val int) {
 // SetPause sets the value of Pause.
 func (s *Paused) SetPause(val OptPause) {
 	s.Pause = val
+}
+
+// SetRepaced sets the value of Repaced.
+func (s *Paused) SetRepaced(val Repaced) {
+	s.Repaced = val
 }
 
 func (*Paused) pausePaymentsRes() {}

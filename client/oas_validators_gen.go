@@ -2108,6 +2108,17 @@ func (s *Paused) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Repaced.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "repaced",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}

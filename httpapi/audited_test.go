@@ -119,6 +119,11 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	// by holdco's rule.
 	_, err = routing.PutRail(ctx, pool, routing.Rail{Name: "NOON", Type: routing.TypeSEPAJSON, PacingConfig: "fifty", Cutoff: 12 * time.Hour, Active: true})
 	must(err)
+	// EVE: repco's rail (below).
+	_, err = lim.PutConfig(ctx, pacing.Config{Name: "forty", MaxPerWindow: 40, Window: time.Second, Headroom: 100})
+	must(err)
+	_, err = routing.PutRail(ctx, pool, routing.Rail{Name: "EVE", Type: routing.TypeSEPAJSON, PacingConfig: "forty", Cutoff: 18 * time.Hour, Active: true})
+	must(err)
 	_, err = routing.SetTenantCutoffRule(ctx, pool, "holdco", routing.Hold)
 	must(err)
 	_, _, err = account.Create(ctx, pool, account.Spec{AccountID: account.Key("holdco", "ACC-1"), ExternalID: "ACC-1", TenantID: "holdco",
@@ -138,6 +143,18 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	if res, err := init.InitChunk(ctx, railRequests("acme", "NOON", 1, noon.Add(-2*time.Hour)), "init-acme-noon"); err != nil || res.Scheduled != 1 {
 		t.Fatalf("acme's payment on NOON: %+v, %v", res, err)
 	}
+	// repco's two payments on EVE, a rail of their own (the pause and the
+	// priorities move NOON's), the first cancelled: the repace moves the
+	// second into its slot.
+	_, _, err = account.Create(ctx, pool, account.Spec{AccountID: account.Key("repco", "ACC-1"), ExternalID: "ACC-1", TenantID: "repco",
+		Currency: "EUR", OpeningBalance: decimal.NewFromInt(1000)})
+	must(err)
+	if res, err := init.InitChunk(ctx, railRequests("repco", "EVE", 2, noon.Add(-2*time.Hour)), "init-repco-eve"); err != nil || res.Scheduled != 2 {
+		t.Fatalf("repco's payments on EVE: %+v, %v", res, err)
+	}
+	svc := &payment.Service{Store: store, Queue: q, Rails: rails, Pacer: lim}
+	_, _, err = svc.Cancel(ctx, "repco", "repco-000", nil)
+	must(err)
 
 	reg, err := process.NewRegistry(choreDefinition())
 	must(err)
@@ -181,7 +198,6 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	rt.HandleFXRates(service.New(pool))
 	rt.HandleProcesses(processAPI{op})
 	rt.HandleWebhooks(hooks, payment.EventTypes())
-	svc := &payment.Service{Store: store, Queue: q, Rails: rails, Pacer: lim}
 	// A pause to resume: of a tenant with nothing waiting, so that the
 	// other routes' payments are not held.
 	_, err = svc.Pause(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: "initech"}, nil)
@@ -235,8 +251,8 @@ func auditedRoutes(d *auditedDB) []auditedRoute {
 		{"POST /admin/rate-limit/config/{name}/deactivate", "POST", "/admin/rate-limit/config/fifty/deactivate", "", "admin", 200,
 			`SELECT active::text FROM pacing_config WHERE config_name = 'fifty'`, nil},
 		{"POST /admin/rate-limit/cache/flush", "POST", "/admin/rate-limit/cache/flush", "", "admin", 200, "", nil},
-		{"POST /admin/rate-limit/config/{name}/repace", "POST", "/admin/rate-limit/config/fifty/repace", "", "admin", 200,
-			`SELECT scheduled_execution_time::text FROM payments WHERE payment_id = $1`, []any{payment.Key("acme", "acme-000")}},
+		{"POST /admin/rate-limit/config/{name}/repace", "POST", "/admin/rate-limit/config/forty/repace", "", "admin", 200,
+			`SELECT scheduled_execution_time::text FROM payments WHERE payment_id = $1`, []any{payment.Key("repco", "repco-001")}},
 		{"POST /admin/fx-rates", "POST", "/admin/fx-rates", `{"base":"EUR","quote":"USD","rate":"1.0850"}`, "admin", 200,
 			`SELECT count(*)::text FROM fx_rate`, nil},
 		{"POST /admin/processes/{id}/retry", "POST", proc("fail", "retry"), "", "admin", 200, procState, []any{d.process["fail"]}},

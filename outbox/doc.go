@@ -1,6 +1,5 @@
 // Package outbox is the money-safe outbox between an executed item and the
-// rail that must receive it: a gap-free sequence per participant on each
-// rail, a hot
+// rail that must receive it: a gap-free sequence per participant, a hot
 // pending table, an append-only attempts archive, a relayer woken by
 // NOTIFY with a fallback poll, and a reaper for attempts whose relayer
 // died mid-dispatch (docs/design.md, "Outbox and rail delivery").
@@ -13,7 +12,7 @@
 //
 // # Tables (migration 00022)
 //
-//	participant_outbox_sequences  next number per participant and rail (bump_participant_outbox_seq)
+//	participant_outbox_sequences  next number per participant (bump_participant_outbox_seq)
 //	outbox_participant_settings   ordering mode per participant, '*' the default
 //	payment_outbox_keys           every (instruction_id, idempotency_key) ever enqueued
 //	payment_outbox_pending        hot: waiting to be claimed (new or requeued)
@@ -40,9 +39,7 @@
 // Enqueue runs in the caller's transaction: the domain books a payment
 // and enqueues its instruction in one transaction, so a booked payment
 // always has its instruction and an unbooked one never does. The sequence
-// number comes from the participant's row for the instruction's rail in
-// participant_outbox_sequences (each rail is its own network and sees its
-// own gap-free sequence),
+// number comes from the participant's row in participant_outbox_sequences,
 // which stays locked until the caller's transaction ends: a rollback
 // gives the number back, so numbers are gap-free, and a participant's
 // numbers become visible in order (the next enqueuer waited for the
@@ -119,9 +116,7 @@
 // the participant's others; a retrying row holds up nothing. Order at the
 // rail follows claim order only roughly.
 //
-// Strict: sequence N+1 is not sent before N is DISPATCHED or dead (N and
-// N+1 of one rail; a participant's numbers on its other rails are
-// counted apart, and its head is its lowest pending number on any). At most
+// Strict: sequence N+1 is not sent before N is DISPATCHED or dead. At most
 // one strict row of a participant is in flight: the in-flight row is the
 // participant's marker, and a partial unique index on
 // payment_outbox_inflight (participant_id) WHERE strict makes a second one

@@ -75,8 +75,8 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 		// The relayer runs the claims with generic plans (plan_cache_mode
 		// auto, once they are prepared): those are checked too.
 		{"claim", true, true, claim(outbox.Throughput), []string{"ix_pending_due", "payment_outbox_pending_pkey"}},
-		{"strict-claim", true, false, claim(outbox.Strict), []string{"ix_pending_strict", "payment_outbox_pending_participant_seq_rail_key", "ix_inflight_strict"}},
-		{"strict-claim", true, true, claim(outbox.Strict), []string{"ix_pending_strict", "payment_outbox_pending_participant_seq_rail_key", "ix_inflight_strict"}},
+		{"strict-claim", true, false, claim(outbox.Strict), []string{"ix_pending_strict", "payment_outbox_pending_participant_id_sequence_id_key", "ix_inflight_strict"}},
+		{"strict-claim", true, true, claim(outbox.Strict), []string{"ix_pending_strict", "payment_outbox_pending_participant_id_sequence_id_key", "ix_inflight_strict"}},
 		{"reap", false, false, func(ctx context.Context, tx pgx.Tx) error {
 			_, err := outbox.Reap(ctx, tx, 2*time.Minute, 500)
 			return err

@@ -151,11 +151,10 @@ type Enqueued struct {
 var ErrConcurrentEnqueue = errors.New("outbox: a key of the batch was enqueued concurrently")
 
 // EnqueueBatch is Enqueue for many instructions, in three statements
-// whatever their number: it locks the participants' sequence rows on
-// their rails (in participant and rail order), skips the keys already
-// registered, reserves each participant's numbers on each rail with one
-// update, and inserts the rest. Numbers follow the batch's order within
-// each participant on each rail. Enqueue bumps the
+// whatever their number: it locks the participants' sequence rows (in
+// participant order), skips the keys already registered, reserves each
+// participant's numbers with one update, and inserts the rest. Numbers
+// follow the batch's order within each participant. Enqueue bumps the
 // sequence row once per instruction, and a transaction that enqueues
 // hundreds for one participant walks the row's growing chain of
 // versions each time; a batch does not.
@@ -165,26 +164,22 @@ func EnqueueBatch(ctx context.Context, tx pgx.Tx, ins []Instruction) ([]Enqueued
 		return out, nil
 	}
 	type key struct{ instruction, idem string }
-	type lane struct{ participant, rail string } // a sequence's counter
-	var lanes []lane
-	seen := map[lane]bool{}
-	lock := dbsqlc.LockParticipantsParams{}
+	var participants []string
+	seenP := map[string]bool{}
 	keys := dbsqlc.LookupKeysParams{}
 	for i, in := range ins {
 		if err := in.validate(); err != nil {
 			return nil, fmt.Errorf("instruction %d: %w", i, err)
 		}
-		if l := (lane{in.ParticipantID, in.RailType}); !seen[l] {
-			seen[l] = true
-			lanes = append(lanes, l)
-			lock.ParticipantIds = append(lock.ParticipantIds, l.participant)
-			lock.RailTypes = append(lock.RailTypes, l.rail)
+		if !seenP[in.ParticipantID] {
+			seenP[in.ParticipantID] = true
+			participants = append(participants, in.ParticipantID)
 		}
 		keys.InstructionIds = append(keys.InstructionIds, in.InstructionID)
 		keys.IdempotencyKeys = append(keys.IdempotencyKeys, in.IdempotencyKey)
 	}
 	q := dbsqlc.New(tx)
-	if err := q.LockParticipants(ctx, lock); err != nil {
+	if err := q.LockParticipants(ctx, participants); err != nil {
 		return nil, fmt.Errorf("outbox: enqueue batch: lock participants: %w", err)
 	}
 	found, err := q.LookupKeys(ctx, keys)
@@ -196,7 +191,7 @@ func EnqueueBatch(ctx context.Context, tx pgx.Tx, ins []Instruction) ([]Enqueued
 		existing[key{k.InstructionID, k.IdempotencyKey}] = Enqueued{OutboxID: k.OutboxID, SequenceID: k.SequenceID}
 	}
 	p := dbsqlc.EnqueueReservedParams{}
-	counts := map[lane]int32{}
+	counts := map[string]int32{}
 	first := map[key]int{} // the batch's first instruction of each new key
 	for i, in := range ins {
 		k := key{in.InstructionID, in.IdempotencyKey}
@@ -225,18 +220,16 @@ func EnqueueBatch(ctx context.Context, tx pgx.Tx, ins []Instruction) ([]Enqueued
 		p.RailTypes = append(p.RailTypes, in.RailType)
 		p.Payloads = append(p.Payloads, in.Payload)
 		p.NotBefore = append(p.NotBefore, notBefore)
-		l := lane{in.ParticipantID, in.RailType}
-		p.Offsets = append(p.Offsets, counts[l])
+		p.Offsets = append(p.Offsets, counts[in.ParticipantID])
 		p.Traceparents = append(p.Traceparents, in.TraceParent)
-		counts[l]++
+		counts[in.ParticipantID]++
 	}
 	if len(p.OutboxIds) == 0 {
 		return out, nil
 	}
-	for _, l := range lanes {
-		if n := counts[l]; n > 0 {
-			p.Participants = append(p.Participants, l.participant)
-			p.Rails = append(p.Rails, l.rail)
+	for _, pid := range participants {
+		if n := counts[pid]; n > 0 {
+			p.Participants = append(p.Participants, pid)
 			p.Counts = append(p.Counts, n)
 		}
 	}

@@ -3,23 +3,21 @@
 -- pacing/migrations/functions.sql for the rule).
 
 -- bump_participant_outbox_seq returns the participant's next sequence
--- number on the rail (each rail sees its own gap-free sequence of the
--- participant's instructions), creating its row on first use. Gap-free: the row stays locked
+-- number, creating its row on first use. Gap-free: the row stays locked
 -- until the calling transaction ends, so a rollback takes the number back
 -- and the next caller (who waited on the lock) gets it. A SEQUENCE would
 -- leave a gap on every rollback. The price: one participant's enqueues
 -- commit one after another (they queue on the row lock), which also means
 -- its sequence numbers become visible in order. PL/pgSQL, so that the
 -- upsert's plan is kept for the session.
-DROP FUNCTION IF EXISTS bump_participant_outbox_seq(text);
-CREATE OR REPLACE FUNCTION bump_participant_outbox_seq(p_participant_id text, p_rail_type text) RETURNS bigint
+CREATE OR REPLACE FUNCTION bump_participant_outbox_seq(p_participant_id text) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
     v_seq bigint;
 BEGIN
-    INSERT INTO participant_outbox_sequences AS s (participant_id, rail_type, next_sequence_id)
-    VALUES (p_participant_id, p_rail_type, 2)
-    ON CONFLICT (participant_id, rail_type) DO UPDATE SET next_sequence_id = s.next_sequence_id + 1
+    INSERT INTO participant_outbox_sequences AS s (participant_id, next_sequence_id)
+    VALUES (p_participant_id, 2)
+    ON CONFLICT (participant_id) DO UPDATE SET next_sequence_id = s.next_sequence_id + 1
     RETURNING s.next_sequence_id - 1 INTO v_seq;
     RETURN v_seq;
 END;
@@ -57,13 +55,13 @@ BEGIN
         RETURN QUERY SELECT v_id, v_seq, false;
         RETURN;
     END IF;
-    v_seq := bump_participant_outbox_seq(p_participant_id, p_rail_type);
+    v_seq := bump_participant_outbox_seq(p_participant_id);
     INSERT INTO payment_outbox_keys AS k (instruction_id, idempotency_key, outbox_id, participant_id, sequence_id, rail_type)
     VALUES (p_instruction_id, p_idempotency_key, p_outbox_id, p_participant_id, v_seq, p_rail_type)
     ON CONFLICT ON CONSTRAINT payment_outbox_keys_pkey DO NOTHING;
     IF NOT FOUND THEN
         UPDATE participant_outbox_sequences s SET next_sequence_id = s.next_sequence_id - 1
-        WHERE s.participant_id = p_participant_id AND s.rail_type = p_rail_type;
+        WHERE s.participant_id = p_participant_id;
         SELECT k.outbox_id, k.sequence_id INTO STRICT v_id, v_seq
         FROM payment_outbox_keys k
         WHERE k.instruction_id = p_instruction_id AND k.idempotency_key = p_idempotency_key;

@@ -300,14 +300,13 @@ SELECT
     now()::timestamptz AS now;
 
 -- name: LockParticipants :exec
--- EnqueueBatch, step 1: creates the batch's missing sequence rows (a
--- participant's on a rail) and locks all of them, in participant and rail
--- order (two batches never wait on each other in a cycle). The no-op
--- update is the lock.
-INSERT INTO participant_outbox_sequences AS s (participant_id, rail_type, next_sequence_id)
-SELECT x.participant_id, x.rail_type, 1
-FROM (SELECT DISTINCT unnest(@participant_ids::text[]) AS participant_id, unnest(@rail_types::text[]) AS rail_type ORDER BY 1, 2) x
-ON CONFLICT (participant_id, rail_type) DO UPDATE SET next_sequence_id = s.next_sequence_id;
+-- EnqueueBatch, step 1: creates the batch's missing sequence rows and locks
+-- all of them, in participant order (two batches never wait on each other
+-- in a cycle). The no-op update is the lock.
+INSERT INTO participant_outbox_sequences AS s (participant_id, next_sequence_id)
+SELECT x.participant_id, 1
+FROM (SELECT DISTINCT unnest(@participant_ids::text[]) AS participant_id ORDER BY 1) x
+ON CONFLICT (participant_id) DO UPDATE SET next_sequence_id = s.next_sequence_id;
 
 -- name: LookupKeys :many
 -- EnqueueBatch, step 2: which keys are already registered. Run after the
@@ -320,8 +319,8 @@ WHERE (k.instruction_id, k.idempotency_key) IN (
 
 -- name: EnqueueReserved :many
 -- EnqueueBatch, step 3: reserves counts[i] numbers for participants[i]
--- on rails[i] in one update each, numbers the new instructions (the i-th
--- of a participant on a rail gets first + offsets[i]) and inserts their keys and pending
+-- in one update each, numbers the new instructions (the i-th of a
+-- participant gets first + offsets[i]) and inserts their keys and pending
 -- rows ('epoch' in not_before: due now). Returns the rows inserted: fewer
 -- than given means another transaction registered one of the keys
 -- meanwhile (for a participant not locked here), and the caller must roll
@@ -329,15 +328,15 @@ WHERE (k.instruction_id, k.idempotency_key) IN (
 WITH reserved AS (
     UPDATE participant_outbox_sequences s
     SET next_sequence_id = s.next_sequence_id + r.n
-    FROM (SELECT unnest(@participants::text[]) AS participant_id, unnest(@rails::text[]) AS rail_type, unnest(@counts::int[]) AS n) r
-    WHERE s.participant_id = r.participant_id AND s.rail_type = r.rail_type
-    RETURNING s.participant_id, s.rail_type, s.next_sequence_id - r.n AS first
+    FROM (SELECT unnest(@participants::text[]) AS participant_id, unnest(@counts::int[]) AS n) r
+    WHERE s.participant_id = r.participant_id
+    RETURNING s.participant_id, s.next_sequence_id - r.n AS first
 ), modes AS (
     SELECT r.participant_id,
            coalesce((SELECT o.ordering_mode FROM outbox_participant_settings o WHERE o.participant_id = r.participant_id),
                     (SELECT o.ordering_mode FROM outbox_participant_settings o WHERE o.participant_id = '*'),
                     'THROUGHPUT') = 'STRICT' AS strict
-    FROM (SELECT DISTINCT participant_id FROM reserved) r
+    FROM reserved r
 ), input AS (
     SELECT unnest(@outbox_ids::uuid[]) AS outbox_id,
            unnest(@instruction_ids::text[]) AS instruction_id,
@@ -353,7 +352,7 @@ WITH reserved AS (
            NULLIF(i.traceparent, '') AS traceparent,
            coalesce(NULLIF(i.not_before, 'epoch'), now()) AS next_attempt_at, r.first + i.off AS sequence_id, m.strict
     FROM input i
-    JOIN reserved r ON r.participant_id = i.participant_id AND r.rail_type = i.rail_type
+    JOIN reserved r ON r.participant_id = i.participant_id
     JOIN modes m ON m.participant_id = i.participant_id
 ), registered AS (
     INSERT INTO payment_outbox_keys (instruction_id, idempotency_key, outbox_id, participant_id, sequence_id, rail_type)

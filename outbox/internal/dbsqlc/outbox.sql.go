@@ -468,31 +468,31 @@ const enqueueReserved = `-- name: EnqueueReserved :many
 WITH reserved AS (
     UPDATE participant_outbox_sequences s
     SET next_sequence_id = s.next_sequence_id + r.n
-    FROM (SELECT unnest($1::text[]) AS participant_id, unnest($2::text[]) AS rail_type, unnest($3::int[]) AS n) r
-    WHERE s.participant_id = r.participant_id AND s.rail_type = r.rail_type
-    RETURNING s.participant_id, s.rail_type, s.next_sequence_id - r.n AS first
+    FROM (SELECT unnest($1::text[]) AS participant_id, unnest($2::int[]) AS n) r
+    WHERE s.participant_id = r.participant_id
+    RETURNING s.participant_id, s.next_sequence_id - r.n AS first
 ), modes AS (
     SELECT r.participant_id,
            coalesce((SELECT o.ordering_mode FROM outbox_participant_settings o WHERE o.participant_id = r.participant_id),
                     (SELECT o.ordering_mode FROM outbox_participant_settings o WHERE o.participant_id = '*'),
                     'THROUGHPUT') = 'STRICT' AS strict
-    FROM (SELECT DISTINCT participant_id FROM reserved) r
+    FROM reserved r
 ), input AS (
-    SELECT unnest($4::uuid[]) AS outbox_id,
-           unnest($5::text[]) AS instruction_id,
-           unnest($6::text[]) AS idempotency_key,
-           unnest($7::text[]) AS participant_id,
-           unnest($8::text[]) AS rail_type,
-           unnest($9::jsonb[]) AS payload,
-           unnest($10::timestamptz[]) AS not_before,
-           unnest($11::int[]) AS off,
-           unnest($12::text[]) AS traceparent
+    SELECT unnest($3::uuid[]) AS outbox_id,
+           unnest($4::text[]) AS instruction_id,
+           unnest($5::text[]) AS idempotency_key,
+           unnest($6::text[]) AS participant_id,
+           unnest($7::text[]) AS rail_type,
+           unnest($8::jsonb[]) AS payload,
+           unnest($9::timestamptz[]) AS not_before,
+           unnest($10::int[]) AS off,
+           unnest($11::text[]) AS traceparent
 ), numbered AS (
     SELECT i.outbox_id, i.instruction_id, i.idempotency_key, i.participant_id, i.rail_type, i.payload,
            NULLIF(i.traceparent, '') AS traceparent,
            coalesce(NULLIF(i.not_before, 'epoch'), now()) AS next_attempt_at, r.first + i.off AS sequence_id, m.strict
     FROM input i
-    JOIN reserved r ON r.participant_id = i.participant_id AND r.rail_type = i.rail_type
+    JOIN reserved r ON r.participant_id = i.participant_id
     JOIN modes m ON m.participant_id = i.participant_id
 ), registered AS (
     INSERT INTO payment_outbox_keys (instruction_id, idempotency_key, outbox_id, participant_id, sequence_id, rail_type)
@@ -514,7 +514,6 @@ SELECT i.outbox_id, i.sequence_id FROM inserted i
 
 type EnqueueReservedParams struct {
 	Participants    []string
-	Rails           []string
 	Counts          []int32
 	OutboxIds       []uuid.UUID
 	InstructionIds  []string
@@ -533,8 +532,8 @@ type EnqueueReservedRow struct {
 }
 
 // EnqueueBatch, step 3: reserves counts[i] numbers for participants[i]
-// on rails[i] in one update each, numbers the new instructions (the i-th
-// of a participant on a rail gets first + offsets[i]) and inserts their keys and pending
+// in one update each, numbers the new instructions (the i-th of a
+// participant gets first + offsets[i]) and inserts their keys and pending
 // rows ('epoch' in not_before: due now). Returns the rows inserted: fewer
 // than given means another transaction registered one of the keys
 // meanwhile (for a participant not locked here), and the caller must roll
@@ -542,7 +541,6 @@ type EnqueueReservedRow struct {
 func (q *Queries) EnqueueReserved(ctx context.Context, arg EnqueueReservedParams) ([]EnqueueReservedRow, error) {
 	rows, err := q.db.Query(ctx, enqueueReserved,
 		arg.Participants,
-		arg.Rails,
 		arg.Counts,
 		arg.OutboxIds,
 		arg.InstructionIds,
@@ -807,23 +805,17 @@ func (q *Queries) LockDeadLetters(ctx context.Context, outboxIds []uuid.UUID) ([
 }
 
 const lockParticipants = `-- name: LockParticipants :exec
-INSERT INTO participant_outbox_sequences AS s (participant_id, rail_type, next_sequence_id)
-SELECT x.participant_id, x.rail_type, 1
-FROM (SELECT DISTINCT unnest($1::text[]) AS participant_id, unnest($2::text[]) AS rail_type ORDER BY 1, 2) x
-ON CONFLICT (participant_id, rail_type) DO UPDATE SET next_sequence_id = s.next_sequence_id
+INSERT INTO participant_outbox_sequences AS s (participant_id, next_sequence_id)
+SELECT x.participant_id, 1
+FROM (SELECT DISTINCT unnest($1::text[]) AS participant_id ORDER BY 1) x
+ON CONFLICT (participant_id) DO UPDATE SET next_sequence_id = s.next_sequence_id
 `
 
-type LockParticipantsParams struct {
-	ParticipantIds []string
-	RailTypes      []string
-}
-
-// EnqueueBatch, step 1: creates the batch's missing sequence rows (a
-// participant's on a rail) and locks all of them, in participant and rail
-// order (two batches never wait on each other in a cycle). The no-op
-// update is the lock.
-func (q *Queries) LockParticipants(ctx context.Context, arg LockParticipantsParams) error {
-	_, err := q.db.Exec(ctx, lockParticipants, arg.ParticipantIds, arg.RailTypes)
+// EnqueueBatch, step 1: creates the batch's missing sequence rows and locks
+// all of them, in participant order (two batches never wait on each other
+// in a cycle). The no-op update is the lock.
+func (q *Queries) LockParticipants(ctx context.Context, participantIds []string) error {
+	_, err := q.db.Exec(ctx, lockParticipants, participantIds)
 	return err
 }
 

@@ -468,3 +468,31 @@ func TestLiveTableShowsTheRails(t *testing.T) {
 		t.Errorf("the redraw starts %q, want it to move up 6 lines", out.String()[:min(12, out.Len())])
 	}
 }
+
+// TestUnionSequences: a participant's numbers split over rails count as
+// one sequence: none missing is no gap, a number no rail took is one, a
+// number two keys took is a reuse.
+func TestUnionSequences(t *testing.T) {
+	t.Parallel()
+	rc := func(key string, seq int64) railsim.Receipt {
+		return railsim.Receipt{Key: key, ParticipantID: "acme", SequenceID: seq}
+	}
+	for _, tc := range []struct {
+		name        string
+		a, b        []railsim.Receipt
+		gaps, reuse int64
+	}{
+		{"split, whole", []railsim.Receipt{rc("k1", 1), rc("k3", 3)}, []railsim.Receipt{rc("k2", 2)}, 0, 0},
+		{"a number missing", []railsim.Receipt{rc("k1", 1), rc("k3", 3)}, []railsim.Receipt{rc("k4", 4)}, 1, 0},
+		{"a number taken twice", []railsim.Receipt{rc("k1", 1), rc("k2", 2)}, []railsim.Receipt{rc("k9", 2)}, 0, 1},
+		{"the same key on both", []railsim.Receipt{rc("k1", 1)}, []railsim.Receipt{rc("k1", 1)}, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			gaps, reuse := unionSequences(map[string]railsim.LedgerView{"A": {Instructions: tc.a}, "B": {Instructions: tc.b}})
+			if gaps != tc.gaps || reuse != tc.reuse {
+				t.Errorf("%d gaps, %d reused; want %d, %d", gaps, reuse, tc.gaps, tc.reuse)
+			}
+		})
+	}
+}

@@ -395,12 +395,16 @@ func railOutcomes(ctx context.Context, pool *pgxpool.Pool, s *railSetup, ledger 
 	return out, nil
 }
 
-// totalLedger adds up the rails' ledgers (DEFAULT's among them).
+// totalLedger adds up the rails' ledgers (DEFAULT's among them). A
+// participant's sequence is one over all its rails (each rail holds the
+// part sent to it), so with the rails' receipts its gaps and reuses are
+// counted over their union, not rail by rail.
 func totalLedger(v railsim.LedgerView) railsim.LedgerView {
 	if len(v.Rails) == 0 {
 		return v
 	}
 	var t railsim.LedgerView
+	receipts := false
 	for _, r := range v.Rails {
 		t.Received += r.Received
 		t.Unique += r.Unique
@@ -409,8 +413,39 @@ func totalLedger(v railsim.LedgerView) railsim.LedgerView {
 		t.Gaps += r.Gaps
 		t.SequenceReused += r.SequenceReused
 		t.Late += r.Late
+		receipts = receipts || len(r.Instructions) > 0
+	}
+	if receipts {
+		t.Gaps, t.SequenceReused = unionSequences(v.Rails)
 	}
 	return t
+}
+
+// unionSequences counts, per participant over every rail's receipts, the
+// numbers between 1 and its highest that no receipt took, and the
+// numbers taken by more than one key.
+func unionSequences(rails map[string]railsim.LedgerView) (gaps, reused int64) {
+	keys := map[string]map[int64]string{} // participant → number → key
+	highest := map[string]int64{}
+	for _, r := range rails {
+		for _, rc := range r.Instructions {
+			taken := keys[rc.ParticipantID]
+			if taken == nil {
+				taken = map[int64]string{}
+				keys[rc.ParticipantID] = taken
+			}
+			if k, ok := taken[rc.SequenceID]; ok && k != rc.Key {
+				reused++
+				continue
+			}
+			taken[rc.SequenceID] = rc.Key
+			highest[rc.ParticipantID] = max(highest[rc.ParticipantID], rc.SequenceID)
+		}
+	}
+	for p, taken := range keys {
+		gaps += highest[p] - int64(len(taken))
+	}
+	return gaps, reused
 }
 
 // clockIn is t's time of day in zone.
