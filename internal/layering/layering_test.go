@@ -18,7 +18,7 @@ const module = "github.com/paydispatch/paydispatch/"
 // The layers, by package path within the module (a path names the package
 // and the packages under it).
 var (
-	framework = []string{"queue", "pacing", "dispatch", "process", "outbox", "webhook", "deadletter"}
+	framework = []string{"queue", "pacing", "dispatch", "process", "outbox", "webhook", "deadletter", "retention"}
 	domain    = []string{"payment", "ledger", "money", "bankid", "auth", "idempotency", "audit", "bulkfile", "xmlschema", "calendar", "routing"}
 	// schema gathers the packages' migrations for postgres's migrator.
 	adapters = []string{"postgres", "schema", "temporal", "httpapi", "console", "rail", "railsim", "kafka", "client"}
@@ -86,7 +86,7 @@ func violations(imports map[string][]string) []string {
 		from, forbidden []string
 	}{
 		{"the framework imports no domain, adapter, wiring or tool", framework, concat(domain, adapters, wiring, tools)},
-		{"no framework package imports another but dispatch (queue and pacing) and deadletter (queue, pacing and outbox)", []string{"queue", "pacing", "process", "outbox", "webhook"}, framework},
+		{"no framework package imports another but dispatch (queue and pacing) and deadletter (queue, pacing and outbox)", []string{"queue", "pacing", "process", "outbox", "webhook", "retention"}, framework},
 		{"the ledger imports only money and itself", []string{"ledger"}, concat(framework, adapters, wiring, tools,
 			[]string{"payment", "bankid", "auth", "idempotency", "audit", "bulkfile", "xmlschema"})},
 		{"the rail delivers instructions and knows no payment", []string{"rail", "railsim"}, []string{"payment", "ledger", "httpapi", "postgres", "temporal"}},
