@@ -643,3 +643,26 @@ WITH moved AS (
     SELECT @item_type, m.item_id, 'COMPLETED', 'READY', 'COMPLETED' FROM moved m
 )
 SELECT m.item_id FROM moved m;
+
+-- name: DeleteCompleted :execrows
+-- Retention: up to @max_rows items COMPLETED before @before, of every
+-- type, oldest first (exec_queue_completed_idx). COMPLETED is final (an
+-- execution ran, or its domain ended the item), so no other state is
+-- touched: a dead letter stays until it is redriven.
+DELETE FROM exec_queue q
+WHERE (q.item_type, q.item_id) IN (
+    SELECT c.item_type, c.item_id FROM exec_queue c
+    WHERE c.queue_status = 'COMPLETED' AND c.completed_at < @before
+    ORDER BY c.completed_at
+    LIMIT @max_rows
+) AND q.queue_status = 'COMPLETED';
+
+-- name: DeleteAudit :execrows
+-- Retention: of the @max_rows oldest audit rows by id, those written
+-- before @before. Ids follow insertion, so the head of the primary key is
+-- the oldest and no index on created_at is needed; a head row newer than
+-- the cutoff makes the batch short and ends the round.
+DELETE FROM dispatch_audit_log d
+WHERE d.audit_id IN (
+    SELECT a.audit_id FROM dispatch_audit_log a ORDER BY a.audit_id LIMIT @max_rows
+) AND d.created_at < @before;

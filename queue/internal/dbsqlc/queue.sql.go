@@ -480,6 +480,57 @@ func (q *Queries) DeferItems(ctx context.Context, arg DeferItemsParams) ([]Defer
 	return items, nil
 }
 
+const deleteAudit = `-- name: DeleteAudit :execrows
+DELETE FROM dispatch_audit_log d
+WHERE d.audit_id IN (
+    SELECT a.audit_id FROM dispatch_audit_log a ORDER BY a.audit_id LIMIT $1
+) AND d.created_at < $2
+`
+
+type DeleteAuditParams struct {
+	MaxRows int32
+	Before  time.Time
+}
+
+// Retention: of the @max_rows oldest audit rows by id, those written
+// before @before. Ids follow insertion, so the head of the primary key is
+// the oldest and no index on created_at is needed; a head row newer than
+// the cutoff makes the batch short and ends the round.
+func (q *Queries) DeleteAudit(ctx context.Context, arg DeleteAuditParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteAudit, arg.MaxRows, arg.Before)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const deleteCompleted = `-- name: DeleteCompleted :execrows
+DELETE FROM exec_queue q
+WHERE (q.item_type, q.item_id) IN (
+    SELECT c.item_type, c.item_id FROM exec_queue c
+    WHERE c.queue_status = 'COMPLETED' AND c.completed_at < $1
+    ORDER BY c.completed_at
+    LIMIT $2
+) AND q.queue_status = 'COMPLETED'
+`
+
+type DeleteCompletedParams struct {
+	Before  *time.Time
+	MaxRows int32
+}
+
+// Retention: up to @max_rows items COMPLETED before @before, of every
+// type, oldest first (exec_queue_completed_idx). COMPLETED is final (an
+// execution ran, or its domain ended the item), so no other state is
+// touched: a dead letter stays until it is redriven.
+func (q *Queries) DeleteCompleted(ctx context.Context, arg DeleteCompletedParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteCompleted, arg.Before, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const deleteTenantCapacity = `-- name: DeleteTenantCapacity :execrows
 DELETE FROM tenant_capacity WHERE item_type = $1 AND tenant_id = $2
 `
