@@ -649,13 +649,16 @@ SELECT m.item_id FROM moved m;
 -- type, oldest first (exec_queue_completed_idx). COMPLETED is final (an
 -- execution ran, or its domain ended the item), so no other state is
 -- touched: a dead letter stays until it is redriven.
+-- The batch is found by the index and deleted by its rows' addresses (a
+-- TID scan), so neither step reads the table; a row updated meanwhile has
+-- moved and is left.
 DELETE FROM exec_queue q
-WHERE (q.item_type, q.item_id) IN (
-    SELECT c.item_type, c.item_id FROM exec_queue c
+WHERE q.ctid = ANY(ARRAY(
+    SELECT c.ctid FROM exec_queue c
     WHERE c.queue_status = 'COMPLETED' AND c.completed_at < @before
     ORDER BY c.completed_at
     LIMIT @max_rows
-) AND q.queue_status = 'COMPLETED';
+)) AND q.queue_status = 'COMPLETED';
 
 -- name: DeleteAudit :execrows
 -- Retention: of the @max_rows oldest audit rows by id, those written
@@ -663,6 +666,6 @@ WHERE (q.item_type, q.item_id) IN (
 -- the oldest and no index on created_at is needed; a head row newer than
 -- the cutoff makes the batch short and ends the round.
 DELETE FROM dispatch_audit_log d
-WHERE d.audit_id IN (
+WHERE d.audit_id = ANY(ARRAY(
     SELECT a.audit_id FROM dispatch_audit_log a ORDER BY a.audit_id LIMIT @max_rows
-) AND d.created_at < @before;
+)) AND d.created_at < @before;

@@ -482,9 +482,9 @@ func (q *Queries) DeferItems(ctx context.Context, arg DeferItemsParams) ([]Defer
 
 const deleteAudit = `-- name: DeleteAudit :execrows
 DELETE FROM dispatch_audit_log d
-WHERE d.audit_id IN (
+WHERE d.audit_id = ANY(ARRAY(
     SELECT a.audit_id FROM dispatch_audit_log a ORDER BY a.audit_id LIMIT $1
-) AND d.created_at < $2
+)) AND d.created_at < $2
 `
 
 type DeleteAuditParams struct {
@@ -506,12 +506,12 @@ func (q *Queries) DeleteAudit(ctx context.Context, arg DeleteAuditParams) (int64
 
 const deleteCompleted = `-- name: DeleteCompleted :execrows
 DELETE FROM exec_queue q
-WHERE (q.item_type, q.item_id) IN (
-    SELECT c.item_type, c.item_id FROM exec_queue c
+WHERE q.ctid = ANY(ARRAY(
+    SELECT c.ctid FROM exec_queue c
     WHERE c.queue_status = 'COMPLETED' AND c.completed_at < $1
     ORDER BY c.completed_at
     LIMIT $2
-) AND q.queue_status = 'COMPLETED'
+)) AND q.queue_status = 'COMPLETED'
 `
 
 type DeleteCompletedParams struct {
@@ -523,6 +523,9 @@ type DeleteCompletedParams struct {
 // type, oldest first (exec_queue_completed_idx). COMPLETED is final (an
 // execution ran, or its domain ended the item), so no other state is
 // touched: a dead letter stays until it is redriven.
+// The batch is found by the index and deleted by its rows' addresses (a
+// TID scan), so neither step reads the table; a row updated meanwhile has
+// moved and is left.
 func (q *Queries) DeleteCompleted(ctx context.Context, arg DeleteCompletedParams) (int64, error) {
 	result, err := q.db.Exec(ctx, deleteCompleted, arg.Before, arg.MaxRows)
 	if err != nil {
