@@ -57,6 +57,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		rc  config.Relay
 		wh  config.Webhooks
 		kc  config.Kafka
+		rt  config.Retention
 	)
 	settings := append(config.DatabaseSettings(&db), config.ServerSettings(&srv)...)
 	settings = append(settings, config.TemporalSettings(&tc)...)
@@ -64,6 +65,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	settings = append(settings, append(config.RailSettings(&rl), config.RelaySettings(&rc)...)...)
 	settings = append(settings, config.WebhookSettings(&wh)...)
 	settings = append(settings, config.KafkaSettings(&kc)...)
+	settings = append(settings, config.RetentionSettings(&rt)...)
 	set := config.NewSet(fs, env.getenv, append(settings, config.LogSettings(&lg)...)...)
 	if err := parse(set, args); err != nil {
 		return err
@@ -78,7 +80,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return usageError{err}
 	}
 	log := newLogger(env, lg)
-	run, err := startServer(ctx, env, serverConfig{db: db, srv: srv, tc: tc, dm: dm, rl: rl, rc: rc, wh: wh, kc: kc}, log)
+	run, err := startServer(ctx, env, serverConfig{db: db, srv: srv, tc: tc, dm: dm, rl: rl, rc: rc, wh: wh, kc: kc, rt: rt}, log)
 	if err != nil {
 		return err
 	}
@@ -181,6 +183,8 @@ type serverConfig struct {
 	rc  config.Relay
 	wh  config.Webhooks
 	kc  config.Kafka
+	// rt is the retention of the tables' history (zero: keep it all).
+	rt config.Retention
 	// railSim is how the embedded rail simulator behaves (no rail URL).
 	railSim railsim.Behaviour
 }
@@ -283,6 +287,12 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		return nil, err
 	}
 	run.parts.add("the dispatcher", stopDispatch)
+
+	stopRetention, err := app.StartRetention(store, c.rt, reg, log)
+	if err != nil {
+		return nil, err
+	}
+	run.parts.add("the retention cleaner", stopRetention)
 
 	// Kafka, when configured: its brokers (or an embedded cluster), and the
 	// payment event stream's sender for the relayer.

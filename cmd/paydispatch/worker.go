@@ -27,12 +27,14 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 		tc       config.Temporal
 		dm       config.Dispatch
 		lg       config.Log
+		rt       config.Retention
 		roles    []string
 		shutdown time.Duration
 	)
 	settings := append(config.DatabaseSettings(&db), config.TemporalSettings(&tc)...)
 	settings = append(settings, config.DispatchSettings(&dm)...)
 	settings = append(settings, config.LogSettings(&lg)...)
+	settings = append(settings, config.RetentionSettings(&rt)...)
 	settings = append(settings, config.ShutdownSetting(&shutdown))
 	settings = append(settings, &config.Setting{Flag: "role", Env: "PAYDISPATCH_WORKER_ROLE", Usage: "roles to run, comma-separated: init, exec, dispatch",
 		Parse: func(v string) error {
@@ -88,6 +90,15 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 			return err
 		}
 		started.add("the "+role+" role", stop)
+		// The dispatch role keeps the queue: it runs the retention
+		// cleaner too, one round at a time with serve's and the others'.
+		if role == "dispatch" {
+			stop, err := app.StartRetention(store, rt, nil, log)
+			if err != nil {
+				return err
+			}
+			started.add("the retention cleaner", stop)
+		}
 	}
 	log.Info("worker running", "roles", roles)
 	<-ctx.Done()
