@@ -163,7 +163,12 @@ func TestOneRoundAtATime(t *testing.T) {
 		ran  bool
 		then func()
 	}{
-		{"while the first runs, the second skips", false, func() { close(release); <-done }},
+		{"while the first runs, the second skips", false, func() {
+			close(release)
+			if err := <-done; err != nil {
+				t.Errorf("the first round: %v", err)
+			}
+		}},
 		{"after it, the second runs", true, func() {}},
 	}
 	for _, tt := range tests {
