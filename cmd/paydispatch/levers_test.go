@@ -236,7 +236,10 @@ func TestLeversFromOutside(t *testing.T) {
 	// A raised limit followed within seconds: between 3 s after the raise
 	// and the lowering, the old limit allowed 10 a second.
 	seconds := int(loweredAt.Sub(raisedAt.Add(3*time.Second)) / time.Second)
-	if raised <= 15*seconds {
+	// The limiter lets at most 10 go in each of those seconds under the old
+	// limit, so more than that proves the raise is followed, whatever the
+	// engine's lag under a loaded machine.
+	if raised <= 10*seconds {
 		t.Errorf("rail A ran %d payments in the %d s from 3 s after the raise to 30/s: the old limit (10/s) allows %d", raised, seconds, 10*seconds)
 	}
 	// The limiter's own count, by window, of rail A's config after the lowering.
