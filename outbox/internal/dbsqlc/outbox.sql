@@ -485,3 +485,29 @@ FOR UPDATE;
 SELECT d.*
 FROM payment_outbox_dead_letters d
 WHERE d.outbox_id = ANY(@outbox_ids::uuid[]);
+
+-- name: DeleteDone :one
+-- Retention: the @max_rows oldest keys enqueued before @before whose
+-- instruction is done (no pending row, none in flight, no dead letter),
+-- with every archived attempt of theirs, in one statement. A pending row
+-- covers a retry, a backoff and an inquiry still to ask; a dead letter
+-- waits for its requeue. Keys are locked with SKIP LOCKED, so a replay of
+-- the key under way is left for the next round. The transaction must set
+-- paydispatch.retention (the archive's trigger refuses other deletes).
+WITH done AS (
+    DELETE FROM payment_outbox_keys d
+    WHERE d.ctid = ANY(ARRAY(
+        SELECT k.ctid FROM payment_outbox_keys k
+        WHERE k.created_at < @before::timestamptz
+          AND NOT EXISTS (SELECT 1 FROM payment_outbox_pending p WHERE p.outbox_id = k.outbox_id)
+          AND NOT EXISTS (SELECT 1 FROM payment_outbox_inflight f WHERE f.outbox_id = k.outbox_id)
+          AND NOT EXISTS (SELECT 1 FROM payment_outbox_dead_letters x WHERE x.outbox_id = k.outbox_id)
+        ORDER BY k.created_at
+        LIMIT @max_rows::int
+        FOR UPDATE SKIP LOCKED))
+    RETURNING d.outbox_id
+), attempts AS (
+    DELETE FROM payment_outbox_attempts a
+    WHERE a.outbox_id = ANY(ARRAY(SELECT done.outbox_id FROM done))
+)
+SELECT count(*)::bigint AS deleted FROM done;

@@ -370,6 +370,45 @@ func (q *Queries) ClaimStrictNext(ctx context.Context, arg ClaimStrictNextParams
 	return items, nil
 }
 
+const deleteDone = `-- name: DeleteDone :one
+WITH done AS (
+    DELETE FROM payment_outbox_keys d
+    WHERE d.ctid = ANY(ARRAY(
+        SELECT k.ctid FROM payment_outbox_keys k
+        WHERE k.created_at < $1::timestamptz
+          AND NOT EXISTS (SELECT 1 FROM payment_outbox_pending p WHERE p.outbox_id = k.outbox_id)
+          AND NOT EXISTS (SELECT 1 FROM payment_outbox_inflight f WHERE f.outbox_id = k.outbox_id)
+          AND NOT EXISTS (SELECT 1 FROM payment_outbox_dead_letters x WHERE x.outbox_id = k.outbox_id)
+        ORDER BY k.created_at
+        LIMIT $2::int
+        FOR UPDATE SKIP LOCKED))
+    RETURNING d.outbox_id
+), attempts AS (
+    DELETE FROM payment_outbox_attempts a
+    WHERE a.outbox_id = ANY(ARRAY(SELECT done.outbox_id FROM done))
+)
+SELECT count(*)::bigint AS deleted FROM done
+`
+
+type DeleteDoneParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+// Retention: the @max_rows oldest keys enqueued before @before whose
+// instruction is done (no pending row, none in flight, no dead letter),
+// with every archived attempt of theirs, in one statement. A pending row
+// covers a retry, a backoff and an inquiry still to ask; a dead letter
+// waits for its requeue. Keys are locked with SKIP LOCKED, so a replay of
+// the key under way is left for the next round. The transaction must set
+// paydispatch.retention (the archive's trigger refuses other deletes).
+func (q *Queries) DeleteDone(ctx context.Context, arg DeleteDoneParams) (int64, error) {
+	row := q.db.QueryRow(ctx, deleteDone, arg.Before, arg.MaxRows)
+	var deleted int64
+	err := row.Scan(&deleted)
+	return deleted, err
+}
+
 const deleteOrdering = `-- name: DeleteOrdering :execrows
 DELETE FROM outbox_participant_settings WHERE participant_id = $1::text AND participant_id <> '*'
 `
