@@ -150,3 +150,34 @@ WHERE i.process_id IS NULL OR a.process_id IS NULL OR a.status <> i.status;
 
 -- name: GetInbox :one
 SELECT * FROM process_inbox WHERE key = @key;
+
+-- name: DeleteEnded :one
+-- Retention: up to @max_rows processes that ended before @before, oldest
+-- first (process_log_ended_idx), still SUCCEEDED or COMPENSATED — final
+-- statuses no operator action leaves — each with its log, its inbox rows
+-- and its attention row. Instances are locked with SKIP LOCKED: one an
+-- operator holds is left for the next round. A process in any other
+-- status (running, paused, FAILED or COMPENSATION_FAILED, which an
+-- operator may retry) is never touched. The transaction must set
+-- paydispatch.retention (the log's trigger refuses other deletes).
+WITH ended AS (
+    DELETE FROM process_instance d
+    WHERE d.process_id = ANY(ARRAY(
+        SELECT i.process_id
+        FROM process_log l
+        JOIN process_instance i ON i.process_id = l.process_id
+        WHERE l.event IN ('ProcessCompleted', 'ProcessCompensated') AND l.at < @before::timestamptz
+          AND i.status IN ('SUCCEEDED', 'COMPENSATED')
+        ORDER BY l.at
+        LIMIT @max_rows::int
+        FOR UPDATE OF i SKIP LOCKED))
+      AND d.status IN ('SUCCEEDED', 'COMPENSATED')
+    RETURNING d.process_id
+), log AS (
+    DELETE FROM process_log l WHERE l.process_id = ANY(ARRAY(SELECT ended.process_id FROM ended))
+), inbox AS (
+    DELETE FROM process_inbox x WHERE x.process_id = ANY(ARRAY(SELECT ended.process_id FROM ended))
+), attention AS (
+    DELETE FROM process_attention a WHERE a.process_id = ANY(ARRAY(SELECT ended.process_id FROM ended))
+)
+SELECT count(*)::bigint AS deleted FROM ended;

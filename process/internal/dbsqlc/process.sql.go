@@ -94,6 +94,50 @@ func (q *Queries) CountListed(ctx context.Context, status string) (int64, error)
 	return count, err
 }
 
+const deleteEnded = `-- name: DeleteEnded :one
+WITH ended AS (
+    DELETE FROM process_instance d
+    WHERE d.process_id = ANY(ARRAY(
+        SELECT i.process_id
+        FROM process_log l
+        JOIN process_instance i ON i.process_id = l.process_id
+        WHERE l.event IN ('ProcessCompleted', 'ProcessCompensated') AND l.at < $1::timestamptz
+          AND i.status IN ('SUCCEEDED', 'COMPENSATED')
+        ORDER BY l.at
+        LIMIT $2::int
+        FOR UPDATE OF i SKIP LOCKED))
+      AND d.status IN ('SUCCEEDED', 'COMPENSATED')
+    RETURNING d.process_id
+), log AS (
+    DELETE FROM process_log l WHERE l.process_id = ANY(ARRAY(SELECT ended.process_id FROM ended))
+), inbox AS (
+    DELETE FROM process_inbox x WHERE x.process_id = ANY(ARRAY(SELECT ended.process_id FROM ended))
+), attention AS (
+    DELETE FROM process_attention a WHERE a.process_id = ANY(ARRAY(SELECT ended.process_id FROM ended))
+)
+SELECT count(*)::bigint AS deleted FROM ended
+`
+
+type DeleteEndedParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+// Retention: up to @max_rows processes that ended before @before, oldest
+// first (process_log_ended_idx), still SUCCEEDED or COMPENSATED — final
+// statuses no operator action leaves — each with its log, its inbox rows
+// and its attention row. Instances are locked with SKIP LOCKED: one an
+// operator holds is left for the next round. A process in any other
+// status (running, paused, FAILED or COMPENSATION_FAILED, which an
+// operator may retry) is never touched. The transaction must set
+// paydispatch.retention (the log's trigger refuses other deletes).
+func (q *Queries) DeleteEnded(ctx context.Context, arg DeleteEndedParams) (int64, error) {
+	row := q.db.QueryRow(ctx, deleteEnded, arg.Before, arg.MaxRows)
+	var deleted int64
+	err := row.Scan(&deleted)
+	return deleted, err
+}
+
 const getInbox = `-- name: GetInbox :one
 SELECT key, process_id, step, result, applied_at FROM process_inbox WHERE key = $1
 `
