@@ -130,3 +130,64 @@ SELECT gone.event_id::text FROM gone;
 -- commit; pacing_assign takes the same lock shared, so an assignment
 -- waits for a move rather than finding its windows held.
 SELECT pg_advisory_xact_lock(hashtext('pacing_config_moves'), hashtext(@config_name::text));
+
+-- name: DeleteSlots :one
+-- Retention: up to @max_rows slots of windows that began before @before
+-- and have ended (by their config's window; a day, the longest, when the
+-- config is gone), oldest first within each config. The configs are
+-- walked by a skip scan of pacing_slot_window_idx (a handful of distinct
+-- names), and each config's old slots read from the same index, so no
+-- step reads the table or needs an index of its own on the hot insert.
+WITH RECURSIVE configs AS (
+    (SELECT s.config_name FROM pacing_slot s ORDER BY s.config_name LIMIT 1)
+    UNION ALL
+    SELECT (SELECT s.config_name FROM pacing_slot s WHERE s.config_name > c.config_name ORDER BY s.config_name LIMIT 1)
+    FROM configs c
+    WHERE c.config_name IS NOT NULL
+), gone AS (
+    DELETE FROM pacing_slot d
+    WHERE d.event_id = ANY(ARRAY(
+        SELECT o.event_id
+        FROM configs c
+        LEFT JOIN pacing_config pc ON pc.config_name = c.config_name
+        CROSS JOIN LATERAL (
+            SELECT s.event_id FROM pacing_slot s
+            WHERE s.config_name = c.config_name
+              AND s.window_start < least(@before::timestamptz, now() - coalesce(pc.window_ms, 86400000) * interval '1 millisecond')
+            ORDER BY s.window_start
+            LIMIT @max_rows::int) o
+        WHERE c.config_name IS NOT NULL
+        LIMIT @max_rows::int))
+    RETURNING 1
+)
+SELECT count(*)::bigint AS deleted FROM gone;
+
+-- name: DeleteWindows :one
+-- Retention: up to @max_rows windows that began before @before and have
+-- ended, oldest first within each config, by a skip scan of the primary
+-- key as DeleteSlots does, and deleted by their rows' addresses (a TID
+-- scan). A config's oldest windows go first, so a CLOSED window's
+-- successor never goes before it.
+WITH RECURSIVE configs AS (
+    (SELECT w.config_name FROM pacing_window w ORDER BY w.config_name LIMIT 1)
+    UNION ALL
+    SELECT (SELECT w.config_name FROM pacing_window w WHERE w.config_name > c.config_name ORDER BY w.config_name LIMIT 1)
+    FROM configs c
+    WHERE c.config_name IS NOT NULL
+), gone AS (
+    DELETE FROM pacing_window d
+    WHERE d.ctid = ANY(ARRAY(
+        SELECT o.ctid
+        FROM configs c
+        LEFT JOIN pacing_config pc ON pc.config_name = c.config_name
+        CROSS JOIN LATERAL (
+            SELECT w.ctid, w.window_start FROM pacing_window w
+            WHERE w.config_name = c.config_name
+              AND w.window_start < least(@before::timestamptz, now() - coalesce(pc.window_ms, 86400000) * interval '1 millisecond')
+            ORDER BY w.window_start
+            LIMIT @max_rows::int) o
+        WHERE c.config_name IS NOT NULL
+        LIMIT @max_rows::int))
+    RETURNING 1
+)
+SELECT count(*)::bigint AS deleted FROM gone;

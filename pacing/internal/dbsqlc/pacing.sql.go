@@ -99,6 +99,50 @@ func (q *Queries) DeactivateConfig(ctx context.Context, configName string) (Paci
 	return i, err
 }
 
+const deleteSlots = `-- name: DeleteSlots :one
+WITH RECURSIVE configs AS (
+    (SELECT s.config_name FROM pacing_slot s ORDER BY s.config_name LIMIT 1)
+    UNION ALL
+    SELECT (SELECT s.config_name FROM pacing_slot s WHERE s.config_name > c.config_name ORDER BY s.config_name LIMIT 1)
+    FROM configs c
+    WHERE c.config_name IS NOT NULL
+), gone AS (
+    DELETE FROM pacing_slot d
+    WHERE d.event_id = ANY(ARRAY(
+        SELECT o.event_id
+        FROM configs c
+        LEFT JOIN pacing_config pc ON pc.config_name = c.config_name
+        CROSS JOIN LATERAL (
+            SELECT s.event_id FROM pacing_slot s
+            WHERE s.config_name = c.config_name
+              AND s.window_start < least($1::timestamptz, now() - coalesce(pc.window_ms, 86400000) * interval '1 millisecond')
+            ORDER BY s.window_start
+            LIMIT $2::int) o
+        WHERE c.config_name IS NOT NULL
+        LIMIT $2::int))
+    RETURNING 1
+)
+SELECT count(*)::bigint AS deleted FROM gone
+`
+
+type DeleteSlotsParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+// Retention: up to @max_rows slots of windows that began before @before
+// and have ended (by their config's window; a day, the longest, when the
+// config is gone), oldest first within each config. The configs are
+// walked by a skip scan of pacing_slot_window_idx (a handful of distinct
+// names), and each config's old slots read from the same index, so no
+// step reads the table or needs an index of its own on the hot insert.
+func (q *Queries) DeleteSlots(ctx context.Context, arg DeleteSlotsParams) (int64, error) {
+	row := q.db.QueryRow(ctx, deleteSlots, arg.Before, arg.MaxRows)
+	var deleted int64
+	err := row.Scan(&deleted)
+	return deleted, err
+}
+
 const deleteTenantConfig = `-- name: DeleteTenantConfig :execrows
 DELETE FROM pacing_tenant_config WHERE item_type = $1 AND tenant_id = $2
 `
@@ -114,6 +158,49 @@ func (q *Queries) DeleteTenantConfig(ctx context.Context, arg DeleteTenantConfig
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const deleteWindows = `-- name: DeleteWindows :one
+WITH RECURSIVE configs AS (
+    (SELECT w.config_name FROM pacing_window w ORDER BY w.config_name LIMIT 1)
+    UNION ALL
+    SELECT (SELECT w.config_name FROM pacing_window w WHERE w.config_name > c.config_name ORDER BY w.config_name LIMIT 1)
+    FROM configs c
+    WHERE c.config_name IS NOT NULL
+), gone AS (
+    DELETE FROM pacing_window d
+    WHERE d.ctid = ANY(ARRAY(
+        SELECT o.ctid
+        FROM configs c
+        LEFT JOIN pacing_config pc ON pc.config_name = c.config_name
+        CROSS JOIN LATERAL (
+            SELECT w.ctid, w.window_start FROM pacing_window w
+            WHERE w.config_name = c.config_name
+              AND w.window_start < least($1::timestamptz, now() - coalesce(pc.window_ms, 86400000) * interval '1 millisecond')
+            ORDER BY w.window_start
+            LIMIT $2::int) o
+        WHERE c.config_name IS NOT NULL
+        LIMIT $2::int))
+    RETURNING 1
+)
+SELECT count(*)::bigint AS deleted FROM gone
+`
+
+type DeleteWindowsParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+// Retention: up to @max_rows windows that began before @before and have
+// ended, oldest first within each config, by a skip scan of the primary
+// key as DeleteSlots does, and deleted by their rows' addresses (a TID
+// scan). A config's oldest windows go first, so a CLOSED window's
+// successor never goes before it.
+func (q *Queries) DeleteWindows(ctx context.Context, arg DeleteWindowsParams) (int64, error) {
+	row := q.db.QueryRow(ctx, deleteWindows, arg.Before, arg.MaxRows)
+	var deleted int64
+	err := row.Scan(&deleted)
+	return deleted, err
 }
 
 const executeMany = `-- name: ExecuteMany :many
