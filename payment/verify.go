@@ -119,6 +119,12 @@ func Verify(ctx context.Context, db ledger.DBTX) ([]ledger.Violation, error) {
 	}
 	for _, r := range delivery {
 		switch {
+		case !r.Archived:
+			// The retention deleted the instruction's attempts: a
+			// RETURNED payment's return is still in the money records.
+			if r.Status == string(StatusReturned) && !r.Returned {
+				add(RuleDelivery, r.PaymentID, "RETURNED, its return not recorded")
+			}
 		case r.Status == string(StatusDelivered) && r.Dispatched != 1:
 			add(RuleDelivery, r.PaymentID, "DELIVERED with %d DISPATCHED attempt(s)", r.Dispatched)
 		case r.Status == string(StatusReturned) && (r.Dispatched != 0 || !r.Returned):

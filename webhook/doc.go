@@ -29,7 +29,8 @@
 // letter, which Redrive sends again. A relayer that dies leaves its claims
 // SENDING until their lease lapses, when they are due again.
 //
-// Delivered rows are purged after Retention (7 days) by every relayer;
+// Delivered rows are deleted by the retention cleaner (DeleteDelivered,
+// in one process at a time) after their retention, 7 days by default;
 // dead letters stay until redriven.
 //
 // At least once: a delivery whose answer was lost, or whose relayer died,

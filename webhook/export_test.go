@@ -2,8 +2,6 @@ package webhook
 
 import (
 	"context"
-	"log/slog"
-	"time"
 
 	"github.com/paydispatch/paydispatch/webhook/internal/dbsqlc"
 )
@@ -13,12 +11,6 @@ func Claim(ctx context.Context, db DBTX, perEndpoint, room int) (int, error) {
 	r := &Relayer{cfg: Config{PerEndpoint: perEndpoint, Timeout: DefaultTolerance}, q: dbsqlc.New(db)}
 	ds, err := r.claim(ctx, room)
 	return len(ds), err
-}
-
-// Purge is one purge of a relayer with this retention.
-func Purge(ctx context.Context, db DBTX, retention time.Duration) {
-	r := &Relayer{cfg: Config{Retention: retention, Logger: slog.New(slog.DiscardHandler)}, q: dbsqlc.New(db)}
-	r.purge(ctx)
 }
 
 // DialControl is the check a delivery's connection passes, on the

@@ -46,10 +46,6 @@ type Config struct {
 	// Poll is how often the relayer looks for due deliveries when none
 	// is settling (default 250 ms).
 	Poll time.Duration
-	// Retention is how long a delivered delivery's row is kept (default
-	// 7 days; negative: for ever). Every relayer purges older ones every
-	// PurgeEvery (default 10 min); dead letters stay until redriven.
-	Retention, PurgeEvery time.Duration
 	// ShutdownTimeout bounds how long Run waits, once its context ends,
 	// for the deliveries under way (default Timeout + 5 s).
 	ShutdownTimeout time.Duration
@@ -74,10 +70,6 @@ func (c *Config) defaults() error {
 	setDur(&c.BackoffMax, time.Hour)
 	setDur(&c.Poll, 250*time.Millisecond)
 	setDur(&c.ShutdownTimeout, c.Timeout+5*time.Second)
-	if c.Retention == 0 {
-		c.Retention = 7 * 24 * time.Hour
-	}
-	setDur(&c.PurgeEvery, 10*time.Minute)
 	if c.MaxAttempts <= 0 {
 		c.MaxAttempts = 12
 	}
@@ -148,8 +140,6 @@ func (r *Relayer) Run(ctx context.Context) error {
 	inFlight, claimNow := 0, true
 	poll := time.NewTimer(0)
 	defer poll.Stop()
-	purge := time.NewTicker(r.cfg.PurgeEvery)
-	defer purge.Stop()
 	// Deliveries outlive ctx so that a shutdown lets them finish.
 	sendCtx := context.WithoutCancel(ctx)
 	for {
@@ -186,35 +176,6 @@ func (r *Relayer) Run(ctx context.Context) error {
 			claimNow = true
 		case <-poll.C:
 			claimNow = true
-		case <-purge.C:
-			r.purge(ctx)
-		}
-	}
-}
-
-// maxPurge bounds the rows one purge deletes, in batches of purgeBatch:
-// a backlog goes over several.
-const (
-	purgeBatch = 10_000
-	maxPurge   = 10 * purgeBatch
-)
-
-// purge deletes delivered deliveries older than the retention.
-func (r *Relayer) purge(ctx context.Context) {
-	if r.cfg.Retention < 0 {
-		return
-	}
-	before := time.Now().Add(-r.cfg.Retention)
-	for done := 0; done < maxPurge; done += purgeBatch {
-		n, err := r.q.PurgeDelivered(ctx, dbsqlc.PurgeDeliveredParams{Before: before, MaxRows: purgeBatch})
-		if err != nil {
-			if ctx.Err() == nil {
-				r.cfg.Logger.Warn("webhook purge failed", "err", err)
-			}
-			return
-		}
-		if n < purgeBatch {
-			return
 		}
 	}
 }

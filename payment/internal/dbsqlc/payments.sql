@@ -616,3 +616,18 @@ ON CONFLICT (rail) DO UPDATE SET last_asked = now();
 DELETE FROM payment_reorder
 WHERE last_asked < now() - @quiet::interval OR first_asked < now() - @most::interval
 RETURNING rail;
+
+-- name: DeleteNotifications :execrows
+-- Retention: up to @max_rows notification records written before
+-- @before, oldest first (payment_notifications_created_idx), of payments
+-- settled for good (DELIVERED, RETURNED, REJECTED, FAILED, CANCELLED): a
+-- payment still on its way may be told again, and its records keep that
+-- once. Deleted by their rows' addresses (a TID scan).
+DELETE FROM payment_notifications d
+WHERE d.ctid = ANY(ARRAY(
+    SELECT n.ctid FROM payment_notifications n
+    WHERE n.created_at < @before::timestamptz
+      AND EXISTS (SELECT 1 FROM payments p WHERE p.payment_id = n.payment_id
+                  AND p.status IN ('DELIVERED', 'RETURNED', 'REJECTED', 'FAILED', 'CANCELLED'))
+    ORDER BY n.created_at
+    LIMIT @max_rows::int));

@@ -379,6 +379,35 @@ func (q *Queries) DeleteIntake(ctx context.Context, initWorkflowID string) error
 	return err
 }
 
+const deleteNotifications = `-- name: DeleteNotifications :execrows
+DELETE FROM payment_notifications d
+WHERE d.ctid = ANY(ARRAY(
+    SELECT n.ctid FROM payment_notifications n
+    WHERE n.created_at < $1::timestamptz
+      AND EXISTS (SELECT 1 FROM payments p WHERE p.payment_id = n.payment_id
+                  AND p.status IN ('DELIVERED', 'RETURNED', 'REJECTED', 'FAILED', 'CANCELLED'))
+    ORDER BY n.created_at
+    LIMIT $2::int))
+`
+
+type DeleteNotificationsParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+// Retention: up to @max_rows notification records written before
+// @before, oldest first (payment_notifications_created_idx), of payments
+// settled for good (DELIVERED, RETURNED, REJECTED, FAILED, CANCELLED): a
+// payment still on its way may be told again, and its records keep that
+// once. Deleted by their rows' addresses (a TID scan).
+func (q *Queries) DeleteNotifications(ctx context.Context, arg DeleteNotificationsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteNotifications, arg.Before, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const deletePause = `-- name: DeletePause :execrows
 DELETE FROM payment_pause WHERE scope = $1 AND scope_id = $2
 `

@@ -12,12 +12,16 @@ import (
 
 const bookingWithoutOneInstruction = `-- name: BookingWithoutOneInstruction :many
 SELECT coalesce(b.payment_id, k.instruction_id)::text AS payment_id,
-       bool_or(b.payment_id IS NOT NULL)::bool AS booked, count(k.outbox_id)::int AS instructions
+       bool_or(b.payment_id IS NOT NULL)::bool AS booked,
+       greatest(count(k.outbox_id), count(b.outbox_id))::int AS instructions
 FROM payment_booking b
 FULL JOIN (SELECT i.instruction_id, i.outbox_id FROM payment_outbox_keys i WHERE i.rail_type <> 'PAYMENT_EVENT') k
   ON k.instruction_id = b.payment_id
 GROUP BY coalesce(b.payment_id, k.instruction_id)
-HAVING NOT bool_or(b.payment_id IS NOT NULL) OR count(k.outbox_id) <> 1
+HAVING NOT bool_or(b.payment_id IS NOT NULL)
+    OR count(k.outbox_id) > 1
+    OR (count(k.outbox_id) = 0 AND count(b.outbox_id) = 0)
+    OR bool_or(k.outbox_id <> b.outbox_id)
 `
 
 type BookingWithoutOneInstructionRow struct {
@@ -28,7 +32,9 @@ type BookingWithoutOneInstructionRow struct {
 
 // A booked payment has exactly one rail instruction, and an instruction
 // belongs to a booked payment. The payments' own events
-// (payment.EventRailType) share the outbox and are no instruction.
+// (payment.EventRailType) share the outbox and are no instruction. Once
+// the retention deleted a done instruction's key, the booking's outbox
+// id (set from the enqueue, in its transaction) is the instruction.
 func (q *Queries) BookingWithoutOneInstruction(ctx context.Context) ([]BookingWithoutOneInstructionRow, error) {
 	rows, err := q.db.Query(ctx, bookingWithoutOneInstruction)
 	if err != nil {
@@ -98,6 +104,7 @@ func (q *Queries) CancelledButMoved(ctx context.Context) ([]CancelledButMovedRow
 const deliveryDisagrees = `-- name: DeliveryDisagrees :many
 SELECT p.payment_id, p.status,
        (SELECT count(*) FROM payment_outbox_attempts a WHERE a.outbox_id = b.outbox_id AND a.state = 'DISPATCHED')::int AS dispatched,
+       EXISTS (SELECT 1 FROM payment_outbox_keys k WHERE k.instruction_id = b.payment_id AND k.outbox_id = b.outbox_id)::bool AS archived,
        coalesce(b.return_transaction_id IS NOT NULL
         AND EXISTS (SELECT 1 FROM account_transaction r WHERE r.transaction_id = b.return_transaction_id
                                                          AND r.reverses = b.debit_transaction_id), false)::bool AS returned
@@ -110,12 +117,15 @@ type DeliveryDisagreesRow struct {
 	PaymentID  string
 	Status     string
 	Dispatched int32
+	Archived   bool
 	Returned   bool
 }
 
 // A DELIVERED payment's instruction was DISPATCHED exactly once; a
 // RETURNED one's never, and its return is recorded with the reversal
-// that gave the money back.
+// that gave the money back. The attempts are counted while the
+// instruction's archive is kept (archived: the retention deletes its key
+// with its attempts); the return is in the money records for good.
 func (q *Queries) DeliveryDisagrees(ctx context.Context) ([]DeliveryDisagreesRow, error) {
 	rows, err := q.db.Query(ctx, deliveryDisagrees)
 	if err != nil {
@@ -129,6 +139,7 @@ func (q *Queries) DeliveryDisagrees(ctx context.Context) ([]DeliveryDisagreesRow
 			&i.PaymentID,
 			&i.Status,
 			&i.Dispatched,
+			&i.Archived,
 			&i.Returned,
 		); err != nil {
 			return nil, err
@@ -147,11 +158,13 @@ SELECT p.payment_id, p.status,
        count(t.transaction_id)::int AS debits,
        count(r.transaction_id)::int AS reversals
 FROM payments p
-JOIN process_instance pi ON pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id
+LEFT JOIN process_instance pi ON pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id
 LEFT JOIN payment_booking b ON b.payment_id = p.payment_id
-LEFT JOIN account_transaction t ON t.reference = ANY (payment_debit_references(pi.process_id, coalesce(b.redrives, 0)))
+LEFT JOIN account_transaction t
+       ON t.reference = ANY (payment_debit_references(coalesce(pi.process_id, b.process_id), coalesce(b.redrives, 0)))
 LEFT JOIN account_transaction r ON r.reverses = t.transaction_id
 WHERE p.status IN ('ACCEPTED', 'PROCESSING', 'DELIVERED')
+  AND (pi.process_id IS NOT NULL OR b.process_id IS NOT NULL)
 GROUP BY p.payment_id, p.status
 HAVING count(t.transaction_id) - count(r.transaction_id) <> 1
     OR count(t.transaction_id) <> 1 + coalesce(max(b.redrives), 0)
@@ -168,6 +181,14 @@ type ExecutedWithoutOneDebitRow struct {
 // outbox (payment.Verify). Each query lists the rows that break one; a
 // payment executed before executions ran SubmitPayment has no process and
 // is left out.
+//
+// The retention deletes an ended process and a done instruction's key
+// and attempts: what the rules need of them is then read from the money
+// records. The booking keeps the process id (its debit references) and
+// the instruction's outbox id, written in the transaction that enqueued
+// it; a rule that only the deleted rows can check (the process's status,
+// the DISPATCHED attempt, when it was sent) holds for the payments whose
+// rows are still there.
 // An executed payment (ACCEPTED, PROCESSING, DELIVERED) has exactly one
 // debit standing: its first, or the last of an operator's redrives
 // (payment_booking.redrives), each made after the one before was
@@ -323,18 +344,20 @@ func (q *Queries) ProcessDisagrees(ctx context.Context) ([]ProcessDisagreesRow, 
 }
 
 const undoneWithMoneyHeld = `-- name: UndoneWithMoneyHeld :many
-SELECT p.payment_id, p.status,
+SELECT u.payment_id, u.status,
        (SELECT count(*) FROM account_transaction t
-        WHERE t.reference = ANY (payment_debit_references(pi.process_id,
-                                 coalesce((SELECT b.redrives FROM payment_booking b WHERE b.payment_id = p.payment_id), 0)))
+        WHERE t.reference = ANY (payment_debit_references(u.process_id, u.redrives))
           AND NOT EXISTS (SELECT 1 FROM account_transaction r WHERE r.reverses = t.transaction_id))::int AS unreversed_debits,
        (SELECT count(*) FROM limit_booking b
-        WHERE b.reference = pi.process_id::text || ':BookLimits' AND b.reversed_at IS NULL)::int AS unreversed_limits,
+        WHERE b.reference = u.process_id::text || ':BookLimits' AND b.reversed_at IS NULL)::int AS unreversed_limits,
        (SELECT count(*) FROM fx_contract c
-        WHERE c.reference = pi.process_id::text || ':BookFx' AND c.status = 'BOOKED' AND p.status = 'FAILED')::int AS booked_contracts
-FROM payments p
-JOIN process_instance pi ON pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id
-WHERE p.status IN ('FAILED', 'RETURNED')
+        WHERE c.reference = u.process_id::text || ':BookFx' AND c.status = 'BOOKED' AND u.status = 'FAILED')::int AS booked_contracts
+FROM (SELECT p.payment_id, p.status, coalesce(pi.process_id, b.process_id) AS process_id, coalesce(b.redrives, 0) AS redrives
+      FROM payments p
+      LEFT JOIN process_instance pi ON pi.process_type = 'SubmitPayment' AND pi.business_key = p.payment_id
+      LEFT JOIN payment_booking b ON b.payment_id = p.payment_id
+      WHERE p.status IN ('FAILED', 'RETURNED')
+        AND (pi.process_id IS NOT NULL OR b.process_id IS NOT NULL)) u
 `
 
 type UndoneWithMoneyHeldRow struct {
@@ -349,6 +372,9 @@ type UndoneWithMoneyHeldRow struct {
 // reversed, its limit bookings reversed, its FX contract (if any) not
 // BOOKED — a FAILED one's unwound; a RETURNED one's conversion was made,
 // and stays.
+// A payment whose process is gone is found by its booking's process id;
+// one with neither (failed before its booking, its process deleted) is
+// left to the ledger's own rules.
 func (q *Queries) UndoneWithMoneyHeld(ctx context.Context) ([]UndoneWithMoneyHeldRow, error) {
 	rows, err := q.db.Query(ctx, undoneWithMoneyHeld)
 	if err != nil {

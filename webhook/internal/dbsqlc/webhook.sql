@@ -130,12 +130,14 @@ SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || @tenant_id
 -- name: CountEndpoints :one
 SELECT count(*) FROM webhook_endpoints WHERE tenant_id = @tenant_id;
 
--- name: PurgeDelivered :execrows
--- Up to @max_rows delivered deliveries settled before @before, oldest
--- first (the primary key's order is the order they were written).
+-- name: DeleteDelivered :execrows
+-- Retention: up to @max_rows delivered deliveries settled before
+-- @before, oldest first (the primary key's order is the order they were
+-- written), found by the primary key and deleted by their rows'
+-- addresses (a TID scan), so neither step reads the whole table.
 DELETE FROM webhook_deliveries w
-WHERE w.delivery_id IN (
-    SELECT d.delivery_id FROM webhook_deliveries d
+WHERE w.ctid = ANY(ARRAY(
+    SELECT d.ctid FROM webhook_deliveries d
     WHERE d.state = 'DELIVERED' AND d.settled_at < @before::timestamptz
     ORDER BY d.delivery_id
-    LIMIT @max_rows::int);
+    LIMIT @max_rows::int));

@@ -126,6 +126,32 @@ func (q *Queries) DeadLetters(ctx context.Context) (int64, error) {
 	return column_1, err
 }
 
+const deleteDelivered = `-- name: DeleteDelivered :execrows
+DELETE FROM webhook_deliveries w
+WHERE w.ctid = ANY(ARRAY(
+    SELECT d.ctid FROM webhook_deliveries d
+    WHERE d.state = 'DELIVERED' AND d.settled_at < $1::timestamptz
+    ORDER BY d.delivery_id
+    LIMIT $2::int))
+`
+
+type DeleteDeliveredParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+// Retention: up to @max_rows delivered deliveries settled before
+// @before, oldest first (the primary key's order is the order they were
+// written), found by the primary key and deleted by their rows'
+// addresses (a TID scan), so neither step reads the whole table.
+func (q *Queries) DeleteDelivered(ctx context.Context, arg DeleteDeliveredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteDelivered, arg.Before, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const deleteEndpoint = `-- name: DeleteEndpoint :execrows
 DELETE FROM webhook_endpoints WHERE endpoint_id = $1
 `
@@ -417,30 +443,6 @@ func (q *Queries) Publish(ctx context.Context, arg PublishParams) (int32, error)
 	var written int32
 	err := row.Scan(&written)
 	return written, err
-}
-
-const purgeDelivered = `-- name: PurgeDelivered :execrows
-DELETE FROM webhook_deliveries w
-WHERE w.delivery_id IN (
-    SELECT d.delivery_id FROM webhook_deliveries d
-    WHERE d.state = 'DELIVERED' AND d.settled_at < $1::timestamptz
-    ORDER BY d.delivery_id
-    LIMIT $2::int)
-`
-
-type PurgeDeliveredParams struct {
-	Before  time.Time
-	MaxRows int32
-}
-
-// Up to @max_rows delivered deliveries settled before @before, oldest
-// first (the primary key's order is the order they were written).
-func (q *Queries) PurgeDelivered(ctx context.Context, arg PurgeDeliveredParams) (int64, error) {
-	result, err := q.db.Exec(ctx, purgeDelivered, arg.Before, arg.MaxRows)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const redriveDead = `-- name: RedriveDead :execrows

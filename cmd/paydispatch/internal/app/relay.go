@@ -271,7 +271,7 @@ func redactURL(s string) string {
 // WebhookConfig is the webhook relayer's configuration from its settings.
 func WebhookConfig(store *postgres.DB, w config.Webhooks) webhook.Config {
 	return webhook.Config{Pool: store.Pool, Policy: WebhookPolicy(w), Timeout: w.Timeout, MaxAttempts: w.MaxAttempts,
-		BackoffBase: w.BackoffBase, BackoffMax: w.BackoffMax, PerEndpoint: w.PerEndpoint, MaxInFlight: w.MaxInFlight, Retention: w.Retention}
+		BackoffBase: w.BackoffBase, BackoffMax: w.BackoffMax, PerEndpoint: w.PerEndpoint, MaxInFlight: w.MaxInFlight}
 }
 
 // WebhookPolicy is where the settings let tenants' endpoints point.

@@ -3,22 +3,48 @@ package app
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/retention"
+	"github.com/paydispatch/paydispatch/webhook"
 )
 
 // RetentionPolicies are the tables the retention cleaner bounds, each
-// with its setting.
+// with its setting. Every other table is a money record or working state
+// deleted by its own package (docs/operating.md, Retention).
 func RetentionPolicies(store *postgres.DB, r config.Retention) []retention.Policy {
 	q := queue.New(store.Pool)
+	pool := store.Pool
 	return []retention.Policy{
 		{Table: "exec_queue", Keep: r.QueueCompleted, Delete: q.DeleteCompleted},
 		{Table: "dispatch_audit_log", Keep: r.DispatchAudit, Delete: q.DeleteAudit},
+		{Table: "process_instance", Keep: r.ProcessEnded, Delete: func(ctx context.Context, before time.Time, limit int) (int64, error) {
+			return process.DeleteEnded(ctx, pool, before, limit)
+		}},
+		{Table: "payment_outbox_keys", Keep: r.OutboxDone, Delete: func(ctx context.Context, before time.Time, limit int) (int64, error) {
+			return outbox.DeleteDone(ctx, pool, before, limit)
+		}},
+		{Table: "pacing_slot", Keep: r.Pacing, Delete: func(ctx context.Context, before time.Time, limit int) (int64, error) {
+			return pacing.DeleteSlots(ctx, pool, before, limit)
+		}},
+		{Table: "pacing_window", Keep: r.Pacing, Delete: func(ctx context.Context, before time.Time, limit int) (int64, error) {
+			return pacing.DeleteWindows(ctx, pool, before, limit)
+		}},
+		{Table: "webhook_deliveries", Keep: r.WebhookDelivered, Delete: func(ctx context.Context, before time.Time, limit int) (int64, error) {
+			return webhook.DeleteDelivered(ctx, pool, before, limit)
+		}},
+		{Table: "payment_notifications", Keep: r.PaymentNotifications, Delete: func(ctx context.Context, before time.Time, limit int) (int64, error) {
+			return payment.DeleteNotifications(ctx, pool, before, limit)
+		}},
 	}
 }
 
@@ -35,6 +61,8 @@ func StartRetention(store *postgres.DB, r config.Retention, reg prometheus.Regis
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); c.Run(ctx) }()
-	log.Info("retention cleaner started", "queue_completed", r.QueueCompleted, "dispatch_audit", r.DispatchAudit)
+	log.Info("retention cleaner started", "queue_completed", r.QueueCompleted, "dispatch_audit", r.DispatchAudit,
+		"process_ended", r.ProcessEnded, "outbox_done", r.OutboxDone, "pacing", r.Pacing,
+		"webhook_delivered", r.WebhookDelivered, "payment_notifications", r.PaymentNotifications)
 	return func() { cancel(); <-done }, nil
 }

@@ -5,8 +5,13 @@ import "time"
 // Retention is how long each table's history is kept before the
 // retention cleaner deletes it; 0 keeps it all.
 type Retention struct {
-	QueueCompleted time.Duration // exec_queue's COMPLETED items, by completed_at
-	DispatchAudit  time.Duration // dispatch_audit_log, by created_at
+	QueueCompleted       time.Duration // exec_queue's COMPLETED items, by completed_at
+	DispatchAudit        time.Duration // dispatch_audit_log, by created_at
+	ProcessEnded         time.Duration // processes ended SUCCEEDED or COMPENSATED, with their log and inbox
+	OutboxDone           time.Duration // done outbox instructions' keys and attempts, by enqueue time
+	Pacing               time.Duration // pacing windows over, and their slots, by window start
+	WebhookDelivered     time.Duration // delivered webhook deliveries, by settled_at
+	PaymentNotifications time.Duration // settled payments' notification records, by created_at
 }
 
 // RetentionSettings binds r's settings.
@@ -16,6 +21,16 @@ func RetentionSettings(r *Retention) []*Setting {
 			"how long a COMPLETED dispatch-queue item is kept after it completed (other states are never deleted); 0 keeps them all", &r.QueueCompleted),
 		retentionVar("retention-dispatch-audit", "PAYDISPATCH_RETENTION_DISPATCH_AUDIT", "168h",
 			"how long a row of the dispatch queue's audit log is kept; 0 keeps them all", &r.DispatchAudit),
+		retentionVar("retention-process-ended", "PAYDISPATCH_RETENTION_PROCESS_ENDED", "720h",
+			"how long a process that ended SUCCEEDED or COMPENSATED is kept, with its log and inbox (open, paused, FAILED and COMPENSATION_FAILED processes are never deleted); 0 keeps them all", &r.ProcessEnded),
+		retentionVar("retention-outbox-done", "PAYDISPATCH_RETENTION_OUTBOX_DONE", "720h",
+			"how long a done rail or event instruction's key and attempts are kept after it was enqueued (pending, in-flight and dead-lettered ones are never deleted); 0 keeps them all", &r.OutboxDone),
+		retentionVar("retention-pacing", "PAYDISPATCH_RETENTION_PACING", "24h",
+			"how long a pacing window and its slots are kept after the window began (a window not yet over is never deleted); 0 keeps them all", &r.Pacing),
+		retentionVar("retention-webhook-delivered", "PAYDISPATCH_RETENTION_WEBHOOK_DELIVERED", "168h",
+			"how long a delivered webhook's row is kept after it was delivered (pending deliveries and dead letters are never deleted); 0 keeps them all", &r.WebhookDelivered),
+		retentionVar("retention-payment-notifications", "PAYDISPATCH_RETENTION_PAYMENT_NOTIFICATIONS", "720h",
+			"how long a record that a payment's parties were notified is kept (only once the payment is settled); 0 keeps them all", &r.PaymentNotifications),
 	}
 }
 

@@ -8,11 +8,20 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/outbox"
+	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/process"
+	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/webhook"
 )
 
 func TestRetentionSettings(t *testing.T) {
 	t.Parallel()
-	defaults := config.Retention{QueueCompleted: 24 * time.Hour, DispatchAudit: 7 * 24 * time.Hour}
+	// The defaults are the owning packages' own.
+	defaults := config.Retention{QueueCompleted: queue.DefaultCompletedRetention, DispatchAudit: queue.DefaultAuditRetention,
+		ProcessEnded: process.DefaultEndedRetention, OutboxDone: outbox.DefaultDoneRetention, Pacing: pacing.DefaultSlotRetention,
+		WebhookDelivered: webhook.DefaultDeliveredRetention, PaymentNotifications: payment.DefaultNotificationRetention}
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -21,12 +30,17 @@ func TestRetentionSettings(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", want: defaults},
-		{name: "env", env: map[string]string{"PAYDISPATCH_RETENTION_QUEUE_COMPLETED": "2h", "PAYDISPATCH_RETENTION_DISPATCH_AUDIT": "720h"},
-			want: config.Retention{QueueCompleted: 2 * time.Hour, DispatchAudit: 720 * time.Hour}},
-		{name: "0 keeps all", env: map[string]string{"PAYDISPATCH_RETENTION_QUEUE_COMPLETED": "0"}, args: []string{"--retention-dispatch-audit", "0"},
+		{name: "env", env: map[string]string{"PAYDISPATCH_RETENTION_QUEUE_COMPLETED": "2h", "PAYDISPATCH_RETENTION_DISPATCH_AUDIT": "720h",
+			"PAYDISPATCH_RETENTION_PROCESS_ENDED": "1h", "PAYDISPATCH_RETENTION_OUTBOX_DONE": "2h", "PAYDISPATCH_RETENTION_PACING": "3h",
+			"PAYDISPATCH_RETENTION_WEBHOOK_DELIVERED": "4h", "PAYDISPATCH_RETENTION_PAYMENT_NOTIFICATIONS": "5h"},
+			want: config.Retention{QueueCompleted: 2 * time.Hour, DispatchAudit: 720 * time.Hour, ProcessEnded: time.Hour, OutboxDone: 2 * time.Hour,
+				Pacing: 3 * time.Hour, WebhookDelivered: 4 * time.Hour, PaymentNotifications: 5 * time.Hour}},
+		{name: "0 keeps all", env: map[string]string{"PAYDISPATCH_RETENTION_QUEUE_COMPLETED": "0", "PAYDISPATCH_RETENTION_PROCESS_ENDED": "0",
+			"PAYDISPATCH_RETENTION_OUTBOX_DONE": "0", "PAYDISPATCH_RETENTION_PACING": "0", "PAYDISPATCH_RETENTION_WEBHOOK_DELIVERED": "0",
+			"PAYDISPATCH_RETENTION_PAYMENT_NOTIFICATIONS": "0"}, args: []string{"--retention-dispatch-audit", "0"},
 			want: config.Retention{}},
 		{name: "flag wins over env", env: map[string]string{"PAYDISPATCH_RETENTION_QUEUE_COMPLETED": "2h"}, args: []string{"--retention-queue-completed", "5m"},
-			want: config.Retention{QueueCompleted: 5 * time.Minute, DispatchAudit: defaults.DispatchAudit}},
+			want: func() config.Retention { r := defaults; r.QueueCompleted = 5 * time.Minute; return r }()},
 		{name: "under a minute refused", env: map[string]string{"PAYDISPATCH_RETENTION_QUEUE_COMPLETED": "30s"},
 			wantErr: `invalid PAYDISPATCH_RETENTION_QUEUE_COMPLETED "30s": want a duration from 1m0s`},
 		{name: "not a duration", args: []string{"--retention-dispatch-audit", "week"},

@@ -16,7 +16,6 @@ type Webhooks struct {
 	MaxInFlight  int
 	AllowHTTP    bool
 	AllowPrivate bool
-	Retention    time.Duration // negative: keep every delivery
 }
 
 // WebhookSettings binds w's settings.
@@ -34,17 +33,6 @@ func WebhookSettings(w *Webhooks) []*Setting {
 			"webhook deliveries in flight to one endpoint at most: what a slow endpoint can hold", &w.PerEndpoint),
 		IntVar("webhook-max-in-flight", "PAYDISPATCH_WEBHOOK_MAX_IN_FLIGHT", "256", 1, 10000,
 			"webhook deliveries in flight at most, per relayer", &w.MaxInFlight),
-		{Flag: "webhook-retention", Env: "PAYDISPATCH_WEBHOOK_RETENTION", Default: "168h",
-			Usage: "how long a delivered webhook's row is kept (dead letters stay until redriven); 0 keeps them all",
-			Parse: func(v string) error {
-				if v == "0" {
-					w.Retention = -1
-					return nil
-				}
-				d, err := durationIn(v, time.Minute, 10*365*24*time.Hour)
-				w.Retention = d
-				return err
-			}},
 		BoolVar("webhook-allow-http", "PAYDISPATCH_WEBHOOK_ALLOW_HTTP", "false",
 			"accept http:// webhook URLs (default: https only)", &w.AllowHTTP),
 		BoolVar("webhook-allow-private", "PAYDISPATCH_WEBHOOK_ALLOW_PRIVATE", "false",
