@@ -379,4 +379,3 @@ func TestLastErrorNamesNoAddress(t *testing.T) {
 		})
 	}
 }
-
