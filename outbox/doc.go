@@ -14,10 +14,11 @@
 //
 //	participant_outbox_sequences  next number per participant (bump_participant_outbox_seq)
 //	outbox_participant_settings   ordering mode per participant, '*' the default
-//	payment_outbox_keys           every (instruction_id, idempotency_key) ever enqueued
+//	payment_outbox_keys           every (instruction_id, idempotency_key) enqueued, until the retention
 //	payment_outbox_pending        hot: waiting to be claimed (new or requeued)
 //	payment_outbox_inflight       hot: claimed, not settled (claim token, reaper list, strict marker)
-//	payment_outbox_attempts       append-only archive (a trigger refuses UPDATE, DELETE, TRUNCATE)
+//	payment_outbox_attempts       append-only archive (a trigger refuses UPDATE, DELETE, TRUNCATE;
+//	                              a DELETE only from the retention's transaction)
 //	payment_outbox_dead_letters   the current dead letters
 //
 // An instruction is in exactly one of pending, in flight, or settled
@@ -45,7 +46,9 @@
 // numbers become visible in order (the next enqueuer waited for the
 // lock). A key enqueued before (its row anywhere: pending, in flight,
 // delivered, dead) returns the first outbox id and sequence and writes
-// nothing; payment_outbox_keys remembers every key for that. EnqueueBatch
+// nothing; payment_outbox_keys remembers every key for that, until the
+// retention (DeleteDone) deletes a done instruction's key and attempts
+// together, once old enough (migration 00067). EnqueueBatch
 // does the same for many instructions in three statements, reserving each
 // participant's numbers with one update.
 //

@@ -57,10 +57,16 @@
 //     the process in or out of such a status. A process that goes NEW →
 //     RUNNING → SUCCEEDED never touches it.
 //   - process_log: append-only (a trigger refuses UPDATE, DELETE and
-//     TRUNCATE), ordered by (process_id, seq), the primary key that the
-//     log read, the replay and the compensation plan use.
+//     TRUNCATE; a DELETE only from the retention's transaction), ordered
+//     by (process_id, seq), the primary key that the log read, the replay
+//     and the compensation plan use.
 //   - process_inbox: one row per applied step, keyed <processId>:<STEP> or
 //     <processId>:COMPENSATE:<STEP>, with the step's result.
+//
+// Retention (DeleteEnded, run by package retention): a process that ended
+// for good (SUCCEEDED, COMPENSATED) goes with its log, inbox and
+// attention rows once old enough, in one statement; no other status is
+// ever deleted (migration 00068).
 //
 // # The transaction per step
 //
