@@ -491,8 +491,10 @@ WHERE d.outbox_id = ANY(@outbox_ids::uuid[]);
 -- instruction is done (no pending row, none in flight, no dead letter),
 -- with every archived attempt of theirs, in one statement. A pending row
 -- covers a retry, a backoff and an inquiry still to ask; a dead letter
--- waits for its requeue. Keys are locked with SKIP LOCKED, so a replay of
--- the key under way is left for the next round. The transaction must set
+-- waits for its requeue. A key replayed after its deletion would be
+-- enqueued again: the retention (days) is far longer than any replay (a
+-- saga's step replays within its run). SKIP LOCKED leaves a key a
+-- concurrent delete holds. The transaction must set
 -- paydispatch.retention (the archive's trigger refuses other deletes).
 WITH done AS (
     DELETE FROM payment_outbox_keys d
