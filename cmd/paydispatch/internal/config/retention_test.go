@@ -70,3 +70,39 @@ func TestRetentionSettings(t *testing.T) {
 		})
 	}
 }
+
+// The delivered webhooks' retention moved to the cleaner under a new
+// name: a value for the old one fails the start instead of being ignored.
+func TestWebhookRetentionRenamed(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		wantErr string
+	}{
+		{name: "unset", wantErr: ""},
+		{name: "env", env: map[string]string{"PAYDISPATCH_WEBHOOK_RETENTION": "72h"},
+			wantErr: `invalid PAYDISPATCH_WEBHOOK_RETENTION "72h": renamed: set PAYDISPATCH_RETENTION_WEBHOOK_DELIVERED`},
+		{name: "flag", args: []string{"--webhook-retention", "0"},
+			wantErr: `invalid --webhook-retention "0": renamed: set PAYDISPATCH_RETENTION_WEBHOOK_DELIVERED`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			var w config.Webhooks
+			err := config.NewSet(fs, func(k string) string { return tt.env[k] }, config.WebhookSettings(&w)...).Parse(tt.args)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("err = %v, want one line containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}

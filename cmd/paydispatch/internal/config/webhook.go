@@ -33,6 +33,17 @@ func WebhookSettings(w *Webhooks) []*Setting {
 			"webhook deliveries in flight to one endpoint at most: what a slow endpoint can hold", &w.PerEndpoint),
 		IntVar("webhook-max-in-flight", "PAYDISPATCH_WEBHOOK_MAX_IN_FLIGHT", "256", 1, 10000,
 			"webhook deliveries in flight at most, per relayer", &w.MaxInFlight),
+		// Renamed when the retention cleaner took over the relayers'
+		// purge: a value set for the old name fails the start rather than
+		// being ignored.
+		{Flag: "webhook-retention", Env: "PAYDISPATCH_WEBHOOK_RETENTION",
+			Usage: "renamed: use --retention-webhook-delivered",
+			Parse: func(v string) error {
+				if v != "" {
+					return fmt.Errorf("renamed: set PAYDISPATCH_RETENTION_WEBHOOK_DELIVERED (--retention-webhook-delivered) instead")
+				}
+				return nil
+			}},
 		BoolVar("webhook-allow-http", "PAYDISPATCH_WEBHOOK_ALLOW_HTTP", "false",
 			"accept http:// webhook URLs (default: https only)", &w.AllowHTTP),
 		BoolVar("webhook-allow-private", "PAYDISPATCH_WEBHOOK_ALLOW_PRIVATE", "false",
