@@ -49,12 +49,12 @@ func RetentionPolicies(store *postgres.DB, r config.Retention) []retention.Polic
 }
 
 // StartRetention runs the retention cleaner: a round at once and every
-// minute, one process's round at a time whatever runs it (serve, or a
-// worker's dispatch role); its metrics on reg (nil: none). The returned
+// r.Interval (0: retention.DefaultInterval), one process's round at a
+// time whatever runs it (serve, or a worker's dispatch role); its metrics on reg (nil: none). The returned
 // func stops it, cutting a batch short: the next round finishes it.
 func StartRetention(store *postgres.DB, r config.Retention, reg prometheus.Registerer, log *slog.Logger) (func(), error) {
 	c, err := retention.New(retention.Config{Pool: store.Pool, Policies: RetentionPolicies(store, r),
-		Registerer: reg, Logger: log.With("component", "retention")})
+		Interval: r.Interval, Registerer: reg, Logger: log.With("component", "retention")})
 	if err != nil {
 		return nil, err
 	}
@@ -63,6 +63,6 @@ func StartRetention(store *postgres.DB, r config.Retention, reg prometheus.Regis
 	go func() { defer close(done); c.Run(ctx) }()
 	log.Info("retention cleaner started", "queue_completed", r.QueueCompleted, "dispatch_audit", r.DispatchAudit,
 		"process_ended", r.ProcessEnded, "outbox_done", r.OutboxDone, "pacing", r.Pacing,
-		"webhook_delivered", r.WebhookDelivered, "payment_notifications", r.PaymentNotifications)
+		"webhook_delivered", r.WebhookDelivered, "payment_notifications", r.PaymentNotifications, "interval", r.Interval)
 	return func() { cancel(); <-done }, nil
 }

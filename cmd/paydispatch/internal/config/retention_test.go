@@ -13,6 +13,7 @@ import (
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/retention"
 	"github.com/paydispatch/paydispatch/webhook"
 )
 
@@ -21,7 +22,8 @@ func TestRetentionSettings(t *testing.T) {
 	// The defaults are the owning packages' own.
 	defaults := config.Retention{QueueCompleted: queue.DefaultCompletedRetention, DispatchAudit: queue.DefaultAuditRetention,
 		ProcessEnded: process.DefaultEndedRetention, OutboxDone: outbox.DefaultDoneRetention, Pacing: pacing.DefaultSlotRetention,
-		WebhookDelivered: webhook.DefaultDeliveredRetention, PaymentNotifications: payment.DefaultNotificationRetention}
+		WebhookDelivered: webhook.DefaultDeliveredRetention, PaymentNotifications: payment.DefaultNotificationRetention,
+		Interval: retention.DefaultInterval}
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -34,11 +36,15 @@ func TestRetentionSettings(t *testing.T) {
 			"PAYDISPATCH_RETENTION_PROCESS_ENDED": "1h", "PAYDISPATCH_RETENTION_OUTBOX_DONE": "2h", "PAYDISPATCH_RETENTION_PACING": "3h",
 			"PAYDISPATCH_RETENTION_WEBHOOK_DELIVERED": "4h", "PAYDISPATCH_RETENTION_PAYMENT_NOTIFICATIONS": "5h"},
 			want: config.Retention{QueueCompleted: 2 * time.Hour, DispatchAudit: 720 * time.Hour, ProcessEnded: time.Hour, OutboxDone: 2 * time.Hour,
-				Pacing: 3 * time.Hour, WebhookDelivered: 4 * time.Hour, PaymentNotifications: 5 * time.Hour}},
+				Pacing: 3 * time.Hour, WebhookDelivered: 4 * time.Hour, PaymentNotifications: 5 * time.Hour, Interval: time.Minute}},
+		{name: "interval of seconds", env: map[string]string{"PAYDISPATCH_RETENTION_INTERVAL": "15s"},
+			want: func() config.Retention { r := defaults; r.Interval = 15 * time.Second; return r }()},
+		{name: "interval under a second refused", args: []string{"--retention-interval", "500ms"},
+			wantErr: `invalid --retention-interval "500ms": want a duration from 1s`},
 		{name: "0 keeps all", env: map[string]string{"PAYDISPATCH_RETENTION_QUEUE_COMPLETED": "0", "PAYDISPATCH_RETENTION_PROCESS_ENDED": "0",
 			"PAYDISPATCH_RETENTION_OUTBOX_DONE": "0", "PAYDISPATCH_RETENTION_PACING": "0", "PAYDISPATCH_RETENTION_WEBHOOK_DELIVERED": "0",
 			"PAYDISPATCH_RETENTION_PAYMENT_NOTIFICATIONS": "0"}, args: []string{"--retention-dispatch-audit", "0"},
-			want: config.Retention{}},
+			want: config.Retention{Interval: time.Minute}},
 		{name: "flag wins over env", env: map[string]string{"PAYDISPATCH_RETENTION_QUEUE_COMPLETED": "2h"}, args: []string{"--retention-queue-completed", "5m"},
 			want: func() config.Retention { r := defaults; r.QueueCompleted = 5 * time.Minute; return r }()},
 		{name: "under a minute refused", env: map[string]string{"PAYDISPATCH_RETENTION_QUEUE_COMPLETED": "30s"},
