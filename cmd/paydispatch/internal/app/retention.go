@@ -18,6 +18,17 @@ import (
 	"github.com/paydispatch/paydispatch/webhook"
 )
 
+// MoneyTables are the money records paydispatch keeps for ever, with
+// the accounts, limits and rates they refer to (docs/operating.md,
+// Records a payment platform must keep). Every other table is history
+// bounded by a retention policy, working state its package deletes, or
+// configuration: what a steady-state benchmark expects to stay flat.
+var MoneyTables = []string{
+	"payments", "payment_keys", "payment_booking", "account_transaction", "limit_booking", "limit_window", "fx_contract",
+	"payment_batches", "payment_batch_parts", "payment_batch_pain001", "admin_audit",
+	"account", "account_limit", "fx_rate",
+}
+
 // RetentionPolicies are the tables the retention cleaner bounds, each
 // with its setting. Every other table is a money record or working state
 // deleted by its own package (docs/operating.md, Retention).

@@ -86,3 +86,68 @@ func lastSuccess(t *testing.T, reg *prometheus.Registry) float64 {
 	}
 	return 0
 }
+
+// TestMoneyTables checks the one list of money records against the
+// migrated schema: each is a table, none has a retention policy, and
+// the policies' tables are tables too, so a steady-state benchmark that
+// sums every other table measures what retention bounds.
+func TestMoneyTables(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	var tables []string
+	if err := pool.QueryRow(ctx, `SELECT coalesce(array_agg(c.relname::text), '{}') FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition AND n.nspname = ANY(current_schemas(false))`).Scan(&tables); err != nil {
+		t.Fatal(err)
+	}
+	exists := map[string]bool{}
+	for _, name := range tables {
+		exists[name] = true
+	}
+	money := map[string]bool{}
+	for _, name := range app.MoneyTables {
+		if !exists[name] {
+			t.Errorf("money table %s is not a table of the schema", name)
+		}
+		money[name] = true
+	}
+	for _, p := range app.RetentionPolicies(&postgres.DB{Pool: pool}, config.Retention{}) {
+		if !exists[p.Table] {
+			t.Errorf("policy table %s is not a table of the schema", p.Table)
+		}
+		if money[p.Table] {
+			t.Errorf("policy table %s is listed as a money record", p.Table)
+		}
+	}
+}
+
+// TestStartRetentionInterval: the cleaner's rounds follow the setting,
+// so an item that completes after the first round still goes within a
+// few of the setting's intervals, not a minute later.
+func TestStartRetentionInterval(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	stop, err := app.StartRetention(&postgres.DB{Pool: pool}, config.Retention{QueueCompleted: time.Hour, Interval: 100 * time.Millisecond},
+		nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	time.Sleep(300 * time.Millisecond) // the first round is over
+	if _, err := pool.Exec(ctx, `INSERT INTO exec_queue (item_type, item_id, queue_status, scheduled_exec_time, completed_at)
+		VALUES ('X', 'old-done', 'COMPLETED', now(), now() - interval '2 hours')`); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM exec_queue`).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left == 0 {
+			return
+		}
+	}
+	t.Fatalf("the old COMPLETED item is still there 5 s after it was written, with rounds every 100 ms")
+}
