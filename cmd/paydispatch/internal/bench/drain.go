@@ -92,10 +92,11 @@ type DrainOptions struct {
 	// Resume).
 	PauseAt, ResumeAt time.Duration
 	PauseTenant       string
+	Steady            SteadyOptions
 }
 
-// DrainSettings binds the benchmark's flags.
-func DrainSettings(o *DrainOptions) []*config.Setting {
+// drainSettings binds the benchmark's flags but the steady state's.
+func drainSettings(o *DrainOptions) []*config.Setting {
 	return []*config.Setting{
 		config.Int("payments", 20000, 100, 1_000_000, "payments due at one instant", &o.Payments),
 		config.Int("max-per-window", 100, 1, 100_000, "the pacing config's events per window", &o.MaxPerWindow),
@@ -253,6 +254,11 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		defer stopDelivery()
 		final = []string{string(payment.StatusDelivered), string(payment.StatusReturned), string(payment.StatusFailed)}
 	}
+	steady, err := startSteady(o, rate, db, log)
+	if err != nil {
+		return err
+	}
+	defer steady.stopCleaner()
 
 	// Leave Phase A time to finish before the instant (a window boundary).
 	instant := time.Now().Add(30*time.Second + time.Duration(o.Payments)*2*time.Millisecond).Truncate(o.Window).Add(o.Window)
@@ -269,6 +275,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if _, err := app.PaymentService(db, tc, 0).SubmitBatch(ctx, reqs); err != nil {
 		return err
 	}
+	rss := endIntake()
 	heap.sample()
 	fmt.Fprintf(o.Out, "instant %s; draining (about %.0f s) ...\n", instant.Format(time.RFC3339), float64(o.Payments)/rate)
 	if o.PGStats {
@@ -319,6 +326,9 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		if err := levers.failed(); err != nil {
 			return err
 		}
+		if err := steady.poll(ctx, db.Pool, instant, rate, final); err != nil {
+			return err
+		}
 		if done == o.Payments && levers.finished() {
 			break
 		}
@@ -331,6 +341,12 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	}
 	stopProfile()
 	fmt.Fprintf(o.Out, "instant → the last payment %s: %.1f s\n", strings.Join(final, "/"), time.Since(instant).Seconds())
+	if err := steady.finish(ctx, db.Pool); err != nil {
+		return err
+	}
+	if err := steady.report(o.Out); err != nil {
+		return err
+	}
 	if o.PGStats {
 		if err := reportPGStats(ctx, o.Out, db.Pool, "drain", o.Payments); err != nil {
 			return err
@@ -345,9 +361,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	// What the engine and the workers cost, whatever the machine's noise:
 	// this process's CPU time (embedded Temporal, workers, dispatcher; not
 	// PostgreSQL) per payment.
-	if rss := peakRSS(); rss > 0 {
-		fmt.Fprintf(o.Out, "this process's peak memory (max RSS): %.0f MiB\n", float64(rss)/(1<<20))
-	}
+	rss.write(o.Out)
 	if err := heap.write(o.Out); err != nil {
 		return err
 	}

@@ -1,0 +1,9 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/paydispatch/paydispatch/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
