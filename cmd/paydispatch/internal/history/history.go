@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -33,6 +34,10 @@ type Options struct {
 	Now time.Time
 	// Parallel is how many tables are copied at once (default 2).
 	Parallel int
+	// Tables, when set, are the only tables loaded (a test's, that reads
+	// a few): the others get nothing, accounts and sequences are set all
+	// the same.
+	Tables []string
 	// Progress, when set, is told of each table as it is loaded.
 	Progress func(table string, rows int64, took time.Duration)
 }
@@ -163,11 +168,14 @@ func Load(ctx context.Context, pool *pgxpool.Pool, o Options) (Loaded, error) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Parallel)
 	for _, t := range p.tables(debits) {
+		if len(o.Tables) > 0 && !slices.Contains(o.Tables, t.name) {
+			continue
+		}
 		g.Go(func() error {
 			at := time.Now()
-			n, err := pool.CopyFrom(gctx, pgx.Identifier{t.name}, t.columns, t.rows)
+			n, err := copyTable(gctx, pool, t)
 			if err != nil {
-				return fmt.Errorf("history: copy %s: %w", t.name, err)
+				return err
 			}
 			mu.Lock()
 			out.Rows[t.name] += n
@@ -191,6 +199,70 @@ func Load(ctx context.Context, pool *pgxpool.Pool, o Options) (Loaded, error) {
 	out.Analyze = time.Since(at)
 	out.Took = time.Since(began)
 	return out, nil
+}
+
+// copyTable copies t's rows. Into an empty table, its keys and indexes
+// are dropped first and built after, each in one sort, instead of taking
+// each row in turn at a random place: the load of a fresh database is
+// several times faster. On failure they are built all the same.
+func copyTable(ctx context.Context, pool *pgxpool.Pool, t table) (int64, error) {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("history: copy %s: %w", t.name, err)
+	}
+	defer conn.Release()
+	var empty bool
+	if err := conn.QueryRow(ctx, "SELECT NOT EXISTS (SELECT 1 FROM "+pgx.Identifier{t.name}.Sanitize()+")").Scan(&empty); err != nil {
+		return 0, fmt.Errorf("history: copy %s: %w", t.name, err)
+	}
+	var rebuild []string
+	if empty {
+		if rebuild, err = dropIndexes(ctx, conn.Conn(), t.name); err != nil {
+			return 0, err
+		}
+	}
+	n, copyErr := conn.CopyFrom(ctx, pgx.Identifier{t.name}, t.columns, t.rows)
+	if copyErr != nil {
+		copyErr = fmt.Errorf("history: copy %s: %w", t.name, copyErr)
+	}
+	if _, err := conn.Exec(ctx, "SET maintenance_work_mem = '256MB'"); err != nil {
+		return n, errors.Join(copyErr, err)
+	}
+	for _, sql := range rebuild {
+		if _, err := conn.Exec(context.WithoutCancel(ctx), sql); err != nil {
+			return n, errors.Join(copyErr, fmt.Errorf("history: rebuild %s: %q: %w", t.name, sql, err))
+		}
+	}
+	return n, copyErr
+}
+
+// dropIndexes drops a table's unique and primary keys and its other
+// indexes, and returns the statements that build them again.
+func dropIndexes(ctx context.Context, conn *pgx.Conn, table string) ([]string, error) {
+	rows, err := conn.Query(ctx, `
+		SELECT 'ALTER TABLE ' || c.conrelid::regclass || ' DROP CONSTRAINT ' || quote_ident(c.conname),
+		       'ALTER TABLE ' || c.conrelid::regclass || ' ADD CONSTRAINT ' || quote_ident(c.conname) || ' ' || pg_get_constraintdef(c.oid)
+		FROM pg_constraint c WHERE c.conrelid = $1::regclass AND c.contype IN ('p', 'u')
+		UNION ALL
+		SELECT 'DROP INDEX ' || i.indexrelid::regclass, pg_get_indexdef(i.indexrelid)
+		FROM pg_index i WHERE i.indrelid = $1::regclass
+		  AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`, table)
+	if err != nil {
+		return nil, fmt.Errorf("history: the indexes of %s: %w", table, err)
+	}
+	type pair struct{ Drop, Build string }
+	pairs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[pair])
+	if err != nil {
+		return nil, fmt.Errorf("history: the indexes of %s: %w", table, err)
+	}
+	var build []string
+	for _, p := range pairs {
+		if _, err := conn.Exec(ctx, p.Drop); err != nil {
+			return build, fmt.Errorf("history: %q: %w", p.Drop, err)
+		}
+		build = append(build, p.Build)
+	}
+	return build, nil
 }
 
 // ledger is one account's debits in the history.
@@ -290,7 +362,7 @@ func (s *source) Next() bool {
 }
 
 func (s *source) Values() ([]any, error) { return s.buf[s.at], nil }
-func (s *source) Err() error              { return nil }
+func (s *source) Err() error             { return nil }
 
 func (p *plan) each(f func(i int, rows [][]any) [][]any) pgx.CopyFromSource {
 	return &source{n: p.o.Payments, f: f, at: -1}
