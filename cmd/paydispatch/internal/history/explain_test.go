@@ -174,7 +174,7 @@ func hotPlans(t *testing.T, pool *pgxpool.Pool) ([]string, map[string]hotPlan) {
 			return err
 		}, indexes...)
 	}
-	day := now.UTC().Truncate(24 * time.Hour).AddDate(0, 0, -3)
+	day := now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
 	list(payment.ListFilter{TenantID: "t3"}, "payments_list_idx", "payments_pkey")
 	list(payment.ListFilter{TenantID: "t3", Status: payment.StatusFailed}, "payments_list_status_idx")
 	list(payment.ListFilter{TenantID: "t3", DebtorAccount: history.AccountOf(3)}, "payments_list_debtor_idx")
