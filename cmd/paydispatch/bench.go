@@ -164,7 +164,7 @@ var benchCommands = map[string]func(ctx context.Context, env *environment, args 
 			"over --days past days and --tenants tenants (DELIVERED, 1 % each FAILED, CANCELLED, REJECTED), their\n"+
 			"COMPLETED queue items and dispatch audit, pacing slots and windows, SubmitPayment processes (instance,\n"+
 			"log, inbox), balanced debits, bookings, rail instructions' outbox keys and attempts, notifications;\n"+
-			"then ANALYZE. 'paydispatch verify' stays clean. Prints the rows and time per table, payments and rows\n"+
+			"then VACUUM (FREEZE, ANALYZE). 'paydispatch verify' stays clean. Prints the rows and time per table, payments and rows\n"+
 			"per second, and the largest tables' sizes.",
 		bench.HistorySettings, bench.RunHistory),
 	"intake": benchCommand("intake", false,
