@@ -297,7 +297,9 @@ func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool, 
 			}
 		}
 	}
-	var stored []dbsqlc.MatchTenantPaymentsRow
+	type match struct{ PaymentID, Status string }
+	var stored []match
+	var settled []dbsqlc.MatchTenantPaymentsRow // counted by status
 	if f.BatchID != "" {
 		rows, err := q.MatchKeyedPayments(ctx, dbsqlc.MatchKeyedPaymentsParams{
 			PaymentIds: keys, TenantID: f.TenantID, RequestedFrom: from, RequestedTo: to, Statuses: statuses})
@@ -305,13 +307,20 @@ func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool, 
 			return Cancelled{}, fmt.Errorf("payment: select payments to cancel: %w", err)
 		}
 		for _, r := range rows {
-			stored = append(stored, dbsqlc.MatchTenantPaymentsRow(r))
+			stored = append(stored, match(r))
 		}
 	} else {
-		var err error
-		if stored, err = q.MatchTenantPayments(ctx, dbsqlc.MatchTenantPaymentsParams{
-			TenantID: f.TenantID, RequestedFrom: from, RequestedTo: to, Statuses: statuses}); err != nil {
+		rows, err := q.MatchTenantPayments(ctx, dbsqlc.MatchTenantPaymentsParams{
+			TenantID: f.TenantID, RequestedFrom: from, RequestedTo: to, Statuses: statuses})
+		if err != nil {
 			return Cancelled{}, fmt.Errorf("payment: select payments to cancel: %w", err)
+		}
+		for _, r := range rows {
+			if r.PaymentID == "" {
+				settled = append(settled, r)
+			} else {
+				stored = append(stored, match{r.PaymentID, r.Status})
+			}
 		}
 	}
 	for _, r := range stored {
@@ -328,7 +337,7 @@ func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool, 
 		for _, k := range todo {
 			now[k] = true
 		}
-		return summarize(found, now), nil
+		return withSettled(summarize(found, now), settled), nil
 	}
 	got, now, err := s.Store.cancel(ctx, todo, waitingRows, f.TenantID, record, s.completeParked)
 	if err != nil {
@@ -337,9 +346,28 @@ func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool, 
 	for k, st := range got {
 		found[k] = st
 	}
-	res := summarize(found, now)
+	res := withSettled(summarize(found, now), settled)
 	s.Metrics.countCancelled("filter", res.Cancelled)
 	return res, nil
+}
+
+// withSettled adds the payments counted by status, not read one by one,
+// to what a cancel found.
+func withSettled(res Cancelled, settled []dbsqlc.MatchTenantPaymentsRow) Cancelled {
+	if len(settled) == 0 {
+		return res
+	}
+	for _, c := range settled {
+		st := Status(c.Status)
+		i := slices.IndexFunc(res.NotCancelled, func(n NotCancelled) bool { return n.Status == st })
+		if i < 0 {
+			res.NotCancelled = append(res.NotCancelled, NotCancelled{Status: st, Reason: whyNot(st)})
+			i = len(res.NotCancelled) - 1
+		}
+		res.NotCancelled[i].Count += int(c.N)
+	}
+	slices.SortFunc(res.NotCancelled, func(a, b NotCancelled) int { return strings.Compare(string(a.Status), string(b.Status)) })
+	return res
 }
 
 // batchIntakePrefix is what the ids of a file's chunks' intake rows

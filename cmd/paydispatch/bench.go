@@ -13,7 +13,7 @@ import (
 )
 
 const benchUsage = `Usage: paydispatch bench [--quick] [--only queue,pacing,...] [--out results.md]
-       paydispatch bench queue|pipeline|pacing|drain|intake|outbox|saga|redrive|kafka|repace [flags]
+       paydispatch bench queue|pipeline|pacing|drain|intake|outbox|saga|redrive|kafka|repace|history [flags]
 
 Without a name, runs every benchmark (or those --only names) one after the other and prints
 their headlines as one table, each beside the baseline it measured in the same run, with the
@@ -32,6 +32,8 @@ Benchmarks:
   saga      SubmitPayment on the ledger and process store (no Temporal): payments/s over many accounts and one
   redrive   dispatch dead letters requeued through a rate-limit config: executions per window, the requeue call's time
   repace    the levers on 100,000 waiting payments: a limit change, a pause, a resume, a priority reorder; time and statements
+            (not in the suite)
+  history   loads N payments' worth of a past run's rows by COPY into DATABASE_URL (or a private server): time and sizes
             (not in the suite)`
 
 func runBench(ctx context.Context, env *environment, args []string) error {
@@ -57,7 +59,7 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 	if run, ok := benchCommands[args[0]]; ok {
 		return run(ctx, env, args[1:])
 	}
-	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain', 'intake', 'outbox', 'saga', 'redrive', 'kafka' or 'repace'", args[0])}
+	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain', 'intake', 'outbox', 'saga', 'redrive', 'kafka', 'repace' or 'history'", args[0])}
 }
 
 // benchFigures receives a benchmark's headlines when the suite runs it
@@ -155,6 +157,16 @@ var benchCommands = map[string]func(ctx context.Context, env *environment, args 
 			"payment's queue item and slot are at its time, and fails if not. Moves no money; ends with the\n"+
 			"ledger check.",
 		bench.RepaceSettings, bench.RunRepace),
+	"history": benchCommand("history", true,
+		"Loads --payments payments' worth of what a long run leaves behind, by COPY, into DATABASE_URL's\n"+
+			"database (migrated first; the debtor accounts ACC-t0 … must have no transactions yet), or without\n"+
+			"it into a fresh private PostgreSQL removed after (the load's time and sizes only): finished payments\n"+
+			"over --days past days and --tenants tenants (DELIVERED, 1 % each FAILED, CANCELLED, REJECTED), their\n"+
+			"COMPLETED queue items and dispatch audit, pacing slots and windows, SubmitPayment processes (instance,\n"+
+			"log, inbox), balanced debits, bookings, rail instructions' outbox keys and attempts, notifications;\n"+
+			"then VACUUM (FREEZE, ANALYZE). 'paydispatch verify' stays clean. Prints the rows and time per table, payments and rows\n"+
+			"per second, and the largest tables' sizes.",
+		bench.HistorySettings, bench.RunHistory),
 	"intake": benchCommand("intake", false,
 		"On a fresh private PostgreSQL and embedded Temporal with the init worker running: one JSON-lines\n"+
 			"file of payments due at one instant, paced by a rate-limit config, POSTed to serve's handler;\n"+

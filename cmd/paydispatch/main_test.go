@@ -52,6 +52,8 @@ func TestBadInput(t *testing.T) {
 		{"bench drain too many pollers", []string{"bench", "drain", "--pollers", "65"}, nil, `invalid --pollers "65"`},
 		{"bench drain unknown exec mode", []string{"bench", "drain", "--exec-mode", "FAST"}, nil, `invalid --exec-mode "FAST": want PER_ITEM or BATCH`},
 		{"bench drain too many debtors", []string{"bench", "drain", "--debtors", "11"}, nil, `invalid --debtors "11": want a whole number from 1 to 10`},
+		{"bench history no payments", []string{"bench", "history", "--payments", "0"}, nil, `invalid --payments "0"`},
+		{"bench drain negative history", []string{"bench", "drain", "--history", "-1"}, nil, `invalid --history "-1"`},
 		{"bench drain retention too short", []string{"bench", "drain", "--retention", "30s"}, nil, `invalid --retention "30s": want a duration of at least 1m0s`},
 		{"embedded retention too short", []string{"serve"}, map[string]string{"PAYDISPATCH_TEMPORAL_RETENTION": "10s"}, `invalid PAYDISPATCH_TEMPORAL_RETENTION "10s": want a duration of at least 1m, e.g. 72h`},
 		{"chaos unknown exec mode", []string{"chaos", "--exec-mode", "batch"}, nil, `invalid --exec-mode "batch": want PER_ITEM or BATCH`},

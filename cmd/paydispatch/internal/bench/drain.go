@@ -18,6 +18,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/history"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/svgchart"
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/pacing"
@@ -93,6 +94,10 @@ type DrainOptions struct {
 	PauseAt, ResumeAt time.Duration
 	PauseTenant       string
 	Steady            SteadyOptions
+	// History is how many payments' worth of a past run's rows are
+	// loaded (history.Load) before the drain: its cost on a database
+	// with years behind it, beside one on an empty database (0).
+	History int
 }
 
 // drainSettings binds the benchmark's flags but the steady state's.
@@ -141,6 +146,7 @@ func drainSettings(o *DrainOptions) []*config.Setting {
 		config.Int("limit-change-to", 0, 0, 100_000, "the config's max per window from --limit-change-at on (0: no change)", &o.LimitChangeTo),
 		offsetFlag("pause-at", "a lever: this long after the instant (e.g. 20s), pause --pause-tenant's payments (payment.Service.Pause)", &o.PauseAt),
 		offsetFlag("resume-at", "this long after the instant (e.g. 35s), resume them (payment.Service.Resume)", &o.ResumeAt),
+		config.Int("history", 0, 0, 100_000_000, "load this many payments' worth of a past run's rows first (as 'paydispatch bench history' does; 0: an empty database); the drain's figures count its own payments only", &o.History),
 		{Flag: "pause-tenant", Usage: "the tenant --pause-at pauses, one of the drain's t0 … t(debtors-1); with --debtors 2 or more the others keep running",
 			Parse: func(v string) error { o.PauseTenant = v; return nil }},
 	}
@@ -197,6 +203,20 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		retention = o.Retention.String() + fmt.Sprintf(", deletions spread over %v after it", ptemporal.RetentionJitter(o.Retention))
 	}
 	fmt.Fprintf(o.Out, "the embedded Temporal's store: %s; a closed workflow kept %s\n", tc.Store, retention)
+	if o.History > 0 {
+		// Before everything the drain measures: the statements' counts are
+		// reset after it, and the drain's figures count only its own rows.
+		fmt.Fprintf(o.Out, "loading the history of %s payments first ...\n", thousands(o.History))
+		if _, err := loadHistory(ctx, o.Out, db.Pool, history.Options{Payments: o.History}); err != nil {
+			return err
+		}
+		if err := reportSizes(ctx, o.Out, db.Pool); err != nil {
+			return err
+		}
+		fmt.Fprintf(o.Out, "history: %s payments before the drain's\n", thousands(o.History))
+	} else {
+		fmt.Fprintf(o.Out, "history: none (an empty database)\n")
+	}
 	settings := map[string]string{"pacing_config": "payments"}
 	if o.Interval > 0 {
 		settings["dispatch_interval_secs"] = strconv.Itoa(o.Interval)
@@ -263,13 +283,18 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	// Leave Phase A time to finish before the instant (a window boundary).
 	instant := time.Now().Add(30*time.Second + time.Duration(o.Payments)*2*time.Millisecond).Truncate(o.Window).Add(o.Window)
 	reqs := make([]payment.Request, o.Payments)
+	// The drain's own payments: the figures read these, not the history.
+	keys := make([]string, o.Payments)
 	for i := range reqs {
 		reqs[i] = benchRequest("d", i, instant)
 		if o.Debtors > 0 && o.Debtors < 10 {
 			t := i % o.Debtors
 			reqs[i].TenantID, reqs[i].DebtorAccount = fmt.Sprintf("t%d", t), fmt.Sprintf("ACC-t%d", t)
 		}
+		keys[i] = payment.Key(reqs[i].TenantID, reqs[i].PaymentID)
 	}
+	// Pacing windows from before the drain are the history's.
+	windowsFrom := time.Now().Add(-time.Hour)
 	fmt.Fprintf(o.Out, "debtor accounts: %d, one rail participant\n", cmp.Or(o.Debtors, 10))
 	heap := heapPeak{path: o.MemProfile}
 	if _, err := app.PaymentService(db, tc, 0).SubmitBatch(ctx, reqs); err != nil {
@@ -319,7 +344,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		}
 		var done int
 		if !busy {
-			if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = ANY($1)`, final).Scan(&done); err != nil {
+			if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = ANY($1) AND payment_id = ANY($2)`, final, keys).Scan(&done); err != nil {
 				return err
 			}
 		}
@@ -384,7 +409,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 
 	// Executions per second since the instant.
 	rows, err := db.Pool.Query(ctx, `SELECT floor(extract(epoch FROM accepted_at - $1::timestamptz))::int AS s, count(*)
-		FROM payments GROUP BY 1 ORDER BY 1`, instant)
+		FROM payments WHERE payment_id = ANY($2) GROUP BY 1 ORDER BY 1`, instant, keys)
 	if err != nil {
 		return err
 	}
@@ -401,13 +426,13 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	}
 	rows.Close()
 	var early int
-	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE accepted_at < scheduled_execution_time`).Scan(&early); err != nil {
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE accepted_at < scheduled_execution_time AND payment_id = ANY($1)`, keys).Scan(&early); err != nil {
 		return err
 	}
 	var p50, p99, pmax float64
 	if err := db.Pool.QueryRow(ctx, `SELECT
 		percentile_cont(0.5) WITHIN GROUP (ORDER BY lag), percentile_cont(0.99) WITHIN GROUP (ORDER BY lag), max(lag)
-		FROM (SELECT extract(epoch FROM accepted_at - scheduled_execution_time) * 1000 AS lag FROM payments) l`).Scan(&p50, &p99, &pmax); err != nil {
+		FROM (SELECT extract(epoch FROM accepted_at - scheduled_execution_time) * 1000 AS lag FROM payments WHERE payment_id = ANY($1)) l`, keys).Scan(&p50, &p99, &pmax); err != nil {
 		return err
 	}
 	// The rate-limit config's limit over the drain: the levers' changes
@@ -417,18 +442,18 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	// The schedule itself: each payment's last slot per second (a lever
 	// moved some), and the config's counters per window.
 	due, err := countBySecond(ctx, db.Pool, `SELECT floor(extract(epoch FROM scheduled_execution_time - $1::timestamptz))::int, count(*)
-		FROM payments GROUP BY 1`, instant)
+		FROM payments WHERE payment_id = ANY($2) GROUP BY 1`, instant, keys)
 	if err != nil {
 		return err
 	}
 	counters, err := countBySecond(ctx, db.Pool, `SELECT floor(extract(epoch FROM window_start - $1::timestamptz))::int, slot_count
-		FROM pacing_window WHERE config_name = 'payments'`, instant)
+		FROM pacing_window WHERE config_name = 'payments' AND window_start >= $2`, instant, windowsFrom)
 	if err != nil {
 		return err
 	}
 	// The limiter's own count of the executions it let go per window.
 	limited, err := countBySecond(ctx, db.Pool, `SELECT floor(extract(epoch FROM window_start - $1::timestamptz))::int, executed
-		FROM pacing_execution WHERE config_name = 'payments'`, instant)
+		FROM pacing_execution WHERE config_name = 'payments' AND window_start >= $2`, instant, windowsFrom)
 	if err != nil {
 		return err
 	}
@@ -453,8 +478,8 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM p.accepted_at - greatest(p.scheduled_execution_time, q.dispatched_at)) * 1000),
 		percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM p.accepted_at - greatest(p.scheduled_execution_time, q.dispatched_at)) * 1000),
 		max(extract(epoch FROM p.accepted_at - greatest(p.scheduled_execution_time, q.dispatched_at)) * 1000)
-		FROM payments p JOIN exec_queue q ON q.item_type = $2 AND q.item_id = p.payment_id`,
-		qcfg.PacedLead.Milliseconds(), payment.ItemType).Scan(&late, &margin50, &engine50, &engine99, &engineMax); err != nil {
+		FROM payments p JOIN exec_queue q ON q.item_type = $2 AND q.item_id = p.payment_id WHERE p.payment_id = ANY($3)`,
+		qcfg.PacedLead.Milliseconds(), payment.ItemType, keys).Scan(&late, &margin50, &engine50, &engine99, &engineMax); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.Out, "start requests later than slot − lead: %d; slot − start request p50 %.0f ms\n", late, margin50)
@@ -463,12 +488,12 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		return err
 	}
 	var items, workflows int
-	if err := db.Pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT exec_workflow_id) FROM exec_queue WHERE item_type = $1`,
-		payment.ItemType).Scan(&items, &workflows); err != nil {
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT exec_workflow_id) FROM exec_queue WHERE item_type = $1 AND item_id = ANY($2)`,
+		payment.ItemType, keys).Scan(&items, &workflows); err != nil {
 		return err
 	}
 	fmt.Fprintf(o.Out, "execution workflows: %s for %s payments (%.1f payments a workflow)\n", thousands(workflows), thousands(items), float64(items)/float64(max(workflows, 1)))
-	if err := historyShape(ctx, o.Out, db.Pool, tc.Client, payment.ItemType, 20); err != nil {
+	if err := historyShape(ctx, o.Out, db.Pool, tc.Client, payment.ItemType, keys, 20); err != nil {
 		return err
 	}
 	// What the engine still keeps: with a retention shorter than the

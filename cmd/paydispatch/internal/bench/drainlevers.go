@@ -157,8 +157,8 @@ func (r *leverRun) stop() {
 
 // countBySecond reads (second, count) rows of a query with the instant
 // as $1.
-func countBySecond(ctx context.Context, pool *pgxpool.Pool, query string, instant time.Time) (map[int]int, error) {
-	rows, err := pool.Query(ctx, query, instant)
+func countBySecond(ctx context.Context, pool *pgxpool.Pool, query string, instant time.Time, args ...any) (map[int]int, error) {
+	rows, err := pool.Query(ctx, query, append([]any{instant}, args...)...)
 	if err != nil {
 		return nil, err
 	}

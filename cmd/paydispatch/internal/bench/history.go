@@ -18,13 +18,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// historyShape reads the engine's history of a sample of executions and
-// prints what one costs the engine in events: its length, its workflow
+// historyShape reads the engine's history of a sample of the executions
+// of these items (the run's, not a loaded history's) and prints what one costs the engine in events: its length, its workflow
 // tasks, its markers (local activities and versions), its search
 // attribute upserts (each a visibility write) and its size.
-func historyShape(ctx context.Context, w io.Writer, pool *pgxpool.Pool, c client.Client, itemType string, sample int) error {
+func historyShape(ctx context.Context, w io.Writer, pool *pgxpool.Pool, c client.Client, itemType string, items []string, sample int) error {
 	rows, err := pool.Query(ctx, `SELECT exec_workflow_id FROM exec_queue
-		WHERE item_type = $1 AND exec_workflow_id IS NOT NULL ORDER BY item_id LIMIT $2`, itemType, sample)
+		WHERE item_type = $1 AND item_id = ANY($3) AND exec_workflow_id IS NOT NULL ORDER BY item_id LIMIT $2`, itemType, sample, items)
 	if err != nil {
 		return fmt.Errorf("bench: sample executions: %w", err)
 	}
