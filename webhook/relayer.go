@@ -37,10 +37,13 @@ type Config struct {
 	// BackoffMax, less up to a fifth of it at random (defaults 1 s, 1 h).
 	BackoffBase, BackoffMax time.Duration
 	// PerEndpoint bounds the deliveries in flight to one endpoint (default
-	// 4): a slow endpoint holds that many of the relayer's, no more.
+	// 32), each of a different subject: a slow endpoint holds that many
+	// of the relayer's, no more, and a fast one gets as many subjects'
+	// events at once, which is what lets one endpoint keep up with a
+	// paced run's 4 events a payment.
 	PerEndpoint int
-	// MaxInFlight bounds the deliveries in flight in all (default 256).
-	// With PerEndpoint 4, sixty-four endpoints can hang before a fast one
+	// MaxInFlight bounds the deliveries in flight in all (default 1024).
+	// With PerEndpoint 32, thirty-two endpoints can hang before a fast one
 	// waits.
 	MaxInFlight int
 	// Poll is how often the relayer looks for due deliveries when none
@@ -82,24 +85,32 @@ func (c *Config) defaults() error {
 		c.MaxAttempts = 12
 	}
 	if c.PerEndpoint <= 0 {
-		c.PerEndpoint = 4
+		c.PerEndpoint = DefaultPerEndpoint
 	}
 	if c.MaxInFlight <= 0 {
-		c.MaxInFlight = 256
+		c.MaxInFlight = DefaultMaxInFlight
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Client == nil {
-		c.Client = c.Policy.client(c.Timeout)
+		c.Client = c.Policy.client(c.Timeout, c.PerEndpoint)
 	}
 	return nil
 }
 
+// The relayer's defaults of PerEndpoint and MaxInFlight.
+const (
+	DefaultPerEndpoint = 32
+	DefaultMaxInFlight = 1024
+)
+
 // client is an HTTP client for deliveries: no proxy from the
 // environment, no redirects (a 3xx is a failed delivery), connections
-// only to addresses the policy allows.
-func (p Policy) client(timeout time.Duration) *http.Client {
+// only to addresses the policy allows. Each endpoint keeps up to
+// perEndpoint idle connections, one for each delivery it may have in
+// flight: fewer, and deliveries beyond them would each dial anew.
+func (p Policy) client(timeout time.Duration, perEndpoint int) *http.Client {
 	d := &net.Dialer{Timeout: min(timeout, 5*time.Second), Control: func(network, address string, _ syscall.RawConn) error {
 		return p.dialControl(network, address)
 	}}
@@ -108,7 +119,7 @@ func (p Policy) client(timeout time.Duration) *http.Client {
 			DialContext:           d.DialContext,
 			TLSHandshakeTimeout:   min(timeout, 5*time.Second),
 			ResponseHeaderTimeout: timeout,
-			MaxIdleConnsPerHost:   8,
+			MaxIdleConnsPerHost:   perEndpoint,
 			IdleConnTimeout:       90 * time.Second,
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
