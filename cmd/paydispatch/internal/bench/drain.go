@@ -92,6 +92,10 @@ type DrainOptions struct {
 	// Resume).
 	PauseAt, ResumeAt time.Duration
 	PauseTenant       string
+
+	// webhooks, when set (bench webhooks), is tenant t0's endpoint: its
+	// receiver's report follows the drain's.
+	webhooks *webhookRun
 }
 
 // DrainSettings binds the benchmark's flags.
@@ -252,6 +256,13 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		}
 		defer stopDelivery()
 		final = []string{string(payment.StatusDelivered), string(payment.StatusReturned), string(payment.StatusFailed)}
+	}
+
+	if o.webhooks != nil {
+		if err := o.webhooks.start(ctx, db.Pool, log); err != nil {
+			return err
+		}
+		defer o.webhooks.stop()
 	}
 
 	// Leave Phase A time to finish before the instant (a window boundary).
@@ -466,6 +477,12 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	fmt.Fprintf(o.Out, "workflow runs Temporal keeps at the end (its visibility): %s (kept %s)\n", thousands(int(kept.GetCount())), retention)
 	if o.CPUProfile != "" {
 		if err := reportProfile(o.Out, o.CPUProfile, o.Payments); err != nil {
+			return err
+		}
+	}
+	if o.webhooks != nil {
+		if err := o.webhooks.report(ctx, o.Out, db.Pool, instant, deadline, final, lim); err != nil {
+			_ = ledgerCheck(ctx, db.Pool, o.Out)
 			return err
 		}
 	}
