@@ -179,8 +179,12 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		return err
 	}
 	rate := float64(o.MaxPerWindow) / o.Window.Seconds()
-	fmt.Fprintf(o.Out, "paydispatch bench drain: %d CPUs, %s; embedded PostgreSQL and Temporal; %s payments due at one instant, paced %d per %s (%.1f/s)\n",
-		runtime.NumCPU(), memTotal(), thousands(o.Payments), o.MaxPerWindow, pacing.FormatISODuration(o.Window), rate)
+	name := "drain"
+	if o.webhooks != nil {
+		name = "webhooks"
+	}
+	fmt.Fprintf(o.Out, "paydispatch bench %s: %d CPUs, %s; embedded PostgreSQL and Temporal; %s payments due at one instant, paced %d per %s (%.1f/s)\n",
+		name, runtime.NumCPU(), memTotal(), thousands(o.Payments), o.MaxPerWindow, pacing.FormatISODuration(o.Window), rate)
 	if o.levers() {
 		fmt.Fprintf(o.Out, "levers: %s\n", o.leverPlan())
 	}

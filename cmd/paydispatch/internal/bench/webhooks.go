@@ -165,12 +165,6 @@ func (w *webhookRun) serve(rw http.ResponseWriter, req *http.Request) {
 	rw.WriteHeader(http.StatusNoContent)
 }
 
-func (w *webhookRun) received() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.arrivals)
-}
-
 // report waits (until deadline) for the endpoint's deliveries to be
 // settled, then prints what the receiver got against what was published:
 // events, events per second, the lag of the last event behind the last
