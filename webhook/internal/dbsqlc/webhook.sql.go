@@ -30,7 +30,7 @@ WITH picked AS (
                     SELECT o.delivery_id FROM webhook_deliveries o
                     WHERE o.endpoint_id = d.endpoint_id AND o.subject = d.subject
                       AND o.state IN ('PENDING', 'SENDING')
-                    ORDER BY o.delivery_id
+                    ORDER BY o.endpoint_id, o.subject, o.delivery_id
                     LIMIT 1)
               ORDER BY d.next_attempt_at
               LIMIT $2::bigint
@@ -72,12 +72,14 @@ type ClaimDeliveriesRow struct {
 // that are the first open delivery of their subject to the same endpoint,
 // at most max_claim in all; the endpoints in a random order so that none
 // is always last. A claim lapses after the lease: its relayer died, and
-// the delivery is due again. The first-of-its-subject test is a scalar
-// subquery, one descent of the subject index per candidate, and the
-// claimed rows are updated by their keys: as a join, the planner may scan
-// every open delivery of the endpoint for each candidate, or the whole
-// table for the update, and a backlog of thousands then costs a claim
-// tens of milliseconds.
+// the delivery is due again. The first-open-of-its-subject test is a
+// scalar subquery in the subject index's own order (only that index has
+// it, so it is one descent; ordered by delivery_id alone, the primary key
+// would walk every delivery before the subject's first), and the claimed
+// rows are updated by their keys: as joins, the planner may scan every
+// open delivery of the endpoint for each candidate, or the whole table
+// for the update, and a backlog of thousands then costs a claim tens of
+// milliseconds.
 func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error) {
 	rows, err := q.db.Query(ctx, claimDeliveries, arg.LeaseSeconds, arg.PerEndpoint, arg.MaxClaim)
 	if err != nil {
