@@ -3,12 +3,15 @@ package webhook
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paydispatch/paydispatch/webhook/internal/dbsqlc"
 )
 
-// Claim is one claim of a relayer with these limits, for the plan test.
-func Claim(ctx context.Context, db DBTX, perEndpoint, room int) (int, error) {
-	r := &Relayer{cfg: Config{PerEndpoint: perEndpoint, Timeout: DefaultTolerance}, q: dbsqlc.New(db)}
+// Claim is one claim of a relayer with these limits, in tx, for the plan
+// tests.
+func Claim(ctx context.Context, tx pgx.Tx, perEndpoint, room int) (int, error) {
+	r := &Relayer{cfg: Config{PerEndpoint: perEndpoint, Timeout: DefaultTolerance}, db: tx, q: dbsqlc.New(tx)}
 	ds, err := r.claim(ctx, room)
 	return len(ds), err
 }

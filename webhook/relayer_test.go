@@ -1,14 +1,17 @@
 package webhook_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,8 +42,18 @@ type receiver struct {
 	busy     atomic.Int64
 	maxBusy  atomic.Int64
 
-	mu       sync.Mutex
-	accepted map[string][]int
+	// latency delays every answer; statusOf, when set, answers instead
+	// of status, by the event's subject.
+	latency  time.Duration
+	statusOf func(subject string, n int64) int
+	// inOrder: events are numbered from 0 in each subject, and a request
+	// for one whose predecessor was not yet accepted counts as early, one
+	// already accepted as again.
+	inOrder bool
+
+	mu           sync.Mutex
+	accepted     map[string][]int
+	early, again int
 }
 
 func newReceiver(t *testing.T, status func(n int64) int) *receiver {
@@ -65,16 +78,31 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	if r.hold != nil {
 		<-r.hold
 	}
+	time.Sleep(r.latency)
+	var ev struct {
+		Subject string `json:"subject"`
+		Seq     int    `json:"seq"`
+	}
+	_ = json.Unmarshal(body, &ev)
 	code := r.status(n)
-	if code < 300 {
-		var ev struct {
-			Subject string `json:"subject"`
-			Seq     int    `json:"seq"`
+	if r.statusOf != nil {
+		code = r.statusOf(ev.Subject, n)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.inOrder {
+		// The subject's seq-th event may come only once the ones before
+		// it were accepted; after that it is a redelivery.
+		switch got := len(r.accepted[ev.Subject]); {
+		case ev.Seq > got:
+			r.early++
+		case ev.Seq < got:
+			r.again++
+			code = http.StatusOK // accepted before: a receiver deduplicates
 		}
-		_ = json.Unmarshal(body, &ev)
-		r.mu.Lock()
+	}
+	if code < 300 && (!r.inOrder || ev.Seq == len(r.accepted[ev.Subject])) {
 		r.accepted[ev.Subject] = append(r.accepted[ev.Subject], ev.Seq)
-		r.mu.Unlock()
 	}
 	w.WriteHeader(code)
 }
@@ -377,5 +405,133 @@ func TestLastErrorNamesNoAddress(t *testing.T) {
 				t.Errorf("%d requests reached the endpoint the policy refuses", ok.requests.Load()-before)
 			}
 		})
+	}
+}
+
+// TestManyPaymentsInOrderUnderConcurrency: 300 payments' chains of four
+// events each (published as a payment makes them: each after the one
+// before, the chains interleaved) go to one endpoint that answers 503 at
+// random to one request in ten, by two relayers with the defaults. The
+// endpoint has many payments' deliveries in flight at once, yet never a
+// payment's event before its predecessor was accepted; each event is
+// accepted exactly once, none is lost.
+func TestManyPaymentsInOrderUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	rng := rand.New(rand.NewPCG(47, 5))
+	var rngMu sync.Mutex
+	r := newReceiver(t, func(int64) int {
+		rngMu.Lock()
+		defer rngMu.Unlock()
+		if rng.IntN(10) == 0 {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusNoContent
+	})
+	r.inOrder, r.latency = true, 5*time.Millisecond
+	ep := register(t, pool, "t-1", r)
+	subjects := make([]string, 300)
+	for i := range subjects {
+		subjects[i] = fmt.Sprintf("pay-%03d", i)
+	}
+	cfg := fastConfig(pool)
+	cfg.PerEndpoint, cfg.MaxInFlight = 0, 0 // the defaults
+	startRelayer(t, cfg)
+	startRelayer(t, cfg)
+	for seq := range 4 {
+		for i := 0; i < len(subjects); i += 50 {
+			publish(t, pool, "t-1", "payment.delivered", subjects[i:i+50], seq)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitFor(t, "all 1,200 deliveries made", 60*time.Second, func() bool { return states(t, pool, ep.ID)[webhook.StateDelivered] == 1200 })
+
+	for _, s := range subjects {
+		if got := r.seqs(s); fmt.Sprint(got) != "[0 1 2 3]" {
+			t.Errorf("payment %s: accepted %v, want [0 1 2 3] once each", s, got)
+		}
+	}
+	r.mu.Lock()
+	early, again := r.early, r.again
+	r.mu.Unlock()
+	if early != 0 {
+		t.Errorf("%d requests came before their payment's previous event was accepted", early)
+	}
+	if again != 0 {
+		t.Errorf("%d events were sent again after being accepted", again)
+	}
+	// Across payments, deliveries overlap: more than the 4 a relayer had
+	// in flight to one endpoint (8 for two racing for the cap), which held
+	// it to about 83 events a second.
+	t.Logf("at most %d requests at once", r.maxBusy.Load())
+	if m := r.maxBusy.Load(); m <= 8 {
+		t.Errorf("at most %d requests at once to the endpoint, want more than 8 (payments' deliveries side by side)", m)
+	}
+	if r.badSigs.Load() != 0 {
+		t.Errorf("%d deliveries failed their signature", r.badSigs.Load())
+	}
+}
+
+// TestFailureHoldsOnlyItsPayment: a payment whose event the endpoint
+// keeps refusing (503) holds back its own later events, retried with
+// backoff, and nobody else's: every other payment's events arrive
+// meanwhile, in order.
+func TestFailureHoldsOnlyItsPayment(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	var stuck atomic.Bool
+	stuck.Store(true)
+	r := newReceiver(t, func(int64) int { return http.StatusNoContent })
+	r.inOrder = true
+	r.statusOf = func(subject string, _ int64) int {
+		if subject == "pay-stuck" && stuck.Load() {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusNoContent
+	}
+	ep := register(t, pool, "t-1", r)
+	subjects := []string{"pay-stuck"}
+	for i := range 100 {
+		subjects = append(subjects, fmt.Sprintf("pay-%03d", i))
+	}
+	startRelayer(t, fastConfig(pool))
+	for seq := range 3 {
+		publish(t, pool, "t-1", "payment.delivered", subjects, seq)
+	}
+	waitFor(t, "the other payments' 300 deliveries made", 30*time.Second, func() bool {
+		return states(t, pool, ep.ID)[webhook.StateDelivered] == 300
+	})
+	var open []webhook.Delivery
+	for _, state := range []string{webhook.StatePending, webhook.StateSending} {
+		ds, err := (webhook.Store{DB: pool}).Deliveries(context.Background(), ep.ID, state, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, ds...)
+	}
+	slices.SortFunc(open, func(a, b webhook.Delivery) int { return cmp.Compare(b.ID, a.ID) })
+	var held []string
+	for _, d := range open {
+		if d.Subject != "pay-stuck" {
+			t.Errorf("delivery %d of %s still %s", d.ID, d.Subject, d.State)
+		}
+		held = append(held, fmt.Sprintf("%s/%d", d.State, d.Attempts))
+	}
+	// Newest first: the two held back never sent, the refused one retried
+	// (waiting for its backoff, or under way again).
+	if len(held) != 3 || held[0] != "PENDING/0" || held[1] != "PENDING/0" || held[2] == "PENDING/0" {
+		t.Errorf("the stuck payment's open deliveries (state/attempts, newest first) %v, want two PENDING/0 and the refused one retried", held)
+	}
+	stuck.Store(false)
+	waitFor(t, "the stuck payment's events made", 30*time.Second, func() bool {
+		return states(t, pool, ep.ID)[webhook.StateDelivered] == 303
+	})
+	if got := r.seqs("pay-stuck"); fmt.Sprint(got) != "[0 1 2]" {
+		t.Errorf("the stuck payment's events accepted %v, want [0 1 2]", got)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.early != 0 {
+		t.Errorf("%d requests came before their payment's previous event was accepted", r.early)
 	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 const benchUsage = `Usage: paydispatch bench [--quick] [--only queue,pacing,...] [--out results.md]
-       paydispatch bench queue|pipeline|pacing|drain|intake|outbox|saga|redrive|kafka|repace|history [flags]
+       paydispatch bench queue|pipeline|pacing|drain|webhooks|intake|outbox|saga|redrive|kafka|repace|history [flags]
 
 Without a name, runs every benchmark (or those --only names) one after the other and prints
 their headlines as one table, each beside the baseline it measured in the same run, with the
@@ -27,6 +27,9 @@ Benchmarks:
   pacing    slot assignment: concurrent single assignments and one bulk assignment for one instant
   drain     pacing end to end: a paced bulk file through the whole pipeline, executions per second (SVG);
             with levers: a limit change, a tenant's pause and resume mid-run
+  webhooks  the drain with one tenant's signed-webhook endpoint answering 503 to one request in ten: events/s,
+            the last event's lag behind the last payment, each payment's events complete and in order
+            (not in the suite)
   intake    one bulk file of 500,000 payments for one instant: POST → all SCHEDULED, beside a COPY baseline
   outbox    the relayer against the rail simulator: commit → receipt latency (NOTIFY, poll-only), instr/s
   saga      SubmitPayment on the ledger and process store (no Temporal): payments/s over many accounts and one
@@ -59,7 +62,7 @@ func runBench(ctx context.Context, env *environment, args []string) error {
 	if run, ok := benchCommands[args[0]]; ok {
 		return run(ctx, env, args[1:])
 	}
-	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain', 'intake', 'outbox', 'saga', 'redrive', 'kafka', 'repace' or 'history'", args[0])}
+	return usageError{fmt.Errorf("unknown benchmark %q: use 'queue', 'pipeline', 'pacing', 'drain', 'webhooks', 'intake', 'outbox', 'saga', 'redrive', 'kafka', 'repace' or 'history'", args[0])}
 }
 
 // benchFigures receives a benchmark's headlines when the suite runs it
@@ -146,6 +149,15 @@ var benchCommands = map[string]func(ctx context.Context, env *environment, args 
 			"RepaceConfig), --pause-at/--resume-at/--pause-tenant pause and resume a tenant; the seconds are\n"+
 			"then judged against the rate in force each second.",
 		bench.DrainSettings, bench.RunDrain),
+	"webhooks": benchCommand("webhooks", false,
+		"The drain (its flags, by default 6,000 payments of one tenant at 100/s) with that tenant's one\n"+
+			"signed-webhook endpoint on a loopback receiver that checks every signature and answers 503 to one\n"+
+			"request in --fail-every, and a webhook relayer with the product's defaults. Prints the events\n"+
+			"received, events per second, the lag of the last event behind the last payment's final status, how\n"+
+			"many payments' events arrived complete and in order (and how many events were missing or out of\n"+
+			"order), payment.accepted per window by its createdAt against the limit, and the CPU stolen; fails on\n"+
+			"an event missing or out of order. Ends with the ledger check.",
+		bench.WebhooksSettings, bench.RunWebhooks),
 	"repace": benchCommand("repace", false,
 		"On a fresh private PostgreSQL (pg_stat_statements) and embedded Temporal with Phase A running and no\n"+
 			"dispatcher: one bulk file of --payments payments of one tenant, due hours ahead, waits on one rail;\n"+

@@ -84,3 +84,17 @@ BEGIN
     END IF;
 END;
 $$;
+
+-- payment_event_changed_at is the createdAt of the event a payment's move
+-- to p_status (of type p_type: NULL for a status's own event) publishes:
+-- when the status changed. payment.accepted's is the execution instant
+-- the limiter counted (accepted_at), so that counted per second from
+-- outside they never show more than the limit; any other event's is the
+-- moment its statement runs (clock_timestamp, not the transaction's
+-- start, which a long transaction would date back), and never before
+-- accepted_at: an event that follows acceptance never predates it.
+CREATE OR REPLACE FUNCTION payment_event_changed_at(p_status text, p_type text, p_accepted_at timestamptz) RETURNS timestamptz
+LANGUAGE sql VOLATILE AS $$
+    SELECT CASE WHEN p_status = 'ACCEPTED' AND p_type IS NULL THEN coalesce(p_accepted_at, clock_timestamp())
+                ELSE greatest(clock_timestamp(), p_accepted_at) END
+$$;

@@ -26,10 +26,12 @@ WITH picked AS (
               FROM webhook_deliveries d
               WHERE d.endpoint_id = ep.endpoint_id
                 AND d.state IN ('PENDING', 'SENDING') AND d.next_attempt_at <= now()
-                AND NOT EXISTS (
-                    SELECT 1 FROM webhook_deliveries o
+                AND d.delivery_id = (
+                    SELECT o.delivery_id FROM webhook_deliveries o
                     WHERE o.endpoint_id = d.endpoint_id AND o.subject = d.subject
-                      AND o.state IN ('PENDING', 'SENDING') AND o.delivery_id < d.delivery_id)
+                      AND o.state IN ('PENDING', 'SENDING')
+                    ORDER BY o.endpoint_id, o.subject, o.delivery_id
+                    LIMIT 1)
               ORDER BY d.next_attempt_at
               LIMIT $2::bigint
               FOR UPDATE OF d SKIP LOCKED) x) c
@@ -38,8 +40,8 @@ WITH picked AS (
 )
 UPDATE webhook_deliveries w
 SET state = 'SENDING', attempts = w.attempts + 1, next_attempt_at = now() + make_interval(secs => $1::float8)
-FROM picked, webhook_endpoints ep
-WHERE w.delivery_id = picked.delivery_id AND ep.endpoint_id = w.endpoint_id
+FROM webhook_endpoints ep
+WHERE w.delivery_id = ANY(ARRAY(SELECT picked.delivery_id FROM picked)) AND ep.endpoint_id = w.endpoint_id
 RETURNING w.delivery_id, w.endpoint_id, w.tenant_id, w.subject, w.event_id, w.event_type, w.payload, w.attempts, w.created_at,
           ep.url, ep.secret,
           coalesce(CASE WHEN ep.previous_expires_at > now() THEN ep.previous_secret END, '')::text AS previous_secret
@@ -67,10 +69,17 @@ type ClaimDeliveriesRow struct {
 }
 
 // Up to per_endpoint deliveries in flight for each endpoint, due ones
-// whose subject has no earlier open delivery to the same endpoint, at most
-// max_claim in all; the endpoints in a random order so that none is
-// always last. A claim lapses after the lease: its relayer died, and the
-// delivery is due again.
+// that are the first open delivery of their subject to the same endpoint,
+// at most max_claim in all; the endpoints in a random order so that none
+// is always last. A claim lapses after the lease: its relayer died, and
+// the delivery is due again. The first-open-of-its-subject test is a
+// scalar subquery in the subject index's own order (only that index has
+// it, so it is one descent; ordered by delivery_id alone, the primary key
+// would walk every delivery before the subject's first), and the claimed
+// rows are updated by their keys: as joins, the planner may scan every
+// open delivery of the endpoint for each candidate, or the whole table
+// for the update, and a backlog of thousands then costs a claim tens of
+// milliseconds.
 func (q *Queries) ClaimDeliveries(ctx context.Context, arg ClaimDeliveriesParams) ([]ClaimDeliveriesRow, error) {
 	rows, err := q.db.Query(ctx, claimDeliveries, arg.LeaseSeconds, arg.PerEndpoint, arg.MaxClaim)
 	if err != nil {

@@ -98,6 +98,10 @@ type DrainOptions struct {
 	// loaded (history.Load) before the drain: its cost on a database
 	// with years behind it, beside one on an empty database (0).
 	History int
+
+	// webhooks, when set (bench webhooks), is tenant t0's endpoint: its
+	// receiver's report follows the drain's.
+	webhooks *webhookRun
 }
 
 // drainSettings binds the benchmark's flags but the steady state's.
@@ -182,8 +186,12 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		return err
 	}
 	rate := float64(o.MaxPerWindow) / o.Window.Seconds()
-	fmt.Fprintf(o.Out, "paydispatch bench drain: %d CPUs, %s; embedded PostgreSQL and Temporal; %s payments due at one instant, paced %d per %s (%.1f/s)\n",
-		runtime.NumCPU(), memTotal(), thousands(o.Payments), o.MaxPerWindow, pacing.FormatISODuration(o.Window), rate)
+	name := "drain"
+	if o.webhooks != nil {
+		name = "webhooks"
+	}
+	fmt.Fprintf(o.Out, "paydispatch bench %s: %d CPUs, %s; embedded PostgreSQL and Temporal; %s payments due at one instant, paced %d per %s (%.1f/s)\n",
+		name, runtime.NumCPU(), memTotal(), thousands(o.Payments), o.MaxPerWindow, pacing.FormatISODuration(o.Window), rate)
 	if o.levers() {
 		fmt.Fprintf(o.Out, "levers: %s\n", o.leverPlan())
 	}
@@ -279,6 +287,13 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		return err
 	}
 	defer steady.stopCleaner()
+
+	if o.webhooks != nil {
+		if err := o.webhooks.start(ctx, db.Pool, log); err != nil {
+			return err
+		}
+		defer o.webhooks.stop()
+	}
 
 	// Leave Phase A time to finish before the instant (a window boundary).
 	instant := time.Now().Add(30*time.Second + time.Duration(o.Payments)*2*time.Millisecond).Truncate(o.Window).Add(o.Window)
@@ -505,6 +520,12 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	fmt.Fprintf(o.Out, "workflow runs Temporal keeps at the end (its visibility): %s (kept %s)\n", thousands(int(kept.GetCount())), retention)
 	if o.CPUProfile != "" {
 		if err := reportProfile(o.Out, o.CPUProfile, o.Payments); err != nil {
+			return err
+		}
+	}
+	if o.webhooks != nil {
+		if err := o.webhooks.report(ctx, o.Out, db.Pool, instant, deadline, final, lim); err != nil {
+			_ = ledgerCheck(ctx, db.Pool, o.Out)
 			return err
 		}
 	}

@@ -29,9 +29,9 @@ func WebhookSettings(w *Webhooks) []*Setting {
 			"delay after a webhook delivery's first failure; it doubles with each attempt", &w.BackoffBase),
 		DurationVar("webhook-backoff-max", "PAYDISPATCH_WEBHOOK_BACKOFF_MAX", "1h", time.Millisecond, 24*time.Hour,
 			"longest delay between a webhook delivery's attempts", &w.BackoffMax),
-		IntVar("webhook-per-endpoint", "PAYDISPATCH_WEBHOOK_PER_ENDPOINT", "4", 1, 256,
+		IntVar("webhook-per-endpoint", "PAYDISPATCH_WEBHOOK_PER_ENDPOINT", "32", 1, 256,
 			"webhook deliveries in flight to one endpoint at most: what a slow endpoint can hold", &w.PerEndpoint),
-		IntVar("webhook-max-in-flight", "PAYDISPATCH_WEBHOOK_MAX_IN_FLIGHT", "256", 1, 10000,
+		IntVar("webhook-max-in-flight", "PAYDISPATCH_WEBHOOK_MAX_IN_FLIGHT", "1024", 1, 10000,
 			"webhook deliveries in flight at most, per relayer", &w.MaxInFlight),
 		// Renamed when the retention cleaner took over the relayers'
 		// purge: a value set for the old name fails the start rather than
