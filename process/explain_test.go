@@ -81,8 +81,9 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 		_, _ = (&process.Activities{DB: tx, Registry: reg}).Execute(ctx, process.StepRequest{ProcessID: running, Step: "A"})
 		return nil
 	})
-	// A group's start, lock and steps (AdvanceGroup), on generic plans too.
-	group := pgtest.PlansWith(t, pool, explain.Options{Generic: true}, func(ctx context.Context, tx pgx.Tx) error {
+	// A group's start, lock and steps (AdvanceGroup), planned for their
+	// values.
+	group := pgtest.PlansWith(t, pool, explain.Options{}, func(ctx context.Context, tx pgx.Tx) error {
 		ins := []process.StartInput{{Type: "T", BusinessKey: "g1"}, {Type: "T", BusinessKey: "g2"}, {Type: "T", BusinessKey: "g3"}}
 		for _, o := range (&process.Activities{DB: tx, Registry: reg}).AdvanceGroup(ctx, ins) {
 			if o.Err != nil || o.State.Status != process.StatusSucceeded {

@@ -185,9 +185,9 @@ func (a *Activities) stepGroup(ctx context.Context, def *definition, step string
 }
 
 func (a *Activities) tryStepGroup(ctx context.Context, def *definition, step string, idx []int, out []GroupOutcome) ([]int, error) {
-	tx, err := BeginGenericPlans(ctx, a.DB)
+	tx, err := a.DB.Begin(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("process %s: begin: %w", def.typ, err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	q := dbsqlc.New(tx)
@@ -226,13 +226,13 @@ func (a *Activities) tryStepGroup(ctx context.Context, def *definition, step str
 	for _, i := range byID {
 		alone = append(alone, i) // gone: Execute says so
 	}
+	// A group's statements are planned for their values, whatever the
+	// definition's GenericPlans: a plan is made once a group, not once a
+	// process, and a generic plan cannot know how many keys an array
+	// holds (it may scan a table for a few).
 	timeout := def.steps[step].deadline()
-	planMode := "force_custom_plan"
-	if def.genericPlans {
-		planMode = "force_generic_plan"
-	}
-	if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true), set_config('plan_cache_mode', $2, true)",
-		strconv.FormatInt(timeout.Milliseconds(), 10), planMode); err != nil {
+	if _, err := tx.Exec(ctx, "SELECT set_config('statement_timeout', $1, true), set_config('plan_cache_mode', 'force_custom_plan', true)",
+		strconv.FormatInt(timeout.Milliseconds(), 10)); err != nil {
 		return nil, fmt.Errorf("process %s: statement timeout: %w", def.typ, err)
 	}
 	startedAt := a.now()

@@ -83,3 +83,7 @@ SELECT p.ord::int AS ord,
 FROM ledger_post_many(@kind::text, @account_ids::text[], @currencies::text[], @amounts::numeric[],
                       @charge_fees::boolean[], @transaction_ids::uuid[], @refs::text[],
                       @descriptions::text[], @value_dates::date[]) p;
+
+-- name: GetAccounts :many
+-- A group's accounts, in one query (a group's debits).
+SELECT * FROM account WHERE account_id = ANY(@account_ids::text[]);

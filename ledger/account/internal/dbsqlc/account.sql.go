@@ -82,6 +82,43 @@ func (q *Queries) GetAccount(ctx context.Context, accountID string) (Account, er
 	return i, err
 }
 
+const getAccounts = `-- name: GetAccounts :many
+SELECT account_id, tenant_id, currency, opening_balance, balance, limit_based, fee, txn_seq, created_at, updated_at, external_id FROM account WHERE account_id = ANY($1::text[])
+`
+
+// A group's accounts, in one query (a group's debits).
+func (q *Queries) GetAccounts(ctx context.Context, accountIds []string) ([]Account, error) {
+	rows, err := q.db.Query(ctx, getAccounts, accountIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Account
+	for rows.Next() {
+		var i Account
+		if err := rows.Scan(
+			&i.AccountID,
+			&i.TenantID,
+			&i.Currency,
+			&i.OpeningBalance,
+			&i.Balance,
+			&i.LimitBased,
+			&i.Fee,
+			&i.TxnSeq,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.ExternalID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getTransaction = `-- name: GetTransaction :one
 SELECT transaction_id, account_id, seq, type, amount, fee, balance_after, reverses, reference, description, value_date, created_at FROM account_transaction WHERE transaction_id = $1
 `
