@@ -246,12 +246,8 @@ func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool
 	if !run {
 		return done, err
 	}
-	ctx, span := a.executionSpan(ctx, in, executionTime)
-	done, err = a.execute(ctx, in, executionTime)
-	if span != nil {
-		endSpan(span, done, err)
-	}
-	return done, err
+	o := a.executeAlone(ctx, in, executionTime)
+	return o.Done, o.Err
 }
 
 // begin is an execution up to its SubmitPayment: the payment's context
