@@ -76,6 +76,22 @@ func (r Run) String() string { return r.WorkflowID + "/" + r.RunID }
 // idempotent, as a crashed worker's group runs again.
 type Executor func(ctx context.Context, it BatchItem, run Run) (done bool, err error)
 
+// GroupExecutor executes a group's items of its type together (an
+// Executor's work for all of them at once, so that their effects can
+// share transactions and statements), each still held to its time and
+// each with its own outcome, as an Executor reports it: outcomes[i] is
+// items[i]'s. An item not done, or failed, is handed to its type's own
+// execution workflow, as an Executor's. It must be idempotent, as an
+// Executor must.
+type GroupExecutor func(ctx context.Context, items []BatchItem, run Run) (outcomes []Outcome)
+
+// Outcome is one item's outcome in a GroupExecutor: as an Executor's
+// return values.
+type Outcome struct {
+	Done bool
+	Err  error
+}
+
 // ErrTypeDeferred is the application error type of an execution that
 // must not go now (Deferred): its item goes back to the queue instead of
 // completing or failing.
@@ -115,6 +131,9 @@ type BatchConfig struct {
 	Engine Engine
 	// Executors by item type.
 	Executors map[string]Executor
+	// GroupExecutors, by item type, run a group's items together in
+	// place of their type's Executor (optional).
+	GroupExecutors map[string]GroupExecutor
 	// Concurrency bounds the items of a group executing at once
 	// (default 128).
 	Concurrency int
@@ -276,15 +295,16 @@ func (r *BatchRunner) RunGroup(ctx context.Context, g Group) (GroupResult, error
 	if !ok {
 		return GroupResult{}, temporal.NewNonRetryableApplicationError("no executor for item type "+g.ItemType, "NO_EXECUTOR", nil)
 	}
-	type outcome struct {
-		done bool
-		err  error
+	var out []Outcome
+	if ge, ok := r.cfg.GroupExecutors[g.ItemType]; ok {
+		out = runGroupExec(ctx, ge, g.Items, g.Run)
+	} else {
+		out = make([]Outcome, len(g.Items))
+		fanOut(len(g.Items), r.cfg.Concurrency, func(i int) {
+			done, err := runItem(ctx, exec, g.Items[i], g.Run)
+			out[i] = Outcome{done, err}
+		})
 	}
-	out := make([]outcome, len(g.Items))
-	fanOut(len(g.Items), r.cfg.Concurrency, func(i int) {
-		done, err := runItem(ctx, exec, g.Items[i], g.Run)
-		out[i] = outcome{done, err}
-	})
 	if err := ctx.Err(); err != nil {
 		return GroupResult{}, err // timed out or the worker stops: the group runs again
 	}
@@ -293,17 +313,17 @@ func (r *BatchRunner) RunGroup(ctx context.Context, g Group) (GroupResult, error
 	var over []BatchItem
 	var deferred []queue.Deferral
 	for i, o := range out {
-		if o.done && o.err == nil {
+		if o.Done && o.Err == nil {
 			done = append(done, g.Items[i].ID)
 			continue
 		}
-		if at, ok := deferral(o.err); ok {
+		if at, ok := deferral(o.Err); ok {
 			deferred = append(deferred, queue.Deferral{ItemID: g.Items[i].ID, At: at})
 			continue
 		}
-		if o.err != nil {
+		if o.Err != nil {
 			r.cfg.Logger.Warn("a batch's item failed: handed to its own execution", "item_type", g.ItemType,
-				"item", g.Items[i].ID, "batch_execution", g.Run.WorkflowID, "error", o.err)
+				"item", g.Items[i].ID, "batch_execution", g.Run.WorkflowID, "error", o.Err)
 		}
 		over = append(over, g.Items[i])
 	}
@@ -369,6 +389,28 @@ func runItem(ctx context.Context, exec Executor, it BatchItem, run Run) (done bo
 		}
 	}()
 	return exec(ctx, it, run)
+}
+
+// runGroupExec runs a group executor, a panic included, as every item's
+// outcome; an answer of the wrong length fails every item.
+func runGroupExec(ctx context.Context, ge GroupExecutor, items []BatchItem, run Run) (out []Outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			out = make([]Outcome, len(items))
+			for i := range out {
+				out[i].Err = fmt.Errorf("group executor panicked: %v", p)
+			}
+		}
+	}()
+	out = ge(ctx, items, run)
+	if len(out) != len(items) {
+		err := fmt.Errorf("group executor answered %d outcomes for %d items", len(out), len(items))
+		out = make([]Outcome, len(items))
+		for i := range out {
+			out[i].Err = err
+		}
+	}
+	return out
 }
 
 // handOver starts the item's own execution workflow (its id is the one

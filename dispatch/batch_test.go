@@ -28,6 +28,29 @@ type inbox struct {
 	slot      map[string]time.Time
 	ref       map[string]string
 	onExecute func(id string) // nil: nothing
+	// group runs the batch executions' groups through executeGroup (a
+	// GroupExecutor); groupCalls counts its calls.
+	group      bool
+	groupCalls int
+}
+
+// executeGroup is a GroupExecutor: execute for each item of the group,
+// side by side.
+func (b *inbox) executeGroup(ctx context.Context, items []dispatch.BatchItem, run dispatch.Run) []dispatch.Outcome {
+	b.mu.Lock()
+	b.groupCalls++
+	b.mu.Unlock()
+	out := make([]dispatch.Outcome, len(items))
+	var wg sync.WaitGroup
+	for i, it := range items {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i].Done, out[i].Err = b.execute(ctx, it, run)
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 func newInbox() *inbox {
@@ -89,10 +112,14 @@ func batchItemWorkflow(ctx workflow.Context, itemID, _ string) error {
 // workflow, which the settler settles.
 func startBatchWorker(t *testing.T, p *pipeline, b *inbox) worker.Worker {
 	t.Helper()
-	runner, err := dispatch.NewBatchRunner(dispatch.BatchConfig{
+	cfg := dispatch.BatchConfig{
 		Queue: p.q, Engine: dispatch.TemporalEngine{Client: p.c, Namespace: "default"},
 		Executors: map[string]dispatch.Executor{"BATCHED": b.execute},
-	})
+	}
+	if b.group {
+		cfg.GroupExecutors = map[string]dispatch.GroupExecutor{"BATCHED": b.executeGroup}
+	}
+	runner, err := dispatch.NewBatchRunner(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,15 +163,35 @@ func (p *pipeline) enqueueSlots(t *testing.T, itemType, prefix string, n int, fi
 // neighbours are not held up by it; the executed items record the batch
 // execution as theirs. An item deferred goes back to the queue and runs
 // at its new time, in another batch; one parked stays PARKED, unclaimed.
+// The same with a group executor, which runs each group's items in one
+// call: each item's outcome is still its own.
 func TestBatchExecution(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal server")
 	}
 	t.Parallel()
+	for _, group := range []bool{false, true} {
+		t.Run(fmt.Sprintf("group executor %t", group), func(t *testing.T) {
+			t.Parallel()
+			b := newInbox()
+			b.group = group
+			batchExecution(t, b)
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			if b.group && b.groupCalls < 3 {
+				t.Errorf("the group executor ran %d groups of 300 items", b.groupCalls)
+			}
+			if !b.group && b.groupCalls != 0 {
+				t.Errorf("a group executor ran, and none was given")
+			}
+		})
+	}
+}
+
+func batchExecution(t *testing.T, b *inbox) {
 	ctx := context.Background()
 	p := startPipeline(t)
 	registerBatched(t, p)
-	b := newInbox()
 	t.Cleanup(startBatchWorker(t, p, b).Stop)
 
 	const n = 300

@@ -2,7 +2,9 @@ package payment_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +123,12 @@ func TestExecutionPlans(t *testing.T) {
 	for _, e := range explained {
 		rs = append(rs, e.request)
 	}
+	// A group's payments (GroupExecutor): together, set-based.
+	var group []string
+	for i := range 4 {
+		r := paymentTo(fmt.Sprintf("group-%d", i), fmt.Sprintf("ACC-E-%d", 20+i%2), "10.00", "EUR")
+		rs, group = append(rs, r), append(group, r.PaymentID)
+	}
 	contexts := s.schedule(t, rs...)
 	ids := make(chan string)
 	var g errgroup.Group
@@ -143,7 +151,8 @@ func TestExecutionPlans(t *testing.T) {
 	}
 	// What grows with time and accounts beyond what 1,000 executions
 	// leave: ten days of other accounts' limit windows and bookings, the
-	// processes waiting for an operator, and the rates of 400 pairs.
+	// processes waiting for an operator, other tenants' accounts, and the
+	// rates of 400 pairs.
 	if _, err := s.pool.Exec(ctx, `
 		INSERT INTO limit_window (account_id, period, window_start, window_end, currency, limit_amount)
 		SELECT 'ACC-OLD-' || a, 'DAY', d, d + interval '1 day', 'USD', 1000
@@ -153,6 +162,8 @@ func TestExecutionPlans(t *testing.T) {
 		FROM generate_series(1, 2000) a, generate_series(current_date - 10, current_date - 1, interval '1 day') d;
 		INSERT INTO process_attention (process_id, status, updated_at)
 		SELECT gen_random_uuid(), 'FAILED', now() FROM generate_series(1, 20000);
+		INSERT INTO account (account_id, external_id, tenant_id, currency, opening_balance, balance, limit_based)
+		SELECT 'ACC-OTHER-' || a, 'ACC-OTHER-' || a, 'other', 'EUR', 0, 0, false FROM generate_series(1, 20000) a;
 		INSERT INTO fx_rate (base, quote, rate, set_by)
 		SELECT 'XX' || chr(65 + b), 'YY' || chr(65 + q), 1.5, 'test'
 		FROM generate_series(0, 19) b, generate_series(0, 19) q;
@@ -179,14 +190,59 @@ func TestExecutionPlans(t *testing.T) {
 		if len(plans) < 10 {
 			t.Fatalf("%s: %d statements explained", e.request.PaymentID, len(plans))
 		}
-		for _, p := range plans {
-			// fx_rate holds a rate a currency pair: a few pages, which a
-			// scan reads faster than an index would.
-			if strings.Contains(p.Plan, "Seq Scan") && !strings.Contains(p.Plan, "Seq Scan on fx_rate") {
-				t.Errorf("%s: a generic plan scans a table:\n%s\n%s", e.request.PaymentID, p.SQL, p.Plan)
-			} else if testing.Verbose() {
-				t.Logf("%s:\n%s\n%s", e.request.PaymentID, p.SQL, p.Plan)
+		checkPlans(t, e.request.PaymentID, plans)
+	}
+	// A group's steps are planned for their values (process.AdvanceGroup).
+	plans, err := explain.Run(ctx, s.pool, explain.Options{}, func(ctx context.Context, tx pgx.Tx) error {
+		acts := &process.Activities{DB: tx, Registry: s.acts.Registry}
+		ins := make([]process.StartInput, len(group))
+		keys := make([]string, len(group))
+		for i, id := range group {
+			keys[i] = payment.Key("acme", id)
+			b, err := json.Marshal(payment.SubmitData(keys[i], contexts[id], time.Now()))
+			if err != nil {
+				return err
 			}
+			ins[i] = process.StartInput{Type: payment.SubmitPaymentType, BusinessKey: keys[i], Data: b, WorkflowID: "exec-batch"}
+		}
+		for i, o := range acts.AdvanceGroup(ctx, ins) {
+			if o.Err != nil || o.State.Status != process.StatusSucceeded {
+				return fmt.Errorf("%s: %+v %v", group[i], o.State, o.Err)
+			}
+		}
+		finished, err := payment.NewStore(tx).FinishMany(ctx, keys, "exec-batch/run")
+		if err == nil && len(finished) != len(keys) {
+			err = fmt.Errorf("%d of %d finished", len(finished), len(keys))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The outbox's tables of a row a participant (a tenant: one here) are
+	// scanned by EnqueueBatch's plans made for one; at many they are not.
+	for i := range plans {
+		plans[i].Plan = strings.NewReplacer("Seq Scan on participant_outbox_sequences", "(one participant)",
+			"Seq Scan on outbox_participant_settings", "(one participant)").Replace(plans[i].Plan)
+	}
+	checkPlans(t, "a group", plans)
+	for _, want := range []string{"ledger_post_many", "BeginExecutions", "InsertBookings", "FinishExecutions", "CompleteSteps"} {
+		if !slices.ContainsFunc(plans, func(p explain.Plan) bool { return strings.Contains(p.SQL, want) }) {
+			t.Errorf("a group: no statement %s explained", want)
+		}
+	}
+}
+
+// checkPlans fails the test for a plan of plans that scans a table.
+func checkPlans(t *testing.T, name string, plans []explain.Plan) {
+	t.Helper()
+	for _, p := range plans {
+		// fx_rate holds a rate a currency pair: a few pages, which a
+		// scan reads faster than an index would.
+		if strings.Contains(p.Plan, "Seq Scan") && !strings.Contains(p.Plan, "Seq Scan on fx_rate") {
+			t.Errorf("%s: a plan scans a table:\n%s\n%s", name, p.SQL, p.Plan)
+		} else if testing.Verbose() {
+			t.Logf("%s:\n%s\n%s", name, p.SQL, p.Plan)
 		}
 	}
 }

@@ -64,6 +64,10 @@ const DefaultRailType = "SEPA_JSON"
 //	CreatePayment      record the booking, make the payment ACCEPTED and
 //	                   enqueue its rail instruction, in one transaction
 //
+// CreateTransaction and CreatePayment also run for a group of payments
+// at once (process.AdvanceGroup, from GroupExecutor), set-based; a
+// payment the group cannot do runs the step alone.
+//
 // A business failure (INSUFFICIENT_FUNDS, LIMIT_EXCEEDED, FX_UNAVAILABLE,
 // ...) compensates the steps done, last first (ReverseTransaction,
 // ReverseLimits, UnwindFx), and the payment ends FAILED with the code.
@@ -79,10 +83,10 @@ func SubmitPayment(cfg SubmitConfig) process.Definition[SubmitState] {
 		Initial: StepCreateTransaction,
 		Next:    s.next,
 		Steps: map[string]process.Step[SubmitState]{
-			StepCreateTransaction:  {Handler: s.createTransaction, Compensation: StepReverseTransaction},
+			StepCreateTransaction:  {Handler: s.createTransaction, Group: s.createTransactionGroup, Compensation: StepReverseTransaction},
 			StepBookLimits:         {Handler: s.bookLimits, Compensation: StepReverseLimits},
 			StepBookFx:             {Handler: s.bookFx, Compensation: StepUnwindFx},
-			StepCreatePayment:      {Handler: s.createPayment},
+			StepCreatePayment:      {Handler: s.createPayment, Group: s.createPaymentGroup},
 			StepReverseTransaction: {Handler: s.reverseTransaction},
 			StepReverseLimits:      {Handler: s.reverseLimits},
 			StepUnwindFx:           {Handler: s.unwindFx},

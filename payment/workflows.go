@@ -242,32 +242,53 @@ type ExecutionInput struct {
 // to wait, then, once it succeeded, Finish. It reports whether the
 // execution is done: false leaves a process waiting to its workflow.
 func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool, error) {
+	executionTime, run, done, err := a.begin(ctx, &in)
+	if !run {
+		return done, err
+	}
+	o := a.executeAlone(ctx, in, executionTime)
+	return o.Done, o.Err
+}
+
+// begin is an execution up to its SubmitPayment: the payment's context
+// and status, its cut-off, and its hold until its slot. run false: there
+// is nothing to execute, and done and err are the execution's answer;
+// else executionTime is when the limiter let it go.
+func (a *ExecActivities) begin(ctx context.Context, in *ExecutionInput) (executionTime time.Time, run, done bool, err error) {
+	executionTime, done, err = a.beginOrAnswer(ctx, in)
+	return executionTime, err == nil && !done && !executionTime.IsZero(), done, err
+}
+
+// beginOrAnswer is begin's body: a zero time with no error and done
+// false never comes back with something to run.
+func (a *ExecActivities) beginOrAnswer(ctx context.Context, in *ExecutionInput) (time.Time, bool, error) {
+	none := time.Time{}
 	status, err := a.loadContext(ctx, in.PaymentID, &in.Context)
 	if err != nil {
-		return false, err
+		return none, false, err
 	}
 	if status == StatusCancelled {
 		// Cancelled before its execution began: nothing to do, unless a
 		// process was started (then Advance ends it, at its first step).
 		if _, err := process.Get(ctx, a.Store.db, process.ID(SubmitPaymentType, in.PaymentID)); errors.Is(err, process.ErrNotFound) {
-			return true, nil
+			return none, true, nil
 		} else if err != nil {
-			return false, err
+			return none, false, err
 		}
 	}
 	if status == StatusHeld {
-		return true, nil // held by an earlier run at its cut-off: nothing to do
+		return none, true, nil // held by an earlier run at its cut-off: nothing to do
 	}
 	if status == StatusScheduled && in.Context.pausedBy != "" && in.Context.pausedBy != resumedMark {
 		// Paused before its execution began: its item waits PARKED for the
 		// resume, which gives it a new slot.
-		return false, dispatch.Deferred(time.Time{}, "paused ("+in.Context.pausedBy+")")
+		return none, false, dispatch.Deferred(time.Time{}, "paused ("+in.Context.pausedBy+")")
 	}
-	if status == StatusScheduled && a.rolledSince(ctx, in) {
+	if status == StatusScheduled && a.rolledSince(ctx, *in) {
 		// Rolled to a later day by an earlier run, whose deferral moved
 		// its queue item: this run (a group run again after a crash) is
 		// stale, and its item no longer its.
-		return false, dispatch.Deferred(in.Context.scheduledAt, "rescheduled by an earlier run")
+		return none, false, dispatch.Deferred(in.Context.scheduledAt, "rescheduled by an earlier run")
 	}
 	executionTime := time.Now()
 	if status == "" || status == StatusScheduled {
@@ -275,33 +296,30 @@ func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool
 		// is not held for nothing.
 		if late, day, rail, err := a.pastCutoff(ctx, in.Context, later(in.NotBefore, executionTime)); err != nil || late {
 			if err != nil {
-				return false, err
+				return none, false, err
 			}
-			return a.missedCutoff(ctx, in, day, rail, later(in.NotBefore, executionTime))
+			done, err := a.missedCutoff(ctx, *in, day, rail, later(in.NotBefore, executionTime))
+			return none, done, err
 		}
 		// A payment past SCHEDULED was executed by an earlier run (a worker
 		// lost after it): held again, it would count twice in its
 		// limiter's window.
-		if executionTime, err = a.hold(ctx, in); err != nil {
-			return false, err
+		if executionTime, err = a.hold(ctx, *in); err != nil {
+			return none, false, err
 		}
 		// Held into a later window (a backlog, a lowered limit, a pause):
 		// it begins only if its instruction can still make the cut-off.
 		if late, day, rail, err := a.pastCutoff(ctx, in.Context, executionTime); err != nil || late {
 			if err != nil {
-				return false, err
+				return none, false, err
 			}
-			return a.missedCutoff(ctx, in, day, rail, executionTime)
+			done, err := a.missedCutoff(ctx, *in, day, rail, executionTime)
+			return none, done, err
 		}
 		a.Metrics.ObserveLag(ItemType, in.NotBefore, executionTime)
 		a.Metrics.CountExecution(ItemType, in.Context.Request.TenantID)
 	}
-	ctx, span := a.executionSpan(ctx, in, executionTime)
-	done, err := a.execute(ctx, in, executionTime)
-	if span != nil {
-		endSpan(span, done, err)
-	}
-	return done, err
+	return executionTime, false, nil
 }
 
 // execute runs the payment's SubmitPayment while no step has to wait

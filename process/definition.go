@@ -64,7 +64,23 @@ type Step[D any] struct {
 	MaxRetries int
 	// Timeout is the handler's deadline (DefaultStepTimeout when zero).
 	Timeout time.Duration
+	// Group, when set, runs the step for several processes at once
+	// (Activities.AdvanceGroup), set-based; Handler still runs it for one.
+	// Forward steps only.
+	Group GroupHandler[D]
 }
+
+// GroupHandler does a forward step's effect for a group of processes of
+// one definition inside tx, the transaction that records the step for
+// all of them: in[i] and data[i] are the i-th process's, as a Handler's.
+// It answers, in errs (nil, or one per process), the processes it could
+// not do: the engine then rolls back everything the call did, takes
+// those processes out of the group and calls it again for the others, so
+// the handler need not undo anything. A process taken out runs the step
+// alone, through Handler, where its business failure is recorded as
+// usual. err fails the call for the whole group: every process runs the
+// step alone.
+type GroupHandler[D any] func(ctx context.Context, tx pgx.Tx, in []StepInput, data []*D) (errs []error, err error)
 
 // Definition is a kind of process, written by a domain. D is the
 // process's data: a type that encodes to a JSON object (a struct, or a
@@ -128,6 +144,10 @@ type definition struct {
 	decode func(data []byte) (stepData, error)
 	// normalize is initial data as the definition's D encodes it.
 	normalize func(data []byte) ([]byte, error)
+	// grouped names the forward steps with a GroupHandler; handleGroup
+	// runs one (data decoded by decode).
+	grouped     map[string]bool
+	handleGroup func(ctx context.Context, tx pgx.Tx, step string, in []StepInput, data []stepData) ([]error, error)
 }
 
 // rules is a step without its handler.
@@ -184,6 +204,10 @@ func (d Definition[D]) erase() (*definition, error) {
 		onSucceeded: d.OnSucceeded, onFailed: d.OnFailed, genericPlans: d.GenericPlans,
 		decode:    func(b []byte) (stepData, error) { return decodeStep(&d, b) },
 		normalize: normalize[D],
+		grouped:   map[string]bool{},
+		handleGroup: func(ctx context.Context, tx pgx.Tx, step string, in []StepInput, data []stepData) ([]error, error) {
+			return handleGroup(ctx, &d, tx, step, in, data)
+		},
 	}
 	for name, s := range d.Steps {
 		if name == "" || strings.Contains(name, ":") {
@@ -196,6 +220,9 @@ func (d Definition[D]) erase() (*definition, error) {
 			return nil, bad("step %q: negative MaxRetries", name)
 		}
 		v.steps[name] = rules{compensation: s.Compensation, retryable: s.Retryable, maxRetries: s.MaxRetries, timeout: s.Timeout}
+		if s.Group != nil {
+			v.grouped[name] = true
+		}
 		if s.Compensation == "" {
 			continue
 		}
@@ -205,6 +232,9 @@ func (d Definition[D]) erase() (*definition, error) {
 		}
 		if c.Compensation != "" {
 			return nil, bad("compensation step %q has a compensation of its own", s.Compensation)
+		}
+		if c.Group != nil {
+			return nil, bad("compensation step %q has a group handler: compensations run alone", s.Compensation)
 		}
 		if other, dup := v.compensates[s.Compensation]; dup {
 			return nil, bad("compensation step %q undoes both %q and %q", s.Compensation, other, name)

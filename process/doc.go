@@ -103,6 +103,20 @@
 // row is updated: without it, a runner asking for the next step could
 // overtake an operator's pause that waited for the step in flight.
 //
+// # A group's step (AdvanceGroup)
+//
+// A forward step with a GroupHandler (Step.Group) can run for several
+// processes of its definition in one transaction: their instances locked
+// in one statement (in id order, the advisory turns with them), the
+// handler called once for all inside a savepoint, then their transitions,
+// log entries and inbox rows written in one statement (CompleteSteps),
+// the hooks, commit. A process the handler answers an error for is taken
+// out: the savepoint is rolled back and the handler called again without
+// it, and it runs the step alone (Execute), where a business failure is
+// recorded as above. A failure of the group's transaction moves none of
+// them: each runs the step alone. So each process's effect still commits
+// exactly with its inbox row, and its log reads as if it had run alone.
+//
 // # State machine
 //
 //	NEW ──first attempt──▶ RUNNING ──last step──▶ SUCCEEDED

@@ -50,6 +50,12 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 		d.OK = true
 		return nil
 	}
+	noopGroup := func(_ context.Context, _ pgx.Tx, _ []process.StepInput, ds []*data) ([]error, error) {
+		for _, d := range ds {
+			d.OK = true
+		}
+		return nil, nil
+	}
 	reg, err := process.NewRegistry(process.Definition[data]{
 		Type: "T", Initial: "A", Next: func(step string, _ data) (string, error) {
 			if step == "A" {
@@ -57,7 +63,7 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 			}
 			return "", nil
 		},
-		Steps: map[string]process.Step[data]{"A": {Handler: noop}, "B": {Handler: noop}},
+		Steps: map[string]process.Step[data]{"A": {Handler: noop, Group: noopGroup}, "B": {Handler: noop, Group: noopGroup}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +81,17 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 		_, _ = (&process.Activities{DB: tx, Registry: reg}).Execute(ctx, process.StepRequest{ProcessID: running, Step: "A"})
 		return nil
 	})
+	// A group's start, lock and steps (AdvanceGroup), planned for their
+	// values.
+	group := pgtest.PlansWith(t, pool, explain.Options{}, func(ctx context.Context, tx pgx.Tx) error {
+		ins := []process.StartInput{{Type: "T", BusinessKey: "g1"}, {Type: "T", BusinessKey: "g2"}, {Type: "T", BusinessKey: "g3"}}
+		for _, o := range (&process.Activities{DB: tx, Registry: reg}).AdvanceGroup(ctx, ins) {
+			if o.Err != nil || o.State.Status != process.StatusSucceeded {
+				t.Errorf("group: %+v", o)
+			}
+		}
+		return nil
+	})
 	operator := plans(func(ctx context.Context, tx pgx.Tx) error {
 		_, err := (&process.Operator{DB: tx, Registry: reg}).Resume(ctx, paused, "explain")
 		return err
@@ -87,6 +104,8 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 	tests := []struct{ name, plan, index string }{
 		{"a step: lock and update the instance", step, "process_instance_pkey"},
 		{"a step: its inbox row", step, "process_inbox_pkey"},
+		{"a group's steps: lock and update the instances", group, "process_instance_pkey"},
+		{"a group's steps: their inbox rows", group, "process_inbox_pkey"},
 		{"an operator action: the completed steps", operator, "process_log_pkey"},
 		{"list by status", list, "process_attention_status_idx"},
 		{"log", logs, "process_log_pkey"},

@@ -51,13 +51,32 @@ type fixture struct {
 	delay   map[string][]time.Duration // key/step → how long the next calls take
 	gate    map[string]chan struct{}   // key/step → the call waits for it to close
 	entered map[string]chan struct{}   // key/step → closed when a call waits at the gate
+
+	// grouped gives Reserve and Debit group handlers (AdvanceGroup);
+	// groupCalls counts their calls by step, groupFail scripts a failure
+	// of a whole call by step.
+	grouped    bool
+	groupCalls map[string]int
+	groupFail  map[string]error
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureOf(t, false)
+}
+
+// newGroupFixture is newFixture with group handlers for Reserve and Debit.
+func newGroupFixture(t *testing.T) *fixture {
+	t.Helper()
+	return newFixtureOf(t, true)
+}
+
+func newFixtureOf(t *testing.T, grouped bool) *fixture {
+	t.Helper()
 	f := &fixture{
 		pool: pgtest.NewPool(t), script: map[string][]error{}, delay: map[string][]time.Duration{},
 		gate: map[string]chan struct{}{}, entered: map[string]chan struct{}{},
+		grouped: grouped, groupCalls: map[string]int{}, groupFail: map[string]error{},
 	}
 	ctx := context.Background()
 	if _, err := f.pool.Exec(ctx, `
@@ -77,6 +96,10 @@ func newFixture(t *testing.T) *fixture {
 
 func (f *fixture) definition() process.Definition[transferData] {
 	busy := []string{"BUSY"}
+	var reserveGroup, debitGroup process.GroupHandler[transferData]
+	if f.grouped {
+		reserveGroup, debitGroup = f.groupHandler("Reserve"), f.groupHandler("Debit")
+	}
 	return process.Definition[transferData]{
 		Type:    transfer,
 		Initial: "Reserve",
@@ -88,8 +111,8 @@ func (f *fixture) definition() process.Definition[transferData] {
 			return next, nil
 		},
 		Steps: map[string]process.Step[transferData]{
-			"Reserve": {Handler: f.handler("Reserve"), Compensation: "Release", Retryable: busy, MaxRetries: 3},
-			"Debit":   {Handler: f.handler("Debit"), Compensation: "Refund", Retryable: busy, MaxRetries: 3},
+			"Reserve": {Handler: f.handler("Reserve"), Group: reserveGroup, Compensation: "Release", Retryable: busy, MaxRetries: 3},
+			"Debit":   {Handler: f.handler("Debit"), Group: debitGroup, Compensation: "Refund", Retryable: busy, MaxRetries: 3},
 			"Notify":  {Handler: f.handler("Notify"), Retryable: busy, MaxRetries: 2, Timeout: 500 * time.Millisecond},
 			"Release": {Handler: f.handler("Release"), Retryable: busy, MaxRetries: 2},
 			"Refund":  {Handler: f.handler("Refund"), Retryable: busy, MaxRetries: 2},
@@ -148,6 +171,30 @@ func (f *fixture) handler(step string) process.Handler[transferData] {
 		data.Refs[step], data.Attempts[step] = in.IdempotencyKey, in.Attempt
 		return nil
 	}
+}
+
+// groupHandler runs step's handler for each process of the group in the
+// group's transaction, and answers the errors as the group's.
+func (f *fixture) groupHandler(step string) process.GroupHandler[transferData] {
+	h := f.handler(step)
+	return func(ctx context.Context, tx pgx.Tx, in []process.StepInput, data []*transferData) ([]error, error) {
+		f.mu.Lock()
+		f.groupCalls[step]++
+		whole := f.groupFail[step]
+		delete(f.groupFail, step)
+		f.mu.Unlock()
+		errs := make([]error, len(in))
+		for i := range in {
+			errs[i] = h(ctx, tx, in[i], data[i])
+		}
+		return errs, whole
+	}
+}
+
+func (f *fixture) calls(step string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.groupCalls[step]
 }
 
 // fail scripts the next calls of key's step: each error in turn (nil:

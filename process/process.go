@@ -145,6 +145,24 @@ func (t *typedData[D]) handle(ctx context.Context, tx pgx.Tx, in StepInput) erro
 	return t.def.Steps[in.Step].Handler(ctx, tx, in, &t.data)
 }
 
+// handleGroup runs def's group handler of step on data, each a
+// *typedData[D] of def's.
+func handleGroup[D any](ctx context.Context, def *Definition[D], tx pgx.Tx, step string, in []StepInput, data []stepData) ([]error, error) {
+	typed := make([]*D, len(data))
+	for i, d := range data {
+		t, ok := d.(*typedData[D])
+		if !ok {
+			return nil, fmt.Errorf("process %s: step %s: data of another definition", def.Type, step)
+		}
+		typed[i] = &t.data
+	}
+	errs, err := def.Steps[step].Group(ctx, tx, in, typed)
+	if err == nil && errs != nil && len(errs) != len(in) {
+		err = fmt.Errorf("process %s: step %s: the group handler answered %d errors for %d processes", def.Type, step, len(errs), len(in))
+	}
+	return errs, err
+}
+
 func (t *typedData[D]) next(step string) (string, error) { return t.def.Next(step, t.data) }
 
 func (t *typedData[D]) encode() ([]byte, []byte, error) {

@@ -166,6 +166,20 @@ func Get(ctx context.Context, db ledger.DBTX, id string) (Account, error) {
 	return fromRow(row), nil
 }
 
+// GetMany returns the accounts of ids that exist, by id, in one query (a
+// group's debits).
+func GetMany(ctx context.Context, db ledger.DBTX, ids []string) (map[string]Account, error) {
+	rows, err := dbsqlc.New(db).GetAccounts(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("account: get %d accounts: %w", len(ids), err)
+	}
+	out := make(map[string]Account, len(rows))
+	for _, r := range rows {
+		out[r.AccountID] = fromRow(r)
+	}
+	return out, nil
+}
+
 // Summary is what Phase A needs to know of a debtor account.
 type Summary struct {
 	// AccountID is the account's key; ExternalID its tenant's id for it.

@@ -140,6 +140,11 @@ func post(ctx context.Context, db ledger.DBTX, p dbsqlc.PostParams) (Posted, err
 		}
 		return Posted{}, fmt.Errorf("account: %s %s: %w", p.Kind, p.Reference, err)
 	}
+	return outcome(row, p)
+}
+
+// outcome turns ledger_post's status into a result or a refusal.
+func outcome(row dbsqlc.PostRow, p dbsqlc.PostParams) (Posted, error) {
 	who := target(p)
 	switch row.Status {
 	case "POSTED", "REPLAY":
@@ -234,4 +239,100 @@ func ReverseIfPosted(ctx context.Context, db ledger.DBTX, postedReference string
 		return Posted{}, false, err
 	}
 	return p, true, nil
+}
+
+// Outcome is one entry's outcome in PostMany: Posted, or Err (a
+// *ledger.Error: INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ...) for an entry
+// refused on its own.
+type Outcome struct {
+	Posted
+	Err error
+}
+
+// DebitMany posts a group's debits in one statement (ledger_post_many):
+// what Debit does for each, each account locked once. An entry refused
+// (an account short of money, an unknown account, a reference used by
+// another posting) changes nothing and fails only itself, in its Outcome;
+// the others are posted, and a reference posted before is replayed. An
+// account's entries are taken in the order given, so one short of money
+// pays the first it can. The returned error is for the statement itself
+// (and the references must be distinct): the caller's transaction is then
+// unusable, as with any failed statement. Like Debit, it holds the
+// accounts' row locks until the caller's transaction commits.
+func DebitMany(ctx context.Context, db ledger.DBTX, entries []Entry) ([]Outcome, error) {
+	return postMany(ctx, db, TypeDebit, entries)
+}
+
+func postMany(ctx context.Context, db ledger.DBTX, kind Type, entries []Entry) ([]Outcome, error) {
+	out := make([]Outcome, len(entries))
+	p := dbsqlc.PostManyParams{Kind: string(kind)}
+	seen := make(map[string]bool, len(entries))
+	// which entry of entries each row of the statement is (invalid ones
+	// are answered here and not sent)
+	var sent []int
+	for i, e := range entries {
+		var v ledger.Invalid
+		if !field.ValidID(e.AccountID) {
+			v.Add("accountId", "required: 1 to 64 letters, digits, '-', '_' or '.'")
+		}
+		if err := money.CheckAmount(e.Amount, e.Currency); err != nil {
+			v.Add("amount", err.Error())
+		}
+		checkReference(&v, e.Reference)
+		if seen[e.Reference] {
+			v.Add("reference", "used by another entry of the group")
+		}
+		if err := v.Err(string(kind)); err != nil {
+			out[i].Err = err
+			continue
+		}
+		seen[e.Reference] = true
+		id, err := newID(e.TransactionID)
+		if err != nil {
+			return nil, err
+		}
+		sent = append(sent, i)
+		p.AccountIds = append(p.AccountIds, e.AccountID)
+		p.Currencies = append(p.Currencies, e.Currency)
+		p.Amounts = append(p.Amounts, e.Amount)
+		p.ChargeFees = append(p.ChargeFees, e.ChargeFee)
+		p.TransactionIds = append(p.TransactionIds, id)
+		p.Refs = append(p.Refs, e.Reference)
+		p.Descriptions = append(p.Descriptions, e.Description)
+		p.ValueDates = append(p.ValueDates, valueDate(e.ValueDate))
+	}
+	if len(sent) == 0 {
+		return out, nil
+	}
+	rows, err := dbsqlc.New(db).PostMany(ctx, p)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "23505" &&
+			(pgErr.ConstraintName == "account_transaction_reference_key" || pgErr.ConstraintName == "account_transaction_pkey") {
+			// Another account's posting took one of the references at this
+			// very moment: the group cannot tell whose, so it is the
+			// statement's error.
+			return nil, ledger.Errorf(ledger.CodeReferenceConflict, "a reference (or transaction id) of the group is used by another posting", nil)
+		}
+		return nil, fmt.Errorf("account: %d %ss: %w", len(sent), kind, err)
+	}
+	if len(rows) != len(sent) {
+		return nil, fmt.Errorf("account: ledger_post_many answered %d rows for %d entries", len(rows), len(sent))
+	}
+	for _, r := range rows {
+		if r.Ord < 1 || int(r.Ord) > len(sent) {
+			return nil, fmt.Errorf("account: ledger_post_many answered entry %d of %d", r.Ord, len(sent))
+		}
+		i := sent[r.Ord-1]
+		e := entries[i]
+		one := dbsqlc.PostRow{
+			Status: r.Status, TransactionID: r.TransactionID, AccountID: r.AccountID, Seq: r.Seq, Type: r.Type,
+			Amount: r.Amount, Fee: r.Fee, BalanceAfter: r.BalanceAfter, Reverses: r.Reverses, Reference: r.Reference,
+			Description: r.Description, ValueDate: r.ValueDate, CreatedAt: r.CreatedAt, Balance: r.Balance,
+		}
+		out[i].Posted, out[i].Err = outcome(one, dbsqlc.PostParams{
+			Kind: string(kind), AccountID: &e.AccountID, Currency: &e.Currency, Reference: e.Reference,
+		})
+	}
+	return out, nil
 }

@@ -142,3 +142,148 @@ BEGIN
     RETURN NEXT;
 END;
 $$;
+
+-- ledger_post_many writes a group's DEBITs or CREDITs (p_kind), one entry
+-- a payment, in one round trip: what ledger_post does for each, with
+-- each account locked once (in account_id order, so that two groups
+-- sharing accounts never deadlock), the balance carried from one entry
+-- to the next, one UPDATE an account and one INSERT for them all. An
+-- entry refused (ACCOUNT_NOT_FOUND, CURRENCY_MISMATCH,
+-- INSUFFICIENT_FUNDS, REFERENCE_CONFLICT) or replayed (REPLAY) changes
+-- nothing and leaves the others be: an account short of money refuses
+-- the entries it cannot pay, in the order given, and posts the rest.
+-- Returns one row an entry, ord its 1-based place in the arrays. The
+-- references are distinct (the caller checks).
+CREATE OR REPLACE FUNCTION ledger_post_many(
+    p_kind            text,
+    p_account_ids     text[],
+    p_currencies      text[],
+    p_amounts         numeric[],
+    p_charge_fees     boolean[],
+    p_transaction_ids uuid[],
+    p_references      text[],
+    p_descriptions    text[],
+    p_value_dates     date[]
+) RETURNS TABLE (
+    ord            int,
+    status         text,
+    transaction_id uuid,
+    account_id     text,
+    seq            bigint,
+    type           text,
+    amount         numeric,
+    fee            numeric,
+    balance_after  numeric,
+    reverses       uuid,
+    reference      text,
+    description    text,
+    value_date     date,
+    created_at     timestamptz,
+    balance        numeric
+) LANGUAGE plpgsql AS $$
+DECLARE
+    e        record;
+    a        account%ROWTYPE;
+    t        account_transaction%ROWTYPE;
+    v_have   boolean := false;
+    v_dirty  boolean := false;
+    v_amount numeric;
+    v_fee    numeric;
+    v_delta  numeric;
+    -- the entries posted, inserted together at the end
+    i_ids    uuid[] := '{}';
+    i_accts  text[] := '{}';
+    i_seqs   bigint[] := '{}';
+    i_amts   numeric[] := '{}';
+    i_fees   numeric[] := '{}';
+    i_bals   numeric[] := '{}';
+    i_refs   text[] := '{}';
+    i_descs  text[] := '{}';
+    i_dates  date[] := '{}';
+    i_ords   int[] := '{}';
+BEGIN
+    -- Every account of the group, locked in one statement and in one order.
+    PERFORM FROM account x WHERE x.account_id = ANY (p_account_ids) ORDER BY x.account_id FOR UPDATE;
+
+    FOR e IN
+        SELECT u.* FROM unnest(p_account_ids, p_currencies, p_amounts, p_charge_fees, p_transaction_ids,
+                               p_references, p_descriptions, p_value_dates)
+                        WITH ORDINALITY AS u(account_id, currency, amount, charge_fee, transaction_id,
+                                             reference, description, value_date, ord)
+        ORDER BY u.account_id, u.ord
+    LOOP
+        IF NOT v_have OR a.account_id <> e.account_id THEN
+            IF v_dirty THEN
+                UPDATE account x SET balance = a.balance, txn_seq = a.txn_seq, updated_at = now()
+                WHERE x.account_id = a.account_id;
+            END IF;
+            v_dirty := false;
+            SELECT * INTO a FROM account x WHERE x.account_id = e.account_id;
+            v_have := FOUND;
+        END IF;
+        ord := e.ord::int;
+        status := NULL; transaction_id := NULL; account_id := NULL; seq := NULL; type := NULL;
+        amount := NULL; fee := NULL; balance_after := NULL; reverses := NULL; reference := NULL;
+        description := NULL; value_date := NULL; created_at := NULL; balance := NULL;
+        IF NOT v_have THEN
+            status := 'ACCOUNT_NOT_FOUND';
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        balance := a.balance;
+        v_fee := CASE WHEN p_kind = 'DEBIT' AND e.charge_fee THEN a.fee ELSE 0 END;
+
+        SELECT * INTO t FROM account_transaction x WHERE x.reference = e.reference;
+        IF FOUND THEN
+            status := CASE WHEN t.account_id = a.account_id AND t.type = p_kind AND t.amount = e.amount + v_fee
+                           THEN 'REPLAY' ELSE 'REFERENCE_CONFLICT' END;
+            transaction_id := t.transaction_id; account_id := t.account_id; seq := t.seq;
+            type := t.type; amount := t.amount; fee := t.fee; balance_after := t.balance_after;
+            reverses := t.reverses; reference := t.reference; description := t.description;
+            value_date := t.value_date; created_at := t.created_at;
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+
+        IF a.currency <> e.currency THEN
+            status := 'CURRENCY_MISMATCH';
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+        v_amount := e.amount + v_fee;
+        v_delta := CASE WHEN p_kind = 'DEBIT' THEN -v_amount ELSE v_amount END;
+        IF v_delta < 0 AND NOT a.limit_based AND a.balance + v_delta < 0 THEN
+            status := 'INSUFFICIENT_FUNDS';
+            amount := v_amount;
+            RETURN NEXT;
+            CONTINUE;
+        END IF;
+
+        a.balance := a.balance + v_delta;
+        a.txn_seq := a.txn_seq + 1;
+        v_dirty := true;
+        i_ids := i_ids || e.transaction_id; i_accts := i_accts || a.account_id; i_seqs := i_seqs || a.txn_seq;
+        i_amts := i_amts || v_amount; i_fees := i_fees || v_fee; i_bals := i_bals || a.balance;
+        i_refs := i_refs || e.reference; i_descs := i_descs || e.description; i_dates := i_dates || e.value_date;
+        i_ords := i_ords || e.ord::int;
+    END LOOP;
+    IF v_dirty THEN
+        UPDATE account x SET balance = a.balance, txn_seq = a.txn_seq, updated_at = now()
+        WHERE x.account_id = a.account_id;
+    END IF;
+
+    RETURN QUERY
+    WITH ins AS (
+        INSERT INTO account_transaction AS x (transaction_id, account_id, seq, type, amount, fee, balance_after,
+                                              reference, description, value_date)
+        SELECT u.id, u.acct, u.seq, p_kind, u.amt, u.fee, u.bal, u.ref, u.descr, u.vd
+        FROM unnest(i_ids, i_accts, i_seqs, i_amts, i_fees, i_bals, i_refs, i_descs, i_dates)
+             AS u(id, acct, seq, amt, fee, bal, ref, descr, vd)
+        RETURNING x.*
+    )
+    SELECT o.o::int, 'POSTED'::text, ins.transaction_id, ins.account_id, ins.seq, ins.type, ins.amount, ins.fee,
+           ins.balance_after, ins.reverses, ins.reference, ins.description, ins.value_date, ins.created_at,
+           (SELECT x.balance FROM account x WHERE x.account_id = ins.account_id)
+    FROM ins JOIN unnest(i_ids, i_ords) AS o(id, o) ON o.id = ins.transaction_id;
+END;
+$$;

@@ -641,3 +641,58 @@ WHERE d.ctid = ANY(ARRAY(
                   AND p.status IN ('DELIVERED', 'RETURNED', 'REJECTED', 'FAILED', 'CANCELLED'))
     ORDER BY n.created_at
     LIMIT @max_rows::int));
+
+-- name: BeginExecutions :many
+-- BeginExecution for a group's payments, each at its own time: the rows
+-- locked first, in key order (a bulk cancel locks them in that order
+-- too), then moved. The keys begun; a payment not SCHEDULED is not.
+WITH locked AS (
+    SELECT p.payment_id FROM payments p
+    WHERE p.payment_id = ANY(@payment_ids::text[]) AND p.status = 'SCHEDULED'
+    ORDER BY p.payment_id
+    FOR UPDATE
+)
+UPDATE payments p
+SET status = 'ACCEPTED', status_reason = NULL, accepted_at = (@accepted_ats::timestamptz[])[n], updated_at = now()
+FROM locked, generate_subscripts(@payment_ids::text[], 1) AS n
+WHERE p.payment_id = locked.payment_id AND p.payment_id = (@payment_ids::text[])[n]
+  AND p.payment_id = ANY(@payment_ids::text[]) AND p.status = 'SCHEDULED'
+RETURNING p.payment_id;
+
+-- name: InsertBookings :execrows
+-- InsertBooking for a group's payments, in one statement.
+INSERT INTO payment_booking (payment_id, process_id, debit_account_id, debit_transaction_id, fx_contract_id,
+                             debit_currency, debit_amount, credit_currency, credit_amount, fee_currency, fee_amount,
+                             value_date, beneficiary_name, beneficiary_iban, beneficiary_bic, outbox_id)
+SELECT (@payment_ids::text[])[n], (@process_ids::uuid[])[n], (@debit_account_ids::text[])[n],
+       (@debit_transaction_ids::uuid[])[n], NULL, (@debit_currencies::text[])[n], (@debit_amounts::numeric[])[n],
+       (@credit_currencies::text[])[n], (@credit_amounts::numeric[])[n], (@debit_currencies::text[])[n],
+       (@fee_amounts::numeric[])[n], (@value_dates::date[])[n], (@beneficiary_names::text[])[n],
+       nullif((@beneficiary_ibans::text[])[n], ''), nullif((@beneficiary_bics::text[])[n], ''), (@outbox_ids::uuid[])[n]
+FROM generate_subscripts(@payment_ids::text[], 1) AS n
+ORDER BY n
+ON CONFLICT (payment_id) DO NOTHING;
+
+-- name: FinishExecutions :many
+-- FinishExecution for a group's payments, under one execution: the keys
+-- finished; one in any other status is left alone and not returned.
+WITH locked AS (
+    SELECT p.payment_id FROM payments p
+    WHERE p.payment_id = ANY(@payment_ids::text[]) AND p.status IN ('ACCEPTED', 'PROCESSING', 'DELIVERED', 'RETURNED')
+    ORDER BY p.payment_id
+    FOR UPDATE
+), moved AS (
+    UPDATE payments p
+    SET execution_ref = @execution_ref, updated_at = now(),
+        status = CASE WHEN p.status = 'ACCEPTED' THEN 'PROCESSING' ELSE p.status END,
+        status_reason = CASE WHEN p.status = 'ACCEPTED' THEN NULL ELSE p.status_reason END
+    FROM locked
+    WHERE p.payment_id = locked.payment_id AND p.payment_id = ANY(@payment_ids::text[])
+    RETURNING p.payment_id, p.status
+), notified AS (
+    INSERT INTO payment_notifications (payment_id, party, status)
+    SELECT m.payment_id, party.party, 'PROCESSING'
+    FROM moved m, unnest('{DEBTOR,CREDITOR}'::text[]) AS party (party)
+    ON CONFLICT DO NOTHING
+)
+SELECT moved.payment_id FROM moved;

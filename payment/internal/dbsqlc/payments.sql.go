@@ -206,6 +206,49 @@ func (q *Queries) BeginExecution(ctx context.Context, arg BeginExecutionParams) 
 	return status, err
 }
 
+const beginExecutions = `-- name: BeginExecutions :many
+WITH locked AS (
+    SELECT p.payment_id FROM payments p
+    WHERE p.payment_id = ANY($2::text[]) AND p.status = 'SCHEDULED'
+    ORDER BY p.payment_id
+    FOR UPDATE
+)
+UPDATE payments p
+SET status = 'ACCEPTED', status_reason = NULL, accepted_at = ($1::timestamptz[])[n], updated_at = now()
+FROM locked, generate_subscripts($2::text[], 1) AS n
+WHERE p.payment_id = locked.payment_id AND p.payment_id = ($2::text[])[n]
+  AND p.payment_id = ANY($2::text[]) AND p.status = 'SCHEDULED'
+RETURNING p.payment_id
+`
+
+type BeginExecutionsParams struct {
+	AcceptedAts []time.Time
+	PaymentIds  []string
+}
+
+// BeginExecution for a group's payments, each at its own time: the rows
+// locked first, in key order (a bulk cancel locks them in that order
+// too), then moved. The keys begun; a payment not SCHEDULED is not.
+func (q *Queries) BeginExecutions(ctx context.Context, arg BeginExecutionsParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, beginExecutions, arg.AcceptedAts, arg.PaymentIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var payment_id string
+		if err := rows.Scan(&payment_id); err != nil {
+			return nil, err
+		}
+		items = append(items, payment_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const cancelScheduled = `-- name: CancelScheduled :many
 UPDATE payments
 SET status = 'CANCELLED', status_reason = $1, updated_at = now()
@@ -570,6 +613,56 @@ func (q *Queries) FinishExecution(ctx context.Context, arg FinishExecutionParams
 	return status, err
 }
 
+const finishExecutions = `-- name: FinishExecutions :many
+WITH locked AS (
+    SELECT p.payment_id FROM payments p
+    WHERE p.payment_id = ANY($1::text[]) AND p.status IN ('ACCEPTED', 'PROCESSING', 'DELIVERED', 'RETURNED')
+    ORDER BY p.payment_id
+    FOR UPDATE
+), moved AS (
+    UPDATE payments p
+    SET execution_ref = $2, updated_at = now(),
+        status = CASE WHEN p.status = 'ACCEPTED' THEN 'PROCESSING' ELSE p.status END,
+        status_reason = CASE WHEN p.status = 'ACCEPTED' THEN NULL ELSE p.status_reason END
+    FROM locked
+    WHERE p.payment_id = locked.payment_id AND p.payment_id = ANY($1::text[])
+    RETURNING p.payment_id, p.status
+), notified AS (
+    INSERT INTO payment_notifications (payment_id, party, status)
+    SELECT m.payment_id, party.party, 'PROCESSING'
+    FROM moved m, unnest('{DEBTOR,CREDITOR}'::text[]) AS party (party)
+    ON CONFLICT DO NOTHING
+)
+SELECT moved.payment_id FROM moved
+`
+
+type FinishExecutionsParams struct {
+	PaymentIds   []string
+	ExecutionRef *string
+}
+
+// FinishExecution for a group's payments, under one execution: the keys
+// finished; one in any other status is left alone and not returned.
+func (q *Queries) FinishExecutions(ctx context.Context, arg FinishExecutionsParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, finishExecutions, arg.PaymentIds, arg.ExecutionRef)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var payment_id string
+		if err := rows.Scan(&payment_id); err != nil {
+			return nil, err
+		}
+		items = append(items, payment_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getBatch = `-- name: GetBatch :one
 SELECT batch_id, tenants, payments, chunks, rejected, rejections, created_at FROM payment_batches WHERE batch_id = $1
 `
@@ -786,6 +879,61 @@ func (q *Queries) InsertBooking(ctx context.Context, arg InsertBookingParams) (i
 		arg.BeneficiaryIban,
 		arg.BeneficiaryBic,
 		arg.OutboxID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const insertBookings = `-- name: InsertBookings :execrows
+INSERT INTO payment_booking (payment_id, process_id, debit_account_id, debit_transaction_id, fx_contract_id,
+                             debit_currency, debit_amount, credit_currency, credit_amount, fee_currency, fee_amount,
+                             value_date, beneficiary_name, beneficiary_iban, beneficiary_bic, outbox_id)
+SELECT ($1::text[])[n], ($2::uuid[])[n], ($3::text[])[n],
+       ($4::uuid[])[n], NULL, ($5::text[])[n], ($6::numeric[])[n],
+       ($7::text[])[n], ($8::numeric[])[n], ($5::text[])[n],
+       ($9::numeric[])[n], ($10::date[])[n], ($11::text[])[n],
+       nullif(($12::text[])[n], ''), nullif(($13::text[])[n], ''), ($14::uuid[])[n]
+FROM generate_subscripts($1::text[], 1) AS n
+ORDER BY n
+ON CONFLICT (payment_id) DO NOTHING
+`
+
+type InsertBookingsParams struct {
+	PaymentIds          []string
+	ProcessIds          []uuid.UUID
+	DebitAccountIds     []string
+	DebitTransactionIds []uuid.UUID
+	DebitCurrencies     []string
+	DebitAmounts        []decimal.Decimal
+	CreditCurrencies    []string
+	CreditAmounts       []decimal.Decimal
+	FeeAmounts          []decimal.Decimal
+	ValueDates          []time.Time
+	BeneficiaryNames    []string
+	BeneficiaryIbans    []string
+	BeneficiaryBics     []string
+	OutboxIds           []uuid.UUID
+}
+
+// InsertBooking for a group's payments, in one statement.
+func (q *Queries) InsertBookings(ctx context.Context, arg InsertBookingsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, insertBookings,
+		arg.PaymentIds,
+		arg.ProcessIds,
+		arg.DebitAccountIds,
+		arg.DebitTransactionIds,
+		arg.DebitCurrencies,
+		arg.DebitAmounts,
+		arg.CreditCurrencies,
+		arg.CreditAmounts,
+		arg.FeeAmounts,
+		arg.ValueDates,
+		arg.BeneficiaryNames,
+		arg.BeneficiaryIbans,
+		arg.BeneficiaryBics,
+		arg.OutboxIds,
 	)
 	if err != nil {
 		return 0, err

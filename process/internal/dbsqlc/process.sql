@@ -181,3 +181,88 @@ WITH ended AS (
     DELETE FROM process_attention a WHERE a.process_id = ANY(ARRAY(SELECT ended.process_id FROM ended))
 )
 SELECT count(*)::bigint AS deleted FROM ended;
+
+-- name: InsertInstances :many
+-- AdvanceGroup's start: new processes of one type, NEW at the initial
+-- step, each with its ProcessStarted entry, in one statement (in the
+-- order given, the ids' order, so two groups of the same processes wait
+-- for each other rather than deadlock). The rows inserted; those that
+-- existed are not returned.
+WITH ins AS (
+    INSERT INTO process_instance (process_id, process_type, business_key, status, current_step, data, workflow_id)
+    SELECT (@process_ids::uuid[])[n], @process_type::text, (@business_keys::text[])[n], 'NEW', @current_step::text,
+           ((@datas::text[])[n])::jsonb, (@workflow_ids::text[])[n]
+    FROM generate_subscripts(@process_ids::uuid[], 1) AS n
+    ORDER BY n
+    ON CONFLICT DO NOTHING
+    RETURNING *
+), started AS (
+    INSERT INTO process_log (process_id, at, event, step, detail, actor)
+    SELECT ins.process_id, @at::timestamptz, 'ProcessStarted', ins.current_step, ((@details::text[])[n])::jsonb, @actor::text
+    FROM ins, generate_subscripts(@process_ids::uuid[], 1) AS n
+    WHERE (@process_ids::uuid[])[n] = ins.process_id
+)
+SELECT ins.process_id, ins.process_type, ins.business_key, ins.status,
+       ins.current_step, ins.data, ins.retries, ins.version,
+       ins.resume_status, ins.failed_step, ins.error_code, ins.error_message,
+       ins.compensation_error_code, ins.compensation_error_message, ins.workflow_id, ins.created_at,
+       ins.updated_at
+FROM ins;
+
+-- name: LockInstances :many
+-- LockInstance for a group's processes, in process_id order (two groups
+-- sharing processes then wait for each other rather than deadlock).
+SELECT i.process_id, i.process_type, i.business_key, i.status,
+       i.current_step, i.data, i.retries, i.version,
+       i.resume_status, i.failed_step, i.error_code, i.error_message,
+       i.compensation_error_code, i.compensation_error_message, i.workflow_id, i.created_at,
+       i.updated_at
+FROM process_instance i,
+     LATERAL (SELECT pg_advisory_xact_lock(1886547811, hashtext(i.process_id::text))) turn
+WHERE i.process_id = ANY(@process_ids::uuid[])
+ORDER BY i.process_id
+FOR UPDATE OF i;
+
+-- name: CompleteSteps :many
+-- A group's forward step completed, for each of its processes: the
+-- transitions (NEW or RUNNING → RUNNING at the next step, or SUCCEEDED),
+-- their log entries in order and their inbox rows, in one statement.
+-- Each is guarded by its version, as UpdateInstance; a process that is
+-- not returned, or whose inbox row was there (inbox_recorded false),
+-- makes the caller roll back. No operator status is entered or left, so
+-- process_attention is untouched. (The ANY lets a generic plan find the
+-- rows by key.)
+WITH upd AS (
+    UPDATE process_instance p
+    SET status = (@statuses::text[])[n], current_step = (@current_steps::text[])[n],
+        data = ((@datas::text[])[n])::jsonb, retries = 0,
+        version = p.version + 1, updated_at = now()
+    FROM generate_subscripts(@process_ids::uuid[], 1) AS n
+    WHERE p.process_id = ANY(@process_ids::uuid[])
+      AND p.process_id = (@process_ids::uuid[])[n] AND p.version = (@versions::bigint[])[n]
+      AND p.status IN ('NEW', 'RUNNING')
+    RETURNING p.process_id, p.process_type, p.business_key, p.status,
+              p.current_step, p.data, p.retries, p.version,
+              p.resume_status, p.failed_step, p.error_code, p.error_message,
+              p.compensation_error_code, p.compensation_error_message, p.workflow_id, p.created_at,
+              p.updated_at, n
+), logged AS (
+    INSERT INTO process_log (process_id, at, event, step, attempt, detail)
+    SELECT upd.process_id, (@log_ats::timestamptz[])[l], (@log_events::text[])[l], (@log_steps::text[])[l],
+           (@log_attempts::int[])[l], ((@log_details::text[])[l])::jsonb
+    FROM upd, generate_subscripts(@log_process_ids::uuid[], 1) AS l
+    WHERE (@log_process_ids::uuid[])[l] = upd.process_id
+    ORDER BY l
+), inboxed AS (
+    INSERT INTO process_inbox (key, process_id, step, result)
+    SELECT (@inbox_keys::text[])[upd.n], upd.process_id, (@inbox_steps::text[])[upd.n], ((@inbox_results::text[])[upd.n])::jsonb
+    FROM upd
+    ON CONFLICT (key) DO NOTHING
+    RETURNING process_inbox.process_id
+)
+SELECT upd.process_id, upd.process_type, upd.business_key, upd.status,
+       upd.current_step, upd.data, upd.retries, upd.version,
+       upd.resume_status, upd.failed_step, upd.error_code, upd.error_message,
+       upd.compensation_error_code, upd.compensation_error_message, upd.workflow_id, upd.created_at,
+       upd.updated_at, (upd.process_id IN (SELECT inboxed.process_id FROM inboxed))::boolean AS inbox_recorded
+FROM upd;

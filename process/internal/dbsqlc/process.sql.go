@@ -48,6 +48,143 @@ func (q *Queries) AttentionDisagrees(ctx context.Context) ([]AttentionDisagreesR
 	return items, nil
 }
 
+const completeSteps = `-- name: CompleteSteps :many
+WITH upd AS (
+    UPDATE process_instance p
+    SET status = ($1::text[])[n], current_step = ($2::text[])[n],
+        data = (($3::text[])[n])::jsonb, retries = 0,
+        version = p.version + 1, updated_at = now()
+    FROM generate_subscripts($4::uuid[], 1) AS n
+    WHERE p.process_id = ANY($4::uuid[])
+      AND p.process_id = ($4::uuid[])[n] AND p.version = ($5::bigint[])[n]
+      AND p.status IN ('NEW', 'RUNNING')
+    RETURNING p.process_id, p.process_type, p.business_key, p.status,
+              p.current_step, p.data, p.retries, p.version,
+              p.resume_status, p.failed_step, p.error_code, p.error_message,
+              p.compensation_error_code, p.compensation_error_message, p.workflow_id, p.created_at,
+              p.updated_at, n
+), logged AS (
+    INSERT INTO process_log (process_id, at, event, step, attempt, detail)
+    SELECT upd.process_id, ($6::timestamptz[])[l], ($7::text[])[l], ($8::text[])[l],
+           ($9::int[])[l], (($10::text[])[l])::jsonb
+    FROM upd, generate_subscripts($11::uuid[], 1) AS l
+    WHERE ($11::uuid[])[l] = upd.process_id
+    ORDER BY l
+), inboxed AS (
+    INSERT INTO process_inbox (key, process_id, step, result)
+    SELECT ($12::text[])[upd.n], upd.process_id, ($13::text[])[upd.n], (($14::text[])[upd.n])::jsonb
+    FROM upd
+    ON CONFLICT (key) DO NOTHING
+    RETURNING process_inbox.process_id
+)
+SELECT upd.process_id, upd.process_type, upd.business_key, upd.status,
+       upd.current_step, upd.data, upd.retries, upd.version,
+       upd.resume_status, upd.failed_step, upd.error_code, upd.error_message,
+       upd.compensation_error_code, upd.compensation_error_message, upd.workflow_id, upd.created_at,
+       upd.updated_at, (upd.process_id IN (SELECT inboxed.process_id FROM inboxed))::boolean AS inbox_recorded
+FROM upd
+`
+
+type CompleteStepsParams struct {
+	Statuses      []string
+	CurrentSteps  []string
+	Datas         []string
+	ProcessIds    []uuid.UUID
+	Versions      []int64
+	LogAts        []time.Time
+	LogEvents     []string
+	LogSteps      []string
+	LogAttempts   []int32
+	LogDetails    []string
+	LogProcessIds []uuid.UUID
+	InboxKeys     []string
+	InboxSteps    []string
+	InboxResults  []string
+}
+
+type CompleteStepsRow struct {
+	ProcessID                uuid.UUID
+	ProcessType              string
+	BusinessKey              string
+	Status                   string
+	CurrentStep              string
+	Data                     []byte
+	Retries                  int32
+	Version                  int64
+	ResumeStatus             string
+	FailedStep               string
+	ErrorCode                string
+	ErrorMessage             string
+	CompensationErrorCode    string
+	CompensationErrorMessage string
+	WorkflowID               string
+	CreatedAt                time.Time
+	UpdatedAt                time.Time
+	InboxRecorded            bool
+}
+
+// A group's forward step completed, for each of its processes: the
+// transitions (NEW or RUNNING → RUNNING at the next step, or SUCCEEDED),
+// their log entries in order and their inbox rows, in one statement.
+// Each is guarded by its version, as UpdateInstance; a process that is
+// not returned, or whose inbox row was there (inbox_recorded false),
+// makes the caller roll back. No operator status is entered or left, so
+// process_attention is untouched. (The ANY lets a generic plan find the
+// rows by key.)
+func (q *Queries) CompleteSteps(ctx context.Context, arg CompleteStepsParams) ([]CompleteStepsRow, error) {
+	rows, err := q.db.Query(ctx, completeSteps,
+		arg.Statuses,
+		arg.CurrentSteps,
+		arg.Datas,
+		arg.ProcessIds,
+		arg.Versions,
+		arg.LogAts,
+		arg.LogEvents,
+		arg.LogSteps,
+		arg.LogAttempts,
+		arg.LogDetails,
+		arg.LogProcessIds,
+		arg.InboxKeys,
+		arg.InboxSteps,
+		arg.InboxResults,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CompleteStepsRow
+	for rows.Next() {
+		var i CompleteStepsRow
+		if err := rows.Scan(
+			&i.ProcessID,
+			&i.ProcessType,
+			&i.BusinessKey,
+			&i.Status,
+			&i.CurrentStep,
+			&i.Data,
+			&i.Retries,
+			&i.Version,
+			&i.ResumeStatus,
+			&i.FailedStep,
+			&i.ErrorCode,
+			&i.ErrorMessage,
+			&i.CompensationErrorCode,
+			&i.CompensationErrorMessage,
+			&i.WorkflowID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.InboxRecorded,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const completedSteps = `-- name: CompletedSteps :many
 SELECT event, step FROM process_log
 WHERE process_id = $1 AND event IN ('StepCompleted', 'CompensationCompleted')
@@ -277,6 +414,114 @@ func (q *Queries) InsertInstance(ctx context.Context, arg InsertInstanceParams) 
 	return i, err
 }
 
+const insertInstances = `-- name: InsertInstances :many
+WITH ins AS (
+    INSERT INTO process_instance (process_id, process_type, business_key, status, current_step, data, workflow_id)
+    SELECT ($1::uuid[])[n], $2::text, ($3::text[])[n], 'NEW', $4::text,
+           (($5::text[])[n])::jsonb, ($6::text[])[n]
+    FROM generate_subscripts($1::uuid[], 1) AS n
+    ORDER BY n
+    ON CONFLICT DO NOTHING
+    RETURNING process_id, process_type, business_key, status, current_step, data, retries, version, resume_status, failed_step, error_code, error_message, compensation_error_code, compensation_error_message, workflow_id, created_at, updated_at
+), started AS (
+    INSERT INTO process_log (process_id, at, event, step, detail, actor)
+    SELECT ins.process_id, $7::timestamptz, 'ProcessStarted', ins.current_step, (($8::text[])[n])::jsonb, $9::text
+    FROM ins, generate_subscripts($1::uuid[], 1) AS n
+    WHERE ($1::uuid[])[n] = ins.process_id
+)
+SELECT ins.process_id, ins.process_type, ins.business_key, ins.status,
+       ins.current_step, ins.data, ins.retries, ins.version,
+       ins.resume_status, ins.failed_step, ins.error_code, ins.error_message,
+       ins.compensation_error_code, ins.compensation_error_message, ins.workflow_id, ins.created_at,
+       ins.updated_at
+FROM ins
+`
+
+type InsertInstancesParams struct {
+	ProcessIds   []uuid.UUID
+	ProcessType  string
+	BusinessKeys []string
+	CurrentStep  string
+	Datas        []string
+	WorkflowIds  []string
+	At           time.Time
+	Details      []string
+	Actor        string
+}
+
+type InsertInstancesRow struct {
+	ProcessID                uuid.UUID
+	ProcessType              string
+	BusinessKey              string
+	Status                   string
+	CurrentStep              string
+	Data                     []byte
+	Retries                  int32
+	Version                  int64
+	ResumeStatus             string
+	FailedStep               string
+	ErrorCode                string
+	ErrorMessage             string
+	CompensationErrorCode    string
+	CompensationErrorMessage string
+	WorkflowID               string
+	CreatedAt                time.Time
+	UpdatedAt                time.Time
+}
+
+// AdvanceGroup's start: new processes of one type, NEW at the initial
+// step, each with its ProcessStarted entry, in one statement (in the
+// order given, the ids' order, so two groups of the same processes wait
+// for each other rather than deadlock). The rows inserted; those that
+// existed are not returned.
+func (q *Queries) InsertInstances(ctx context.Context, arg InsertInstancesParams) ([]InsertInstancesRow, error) {
+	rows, err := q.db.Query(ctx, insertInstances,
+		arg.ProcessIds,
+		arg.ProcessType,
+		arg.BusinessKeys,
+		arg.CurrentStep,
+		arg.Datas,
+		arg.WorkflowIds,
+		arg.At,
+		arg.Details,
+		arg.Actor,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []InsertInstancesRow
+	for rows.Next() {
+		var i InsertInstancesRow
+		if err := rows.Scan(
+			&i.ProcessID,
+			&i.ProcessType,
+			&i.BusinessKey,
+			&i.Status,
+			&i.CurrentStep,
+			&i.Data,
+			&i.Retries,
+			&i.Version,
+			&i.ResumeStatus,
+			&i.FailedStep,
+			&i.ErrorCode,
+			&i.ErrorMessage,
+			&i.CompensationErrorCode,
+			&i.CompensationErrorMessage,
+			&i.WorkflowID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listAll = `-- name: ListAll :many
 SELECT process_id, process_type, business_key, status, current_step, data, retries, version, resume_status, failed_step, error_code, error_message, compensation_error_code, compensation_error_message, workflow_id, created_at, updated_at FROM process_instance
 WHERE process_id > $1::uuid
@@ -465,6 +710,59 @@ func (q *Queries) LockInstance(ctx context.Context, processID uuid.UUID) (Proces
 		&i.UpdatedAt,
 	)
 	return i, err
+}
+
+const lockInstances = `-- name: LockInstances :many
+SELECT i.process_id, i.process_type, i.business_key, i.status,
+       i.current_step, i.data, i.retries, i.version,
+       i.resume_status, i.failed_step, i.error_code, i.error_message,
+       i.compensation_error_code, i.compensation_error_message, i.workflow_id, i.created_at,
+       i.updated_at
+FROM process_instance i,
+     LATERAL (SELECT pg_advisory_xact_lock(1886547811, hashtext(i.process_id::text))) turn
+WHERE i.process_id = ANY($1::uuid[])
+ORDER BY i.process_id
+FOR UPDATE OF i
+`
+
+// LockInstance for a group's processes, in process_id order (two groups
+// sharing processes then wait for each other rather than deadlock).
+func (q *Queries) LockInstances(ctx context.Context, processIds []uuid.UUID) ([]ProcessInstance, error) {
+	rows, err := q.db.Query(ctx, lockInstances, processIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ProcessInstance
+	for rows.Next() {
+		var i ProcessInstance
+		if err := rows.Scan(
+			&i.ProcessID,
+			&i.ProcessType,
+			&i.BusinessKey,
+			&i.Status,
+			&i.CurrentStep,
+			&i.Data,
+			&i.Retries,
+			&i.Version,
+			&i.ResumeStatus,
+			&i.FailedStep,
+			&i.ErrorCode,
+			&i.ErrorMessage,
+			&i.CompensationErrorCode,
+			&i.CompensationErrorMessage,
+			&i.WorkflowID,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const updateInstance = `-- name: UpdateInstance :one

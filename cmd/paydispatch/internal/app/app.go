@@ -191,7 +191,9 @@ func StartExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, op
 	runner, err := dispatch.NewBatchRunner(dispatch.BatchConfig{
 		Queue: queue.New(store.Pool), Engine: dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace},
 		Executors: map[string]dispatch.Executor{payment.ItemType: payment.BatchExecutor(acts)},
-		Metrics:   metrics, Logger: log.With("component", "batch-execution"),
+		// a group's payments commit together
+		GroupExecutors: map[string]dispatch.GroupExecutor{payment.ItemType: payment.GroupExecutor(acts)},
+		Metrics:        metrics, Logger: log.With("component", "batch-execution"),
 	})
 	if err != nil {
 		return nil, err

@@ -62,3 +62,28 @@ FROM ledger_post(@kind::text, sqlc.narg('account_id')::text, sqlc.narg('currency
 SELECT DISTINCT a.tenant_id::text AS tenant_id
 FROM account a
 WHERE a.tenant_id = ANY(@tenant_ids::text[]);
+
+-- name: PostMany :many
+-- A group's postings, one round trip: see ledger_post_many in ledger/account/migrations/functions.sql.
+SELECT p.ord::int AS ord,
+       p.status::text AS status,
+       coalesce(p.transaction_id, '00000000-0000-0000-0000-000000000000')::uuid AS transaction_id,
+       coalesce(p.account_id, '')::text AS account_id,
+       coalesce(p.seq, 0)::bigint AS seq,
+       coalesce(p.type, '')::text AS type,
+       coalesce(p.amount, 0)::numeric AS amount,
+       coalesce(p.fee, 0)::numeric AS fee,
+       coalesce(p.balance_after, 0)::numeric AS balance_after,
+       coalesce(p.reverses, '00000000-0000-0000-0000-000000000000')::uuid AS reverses,
+       coalesce(p.reference, '')::text AS reference,
+       coalesce(p.description, '')::text AS description,
+       coalesce(p.value_date, 'epoch')::date AS value_date,
+       coalesce(p.created_at, 'epoch')::timestamptz AS created_at,
+       coalesce(p.balance, 0)::numeric AS balance
+FROM ledger_post_many(@kind::text, @account_ids::text[], @currencies::text[], @amounts::numeric[],
+                      @charge_fees::boolean[], @transaction_ids::uuid[], @refs::text[],
+                      @descriptions::text[], @value_dates::date[]) p;
+
+-- name: GetAccounts :many
+-- A group's accounts, in one query (a group's debits).
+SELECT * FROM account WHERE account_id = ANY(@account_ids::text[]);

@@ -82,6 +82,43 @@ func (q *Queries) GetAccount(ctx context.Context, accountID string) (Account, er
 	return i, err
 }
 
+const getAccounts = `-- name: GetAccounts :many
+SELECT account_id, tenant_id, currency, opening_balance, balance, limit_based, fee, txn_seq, created_at, updated_at, external_id FROM account WHERE account_id = ANY($1::text[])
+`
+
+// A group's accounts, in one query (a group's debits).
+func (q *Queries) GetAccounts(ctx context.Context, accountIds []string) ([]Account, error) {
+	rows, err := q.db.Query(ctx, getAccounts, accountIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Account
+	for rows.Next() {
+		var i Account
+		if err := rows.Scan(
+			&i.AccountID,
+			&i.TenantID,
+			&i.Currency,
+			&i.OpeningBalance,
+			&i.Balance,
+			&i.LimitBased,
+			&i.Fee,
+			&i.TxnSeq,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.ExternalID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getTransaction = `-- name: GetTransaction :one
 SELECT transaction_id, account_id, seq, type, amount, fee, balance_after, reverses, reference, description, value_date, created_at FROM account_transaction WHERE transaction_id = $1
 `
@@ -308,6 +345,104 @@ func (q *Queries) Post(ctx context.Context, arg PostParams) (PostRow, error) {
 		&i.Balance,
 	)
 	return i, err
+}
+
+const postMany = `-- name: PostMany :many
+SELECT p.ord::int AS ord,
+       p.status::text AS status,
+       coalesce(p.transaction_id, '00000000-0000-0000-0000-000000000000')::uuid AS transaction_id,
+       coalesce(p.account_id, '')::text AS account_id,
+       coalesce(p.seq, 0)::bigint AS seq,
+       coalesce(p.type, '')::text AS type,
+       coalesce(p.amount, 0)::numeric AS amount,
+       coalesce(p.fee, 0)::numeric AS fee,
+       coalesce(p.balance_after, 0)::numeric AS balance_after,
+       coalesce(p.reverses, '00000000-0000-0000-0000-000000000000')::uuid AS reverses,
+       coalesce(p.reference, '')::text AS reference,
+       coalesce(p.description, '')::text AS description,
+       coalesce(p.value_date, 'epoch')::date AS value_date,
+       coalesce(p.created_at, 'epoch')::timestamptz AS created_at,
+       coalesce(p.balance, 0)::numeric AS balance
+FROM ledger_post_many($1::text, $2::text[], $3::text[], $4::numeric[],
+                      $5::boolean[], $6::uuid[], $7::text[],
+                      $8::text[], $9::date[]) p
+`
+
+type PostManyParams struct {
+	Kind           string
+	AccountIds     []string
+	Currencies     []string
+	Amounts        []decimal.Decimal
+	ChargeFees     []bool
+	TransactionIds []uuid.UUID
+	Refs           []string
+	Descriptions   []string
+	ValueDates     []time.Time
+}
+
+type PostManyRow struct {
+	Ord           int32
+	Status        string
+	TransactionID uuid.UUID
+	AccountID     string
+	Seq           int64
+	Type          string
+	Amount        decimal.Decimal
+	Fee           decimal.Decimal
+	BalanceAfter  decimal.Decimal
+	Reverses      uuid.UUID
+	Reference     string
+	Description   string
+	ValueDate     time.Time
+	CreatedAt     time.Time
+	Balance       decimal.Decimal
+}
+
+// A group's postings, one round trip: see ledger_post_many in ledger/account/migrations/functions.sql.
+func (q *Queries) PostMany(ctx context.Context, arg PostManyParams) ([]PostManyRow, error) {
+	rows, err := q.db.Query(ctx, postMany,
+		arg.Kind,
+		arg.AccountIds,
+		arg.Currencies,
+		arg.Amounts,
+		arg.ChargeFees,
+		arg.TransactionIds,
+		arg.Refs,
+		arg.Descriptions,
+		arg.ValueDates,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PostManyRow
+	for rows.Next() {
+		var i PostManyRow
+		if err := rows.Scan(
+			&i.Ord,
+			&i.Status,
+			&i.TransactionID,
+			&i.AccountID,
+			&i.Seq,
+			&i.Type,
+			&i.Amount,
+			&i.Fee,
+			&i.BalanceAfter,
+			&i.Reverses,
+			&i.Reference,
+			&i.Description,
+			&i.ValueDate,
+			&i.CreatedAt,
+			&i.Balance,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const recentTransactions = `-- name: RecentTransactions :many
