@@ -61,6 +61,9 @@ type Options struct {
 	// NoSettle leaves each queue item to the dispatcher's reconcile, not
 	// settled in its execution's last step (see dispatch.Settler).
 	NoSettle bool
+	// NoGroupCommit runs each of a batch execution's payments on its own
+	// transactions, as before group commit: the comparison.
+	NoGroupCommit bool
 	// Metrics is where the exec worker counts the executions it settles
 	// (completed_total) and their lag behind their slots
 	// (execution_lag_seconds), and the dispatcher its cycles; nil:
@@ -188,13 +191,17 @@ func StartExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, op
 		Tracer: TracerOf(tc.TracerProvider, "payment"), Rails: Rails(store), Pacer: lim, Queue: queue.New(store.Pool)}
 	payment.RegisterExec(w, acts, &process.Activities{DB: store.Pool, Registry: Processes()})
 	// PAYMENT's exec_mode BATCH: batch executions on the same worker.
-	runner, err := dispatch.NewBatchRunner(dispatch.BatchConfig{
+	bcfg := dispatch.BatchConfig{
 		Queue: queue.New(store.Pool), Engine: dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace},
 		Executors: map[string]dispatch.Executor{payment.ItemType: payment.BatchExecutor(acts)},
 		// a group's payments commit together
 		GroupExecutors: map[string]dispatch.GroupExecutor{payment.ItemType: payment.GroupExecutor(acts)},
 		Metrics:        metrics, Logger: log.With("component", "batch-execution"),
-	})
+	}
+	if opts.NoGroupCommit {
+		bcfg.GroupExecutors = nil
+	}
+	runner, err := dispatch.NewBatchRunner(bcfg)
 	if err != nil {
 		return nil, err
 	}

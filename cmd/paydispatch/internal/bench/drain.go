@@ -56,6 +56,9 @@ type DrainOptions struct {
 	// NoSettle leaves every queue item to the reconcile, the before of
 	// settlement by the execution.
 	NoSettle bool
+	// NoGroupCommit runs a batch execution's payments each on its own
+	// transactions, the before of group commit.
+	NoGroupCommit bool
 	// Debtors is how many debtor accounts (and tenants) the payments come
 	// from, 1 to 10: one is a payroll, every payment on one account.
 	Debtors int
@@ -121,6 +124,7 @@ func drainSettings(o *DrainOptions) []*config.Setting {
 		config.Bool("all-visibility-indexes", "keep every index of the embedded Temporal's visibility table (default: the kept ones)", &o.AllVisibilityIndexes),
 		config.Bool("no-eager-start", "start execution workflows without Temporal's eager start (the comparison)", &o.NoEagerStart),
 		config.Bool("no-settle", "leave queue items to the dispatcher's reconcile, not settled by the execution (the comparison)", &o.NoSettle),
+		config.Bool("no-group-commit", "run each of a batch execution's payments on its own transactions, not its group's together (the comparison)", &o.NoGroupCommit),
 		config.Bool("exec-only", "stop at the execution (PROCESSING): no outbox relayer, no rail simulator (default: the full path, to DELIVERED)", &o.ExecOnly),
 		config.ExecMode("PAYMENT's exec_mode: PER_ITEM (a workflow a payment) or BATCH (a workflow a claimed batch); default: as configured", &o.ExecMode),
 		config.Int("debtors", 10, 1, 10, "debtor accounts (one a tenant) the payments come from; 1: a payroll, every payment debiting one account", &o.Debtors),
@@ -255,7 +259,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	fmt.Fprintf(o.Out, "dispatcher every %v, exec mode %s, batch size %d, paced lead %v, pre-start buffer %v, max in flight %s, execution workflow %s\n",
 		qcfg.DispatchInterval, qcfg.ExecMode, qcfg.BatchSize, qcfg.PacedLead, qcfg.PreStartBuffer, inFlight, qcfg.ExecWorkflowType)
 	// The product's settings but for those the run compares.
-	opts := app.Options{WorkflowTaskSlots: o.WorkflowTaskSlots, Pollers: o.Pollers, NoEagerStart: o.NoEagerStart, NoSettle: o.NoSettle}
+	opts := app.Options{WorkflowTaskSlots: o.WorkflowTaskSlots, Pollers: o.Pollers, NoEagerStart: o.NoEagerStart, NoSettle: o.NoSettle, NoGroupCommit: o.NoGroupCommit}
 	wopts := opts.WorkerOptions()
 	fmt.Fprintf(o.Out, "payment workers: %d workflow task slots, %s pollers\n", wopts.MaxConcurrentWorkflowTaskExecutionSize,
 		pollers(wopts.MaxConcurrentWorkflowTaskPollers))
