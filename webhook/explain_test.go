@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -108,5 +109,60 @@ func TestClaimBehindABurst(t *testing.T) {
 	}
 	if hit, _ := strconv.Atoi(m[1]); hit > 2000 {
 		t.Errorf("the claim read %d buffers, want a few hundred:\n%s", hit, plan)
+	}
+}
+
+// TestClaimReadsOnlyItsRoom: an endpoint's claim reads candidates only up
+// to its room (its cap less its deliveries in flight). At its cap, with a
+// backlog held behind the deliveries in flight (each one's payment's
+// later events, due but not first), a claim reads a few buffers instead
+// of stepping over the whole backlog; with room for two it stops at two
+// instead of locking thirty-two candidates and dropping thirty.
+func TestClaimReadsOnlyItsRoom(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name              string
+		sending, heldEach int
+		wantTaken         int
+		maxHit            int
+	}{
+		{"at its cap, a backlog held behind", 32, 30, 0, 60},
+		{"room for two", 30, 0, 2, 100},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			pool := pgtest.NewPool(t)
+			ctx := context.Background()
+			if _, err := pool.Exec(ctx, fmt.Sprintf(`
+				INSERT INTO webhook_endpoints (endpoint_id, tenant_id, url, secret)
+				VALUES ('00000000-0000-7000-8000-000000000001', 't-1', 'https://hooks.example/1', 'whsec_x');
+				-- Each payment in flight: its first event SENDING, its later ones due behind it.
+				INSERT INTO webhook_deliveries (endpoint_id, tenant_id, subject, event_id, event_type, payload, state, attempts, next_attempt_at)
+				SELECT '00000000-0000-7000-8000-000000000001', 't-1', 'busy-' || b, gen_random_uuid(), 'payment.accepted', '{}',
+				       CASE WHEN n = 0 THEN 'SENDING' ELSE 'PENDING' END, CASE WHEN n = 0 THEN 1 ELSE 0 END,
+				       CASE WHEN n = 0 THEN now() + interval '1 minute' ELSE now() - interval '1 minute' END
+				FROM generate_series(1, %d) b, generate_series(0, %d) n
+				ORDER BY n, b;
+				INSERT INTO webhook_deliveries (endpoint_id, tenant_id, subject, event_id, event_type, payload)
+				SELECT '00000000-0000-7000-8000-000000000001', 't-1', 'pay-' || g, gen_random_uuid(), 'payment.accepted', '{}'
+				FROM generate_series(1, 3000) g;
+				ANALYZE webhook_deliveries`, tt.sending, tt.heldEach)); err != nil {
+				t.Fatal(err)
+			}
+			plan := pgtest.Plans(t, pool, true, func(ctx context.Context, tx pgx.Tx) error {
+				n, err := webhook.Claim(ctx, tx, 32, 1024)
+				if err == nil && n != tt.wantTaken {
+					t.Errorf("the claim took %d, want %d", n, tt.wantTaken)
+				}
+				return err
+			})
+			m := regexp.MustCompile(`shared hit=(\d+)`).FindStringSubmatch(plan)
+			if m == nil {
+				t.Fatalf("no buffer counts in the plan:\n%s", plan)
+			}
+			if hit, _ := strconv.Atoi(m[1]); hit > tt.maxHit {
+				t.Errorf("the claim read %d buffers, want at most %d:\n%s", hit, tt.maxHit, plan)
+			}
+		})
 	}
 }
