@@ -39,12 +39,16 @@
 // In order per subject: a delivery is not claimed while an earlier
 // delivery of the same subject to the same endpoint is open (PENDING or
 // SENDING). A failing delivery holds up its subject's later events to
-// that endpoint, nothing else. Once dead, it no longer holds them up; a
+// that endpoint, nothing else: while it waits for its retry, they wait
+// with it (their next_attempt_at moved to its own, so that claims do
+// not step over them meanwhile). Once dead, it no longer holds them up; a
 // redriven dead letter arrives after them.
 //
 // Throughput: an endpoint has up to PerEndpoint (32) deliveries in
 // flight, each of a different subject, so one endpoint keeps up with many
-// subjects' events while each subject's go one at a time. The relayer
+// subjects' events while each subject's go one at a time. A claim reads
+// each endpoint's candidates only up to its room (PerEndpoint less those
+// in flight), so an endpoint at its cap costs one count. The relayer
 // records the outcomes that came in while it was busy and claims again
 // in one transaction, its two statements sent as one batch (the claim
 // sees what the record freed), without JIT compilation: under load, a

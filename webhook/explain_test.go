@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -108,5 +109,106 @@ func TestClaimBehindABurst(t *testing.T) {
 	}
 	if hit, _ := strconv.Atoi(m[1]); hit > 2000 {
 		t.Errorf("the claim read %d buffers, want a few hundred:\n%s", hit, plan)
+	}
+}
+
+// TestClaimReadsOnlyItsRoom: an endpoint's claim reads candidates only up
+// to its room (its cap less its deliveries in flight). At its cap, with a
+// backlog held behind the deliveries in flight (each one's payment's
+// later events, due but not first), a claim reads a few buffers instead
+// of stepping over the whole backlog; with room for two it stops at two
+// instead of locking thirty-two candidates and dropping thirty.
+func TestClaimReadsOnlyItsRoom(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name              string
+		sending, heldEach int
+		wantTaken         int
+		maxHit            int
+	}{
+		{"at its cap, a backlog held behind", 32, 30, 0, 60},
+		{"room for two", 30, 0, 2, 100},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			pool := pgtest.NewPool(t)
+			ctx := context.Background()
+			if _, err := pool.Exec(ctx, fmt.Sprintf(`
+				INSERT INTO webhook_endpoints (endpoint_id, tenant_id, url, secret)
+				VALUES ('00000000-0000-7000-8000-000000000001', 't-1', 'https://hooks.example/1', 'whsec_x');
+				-- Each payment in flight: its first event SENDING, its later ones due behind it.
+				INSERT INTO webhook_deliveries (endpoint_id, tenant_id, subject, event_id, event_type, payload, state, attempts, next_attempt_at)
+				SELECT '00000000-0000-7000-8000-000000000001', 't-1', 'busy-' || b, gen_random_uuid(), 'payment.accepted', '{}',
+				       CASE WHEN n = 0 THEN 'SENDING' ELSE 'PENDING' END, CASE WHEN n = 0 THEN 1 ELSE 0 END,
+				       CASE WHEN n = 0 THEN now() + interval '1 minute' ELSE now() - interval '1 minute' END
+				FROM generate_series(1, %d) b, generate_series(0, %d) n
+				ORDER BY n, b;
+				INSERT INTO webhook_deliveries (endpoint_id, tenant_id, subject, event_id, event_type, payload)
+				SELECT '00000000-0000-7000-8000-000000000001', 't-1', 'pay-' || g, gen_random_uuid(), 'payment.accepted', '{}'
+				FROM generate_series(1, 3000) g;
+				ANALYZE webhook_deliveries`, tt.sending, tt.heldEach)); err != nil {
+				t.Fatal(err)
+			}
+			plan := pgtest.Plans(t, pool, true, func(ctx context.Context, tx pgx.Tx) error {
+				n, err := webhook.Claim(ctx, tx, 32, 1024)
+				if err == nil && n != tt.wantTaken {
+					t.Errorf("the claim took %d, want %d", n, tt.wantTaken)
+				}
+				return err
+			})
+			m := regexp.MustCompile(`shared hit=(\d+)`).FindStringSubmatch(plan)
+			if m == nil {
+				t.Fatalf("no buffer counts in the plan:\n%s", plan)
+			}
+			if hit, _ := strconv.Atoi(m[1]); hit > tt.maxHit {
+				t.Errorf("the claim read %d buffers, want at most %d:\n%s", hit, tt.maxHit, plan)
+			}
+		})
+	}
+}
+
+// TestRetryUsesIndexes: recording a failure, which moves its subject's
+// later deliveries behind it, finds them through the subject index,
+// never by reading the whole table (200,000 delivered, 20,000 open).
+func TestRetryUsesIndexes(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO webhook_endpoints (endpoint_id, tenant_id, url, secret)
+		VALUES ('00000000-0000-7000-8000-000000000001', 't-1', 'https://hooks.example/1', 'whsec_x');
+		INSERT INTO webhook_deliveries (endpoint_id, tenant_id, subject, event_id, event_type, payload, state, attempts, settled_at)
+		SELECT '00000000-0000-7000-8000-000000000001', 't-1', 'old-' || g, gen_random_uuid(), 'payment.delivered', '{}', 'DELIVERED', 1, now()
+		FROM generate_series(1, 200000) g;
+		INSERT INTO webhook_deliveries (endpoint_id, tenant_id, subject, event_id, event_type, payload)
+		SELECT '00000000-0000-7000-8000-000000000001', 't-1', 'pay-' || (g % 5000), gen_random_uuid(), 'payment.delivered', '{}'
+		FROM generate_series(0, 19999) g;
+		UPDATE webhook_deliveries SET state = 'SENDING', attempts = 1 WHERE subject = 'pay-7' AND state = 'PENDING'
+		  AND delivery_id = (SELECT min(delivery_id) FROM webhook_deliveries WHERE subject = 'pay-7');
+		ANALYZE webhook_deliveries`); err != nil {
+		t.Fatal(err)
+	}
+	var head int64
+	if err := pool.QueryRow(ctx, `SELECT delivery_id FROM webhook_deliveries WHERE state = 'SENDING'`).Scan(&head); err != nil {
+		t.Fatal(err)
+	}
+	plan := pgtest.Plans(t, pool, true, func(ctx context.Context, tx pgx.Tx) error {
+		if err := webhook.Retry(ctx, tx, head, 1, 60); err != nil {
+			return err
+		}
+		var moved int
+		err := tx.QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE subject = 'pay-7' AND state = 'PENDING'
+			AND next_attempt_at > now() + interval '50 seconds'`).Scan(&moved)
+		if err == nil && moved != 4 {
+			t.Errorf("%d of pay-7's deliveries wait for its retry, want 4 (the refused one and its three later)", moved)
+		}
+		return err
+	})
+	if testing.Verbose() {
+		t.Logf("retry:\n%s", plan)
+	}
+	first := strings.SplitN(plan, "\n\n", 2)[0]
+	if strings.Contains(first, "Seq Scan on webhook_deliveries") || !strings.Contains(first, "webhook_deliveries_subject_idx") {
+		t.Errorf("recording a retry does not find the subject's later deliveries through the subject index:\n%s", plan)
 	}
 }

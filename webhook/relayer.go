@@ -420,8 +420,7 @@ func (r *Relayer) record(ctx context.Context, arg dbsqlc.SettleDeliveriesParams,
 	// and the deliveries go again (at least once).
 	for try := 0; ; try++ {
 		err := r.noJIT(ctx, func(q *dbsqlc.Queries) error {
-			_, err := q.SettleDeliveries(ctx, arg)
-			return err
+			return q.SettleDeliveries(ctx, arg)
 		})
 		if err == nil {
 			return
@@ -445,8 +444,12 @@ func (r *Relayer) settleAndClaim(ctx context.Context, arg dbsqlc.SettleDeliverie
 	err := pgx.BeginFunc(ctx, r.db, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		b.Queue("SET LOCAL jit = off")
-		b.Queue(dbsqlc.SettleDeliveriesBatch(arg))
-		b.Queue(dbsqlc.ClaimDeliveriesBatch(r.claimParams(room)))
+		// Queue's arguments are variadic: a statement's argument slice
+		// passed whole would be one argument.
+		sql, args := dbsqlc.SettleDeliveriesBatch(arg)
+		b.Queue(sql, args...)
+		sql, args = dbsqlc.ClaimDeliveriesBatch(r.claimParams(room))
+		b.Queue(sql, args...)
 		br := tx.SendBatch(ctx, b)
 		_, err := br.Exec()
 		if err == nil {

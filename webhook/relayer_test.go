@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -499,27 +500,22 @@ func TestFailureHoldsOnlyItsPayment(t *testing.T) {
 	waitFor(t, "the other payments' 300 deliveries made", 30*time.Second, func() bool {
 		return states(t, pool, ep.ID)[webhook.StateDelivered] == 300
 	})
-	// One statement reads both states: two reads, one a state, would miss
-	// the refused delivery going SENDING -> PENDING between them.
-	rows, err := pool.Query(context.Background(), `SELECT subject, state, attempts FROM webhook_deliveries
-		WHERE endpoint_id = $1 AND state IN ('PENDING', 'SENDING') ORDER BY delivery_id DESC`, ep.ID)
+	// One list of every state, one snapshot: listed state by state, the
+	// refused one could go from SENDING to PENDING between the two lists
+	// and be in neither.
+	all, err := (webhook.Store{DB: pool}).Deliveries(context.Background(), ep.ID, "", 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var held []string
-	for rows.Next() {
-		var subject, state string
-		var attempts int
-		if err := rows.Scan(&subject, &state, &attempts); err != nil {
-			t.Fatal(err)
+	for _, d := range all {
+		if d.State != webhook.StatePending && d.State != webhook.StateSending {
+			continue
 		}
-		if subject != "pay-stuck" {
-			t.Errorf("a delivery of %s still %s", subject, state)
+		if d.Subject != "pay-stuck" {
+			t.Errorf("delivery %d of %s still %s", d.ID, d.Subject, d.State)
 		}
-		held = append(held, fmt.Sprintf("%s/%d", state, attempts))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+		held = append(held, fmt.Sprintf("%s/%d", d.State, d.Attempts))
 	}
 	// Newest first: the two held back never sent, the refused one retried
 	// (waiting for its backoff, or under way again).
@@ -537,5 +533,116 @@ func TestFailureHoldsOnlyItsPayment(t *testing.T) {
 	defer r.mu.Unlock()
 	if r.early != 0 {
 		t.Errorf("%d requests came before their payment's previous event was accepted", r.early)
+	}
+}
+
+// TestRetryTakesItsPaymentsLaterEvents: when a payment's event is refused
+// and waits for its retry, its later events, which cannot go before it,
+// are due no earlier than it (a claim would otherwise step over them
+// until then), and are delivered after it, in order, once it goes
+// through; another payment's events are not moved.
+func TestRetryTakesItsPaymentsLaterEvents(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	var stuck atomic.Bool
+	stuck.Store(true)
+	r := newReceiver(t, func(int64) int { return http.StatusNoContent })
+	r.inOrder = true
+	r.statusOf = func(subject string, _ int64) int {
+		if subject == "pay-stuck" && stuck.Load() {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusNoContent
+	}
+	ep := register(t, pool, "t-1", r)
+	for seq := range 3 {
+		publish(t, pool, "t-1", "payment.delivered", []string{"pay-stuck", "pay-ok"}, seq)
+	}
+	cfg := fastConfig(pool)
+	cfg.BackoffBase, cfg.BackoffMax = 2*time.Second, 2*time.Second
+	startRelayer(t, cfg)
+	var open []webhook.Delivery
+	waitFor(t, "the refused event waiting for its retry and the other payment's delivered", 30*time.Second, func() bool {
+		ds, err := (webhook.Store{DB: pool}).Deliveries(context.Background(), ep.ID, webhook.StatePending, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = ds
+		return len(ds) == 3 && ds[2].Attempts == 1 && states(t, pool, ep.ID)[webhook.StateDelivered] == 3
+	})
+	// Newest first: the two held back, then the refused one.
+	head := open[2]
+	for _, d := range open[:2] {
+		if d.Subject != "pay-stuck" || d.NextAttempt == nil || head.NextAttempt == nil || d.NextAttempt.Before(*head.NextAttempt) {
+			t.Errorf("delivery %d of %s due at %v, before its payment's refused event %d, due again at %v",
+				d.ID, d.Subject, d.NextAttempt, head.ID, head.NextAttempt)
+		}
+	}
+	stuck.Store(false)
+	waitFor(t, "every event delivered", 30*time.Second, func() bool { return states(t, pool, ep.ID)[webhook.StateDelivered] == 6 })
+	for _, s := range []string{"pay-stuck", "pay-ok"} {
+		if got := r.seqs(s); fmt.Sprint(got) != "[0 1 2]" {
+			t.Errorf("%s: accepted %v, want [0 1 2]", s, got)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.early != 0 {
+		t.Errorf("%d requests came before their payment's previous event was accepted", r.early)
+	}
+}
+
+// warnings is a log handler that keeps the messages of warnings and
+// errors.
+type warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *warnings) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (w *warnings) WithAttrs([]slog.Attr) slog.Handler           { return w }
+func (w *warnings) WithGroup(string) slog.Handler                { return w }
+func (w *warnings) Handle(_ context.Context, r slog.Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	msg := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		msg += " " + a.String()
+		return true
+	})
+	w.msgs = append(w.msgs, msg)
+	return nil
+}
+
+// TestCycleRecordsAndClaimsInOneBatch: a relayer's cycle records the
+// outcomes that came in and claims again in one batch. With an endpoint
+// that accepts everything, no cycle falls back to recording its outcomes
+// alone (a warning): the batch itself works.
+func TestCycleRecordsAndClaimsInOneBatch(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	r := newReceiver(t, func(int64) int { return http.StatusNoContent })
+	r.inOrder = true
+	ep := register(t, pool, "t-1", r)
+	subjects := make([]string, 100)
+	for i := range subjects {
+		subjects[i] = fmt.Sprintf("pay-%03d", i)
+	}
+	for seq := range 3 {
+		publish(t, pool, "t-1", "payment.delivered", subjects, seq)
+	}
+	w := &warnings{}
+	cfg := fastConfig(pool)
+	cfg.Logger = slog.New(w)
+	startRelayer(t, cfg)
+	waitFor(t, "all 300 deliveries made", 30*time.Second, func() bool { return states(t, pool, ep.ID)[webhook.StateDelivered] == 300 })
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, m := range w.msgs {
+		if i == 3 {
+			t.Errorf("and %d more", len(w.msgs)-3)
+			break
+		}
+		t.Errorf("warning: %s", m)
 	}
 }

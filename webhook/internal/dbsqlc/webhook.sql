@@ -32,66 +32,38 @@ SET previous_secret = secret, previous_expires_at = @previous_expires_at, secret
 WHERE endpoint_id = @endpoint_id
 RETURNING *;
 
--- name: ClaimDeliveries :many
--- Up to per_endpoint deliveries in flight for each endpoint, due ones
--- that are the first open delivery of their subject to the same endpoint,
--- at most max_claim in all; the endpoints in a random order so that none
--- is always last. A claim lapses after the lease: its relayer died, and
--- the delivery is due again. The first-open-of-its-subject test is a
--- scalar subquery in the subject index's own order (only that index has
--- it, so it is one descent; ordered by delivery_id alone, the primary key
--- would walk every delivery before the subject's first), and the claimed
--- rows are updated by their keys: as joins, the planner may scan every
--- open delivery of the endpoint for each candidate, or the whole table
--- for the update, and a backlog of thousands then costs a claim tens of
--- milliseconds.
-WITH picked AS (
-    SELECT c.delivery_id
-    FROM (SELECT e.endpoint_id,
-                 (SELECT count(*) FROM webhook_deliveries s
-                  WHERE s.endpoint_id = e.endpoint_id AND s.state = 'SENDING' AND s.next_attempt_at > now()) AS busy
-          FROM webhook_endpoints e
-          ORDER BY random()) ep
-    CROSS JOIN LATERAL (
-        SELECT x.delivery_id, row_number() OVER () AS n
-        FROM (SELECT d.delivery_id
-              FROM webhook_deliveries d
-              WHERE d.endpoint_id = ep.endpoint_id
-                AND d.state IN ('PENDING', 'SENDING') AND d.next_attempt_at <= now()
-                AND d.delivery_id = (
-                    SELECT o.delivery_id FROM webhook_deliveries o
-                    WHERE o.endpoint_id = d.endpoint_id AND o.subject = d.subject
-                      AND o.state IN ('PENDING', 'SENDING')
-                    ORDER BY o.endpoint_id, o.subject, o.delivery_id
-                    LIMIT 1)
-              ORDER BY d.next_attempt_at
-              LIMIT @per_endpoint::bigint
-              FOR UPDATE OF d SKIP LOCKED) x) c
-    WHERE c.n + ep.busy <= @per_endpoint::bigint
-    LIMIT @max_claim::bigint
-)
-UPDATE webhook_deliveries w
-SET state = 'SENDING', attempts = w.attempts + 1, next_attempt_at = now() + make_interval(secs => @lease_seconds::float8)
-FROM webhook_endpoints ep
-WHERE w.delivery_id = ANY(ARRAY(SELECT picked.delivery_id FROM picked)) AND ep.endpoint_id = w.endpoint_id
-RETURNING w.delivery_id, w.endpoint_id, w.tenant_id, w.subject, w.event_id, w.event_type, w.payload, w.attempts, w.created_at,
-          ep.url, ep.secret,
-          coalesce(CASE WHEN ep.previous_expires_at > now() THEN ep.previous_secret END, '')::text AS previous_secret;
+-- ClaimDeliveries is in claim.go, written by hand: sqlc cannot read a
+-- LIMIT taken from a lateral subquery's column.
 
--- name: SettleDeliveries :execrows
+-- name: SettleDeliveries :exec
 -- Each claim's outcome: DELIVERED or DEAD (settled), or PENDING again
 -- after its delay. Only the claim's holder settles it: the guard is the
--- state and the attempt it claimed.
-UPDATE webhook_deliveries w
-SET state = o.state,
-    next_attempt_at = CASE WHEN o.state = 'PENDING' THEN now() + make_interval(secs => o.delay_seconds) ELSE w.next_attempt_at END,
-    settled_at = CASE WHEN o.state = 'PENDING' THEN NULL ELSE now() END,
-    last_status = nullif(o.http_status, 0),
-    last_error = nullif(o.error, '')
-FROM (SELECT unnest(@delivery_ids::bigint[]) AS delivery_id, unnest(@attempts::int[]) AS attempt,
-             unnest(@states::text[]) AS state, unnest(@delay_seconds::float8[]) AS delay_seconds,
-             unnest(@http_statuses::int[]) AS http_status, unnest(@errors::text[]) AS error) o
-WHERE w.delivery_id = o.delivery_id AND w.state = 'SENDING' AND w.attempts = o.attempt;
+-- state and the attempt it claimed. A delivery put back to wait for its
+-- retry takes its subject's later open deliveries with it (none is
+-- earlier than it is due again): they could not be claimed before it
+-- anyway, and a claim reads the due ones in order of next_attempt_at, so
+-- left where they were, every claim would step over them, one subject
+-- index descent each, for as long as the retry waits. One published
+-- meanwhile, which this statement does not see, is only stepped over.
+WITH settled AS (
+    UPDATE webhook_deliveries w
+    SET state = o.state,
+        next_attempt_at = CASE WHEN o.state = 'PENDING' THEN now() + make_interval(secs => o.delay_seconds) ELSE w.next_attempt_at END,
+        settled_at = CASE WHEN o.state = 'PENDING' THEN NULL ELSE now() END,
+        last_status = nullif(o.http_status, 0),
+        last_error = nullif(o.error, '')
+    FROM (SELECT unnest(@delivery_ids::bigint[]) AS delivery_id, unnest(@attempts::int[]) AS attempt,
+                 unnest(@states::text[]) AS state, unnest(@delay_seconds::float8[]) AS delay_seconds,
+                 unnest(@http_statuses::int[]) AS http_status, unnest(@errors::text[]) AS error) o
+    WHERE w.delivery_id = o.delivery_id AND w.state = 'SENDING' AND w.attempts = o.attempt
+    RETURNING w.delivery_id, w.endpoint_id, w.subject, w.state, w.next_attempt_at
+)
+UPDATE webhook_deliveries f
+SET next_attempt_at = s.next_attempt_at
+FROM settled s
+WHERE s.state = 'PENDING'
+  AND f.endpoint_id = s.endpoint_id AND f.subject = s.subject AND f.state = 'PENDING'
+  AND f.delivery_id > s.delivery_id AND f.next_attempt_at < s.next_attempt_at;
 
 -- name: NextDue :one
 -- When the next open delivery falls due (a backoff ending, a claim
