@@ -146,6 +146,9 @@ func processRegistry() *prometheus.Registry {
 	return reg
 }
 
+// errSchemaBehind: the database's schema is older than this binary's.
+var errSchemaBehind = errors.New("the database schema is older than this binary's: run 'paydispatch migrate' (serve does it at start)")
+
 // requireCurrentSchema refuses to work on a database whose schema is
 // behind this binary's.
 func requireCurrentSchema(ctx context.Context, db *postgres.DB) error {
@@ -159,9 +162,51 @@ func requireCurrentSchema(ctx context.Context, db *postgres.DB) error {
 		return err
 	}
 	if pending {
-		return errors.New("the database schema is older than this binary's: run 'paydispatch migrate' (serve does it at start)")
+		return errSchemaBehind
 	}
 	return nil
+}
+
+// schemaWait is how long a role run apart waits for serve or 'paydispatch
+// migrate' to bring the schema to its version.
+const schemaWait = 2 * time.Minute
+
+// openRoleDatabase opens the store for a role run apart (worker, relay,
+// kafka-intake). Such a role is often started beside serve or a migrate
+// job, so a schema behind this binary's is waited for, up to wait, rather
+// than refused at once: a role that ran on a half-migrated schema would
+// meet the old definitions of the functions and triggers still to be
+// replaced.
+func openRoleDatabase(ctx context.Context, db config.Database, log *slog.Logger, wait time.Duration) (*postgres.DB, error) {
+	store, err := openDatabase(ctx, db, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := awaitCurrentSchema(ctx, store, log, wait, 500*time.Millisecond); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return store, nil
+}
+
+// awaitCurrentSchema checks the schema every poll until it is current,
+// wait has passed (errSchemaBehind) or ctx is done.
+func awaitCurrentSchema(ctx context.Context, store *postgres.DB, log *slog.Logger, wait, poll time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for logged := false; ; logged = true {
+		err := requireCurrentSchema(ctx, store)
+		if !errors.Is(err, errSchemaBehind) || !time.Now().Before(deadline) {
+			return err
+		}
+		if !logged {
+			log.Info("waiting for the schema to reach this binary's version (serve or 'paydispatch migrate' brings it)", "wait", wait)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (stopped while waiting)", errSchemaBehind)
+		case <-time.After(poll):
+		}
+	}
 }
 
 // serveMetrics serves reg at /metrics and the store's health at /healthz

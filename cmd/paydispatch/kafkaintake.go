@@ -62,7 +62,7 @@ func runKafkaIntake(ctx context.Context, env *environment, args []string) error 
 		return err
 	}
 	started.add("traces", tracing.Stop)
-	store, err := openCurrentDatabase(ctx, db, log)
+	store, err := openRoleDatabase(ctx, db, log, schemaWait)
 	if err != nil {
 		return err
 	}

@@ -87,7 +87,7 @@ func runRelay(ctx context.Context, env *environment, args []string) error {
 	if ln != nil {
 		started.add("the metrics listener", func() { ln.Close() })
 	}
-	store, err := openCurrentDatabase(ctx, db, log)
+	store, err := openRoleDatabase(ctx, db, log, schemaWait)
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,7 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	started.add("traces", tracing.Stop) // after every role stopped: the last spans flushed
-	store, err := openDatabase(ctx, db, log)
+	store, err := openRoleDatabase(ctx, db, log, schemaWait)
 	if err != nil {
 		return err
 	}

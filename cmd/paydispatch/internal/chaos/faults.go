@@ -125,11 +125,15 @@ func (in *injector) run(ctx context.Context, instant time.Time) {
 
 // kills sends SIGKILL to a random role process every KillEvery on
 // average (uniform from half to one and a half times it), and starts it
-// again after up to 3 s; it stops once the drain is over, the other
-// faults are done and MinKills were sent.
+// again after up to 3 s; it stops once the other faults are done,
+// MinKills were sent and the drain is over or has run past killWindow:
+// a stack killed every few seconds for ever may never settle (a Kafka
+// group that loses a member each time it has nearly rebalanced), and
+// what is checked then is that it recovers once the faults stop.
 func (in *injector) kills(ctx context.Context, instant time.Time, eventsDone <-chan struct{}, r *rand.Rand) {
+	until := instant.Add(killWindow(in.o))
 	for n := 0; ; n++ {
-		if in.stop.Err() != nil || (ctx.Err() != nil && isClosed(eventsDone) && n >= in.o.MinKills) {
+		if in.stop.Err() != nil || (isClosed(eventsDone) && n >= in.o.MinKills && (ctx.Err() != nil || time.Now().After(until))) {
 			return
 		}
 		if !in.pause(in.o.KillEvery/2 + time.Duration(r.Int64N(int64(in.o.KillEvery)))) {
@@ -144,6 +148,17 @@ func (in *injector) kills(ctx context.Context, instant time.Time, eventsDone <-c
 		err := in.s.start(p)
 		in.record(injected{kind: faultKill, when: start, at: start.Sub(instant), took: time.Since(start), detail: p.name, err: err})
 	}
+}
+
+// killWindow is how long after the instant the random kills may go on
+// while the drain is not over: twice the drain's planned length (its
+// payments at its rate), and half a minute more.
+func killWindow(o Options) time.Duration {
+	planned := time.Duration(0)
+	if o.Rate > 0 {
+		planned = time.Duration(o.Payments) * time.Second / time.Duration(o.Rate)
+	}
+	return 2*planned + 30*time.Second
 }
 
 // killIntakes SIGKILLs both kafka-intake processes while the demo's
