@@ -51,9 +51,11 @@
 // EventSender is the outbox's sender for payment.EventRailType: each
 // status change's event, enqueued by the database in the transaction of
 // the change (payment.Store.StartEventStream), is produced to the events
-// topic keyed tenant/paymentId. The outbox sends one lane's events one at
-// a time and in order, and a payment's events stay in one lane, so a
-// payment's events reach its partition in order. A produce that fails is
+// topic keyed tenant/paymentId. The outbox hands a lane's consecutive
+// events to SendBatch, which produces them in one call (outbox.BatchSender:
+// a lane's next batch waits for this one's outcome), and a payment's events
+// stay in one lane and share a partition, so a payment's events reach its
+// partition in order. A produce that fails is
 // Unknown to the outbox: it is sent again later and never dead-lettered,
 // so a consumer may see an event twice (deduplicate on its id) but never
 // misses one.

@@ -82,15 +82,68 @@ func (s *EventSender) Validate(m outbox.Message) error {
 	return err
 }
 
+// Batches says the sender's rail type goes in batches: a lane's
+// consecutive events are produced in one call (SendBatch).
+func (s *EventSender) Batches(railType string) bool { return railType == s.railType }
+
+// SendBatch produces a lane's consecutive events in one call and waits
+// for every acknowledgement; each event's result is as Send's. The
+// producer is idempotent, so the records of one partition (one payment's
+// events share one) are written in the order given, and a lane's batch
+// (at most the outbox's LaneBatchSize, 50 events of a few hundred bytes)
+// stays far below a record batch's maximum: a partition's records of one
+// call go in one record batch, which the broker takes or refuses whole,
+// so a later event of a payment is never written ahead of an earlier one
+// that failed. An event after a failed one in the lane may still have
+// been written (another payment's, on another partition): the outbox
+// sends it again and consumers deduplicate by the event-id header.
+func (s *EventSender) SendBatch(ctx context.Context, ms []outbox.Message) []outbox.Result {
+	res := make([]outbox.Result, len(ms))
+	recs := make([]*kgo.Record, 0, len(ms))
+	at := make(map[*kgo.Record]int, len(ms))
+	for i, m := range ms {
+		rec, err := s.record(m)
+		if err != nil {
+			res[i] = outbox.Result{Outcome: outbox.Terminal, Code: outbox.CodeInvalidPayload, Message: err.Error()}
+			continue
+		}
+		at[rec] = i
+		recs = append(recs, rec)
+	}
+	for _, pr := range s.client.ProduceSync(ctx, recs...) {
+		i, ok := at[pr.Record]
+		if !ok {
+			continue
+		}
+		res[i] = s.result(pr.Record, pr.Err)
+		delete(at, pr.Record)
+	}
+	for _, i := range at {
+		res[i] = outbox.Result{Outcome: outbox.Unknown, Code: "KAFKA_UNACKNOWLEDGED", Message: "no produce result"}
+	}
+	return res
+}
+
 // Send produces the event and waits for the brokers' acknowledgement.
 // Anything short of it is Unknown, so the outbox sends it again later
 // (after an inquiry, which cannot ask Kafka and answers NotReceived) and
 // never gives up: consumers may see an event twice, never miss it. Only
 // a record the broker can never take is Terminal.
 func (s *EventSender) Send(ctx context.Context, m outbox.Message) outbox.Result {
-	key, typ, err := eventKey(m.Payload)
+	rec, err := s.record(m)
 	if err != nil {
 		return outbox.Result{Outcome: outbox.Terminal, Code: outbox.CodeInvalidPayload, Message: err.Error()}
+	}
+	r, err := s.client.ProduceSync(ctx, rec).First()
+	return s.result(r, err)
+}
+
+// record is m's Kafka record: keyed by its payment, with its event id,
+// type and trace context as headers.
+func (s *EventSender) record(m outbox.Message) (*kgo.Record, error) {
+	key, typ, err := eventKey(m.Payload)
+	if err != nil {
+		return nil, err
 	}
 	rec := &kgo.Record{Topic: s.topic, Key: []byte(key), Value: m.Payload, Headers: []kgo.RecordHeader{
 		{Key: HeaderEventID, Value: []byte(m.IdempotencyKey)},
@@ -99,7 +152,13 @@ func (s *EventSender) Send(ctx context.Context, m outbox.Message) outbox.Result 
 	if m.TraceParent != "" {
 		rec.Headers = append(rec.Headers, kgo.RecordHeader{Key: HeaderTraceParent, Value: []byte(m.TraceParent)})
 	}
-	r, err := s.client.ProduceSync(ctx, rec).First()
+	return rec, nil
+}
+
+// result classifies a produce's answer: acknowledged is Delivered (the
+// reference is topic/partition/offset), a record the broker can never
+// take Terminal, anything else Unknown.
+func (s *EventSender) result(r *kgo.Record, err error) outbox.Result {
 	switch {
 	case err == nil:
 		return outbox.Result{Outcome: outbox.Delivered, Reference: s.topic + "/" + strconv.Itoa(int(r.Partition)) + "/" + strconv.FormatInt(r.Offset, 10)}

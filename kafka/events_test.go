@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,6 +35,95 @@ func (f *flaky) Send(ctx context.Context, m outbox.Message) outbox.Result {
 		return outbox.Result{Outcome: outbox.Unknown, Code: "LOST_AFTER"}
 	}
 	return f.EventSender.Send(ctx, m)
+}
+
+// SendBatch loses some calls' answers, after sending or without sending,
+// as Send does: the whole lane's batch goes again.
+func (f *flaky) SendBatch(ctx context.Context, ms []outbox.Message) []outbox.Result {
+	f.mu.Lock()
+	x := f.rnd.IntN(10)
+	f.mu.Unlock()
+	lost := func(code string) []outbox.Result {
+		res := make([]outbox.Result, len(ms))
+		for i := range res {
+			res[i] = outbox.Result{Outcome: outbox.Unknown, Code: code}
+		}
+		return res
+	}
+	switch x {
+	case 0:
+		return lost("LOST_BEFORE")
+	case 1:
+		f.EventSender.SendBatch(ctx, ms)
+		return lost("LOST_AFTER")
+	}
+	return f.EventSender.SendBatch(ctx, ms)
+}
+
+// TestEventSenderSendBatch: a lane's events of several payments,
+// interleaved, go out in one call: each gets its own result (an invalid
+// one Terminal, the others Delivered at their offset), and each payment's
+// events are on the topic in the order given.
+func TestEventSenderSendBatch(t *testing.T) {
+	t.Parallel()
+	cl, err := kafka.StartEmbedded(0, 4, "payment-events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	sender, err := kafka.NewEventSender(cl.Brokers(), "payment-events", payment.EventRailType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sender.Close()
+	if !sender.Batches(payment.EventRailType) || sender.Batches("OTHER") {
+		t.Fatal("the sender batches its own rail type only")
+	}
+	statuses := []string{"SCHEDULED", "ACCEPTED", "PROCESSING", "DELIVERED"}
+	const payments = 12
+	var ms []outbox.Message
+	for _, st := range statuses {
+		for p := range payments {
+			id := fmt.Sprintf("ev-%02d-%s", p, st)
+			ms = append(ms, outbox.Message{IdempotencyKey: id, SequenceID: int64(len(ms) + 1), RailType: payment.EventRailType,
+				Payload: []byte(fmt.Sprintf(`{"id":%q,"type":"payment.status","tenantId":"acme","data":{"paymentId":"p-%02d","status":%q}}`, id, p, st))})
+		}
+	}
+	bad := 5
+	ms[bad].Payload = []byte(`{"id":"x"}`)
+	res := sender.SendBatch(context.Background(), ms)
+	if len(res) != len(ms) {
+		t.Fatalf("%d results for %d messages", len(res), len(ms))
+	}
+	for i, r := range res {
+		want := outbox.Delivered
+		if i == bad {
+			want = outbox.Terminal
+		}
+		if r.Outcome != want || (want == outbox.Delivered && !strings.HasPrefix(r.Reference, "payment-events/")) {
+			t.Fatalf("message %d: %+v, want %s", i, r, want)
+		}
+	}
+	byKey := map[string][]string{}
+	for _, rec := range consume(t, cl.Brokers(), "payment-events", len(ms)-1, 10*time.Second) {
+		var ev struct {
+			Data struct{ Status string } `json:"data"`
+		}
+		if err := json.Unmarshal(rec.Value, &ev); err != nil {
+			t.Fatal(err)
+		}
+		byKey[string(rec.Key)] = append(byKey[string(rec.Key)], ev.Data.Status)
+	}
+	for p := range payments {
+		key := fmt.Sprintf("acme/p-%02d", p)
+		want := statuses
+		if p == bad {
+			want = statuses[1:]
+		}
+		if fmt.Sprint(byKey[key]) != fmt.Sprint(want) {
+			t.Fatalf("%s: %v, want %v", key, byKey[key], want)
+		}
+	}
 }
 
 // TestEventStream: with the stream on, every status change of every

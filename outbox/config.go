@@ -52,6 +52,11 @@ type Config struct {
 	// StrictClaimBatchSize caps the strict participants whose head is
 	// claimed per claim (default 100).
 	StrictClaimBatchSize int
+	// LaneBatchSize caps the messages of one strict participant claimed
+	// and sent together, its head and the run right behind it, when the
+	// Sender is a BatchSender that batches their rail type (default 50;
+	// 1: one at a time). Other rail types go one at a time.
+	LaneBatchSize int
 	// MaxInFlight caps the messages this relayer holds claimed and not
 	// yet recorded (default 1,000): what a crash leaves to the reaper.
 	MaxInFlight int
@@ -111,6 +116,7 @@ func (c Config) withDefaults() Config {
 	def(&c.PollInterval, 500*time.Millisecond)
 	defInt(&c.ClaimBatchSize, 200)
 	defInt(&c.StrictClaimBatchSize, 100)
+	defInt(&c.LaneBatchSize, 50)
 	defInt(&c.MaxInFlight, 1000)
 	defInt(&c.Concurrency, 64)
 	def(&c.RailTimeout, 10*time.Second)
@@ -154,7 +160,7 @@ func (c Config) validate() error {
 		bad("PollInterval %v: want at least 1ms", c.PollInterval)
 	}
 	for name, v := range map[string]int{
-		"ClaimBatchSize": c.ClaimBatchSize, "StrictClaimBatchSize": c.StrictClaimBatchSize,
+		"ClaimBatchSize": c.ClaimBatchSize, "StrictClaimBatchSize": c.StrictClaimBatchSize, "LaneBatchSize": c.LaneBatchSize,
 		"RecordBatchSize": c.RecordBatchSize, "ReaperBatchSize": c.ReaperBatchSize,
 	} {
 		if v < 1 || v > maxBatch {

@@ -76,7 +76,12 @@ func (r *Relayer) process(ctx, workCtx context.Context, c claimed) outcome {
 		return r.putBack(c, inquiry, fmt.Sprintf("claim %v old, past the send deadline %v", age.Round(time.Millisecond), r.cfg.sendDeadline()))
 	}
 	res, took := r.call(workCtx, m, "send", r.cfg.Sender.Send)
-	spent += took
+	return r.sent(c, res, spent+took, inquiry)
+}
+
+// sent classifies a send's answer into the claim's outcome.
+func (r *Relayer) sent(c claimed, res Result, spent time.Duration, inquiry Outcome) outcome {
+	m := c.msg
 	switch res.Outcome {
 	case Delivered:
 		return outcome{c: c, state: StateDispatched, res: res, latency: spent, inquiry: inquiry, requeueAfter: -1}

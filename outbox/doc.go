@@ -120,10 +120,10 @@
 // rail follows claim order only roughly.
 //
 // Strict: sequence N+1 is not sent before N is DISPATCHED or dead. At most
-// one strict row of a participant is in flight: the in-flight row is the
+// one strict head of a participant is in flight: its in-flight row is the
 // participant's marker, and a partial unique index on
-// payment_outbox_inflight (participant_id) WHERE strict makes a second one
-// an error, which rolls the claim back. The strict claim walks the
+// payment_outbox_inflight (participant_id) WHERE strict AND NOT follower
+// makes a second one an error, which rolls the claim back. The strict claim walks the
 // participants with strict rows (a skip scan), takes each one's head — its
 // lowest pending sequence, whatever its mode — and claims it only when it
 // is strict, due, and the participant has no strict row in flight. The
@@ -138,6 +138,22 @@
 // retrying, unknown or dead relayer's head holds everything behind it
 // until it settles, for as long as its backoffs (or the reaper's timeout)
 // last. Throughput mode has none of that and no order.
+//
+// Lanes: when the Sender is a BatchSender that batches the head's rail
+// type (package kafka's event stream), the claim that takes a strict head
+// also takes the run right behind it, up to LaneBatchSize messages in all
+// (ClaimLaneFollowers): the participant's next pending rows in sequence
+// order, stopping at the first that is not strict, not due, of another
+// rail type, or locked by another claim. They are in flight as followers
+// (strict, outside the unique marker; the claims' "no strict row in
+// flight" test counts them, so the lane stays closed until every one is
+// recorded or reaped). One SendBatch sends the messages in order, after
+// the inquiries of those marked for one; each gets its own outcome, and
+// from the first that is neither DISPATCHED nor dead, it and everything
+// after it go back to pending (the rest due at once, BEHIND_FAILURE,
+// marked for inquiry when the rail may have them). A crash between the
+// call and its record leaves the whole batch to the reaper, which
+// requeues each for inquiry; what was recorded before is never sent again.
 //
 // A participant switched to strict with instructions pending: its strict
 // rows also wait for its older pending throughput rows (they are the

@@ -192,7 +192,11 @@ func (r *Relayer) record(ctx context.Context, batch []outcome) error {
 	if err != nil {
 		return err
 	}
-	r.m.claim(Strict, len(chained))
+	n := 0
+	for _, c := range chained {
+		n += 1 + len(c.followers)
+	}
+	r.m.claim(Strict, n)
 	r.spawn(chained)
 	states := map[State]int{}
 	enqueued := make(map[uuid.UUID]time.Time, len(delivered))
@@ -283,7 +287,10 @@ func (r *Relayer) chain(ctx context.Context, tx pgx.Tx, heads []Message, settled
 		for _, c := range rows {
 			claims = append(claims, claimedFrom(dbsqlc.ClaimDueRow(c), now))
 		}
-		return nil
+		// Behind each chained head, its lane's run, within the room left
+		// (what this batch settles is still counted in flight: a margin).
+		_, err = r.claimFollowers(ctx, r.q.WithTx(sp), claims, r.cfg.MaxInFlight-int(r.inFlight.Load())-len(claims))
+		return err
 	})
 	if err != nil {
 		r.cfg.Logger.Warn("outbox chained strict claim failed; the claim loop will take those heads", "relayer", r.cfg.ID, "err", err)

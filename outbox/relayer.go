@@ -200,11 +200,17 @@ func (r *Relayer) claimPass(ctx context.Context) (drained bool, err error) {
 // Only the claim loop and, under spawnMu, the recorder call it.
 func (r *Relayer) spawn(claims []claimed) {
 	for _, c := range claims {
-		r.inFlight.Add(1)
+		r.inFlight.Add(int64(1 + len(c.followers)))
 		r.calls.Add(1)
 		go func() {
 			defer r.calls.Done()
-			r.outcomes <- r.process(r.runCtx, r.workCtx, c)
+			if len(c.followers) == 0 {
+				r.outcomes <- r.process(r.runCtx, r.workCtx, c)
+				return
+			}
+			for _, o := range r.processLane(r.runCtx, r.workCtx, c) {
+				r.outcomes <- o
+			}
 		}()
 	}
 }
@@ -221,13 +227,16 @@ type claimed struct {
 	// at is when the claim returned, on this process's clock; the claim
 	// itself happened a little earlier (sendDeadline keeps a margin).
 	at time.Time
+	// followers are the lane's messages claimed right behind this strict
+	// head, in sequence order, sent with it in one call (processLane).
+	followers []claimed
 }
 
 // claim takes up to room messages in one transaction: the heads of
 // strict participants first, then due throughput rows.
 func (r *Relayer) claim(ctx context.Context, room int) (claims []claimed, drained bool, err error) {
 	strictN := min(r.cfg.StrictClaimBatchSize, room)
-	var dueN int
+	var dueN, nFollowers int
 	start := time.Now()
 	// Not cut short by shutdown: a claim whose commit was under way when
 	// ctx ended may have committed, and its messages must then be ours to
@@ -251,7 +260,11 @@ func (r *Relayer) claim(ctx context.Context, room int) (claims []claimed, draine
 		for _, c := range strict {
 			claims = append(claims, claimedFrom(dbsqlc.ClaimDueRow(c), now))
 		}
-		dueN = min(r.cfg.ClaimBatchSize, room-len(strict))
+		nFollowers, err = r.claimFollowers(ctx, q, claims, room-len(strict))
+		if err != nil {
+			return fmt.Errorf("lane claim: %w", err)
+		}
+		dueN = min(r.cfg.ClaimBatchSize, room-len(strict)-nFollowers)
 		if dueN <= 0 {
 			return nil
 		}
@@ -274,11 +287,11 @@ func (r *Relayer) claim(ctx context.Context, room int) (claims []claimed, draine
 			nStrict++
 		}
 	}
-	r.m.claim(Strict, nStrict)
+	r.m.claim(Strict, nStrict+nFollowers)
 	r.m.claim(Throughput, len(claims)-nStrict)
 	drained = nStrict < strictN && dueN > 0 && len(claims)-nStrict < dueN
-	r.cfg.Logger.Debug("outbox claim", "relayer", r.cfg.ID, "strict", nStrict, "due", len(claims)-nStrict,
-		"room", room, "took", time.Since(start))
+	r.cfg.Logger.Debug("outbox claim", "relayer", r.cfg.ID, "strict", nStrict, "followers", nFollowers,
+		"due", len(claims)-nStrict, "room", room, "took", time.Since(start))
 	return claims, drained, nil
 }
 

@@ -68,3 +68,22 @@ type Sender interface {
 	// not, Unknown when the rail cannot be asked now.
 	Inquire(ctx context.Context, m Message) Result
 }
+
+// BatchSender is a Sender that can send a strict participant's
+// consecutive messages in one call (a lane's batch: package kafka
+// produces them in one request). The relayer claims up to
+// Config.LaneBatchSize of a participant's messages at once for the rail
+// types it batches, and records each message's own outcome.
+type BatchSender interface {
+	Sender
+	// Batches says whether messages of railType go in batches.
+	Batches(railType string) bool
+	// SendBatch delivers ms, one participant's messages of one rail type
+	// in sequence order, in that order, and returns one Result per
+	// message, in the same order. A message whose Result is not Delivered
+	// (or Terminal) stays pending with every message after it, so a rail
+	// must never let a later message of ms overtake an earlier one that
+	// failed (or say so by answering it Unknown). It returns within ctx's
+	// deadline; results missing or extra make every message Unknown.
+	SendBatch(ctx context.Context, ms []Message) []Result
+}

@@ -92,7 +92,7 @@ type Router struct {
 // (without a trailing slash).
 type senderKey struct{ railType, baseURL string }
 
-var _ outbox.Sender = (*Router)(nil)
+var _ outbox.BatchSender = (*Router)(nil)
 
 // NewRouter returns a router over rails by type, without a directory;
 // two rails of one type are a configuration error.
@@ -180,6 +180,29 @@ func (r *Router) Send(ctx context.Context, m outbox.Message) outbox.Result {
 	// An invalid instruction (a bad value date included) is refused by
 	// the sender, without a call.
 	return rl.Send(ctx, m)
+}
+
+// Batches says whether messages of railType go in batches: only to a rail
+// served by that type that is itself an outbox.BatchSender batching it
+// (the Kafka event stream). Directory rails never do.
+func (r *Router) Batches(railType string) bool {
+	bs, ok := r.rails[railType].(outbox.BatchSender)
+	return ok && bs.Batches(railType)
+}
+
+// SendBatch sends ms, all of one rail type that Batches, through their
+// rail in one call.
+func (r *Router) SendBatch(ctx context.Context, ms []outbox.Message) []outbox.Result {
+	bs, ok := r.rails[ms[0].RailType].(outbox.BatchSender)
+	if !ok {
+		// Not a batching rail: the relayer never asks; one at a time.
+		res := make([]outbox.Result, len(ms))
+		for i, m := range ms {
+			res[i] = r.Send(ctx, m)
+		}
+		return res
+	}
+	return bs.SendBatch(ctx, ms)
 }
 
 // Inquire asks m's rail. With no rail to ask (none of that name or

@@ -513,3 +513,70 @@ WITH done AS (
     WHERE a.outbox_id = ANY(ARRAY(SELECT done.outbox_id FROM done))
 )
 SELECT count(*)::bigint AS deleted FROM done;
+
+-- name: ClaimLaneFollowers :many
+-- A lane's batch: behind each strict head just claimed by this
+-- transaction (given with its sequence and rail type), the participant's
+-- next pending rows in sequence order, up to @per_lane each and @total in
+-- all, claimed as followers. Each lane's run stops at its first row that
+-- is not strict, not due, or of another rail type, and at its first row
+-- another transaction holds (SKIP LOCKED): what is claimed is always an
+-- unbroken run right behind the head, so order within the lane holds. A
+-- row marked for inquiry may follow; the relayer inquires before sending.
+WITH heads AS (
+    SELECT unnest(@participant_ids::text[]) AS participant_id,
+           unnest(@head_sequences::bigint[]) AS head_seq,
+           unnest(@rail_types::text[]) AS rail_type
+), cand AS (
+    SELECT c.outbox_id, h.participant_id, c.n,
+           (c.strict AND c.next_attempt_at <= now() AND c.rail_type = h.rail_type) AS ok
+    FROM heads h
+    CROSS JOIN LATERAL (
+        SELECT p.outbox_id, p.strict, p.next_attempt_at, p.rail_type,
+               row_number() OVER (ORDER BY p.sequence_id) AS n
+        FROM payment_outbox_pending p
+        WHERE p.participant_id = h.participant_id AND p.sequence_id > h.head_seq
+        ORDER BY p.sequence_id
+        LIMIT @per_lane::int) c
+), run AS (
+    SELECT c.outbox_id, c.participant_id, c.n
+    FROM cand c
+    WHERE NOT EXISTS (SELECT 1 FROM cand b WHERE b.participant_id = c.participant_id AND b.n <= c.n AND NOT b.ok)
+), locked AS (
+    SELECT d.outbox_id
+    FROM payment_outbox_pending d
+    WHERE d.outbox_id = ANY(ARRAY(SELECT run.outbox_id FROM run))
+    FOR UPDATE SKIP LOCKED
+), unbroken AS (
+    SELECT u.outbox_id
+    FROM run u
+    WHERE NOT EXISTS (SELECT 1 FROM run b
+                      WHERE b.participant_id = u.participant_id AND b.n <= u.n
+                        AND b.outbox_id NOT IN (SELECT locked.outbox_id FROM locked))
+    ORDER BY u.participant_id, u.n
+    LIMIT @total::int
+), claimed AS (
+    DELETE FROM payment_outbox_pending p
+    WHERE p.outbox_id = ANY(ARRAY(SELECT unbroken.outbox_id FROM unbroken))
+    RETURNING p.outbox_id, p.instruction_id, p.participant_id, p.sequence_id, p.idempotency_key,
+              p.rail_type, p.payload, p.attempt_count, p.created_at, p.inquire, p.strict, p.traceparent
+), inflight AS (
+    INSERT INTO payment_outbox_inflight (outbox_id, attempt_no, participant_id, sequence_id, strict, follower,
+                                         relayer_id, claimed_at, enqueued_at)
+    SELECT c.outbox_id, c.attempt_count + 1, c.participant_id, c.sequence_id, c.strict, true,
+           @relayer_id::text, now(), c.created_at
+    FROM claimed c
+), attempts AS (
+    INSERT INTO payment_outbox_attempts (attempt_id, outbox_id, instruction_id, participant_id, sequence_id,
+                                         idempotency_key, rail_type, payload, attempt_no, state, claimed_at, relayer_id,
+                                         traceparent)
+    SELECT (@attempt_ids::uuid[])[c.n], c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id,
+           c.idempotency_key, c.rail_type, c.payload, c.attempt_count + 1, 'DISPATCHING', now(), @relayer_id::text,
+           c.traceparent
+    FROM (SELECT claimed.*, row_number() OVER () AS n FROM claimed) c
+)
+SELECT c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id, c.idempotency_key, c.rail_type,
+       c.payload, (c.attempt_count + 1)::int AS attempt_no, c.created_at, c.inquire, c.strict,
+       now()::timestamptz AS claimed_at, coalesce(c.traceparent, '')::text AS traceparent
+FROM claimed c
+ORDER BY c.participant_id, c.sequence_id;

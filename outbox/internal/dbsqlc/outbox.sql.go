@@ -141,6 +141,142 @@ func (q *Queries) ClaimDue(ctx context.Context, arg ClaimDueParams) ([]ClaimDueR
 	return items, nil
 }
 
+const claimLaneFollowers = `-- name: ClaimLaneFollowers :many
+WITH heads AS (
+    SELECT unnest($1::text[]) AS participant_id,
+           unnest($2::bigint[]) AS head_seq,
+           unnest($3::text[]) AS rail_type
+), cand AS (
+    SELECT c.outbox_id, h.participant_id, c.n,
+           (c.strict AND c.next_attempt_at <= now() AND c.rail_type = h.rail_type) AS ok
+    FROM heads h
+    CROSS JOIN LATERAL (
+        SELECT p.outbox_id, p.strict, p.next_attempt_at, p.rail_type,
+               row_number() OVER (ORDER BY p.sequence_id) AS n
+        FROM payment_outbox_pending p
+        WHERE p.participant_id = h.participant_id AND p.sequence_id > h.head_seq
+        ORDER BY p.sequence_id
+        LIMIT $4::int) c
+), run AS (
+    SELECT c.outbox_id, c.participant_id, c.n
+    FROM cand c
+    WHERE NOT EXISTS (SELECT 1 FROM cand b WHERE b.participant_id = c.participant_id AND b.n <= c.n AND NOT b.ok)
+), locked AS (
+    SELECT d.outbox_id
+    FROM payment_outbox_pending d
+    WHERE d.outbox_id = ANY(ARRAY(SELECT run.outbox_id FROM run))
+    FOR UPDATE SKIP LOCKED
+), unbroken AS (
+    SELECT u.outbox_id
+    FROM run u
+    WHERE NOT EXISTS (SELECT 1 FROM run b
+                      WHERE b.participant_id = u.participant_id AND b.n <= u.n
+                        AND b.outbox_id NOT IN (SELECT locked.outbox_id FROM locked))
+    ORDER BY u.participant_id, u.n
+    LIMIT $5::int
+), claimed AS (
+    DELETE FROM payment_outbox_pending p
+    WHERE p.outbox_id = ANY(ARRAY(SELECT unbroken.outbox_id FROM unbroken))
+    RETURNING p.outbox_id, p.instruction_id, p.participant_id, p.sequence_id, p.idempotency_key,
+              p.rail_type, p.payload, p.attempt_count, p.created_at, p.inquire, p.strict, p.traceparent
+), inflight AS (
+    INSERT INTO payment_outbox_inflight (outbox_id, attempt_no, participant_id, sequence_id, strict, follower,
+                                         relayer_id, claimed_at, enqueued_at)
+    SELECT c.outbox_id, c.attempt_count + 1, c.participant_id, c.sequence_id, c.strict, true,
+           $6::text, now(), c.created_at
+    FROM claimed c
+), attempts AS (
+    INSERT INTO payment_outbox_attempts (attempt_id, outbox_id, instruction_id, participant_id, sequence_id,
+                                         idempotency_key, rail_type, payload, attempt_no, state, claimed_at, relayer_id,
+                                         traceparent)
+    SELECT ($7::uuid[])[c.n], c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id,
+           c.idempotency_key, c.rail_type, c.payload, c.attempt_count + 1, 'DISPATCHING', now(), $6::text,
+           c.traceparent
+    FROM (SELECT claimed.outbox_id, claimed.instruction_id, claimed.participant_id, claimed.sequence_id, claimed.idempotency_key, claimed.rail_type, claimed.payload, claimed.attempt_count, claimed.created_at, claimed.inquire, claimed.strict, claimed.traceparent, row_number() OVER () AS n FROM claimed) c
+)
+SELECT c.outbox_id, c.instruction_id, c.participant_id, c.sequence_id, c.idempotency_key, c.rail_type,
+       c.payload, (c.attempt_count + 1)::int AS attempt_no, c.created_at, c.inquire, c.strict,
+       now()::timestamptz AS claimed_at, coalesce(c.traceparent, '')::text AS traceparent
+FROM claimed c
+ORDER BY c.participant_id, c.sequence_id
+`
+
+type ClaimLaneFollowersParams struct {
+	ParticipantIds []string
+	HeadSequences  []int64
+	RailTypes      []string
+	PerLane        int32
+	Total          int32
+	RelayerID      string
+	AttemptIds     []uuid.UUID
+}
+
+type ClaimLaneFollowersRow struct {
+	OutboxID       uuid.UUID
+	InstructionID  string
+	ParticipantID  string
+	SequenceID     int64
+	IdempotencyKey string
+	RailType       string
+	Payload        []byte
+	AttemptNo      int32
+	CreatedAt      time.Time
+	Inquire        bool
+	Strict         bool
+	ClaimedAt      time.Time
+	Traceparent    string
+}
+
+// A lane's batch: behind each strict head just claimed by this
+// transaction (given with its sequence and rail type), the participant's
+// next pending rows in sequence order, up to @per_lane each and @total in
+// all, claimed as followers. Each lane's run stops at its first row that
+// is not strict, not due, or of another rail type, and at its first row
+// another transaction holds (SKIP LOCKED): what is claimed is always an
+// unbroken run right behind the head, so order within the lane holds. A
+// row marked for inquiry may follow; the relayer inquires before sending.
+func (q *Queries) ClaimLaneFollowers(ctx context.Context, arg ClaimLaneFollowersParams) ([]ClaimLaneFollowersRow, error) {
+	rows, err := q.db.Query(ctx, claimLaneFollowers,
+		arg.ParticipantIds,
+		arg.HeadSequences,
+		arg.RailTypes,
+		arg.PerLane,
+		arg.Total,
+		arg.RelayerID,
+		arg.AttemptIds,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ClaimLaneFollowersRow
+	for rows.Next() {
+		var i ClaimLaneFollowersRow
+		if err := rows.Scan(
+			&i.OutboxID,
+			&i.InstructionID,
+			&i.ParticipantID,
+			&i.SequenceID,
+			&i.IdempotencyKey,
+			&i.RailType,
+			&i.Payload,
+			&i.AttemptNo,
+			&i.CreatedAt,
+			&i.Inquire,
+			&i.Strict,
+			&i.ClaimedAt,
+			&i.Traceparent,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const claimStrict = `-- name: ClaimStrict :many
 WITH RECURSIVE participants AS (
     (SELECT p.participant_id FROM payment_outbox_pending p WHERE p.strict ORDER BY p.participant_id LIMIT 1)
