@@ -64,6 +64,9 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 			_, _ = s.RailBacklog(ctx, "SEPA", time.Now().Add(time.Hour))
 		}},
 		{"an execution's context", "payments_pkey", func(ctx context.Context, s *payment.Store) { _, _ = s.Context(ctx, "k-7") }},
+		{"a group's contexts", "payments_pkey", func(ctx context.Context, s *payment.Store) {
+			_, _ = s.ContextsAndStatuses(ctx, []string{"k-7", "k-8", "k-9"})
+		}},
 		{"the intake's resume", "payment_intake_received_idx", func(ctx context.Context, s *payment.Store) {
 			_, _ = s.Pending(ctx, time.Now().Add(-2*time.Hour), 100)
 		}},

@@ -47,6 +47,9 @@ func GroupExecutor(a *ExecActivities) dispatch.GroupExecutor {
 			at time.Time
 		}
 		ready := make(chan held, len(items))
+		// The payments' contexts and statuses in one read, not one each;
+		// a payment the read missed (or all, if it failed) reads its own.
+		stored := a.storedContexts(ctx, items)
 		for k, it := range items {
 			go func() {
 				h := held{k: -1}
@@ -62,7 +65,11 @@ func GroupExecutor(a *ExecActivities) dispatch.GroupExecutor {
 					return
 				}
 				in := ExecutionInput{PaymentID: it.ID, Context: pc, NotBefore: it.At, WorkflowID: run.WorkflowID, Ref: run.String()}
-				at, runs, done, err := a.begin(ctx, &in)
+				var sc *StoredContext
+				if c, ok := stored[it.ID]; ok {
+					sc = &c
+				}
+				at, runs, done, err := a.begin(ctx, &in, sc)
 				if !runs {
 					out[k] = dispatch.Outcome{Done: done, Err: err}
 					return
@@ -108,6 +115,21 @@ func GroupExecutor(a *ExecActivities) dispatch.GroupExecutor {
 		}
 		return out
 	}
+}
+
+// storedContexts reads the group's payments' contexts and statuses
+// together; nil when the read failed (each payment then reads its own,
+// and reports its own error).
+func (a *ExecActivities) storedContexts(ctx context.Context, items []dispatch.BatchItem) map[string]StoredContext {
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
+	got, err := a.Store.ContextsAndStatuses(ctx, ids)
+	if err != nil {
+		return nil
+	}
+	return got
 }
 
 // executeAlone is Execution's end for a payment let go alone.

@@ -3,6 +3,7 @@ package payment_test
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -215,4 +216,33 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestContextsAndStatuses: a group's one read gives each payment the
+// context and status its own read gives, and leaves out one not stored.
+func TestContextsAndStatuses(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, ids, _ := groupSaga(t)
+	store := payment.NewStore(s.pool)
+	keys := []string{payment.Key("acme", "no-such-payment")}
+	for _, id := range ids {
+		keys = append(keys, payment.Key("acme", id))
+	}
+	got, err := store.ContextsAndStatuses(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(ids) {
+		t.Fatalf("%d contexts for %d stored payments (and one missing)", len(got), len(ids))
+	}
+	for _, k := range keys[1:] {
+		pc, st, err := store.ContextAndStatus(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := got[k]; g.Status != st || !reflect.DeepEqual(g.Context, pc) {
+			t.Errorf("%s: %+v, %s read together; %+v, %s alone", k, g.Context, g.Status, pc, st)
+		}
+	}
 }

@@ -560,7 +560,37 @@ func (s *Store) ContextAndStatus(ctx context.Context, key string) (Context, Stat
 	if err != nil {
 		return Context{}, "", fmt.Errorf("payment: context of %s: %w", key, err)
 	}
-	row := got.Payment
+	return contextOf(key, got.Payment)
+}
+
+// ContextsAndStatuses is ContextAndStatus for many payments in one
+// statement. A payment not found is left out (ContextAndStatus says so);
+// one whose context cannot be read fails the whole call.
+func (s *Store) ContextsAndStatuses(ctx context.Context, keys []string) (map[string]StoredContext, error) {
+	rows, err := s.q.PaymentContexts(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("payment: contexts of %d payments: %w", len(keys), err)
+	}
+	out := make(map[string]StoredContext, len(rows))
+	for _, r := range rows {
+		pc, st, err := contextOf(r.Payment.PaymentID, r.Payment)
+		if err != nil {
+			return nil, err
+		}
+		out[r.Payment.PaymentID] = StoredContext{Context: pc, Status: st}
+	}
+	return out, nil
+}
+
+// StoredContext is a payment's Phase A context and status as stored.
+type StoredContext struct {
+	Context Context
+	Status  Status
+}
+
+// contextOf reads a payment row's Phase A context.
+func contextOf(key string, row dbsqlc.Payment) (Context, Status, error) {
+	var err error
 	if len(row.Context) == 0 || string(row.Context) == "null" {
 		return Context{}, "", fmt.Errorf("payment %s has no stored context: it was not scheduled by Phase A", key)
 	}

@@ -242,7 +242,7 @@ type ExecutionInput struct {
 // to wait, then, once it succeeded, Finish. It reports whether the
 // execution is done: false leaves a process waiting to its workflow.
 func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool, error) {
-	executionTime, run, done, err := a.begin(ctx, &in)
+	executionTime, run, done, err := a.begin(ctx, &in, nil)
 	if !run {
 		return done, err
 	}
@@ -254,17 +254,22 @@ func (a *ExecActivities) Execution(ctx context.Context, in ExecutionInput) (bool
 // and status, its cut-off, and its hold until its slot. run false: there
 // is nothing to execute, and done and err are the execution's answer;
 // else executionTime is when the limiter let it go.
-func (a *ExecActivities) begin(ctx context.Context, in *ExecutionInput) (executionTime time.Time, run, done bool, err error) {
-	executionTime, done, err = a.beginOrAnswer(ctx, in)
+// stored, when not nil, is the payment's context and status read just
+// before (a group's, read together), used instead of reading them again.
+func (a *ExecActivities) begin(ctx context.Context, in *ExecutionInput, stored *StoredContext) (executionTime time.Time, run, done bool, err error) {
+	executionTime, done, err = a.beginOrAnswer(ctx, in, stored)
 	return executionTime, err == nil && !done && !executionTime.IsZero(), done, err
 }
 
 // beginOrAnswer is begin's body: a zero time with no error and done
 // false never comes back with something to run.
-func (a *ExecActivities) beginOrAnswer(ctx context.Context, in *ExecutionInput) (time.Time, bool, error) {
+func (a *ExecActivities) beginOrAnswer(ctx context.Context, in *ExecutionInput, stored *StoredContext) (time.Time, bool, error) {
 	none := time.Time{}
-	status, err := a.loadContext(ctx, in.PaymentID, &in.Context)
-	if err != nil {
+	var status Status
+	var err error
+	if stored != nil && in.Context.Version >= 3 {
+		in.Context, status = stored.Context, stored.Status
+	} else if status, err = a.loadContext(ctx, in.PaymentID, &in.Context); err != nil {
 		return none, false, err
 	}
 	if status == StatusCancelled {

@@ -147,6 +147,10 @@ LIMIT @max_workflows;
 -- name: PaymentContext :one
 SELECT sqlc.embed(payments) FROM payments WHERE payment_id = @payment_id;
 
+-- name: PaymentContexts :many
+-- A batch execution's group read at once (its primary key, one probe each).
+SELECT sqlc.embed(payments) FROM payments WHERE payment_id = ANY(@payment_ids::text[]);
+
 -- name: GetPayment :one
 SELECT sqlc.embed(payments) FROM payments WHERE payment_id = @payment_id;
 

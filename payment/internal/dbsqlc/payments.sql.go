@@ -1802,6 +1802,61 @@ func (q *Queries) PaymentContext(ctx context.Context, paymentID string) (Payment
 	return i, err
 }
 
+const paymentContexts = `-- name: PaymentContexts :many
+SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq, payments.rail, payments.execution_date, payments.priority, payments.paused_by FROM payments WHERE payment_id = ANY($1::text[])
+`
+
+type PaymentContextsRow struct {
+	Payment Payment
+}
+
+// A batch execution's group read at once (its primary key, one probe each).
+func (q *Queries) PaymentContexts(ctx context.Context, paymentIds []string) ([]PaymentContextsRow, error) {
+	rows, err := q.db.Query(ctx, paymentContexts, paymentIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []PaymentContextsRow
+	for rows.Next() {
+		var i PaymentContextsRow
+		if err := rows.Scan(
+			&i.Payment.PaymentID,
+			&i.Payment.TenantID,
+			&i.Payment.DebtorAccount,
+			&i.Payment.Amount,
+			&i.Payment.Currency,
+			&i.Payment.CreditorName,
+			&i.Payment.CreditorIban,
+			&i.Payment.CreditorBic,
+			&i.Payment.RemittanceInfo,
+			&i.Payment.RequestedExecutionTime,
+			&i.Payment.ScheduledExecutionTime,
+			&i.Payment.Status,
+			&i.Payment.StatusReason,
+			&i.Payment.Request,
+			&i.Payment.ExecutionRef,
+			&i.Payment.CreatedAt,
+			&i.Payment.UpdatedAt,
+			&i.Payment.AcceptedAt,
+			&i.Payment.ExternalID,
+			&i.Payment.Context,
+			&i.Payment.ListSeq,
+			&i.Payment.Rail,
+			&i.Payment.ExecutionDate,
+			&i.Payment.Priority,
+			&i.Payment.PausedBy,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const paymentKey = `-- name: PaymentKey :one
 SELECT payment_id, init_workflow_id FROM payment_keys WHERE external_id = $1 AND tenant_id = $2
 `
