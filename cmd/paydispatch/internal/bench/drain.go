@@ -56,6 +56,10 @@ type DrainOptions struct {
 	// NoSettle leaves every queue item to the reconcile, the before of
 	// settlement by the execution.
 	NoSettle bool
+	// DispatchMode is the dispatcher's: schedule (the default: a Temporal
+	// Schedule fires each cycle) or lease (an in-process tick under a
+	// PostgreSQL lease).
+	DispatchMode string
 	// NoGroupCommit runs a batch execution's payments each on its own
 	// transactions, the before of group commit.
 	NoGroupCommit bool
@@ -124,6 +128,14 @@ func drainSettings(o *DrainOptions) []*config.Setting {
 		config.Bool("all-visibility-indexes", "keep every index of the embedded Temporal's visibility table (default: the kept ones)", &o.AllVisibilityIndexes),
 		config.Bool("no-eager-start", "start execution workflows without Temporal's eager start (the comparison)", &o.NoEagerStart),
 		config.Bool("no-settle", "leave queue items to the dispatcher's reconcile, not settled by the execution (the comparison)", &o.NoSettle),
+		{Flag: "dispatch-mode", Default: "schedule", Usage: "the dispatcher's mode: schedule (a Temporal Schedule fires each cycle) or lease (an in-process tick under a PostgreSQL lease), as serve's --dispatch-mode",
+			Parse: func(v string) error {
+				if v != "schedule" && v != "lease" {
+					return fmt.Errorf("want schedule or lease, e.g. --dispatch-mode lease")
+				}
+				o.DispatchMode = v
+				return nil
+			}},
 		config.Bool("no-group-commit", "run each of a batch execution's payments on its own transactions, not its group's together (the comparison)", &o.NoGroupCommit),
 		config.Bool("exec-only", "stop at the execution (PROCESSING): no outbox relayer, no rail simulator (default: the full path, to DELIVERED)", &o.ExecOnly),
 		config.ExecMode("PAYMENT's exec_mode: PER_ITEM (a workflow a payment) or BATCH (a workflow a claimed batch); default: as configured", &o.ExecMode),
@@ -256,8 +268,8 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if qcfg.MaxInFlight > 0 {
 		inFlight = thousands(qcfg.MaxInFlight)
 	}
-	fmt.Fprintf(o.Out, "dispatcher every %v, exec mode %s, batch size %d, paced lead %v, pre-start buffer %v, max in flight %s, execution workflow %s\n",
-		qcfg.DispatchInterval, qcfg.ExecMode, qcfg.BatchSize, qcfg.PacedLead, qcfg.PreStartBuffer, inFlight, qcfg.ExecWorkflowType)
+	fmt.Fprintf(o.Out, "dispatcher (%s mode) every %v, exec mode %s, batch size %d, paced lead %v, pre-start buffer %v, max in flight %s, execution workflow %s\n",
+		cmp.Or(o.DispatchMode, "schedule"), qcfg.DispatchInterval, qcfg.ExecMode, qcfg.BatchSize, qcfg.PacedLead, qcfg.PreStartBuffer, inFlight, qcfg.ExecWorkflowType)
 	// The product's settings but for those the run compares.
 	opts := app.Options{WorkflowTaskSlots: o.WorkflowTaskSlots, Pollers: o.Pollers, NoEagerStart: o.NoEagerStart, NoSettle: o.NoSettle, NoGroupCommit: o.NoGroupCommit}
 	wopts := opts.WorkerOptions()
@@ -270,7 +282,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		}
 		defer stop()
 	}
-	stop, err := app.StartDispatcher(ctx, "schedule", db, tc, log, opts)
+	stop, err := app.StartDispatcher(ctx, cmp.Or(o.DispatchMode, "schedule"), db, tc, log, opts)
 	if err != nil {
 		return err
 	}
