@@ -193,6 +193,70 @@ func TestPipelineOnTemporal(t *testing.T) {
 	})
 }
 
+// TestScheduleStartsDispatchCycle: a schedule an earlier build made,
+// which starts DispatcherWorkflow, is moved to DispatchCycle by Ensure,
+// and the cycles it starts then drain the queue, each a single local
+// activity's marker with no activity task.
+func TestScheduleStartsDispatchCycle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal server")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	p := startPipeline(t)
+	h, err := p.c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:   dispatch.ScheduleID("TEST"),
+		Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: time.Second}}},
+		Action: &client.ScheduleWorkflowAction{ID: "dispatcher-TEST", Workflow: dispatch.WorkflowName,
+			Args: []any{"TEST"}, TaskQueue: dispatch.TaskQueue},
+		Paused: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.sched.Ensure(ctx, "TEST", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	desc, err := h.Describe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, ok := desc.Schedule.Action.(*client.ScheduleWorkflowAction); !ok || w.Workflow != dispatch.CycleWorkflowName {
+		t.Fatalf("the schedule's action after Ensure: %+v, want %s", desc.Schedule.Action, dispatch.CycleWorkflowName)
+	}
+	if err := h.Unpause(ctx, client.ScheduleUnpauseOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	p.enqueue(t, "ok", n, `{"amount":"1.00"}`)
+	p.waitFor(t, "all completed", time.Minute, func(d queue.Depth) bool { return d.ByStatus[queue.StatusCompleted] == n })
+	desc, err = h.Describe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(desc.Info.RecentActions) == 0 {
+		t.Fatal("the schedule recorded no action")
+	}
+	run := desc.Info.RecentActions[len(desc.Info.RecentActions)-1].StartWorkflowResult
+	it := p.c.GetWorkflowHistory(ctx, run.WorkflowID, run.FirstExecutionRunID, false, 0)
+	var markers int
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e.GetEventType().String() {
+		case "ActivityTaskScheduled", "EVENT_TYPE_ACTIVITY_TASK_SCHEDULED":
+			t.Errorf("a cycle scheduled an activity task: %v", e)
+		case "MarkerRecorded", "EVENT_TYPE_MARKER_RECORDED":
+			markers++
+		}
+	}
+	if markers != 1 {
+		t.Errorf("a cycle recorded %d markers, want its one local activity's", markers)
+	}
+}
+
 func pgtestExec(p *pipeline, sql string) (int64, error) {
 	tag, err := p.pool.Exec(context.Background(), sql)
 	return tag.RowsAffected(), err

@@ -133,13 +133,19 @@ func (r *LeaseRunner) Tick(ctx context.Context, itemType string, interval time.D
 		r.OnCycle(itemType, true)
 		defer r.OnCycle(itemType, false)
 	}
-	a := r.Acts
-	res, err = runCycle(steps{
-		readConfig: func(t string) (queue.Config, error) { return a.ReadConfig(cycleCtx, t) },
-		recover:    func(c queue.Config) (Recovery, error) { return a.RecoverStaleClaims(cycleCtx, c) },
-		reconcile:  func(c queue.Config) (Reconciliation, error) { return a.Reconcile(cycleCtx, c) },
-		dispatch:   func(c queue.Config) (Dispatch, error) { return a.ClaimAndDispatch(cycleCtx, c) },
-		record:     func(res CycleResult) error { return a.RecordResults(cycleCtx, res) },
-	}, itemType, time.Now())
+	res, err = r.Acts.RunCycle(cycleCtx, itemType)
 	return res, true, err
+}
+
+// RunCycle runs one dispatch cycle for an item type, its steps called
+// in turn (runCycle): the lease runner's tick and DispatchCycle's local
+// activity.
+func (a *Activities) RunCycle(ctx context.Context, itemType string) (CycleResult, error) {
+	return runCycle(steps{
+		readConfig: func(t string) (queue.Config, error) { return a.ReadConfig(ctx, t) },
+		recover:    func(c queue.Config) (Recovery, error) { return a.RecoverStaleClaims(ctx, c) },
+		reconcile:  func(c queue.Config) (Reconciliation, error) { return a.Reconcile(ctx, c) },
+		dispatch:   func(c queue.Config) (Dispatch, error) { return a.ClaimAndDispatch(ctx, c) },
+		record:     func(res CycleResult) error { return a.RecordResults(ctx, res) },
+	}, itemType, time.Now())
 }

@@ -27,8 +27,9 @@ type Schedules struct {
 	applied map[string]time.Duration
 }
 
-// Ensure creates the item type's schedule, or updates its interval, so that
-// DispatcherWorkflow runs every interval with overlap SKIP: a cycle still
+// Ensure creates the item type's schedule, or updates its interval (or
+// the workflow it starts), so that DispatchCycle runs every interval with
+// overlap SKIP: a cycle still
 // running when the next is due makes that one skip, never run beside it.
 // It is idempotent, and a no-op when the interval is already applied.
 func (s *Schedules) Ensure(ctx context.Context, itemType string, interval time.Duration) error {
@@ -41,7 +42,7 @@ func (s *Schedules) Ensure(ctx context.Context, itemType string, interval time.D
 	spec := client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: interval}}}
 	action := &client.ScheduleWorkflowAction{
 		ID:        "dispatcher-" + itemType,
-		Workflow:  WorkflowName,
+		Workflow:  CycleWorkflowName,
 		Args:      []any{itemType},
 		TaskQueue: TaskQueue,
 		// A cycle is seconds long; one that hangs must not hold the schedule.
@@ -55,7 +56,7 @@ func (s *Schedules) Ensure(ctx context.Context, itemType string, interval time.D
 			DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
 				sched := in.Description.Schedule
 				if sched.Spec != nil && len(sched.Spec.Intervals) == 1 && sched.Spec.Intervals[0].Every == interval &&
-					sched.Policy != nil && sched.Policy.Overlap == enumspb.SCHEDULE_OVERLAP_POLICY_SKIP {
+					sched.Policy != nil && sched.Policy.Overlap == enumspb.SCHEDULE_OVERLAP_POLICY_SKIP && startsCycle(sched.Action) {
 					return nil, temporal.ErrSkipScheduleUpdate
 				}
 				sched.Spec = &spec
@@ -78,9 +79,21 @@ func (s *Schedules) Ensure(ctx context.Context, itemType string, interval time.D
 	return nil
 }
 
-// Register puts the dispatcher workflow and activities on a worker of
+// startsCycle tells whether a schedule's action starts DispatchCycle (a
+// schedule made by an earlier build starts DispatcherWorkflow).
+func startsCycle(a client.ScheduleAction) bool {
+	w, ok := a.(*client.ScheduleWorkflowAction)
+	if !ok {
+		return false
+	}
+	name, _ := w.Workflow.(string)
+	return name == CycleWorkflowName
+}
+
+// Register puts the dispatcher workflows and activities on a worker of
 // TaskQueue.
 func Register(r worker.Registry, a *Activities) {
+	r.RegisterWorkflowWithOptions(DispatchCycle, workflow.RegisterOptions{Name: CycleWorkflowName})
 	r.RegisterWorkflowWithOptions(DispatcherWorkflow, workflow.RegisterOptions{Name: WorkflowName})
 	r.RegisterActivity(a)
 }

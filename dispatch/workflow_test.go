@@ -1,6 +1,7 @@
 package dispatch_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -123,5 +124,39 @@ func TestDispatcherWorkflowBranches(t *testing.T) {
 				tt.wantResult(t, r)
 			}
 		})
+	}
+}
+
+// TestDispatchCycle: the schedule's workflow runs the cycle as one local
+// activity, again after a failed attempt, and answers its result.
+func TestDispatchCycle(t *testing.T) {
+	t.Parallel()
+	var a *dispatch.Activities
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 30 * time.Second})
+	env.RegisterActivity(a)
+	want := dispatch.CycleResult{ItemType: itemType, Dispatch: dispatch.Dispatch{Claimed: 7}}
+	calls := 0
+	env.OnActivity(a.RunCycle, mock.Anything, itemType).Return(func(context.Context, string) (dispatch.CycleResult, error) {
+		calls++
+		if calls == 1 {
+			return dispatch.CycleResult{}, errors.New("the database blinked")
+		}
+		return want, nil
+	})
+	env.ExecuteWorkflow(dispatch.DispatchCycle, itemType)
+	if !env.IsWorkflowCompleted() {
+		t.Fatal("workflow did not complete")
+	}
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var got dispatch.CycleResult
+	if err := env.GetWorkflowResult(&got); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 || got.Dispatch.Claimed != 7 {
+		t.Fatalf("RunCycle called %d times, result %+v; want 2 and %+v", calls, got, want)
 	}
 }
