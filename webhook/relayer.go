@@ -103,9 +103,9 @@ const (
 // The relayer's default retry schedule: 125 ms, 250 ms, 500 ms, 1 s,
 // 2 s … 1,024 s. A refusal is most often brief (a receiver restarting,
 // a load balancer shedding a burst), and every second a delivery waits
-// its payment's later events wait too; from the fourth retry on, the
-// delays are those of a 1 s base, so fifteen attempts span about as long
-// (34 minutes) as twelve from 1 s did before a delivery is dead.
+// its payment's later events wait too, so the first three retries take
+// under a second together; the fifteen attempts still span about 34
+// minutes before a delivery is dead, time for an outage to pass.
 const (
 	DefaultBackoffBase = 125 * time.Millisecond
 	DefaultBackoffMax  = time.Hour
