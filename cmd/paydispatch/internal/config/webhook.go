@@ -30,7 +30,7 @@ func WebhookSettings(w *Webhooks) []*Setting {
 			"attempts before a webhook delivery is dead-lettered", &w.MaxAttempts),
 		DurationVar("webhook-backoff-base", "PAYDISPATCH_WEBHOOK_BACKOFF_BASE", webhook.DefaultBackoffBase.String(), time.Millisecond, time.Hour,
 			"delay after a webhook delivery's first failure; it doubles with each attempt", &w.BackoffBase),
-		DurationVar("webhook-backoff-max", "PAYDISPATCH_WEBHOOK_BACKOFF_MAX", webhook.DefaultBackoffMax.String(), time.Millisecond, 24*time.Hour,
+		DurationVar("webhook-backoff-max", "PAYDISPATCH_WEBHOOK_BACKOFF_MAX", "1h", time.Millisecond, 24*time.Hour,
 			"longest delay between a webhook delivery's attempts, and the most an endpoint's Retry-After is waited for", &w.BackoffMax),
 		IntVar("webhook-per-endpoint", "PAYDISPATCH_WEBHOOK_PER_ENDPOINT", "32", 1, 256,
 			"webhook deliveries in flight to one endpoint at most: what a slow endpoint can hold", &w.PerEndpoint),
