@@ -25,8 +25,10 @@
 // (SignatureHeader) and the event's id and type in headers. A 2xx is
 // DELIVERED. Anything else — another status, a refused connection, a
 // timeout — is retried after BackoffBase·2^(n−1) (at most BackoffMax,
-// less up to a fifth at random) until MaxAttempts, and then DEAD: a dead
-// letter, which Redrive sends again. A relayer that dies leaves its claims
+// less up to a fifth at random; 125 ms, 250 ms, 500 ms, 1 s … by
+// default), or after the answer's Retry-After when that is longer (up to
+// BackoffMax), until MaxAttempts, and then DEAD: a dead letter, which
+// Redrive sends again. A relayer that dies leaves its claims
 // SENDING until their lease lapses, when they are due again.
 //
 // Delivered rows are deleted by the retention cleaner (DeleteDelivered,

@@ -2,8 +2,10 @@ package webhook
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paydispatch/paydispatch/webhook/internal/dbsqlc"
 )
@@ -26,3 +28,17 @@ func Retry(ctx context.Context, tx pgx.Tx, id int64, attempt int32, delay float6
 	return dbsqlc.New(tx).SettleDeliveries(ctx, dbsqlc.SettleDeliveriesParams{DeliveryIds: []int64{id}, Attempts: []int32{attempt},
 		States: []string{StatePending}, DelaySeconds: []float64{delay}, HttpStatuses: []int32{503}, Errors: []string{"HTTP 503"}})
 }
+
+// RetryDelay is the delay a relayer with cfg (its defaults filled in)
+// sets after the attempt-th failure, given the answer's Retry-After and
+// the jitter (in [0, 1)).
+func RetryDelay(cfg Config, attempt int, retryAfter time.Duration, jitter float64) time.Duration {
+	cfg.Pool = new(pgxpool.Pool) // not used: defaults only checks it is set
+	if err := cfg.defaults(); err != nil {
+		panic(err)
+	}
+	return cfg.delay(attempt, retryAfter, jitter)
+}
+
+// RetryAfter is how long a Retry-After header asks to wait at now.
+func RetryAfter(h string, now time.Time) time.Duration { return retryAfter(h, now) }

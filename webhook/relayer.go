@@ -32,10 +32,12 @@ type Config struct {
 	// status (default 10 s). A delivery cut off by it is retried.
 	Timeout time.Duration
 	// MaxAttempts: a delivery that fails this many times is a dead letter
-	// (default 12).
+	// (default DefaultMaxAttempts).
 	MaxAttempts int
 	// The delay before attempt n+1 is BackoffBase·2^(n−1), at most
-	// BackoffMax, less up to a fifth of it at random (defaults 1 s, 1 h).
+	// BackoffMax, less up to a fifth of it at random (defaults
+	// DefaultBackoffBase, DefaultBackoffMax); longer when the answer's
+	// Retry-After asks for longer, up to BackoffMax.
 	BackoffBase, BackoffMax time.Duration
 	// PerEndpoint bounds the deliveries in flight to one endpoint (default
 	// 32), each of a different subject: a slow endpoint holds that many
@@ -70,12 +72,12 @@ func (c *Config) defaults() error {
 		}
 	}
 	setDur(&c.Timeout, 10*time.Second)
-	setDur(&c.BackoffBase, time.Second)
-	setDur(&c.BackoffMax, time.Hour)
+	setDur(&c.BackoffBase, DefaultBackoffBase)
+	setDur(&c.BackoffMax, DefaultBackoffMax)
 	setDur(&c.Poll, 250*time.Millisecond)
 	setDur(&c.ShutdownTimeout, c.Timeout+5*time.Second)
 	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = 12
+		c.MaxAttempts = DefaultMaxAttempts
 	}
 	if c.PerEndpoint <= 0 {
 		c.PerEndpoint = DefaultPerEndpoint
@@ -96,6 +98,18 @@ func (c *Config) defaults() error {
 const (
 	DefaultPerEndpoint = 32
 	DefaultMaxInFlight = 1024
+)
+
+// The relayer's default retry schedule: 125 ms, 250 ms, 500 ms, 1 s,
+// 2 s … 1,024 s. A refusal is most often brief (a receiver restarting,
+// a load balancer shedding a burst), and every second a delivery waits
+// its payment's later events wait too, so the first three retries take
+// under a second together; the fifteen attempts still span about 34
+// minutes before a delivery is dead, time for an outage to pass.
+const (
+	DefaultBackoffBase = 125 * time.Millisecond
+	DefaultBackoffMax  = time.Hour
+	DefaultMaxAttempts = 15
 )
 
 // client is an HTTP client for deliveries: no proxy from the
@@ -148,6 +162,8 @@ type outcome struct {
 	// itself, only goes to the operator's log.
 	err, cause string
 	took       time.Duration
+	// retryAfter is what the answer's Retry-After asked for (0: none).
+	retryAfter time.Duration
 }
 
 // Run delivers until ctx ends, then waits for the deliveries under way
@@ -329,6 +345,7 @@ func (r *Relayer) deliver(ctx context.Context, d dbsqlc.ClaimDeliveriesRow) (o o
 		// URL is the tenant's choice of any public server.
 		o.err = strings.TrimSpace(fmt.Sprintf("HTTP %d %s", res.StatusCode, http.StatusText(res.StatusCode)))
 		o.cause = o.err
+		o.retryAfter = retryAfter(res.Header.Get("Retry-After"), time.Now())
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10)) // lets the connection be reused
 	return o
@@ -397,7 +414,7 @@ func (r *Relayer) settleParams(batch []outcome) dbsqlc.SettleDeliveriesParams {
 		case int(o.d.Attempts) >= r.cfg.MaxAttempts:
 			state = StateDead
 		default:
-			state, delay = StatePending, r.backoff(int(o.d.Attempts)).Seconds()
+			state, delay = StatePending, r.cfg.delay(int(o.d.Attempts), o.retryAfter, rand.Float64()).Seconds()
 		}
 		r.cfg.Metrics.observe(state, o.took)
 		if state == StateDead {
@@ -472,12 +489,34 @@ func (r *Relayer) settleAndClaim(ctx context.Context, arg dbsqlc.SettleDeliverie
 	return ds, nil
 }
 
-// backoff is the delay after the attempt-th failure.
-func (r *Relayer) backoff(attempt int) time.Duration {
-	d := r.cfg.BackoffBase
-	for i := 1; i < attempt && d < r.cfg.BackoffMax; i++ {
+// delay is how long a delivery waits after its attempt-th failure: the
+// schedule's delay less jitter (in [0, 1)) times a fifth of it, so that
+// deliveries refused together do not come back together; or, when the
+// endpoint's Retry-After asked for longer, that, up to BackoffMax.
+func (c *Config) delay(attempt int, retryAfter time.Duration, jitter float64) time.Duration {
+	d := c.BackoffBase
+	for i := 1; i < attempt && d < c.BackoffMax; i++ {
 		d *= 2
 	}
-	d = min(d, r.cfg.BackoffMax)
-	return d - time.Duration(rand.Int64N(int64(d)/5+1))
+	d = min(d, c.BackoffMax)
+	d -= time.Duration(jitter * float64(d) / 5)
+	return min(max(d, retryAfter), c.BackoffMax)
+}
+
+// retryAfter is how long a Retry-After header asks to wait, as seconds
+// or an HTTP date; 0 when there is none or it cannot be read.
+func retryAfter(h string, now time.Time) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0
+	}
+	if s, err := strconv.ParseInt(h, 10, 64); err == nil {
+		// Bounded so that the product cannot overflow; BackoffMax bounds
+		// the wait anyway.
+		return time.Duration(min(max(s, 0), 1<<30)) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return 0
 }

@@ -77,6 +77,9 @@ type webhookRun struct {
 
 	mu       sync.Mutex
 	arrivals map[uuid.UUID]arrival
+	// reqs is every request with a good signature, by event: the tail's
+	// attempts and their gaps.
+	reqs map[uuid.UUID][]request
 }
 
 // arrival is an event the receiver accepted: its place in the order of
@@ -93,6 +96,7 @@ type arrival struct {
 // policy opened to loopback).
 func (w *webhookRun) start(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
 	w.arrivals = map[uuid.UUID]arrival{}
+	w.reqs = map[uuid.UUID][]request{}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("bench: webhook receiver: %w", err)
@@ -141,11 +145,6 @@ func (w *webhookRun) serve(rw http.ResponseWriter, req *http.Request) {
 		rw.WriteHeader(http.StatusUnauthorized)
 		return
 	}
-	if w.failEvery > 0 && n%w.failEvery == 0 {
-		w.failed.Add(1)
-		rw.WriteHeader(http.StatusServiceUnavailable)
-		return
-	}
 	var ev struct {
 		ID        uuid.UUID `json:"id"`
 		Type      string    `json:"type"`
@@ -155,7 +154,15 @@ func (w *webhookRun) serve(rw http.ResponseWriter, req *http.Request) {
 		rw.WriteHeader(http.StatusBadRequest)
 		return
 	}
+	refuse := w.failEvery > 0 && n%w.failEvery == 0
 	w.mu.Lock()
+	w.reqs[ev.ID] = append(w.reqs[ev.ID], request{At: now, Refused: refuse})
+	if refuse {
+		w.mu.Unlock()
+		w.failed.Add(1)
+		rw.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
 	if _, seen := w.arrivals[ev.ID]; seen {
 		w.duplicates.Add(1)
 	} else {
@@ -218,6 +225,7 @@ func (w *webhookRun) report(ctx context.Context, out io.Writer, pool *pgxpool.Po
 	for id, a := range w.arrivals {
 		arrivals[id] = a
 	}
+	reqs := w.reqs
 	w.mu.Unlock()
 
 	c := checkArrivals(expected, arrivals)
@@ -232,6 +240,7 @@ func (w *webhookRun) report(ctx context.Context, out io.Writer, pool *pgxpool.Po
 	lag := lastEventLag(lastFinal, arrivals)
 	fmt.Fprintf(out, "the last event arrived %.1f s after the last payment's final status (target ≤ 5 s): %s\n",
 		lag.Seconds(), verdict(lag <= 5*time.Second))
+	webhookTail(expected, arrivals, reqs, lastFinal, 10).print(out, lastFinal)
 	fmt.Fprintf(out, "payments' events complete and in order: %s of %s (%d events missing in %d payments, %d out of order in %d payments): %s\n",
 		thousands(c.good()), thousands(c.Payments),
 		c.Missing, c.PaymentsMissing, c.OutOfOrder, c.PaymentsOutOfOrder, verdict(c.ok()))

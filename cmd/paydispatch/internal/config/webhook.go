@@ -2,7 +2,10 @@ package config
 
 import (
 	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/paydispatch/paydispatch/webhook"
 )
 
 // Webhooks tunes webhook delivery (package webhook documents each knob)
@@ -23,12 +26,12 @@ func WebhookSettings(w *Webhooks) []*Setting {
 	return []*Setting{
 		DurationVar("webhook-timeout", "PAYDISPATCH_WEBHOOK_TIMEOUT", "10s", 100*time.Millisecond, 2*time.Minute,
 			"hard timeout of one webhook delivery; one cut off is retried", &w.Timeout),
-		IntVar("webhook-max-attempts", "PAYDISPATCH_WEBHOOK_MAX_ATTEMPTS", "12", 1, 100,
+		IntVar("webhook-max-attempts", "PAYDISPATCH_WEBHOOK_MAX_ATTEMPTS", strconv.Itoa(webhook.DefaultMaxAttempts), 1, 100,
 			"attempts before a webhook delivery is dead-lettered", &w.MaxAttempts),
-		DurationVar("webhook-backoff-base", "PAYDISPATCH_WEBHOOK_BACKOFF_BASE", "1s", time.Millisecond, time.Hour,
+		DurationVar("webhook-backoff-base", "PAYDISPATCH_WEBHOOK_BACKOFF_BASE", webhook.DefaultBackoffBase.String(), time.Millisecond, time.Hour,
 			"delay after a webhook delivery's first failure; it doubles with each attempt", &w.BackoffBase),
 		DurationVar("webhook-backoff-max", "PAYDISPATCH_WEBHOOK_BACKOFF_MAX", "1h", time.Millisecond, 24*time.Hour,
-			"longest delay between a webhook delivery's attempts", &w.BackoffMax),
+			"longest delay between a webhook delivery's attempts, and the most an endpoint's Retry-After is waited for", &w.BackoffMax),
 		IntVar("webhook-per-endpoint", "PAYDISPATCH_WEBHOOK_PER_ENDPOINT", "32", 1, 256,
 			"webhook deliveries in flight to one endpoint at most: what a slow endpoint can hold", &w.PerEndpoint),
 		IntVar("webhook-max-in-flight", "PAYDISPATCH_WEBHOOK_MAX_IN_FLIGHT", "1024", 1, 10000,
