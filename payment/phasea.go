@@ -312,7 +312,7 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 		if err := releaseSlots(ctx, a.Pacer, tx, release); err != nil {
 			return err
 		}
-		if stored, err = q.StorePhaseA(ctx, st.storeParams(statuses, reasons, times, contexts, rails, dates)); err != nil {
+		if stored, err = storePhaseA(ctx, tx, st.storeParams(statuses, reasons, times, contexts, rails, dates)); err != nil {
 			return fmt.Errorf("payment: store Phase A's verdicts on %d payments: %w", n, err)
 		}
 		var items []queue.EnqueueParams
