@@ -12,6 +12,11 @@ import (
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
 
+// copyAtLeast is the fewest payments COPYed: below it, the subtransaction
+// and the COPY's round trips cost more than the probes they save (a
+// payment sent alone is one row).
+const copyAtLeast = 100
+
 // phaseAColumns are the columns storePhaseA copies, in phaseARows' order;
 // the others take their defaults, as StorePhaseA leaves them.
 var phaseAColumns = []string{"payment_id", "external_id", "tenant_id", "debtor_account", "amount", "currency", "creditor_name",
@@ -27,6 +32,9 @@ var phaseAColumns = []string{"payment_id", "external_id", "tenant_id", "debtor_a
 // run of the same workflow) fails the COPY on its key: the chunk is then
 // stored by StorePhaseA, which leaves those.
 func storePhaseA(ctx context.Context, tx pgx.Tx, p dbsqlc.StorePhaseAParams) ([]string, error) {
+	if len(p.PaymentIds) < copyAtLeast {
+		return dbsqlc.New(tx).StorePhaseA(ctx, p)
+	}
 	if err := phaseAArrays(p); err != nil {
 		return nil, err
 	}
@@ -109,4 +117,38 @@ func orNull(s string) any {
 		return nil
 	}
 	return s
+}
+
+// claimByCopy claims ids none of which is claimed yet (nearly every
+// file's) with one COPY, in a subtransaction: the keys, all claimed now.
+// One claimed before fails the COPY on its key and claims nothing: nil,
+// and the caller claims them with ClaimKeys, which finds the others; so
+// do fewer than copyAtLeast.
+func claimByCopy(ctx context.Context, tx pgx.Tx, ids, tenants, keys, workflows []string) ([]string, error) {
+	if len(keys) < copyAtLeast {
+		return nil, nil
+	}
+	err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
+		i := -1
+		var row [4]any
+		n, err := sp.CopyFrom(ctx, pgx.Identifier{"payment_keys"}, []string{"external_id", "tenant_id", "payment_id", "init_workflow_id"},
+			pgx.CopyFromFunc(func() ([]any, error) {
+				if i++; i == len(keys) {
+					return nil, nil
+				}
+				row = [4]any{ids[i], tenants[i], keys[i], workflows[i]}
+				return row[:], nil
+			}))
+		if err == nil && int(n) != len(keys) {
+			err = fmt.Errorf("copied %d of %d", n, len(keys))
+		}
+		return err
+	})
+	if isUniqueViolation(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("payment: claim %d payment ids: %w", len(keys), err)
+	}
+	return keys, nil
 }

@@ -180,7 +180,7 @@ func (q *Queue) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, ps []EnqueueParam
 	}
 	err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
 		stx := q.q.WithTx(sp)
-		if withContext == 0 {
+		if withContext == 0 && len(ps) >= copyAtLeast {
 			// Items without contexts (a Phase A chunk's) are COPYed: written
 			// a page at a time, without ON CONFLICT's probe of each key
 			// before its insert. One that exists fails the COPY on its key.
@@ -224,6 +224,10 @@ func (q *Queue) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, ps []EnqueueParam
 	}
 	return out, nil
 }
+
+// copyAtLeast is the fewest items EnqueueBatchTx COPYs: below it, the
+// COPY's round trips cost more than the probes it saves.
+const copyAtLeast = 100
 
 // queueColumns are the columns queueRows gives a COPY into exec_queue;
 // the others take their defaults, as InsertQueueItem leaves them.
