@@ -20,7 +20,7 @@ import (
 // writes records, per table, whether a statement INSERTed into it and
 // whether a COPY wrote it.
 type writes struct {
-	mu             sync.Mutex
+	mu              sync.Mutex
 	inserts, copies map[string]int
 }
 
