@@ -164,3 +164,46 @@ func TestPhaseACopyFallsBack(t *testing.T) {
 		}
 	}
 }
+
+// TestIntakeRowUncompressed: a chunk's intake row keeps its arrays as they
+// are (out of line, not compressed): written once and read once within
+// seconds, compressing them costs CPU during a file's intake for nothing.
+func TestIntakeRowUncompressed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := newPool(t)
+	at := time.Now().Add(time.Hour).Truncate(time.Second)
+	rs := make([]payment.Request, 2500)
+	for i := range rs {
+		rs[i] = validRequest(at)
+		rs[i].PaymentID = fmt.Sprintf("staged-%04d", i)
+	}
+	if _, err := payment.NewStore(pool).Receive(ctx, rs, func(int) string { return "init-staged" }, false); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := pool.Query(ctx, `SELECT pg_column_compression(i.payment_ids), pg_column_compression(i.external_ids),
+		       pg_column_compression(i.tenant_ids), pg_column_compression(i.debtor_accounts), pg_column_compression(i.amounts),
+		       pg_column_compression(i.currencies), pg_column_compression(i.creditor_names), pg_column_compression(i.creditor_ibans),
+		       pg_column_compression(i.creditor_bics), pg_column_compression(i.remittance_infos),
+		       pg_column_compression(i.requested_execution_times), pg_column_compression(i.rails), pg_column_compression(i.priorities)
+		FROM payment_intake i WHERE i.init_workflow_id = 'init-staged'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		for i, v := range vals {
+			if v != nil {
+				t.Errorf("array %d of the intake row compressed with %v", i+1, v)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil || n != 1 {
+		t.Fatalf("%d intake rows, %v", n, err)
+	}
+}
