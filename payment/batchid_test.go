@@ -1,6 +1,7 @@
 package payment_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -45,5 +46,46 @@ func TestBatchIDAsOneEncoder(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckBatchInOrder: a file's payments checked on every core are
+// reported as one pass reports them: each bad line once, in the file's
+// order, an id given twice on its second line naming the first (also
+// when the two fall to different cores), before its own faults.
+func TestCheckBatchInOrder(t *testing.T) {
+	t.Parallel()
+	at := time.Now().Add(time.Hour)
+	rs := make([]payment.Request, 1001)
+	for i := range rs {
+		rs[i] = validRequest(at)
+		rs[i].PaymentID = fmt.Sprintf("ord-%04d", i)
+		if i%97 == 5 {
+			rs[i].Amount = "-1"
+		}
+	}
+	rs[900].PaymentID, rs[900].Currency = rs[3].PaymentID, "XX" // twice, and bad
+	lineErrs, err := (&payment.Service{}).CheckBatch(context.Background(), rs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := range rs {
+		switch {
+		case i == 900:
+			want = append(want, "901:paymentId")
+		case i%97 == 5:
+			want = append(want, fmt.Sprintf("%d:amount", i+1))
+		}
+	}
+	var got []string
+	for _, le := range lineErrs {
+		got = append(got, fmt.Sprintf("%d:%s", le.Line, le.Fields[0].Field))
+		if le.Line == 901 && (le.Fields[0].Detail != "also on line 4" || len(le.Fields) < 2) {
+			t.Errorf("line 901: %+v, want the id given twice, then the currency", le.Fields)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("line errors %v, want %v", got, want)
 	}
 }
