@@ -74,24 +74,26 @@ func (r *phaseARows) Next() bool {
 	return r.at < len(r.p.PaymentIds)
 }
 
+// Values gives pointers into the arrays, not their values: a string or a
+// time in an interface is a copy on the heap, eighteen a payment.
 func (r *phaseARows) Values() ([]any, error) {
 	p, i := r.p, r.at
 	var scheduled any
 	if p.Statuses[i] == string(StatusScheduled) {
-		scheduled = p.ScheduledExecutionTimes[i]
+		scheduled = &p.ScheduledExecutionTimes[i]
 	}
 	var date any
 	if !p.ExecutionDates[i].Before(time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)) {
-		date = p.ExecutionDates[i]
+		date = &p.ExecutionDates[i]
 	}
-	priority := p.Priorities[i]
-	if priority == "" {
-		priority = string(PriorityNormal)
+	var priority any = string(PriorityNormal)
+	if p.Priorities[i] != "" {
+		priority = &p.Priorities[i]
 	}
-	r.row = [18]any{p.PaymentIds[i], p.ExternalIds[i], p.TenantIds[i], p.DebtorAccounts[i], p.Amounts[i], p.Currencies[i],
-		p.CreditorNames[i], orNull(p.CreditorIbans[i]), orNull(p.CreditorBics[i]), orNull(p.RemittanceInfos[i]),
-		p.RequestedExecutionTimes[i], p.Statuses[i], orNull(p.StatusReasons[i]), scheduled, orNull(p.Contexts[i]),
-		orNull(p.Rails[i]), date, priority}
+	r.row = [18]any{&p.PaymentIds[i], &p.ExternalIds[i], &p.TenantIds[i], &p.DebtorAccounts[i], &p.Amounts[i], &p.Currencies[i],
+		&p.CreditorNames[i], orNull(&p.CreditorIbans[i]), orNull(&p.CreditorBics[i]), orNull(&p.RemittanceInfos[i]),
+		&p.RequestedExecutionTimes[i], &p.Statuses[i], orNull(&p.StatusReasons[i]), scheduled, orNull(&p.Contexts[i]),
+		orNull(&p.Rails[i]), date, priority}
 	return r.row[:], nil
 }
 
@@ -112,8 +114,8 @@ func phaseAArrays(p dbsqlc.StorePhaseAParams) error {
 }
 
 // orNull is s, or NULL for "".
-func orNull(s string) any {
-	if s == "" {
+func orNull(s *string) any {
+	if *s == "" {
 		return nil
 	}
 	return s
@@ -136,7 +138,7 @@ func claimByCopy(ctx context.Context, tx pgx.Tx, ids, tenants, keys, workflows [
 				if i++; i == len(keys) {
 					return nil, nil
 				}
-				row = [4]any{ids[i], tenants[i], keys[i], workflows[i]}
+				row = [4]any{&ids[i], &tenants[i], &keys[i], &workflows[i]}
 				return row[:], nil
 			}))
 		if err == nil && int(n) != len(keys) {

@@ -246,12 +246,14 @@ func (r *queueRows) Next() bool {
 }
 
 func (r *queueRows) Values() ([]any, error) {
-	p := r.ps[r.at]
+	// Pointers, not values: a string or a time in an interface is a copy
+	// on the heap.
+	p := &r.ps[r.at]
 	var init any
 	if p.InitWorkflowID != "" {
-		init = p.InitWorkflowID
+		init = &p.InitWorkflowID
 	}
-	r.row = [6]any{p.ItemType, p.ItemID, p.TenantID, p.ScheduledExecTime, init, p.Paced}
+	r.row = [6]any{&p.ItemType, &p.ItemID, &p.TenantID, &p.ScheduledExecTime, init, p.Paced}
 	return r.row[:], nil
 }
 
