@@ -15,6 +15,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/webhook"
 )
 
 // writes records, per table, whether a statement INSERTed into it and
@@ -205,5 +206,45 @@ func TestIntakeRowUncompressed(t *testing.T) {
 	}
 	if err := rows.Err(); err != nil || n != 1 {
 		t.Fatalf("%d intake rows, %v", n, err)
+	}
+}
+
+// TestPhaseACopyPublishesEvents: a chunk stored with COPY publishes each
+// payment's event to its tenant's endpoint, as the statement it replaces
+// did (the table's statement trigger runs for a COPY too): one
+// payment.scheduled and one payment.rejected a payment, none for another
+// tenant's endpoint.
+func TestPhaseACopyPublishesEvents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := newPool(t)
+	hooks := webhook.Store{DB: pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}}
+	for _, tenant := range []string{"acme", "globex"} {
+		if _, _, err := hooks.Register(ctx, webhook.NewEndpoint{TenantID: tenant, URL: "http://127.0.0.1:9/" + tenant}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := time.Now().Add(time.Hour).Truncate(time.Second)
+	rs := make([]payment.Request, 150)
+	for i := range rs {
+		rs[i] = validRequest(at)
+		rs[i].PaymentID = fmt.Sprintf("ev-%03d", i)
+		if i%10 == 0 {
+			rs[i].DebtorAccount = "NOPE"
+		}
+	}
+	a := &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool)}
+	if res, err := a.InitChunk(ctx, rs, "init-ev"); err != nil || res.Scheduled != 135 || res.Rejected != 15 {
+		t.Fatalf("InitChunk: %+v, %v", res, err)
+	}
+	var acme, scheduled, rejected, globex int
+	if err := pool.QueryRow(ctx, `SELECT count(DISTINCT subject) FILTER (WHERE tenant_id = 'acme'),
+		count(*) FILTER (WHERE tenant_id = 'acme' AND event_type = 'payment.scheduled'),
+		count(*) FILTER (WHERE tenant_id = 'acme' AND event_type = 'payment.rejected'),
+		count(*) FILTER (WHERE tenant_id = 'globex') FROM webhook_deliveries`).Scan(&acme, &scheduled, &rejected, &globex); err != nil {
+		t.Fatal(err)
+	}
+	if acme != 150 || scheduled != 135 || rejected != 15 || globex != 0 {
+		t.Fatalf("events: %d payments, %d scheduled, %d rejected, %d for globex; want 150, 135, 15, 0", acme, scheduled, rejected, globex)
 	}
 }
