@@ -45,3 +45,9 @@ func ResumedOf(ctx context.Context, s *Store) error {
 	_, err := s.q.ResumedPayments(ctx, 1000)
 	return err
 }
+
+// BatchIDOf is the id StartBatch gives a file.
+var BatchIDOf = batchID
+
+// CanonicalOf is a payment's canonical form, which a file's id hashes.
+var CanonicalOf = canonical

@@ -279,6 +279,13 @@ func TestChunkOfManyAgrees(t *testing.T) {
 		if i%7 == 3 {
 			r.Amount = "0"
 		}
+		// Every column the chunk's COPY writes, as the single path's
+		// statement writes it: no priority (NORMAL), HIGH, LOW; a
+		// remittance and a BIC or none.
+		r.Priority = []payment.Priority{"", payment.PriorityHigh, payment.PriorityLow}[i%3]
+		if i%4 == 1 {
+			r.RemittanceInfo, r.Creditor.BIC = "", ""
+		}
 		rs = append(rs, r)
 	}
 	init := func(pool *pgxpool.Pool) *payment.InitActivities {
@@ -311,7 +318,8 @@ func dumpRows(t *testing.T, pool *pgxpool.Pool) string {
 	var out string
 	if err := pool.QueryRow(context.Background(), `SELECT concat_ws(E'\n',
 		(SELECT string_agg(concat_ws('|', payment_id, tenant_id, debtor_account, amount, currency, creditor_name, creditor_iban,
-		        creditor_bic, remittance_info, requested_execution_time, scheduled_execution_time, status, status_reason, request::text), E'\n' ORDER BY payment_id) FROM payments),
+		        creditor_bic, remittance_info, requested_execution_time, scheduled_execution_time, status, status_reason, request::text,
+		        context::text, rail, execution_date, priority), E'\n' ORDER BY payment_id) FROM payments),
 		(SELECT string_agg(concat_ws('|', item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id, paced, retry_count), E'\n' ORDER BY item_id) FROM exec_queue),
 		(SELECT string_agg(concat_ws('|', item_type, item_id, context::text, context_version), E'\n' ORDER BY item_id) FROM exec_context),
 		(SELECT string_agg(concat_ws('|', item_type, action, status_after, n), E'\n' ORDER BY item_type, action, status_after)

@@ -156,7 +156,14 @@ func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i
 	err := pgx.BeginFunc(ctx, s.db, func(tx pgx.Tx) error {
 		q := dbsqlc.New(tx)
 		fresh := make(map[string]bool, len(rs))
-		for from := 0; from < len(rs); from += receiveStatement {
+		claimed, err := claimByCopy(ctx, tx, claimIDs, claimTenants, claimKeys, claimWorkflows)
+		if err != nil {
+			return err
+		}
+		for _, k := range claimed {
+			fresh[k] = true
+		}
+		for from := 0; claimed == nil && from < len(rs); from += receiveStatement {
 			to := min(from+receiveStatement, len(rs))
 			claimed, err := q.ClaimKeys(ctx, dbsqlc.ClaimKeysParams{
 				ExternalIds: claimIDs[from:to], TenantIds: claimTenants[from:to],

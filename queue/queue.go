@@ -178,18 +178,34 @@ func (q *Queue) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, ps []EnqueueParam
 			withContext++
 		}
 	}
-	raw, err := json.Marshal(rows)
-	if err != nil {
-		return nil, fmt.Errorf("queue: enqueue batch: %w", err)
-	}
-	err = pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
 		stx := q.q.WithTx(sp)
-		inserted, err := stx.InsertContextsAndItems(ctx, dbsqlc.InsertContextsAndItemsParams{Items: raw, ItemType: ps[0].ItemType})
-		if err != nil {
-			return fmt.Errorf("queue: enqueue batch of %d %s: %w", len(ps), ps[0].ItemType, err)
-		}
-		if int(inserted.Items) != len(ps) || int(inserted.Contexts) != withContext {
-			return errReplay // some exist: each decides on its own
+		if withContext == 0 && len(ps) >= copyAtLeast {
+			// Items without contexts (a Phase A chunk's) are COPYed: written
+			// a page at a time, without ON CONFLICT's probe of each key
+			// before its insert. One that exists fails the COPY on its key.
+			n, err := sp.CopyFrom(ctx, pgx.Identifier{"exec_queue"}, queueColumns, &queueRows{ps: ps, at: -1})
+			if isUniqueViolation(err) {
+				return errReplay // some exist: each decides on its own
+			}
+			if err != nil {
+				return fmt.Errorf("queue: enqueue batch of %d %s: %w", len(ps), ps[0].ItemType, err)
+			}
+			if int(n) != len(ps) {
+				return fmt.Errorf("queue: enqueue batch of %d %s: %d copied", len(ps), ps[0].ItemType, n)
+			}
+		} else {
+			raw, err := json.Marshal(rows)
+			if err != nil {
+				return fmt.Errorf("queue: enqueue batch: %w", err)
+			}
+			inserted, err := stx.InsertContextsAndItems(ctx, dbsqlc.InsertContextsAndItemsParams{Items: raw, ItemType: ps[0].ItemType})
+			if err != nil {
+				return fmt.Errorf("queue: enqueue batch of %d %s: %w", len(ps), ps[0].ItemType, err)
+			}
+			if int(inserted.Items) != len(ps) || int(inserted.Contexts) != withContext {
+				return errReplay // some exist: each decides on its own
+			}
 		}
 		if err := stx.InsertEnqueueAudits(ctx, dbsqlc.InsertEnqueueAuditsParams{ItemType: ps[0].ItemType, ItemIds: ids, InitWorkflowIds: inits}); err != nil {
 			return fmt.Errorf("queue: audit enqueue batch of %d %s: %w", len(ps), ps[0].ItemType, err)
@@ -207,6 +223,46 @@ func (q *Queue) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, ps []EnqueueParam
 		out[i] = EnqueueResult{Enqueued: true, Status: StatusReady}
 	}
 	return out, nil
+}
+
+// copyAtLeast is the fewest items EnqueueBatchTx COPYs: below it, the
+// COPY's round trips cost more than the probes it saves.
+const copyAtLeast = 100
+
+// queueColumns are the columns queueRows gives a COPY into exec_queue;
+// the others take their defaults, as InsertQueueItem leaves them.
+var queueColumns = []string{"item_type", "item_id", "tenant_id", "scheduled_exec_time", "init_workflow_id", "paced"}
+
+// queueRows are new items as COPY rows (an init workflow id "" is NULL).
+type queueRows struct {
+	ps  []EnqueueParams
+	at  int
+	row [6]any
+}
+
+func (r *queueRows) Next() bool {
+	r.at++
+	return r.at < len(r.ps)
+}
+
+func (r *queueRows) Values() ([]any, error) {
+	// Pointers, not values: a string or a time in an interface is a copy
+	// on the heap.
+	p := &r.ps[r.at]
+	var init any
+	if p.InitWorkflowID != "" {
+		init = &p.InitWorkflowID
+	}
+	r.row = [6]any{&p.ItemType, &p.ItemID, &p.TenantID, &p.ScheduledExecTime, init, p.Paced}
+	return r.row[:], nil
+}
+
+func (r *queueRows) Err() error { return nil }
+
+// isUniqueViolation: err is PostgreSQL's refusal of a key that exists.
+func isUniqueViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505"
 }
 
 // enqueueEach enqueues ps one by one.
