@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"runtime"
@@ -323,15 +324,21 @@ func eventLatency(ctx context.Context, o KafkaOptions, db *postgres.DB, brokers 
 	// is the relay's and not the intake's.
 	stopRelayer()
 	stopRelayer = func() {}
-	if err := produceRequests(ctx, brokers, "requests", "kb", o.Events, instant); err != nil {
+	// Ids of their own: the first intake's ("kb") would be replays,
+	// taken in once already, and enqueue nothing.
+	if err := produceRequests(ctx, brokers, "requests", "kr", o.Events, instant); err != nil {
 		return err
 	}
 	// The backlog is what the intake enqueued once its count stops
 	// growing (the intake's backpressure may hold some of it back).
 	backlog, stable := 0, 0
+	noneBy := time.Now().Add(time.Minute)
 	for stable < 5 {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("events still being enqueued after %s", o.MaxWait)
+		}
+		if backlog == 0 && time.Now().After(noneBy) {
+			return errors.New("no event enqueued a minute after the backlog's records were produced")
 		}
 		time.Sleep(200 * time.Millisecond)
 		var n int
