@@ -139,13 +139,42 @@ func (r *LeaseRunner) Tick(ctx context.Context, itemType string, interval time.D
 
 // RunCycle runs one dispatch cycle for an item type, its steps called
 // in turn (runCycle): the lease runner's tick and DispatchCycle's local
-// activity.
+// activity. A claim that came back full (batch_size items) left due items
+// behind, so the cycle claims again, each claim recorded as its own
+// batch, for up to half its interval: batch_size bounds a claim, not the
+// rate (at 1,000/s a one-second cycle needs two claims of 500).
 func (a *Activities) RunCycle(ctx context.Context, itemType string) (CycleResult, error) {
-	return runCycle(steps{
-		readConfig: func(t string) (queue.Config, error) { return a.ReadConfig(ctx, t) },
+	began := time.Now()
+	var cfg queue.Config
+	res, err := runCycle(steps{
+		readConfig: func(t string) (c queue.Config, err error) { cfg, err = a.ReadConfig(ctx, t); return cfg, err },
 		recover:    func(c queue.Config) (Recovery, error) { return a.RecoverStaleClaims(ctx, c) },
 		reconcile:  func(c queue.Config) (Reconciliation, error) { return a.Reconcile(ctx, c) },
 		dispatch:   func(c queue.Config) (Dispatch, error) { return a.ClaimAndDispatch(ctx, c) },
 		record:     func(res CycleResult) error { return a.RecordResults(ctx, res) },
-	}, itemType, time.Now())
+	}, itemType, began)
+	for full := res.Dispatch; err == nil && full.Claimed >= cfg.BatchSize && cfg.BatchSize > 0 &&
+		time.Since(began) < cfg.DispatchInterval/2; {
+		more := CycleResult{ItemType: itemType, StartedAt: time.Now()}
+		if more.Dispatch, err = a.ClaimAndDispatch(ctx, cfg); err != nil || more.Dispatch.Claimed == 0 {
+			break
+		}
+		if err = a.RecordResults(ctx, more); err != nil {
+			break
+		}
+		res.Dispatch = res.Dispatch.plus(more.Dispatch)
+		full = more.Dispatch
+	}
+	return res, err
+}
+
+// plus adds another claim's counts to d; BatchID stays the first claim's.
+func (d Dispatch) plus(o Dispatch) Dispatch {
+	d.Claimed += o.Claimed
+	d.Started += o.Started
+	d.AlreadyStarted += o.AlreadyStarted
+	d.StartFailed += o.StartFailed
+	d.DeadLettered += o.DeadLettered
+	d.AtCapacity = d.AtCapacity || o.AtCapacity
+	return d
 }

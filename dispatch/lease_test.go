@@ -2,6 +2,7 @@ package dispatch_test
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -97,4 +98,55 @@ func mustLeaseRunner(t *testing.T, c dispatch.LeaseConfig) *dispatch.LeaseRunner
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestCycleClaimsAgainWhileFull: batch_size bounds a claim, not a cycle.
+// A cycle whose claims come back full claims again, so items due faster
+// than batch_size a cycle are all dispatched in it, each exactly once,
+// each claim its own batch.
+func TestCycleClaimsAgainWhileFull(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name               string
+		due, batch, claims int
+	}{
+		{"two and a half claims", 120, 50, 3},
+		{"exactly full, then an empty claim", 100, 50, 2},
+		{"one claim not full", 30, 50, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			ctx := context.Background()
+			if _, err := f.q.UpdateConfig(ctx, itemType, map[string]string{
+				"dispatch_interval_secs": "10", "batch_size": strconv.Itoa(tc.batch), "jitter_window_ms": "0",
+			}); err != nil {
+				t.Fatal(err)
+			}
+			f.enqueue(t, tc.due, time.Now().Add(-time.Second))
+			res, err := f.act.RunCycle(ctx, itemType)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Dispatch.Claimed != tc.due || res.Dispatch.Started != tc.due {
+				t.Fatalf("claimed %d, started %d, want %d", res.Dispatch.Claimed, res.Dispatch.Started, tc.due)
+			}
+			d, err := f.q.Depth(ctx, itemType)
+			if err != nil || d.ByStatus[queue.StatusDispatched] != int64(tc.due) {
+				t.Fatalf("depth %v %v", d.ByStatus, err)
+			}
+			for id, n := range f.eng.starts {
+				if n != 1 {
+					t.Fatalf("%s started %d times", id, n)
+				}
+			}
+			var batches int
+			if err := f.pool.QueryRow(ctx, `SELECT count(DISTINCT dispatch_batch_id) FROM exec_queue WHERE item_type = $1`, itemType).Scan(&batches); err != nil {
+				t.Fatal(err)
+			}
+			if batches != tc.claims {
+				t.Fatalf("%d batches, want %d", batches, tc.claims)
+			}
+		})
+	}
 }
