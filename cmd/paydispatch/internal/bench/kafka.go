@@ -114,7 +114,7 @@ func RunKafka(ctx context.Context, o KafkaOptions) error {
 	kafkaRate := float64(o.Records) / kafkaTook.Seconds()
 	fmt.Fprintf(o.Out, "Kafka intake: the first chunk read → the last of %s records SCHEDULED: %.1f s, %s payments/s (client started → first chunk: %.1f s)\n",
 		thousands(o.Records), kafkaTook.Seconds(), thousands(int(kafkaRate)), first.Sub(began).Seconds())
-	fmt.Fprintf(o.Out, "ratio Kafka / HTTP bulk: %.2f (the aim: at least 1)\n", kafkaRate/httpRate)
+	fmt.Fprintf(o.Out, "ratio Kafka / HTTP bulk: %.2f (the aim: at least 1)\n", quotient(kafkaRate, httpRate))
 	o.Figures.add(Figure{What: fmt.Sprintf("%s Kafka records → SCHEDULED", thousands(o.Records)), Value: kafkaRate, Unit: "payments/s",
 		Baseline: "the same as one HTTP bulk file", BaseVal: httpRate, BaseUnit: "payments/s"})
 

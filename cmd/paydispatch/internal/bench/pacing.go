@@ -84,7 +84,7 @@ func RunPacing(ctx context.Context, o PacingOptions) error {
 	}
 	fmt.Fprintf(o.Out, "\nsingle assignments, %d clients, %s events for one instant:\n", o.Clients, thousands(o.Singles))
 	fmt.Fprintf(o.Out, "  baseline, one-row INSERT per round trip: %8.0f /s\n", base)
-	fmt.Fprintf(o.Out, "  slot assignment:                         %8.0f /s  (%.2f × baseline)\n", single, single/base)
+	fmt.Fprintf(o.Out, "  slot assignment:                         %8.0f /s  (%.2f × baseline)\n", single, quotient(single, base))
 	fmt.Fprintf(o.Out, "  target ≥ 5,000 assignments/s: %s\n", verdict(single >= 5000))
 	o.Figures.add(Figure{What: "single slot assignments", Value: single, Unit: "/s",
 		Baseline: "one-row INSERT per round trip", BaseVal: base, BaseUnit: "/s"})

@@ -437,9 +437,9 @@ func reportRedrive(ctx context.Context, o RedriveOptions, pool *pgxpool.Pool, cf
 	fmt.Fprintf(o.Out, "\nwindows of %s the executions span: %d; most executions in one: %d (limit %d); windows over the limit: %d: %s\n",
 		pacing.FormatISODuration(o.Window), span, maxWindow, o.MaxPerWindow, over, verdict(over == 0))
 	fmt.Fprintf(o.Out, "windows at the limit: %d; below it: %d, of them empty: %d\n", full, wc.rest, empty)
-	fmt.Fprintf(o.Out, "mean rate over those windows: %.2f/s against the limit's %.2f/s: %.3f × the limit\n", meanRate, rate, meanRate/rate)
+	fmt.Fprintf(o.Out, "mean rate over those windows: %.2f/s against the limit's %.2f/s: %.3f × the limit\n", meanRate, rate, quotient(meanRate, rate))
 	fmt.Fprintf(o.Out, "drain, dispatch on → the last execution: %.1f s against the ideal %.1f s (%s at %.0f/s): %.3f ×; the first execution %.1f s after dispatch on\n",
-		drain.Seconds(), ideal.Seconds(), thousands(o.Payments), rate, drain.Seconds()/ideal.Seconds(), firstExec.Sub(enabled).Seconds())
+		drain.Seconds(), ideal.Seconds(), thousands(o.Payments), rate, quotient(drain.Seconds(), ideal.Seconds()), firstExec.Sub(enabled).Seconds())
 	fmt.Fprintf(o.Out, "the requeue's first slot → the last execution: %.1f s; executions before their new slot: %d\n",
 		lastExec.Sub(res.FirstSlot).Seconds(), early)
 	o.Figures.add(Figure{What: fmt.Sprintf("%s dead letters requeued at %d per %s, executed: most in a window %d, %d windows over", thousands(o.Payments),
