@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -421,22 +422,11 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	if err := heap.write(o.Out); err != nil {
 		return err
 	}
-	if used := processCPU() - procAtStart; used > 0 {
-		fmt.Fprintf(o.Out, "this process's CPU time during the drain: %.1f s, %.1f ms per payment\n",
-			used.Seconds(), float64(used.Microseconds())/1000/float64(o.Payments))
-		if busy := busySince(cpuAtStart); cpuOK && busy > used {
-			// The rest of the machine's busy time: PostgreSQL, mostly.
-			fmt.Fprintf(o.Out, "the machine's CPU time during the drain: %.1f s, %.1f ms per payment (%.1f ms outside this process: PostgreSQL and the rest)\n",
-				busy.Seconds(), float64(busy.Microseconds())/1000/float64(o.Payments), float64((busy-used).Microseconds())/1000/float64(o.Payments))
-			// The machine is shared: what this stack used, apart from what
-			// other users ran meanwhile.
-			if st, ok := stackCPU(); stackOK && ok {
-				st -= stackAtStart
-				fmt.Fprintf(o.Out, "the stack's CPU time during the drain (this process and its PostgreSQL): %.1f s, %.1f ms per payment; the rest of the machine (other users): %.1f s\n",
-					st.Seconds(), float64(st.Microseconds())/1000/float64(o.Payments), (busy - st).Seconds())
-			}
-		}
+	cpu := drainCPU{process: processCPU() - procAtStart, machine: busySince(cpuAtStart), machineOK: cpuOK}
+	if st, ok := stackCPU(); stackOK && ok {
+		cpu.stack, cpu.stackOK = st-stackAtStart, true
 	}
+	cpu.write(o.Out, o.Payments)
 
 	// Executions per second since the instant.
 	rows, err := db.Pool.Query(ctx, `SELECT floor(extract(epoch FROM accepted_at - $1::timestamptz))::int AS s, count(*)
@@ -581,7 +571,7 @@ func reportDrain(o DrainOptions, lim limits, pulled []pulledLever, perSecond, du
 		fmt.Fprintln(w, line.String())
 	}
 	fmt.Fprintf(w, "\ndrain: seconds %d..%d after the instant (%d s for %s payments, %.1f/s)\n",
-		first, last, last-first+1, thousands(o.Payments), float64(o.Payments)/float64(last-first+1))
+		first, last, last-first+1, thousands(o.Payments), rateOver(o.Payments, last-first+1))
 	limitsSaid := fmt.Sprintf("limit %d", o.MaxPerWindow)
 	if len(lim.steps) > 1 {
 		limitsSaid = "limits in force " + lim.String()
@@ -624,7 +614,7 @@ func reportDrain(o DrainOptions, lim limits, pulled []pulledLever, perSecond, du
 			thousands(o.Payments), o.leverPlan(), f.InBand, f.Full)
 	}
 	o.Figures.add(Figure{What: what,
-		Value: float64(o.Payments) / float64(last-first+1), Unit: "payments/s", Baseline: "the configured rate (asked, not measured)", BaseVal: rate, BaseUnit: "/s"})
+		Value: rateOver(o.Payments, last-first+1), Unit: "payments/s", Baseline: "the configured rate (asked, not measured)", BaseVal: rate, BaseUnit: "/s"})
 	if in, out := stealByBand(stolenBySecond, first, last, f.late); len(out) > 0 && len(in) > 0 {
 		// Were the seconds out of the band the machine's, or the engine's?
 		fmt.Fprintf(w, "CPU stolen per second: median %.0f%% in the band, %.0f%% (max %.0f%%) in and up to 5 s before the seconds out of it\n",
@@ -638,6 +628,57 @@ func reportDrain(o DrainOptions, lim limits, pulled []pulledLever, perSecond, du
 		fmt.Fprintf(w, "histogram written to %s\n", abs)
 	}
 	return nil
+}
+
+// drainCPU is the CPU time the drain used: this process's, the machine's
+// busy time and the stack's (this process and its PostgreSQL), the last
+// two when the machine said.
+type drainCPU struct {
+	process            time.Duration
+	machine, stack     time.Duration
+	machineOK, stackOK bool
+}
+
+// write prints the drain's CPU figures, each also per payment. The
+// machine's line needs more than this process's time (else /proc/stat's
+// 10 ms ticks said too little to split), the stack's the machine's.
+func (c drainCPU) write(w io.Writer, payments int) {
+	if c.process <= 0 {
+		return
+	}
+	fmt.Fprintf(w, "this process's CPU time during the drain: %.1f s, %.1f ms per payment\n",
+		c.process.Seconds(), msPer(c.process, payments))
+	if !c.machineOK || c.machine <= c.process {
+		return
+	}
+	// The rest of the machine's busy time: PostgreSQL, mostly.
+	fmt.Fprintf(w, "the machine's CPU time during the drain: %.1f s, %.1f ms per payment (%.1f ms outside this process: PostgreSQL and the rest)\n",
+		c.machine.Seconds(), msPer(c.machine, payments), msPer(c.machine-c.process, payments))
+	if !c.stackOK {
+		return
+	}
+	// The machine is shared: what this stack used, apart from what other
+	// users ran meanwhile. The two are read from different counters at
+	// slightly different moments; other users' time is never below zero.
+	fmt.Fprintf(w, "the stack's CPU time during the drain (this process and its PostgreSQL): %.1f s, %.1f ms per payment; the rest of the machine (other users): %.1f s\n",
+		c.stack.Seconds(), msPer(c.stack, payments), max(c.machine-c.stack, 0).Seconds())
+}
+
+// rateOver is n over seconds, per second (no seconds: zero).
+func rateOver(n, seconds int) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return float64(n) / float64(seconds)
+}
+
+// msPer is d in milliseconds per one of n (none: zero, not a division by
+// zero).
+func msPer(d time.Duration, n int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / 1000 / float64(n)
 }
 
 // burst says whether a second after a lever went past the band of the

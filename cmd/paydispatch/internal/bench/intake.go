@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"runtime"
 	"strconv"
@@ -172,22 +173,10 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 		return err
 	}
 
-	rate := float64(o.Payments) / took.Seconds()
-	baseRate := float64(o.Payments) / baseline.Seconds()
-	fmt.Fprintf(o.Out, "\nPOST → the last of %s payments SCHEDULED with its queue item: %.1f s, %s payments/s (target: 500,000 in 30 s)\n",
-		thousands(o.Payments), took.Seconds(), thousands(int(rate)))
-	fmt.Fprintf(o.Out, "baseline, COPY of %s payment rows into a table shaped like payments: %.1f s, %s rows/s\n",
-		thousands(o.Payments), baseline.Seconds(), thousands(int(baseRate)))
-	fmt.Fprintf(o.Out, "ratio intake / COPY: %.3f\n", rate/baseRate)
+	m := intakeMeasures{payments: o.Payments, took: took, baseline: baseline, busy: busy, used: used, cpuOK: cpuOK, stolen: stolen, stolenOK: stolenOK}
+	rate, baseRate := m.write(o.Out)
 	o.Figures.add(Figure{What: fmt.Sprintf("%s payments POSTed → SCHEDULED and enqueued", thousands(o.Payments)), Value: rate, Unit: "payments/s",
 		Baseline: "COPY of as many payment rows", BaseVal: baseRate, BaseUnit: "rows/s"})
-	if stolenOK {
-		fmt.Fprintf(o.Out, "CPU time stolen by the hypervisor during the intake: %.0f%%\n", stolen*100)
-	}
-	if cpuOK && busy > 0 {
-		fmt.Fprintf(o.Out, "the machine's CPU time during the intake: %.1f s, %.2f ms per payment (this process %.2f ms: the handler, Temporal, Phase A; the rest mostly PostgreSQL)\n",
-			busy.Seconds(), float64(busy.Microseconds())/1000/float64(o.Payments), float64(used.Microseconds())/1000/float64(o.Payments))
-	}
 	fmt.Fprintf(o.Out, "the schedule: windows over the limit %d, empty windows between the first and the last slot %d\n", over, empty)
 	if over > 0 || empty > 0 {
 		return fmt.Errorf("the schedule broke its promises: %d windows over the limit, %d empty", over, empty)
@@ -199,6 +188,52 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 		return reportProfile(o.Out, o.CPUProfile, o.Payments)
 	}
 	return nil
+}
+
+// intakeMeasures are what the intake bench timed and counted.
+type intakeMeasures struct {
+	payments       int
+	took, baseline time.Duration // the intake's, the COPY's
+	busy, used     time.Duration // the machine's CPU, this process's
+	cpuOK          bool
+	stolen         float64
+	stolenOK       bool
+}
+
+// write prints the intake's rate against the COPY's, their ratio, the CPU
+// stolen and the CPU per payment, and returns the two rates.
+func (m intakeMeasures) write(w io.Writer) (rate, baseRate float64) {
+	rate, baseRate = rateIn(m.payments, m.took), rateIn(m.payments, m.baseline)
+	fmt.Fprintf(w, "\nPOST → the last of %s payments SCHEDULED with its queue item: %.1f s, %s payments/s (target: 500,000 in 30 s)\n",
+		thousands(m.payments), m.took.Seconds(), thousands(int(rate)))
+	fmt.Fprintf(w, "baseline, COPY of %s payment rows into a table shaped like payments: %.1f s, %s rows/s\n",
+		thousands(m.payments), m.baseline.Seconds(), thousands(int(baseRate)))
+	fmt.Fprintf(w, "ratio intake / COPY: %.3f\n", quotient(rate, baseRate))
+	if m.stolenOK {
+		fmt.Fprintf(w, "CPU time stolen by the hypervisor during the intake: %.0f%%\n", m.stolen*100)
+	}
+	if m.cpuOK && m.busy > 0 {
+		fmt.Fprintf(w, "the machine's CPU time during the intake: %.1f s, %.2f ms per payment (this process %.2f ms: the handler, Temporal, Phase A; the rest mostly PostgreSQL)\n",
+			m.busy.Seconds(), msPer(m.busy, m.payments), msPer(m.used, m.payments))
+	}
+	return rate, baseRate
+}
+
+// rateIn is n in d, per second (no time: zero).
+func rateIn(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// quotient is a / b, zero for a b of zero: a ratio against a baseline
+// that measured nothing is no figure.
+func quotient(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
 }
 
 // copyBaseline times a COPY of n payment rows like intake's into a scratch

@@ -135,14 +135,14 @@ func RunOutbox(ctx context.Context, o OutboxOptions) error {
 		return fmt.Errorf("throughput drain: %w", err)
 	}
 	b.printf("  throughput mode, %s over %d participants: %8.0f instr/s at the rail (%.2f × baseline; last receipt %.2f s, all recorded %.2f s)%s\n",
-		thousands(o.N), o.Participants, tp.rate, tp.rate/base, tp.received.Seconds(), tp.recorded.Seconds(), b.stolen(phase))
+		thousands(o.N), o.Participants, tp.rate, quotient(tp.rate, base), tp.received.Seconds(), tp.recorded.Seconds(), b.stolen(phase))
 	phase, _ = readCPU()
 	st, err := b.drain(ctx, "st", o.StrictN, o.StrictParticipants, outbox.Strict)
 	if err != nil {
 		return fmt.Errorf("strict drain: %w", err)
 	}
 	b.printf("  strict mode,     %s over %d participants: %8.0f instr/s at the rail (%.2f × baseline; last receipt %.2f s, all recorded %.2f s)%s\n",
-		thousands(o.StrictN), o.StrictParticipants, st.rate, st.rate/base, st.received.Seconds(), st.recorded.Seconds(), b.stolen(phase))
+		thousands(o.StrictN), o.StrictParticipants, st.rate, quotient(st.rate, base), st.received.Seconds(), st.recorded.Seconds(), b.stolen(phase))
 	b.printf("  target ≥ 5,000 instr/s in throughput mode: %s\n", verdict(tp.rate >= 5000))
 	o.Figures.add(Figure{What: "relayed, throughput mode", Value: tp.rate, Unit: "instr/s",
 		Baseline: "plain HTTP client loop to the simulator", BaseVal: base, BaseUnit: "sends/s"})

@@ -84,7 +84,7 @@ func RunPacing(ctx context.Context, o PacingOptions) error {
 	}
 	fmt.Fprintf(o.Out, "\nsingle assignments, %d clients, %s events for one instant:\n", o.Clients, thousands(o.Singles))
 	fmt.Fprintf(o.Out, "  baseline, one-row INSERT per round trip: %8.0f /s\n", base)
-	fmt.Fprintf(o.Out, "  slot assignment:                         %8.0f /s  (%.2f × baseline)\n", single, single/base)
+	fmt.Fprintf(o.Out, "  slot assignment:                         %8.0f /s  (%.2f × baseline)\n", single, quotient(single, base))
 	fmt.Fprintf(o.Out, "  target ≥ 5,000 assignments/s: %s\n", verdict(single >= 5000))
 	o.Figures.add(Figure{What: "single slot assignments", Value: single, Unit: "/s",
 		Baseline: "one-row INSERT per round trip", BaseVal: base, BaseUnit: "/s"})
@@ -157,20 +157,38 @@ func checkPacingWindows(ctx context.Context, out io.Writer, l *pacing.Limiter, n
 	if err != nil {
 		return err
 	}
-	over, mismatched, total, used := 0, 0, 0, 0
+	c := countPacingWindows(ws, max)
+	fmt.Fprintf(out, "  check: %d windows used, %d slots for %s events, windows over the limit %d, counters off %d: %s\n",
+		c.used, c.slots, thousands(events), c.over, c.mismatched, verdict(c.ok(events)))
+	return nil
+}
+
+// pacingWindows is what a config's windows hold after the assignments.
+type pacingWindows struct {
+	used, slots, over, mismatched int
+}
+
+// countPacingWindows counts the windows with slots, the slots, the
+// windows whose counter is over limit and those whose counter is not
+// their number of slots.
+func countPacingWindows(ws []pacing.WindowCount, limit int) pacingWindows {
+	var c pacingWindows
 	for _, w := range ws {
-		if w.Counter > max {
-			over++
+		if w.Counter > limit {
+			c.over++
 		}
 		if w.Counter != w.Slots {
-			mismatched++
+			c.mismatched++
 		}
-		total += w.Slots
+		c.slots += w.Slots
 		if w.Slots > 0 {
-			used++
+			c.used++
 		}
 	}
-	fmt.Fprintf(out, "  check: %d windows used, %d slots for %s events, windows over the limit %d, counters off %d: %s\n",
-		used, total, thousands(events), over, mismatched, verdict(over == 0 && mismatched == 0 && total == events))
-	return nil
+	return c
+}
+
+// ok is every event given a slot, no window over, every counter right.
+func (c pacingWindows) ok(events int) bool {
+	return c.over == 0 && c.mismatched == 0 && c.slots == events
 }

@@ -386,6 +386,8 @@ func benchDatabase(ctx context.Context, o dbOptions) (*pgxpool.Pool, string, fun
 	return pool, "embedded, fresh cluster", func() { pool.Close(); stop() }, nil
 }
 
+// percentile is d's p-th percentile by nearest rank: the least sample
+// with at least p % of them at or below it (none: zero).
 func percentile(d []time.Duration, p int) time.Duration {
 	if len(d) == 0 {
 		return 0
@@ -412,9 +414,14 @@ func verdict(ok bool) string {
 	return "NOT met"
 }
 
+// thousands is n with a comma between each group of three digits.
 func thousands(n int) string {
 	s := strconv.Itoa(n)
 	var out []byte
+	if n < 0 {
+		// The sign is no digit: -123, not -,123.
+		out, s = append(out, '-'), s[1:]
+	}
 	for i := range len(s) {
 		if i > 0 && (len(s)-i)%3 == 0 {
 			out = append(out, ',')

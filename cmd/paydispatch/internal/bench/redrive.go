@@ -418,20 +418,8 @@ func reportRedrive(ctx context.Context, o RedriveOptions, pool *pgxpool.Pool, cf
 		&executed, &early, &noAccepted, &firstExec, &lastExec); err != nil {
 		return []string{err.Error()}
 	}
-	span := int(last - first + 1)
-	maxWindow, over, empty, full := 0, 0, 0, 0
-	for w := first; w <= last; w++ {
-		n := perWindow[w]
-		maxWindow = max(maxWindow, n)
-		switch {
-		case n > o.MaxPerWindow:
-			over++
-		case n == 0:
-			empty++
-		case n == o.MaxPerWindow:
-			full++
-		}
-	}
+	wc := countRedriveWindows(perWindow, first, last, o.MaxPerWindow)
+	span, maxWindow, over, empty, full := wc.span, wc.most, wc.over, wc.empty, wc.full
 	fmt.Fprintf(o.Out, "\nexecutions per %s window, counted from payments.accepted_at (window: count, from the first execution's window):\n", pacing.FormatISODuration(o.Window))
 	var line strings.Builder
 	for w := first; w <= last; w++ {
@@ -448,10 +436,10 @@ func reportRedrive(ctx context.Context, o RedriveOptions, pool *pgxpool.Pool, cf
 	drain := lastExec.Sub(enabled)
 	fmt.Fprintf(o.Out, "\nwindows of %s the executions span: %d; most executions in one: %d (limit %d); windows over the limit: %d: %s\n",
 		pacing.FormatISODuration(o.Window), span, maxWindow, o.MaxPerWindow, over, verdict(over == 0))
-	fmt.Fprintf(o.Out, "windows at the limit: %d; below it: %d, of them empty: %d\n", full, span-full-over, empty)
-	fmt.Fprintf(o.Out, "mean rate over those windows: %.2f/s against the limit's %.2f/s: %.3f × the limit\n", meanRate, rate, meanRate/rate)
+	fmt.Fprintf(o.Out, "windows at the limit: %d; below it: %d, of them empty: %d\n", full, wc.rest, empty)
+	fmt.Fprintf(o.Out, "mean rate over those windows: %.2f/s against the limit's %.2f/s: %.3f × the limit\n", meanRate, rate, quotient(meanRate, rate))
 	fmt.Fprintf(o.Out, "drain, dispatch on → the last execution: %.1f s against the ideal %.1f s (%s at %.0f/s): %.3f ×; the first execution %.1f s after dispatch on\n",
-		drain.Seconds(), ideal.Seconds(), thousands(o.Payments), rate, drain.Seconds()/ideal.Seconds(), firstExec.Sub(enabled).Seconds())
+		drain.Seconds(), ideal.Seconds(), thousands(o.Payments), rate, quotient(drain.Seconds(), ideal.Seconds()), firstExec.Sub(enabled).Seconds())
 	fmt.Fprintf(o.Out, "the requeue's first slot → the last execution: %.1f s; executions before their new slot: %d\n",
 		lastExec.Sub(res.FirstSlot).Seconds(), early)
 	o.Figures.add(Figure{What: fmt.Sprintf("%s dead letters requeued at %d per %s, executed: most in a window %d, %d windows over", thousands(o.Payments),
@@ -482,6 +470,35 @@ func reportRedrive(ctx context.Context, o RedriveOptions, pool *pgxpool.Pool, cf
 			executed, noAccepted, processes, oneDebit, notOneDebit)
 	}
 	return failures
+}
+
+// redriveWindows is what the requeue's executions did per window, from
+// the first execution's window to the last's.
+type redriveWindows struct {
+	span, most              int
+	over, empty, full, rest int // rest: below the limit, empty ones included
+}
+
+// countRedriveWindows counts perWindow (by window number) from first to
+// last against limit; a window with no execution between them counts as
+// empty.
+func countRedriveWindows(perWindow map[int64]int, first, last int64, limit int) redriveWindows {
+	var c redriveWindows
+	for w := first; w <= last; w++ {
+		n := perWindow[w]
+		c.span++
+		c.most = max(c.most, n)
+		switch {
+		case n > limit:
+			c.over++
+		case n == 0:
+			c.empty++
+		case n == limit:
+			c.full++
+		}
+	}
+	c.rest = c.span - c.full - c.over
+	return c
 }
 
 // debitsPerPayment counts, for the exactly-once check: SubmitPayment

@@ -296,9 +296,7 @@ func (r *repaceRun) move(ctx context.Context, what string, call func() (answer a
 	stolen, stolenOK := stolenSince(cpu0)
 	stack, _ := stackCPU()
 	fmt.Fprintf(w, "its answer: %s\n", describeJSON(answer))
-	fmt.Fprintf(w, "wall time %.2f s for %s payments: %s a second (%.1f µs each; the baseline's bare UPDATEs %.1f µs a row, this %.1f × it)\n",
-		took.Seconds(), thousands(n), thousands(int(float64(n)/took.Seconds())), float64(took.Microseconds())/float64(max(n, 1)),
-		float64(r.baseline.Microseconds())/float64(r.o.Payments), took.Seconds()/r.baseline.Seconds()*float64(r.o.Payments)/float64(max(n, 1)))
+	fmt.Fprintln(w, moveTimes(took, n, r.baseline, r.o.Payments))
 	if cpuOK && stackOK && busy > 0 {
 		fmt.Fprintf(w, "the machine's CPU time: %.2f s; the stack's (this process and its PostgreSQL) %.2f s, this process %.2f s%s\n",
 			busy.Seconds(), (stack - stack0).Seconds(), used.Seconds(), stealNote(stolen, stolenOK))
@@ -308,6 +306,17 @@ func (r *repaceRun) move(ctx context.Context, what string, call func() (answer a
 		return err
 	}
 	return reportMoveStatements(ctx, w, r.pool, max(n, 1))
+}
+
+// moveTimes says a move's wall time for n payments beside the baseline's
+// for all the run's payments: the rate, the time a payment and its
+// multiple of the baseline's time a row. A move of none is counted as of
+// one, and a baseline of no time has no multiple.
+func moveTimes(took time.Duration, n int, baseline time.Duration, payments int) string {
+	each := float64(took.Microseconds()) / float64(max(n, 1))
+	baseEach := float64(baseline.Microseconds()) / float64(max(payments, 1))
+	return fmt.Sprintf("wall time %.2f s for %s payments: %s a second (%.1f µs each; the baseline's bare UPDATEs %.1f µs a row, this %.1f × it)",
+		took.Seconds(), thousands(n), thousands(int(rateIn(n, took))), each, baseEach, quotient(each, baseEach))
 }
 
 // waitStatsFlushed waits for the closed backends' row counts to reach

@@ -101,11 +101,11 @@ func RunSaga(ctx context.Context, o SagaOptions) error {
 		busy := busySince(phase)
 		b.printf("\n%s:\n", r.name)
 		b.printf("  baseline, plain debit UPDATE + INSERT:  %8.0f payments/s%s\n", base, baseSteal)
-		b.printf("  SubmitPayment:                          %8.0f payments/s (%.2f × baseline)%s\n", rate, rate/base, b.stolen(phase))
+		b.printf("  SubmitPayment:                          %8.0f payments/s (%.2f × baseline)%s\n", rate, quotient(rate, base), b.stolen(phase))
 		o.Figures.add(Figure{What: "SubmitPayment, " + r.name, Value: rate, Unit: "payments/s",
 			Baseline: "plain debit UPDATE + INSERT", BaseVal: base, BaseUnit: "payments/s"})
 		b.printf("  CPU per payment: %.2f ms on the machine (PostgreSQL included), %.2f ms in this process\n",
-			float64(busy)/float64(time.Millisecond)/float64(o.N), float64(processCPU()-cpu0)/float64(time.Millisecond)/float64(o.N))
+			msPer(busy, o.N), msPer(processCPU()-cpu0, o.N))
 		b.printf("  target ≥ %s/s: %s\n", thousands(int(r.target)), verdict(rate >= r.target))
 	}
 

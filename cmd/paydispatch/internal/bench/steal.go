@@ -134,7 +134,12 @@ func stealByBand(stolen map[int]float64, first, last int, late func(sec int) boo
 	return in, out
 }
 
+// median is xs's middle value, the upper of the two middle ones for an
+// even count (none: zero).
 func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return s[len(s)/2]

@@ -92,3 +92,17 @@ func TestPostgresTicks(t *testing.T) {
 		t.Errorf("ticks(150) = %v", got)
 	}
 }
+
+func TestMedian(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{nil, 0}, {[]float64{0.3}, 0.3}, {[]float64{0.4, 0.1}, 0.4}, {[]float64{0.5, 0.1, 0.3}, 0.3}, {[]float64{0, 0, 0.9, 0.1}, 0.1},
+	} {
+		if got := median(tc.xs); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.xs, got, tc.want)
+		}
+	}
+}
