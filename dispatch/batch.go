@@ -203,10 +203,11 @@ type GroupResult struct {
 	Finished time.Time
 }
 
-// groupSpan is how far past its first item's time a group reaches: one
-// local activity (one marker in the history) every span, while each item
-// is held to its own time inside it.
-const groupSpan = 250 * time.Millisecond
+// GroupSpan is how far past its first item's time a batch execution's
+// group reaches: one local activity (one marker in the history) every
+// span, while each item is held to its own time inside it. A
+// GroupExecutor that lingers this long commits a group once.
+const GroupSpan = 250 * time.Millisecond
 
 // maxGroup bounds the items of one group. A backlog catching up makes
 // every item due at once, and an executor's rate limiter then lets them
@@ -245,7 +246,7 @@ func BatchExecution(ctx workflow.Context, in BatchInput) (BatchSummary, error) {
 			}
 			clock = later(clock, workflow.Now(ctx))
 		}
-		end := later(clock, first).Add(groupSpan)
+		end := later(clock, first).Add(GroupSpan)
 		n := sort.Search(len(in.Items), func(i int) bool { return !in.Items[i].At.Before(end) })
 		n = min(max(n, 1), maxGroup)
 		g := Group{

@@ -22,14 +22,13 @@ import (
 // groupLinger is how long a sub-group waits, after its first payment
 // was let go, for the payments let go after it: its limiter lets each go
 // at its own instant (at 100/s, one every 10 ms), and those close
-// together commit together. It is the batch execution's group span
-// (250 ms), so a group commits once, when its last payment is let go:
-// at 100/s, 25 payments a commit rather than 10 with 100 ms, which cut
-// PostgreSQL's CPU a payment by a third (docs/benchmarks.md). Their
-// execution times are the limiter's, not the commit's: a payment's rail
-// instruction leaves up to this much later, its execution counts when
-// it was let go.
-const groupLinger = 250 * time.Millisecond
+// together commit together. It is the group's span, so a group commits
+// once, when its last payment is let go: at 100/s, 25 payments a commit
+// rather than 10 with 100 ms, which cut PostgreSQL's CPU a payment by a
+// third (docs/benchmarks.md). Their execution times are the limiter's,
+// not the commit's: a payment's rail instruction leaves up to this much
+// later, its execution counts when it was let go.
+const groupLinger = dispatch.GroupSpan
 
 // GroupExecutor executes a batch execution's group of payments together
 // (PAYMENT's exec_mode BATCH): each payment is held to its slot as

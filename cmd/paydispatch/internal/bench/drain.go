@@ -571,7 +571,7 @@ func reportDrain(o DrainOptions, lim limits, pulled []pulledLever, perSecond, du
 		fmt.Fprintln(w, line.String())
 	}
 	fmt.Fprintf(w, "\ndrain: seconds %d..%d after the instant (%d s for %s payments, %.1f/s)\n",
-		first, last, last-first+1, thousands(o.Payments), rateOver(o.Payments, last-first+1))
+		first, last, last-first+1, thousands(o.Payments), rateIn(o.Payments, sec(last-first+1)))
 	limitsSaid := fmt.Sprintf("limit %d", o.MaxPerWindow)
 	if len(lim.steps) > 1 {
 		limitsSaid = "limits in force " + lim.String()
@@ -614,7 +614,7 @@ func reportDrain(o DrainOptions, lim limits, pulled []pulledLever, perSecond, du
 			thousands(o.Payments), o.leverPlan(), f.InBand, f.Full)
 	}
 	o.Figures.add(Figure{What: what,
-		Value: rateOver(o.Payments, last-first+1), Unit: "payments/s", Baseline: "the configured rate (asked, not measured)", BaseVal: rate, BaseUnit: "/s"})
+		Value: rateIn(o.Payments, sec(last-first+1)), Unit: "payments/s", Baseline: "the configured rate (asked, not measured)", BaseVal: rate, BaseUnit: "/s"})
 	if in, out := stealByBand(stolenBySecond, first, last, f.late); len(out) > 0 && len(in) > 0 {
 		// Were the seconds out of the band the machine's, or the engine's?
 		fmt.Fprintf(w, "CPU stolen per second: median %.0f%% in the band, %.0f%% (max %.0f%%) in and up to 5 s before the seconds out of it\n",
@@ -662,14 +662,6 @@ func (c drainCPU) write(w io.Writer, payments int) {
 	// slightly different moments; other users' time is never below zero.
 	fmt.Fprintf(w, "the stack's CPU time during the drain (this process and its PostgreSQL): %.1f s, %.1f ms per payment; the rest of the machine (other users): %.1f s\n",
 		c.stack.Seconds(), msPer(c.stack, payments), max(c.machine-c.stack, 0).Seconds())
-}
-
-// rateOver is n over seconds, per second (no seconds: zero).
-func rateOver(n, seconds int) float64 {
-	if seconds <= 0 {
-		return 0
-	}
-	return float64(n) / float64(seconds)
 }
 
 // msPer is d in milliseconds per one of n (none: zero, not a division by

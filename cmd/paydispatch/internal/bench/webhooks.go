@@ -354,11 +354,7 @@ func countSince(arrivals map[uuid.UUID]arrival, t time.Time) int {
 // eventRate is n events over the span from first to last, per second
 // (0 for an empty span).
 func eventRate(n int, first, last time.Time) float64 {
-	d := last.Sub(first).Seconds()
-	if d <= 0 {
-		return 0
-	}
-	return float64(n) / d
+	return rateIn(n, last.Sub(first))
 }
 
 // floorSeconds is d in whole seconds, rounded down (a time before the
