@@ -95,7 +95,8 @@ type ParticipantView struct {
 	Taken          int64 `json:"taken"`
 }
 
-// record is what the rail holds under an idempotency key.
+// record is what the rail holds under an idempotency key, as the
+// handlers read it.
 type record struct {
 	accepted  bool
 	reference string
@@ -108,19 +109,48 @@ type record struct {
 	valueDate   string
 }
 
+// entry is a record as the ledger keeps it: a rail holds every key it
+// took for the whole run (100,000 in a 100,000-payment drain, in the
+// drain's own process), so the strings a record repeats are kept once
+// (names), a reference as its number and a refusal's words apart.
+type entry struct {
+	ref        uint64 // the reference's number; 0: refused (see refusals)
+	receivedAt int64  // Unix nanoseconds
+	seq        int64
+	part       uint32 // names index
+	valueDate  uint32 // names index
+}
+
+type refused struct{ code, message string }
+
 type participant struct {
 	ParticipantView
-	taken map[int64]struct{}
+	// taken is a bit a sequence number, 64 to a word keyed by seq>>6:
+	// sequences are dense, so a word holds 64 of them.
+	taken map[int64]uint64
+}
+
+// take marks seq taken and reports whether it already was.
+func (p *participant) take(seq int64) (already bool) {
+	w, bit := seq>>6, uint64(1)<<(uint64(seq)&63)
+	if p.taken[w]&bit != 0 {
+		return true
+	}
+	p.taken[w] |= bit
+	return false
 }
 
 // ledger is guarded by one mutex: every operation is a few map lookups,
 // far shorter than the HTTP work around it.
 type ledger struct {
-	mu      sync.Mutex
-	keys    map[string]record
-	parts   map[string]*participant
-	traffic LedgerView // only the traffic counters are used
-	nextRef uint64
+	mu       sync.Mutex
+	keys     map[string]entry
+	refusals map[string]refused
+	names    []string
+	nameIdx  map[string]uint32
+	parts    map[string]*participant
+	traffic  LedgerView // only the traffic counters are used
+	nextRef  uint64
 	// refPrefix starts every reference (one per rail: references are
 	// unique across a simulator's rails).
 	refPrefix string
@@ -130,8 +160,43 @@ type ledger struct {
 }
 
 func newLedger(refPrefix string) *ledger {
-	return &ledger{keys: make(map[string]record), parts: make(map[string]*participant), lifted: make(map[string]bool), refPrefix: refPrefix}
+	l := &ledger{lifted: make(map[string]bool), refPrefix: refPrefix}
+	l.clear()
+	return l
 }
+
+func (l *ledger) clear() {
+	l.keys, l.refusals = make(map[string]entry), make(map[string]refused)
+	l.names, l.nameIdx = nil, make(map[string]uint32)
+	l.parts = make(map[string]*participant)
+	l.traffic = LedgerView{}
+}
+
+// name is s's index in names, added when new.
+func (l *ledger) name(s string) uint32 {
+	if i, ok := l.nameIdx[s]; ok {
+		return i
+	}
+	i := uint32(len(l.names))
+	l.names = append(l.names, s)
+	l.nameIdx[s] = i
+	return i
+}
+
+// record expands key's entry.
+func (l *ledger) record(key string, e entry) record {
+	rec := record{accepted: e.ref != 0, receivedAt: time.Unix(0, e.receivedAt), participant: l.names[e.part],
+		seq: e.seq, valueDate: l.names[e.valueDate]}
+	if rec.accepted {
+		rec.reference = l.reference(e.ref)
+	} else {
+		r := l.refusals[key]
+		rec.code, rec.message = r.code, r.message
+	}
+	return rec
+}
+
+func (l *ledger) reference(n uint64) string { return fmt.Sprintf("%s%012d", l.refPrefix, n) }
 
 // take records a send that arrived at the given time and got past the
 // retryable decision. A key seen before gets its record back (duplicate
@@ -144,43 +209,44 @@ func (l *ledger) take(c send, arrived time.Time, refusal func() (code, message s
 	defer l.mu.Unlock()
 	p := l.parts[part]
 	if p == nil {
-		p = &participant{taken: make(map[int64]struct{})}
+		p = &participant{taken: make(map[int64]uint64)}
 		l.parts[part] = p
 	}
 	lifted := l.lifted[key]
 	if lifted {
 		delete(l.lifted, key)
-	} else if rec, ok := l.keys[key]; ok {
-		if rec.accepted {
+	} else if e, ok := l.keys[key]; ok {
+		if e.ref != 0 {
 			p.Received++
 			p.Duplicates++
 		}
-		return rec, rec.accepted
+		return l.record(key, e), e.ref != 0
 	}
+	e := entry{receivedAt: arrived.UnixNano(), seq: seq, part: l.name(part), valueDate: l.name(c.valueDate)}
 	if code, msg := refusal(); code != "" && !lifted {
-		rec = record{code: code, message: msg}
+		l.refusals[key] = refused{code: code, message: msg}
 		p.Refused++
 		if c.late && code == CodeCutoff {
 			l.traffic.Late++
 		}
 	} else {
 		l.nextRef++
-		rec = record{accepted: true, reference: fmt.Sprintf("%s%012d", l.refPrefix, l.nextRef)}
+		e.ref = l.nextRef
+		delete(l.refusals, key)
 		p.Received++
 		p.Unique++
 	}
-	rec.receivedAt, rec.participant, rec.seq, rec.valueDate = arrived, part, seq, c.valueDate
-	l.keys[key] = rec
+	l.keys[key] = e
+	rec = l.record(key, e)
 	if lifted {
 		return rec, false // its sequence was taken when it was refused
 	}
-	if _, seen := p.taken[seq]; seen {
+	if p.take(seq) {
 		p.SequenceReused++
 	} else {
 		if seq < p.Highest {
 			p.Reordered++
 		}
-		p.taken[seq] = struct{}{}
 		p.Taken++
 		if seq > p.Highest {
 			p.Highest = seq
@@ -195,11 +261,12 @@ func (l *ledger) take(c send, arrived time.Time, refusal func() (code, message s
 func (l *ledger) lift(key string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	rec, ok := l.keys[key]
-	if !ok || rec.accepted {
+	e, ok := l.keys[key]
+	if !ok || e.ref != 0 {
 		return false
 	}
 	delete(l.keys, key)
+	delete(l.refusals, key)
 	l.lifted[key] = true
 	return true
 }
@@ -208,19 +275,22 @@ func (l *ledger) lookup(key string) (record, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.traffic.Inquiries++
-	rec, ok := l.keys[key]
-	return rec, ok
+	e, ok := l.keys[key]
+	if !ok {
+		return record{}, false
+	}
+	return l.record(key, e), true
 }
 
 // receivedAt is when the accepted send of key arrived.
 func (l *ledger) receivedAt(key string) (time.Time, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	rec, ok := l.keys[key]
-	if !ok || !rec.accepted {
+	e, ok := l.keys[key]
+	if !ok || e.ref == 0 {
 		return time.Time{}, false
 	}
-	return rec.receivedAt, true
+	return time.Unix(0, e.receivedAt), true
 }
 
 // receipts is every key held, in the order the sends deciding them
@@ -228,7 +298,8 @@ func (l *ledger) receivedAt(key string) (time.Time, bool) {
 func (l *ledger) receipts() []Receipt {
 	l.mu.Lock()
 	out := make([]Receipt, 0, len(l.keys))
-	for key, rec := range l.keys {
+	for key, e := range l.keys {
+		rec := l.record(key, e)
 		r := Receipt{Key: key, ParticipantID: rec.participant, SequenceID: rec.seq, ValueDate: rec.valueDate,
 			ReceivedAt: rec.receivedAt, Status: "REJECTED", Code: rec.code}
 		if rec.accepted {
@@ -276,7 +347,5 @@ func (l *ledger) view() LedgerView {
 func (l *ledger) reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.keys = make(map[string]record)
-	l.parts = make(map[string]*participant)
-	l.traffic = LedgerView{}
+	l.clear()
 }
