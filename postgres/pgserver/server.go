@@ -340,6 +340,11 @@ func (s *Server) settings() []string {
 		// checkpoints every 15 minutes rather than 5 log a third of the
 		// full pages, for up to 15 minutes of WAL to replay after a crash.
 		"checkpoint_timeout": "15min",
+		// The retention cleaner deletes a round's history every minute;
+		// its space is reused once autovacuum has been through. Visits
+		// every 10 s rather than every minute keep the tables it bounds
+		// near their live size (docs/operating.md, Retention).
+		"autovacuum_naptime": "10s",
 		"logging_collector":  "off",
 	}
 	if s.opts.Ephemeral {
