@@ -14,6 +14,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/payment"
@@ -435,9 +436,9 @@ func (d *painDecoder) transaction() {
 		ChargeBearer: chrgBr, CreditorRef: ref, CreditorRefType: tx.refType})
 
 	at := fmt.Sprintf("PmtInf[%d]/CdtTrfTxInf[%d]/", pi.index, pi.txs)
-	var bad []payment.FieldError
-	add := func(field, format string, args ...any) {
-		bad = append(bad, payment.FieldError{Field: field, Detail: fmt.Sprintf(format, args...)})
+	var bad []field.Error
+	add := func(name, format string, args ...any) {
+		bad = append(bad, field.Error{Field: name, Detail: fmt.Sprintf(format, args...)})
 	}
 	if pi.atErr != nil {
 		add(fmt.Sprintf("PmtInf[%d]/%s", pi.index, pi.atField), "%s", pi.atErr.Error())
