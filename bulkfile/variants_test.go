@@ -160,7 +160,7 @@ func TestOtherMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := bulkfile.DecodePain001(context.Background(), strings.NewReader(tt.doc))
-		var refusal *bulkfile.Error
+		var refusal *bulkfile.FormatError
 		if !errors.As(err, &refusal) || !strings.Contains(refusal.Detail, tt.want) || refusal.Where != "line 1: element Document" {
 			t.Errorf("%s: %v; want %q", tt.doc, err, tt.want)
 		}

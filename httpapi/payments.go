@@ -452,7 +452,7 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []i
 		return nil, nil, nil, 0, nil, &Problem{Status: http.StatusUnsupportedMediaType, Title: "Unsupported media type", Detail: bulkFileBody.want()}
 	}
 	var tooBig *http.MaxBytesError
-	var bad *bulkfile.Error
+	var bad *bulkfile.FormatError
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return nil, nil, nil, 0, nil, ptr(stopped())

@@ -15,8 +15,7 @@ type Problem struct {
 	Status   int    `json:"status"`
 	Detail   string `json:"detail,omitempty"`
 	Instance string `json:"instance,omitempty"`
-	// Errors lists field-level problems (which field, and what is wrong):
-	// the API's FieldError schema.
+	// Errors lists field-level problems (which field, and what is wrong).
 	Errors []field.Error `json:"errors,omitempty"`
 }
 

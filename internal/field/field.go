@@ -8,9 +8,9 @@ package field
 import "strings"
 
 // Error names a field of an input (a JSON path such as creditor.iban, a
-// header or a query parameter) and what is wrong with it. Its JSON is the
-// API's FieldError (httpapi/openapi.json). The detail never quotes a full
-// account number or a payload.
+// header or a query parameter) and what is wrong with it. Its JSON is an
+// item of a problem's errors (httpapi/openapi.json). The detail never
+// quotes a full account number or a payload.
 type Error struct {
 	Field  string `json:"field"`
 	Detail string `json:"detail"`

@@ -8,7 +8,7 @@ import (
 	"github.com/paydispatch/paydispatch/internal/field"
 )
 
-// TestErrorJSON pins the API's FieldError shape (httpapi/openapi.json).
+// TestErrorJSON pins an item of a problem's errors (httpapi/openapi.json).
 func TestErrorJSON(t *testing.T) {
 	t.Parallel()
 	b, err := json.Marshal(field.Error{Field: "creditor.iban", Detail: "required"})
