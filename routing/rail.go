@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
 	// A rail's time zone is an IANA name; the binary carries the zone
 	// database, so a host without one (a scratch container) reads it too.
 	_ "time/tzdata"

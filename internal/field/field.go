@@ -21,9 +21,11 @@ type Error struct {
 // it, so that the HTTP API and the CLI answer it the same way wherever it
 // comes from.
 type Invalid struct {
-	// What names what was refused and begins the message: "invalid
+	// What begins the message, naming what was refused: "invalid
 	// payment" gives "invalid payment: currency: want EUR"; empty gives
-	// "invalid currency: want EUR".
+	// "invalid currency: want EUR". Each package keeps the start its
+	// messages always had, since the CLI prints them and a payment's
+	// rejection reason quotes routing's.
 	What   string
 	Fields []Error
 	// Kind is the refusing package's sentinel (routing.ErrInvalid, say),
