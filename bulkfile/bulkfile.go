@@ -37,21 +37,21 @@ type File struct {
 	Pain001 *payment.Pain001Origin
 }
 
-// Error refuses a whole file: it could not be read as its format.
-type Error struct {
+// FormatError refuses a whole file: it could not be read as its format.
+type FormatError struct {
 	Where  string // "line 3", "element PmtInf[2]/CdtTrfTxInf[1]/Amt"
 	Detail string
 }
 
-func (e *Error) Error() string {
+func (e *FormatError) Error() string {
 	if e.Where == "" {
 		return e.Detail
 	}
 	return e.Where + ": " + e.Detail
 }
 
-func refuse(where, format string, args ...any) *Error {
-	return &Error{Where: where, Detail: fmt.Sprintf(format, args...)}
+func refuse(where, format string, args ...any) *FormatError {
+	return &FormatError{Where: where, Detail: fmt.Sprintf(format, args...)}
 }
 
 // watchedReader remembers a failure to read (not EOF), so that a decoder's

@@ -58,7 +58,7 @@ func TestDecodeCSV(t *testing.T) {
 	}
 	for _, tt := range tests {
 		f, err := bulkfile.DecodeCSV(context.Background(), strings.NewReader(tt.file))
-		var refusal *bulkfile.Error
+		var refusal *bulkfile.FormatError
 		if tt.wantRefusal != "" {
 			if !errors.As(err, &refusal) || !strings.Contains(err.Error(), tt.wantRefusal) {
 				t.Errorf("%s: %v, want a refusal with %q", tt.name, err, tt.wantRefusal)
@@ -117,7 +117,7 @@ func TestDecodePain001(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f, err := bulkfile.DecodePain001(context.Background(), strings.NewReader(tt.file))
-			var refusal *bulkfile.Error
+			var refusal *bulkfile.FormatError
 			if tt.wantRefusal != "" {
 				if !errors.As(err, &refusal) || !strings.Contains(err.Error(), tt.wantRefusal) {
 					t.Fatalf("%v, want a refusal with %q", err, tt.wantRefusal)
@@ -133,8 +133,8 @@ func TestDecodePain001(t *testing.T) {
 
 // FuzzDecodeCSV, FuzzDecodePain001 and FuzzDecodeJSONLines: any input is
 // decoded or refused, never a panic, at a cost linear in its size; every
-// request has its place; every entry is accounted for; a refusal is an
-// *Error.
+// request has its place; every entry is accounted for; a refusal is a
+// *FormatError.
 func FuzzDecodeCSV(f *testing.F) {
 	raw, _ := os.ReadFile("testdata/payments.csv")
 	f.Add(raw)
@@ -167,9 +167,9 @@ func check(t *testing.T, decode func(context.Context, io.Reader) (bulkfile.File,
 	)
 	fuzzcost.Default.Check(t, len(b), func() { file, err = decode(context.Background(), bytes.NewReader(b)) })
 	if err != nil {
-		var refusal *bulkfile.Error
+		var refusal *bulkfile.FormatError
 		if !errors.As(err, &refusal) {
-			t.Fatalf("a refusal that is not a *bulkfile.Error: %T %v", err, err)
+			t.Fatalf("a refusal that is not a *bulkfile.FormatError: %T %v", err, err)
 		}
 		return
 	}
@@ -211,7 +211,7 @@ func TestDecodeJSONLines(t *testing.T) {
 			t.Parallel()
 			f, err := bulkfile.DecodeJSONLines(context.Background(), strings.NewReader(tt.file), 1024)
 			if tt.wantRefusal != "" {
-				var refusal *bulkfile.Error
+				var refusal *bulkfile.FormatError
 				if !errors.As(err, &refusal) || !strings.Contains(err.Error(), tt.wantRefusal) {
 					t.Fatalf("%v, want a refusal with %q", err, tt.wantRefusal)
 				}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/payment"
 )
@@ -86,7 +87,7 @@ func DecodeCSV(ctx context.Context, r io.Reader) (File, error) {
 			}
 			return ""
 		}
-		var bad []payment.FieldError
+		var bad []field.Error
 		for _, v := range rec {
 			if len(v) > maxCSVField {
 				return File{}, refuse(fmt.Sprintf("line %d", line), "a field is over %d bytes", maxCSVField)
@@ -101,7 +102,7 @@ func DecodeCSV(ctx context.Context, r io.Reader) (File, error) {
 		if at := get("requestedExecutionTime"); at != "" {
 			t, err := time.Parse(time.RFC3339, at)
 			if err != nil {
-				bad = append(bad, payment.FieldError{Field: "requestedExecutionTime", Detail: "want RFC 3339, e.g. 2026-11-22T16:00:00Z"})
+				bad = append(bad, field.Error{Field: "requestedExecutionTime", Detail: "want RFC 3339, e.g. 2026-11-22T16:00:00Z"})
 			}
 			req.RequestedExecutionTime = t
 		}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"runtime"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/strictjson"
 
 	"github.com/paydispatch/paydispatch/payment"
@@ -146,12 +147,12 @@ func (b *lineBlock) decode() {
 		start = b.ends[i]
 		req, err := payment.DecodeRequest(text)
 		if err != nil {
-			fe := payment.FieldError{Field: "line", Detail: "not a payment: " + err.Error()}
+			fe := field.Error{Field: "line", Detail: "not a payment: " + err.Error()}
 			var se *strictjson.Error
 			if errors.As(err, &se) && se.Field != "" {
-				fe = payment.FieldError{Field: se.Field, Detail: se.Detail}
+				fe = field.Error{Field: se.Field, Detail: se.Detail}
 			}
-			b.bad = append(b.bad, payment.LineError{Line: line, Fields: []payment.FieldError{fe}})
+			b.bad = append(b.bad, payment.LineError{Line: line, Fields: []field.Error{fe}})
 			continue
 		}
 		b.requests = append(b.requests, req)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/payment"
@@ -171,7 +172,7 @@ func painError(src *watchedReader, err error) error {
 			// content.
 			detail = "the file is not one pain.001 Document: " + detail
 		}
-		return &Error{Where: where, Detail: detail}
+		return &FormatError{Where: where, Detail: detail}
 	case errors.As(err, &se):
 		return refuse(fmt.Sprintf("line %d", se.Line), "not well-formed XML: %s", se.Msg)
 	case errors.Is(err, xmlschema.ErrNoRoot):
@@ -435,9 +436,9 @@ func (d *painDecoder) transaction() {
 		ChargeBearer: chrgBr, CreditorRef: ref, CreditorRefType: tx.refType})
 
 	at := fmt.Sprintf("PmtInf[%d]/CdtTrfTxInf[%d]/", pi.index, pi.txs)
-	var bad []payment.FieldError
-	add := func(field, format string, args ...any) {
-		bad = append(bad, payment.FieldError{Field: field, Detail: fmt.Sprintf(format, args...)})
+	var bad []field.Error
+	add := func(name, format string, args ...any) {
+		bad = append(bad, field.Error{Field: name, Detail: fmt.Sprintf(format, args...)})
 	}
 	if pi.atErr != nil {
 		add(fmt.Sprintf("PmtInf[%d]/%s", pi.index, pi.atField), "%s", pi.atErr.Error())
@@ -521,12 +522,12 @@ func (d *painDecoder) checkPmtInf() error {
 	}
 	if pi.nb != "" {
 		if err := checkCount(pi.nb, pi.txs); err != nil {
-			return &Error{Where: at(pi.nbLine, "NbOfTxs"), Detail: fmt.Sprintf("%s/NbOfTxs says %s, %s has %d CdtTrfTxInf", name, err.Error(), name, pi.txs)}
+			return &FormatError{Where: at(pi.nbLine, "NbOfTxs"), Detail: fmt.Sprintf("%s/NbOfTxs says %s, %s has %d CdtTrfTxInf", name, err.Error(), name, pi.txs)}
 		}
 	}
 	if pi.sum != "" {
 		if detail := checkSum(pi.sum, pi.amounts, name+"/CtrlSum", "the amounts of "+name); detail != "" {
-			return &Error{Where: at(pi.sumLine, "CtrlSum"), Detail: detail}
+			return &FormatError{Where: at(pi.sumLine, "CtrlSum"), Detail: detail}
 		}
 	}
 	return nil
@@ -563,11 +564,11 @@ func checkSum(declared string, amounts sumOf, field, what string) string {
 func (d *painDecoder) finish() (File, error) {
 	const grp = "line %d: element Document/CstmrCdtTrfInitn/GrpHdr/%s"
 	if err := checkCount(d.grpNb, d.f.Declared); err != nil {
-		return File{}, &Error{Where: fmt.Sprintf(grp, d.grpNbLine, "NbOfTxs"), Detail: fmt.Sprintf("GrpHdr/NbOfTxs says %s, the file has %d CdtTrfTxInf", err.Error(), d.f.Declared)}
+		return File{}, &FormatError{Where: fmt.Sprintf(grp, d.grpNbLine, "NbOfTxs"), Detail: fmt.Sprintf("GrpHdr/NbOfTxs says %s, the file has %d CdtTrfTxInf", err.Error(), d.f.Declared)}
 	}
 	if d.grpSum != "" {
 		if detail := checkSum(d.grpSum, d.sum, "GrpHdr/CtrlSum", "the file's amounts"); detail != "" {
-			return File{}, &Error{Where: fmt.Sprintf(grp, d.grpSumLine, "CtrlSum"), Detail: detail}
+			return File{}, &FormatError{Where: fmt.Sprintf(grp, d.grpSumLine, "CtrlSum"), Detail: detail}
 		}
 	}
 	if d.f.Declared == 0 { // the schemas require one; kept should a schema not

@@ -151,11 +151,11 @@ func decodePain(t *testing.T, doc string) (bulkfile.File, error) {
 	return f, err
 }
 
-// wantRefusal checks err is a *bulkfile.Error whose Where and Detail hold
-// what is given.
+// wantRefusal checks err is a *bulkfile.FormatError whose Where and
+// Detail hold what is given.
 func wantRefusal(t *testing.T, err error, where, detail string) {
 	t.Helper()
-	var refusal *bulkfile.Error
+	var refusal *bulkfile.FormatError
 	if !errors.As(err, &refusal) {
 		t.Fatalf("got %v (%T), want a refusal", err, err)
 	}
@@ -494,7 +494,7 @@ func TestPain001AgreesWithXmllint(t *testing.T) {
 			}
 			out, lintErr := exec.Command(xmllint, "--noout", "--nonet", "--schema", filepath.Join("schemas", "pain.001.001."+v+".xsd"), path).CombinedOutput()
 			_, err := bulkfile.DecodePain001(context.Background(), bytes.NewReader([]byte(doc)))
-			var refusal *bulkfile.Error
+			var refusal *bulkfile.FormatError
 			refused := errors.As(err, &refusal)
 			if err != nil && !refused {
 				t.Errorf("%s %s: %v", v, name, err)

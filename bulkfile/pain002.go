@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
@@ -106,7 +107,7 @@ func outcomeReason(r string) string {
 
 // fieldReason maps an intake rejection's field to an ISO status reason
 // code.
-func fieldReason(f payment.FieldError, tx payment.TxOrigin) string {
+func fieldReason(f field.Error, tx payment.TxOrigin) string {
 	field := f.Field
 	switch {
 	case field == "paymentId" && (strings.Contains(f.Detail, "also on line") || strings.Contains(f.Detail, "already used")):

@@ -48,7 +48,7 @@ func TestBankSamples(t *testing.T) {
 			}
 			f, err := bulkfile.DecodePain001(context.Background(), bytes.NewReader(raw))
 			if tt.refused != "" {
-				var refusal *bulkfile.Error
+				var refusal *bulkfile.FormatError
 				if !errors.As(err, &refusal) || !strings.Contains(refusal.Detail, tt.refused) {
 					t.Fatalf("got %v; want a refusal with %q", err, tt.refused)
 				}

@@ -125,7 +125,7 @@ var errOtherMessage = errors.New("not a pain.001 namespace")
 // notPain001 explains a document that is not a pain.001 of a namespace
 // taken: the message it is, when its namespace or its first element
 // (first, "" if unknown) says, and what is wanted.
-func notPain001(line int, ns, first string) *Error {
+func notPain001(line int, ns, first string) *FormatError {
 	where := fmt.Sprintf("line %d: element Document", line)
 	msg := ""
 	if m := namedMessage.FindStringSubmatch(ns); m != nil {

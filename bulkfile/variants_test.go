@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/bulkfile"
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/xmlschema"
 )
@@ -159,7 +160,7 @@ func TestOtherMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := bulkfile.DecodePain001(context.Background(), strings.NewReader(tt.doc))
-		var refusal *bulkfile.Error
+		var refusal *bulkfile.FormatError
 		if !errors.As(err, &refusal) || !strings.Contains(refusal.Detail, tt.want) || refusal.Where != "line 1: element Document" {
 			t.Errorf("%s: %v; want %q", tt.doc, err, tt.want)
 		}
@@ -185,7 +186,7 @@ func TestStatusReport(t *testing.T) {
 				{PmtInfID: "P3", Txs: []payment.TxOrigin{tx(6, ""), tx(7, "k7")}},
 				{PmtInfID: "P4", Txs: []payment.TxOrigin{tx(8, "k8"), tx(9, "k9"), tx(10, "k10")}},
 			}},
-		Rejections: map[int][]payment.FieldError{
+		Rejections: map[int][]field.Error{
 			2: {{Field: "PmtInf[1]/CdtTrfTxInf[2]/CdtrAcct/Id/Othr/Id", Detail: "not an IBAN"}},
 			6: {{Field: "paymentId", Detail: "also on line 1"}, {Field: "amount", Detail: "must be greater than zero"}},
 		},

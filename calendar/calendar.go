@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/paydispatch/paydispatch/internal/field"
@@ -17,31 +16,13 @@ var (
 	ErrNotFound = errors.New("no such calendar")
 	// ErrBuiltIn: the name is a built-in calendar's, which no one changes.
 	ErrBuiltIn = errors.New("built-in calendar")
-	// ErrInvalid: a calendar failed Validate (errors.Is holds for a
-	// *ValidationError); nothing was stored.
+	// ErrInvalid: a calendar failed Validate (errors.Is holds for its
+	// *field.Invalid); nothing was stored.
 	ErrInvalid = errors.New("invalid calendar")
 	// ErrNoBusinessDay: no business day within SearchDays of the date
 	// asked about.
 	ErrNoBusinessDay = errors.New("no business day")
 )
-
-// FieldError names a field of a calendar (name, weekend, closingDays[i])
-// and what is wrong with it.
-type FieldError = field.Error
-
-// ValidationError lists every problem Validate found.
-type ValidationError struct{ Fields []FieldError }
-
-func (e *ValidationError) Error() string {
-	parts := make([]string, len(e.Fields))
-	for i, f := range e.Fields {
-		parts[i] = f.Field + ": " + f.Detail
-	}
-	return "invalid calendar: " + strings.Join(parts, "; ")
-}
-
-// Is makes errors.Is(err, ErrInvalid) hold.
-func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
 
 // Limits of a calendar an operator defines.
 const (
@@ -90,9 +71,9 @@ type Calendar struct {
 // puts its weekend and closing days in order without duplicates (the
 // order Open relies on). The built-in names are Put's concern, not this.
 func (c *Calendar) Validate() error {
-	var errs []FieldError
+	invalid := field.Invalid{What: "invalid calendar", Kind: ErrInvalid}
 	add := func(field, format string, args ...any) {
-		errs = append(errs, FieldError{Field: field, Detail: fmt.Sprintf(format, args...)})
+		invalid.Add(field, fmt.Sprintf(format, args...))
 	}
 	if !namePattern.MatchString(c.Name) {
 		add("name", "want 1-100 letters, digits, '_', '.', ':' or '-'")
@@ -130,8 +111,8 @@ func (c *Calendar) Validate() error {
 			add("closingDays", "%d more are not dates from %d-01-01 to %d-12-31", bad-maxDayErrors, MinYear, MaxYear)
 		}
 	}
-	if errs != nil {
-		return &ValidationError{Fields: errs}
+	if err := invalid.Err(); err != nil {
+		return err
 	}
 	c.normalize()
 	return nil

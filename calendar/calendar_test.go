@@ -215,9 +215,9 @@ func TestValidate(t *testing.T) {
 			}
 			continue
 		}
-		var ve *calendar.ValidationError
+		var ve *field.Invalid
 		if !errors.As(err, &ve) || !errors.Is(err, calendar.ErrInvalid) {
-			t.Errorf("%s: %v, want a *ValidationError", tt.name, err)
+			t.Errorf("%s: %v, want a *field.Invalid", tt.name, err)
 			continue
 		}
 		// One validation error type: the fields are internal/field's

@@ -34,8 +34,8 @@
 //
 // Operators define the others: Validate checks one (name, weekend of at
 // most six days, at most MaxClosingDays closing days from MinYear to
-// MaxYear) and reports every problem as a *ValidationError of
-// internal/field errors, errors.Is ErrInvalid.
+// MaxYear) and reports every problem in one *field.Invalid, errors.Is
+// ErrInvalid.
 //
 // # Storage
 //

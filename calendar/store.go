@@ -23,7 +23,7 @@ type DBTX interface {
 
 // Put validates c and creates or replaces the operator's calendar of its
 // name, returning it as stored. A built-in's name, in any case, is
-// ErrBuiltIn; a calendar that fails Validate is a *ValidationError.
+// ErrBuiltIn; a calendar that fails Validate is a *field.Invalid.
 func Put(ctx context.Context, db DBTX, c Calendar) (Calendar, error) {
 	if reserved(c.Name) {
 		return Calendar{}, fmt.Errorf("calendar %s: %w: it cannot be changed", c.Name, ErrBuiltIn)

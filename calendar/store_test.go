@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/calendar"
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 )
 
@@ -148,7 +149,7 @@ func TestPutRefusesInvalid(t *testing.T) {
 		{Name: "x", Weekend: []time.Weekday{0, 1, 2, 3, 4, 5, 6}},
 		{Name: "x", ClosingDays: dates("1969-12-31")},
 	} {
-		var ve *calendar.ValidationError
+		var ve *field.Invalid
 		if _, err := calendar.Put(ctx, pool, c); !errors.As(err, &ve) || len(ve.Fields) != 1 {
 			t.Errorf("Put(%+v): %v", c, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/outbox"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/queue"
@@ -71,11 +72,11 @@ var (
 	ErrNoConfig = errors.New("deadletter: no rate-limit config")
 )
 
-// InvalidError names the field that is wrong; it is ErrInvalid.
-type InvalidError struct{ Field, Detail string }
-
-func (e *InvalidError) Error() string        { return "invalid " + e.Field + ": " + e.Detail }
-func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
+// invalid is a *field.Invalid naming the field that is wrong; it is
+// ErrInvalid.
+func invalid(name, detail string) error {
+	return &field.Invalid{Fields: []field.Error{{Field: name, Detail: detail}}, Kind: ErrInvalid}
+}
 
 // NotDeadError lists the ids asked for that are not dead letters, with
 // what each is instead; it is ErrNotDead.
@@ -146,7 +147,7 @@ func parseID(id string) (ref, error) {
 			return ref{source: src, outboxID: u}, nil
 		}
 	}
-	return ref{}, &InvalidError{Field: "ids", Detail: "not a dead letter's id: " + clip(id) + " (want dispatch:<item type>:<item id> or outbox:<outbox id>, as listed)"}
+	return ref{}, invalid("ids", "not a dead letter's id: "+clip(id)+" (want dispatch:<item type>:<item id> or outbox:<outbox id>, as listed)")
 }
 
 func clip(s string) string {
@@ -160,13 +161,13 @@ func clip(s string) string {
 func (f Filter) Validate() error {
 	switch {
 	case f.Source != "" && f.Source != SourceDispatch && f.Source != SourceOutbox:
-		return &InvalidError{Field: "source", Detail: "dispatch or outbox"}
+		return invalid("source", "dispatch or outbox")
 	case !f.DiedFrom.IsZero() && !f.DiedTo.IsZero() && !f.DiedFrom.Before(f.DiedTo):
-		return &InvalidError{Field: "diedTo", Detail: "must be after diedFrom"}
+		return invalid("diedTo", "must be after diedFrom")
 	}
 	for name, v := range map[string]string{"itemType": f.ItemType, "tenantId": f.TenantID, "reason": f.Reason} {
 		if len(v) > 200 {
-			return &InvalidError{Field: name, Detail: "at most 200 characters"}
+			return invalid(name, "at most 200 characters")
 		}
 	}
 	return nil
@@ -379,13 +380,13 @@ func (s *Service) Requeue(ctx context.Context, r Request) (Result, error) {
 func (s *Service) validate(r Request) error {
 	switch {
 	case len(r.IDs) == 0 && r.Filter == nil:
-		return &InvalidError{Field: "ids", Detail: "name the dead letters to requeue (ids), or give a filter"}
+		return invalid("ids", "name the dead letters to requeue (ids), or give a filter")
 	case len(r.IDs) > 0 && r.Filter != nil:
-		return &InvalidError{Field: "filter", Detail: "either ids or a filter, not both"}
+		return invalid("filter", "either ids or a filter, not both")
 	case len(r.IDs) > MaxIDs:
-		return &InvalidError{Field: "ids", Detail: fmt.Sprintf("at most %d; requeue more with a filter", MaxIDs)}
+		return invalid("ids", fmt.Sprintf("at most %d; requeue more with a filter", MaxIDs))
 	case len(r.Reason) > 500:
-		return &InvalidError{Field: "reason", Detail: "at most 500 characters"}
+		return invalid("reason", "at most 500 characters")
 	}
 	if r.Filter != nil {
 		if err := r.Filter.Validate(); err != nil {
@@ -398,7 +399,7 @@ func (s *Service) validate(r Request) error {
 			return err
 		}
 		if seen[id] {
-			return &InvalidError{Field: "ids", Detail: "named twice: " + clip(id)}
+			return invalid("ids", "named twice: "+clip(id))
 		}
 		seen[id] = true
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/bankid"
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
@@ -63,11 +63,11 @@ func (rt *Router) HandleAccounts(a Accounts) {
 		v, created, err := a.CreateAccount(r.Context(), n)
 		switch code := ledger.CodeOf(err); {
 		case code == ledger.CodeInvalidArgument:
-			WriteProblem(w, r, *invalidAccount(n, fieldErrors(err)))
+			WriteProblem(w, r, *invalidAccount(n, invalidFields(err)))
 		case code == ledger.CodeAccountConflict:
 			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Account id already used",
 				Detail: "tenant " + n.TenantID + " already has an account " + n.AccountID + " with a different currency, balance, fee, limit basis or limits; use a new id",
-				Errors: []FieldError{{Field: "accountId", Detail: "already used by this tenant for a different account"}}})
+				Errors: []field.Error{{Field: "accountId", Detail: "already used by this tenant for a different account"}}})
 		case err != nil:
 			rt.log.Error("account creation failed", "account", bankid.Mask(n.AccountID), "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the account could not be created now; retrying the same request is safe"})
@@ -102,10 +102,10 @@ func (rt *Router) HandleFXRates(f FXRates) {
 			WriteProblem(w, r, *prob)
 			return
 		}
-		var bad []ledger.FieldError
+		var bad []field.Error
 		rate := decimalField(&bad, "rate", req.Rate, true, money.Unsigned)
 		if err := fx.ValidateRate(req.Base, req.Quote, rate); err != nil {
-			bad = merge(bad, fieldErrors(err))
+			bad = merge(bad, invalidFields(err))
 		}
 		if len(bad) > 0 {
 			WriteProblem(w, r, fieldProblem("Invalid FX rate", bad))
@@ -115,7 +115,7 @@ func (rt *Router) HandleFXRates(f FXRates) {
 		got, err := f.SetRateTx(r.Context(), changeTx(r), fx.Rate{Base: req.Base, Quote: req.Quote, Rate: rate, Dealable: dealable, SetBy: operatorOf(r)})
 		switch {
 		case ledger.CodeOf(err) == ledger.CodeInvalidArgument:
-			WriteProblem(w, r, fieldProblem("Invalid FX rate", fieldErrors(err)))
+			WriteProblem(w, r, fieldProblem("Invalid FX rate", invalidFields(err)))
 		case err != nil:
 			rt.log.Error("setting an FX rate failed", "base", req.Base, "quote", req.Quote, "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the rate could not be set now; retry"})
@@ -163,8 +163,8 @@ type accountRequest struct {
 
 // newAccount converts the request, listing the money fields it could not
 // read; those are left zero for the validation of the rest.
-func (req accountRequest) newAccount() (service.NewAccount, []ledger.FieldError) {
-	var bad []ledger.FieldError
+func (req accountRequest) newAccount() (service.NewAccount, []field.Error) {
+	var bad []field.Error
 	n := service.NewAccount{Spec: account.Spec{
 		AccountID: req.AccountID, TenantID: req.TenantID, Currency: req.Currency, LimitBased: req.LimitBased,
 		OpeningBalance: decimalField(&bad, "balance", req.Balance, true, money.Signed),
@@ -181,11 +181,11 @@ func (req accountRequest) newAccount() (service.NewAccount, []ledger.FieldError)
 
 // decimalField reads a JSON decimal string in the one form every number
 // from outside takes (money.ParseDecimal); anything else is reported.
-func decimalField(bad *[]ledger.FieldError, field string, raw json.RawMessage, required bool, sign money.Sign) decimal.Decimal {
+func decimalField(bad *[]field.Error, name string, raw json.RawMessage, required bool, sign money.Sign) decimal.Decimal {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		if required {
-			*bad = append(*bad, ledger.FieldError{Field: field, Detail: `required, a decimal string such as "125.00"`})
+			*bad = append(*bad, field.Error{Field: name, Detail: `required, a decimal string such as "125.00"`})
 		}
 		return decimal.Zero
 	}
@@ -195,12 +195,12 @@ func decimalField(bad *[]ledger.FieldError, field string, raw json.RawMessage, r
 		if len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
 			detail = fmt.Sprintf("send the number as a string, \"%s\", not as a JSON number", plaintext.Clip(string(raw), 48))
 		}
-		*bad = append(*bad, ledger.FieldError{Field: field, Detail: detail})
+		*bad = append(*bad, field.Error{Field: name, Detail: detail})
 		return decimal.Zero
 	}
 	d, err := money.ParseDecimal(s, sign)
 	if err != nil {
-		*bad = append(*bad, ledger.FieldError{Field: field, Detail: err.Error()})
+		*bad = append(*bad, field.Error{Field: name, Detail: err.Error()})
 		return decimal.Zero
 	}
 	return d
@@ -208,8 +208,8 @@ func decimalField(bad *[]ledger.FieldError, field string, raw json.RawMessage, r
 
 // invalidAccount validates n and reports unreadable fields and invalid
 // ones together, each field once; nil when all is well.
-func invalidAccount(n service.NewAccount, unreadable []ledger.FieldError) *Problem {
-	bad := merge(unreadable, fieldErrors(service.Validate(n)))
+func invalidAccount(n service.NewAccount, unreadable []field.Error) *Problem {
+	bad := merge(unreadable, invalidFields(service.Validate(n)))
 	if len(bad) == 0 {
 		return nil
 	}
@@ -218,7 +218,7 @@ func invalidAccount(n service.NewAccount, unreadable []ledger.FieldError) *Probl
 }
 
 // merge appends the field errors of more whose field is not in bad yet.
-func merge(bad, more []ledger.FieldError) []ledger.FieldError {
+func merge(bad, more []field.Error) []field.Error {
 	seen := map[string]bool{}
 	for _, f := range bad {
 		seen[f.Field] = true
@@ -231,15 +231,7 @@ func merge(bad, more []ledger.FieldError) []ledger.FieldError {
 	return bad
 }
 
-func fieldErrors(err error) []ledger.FieldError {
-	var le *ledger.Error
-	if errors.As(err, &le) {
-		return le.Fields
-	}
-	return nil
-}
-
-func fieldProblem(title string, bad []ledger.FieldError) Problem {
+func fieldProblem(title string, bad []field.Error) Problem {
 	p := Problem{Status: http.StatusUnprocessableEntity, Title: title,
 		Detail: fmt.Sprintf("%d field(s) need fixing; nothing was stored", len(bad))}
 	p.Errors = append(p.Errors, bad...)

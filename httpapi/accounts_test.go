@@ -35,7 +35,7 @@ func (f *fakeLedger) CreateAccount(_ context.Context, n service.NewAccount) (ser
 	}
 	if have, ok := f.accounts[n.AccountID]; ok {
 		if !have.Spec.Equal(n.Spec) || len(have.Limits) != len(n.Limits) {
-			return service.AccountView{}, false, ledger.Errorf(ledger.CodeAccountConflict, "different", nil)
+			return service.AccountView{}, false, ledger.Refuse(ledger.CodeAccountConflict, "different", nil)
 		}
 		return f.view(n), false, nil
 	}
@@ -59,7 +59,7 @@ func (f *fakeLedger) Account(_ context.Context, tenant, id string) (service.Acco
 	}
 	n, ok := f.accounts[id]
 	if !ok || tenant != "" && n.TenantID != tenant {
-		return service.AccountView{}, ledger.Errorf(ledger.CodeAccountNotFound, "no account "+id, nil)
+		return service.AccountView{}, ledger.Refuse(ledger.CodeAccountNotFound, "no account "+id, nil)
 	}
 	return f.view(n), nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/audit"
 	"github.com/paydispatch/paydispatch/auth"
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/payment"
 )
@@ -265,7 +266,7 @@ func checkActor(r *http.Request) *Problem {
 		}
 		return &Problem{Status: http.StatusBadRequest, Title: "Invalid " + h + " header",
 			Detail: fmt.Sprintf("%s names who acts: once, at most %d bytes of UTF-8 text without control characters, e.g. ops-anna; nothing was done", h, maxOperator),
-			Errors: []FieldError{{Field: h, Detail: fmt.Sprintf("once, at most %d bytes of text", maxOperator)}}}
+			Errors: []field.Error{{Field: h, Detail: fmt.Sprintf("once, at most %d bytes of text", maxOperator)}}}
 	}
 	return nil
 }

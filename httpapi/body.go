@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 )
 
@@ -120,14 +121,14 @@ func checkBody(w http.ResponseWriter, r *http.Request, k bodyKind, limit int64) 
 				w.Header().Set("Accept-Encoding", "identity")
 				return &Problem{Status: http.StatusUnsupportedMediaType, Title: "Unsupported content encoding",
 					Detail: fmt.Sprintf("Content-Encoding %q is not supported; send the body uncompressed, without Content-Encoding", plaintext.Clip(coding, 32)),
-					Errors: []FieldError{{Field: "Content-Encoding", Detail: "not supported; send the body uncompressed"}}}
+					Errors: []field.Error{{Field: "Content-Encoding", Detail: "not supported; send the body uncompressed"}}}
 			}
 		}
 	}
 	unsupported := func(detail string) *Problem {
 		w.Header().Set("Accept", k.accept())
 		return &Problem{Status: http.StatusUnsupportedMediaType, Title: "Unsupported media type", Detail: detail + "; " + k.want(),
-			Errors: []FieldError{{Field: "Content-Type", Detail: k.want()}}}
+			Errors: []field.Error{{Field: "Content-Type", Detail: k.want()}}}
 	}
 	ct := r.Header.Get("Content-Type")
 	if ct == "" && r.ContentLength != 0 {

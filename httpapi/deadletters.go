@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/deadletter"
+	"github.com/paydispatch/paydispatch/internal/field"
 )
 
 // DeadLetters is what the dead-letter routes need (deadletter.Service).
@@ -42,7 +43,7 @@ func (rt *Router) HandleDeadLetters(d DeadLetters) {
 		f := deadletter.Filter{Source: q.Get("source"), ItemType: q.Get("itemType"), TenantID: q.Get("tenantId"), Reason: q.Get("reason")}
 		errs := readTimes(q, map[string]*time.Time{"diedFrom": &f.DiedFrom, "diedTo": &f.DiedTo})
 		if err := f.Validate(); err != nil && len(errs) == 0 {
-			errs = append(errs, deadLetterField(err))
+			errs = append(errs, deadLetterFields(err)...)
 		}
 		pg, prob := readPage(r, func(pos string) bool { _, ok := deadletter.ParsePosition(pos); return ok })
 		if prob != nil {
@@ -88,17 +89,17 @@ func (rt *Router) HandleDeadLetters(d DeadLetters) {
 		var noConfig *deadletter.NoConfigError
 		switch {
 		case errors.Is(err, deadletter.ErrInvalid):
-			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid requeue", Detail: err.Error(), Errors: []FieldError{deadLetterField(err)}})
+			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid requeue", Detail: err.Error(), Errors: deadLetterFields(err)})
 		case errors.As(err, &notDead):
-			errs := make([]FieldError, 0, len(notDead.Why))
+			errs := make([]field.Error, 0, len(notDead.Why))
 			for id, why := range notDead.Why {
-				errs = append(errs, FieldError{Field: "ids", Detail: id + ": " + why})
+				errs = append(errs, field.Error{Field: "ids", Detail: id + ": " + why})
 			}
-			slices.SortFunc(errs, func(a, b FieldError) int { return strings.Compare(a.Detail, b.Detail) })
+			slices.SortFunc(errs, func(a, b field.Error) int { return strings.Compare(a.Detail, b.Detail) })
 			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Not dead letters", Detail: "nothing was requeued: " + notDead.Error(), Errors: errs})
 		case errors.As(err, &noConfig):
 			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "No rate-limit config", Detail: noConfig.Error(),
-				Errors: []FieldError{{Field: "rateLimitConfig", Detail: noConfig.Detail}}})
+				Errors: []field.Error{{Field: "rateLimitConfig", Detail: noConfig.Detail}}})
 		case err != nil: // a filter's requeue that stopped part-way: each page that moved is recorded
 			rt.log.Error("requeueing dead letters failed", "error", err, "requeued", res.Requeued)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable,
@@ -109,13 +110,12 @@ func (rt *Router) HandleDeadLetters(d DeadLetters) {
 	}))
 }
 
-// deadLetterField names the field a deadletter error is about.
-func deadLetterField(err error) FieldError {
-	var bad *deadletter.InvalidError
-	if errors.As(err, &bad) {
-		return FieldError{Field: bad.Field, Detail: bad.Detail}
+// deadLetterFields name the fields a deadletter error is about.
+func deadLetterFields(err error) []field.Error {
+	if bad := invalidFields(err); bad != nil {
+		return bad
 	}
-	return FieldError{Field: "filter", Detail: err.Error()}
+	return []field.Error{{Field: "filter", Detail: err.Error()}}
 }
 
 // requeueDetail is a requeue's audit entry: what was asked, and what one

@@ -13,6 +13,7 @@ import (
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/deadletter"
 	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/internal/field"
 )
 
 // fakeDeadLetters holds letters in memory: a requeue by id moves those
@@ -52,7 +53,7 @@ func (f *fakeDeadLetters) Requeue(ctx context.Context, r deadletter.Request) (de
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(r.IDs) == 0 && r.Filter == nil {
-		return deadletter.Result{}, &deadletter.InvalidError{Field: "ids", Detail: "name the dead letters"}
+		return deadletter.Result{}, &field.Invalid{Fields: []field.Error{{Field: "ids", Detail: "name the dead letters"}}, Kind: deadletter.ErrInvalid}
 	}
 	if r.Config == "nope" {
 		return deadletter.Result{}, &deadletter.NoConfigError{Detail: "no rate-limit config nope"}

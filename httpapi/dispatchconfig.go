@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/queue"
 )
 
@@ -91,15 +92,15 @@ func (rt *Router) HandleDispatchConfig(q DispatchConfigs) {
 			return
 		}
 		changes := make(map[string]string, len(req))
-		var fields []FieldError
+		var fields []field.Error
 		for k, raw := range req {
 			if !slices.Contains(queue.ConfigKeys(), k) {
-				fields = append(fields, FieldError{Field: k, Detail: "unknown setting: use one of " + strings.Join(queue.ConfigKeys(), ", ")})
+				fields = append(fields, field.Error{Field: k, Detail: "unknown setting: use one of " + strings.Join(queue.ConfigKeys(), ", ")})
 				continue
 			}
 			v, ok := settingValue(raw)
 			if !ok {
-				fields = append(fields, FieldError{Field: k, Detail: "want a string, a whole number or true/false"})
+				fields = append(fields, field.Error{Field: k, Detail: "want a string, a whole number or true/false"})
 				continue
 			}
 			changes[k] = v
@@ -143,15 +144,15 @@ func (rt *Router) dispatchConfigProblem(w http.ResponseWriter, r *http.Request, 
 		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Title: "Unknown item type", Detail: "no item type " + strconv.Quote(r.PathValue("itemType")) + " is registered"})
 	case errors.Is(err, queue.ErrInvalidConfig):
 		msg := err.Error()
-		field := ""
+		name := ""
 		if i := strings.Index(msg, ": "); i >= 0 {
 			msg = msg[i+2:]
 		}
 		if i := strings.IndexAny(msg, "=:"); i > 0 && !strings.Contains(msg[:i], " ") {
-			field = msg[:i]
+			name = msg[:i]
 		}
 		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid dispatch setting", Detail: "nothing was changed: " + msg,
-			Errors: []FieldError{{Field: field, Detail: msg}}})
+			Errors: []field.Error{{Field: name, Detail: msg}}})
 	default:
 		rt.log.Error("dispatch settings", "error", err)
 		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the dispatch settings cannot be reached now; retry"})

@@ -44,32 +44,32 @@ type releaseBody struct {
 }
 
 // check turns the body into the filter, or names what is wrong.
-func (b releaseBody) check() (payment.HeldFilter, []FieldError) {
+func (b releaseBody) check() (payment.HeldFilter, []field.Error) {
 	f := payment.HeldFilter{TenantID: b.TenantID, PaymentIDs: b.PaymentIDs, BatchID: b.BatchID, Rail: b.Rail}
-	var errs []FieldError
+	var errs []field.Error
 	if b.TenantID == "" && b.BatchID == "" && b.Rail == "" {
-		errs = append(errs, FieldError{Field: "tenantId", Detail: "name a tenant (with paymentIds, or all its held payments), a file (batchId) or a rail: a release never spans everything"})
+		errs = append(errs, field.Error{Field: "tenantId", Detail: "name a tenant (with paymentIds, or all its held payments), a file (batchId) or a rail: a release never spans everything"})
 	}
 	if b.TenantID != "" && !field.ValidID(b.TenantID) {
-		errs = append(errs, FieldError{Field: "tenantId", Detail: field.IDRule})
+		errs = append(errs, field.Error{Field: "tenantId", Detail: field.IDRule})
 	}
 	if b.Rail != "" && !routing.ValidName(b.Rail) {
-		errs = append(errs, FieldError{Field: "rail", Detail: "a rail's name: 1 to 64 letters, digits, '_', '.', ':' or '-'"})
+		errs = append(errs, field.Error{Field: "rail", Detail: "a rail's name: 1 to 64 letters, digits, '_', '.', ':' or '-'"})
 	}
 	if len(b.BatchID) > maxListFilter || !plaintext.Valid(b.BatchID) {
-		errs = append(errs, FieldError{Field: "batchId", Detail: "a file's batch id: at most 128 characters of text"})
+		errs = append(errs, field.Error{Field: "batchId", Detail: "a file's batch id: at most 128 characters of text"})
 	}
 	switch {
 	case len(b.PaymentIDs) > 0 && b.TenantID == "":
-		errs = append(errs, FieldError{Field: "paymentIds", Detail: "ids are a tenant's own: name the tenant (tenantId)"})
+		errs = append(errs, field.Error{Field: "paymentIds", Detail: "ids are a tenant's own: name the tenant (tenantId)"})
 	case len(b.PaymentIDs) > payment.MaxRelease:
-		errs = append(errs, FieldError{Field: "paymentIds", Detail: fmt.Sprintf("at most %d ids a release", payment.MaxRelease)})
+		errs = append(errs, field.Error{Field: "paymentIds", Detail: fmt.Sprintf("at most %d ids a release", payment.MaxRelease)})
 	default:
 		bad := 0
 		for i, id := range b.PaymentIDs {
 			if !field.ValidID(id) {
 				if bad++; bad <= 20 {
-					errs = append(errs, FieldError{Field: fmt.Sprintf("paymentIds[%d]", i), Detail: field.IDRule})
+					errs = append(errs, field.Error{Field: fmt.Sprintf("paymentIds[%d]", i), Detail: field.IDRule})
 				}
 			}
 		}

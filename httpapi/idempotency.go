@@ -11,6 +11,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/idempotency"
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 )
 
@@ -45,7 +46,7 @@ const maxRecorded = 1 << 20
 func (rt *Router) idempotent(w http.ResponseWriter, r *http.Request, key string, limit int64, serve http.Handler) {
 	if !validKey(key) {
 		WriteProblem(w, r, Problem{Status: http.StatusBadRequest, Type: problemType("invalid-idempotency-key"), Title: "Invalid Idempotency-Key",
-			Detail: "Idempotency-Key: 1 to 255 visible ASCII characters, e.g. a UUID", Errors: []FieldError{{Field: "Idempotency-Key", Detail: "1 to 255 visible ASCII characters"}}})
+			Detail: "Idempotency-Key: 1 to 255 visible ASCII characters, e.g. a UUID", Errors: []field.Error{{Field: "Idempotency-Key", Detail: "1 to 255 visible ASCII characters"}}})
 		return
 	}
 	principal := ""

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
@@ -166,22 +167,21 @@ func (rt *Router) handlePauses(l Levers) {
 // invalidScope names what is wrong with a pause's scope (nil: nothing),
 // as a problem of status.
 func invalidScope(scope payment.PauseScope, status int, title string) *Problem {
-	var ve *payment.ValidationError
-	if !errors.As(scope.Validate(), &ve) {
+	bad := invalidFields(scope.Validate())
+	if bad == nil {
 		return nil
 	}
 	return &Problem{Status: status, Title: title, Detail: "scope is TENANT, BATCH or RAIL, and id names the tenant, the file (batch id) or the rail; nothing was changed",
-		Errors: ve.Fields}
+		Errors: bad}
 }
 
 // leverFailed is the answer to a lever's failure (nil: none).
 func (rt *Router) leverFailed(r *http.Request, err error, doing string, scope payment.PauseScope) *Problem {
-	var ve *payment.ValidationError
-	switch {
+	switch bad := invalidFields(err); {
 	case err == nil:
 		return nil
-	case errors.As(err, &ve):
-		return &Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid pause", Detail: "nothing was changed", Errors: ve.Fields}
+	case bad != nil:
+		return &Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid pause", Detail: "nothing was changed", Errors: bad}
 	case errors.Is(err, payment.ErrNotFound):
 		return &Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(scope.ID, 64)}
 	case errors.Is(err, payment.ErrNoRails):
@@ -202,7 +202,7 @@ func (b priorityBody) check() *Problem {
 		return nil
 	}
 	return &Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid priority", Detail: "nothing was changed",
-		Errors: []FieldError{{Field: "priority", Detail: "HIGH, NORMAL or LOW"}}}
+		Errors: []field.Error{{Field: "priority", Detail: "HIGH, NORMAL or LOW"}}}
 }
 
 // paymentReprioritized and batchReprioritized are the answers to a change
@@ -239,7 +239,7 @@ func (rt *Router) handlePriority(l Levers) {
 		tenant := lookupTenant(r)
 		if tenant == "" {
 			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Tenant required",
-				Detail: "a change of priority names the payment's tenant", Errors: []FieldError{{Field: "tenantId", Detail: "required: add ?tenantId= to name the payment's tenant"}}})
+				Detail: "a change of priority names the payment's tenant", Errors: []field.Error{{Field: "tenantId", Detail: "required: add ?tenantId= to name the payment's tenant"}}})
 			return
 		}
 		res, err := l.SetPriority(r.Context(), tenant, id, body.Priority,
@@ -294,12 +294,11 @@ func (rt *Router) handlePriority(l Levers) {
 // priorityFailed is the answer to a change of priority's other failures
 // (nil: none).
 func (rt *Router) priorityFailed(err error) *Problem {
-	var ve *payment.ValidationError
-	switch {
+	switch bad := invalidFields(err); {
 	case err == nil:
 		return nil
-	case errors.As(err, &ve):
-		return &Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid priority", Detail: "nothing was changed", Errors: ve.Fields}
+	case bad != nil:
+		return &Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid priority", Detail: "nothing was changed", Errors: bad}
 	}
 	rt.log.Error("changing a priority failed", "error", err)
 	return &Problem{Status: http.StatusServiceUnavailable,

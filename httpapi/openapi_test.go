@@ -20,6 +20,7 @@ import (
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/console"
 	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/ledger/service"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
@@ -480,7 +481,7 @@ func (fakeLevers) Pauses(context.Context) ([]payment.Pause, error) {
 func (f fakeLevers) SetPriority(ctx context.Context, _, id string, p payment.Priority, r payment.Record) (payment.Reprioritized, error) {
 	switch {
 	case !p.Valid():
-		return payment.Reprioritized{}, &payment.ValidationError{Fields: []payment.FieldError{{Field: "priority", Detail: "HIGH, NORMAL or LOW"}}}
+		return payment.Reprioritized{}, &field.Invalid{What: "invalid payment", Fields: []field.Error{{Field: "priority", Detail: "HIGH, NORMAL or LOW"}}}
 	case id == "p-done":
 		return payment.Reprioritized{}, payment.ErrNotWaiting
 	case id != "p-1":

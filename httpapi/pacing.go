@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 )
@@ -95,16 +96,16 @@ func (rt *Router) HandlePacing(p Pacer) {
 			WriteProblem(w, r, *prob)
 			return
 		}
-		var fields []FieldError
+		var fields []field.Error
 		if req.EventID == "" {
-			fields = append(fields, FieldError{Field: "eventId", Detail: "required"})
+			fields = append(fields, field.Error{Field: "eventId", Detail: "required"})
 		}
 		if req.ConfigName == "" {
-			fields = append(fields, FieldError{Field: "configName", Detail: "required, e.g. default"})
+			fields = append(fields, field.Error{Field: "configName", Detail: "required, e.g. default"})
 		}
 		at, bad := slotTime(req.RequestedTime)
 		if bad != "" {
-			fields = append(fields, FieldError{Field: "requestedTime", Detail: bad})
+			fields = append(fields, field.Error{Field: "requestedTime", Detail: bad})
 		}
 		if len(fields) > 0 {
 			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid slot request", Detail: "nothing was assigned", Errors: fields})
@@ -129,18 +130,18 @@ func (rt *Router) HandlePacing(p Pacer) {
 			WriteProblem(w, r, *prob)
 			return
 		}
-		var fields []FieldError
+		var fields []field.Error
 		if req.ConfigName == "" {
-			fields = append(fields, FieldError{Field: "configName", Detail: "required, e.g. default"})
+			fields = append(fields, field.Error{Field: "configName", Detail: "required, e.g. default"})
 		}
 		if len(req.Events) == 0 || len(req.Events) > maxBulkSlots {
-			fields = append(fields, FieldError{Field: "events", Detail: fmt.Sprintf("want 1 to %d events", maxBulkSlots)})
+			fields = append(fields, field.Error{Field: "events", Detail: fmt.Sprintf("want 1 to %d events", maxBulkSlots)})
 		}
 		events := make([]pacing.Event, len(req.Events))
 		for i, e := range req.Events {
 			at, bad := slotTime(e.RequestedTime)
 			if bad != "" {
-				fields = append(fields, FieldError{Field: fmt.Sprintf("events[%d].requestedTime", i), Detail: bad})
+				fields = append(fields, field.Error{Field: fmt.Sprintf("events[%d].requestedTime", i), Detail: bad})
 			}
 			events[i] = pacing.Event{ID: e.EventID, RequestedTime: at}
 		}
@@ -183,14 +184,14 @@ func (rt *Router) HandlePacing(p Pacer) {
 			return
 		}
 		c := pacing.Config{Name: req.ConfigName, Headroom: pacing.DefaultHeadroom}
-		var fields []FieldError
+		var fields []field.Error
 		if req.MaxPerWindow == nil {
-			fields = append(fields, FieldError{Field: "maxPerWindow", Detail: "required, e.g. 100"})
+			fields = append(fields, field.Error{Field: "maxPerWindow", Detail: "required, e.g. 100"})
 		} else {
 			c.MaxPerWindow = *req.MaxPerWindow
 		}
 		if d, err := pacing.ParseISODuration(req.WindowSize); err != nil {
-			fields = append(fields, FieldError{Field: "windowSize", Detail: "want an ISO-8601 duration, e.g. PT4S"})
+			fields = append(fields, field.Error{Field: "windowSize", Detail: "want an ISO-8601 duration, e.g. PT4S"})
 		} else {
 			c.Window = d
 		}
@@ -198,12 +199,7 @@ func (rt *Router) HandlePacing(p Pacer) {
 			c.Headroom = *req.Headroom
 		}
 		if len(fields) == 0 {
-			if err := c.Validate(); err != nil {
-				var ie *pacing.InvalidError
-				if errors.As(err, &ie) {
-					fields = append(fields, FieldError{Field: ie.Field, Detail: ie.Detail})
-				}
-			}
+			fields = append(fields, invalidFields(c.Validate())...)
 		}
 		if len(fields) > 0 {
 			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid rate-limit config", Detail: "nothing was changed", Errors: fields})
@@ -306,11 +302,9 @@ func slotTime(s string) (time.Time, string) {
 
 // pacingProblem maps the limiter's errors to problems.
 func (rt *Router) pacingProblem(w http.ResponseWriter, r *http.Request, p Pacer, configName string, err error) {
-	var ie *pacing.InvalidError
-	switch {
-	case errors.As(err, &ie):
-		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid request", Detail: "nothing was changed",
-			Errors: []FieldError{{Field: ie.Field, Detail: ie.Detail}}})
+	switch bad := invalidFields(err); {
+	case bad != nil:
+		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid request", Detail: "nothing was changed", Errors: bad})
 	case errors.Is(err, pacing.ErrConfigNotFound):
 		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Title: "No such rate-limit config",
 			Detail: fmt.Sprintf("no config %q: create it with POST /admin/rate-limit/config", configName)})

@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/paydispatch/paydispatch/auth"
+	"github.com/paydispatch/paydispatch/internal/field"
 )
 
 // Every list takes ?limit=N (1 to maxPage, default defaultPage) and
@@ -48,17 +49,17 @@ type page struct {
 }
 
 // badCursor is the refusal of a cursor that is not this list's.
-var badCursor = FieldError{Field: "cursor", Detail: "not a cursor of this list: use the previous page's next unchanged, with the same query parameters"}
+var badCursor = field.Error{Field: "cursor", Detail: "not a cursor of this list: use the previous page's next unchanged, with the same query parameters"}
 
 // readPage reads ?limit and ?cursor; valid checks the position a cursor
 // carries.
 func readPage(r *http.Request, valid func(position string) bool) (page, *Problem) {
 	p, q := page{limit: defaultPage, scope: listScope(r)}, r.URL.Query()
-	var bad []FieldError
+	var bad []field.Error
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxPage {
-			bad = append(bad, FieldError{Field: "limit", Detail: "a whole number from 1 to " + strconv.Itoa(maxPage)})
+			bad = append(bad, field.Error{Field: "limit", Detail: "a whole number from 1 to " + strconv.Itoa(maxPage)})
 		}
 		p.limit = n
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/paydispatch/paydispatch/audit"
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/ledger/fx"
 	"github.com/paydispatch/paydispatch/ledger/service"
 	"github.com/paydispatch/paydispatch/pacing"
@@ -31,7 +32,7 @@ func TestEveryListPages(t *testing.T) {
 	pacer := &fakePacer{}
 	log := &fakeAudit{}
 	for i := n; i > 0; i-- { // stored out of order: the pages are not
-		pays.rejections = append(pays.rejections, payment.LineError{Line: i * 10, Fields: []payment.FieldError{{Field: "amount", Detail: "x"}}})
+		pays.rejections = append(pays.rejections, payment.LineError{Line: i * 10, Fields: []field.Error{{Field: "amount", Detail: "x"}}})
 		led.rates = append(led.rates, fx.Rate{Base: "EUR", Quote: fmt.Sprintf("X%02d", i), Rate: decimal.NewFromInt(int64(i))})
 		pacer.configs = append(pacer.configs, pacing.Config{Name: fmt.Sprintf("cfg-%d", i), MaxPerWindow: 1, Window: time.Second})
 	}
@@ -120,7 +121,7 @@ func TestCursorsAreBound(t *testing.T) {
 			led.rates = append(led.rates, fx.Rate{Base: "EUR", Quote: fmt.Sprintf("X%02d", i), Rate: decimal.NewFromInt(int64(i))})
 			pacer.configs = append(pacer.configs, pacing.Config{Name: fmt.Sprintf("cfg-%d", i), MaxPerWindow: 1, Window: time.Second})
 			log.entries = append(log.entries, audit.Entry{Seq: int64(i), Action: fmt.Sprint(i), Detail: json.RawMessage(`{}`)})
-			pays.rejections = append(pays.rejections, payment.LineError{Line: i, Fields: []payment.FieldError{{Field: "amount", Detail: "x"}}})
+			pays.rejections = append(pays.rejections, payment.LineError{Line: i, Fields: []field.Error{{Field: "amount", Detail: "x"}}})
 		}
 		rt := httpapi.NewRouter(nil)
 		rt.HandleFXRates(led)

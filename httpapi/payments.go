@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/bulkfile"
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/internal/strictjson"
 	"github.com/paydispatch/paydispatch/payment"
@@ -89,17 +90,13 @@ func (rt *Router) HandlePayments(p Payments) {
 		} else {
 			id, err = p.Submit(r.Context(), req)
 		}
-		var ve *payment.ValidationError
-		switch {
-		case errors.As(err, &ve):
-			prob := Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid payment",
-				Detail: fmt.Sprintf("%d field(s) need fixing; nothing was stored", len(ve.Fields))}
-			prob.Errors = append(prob.Errors, ve.Fields...)
-			WriteProblem(w, r, prob)
+		switch bad := invalidFields(err); {
+		case bad != nil:
+			WriteProblem(w, r, fieldProblem("Invalid payment", bad))
 		case errors.Is(err, payment.ErrConflict):
 			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Payment id already used",
 				Detail: "tenant " + req.TenantID + " already has a different payment " + req.PaymentID + "; use a new id",
-				Errors: []FieldError{{Field: "paymentId", Detail: "already used by this tenant for a different payment"}}})
+				Errors: []field.Error{{Field: "paymentId", Detail: "already used by this tenant for a different payment"}}})
 		case err != nil:
 			rt.log.Error("payment submission failed", "error", err)
 			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payment could not be accepted now; retry with the same paymentId"})
@@ -175,7 +172,7 @@ func (rt *Router) HandlePayments(p Payments) {
 			// payments (atomic: the file with it).
 			if len(sub.Conflicts) > 0 && (err == nil || errors.Is(err, payment.ErrConflict)) {
 				for _, i := range sub.Conflicts {
-					lineErrs = append(lineErrs, payment.LineError{Line: keepLines[i], Fields: []payment.FieldError{
+					lineErrs = append(lineErrs, payment.LineError{Line: keepLines[i], Fields: []field.Error{
 						{Field: "paymentId", Detail: "already used by this tenant for a different payment"}}})
 				}
 				lineErrs = mergeLines(lineErrs)
@@ -194,7 +191,7 @@ func (rt *Router) HandlePayments(p Payments) {
 					break
 				}
 				for _, f := range le.Fields {
-					prob.Errors = append(prob.Errors, FieldError{Field: fmt.Sprintf("line %d: %s", le.Line, f.Field), Detail: f.Detail})
+					prob.Errors = append(prob.Errors, field.Error{Field: fmt.Sprintf("line %d: %s", le.Line, f.Field), Detail: f.Detail})
 				}
 			}
 			WriteProblem(w, r, prob)
@@ -311,7 +308,7 @@ func (rt *Router) handleCancel(p Payments) {
 		tenant := lookupTenant(r)
 		if tenant == "" {
 			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Tenant required",
-				Detail: "a cancel names the payment's tenant", Errors: []FieldError{{Field: "tenantId", Detail: "required: add ?tenantId= to name the payment's tenant"}}})
+				Detail: "a cancel names the payment's tenant", Errors: []field.Error{{Field: "tenantId", Detail: "required: add ?tenantId= to name the payment's tenant"}}})
 			return
 		}
 		status, _, err := p.Cancel(r.Context(), tenant, id, rt.recordCancel(r, map[string]any{"payment": id, "tenantId": tenant}))
@@ -366,15 +363,15 @@ type cancelFilter struct {
 var cancellable = []payment.Status{payment.StatusReceived, payment.StatusScheduled, payment.StatusHeld}
 
 // check turns the body into the filter, or names what is wrong.
-func (c cancelFilter) check() (payment.CancelFilter, []FieldError) {
+func (c cancelFilter) check() (payment.CancelFilter, []field.Error) {
 	f := payment.CancelFilter{TenantID: c.TenantID, BatchID: c.BatchID}
-	var errs []FieldError
+	var errs []field.Error
 	if c.TenantID == "" && c.BatchID == "" {
-		errs = append(errs, FieldError{Field: "tenantId", Detail: "name a tenant, a file (batchId), or both: a cancel never spans every tenant"})
+		errs = append(errs, field.Error{Field: "tenantId", Detail: "name a tenant, a file (batchId), or both: a cancel never spans every tenant"})
 	}
 	for i, st := range c.Statuses {
 		if !slices.Contains(cancellable, payment.Status(st)) {
-			errs = append(errs, FieldError{Field: fmt.Sprintf("statuses[%d]", i), Detail: "one of RECEIVED, SCHEDULED, HELD: a payment is cancelled only while it waits"})
+			errs = append(errs, field.Error{Field: fmt.Sprintf("statuses[%d]", i), Detail: "one of RECEIVED, SCHEDULED, HELD: a payment is cancelled only while it waits"})
 			continue
 		}
 		f.Statuses = append(f.Statuses, payment.Status(st))
@@ -386,7 +383,7 @@ func (c cancelFilter) check() (payment.CancelFilter, []FieldError) {
 		f.RequestedTo = *c.RequestedTo
 	}
 	if c.RequestedFrom != nil && c.RequestedTo != nil && !c.RequestedFrom.Before(*c.RequestedTo) {
-		errs = append(errs, FieldError{Field: "requestedTo", Detail: "must be after requestedFrom"})
+		errs = append(errs, field.Error{Field: "requestedTo", Detail: "must be after requestedFrom"})
 	}
 	return f, errs
 }
@@ -455,7 +452,7 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []i
 		return nil, nil, nil, 0, nil, &Problem{Status: http.StatusUnsupportedMediaType, Title: "Unsupported media type", Detail: bulkFileBody.want()}
 	}
 	var tooBig *http.MaxBytesError
-	var bad *bulkfile.Error
+	var bad *bulkfile.FormatError
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return nil, nil, nil, 0, nil, ptr(stopped())
@@ -467,7 +464,7 @@ func decodeBatch(w http.ResponseWriter, r *http.Request) ([]payment.Request, []i
 			title = "Not a pain.001 file" // another message, or a namespace not taken
 		}
 		return nil, nil, nil, 0, nil, &Problem{Status: http.StatusBadRequest, Title: title, Detail: bad.Error() + "; nothing was started",
-			Errors: []FieldError{{Field: bad.Where, Detail: bad.Detail}}}
+			Errors: []field.Error{{Field: bad.Where, Detail: bad.Detail}}}
 	case err != nil:
 		return nil, nil, nil, 0, nil, &Problem{Status: http.StatusBadRequest, Title: "Unreadable body", Detail: "the body could not be read to its end"}
 	}
@@ -513,7 +510,7 @@ func decodeJSONLimit(w http.ResponseWriter, r *http.Request, v any, limit int64)
 	if err := strictjson.Decode(body, v); errors.As(err, &se) {
 		p := &Problem{Status: http.StatusBadRequest, Title: "Malformed JSON", Detail: se.Error()}
 		if se.Field != "" {
-			p.Errors = []FieldError{{Field: se.Field, Detail: se.Detail}}
+			p.Errors = []field.Error{{Field: se.Field, Detail: se.Detail}}
 		}
 		return p
 	} else if err != nil {
@@ -559,7 +556,7 @@ func atomicParam(r *http.Request) (bool, *Problem) {
 		return true, nil
 	default:
 		return false, &Problem{Status: http.StatusBadRequest, Title: "Invalid query", Detail: "atomic: want true or false",
-			Errors: []FieldError{{Field: "atomic", Detail: "true or false"}}}
+			Errors: []field.Error{{Field: "atomic", Detail: "true or false"}}}
 	}
 }
 
@@ -569,7 +566,7 @@ func priorityParam(r *http.Request) (payment.Priority, *Problem) {
 	p := payment.Priority(r.URL.Query().Get("priority"))
 	if p != "" && !p.Valid() {
 		return "", &Problem{Status: http.StatusBadRequest, Title: "Invalid query", Detail: "priority: want HIGH, NORMAL or LOW; nothing was started",
-			Errors: []FieldError{{Field: "priority", Detail: "HIGH, NORMAL or LOW"}}}
+			Errors: []field.Error{{Field: "priority", Detail: "HIGH, NORMAL or LOW"}}}
 	}
 	return p, nil
 }

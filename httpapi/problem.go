@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/paydispatch/paydispatch/internal/field"
@@ -15,12 +16,22 @@ type Problem struct {
 	Detail   string `json:"detail,omitempty"`
 	Instance string `json:"instance,omitempty"`
 	// Errors lists field-level problems (which field, and what is wrong).
-	Errors []FieldError `json:"errors,omitempty"`
+	Errors []field.Error `json:"errors,omitempty"`
 }
 
-// FieldError names a field of the request and what is wrong with it (the
-// API's FieldError schema).
-type FieldError = field.Error
+// invalidFields are the fields a refusal of input names, nil when err is
+// not one. Every check of input, whichever package runs it, returns a
+// *field.Invalid: this is the one place the API reads it.
+func invalidFields(err error) []field.Error {
+	var bad *field.Invalid
+	if !errors.As(err, &bad) {
+		return nil
+	}
+	if bad.Fields == nil {
+		return []field.Error{}
+	}
+	return bad.Fields
+}
 
 // WriteProblem writes p as application/problem+json.
 func WriteProblem(w http.ResponseWriter, r *http.Request, p Problem) {

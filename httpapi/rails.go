@@ -315,10 +315,10 @@ type railRequest struct {
 }
 
 // rail is the body as a rail, or what is wrong with it, field by field.
-func (b railRequest) rail() (routing.Rail, []FieldError) {
+func (b railRequest) rail() (routing.Rail, []field.Error) {
 	r := routing.Rail{Name: b.Name, Type: b.Type, Endpoint: b.Endpoint, PacingConfig: b.RateLimitConfig, TimeZone: b.TimeZone,
 		Calendar: b.Calendar, Active: b.Active == nil || *b.Active}
-	var errs []FieldError
+	var errs []field.Error
 	for _, t := range []struct {
 		name, value string
 		into        *time.Duration
@@ -328,32 +328,18 @@ func (b railRequest) rail() (routing.Rail, []FieldError) {
 		}
 		d, err := routing.ParseTimeOfDay(t.value)
 		if err != nil {
-			errs = append(errs, FieldError{Field: t.name, Detail: "want a time of day HH:MM:SS (or HH:MM), e.g. 16:00:00"})
+			errs = append(errs, field.Error{Field: t.name, Detail: "want a time of day HH:MM:SS (or HH:MM), e.g. 16:00:00"})
 			continue
 		}
 		*t.into = d
 	}
-	return r, mergeFields(errs, RailFields(r.Validate()))
-}
-
-// RailFields are the fields a routing or calendar refusal names (nil for
-// another error).
-func RailFields(err error) []FieldError {
-	var rve *routing.ValidationError
-	var cve *calendar.ValidationError
-	switch {
-	case errors.As(err, &rve):
-		return rve.Fields
-	case errors.As(err, &cve):
-		return cve.Fields
-	}
-	return nil
+	return r, mergeFields(errs, invalidFields(r.Validate()))
 }
 
 // mergeFields adds more to errs, leaving out a field errs names already.
-func mergeFields(errs, more []FieldError) []FieldError {
+func mergeFields(errs, more []field.Error) []field.Error {
 	for _, f := range more {
-		if !slices.ContainsFunc(errs, func(e FieldError) bool { return e.Field == f.Field }) {
+		if !slices.ContainsFunc(errs, func(e field.Error) bool { return e.Field == f.Field }) {
 			errs = append(errs, f)
 		}
 	}
@@ -371,43 +357,43 @@ type calendarRequest struct {
 const maxDayErrors = 20
 
 // calendar is the body as a calendar, or what is wrong with it.
-func (b calendarRequest) calendar() (calendar.Calendar, []FieldError) {
+func (b calendarRequest) calendar() (calendar.Calendar, []field.Error) {
 	c := calendar.Calendar{Name: b.Name}
-	var errs []FieldError
+	var errs []field.Error
 	if len(b.Weekend) > 7 {
-		errs = append(errs, FieldError{Field: "weekend", Detail: "at most 6 days: at least one day of the week must stay open"})
+		errs = append(errs, field.Error{Field: "weekend", Detail: "at most 6 days: at least one day of the week must stay open"})
 	} else {
 		for i, s := range b.Weekend {
 			d, ok := ParseWeekday(s)
 			if !ok {
-				errs = append(errs, FieldError{Field: "weekend[" + strconv.Itoa(i) + "]", Detail: "want a day of the week: MONDAY to SUNDAY, or MON to SUN"})
+				errs = append(errs, field.Error{Field: "weekend[" + strconv.Itoa(i) + "]", Detail: "want a day of the week: MONDAY to SUNDAY, or MON to SUN"})
 				continue
 			}
 			c.Weekend = append(c.Weekend, d)
 		}
 	}
 	if len(b.ClosingDays) > calendar.MaxClosingDays {
-		errs = append(errs, FieldError{Field: "closingDays", Detail: "at most " + strconv.Itoa(calendar.MaxClosingDays) + " days"})
+		errs = append(errs, field.Error{Field: "closingDays", Detail: "at most " + strconv.Itoa(calendar.MaxClosingDays) + " days"})
 	} else {
 		bad := 0
 		for i, s := range b.ClosingDays {
 			d, err := calendar.ParseDate(s)
 			if err != nil {
 				if bad++; bad <= maxDayErrors {
-					errs = append(errs, FieldError{Field: "closingDays[" + strconv.Itoa(i) + "]", Detail: "want a date YYYY-MM-DD, e.g. 2026-12-24"})
+					errs = append(errs, field.Error{Field: "closingDays[" + strconv.Itoa(i) + "]", Detail: "want a date YYYY-MM-DD, e.g. 2026-12-24"})
 				}
 				continue
 			}
 			c.ClosingDays = append(c.ClosingDays, d)
 		}
 		if bad > maxDayErrors {
-			errs = append(errs, FieldError{Field: "closingDays", Detail: strconv.Itoa(bad-maxDayErrors) + " more are not dates YYYY-MM-DD"})
+			errs = append(errs, field.Error{Field: "closingDays", Detail: strconv.Itoa(bad-maxDayErrors) + " more are not dates YYYY-MM-DD"})
 		}
 	}
 	if len(errs) > 0 {
 		return c, errs
 	}
-	return c, RailFields(c.Validate())
+	return c, invalidFields(c.Validate())
 }
 
 // weekdays are the days of the week by name, in the order an operator
@@ -496,7 +482,7 @@ func RuleJSONOf(r routing.Rule) RuleJSON {
 }
 
 // optionalAmount reads a rule's amount bound: none, or a decimal string.
-func optionalAmount(bad *[]FieldError, name string, raw json.RawMessage) *decimal.Decimal {
+func optionalAmount(bad *[]field.Error, name string, raw json.RawMessage) *decimal.Decimal {
 	if t := strings.TrimSpace(string(raw)); t == "" || t == "null" {
 		return nil
 	}
@@ -638,13 +624,13 @@ func (rt *Router) HandleRails(rails Rails) {
 			WriteProblem(w, r, *prob)
 			return
 		}
-		var errs []FieldError
+		var errs []field.Error
 		if body.Rules == nil {
-			errs = append(errs, FieldError{Field: "rules", Detail: "required: the whole routing table, in order (an empty one refuses every payment)"})
+			errs = append(errs, field.Error{Field: "rules", Detail: "required: the whole routing table, in order (an empty one refuses every payment)"})
 		}
 		var rules []routing.Rule
 		if body.Rules != nil && len(*body.Rules) > routing.MaxRules {
-			errs = append(errs, FieldError{Field: "rules", Detail: "at most " + strconv.Itoa(routing.MaxRules) + " rules"})
+			errs = append(errs, field.Error{Field: "rules", Detail: "at most " + strconv.Itoa(routing.MaxRules) + " rules"})
 		} else if body.Rules != nil {
 			rules = make([]routing.Rule, len(*body.Rules))
 			for i, b := range *body.Rules {
@@ -654,7 +640,7 @@ func (rt *Router) HandleRails(rails Rails) {
 			}
 		}
 		if len(errs) == 0 {
-			errs = RailFields(routing.ValidateRules(rules))
+			errs = invalidFields(routing.ValidateRules(rules))
 		}
 		if len(errs) > 0 {
 			WriteProblem(w, r, fieldProblem("Invalid routing rules", errs))
@@ -689,12 +675,12 @@ func (rt *Router) HandleRails(rails Rails) {
 			WriteProblem(w, r, *prob)
 			return
 		}
-		var errs []FieldError
+		var errs []field.Error
 		if !field.ValidID(body.TenantID) {
-			errs = append(errs, FieldError{Field: "tenantId", Detail: "required, the tenant whose rule it is: " + field.IDRule})
+			errs = append(errs, field.Error{Field: "tenantId", Detail: "required, the tenant whose rule it is: " + field.IDRule})
 		}
 		rule, err := routing.ParseCutoffRule(body.Rule)
-		errs = append(errs, RailFields(err)...)
+		errs = append(errs, invalidFields(err)...)
 		if len(errs) > 0 {
 			WriteProblem(w, r, fieldProblem("Invalid cut-off rule", errs))
 			return
@@ -745,13 +731,13 @@ func rulesJSON(rules []routing.Rule) map[string]any {
 // calendar (404), or a failure (503, logged).
 func (rt *Router) railProblem(w http.ResponseWriter, r *http.Request, title string, err error) {
 	name := plaintext.Clip(r.PathValue("name"), 64)
-	switch {
-	case RailFields(err) != nil:
-		WriteProblem(w, r, fieldProblem(title, RailFields(err)))
+	switch bad := invalidFields(err); {
+	case bad != nil:
+		WriteProblem(w, r, fieldProblem(title, bad))
 	case errors.Is(err, calendar.ErrBuiltIn):
 		WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Built-in calendar",
 			Detail: "TARGET2 and WEEKDAYS are built in and cannot be changed (in any case of their names); nothing was stored: choose another name",
-			Errors: []FieldError{{Field: "name", Detail: "a built-in calendar's name"}}})
+			Errors: []field.Error{{Field: "name", Detail: "a built-in calendar's name"}}})
 	case errors.Is(err, routing.ErrNotFound):
 		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Title: "No such rail",
 			Detail: "no rail " + name + ": create it with POST /admin/rails"})

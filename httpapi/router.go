@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 )
 
@@ -141,10 +142,10 @@ func (rt *Router) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
 	checks := map[string]string{}
-	var failed []FieldError
+	var failed []field.Error
 	for _, c := range rt.checks {
 		if err := c.Run(ctx); err != nil {
-			failed = append(failed, FieldError{Field: c.Name, Detail: err.Error()})
+			failed = append(failed, field.Error{Field: c.Name, Detail: err.Error()})
 			checks[c.Name] = "failing"
 			continue
 		}
@@ -189,7 +190,7 @@ func checkURL(r *http.Request) *Problem {
 		for _, v := range append(vs, name) {
 			if !plaintext.Valid(v) {
 				return &Problem{Status: http.StatusBadRequest, Title: "Invalid query", Detail: "a query parameter is not UTF-8 or holds a control character",
-					Errors: []FieldError{{Field: plaintext.Clip(name, 64), Detail: "not UTF-8, or a control character"}}}
+					Errors: []field.Error{{Field: plaintext.Clip(name, 64), Detail: "not UTF-8, or a control character"}}}
 			}
 		}
 	}

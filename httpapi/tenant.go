@@ -34,7 +34,7 @@ func findOwned[V any](rt *Router, w http.ResponseWriter, r *http.Request, what s
 	case errors.Is(err, ambiguous):
 		WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: strings.ToUpper(what[:1]) + what[1:] + " id used by several tenants",
 			Detail: "more than one tenant has " + article(what) + " " + what + " " + shown + "; add ?tenantId= to name the tenant",
-			Errors: []FieldError{{Field: "tenantId", Detail: "required: several tenants use this " + what + " id"}}})
+			Errors: []field.Error{{Field: "tenantId", Detail: "required: several tenants use this " + what + " id"}}})
 	case err != nil:
 		rt.log.Error(what+" lookup failed", "error", err)
 		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the " + what + " cannot be shown now; retry"})
@@ -83,7 +83,7 @@ func checkTenantParam(r *http.Request, pattern string) *Problem {
 	}
 	bad := func(detail string) *Problem {
 		return &Problem{Status: http.StatusBadRequest, Title: "Invalid query", Detail: "tenantId: " + detail,
-			Errors: []FieldError{{Field: "tenantId", Detail: detail}}}
+			Errors: []field.Error{{Field: "tenantId", Detail: detail}}}
 	}
 	if len(asked) > 1 {
 		return bad("give it once")
@@ -100,7 +100,7 @@ func otherTenant(p auth.Principal, fields ...string) Problem {
 	prob := Problem{Status: http.StatusForbidden, Type: problemType("other-tenant"), Title: "Another tenant",
 		Detail: "this token acts for tenant " + plaintext.Clip(p.TenantID, 64) + " only; nothing was done"}
 	for _, f := range fields {
-		prob.Errors = append(prob.Errors, FieldError{Field: f, Detail: "names another tenant than the token's"})
+		prob.Errors = append(prob.Errors, field.Error{Field: f, Detail: "names another tenant than the token's"})
 	}
 	return prob
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/ledger/service"
 	"github.com/paydispatch/paydispatch/payment"
@@ -125,7 +126,7 @@ func (p rejectingPayments) CheckBatch(_ context.Context, rs []payment.Request, l
 	var out []payment.LineError
 	for i, r := range rs {
 		if strings.HasPrefix(r.PaymentID, "bad") {
-			out = append(out, payment.LineError{Line: lines[i], Fields: []payment.FieldError{{Field: "amount", Detail: "must be greater than zero"}}})
+			out = append(out, payment.LineError{Line: lines[i], Fields: []field.Error{{Field: "amount", Detail: "must be greater than zero"}}})
 		}
 	}
 	return out, nil

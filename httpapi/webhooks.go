@@ -95,23 +95,23 @@ func (rt *Router) HandleWebhooks(hooks Webhooks, eventTypes []string) {
 			WriteProblem(w, r, *prob)
 			return
 		}
-		var errs []FieldError
+		var errs []field.Error
 		if !field.ValidID(body.TenantID) {
-			errs = append(errs, FieldError{Field: "tenantId", Detail: "required, the tenant whose payments' events go there: " + field.IDRule})
+			errs = append(errs, field.Error{Field: "tenantId", Detail: "required, the tenant whose payments' events go there: " + field.IDRule})
 		}
 		for i, t := range body.EventTypes {
 			if !slices.Contains(eventTypes, t) {
-				errs = append(errs, FieldError{Field: fmt.Sprintf("eventTypes[%d]", i), Detail: "one of " + strings.Join(eventTypes, ", ") + "; none: every type"})
+				errs = append(errs, field.Error{Field: fmt.Sprintf("eventTypes[%d]", i), Detail: "one of " + strings.Join(eventTypes, ", ") + "; none: every type"})
 			}
 		}
 		if len(body.EventTypes) > len(eventTypes) {
-			errs = append(errs, FieldError{Field: "eventTypes", Detail: "at most one of each type"})
+			errs = append(errs, field.Error{Field: "eventTypes", Detail: "at most one of each type"})
 		}
 		if err := hooks.CheckURL(body.URL); err != nil {
-			errs = append(errs, invalidWebhook(err))
+			errs = append(errs, invalidWebhook(err)...)
 		}
 		if len(body.Description) > 500 {
-			errs = append(errs, FieldError{Field: "description", Detail: "at most 500 characters"})
+			errs = append(errs, field.Error{Field: "description", Detail: "at most 500 characters"})
 		}
 		if len(errs) > 0 {
 			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid webhook endpoint", Detail: "the endpoint has invalid fields", Errors: errs})
@@ -120,10 +120,10 @@ func (rt *Router) HandleWebhooks(hooks Webhooks, eventTypes []string) {
 		slices.Sort(body.EventTypes)
 		ep, secret, err := hooks.RegisterTx(r.Context(), changeTx(r), webhook.NewEndpoint{TenantID: body.TenantID, URL: body.URL,
 			EventTypes: slices.Compact(body.EventTypes), Description: body.Description})
-		var bad *webhook.InvalidError
+		var bad *field.Invalid
 		switch {
 		case errors.As(err, &bad):
-			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid webhook endpoint", Detail: bad.Error(), Errors: []FieldError{invalidWebhook(err)}})
+			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid webhook endpoint", Detail: bad.Error(), Errors: bad.Fields})
 		case err != nil:
 			unavailable(w, r, "registered", err)
 		default:
@@ -191,7 +191,7 @@ func (rt *Router) HandleWebhooks(hooks Webhooks, eventTypes []string) {
 		if body.KeepPreviousSeconds != nil {
 			if *body.KeepPreviousSeconds < 0 || *body.KeepPreviousSeconds > int64(maxKeepOld/time.Second) {
 				WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid rotation", Detail: "keepPreviousSeconds is out of range",
-					Errors: []FieldError{{Field: "keepPreviousSeconds", Detail: "from 0 (the old secret stops at once) to 604800 (a week)"}}})
+					Errors: []field.Error{{Field: "keepPreviousSeconds", Detail: "from 0 (the old secret stops at once) to 604800 (a week)"}}})
 				return
 			}
 			keep = time.Duration(*body.KeepPreviousSeconds) * time.Second
@@ -214,7 +214,7 @@ func (rt *Router) HandleWebhooks(hooks Webhooks, eventTypes []string) {
 		state := r.URL.Query().Get("state")
 		if state != "" && !slices.Contains(webhook.States, state) {
 			WriteProblem(w, r, Problem{Status: http.StatusBadRequest, Title: "Invalid query", Detail: "fix the query parameters",
-				Errors: []FieldError{{Field: "state", Detail: "one of " + strings.Join(webhook.States, ", ") + "; none: every state"}}})
+				Errors: []field.Error{{Field: "state", Detail: "one of " + strings.Join(webhook.States, ", ") + "; none: every state"}}})
 			return
 		}
 		p, prob := readPage(r, seqPosition)
@@ -254,7 +254,7 @@ func (rt *Router) HandleWebhooks(hooks Webhooks, eventTypes []string) {
 		}
 		if len(body.DeliveryIDs) > maxPage {
 			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid redrive", Detail: "too many deliveries",
-				Errors: []FieldError{{Field: "deliveryIds", Detail: fmt.Sprintf("at most %d; none redrives every dead letter of the endpoint", maxPage)}}})
+				Errors: []field.Error{{Field: "deliveryIds", Detail: fmt.Sprintf("at most %d; none redrives every dead letter of the endpoint", maxPage)}}})
 			return
 		}
 		ep, ok := endpoint(w, r)
@@ -270,13 +270,12 @@ func (rt *Router) HandleWebhooks(hooks Webhooks, eventTypes []string) {
 	}))
 }
 
-// invalidWebhook is a registration's refusal as a field error.
-func invalidWebhook(err error) FieldError {
-	var bad *webhook.InvalidError
-	if errors.As(err, &bad) {
-		return FieldError{Field: bad.Field, Detail: bad.Detail}
+// invalidWebhook is a registration's refusal as field errors.
+func invalidWebhook(err error) []field.Error {
+	if bad := invalidFields(err); bad != nil {
+		return bad
 	}
-	return FieldError{Field: "url", Detail: err.Error()}
+	return []field.Error{{Field: "url", Detail: err.Error()}}
 }
 
 // endpointPosition is an endpoint's place in the list: its creation time

@@ -1,7 +1,7 @@
 // Package ledger is the payments domain's ledger: accounts and their
 // transactions (ledger/account), period limits (ledger/limit), FX rates and
 // contracts (ledger/fx), on PostgreSQL. This package holds what they share:
-// the typed refusal (Error, with a Code per rule) and Verify, which checks
+// the typed refusal (Refusal, with a Code per rule) and Verify, which checks
 // the ledger's invariants on a live database.
 //
 // # Operations run in the caller's transaction
@@ -20,10 +20,10 @@
 // back ("replayed"). The same reference for a different operation is
 // REFERENCE_CONFLICT.
 //
-// A refusal (INSUFFICIENT_FUNDS, LIMIT_EXCEEDED, ...) is a *Error with its
+// A refusal (INSUFFICIENT_FUNDS, LIMIT_EXCEEDED, ...) is a *Refusal with its
 // Code, returned without an SQL error, so the step's transaction stays
 // usable (to record the failure, say). Callers decide on codes, never on
-// message text. An error that is not a *Error (a lost connection) is
+// message text. An error that is not a *Refusal (a lost connection) is
 // transient: retrying the step is safe because of the references.
 //
 // # Verify

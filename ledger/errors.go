@@ -12,7 +12,7 @@ import (
 // on message text.
 type Code string
 
-// The codes. An error that is not a *Error (a lost connection, a
+// The codes. An error that is not a *Refusal (a lost connection, a
 // serialization failure) is not a refusal: retrying the operation is safe,
 // since every write is idempotent by its reference.
 const (
@@ -48,32 +48,31 @@ const (
 	CodeNotReversible Code = "NOT_REVERSIBLE"
 	// A reference (processId:step) already used for a different operation.
 	CodeReferenceConflict Code = "REFERENCE_CONFLICT"
-	// Bad input; Fields names each bad field.
+	// Bad input; the refusal's Invalid names each bad field.
 	CodeInvalidArgument Code = "INVALID_ARGUMENT"
 )
 
-// Error is a refusal with its code.
-type Error struct {
+// Refusal is an operation the ledger refused, with its code.
+type Refusal struct {
 	Code    Code
 	Message string
 	// Details are the facts behind the refusal, decimals as exact strings
 	// (for logs, process data and problem documents).
 	Details map[string]string
-	// Fields names each bad field of an INVALID_ARGUMENT.
-	Fields []FieldError
+	// Invalid names each bad field of an INVALID_ARGUMENT (nil: none).
+	// errors.As finds it through the refusal, so that bad input reads the
+	// same wherever it was checked.
+	Invalid *field.Invalid
 }
 
-// FieldError names a bad input field and what is wrong with it.
-type FieldError = field.Error
-
-func (e *Error) Error() string {
+func (e *Refusal) Error() string {
 	var b strings.Builder
 	b.WriteString(string(e.Code))
 	if e.Message != "" {
 		b.WriteString(": ")
 		b.WriteString(e.Message)
 	}
-	for _, f := range e.Fields {
+	for _, f := range e.fields() {
 		b.WriteString("; ")
 		b.WriteString(f.Field)
 		b.WriteString(": ")
@@ -98,58 +97,67 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Is makes errors.Is(err, &ledger.Error{Code: c}) match any *Error with
-// code c, and the sentinels below match their code.
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
+func (e *Refusal) fields() []field.Error {
+	if e.Invalid == nil {
+		return nil
+	}
+	return e.Invalid.Fields
+}
+
+// Is makes errors.Is(err, &ledger.Refusal{Code: c}) match any *Refusal
+// with code c, and the sentinels below match their code.
+func (e *Refusal) Is(target error) bool {
+	t, ok := target.(*Refusal)
 	return ok && t.Code == e.Code
+}
+
+// Unwrap is the refusal's *field.Invalid, if any.
+func (e *Refusal) Unwrap() error {
+	if e.Invalid == nil {
+		return nil
+	}
+	return e.Invalid
 }
 
 // Sentinels for errors.Is.
 var (
-	ErrInsufficientFunds   = &Error{Code: CodeInsufficientFunds}
-	ErrLimitExceeded       = &Error{Code: CodeLimitExceeded}
-	ErrFXUnavailable       = &Error{Code: CodeFXUnavailable}
-	ErrFXAlreadyUnwound    = &Error{Code: CodeFXAlreadyUnwound}
-	ErrFXContractNotFound  = &Error{Code: CodeFXContractNotFound}
-	ErrInvalidQuote        = &Error{Code: CodeInvalidQuote}
-	ErrAccountNotFound     = &Error{Code: CodeAccountNotFound}
-	ErrAccountConflict     = &Error{Code: CodeAccountConflict}
-	ErrAccountAmbiguous    = &Error{Code: CodeAccountAmbiguous}
-	ErrCurrencyMismatch    = &Error{Code: CodeCurrencyMismatch}
-	ErrTransactionNotFound = &Error{Code: CodeTransactionNotFound}
-	ErrAlreadyReversed     = &Error{Code: CodeAlreadyReversed}
-	ErrNotReversible       = &Error{Code: CodeNotReversible}
-	ErrReferenceConflict   = &Error{Code: CodeReferenceConflict}
-	ErrInvalidArgument     = &Error{Code: CodeInvalidArgument}
+	ErrInsufficientFunds   = &Refusal{Code: CodeInsufficientFunds}
+	ErrLimitExceeded       = &Refusal{Code: CodeLimitExceeded}
+	ErrFXUnavailable       = &Refusal{Code: CodeFXUnavailable}
+	ErrFXAlreadyUnwound    = &Refusal{Code: CodeFXAlreadyUnwound}
+	ErrFXContractNotFound  = &Refusal{Code: CodeFXContractNotFound}
+	ErrInvalidQuote        = &Refusal{Code: CodeInvalidQuote}
+	ErrAccountNotFound     = &Refusal{Code: CodeAccountNotFound}
+	ErrAccountConflict     = &Refusal{Code: CodeAccountConflict}
+	ErrAccountAmbiguous    = &Refusal{Code: CodeAccountAmbiguous}
+	ErrCurrencyMismatch    = &Refusal{Code: CodeCurrencyMismatch}
+	ErrTransactionNotFound = &Refusal{Code: CodeTransactionNotFound}
+	ErrAlreadyReversed     = &Refusal{Code: CodeAlreadyReversed}
+	ErrNotReversible       = &Refusal{Code: CodeNotReversible}
+	ErrReferenceConflict   = &Refusal{Code: CodeReferenceConflict}
+	ErrInvalidArgument     = &Refusal{Code: CodeInvalidArgument}
 )
 
-// CodeOf returns the code of the first *Error in err's chain, or "".
+// CodeOf returns the code of the first *Refusal in err's chain, or "".
 func CodeOf(err error) Code {
-	var e *Error
+	var e *Refusal
 	if errors.As(err, &e) {
 		return e.Code
 	}
 	return ""
 }
 
-// Errorf returns an *Error with code and message.
-func Errorf(code Code, message string, details map[string]string) *Error {
-	return &Error{Code: code, Message: message, Details: details}
+// Refuse returns a *Refusal with code and message.
+func Refuse(code Code, message string, details map[string]string) *Refusal {
+	return &Refusal{Code: code, Message: message, Details: details}
 }
 
-// Invalid collects field errors; Err returns nil when there are none.
-type Invalid struct{ Fields []FieldError }
-
-// Add records that field is bad.
-func (v *Invalid) Add(field, detail string) {
-	v.Fields = append(v.Fields, FieldError{Field: field, Detail: detail})
-}
-
-// Err returns an INVALID_ARGUMENT *Error listing the fields, or nil.
-func (v *Invalid) Err(what string) error {
-	if len(v.Fields) == 0 {
+// InvalidArgument returns an INVALID_ARGUMENT *Refusal of what
+// ("account") naming the bad fields, or nil when there are none.
+func InvalidArgument(what string, fields []field.Error) error {
+	if len(fields) == 0 {
 		return nil
 	}
-	return &Error{Code: CodeInvalidArgument, Message: "invalid " + what, Fields: v.Fields}
+	return &Refusal{Code: CodeInvalidArgument, Message: "invalid " + what,
+		Invalid: &field.Invalid{What: "invalid " + what, Fields: fields}}
 }

@@ -31,7 +31,7 @@ func ExampleVerify() {
 
 // Refusals carry a code; callers decide on it, never on the message.
 func ExampleCodeOf() {
-	err := error(ledger.Errorf(ledger.CodeInsufficientFunds, "account ACC-1 has 5.00 available, 10.00 needed", nil))
+	err := error(ledger.Refuse(ledger.CodeInsufficientFunds, "account ACC-1 has 5.00 available, 10.00 needed", nil))
 	wrapped := fmt.Errorf("step CreateTransaction: %w", err)
 	fmt.Println(ledger.CodeOf(wrapped))
 	fmt.Println(ledger.CodeOf(wrapped) == ledger.CodeInsufficientFunds)

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/pacing/internal/dbsqlc"
 )
@@ -32,14 +33,11 @@ var (
 	ErrLate = errors.New("no room before the deadline")
 )
 
-// InvalidError names the field of a config or request that is wrong and
-// what it takes; errors.Is(err, ErrInvalid) holds for it.
-type InvalidError struct{ Field, Detail string }
-
-func (e *InvalidError) Error() string        { return "invalid " + e.Field + ": " + e.Detail }
-func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
-
-func invalid(field, detail string) error { return &InvalidError{Field: field, Detail: detail} }
+// invalid is a *field.Invalid naming the field of a config or request
+// that is wrong and what it takes; errors.Is(err, ErrInvalid) holds for it.
+func invalid(name, detail string) error {
+	return &field.Invalid{Fields: []field.Error{{Field: name, Detail: detail}}, Kind: ErrInvalid}
+}
 
 // Config is a named rate limit: at most MaxPerWindow events per Window.
 type Config struct {

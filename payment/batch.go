@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/routing"
 )
 
@@ -21,7 +22,7 @@ const ChunkSize = 2500
 
 // SubmitBatch validates a bulk file's payments and starts one chunk
 // workflow per ChunkSize payments. Any invalid payment refuses the whole
-// file (a *ValidationError per line in LineErrors) and nothing starts. The
+// file (a *BatchError, naming each bad line's fields) and nothing starts. The
 // batch id is derived from the payments, so submitting the same file again
 // starts nothing new.
 func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) (BatchSubmission, error) {
@@ -213,7 +214,7 @@ func (s *Service) CheckBatchFrom(ctx context.Context, source string, reqs []Requ
 	// Each payment's own checks (Validate, its route) on every core: one
 	// core took a second of a 500,000-payment file while the other waited.
 	// Then, in order, the ids given twice.
-	own := make([][]FieldError, len(reqs))
+	own := make([][]field.Error, len(reqs))
 	workers := runtime.GOMAXPROCS(0)
 	per := (len(reqs) + workers - 1) / workers
 	var g errgroup.Group
@@ -228,7 +229,7 @@ func (s *Service) CheckBatchFrom(ctx context.Context, source string, reqs []Requ
 				if err == nil {
 					err = s.route(ctx, &reqs[i], m, source)
 				}
-				var ve *ValidationError
+				var ve *field.Invalid
 				if errors.As(err, &ve) {
 					own[i] = ve.Fields
 				} else if err != nil {
@@ -248,11 +249,11 @@ func (s *Service) CheckBatchFrom(ctx context.Context, source string, reqs []Requ
 		if lines != nil {
 			line = lines[i]
 		}
-		var fields []FieldError
+		var fields []field.Error
 		if r.PaymentID == "" {
-			fields = append(fields, FieldError{Field: "paymentId", Detail: "required in a bulk file, so that a resubmitted file is recognized"})
+			fields = append(fields, field.Error{Field: "paymentId", Detail: "required in a bulk file, so that a resubmitted file is recognized"})
 		} else if prev, dup := seen[[2]string{r.TenantID, r.PaymentID}]; dup {
-			fields = append(fields, FieldError{Field: "paymentId", Detail: fmt.Sprintf("also on line %d", prev)})
+			fields = append(fields, field.Error{Field: "paymentId", Detail: fmt.Sprintf("also on line %d", prev)})
 		} else {
 			seen[[2]string{r.TenantID, r.PaymentID}] = line
 		}
@@ -276,8 +277,8 @@ type BatchSubmission struct {
 
 // LineError is a bulk file's line and what is wrong with it.
 type LineError struct {
-	Line   int          `json:"line"`
-	Fields []FieldError `json:"errors"`
+	Line   int           `json:"line"`
+	Fields []field.Error `json:"errors"`
 	// TenantID is whose line it is ("" when no tenant can be told: an
 	// operator's unreadable line), kept with the file's rejections so
 	// each tenant is shown its own; never part of an answer.

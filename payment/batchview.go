@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
 
@@ -105,7 +106,7 @@ func (s *Service) BatchRejections(ctx context.Context, id string) ([]LineError, 
 // rejection kept before tenants were has none, and is shown to operators
 // only).
 type storedRejection struct {
-	Line     int          `json:"line"`
-	Fields   []FieldError `json:"errors"`
-	TenantID string       `json:"tenantId,omitempty"`
+	Line     int           `json:"line"`
+	Fields   []field.Error `json:"errors"`
+	TenantID string        `json:"tenantId,omitempty"`
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/temporaltest"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/queue"
@@ -44,7 +45,7 @@ func TestBatchProgress(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := svc.RecordRejections(ctx, sub.BatchID, []payment.LineError{{Line: 4, Fields: []payment.FieldError{{Field: "amount", Detail: "must be greater than zero"}}, TenantID: "acme"}}); err != nil {
+	if err := svc.RecordRejections(ctx, sub.BatchID, []payment.LineError{{Line: 4, Fields: []field.Error{{Field: "amount", Detail: "must be greater than zero"}}, TenantID: "acme"}}); err != nil {
 		t.Fatal(err)
 	}
 	v, err := svc.Batch(ctx, sub.BatchID)

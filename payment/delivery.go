@@ -154,7 +154,7 @@ func redrive(ctx context.Context, tx pgx.Tx, msgs []outbox.Message) (map[uuid.UU
 			Reference:   redriveReference(b.ProcessID, n),
 			Description: "payment " + m.InstructionID + " sent again by an operator (redrive " + strconv.Itoa(n) + ")",
 		})
-		var le *ledger.Error
+		var le *ledger.Refusal
 		if errors.As(err, &le) {
 			refused[m.OutboxID] = "payment " + m.InstructionID + " cannot be debited again: " + le.Error()
 			continue

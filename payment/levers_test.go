@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/queue"
@@ -283,7 +284,7 @@ func TestHighPaymentsGoFirst(t *testing.T) {
 	if _, err := svc.SetPriority(ctx, "acme", "acme-001", payment.PriorityHigh, nil); !errors.Is(err, payment.ErrNotWaiting) {
 		t.Errorf("a cancelled payment: %v", err)
 	}
-	var invalid *payment.ValidationError
+	var invalid *field.Invalid
 	if _, err := svc.SetPriority(ctx, "acme", "acme-002", "URGENT", nil); !errors.As(err, &invalid) {
 		t.Errorf("an unknown priority: %v", err)
 	}

@@ -34,14 +34,14 @@ func (p PauseScope) Validate() error {
 	switch p.Kind {
 	case PauseTenant, PauseBatch:
 		if !field.ValidID(p.ID) && !(p.Kind == PauseBatch && len(p.ID) <= 100 && p.ID != "") {
-			return &ValidationError{Fields: []FieldError{{Field: "id", Detail: "want a tenant's or a file's id"}}}
+			return invalid(field.Error{Field: "id", Detail: "want a tenant's or a file's id"})
 		}
 	case PauseRail:
 		if !routing.ValidName(p.ID) {
-			return &ValidationError{Fields: []FieldError{{Field: "id", Detail: "want a rail's name"}}}
+			return invalid(field.Error{Field: "id", Detail: "want a rail's name"})
 		}
 	default:
-		return &ValidationError{Fields: []FieldError{{Field: "scope", Detail: "want TENANT, BATCH or RAIL"}}}
+		return invalid(field.Error{Field: "scope", Detail: "want TENANT, BATCH or RAIL"})
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
 
@@ -33,7 +34,7 @@ type Reprioritized struct {
 // that changes it.
 func (s *Service) SetPriority(ctx context.Context, tenantID, paymentID string, p Priority, record Record) (Reprioritized, error) {
 	if !p.Valid() {
-		return Reprioritized{}, &ValidationError{Fields: []FieldError{{Field: "priority", Detail: "HIGH, NORMAL or LOW"}}}
+		return Reprioritized{}, invalid(field.Error{Field: "priority", Detail: "HIGH, NORMAL or LOW"})
 	}
 	key, err := s.Store.q.PaymentKey(ctx, dbsqlc.PaymentKeyParams{TenantID: tenantID, ExternalID: paymentID})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -61,7 +62,7 @@ func (s *Service) SetPriority(ctx context.Context, tenantID, paymentID string, p
 // unknown file.
 func (s *Service) SetBatchPriority(ctx context.Context, batchID, tenantID string, p Priority, record Record) (Reprioritized, error) {
 	if !p.Valid() {
-		return Reprioritized{}, &ValidationError{Fields: []FieldError{{Field: "priority", Detail: "HIGH, NORMAL or LOW"}}}
+		return Reprioritized{}, invalid(field.Error{Field: "priority", Detail: "HIGH, NORMAL or LOW"})
 	}
 	keys, err := s.batchKeys(ctx, batchID)
 	if err != nil {

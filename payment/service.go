@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/routing"
@@ -87,7 +88,7 @@ type ProcessView struct {
 // payment's key is derived from its tenant and id, so submitting the same
 // payment again stores and starts nothing new. An id its tenant already
 // used for a different payment is ErrConflict; an invalid request is a
-// *ValidationError. Neither changes anything. It answers the payment's id.
+// *field.Invalid. Neither changes anything. It answers the payment's id.
 func (s *Service) Submit(ctx context.Context, r Request) (string, error) {
 	id, _, err := s.submit(ctx, r, false)
 	return id, err
@@ -137,25 +138,25 @@ func (s *Service) submit(ctx context.Context, r Request, project bool) (string, 
 
 // route sets the rail a valid payment leaves by: the one it names, if
 // active, or the routing rules' choice (routed). A payment no rail takes
-// is a *ValidationError on rail.
+// is a *field.Invalid on rail.
 func (s *Service) route(ctx context.Context, r *Request, m Money, source string) error {
 	if s.Rails == nil {
 		return nil
 	}
 	rail, err := s.Rails.Route(ctx, routing.Payment{TenantID: r.TenantID, Currency: r.Currency, Amount: m.Amount, Source: source, Rail: r.Rail})
-	var rve *routing.ValidationError
+	var bad *field.Invalid
 	switch {
-	case errors.As(err, &rve):
-		return &ValidationError{Fields: rve.Fields}
+	case errors.As(err, &bad):
+		return invalid(bad.Fields...)
 	case errors.Is(err, routing.ErrNoRoute):
-		return &ValidationError{Fields: []FieldError{{Field: "rail", Detail: "no rail takes this payment: name one, or ask an operator for a routing rule"}}}
+		return invalid(field.Error{Field: "rail", Detail: "no rail takes this payment: name one, or ask an operator for a routing rule"})
 	case err != nil:
 		return fmt.Errorf("payment %s: route: %w", r.PaymentID, err)
 	}
 	if rail.Type == routing.TypePACS008 && r.Creditor.BIC == "" {
 		// pacs.008 names the creditor's agent: without it the relayer
 		// would refuse the instruction after the debit.
-		return &ValidationError{Fields: []FieldError{{Field: "creditor.bic", Detail: fmt.Sprintf("required on rail %s (pacs.008)", rail.Name)}}}
+		return invalid(field.Error{Field: "creditor.bic", Detail: fmt.Sprintf("required on rail %s (pacs.008)", rail.Name)})
 	}
 	if r.Rail == "" {
 		r.Rail, r.routed = rail.Name, true

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
@@ -94,7 +95,7 @@ type Pain001Report struct {
 	BatchID    string
 	Tenants    []string
 	Origin     Pain001Origin
-	Rejections map[int][]FieldError
+	Rejections map[int][]field.Error
 	Outcomes   map[string]Outcome
 }
 
@@ -125,7 +126,7 @@ func (s *Service) StatusReportOf(ctx context.Context, batchID string) (Pain001Re
 	if err != nil {
 		return Pain001Report{}, fmt.Errorf("payment: batch %s: its pain.001: %w", batchID, err)
 	}
-	rep := Pain001Report{BatchID: batchID, Tenants: tenants, Rejections: map[int][]FieldError{}, Outcomes: map[string]Outcome{}}
+	rep := Pain001Report{BatchID: batchID, Tenants: tenants, Rejections: map[int][]field.Error{}, Outcomes: map[string]Outcome{}}
 	if err := json.Unmarshal(raw, &rep.Origin); err != nil {
 		return Pain001Report{}, fmt.Errorf("payment: batch %s: its pain.001: %w", batchID, err)
 	}

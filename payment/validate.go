@@ -13,18 +13,10 @@ import (
 	"github.com/paydispatch/paydispatch/routing"
 )
 
-// FieldError names a field of the request (JSON path) and what is wrong.
-type FieldError = field.Error
-
-// ValidationError lists every problem found in a request.
-type ValidationError struct{ Fields []FieldError }
-
-func (e *ValidationError) Error() string {
-	parts := make([]string, len(e.Fields))
-	for i, f := range e.Fields {
-		parts[i] = f.Field + ": " + f.Detail
-	}
-	return "invalid payment: " + strings.Join(parts, "; ")
+// invalid is a request refused, naming every field (a JSON path) found
+// wrong.
+func invalid(fields ...field.Error) *field.Invalid {
+	return &field.Invalid{What: "invalid payment", Fields: fields}
 }
 
 // PastTolerance is how far in the past a requested execution time may lie
@@ -36,9 +28,9 @@ const PastTolerance = 5 * time.Minute
 // amount and the currency themselves are valid, with the error of the other
 // fields: a payment refused for another reason still shows its amount.
 func Validate(r Request, now time.Time) (Money, error) {
-	var errs []FieldError
-	add := func(field, format string, args ...any) {
-		errs = append(errs, FieldError{Field: field, Detail: fmt.Sprintf(format, args...)})
+	var errs []field.Error
+	add := func(name, format string, args ...any) {
+		errs = append(errs, field.Error{Field: name, Detail: fmt.Sprintf(format, args...)})
 	}
 	if r.PaymentID != "" && !field.ValidID(r.PaymentID) {
 		add("paymentId", "use 1 to 64 letters, digits, '-', '_' or '.'")
@@ -111,7 +103,7 @@ func Validate(r Request, now time.Time) (Money, error) {
 		add("priority", "HIGH, NORMAL or LOW (none: NORMAL)")
 	}
 	if len(errs) > 0 {
-		return money, &ValidationError{Fields: errs}
+		return money, invalid(errs...)
 	}
 	return money, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
@@ -90,9 +91,9 @@ func TestValidate(t *testing.T) {
 				}
 				return
 			}
-			var ve *payment.ValidationError
+			var ve *field.Invalid
 			if !errors.As(err, &ve) {
-				t.Fatalf("err = %v, want a ValidationError", err)
+				t.Fatalf("err = %v, want a *field.Invalid", err)
 			}
 			if len(ve.Fields) != len(tt.fields) {
 				t.Fatalf("fields = %+v, want %v", ve.Fields, tt.fields)

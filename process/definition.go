@@ -19,7 +19,7 @@ const DefaultStepTimeout = 30 * time.Second
 
 // Handler does a step's effect inside tx, the transaction that also
 // records the step, and leaves in *data what the process's data is after
-// it. A *Error (Failf) is a business failure; any other error an
+// it. A *Failure (Failf) is a business failure; any other error an
 // infrastructure failure. Either way tx is rolled back and the changes to
 // *data dropped: the effect happens exactly when the step is recorded as
 // completed.
@@ -94,7 +94,7 @@ type Definition[D any] struct {
 	// Next is the step after step, given the data its handler left; ""
 	// when the process is done. It runs inside the step's transaction, so
 	// the stored next step is always the one decided from what was
-	// applied. A *Error fails the step like its handler would.
+	// applied. A *Failure fails the step like its handler would.
 	Next func(step string, data D) (string, error)
 	// Steps holds every step by name, forward and compensation alike.
 	// Names are unique within a run (a step never runs twice: its inbox

@@ -18,7 +18,7 @@
 // Registry, which holds definitions of any data types side by side. Each
 // Step has a Handler, the compensation step that undoes it (if any), the
 // error codes worth retrying, MaxRetries and a Timeout. A handler's
-// *Error (Failf) is a business failure, retryable or not by its Code
+// *Failure (Failf) is a business failure, retryable or not by its Code
 // alone; any other error is an infrastructure failure. The process id is
 // a UUID v5 of (type, business key), so a re-run of the caller finds the
 // same process.

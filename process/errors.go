@@ -9,16 +9,16 @@ import (
 	"github.com/google/uuid"
 )
 
-// Error is a step's business failure. Its Code alone decides whether the
-// step is retried (Step.Retryable): the message is for people. A handler
-// returns it, wrapped or not; any other error is an infrastructure failure
-// that Temporal retries without the process noticing.
-type Error struct {
+// Failure is a step's business failure. Its Code alone decides whether
+// the step is retried (Step.Retryable): the message is for people. A
+// handler returns it, wrapped or not; any other error is an infrastructure
+// failure that Temporal retries without the process noticing.
+type Failure struct {
 	Code    string
 	Message string
 }
 
-func (e *Error) Error() string {
+func (e *Failure) Error() string {
 	if e.Message == "" {
 		return e.Code
 	}
@@ -27,7 +27,7 @@ func (e *Error) Error() string {
 
 // Failf returns a business failure with code and a formatted message.
 func Failf(code, format string, args ...any) error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return &Failure{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // Codes the process manager gives failures itself.

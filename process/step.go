@@ -354,7 +354,7 @@ func classify(err error, timedOut bool) (*failure, error) {
 		}
 		return &failure{code: CodeTimeout, message: msg, timedOut: true}, nil
 	}
-	if pe := (*Error)(nil); errors.As(err, &pe) {
+	if pe := (*Failure)(nil); errors.As(err, &pe) {
 		return &failure{code: pe.Code, message: pe.Message}, nil
 	}
 	return nil, err

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/fuzzcost"
 )
 
@@ -29,9 +30,9 @@ func FuzzDecodeInstruction(f *testing.F) {
 		})
 		in, err := DecodeInstruction(payload)
 		if err != nil {
-			var ve *ValidationError
+			var ve *field.Invalid
 			if !errors.As(err, &ve) || len(ve.Fields) == 0 {
-				t.Fatalf("decode error is not a ValidationError: %v", err)
+				t.Fatalf("decode error is not a *field.Invalid: %v", err)
 			}
 			return
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/outbox"
 )
@@ -71,15 +72,15 @@ func (r *HTTPRail) Inquire(ctx context.Context, m outbox.Message) outbox.Result 
 // parseMessage checks everything Validate checks and returns the decoded
 // instruction, its debtor's BIC defaulted to debtorAgent.
 func parseMessage(m outbox.Message, railType string, f Format, debtorAgent string) (Instruction, error) {
-	var fields []FieldError
+	var fields []field.Error
 	collect := func(err error) {
-		var ve *ValidationError
+		var ve *field.Invalid
 		if errors.As(err, &ve) {
 			fields = append(fields, ve.Fields...)
 		}
 	}
 	if m.RailType != railType {
-		fields = append(fields, FieldError{Field: "railType", Detail: fmt.Sprintf("%q is not this rail's type %q", plaintext.Clip(m.RailType, 32), railType)})
+		fields = append(fields, field.Error{Field: "railType", Detail: fmt.Sprintf("%q is not this rail's type %q", plaintext.Clip(m.RailType, 32), railType)})
 	}
 	collect(CheckMessage(m))
 	in, err := DecodeInstruction(m.Payload)
@@ -92,7 +93,7 @@ func parseMessage(m outbox.Message, railType string, f Format, debtorAgent strin
 		collect(CheckInstruction(in, f))
 	}
 	if len(fields) > 0 {
-		return Instruction{}, &ValidationError{Fields: fields}
+		return Instruction{}, badInstruction(fields...)
 	}
 	return in, nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/moov-io/iso20022/pkg/document"
 	"github.com/moov-io/iso20022/pkg/pacs_v09"
+
+	"github.com/paydispatch/paydispatch/internal/field"
 )
 
 var renderTime = time.Date(2026, 11, 23, 15, 59, 58, 123e6, time.UTC)
@@ -287,7 +289,7 @@ func TestPacs008ValidateRequiresDebtorBIC(t *testing.T) {
 	in := goodInstruction()
 	in.Debtor.BIC = ""
 	err := testPacsRail(t).Validate(messageFor(in, RailPacs008))
-	var ve *ValidationError
+	var ve *field.Invalid
 	if !errors.As(err, &ve) || !ve.Has("debtor.bic") {
 		t.Fatalf("want debtor.bic named, got %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/outbox"
 	"github.com/paydispatch/paydispatch/rail"
 	"github.com/paydispatch/paydispatch/railsim"
@@ -53,7 +54,7 @@ func TestRouter(t *testing.T) {
 	if err := router.Validate(rail.MessageFor(in, rail.RailSEPAJSON)); err != nil {
 		t.Fatalf("json without debtor BIC: %v", err)
 	}
-	var ve *rail.ValidationError
+	var ve *field.Invalid
 	if err := router.Validate(rail.MessageFor(in, rail.RailPacs008)); !errors.As(err, &ve) || !ve.Has("debtor.bic") {
 		t.Fatalf("pacs.008 without debtor BIC: %v", err)
 	}
@@ -251,7 +252,7 @@ func TestRouterByName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ve *rail.ValidationError
+	var ve *field.Invalid
 	res := bare.Send(t.Context(), paymentMessage("pay-nobic", "TARGET2-HV", 10))
 	if res.Outcome != outbox.Terminal || res.Code != rail.CodeInvalidPayload || !strings.Contains(res.Message, "debtor.bic") {
 		t.Fatalf("pacs.008 without a debtor agent: %+v", res)

@@ -16,36 +16,15 @@ import (
 	"github.com/paydispatch/paydispatch/outbox"
 )
 
-// FieldError names a field (a JSON path of the instruction, or a
-// Message field such as idempotencyKey) and what is wrong with it. The
-// detail never quotes a full account number or the payload.
-type FieldError = field.Error
-
-// ValidationError lists every problem found: a message that has one is
-// a terminal failure, never sent.
-type ValidationError struct{ Fields []FieldError }
-
-func (e *ValidationError) Error() string {
-	parts := make([]string, len(e.Fields))
-	for i, f := range e.Fields {
-		parts[i] = f.Field + ": " + f.Detail
-	}
-	return "invalid instruction: " + strings.Join(parts, "; ")
+// badInstruction lists every problem found, each naming a field (a JSON
+// path of the instruction, or a Message field such as idempotencyKey): a
+// message that has one is a terminal failure, never sent.
+func badInstruction(fields ...field.Error) *field.Invalid {
+	return &field.Invalid{What: "invalid instruction", Fields: fields}
 }
 
-// Has reports whether field is among the problems (for tests and callers
-// that react to one field).
-func (e *ValidationError) Has(field string) bool {
-	for _, f := range e.Fields {
-		if f.Field == field {
-			return true
-		}
-	}
-	return false
-}
-
-func fieldErr(field, format string, args ...any) *ValidationError {
-	return &ValidationError{Fields: []FieldError{{Field: field, Detail: fmt.Sprintf(format, args...)}}}
+func fieldErr(name, format string, args ...any) *field.Invalid {
+	return badInstruction(field.Error{Field: name, Detail: fmt.Sprintf(format, args...)})
 }
 
 // Format is a rail's message format; it decides the destination rules.
@@ -154,17 +133,17 @@ func ParseAmount(s string) (decimal.Decimal, error) {
 	return d, nil
 }
 
-type checker struct{ fields []FieldError }
+type checker struct{ fields []field.Error }
 
-func (c *checker) add(field, format string, args ...any) {
-	c.fields = append(c.fields, FieldError{Field: field, Detail: fmt.Sprintf(format, args...)})
+func (c *checker) add(name, format string, args ...any) {
+	c.fields = append(c.fields, field.Error{Field: name, Detail: fmt.Sprintf(format, args...)})
 }
 
 func (c *checker) err() error {
 	if len(c.fields) == 0 {
 		return nil
 	}
-	return &ValidationError{Fields: c.fields}
+	return badInstruction(c.fields...)
 }
 
 // id: the domain's identifiers, 1 to 64 of letters, digits, - _ .

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/outbox"
 )
 
@@ -87,9 +88,9 @@ func TestCheckInstruction(t *testing.T) {
 				}
 				return
 			}
-			var ve *ValidationError
+			var ve *field.Invalid
 			if !errors.As(err, &ve) {
-				t.Fatalf("want a ValidationError naming %s, got %v", tc.field, err)
+				t.Fatalf("want a *field.Invalid naming %s, got %v", tc.field, err)
 			}
 			if !ve.Has(tc.field) || len(ve.Fields) != 1 {
 				t.Fatalf("want exactly %s named, got %v", tc.field, err)
@@ -143,7 +144,7 @@ func TestDecodeInstruction(t *testing.T) {
 				}
 				return
 			}
-			var ve *ValidationError
+			var ve *field.Invalid
 			if !errors.As(err, &ve) || !ve.Has(tc.field) {
 				t.Fatalf("want an error naming %s, got %v", tc.field, err)
 			}
@@ -173,7 +174,7 @@ func TestCheckMessage(t *testing.T) {
 			m := messageFor(goodInstruction(), RailSEPAJSON)
 			tc.edit(&m)
 			err := CheckMessage(m)
-			var ve *ValidationError
+			var ve *field.Invalid
 			switch {
 			case tc.field == "" && err != nil:
 				t.Fatalf("want valid, got %v", err)
@@ -196,9 +197,9 @@ func TestRailValidateNamesEveryProblem(t *testing.T) {
 	m := messageFor(in, "OTHER")
 	m.SequenceID = 0
 	err = r.Validate(m)
-	var ve *ValidationError
+	var ve *field.Invalid
 	if !errors.As(err, &ve) {
-		t.Fatalf("want a ValidationError, got %v", err)
+		t.Fatalf("want a *field.Invalid, got %v", err)
 	}
 	for _, f := range []string{"railType", "sequenceId", "amount", "creditor.bic"} {
 		if !ve.Has(f) {

@@ -40,21 +40,12 @@ var (
 	ErrInvalid = errors.New("invalid")
 )
 
-// ValidationError lists what is wrong with a rail, a rule or a routing
-// request, field by field; errors.Is(err, ErrInvalid) holds for it.
-type ValidationError struct{ Fields []field.Error }
-
-func (e *ValidationError) Error() string {
-	parts := make([]string, len(e.Fields))
-	for i, f := range e.Fields {
-		parts[i] = f.Field + ": " + f.Detail
-	}
-	return "invalid: " + strings.Join(parts, "; ")
+// invalid lists what is wrong with a rail, a rule or a routing request,
+// field by field, as a *field.Invalid; errors.Is(err, ErrInvalid) holds
+// for it.
+func invalid(fields ...field.Error) error {
+	return &field.Invalid{What: "invalid", Fields: fields, Kind: ErrInvalid}
 }
-
-func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
-
-func invalid(fields ...field.Error) error { return &ValidationError{Fields: fields} }
 
 // Rail is a rail as configured.
 type Rail struct {

@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/calendar"
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/routing"
 )
 
@@ -109,7 +110,7 @@ func TestRailValidate(t *testing.T) {
 	} {
 		r := good
 		tc.edit(&r)
-		var ve *routing.ValidationError
+		var ve *field.Invalid
 		if err := r.Validate(); !errors.As(err, &ve) || len(ve.Fields) != 1 || ve.Fields[0].Field != tc.field || !errors.Is(err, routing.ErrInvalid) {
 			t.Errorf("%+v: %v, want one error on %s", r, err, tc.field)
 		}
@@ -155,7 +156,7 @@ func TestRules(t *testing.T) {
 		}
 	}
 	err := routing.ValidateRules([]routing.Rule{{Rail: "ok"}, {Rail: "", Currency: "eur", Source: "FAX", MinAmount: dec("10"), MaxAmount: dec("5"), TenantID: "<b>"}})
-	var ve *routing.ValidationError
+	var ve *field.Invalid
 	if !errors.As(err, &ve) || len(ve.Fields) != 5 || ve.Fields[0].Field != "rules[1].rail" {
 		t.Errorf("bad rules: %v", err)
 	}

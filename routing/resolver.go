@@ -121,7 +121,7 @@ func (r *Resolver) read(ctx context.Context) (*snapshot, error) {
 
 // Route is the rail a payment leaves by: the active rail it names, or
 // the rail of the first rule that matches it. A named rail that is
-// missing or inactive is a ValidationError on "rail"; no rule matching,
+// missing or inactive is a *field.Invalid on "rail"; no rule matching,
 // or the matching one's rail inactive, is ErrNoRoute.
 func (r *Resolver) Route(ctx context.Context, p Payment) (Rail, error) {
 	s, err := r.current(ctx)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/routing"
@@ -55,7 +56,7 @@ func TestStoreAndResolver(t *testing.T) {
 		{routing.Rail{Name: "X", Type: routing.TypePACS008, PacingConfig: "sepa", Active: true}, "rateLimitConfig"},
 		{routing.Rail{Name: "X", Type: routing.TypePACS008, Active: true}, "rateLimitConfig"}, // DEFAULT's
 	} {
-		var ve *routing.ValidationError
+		var ve *field.Invalid
 		if _, err := routing.PutRail(ctx, pool, tc.rail); !errors.As(err, &ve) || ve.Fields[0].Field != tc.field {
 			t.Errorf("%+v: %v, want an error on %s", tc.rail, err, tc.field)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"golang.org/x/net/idna"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/webhook/internal/dbsqlc"
 )
 
@@ -69,10 +70,11 @@ type NewEndpoint struct {
 // ErrNotFound: no such endpoint (or delivery).
 var ErrNotFound = errors.New("webhook: not found")
 
-// InvalidError names the field a registration got wrong and why.
-type InvalidError struct{ Field, Detail string }
-
-func (e *InvalidError) Error() string { return "webhook: " + e.Field + ": " + e.Detail }
+// invalid is a *field.Invalid naming the field a registration got wrong
+// and why.
+func invalid(name, detail string) error {
+	return &field.Invalid{What: "webhook", Fields: []field.Error{{Field: name, Detail: detail}}}
+}
 
 // Policy is where deliveries may go. The default sends only to https
 // URLs on public addresses: a tenant's URL must not reach the network
@@ -98,7 +100,7 @@ const maxURL = 2048
 // localhost names are loopback's. Any other name is checked again when
 // each delivery connects, on the address it resolves to.
 func (p Policy) CheckURL(raw string) error {
-	bad := func(detail string) error { return &InvalidError{Field: "url", Detail: detail} }
+	bad := func(detail string) error { return invalid("url", detail) }
 	if raw == "" || len(raw) > maxURL {
 		return bad(fmt.Sprintf("required, at most %d characters", maxURL))
 	}
@@ -342,13 +344,13 @@ const MaxEndpoints = 16
 func (s Store) Register(ctx context.Context, n NewEndpoint) (Endpoint, string, error) {
 	db, p := s.DB, s.Policy
 	if n.TenantID == "" {
-		return Endpoint{}, "", &InvalidError{Field: "tenantId", Detail: "required"}
+		return Endpoint{}, "", invalid("tenantId", "required")
 	}
 	if err := p.CheckURL(n.URL); err != nil {
 		return Endpoint{}, "", err
 	}
 	if len(n.Description) > 500 {
-		return Endpoint{}, "", &InvalidError{Field: "description", Detail: "at most 500 characters"}
+		return Endpoint{}, "", invalid("description", "at most 500 characters")
 	}
 	secret := NewSecret()
 	types := n.EventTypes
@@ -366,13 +368,13 @@ func (s Store) Register(ctx context.Context, n NewEndpoint) (Endpoint, string, e
 			return err
 		}
 		if count >= MaxEndpoints {
-			return &InvalidError{Field: "tenantId", Detail: fmt.Sprintf("a tenant has at most %d endpoints: delete one first", MaxEndpoints)}
+			return invalid("tenantId", fmt.Sprintf("a tenant has at most %d endpoints: delete one first", MaxEndpoints))
 		}
 		e, err = q.InsertEndpoint(ctx, dbsqlc.InsertEndpointParams{EndpointID: uuid.Must(uuid.NewV7()), TenantID: n.TenantID,
 			Url: n.URL, EventTypes: types, Description: n.Description, Secret: secret})
 		return err
 	})
-	var bad *InvalidError
+	var bad *field.Invalid
 	if errors.As(err, &bad) {
 		return Endpoint{}, "", err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/webhook"
 )
@@ -142,8 +143,8 @@ func TestCheckURLSpellings(t *testing.T) {
 		{"https://[::1]:99999/", false, "port"},
 	} {
 		err := (webhook.Policy{}).CheckURL(tt.url)
-		var bad *webhook.InvalidError
-		if !errors.As(err, &bad) || bad.Field != "url" || !strings.Contains(bad.Detail, tt.detail) {
+		var bad *field.Invalid
+		if !errors.As(err, &bad) || len(bad.Fields) != 1 || bad.Fields[0].Field != "url" || !strings.Contains(bad.Fields[0].Detail, tt.detail) {
 			t.Errorf("default policy, %q: %v, want refused naming url, its detail with %q", tt.url, err, tt.detail)
 		}
 		if err := (webhook.Policy{AllowHTTP: true, AllowPrivate: true}).CheckURL(tt.url); (err == nil) != tt.opened {
@@ -164,11 +165,11 @@ func TestRegisterBounded(t *testing.T) {
 	for i := range 40 {
 		g.Go(func() error {
 			_, _, err := store.Register(ctx, webhook.NewEndpoint{TenantID: "acme", URL: fmt.Sprintf("https://hooks.acme.example/%d", i)})
-			var bad *webhook.InvalidError
+			var bad *field.Invalid
 			switch {
 			case err == nil:
 				made.Add(1)
-			case errors.As(err, &bad) && bad.Field == "tenantId":
+			case errors.As(err, &bad) && bad.Has("tenantId"):
 				refused.Add(1)
 			default:
 				return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/deadletter"
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/postgres"
 )
@@ -65,9 +66,9 @@ func runDeadLetters(ctx context.Context, env *environment, args []string) error 
 			*t.at = at
 		}
 		if err := f.Validate(); err != nil {
-			var bad *deadletter.InvalidError
-			if errors.As(err, &bad) {
-				return fmt.Errorf("--%s: %s", flagOf(bad.Field), bad.Detail)
+			var bad *field.Invalid
+			if errors.As(err, &bad) && len(bad.Fields) == 1 {
+				return fmt.Errorf("--%s: %s", flagOf(bad.Fields[0].Field), bad.Fields[0].Detail)
 			}
 			return err
 		}

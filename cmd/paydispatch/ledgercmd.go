@@ -86,7 +86,7 @@ func ledgerCommand(ctx context.Context, env *environment, name, usage, about str
 
 // usageOf makes a ledger refusal of the caller's input a usage error.
 func usageOf(err error) error {
-	var le *ledger.Error
+	var le *ledger.Refusal
 	if errors.As(err, &le) && (le.Code == ledger.CodeInvalidArgument || le.Code == ledger.CodeAccountConflict) {
 		return usageError{err}
 	}

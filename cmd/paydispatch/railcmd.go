@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
@@ -30,12 +31,12 @@ var railFlags = map[string]string{
 // refusal is a usage error naming, for each field of a routing or
 // calendar refusal, the flag (or word) that set it.
 func refusal(err error, names func(field string) string) error {
-	fields := httpapi.RailFields(err)
-	if fields == nil {
+	var bad *field.Invalid
+	if !errors.As(err, &bad) {
 		return err
 	}
-	parts := make([]string, len(fields))
-	for i, f := range fields {
+	parts := make([]string, len(bad.Fields))
+	for i, f := range bad.Fields {
 		parts[i] = names(f.Field) + ": " + f.Detail
 	}
 	return usageError{errors.New(strings.Join(parts, "; "))}

@@ -44,7 +44,7 @@ type Account struct {
 
 // Validate reports every bad field of s (JSON names) as INVALID_ARGUMENT.
 func (s Spec) Validate() error {
-	var v ledger.Invalid
+	var v field.Invalid
 	if !field.ValidID(s.AccountID) || s.ExternalID != "" && !field.ValidID(s.ExternalID) {
 		v.Add("accountId", "required: 1 to 64 letters, digits, '-', '_' or '.'")
 	}
@@ -69,7 +69,7 @@ func (s Spec) Validate() error {
 	}
 	check("balance", s.OpeningBalance)
 	check("fee", s.Fee)
-	return v.Err("account")
+	return ledger.InvalidArgument("account", v.Fields)
 }
 
 // External is the id the account's tenant knows it by.
@@ -121,13 +121,13 @@ func Create(ctx context.Context, db ledger.DBTX, s Spec) (acct Account, created 
 		// The key is another account's: one the tenant did not create
 		// under this id (a key the tenant chose as an id, before ids were
 		// scoped to tenants).
-		return Account{}, false, ledger.Errorf(ledger.CodeAccountConflict, "account "+s.External()+" cannot be created under this id; use another", nil)
+		return Account{}, false, ledger.Refuse(ledger.CodeAccountConflict, "account "+s.External()+" cannot be created under this id; use another", nil)
 	}
 	if err != nil {
 		return Account{}, false, err
 	}
 	if !existing.Spec.Equal(s) {
-		return Account{}, false, ledger.Errorf(ledger.CodeAccountConflict,
+		return Account{}, false, ledger.Refuse(ledger.CodeAccountConflict,
 			"account "+s.External()+" exists with a different currency, opening balance, fee or limit basis", nil)
 	}
 	return existing, false, nil
@@ -148,7 +148,7 @@ func Find(ctx context.Context, db ledger.DBTX, tenantID, externalID string) (Acc
 	case len(rows) == 0:
 		return Account{}, notFound(externalID)
 	case len(rows) > 1:
-		return Account{}, ledger.Errorf(ledger.CodeAccountAmbiguous, "several tenants have an account "+externalID+"; name the tenant",
+		return Account{}, ledger.Refuse(ledger.CodeAccountAmbiguous, "several tenants have an account "+externalID+"; name the tenant",
 			map[string]string{"accountId": externalID})
 	}
 	return fromRow(rows[0]), nil
@@ -229,7 +229,7 @@ func fromRow(r dbsqlc.Account) Account {
 }
 
 func notFound(id string) error {
-	return ledger.Errorf(ledger.CodeAccountNotFound, "no account "+id, map[string]string{"accountId": id})
+	return ledger.Refuse(ledger.CodeAccountNotFound, "no account "+id, map[string]string{"accountId": id})
 }
 
 // Tenants returns which of the tenants have at least one account: the

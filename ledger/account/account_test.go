@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
@@ -72,10 +73,10 @@ func TestCreate(t *testing.T) {
 				t.Fatalf("created %v, err %v; want %v, code %q", created, err, tt.wantCreated, tt.wantCode)
 			}
 			if tt.wantFields != nil {
-				var le *ledger.Error
-				errors.As(err, &le)
+				var bad *field.Invalid
+				errors.As(err, &bad)
 				var got []string
-				for _, f := range le.Fields {
+				for _, f := range bad.Fields {
 					got = append(got, f.Field)
 				}
 				if fmt.Sprint(got) != fmt.Sprint(tt.wantFields) {

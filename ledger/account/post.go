@@ -74,7 +74,7 @@ func Debit(ctx context.Context, db ledger.DBTX, e Entry) (Posted, error) {
 // Credit adds e.Amount to the account.
 func Credit(ctx context.Context, db ledger.DBTX, e Entry) (Posted, error) {
 	if e.ChargeFee {
-		return Posted{}, ledger.Errorf(ledger.CodeInvalidArgument, "a credit charges no fee", nil)
+		return Posted{}, ledger.Refuse(ledger.CodeInvalidArgument, "a credit charges no fee", nil)
 	}
 	return postEntry(ctx, db, TypeCredit, e)
 }
@@ -84,12 +84,12 @@ func Credit(ctx context.Context, db ledger.DBTX, e Entry) (Posted, error) {
 // again is a replay, another reference is ALREADY_REVERSED. Reversing a
 // credit is a debit, refused with INSUFFICIENT_FUNDS like any other.
 func Reverse(ctx context.Context, db ledger.DBTX, r Reversal) (Posted, error) {
-	var v ledger.Invalid
+	var v field.Invalid
 	if r.TransactionID == uuid.Nil {
 		v.Add("transactionId", "required")
 	}
 	checkReference(&v, r.Reference)
-	if err := v.Err("reversal"); err != nil {
+	if err := ledger.InvalidArgument("reversal", v.Fields); err != nil {
 		return Posted{}, err
 	}
 	id, err := newID(r.NewTransactionID)
@@ -103,7 +103,7 @@ func Reverse(ctx context.Context, db ledger.DBTX, r Reversal) (Posted, error) {
 }
 
 func postEntry(ctx context.Context, db ledger.DBTX, kind Type, e Entry) (Posted, error) {
-	var v ledger.Invalid
+	var v field.Invalid
 	if !field.ValidID(e.AccountID) {
 		v.Add("accountId", "required: 1 to 64 letters, digits, '-', '_' or '.'")
 	}
@@ -111,7 +111,7 @@ func postEntry(ctx context.Context, db ledger.DBTX, kind Type, e Entry) (Posted,
 		v.Add("amount", err.Error())
 	}
 	checkReference(&v, e.Reference)
-	if err := v.Err(string(kind)); err != nil {
+	if err := ledger.InvalidArgument(string(kind), v.Fields); err != nil {
 		return Posted{}, err
 	}
 	id, err := newID(e.TransactionID)
@@ -135,7 +135,7 @@ func post(ctx context.Context, db ledger.DBTX, p dbsqlc.PostParams) (Posted, err
 		// duplicate before inserting, so this is a client's mistake.
 		if errors.As(err, &pgErr) && pgErr.Code == "23505" &&
 			(pgErr.ConstraintName == "account_transaction_reference_key" || pgErr.ConstraintName == "account_transaction_pkey") {
-			return Posted{}, ledger.Errorf(ledger.CodeReferenceConflict,
+			return Posted{}, ledger.Refuse(ledger.CodeReferenceConflict,
 				"reference "+p.Reference+" (or the transaction id) is used by another posting", map[string]string{"reference": p.Reference})
 		}
 		return Posted{}, fmt.Errorf("account: %s %s: %w", p.Kind, p.Reference, err)
@@ -152,23 +152,23 @@ func outcome(row dbsqlc.PostRow, p dbsqlc.PostParams) (Posted, error) {
 	case "ACCOUNT_NOT_FOUND":
 		return Posted{}, notFound(who)
 	case "TRANSACTION_NOT_FOUND":
-		return Posted{}, ledger.Errorf(ledger.CodeTransactionNotFound, "no transaction "+who, map[string]string{"transactionId": who})
+		return Posted{}, ledger.Refuse(ledger.CodeTransactionNotFound, "no transaction "+who, map[string]string{"transactionId": who})
 	case "CURRENCY_MISMATCH":
-		return Posted{}, ledger.Errorf(ledger.CodeCurrencyMismatch, "account "+who+" is not kept in "+ptr.Deref(p.Currency), nil)
+		return Posted{}, ledger.Refuse(ledger.CodeCurrencyMismatch, "account "+who+" is not kept in "+ptr.Deref(p.Currency), nil)
 	case "INSUFFICIENT_FUNDS":
-		return Posted{}, ledger.Errorf(ledger.CodeInsufficientFunds,
+		return Posted{}, ledger.Refuse(ledger.CodeInsufficientFunds,
 			fmt.Sprintf("account %s has %s available, %s needed", who, row.Balance, row.Amount),
 			map[string]string{"accountId": who, "balance": row.Balance.String(), "amount": row.Amount.String()})
 	case "REFERENCE_CONFLICT":
-		return Posted{}, ledger.Errorf(ledger.CodeReferenceConflict,
+		return Posted{}, ledger.Refuse(ledger.CodeReferenceConflict,
 			"reference "+p.Reference+" was used for a different posting ("+row.Type+" on "+row.AccountID+")",
 			map[string]string{"reference": p.Reference, "transactionId": row.TransactionID.String()})
 	case "ALREADY_REVERSED":
-		return Posted{}, ledger.Errorf(ledger.CodeAlreadyReversed,
+		return Posted{}, ledger.Refuse(ledger.CodeAlreadyReversed,
 			"transaction "+who+" was reversed by "+row.TransactionID.String()+" under reference "+row.Reference,
 			map[string]string{"reversal": row.TransactionID.String(), "reference": row.Reference})
 	case "NOT_REVERSIBLE":
-		return Posted{}, ledger.Errorf(ledger.CodeNotReversible, "transaction "+who+" is itself a reversal", nil)
+		return Posted{}, ledger.Refuse(ledger.CodeNotReversible, "transaction "+who+" is itself a reversal", nil)
 	}
 	return Posted{}, fmt.Errorf("account: ledger_post answered %q", row.Status)
 }
@@ -193,7 +193,7 @@ func target(p dbsqlc.PostParams) string {
 	return ptr.Deref(p.AccountID)
 }
 
-func checkReference(v *ledger.Invalid, ref string) {
+func checkReference(v *field.Invalid, ref string) {
 	if ref == "" || len(ref) > MaxReferenceLen {
 		v.Add("reference", fmt.Sprintf("required, at most %d characters, e.g. '<processId>:CreateTransaction'", MaxReferenceLen))
 	}
@@ -242,7 +242,7 @@ func ReverseIfPosted(ctx context.Context, db ledger.DBTX, postedReference string
 }
 
 // Outcome is one entry's outcome in PostMany: Posted, or Err (a
-// *ledger.Error: INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ...) for an entry
+// *ledger.Refusal: INSUFFICIENT_FUNDS, ACCOUNT_NOT_FOUND, ...) for an entry
 // refused on its own.
 type Outcome struct {
 	Posted
@@ -271,7 +271,7 @@ func postMany(ctx context.Context, db ledger.DBTX, kind Type, entries []Entry) (
 	// are answered here and not sent)
 	var sent []int
 	for i, e := range entries {
-		var v ledger.Invalid
+		var v field.Invalid
 		if !field.ValidID(e.AccountID) {
 			v.Add("accountId", "required: 1 to 64 letters, digits, '-', '_' or '.'")
 		}
@@ -282,7 +282,7 @@ func postMany(ctx context.Context, db ledger.DBTX, kind Type, entries []Entry) (
 		if seen[e.Reference] {
 			v.Add("reference", "used by another entry of the group")
 		}
-		if err := v.Err(string(kind)); err != nil {
+		if err := ledger.InvalidArgument(string(kind), v.Fields); err != nil {
 			out[i].Err = err
 			continue
 		}
@@ -312,7 +312,7 @@ func postMany(ctx context.Context, db ledger.DBTX, kind Type, entries []Entry) (
 			// Another account's posting took one of the references at this
 			// very moment: the group cannot tell whose, so it is the
 			// statement's error.
-			return nil, ledger.Errorf(ledger.CodeReferenceConflict, "a reference (or transaction id) of the group is used by another posting", nil)
+			return nil, ledger.Refuse(ledger.CodeReferenceConflict, "a reference (or transaction id) of the group is used by another posting", nil)
 		}
 		return nil, fmt.Errorf("account: %d %ss: %w", len(sent), kind, err)
 	}

@@ -63,7 +63,7 @@ func Transactions(ctx context.Context, db ledger.DBTX, accountID string, limit i
 func GetTransaction(ctx context.Context, db ledger.DBTX, id uuid.UUID) (Transaction, error) {
 	row, err := dbsqlc.New(db).GetTransaction(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Transaction{}, ledger.Errorf(ledger.CodeTransactionNotFound, "no transaction "+id.String(), nil)
+		return Transaction{}, ledger.Refuse(ledger.CodeTransactionNotFound, "no transaction "+id.String(), nil)
 	}
 	if err != nil {
 		return Transaction{}, fmt.Errorf("account: transaction %s: %w", id, err)

@@ -55,7 +55,7 @@ type BookRequest struct {
 // debit currency must be the account's (CURRENCY_MISMATCH). The same
 // reference again returns the first contract (replayed true).
 func Book(ctx context.Context, db ledger.DBTX, r BookRequest) (c Contract, replayed bool, err error) {
-	var v ledger.Invalid
+	var v field.Invalid
 	if !field.ValidID(r.AccountID) {
 		v.Add("accountId", "required: 1 to 64 letters, digits, '-', '_' or '.'")
 	}
@@ -68,7 +68,7 @@ func Book(ctx context.Context, db ledger.DBTX, r BookRequest) (c Contract, repla
 	if err := money.CheckAmount(r.Quote.DebitAmount, r.Quote.DebitCurrency); err != nil {
 		v.Add("quote.debitAmount", err.Error())
 	}
-	if err := v.Err("FX booking"); err != nil {
+	if err := ledger.InvalidArgument("FX booking", v.Fields); err != nil {
 		return Contract{}, false, err
 	}
 	want, err := DebitAmount(r.Quote)
@@ -76,27 +76,27 @@ func Book(ctx context.Context, db ledger.DBTX, r BookRequest) (c Contract, repla
 		return Contract{}, false, err
 	}
 	if !want.Equal(r.Quote.DebitAmount) {
-		return Contract{}, false, ledger.Errorf(ledger.CodeInvalidQuote,
+		return Contract{}, false, ledger.Refuse(ledger.CodeInvalidQuote,
 			fmt.Sprintf("%s %s at %s/%s %s costs %s %s, not %s", r.Quote.CreditAmount, r.Quote.CreditCurrency,
 				r.Quote.RateBase, r.Quote.RateQuote, r.Quote.Rate, want, r.Quote.DebitCurrency, r.Quote.DebitAmount), nil)
 	}
 	q := dbsqlc.New(db)
 	cur, err := q.AccountCurrency(ctx, r.AccountID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Contract{}, false, ledger.Errorf(ledger.CodeAccountNotFound, "no account "+r.AccountID, map[string]string{"accountId": r.AccountID})
+		return Contract{}, false, ledger.Refuse(ledger.CodeAccountNotFound, "no account "+r.AccountID, map[string]string{"accountId": r.AccountID})
 	}
 	if err != nil {
 		return Contract{}, false, fmt.Errorf("fx: book %s: %w", r.Reference, err)
 	}
 	if cur != r.Quote.DebitCurrency {
-		return Contract{}, false, ledger.Errorf(ledger.CodeCurrencyMismatch,
+		return Contract{}, false, ledger.Refuse(ledger.CodeCurrencyMismatch,
 			fmt.Sprintf("account %s is kept in %s, the quote debits %s", r.AccountID, cur, r.Quote.DebitCurrency), nil)
 	}
 	// The desk must still deal at the rate quoted (a replay of a booked
 	// contract is answered below whatever the rate does since).
 	if prior, err := ContractByReference(ctx, db, r.Reference); err == nil {
 		if prior.AccountID != r.AccountID || !sameQuote(prior.Quote, r.Quote) {
-			return Contract{}, false, ledger.Errorf(ledger.CodeReferenceConflict,
+			return Contract{}, false, ledger.Refuse(ledger.CodeReferenceConflict,
 				"reference "+r.Reference+" booked contract "+prior.ContractID.String()+" for another account or quote",
 				map[string]string{"reference": r.Reference, "contractId": prior.ContractID.String()})
 		}
@@ -104,7 +104,7 @@ func Book(ctx context.Context, db ledger.DBTX, r BookRequest) (c Contract, repla
 	}
 	dealable, err := q.RateDealable(ctx, dbsqlc.RateDealableParams{Base: r.Quote.RateBase, Quote: r.Quote.RateQuote})
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !dealable) {
-		return Contract{}, false, ledger.Errorf(ledger.CodeFXUnavailable,
+		return Contract{}, false, ledger.Refuse(ledger.CodeFXUnavailable,
 			fmt.Sprintf("no dealing at %s/%s now", r.Quote.RateBase, r.Quote.RateQuote),
 			map[string]string{"debitCurrency": r.Quote.DebitCurrency, "creditCurrency": r.Quote.CreditCurrency})
 	}
@@ -134,7 +134,7 @@ func Book(ctx context.Context, db ledger.DBTX, r BookRequest) (c Contract, repla
 		return Contract{}, false, err
 	}
 	if prior.AccountID != r.AccountID || !sameQuote(prior.Quote, r.Quote) {
-		return Contract{}, false, ledger.Errorf(ledger.CodeReferenceConflict,
+		return Contract{}, false, ledger.Refuse(ledger.CodeReferenceConflict,
 			"reference "+r.Reference+" booked contract "+prior.ContractID.String()+" for another account or quote",
 			map[string]string{"reference": r.Reference, "contractId": prior.ContractID.String()})
 	}
@@ -151,7 +151,7 @@ func sameQuote(a, b Quote) bool {
 func GetContract(ctx context.Context, db ledger.DBTX, id uuid.UUID) (Contract, error) {
 	row, err := dbsqlc.New(db).GetContract(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Contract{}, ledger.Errorf(ledger.CodeFXContractNotFound, "no FX contract "+id.String(), nil)
+		return Contract{}, ledger.Refuse(ledger.CodeFXContractNotFound, "no FX contract "+id.String(), nil)
 	}
 	if err != nil {
 		return Contract{}, fmt.Errorf("fx: contract %s: %w", id, err)
@@ -164,7 +164,7 @@ func GetContract(ctx context.Context, db ledger.DBTX, id uuid.UUID) (Contract, e
 func ContractByReference(ctx context.Context, db ledger.DBTX, reference string) (Contract, error) {
 	row, err := dbsqlc.New(db).GetContractByReference(ctx, reference)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Contract{}, ledger.Errorf(ledger.CodeFXContractNotFound, "no FX contract for reference "+reference, nil)
+		return Contract{}, ledger.Refuse(ledger.CodeFXContractNotFound, "no FX contract for reference "+reference, nil)
 	}
 	if err != nil {
 		return Contract{}, fmt.Errorf("fx: contract of %s: %w", reference, err)
@@ -177,7 +177,7 @@ func ContractByReference(ctx context.Context, db ledger.DBTX, reference string) 
 // mistake worth saying. Compensations use UnwindIfBooked.
 func Unwind(ctx context.Context, db ledger.DBTX, id uuid.UUID, reason string) (Contract, error) {
 	if reason == "" {
-		return Contract{}, ledger.Errorf(ledger.CodeInvalidArgument, "an unwind needs a reason", nil)
+		return Contract{}, ledger.Refuse(ledger.CodeInvalidArgument, "an unwind needs a reason", nil)
 	}
 	row, err := dbsqlc.New(db).UnwindContract(ctx, dbsqlc.UnwindContractParams{ContractID: id, UnwindReason: &reason})
 	if err == nil {
@@ -190,7 +190,7 @@ func Unwind(ctx context.Context, db ledger.DBTX, id uuid.UUID, reason string) (C
 	if err != nil {
 		return Contract{}, err
 	}
-	return Contract{}, ledger.Errorf(ledger.CodeFXAlreadyUnwound,
+	return Contract{}, ledger.Refuse(ledger.CodeFXAlreadyUnwound,
 		fmt.Sprintf("contract %s was unwound at %s (%s)", id, c.UnwoundAt.UTC().Format(time.RFC3339), c.UnwindReason),
 		map[string]string{"contractId": id.String()})
 }
@@ -201,7 +201,7 @@ func Unwind(ctx context.Context, db ledger.DBTX, id uuid.UUID, reason string) (C
 // the contract, nil when there is none.
 func UnwindIfBooked(ctx context.Context, db ledger.DBTX, reference, reason string) (c *Contract, unwound bool, err error) {
 	if reason == "" {
-		return nil, false, ledger.Errorf(ledger.CodeInvalidArgument, "an unwind needs a reason", nil)
+		return nil, false, ledger.Refuse(ledger.CodeInvalidArgument, "an unwind needs a reason", nil)
 	}
 	row, err := dbsqlc.New(db).UnwindContractByReference(ctx, dbsqlc.UnwindContractByReferenceParams{Reference: reference, UnwindReason: &reason})
 	if err == nil {

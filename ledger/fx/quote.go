@@ -7,6 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/fx/internal/dbsqlc"
 	"github.com/paydispatch/paydispatch/money"
@@ -39,7 +40,7 @@ type Quote struct {
 // rounded half-even to the debit currency's minor units, exactly (no
 // intermediate rounding of the quotient).
 func GetQuote(ctx context.Context, db ledger.DBTX, debitCurrency, creditCurrency string, creditAmount decimal.Decimal) (Quote, error) {
-	var v ledger.Invalid
+	var v field.Invalid
 	if !money.Valid(debitCurrency) {
 		v.Add("debitCurrency", fmt.Sprintf("%q is not an ISO 4217 currency code", debitCurrency))
 	}
@@ -49,7 +50,7 @@ func GetQuote(ctx context.Context, db ledger.DBTX, debitCurrency, creditCurrency
 	if debitCurrency == creditCurrency {
 		v.Add("creditCurrency", "the same as the debit currency: nothing to convert")
 	}
-	if err := v.Err("quote"); err != nil {
+	if err := ledger.InvalidArgument("quote", v.Fields); err != nil {
 		return Quote{}, err
 	}
 	rows, err := dbsqlc.New(db).RatePair(ctx, dbsqlc.RatePairParams{DebitCurrency: debitCurrency, CreditCurrency: creditCurrency})
@@ -63,7 +64,7 @@ func GetQuote(ctx context.Context, db ledger.DBTX, debitCurrency, creditCurrency
 		}
 	}
 	if use == nil {
-		return Quote{}, ledger.Errorf(ledger.CodeFXUnavailable,
+		return Quote{}, ledger.Refuse(ledger.CodeFXUnavailable,
 			fmt.Sprintf("no rate for %s/%s nor %s/%s", debitCurrency, creditCurrency, creditCurrency, debitCurrency),
 			map[string]string{"debitCurrency": debitCurrency, "creditCurrency": creditCurrency})
 	}
@@ -84,7 +85,7 @@ func GetQuote(ctx context.Context, db ledger.DBTX, debitCurrency, creditCurrency
 func DebitAmount(q Quote) (decimal.Decimal, error) {
 	digits, ok := money.MinorUnits(q.DebitCurrency)
 	if !ok || !money.Plausible(q.Rate) || !q.Rate.IsPositive() {
-		return decimal.Decimal{}, ledger.Errorf(ledger.CodeInvalidQuote, "a quote needs a debit currency and a positive rate", nil)
+		return decimal.Decimal{}, ledger.Refuse(ledger.CodeInvalidQuote, "a quote needs a debit currency and a positive rate", nil)
 	}
 	var debit decimal.Decimal
 	switch {
@@ -93,11 +94,11 @@ func DebitAmount(q Quote) (decimal.Decimal, error) {
 	case q.RateBase == q.CreditCurrency && q.RateQuote == q.DebitCurrency:
 		debit = q.CreditAmount.Mul(q.Rate).RoundBank(digits)
 	default:
-		return decimal.Decimal{}, ledger.Errorf(ledger.CodeInvalidQuote,
+		return decimal.Decimal{}, ledger.Refuse(ledger.CodeInvalidQuote,
 			fmt.Sprintf("rate %s/%s does not price %s in %s", q.RateBase, q.RateQuote, q.CreditCurrency, q.DebitCurrency), nil)
 	}
 	if !debit.IsPositive() {
-		return decimal.Decimal{}, ledger.Errorf(ledger.CodeInvalidArgument,
+		return decimal.Decimal{}, ledger.Refuse(ledger.CodeInvalidArgument,
 			fmt.Sprintf("%s %s is less than one minor unit of %s", q.CreditAmount, q.CreditCurrency, q.DebitCurrency), nil)
 	}
 	return debit, nil

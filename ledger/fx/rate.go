@@ -7,6 +7,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/fx/internal/dbsqlc"
 	"github.com/paydispatch/paydispatch/money"
@@ -35,7 +36,7 @@ type Rate struct {
 // ValidateRate reports each bad field (base, quote, rate) as
 // INVALID_ARGUMENT.
 func ValidateRate(base, quote string, rate decimal.Decimal) error {
-	var v ledger.Invalid
+	var v field.Invalid
 	if !money.Valid(base) {
 		v.Add("base", fmt.Sprintf("%q is not an ISO 4217 currency code such as EUR", base))
 	}
@@ -54,7 +55,7 @@ func ValidateRate(base, quote string, rate decimal.Decimal) error {
 	case !rate.Equal(rate.Truncate(RateDecimals)):
 		v.Add("rate", fmt.Sprintf("at most %d decimals", RateDecimals))
 	}
-	return v.Err("rate")
+	return ledger.InvalidArgument("rate", v.Fields)
 }
 
 // SetRate creates or replaces the rate of base in quote, dealable; setBy
@@ -70,7 +71,7 @@ func Set(ctx context.Context, db ledger.DBTX, r Rate) (Rate, error) {
 		return Rate{}, err
 	}
 	if setBy == "" {
-		return Rate{}, ledger.Errorf(ledger.CodeInvalidArgument, "say who sets the rate", nil)
+		return Rate{}, ledger.Refuse(ledger.CodeInvalidArgument, "say who sets the rate", nil)
 	}
 	row, err := dbsqlc.New(db).UpsertRate(ctx, dbsqlc.UpsertRateParams{Base: base, Quote: quote, Rate: rate, SetBy: setBy, Dealable: r.Dealable})
 	if err != nil {

@@ -53,7 +53,7 @@ type Booked struct {
 // booking needs are created on the way. The same reference again returns
 // the first booking (Replayed).
 func Book(ctx context.Context, db ledger.DBTX, r BookRequest) (Booked, error) {
-	var v ledger.Invalid
+	var v field.Invalid
 	if !field.ValidID(r.AccountID) {
 		v.Add("accountId", "required: 1 to 64 letters, digits, '-', '_' or '.'")
 	}
@@ -66,7 +66,7 @@ func Book(ctx context.Context, db ledger.DBTX, r BookRequest) (Booked, error) {
 	if r.At.IsZero() {
 		v.Add("at", "required")
 	}
-	if err := v.Err("limit booking"); err != nil {
+	if err := ledger.InvalidArgument("limit booking", v.Fields); err != nil {
 		return Booked{}, err
 	}
 	q := dbsqlc.New(db)
@@ -87,7 +87,7 @@ func Book(ctx context.Context, db ledger.DBTX, r BookRequest) (Booked, error) {
 	var exceeded []dbsqlc.LimitWindow
 	for _, w := range windows {
 		if w.Currency != r.Currency {
-			return Booked{}, ledger.Errorf(ledger.CodeCurrencyMismatch,
+			return Booked{}, ledger.Refuse(ledger.CodeCurrencyMismatch,
 				fmt.Sprintf("the limits of account %s are in %s, not %s", r.AccountID, w.Currency, r.Currency), nil)
 		}
 		if w.Utilized.Add(r.Amount).GreaterThan(w.LimitAmount) {
@@ -119,11 +119,11 @@ func Book(ctx context.Context, db ledger.DBTX, r BookRequest) (Booked, error) {
 func replay(r BookRequest, prior []dbsqlc.LimitBooking) (Booked, error) {
 	for _, b := range prior {
 		if b.AccountID != r.AccountID || !b.Amount.Equal(r.Amount) {
-			return Booked{}, ledger.Errorf(ledger.CodeReferenceConflict,
+			return Booked{}, ledger.Refuse(ledger.CodeReferenceConflict,
 				fmt.Sprintf("reference %s booked %s on account %s", r.Reference, b.Amount, b.AccountID), map[string]string{"reference": r.Reference})
 		}
 		if b.ReversedAt != nil {
-			return Booked{}, ledger.Errorf(ledger.CodeReferenceConflict,
+			return Booked{}, ledger.Refuse(ledger.CodeReferenceConflict,
 				"reference "+r.Reference+" was booked and reversed", map[string]string{"reference": r.Reference})
 		}
 	}
@@ -137,7 +137,7 @@ func limitExceeded(r BookRequest, exceeded []dbsqlc.LimitWindow) error {
 	for i, w := range exceeded {
 		names[i] = w.Period
 	}
-	return ledger.Errorf(ledger.CodeLimitExceeded,
+	return ledger.Refuse(ledger.CodeLimitExceeded,
 		fmt.Sprintf("%s limit of account %s: %s %s used of %s, %s more would exceed it (periods over: %s); nothing was booked",
 			first.Period, r.AccountID, first.Utilized, r.Currency, first.LimitAmount, r.Amount, strings.Join(names, ", ")),
 		map[string]string{

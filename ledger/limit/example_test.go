@@ -24,8 +24,8 @@ func Example() {
 	fmt.Println(len(b.Bookings), err)
 
 	_, err = limit.Book(ctx, pool, limit.BookRequest{AccountID: "CORP-1", Amount: dec("500"), Currency: "EUR", At: when, Reference: "proc-2:BookLimits"})
-	var le *ledger.Error
-	if ok := asLedgerError(err, &le); ok {
+	var le *ledger.Refusal
+	if ok := asRefusal(err, &le); ok {
 		fmt.Println(le.Code, le.Details["period"], le.Details["limit"], le.Details["utilized"], le.Details["amount"])
 	}
 

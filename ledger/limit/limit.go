@@ -8,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/limit/internal/dbsqlc"
 	"github.com/paydispatch/paydispatch/money"
@@ -22,7 +23,7 @@ type Limit struct {
 // Validate reports each bad limit as INVALID_ARGUMENT, fields named
 // limits[i].period / limits[i].amount.
 func Validate(currency string, limits []Limit) error {
-	var v ledger.Invalid
+	var v field.Invalid
 	seen := map[Period]bool{}
 	for i, l := range limits {
 		field := fmt.Sprintf("limits[%d]", i)
@@ -45,7 +46,7 @@ func Validate(currency string, limits []Limit) error {
 			}
 		}
 	}
-	return v.Err("limits")
+	return ledger.InvalidArgument("limits", v.Fields)
 }
 
 // Set replaces the account's limits with limits (periods not given are

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/pgtest"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
@@ -117,7 +118,7 @@ func TestBookAllOrNothing(t *testing.T) {
 			if ledger.CodeOf(err) != s.wantCode {
 				t.Fatalf("err %v, want %q", err, s.wantCode)
 			}
-			var le *ledger.Error
+			var le *ledger.Refusal
 			if errors.As(err, &le) && s.wantPeriod != "" {
 				if le.Details["period"] != s.wantPeriod || le.Details["amount"] != s.amount || le.Details["limit"] == "" || le.Details["utilized"] == "" {
 					t.Fatalf("details %v, want period %s", le.Details, s.wantPeriod)
@@ -218,9 +219,9 @@ func TestSet(t *testing.T) {
 			if ledger.CodeOf(err) != s.wantCode {
 				t.Fatalf("set: %v", err)
 			}
-			var le *ledger.Error
-			if errors.As(err, &le) && len(le.Fields) != s.wantFields {
-				t.Fatalf("fields %v, want %d", le.Fields, s.wantFields)
+			var bad *field.Invalid
+			if errors.As(err, &bad) && len(bad.Fields) != s.wantFields {
+				t.Fatalf("fields %v, want %d", bad.Fields, s.wantFields)
 			}
 			if s.book == "" {
 				return
@@ -286,4 +287,4 @@ func TestConcurrentBookings(t *testing.T) {
 	}
 }
 
-func asLedgerError(err error, target **ledger.Error) bool { return errors.As(err, target) }
+func asRefusal(err error, target **ledger.Refusal) bool { return errors.As(err, target) }

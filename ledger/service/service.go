@@ -2,12 +2,14 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/ledger/fx"
@@ -48,16 +50,14 @@ type AccountView struct {
 
 // Validate reports every bad field of a new account (JSON names).
 func Validate(n NewAccount) error {
-	var fields []ledger.FieldError
+	var fields []field.Error
 	for _, err := range []error{n.Spec.Validate(), limit.Validate(n.Currency, n.Limits)} {
-		if le, ok := err.(*ledger.Error); ok {
-			fields = append(fields, le.Fields...)
+		var bad *field.Invalid
+		if errors.As(err, &bad) {
+			fields = append(fields, bad.Fields...)
 		}
 	}
-	if len(fields) == 0 {
-		return nil
-	}
-	return &ledger.Error{Code: ledger.CodeInvalidArgument, Message: "invalid account", Fields: fields}
+	return ledger.InvalidArgument("account", fields)
 }
 
 // CreateAccount creates the account and its limits in one transaction.
@@ -86,7 +86,7 @@ func (s *Service) CreateAccount(ctx context.Context, n NewAccount) (AccountView,
 			return err
 		}
 		if !sameLimits(have, n.Limits) {
-			return ledger.Errorf(ledger.CodeAccountConflict, "account "+n.AccountID+" exists with different limits", nil)
+			return ledger.Refuse(ledger.CodeAccountConflict, "account "+n.AccountID+" exists with different limits", nil)
 		}
 		return nil
 	})
