@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/calendar"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 )
 
 // TestPutGetList: a calendar comes back as stored, in order; a second Put

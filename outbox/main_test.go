@@ -1,10 +1,13 @@
 package outbox_test
 
 import (
+	"io/fs"
 	"os"
 	"testing"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
+	outboxmig "github.com/paydispatch/paydispatch/outbox/migrations"
+	"github.com/paydispatch/paydispatch/postgres"
 )
 
 func TestMain(m *testing.M) {
@@ -12,5 +15,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(runChild())
 	}
-	pgtest.Main(m)
+	pgtest.Main(m, postgres.Schema{
+		Migrations: []fs.FS{outboxmig.FS},
+		Scripts:    []postgres.Script{{Name: "outbox/migrations/functions.sql", SQL: outboxmig.Functions}},
+	})
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/temporaltest"
+	"github.com/paydispatch/paydispatch/internal/testkit/temporaltest"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/queue"
 )

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log"
 	"sync"
 	"testing"
@@ -14,12 +15,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
-	"github.com/paydispatch/paydispatch/internal/temporaltest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/temporaltest"
+	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/process"
+	processmig "github.com/paydispatch/paydispatch/process/migrations"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	pgtest.Main(m, postgres.Schema{Migrations: []fs.FS{processmig.FS}})
+}
 
 // The test process, "Transfer": Reserve → Debit → Notify. Reserve is
 // undone by Release, Debit by Refund; Notify needs no undoing.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/fuzzcost"
+	"github.com/paydispatch/paydispatch/internal/testkit/fuzzcost"
 )
 
 // FuzzDecodeInstruction feeds arbitrary payloads to the decoder and the

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/webhook"
 )
 
