@@ -10,13 +10,17 @@ import (
 	"github.com/paydispatch/paydispatch/postgres"
 )
 
+// ownSchema is the outbox's tables and functions, all its tests and
+// benchmarks use.
+var ownSchema = postgres.Schema{
+	Migrations: []fs.FS{outboxmig.FS},
+	Scripts:    []postgres.Script{{Name: "outbox/migrations/functions.sql", SQL: outboxmig.Functions}},
+}
+
 func TestMain(m *testing.M) {
 	// The kill test re-executes this binary as relayer processes.
 	if os.Getenv(childEnv) != "" {
 		os.Exit(runChild())
 	}
-	pgtest.Main(m, postgres.Schema{
-		Migrations: []fs.FS{outboxmig.FS},
-		Scripts:    []postgres.Script{{Name: "outbox/migrations/functions.sql", SQL: outboxmig.Functions}},
-	})
+	pgtest.Main(m, ownSchema)
 }
