@@ -3,16 +3,21 @@ package audit_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/audit"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	auditmig "github.com/paydispatch/paydispatch/audit/migrations"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
+	"github.com/paydispatch/paydispatch/postgres"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	pgtest.Main(m, postgres.Schema{Migrations: []fs.FS{auditmig.FS}})
+}
 
 // TestRecordAndList: entries come back newest first, a page at a time by
 // cursor; the log refuses to be changed.

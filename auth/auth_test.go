@@ -3,16 +3,21 @@ package auth_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/paydispatch/paydispatch/auth"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	authmig "github.com/paydispatch/paydispatch/auth/migrations"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
+	"github.com/paydispatch/paydispatch/postgres"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	pgtest.Main(m, postgres.Schema{Migrations: []fs.FS{authmig.FS}})
+}
 
 func TestParseScopes(t *testing.T) {
 	t.Parallel()

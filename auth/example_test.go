@@ -5,14 +5,20 @@ import (
 	"fmt"
 
 	"github.com/paydispatch/paydispatch/auth"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 )
 
 // A token for one tenant's ERP: it may submit and read payments of acme
 // only, until it is revoked.
 func Example() {
 	ctx := context.Background()
-	store := auth.NewStore(pgtest.ExamplePool())
+	pool, drop, err := pgtest.Open()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer drop()
+	store := auth.NewStore(pool)
 
 	secret, tok, err := store.Create(ctx, auth.NewToken{Name: "acme ERP", TenantID: "acme",
 		Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}})

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/paydispatch/paydispatch/bankid"
-	"github.com/paydispatch/paydispatch/internal/fuzzcost"
+	"github.com/paydispatch/paydispatch/internal/testkit/fuzzcost"
 )
 
 func TestCheckIBAN(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/bulkfile"
-	"github.com/paydispatch/paydispatch/internal/fuzzcost"
+	"github.com/paydispatch/paydispatch/internal/testkit/fuzzcost"
 	"github.com/paydispatch/paydispatch/payment"
 )
 

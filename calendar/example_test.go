@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/calendar"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 )
 
 // A payment requested for Christmas Day on a TARGET2 rail executes on the
@@ -43,8 +43,13 @@ func Example() {
 // An operator's calendar, stored and read back through a Cache.
 func ExamplePut() {
 	ctx := context.Background()
-	pool := pgtest.ExamplePool()
-	_, err := calendar.Put(ctx, pool, calendar.Calendar{
+	pool, drop, err := pgtest.Open()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer drop()
+	_, err = calendar.Put(ctx, pool, calendar.Calendar{
 		Name:        "SEPA_DE",
 		Weekend:     []time.Weekday{time.Saturday, time.Sunday},
 		ClosingDays: []calendar.Date{{Year: 2026, Month: time.December, Day: 24}, {Year: 2026, Month: time.December, Day: 31}},

@@ -13,7 +13,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/calendar"
 	"github.com/paydispatch/paydispatch/internal/field"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 )
 
 // TestPutGetList: a calendar comes back as stored, in order; a second Put

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/client"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 )
 
 // token is a SecuritySource with one bearer token.
@@ -105,10 +105,14 @@ func startServe(ctx context.Context) (base, adminToken string, stop func()) {
 	addr := l.Addr().String()
 	_ = l.Close()
 
+	dbURL, drop, err := pgtest.OpenURL()
+	if err != nil {
+		panic(err)
+	}
 	adminToken = "example-admin-token-0123456789abcdef"
 	serve := exec.Command(bin, "serve", "--http-addr", addr, "--data-dir", dir,
 		"--temporal-port", "0", "--temporal-ui-port", "off", "--temporal-log-level", "fatal")
-	serve.Env = append(os.Environ(), "DATABASE_URL="+pgtest.ExamplePool().Config().ConnString(),
+	serve.Env = append(os.Environ(), "DATABASE_URL="+dbURL,
 		"TEMPORAL_ADDRESS=", "PAYDISPATCH_RAIL_URL=", "PAYDISPATCH_BOOTSTRAP_TOKEN="+adminToken)
 	var stderr bytes.Buffer
 	serve.Stderr = &stderr
@@ -125,6 +129,7 @@ func startServe(ctx context.Context) (base, adminToken string, stop func()) {
 		case <-time.After(time.Minute):
 			_ = serve.Process.Kill()
 		}
+		drop()
 		_ = os.RemoveAll(dir)
 	}
 	base = "http://" + addr

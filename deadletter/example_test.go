@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/deadletter"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/queue"
 )
@@ -15,7 +15,12 @@ import (
 // two a second: they go back READY two a window, not all at once.
 func Example() {
 	ctx := context.Background()
-	pool := pgtest.ExamplePool() // a database with paydispatch's schema
+	pool, drop, err := pgtest.Open() // a database with the queue's, the pacer's and the outbox's tables
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer drop()
 	q, lim := queue.New(pool), pacing.New(pool)
 	cfg := queue.DefaultConfig("REPORT", "ReportWorkflow", "reports")
 	cfg.MaxDispatchRetries = 1

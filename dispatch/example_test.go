@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/dispatch"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/queue"
 )
 
@@ -29,7 +29,12 @@ func (printingEngine) Closed(context.Context, []string) (map[string]dispatch.Clo
 // executions, claim the due items and start their execution workflows.
 func Example() {
 	ctx := context.Background()
-	pool := pgtest.ExamplePool() // a database with paydispatch's schema
+	pool, drop, err := pgtest.Open() // a database with the queue's, the pacer's and the dispatcher's tables
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer drop()
 	q := queue.New(pool)
 	cfg := queue.DefaultConfig("EMAIL", "SendEmailWorkflow", "email-task-queue")
 	cfg.JitterWindow = 0

@@ -19,7 +19,7 @@ import (
 	"github.com/paydispatch/paydispatch/audit"
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/httpapi"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"

@@ -17,8 +17,8 @@ import (
 
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/httpapi"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
-	"github.com/paydispatch/paydispatch/internal/temporaltest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/temporaltest"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/queue"

@@ -3,6 +3,7 @@ package idempotency_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,11 +14,15 @@ import (
 
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/idempotency"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	idemmig "github.com/paydispatch/paydispatch/idempotency/migrations"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/ledger/service"
+	"github.com/paydispatch/paydispatch/postgres"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	pgtest.Main(m, postgres.Schema{Migrations: []fs.FS{idemmig.FS}})
+}
 
 // countingLedger creates accounts in memory and counts the creations.
 type countingLedger struct {

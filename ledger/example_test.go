@@ -3,15 +3,19 @@ package ledger_test
 import (
 	"fmt"
 
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
-	"github.com/paydispatch/paydispatch/ledger/internal/ledgertest"
 )
 
 // Verify on a consistent ledger, then on one whose balance was edited by
 // hand.
 func ExampleVerify() {
-	pool, drop := ledgertest.ExamplePool()
+	pool, drop, err := pgtest.Open()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer drop()
 	_, _, _ = account.Create(ctx, pool, account.Spec{AccountID: "ACC-1", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("100.00")})
 	_, _ = account.Debit(ctx, pool, account.Entry{AccountID: "ACC-1", Amount: dec("30.00"), Currency: "EUR", Reference: "p1:CreateTransaction"})

@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/paydispatch/paydispatch/internal/fuzzcost"
+	"github.com/paydispatch/paydispatch/internal/testkit/fuzzcost"
 	"github.com/paydispatch/paydispatch/money"
 )
 

@@ -20,7 +20,6 @@ import (
 	"github.com/paydispatch/paydispatch/outbox/outboxtest"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/postgres/pgserver"
-	"github.com/paydispatch/paydispatch/schema"
 )
 
 // BenchmarkRelay measures the outbox on a durable PostgreSQL (fsync and
@@ -219,7 +218,7 @@ func benchServer(b *testing.B) string {
 	if err := pool.QueryRow(ctx, `SELECT current_setting('fsync'), current_setting('synchronous_commit')`).Scan(&fsync, &syncCommit); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := postgres.Migrate(ctx, pool, schema.Schema(), nil); err != nil {
+	if _, err := postgres.Migrate(ctx, pool, ownSchema, nil); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("private PostgreSQL, fsync=%s synchronous_commit=%s", fsync, syncCommit)

@@ -234,7 +234,7 @@
 // OnRequeue hook, at the times given: package deadletter gives them slots
 // from a rate limiter), and Reap requeues stale claims on
 // demand. The hot statements' plans are checked by a test that explains
-// what the operations really send (internal/pgtest.Plans).
+// what the operations really send (internal/testkit/pgtest.Plans).
 //
 // # Traces
 //

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/outbox"
 )
 
@@ -28,8 +29,12 @@ func (railStub) Inquire(ctx context.Context, m outbox.Message) outbox.Result {
 // payment; a relayer delivers it and the domain's hook hears of it in the
 // transaction that records it; the archive tells the story.
 func Example() {
-	pool, done := examplePool() // a pgx pool on a database with paydispatch's schema
-	defer done()
+	pool, drop, err := pgtest.Open() // a pgx pool on a database with the outbox's tables
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer drop()
 	ctx := context.Background()
 
 	in := outbox.Instruction{
@@ -39,7 +44,7 @@ func Example() {
 		RailType:       "SEPA_CT",
 		Payload:        json.RawMessage(`{"amount":"125.00","currency":"EUR","creditorIban":"DE89370400440532013000"}`),
 	}
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		// ... the payment is booked here, in tx ...
 		_, seq, created, err := outbox.Enqueue(ctx, tx, in)
 		fmt.Println("enqueued: sequence", seq, "created", created)

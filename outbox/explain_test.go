@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/internal/explain"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/outbox"
 	"github.com/paydispatch/paydispatch/outbox/outboxtest"
 )

@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/outbox"
 )
 
@@ -333,29 +333,4 @@ func metricsOf(t testing.TB, reg *prometheus.Registry) map[string]float64 {
 		}
 	}
 	return out
-}
-
-// examplePool gives an Example (which has no *testing.T) its own
-// database from pgtest; done drops it.
-func examplePool() (*pgxpool.Pool, func()) {
-	tb := &exampleTB{}
-	pool := pgtest.NewPool(tb)
-	return pool, tb.done
-}
-
-// exampleTB is the part of testing.TB that pgtest uses.
-type exampleTB struct {
-	testing.TB // not set: the methods pgtest does not call are not there
-	cleanups   []func()
-}
-
-func (e *exampleTB) Helper()                   {}
-func (e *exampleTB) Logf(string, ...any)       {}
-func (e *exampleTB) Cleanup(f func())          { e.cleanups = append(e.cleanups, f) }
-func (e *exampleTB) Fatalf(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...); os.Exit(1) }
-
-func (e *exampleTB) done() {
-	for i := len(e.cleanups) - 1; i >= 0; i-- {
-		e.cleanups[i]()
-	}
 }

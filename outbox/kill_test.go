@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/outbox"
 	"github.com/paydispatch/paydispatch/outbox/outboxtest"
 	"github.com/paydispatch/paydispatch/postgres"

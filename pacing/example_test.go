@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/pacing"
 )
 
@@ -14,7 +14,13 @@ import (
 // back.
 func Example() {
 	ctx := context.Background()
-	l := pacing.New(pgtest.ExamplePool()) // a database with paydispatch's schema
+	pool, drop, err := pgtest.Open() // a database with the pacer's tables
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer drop()
+	l := pacing.New(pool)
 	window, _ := pacing.ParseISODuration("PT4S")
 	if _, err := l.PutConfig(ctx, pacing.Config{Name: "default", MaxPerWindow: 100, Window: window, Headroom: pacing.DefaultHeadroom}); err != nil {
 		panic(err)

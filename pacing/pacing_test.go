@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"sync"
@@ -14,11 +15,18 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/pacing"
+	pacingmig "github.com/paydispatch/paydispatch/pacing/migrations"
+	"github.com/paydispatch/paydispatch/postgres"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	pgtest.Main(m, postgres.Schema{
+		Migrations: []fs.FS{pacingmig.FS},
+		Scripts:    []postgres.Script{{Name: "pacing/migrations/functions.sql", SQL: pacingmig.Functions}},
+	})
+}
 
 // boundary is a window boundary for 4-second windows (and 1-second ones).
 var boundary = time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/internal/field"
-	"github.com/paydispatch/paydispatch/internal/temporaltest"
+	"github.com/paydispatch/paydispatch/internal/testkit/temporaltest"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/queue"
 )

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/fuzzcost"
 	"github.com/paydispatch/paydispatch/internal/strictjson"
+	"github.com/paydispatch/paydispatch/internal/testkit/fuzzcost"
 	"github.com/paydispatch/paydispatch/payment"
 )
 

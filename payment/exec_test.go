@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/paydispatch/paydispatch/dispatch"
-	"github.com/paydispatch/paydispatch/internal/temporaltest"
+	"github.com/paydispatch/paydispatch/internal/testkit/temporaltest"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"

@@ -9,7 +9,7 @@ import (
 
 	"go.temporal.io/sdk/worker"
 
-	"github.com/paydispatch/paydispatch/internal/temporaltest"
+	"github.com/paydispatch/paydispatch/internal/testkit/temporaltest"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/queue"
 )

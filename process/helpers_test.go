@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log"
+	"io/fs"
 	"sync"
 	"testing"
 	"time"
@@ -14,12 +14,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
-	"github.com/paydispatch/paydispatch/internal/temporaltest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/temporaltest"
+	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/process"
+	processmig "github.com/paydispatch/paydispatch/process/migrations"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	pgtest.Main(m, postgres.Schema{Migrations: []fs.FS{processmig.FS}})
+}
 
 // The test process, "Transfer": Reserve → Debit → Notify. Reserve is
 // undone by Release, Debit by Refund; Notify needs no undoing.
@@ -337,47 +341,18 @@ func busy() error { return process.Failf("BUSY", "the ledger is busy") }
 
 var errConnRefused = errors.New("dial tcp 10.0.0.1:5432: connect: connection refused")
 
-// suiteTB holds fixtures that outlive a test: the package's one Temporal
-// server (never stopped: it lives in this process and ends with it), and
-// the example's database (cleaned up by the example itself).
-type suiteTB struct {
-	testing.TB
-	mu       sync.Mutex
-	cleanups []func()
-}
-
-func (s *suiteTB) Helper()                   {}
-func (s *suiteTB) Name() string              { return "process-suite" }
-func (s *suiteTB) Fatal(args ...any)         { log.Fatal(args...) }
-func (s *suiteTB) Fatalf(f string, a ...any) { log.Fatalf(f, a...) }
-func (s *suiteTB) Logf(f string, a ...any)   { log.Printf(f, a...) }
-func (s *suiteTB) Errorf(f string, a ...any) { log.Fatalf(f, a...) }
-func (s *suiteTB) Cleanup(f func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cleanups = append(s.cleanups, f)
-}
-
-// close runs the cleanups, last first.
-func (s *suiteTB) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := len(s.cleanups) - 1; i >= 0; i-- {
-		s.cleanups[i]()
-	}
-	s.cleanups = nil
-}
-
 var (
 	temporalOnce   sync.Once
 	temporalClient client.Client
+	temporalErr    error
 )
 
 // sharedTemporal is one in-process Temporal server for the package's
-// integration tests and example; each uses its own task queue.
-func sharedTemporal() client.Client {
+// integration tests and example, each on its own task queue. It is never
+// stopped: it lives in the test process and ends with it.
+func sharedTemporal() (client.Client, error) {
 	temporalOnce.Do(func() {
-		_, temporalClient = temporaltest.Start(&suiteTB{})
+		_, temporalClient, _, temporalErr = temporaltest.Open()
 	})
-	return temporalClient
+	return temporalClient, temporalErr
 }

@@ -17,7 +17,10 @@ import (
 // in-process Temporal server.
 func (f *fixture) onServer(t *testing.T) (client.Client, string) {
 	t.Helper()
-	c := sharedTemporal()
+	c, err := sharedTemporal()
+	if err != nil {
+		t.Fatal(err)
+	}
 	queue := "process-test-" + uuid.NewString()
 	w := worker.New(c, queue, worker.Options{})
 	process.Register(w, f.acts)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/queue"
 )
 
@@ -17,7 +17,13 @@ import (
 // them dispatched once their execution workflows are started.
 func Example() {
 	ctx := context.Background()
-	q := queue.New(pgtest.ExamplePool()) // a database with paydispatch's schema
+	pool, drop, err := pgtest.Open() // a database with the queue's tables
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer drop()
+	q := queue.New(pool)
 
 	if _, err := q.RegisterItemType(ctx, queue.DefaultConfig("EMAIL", "SendEmailWorkflow", "email-task-queue")); err != nil {
 		panic(err)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/internal/field"
-	"github.com/paydispatch/paydispatch/internal/fuzzcost"
+	"github.com/paydispatch/paydispatch/internal/testkit/fuzzcost"
 )
 
 // FuzzDecodeInstruction feeds arbitrary payloads to the decoder and the

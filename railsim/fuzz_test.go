@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paydispatch/paydispatch/internal/fuzzcost"
+	"github.com/paydispatch/paydispatch/internal/testkit/fuzzcost"
 	"github.com/paydispatch/paydispatch/rail"
 	"github.com/paydispatch/paydispatch/railsim"
 )

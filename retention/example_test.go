@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/retention"
 )
 
@@ -13,7 +13,12 @@ import (
 // finished ones, in batches of two, and leaves the recent and the open.
 func Example() {
 	ctx := context.Background()
-	pool := pgtest.ExamplePool()
+	pool, drop, err := pgtest.Open()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer drop()
 	if _, err := pool.Exec(ctx, `CREATE TABLE job (id int PRIMARY KEY, finished_at timestamptz);
 		INSERT INTO job SELECT i, CASE WHEN i <= 5 THEN now() - interval '2 days' WHEN i <= 7 THEN now() END
 		FROM generate_series(1, 9) i`); err != nil {

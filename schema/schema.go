@@ -1,10 +1,11 @@
 // Package schema says which packages make up paydispatch's database: each
 // package's migrations (its own tables, in its migrations/ directory, a
 // package of its own) and the repeatable scripts holding the current
-// source of the PL/pgSQL functions. It imports only those leaf packages,
-// so any package's tests can have a migrated database (internal/pgtest)
-// without an import cycle. app.Migrate applies the schema and registers
-// the domains' item types.
+// source of the PL/pgSQL functions. It imports only those leaf packages
+// and postgres, so the tests that need the whole database can hand it to
+// internal/testkit/pgtest.Main without an import cycle (the others name
+// only their own part). app.Migrate applies the schema and registers the
+// domains' item types.
 package schema
 
 import (

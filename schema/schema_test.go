@@ -17,7 +17,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/shopspring/decimal"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/ledger/service"
@@ -28,7 +28,7 @@ import (
 	"github.com/paydispatch/paydispatch/schema"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, schema.Schema()) }
 
 // catalog describes a database's schema, one sorted line per column,
 // constraint, index, trigger and function (paydispatch's bookkeeping

@@ -6,7 +6,7 @@ import (
 	"testing/iotest"
 	"unicode/utf8"
 
-	"github.com/paydispatch/paydispatch/internal/fuzzcost"
+	"github.com/paydispatch/paydispatch/internal/testkit/fuzzcost"
 )
 
 // FuzzValidate: whatever the input, Validate returns, at a cost linear in

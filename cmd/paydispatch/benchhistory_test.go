@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 )
 
 // TestBenchHistory: `bench history` loads a past run's rows into

@@ -8,11 +8,12 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/pacing"
+	"github.com/paydispatch/paydispatch/schema"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, schema.Schema()) }
 
 // TestConfigTenantPacing: config tenant-pacing sets, lists and removes a
 // tenant's pacing config; an unknown config or the default tenant exits 2

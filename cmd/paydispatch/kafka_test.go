@@ -18,8 +18,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
-	"github.com/paydispatch/paydispatch/internal/temporaltest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/temporaltest"
 	"github.com/paydispatch/paydispatch/payment"
 )
 

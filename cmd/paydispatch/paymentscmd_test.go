@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 )
 
 // TestPaymentsCommand: payments cancel refuses a filter it cannot act on

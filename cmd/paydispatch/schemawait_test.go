@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/postgres"
 )
 

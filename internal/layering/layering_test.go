@@ -26,20 +26,25 @@ var (
 	wiring = []string{"cmd/paydispatch/internal/app", "cmd/paydispatch/internal/config"}
 	// The command and its tools (cmd/paydispatch/internal: bench, demo,
 	// chaos, svgchart).
-	tools  = []string{"cmd"}
-	leaves = []string{"internal/plaintext", "internal/wait", "internal/strictjson", "internal/field", "internal/ptr", "internal/explain", "internal/fuzzcost", "internal/pgtest", "internal/temporaltest", "internal/loopback", "internal/listeners"}
+	tools = []string{"cmd"}
+	// The leaves: small helpers any layer may import.
+	leaves = []string{"internal/plaintext", "internal/wait", "internal/strictjson", "internal/field", "internal/ptr", "internal/explain", "internal/loopback"}
+	// The test harnesses (pgtest, temporaltest, fuzzcost, listeners), for
+	// tests alone, apart from the leaves: they may stand on postgres and
+	// temporal, which the leaves may not.
+	harnesses = []string{"internal/testkit"}
 )
 
-// TestDependencyRule reads the imports of every non-test Go file of the
-// module and checks each package's imports, direct and indirect, against
-// the rule.
+// TestDependencyRule reads the imports of every Go file of the module and
+// checks each package's imports, direct and indirect, against the rule,
+// and what its tests migrate.
 func TestDependencyRule(t *testing.T) {
 	t.Parallel()
-	imports := readImports(t)
-	if len(imports) < 50 {
-		t.Fatalf("read %d packages: the module's root was not found", len(imports))
+	imports, tests := readImports(t)
+	if len(imports) < 50 || len(tests) < 30 {
+		t.Fatalf("read %d packages, %d with tests: the module's root was not found", len(imports), len(tests))
 	}
-	for _, v := range violations(imports) {
+	for _, v := range slices.Concat(violations(imports), testViolations(imports, tests)) {
 		t.Error(v)
 	}
 }
@@ -68,6 +73,19 @@ func TestRuleCatches(t *testing.T) {
 			"calendar": {"internal/field", "calendar/internal/dbsqlc"}, "schema": {"calendar/migrations"}}, 0},
 		{"the payments import the rail adapter", map[string][]string{"payment": {"rail"}}, 1},
 		{"routing imports the rail adapter through the payments", map[string][]string{"routing": {"payment"}, "payment": {"railsim"}}, 2},
+		{"a leaf imports a harness", map[string][]string{"internal/strictjson": {"internal/testkit/pgtest"}}, 2},
+		{"a leaf imports an adapter", map[string][]string{"internal/explain": {"postgres"}}, 1},
+		{"a harness imports the whole schema", map[string][]string{"internal/testkit/pgtest": {"schema"}, "schema": {"payment/migrations"}}, 2},
+		{"a harness imports a package's migrations", map[string][]string{"internal/testkit/pgtest": {"queue/migrations"}}, 1},
+		{"a harness imports the domain", map[string][]string{"internal/testkit/temporaltest": {"payment"}}, 1},
+		{"allowed: harnesses on postgres, temporal and a leaf", map[string][]string{
+			"internal/testkit/pgtest": {"postgres", "postgres/pgserver", "internal/explain"}, "internal/testkit/temporaltest": {"temporal/devserver"}}, 0},
+		{"the product imports a harness", map[string][]string{"payment": {"internal/testkit/pgtest"}}, 1},
+		{"the product imports a harness through a fixture", map[string][]string{
+			"ledger/account": {"ledger/internal/ledgertest"}, "ledger/internal/ledgertest": {"internal/testkit/pgtest"}}, 1},
+		{"allowed: a fixture on a harness and its package's migrations", map[string][]string{
+			"ledger/internal/ledgertest": {"internal/testkit/pgtest", "ledger/account/migrations"}}, 0},
+		{"a package under internal/ neither leaf nor harness", map[string][]string{"internal/misc": nil}, 1},
 		{"allowed: the domain on the framework, a migration package, a tool on anything", map[string][]string{
 			"payment": {"queue", "ledger/account", "routing", "payment/internal/dbsqlc"}, "schema": {"payment/migrations"},
 			"cmd/paydispatch/internal/bench": {"cmd/paydispatch/internal/app", "httpapi"}, "dispatch": {"queue", "pacing"}}, 0},
@@ -78,23 +96,104 @@ func TestRuleCatches(t *testing.T) {
 	}
 }
 
+// TestTestsCatches: a package's tests migrate only what the package may
+// import, directly or through a fixture.
+func TestTestsCatches(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name           string
+		imports, tests map[string][]string
+		want           int
+	}{
+		{"the ledger's tests migrate the whole schema", map[string][]string{"schema": {"payment/migrations"}},
+			map[string][]string{"ledger/account": {"schema"}}, 2},
+		{"the ledger's tests reach the payments' migrations through a fixture",
+			map[string][]string{"ledger/internal/ledgertest": {"internal/testkit/pgtest", "payment/migrations"}},
+			map[string][]string{"ledger": {"ledger/internal/ledgertest"}}, 1},
+		{"the queue's tests migrate the pacer's tables", nil, map[string][]string{"queue": {"pacing/migrations"}}, 1},
+		{"allowed: the ledger's own, the dispatcher's on the queue and the pacer, the payments' on the whole schema",
+			map[string][]string{"ledger/internal/ledgertest": {"ledger/account/migrations", "ledger/fx/migrations"}, "schema": {"payment/migrations", "queue/migrations"}},
+			map[string][]string{"ledger/fx": {"ledger/internal/ledgertest"}, "dispatch": {"queue/migrations", "pacing/migrations"}, "payment": {"schema"}}, 0},
+	} {
+		if got := testViolations(tt.imports, tt.tests); len(got) != tt.want {
+			t.Errorf("%s: %d violations, want %d: %v", tt.name, len(got), tt.want, got)
+		}
+	}
+}
+
+type rule struct {
+	name            string
+	from, forbidden []string
+	// migrations: the forbidden packages' migrations are forbidden too
+	// (elsewhere, any package's migrations are a leaf).
+	migrations bool
+}
+
 // violations checks imports (a package's path within the module → the
 // module's packages it imports) against the rule.
 func violations(imports map[string][]string) []string {
-	rules := []struct {
-		name            string
-		from, forbidden []string
-	}{
-		{"the framework imports no domain, adapter, wiring or tool", framework, concat(domain, adapters, wiring, tools)},
-		{"no framework package imports another but dispatch (queue and pacing) and deadletter (queue, pacing and outbox)", []string{"queue", "pacing", "process", "outbox", "webhook", "retention"}, framework},
+	out := ruleViolations(imports)
+	for pkg := range imports {
+		if under(pkg, []string{"internal"}) && !under(pkg, concat(leaves, harnesses, []string{"internal/layering"})) {
+			out = append(out, "a package under internal/ is a leaf or a harness (internal/testkit): "+pkg+" is neither")
+		}
+		if under(pkg, harnesses) || fixture(pkg) {
+			continue
+		}
+		for _, dep := range deps(imports, pkg) {
+			if under(dep, harnesses) {
+				out = append(out, "only tests and their fixtures import a harness: "+pkg+" imports "+dep)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// testViolations: a package's tests (tests: the module's packages its test
+// files import) migrate only the parts of the schema the package may
+// import: a migrations package counts as an import of its package, the
+// whole schema as an import of schema. The ledger's tests, say, reach no
+// payment migration, even through a fixture.
+func testViolations(imports, tests map[string][]string) []string {
+	var out []string
+	for pkg, ds := range tests {
+		reach := map[string]bool{}
+		for _, d := range ds {
+			reach[d] = true
+			for _, dd := range deps(imports, d) {
+				reach[dd] = true
+			}
+		}
+		for dep := range reach {
+			owner, ok := strings.CutSuffix(dep, "/migrations")
+			if !ok && dep != "schema" {
+				continue
+			}
+			if len(ruleViolations(map[string][]string{pkg: {owner}})) > 0 {
+				out = append(out, "a package's tests migrate only what the package may import: "+pkg+"'s tests reach "+dep)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ruleViolations checks imports against the layers' rules.
+func ruleViolations(imports map[string][]string) []string {
+	rules := []rule{
+		{"the framework imports no domain, adapter, wiring or tool", framework, concat(domain, adapters, wiring, tools), false},
+		{"no framework package imports another but dispatch (queue and pacing) and deadletter (queue, pacing and outbox)", []string{"queue", "pacing", "process", "outbox", "webhook", "retention"}, framework, false},
 		{"the ledger imports only money and itself", []string{"ledger"}, concat(framework, adapters, wiring, tools,
-			[]string{"payment", "bankid", "auth", "idempotency", "audit", "bulkfile", "xmlschema"})},
-		{"the rail delivers instructions and knows no payment", []string{"rail", "railsim"}, []string{"payment", "ledger", "httpapi", "postgres", "temporal"}},
-		{"the domain imports no wiring, tool or HTTP", domain, concat(wiring, tools, []string{"httpapi"})},
-		{"the domain builds rail-neutral instructions: it imports no rail adapter", domain, []string{"rail", "railsim", "kafka"}},
-		{"the calendar imports only the leaves: it knows no payment or rail", []string{"calendar"}, concat(framework, domain, adapters, wiring, tools)},
-		{"the adapters import no wiring or tool", adapters, concat(wiring, tools)},
-		{"a leaf imports no framework, domain, wiring or tool", leaves, concat(framework, domain, wiring, tools)},
+			[]string{"payment", "bankid", "auth", "idempotency", "audit", "bulkfile", "xmlschema"}), false},
+		{"the rail delivers instructions and knows no payment", []string{"rail", "railsim"}, []string{"payment", "ledger", "httpapi", "postgres", "temporal"}, false},
+		{"the domain imports no wiring, tool or HTTP", domain, concat(wiring, tools, []string{"httpapi"}), false},
+		{"the domain builds rail-neutral instructions: it imports no rail adapter", domain, []string{"rail", "railsim", "kafka"}, false},
+		{"the calendar imports only the leaves: it knows no payment or rail", []string{"calendar"}, concat(framework, domain, adapters, wiring, tools), false},
+		{"the adapters import no wiring or tool", adapters, concat(wiring, tools), false},
+		{"a leaf imports no framework, domain, adapter, wiring, tool or harness", leaves, concat(framework, domain, adapters, wiring, tools, harnesses), false},
+		{"a harness imports no framework, domain, wiring, tool, schema or migrations: a package's TestMain names the migrations its tests need",
+			harnesses, concat(framework, domain, wiring, tools, []string{"schema"}), true},
 	}
 	var out []string
 	for _, r := range rules {
@@ -104,7 +203,7 @@ func violations(imports map[string][]string) []string {
 			}
 			home := []string{part(pkg, r.from)}
 			for _, dep := range deps(imports, pkg) {
-				if under(dep, r.forbidden) && !under(dep, home) && !migrations(dep) {
+				if under(dep, r.forbidden) && !under(dep, home) && (r.migrations || !migrations(dep)) {
 					out = append(out, r.name+": "+pkg+" imports "+dep)
 				}
 			}
@@ -183,8 +282,9 @@ func deps(imports map[string][]string, pkg string) []string {
 }
 
 // readImports maps each package of the module (its path within the
-// module) to the module's packages its non-test files import.
-func readImports(t *testing.T) map[string][]string {
+// module) to the module's packages its non-test files import, and each
+// package with tests to the module's packages its test files import.
+func readImports(t *testing.T) (imports, tests map[string][]string) {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -193,7 +293,7 @@ func readImports(t *testing.T) map[string][]string {
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		t.Fatalf("no go.mod at %s: %v", root, err)
 	}
-	imports := map[string][]string{}
+	imports, tests = map[string][]string{}, map[string][]string{}
 	fset := token.NewFileSet()
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -205,8 +305,12 @@ func readImports(t *testing.T) map[string][]string {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		if !strings.HasSuffix(path, ".go") {
 			return nil
+		}
+		into := imports
+		if strings.HasSuffix(path, "_test.go") {
+			into = tests
 		}
 		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
 		if err != nil {
@@ -222,17 +326,17 @@ func readImports(t *testing.T) map[string][]string {
 			if err != nil {
 				return err
 			}
-			if dep, ok := strings.CutPrefix(p, module); ok && !slices.Contains(imports[pkg], dep) {
-				imports[pkg] = append(imports[pkg], dep)
+			if dep, ok := strings.CutPrefix(p, module); ok && !slices.Contains(into[pkg], dep) {
+				into[pkg] = append(into[pkg], dep)
 			}
 		}
-		if _, ok := imports[pkg]; !ok {
-			imports[pkg] = nil
+		if _, ok := into[pkg]; !ok {
+			into[pkg] = nil
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return imports
+	return imports, tests
 }

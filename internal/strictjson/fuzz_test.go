@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paydispatch/paydispatch/internal/fuzzcost"
 	"github.com/paydispatch/paydispatch/internal/strictjson"
+	"github.com/paydispatch/paydispatch/internal/testkit/fuzzcost"
 )
 
 // goWords are what a refusal must never say: the decoder's and the time

@@ -13,11 +13,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/ledger/account"
+	"github.com/paydispatch/paydispatch/ledger/internal/ledgertest"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/postgres/pgserver"
-	"github.com/paydispatch/paydispatch/schema"
 )
 
 // benchParallelism × GOMAXPROCS goroutines debit at once (32 on 2 cores):
@@ -127,7 +127,7 @@ func benchPool(b *testing.B) *pgxpool.Pool {
 		b.Fatal(err)
 	}
 	b.Cleanup(pool.Close)
-	if _, err := postgres.Migrate(ctx, pool, schema.Schema(), nil); err != nil {
+	if _, err := postgres.Migrate(ctx, pool, ledgertest.Schema(), nil); err != nil {
 		b.Fatal(err)
 	}
 	var fsync, sync string

@@ -3,15 +3,19 @@ package account_test
 import (
 	"fmt"
 
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
-	"github.com/paydispatch/paydispatch/ledger/internal/ledgertest"
 )
 
 // A payment's debit with the account's fee, the same step delivered
 // again, a debit the balance does not cover, and the compensation.
 func Example() {
-	pool, drop := ledgertest.ExamplePool()
+	pool, drop, err := pgtest.Open()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer drop()
 	spec := account.Spec{AccountID: "ACC-1", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("100.00"), Fee: dec("0.50")}
 	if _, created, err := account.Create(ctx, pool, spec); err != nil || !created {

@@ -3,16 +3,20 @@ package fx_test
 import (
 	"fmt"
 
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/ledger/fx"
-	"github.com/paydispatch/paydispatch/ledger/internal/ledgertest"
 )
 
 // A JPY account pays 1,000.00 USD: the quote is taken once, the debit and
 // the contract both use it, and the compensation unwinds the contract.
 func Example() {
-	pool, drop := ledgertest.ExamplePool()
+	pool, drop, err := pgtest.Open()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer drop()
 	_, _, _ = account.Create(ctx, pool, account.Spec{AccountID: "JP-1", TenantID: "acme", Currency: "JPY", OpeningBalance: dec("1000000")})
 	_, _ = fx.SetRate(ctx, pool, "USD", "JPY", dec("150.255"), "treasury") // only USD→JPY: the inverse pair is used

@@ -4,15 +4,19 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/ledger"
-	"github.com/paydispatch/paydispatch/ledger/internal/ledgertest"
 	"github.com/paydispatch/paydispatch/ledger/limit"
 )
 
 // A DAY and a MONTH limit; a booking that would exceed the day is refused
 // whole, and a reversal frees exactly what was booked.
 func Example() {
-	pool, drop := ledgertest.ExamplePool()
+	pool, drop, err := pgtest.Open()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer drop()
 	when := time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC)
 	_ = limit.Set(ctx, pool, "CORP-1", "EUR", []limit.Limit{

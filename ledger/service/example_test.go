@@ -3,15 +3,19 @@ package service_test
 import (
 	"fmt"
 
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/ledger/account"
-	"github.com/paydispatch/paydispatch/ledger/internal/ledgertest"
 	"github.com/paydispatch/paydispatch/ledger/limit"
 	"github.com/paydispatch/paydispatch/ledger/service"
 )
 
 // What POST /v1/accounts and GET /v1/accounts/{id} do.
 func Example() {
-	pool, drop := ledgertest.ExamplePool()
+	pool, drop, err := pgtest.Open()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer drop()
 	s := service.New(pool)
 	n := service.NewAccount{

@@ -12,7 +12,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
+	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/temporal/devserver"
 )
 
@@ -32,7 +33,7 @@ func runWorker(t *testing.T, c client.Client, queue string) {
 	t.Cleanup(w.Stop)
 }
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, postgres.Schema{}) }
 
 // stores are the two places the server keeps its data, each as a function
 // giving the options of a new store for one test.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/listeners"
+	"github.com/paydispatch/paydispatch/internal/testkit/listeners"
 	"github.com/paydispatch/paydispatch/temporal/webui"
 )
 

@@ -11,7 +11,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
@@ -27,7 +27,12 @@ import (
 func Example() {
 	ctx := context.Background()
 	log := slog.New(slog.DiscardHandler)
-	pool := pgtest.ExamplePool()
+	pool, drop, err := pgtest.Open()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer drop()
 	if _, err := app.Migrate(ctx, pool, log); err != nil { // registers PAYMENT
 		panic(err)
 	}

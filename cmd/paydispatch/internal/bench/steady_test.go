@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 )
 
 func TestSizesAfter(t *testing.T) {

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/schema"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) { pgtest.Main(m, schema.Schema()) }
 
 // TestFaultCheck: a run passes only when every planned fault was
 // injected during the drain, with enough kills, and undone.

@@ -19,7 +19,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/history"
 	"github.com/paydispatch/paydispatch/internal/explain"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/queue"

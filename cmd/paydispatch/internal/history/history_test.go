@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/history"
-	"github.com/paydispatch/paydispatch/internal/pgtest"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/payment"
 )
 

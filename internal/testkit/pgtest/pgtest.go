@@ -3,14 +3,22 @@
 // The first test that asks for a database starts one throw-away server for
 // the whole test process (from the installed server binaries, fsync off), or
 // uses TEST_DATABASE_URL when set. Every test then gets its own database,
-// cloned from a migrated template, dropped when the test ends. A package
-// using it runs its tests through Main so the server is stopped afterwards:
+// cloned from a template migrated once, dropped when the test ends. A
+// package runs its tests through Main, naming the part of the schema its
+// tests need (the ledger's tests the ledger's migrations, so they reach no
+// other package's), and the server is stopped afterwards:
 //
-//	func TestMain(m *testing.M) { pgtest.Main(m) }
+//	func TestMain(m *testing.M) {
+//		pgtest.Main(m, postgres.Schema{Migrations: []fs.FS{queuemig.FS}})
+//	}
+//
+// The packages whose tests need the whole database pass schema.Schema().
+// pgtest itself imports no package's migrations.
 package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net/url"
@@ -27,13 +35,14 @@ import (
 	"github.com/paydispatch/paydispatch/internal/explain"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/postgres/pgserver"
-	"github.com/paydispatch/paydispatch/schema"
 )
 
 var (
 	once      sync.Once
 	onceErr   error
-	adminURL  string // connection string to a database we may create databases from
+	inMain    bool            // Main is running the tests
+	schema    postgres.Schema // what Main was given: the template's schema
+	adminURL  string          // connection string to a database we may create databases from
 	server    *pgserver.Server
 	serverDir string
 	template  string
@@ -42,40 +51,20 @@ var (
 	createMu  sync.Mutex // CREATE DATABASE ... TEMPLATE wants the template idle
 )
 
-// Main runs the tests, then stops the server if one was started.
-func Main(m *testing.M) {
+// Main runs the tests on databases holding s (an empty Schema for tests
+// that migrate their databases themselves), then stops the server if one
+// was started.
+func Main(m *testing.M, s postgres.Schema) {
+	inMain, schema = true, s
 	code := m.Run()
-	for _, f := range exampleCleanups {
-		f()
-	}
 	shutdown()
 	os.Exit(code)
 }
 
-var exampleCleanups []func()
-
-// ExamplePool is NewPool for runnable examples, which have no *testing.T:
-// a new migrated database, dropped when Main ends. It panics when no
-// database can be had.
-func ExamplePool() *pgxpool.Pool {
-	t := &exampleTB{}
-	pool := NewPool(t)
-	exampleCleanups = append(exampleCleanups, t.cleanups...)
-	return pool
-}
-
-// exampleTB is the little of testing.TB that NewPool uses.
-type exampleTB struct {
-	testing.TB
-	cleanups []func()
-}
-
-func (*exampleTB) Helper()                           {}
-func (e *exampleTB) Cleanup(f func())                { e.cleanups = append([]func(){f}, e.cleanups...) }
-func (*exampleTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
-func (*exampleTB) Logf(string, ...any)               {}
-
 func setup() error {
+	if !inMain {
+		return errors.New("the package's tests do not run through pgtest.Main (TestMain), which names their schema")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	prefix = fmt.Sprintf("pdtest_%d_%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
@@ -105,12 +94,15 @@ func setup() error {
 	if err := exec(ctx, adminURL, "CREATE DATABASE "+template); err != nil {
 		return err
 	}
+	if len(schema.Migrations) == 0 && len(schema.Scripts) == 0 {
+		return nil // goose refuses an empty set of migrations
+	}
 	pool, err := postgres.NewPool(ctx, withDatabase(adminURL, template), 2)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if _, err := postgres.Migrate(ctx, pool, schema.Schema(), nil); err != nil {
+	if _, err := postgres.Migrate(ctx, pool, schema, nil); err != nil {
 		return fmt.Errorf("migrate template: %w", err)
 	}
 	return nil
@@ -132,57 +124,107 @@ func shutdown() {
 	_ = os.RemoveAll(serverDir)
 }
 
-func ready(t testing.TB) {
-	t.Helper()
+func ready() error {
 	once.Do(func() { onceErr = setup() })
 	if onceErr != nil {
-		t.Fatalf("pgtest: no test database: %v", onceErr)
+		return fmt.Errorf("pgtest: no test database: %w", onceErr)
 	}
+	return nil
 }
 
-// NewPool returns a pool on a new database holding the current schema; the
-// database is dropped when the test ends.
+// NewPool returns a pool on a new database holding the schema given to
+// Main; the database is dropped when the test ends.
 func NewPool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	ready(t)
-	return newPool(t, template)
+	return newPool(t, true)
 }
 
 // NewEmptyPool returns a pool on a new database with no schema at all.
 func NewEmptyPool(t testing.TB) *pgxpool.Pool {
 	t.Helper()
-	return newPool(t, "template0")
+	return newPool(t, false)
 }
 
 // URL returns a connection string for a new migrated database (dropped when
 // the test ends), for code under test that opens its own pool.
 func URL(t testing.TB) string {
 	t.Helper()
-	ready(t)
-	return withDatabase(adminURL, createDatabase(t, template))
+	return newURL(t, true)
 }
 
 // EmptyURL is URL for a new database with no schema.
 func EmptyURL(t testing.TB) string {
 	t.Helper()
-	ready(t)
-	return withDatabase(adminURL, createDatabase(t, "template0"))
+	return newURL(t, false)
 }
 
-func newPool(t testing.TB, from string) *pgxpool.Pool {
-	t.Helper()
-	ready(t)
-	name := createDatabase(t, from)
-	pool, err := postgres.NewPool(context.Background(), withDatabase(adminURL, name), 40)
+// Open is NewPool for code with no testing.TB, such as a runnable example:
+// a pool on a new migrated database, and the function that closes the
+// pool and drops the database.
+func Open() (*pgxpool.Pool, func(), error) {
+	url, drop, err := OpenURL()
 	if err != nil {
-		t.Fatalf("pgtest: connect to %s: %v", name, err)
+		return nil, nil, err
+	}
+	pool, err := postgres.NewPool(context.Background(), url, 40)
+	if err != nil {
+		drop()
+		return nil, nil, fmt.Errorf("pgtest: connect: %w", err)
+	}
+	return pool, func() { pool.Close(); drop() }, nil
+}
+
+// OpenURL is URL for code with no testing.TB: a connection string for a
+// new migrated database, and the function that drops it (a failure to
+// drop is only logged: the server goes when Main ends).
+func OpenURL() (string, func(), error) {
+	name, drop, err := createDatabase(true)
+	if err != nil {
+		return "", nil, err
+	}
+	return withDatabase(adminURL, name), func() {
+		if err := drop(); err != nil {
+			log.Print(err)
+		}
+	}, nil
+}
+
+func newURL(t testing.TB, migrated bool) string {
+	t.Helper()
+	name, drop, err := createDatabase(migrated)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Logf("%v", err)
+		}
+	})
+	return withDatabase(adminURL, name)
+}
+
+func newPool(t testing.TB, migrated bool) *pgxpool.Pool {
+	t.Helper()
+	// The drop is registered before the pool's Close, so it runs after it.
+	url := newURL(t, migrated)
+	pool, err := postgres.NewPool(context.Background(), url, 40)
+	if err != nil {
+		t.Fatalf("pgtest: connect: %v", err)
 	}
 	t.Cleanup(pool.Close)
 	return pool
 }
 
-func createDatabase(t testing.TB, from string) string {
-	t.Helper()
+// createDatabase creates a database, a clone of the migrated template or
+// an empty one, and returns its name and the function that drops it.
+func createDatabase(migrated bool) (string, func() error, error) {
+	if err := ready(); err != nil {
+		return "", nil, err
+	}
+	from := "template0"
+	if migrated {
+		from = template
+	}
 	name := fmt.Sprintf("%s_%d", prefix, counter.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -190,17 +232,17 @@ func createDatabase(t testing.TB, from string) string {
 	err := exec(ctx, adminURL, "CREATE DATABASE "+name+" TEMPLATE "+from)
 	createMu.Unlock()
 	if err != nil {
-		t.Fatalf("pgtest: create database: %v", err)
+		return "", nil, fmt.Errorf("pgtest: create database: %w", err)
 	}
-	// Registered before the pool's Close, so it runs after it.
-	t.Cleanup(func() {
+	drop := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := exec(ctx, adminURL, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Logf("pgtest: drop %s: %v", name, err)
+			return fmt.Errorf("pgtest: drop %s: %w", name, err)
 		}
-	})
-	return name
+		return nil
+	}
+	return name, drop, nil
 }
 
 func exec(ctx context.Context, url, sql string) error {

@@ -1,10 +1,12 @@
 // Package temporaltest starts Temporal's own server in process for
-// integration tests, with a client on it; both stop when the test ends.
+// integration tests, with a client on it; both stop when the test ends
+// (Start), or when the caller says (Open).
 package temporaltest
 
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"testing"
 
@@ -19,17 +21,28 @@ import (
 // Start runs a server (namespace "default", in-memory store) and dials it.
 func Start(t testing.TB) (*devserver.Server, client.Client) {
 	t.Helper()
+	srv, c, stop, err := Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return srv, c
+}
+
+// Open is Start for code with no testing.TB (a runnable example, a server
+// shared by a package's tests): the server, a client on it, and the
+// function that closes both.
+func Open() (*devserver.Server, client.Client, func(), error) {
 	srv, err := devserver.Start(context.Background(), devserver.Options{LogLevel: "fatal"})
 	if err != nil {
-		t.Fatal(err)
+		return nil, nil, nil, fmt.Errorf("temporaltest: start: %w", err)
 	}
-	t.Cleanup(func() { _ = srv.Stop() })
 	c, err := client.Dial(client.Options{HostPort: srv.HostPort(), Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
 	if err != nil {
-		t.Fatal(err)
+		_ = srv.Stop()
+		return nil, nil, nil, fmt.Errorf("temporaltest: dial: %w", err)
 	}
-	t.Cleanup(c.Close)
-	return srv, c
+	return srv, c, func() { c.Close(); _ = srv.Stop() }, nil
 }
 
 // CountEvents reads a workflow's history (its latest run) and counts its

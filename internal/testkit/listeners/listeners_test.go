@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/paydispatch/paydispatch/internal/listeners"
+	"github.com/paydispatch/paydispatch/internal/testkit/listeners"
 )
 
 // TestOfAndProbe: a listener this process opens is listed with its
