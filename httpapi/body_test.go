@@ -25,12 +25,12 @@ import (
 func bodyRouter() *httpapi.Router {
 	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
 	rt := httpapi.NewRouter(nil)
-	rt.HandlePayments(&fakePayments{byID: map[string]payment.Request{}})
-	rt.HandleAccounts(led)
-	rt.HandleFXRates(led)
-	rt.HandlePacing(&fakePacer{})
-	rt.HandleProcesses(fakeProcesses{})
-	rt.HandleAudit(&fakeAudit{})
+	rt.Mount(httpapi.Services{Payments: &fakePayments{byID: map[string]payment.Request{}}})
+	rt.Mount(httpapi.Services{Accounts: led})
+	rt.Mount(httpapi.Services{FXRates: led})
+	rt.Mount(httpapi.Services{Pacer: &fakePacer{}})
+	rt.Mount(httpapi.Services{Processes: fakeProcesses{}})
+	rt.Mount(httpapi.Services{Audit: &fakeAudit{}})
 	return rt
 }
 

@@ -44,11 +44,11 @@ func TestEveryListPages(t *testing.T) {
 		_, _ = rails.SetCutoffRule(context.Background(), nil, fmt.Sprintf("t%02d", i), routing.Hold)
 	}
 	rt := httpapi.NewRouter(nil)
-	rt.HandlePayments(pays)
-	rt.HandleFXRates(led)
-	rt.HandlePacing(pacer)
-	rt.HandleAudit(log)
-	rt.HandleRails(rails)
+	rt.Mount(httpapi.Services{Payments: pays})
+	rt.Mount(httpapi.Services{FXRates: led})
+	rt.Mount(httpapi.Services{Pacer: pacer})
+	rt.Mount(httpapi.Services{Audit: log})
+	rt.Mount(httpapi.Services{Rails: rails})
 	rt.RequireAuth(fakeTokens{"admin": {TokenID: "tok_a", Scopes: []auth.Scope{auth.Admin}}})
 
 	tests := []struct {
@@ -124,10 +124,10 @@ func TestCursorsAreBound(t *testing.T) {
 			pays.rejections = append(pays.rejections, payment.LineError{Line: i, Fields: []field.Error{{Field: "amount", Detail: "x"}}})
 		}
 		rt := httpapi.NewRouter(nil)
-		rt.HandleFXRates(led)
-		rt.HandlePacing(pacer)
-		rt.HandleAudit(log)
-		rt.HandlePayments(pays)
+		rt.Mount(httpapi.Services{FXRates: led})
+		rt.Mount(httpapi.Services{Pacer: pacer})
+		rt.Mount(httpapi.Services{Audit: log})
+		rt.Mount(httpapi.Services{Payments: pays})
 		rt.RequireAuth(fakeTokens{
 			"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 			"acme":  {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.Admin}},
