@@ -324,27 +324,9 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	}
 	run.parts.add("the relayers", stopRelay)
 
-	router := httpapi.NewRouter(log, readiness(store, migrator, tconn)...)
-	idem := idempotency.NewStore(store.Pool, idempotency.Config{TTL: srv.IdempotencyTTL})
-	router.UseIdempotencyKeys(idem)
-	cleanupCtx, stopCleanup := context.WithCancel(ctx)
-	run.parts.add("the idempotency keys' cleanup", stopCleanup)
-	go idem.Cleanup(cleanupCtx, 10*time.Minute, func(err error) { log.Warn("idempotency keys cleanup", "error", err) })
-	if srv.InsecureDev {
-		log.Warn("--insecure-dev: the API answers anyone, without a token; never run it so beyond a developer's machine")
-	} else {
-		if err := bootstrapToken(ctx, env, store, db.DataDir, log); err != nil {
-			return nil, err
-		}
-		router.RequireAuth(auth.NewStore(store.Pool))
-		router.LimitPerToken(float64(srv.TokenRate), 2*srv.TokenRate)
-		router.LimitAuthFailures(srv.AuthFailureLimit)
-	}
-	uiBase := temporalUIBase(tc, tconn)
-	if uiBase != "" {
-		router.LinkExecutions(func(workflowID, runID string) string {
-			return webui.WorkflowURL(uiBase, tconn.Namespace, workflowID, runID)
-		})
+	router, uiBase, err := newRouter(ctx, env, c, &run.parts, store, migrator, tconn, log)
+	if err != nil {
+		return nil, err
 	}
 	payments := app.PaymentService(store, tconn, srv.BulkChunkSize)
 	payments.Metrics = payment.NewMetrics(reg)
@@ -355,6 +337,58 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		}
 		run.parts.add("the Kafka intake", stopIntake)
 	}
+	mountRoutes(router, c, store, tconn, payments, reg, dispatchReg)
+	router.SetBodyLimits(int64(srv.MaxBody), int64(srv.MaxBulkBody))
+	if err := startProfiling(srv.PprofAddr, &run.parts, log); err != nil {
+		return nil, err
+	}
+	// On loopback (the default address) the API answers only a loopback
+	// Host: a web page whose name is rebound to 127.0.0.1 reads nothing,
+	// even with --insecure-dev.
+	api := newAPIServer(loopback.Guard(ln.Addr(), app.TraceHTTP(tracing.TracerProvider(), router, router.Route)))
+	run.parts.add("the API's requests", api.cancel)
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- api.Serve(ln) }()
+	log.Info("paydispatch serving", "http_addr", ln.Addr().String(), "temporal_ui", cmp.Or(uiBase, "off"), "version", buildVersion())
+	run.store, run.tconn, run.http, run.api, run.addr, run.railURL, run.serveErr = store, tconn, api.Server, api, ln.Addr().String(), railURL, serveErr
+	return run, nil
+}
+
+// newRouter is the HTTP API's router, its routes not yet mounted: its
+// readiness checks, idempotency keys (their cleanup among ps), tokens
+// (unless --insecure-dev) and links to Temporal's Web UI, at uiBase ("":
+// none).
+func newRouter(ctx context.Context, env *environment, c serverConfig, ps *parts, store *postgres.DB, migrator *postgres.Migrator,
+	tconn *temporal.Conn, log *slog.Logger) (_ *httpapi.Router, uiBase string, _ error) {
+	db, srv, tc := c.db, c.srv, c.tc
+	router := httpapi.NewRouter(log, readiness(store, migrator, tconn)...)
+	idem := idempotency.NewStore(store.Pool, idempotency.Config{TTL: srv.IdempotencyTTL})
+	router.UseIdempotencyKeys(idem)
+	cleanupCtx, stopCleanup := context.WithCancel(ctx)
+	ps.add("the idempotency keys' cleanup", stopCleanup)
+	go idem.Cleanup(cleanupCtx, 10*time.Minute, func(err error) { log.Warn("idempotency keys cleanup", "error", err) })
+	if srv.InsecureDev {
+		log.Warn("--insecure-dev: the API answers anyone, without a token; never run it so beyond a developer's machine")
+	} else {
+		if err := bootstrapToken(ctx, env, store, db.DataDir, log); err != nil {
+			return nil, "", err
+		}
+		router.RequireAuth(auth.NewStore(store.Pool))
+		router.LimitPerToken(float64(srv.TokenRate), 2*srv.TokenRate)
+		router.LimitAuthFailures(srv.AuthFailureLimit)
+	}
+	uiBase = temporalUIBase(tc, tconn)
+	if uiBase != "" {
+		router.LinkExecutions(func(workflowID, runID string) string {
+			return webui.WorkflowURL(uiBase, tconn.Namespace, workflowID, runID)
+		})
+	}
+	return router, uiBase, nil
+}
+
+// mountRoutes mounts the API's routes on the services serve runs.
+func mountRoutes(router *httpapi.Router, c serverConfig, store *postgres.DB, tconn *temporal.Conn, payments *payment.Service,
+	reg, dispatchReg *prometheus.Registry) {
 	// A change through the API drops the intake's routing snapshot at once;
 	// the workers' (and other processes') read it within their 5 s.
 	intakeRouting, _ := payments.Rails.(interface{ Flush() })
@@ -376,20 +410,6 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		Metrics:         promhttp.HandlerFor(prometheus.Gatherers{reg, dispatchReg}, promhttp.HandlerOpts{}),
 		Contract:        true,
 	})
-	router.SetBodyLimits(int64(srv.MaxBody), int64(srv.MaxBulkBody))
-	if err := startProfiling(srv.PprofAddr, &run.parts, log); err != nil {
-		return nil, err
-	}
-	// On loopback (the default address) the API answers only a loopback
-	// Host: a web page whose name is rebound to 127.0.0.1 reads nothing,
-	// even with --insecure-dev.
-	api := newAPIServer(loopback.Guard(ln.Addr(), app.TraceHTTP(tracing.TracerProvider(), router, router.Route)))
-	run.parts.add("the API's requests", api.cancel)
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- api.Serve(ln) }()
-	log.Info("paydispatch serving", "http_addr", ln.Addr().String(), "temporal_ui", cmp.Or(uiBase, "off"), "version", buildVersion())
-	run.store, run.tconn, run.http, run.api, run.addr, run.railURL, run.serveErr = store, tconn, api.Server, api, ln.Addr().String(), railURL, serveErr
-	return run, nil
 }
 
 // startProfiling serves the profiling endpoints on addr ("": off), off the
