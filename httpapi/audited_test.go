@@ -192,20 +192,24 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	d.letter = "dispatch:JOB:" + id
 
 	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Audit: audit.Log{DB: pool}})
-	rt.Mount(httpapi.Services{DispatchConfigs: q})
-	rt.Mount(httpapi.Services{Pacer: lim})
-	rt.Mount(httpapi.Services{FXRates: service.New(pool)})
-	rt.Mount(httpapi.Services{Processes: processAPI{op}})
-	rt.Mount(httpapi.Services{Webhooks: hooks, EventTypes: payment.EventTypes()})
+	rt.Mount(httpapi.Services{
+		Audit:           audit.Log{DB: pool},
+		DispatchConfigs: q,
+		Pacer:           lim,
+		FXRates:         service.New(pool),
+		Processes:       processAPI{op},
+		Webhooks:        hooks, EventTypes: payment.EventTypes(),
+	})
 	// A pause to resume: of a tenant with nothing waiting, so that the
 	// other routes' payments are not held.
 	_, err = svc.Pause(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: "initech"}, nil)
 	must(err)
-	rt.Mount(httpapi.Services{Payments: svc})
-	rt.Mount(httpapi.Services{Levers: svc})
-	rt.Mount(httpapi.Services{Rails: httpapi.RailStore{DB: pool, Payments: store, Pacing: lim, Queue: q, Resolver: rails}})
-	rt.Mount(httpapi.Services{DeadLetters: &deadletter.Service{DB: pool, Queue: q, Limiter: lim, OutboxItemType: "JOB"}})
+	rt.Mount(httpapi.Services{
+		Payments:    svc,
+		Levers:      svc,
+		Rails:       httpapi.RailStore{DB: pool, Payments: store, Pacing: lim, Queue: q, Resolver: rails},
+		DeadLetters: &deadletter.Service{DB: pool, Queue: q, Limiter: lim, OutboxItemType: "JOB"},
+	})
 	rt.RequireAuth(fakeTokens{
 		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
 		"acme":  {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}},
@@ -452,8 +456,7 @@ func TestAuditFailureHoldsTheAnswer(t *testing.T) {
 	t.Parallel()
 	log := &fakeAudit{fail: fmt.Errorf("disk full")}
 	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Pacer: &fakePacer{}})
-	rt.Mount(httpapi.Services{Audit: log})
+	rt.Mount(httpapi.Services{Pacer: &fakePacer{}, Audit: log})
 	rec := call(rt, "POST", "/admin/rate-limit/config", `{"configName":"c","maxPerWindow":5,"windowSize":"PT1S"}`, "")
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Location") != "" || strings.Contains(rec.Body.String(), "configName") {
 		t.Fatalf("entry refused: %d %v %s", rec.Code, rec.Header(), rec.Body)

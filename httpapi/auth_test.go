@@ -181,12 +181,14 @@ func TestAuthorization(t *testing.T) {
 	pays := &fakePayments{byID: map[string]payment.Request{"pay-acme": {TenantID: "acme"}, "pay-globex": {TenantID: "globex"}}}
 	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
 	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Payments: pays})
-	rt.Mount(httpapi.Services{Accounts: led})
-	rt.Mount(httpapi.Services{FXRates: led})
-	rt.Mount(httpapi.Services{Processes: fakeProcesses{}})
-	rt.Mount(httpapi.Services{Audit: &fakeAudit{}})
-	rt.Mount(httpapi.Services{Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })})
+	rt.Mount(httpapi.Services{
+		Payments:  pays,
+		Accounts:  led,
+		FXRates:   led,
+		Processes: fakeProcesses{},
+		Audit:     &fakeAudit{},
+		Metrics:   http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }),
+	})
 	rt.RequireAuth(tokens)
 
 	admin := func(method, path, body string) {
@@ -423,8 +425,7 @@ func TestAdminAudit(t *testing.T) {
 	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
 	log := &fakeAudit{}
 	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{FXRates: led})
-	rt.Mount(httpapi.Services{Audit: log})
+	rt.Mount(httpapi.Services{FXRates: led, Audit: log})
 	rt.RequireAuth(fakeTokens{
 		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
 		"rw":    {TokenID: "tok_b", Scopes: []auth.Scope{auth.PaymentsWrite}},

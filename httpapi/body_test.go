@@ -25,12 +25,14 @@ import (
 func bodyRouter() *httpapi.Router {
 	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
 	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Payments: &fakePayments{byID: map[string]payment.Request{}}})
-	rt.Mount(httpapi.Services{Accounts: led})
-	rt.Mount(httpapi.Services{FXRates: led})
-	rt.Mount(httpapi.Services{Pacer: &fakePacer{}})
-	rt.Mount(httpapi.Services{Processes: fakeProcesses{}})
-	rt.Mount(httpapi.Services{Audit: &fakeAudit{}})
+	rt.Mount(httpapi.Services{
+		Payments:  &fakePayments{byID: map[string]payment.Request{}},
+		Accounts:  led,
+		FXRates:   led,
+		Pacer:     &fakePacer{},
+		Processes: fakeProcesses{},
+		Audit:     &fakeAudit{},
+	})
 	return rt
 }
 

@@ -62,11 +62,7 @@ func FuzzRouter(f *testing.F) {
 		pays := &validatingPayments{fakePayments{byID: map[string]payment.Request{}}}
 		led := &fakeLedger{accounts: map[string]service.NewAccount{}}
 		rt := httpapi.NewRouter(nil)
-		rt.Mount(httpapi.Services{Payments: pays})
-		rt.Mount(httpapi.Services{Accounts: led})
-		rt.Mount(httpapi.Services{FXRates: led})
-		rt.Mount(httpapi.Services{Processes: fakeProcesses{}})
-		rt.Mount(httpapi.Services{Audit: &fakeAudit{}})
+		rt.Mount(httpapi.Services{Payments: pays, Accounts: led, FXRates: led, Processes: fakeProcesses{}, Audit: &fakeAudit{}})
 		rt.RequireAuth(fakeTokens{"t": {TokenID: "t", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.AccountsWrite}}})
 
 		r := fuzzRoutes[int(route)%len(fuzzRoutes)]

@@ -92,9 +92,7 @@ func newLeversDB(t *testing.T) *leversDB {
 // the tenants acme and globex.
 func leversRouter(pool *pgxpool.Pool, svc *payment.Service) *httpapi.Router {
 	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Audit: audit.Log{DB: pool}})
-	rt.Mount(httpapi.Services{Payments: svc})
-	rt.Mount(httpapi.Services{Levers: svc})
+	rt.Mount(httpapi.Services{Audit: audit.Log{DB: pool}, Payments: svc, Levers: svc})
 	rt.RequireAuth(fakeTokens{
 		"admin":  {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
 		"acme":   {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}},

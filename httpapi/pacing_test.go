@@ -108,8 +108,7 @@ func TestPacingEndpoints(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			rt := httpapi.NewRouter(nil)
-			rt.Mount(httpapi.Services{Pacer: &fakePacer{}})
-			rt.Mount(httpapi.Services{Audit: &fakeAudit{}})
+			rt.Mount(httpapi.Services{Pacer: &fakePacer{}, Audit: &fakeAudit{}})
 			req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body))
 			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
@@ -215,9 +214,7 @@ func TestChangedLimitMovesWhatWaits(t *testing.T) {
 	t.Parallel()
 	levers := &recordingLevers{}
 	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Audit: &fakeAudit{}})
-	rt.Mount(httpapi.Services{Pacer: &changingPacer{}})
-	rt.Mount(httpapi.Services{Levers: levers})
+	rt.Mount(httpapi.Services{Audit: &fakeAudit{}, Pacer: &changingPacer{}, Levers: levers})
 	req := httptest.NewRequest("POST", "/admin/rate-limit/config", strings.NewReader(`{"configName":"sepa","maxPerWindow":20,"windowSize":"PT1S"}`))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()

@@ -29,11 +29,13 @@ func TestOtherTenantForbidden(t *testing.T) {
 	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
 	hooks := &fakeWebhooks{}
 	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Payments: pays})
-	rt.Mount(httpapi.Services{Accounts: led})
-	rt.Mount(httpapi.Services{Processes: fakeProcesses{}})
-	rt.Mount(httpapi.Services{Webhooks: hooks, EventTypes: payment.EventTypes()})
-	rt.Mount(httpapi.Services{Audit: &fakeAudit{}})
+	rt.Mount(httpapi.Services{
+		Payments:  pays,
+		Accounts:  led,
+		Processes: fakeProcesses{},
+		Webhooks:  hooks, EventTypes: payment.EventTypes(),
+		Audit: &fakeAudit{},
+	})
 	rt.RequireAuth(fakeTokens{
 		"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"acme": {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead,
