@@ -68,8 +68,8 @@ type Rails interface {
 	RailFigures(ctx context.Context) ([]RailFigure, error)
 }
 
-// The routes the console adds. The page and its files are public (they
-// hold no data; httpapi lists them so); the figures need admin.
+// The console's routes. The page and its files are public (they hold no
+// data; httpapi's route table says so); the figures need admin.
 const (
 	PagePattern  = "GET /console"
 	FilePattern  = "GET /console/{file}"
@@ -114,27 +114,37 @@ var files = func() map[string]asset {
 // execution lag histogram: one observation an execution).
 const ExecutionsMetric = "paydispatch_dispatch_execution_lag_seconds"
 
-// Register adds the console to rt: the page (GET /console), its script
-// and style sheet (GET /console/{file}) and the figures its charts draw
-// (GET /admin/console/stats). counters gathers this process's dispatcher
-// metrics (dispatch.NewMetrics's registry), read at each figure; nil: no
-// executions are counted. rails gives each rail's figures; nil: none.
-func Register(rt *httpapi.Router, q Queue, l Limits, counters prometheus.Gatherer, rails Rails) {
-	rt.Handle(PagePattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		serveAsset(w, r, files["index.html"])
-	}))
-	rt.Handle(FilePattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name := r.PathValue("file")
-		a, ok := files[name]
-		if !ok || name == "index.html" {
-			httpapi.WriteProblem(w, r, httpapi.Problem{Status: http.StatusNotFound, Detail: "the console has no file " + clip(name)})
-			return
-		}
-		serveAsset(w, r, a)
-	}))
-	s := &stats{q: q, l: l, rails: rails, counters: counters, now: time.Now, instance: rand.Text()[:12]}
-	rt.Handle(StatsPattern, http.HandlerFunc(s.serve))
+// Handlers are the console's: its page, its script and style sheet, and
+// the figures its charts draw (httpapi.Console, mounted by httpapi's
+// route table).
+type Handlers struct{ stats *stats }
+
+// New returns the console's handlers. counters gathers this process's
+// dispatcher metrics (dispatch.NewMetrics's registry), read at each
+// figure; nil: no executions are counted. rails gives each rail's
+// figures; nil: none.
+func New(q Queue, l Limits, counters prometheus.Gatherer, rails Rails) *Handlers {
+	return &Handlers{stats: &stats{q: q, l: l, rails: rails, counters: counters, now: time.Now, instance: rand.Text()[:12]}}
 }
+
+// Page serves GET /console.
+func (*Handlers) Page(w http.ResponseWriter, r *http.Request) {
+	serveAsset(w, r, files["index.html"])
+}
+
+// File serves GET /console/{file}: the page's script and style sheet.
+func (*Handlers) File(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("file")
+	a, ok := files[name]
+	if !ok || name == "index.html" {
+		httpapi.WriteProblem(w, r, httpapi.Problem{Status: http.StatusNotFound, Detail: "the console has no file " + clip(name)})
+		return
+	}
+	serveAsset(w, r, a)
+}
+
+// Stats serves GET /admin/console/stats.
+func (h *Handlers) Stats(w http.ResponseWriter, r *http.Request) { h.stats.serve(w, r) }
 
 // serveAsset writes an embedded file with the console's security headers.
 // Browsers revalidate it (no-cache) and get 304 while it is unchanged.

@@ -64,7 +64,7 @@ func (fakeLimits) ListConfigs(context.Context) ([]pacing.Config, error) {
 
 func newRouter(q console.Queue, counters prometheus.Gatherer) *httpapi.Router {
 	rt := httpapi.NewRouter(nil)
-	console.Register(rt, q, fakeLimits{}, counters, nil)
+	rt.Mount(httpapi.Services{Console: console.New(q, fakeLimits{}, counters, nil)})
 	rt.RequireAuth(tokens{
 		"admin":  {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"reader": {TokenID: "r", Scopes: []auth.Scope{auth.PaymentsRead}},
@@ -119,11 +119,11 @@ func TestShellIsPublicAndHoldsNoData(t *testing.T) {
 		t.Errorf("the figures with an admin token: %d", rec.Code)
 	}
 	for _, p := range []string{console.PagePattern, console.FilePattern} {
-		if _, public := httpapi.RouteScope(p); !public {
+		if _, public := rt.RouteScope(p); !public {
 			t.Errorf("%s is not public", p)
 		}
 	}
-	if scope, public := httpapi.RouteScope(console.StatsPattern); public || scope != auth.Admin {
+	if scope, public := rt.RouteScope(console.StatsPattern); public || scope != auth.Admin {
 		t.Errorf("%s: scope %q public %t, want admin", console.StatsPattern, scope, public)
 	}
 }
@@ -260,7 +260,7 @@ func TestStatsShowTheRails(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			rt := httpapi.NewRouter(nil)
-			console.Register(rt, &fakeQueue{}, fakeLimits{}, nil, tc.rails)
+			rt.Mount(httpapi.Services{Console: console.New(&fakeQueue{}, fakeLimits{}, nil, tc.rails)})
 			rt.RequireAuth(tokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}})
 			rec := get(rt, "/admin/console/stats", "admin")
 			if rec.Code != tc.code {

@@ -33,7 +33,7 @@ type Accounts interface {
 // FXRates is what the FX-rate endpoints need (ledger/service.Service).
 type FXRates interface {
 	// SetRateTx sets a rate in the transaction of the change and its
-	// audit entry (see HandleAudit).
+	// audit entry (see auditAPI).
 	SetRateTx(ctx context.Context, tx pgx.Tx, r fx.Rate) (fx.Rate, error)
 	Rates(ctx context.Context) ([]fx.Rate, error)
 }
@@ -43,105 +43,16 @@ type FXRates interface {
 // and with a process action. The router refuses a bad one (checkActor).
 const OperatorHeader = "X-Operator"
 
-// HandleAccounts adds POST /v1/accounts and GET /v1/accounts/{id}.
-func (rt *Router) HandleAccounts(a Accounts) {
-	rt.Handle("POST /v1/accounts", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req accountRequest
-		if prob := decodeJSON(w, r, &req); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		if prob := claimTenant(r, &req.TenantID); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		n, bad := req.newAccount()
-		if prob := invalidAccount(n, bad); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		v, created, err := a.CreateAccount(r.Context(), n)
-		switch code := ledger.CodeOf(err); {
-		case code == ledger.CodeInvalidArgument:
-			WriteProblem(w, r, *invalidAccount(n, invalidFields(err)))
-		case code == ledger.CodeAccountConflict:
-			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Account id already used",
-				Detail: "tenant " + n.TenantID + " already has an account " + n.AccountID + " with a different currency, balance, fee, limit basis or limits; use a new id",
-				Errors: []field.Error{{Field: "accountId", Detail: "already used by this tenant for a different account"}}})
-		case err != nil:
-			rt.log.Error("account creation failed", "account", bankid.Mask(n.AccountID), "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the account could not be created now; retrying the same request is safe"})
-		case created:
-			w.Header().Set("Location", "/v1/accounts/"+n.AccountID)
-			WriteJSON(w, http.StatusCreated, AccountJSON(v))
-		default:
-			WriteJSON(w, http.StatusOK, AccountJSON(v))
-		}
-	}))
-	rt.Handle("GET /v1/accounts/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		v, ok := findOwned(rt, w, r, "account", a.Account, func(v service.AccountView) string { return v.TenantID },
-			ledger.ErrAccountNotFound, ledger.ErrAccountAmbiguous)
-		if ok {
-			WriteJSON(w, http.StatusOK, AccountJSON(v))
-		}
-	}))
+// accountsAPI serves the ledger's accounts.
+type accountsAPI struct {
+	rt       *Router
+	accounts Accounts
 }
 
-// HandleFXRates adds POST /admin/fx-rates and GET /admin/fx-rates.
-func (rt *Router) HandleFXRates(f FXRates) {
-	rt.Handle("POST /admin/fx-rates", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Base  string          `json:"base"`
-			Quote string          `json:"quote"`
-			Rate  json.RawMessage `json:"rate"`
-			// Dealable false publishes the rate for quotes but refuses
-			// contracts at it (dealing suspended); default true.
-			Dealable *bool `json:"dealable"`
-		}
-		if prob := decodeJSON(w, r, &req); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		var bad []field.Error
-		rate := decimalField(&bad, "rate", req.Rate, true, money.Unsigned)
-		if err := fx.ValidateRate(req.Base, req.Quote, rate); err != nil {
-			bad = merge(bad, invalidFields(err))
-		}
-		if len(bad) > 0 {
-			WriteProblem(w, r, fieldProblem("Invalid FX rate", bad))
-			return
-		}
-		dealable := req.Dealable == nil || *req.Dealable
-		got, err := f.SetRateTx(r.Context(), changeTx(r), fx.Rate{Base: req.Base, Quote: req.Quote, Rate: rate, Dealable: dealable, SetBy: operatorOf(r)})
-		switch {
-		case ledger.CodeOf(err) == ledger.CodeInvalidArgument:
-			WriteProblem(w, r, fieldProblem("Invalid FX rate", invalidFields(err)))
-		case err != nil:
-			rt.log.Error("setting an FX rate failed", "base", req.Base, "quote", req.Quote, "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the rate could not be set now; retry"})
-		default:
-			WriteJSON(w, http.StatusOK, rateJSON(got))
-		}
-	}))
-	rt.Handle("GET /admin/fx-rates", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pg, prob := readPage(r, anyPosition)
-		if prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		rates, err := f.Rates(r.Context())
-		if err != nil {
-			rt.log.Error("listing FX rates failed", "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the rates cannot be listed now; retry"})
-			return
-		}
-		rates, next := paginate(rates, func(x fx.Rate) string { return x.Base + "/" + x.Quote }, pg)
-		out := make([]rateResponse, len(rates))
-		for i, x := range rates {
-			out[i] = rateJSON(x)
-		}
-		WriteJSON(w, http.StatusOK, listJSON("rates", out, next))
-	}))
+// fxRatesAPI serves the FX rates (admin).
+type fxRatesAPI struct {
+	rt    *Router
+	rates FXRates
 }
 
 // accountRequest is POST /v1/accounts' body. Money comes as decimal
@@ -313,4 +224,105 @@ type rateResponse struct {
 
 func rateJSON(r fx.Rate) rateResponse {
 	return rateResponse{Base: r.Base, Quote: r.Quote, Rate: r.Rate.String(), Dealable: r.Dealable, UpdatedAt: r.UpdatedAt, SetBy: r.SetBy}
+}
+
+// create serves POST /v1/accounts.
+func (api *accountsAPI) create(w http.ResponseWriter, r *http.Request) {
+	var req accountRequest
+	if prob := decodeJSON(w, r, &req); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	if prob := claimTenant(r, &req.TenantID); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	n, bad := req.newAccount()
+	if prob := invalidAccount(n, bad); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	v, created, err := api.accounts.CreateAccount(r.Context(), n)
+	switch code := ledger.CodeOf(err); {
+	case code == ledger.CodeInvalidArgument:
+		WriteProblem(w, r, *invalidAccount(n, invalidFields(err)))
+	case code == ledger.CodeAccountConflict:
+		WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Account id already used",
+			Detail: "tenant " + n.TenantID + " already has an account " + n.AccountID + " with a different currency, balance, fee, limit basis or limits; use a new id",
+			Errors: []field.Error{{Field: "accountId", Detail: "already used by this tenant for a different account"}}})
+	case err != nil:
+		api.rt.log.Error("account creation failed", "account", bankid.Mask(n.AccountID), "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the account could not be created now; retrying the same request is safe"})
+	case created:
+		w.Header().Set("Location", "/v1/accounts/"+n.AccountID)
+		WriteJSON(w, http.StatusCreated, AccountJSON(v))
+	default:
+		WriteJSON(w, http.StatusOK, AccountJSON(v))
+	}
+}
+
+// get serves GET /v1/accounts/{id}.
+func (api *accountsAPI) get(w http.ResponseWriter, r *http.Request) {
+	v, ok := findOwned(api.rt, w, r, "account", api.accounts.Account, func(v service.AccountView) string { return v.TenantID },
+		ledger.ErrAccountNotFound, ledger.ErrAccountAmbiguous)
+	if ok {
+		WriteJSON(w, http.StatusOK, AccountJSON(v))
+	}
+}
+
+// set serves POST /admin/fx-rates.
+func (api *fxRatesAPI) set(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Base  string          `json:"base"`
+		Quote string          `json:"quote"`
+		Rate  json.RawMessage `json:"rate"`
+		// Dealable false publishes the rate for quotes but refuses
+		// contracts at it (dealing suspended); default true.
+		Dealable *bool `json:"dealable"`
+	}
+	if prob := decodeJSON(w, r, &req); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	var bad []field.Error
+	rate := decimalField(&bad, "rate", req.Rate, true, money.Unsigned)
+	if err := fx.ValidateRate(req.Base, req.Quote, rate); err != nil {
+		bad = merge(bad, invalidFields(err))
+	}
+	if len(bad) > 0 {
+		WriteProblem(w, r, fieldProblem("Invalid FX rate", bad))
+		return
+	}
+	dealable := req.Dealable == nil || *req.Dealable
+	got, err := api.rates.SetRateTx(r.Context(), changeTx(r), fx.Rate{Base: req.Base, Quote: req.Quote, Rate: rate, Dealable: dealable, SetBy: operatorOf(r)})
+	switch {
+	case ledger.CodeOf(err) == ledger.CodeInvalidArgument:
+		WriteProblem(w, r, fieldProblem("Invalid FX rate", invalidFields(err)))
+	case err != nil:
+		api.rt.log.Error("setting an FX rate failed", "base", req.Base, "quote", req.Quote, "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the rate could not be set now; retry"})
+	default:
+		WriteJSON(w, http.StatusOK, rateJSON(got))
+	}
+}
+
+// list serves GET /admin/fx-rates.
+func (api *fxRatesAPI) list(w http.ResponseWriter, r *http.Request) {
+	pg, prob := readPage(r, anyPosition)
+	if prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	rates, err := api.rates.Rates(r.Context())
+	if err != nil {
+		api.rt.log.Error("listing FX rates failed", "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the rates cannot be listed now; retry"})
+		return
+	}
+	rates, next := paginate(rates, func(x fx.Rate) string { return x.Base + "/" + x.Quote }, pg)
+	out := make([]rateResponse, len(rates))
+	for i, x := range rates {
+		out[i] = rateJSON(x)
+	}
+	WriteJSON(w, http.StatusOK, listJSON("rates", out, next))
 }

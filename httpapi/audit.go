@@ -30,42 +30,23 @@ type AuditLog interface {
 	List(ctx context.Context, limit int, before int64) ([]audit.Entry, int64, error)
 }
 
-// HandleAudit keeps the audited routes' changes in the audit log and adds
-// GET /admin/audit (paged: limit, cursor), newest first.
-//
-// An audited request (one other than GET to /admin/*, the cancels and
-// the changes of priority)
-// runs in a transaction: its handler makes the change in it (changeTx),
-// the router then writes the entry (who, the route, the path, the status,
-// the request body up to 4 KiB) in the same transaction and commits, and
-// only then sends the handler's answer, held until then. A refused request
-// (4xx, 5xx) is rolled back and not recorded; a change whose entry cannot
-// be written is rolled back and answered 503. A handler with work that
-// must follow the commit (driving a process, dropping a cache) commits
-// first (commit). The routes whose change commits in transactions of its
-// own (recordsItself) write an entry in each, through their store's hook.
-// Without an audit log, the router makes no audited change (503).
-func (rt *Router) HandleAudit(a AuditLog) {
-	rt.audit = a
-	rt.Handle("GET /admin/audit", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, prob := readPage(r, seqPosition)
-		if prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		before, _ := strconv.ParseInt(p.after, 10, 64)
-		entries, next, err := a.List(r.Context(), p.limit, before)
-		if err != nil {
-			rt.log.Error("reading the audit log failed", "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the audit log cannot be read now; retry"})
-			return
-		}
-		cursor := ""
-		if next > 0 {
-			cursor = p.cursor(strconv.FormatInt(next, 10))
-		}
-		WriteJSON(w, http.StatusOK, listJSON("entries", entries, cursor))
-	}))
+// auditAPI serves the audit log, newest first. The audited routes'
+// changes are kept in it (Services.Audit):
+// an audited request (one other than GET to /admin/*, the cancels and
+// the changes of priority) runs in a transaction: its handler makes the
+// change in it (changeTx), the router then writes the entry (who, the
+// route, the path, the status, the request body up to 4 KiB) in the same
+// transaction and commits, and only then sends the handler's answer,
+// held until then. A refused request (4xx, 5xx) is rolled back and not
+// recorded; a change whose entry cannot be written is rolled back and
+// answered 503. A handler with work that must follow the commit (driving
+// a process, dropping a cache) commits first (commit). The routes whose
+// change commits in transactions of its own (recordsItself) write an
+// entry in each, through their store's hook. Without an audit log, the
+// router makes no audited change (503).
+type auditAPI struct {
+	rt    *Router
+	audit AuditLog
 }
 
 // recordsItself are the audited routes whose change commits in
@@ -306,4 +287,25 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 		l.b.Write(p[:min(room, len(p))])
 	}
 	return len(p), nil
+}
+
+// list serves GET /admin/audit (paged: limit, cursor), newest first.
+func (api *auditAPI) list(w http.ResponseWriter, r *http.Request) {
+	p, prob := readPage(r, seqPosition)
+	if prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	before, _ := strconv.ParseInt(p.after, 10, 64)
+	entries, next, err := api.audit.List(r.Context(), p.limit, before)
+	if err != nil {
+		api.rt.log.Error("reading the audit log failed", "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the audit log cannot be read now; retry"})
+		return
+	}
+	cursor := ""
+	if next > 0 {
+		cursor = p.cursor(strconv.FormatInt(next, 10))
+	}
+	WriteJSON(w, http.StatusOK, listJSON("entries", entries, cursor))
 }

@@ -192,20 +192,24 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	d.letter = "dispatch:JOB:" + id
 
 	rt := httpapi.NewRouter(nil)
-	rt.HandleAudit(audit.Log{DB: pool})
-	rt.HandleDispatchConfig(q)
-	rt.HandlePacing(lim)
-	rt.HandleFXRates(service.New(pool))
-	rt.HandleProcesses(processAPI{op})
-	rt.HandleWebhooks(hooks, payment.EventTypes())
+	rt.Mount(httpapi.Services{
+		Audit:           audit.Log{DB: pool},
+		DispatchConfigs: q,
+		Pacer:           lim,
+		FXRates:         service.New(pool),
+		Processes:       processAPI{op},
+		Webhooks:        hooks, EventTypes: payment.EventTypes(),
+	})
 	// A pause to resume: of a tenant with nothing waiting, so that the
 	// other routes' payments are not held.
 	_, err = svc.Pause(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: "initech"}, nil)
 	must(err)
-	rt.HandlePayments(svc)
-	rt.HandleLevers(svc)
-	rt.HandleRails(httpapi.RailStore{DB: pool, Payments: store, Pacing: lim, Queue: q, Resolver: rails})
-	rt.HandleDeadLetters(&deadletter.Service{DB: pool, Queue: q, Limiter: lim, OutboxItemType: "JOB"})
+	rt.Mount(httpapi.Services{
+		Payments:    svc,
+		Levers:      svc,
+		Rails:       httpapi.RailStore{DB: pool, Payments: store, Pacing: lim, Queue: q, Resolver: rails},
+		DeadLetters: &deadletter.Service{DB: pool, Queue: q, Limiter: lim, OutboxItemType: "JOB"},
+	})
 	rt.RequireAuth(fakeTokens{
 		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
 		"acme":  {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}},
@@ -432,7 +436,7 @@ func TestAuditedWithoutLog(t *testing.T) {
 	t.Parallel()
 	f := newFakeDispatchConfigs()
 	rt := httpapi.NewRouter(nil)
-	rt.HandleDispatchConfig(f)
+	rt.Mount(httpapi.Services{DispatchConfigs: f})
 	req := httptest.NewRequest("PATCH", "/admin/dispatch/config/PAYMENT", strings.NewReader(`{"batch_size":7}`))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
@@ -452,8 +456,7 @@ func TestAuditFailureHoldsTheAnswer(t *testing.T) {
 	t.Parallel()
 	log := &fakeAudit{fail: fmt.Errorf("disk full")}
 	rt := httpapi.NewRouter(nil)
-	rt.HandlePacing(&fakePacer{})
-	rt.HandleAudit(log)
+	rt.Mount(httpapi.Services{Pacer: &fakePacer{}, Audit: log})
 	rec := call(rt, "POST", "/admin/rate-limit/config", `{"configName":"c","maxPerWindow":5,"windowSize":"PT1S"}`, "")
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Location") != "" || strings.Contains(rec.Body.String(), "configName") {
 		t.Fatalf("entry refused: %d %v %s", rec.Code, rec.Header(), rec.Body)

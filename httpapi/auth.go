@@ -14,66 +14,15 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (auth.Principal, error)
 }
 
-// RequireAuth makes every route but the public ones (/healthz, /readyz,
-// /metrics, /openapi.json, the operator console's page and files) need a
-// bearer token with the route's scope. Without it (the --insecure-dev
+// RequireAuth makes every route but the public ones (Public in the route
+// table) need a bearer token with the route's scope. Without it (the --insecure-dev
 // mode, and handler unit tests) every caller is served.
 func (rt *Router) RequireAuth(a Authenticator) { rt.auth = a }
-
-// publicRoutes answer without a token: probes and scrapes, the contract,
-// and the operator console's page, script and style sheet (package
-// console), which hold no data: the console's script calls the admin API
-// with the token its operator signs in with.
-var publicRoutes = map[string]bool{"GET /healthz": true, "GET /readyz": true, "GET /metrics": true, "GET /openapi.json": true,
-	"GET /console": true, "GET /console/{file}": true}
-
-// routeScopes is the scope each route needs. A route not listed needs
-// admin, so a route added without thought is closed, not open.
-var routeScopes = map[string]auth.Scope{
-	"POST /v1/payments":        auth.PaymentsWrite,
-	"POST /v1/payment-batches": auth.PaymentsWrite,
-	"GET /v1/payments/{id}":    auth.PaymentsRead,
-	"GET /v1/payments":         auth.PaymentsRead,
-	"GET /v1/processes/{id}":   auth.PaymentsRead,
-	"POST /v1/accounts":        auth.AccountsWrite,
-	"GET /v1/accounts/{id}":    auth.PaymentsRead,
-
-	"POST /v1/payments/{id}/cancel":        auth.PaymentsWrite,
-	"POST /v1/payment-batches/{id}/cancel": auth.PaymentsWrite,
-
-	"POST /v1/payments/{id}/priority":        auth.PaymentsWrite,
-	"POST /v1/payment-batches/{id}/priority": auth.PaymentsWrite,
-
-	"GET /v1/payment-batches/{id}":            auth.PaymentsRead,
-	"GET /v1/payment-batches/{id}/rejections": auth.PaymentsRead,
-
-	"GET /v1/payment-batches/{id}/status-report": auth.PaymentsRead,
-
-	// A tenant manages its own endpoints, under /admin as operators do.
-	"POST /admin/webhooks":                    auth.WebhooksWrite,
-	"GET /admin/webhooks":                     auth.WebhooksWrite,
-	"GET /admin/webhooks/{id}":                auth.WebhooksWrite,
-	"DELETE /admin/webhooks/{id}":             auth.WebhooksWrite,
-	"POST /admin/webhooks/{id}/rotate-secret": auth.WebhooksWrite,
-	"GET /admin/webhooks/{id}/deliveries":     auth.WebhooksWrite,
-	"POST /admin/webhooks/{id}/redrive":       auth.WebhooksWrite,
-}
-
-// RouteScope is the scope a route pattern needs, and whether it is public.
-func RouteScope(pattern string) (scope auth.Scope, public bool) {
-	if publicRoutes[pattern] {
-		return "", true
-	}
-	if s, ok := routeScopes[pattern]; ok {
-		return s, false
-	}
-	return auth.Admin, false
-}
 
 // authorize authenticates r for the route pattern and returns the request
 // to serve (carrying its principal), or writes 401/403 and returns nil.
 func (rt *Router) authorize(w http.ResponseWriter, r *http.Request, pattern string) *http.Request {
-	scope, public := RouteScope(pattern)
+	scope, public := rt.RouteScope(pattern)
 	if rt.auth == nil || public {
 		return r
 	}

@@ -181,12 +181,14 @@ func TestAuthorization(t *testing.T) {
 	pays := &fakePayments{byID: map[string]payment.Request{"pay-acme": {TenantID: "acme"}, "pay-globex": {TenantID: "globex"}}}
 	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
 	rt := httpapi.NewRouter(nil)
-	rt.HandlePayments(pays)
-	rt.HandleAccounts(led)
-	rt.HandleFXRates(led)
-	rt.HandleProcesses(fakeProcesses{})
-	rt.HandleAudit(&fakeAudit{})
-	rt.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	rt.Mount(httpapi.Services{
+		Payments:  pays,
+		Accounts:  led,
+		FXRates:   led,
+		Processes: fakeProcesses{},
+		Audit:     &fakeAudit{},
+		Metrics:   http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }),
+	})
 	rt.RequireAuth(tokens)
 
 	admin := func(method, path, body string) {
@@ -285,6 +287,7 @@ func TestAuthorization(t *testing.T) {
 // TestRouteScopes: a route no one gave a scope needs admin.
 func TestRouteScopes(t *testing.T) {
 	t.Parallel()
+	rt := contractRouter(t)
 	for pattern, want := range map[string]auth.Scope{
 		"POST /v1/payments": auth.PaymentsWrite, "GET /v1/payments/{id}": auth.PaymentsRead,
 		"POST /v1/accounts": auth.AccountsWrite, "POST /admin/fx-rates": auth.Admin,
@@ -293,7 +296,7 @@ func TestRouteScopes(t *testing.T) {
 		"POST /admin/rails": auth.Admin, "GET /admin/rails/{name}": auth.Admin, "POST /admin/routing-rules": auth.Admin,
 		"POST /admin/cutoff-rules": auth.Admin, "POST /admin/payments/release": auth.Admin,
 	} {
-		if got, public := httpapi.RouteScope(pattern); got != want || public {
+		if got, public := rt.RouteScope(pattern); got != want || public {
 			t.Errorf("%s: scope %q (public %t), want %q", pattern, got, public, want)
 		}
 	}
@@ -320,7 +323,7 @@ func call(h http.Handler, method, path, body, authz string) *httptest.ResponseRe
 func TestRateLimitPerToken(t *testing.T) {
 	t.Parallel()
 	rt := httpapi.NewRouter(nil)
-	rt.HandlePayments(&fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}})
+	rt.Mount(httpapi.Services{Payments: &fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}}})
 	rt.RequireAuth(fakeTokens{
 		"a": {TokenID: "a", Scopes: []auth.Scope{auth.PaymentsRead}},
 		"b": {TokenID: "b", Scopes: []auth.Scope{auth.PaymentsRead}},
@@ -422,8 +425,7 @@ func TestAdminAudit(t *testing.T) {
 	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
 	log := &fakeAudit{}
 	rt := httpapi.NewRouter(nil)
-	rt.HandleFXRates(led)
-	rt.HandleAudit(log)
+	rt.Mount(httpapi.Services{FXRates: led, Audit: log})
 	rt.RequireAuth(fakeTokens{
 		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
 		"rw":    {TokenID: "tok_b", Scopes: []auth.Scope{auth.PaymentsWrite}},

@@ -35,7 +35,7 @@ func TestAuthFailuresLimited(t *testing.T) {
 	t.Parallel()
 	newRouter := func(perMinute int) (*httpapi.Router, *countingTokens) {
 		rt := httpapi.NewRouter(nil)
-		rt.HandlePayments(&fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}})
+		rt.Mount(httpapi.Services{Payments: &fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}}})
 		tokens := &countingTokens{fakeTokens: fakeTokens{
 			"valid":   {TokenID: "a", Scopes: []auth.Scope{auth.PaymentsRead}},
 			"unseen":  {TokenID: "b", Scopes: []auth.Scope{auth.PaymentsRead}},
@@ -150,7 +150,7 @@ func BenchmarkAuthenticateValid(b *testing.B) {
 	} {
 		b.Run(bb.name, func(b *testing.B) {
 			rt := httpapi.NewRouter(nil)
-			rt.HandlePayments(&fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}})
+			rt.Mount(httpapi.Services{Payments: &fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}}})
 			rt.RequireAuth(fakeTokens{"valid": {TokenID: "a", Scopes: []auth.Scope{auth.PaymentsRead}}})
 			rt.LimitAuthFailures(bb.perMinute)
 			if bb.attack {

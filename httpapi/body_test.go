@@ -25,12 +25,14 @@ import (
 func bodyRouter() *httpapi.Router {
 	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
 	rt := httpapi.NewRouter(nil)
-	rt.HandlePayments(&fakePayments{byID: map[string]payment.Request{}})
-	rt.HandleAccounts(led)
-	rt.HandleFXRates(led)
-	rt.HandlePacing(&fakePacer{})
-	rt.HandleProcesses(fakeProcesses{})
-	rt.HandleAudit(&fakeAudit{})
+	rt.Mount(httpapi.Services{
+		Payments:  &fakePayments{byID: map[string]payment.Request{}},
+		Accounts:  led,
+		FXRates:   led,
+		Pacer:     &fakePacer{},
+		Processes: fakeProcesses{},
+		Audit:     &fakeAudit{},
+	})
 	return rt
 }
 

@@ -47,7 +47,7 @@ func TestBulkFormats(t *testing.T) {
 	for _, tt := range tests {
 		pays := &fakePayments{byID: map[string]payment.Request{}}
 		rt := httpapi.NewRouter(nil)
-		rt.HandlePayments(pays)
+		rt.Mount(httpapi.Services{Payments: pays})
 		rt.RequireAuth(fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}})
 		req := httptest.NewRequest("POST", "/v1/payment-batches"+tt.query, strings.NewReader(tt.body))
 		req.Header.Set("Content-Type", tt.ctype)
@@ -89,7 +89,7 @@ func TestBodyLimits(t *testing.T) {
 	t.Parallel()
 	pays := &fakePayments{byID: map[string]payment.Request{}}
 	rt := httpapi.NewRouter(nil)
-	rt.HandlePayments(pays)
+	rt.Mount(httpapi.Services{Payments: pays})
 	rt.SetBodyLimits(100, 1000)
 	for _, tt := range []struct{ path, ctype, body string }{
 		{"/v1/payments", "application/json", `{"paymentId":"` + strings.Repeat("p", 200) + `"}`},

@@ -109,8 +109,7 @@ func TestDeadLetterRoutes(t *testing.T) {
 	dl := newFakeDeadLetters()
 	aud := &fakeAudit{}
 	rt := httpapi.NewRouter(nil)
-	rt.HandleAudit(aud)
-	rt.HandleDeadLetters(dl)
+	rt.Mount(httpapi.Services{Audit: aud, DeadLetters: dl})
 	rt.RequireAuth(fakeTokens{"admin": {TokenID: "a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
 		"reader": {TokenID: "r", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsRead}}})
 	do := func(method, path, body, token string) (int, map[string]any) {

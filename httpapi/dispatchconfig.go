@@ -21,7 +21,7 @@ type DispatchConfigs interface {
 	ListConfigs(ctx context.Context) ([]queue.Config, error)
 	GetConfig(ctx context.Context, itemType string) (queue.Config, error)
 	// UpdateConfigTx changes settings in the transaction of the change
-	// and its audit entry (see HandleAudit).
+	// and its audit entry (see auditAPI).
 	UpdateConfigTx(ctx context.Context, tx pgx.Tx, itemType string, changes map[string]string) (queue.Config, error)
 }
 
@@ -57,65 +57,15 @@ func viewDispatchConfig(c queue.Config) dispatchConfigView {
 	}
 }
 
-// HandleDispatchConfig adds the item types' dispatch settings (admin):
-// GET /admin/dispatch/config, GET and PATCH /admin/dispatch/config/{itemType}.
+// dispatchConfigAPI serves the item types' dispatch settings (admin).
 // A PATCH takes a JSON object of the settings to change, under the keys
 // `paydispatch config set` takes ({"exec_mode": "BATCH", "batch_size":
 // 1000}); the dispatcher applies it at its next cycle, and the change is
 // in the admin audit log. A bad key or value changes nothing (422 naming
 // it).
-func (rt *Router) HandleDispatchConfig(q DispatchConfigs) {
-	rt.Handle("GET /admin/dispatch/config", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cs, err := q.ListConfigs(r.Context())
-		if err != nil {
-			rt.dispatchConfigProblem(w, r, err)
-			return
-		}
-		out := make([]dispatchConfigView, len(cs))
-		for i, c := range cs {
-			out[i] = viewDispatchConfig(c)
-		}
-		WriteJSON(w, http.StatusOK, map[string]any{"configs": out})
-	}))
-	rt.Handle("GET /admin/dispatch/config/{itemType}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := q.GetConfig(r.Context(), r.PathValue("itemType"))
-		if err != nil {
-			rt.dispatchConfigProblem(w, r, err)
-			return
-		}
-		WriteJSON(w, http.StatusOK, viewDispatchConfig(c))
-	}))
-	rt.Handle("PATCH /admin/dispatch/config/{itemType}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req map[string]json.RawMessage
-		if prob := decodeJSON(w, r, &req); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		changes := make(map[string]string, len(req))
-		var fields []field.Error
-		for k, raw := range req {
-			if !slices.Contains(queue.ConfigKeys(), k) {
-				fields = append(fields, field.Error{Field: k, Detail: "unknown setting: use one of " + strings.Join(queue.ConfigKeys(), ", ")})
-				continue
-			}
-			v, ok := settingValue(raw)
-			if !ok {
-				fields = append(fields, field.Error{Field: k, Detail: "want a string, a whole number or true/false"})
-				continue
-			}
-			changes[k] = v
-		}
-		if len(fields) > 0 {
-			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid dispatch setting", Detail: "nothing was changed", Errors: fields})
-			return
-		}
-		c, err := q.UpdateConfigTx(r.Context(), changeTx(r), r.PathValue("itemType"), changes)
-		if err != nil {
-			rt.dispatchConfigProblem(w, r, err)
-			return
-		}
-		WriteJSON(w, http.StatusOK, viewDispatchConfig(c))
-	}))
+type dispatchConfigAPI struct {
+	rt      *Router
+	configs DispatchConfigs
 }
 
 // settingValue reads one setting's JSON value as the text UpdateConfig
@@ -157,4 +107,61 @@ func (rt *Router) dispatchConfigProblem(w http.ResponseWriter, r *http.Request, 
 		rt.log.Error("dispatch settings", "error", err)
 		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the dispatch settings cannot be reached now; retry"})
 	}
+}
+
+// list serves GET /admin/dispatch/config.
+func (api *dispatchConfigAPI) list(w http.ResponseWriter, r *http.Request) {
+	cs, err := api.configs.ListConfigs(r.Context())
+	if err != nil {
+		api.rt.dispatchConfigProblem(w, r, err)
+		return
+	}
+	out := make([]dispatchConfigView, len(cs))
+	for i, c := range cs {
+		out[i] = viewDispatchConfig(c)
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"configs": out})
+}
+
+// get serves GET /admin/dispatch/config/{itemType}.
+func (api *dispatchConfigAPI) get(w http.ResponseWriter, r *http.Request) {
+	c, err := api.configs.GetConfig(r.Context(), r.PathValue("itemType"))
+	if err != nil {
+		api.rt.dispatchConfigProblem(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, viewDispatchConfig(c))
+}
+
+// patch serves PATCH /admin/dispatch/config/{itemType}.
+func (api *dispatchConfigAPI) patch(w http.ResponseWriter, r *http.Request) {
+	var req map[string]json.RawMessage
+	if prob := decodeJSON(w, r, &req); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	changes := make(map[string]string, len(req))
+	var fields []field.Error
+	for k, raw := range req {
+		if !slices.Contains(queue.ConfigKeys(), k) {
+			fields = append(fields, field.Error{Field: k, Detail: "unknown setting: use one of " + strings.Join(queue.ConfigKeys(), ", ")})
+			continue
+		}
+		v, ok := settingValue(raw)
+		if !ok {
+			fields = append(fields, field.Error{Field: k, Detail: "want a string, a whole number or true/false"})
+			continue
+		}
+		changes[k] = v
+	}
+	if len(fields) > 0 {
+		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid dispatch setting", Detail: "nothing was changed", Errors: fields})
+		return
+	}
+	c, err := api.configs.UpdateConfigTx(r.Context(), changeTx(r), r.PathValue("itemType"), changes)
+	if err != nil {
+		api.rt.dispatchConfigProblem(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, viewDispatchConfig(c))
 }

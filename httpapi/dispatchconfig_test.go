@@ -68,8 +68,7 @@ func TestDispatchConfigAPI(t *testing.T) {
 	t.Parallel()
 	f := newFakeDispatchConfigs()
 	rt := httpapi.NewRouter(nil)
-	rt.HandleDispatchConfig(f)
-	rt.HandleAudit(&fakeAudit{})
+	rt.Mount(httpapi.Services{DispatchConfigs: f, Audit: &fakeAudit{}})
 	tests := []struct {
 		name, method, path, body string
 		status                   int

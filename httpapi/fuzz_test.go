@@ -62,11 +62,7 @@ func FuzzRouter(f *testing.F) {
 		pays := &validatingPayments{fakePayments{byID: map[string]payment.Request{}}}
 		led := &fakeLedger{accounts: map[string]service.NewAccount{}}
 		rt := httpapi.NewRouter(nil)
-		rt.HandlePayments(pays)
-		rt.HandleAccounts(led)
-		rt.HandleFXRates(led)
-		rt.HandleProcesses(fakeProcesses{})
-		rt.HandleAudit(&fakeAudit{})
+		rt.Mount(httpapi.Services{Payments: pays, Accounts: led, FXRates: led, Processes: fakeProcesses{}, Audit: &fakeAudit{}})
 		rt.RequireAuth(fakeTokens{"t": {TokenID: "t", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.AccountsWrite}}})
 
 		r := fuzzRoutes[int(route)%len(fuzzRoutes)]

@@ -15,7 +15,7 @@ import (
 )
 
 // HeldPayments releases payments held at their rail's cut-off
-// (payment.Service); with it, HandlePayments adds POST
+// (payment.Service); Services.Payments with it serves POST
 // /admin/payments/release.
 type HeldPayments interface {
 	// Release schedules again the HELD payments the filter selects,
@@ -77,36 +77,34 @@ func (b releaseBody) check() (payment.HeldFilter, []field.Error) {
 	return f, errs
 }
 
-// handleRelease adds POST /admin/payments/release: an operator's override
-// of the HOLD cut-off rule. Each payment is paced again from now on its
+// release serves POST /admin/payments/release: an operator's override of
+// the HOLD cut-off rule. Each payment is paced again from now on its
 // rail, before its current business day's cut-off or from a later day's
 // opening, never sent late; the audit entry is written in the
 // transaction that schedules them (none when nothing was held).
-func (rt *Router) handleRelease(h HeldPayments) {
-	rt.Handle("POST /admin/payments/release", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body releaseBody
-		if prob := decodeJSONLimit(w, r, &body, maxTableJSONBody); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		f, errs := body.check()
-		if len(errs) > 0 {
-			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid release", Detail: "nothing was released", Errors: errs})
-			return
-		}
-		res, err := h.Release(r.Context(), f, func(ctx context.Context, tx pgx.Tx, released int) error {
-			return rt.record(ctx, tx, r, map[string]any{"release": body, "released": released})
-		})
-		switch {
-		case errors.Is(err, payment.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(body.BatchID, 64)})
-		case errors.Is(err, payment.ErrNoRails):
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "this server has no rails to release payments onto"})
-		case err != nil:
-			rt.log.Error("releasing held payments failed", "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payments cannot be released now; retry: what was released stays so"})
-		default:
-			WriteJSON(w, http.StatusOK, res)
-		}
-	}))
+func (api *paymentsAPI) release(w http.ResponseWriter, r *http.Request) {
+	var body releaseBody
+	if prob := decodeJSONLimit(w, r, &body, maxTableJSONBody); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	f, errs := body.check()
+	if len(errs) > 0 {
+		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid release", Detail: "nothing was released", Errors: errs})
+		return
+	}
+	res, err := api.held.Release(r.Context(), f, func(ctx context.Context, tx pgx.Tx, released int) error {
+		return api.rt.record(ctx, tx, r, map[string]any{"release": body, "released": released})
+	})
+	switch {
+	case errors.Is(err, payment.ErrNotFound):
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(body.BatchID, 64)})
+	case errors.Is(err, payment.ErrNoRails):
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "this server has no rails to release payments onto"})
+	case err != nil:
+		api.rt.log.Error("releasing held payments failed", "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payments cannot be released now; retry: what was released stays so"})
+	default:
+		WriteJSON(w, http.StatusOK, res)
+	}
 }

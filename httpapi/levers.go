@@ -40,32 +40,17 @@ type Levers interface {
 	Batch(ctx context.Context, id string) (payment.BatchView, error)
 }
 
-// HandleLevers adds the operator's and the tenants' levers on what
-// waits: a change of a rate-limit config moves the payments waiting
-// under it (the change's answer gains "repaced"), and POST
-// /admin/rate-limit/config/{name}/repace makes the same move again, on
-// its own (after a move that failed, or a config changed by another
-// process); /admin/pauses pauses and resumes a tenant, a file or a rail;
-// POST /v1/payments/{id}/priority and /v1/payment-batches/{id}/priority
-// change the priority of what still waits. Each change is audited in its
-// own transaction.
-func (rt *Router) HandleLevers(l Levers) {
-	rt.levers = l
-	rt.Handle("POST /admin/rate-limit/config/{name}/repace", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name := r.PathValue("name")
-		res, err := l.RepaceConfig(r.Context(), name, rt.recordCancel(r, map[string]any{"repaced": name}))
-		switch {
-		case errors.Is(err, pacing.ErrConfigNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no rate-limit config " + plaintext.Clip(name, 100)})
-		case err != nil:
-			rt.log.Error("moving the waiting payments failed", "config", name, "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the waiting payments cannot be moved now; retry: what moved stays so"})
-		default:
-			WriteJSON(w, http.StatusOK, res)
-		}
-	}))
-	rt.handlePauses(l)
-	rt.handlePriority(l)
+// leversAPI serves the operator's and the tenants' levers on what waits:
+// a change of a rate-limit config moves the payments waiting under it
+// (the change's answer gains "repaced"), and repace makes the same move
+// again, on its own (after a move that failed, or a config changed by
+// another process); the pauses pause and resume a tenant, a file or a
+// rail; the priorities change what still waits (a tenant's own; an
+// operator's token: any tenant's, as a cancel does). Each change is
+// audited in its own transaction.
+type leversAPI struct {
+	rt     *Router
+	levers Levers
 }
 
 // repace moves what waits under a changed config, after the change has
@@ -101,67 +86,6 @@ func (rt *Router) recordCount(r *http.Request, detail map[string]any, key string
 type pauseAnswer struct {
 	payment.Paused
 	Pause *payment.Pause `json:"pause,omitempty"`
-}
-
-// handlePauses adds POST /admin/pauses (pause a scope), GET /admin/pauses
-// (the scopes paused) and DELETE /admin/pauses/{scope}/{id} (resume one).
-func (rt *Router) handlePauses(l Levers) {
-	rt.Handle("POST /admin/pauses", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var scope payment.PauseScope
-		if prob := decodeJSON(w, r, &scope); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		if prob := invalidScope(scope, http.StatusUnprocessableEntity, "Invalid pause"); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		res, err := l.Pause(r.Context(), scope, rt.recordCount(r, map[string]any{"pause": scope}, "payments"))
-		if prob := rt.leverFailed(r, err, "pausing", scope); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		out := pauseAnswer{Paused: res}
-		// The pause's own time: the first pause of the scope's, when it
-		// was paused already.
-		if ps, err := l.Pauses(r.Context()); err == nil {
-			for i := range ps {
-				if ps[i].PauseScope == scope {
-					out.Pause = &ps[i]
-				}
-			}
-		}
-		WriteJSON(w, http.StatusCreated, out)
-	}))
-	rt.Handle("GET /admin/pauses", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ps, err := l.Pauses(r.Context())
-		if err != nil {
-			rt.log.Error("listing the pauses failed", "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the pauses cannot be read now; retry"})
-			return
-		}
-		if ps == nil {
-			ps = []payment.Pause{}
-		}
-		WriteJSON(w, http.StatusOK, listJSON("pauses", ps, ""))
-	}))
-	rt.Handle("DELETE /admin/pauses/{scope}/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scope := payment.PauseScope{Kind: r.PathValue("scope"), ID: r.PathValue("id")}
-		if prob := invalidScope(scope, http.StatusBadRequest, "Invalid path"); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		res, err := l.Resume(r.Context(), scope, rt.recordCount(r, map[string]any{"resume": scope}, "moved"))
-		if errors.Is(err, payment.ErrNotFound) {
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: fmt.Sprintf("%s %s is not paused", scope.Kind, plaintext.Clip(scope.ID, 100))})
-			return
-		}
-		if prob := rt.leverFailed(r, err, "resuming", scope); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		WriteJSON(w, http.StatusOK, res)
-	}))
 }
 
 // invalidScope names what is wrong with a pause's scope (nil: nothing),
@@ -220,77 +144,6 @@ type batchReprioritized struct {
 	payment.Reprioritized
 }
 
-// handlePriority adds POST /v1/payments/{id}/priority and POST
-// /v1/payment-batches/{id}/priority: a tenant's change of the priority
-// of its payments still waiting (an operator's token: any tenant's, as a
-// cancel does).
-func (rt *Router) handlePriority(l Levers) {
-	rt.Handle("POST /v1/payments/{id}/priority", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		var body priorityBody
-		if prob := decodeJSON(w, r, &body); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		if prob := body.check(); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		tenant := lookupTenant(r)
-		if tenant == "" {
-			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Tenant required",
-				Detail: "a change of priority names the payment's tenant", Errors: []field.Error{{Field: "tenantId", Detail: "required: add ?tenantId= to name the payment's tenant"}}})
-			return
-		}
-		res, err := l.SetPriority(r.Context(), tenant, id, body.Priority,
-			rt.recordCount(r, map[string]any{"payment": id, "tenantId": tenant, "priority": body.Priority}, "changed"))
-		switch {
-		case errors.Is(err, payment.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment " + plaintext.Clip(id, 64)})
-		case errors.Is(err, payment.ErrNotWaiting):
-			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Payment not waiting",
-				Detail: "payment " + plaintext.Clip(id, 64) + " no longer waits (its execution began, or it ended): its priority no longer counts; nothing was changed"})
-		default:
-			if prob := rt.priorityFailed(err); prob != nil {
-				WriteProblem(w, r, *prob)
-				return
-			}
-			WriteJSON(w, http.StatusOK, paymentReprioritized{PaymentID: id, TenantID: tenant, Priority: body.Priority, Reprioritized: res})
-		}
-	}))
-	rt.Handle("POST /v1/payment-batches/{id}/priority", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		var body priorityBody
-		if prob := decodeJSON(w, r, &body); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		if prob := body.check(); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		v, err := l.Batch(r.Context(), id)
-		if err == nil && !tenantsAllowed(r, v.Tenants) {
-			err = payment.ErrNotFound // a file with another tenant's payments does not exist for this caller
-		}
-		var res payment.Reprioritized
-		tenant := lookupTenant(r)
-		if err == nil {
-			res, err = l.SetBatchPriority(r.Context(), id, tenant, body.Priority,
-				rt.recordCount(r, map[string]any{"batch": id, "tenantId": tenant, "priority": body.Priority}, "changed"))
-		}
-		if errors.Is(err, payment.ErrNotFound) {
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(id, 64)})
-			return
-		}
-		if prob := rt.priorityFailed(err); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		WriteJSON(w, http.StatusOK, batchReprioritized{BatchID: id, Priority: body.Priority, Reprioritized: res})
-	}))
-}
-
 // priorityFailed is the answer to a change of priority's other failures
 // (nil: none).
 func (rt *Router) priorityFailed(err error) *Problem {
@@ -303,4 +156,152 @@ func (rt *Router) priorityFailed(err error) *Problem {
 	rt.log.Error("changing a priority failed", "error", err)
 	return &Problem{Status: http.StatusServiceUnavailable,
 		Detail: "the priority cannot be changed now, or it changed but the waiting payments could not be put in their new order; retry"}
+}
+
+// repace serves POST /admin/rate-limit/config/{name}/repace: the payments
+// waiting under the config moved to its limit as it is now.
+func (api *leversAPI) repace(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	res, err := api.levers.RepaceConfig(r.Context(), name, api.rt.recordCancel(r, map[string]any{"repaced": name}))
+	switch {
+	case errors.Is(err, pacing.ErrConfigNotFound):
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no rate-limit config " + plaintext.Clip(name, 100)})
+	case err != nil:
+		api.rt.log.Error("moving the waiting payments failed", "config", name, "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the waiting payments cannot be moved now; retry: what moved stays so"})
+	default:
+		WriteJSON(w, http.StatusOK, res)
+	}
+}
+
+// pause serves POST /admin/pauses.
+func (api *leversAPI) pause(w http.ResponseWriter, r *http.Request) {
+	var scope payment.PauseScope
+	if prob := decodeJSON(w, r, &scope); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	if prob := invalidScope(scope, http.StatusUnprocessableEntity, "Invalid pause"); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	res, err := api.levers.Pause(r.Context(), scope, api.rt.recordCount(r, map[string]any{"pause": scope}, "payments"))
+	if prob := api.rt.leverFailed(r, err, "pausing", scope); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	out := pauseAnswer{Paused: res}
+	// The pause's own time: the first pause of the scope's, when it
+	// was paused already.
+	if ps, err := api.levers.Pauses(r.Context()); err == nil {
+		for i := range ps {
+			if ps[i].PauseScope == scope {
+				out.Pause = &ps[i]
+			}
+		}
+	}
+	WriteJSON(w, http.StatusCreated, out)
+}
+
+// listPauses serves GET /admin/pauses.
+func (api *leversAPI) listPauses(w http.ResponseWriter, r *http.Request) {
+	ps, err := api.levers.Pauses(r.Context())
+	if err != nil {
+		api.rt.log.Error("listing the pauses failed", "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the pauses cannot be read now; retry"})
+		return
+	}
+	if ps == nil {
+		ps = []payment.Pause{}
+	}
+	WriteJSON(w, http.StatusOK, listJSON("pauses", ps, ""))
+}
+
+// resume serves DELETE /admin/pauses/{scope}/{id}: the scope paced again
+// from now.
+func (api *leversAPI) resume(w http.ResponseWriter, r *http.Request) {
+	scope := payment.PauseScope{Kind: r.PathValue("scope"), ID: r.PathValue("id")}
+	if prob := invalidScope(scope, http.StatusBadRequest, "Invalid path"); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	res, err := api.levers.Resume(r.Context(), scope, api.rt.recordCount(r, map[string]any{"resume": scope}, "moved"))
+	if errors.Is(err, payment.ErrNotFound) {
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: fmt.Sprintf("%s %s is not paused", scope.Kind, plaintext.Clip(scope.ID, 100))})
+		return
+	}
+	if prob := api.rt.leverFailed(r, err, "resuming", scope); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	WriteJSON(w, http.StatusOK, res)
+}
+
+// setPriority serves POST /v1/payments/{id}/priority: a tenant's change of
+// the priority of its payment still waiting.
+func (api *leversAPI) setPriority(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var body priorityBody
+	if prob := decodeJSON(w, r, &body); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	if prob := body.check(); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	tenant := lookupTenant(r)
+	if tenant == "" {
+		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Tenant required",
+			Detail: "a change of priority names the payment's tenant", Errors: []field.Error{{Field: "tenantId", Detail: "required: add ?tenantId= to name the payment's tenant"}}})
+		return
+	}
+	res, err := api.levers.SetPriority(r.Context(), tenant, id, body.Priority,
+		api.rt.recordCount(r, map[string]any{"payment": id, "tenantId": tenant, "priority": body.Priority}, "changed"))
+	switch {
+	case errors.Is(err, payment.ErrNotFound):
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment " + plaintext.Clip(id, 64)})
+	case errors.Is(err, payment.ErrNotWaiting):
+		WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Payment not waiting",
+			Detail: "payment " + plaintext.Clip(id, 64) + " no longer waits (its execution began, or it ended): its priority no longer counts; nothing was changed"})
+	default:
+		if prob := api.rt.priorityFailed(err); prob != nil {
+			WriteProblem(w, r, *prob)
+			return
+		}
+		WriteJSON(w, http.StatusOK, paymentReprioritized{PaymentID: id, TenantID: tenant, Priority: body.Priority, Reprioritized: res})
+	}
+}
+
+// setBatchPriority serves POST /v1/payment-batches/{id}/priority.
+func (api *leversAPI) setBatchPriority(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var body priorityBody
+	if prob := decodeJSON(w, r, &body); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	if prob := body.check(); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	v, err := api.levers.Batch(r.Context(), id)
+	if err == nil && !tenantsAllowed(r, v.Tenants) {
+		err = payment.ErrNotFound // a file with another tenant's payments does not exist for this caller
+	}
+	var res payment.Reprioritized
+	tenant := lookupTenant(r)
+	if err == nil {
+		res, err = api.levers.SetBatchPriority(r.Context(), id, tenant, body.Priority,
+			api.rt.recordCount(r, map[string]any{"batch": id, "tenantId": tenant, "priority": body.Priority}, "changed"))
+	}
+	if errors.Is(err, payment.ErrNotFound) {
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(id, 64)})
+		return
+	}
+	if prob := api.rt.priorityFailed(err); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	WriteJSON(w, http.StatusOK, batchReprioritized{BatchID: id, Priority: body.Priority, Reprioritized: res})
 }

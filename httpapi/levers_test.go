@@ -92,9 +92,7 @@ func newLeversDB(t *testing.T) *leversDB {
 // the tenants acme and globex.
 func leversRouter(pool *pgxpool.Pool, svc *payment.Service) *httpapi.Router {
 	rt := httpapi.NewRouter(nil)
-	rt.HandleAudit(audit.Log{DB: pool})
-	rt.HandlePayments(svc)
-	rt.HandleLevers(svc)
+	rt.Mount(httpapi.Services{Audit: audit.Log{DB: pool}, Payments: svc, Levers: svc})
 	rt.RequireAuth(fakeTokens{
 		"admin":  {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
 		"acme":   {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}},
@@ -404,7 +402,7 @@ func TestPriorityOnSubmission(t *testing.T) {
 			t.Parallel()
 			pays := &validatingPayments{fakePayments{byID: map[string]payment.Request{}}}
 			rt := httpapi.NewRouter(nil)
-			rt.HandlePayments(pays)
+			rt.Mount(httpapi.Services{Payments: pays})
 			req := httptest.NewRequest("POST", tt.path, strings.NewReader(tt.body))
 			req.Header.Set("Content-Type", tt.ctype)
 			rec := httptest.NewRecorder()

@@ -33,7 +33,7 @@ func TestPaymentLinksToTemporalUI(t *testing.T) {
 	pays := &executedPayments{fakePayments{byID: map[string]payment.Request{"done": {TenantID: "acme"}, "waiting": {TenantID: "acme"}}}}
 	router := func(link bool) *httpapi.Router {
 		rt := httpapi.NewRouter(nil)
-		rt.HandlePayments(pays)
+		rt.Mount(httpapi.Services{Payments: pays})
 		rt.RequireAuth(fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}})
 		if link {
 			rt.LinkExecutions(func(wf, run string) string {

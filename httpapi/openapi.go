@@ -13,18 +13,19 @@ import (
 //go:embed openapi.json
 var OpenAPI []byte
 
-// HandleOpenAPI adds GET /openapi.json (public).
-func (rt *Router) HandleOpenAPI() {
-	rt.Handle("GET /openapi.json", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "max-age=300")
-		_, _ = w.Write(OpenAPI)
-	}))
+// serveOpenAPI serves GET /openapi.json.
+func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "max-age=300")
+	_, _ = w.Write(OpenAPI)
 }
 
-// Patterns lists the routes registered, sorted ("GET /v1/payments/{id}").
+// Patterns lists the routes mounted, sorted ("GET /v1/payments/{id}").
 func (rt *Router) Patterns() []string {
-	out := slices.Clone(rt.patterns)
+	out := make([]string, 0, len(rt.table))
+	for _, route := range rt.table {
+		out = append(out, route.Pattern)
+	}
 	slices.Sort(out)
 	return out
 }

@@ -23,7 +23,7 @@ type Pacer interface {
 	GetConfig(ctx context.Context, name string) (pacing.Config, error)
 	ListConfigs(ctx context.Context) ([]pacing.Config, error)
 	// PutConfigTx and DeactivateTx change a config in the transaction of
-	// the change and its audit entry (see HandleAudit); Forget drops it
+	// the change and its audit entry (see auditAPI); Forget drops it
 	// from the cache once that has committed.
 	PutConfigTx(ctx context.Context, tx pgx.Tx, c pacing.Config) (pacing.Config, error)
 	DeactivateTx(ctx context.Context, tx pgx.Tx, name string) (pacing.Config, error)
@@ -87,192 +87,11 @@ func viewConfig(c pacing.Config) configView {
 		Headroom: c.Headroom, Active: c.Active, Version: c.Version, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
 }
 
-// HandlePacing adds the slot API (POST /api/v1/slots, POST
-// /api/v1/slots/bulk) and the rate-limit admin under /admin/rate-limit/.
-func (rt *Router) HandlePacing(p Pacer) {
-	rt.Handle("POST /api/v1/slots", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req slotRequest
-		if prob := decodeJSON(w, r, &req); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		var fields []field.Error
-		if req.EventID == "" {
-			fields = append(fields, field.Error{Field: "eventId", Detail: "required"})
-		}
-		if req.ConfigName == "" {
-			fields = append(fields, field.Error{Field: "configName", Detail: "required, e.g. default"})
-		}
-		at, bad := slotTime(req.RequestedTime)
-		if bad != "" {
-			fields = append(fields, field.Error{Field: "requestedTime", Detail: bad})
-		}
-		if len(fields) > 0 {
-			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid slot request", Detail: "nothing was assigned", Errors: fields})
-			return
-		}
-		slot, err := p.Assign(r.Context(), req.ConfigName, req.EventID, at)
-		if err != nil {
-			rt.pacingProblem(w, r, p, req.ConfigName, err)
-			return
-		}
-		WriteJSON(w, http.StatusOK, viewSlot(slot))
-	}))
-	rt.Handle("POST /api/v1/slots/bulk", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			ConfigName string `json:"configName"`
-			Events     []struct {
-				EventID       string `json:"eventId"`
-				RequestedTime string `json:"requestedTime"`
-			} `json:"events"`
-		}
-		if prob := decodeJSONLimit(w, r, &req, maxBigJSONBody); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		var fields []field.Error
-		if req.ConfigName == "" {
-			fields = append(fields, field.Error{Field: "configName", Detail: "required, e.g. default"})
-		}
-		if len(req.Events) == 0 || len(req.Events) > maxBulkSlots {
-			fields = append(fields, field.Error{Field: "events", Detail: fmt.Sprintf("want 1 to %d events", maxBulkSlots)})
-		}
-		events := make([]pacing.Event, len(req.Events))
-		for i, e := range req.Events {
-			at, bad := slotTime(e.RequestedTime)
-			if bad != "" {
-				fields = append(fields, field.Error{Field: fmt.Sprintf("events[%d].requestedTime", i), Detail: bad})
-			}
-			events[i] = pacing.Event{ID: e.EventID, RequestedTime: at}
-		}
-		if len(fields) > 0 {
-			if len(fields) > 100 {
-				fields = fields[:100]
-			}
-			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid slot request", Detail: "nothing was assigned", Errors: fields})
-			return
-		}
-		slots, err := p.AssignBulk(r.Context(), req.ConfigName, events)
-		if err != nil {
-			rt.pacingProblem(w, r, p, req.ConfigName, err)
-			return
-		}
-		out := struct {
-			Slots     []slotView `json:"slots"`
-			New       int        `json:"new"`
-			Existing  int        `json:"existing"`
-			Exhausted int        `json:"exhausted"`
-		}{Slots: make([]slotView, len(slots))}
-		for i, s := range slots {
-			out.Slots[i] = viewSlot(s)
-			switch s.Status {
-			case pacing.StatusNew:
-				out.New++
-			case pacing.StatusExisting:
-				out.Existing++
-			default:
-				out.Exhausted++
-			}
-		}
-		WriteJSON(w, http.StatusOK, out)
-	}))
-
-	rt.Handle("POST /admin/rate-limit/config", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req configRequest
-		if prob := decodeJSON(w, r, &req); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		c := pacing.Config{Name: req.ConfigName, Headroom: pacing.DefaultHeadroom}
-		var fields []field.Error
-		if req.MaxPerWindow == nil {
-			fields = append(fields, field.Error{Field: "maxPerWindow", Detail: "required, e.g. 100"})
-		} else {
-			c.MaxPerWindow = *req.MaxPerWindow
-		}
-		if d, err := pacing.ParseISODuration(req.WindowSize); err != nil {
-			fields = append(fields, field.Error{Field: "windowSize", Detail: "want an ISO-8601 duration, e.g. PT4S"})
-		} else {
-			c.Window = d
-		}
-		if req.Headroom != nil {
-			c.Headroom = *req.Headroom
-		}
-		if len(fields) == 0 {
-			fields = append(fields, invalidFields(c.Validate())...)
-		}
-		if len(fields) > 0 {
-			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid rate-limit config", Detail: "nothing was changed", Errors: fields})
-			return
-		}
-		saved, err := p.PutConfigTx(r.Context(), changeTx(r), c)
-		if err != nil {
-			rt.pacingProblem(w, r, p, c.Name, err)
-			return
-		}
-		status := http.StatusOK
-		if saved.Version == 1 {
-			status = http.StatusCreated
-		}
-		if !rt.commit(w, r, status) {
-			return
-		}
-		p.Forget(saved.Name)
-		if status == http.StatusCreated {
-			w.Header().Set("Location", "/admin/rate-limit/config/"+saved.Name)
-			WriteJSON(w, status, viewConfig(saved))
-			return
-		}
-		// A changed limit moves what waits under it to the new rate.
-		WriteJSON(w, status, changedConfig{configView: viewConfig(saved), Repaced: rt.repace(r, saved.Name)})
-	}))
-	rt.Handle("GET /admin/rate-limit/config", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pg, prob := readPage(r, anyPosition)
-		if prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		cs, err := p.ListConfigs(r.Context())
-		if err != nil {
-			rt.pacingProblem(w, r, p, "", err)
-			return
-		}
-		cs, next := paginate(cs, func(c pacing.Config) string { return c.Name }, pg)
-		out := make([]configView, len(cs))
-		for i, c := range cs {
-			out[i] = viewConfig(c)
-		}
-		WriteJSON(w, http.StatusOK, listJSON("configs", out, next))
-	}))
-	rt.Handle("GET /admin/rate-limit/config/{name}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := p.GetConfig(r.Context(), r.PathValue("name"))
-		if err != nil {
-			rt.pacingProblem(w, r, p, r.PathValue("name"), err)
-			return
-		}
-		WriteJSON(w, http.StatusOK, viewConfig(c))
-	}))
-	rt.Handle("POST /admin/rate-limit/config/{name}/deactivate", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := p.DeactivateTx(r.Context(), changeTx(r), r.PathValue("name"))
-		if err != nil {
-			rt.pacingProblem(w, r, p, r.PathValue("name"), err)
-			return
-		}
-		if !rt.commit(w, r, http.StatusOK) {
-			return
-		}
-		p.Forget(c.Name)
-		WriteJSON(w, http.StatusOK, viewConfig(c))
-	}))
-	rt.Handle("POST /admin/rate-limit/cache/flush", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The flush changes nothing that could be rolled back: it is made
-		// once its entry has committed.
-		if !rt.commit(w, r, http.StatusOK) {
-			return
-		}
-		p.FlushCache()
-		WriteJSON(w, http.StatusOK, map[string]string{"status": "flushed"})
-	}))
+// pacingAPI serves the slot API and the rate-limit admin under
+// /admin/rate-limit/.
+type pacingAPI struct {
+	rt    *Router
+	pacer Pacer
 }
 
 // The requested times the limiter serves. It counts windows in
@@ -323,4 +142,200 @@ func (rt *Router) pacingProblem(w http.ResponseWriter, r *http.Request, p Pacer,
 		rt.log.Error("pacing request failed", "error", err)
 		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the rate limiter is unavailable; retry (assignment is idempotent on eventId)"})
 	}
+}
+
+// assignSlot serves POST /api/v1/slots.
+func (api *pacingAPI) assignSlot(w http.ResponseWriter, r *http.Request) {
+	var req slotRequest
+	if prob := decodeJSON(w, r, &req); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	var fields []field.Error
+	if req.EventID == "" {
+		fields = append(fields, field.Error{Field: "eventId", Detail: "required"})
+	}
+	if req.ConfigName == "" {
+		fields = append(fields, field.Error{Field: "configName", Detail: "required, e.g. default"})
+	}
+	at, bad := slotTime(req.RequestedTime)
+	if bad != "" {
+		fields = append(fields, field.Error{Field: "requestedTime", Detail: bad})
+	}
+	if len(fields) > 0 {
+		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid slot request", Detail: "nothing was assigned", Errors: fields})
+		return
+	}
+	slot, err := api.pacer.Assign(r.Context(), req.ConfigName, req.EventID, at)
+	if err != nil {
+		api.rt.pacingProblem(w, r, api.pacer, req.ConfigName, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, viewSlot(slot))
+}
+
+// assignSlots serves POST /api/v1/slots/bulk.
+func (api *pacingAPI) assignSlots(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		ConfigName string `json:"configName"`
+		Events     []struct {
+			EventID       string `json:"eventId"`
+			RequestedTime string `json:"requestedTime"`
+		} `json:"events"`
+	}
+	if prob := decodeJSONLimit(w, r, &req, maxBigJSONBody); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	var fields []field.Error
+	if req.ConfigName == "" {
+		fields = append(fields, field.Error{Field: "configName", Detail: "required, e.g. default"})
+	}
+	if len(req.Events) == 0 || len(req.Events) > maxBulkSlots {
+		fields = append(fields, field.Error{Field: "events", Detail: fmt.Sprintf("want 1 to %d events", maxBulkSlots)})
+	}
+	events := make([]pacing.Event, len(req.Events))
+	for i, e := range req.Events {
+		at, bad := slotTime(e.RequestedTime)
+		if bad != "" {
+			fields = append(fields, field.Error{Field: fmt.Sprintf("events[%d].requestedTime", i), Detail: bad})
+		}
+		events[i] = pacing.Event{ID: e.EventID, RequestedTime: at}
+	}
+	if len(fields) > 0 {
+		if len(fields) > 100 {
+			fields = fields[:100]
+		}
+		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid slot request", Detail: "nothing was assigned", Errors: fields})
+		return
+	}
+	slots, err := api.pacer.AssignBulk(r.Context(), req.ConfigName, events)
+	if err != nil {
+		api.rt.pacingProblem(w, r, api.pacer, req.ConfigName, err)
+		return
+	}
+	out := struct {
+		Slots     []slotView `json:"slots"`
+		New       int        `json:"new"`
+		Existing  int        `json:"existing"`
+		Exhausted int        `json:"exhausted"`
+	}{Slots: make([]slotView, len(slots))}
+	for i, s := range slots {
+		out.Slots[i] = viewSlot(s)
+		switch s.Status {
+		case pacing.StatusNew:
+			out.New++
+		case pacing.StatusExisting:
+			out.Existing++
+		default:
+			out.Exhausted++
+		}
+	}
+	WriteJSON(w, http.StatusOK, out)
+}
+
+// putConfig serves POST /admin/rate-limit/config.
+func (api *pacingAPI) putConfig(w http.ResponseWriter, r *http.Request) {
+	var req configRequest
+	if prob := decodeJSON(w, r, &req); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	c := pacing.Config{Name: req.ConfigName, Headroom: pacing.DefaultHeadroom}
+	var fields []field.Error
+	if req.MaxPerWindow == nil {
+		fields = append(fields, field.Error{Field: "maxPerWindow", Detail: "required, e.g. 100"})
+	} else {
+		c.MaxPerWindow = *req.MaxPerWindow
+	}
+	if d, err := pacing.ParseISODuration(req.WindowSize); err != nil {
+		fields = append(fields, field.Error{Field: "windowSize", Detail: "want an ISO-8601 duration, e.g. PT4S"})
+	} else {
+		c.Window = d
+	}
+	if req.Headroom != nil {
+		c.Headroom = *req.Headroom
+	}
+	if len(fields) == 0 {
+		fields = append(fields, invalidFields(c.Validate())...)
+	}
+	if len(fields) > 0 {
+		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid rate-limit config", Detail: "nothing was changed", Errors: fields})
+		return
+	}
+	saved, err := api.pacer.PutConfigTx(r.Context(), changeTx(r), c)
+	if err != nil {
+		api.rt.pacingProblem(w, r, api.pacer, c.Name, err)
+		return
+	}
+	status := http.StatusOK
+	if saved.Version == 1 {
+		status = http.StatusCreated
+	}
+	if !api.rt.commit(w, r, status) {
+		return
+	}
+	api.pacer.Forget(saved.Name)
+	if status == http.StatusCreated {
+		w.Header().Set("Location", "/admin/rate-limit/config/"+saved.Name)
+		WriteJSON(w, status, viewConfig(saved))
+		return
+	}
+	// A changed limit moves what waits under it to the new rate.
+	WriteJSON(w, status, changedConfig{configView: viewConfig(saved), Repaced: api.rt.repace(r, saved.Name)})
+}
+
+// listConfigs serves GET /admin/rate-limit/config.
+func (api *pacingAPI) listConfigs(w http.ResponseWriter, r *http.Request) {
+	pg, prob := readPage(r, anyPosition)
+	if prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	cs, err := api.pacer.ListConfigs(r.Context())
+	if err != nil {
+		api.rt.pacingProblem(w, r, api.pacer, "", err)
+		return
+	}
+	cs, next := paginate(cs, func(c pacing.Config) string { return c.Name }, pg)
+	out := make([]configView, len(cs))
+	for i, c := range cs {
+		out[i] = viewConfig(c)
+	}
+	WriteJSON(w, http.StatusOK, listJSON("configs", out, next))
+}
+
+// getConfig serves GET /admin/rate-limit/config/{name}.
+func (api *pacingAPI) getConfig(w http.ResponseWriter, r *http.Request) {
+	c, err := api.pacer.GetConfig(r.Context(), r.PathValue("name"))
+	if err != nil {
+		api.rt.pacingProblem(w, r, api.pacer, r.PathValue("name"), err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, viewConfig(c))
+}
+
+// deactivateConfig serves POST /admin/rate-limit/config/{name}/deactivate.
+func (api *pacingAPI) deactivateConfig(w http.ResponseWriter, r *http.Request) {
+	c, err := api.pacer.DeactivateTx(r.Context(), changeTx(r), r.PathValue("name"))
+	if err != nil {
+		api.rt.pacingProblem(w, r, api.pacer, r.PathValue("name"), err)
+		return
+	}
+	if !api.rt.commit(w, r, http.StatusOK) {
+		return
+	}
+	api.pacer.Forget(c.Name)
+	WriteJSON(w, http.StatusOK, viewConfig(c))
+}
+
+// flushCache serves POST /admin/rate-limit/cache/flush.
+func (api *pacingAPI) flushCache(w http.ResponseWriter, r *http.Request) {
+	// The flush changes nothing that could be rolled back: it is made
+	// once its entry has committed.
+	if !api.rt.commit(w, r, http.StatusOK) {
+		return
+	}
+	api.pacer.FlushCache()
+	WriteJSON(w, http.StatusOK, map[string]string{"status": "flushed"})
 }

@@ -108,8 +108,7 @@ func TestPacingEndpoints(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			rt := httpapi.NewRouter(nil)
-			rt.HandlePacing(&fakePacer{})
-			rt.HandleAudit(&fakeAudit{})
+			rt.Mount(httpapi.Services{Pacer: &fakePacer{}, Audit: &fakeAudit{}})
 			req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body))
 			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
@@ -141,7 +140,7 @@ func TestPacingEndpoints(t *testing.T) {
 func TestSlotTimeRange(t *testing.T) {
 	t.Parallel()
 	rt := httpapi.NewRouter(nil)
-	rt.HandlePacing(&fakePacer{})
+	rt.Mount(httpapi.Services{Pacer: &fakePacer{}})
 	slot := func(at string) string {
 		return fmt.Sprintf(`{"eventId":"e-1","configName":"default","requestedTime":%q}`, at)
 	}
@@ -215,9 +214,7 @@ func TestChangedLimitMovesWhatWaits(t *testing.T) {
 	t.Parallel()
 	levers := &recordingLevers{}
 	rt := httpapi.NewRouter(nil)
-	rt.HandleAudit(&fakeAudit{})
-	rt.HandlePacing(&changingPacer{})
-	rt.HandleLevers(levers)
+	rt.Mount(httpapi.Services{Audit: &fakeAudit{}, Pacer: &changingPacer{}, Levers: levers})
 	req := httptest.NewRequest("POST", "/admin/rate-limit/config", strings.NewReader(`{"configName":"sepa","maxPerWindow":20,"windowSize":"PT1S"}`))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()

@@ -44,11 +44,7 @@ func TestEveryListPages(t *testing.T) {
 		_, _ = rails.SetCutoffRule(context.Background(), nil, fmt.Sprintf("t%02d", i), routing.Hold)
 	}
 	rt := httpapi.NewRouter(nil)
-	rt.HandlePayments(pays)
-	rt.HandleFXRates(led)
-	rt.HandlePacing(pacer)
-	rt.HandleAudit(log)
-	rt.HandleRails(rails)
+	rt.Mount(httpapi.Services{Payments: pays, FXRates: led, Pacer: pacer, Audit: log, Rails: rails})
 	rt.RequireAuth(fakeTokens{"admin": {TokenID: "tok_a", Scopes: []auth.Scope{auth.Admin}}})
 
 	tests := []struct {
@@ -124,10 +120,7 @@ func TestCursorsAreBound(t *testing.T) {
 			pays.rejections = append(pays.rejections, payment.LineError{Line: i, Fields: []field.Error{{Field: "amount", Detail: "x"}}})
 		}
 		rt := httpapi.NewRouter(nil)
-		rt.HandleFXRates(led)
-		rt.HandlePacing(pacer)
-		rt.HandleAudit(log)
-		rt.HandlePayments(pays)
+		rt.Mount(httpapi.Services{FXRates: led, Pacer: pacer, Audit: log, Payments: pays})
 		rt.RequireAuth(fakeTokens{
 			"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 			"acme":  {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.Admin}},

@@ -80,8 +80,7 @@ func TestPaymentsOnRails(t *testing.T) {
 	t.Cleanup(w.Stop)
 	svc := &payment.Service{Store: payment.NewStore(pool), Queue: q, Temporal: c, Rails: res, Pacer: lim}
 	rt := httpapi.NewRouter(nil)
-	rt.HandleAudit(audit.Log{DB: pool})
-	rt.HandlePayments(svc)
+	rt.Mount(httpapi.Services{Audit: audit.Log{DB: pool}, Payments: svc})
 	rt.RequireAuth(fakeTokens{
 		"admin":  {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"acme":   {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}},

@@ -40,7 +40,7 @@ type Payments interface {
 	// (payment.ErrNotCancellable names where it is); CancelBatch every
 	// payment of a file that has not begun, of one tenant or (empty) all.
 	// Each calls record in every transaction that cancels payments (the
-	// audit entry; see HandleAudit).
+	// audit entry; see auditAPI).
 	Cancel(ctx context.Context, tenantID, id string, record payment.Record) (status payment.Status, cancelledNow bool, err error)
 	CancelBatch(ctx context.Context, batchID, tenantID string, record payment.Record) (payment.Cancelled, error)
 	// CancelWhere cancels an operator's selection (a tenant's, a file's);
@@ -58,216 +58,24 @@ const (
 	defaultMaxBatchBody = 512 << 20
 )
 
-// HandlePayments adds POST /v1/payments and GET /v1/payments/{id}.
-func (rt *Router) HandlePayments(p Payments) {
-	if sr, ok := p.(StatusReports); ok {
-		rt.handleStatusReport(sr)
-	}
-	rt.handleCancel(p)
-	rt.handleCancelWhere(p)
-	rt.handleList(p)
-	if h, ok := p.(HeldPayments); ok {
-		rt.handleRelease(h)
-	}
-	projector, _ := p.(Projections)
-	rt.Handle("POST /v1/payments", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req payment.Request
-		if prob := decodeJSON(w, r, &req); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		if prob := claimTenant(r, &req.TenantID); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		var (
-			id    string
-			projs []payment.RailProjection
-			err   error
-		)
-		if projector != nil {
-			id, projs, err = projector.SubmitProjected(r.Context(), req)
-		} else {
-			id, err = p.Submit(r.Context(), req)
-		}
-		switch bad := invalidFields(err); {
-		case bad != nil:
-			WriteProblem(w, r, fieldProblem("Invalid payment", bad))
-		case errors.Is(err, payment.ErrConflict):
-			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Payment id already used",
-				Detail: "tenant " + req.TenantID + " already has a different payment " + req.PaymentID + "; use a new id",
-				Errors: []field.Error{{Field: "paymentId", Detail: "already used by this tenant for a different payment"}}})
-		case err != nil:
-			rt.log.Error("payment submission failed", "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payment could not be accepted now; retry with the same paymentId"})
-		default:
-			w.Header().Set("Location", "/v1/payments/"+id)
-			WriteJSON(w, http.StatusAccepted, paymentAccepted{PaymentID: id, Status: payment.StatusReceived, StatusURL: "/v1/payments/" + id, Projection: projs})
-		}
-	}))
-	rt.Handle("POST /v1/payment-batches", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		filePriority, prob := priorityParam(r)
-		if prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		reqs, lines, lineErrs, declared, origin, prob := decodeBatch(w, r)
-		if prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		// The file's priority is each payment's that names none.
-		for i := range reqs {
-			if reqs[i].Priority == "" {
-				reqs[i].Priority = filePriority
-			}
-		}
-		atomic, prob := atomicParam(r)
-		if prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		if prob := claimTenants(r, reqs, lines); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		// Every bad payment is reported, not just the unreadable lines.
-		checked, err := p.CheckBatch(r.Context(), reqs, lines)
-		if err != nil {
-			WriteProblem(w, r, stopped())
-			return
-		}
-		lineErrs = mergeLines(append(lineErrs, checked...))
-		keep, keepLines := reqs, lines
-		if len(lineErrs) > 0 && atomic {
-			keep = nil // one bad payment refuses the file
-		}
-		if len(lineErrs) > 0 && !atomic {
-			rejected := make(map[int]bool, len(lineErrs))
-			for _, le := range lineErrs {
-				rejected[le.Line] = true
-			}
-			keep, keepLines = nil, nil
-			for i, req := range reqs {
-				if !rejected[lines[i]] {
-					keep, keepLines = append(keep, req), append(keepLines, lines[i])
-				}
-			}
-		}
-		var sub payment.BatchSubmission
-		var projs []payment.RailProjection
-		if len(keep) > 0 && projector != nil {
-			// Before the file's Phase A takes any slot: one read of each
-			// rail's pacing windows. A projection that cannot be made
-			// refuses nothing.
-			if projs, err = projector.Project(r.Context(), keep); err != nil {
-				rt.log.Warn("a file's projection could not be made; it is accepted without", "error", err)
-				projs, err = nil, nil
-			}
-		}
-		if len(keep) > 0 {
-			sub, err = p.StartBatch(r.Context(), keep, atomic)
-			// A payment whose id its tenant used for a different payment
-			// was not stored: it is rejected with the file's other bad
-			// payments (atomic: the file with it).
-			if len(sub.Conflicts) > 0 && (err == nil || errors.Is(err, payment.ErrConflict)) {
-				for _, i := range sub.Conflicts {
-					lineErrs = append(lineErrs, payment.LineError{Line: keepLines[i], Fields: []field.Error{
-						{Field: "paymentId", Detail: "already used by this tenant for a different payment"}}})
-				}
-				lineErrs = mergeLines(lineErrs)
-				if err != nil {
-					keep, err = nil, nil
-				}
-			}
-		}
-		switch {
-		case len(lineErrs) > 0 && (len(keep) == 0 || err == nil && sub.Payments == 0):
-			prob := Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid payments in the file",
-				Detail: fmt.Sprintf("%d line(s) need fixing; nothing was started", len(lineErrs))}
-			for i, le := range lineErrs {
-				if i == 100 {
-					prob.Detail += " (the first 100 are listed)"
-					break
-				}
-				for _, f := range le.Fields {
-					prob.Errors = append(prob.Errors, field.Error{Field: fmt.Sprintf("line %d: %s", le.Line, f.Field), Detail: f.Detail})
-				}
-			}
-			WriteProblem(w, r, prob)
-		case err != nil:
-			rt.log.Error("batch submission failed", "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the file could not be accepted now; resubmitting the same file is safe"})
-		default:
-			if len(lineErrs) > 0 {
-				ownRejections(r, lineErrs, reqs, lines)
-				if err := p.RecordRejections(r.Context(), sub.BatchID, lineErrs); err != nil {
-					rt.log.Error("recording a file's rejections failed", "batch", sub.BatchID, "error", err)
-				}
-			}
-			rt.recordPain001(r, p, sub.BatchID, origin, keep, keepLines)
-			if sub.Payments+len(lineErrs) != declared {
-				rt.log.Error("a file's payments are not all accounted for", "batch", sub.BatchID,
-					"declared", declared, "started", sub.Payments, "rejected", len(lineErrs))
-			}
-			w.Header().Set("Location", "/v1/payment-batches/"+sub.BatchID)
-			out := batchAccepted{BatchSubmission: sub, Declared: declared, Rejected: len(lineErrs), Rejections: lineErrs, Projection: projs}
-			if len(out.Rejections) > 1000 {
-				out.Rejections = out.Rejections[:1000]
-			}
-			WriteJSON(w, http.StatusAccepted, out)
-		}
-	}))
-	rt.Handle("GET /v1/payment-batches/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		v, err := p.Batch(r.Context(), id)
-		if err == nil && !tenantsAllowed(r, v.Tenants) {
-			err = payment.ErrNotFound // a file with another tenant's payments does not exist for this caller
-		}
-		if err == nil && v.Rejected > 0 {
-			v.Rejected, err = ownRejected(r, p, id, v.Rejected)
-		}
-		switch {
-		case errors.Is(err, payment.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(id, 64)})
-		case err != nil:
-			rt.log.Error("batch progress failed", "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be read now; retry"})
-		default:
-			WriteJSON(w, http.StatusOK, v)
-		}
-	}))
-	rt.Handle("GET /v1/payment-batches/{id}/rejections", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		pg, prob := readPage(r, lineCursor)
-		if prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		rejections, tenants, err := p.BatchRejections(r.Context(), id)
-		if err == nil && !tenantsAllowed(r, tenants) {
-			err = payment.ErrNotFound
-		}
-		switch {
-		case errors.Is(err, payment.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(id, 64)})
-		case err != nil:
-			rt.log.Error("batch rejections failed", "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be read now; retry"})
-		default:
-			rejections, next := paginate(ownLines(r, rejections), func(le payment.LineError) string { return fmt.Sprintf("%010d", le.Line) }, pg)
-			out := listJSON("rejections", rejections, next)
-			out["batchId"] = id
-			WriteJSON(w, http.StatusOK, out)
-		}
-	}))
-	rt.Handle("GET /v1/payments/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		v, ok := findOwned(rt, w, r, "payment", p.Status, func(v payment.View) string { return v.TenantID },
-			payment.ErrNotFound, payment.ErrAmbiguous)
-		if ok {
-			WriteJSON(w, http.StatusOK, rt.withLinks(v))
-		}
-	}))
+// paymentsAPI serves a tenant's payments: one, a file of them, their
+// views and cancels, and an operator's cancel and release. Its Payments
+// may also be Projections (an answer then holds the rail projection),
+// StatusReports and HeldPayments, which add their routes.
+type paymentsAPI struct {
+	rt        *Router
+	payments  Payments
+	projector Projections   // nil: no projection in an answer
+	reports   StatusReports // nil: no status report route
+	held      HeldPayments  // nil: no release route
+}
+
+func newPaymentsAPI(rt *Router, p Payments) *paymentsAPI {
+	api := &paymentsAPI{rt: rt, payments: p}
+	api.projector, _ = p.(Projections)
+	api.reports, _ = p.(StatusReports)
+	api.held, _ = p.(HeldPayments)
+	return api
 }
 
 // LinkExecutions has GET /v1/payments/{id} link a payment's execution to
@@ -298,54 +106,6 @@ func (rt *Router) withLinks(v payment.View) paymentWithLinks {
 		out.Links = &paymentLinks{TemporalUI: rt.executionPage(v.ExecutionRef[:i], v.ExecutionRef[i+1:])}
 	}
 	return out
-}
-
-// handleCancel adds POST /v1/payments/{id}/cancel and
-// POST /v1/payment-batches/{id}/cancel.
-func (rt *Router) handleCancel(p Payments) {
-	rt.Handle("POST /v1/payments/{id}/cancel", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		tenant := lookupTenant(r)
-		if tenant == "" {
-			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Tenant required",
-				Detail: "a cancel names the payment's tenant", Errors: []field.Error{{Field: "tenantId", Detail: "required: add ?tenantId= to name the payment's tenant"}}})
-			return
-		}
-		status, _, err := p.Cancel(r.Context(), tenant, id, rt.recordCancel(r, map[string]any{"payment": id, "tenantId": tenant}))
-		switch {
-		case errors.Is(err, payment.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment " + plaintext.Clip(id, 64)})
-		case errors.Is(err, payment.ErrNotCancellable):
-			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Payment not cancellable",
-				Detail: fmt.Sprintf("payment %s is %s: %s", plaintext.Clip(id, 64), status, whyNotCancelled(err))})
-		case err != nil:
-			rt.log.Error("payment cancel failed", "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payment cannot be cancelled now; retry"})
-		default:
-			WriteJSON(w, http.StatusOK, map[string]any{"paymentId": id, "tenantId": tenant, "status": status})
-		}
-	}))
-	rt.Handle("POST /v1/payment-batches/{id}/cancel", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		v, err := p.Batch(r.Context(), id)
-		if err == nil && !tenantsAllowed(r, v.Tenants) {
-			err = payment.ErrNotFound // a file with another tenant's payments does not exist for this caller
-		}
-		var res payment.Cancelled
-		tenant := lookupTenant(r)
-		if err == nil {
-			res, err = p.CancelBatch(r.Context(), id, tenant, rt.recordCancel(r, map[string]any{"batch": id, "tenantId": tenant}))
-		}
-		switch {
-		case errors.Is(err, payment.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(id, 64)})
-		case err != nil:
-			rt.log.Error("batch cancel failed", "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be cancelled now; retry: what was cancelled stays so"})
-		default:
-			WriteJSON(w, http.StatusOK, map[string]any{"batchId": id, "cancelled": res.Cancelled, "notCancelled": res.NotCancelled})
-		}
-	}))
 }
 
 // cancelFilter is the body of POST /admin/payments/cancel.
@@ -386,32 +146,6 @@ func (c cancelFilter) check() (payment.CancelFilter, []field.Error) {
 		errs = append(errs, field.Error{Field: "requestedTo", Detail: "must be after requestedFrom"})
 	}
 	return f, errs
-}
-
-// handleCancelWhere adds POST /admin/payments/cancel.
-func (rt *Router) handleCancelWhere(p Payments) {
-	rt.Handle("POST /admin/payments/cancel", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body cancelFilter
-		if prob := decodeJSON(w, r, &body); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		f, errs := body.check()
-		if len(errs) > 0 {
-			WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid cancel filter", Detail: "the filter has invalid fields", Errors: errs})
-			return
-		}
-		res, err := p.CancelWhere(r.Context(), f, body.DryRun, rt.recordCancel(r, map[string]any{"filter": body}))
-		switch {
-		case errors.Is(err, payment.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(body.BatchID, 64)})
-		case err != nil:
-			rt.log.Error("cancel by filter failed", "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payments cannot be cancelled now; retry: what was cancelled stays so"})
-		default:
-			WriteJSON(w, http.StatusOK, map[string]any{"dryRun": body.DryRun, "cancelled": res.Cancelled, "notCancelled": res.NotCancelled})
-		}
-	}))
 }
 
 // whyNotCancelled is the reason in a cancel's refusal.
@@ -583,4 +317,283 @@ func mergeLines(les []payment.LineError) []payment.LineError {
 		out = append(out, le)
 	}
 	return out
+}
+
+// create serves POST /v1/payments.
+func (api *paymentsAPI) create(w http.ResponseWriter, r *http.Request) {
+	var req payment.Request
+	if prob := decodeJSON(w, r, &req); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	if prob := claimTenant(r, &req.TenantID); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	var (
+		id    string
+		projs []payment.RailProjection
+		err   error
+	)
+	if api.projector != nil {
+		id, projs, err = api.projector.SubmitProjected(r.Context(), req)
+	} else {
+		id, err = api.payments.Submit(r.Context(), req)
+	}
+	switch bad := invalidFields(err); {
+	case bad != nil:
+		WriteProblem(w, r, fieldProblem("Invalid payment", bad))
+	case errors.Is(err, payment.ErrConflict):
+		WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Payment id already used",
+			Detail: "tenant " + req.TenantID + " already has a different payment " + req.PaymentID + "; use a new id",
+			Errors: []field.Error{{Field: "paymentId", Detail: "already used by this tenant for a different payment"}}})
+	case err != nil:
+		api.rt.log.Error("payment submission failed", "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payment could not be accepted now; retry with the same paymentId"})
+	default:
+		w.Header().Set("Location", "/v1/payments/"+id)
+		WriteJSON(w, http.StatusAccepted, paymentAccepted{PaymentID: id, Status: payment.StatusReceived, StatusURL: "/v1/payments/" + id, Projection: projs})
+	}
+}
+
+// createBatch serves POST /v1/payment-batches.
+func (api *paymentsAPI) createBatch(w http.ResponseWriter, r *http.Request) {
+	filePriority, prob := priorityParam(r)
+	if prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	reqs, lines, lineErrs, declared, origin, prob := decodeBatch(w, r)
+	if prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	// The file's priority is each payment's that names none.
+	for i := range reqs {
+		if reqs[i].Priority == "" {
+			reqs[i].Priority = filePriority
+		}
+	}
+	atomic, prob := atomicParam(r)
+	if prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	if prob := claimTenants(r, reqs, lines); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	// Every bad payment is reported, not just the unreadable lines.
+	checked, err := api.payments.CheckBatch(r.Context(), reqs, lines)
+	if err != nil {
+		WriteProblem(w, r, stopped())
+		return
+	}
+	lineErrs = mergeLines(append(lineErrs, checked...))
+	keep, keepLines := reqs, lines
+	if len(lineErrs) > 0 && atomic {
+		keep = nil // one bad payment refuses the file
+	}
+	if len(lineErrs) > 0 && !atomic {
+		rejected := make(map[int]bool, len(lineErrs))
+		for _, le := range lineErrs {
+			rejected[le.Line] = true
+		}
+		keep, keepLines = nil, nil
+		for i, req := range reqs {
+			if !rejected[lines[i]] {
+				keep, keepLines = append(keep, req), append(keepLines, lines[i])
+			}
+		}
+	}
+	var sub payment.BatchSubmission
+	var projs []payment.RailProjection
+	if len(keep) > 0 && api.projector != nil {
+		// Before the file's Phase A takes any slot: one read of each
+		// rail's pacing windows. A projection that cannot be made
+		// refuses nothing.
+		if projs, err = api.projector.Project(r.Context(), keep); err != nil {
+			api.rt.log.Warn("a file's projection could not be made; it is accepted without", "error", err)
+			projs, err = nil, nil
+		}
+	}
+	if len(keep) > 0 {
+		sub, err = api.payments.StartBatch(r.Context(), keep, atomic)
+		// A payment whose id its tenant used for a different payment
+		// was not stored: it is rejected with the file's other bad
+		// payments (atomic: the file with it).
+		if len(sub.Conflicts) > 0 && (err == nil || errors.Is(err, payment.ErrConflict)) {
+			for _, i := range sub.Conflicts {
+				lineErrs = append(lineErrs, payment.LineError{Line: keepLines[i], Fields: []field.Error{
+					{Field: "paymentId", Detail: "already used by this tenant for a different payment"}}})
+			}
+			lineErrs = mergeLines(lineErrs)
+			if err != nil {
+				keep, err = nil, nil
+			}
+		}
+	}
+	switch {
+	case len(lineErrs) > 0 && (len(keep) == 0 || err == nil && sub.Payments == 0):
+		prob := Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid payments in the file",
+			Detail: fmt.Sprintf("%d line(s) need fixing; nothing was started", len(lineErrs))}
+		for i, le := range lineErrs {
+			if i == 100 {
+				prob.Detail += " (the first 100 are listed)"
+				break
+			}
+			for _, f := range le.Fields {
+				prob.Errors = append(prob.Errors, field.Error{Field: fmt.Sprintf("line %d: %s", le.Line, f.Field), Detail: f.Detail})
+			}
+		}
+		WriteProblem(w, r, prob)
+	case err != nil:
+		api.rt.log.Error("batch submission failed", "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the file could not be accepted now; resubmitting the same file is safe"})
+	default:
+		if len(lineErrs) > 0 {
+			ownRejections(r, lineErrs, reqs, lines)
+			if err := api.payments.RecordRejections(r.Context(), sub.BatchID, lineErrs); err != nil {
+				api.rt.log.Error("recording a file's rejections failed", "batch", sub.BatchID, "error", err)
+			}
+		}
+		api.rt.recordPain001(r, api.payments, sub.BatchID, origin, keep, keepLines)
+		if sub.Payments+len(lineErrs) != declared {
+			api.rt.log.Error("a file's payments are not all accounted for", "batch", sub.BatchID,
+				"declared", declared, "started", sub.Payments, "rejected", len(lineErrs))
+		}
+		w.Header().Set("Location", "/v1/payment-batches/"+sub.BatchID)
+		out := batchAccepted{BatchSubmission: sub, Declared: declared, Rejected: len(lineErrs), Rejections: lineErrs, Projection: projs}
+		if len(out.Rejections) > 1000 {
+			out.Rejections = out.Rejections[:1000]
+		}
+		WriteJSON(w, http.StatusAccepted, out)
+	}
+}
+
+// getBatch serves GET /v1/payment-batches/{id}.
+func (api *paymentsAPI) getBatch(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	v, err := api.payments.Batch(r.Context(), id)
+	if err == nil && !tenantsAllowed(r, v.Tenants) {
+		err = payment.ErrNotFound // a file with another tenant's payments does not exist for this caller
+	}
+	if err == nil && v.Rejected > 0 {
+		v.Rejected, err = ownRejected(r, api.payments, id, v.Rejected)
+	}
+	switch {
+	case errors.Is(err, payment.ErrNotFound):
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(id, 64)})
+	case err != nil:
+		api.rt.log.Error("batch progress failed", "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be read now; retry"})
+	default:
+		WriteJSON(w, http.StatusOK, v)
+	}
+}
+
+// batchRejections serves GET /v1/payment-batches/{id}/rejections.
+func (api *paymentsAPI) batchRejections(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	pg, prob := readPage(r, lineCursor)
+	if prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	rejections, tenants, err := api.payments.BatchRejections(r.Context(), id)
+	if err == nil && !tenantsAllowed(r, tenants) {
+		err = payment.ErrNotFound
+	}
+	switch {
+	case errors.Is(err, payment.ErrNotFound):
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(id, 64)})
+	case err != nil:
+		api.rt.log.Error("batch rejections failed", "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be read now; retry"})
+	default:
+		rejections, next := paginate(ownLines(r, rejections), func(le payment.LineError) string { return fmt.Sprintf("%010d", le.Line) }, pg)
+		out := listJSON("rejections", rejections, next)
+		out["batchId"] = id
+		WriteJSON(w, http.StatusOK, out)
+	}
+}
+
+// get serves GET /v1/payments/{id}.
+func (api *paymentsAPI) get(w http.ResponseWriter, r *http.Request) {
+	v, ok := findOwned(api.rt, w, r, "payment", api.payments.Status, func(v payment.View) string { return v.TenantID },
+		payment.ErrNotFound, payment.ErrAmbiguous)
+	if ok {
+		WriteJSON(w, http.StatusOK, api.rt.withLinks(v))
+	}
+}
+
+// cancel serves POST /v1/payments/{id}/cancel.
+func (api *paymentsAPI) cancel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	tenant := lookupTenant(r)
+	if tenant == "" {
+		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Tenant required",
+			Detail: "a cancel names the payment's tenant", Errors: []field.Error{{Field: "tenantId", Detail: "required: add ?tenantId= to name the payment's tenant"}}})
+		return
+	}
+	status, _, err := api.payments.Cancel(r.Context(), tenant, id, api.rt.recordCancel(r, map[string]any{"payment": id, "tenantId": tenant}))
+	switch {
+	case errors.Is(err, payment.ErrNotFound):
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment " + plaintext.Clip(id, 64)})
+	case errors.Is(err, payment.ErrNotCancellable):
+		WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Payment not cancellable",
+			Detail: fmt.Sprintf("payment %s is %s: %s", plaintext.Clip(id, 64), status, whyNotCancelled(err))})
+	case err != nil:
+		api.rt.log.Error("payment cancel failed", "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payment cannot be cancelled now; retry"})
+	default:
+		WriteJSON(w, http.StatusOK, map[string]any{"paymentId": id, "tenantId": tenant, "status": status})
+	}
+}
+
+// cancelBatch serves POST /v1/payment-batches/{id}/cancel.
+func (api *paymentsAPI) cancelBatch(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	v, err := api.payments.Batch(r.Context(), id)
+	if err == nil && !tenantsAllowed(r, v.Tenants) {
+		err = payment.ErrNotFound // a file with another tenant's payments does not exist for this caller
+	}
+	var res payment.Cancelled
+	tenant := lookupTenant(r)
+	if err == nil {
+		res, err = api.payments.CancelBatch(r.Context(), id, tenant, api.rt.recordCancel(r, map[string]any{"batch": id, "tenantId": tenant}))
+	}
+	switch {
+	case errors.Is(err, payment.ErrNotFound):
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(id, 64)})
+	case err != nil:
+		api.rt.log.Error("batch cancel failed", "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be cancelled now; retry: what was cancelled stays so"})
+	default:
+		WriteJSON(w, http.StatusOK, map[string]any{"batchId": id, "cancelled": res.Cancelled, "notCancelled": res.NotCancelled})
+	}
+}
+
+// cancelWhere serves POST /admin/payments/cancel.
+func (api *paymentsAPI) cancelWhere(w http.ResponseWriter, r *http.Request) {
+	var body cancelFilter
+	if prob := decodeJSON(w, r, &body); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	f, errs := body.check()
+	if len(errs) > 0 {
+		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid cancel filter", Detail: "the filter has invalid fields", Errors: errs})
+		return
+	}
+	res, err := api.payments.CancelWhere(r.Context(), f, body.DryRun, api.rt.recordCancel(r, map[string]any{"filter": body}))
+	switch {
+	case errors.Is(err, payment.ErrNotFound):
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(body.BatchID, 64)})
+	case err != nil:
+		api.rt.log.Error("cancel by filter failed", "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payments cannot be cancelled now; retry: what was cancelled stays so"})
+	default:
+		WriteJSON(w, http.StatusOK, map[string]any{"dryRun": body.DryRun, "cancelled": res.Cancelled, "notCancelled": res.NotCancelled})
+	}
 }

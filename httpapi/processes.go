@@ -19,7 +19,7 @@ type Processes interface {
 	Get(ctx context.Context, id uuid.UUID) (process.Instance, error)
 	Log(ctx context.Context, id uuid.UUID) ([]process.LogEntry, error)
 	// The actions change the process in the transaction of the change
-	// and its audit entry (see HandleAudit); the Action drives the
+	// and its audit entry (see auditAPI); the Action drives the
 	// process on once that has committed.
 	RetryTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, actor string) (process.Action, error)
 	CompensateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, actor string) (process.Action, error)
@@ -33,83 +33,79 @@ type processView struct {
 	Log []process.LogEntry `json:"log"`
 }
 
-// HandleProcesses adds GET /v1/processes/{id} (the process and its log)
-// and POST /admin/processes/{id}/retry|compensate|pause|resume. An action
-// is recorded in the process's log with who asked (the X-Operator header,
-// default "admin-api"); an action the process's status does not allow is
-// 409, naming the status.
-func (rt *Router) HandleProcesses(p Processes) {
-	parse := func(w http.ResponseWriter, r *http.Request) (uuid.UUID, bool) {
-		id, err := uuid.Parse(r.PathValue("id"))
-		if err != nil {
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no process " + plaintext.Clip(r.PathValue("id"), 64) + ": a process id is a UUID"})
-			return uuid.Nil, false
-		}
-		return id, true
+// processesAPI serves a process and its log, and an operator's actions
+// on it. An action is recorded in the process's log with who asked (the
+// X-Operator header, default "admin-api"); an action the process's
+// status does not allow is 409, naming the status.
+type processesAPI struct {
+	rt        *Router
+	processes Processes
+}
+
+// processID is the route's process id, or false once it has answered 404.
+func processID(w http.ResponseWriter, r *http.Request) (uuid.UUID, bool) {
+	id, err := uuid.Parse(r.PathValue("id"))
+	if err != nil {
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no process " + plaintext.Clip(r.PathValue("id"), 64) + ": a process id is a UUID"})
+		return uuid.Nil, false
 	}
-	rt.Handle("GET /v1/processes/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, ok := parse(w, r)
-		if !ok {
-			return
-		}
-		inst, err := p.Get(r.Context(), id)
-		if err == nil && !tenantAllowed(r, tenantOf(inst.Data)) {
-			err = process.ErrNotFound // another tenant's process does not exist for this caller
-		}
-		var log []process.LogEntry
-		if err == nil {
-			log, err = p.Log(r.Context(), id)
-		}
-		switch {
-		case errors.Is(err, process.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no process " + id.String()})
-		case err != nil:
-			rt.log.Error("reading a process failed", "process", id, "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the process cannot be read now; retry"})
-		default:
-			if log == nil {
-				log = []process.LogEntry{}
-			}
-			WriteJSON(w, http.StatusOK, processView{Instance: inst, Log: log})
-		}
-	}))
-	actions := map[string]func(context.Context, pgx.Tx, uuid.UUID, string) (process.Action, error){
-		"retry": p.RetryTx, "compensate": p.CompensateTx, "pause": p.PauseTx, "resume": p.ResumeTx,
+	return id, true
+}
+
+// retry serves POST /admin/processes/{id}/retry.
+func (api *processesAPI) retry(w http.ResponseWriter, r *http.Request) {
+	api.act(w, r, "retry", api.processes.RetryTx)
+}
+
+// compensate serves POST /admin/processes/{id}/compensate.
+func (api *processesAPI) compensate(w http.ResponseWriter, r *http.Request) {
+	api.act(w, r, "compensate", api.processes.CompensateTx)
+}
+
+// pause serves POST /admin/processes/{id}/pause.
+func (api *processesAPI) pause(w http.ResponseWriter, r *http.Request) {
+	api.act(w, r, "pause", api.processes.PauseTx)
+}
+
+// resume serves POST /admin/processes/{id}/resume.
+func (api *processesAPI) resume(w http.ResponseWriter, r *http.Request) {
+	api.act(w, r, "resume", api.processes.ResumeTx)
+}
+
+// act takes the action name in the request's audited transaction, and
+// drives the process once it has committed.
+func (api *processesAPI) act(w http.ResponseWriter, r *http.Request, name string,
+	act func(context.Context, pgx.Tx, uuid.UUID, string) (process.Action, error)) {
+	id, ok := processID(w, r)
+	if !ok {
+		return
 	}
-	for name, act := range actions {
-		rt.Handle("POST /admin/processes/{id}/"+name, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			id, ok := parse(w, r)
-			if !ok {
-				return
-			}
-			a, err := act(r.Context(), changeTx(r), id, operatorOf(r))
-			switch {
-			case errors.Is(err, process.ErrNotFound):
-				WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no process " + id.String()})
-				return
-			case errors.Is(err, process.ErrWrongStatus):
-				WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Not in a status for " + name, Detail: err.Error()})
-				return
-			case err != nil:
-				rt.log.Error("a process action failed", "process", id, "action", name, "error", err)
-				WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the action could not be taken now; retry"})
-				return
-			}
-			// A runner started or woken before the commit would find the
-			// process as it was.
-			if !rt.commit(w, r, http.StatusOK) {
-				return
-			}
-			inst, err := a.Drive(r.Context())
-			if err != nil {
-				rt.log.Error("a process action is made, but its runner did not start", "process", id, "action", name, "error", err)
-				WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable,
-					Detail: "the " + name + " is made and recorded (the process is " + string(a.Status) + "), but its runner could not be started now"})
-				return
-			}
-			WriteJSON(w, http.StatusOK, inst)
-		}))
+	a, err := act(r.Context(), changeTx(r), id, operatorOf(r))
+	switch {
+	case errors.Is(err, process.ErrNotFound):
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no process " + id.String()})
+		return
+	case errors.Is(err, process.ErrWrongStatus):
+		WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Not in a status for " + name, Detail: err.Error()})
+		return
+	case err != nil:
+		api.rt.log.Error("a process action failed", "process", id, "action", name, "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the action could not be taken now; retry"})
+		return
 	}
+	// A runner started or woken before the commit would find the
+	// process as it was.
+	if !api.rt.commit(w, r, http.StatusOK) {
+		return
+	}
+	inst, err := a.Drive(r.Context())
+	if err != nil {
+		api.rt.log.Error("a process action is made, but its runner did not start", "process", id, "action", name, "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable,
+			Detail: "the " + name + " is made and recorded (the process is " + string(a.Status) + "), but its runner could not be started now"})
+		return
+	}
+	WriteJSON(w, http.StatusOK, inst)
 }
 
 // tenantOf is the tenant a process's data names in its "tenantId" (a
@@ -120,4 +116,32 @@ func tenantOf(data json.RawMessage) string {
 	}
 	_ = json.Unmarshal(data, &d) // a tenantId that is no string is none
 	return d.TenantID
+}
+
+// get serves GET /v1/processes/{id}.
+func (api *processesAPI) get(w http.ResponseWriter, r *http.Request) {
+	id, ok := processID(w, r)
+	if !ok {
+		return
+	}
+	inst, err := api.processes.Get(r.Context(), id)
+	if err == nil && !tenantAllowed(r, tenantOf(inst.Data)) {
+		err = process.ErrNotFound // another tenant's process does not exist for this caller
+	}
+	var log []process.LogEntry
+	if err == nil {
+		log, err = api.processes.Log(r.Context(), id)
+	}
+	switch {
+	case errors.Is(err, process.ErrNotFound):
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no process " + id.String()})
+	case err != nil:
+		api.rt.log.Error("reading a process failed", "process", id, "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the process cannot be read now; retry"})
+	default:
+		if log == nil {
+			log = []process.LogEntry{}
+		}
+		WriteJSON(w, http.StatusOK, processView{Instance: inst, Log: log})
+	}
 }

@@ -27,7 +27,7 @@ import (
 
 // Rails is what the routes of rails, calendars, routing rules and
 // tenants' cut-off rules need (RailStore). Changes are made in tx, the
-// transaction of the change and its audit entry (see HandleAudit).
+// transaction of the change and its audit entry (see auditAPI).
 type Rails interface {
 	PutRail(ctx context.Context, tx pgx.Tx, r routing.Rail) (routing.Rail, error)
 	ListRails(ctx context.Context) ([]routing.Rail, error)
@@ -497,225 +497,12 @@ type CutoffRuleJSON struct {
 	UpdatedAt time.Time          `json:"updatedAt"`
 }
 
-// HandleRails adds the operators' routes of rails (POST and GET
-// /admin/rails, GET /admin/rails/{name}), calendars (POST and GET
-// /admin/calendars, GET /admin/calendars/{name}), the routing table
-// (POST and GET /admin/routing-rules) and tenants' cut-off rules (POST
-// and GET /admin/cutoff-rules). Each change is audited, and once it has
+// railsAPI serves the operators' rails, calendars, routing table and
+// tenants' cut-off rules. Each change is audited, and once it has
 // committed this process's routing snapshot is dropped (Flush).
-func (rt *Router) HandleRails(rails Rails) {
-	rt.Handle("POST /admin/rails", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body railRequest
-		if prob := decodeJSON(w, r, &body); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		rail, errs := body.rail()
-		if len(errs) > 0 {
-			WriteProblem(w, r, fieldProblem("Invalid rail", errs))
-			return
-		}
-		saved, err := rails.PutRail(r.Context(), changeTx(r), rail)
-		if err != nil {
-			rt.railProblem(w, r, "Invalid rail", err)
-			return
-		}
-		status := http.StatusOK
-		if saved.Version == 1 {
-			status = http.StatusCreated
-		}
-		if !rt.commit(w, r, status) {
-			return
-		}
-		rails.Flush()
-		if status == http.StatusCreated {
-			w.Header().Set("Location", "/admin/rails/"+saved.Name)
-		}
-		WriteJSON(w, status, RailJSONOf(saved))
-	}))
-	rt.Handle("GET /admin/rails", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		all, err := rails.ListRails(r.Context())
-		if err != nil {
-			rt.railProblem(w, r, "", err)
-			return
-		}
-		out := make([]RailJSON, len(all))
-		for i, x := range all {
-			out[i] = RailJSONOf(x)
-		}
-		WriteJSON(w, http.StatusOK, map[string]any{"rails": out})
-	}))
-	rt.Handle("GET /admin/rails/{name}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name := r.PathValue("name")
-		if !routing.ValidName(name) {
-			rt.railProblem(w, r, "", routing.ErrNotFound)
-			return
-		}
-		st, err := rails.RailStatus(r.Context(), name)
-		if err != nil {
-			rt.railProblem(w, r, "", err)
-			return
-		}
-		WriteJSON(w, http.StatusOK, st)
-	}))
-
-	rt.Handle("POST /admin/calendars", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body calendarRequest
-		if prob := decodeJSONLimit(w, r, &body, maxTableJSONBody); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		c, errs := body.calendar()
-		if len(errs) > 0 {
-			WriteProblem(w, r, fieldProblem("Invalid calendar", errs))
-			return
-		}
-		saved, err := rails.PutCalendar(r.Context(), changeTx(r), c)
-		if err != nil {
-			rt.railProblem(w, r, "Invalid calendar", err)
-			return
-		}
-		// Created and updated in this one transaction: a new calendar.
-		status := http.StatusOK
-		if saved.CreatedAt.Equal(saved.UpdatedAt) {
-			status = http.StatusCreated
-		}
-		if !rt.commit(w, r, status) {
-			return
-		}
-		rails.Flush()
-		if status == http.StatusCreated {
-			w.Header().Set("Location", "/admin/calendars/"+saved.Name)
-		}
-		WriteJSON(w, status, CalendarJSONOf(saved, time.Now().UTC().Year()))
-	}))
-	rt.Handle("GET /admin/calendars", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		all, err := rails.ListCalendars(r.Context())
-		if err != nil {
-			rt.railProblem(w, r, "", err)
-			return
-		}
-		year := time.Now().UTC().Year()
-		out := make([]CalendarJSON, len(all))
-		for i, c := range all {
-			out[i] = CalendarJSONOf(c, year)
-		}
-		WriteJSON(w, http.StatusOK, map[string]any{"calendars": out})
-	}))
-	rt.Handle("GET /admin/calendars/{name}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name := r.PathValue("name")
-		if len(name) > 100 {
-			rt.railProblem(w, r, "", calendar.ErrNotFound)
-			return
-		}
-		c, err := rails.Calendar(r.Context(), name)
-		if err != nil {
-			rt.railProblem(w, r, "", err)
-			return
-		}
-		WriteJSON(w, http.StatusOK, CalendarJSONOf(c, time.Now().UTC().Year()))
-	}))
-
-	rt.Handle("POST /admin/routing-rules", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Rules *[]ruleRequest `json:"rules"`
-		}
-		if prob := decodeJSONLimit(w, r, &body, maxTableJSONBody); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		var errs []field.Error
-		if body.Rules == nil {
-			errs = append(errs, field.Error{Field: "rules", Detail: "required: the whole routing table, in order (an empty one refuses every payment)"})
-		}
-		var rules []routing.Rule
-		if body.Rules != nil && len(*body.Rules) > routing.MaxRules {
-			errs = append(errs, field.Error{Field: "rules", Detail: "at most " + strconv.Itoa(routing.MaxRules) + " rules"})
-		} else if body.Rules != nil {
-			rules = make([]routing.Rule, len(*body.Rules))
-			for i, b := range *body.Rules {
-				at := "rules[" + strconv.Itoa(i) + "]."
-				rules[i] = routing.Rule{TenantID: b.TenantID, Currency: b.Currency, Source: b.Source, Rail: b.Rail,
-					MinAmount: optionalAmount(&errs, at+"minAmount", b.MinAmount), MaxAmount: optionalAmount(&errs, at+"maxAmount", b.MaxAmount)}
-			}
-		}
-		if len(errs) == 0 {
-			errs = invalidFields(routing.ValidateRules(rules))
-		}
-		if len(errs) > 0 {
-			WriteProblem(w, r, fieldProblem("Invalid routing rules", errs))
-			return
-		}
-		saved, err := rails.PutRules(r.Context(), changeTx(r), rules)
-		if err != nil {
-			rt.railProblem(w, r, "Invalid routing rules", err)
-			return
-		}
-		if !rt.commit(w, r, http.StatusOK) {
-			return
-		}
-		rails.Flush()
-		WriteJSON(w, http.StatusOK, rulesJSON(saved))
-	}))
-	rt.Handle("GET /admin/routing-rules", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rules, err := rails.ListRules(r.Context())
-		if err != nil {
-			rt.railProblem(w, r, "", err)
-			return
-		}
-		WriteJSON(w, http.StatusOK, rulesJSON(rules))
-	}))
-
-	rt.Handle("POST /admin/cutoff-rules", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			TenantID string `json:"tenantId"`
-			Rule     string `json:"rule"`
-		}
-		if prob := decodeJSON(w, r, &body); prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		var errs []field.Error
-		if !field.ValidID(body.TenantID) {
-			errs = append(errs, field.Error{Field: "tenantId", Detail: "required, the tenant whose rule it is: " + field.IDRule})
-		}
-		rule, err := routing.ParseCutoffRule(body.Rule)
-		errs = append(errs, invalidFields(err)...)
-		if len(errs) > 0 {
-			WriteProblem(w, r, fieldProblem("Invalid cut-off rule", errs))
-			return
-		}
-		saved, err := rails.SetCutoffRule(r.Context(), changeTx(r), body.TenantID, rule)
-		if err != nil {
-			rt.railProblem(w, r, "Invalid cut-off rule", err)
-			return
-		}
-		if !rt.commit(w, r, http.StatusOK) {
-			return
-		}
-		rails.Flush()
-		WriteJSON(w, http.StatusOK, CutoffRuleJSON{TenantID: saved.TenantID, Rule: saved.Rule, UpdatedAt: saved.UpdatedAt.UTC()})
-	}))
-	rt.Handle("GET /admin/cutoff-rules", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		pg, prob := readPage(r, anyPosition)
-		if prob != nil {
-			WriteProblem(w, r, *prob)
-			return
-		}
-		all, err := rails.ListCutoffRules(r.Context())
-		if err != nil {
-			rt.railProblem(w, r, "", err)
-			return
-		}
-		all, next := paginate(all, func(c routing.TenantCutoffRule) string { return c.TenantID }, pg)
-		out := make([]CutoffRuleJSON, len(all))
-		for i, c := range all {
-			out[i] = CutoffRuleJSON{TenantID: c.TenantID, Rule: c.Rule, UpdatedAt: c.UpdatedAt.UTC()}
-		}
-		page := listJSON("rules", out, next)
-		page["default"] = routing.DefaultCutoffRule
-		WriteJSON(w, http.StatusOK, page)
-	}))
+type railsAPI struct {
+	rt    *Router
+	rails Rails
 }
 
 func rulesJSON(rules []routing.Rule) map[string]any {
@@ -748,4 +535,233 @@ func (rt *Router) railProblem(w http.ResponseWriter, r *http.Request, title stri
 		rt.log.Error("rails: a request failed", "route", r.Pattern, "error", err)
 		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the rails cannot be read or changed now; retry"})
 	}
+}
+
+// putRail serves POST /admin/rails.
+func (api *railsAPI) putRail(w http.ResponseWriter, r *http.Request) {
+	var body railRequest
+	if prob := decodeJSON(w, r, &body); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	rail, errs := body.rail()
+	if len(errs) > 0 {
+		WriteProblem(w, r, fieldProblem("Invalid rail", errs))
+		return
+	}
+	saved, err := api.rails.PutRail(r.Context(), changeTx(r), rail)
+	if err != nil {
+		api.rt.railProblem(w, r, "Invalid rail", err)
+		return
+	}
+	status := http.StatusOK
+	if saved.Version == 1 {
+		status = http.StatusCreated
+	}
+	if !api.rt.commit(w, r, status) {
+		return
+	}
+	api.rails.Flush()
+	if status == http.StatusCreated {
+		w.Header().Set("Location", "/admin/rails/"+saved.Name)
+	}
+	WriteJSON(w, status, RailJSONOf(saved))
+}
+
+// listRails serves GET /admin/rails.
+func (api *railsAPI) listRails(w http.ResponseWriter, r *http.Request) {
+	all, err := api.rails.ListRails(r.Context())
+	if err != nil {
+		api.rt.railProblem(w, r, "", err)
+		return
+	}
+	out := make([]RailJSON, len(all))
+	for i, x := range all {
+		out[i] = RailJSONOf(x)
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"rails": out})
+}
+
+// getRail serves GET /admin/rails/{name}.
+func (api *railsAPI) getRail(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if !routing.ValidName(name) {
+		api.rt.railProblem(w, r, "", routing.ErrNotFound)
+		return
+	}
+	st, err := api.rails.RailStatus(r.Context(), name)
+	if err != nil {
+		api.rt.railProblem(w, r, "", err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, st)
+}
+
+// putCalendar serves POST /admin/calendars.
+func (api *railsAPI) putCalendar(w http.ResponseWriter, r *http.Request) {
+	var body calendarRequest
+	if prob := decodeJSONLimit(w, r, &body, maxTableJSONBody); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	c, errs := body.calendar()
+	if len(errs) > 0 {
+		WriteProblem(w, r, fieldProblem("Invalid calendar", errs))
+		return
+	}
+	saved, err := api.rails.PutCalendar(r.Context(), changeTx(r), c)
+	if err != nil {
+		api.rt.railProblem(w, r, "Invalid calendar", err)
+		return
+	}
+	// Created and updated in this one transaction: a new calendar.
+	status := http.StatusOK
+	if saved.CreatedAt.Equal(saved.UpdatedAt) {
+		status = http.StatusCreated
+	}
+	if !api.rt.commit(w, r, status) {
+		return
+	}
+	api.rails.Flush()
+	if status == http.StatusCreated {
+		w.Header().Set("Location", "/admin/calendars/"+saved.Name)
+	}
+	WriteJSON(w, status, CalendarJSONOf(saved, time.Now().UTC().Year()))
+}
+
+// listCalendars serves GET /admin/calendars.
+func (api *railsAPI) listCalendars(w http.ResponseWriter, r *http.Request) {
+	all, err := api.rails.ListCalendars(r.Context())
+	if err != nil {
+		api.rt.railProblem(w, r, "", err)
+		return
+	}
+	year := time.Now().UTC().Year()
+	out := make([]CalendarJSON, len(all))
+	for i, c := range all {
+		out[i] = CalendarJSONOf(c, year)
+	}
+	WriteJSON(w, http.StatusOK, map[string]any{"calendars": out})
+}
+
+// getCalendar serves GET /admin/calendars/{name}.
+func (api *railsAPI) getCalendar(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if len(name) > 100 {
+		api.rt.railProblem(w, r, "", calendar.ErrNotFound)
+		return
+	}
+	c, err := api.rails.Calendar(r.Context(), name)
+	if err != nil {
+		api.rt.railProblem(w, r, "", err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, CalendarJSONOf(c, time.Now().UTC().Year()))
+}
+
+// putRules serves POST /admin/routing-rules.
+func (api *railsAPI) putRules(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Rules *[]ruleRequest `json:"rules"`
+	}
+	if prob := decodeJSONLimit(w, r, &body, maxTableJSONBody); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	var errs []field.Error
+	if body.Rules == nil {
+		errs = append(errs, field.Error{Field: "rules", Detail: "required: the whole routing table, in order (an empty one refuses every payment)"})
+	}
+	var rules []routing.Rule
+	if body.Rules != nil && len(*body.Rules) > routing.MaxRules {
+		errs = append(errs, field.Error{Field: "rules", Detail: "at most " + strconv.Itoa(routing.MaxRules) + " rules"})
+	} else if body.Rules != nil {
+		rules = make([]routing.Rule, len(*body.Rules))
+		for i, b := range *body.Rules {
+			at := "rules[" + strconv.Itoa(i) + "]."
+			rules[i] = routing.Rule{TenantID: b.TenantID, Currency: b.Currency, Source: b.Source, Rail: b.Rail,
+				MinAmount: optionalAmount(&errs, at+"minAmount", b.MinAmount), MaxAmount: optionalAmount(&errs, at+"maxAmount", b.MaxAmount)}
+		}
+	}
+	if len(errs) == 0 {
+		errs = invalidFields(routing.ValidateRules(rules))
+	}
+	if len(errs) > 0 {
+		WriteProblem(w, r, fieldProblem("Invalid routing rules", errs))
+		return
+	}
+	saved, err := api.rails.PutRules(r.Context(), changeTx(r), rules)
+	if err != nil {
+		api.rt.railProblem(w, r, "Invalid routing rules", err)
+		return
+	}
+	if !api.rt.commit(w, r, http.StatusOK) {
+		return
+	}
+	api.rails.Flush()
+	WriteJSON(w, http.StatusOK, rulesJSON(saved))
+}
+
+// listRules serves GET /admin/routing-rules.
+func (api *railsAPI) listRules(w http.ResponseWriter, r *http.Request) {
+	rules, err := api.rails.ListRules(r.Context())
+	if err != nil {
+		api.rt.railProblem(w, r, "", err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, rulesJSON(rules))
+}
+
+// setCutoffRule serves POST /admin/cutoff-rules.
+func (api *railsAPI) setCutoffRule(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		TenantID string `json:"tenantId"`
+		Rule     string `json:"rule"`
+	}
+	if prob := decodeJSON(w, r, &body); prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	var errs []field.Error
+	if !field.ValidID(body.TenantID) {
+		errs = append(errs, field.Error{Field: "tenantId", Detail: "required, the tenant whose rule it is: " + field.IDRule})
+	}
+	rule, err := routing.ParseCutoffRule(body.Rule)
+	errs = append(errs, invalidFields(err)...)
+	if len(errs) > 0 {
+		WriteProblem(w, r, fieldProblem("Invalid cut-off rule", errs))
+		return
+	}
+	saved, err := api.rails.SetCutoffRule(r.Context(), changeTx(r), body.TenantID, rule)
+	if err != nil {
+		api.rt.railProblem(w, r, "Invalid cut-off rule", err)
+		return
+	}
+	if !api.rt.commit(w, r, http.StatusOK) {
+		return
+	}
+	api.rails.Flush()
+	WriteJSON(w, http.StatusOK, CutoffRuleJSON{TenantID: saved.TenantID, Rule: saved.Rule, UpdatedAt: saved.UpdatedAt.UTC()})
+}
+
+// listCutoffRules serves GET /admin/cutoff-rules.
+func (api *railsAPI) listCutoffRules(w http.ResponseWriter, r *http.Request) {
+	pg, prob := readPage(r, anyPosition)
+	if prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	all, err := api.rails.ListCutoffRules(r.Context())
+	if err != nil {
+		api.rt.railProblem(w, r, "", err)
+		return
+	}
+	all, next := paginate(all, func(c routing.TenantCutoffRule) string { return c.TenantID }, pg)
+	out := make([]CutoffRuleJSON, len(all))
+	for i, c := range all {
+		out[i] = CutoffRuleJSON{TenantID: c.TenantID, Rule: c.Rule, UpdatedAt: c.UpdatedAt.UTC()}
+	}
+	page := listJSON("rules", out, next)
+	page["default"] = routing.DefaultCutoffRule
+	WriteJSON(w, http.StatusOK, page)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/ledger/service"
 )
 
@@ -21,7 +22,7 @@ func TestRefusalBodies(t *testing.T) {
 	}
 	t.Parallel()
 	d := newAuditedDB(t)
-	d.rt.HandleAccounts(service.New(d.pool))
+	d.rt.Mount(httpapi.Services{Accounts: service.New(d.pool)})
 	do := func(method, path, body, token string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		if body != "" {

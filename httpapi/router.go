@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 )
@@ -35,28 +36,23 @@ type Router struct {
 	// off; see LimitAuthFailures).
 	failures *failureLimits
 	// levers move what waits when an operator changes a limit (nil:
-	// nothing moves; see HandleLevers).
+	// nothing moves; see Services.Levers).
 	levers Levers
 
-	patterns []string
+	// table is the routes mounted, and scopes their scopes by pattern.
+	table  []Route
+	scopes map[string]auth.Scope
 }
 
-// NewRouter returns a router serving /healthz and /readyz; other packages'
-// routes are added with Handle.
+// NewRouter returns a router serving /healthz and /readyz; the other
+// routes are added with Mount.
 func NewRouter(log *slog.Logger, checks ...Check) *Router {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	rt := &Router{mux: http.NewServeMux(), checks: checks, log: log}
-	rt.Handle("GET /healthz", http.HandlerFunc(rt.healthz))
-	rt.Handle("GET /readyz", http.HandlerFunc(rt.readyz))
+	rt := &Router{mux: http.NewServeMux(), checks: checks, log: log, scopes: map[string]auth.Scope{}}
+	rt.Mount(Services{probes: true})
 	return rt
-}
-
-// Handle registers h for a method-and-path pattern ("GET /v1/things/{id}").
-func (rt *Router) Handle(pattern string, h http.Handler) {
-	rt.mux.Handle(pattern, h)
-	rt.patterns = append(rt.patterns, pattern)
 }
 
 // Route is the pattern r matches ("POST /v1/payments"), "" for none: a
@@ -79,7 +75,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			WriteProblem(w, r, *prob)
 			return
 		}
-		if prob := checkTenantParam(r, pattern); prob != nil {
+		if prob := rt.checkTenantParam(r, pattern); prob != nil {
 			WriteProblem(w, r, *prob)
 			return
 		}

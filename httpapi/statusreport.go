@@ -33,40 +33,38 @@ func (rt *Router) recordPain001(r *http.Request, p Payments, batchID string, o *
 	}
 }
 
-// handleStatusReport adds GET /v1/payment-batches/{id}/status-report: a
+var _ StatusReports = (*payment.Service)(nil)
+
+// statusReport serves GET /v1/payment-batches/{id}/status-report: a
 // pain.002 (customer payment status report) of a batch taken in as a
 // pain.001; 404 for no such batch (or one with another tenant's
 // payments), 409 for a batch of another format, which has no pain.002.
-func (rt *Router) handleStatusReport(sr StatusReports) {
-	rt.Handle("GET /v1/payment-batches/{id}/status-report", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		rep, err := sr.StatusReportOf(r.Context(), id)
-		if (err == nil || errors.Is(err, payment.ErrNotPain001)) && !tenantsAllowed(r, rep.Tenants) {
-			err = payment.ErrNotFound // a file with another tenant's payments does not exist for this caller
-		}
-		switch {
-		case errors.Is(err, payment.ErrNotFound):
-			WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(id, 64)})
-			return
-		case errors.Is(err, payment.ErrNotPain001):
-			WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Not a pain.001 batch",
-				Detail: "payment batch " + plaintext.Clip(id, 64) + " was not sent as a pain.001 file: a status report (pain.002) answers pain.001 files only; GET /v1/payment-batches/{id} and its rejections give its progress"})
-			return
-		case err != nil:
-			rt.log.Error("batch status report failed", "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be read now; retry"})
-			return
-		}
-		var b bytes.Buffer
-		if err := bulkfile.StatusReport(&b, rep, time.Now()); err != nil {
-			rt.log.Error("batch status report failed", "error", err)
-			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the status report cannot be written now; retry"})
-			return
-		}
-		w.Header().Set("Content-Type", "application/xml; charset=utf-8")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(b.Bytes())
-	}))
+func (api *paymentsAPI) statusReport(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	rep, err := api.reports.StatusReportOf(r.Context(), id)
+	if (err == nil || errors.Is(err, payment.ErrNotPain001)) && !tenantsAllowed(r, rep.Tenants) {
+		err = payment.ErrNotFound // a file with another tenant's payments does not exist for this caller
+	}
+	switch {
+	case errors.Is(err, payment.ErrNotFound):
+		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Detail: "no payment batch " + plaintext.Clip(id, 64)})
+		return
+	case errors.Is(err, payment.ErrNotPain001):
+		WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Not a pain.001 batch",
+			Detail: "payment batch " + plaintext.Clip(id, 64) + " was not sent as a pain.001 file: a status report (pain.002) answers pain.001 files only; GET /v1/payment-batches/{id} and its rejections give its progress"})
+		return
+	case err != nil:
+		api.rt.log.Error("batch status report failed", "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the batch cannot be read now; retry"})
+		return
+	}
+	var b bytes.Buffer
+	if err := bulkfile.StatusReport(&b, rep, time.Now()); err != nil {
+		api.rt.log.Error("batch status report failed", "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the status report cannot be written now; retry"})
+		return
+	}
+	w.Header().Set("Content-Type", "application/xml; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b.Bytes())
 }
-
-var _ StatusReports = (*payment.Service)(nil)

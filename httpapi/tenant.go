@@ -68,9 +68,9 @@ func lookupTenant(r *http.Request) string {
 // given twice (400), or, from a tenant's token, naming another tenant
 // (403): a route that reads it then never answers for another tenant,
 // and one that does not read it answers the same.
-func checkTenantParam(r *http.Request, pattern string) *Problem {
+func (rt *Router) checkTenantParam(r *http.Request, pattern string) *Problem {
 	asked := r.URL.Query()["tenantId"]
-	if _, public := RouteScope(pattern); public || len(asked) == 0 {
+	if _, public := rt.RouteScope(pattern); public || len(asked) == 0 {
 		return nil
 	}
 	if p, ok := auth.FromContext(r.Context()); ok && p.TenantID != "" {

@@ -29,11 +29,13 @@ func TestOtherTenantForbidden(t *testing.T) {
 	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
 	hooks := &fakeWebhooks{}
 	rt := httpapi.NewRouter(nil)
-	rt.HandlePayments(pays)
-	rt.HandleAccounts(led)
-	rt.HandleProcesses(fakeProcesses{})
-	rt.HandleWebhooks(hooks, payment.EventTypes())
-	rt.HandleAudit(&fakeAudit{})
+	rt.Mount(httpapi.Services{
+		Payments:  pays,
+		Accounts:  led,
+		Processes: fakeProcesses{},
+		Webhooks:  hooks, EventTypes: payment.EventTypes(),
+		Audit: &fakeAudit{},
+	})
 	rt.RequireAuth(fakeTokens{
 		"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"acme": {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead,
@@ -171,7 +173,7 @@ func TestBatchRejectionsPerTenant(t *testing.T) {
 	t.Run("an operator's file", func(t *testing.T) {
 		t.Parallel()
 		rt := httpapi.NewRouter(nil)
-		rt.HandlePayments(rejectingPayments{&fakePayments{byID: map[string]payment.Request{}}})
+		rt.Mount(httpapi.Services{Payments: rejectingPayments{&fakePayments{byID: map[string]payment.Request{}}}})
 		rt.RequireAuth(tokens)
 		file := strings.Join([]string{line("ok-1", "acme"), line("bad-g", "globex"), line("bad-a", "acme"), `{"paymentId": `}, "\n")
 		if rec := call(rt, "POST", "/v1/payment-batches", file, "Bearer admin"); rec.Code != 202 || !strings.Contains(rec.Body.String(), `"rejected":3`) {
@@ -187,7 +189,7 @@ func TestBatchRejectionsPerTenant(t *testing.T) {
 	t.Run("a tenant's own file", func(t *testing.T) {
 		t.Parallel()
 		rt := httpapi.NewRouter(nil)
-		rt.HandlePayments(rejectingPayments{&fakePayments{byID: map[string]payment.Request{}}})
+		rt.Mount(httpapi.Services{Payments: rejectingPayments{&fakePayments{byID: map[string]payment.Request{}}}})
 		rt.RequireAuth(tokens)
 		file := strings.Join([]string{line("ok-2", ""), `{"paymentId": `, line("bad-3", "")}, "\n")
 		if rec := call(rt, "POST", "/v1/payment-batches", file, "Bearer acme"); rec.Code != 202 {
@@ -218,7 +220,7 @@ func TestListAnotherTenantsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt := httpapi.NewRouter(nil)
-	rt.HandlePayments(&payment.Service{Store: payment.NewStore(pool)})
+	rt.Mount(httpapi.Services{Payments: &payment.Service{Store: payment.NewStore(pool)}})
 	rt.RequireAuth(fakeTokens{
 		"acme":   {TokenID: "a", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsRead}},
 		"globex": {TokenID: "b", TenantID: "globex", Scopes: []auth.Scope{auth.PaymentsRead}},

@@ -103,8 +103,7 @@ func (f *fakeWebhooks) RedriveTx(_ context.Context, _ pgx.Tx, _ uuid.UUID, ids [
 func TestWebhookRoutes(t *testing.T) {
 	t.Parallel()
 	rt := httpapi.NewRouter(nil)
-	rt.HandleWebhooks(&fakeWebhooks{}, payment.EventTypes())
-	rt.HandleAudit(&fakeAudit{})
+	rt.Mount(httpapi.Services{Webhooks: &fakeWebhooks{}, EventTypes: payment.EventTypes(), Audit: &fakeAudit{}})
 	rt.RequireAuth(fakeTokens{
 		"admin":  {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"acme":   {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.WebhooksWrite}},
@@ -183,8 +182,7 @@ func TestWebhookRoutes(t *testing.T) {
 func TestWebhookURLSpellingsRefused(t *testing.T) {
 	t.Parallel()
 	rt := httpapi.NewRouter(nil)
-	rt.HandleWebhooks(&fakeWebhooks{}, payment.EventTypes())
-	rt.HandleAudit(&fakeAudit{})
+	rt.Mount(httpapi.Services{Webhooks: &fakeWebhooks{}, EventTypes: payment.EventTypes(), Audit: &fakeAudit{}})
 	rt.RequireAuth(fakeTokens{"acme": {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.WebhooksWrite}}})
 	for _, url := range []string{
 		"https://0177.0.0.1/", "https://2130706433/", "https://0x7f000001/", "https://127.1/",

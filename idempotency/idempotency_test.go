@@ -57,7 +57,7 @@ func newAPI(t *testing.T, slow time.Duration) (http.Handler, *countingLedger, *i
 	store := idempotency.NewStore(pgtest.NewPool(t), idempotency.Config{})
 	led := &countingLedger{slow: slow, seen: map[string]bool{}}
 	rt := httpapi.NewRouter(nil)
-	rt.HandleAccounts(led)
+	rt.Mount(httpapi.Services{Accounts: led})
 	rt.UseIdempotencyKeys(store)
 	return rt, led, store
 }

@@ -53,10 +53,8 @@ func TestConsoleLeversInChromium(t *testing.T) {
 	svc := &payment.Service{Store: payment.NewStore(pool), Queue: queue.New(pool), Pacer: pacing.New(pool),
 		Rails: routing.NewResolver(pool, routing.ResolverConfig{})}
 	rt := httpapi.NewRouter(nil)
-	rt.HandleAudit(audit.Log{DB: pool})
-	rt.HandlePayments(svc)
-	rt.HandleLevers(svc)
-	console.Register(rt, queue.New(pool), pacing.New(pool), nil, nil)
+	rt.Mount(httpapi.Services{Audit: audit.Log{DB: pool}, Payments: svc, Levers: svc,
+		Console: console.New(queue.New(pool), pacing.New(pool), nil, nil)})
 	rt.RequireAuth(leverTokens{})
 	srv := httptest.NewServer(rt)
 	t.Cleanup(srv.Close)

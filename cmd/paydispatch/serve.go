@@ -324,40 +324,9 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	}
 	run.parts.add("the relayers", stopRelay)
 
-	router := httpapi.NewRouter(log,
-		httpapi.Check{Name: "database", Run: func(ctx context.Context) error { return store.Pool.Ping(ctx) }},
-		httpapi.Check{Name: "schema", Run: func(ctx context.Context) error {
-			pending, err := migrator.Pending(ctx)
-			if err == nil && pending {
-				err = errors.New("migrations pending: run 'paydispatch migrate'")
-			}
-			return err
-		}},
-		httpapi.Check{Name: "temporal", Run: func(ctx context.Context) error {
-			_, err := tconn.Client.CheckHealth(ctx, nil)
-			return err
-		}},
-	)
-	idem := idempotency.NewStore(store.Pool, idempotency.Config{TTL: srv.IdempotencyTTL})
-	router.UseIdempotencyKeys(idem)
-	cleanupCtx, stopCleanup := context.WithCancel(ctx)
-	run.parts.add("the idempotency keys' cleanup", stopCleanup)
-	go idem.Cleanup(cleanupCtx, 10*time.Minute, func(err error) { log.Warn("idempotency keys cleanup", "error", err) })
-	if srv.InsecureDev {
-		log.Warn("--insecure-dev: the API answers anyone, without a token; never run it so beyond a developer's machine")
-	} else {
-		if err := bootstrapToken(ctx, env, store, db.DataDir, log); err != nil {
-			return nil, err
-		}
-		router.RequireAuth(auth.NewStore(store.Pool))
-		router.LimitPerToken(float64(srv.TokenRate), 2*srv.TokenRate)
-		router.LimitAuthFailures(srv.AuthFailureLimit)
-	}
-	uiBase := temporalUIBase(tc, tconn)
-	if uiBase != "" {
-		router.LinkExecutions(func(workflowID, runID string) string {
-			return webui.WorkflowURL(uiBase, tconn.Namespace, workflowID, runID)
-		})
+	router, uiBase, err := newRouter(ctx, env, c, &run.parts, store, migrator, tconn, log)
+	if err != nil {
+		return nil, err
 	}
 	payments := app.PaymentService(store, tconn, srv.BulkChunkSize)
 	payments.Metrics = payment.NewMetrics(reg)
@@ -368,39 +337,10 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		}
 		run.parts.add("the Kafka intake", stopIntake)
 	}
-	router.HandlePayments(payments)
-	router.HandleLevers(payments)
-	// A change through the API drops the intake's routing snapshot at once;
-	// the workers' (and other processes') read it within their 5 s.
-	intakeRouting, _ := payments.Rails.(interface{ Flush() })
-	router.HandleRails(app.RailStore(store, intakeRouting))
-	router.HandlePacing(pacing.New(store.Pool))
-	router.HandleDispatchConfig(queue.New(store.Pool))
-	ledgerAPI := service.New(store.Pool)
-	router.HandleAccounts(ledgerAPI)
-	router.HandleFXRates(ledgerAPI)
-	router.HandleProcesses(app.ProcessAPI{Operator: app.ProcessOperator(store, tconn)})
-	router.HandleAudit(audit.Log{DB: store.Pool})
-	router.HandleWebhooks(webhook.Store{DB: store.Pool, Policy: app.WebhookPolicy(c.wh)}, payment.EventTypes())
-	router.HandleDeadLetters(app.DeadLetters(store))
-	console.Register(router, queue.New(store.Pool), pacing.New(store.Pool), dispatchReg, app.ConsoleRails{Store: app.RailStore(store, nil)})
-	router.HandleOpenAPI()
+	mountRoutes(router, c, store, tconn, payments, reg, dispatchReg)
 	router.SetBodyLimits(int64(srv.MaxBody), int64(srv.MaxBulkBody))
-	router.Handle("GET /metrics", promhttp.HandlerFor(prometheus.Gatherers{reg, dispatchReg}, promhttp.HandlerOpts{}))
-	if srv.PprofAddr != "" {
-		// Profiling stays off the API listener, on an address of its own.
-		mux := http.NewServeMux()
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		pln, err := net.Listen("tcp", srv.PprofAddr)
-		if err != nil {
-			return nil, fmt.Errorf("listen on %s: %w (set --pprof-addr or PAYDISPATCH_PPROF_ADDR to a free address, or empty for off)", srv.PprofAddr, err)
-		}
-		profiling := &http.Server{Handler: loopback.Guard(pln.Addr(), mux), ReadHeaderTimeout: 10 * time.Second}
-		run.parts.add("the profiling endpoints", func() { _ = profiling.Close() })
-		go func() { _ = profiling.Serve(pln) }()
-		log.Info("profiling endpoints on", "addr", pln.Addr().String())
+	if err := startProfiling(srv.PprofAddr, &run.parts, log); err != nil {
+		return nil, err
 	}
 	// On loopback (the default address) the API answers only a loopback
 	// Host: a web page whose name is rebound to 127.0.0.1 reads nothing,
@@ -412,6 +352,103 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	log.Info("paydispatch serving", "http_addr", ln.Addr().String(), "temporal_ui", cmp.Or(uiBase, "off"), "version", buildVersion())
 	run.store, run.tconn, run.http, run.api, run.addr, run.railURL, run.serveErr = store, tconn, api.Server, api, ln.Addr().String(), railURL, serveErr
 	return run, nil
+}
+
+// newRouter is the HTTP API's router, its routes not yet mounted: its
+// readiness checks, idempotency keys (their cleanup among ps), tokens
+// (unless --insecure-dev) and links to Temporal's Web UI, at uiBase ("":
+// none).
+func newRouter(ctx context.Context, env *environment, c serverConfig, ps *parts, store *postgres.DB, migrator *postgres.Migrator,
+	tconn *temporal.Conn, log *slog.Logger) (_ *httpapi.Router, uiBase string, _ error) {
+	db, srv, tc := c.db, c.srv, c.tc
+	router := httpapi.NewRouter(log, readiness(store, migrator, tconn)...)
+	idem := idempotency.NewStore(store.Pool, idempotency.Config{TTL: srv.IdempotencyTTL})
+	router.UseIdempotencyKeys(idem)
+	cleanupCtx, stopCleanup := context.WithCancel(ctx)
+	ps.add("the idempotency keys' cleanup", stopCleanup)
+	go idem.Cleanup(cleanupCtx, 10*time.Minute, func(err error) { log.Warn("idempotency keys cleanup", "error", err) })
+	if srv.InsecureDev {
+		log.Warn("--insecure-dev: the API answers anyone, without a token; never run it so beyond a developer's machine")
+	} else {
+		if err := bootstrapToken(ctx, env, store, db.DataDir, log); err != nil {
+			return nil, "", err
+		}
+		router.RequireAuth(auth.NewStore(store.Pool))
+		router.LimitPerToken(float64(srv.TokenRate), 2*srv.TokenRate)
+		router.LimitAuthFailures(srv.AuthFailureLimit)
+	}
+	uiBase = temporalUIBase(tc, tconn)
+	if uiBase != "" {
+		router.LinkExecutions(func(workflowID, runID string) string {
+			return webui.WorkflowURL(uiBase, tconn.Namespace, workflowID, runID)
+		})
+	}
+	return router, uiBase, nil
+}
+
+// mountRoutes mounts the API's routes on the services serve runs.
+func mountRoutes(router *httpapi.Router, c serverConfig, store *postgres.DB, tconn *temporal.Conn, payments *payment.Service,
+	reg, dispatchReg *prometheus.Registry) {
+	// A change through the API drops the intake's routing snapshot at once;
+	// the workers' (and other processes') read it within their 5 s.
+	intakeRouting, _ := payments.Rails.(interface{ Flush() })
+	ledgerAPI := service.New(store.Pool)
+	router.Mount(httpapi.Services{
+		Payments:        payments,
+		Levers:          payments,
+		Rails:           app.RailStore(store, intakeRouting),
+		Pacer:           pacing.New(store.Pool),
+		DispatchConfigs: queue.New(store.Pool),
+		Accounts:        ledgerAPI,
+		FXRates:         ledgerAPI,
+		Processes:       app.ProcessAPI{Operator: app.ProcessOperator(store, tconn)},
+		Audit:           audit.Log{DB: store.Pool},
+		Webhooks:        webhook.Store{DB: store.Pool, Policy: app.WebhookPolicy(c.wh)},
+		EventTypes:      payment.EventTypes(),
+		DeadLetters:     app.DeadLetters(store),
+		Console:         console.New(queue.New(store.Pool), pacing.New(store.Pool), dispatchReg, app.ConsoleRails{Store: app.RailStore(store, nil)}),
+		Metrics:         promhttp.HandlerFor(prometheus.Gatherers{reg, dispatchReg}, promhttp.HandlerOpts{}),
+		Contract:        true,
+	})
+}
+
+// startProfiling serves the profiling endpoints on addr ("": off), off the
+// API listener, on an address of its own.
+func startProfiling(addr string, ps *parts, log *slog.Logger) error {
+	if addr == "" {
+		return nil
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	pln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (set --pprof-addr or PAYDISPATCH_PPROF_ADDR to a free address, or empty for off)", addr, err)
+	}
+	profiling := &http.Server{Handler: loopback.Guard(pln.Addr(), mux), ReadHeaderTimeout: 10 * time.Second}
+	ps.add("the profiling endpoints", func() { _ = profiling.Close() })
+	go func() { _ = profiling.Serve(pln) }()
+	log.Info("profiling endpoints on", "addr", pln.Addr().String())
+	return nil
+}
+
+// readiness is what /readyz checks: the database, its schema and Temporal.
+func readiness(store *postgres.DB, migrator *postgres.Migrator, tconn *temporal.Conn) []httpapi.Check {
+	return []httpapi.Check{
+		{Name: "database", Run: func(ctx context.Context) error { return store.Pool.Ping(ctx) }},
+		{Name: "schema", Run: func(ctx context.Context) error {
+			pending, err := migrator.Pending(ctx)
+			if err == nil && pending {
+				err = errors.New("migrations pending: run 'paydispatch migrate'")
+			}
+			return err
+		}},
+		{Name: "temporal", Run: func(ctx context.Context) error {
+			_, err := tconn.Client.CheckHealth(ctx, nil)
+			return err
+		}},
+	}
 }
 
 // bootstrapToken gives a new database its first admin token: the

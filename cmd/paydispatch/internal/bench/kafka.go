@@ -157,7 +157,7 @@ func kafkaBaseline(ctx context.Context, o KafkaOptions, instant time.Time) (floa
 	}
 	defer stop()
 	router := httpapi.NewRouter(o.Logger)
-	router.HandlePayments(payments)
+	router.Mount(httpapi.Services{Payments: payments})
 	router.SetBodyLimits(1<<20, 2<<30)
 	srv := httptest.NewServer(router)
 	defer srv.Close()

@@ -107,11 +107,13 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 	db, tc := stack.db, stack.tc
 
 	router := httpapi.NewRouter(log)
-	router.HandlePayments(app.PaymentService(db, tc, 0))
-	router.HandlePacing(pacing.New(db.Pool))
-	router.HandleDispatchConfig(queue.New(db.Pool))
-	router.HandleDeadLetters(app.DeadLetters(db))
-	router.HandleAudit(audit.Log{DB: db.Pool}) // the admin changes are audited, or refused
+	router.Mount(httpapi.Services{
+		Payments:        app.PaymentService(db, tc, 0),
+		Pacer:           pacing.New(db.Pool),
+		DispatchConfigs: queue.New(db.Pool),
+		DeadLetters:     app.DeadLetters(db),
+		Audit:           audit.Log{DB: db.Pool}, // the admin changes are audited, or refused
+	})
 	router.SetBodyLimits(1<<20, 2<<30)
 	srv := httptest.NewServer(router)
 	defer srv.Close()

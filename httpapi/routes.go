@@ -1,0 +1,233 @@
+package httpapi
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/paydispatch/paydispatch/auth"
+)
+
+// Route is one row of the API's table: a method and path (a ServeMux
+// pattern, "POST /v1/payments"), the scope a token needs for it, and the
+// handler that serves it.
+type Route struct {
+	Pattern string
+	// Scope is the scope the route needs, or Public for none. A route
+	// without one needs admin, so a route added without thought is
+	// closed, not open.
+	Scope   auth.Scope
+	Handler http.HandlerFunc
+}
+
+// Public marks a route that answers without a token: probes and scrapes,
+// the contract, and the operator console's page and files, which hold no
+// data (the console's script calls the admin API with the token its
+// operator signs in with).
+const Public auth.Scope = "public"
+
+// Services are what the routes stand on. Each route is served when the
+// service it needs is given; Mount adds them.
+type Services struct {
+	// Payments serves the payments. If it is also Projections,
+	// StatusReports or HeldPayments, the answers hold rail projections,
+	// and the status report and release routes are served.
+	Payments Payments
+	// Levers move what waits when an operator changes a limit; the pauses
+	// and priorities are served.
+	Levers          Levers
+	Pacer           Pacer
+	DispatchConfigs DispatchConfigs
+	Accounts        Accounts
+	FXRates         FXRates
+	Processes       Processes
+	// Audit keeps the audited routes' changes; without it they are
+	// refused (503).
+	Audit       AuditLog
+	Webhooks    Webhooks
+	EventTypes  []string // the event types a webhook endpoint may ask for
+	DeadLetters DeadLetters
+	Rails       Rails
+	// Console is the operator console (package console).
+	Console Console
+	// Metrics serves GET /metrics (Prometheus).
+	Metrics http.Handler
+	// Contract serves GET /openapi.json.
+	Contract bool
+
+	probes bool // /healthz and /readyz, NewRouter's
+}
+
+// Console is the operator console's handlers (package console).
+type Console interface {
+	// Page serves the console's page; File its script and style sheet.
+	Page(w http.ResponseWriter, r *http.Request)
+	File(w http.ResponseWriter, r *http.Request)
+	// Stats serves the figures its charts draw.
+	Stats(w http.ResponseWriter, r *http.Request)
+}
+
+// routes is the API: every route, in one table, that the services given
+// serve. A search for a route ("POST /v1/payments") finds its row here,
+// and its row names its handler.
+func (rt *Router) routes(s Services) []Route {
+	var (
+		payments    = newPaymentsAPI(rt, s.Payments)
+		levers      = &leversAPI{rt: rt, levers: s.Levers}
+		pacer       = &pacingAPI{rt: rt, pacer: s.Pacer}
+		dispatch    = &dispatchConfigAPI{rt: rt, configs: s.DispatchConfigs}
+		accounts    = &accountsAPI{rt: rt, accounts: s.Accounts}
+		rates       = &fxRatesAPI{rt: rt, rates: s.FXRates}
+		processes   = &processesAPI{rt: rt, processes: s.Processes}
+		audit       = &auditAPI{rt: rt, audit: s.Audit}
+		hooks       = &webhooksAPI{rt: rt, hooks: s.Webhooks, eventTypes: s.EventTypes}
+		deadLetters = &deadLettersAPI{rt: rt, deadLetters: s.DeadLetters}
+		rails       = &railsAPI{rt: rt, rails: s.Rails}
+	)
+	// A method value of a nil interface panics: these are taken only when
+	// their routes are served.
+	var metrics, consolePage, consoleFile, consoleStats http.HandlerFunc
+	if s.Metrics != nil {
+		metrics = s.Metrics.ServeHTTP
+	}
+	if s.Console != nil {
+		consolePage, consoleFile, consoleStats = s.Console.Page, s.Console.File, s.Console.Stats
+	}
+	var routes []Route
+	add := func(served bool, rows ...Route) {
+		if served {
+			routes = append(routes, rows...)
+		}
+	}
+	add(s.probes,
+		Route{"GET /healthz", Public, rt.healthz},
+		Route{"GET /readyz", Public, rt.readyz},
+	)
+	add(s.Contract,
+		Route{"GET /openapi.json", Public, serveOpenAPI},
+	)
+	add(s.Metrics != nil,
+		Route{"GET /metrics", Public, metrics},
+	)
+	add(s.Payments != nil,
+		Route{"POST /v1/payments", auth.PaymentsWrite, payments.create},
+		Route{"GET /v1/payments", auth.PaymentsRead, payments.list},
+		Route{"GET /v1/payments/{id}", auth.PaymentsRead, payments.get},
+		Route{"POST /v1/payments/{id}/cancel", auth.PaymentsWrite, payments.cancel},
+		Route{"POST /v1/payment-batches", auth.PaymentsWrite, payments.createBatch},
+		Route{"GET /v1/payment-batches/{id}", auth.PaymentsRead, payments.getBatch},
+		Route{"GET /v1/payment-batches/{id}/rejections", auth.PaymentsRead, payments.batchRejections},
+		Route{"POST /v1/payment-batches/{id}/cancel", auth.PaymentsWrite, payments.cancelBatch},
+		Route{"POST /admin/payments/cancel", auth.Admin, payments.cancelWhere},
+	)
+	add(payments.reports != nil,
+		Route{"GET /v1/payment-batches/{id}/status-report", auth.PaymentsRead, payments.statusReport},
+	)
+	add(payments.held != nil,
+		Route{"POST /admin/payments/release", auth.Admin, payments.release},
+	)
+	add(s.Levers != nil,
+		Route{"POST /v1/payments/{id}/priority", auth.PaymentsWrite, levers.setPriority},
+		Route{"POST /v1/payment-batches/{id}/priority", auth.PaymentsWrite, levers.setBatchPriority},
+		Route{"POST /admin/pauses", auth.Admin, levers.pause},
+		Route{"GET /admin/pauses", auth.Admin, levers.listPauses},
+		Route{"DELETE /admin/pauses/{scope}/{id}", auth.Admin, levers.resume},
+		Route{"POST /admin/rate-limit/config/{name}/repace", auth.Admin, levers.repace},
+	)
+	add(s.Pacer != nil,
+		Route{"POST /api/v1/slots", auth.Admin, pacer.assignSlot},
+		Route{"POST /api/v1/slots/bulk", auth.Admin, pacer.assignSlots},
+		Route{"POST /admin/rate-limit/config", auth.Admin, pacer.putConfig},
+		Route{"GET /admin/rate-limit/config", auth.Admin, pacer.listConfigs},
+		Route{"GET /admin/rate-limit/config/{name}", auth.Admin, pacer.getConfig},
+		Route{"POST /admin/rate-limit/config/{name}/deactivate", auth.Admin, pacer.deactivateConfig},
+		Route{"POST /admin/rate-limit/cache/flush", auth.Admin, pacer.flushCache},
+	)
+	add(s.DispatchConfigs != nil,
+		Route{"GET /admin/dispatch/config", auth.Admin, dispatch.list},
+		Route{"GET /admin/dispatch/config/{itemType}", auth.Admin, dispatch.get},
+		Route{"PATCH /admin/dispatch/config/{itemType}", auth.Admin, dispatch.patch},
+	)
+	add(s.Accounts != nil,
+		Route{"POST /v1/accounts", auth.AccountsWrite, accounts.create},
+		Route{"GET /v1/accounts/{id}", auth.PaymentsRead, accounts.get},
+	)
+	add(s.FXRates != nil,
+		Route{"POST /admin/fx-rates", auth.Admin, rates.set},
+		Route{"GET /admin/fx-rates", auth.Admin, rates.list},
+	)
+	add(s.Processes != nil,
+		Route{"GET /v1/processes/{id}", auth.PaymentsRead, processes.get},
+		Route{"POST /admin/processes/{id}/retry", auth.Admin, processes.retry},
+		Route{"POST /admin/processes/{id}/compensate", auth.Admin, processes.compensate},
+		Route{"POST /admin/processes/{id}/pause", auth.Admin, processes.pause},
+		Route{"POST /admin/processes/{id}/resume", auth.Admin, processes.resume},
+	)
+	add(s.Audit != nil,
+		Route{"GET /admin/audit", auth.Admin, audit.list},
+	)
+	// A tenant manages its own endpoints, under /admin as operators do.
+	add(s.Webhooks != nil,
+		Route{"POST /admin/webhooks", auth.WebhooksWrite, hooks.register},
+		Route{"GET /admin/webhooks", auth.WebhooksWrite, hooks.list},
+		Route{"GET /admin/webhooks/{id}", auth.WebhooksWrite, hooks.get},
+		Route{"DELETE /admin/webhooks/{id}", auth.WebhooksWrite, hooks.delete},
+		Route{"POST /admin/webhooks/{id}/rotate-secret", auth.WebhooksWrite, hooks.rotateSecret},
+		Route{"GET /admin/webhooks/{id}/deliveries", auth.WebhooksWrite, hooks.deliveries},
+		Route{"POST /admin/webhooks/{id}/redrive", auth.WebhooksWrite, hooks.redrive},
+	)
+	add(s.DeadLetters != nil,
+		Route{"GET /admin/dead-letters", auth.Admin, deadLetters.list},
+		Route{"POST /admin/dead-letters/requeue", auth.Admin, deadLetters.requeue},
+	)
+	add(s.Rails != nil,
+		Route{"POST /admin/rails", auth.Admin, rails.putRail},
+		Route{"GET /admin/rails", auth.Admin, rails.listRails},
+		Route{"GET /admin/rails/{name}", auth.Admin, rails.getRail},
+		Route{"POST /admin/calendars", auth.Admin, rails.putCalendar},
+		Route{"GET /admin/calendars", auth.Admin, rails.listCalendars},
+		Route{"GET /admin/calendars/{name}", auth.Admin, rails.getCalendar},
+		Route{"POST /admin/routing-rules", auth.Admin, rails.putRules},
+		Route{"GET /admin/routing-rules", auth.Admin, rails.listRules},
+		Route{"POST /admin/cutoff-rules", auth.Admin, rails.setCutoffRule},
+		Route{"GET /admin/cutoff-rules", auth.Admin, rails.listCutoffRules},
+	)
+	add(s.Console != nil,
+		Route{"GET /console", Public, consolePage},
+		Route{"GET /console/{file}", Public, consoleFile},
+		Route{"GET /admin/console/stats", auth.Admin, consoleStats},
+	)
+	return routes
+}
+
+// Mount adds the routes of the services given, and keeps Levers and
+// Audit for the routes that use them. It may be called again with other
+// services; a route mounted twice panics, as ServeMux does.
+func (rt *Router) Mount(s Services) {
+	if s.Levers != nil {
+		rt.levers = s.Levers
+	}
+	if s.Audit != nil {
+		rt.audit = s.Audit
+	}
+	for _, route := range rt.routes(s) {
+		rt.mux.Handle(route.Pattern, route.Handler)
+		rt.table = append(rt.table, route)
+		rt.scopes[route.Pattern] = route.Scope
+	}
+}
+
+// Routes are the routes mounted, in the table's order.
+func (rt *Router) Routes() []Route { return slices.Clone(rt.table) }
+
+// RouteScope is the scope a route pattern needs, and whether it is
+// public; a pattern not mounted (or mounted without a scope) needs admin.
+func (rt *Router) RouteScope(pattern string) (scope auth.Scope, public bool) {
+	switch s := rt.scopes[pattern]; s {
+	case Public:
+		return "", true
+	case "":
+		return auth.Admin, false
+	default:
+		return s, false
+	}
+}
