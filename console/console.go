@@ -52,7 +52,7 @@ import (
 
 // Queue is what the console reads of the dispatch queue (queue.Queue).
 type Queue interface {
-	ListConfigs(ctx context.Context) ([]queue.Config, error)
+	ListConfigs(ctx context.Context) ([]queue.Settings, error)
 	Depth(ctx context.Context, itemType string) (queue.Depth, error)
 }
 

@@ -22,7 +22,7 @@ func Example() {
 	}
 	defer drop()
 	q, lim := queue.New(pool), pacing.New(pool)
-	cfg := queue.DefaultConfig("REPORT", "ReportWorkflow", "reports")
+	cfg := queue.DefaultSettings("REPORT", "ReportWorkflow", "reports")
 	cfg.MaxDispatchRetries = 1
 	if _, err := q.RegisterItemType(ctx, cfg); err != nil {
 		panic(err)

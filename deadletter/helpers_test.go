@@ -30,7 +30,7 @@ func newFixture(t testing.TB, pool *pgxpool.Pool) *fixture {
 	if _, err := f.lim.PutConfig(ctx, pacing.Config{Name: "own", MaxPerWindow: 100, Window: time.Second, Headroom: 100}); err != nil {
 		t.Fatal(err)
 	}
-	c := queue.DefaultConfig("JOB", "JobWorkflow", "jobs")
+	c := queue.DefaultSettings("JOB", "JobWorkflow", "jobs")
 	c.MaxDispatchRetries, c.PacingConfig = 1, "own"
 	if _, err := f.q.RegisterItemType(ctx, c); err != nil {
 		t.Fatal(err)

@@ -85,7 +85,7 @@ func newAuditedDB(t *testing.T) *auditedDB {
 		}
 	}
 	q, lim := queue.New(pool), pacing.New(pool)
-	c := queue.DefaultConfig("JOB", "JobWorkflow", "jobs")
+	c := queue.DefaultSettings("JOB", "JobWorkflow", "jobs")
 	c.MaxDispatchRetries = 1
 	_, err := q.RegisterItemType(ctx, c)
 	must(err)

@@ -152,7 +152,7 @@ type RailStore struct {
 		GetConfig(ctx context.Context, name string) (pacing.Config, error)
 	}
 	Queue interface {
-		GetConfig(ctx context.Context, itemType string) (queue.Config, error)
+		GetConfig(ctx context.Context, itemType string) (queue.Settings, error)
 	}
 	// Resolver is this process's routing snapshot (nil: none to flush).
 	Resolver interface{ Flush() }

@@ -42,7 +42,7 @@ func TestCLIChangesCommitWithTheirEntry(t *testing.T) {
 		}
 	}
 	q, lim := queue.New(pool), pacing.New(pool)
-	c := queue.DefaultConfig("JOB", "JobWorkflow", "jobs")
+	c := queue.DefaultSettings("JOB", "JobWorkflow", "jobs")
 	c.MaxDispatchRetries = 1
 	_, err = q.RegisterItemType(ctx, c)
 	must(err)

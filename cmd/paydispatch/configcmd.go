@@ -299,7 +299,7 @@ func configTenantPacing(ctx context.Context, env *environment, db *postgres.DB, 
 	return nil
 }
 
-func printConfig(w io.Writer, c queue.Config) {
+func printConfig(w io.Writer, c queue.Settings) {
 	fmt.Fprintf(w, "%s\n", c.ItemType)
 	fmt.Fprintf(w, "  enabled=%t\n  batch_size=%d\n  dispatch_interval_secs=%d\n  jitter_window_ms=%d\n",
 		c.Enabled, c.BatchSize, int(c.DispatchInterval.Seconds()), c.JitterWindow.Milliseconds())
