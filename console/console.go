@@ -58,7 +58,7 @@ type Queue interface {
 
 // Limits is what the console reads of the rate limiter (pacing.Limiter).
 type Limits interface {
-	ListConfigs(ctx context.Context) ([]pacing.Config, error)
+	ListConfigs(ctx context.Context) ([]pacing.Limit, error)
 }
 
 // Rails is what the console reads of the rails: each one's figures now,

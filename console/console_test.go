@@ -55,8 +55,8 @@ func (q *fakeQueue) Depth(_ context.Context, itemType string) (queue.Depth, erro
 
 type fakeLimits struct{}
 
-func (fakeLimits) ListConfigs(context.Context) ([]pacing.Config, error) {
-	return []pacing.Config{
+func (fakeLimits) ListConfigs(context.Context) ([]pacing.Limit, error) {
+	return []pacing.Limit{
 		{Name: "fifty", MaxPerWindow: 200, Window: 4 * time.Second, Active: true},
 		{Name: "old", MaxPerWindow: 10, Window: time.Second, Active: false},
 	}, nil

@@ -341,7 +341,7 @@ func (s *Service) Requeue(ctx context.Context, r Request) (Result, error) {
 	if err := s.validate(r); err != nil {
 		return Result{}, err
 	}
-	run := &requeue{s: s, req: r, id: uuid.NewString(), res: Result{Refused: map[string]string{}}, cfgs: map[string]pacing.Config{},
+	run := &requeue{s: s, req: r, id: uuid.NewString(), res: Result{Refused: map[string]string{}}, cfgs: map[string]pacing.Limit{},
 		from: r.From, placed: map[string]int{}, defaults: map[string]string{}}
 	if run.from.IsZero() {
 		run.from = time.Now()
@@ -457,7 +457,7 @@ type requeue struct {
 	req    Request
 	id     string // names this call's slots
 	res    Result
-	cfgs   map[string]pacing.Config
+	cfgs   map[string]pacing.Limit
 	from   time.Time
 	placed map[string]int // slots asked for so far, by config
 	// defaults are the item types' own configs, read once a call.
@@ -477,7 +477,7 @@ func (r *requeue) result() Result {
 }
 
 // configFor names the config a letter's slot comes from.
-func (r *requeue) configFor(ctx context.Context, l Letter) (pacing.Config, error) {
+func (r *requeue) configFor(ctx context.Context, l Letter) (pacing.Limit, error) {
 	name := r.req.Config
 	if name == "" {
 		itemType := l.ItemType
@@ -487,10 +487,10 @@ func (r *requeue) configFor(ctx context.Context, l Letter) (pacing.Config, error
 		if name = r.defaults[itemType]; name == "" {
 			qc, err := r.s.Queue.GetConfig(ctx, itemType)
 			if errors.Is(err, queue.ErrNotFound) || (err == nil && qc.PacingConfig == "") {
-				return pacing.Config{}, &NoConfigError{Detail: "item type " + itemType + " has no rate-limit config: name one (config)"}
+				return pacing.Limit{}, &NoConfigError{Detail: "item type " + itemType + " has no rate-limit config: name one (config)"}
 			}
 			if err != nil {
-				return pacing.Config{}, err
+				return pacing.Limit{}, err
 			}
 			name = qc.PacingConfig
 			r.defaults[itemType] = name
@@ -502,11 +502,11 @@ func (r *requeue) configFor(ctx context.Context, l Letter) (pacing.Config, error
 	c, err := r.s.Limiter.GetConfig(ctx, name)
 	switch {
 	case errors.Is(err, pacing.ErrConfigNotFound):
-		return pacing.Config{}, &NoConfigError{Detail: "no rate-limit config " + clip(name)}
+		return pacing.Limit{}, &NoConfigError{Detail: "no rate-limit config " + clip(name)}
 	case err != nil:
-		return pacing.Config{}, err
+		return pacing.Limit{}, err
 	case !c.Active:
-		return pacing.Config{}, &NoConfigError{Detail: "rate-limit config " + clip(name) + " is inactive"}
+		return pacing.Limit{}, &NoConfigError{Detail: "rate-limit config " + clip(name) + " is inactive"}
 	}
 	r.cfgs[name] = c
 	return c, nil

@@ -99,7 +99,7 @@ func TestRequeueByID(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, pgtest.NewPool(t))
 	ids := f.kill(t, "acme", "engine unavailable", 4)
-	if _, err := f.lim.PutConfig(ctx, pacing.Config{Name: "trickle", MaxPerWindow: 1, Window: time.Second, Headroom: 100}); err != nil {
+	if _, err := f.lim.PutConfig(ctx, pacing.Limit{Name: "trickle", MaxPerWindow: 1, Window: time.Second, Headroom: 100}); err != nil {
 		t.Fatal(err)
 	}
 	letter := func(id string) string { return "dispatch:JOB:" + id }
@@ -205,7 +205,7 @@ func TestConcurrentRequeuesKeepTheLimit(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, pgtest.NewPool(t))
 	const perWindow = 25
-	if _, err := f.lim.PutConfig(ctx, pacing.Config{Name: "redrive", MaxPerWindow: perWindow, Window: time.Second, Headroom: 100}); err != nil {
+	if _, err := f.lim.PutConfig(ctx, pacing.Limit{Name: "redrive", MaxPerWindow: perWindow, Window: time.Second, Headroom: 100}); err != nil {
 		t.Fatal(err)
 	}
 	tenants := []string{"a", "b", "c", "d"}

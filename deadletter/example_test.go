@@ -21,13 +21,13 @@ func Example() {
 		return
 	}
 	defer drop()
-	q, lim := queue.New(pool), pacing.New(pool)
+	q, lim := queue.New(pool), pacing.New(pacing.Config{Pool: pool})
 	cfg := queue.DefaultSettings("REPORT", "ReportWorkflow", "reports")
 	cfg.MaxDispatchRetries = 1
 	if _, err := q.RegisterItemType(ctx, cfg); err != nil {
 		panic(err)
 	}
-	if _, err := lim.PutConfig(ctx, pacing.Config{Name: "two-a-second", MaxPerWindow: 2, Window: time.Second, Headroom: 10}); err != nil {
+	if _, err := lim.PutConfig(ctx, pacing.Limit{Name: "two-a-second", MaxPerWindow: 2, Window: time.Second, Headroom: 10}); err != nil {
 		panic(err)
 	}
 	// Three items due, claimed, and their one start failed: dead letters.

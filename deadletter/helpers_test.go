@@ -26,8 +26,8 @@ type fixture struct {
 func newFixture(t testing.TB, pool *pgxpool.Pool) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{pool: pool, q: queue.New(pool), lim: pacing.New(pool)}
-	if _, err := f.lim.PutConfig(ctx, pacing.Config{Name: "own", MaxPerWindow: 100, Window: time.Second, Headroom: 100}); err != nil {
+	f := &fixture{pool: pool, q: queue.New(pool), lim: pacing.New(pacing.Config{Pool: pool})}
+	if _, err := f.lim.PutConfig(ctx, pacing.Limit{Name: "own", MaxPerWindow: 100, Window: time.Second, Headroom: 100}); err != nil {
 		t.Fatal(err)
 	}
 	c := queue.DefaultSettings("JOB", "JobWorkflow", "jobs")

@@ -84,13 +84,13 @@ func newAuditedDB(t *testing.T) *auditedDB {
 			t.Fatal(err)
 		}
 	}
-	q, lim := queue.New(pool), pacing.New(pool)
+	q, lim := queue.New(pool), pacing.New(pacing.Config{Pool: pool})
 	c := queue.DefaultSettings("JOB", "JobWorkflow", "jobs")
 	c.MaxDispatchRetries = 1
 	_, err := q.RegisterItemType(ctx, c)
 	must(err)
 	must(payment.RegisterItemType(ctx, q))
-	_, err = lim.PutConfig(ctx, pacing.Config{Name: "fifty", MaxPerWindow: 50, Window: time.Second, Headroom: 100})
+	_, err = lim.PutConfig(ctx, pacing.Limit{Name: "fifty", MaxPerWindow: 50, Window: time.Second, Headroom: 100})
 	must(err)
 
 	hooks := webhook.Store{DB: pool}
@@ -120,7 +120,7 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	_, err = routing.PutRail(ctx, pool, routing.Rail{Name: "NOON", Type: routing.TypeSEPAJSON, PacingConfig: "fifty", Cutoff: 12 * time.Hour, Active: true})
 	must(err)
 	// EVE: repco's rail (below).
-	_, err = lim.PutConfig(ctx, pacing.Config{Name: "forty", MaxPerWindow: 40, Window: time.Second, Headroom: 100})
+	_, err = lim.PutConfig(ctx, pacing.Limit{Name: "forty", MaxPerWindow: 40, Window: time.Second, Headroom: 100})
 	must(err)
 	_, err = routing.PutRail(ctx, pool, routing.Rail{Name: "EVE", Type: routing.TypeSEPAJSON, PacingConfig: "forty", Cutoff: 18 * time.Hour, Active: true})
 	must(err)

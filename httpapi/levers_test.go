@@ -46,9 +46,9 @@ func newLeversDB(t *testing.T) *leversDB {
 			t.Fatal(err)
 		}
 	}
-	q, lim := queue.New(pool), pacing.New(pool)
+	q, lim := queue.New(pool), pacing.New(pacing.Config{Pool: pool})
 	must(payment.RegisterItemType(ctx, q))
-	for _, c := range []pacing.Config{{Name: "sepa", MaxPerWindow: 10, Window: time.Second, Headroom: 1000},
+	for _, c := range []pacing.Limit{{Name: "sepa", MaxPerWindow: 10, Window: time.Second, Headroom: 1000},
 		{Name: "inst", MaxPerWindow: 5, Window: time.Second, Headroom: 1000}} {
 		_, err := lim.PutConfig(ctx, c)
 		must(err)

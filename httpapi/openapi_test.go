@@ -44,7 +44,7 @@ func contractRouter(t *testing.T) *httpapi.Router {
 	rt.HandleDeadLetters(newFakeDeadLetters())
 	rt.HandleRails(newFakeRails())
 	rt.HandleLevers(fakeLevers{})
-	console.Register(rt, consoleQueue{newFakeDispatchConfigs()}, &fakePacer{configs: []pacing.Config{
+	console.Register(rt, consoleQueue{newFakeDispatchConfigs()}, &fakePacer{configs: []pacing.Limit{
 		{Name: "fifty", MaxPerWindow: 50, Window: time.Second, Headroom: 100, Active: true, Version: 1}}}, nil, consoleRails{})
 	rt.HandleOpenAPI()
 	rt.Handle("GET /metrics", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))

@@ -50,8 +50,8 @@ func newRailsDB(t *testing.T, now func() time.Time) *railsDB {
 	if err := payment.RegisterItemType(ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	lim := pacing.New(pool)
-	for _, c := range []pacing.Config{{Name: "sepa", MaxPerWindow: 10, Window: time.Second, Headroom: 100000},
+	lim := pacing.New(pacing.Config{Pool: pool})
+	for _, c := range []pacing.Limit{{Name: "sepa", MaxPerWindow: 10, Window: time.Second, Headroom: 100000},
 		{Name: "inst", MaxPerWindow: 5, Window: time.Second, Headroom: 100}} {
 		if _, err := lim.PutConfig(ctx, c); err != nil {
 			t.Fatal(err)

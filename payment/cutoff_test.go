@@ -50,8 +50,8 @@ func newRailsFixture(t *testing.T) *railsFixture {
 		d = d.AddDate(0, 0, 1)
 	}
 	day0 := time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc)
-	lim := pacing.New(s.pool)
-	if _, err := lim.PutConfig(ctx, pacing.Config{Name: "sepa", MaxPerWindow: 10, Window: time.Second, Headroom: 100}); err != nil {
+	lim := pacing.New(pacing.Config{Pool: s.pool})
+	if _, err := lim.PutConfig(ctx, pacing.Limit{Name: "sepa", MaxPerWindow: 10, Window: time.Second, Headroom: 100}); err != nil {
 		t.Fatal(err)
 	}
 	thursday := calendar.DateOf(day0.AddDate(0, 0, 1), loc)
@@ -476,7 +476,7 @@ func TestRoutedAtIntake(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newRailsFixture(t)
-	if _, err := f.lim.PutConfig(ctx, pacing.Config{Name: "hv", MaxPerWindow: 5, Window: time.Second, Headroom: 100}); err != nil {
+	if _, err := f.lim.PutConfig(ctx, pacing.Limit{Name: "hv", MaxPerWindow: 5, Window: time.Second, Headroom: 100}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := routing.PutRail(ctx, f.s.pool, routing.Rail{Name: "HV", Type: routing.TypePACS008, PacingConfig: "hv", Active: true}); err != nil {

@@ -33,7 +33,7 @@ func TestRepaceFollowsTheLimit(t *testing.T) {
 		max  int
 		span time.Duration
 	}{{5, 60 * time.Second}, {20, 15 * time.Second}} {
-		if _, err := f.lim.PutConfig(ctx, pacing.Config{Name: "sepa", MaxPerWindow: tc.max, Window: time.Second, Headroom: 100}); err != nil {
+		if _, err := f.lim.PutConfig(ctx, pacing.Limit{Name: "sepa", MaxPerWindow: tc.max, Window: time.Second, Headroom: 100}); err != nil {
 			t.Fatal(err)
 		}
 		res, err := svc.Repace(ctx, payment.WaitingFilter{Rails: []string{"SEPA"}}, nil)
@@ -87,7 +87,7 @@ func TestRepacePastTheCutoff(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, rs, "init-all"); err != nil || res.Scheduled != 300 {
 		t.Fatalf("Phase A: %+v, %v", res, err)
 	}
-	if _, err := f.lim.PutConfig(ctx, pacing.Config{Name: "sepa", MaxPerWindow: 2, Window: time.Second, Headroom: 100}); err != nil {
+	if _, err := f.lim.PutConfig(ctx, pacing.Limit{Name: "sepa", MaxPerWindow: 2, Window: time.Second, Headroom: 100}); err != nil {
 		t.Fatal(err)
 	}
 	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}

@@ -50,13 +50,13 @@ func TestConsoleLeversInChromium(t *testing.T) {
 	browser := findChromium(t)
 	artifacts := artifactDir(t)
 	_, pool := leverPayments(t)
-	svc := &payment.Service{Store: payment.NewStore(pool), Queue: queue.New(pool), Pacer: pacing.New(pool),
+	svc := &payment.Service{Store: payment.NewStore(pool), Queue: queue.New(pool), Pacer: pacing.New(pacing.Config{Pool: pool}),
 		Rails: routing.NewResolver(pool, routing.ResolverConfig{})}
 	rt := httpapi.NewRouter(nil)
 	rt.HandleAudit(audit.Log{DB: pool})
 	rt.HandlePayments(svc)
 	rt.HandleLevers(svc)
-	console.Register(rt, queue.New(pool), pacing.New(pool), nil, nil)
+	console.Register(rt, queue.New(pool), pacing.New(pacing.Config{Pool: pool}), nil, nil)
 	rt.RequireAuth(leverTokens{})
 	srv := httptest.NewServer(rt)
 	t.Cleanup(srv.Close)

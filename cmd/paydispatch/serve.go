@@ -263,7 +263,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		dispatch.NewDepthCollector(queue.New(store.Pool)), pacing.NewCollector(pacing.New(store.Pool)), process.NewCollector(store.Pool),
+		dispatch.NewDepthCollector(queue.New(store.Pool)), pacing.NewCollector(pacing.New(pacing.Config{Pool: store.Pool})), process.NewCollector(store.Pool),
 		app.NewRailCollector(store))
 	// The dispatcher's and the executions' metrics in a registry of their
 	// own, which the console reads every second without running the
@@ -374,7 +374,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	// the workers' (and other processes') read it within their 5 s.
 	intakeRouting, _ := payments.Rails.(interface{ Flush() })
 	router.HandleRails(app.RailStore(store, intakeRouting))
-	router.HandlePacing(pacing.New(store.Pool))
+	router.HandlePacing(pacing.New(pacing.Config{Pool: store.Pool}))
 	router.HandleDispatchConfig(queue.New(store.Pool))
 	ledgerAPI := service.New(store.Pool)
 	router.HandleAccounts(ledgerAPI)
@@ -383,7 +383,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	router.HandleAudit(audit.Log{DB: store.Pool})
 	router.HandleWebhooks(webhook.Store{DB: store.Pool, Policy: app.WebhookPolicy(c.wh)}, payment.EventTypes())
 	router.HandleDeadLetters(app.DeadLetters(store))
-	console.Register(router, queue.New(store.Pool), pacing.New(store.Pool), dispatchReg, app.ConsoleRails{Store: app.RailStore(store, nil)})
+	console.Register(router, queue.New(store.Pool), pacing.New(pacing.Config{Pool: store.Pool}), dispatchReg, app.ConsoleRails{Store: app.RailStore(store, nil)})
 	router.HandleOpenAPI()
 	router.SetBodyLimits(int64(srv.MaxBody), int64(srv.MaxBulkBody))
 	router.Handle("GET /metrics", promhttp.HandlerFor(prometheus.Gatherers{reg, dispatchReg}, promhttp.HandlerOpts{}))

@@ -115,7 +115,7 @@ func (o Options) initWorkerOptions() worker.Options {
 func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, opts Options) (func(), error) {
 	w := worker.New(tc.Client, payment.InitTaskQueue, opts.initWorkerOptions())
 	payment.RegisterInit(w, &payment.InitActivities{
-		Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Pacer: pacing.New(store.Pool), Log: log,
+		Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Pacer: pacing.New(pacing.Config{Pool: store.Pool}), Log: log,
 		Rails: Rails(store),
 	})
 	if err := w.Start(); err != nil {
@@ -186,7 +186,7 @@ func StartExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, op
 			dispatch.SettledWorkflow{ItemType: payment.ItemType, WorkflowType: payment.ExecWorkflowName})}
 	}
 	w := worker.New(tc.Client, payment.ExecTaskQueue, wopts)
-	lim := pacing.New(store.Pool)
+	lim := pacing.New(pacing.Config{Pool: store.Pool})
 	acts := &payment.ExecActivities{Store: payment.NewStore(store.Pool), Slots: lim, Metrics: metrics,
 		Tracer: TracerOf(tc.TracerProvider, "payment"), Rails: Rails(store), Pacer: lim, Queue: queue.New(store.Pool)}
 	payment.RegisterExec(w, acts, &process.Activities{DB: store.Pool, Registry: Processes()})
@@ -217,7 +217,7 @@ func StartExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, op
 // payment to its rail and projects where a file goes.
 func PaymentService(store *postgres.DB, tc *temporal.Conn, chunkSize int) *payment.Service {
 	return &payment.Service{Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Temporal: tc.Client, ChunkSize: chunkSize,
-		Rails: Rails(store), Pacer: pacing.New(store.Pool)}
+		Rails: Rails(store), Pacer: pacing.New(pacing.Config{Pool: store.Pool})}
 }
 
 // Rails are the rails, routing rules and cut-off rules, read through a

@@ -203,7 +203,7 @@ func TestPacedPaymentsFollowTheirSlots(t *testing.T) {
 	pool, tc := startServe(t, map[string]string{
 		"dispatch_interval_secs": "1", "pre_start_buffer_secs": "10", "paced_lead_ms": "3000", "pacing_config": "paced",
 	})
-	if _, err := pacing.New(pool).PutConfig(ctx, pacing.Config{Name: "paced", MaxPerWindow: 50, Window: time.Second, Headroom: pacing.DefaultHeadroom}); err != nil {
+	if _, err := pacing.New(pacing.Config{Pool: pool}).PutConfig(ctx, pacing.Limit{Name: "paced", MaxPerWindow: 50, Window: time.Second, Headroom: pacing.DefaultHeadroom}); err != nil {
 		t.Fatal(err)
 	}
 	db := &postgres.DB{Pool: pool}

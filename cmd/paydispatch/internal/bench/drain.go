@@ -217,7 +217,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions,
 		HeldWorkflowTypes: []string{payment.ExecWorkflowName, dispatch.BatchWorkflowName}, EmbeddedStore: o.TemporalStore,
 		EmbeddedRetention: o.Retention,
-	}, pacing.Config{MaxPerWindow: o.MaxPerWindow, Window: o.Window}, pgStatSettings(o.PGStats))
+	}, pacing.Limit{MaxPerWindow: o.MaxPerWindow, Window: o.Window}, pgStatSettings(o.PGStats))
 	if err != nil {
 		return err
 	}
@@ -347,7 +347,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		// The limiter the config changes through is the one the moves
 		// read it with, as serve's should be: a cached config would move
 		// the payments to the old limit.
-		lim := pacing.New(db.Pool)
+		lim := pacing.New(pacing.Config{Pool: db.Pool})
 		svc := app.PaymentService(db, tc, 0)
 		svc.Pacer, svc.Log = lim, log
 		levers = startLevers(ctx, o, instant, svc, lim)

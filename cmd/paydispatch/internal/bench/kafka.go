@@ -132,7 +132,7 @@ func RunKafka(ctx context.Context, o KafkaOptions) error {
 // intakeStack is a fresh private stack paced at 100/s with the init
 // worker running, and its payment service; stop closes it.
 func intakeStack(ctx context.Context, o KafkaOptions) (*privateStack, *payment.Service, func(), error) {
-	stack, err := openPrivateStack(ctx, "kafka", o.PGBinDir, o.Logger, ptemporal.Options{}, pacing.Config{MaxPerWindow: 100, Window: time.Second}, nil)
+	stack, err := openPrivateStack(ctx, "kafka", o.PGBinDir, o.Logger, ptemporal.Options{}, pacing.Limit{MaxPerWindow: 100, Window: time.Second}, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}

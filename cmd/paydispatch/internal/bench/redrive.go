@@ -96,7 +96,7 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 	// PAYMENT's own config ("payments") is ten times the redrive's: an
 	// execution held to it rather than to the requeue's config would show
 	// as a window over the limit.
-	own := pacing.Config{MaxPerWindow: 10 * o.MaxPerWindow, Window: o.Window}
+	own := pacing.Limit{MaxPerWindow: 10 * o.MaxPerWindow, Window: o.Window}
 	stack, err := openPrivateStack(ctx, "redrive", o.PGBinDir, log, ptemporal.Options{
 		HeldWorkflowTypes: []string{payment.ExecWorkflowName, dispatch.BatchWorkflowName},
 	}, own, nil)
@@ -108,7 +108,7 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 
 	router := httpapi.NewRouter(log)
 	router.HandlePayments(app.PaymentService(db, tc, 0))
-	router.HandlePacing(pacing.New(db.Pool))
+	router.HandlePacing(pacing.New(pacing.Config{Pool: db.Pool}))
 	router.HandleDispatchConfig(queue.New(db.Pool))
 	router.HandleDeadLetters(app.DeadLetters(db))
 	router.HandleAudit(audit.Log{DB: db.Pool}) // the admin changes are audited, or refused
