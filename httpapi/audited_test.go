@@ -152,7 +152,7 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	if res, err := init.InitChunk(ctx, railRequests("repco", "EVE", 2, noon.Add(-2*time.Hour)), "init-repco-eve"); err != nil || res.Scheduled != 2 {
 		t.Fatalf("repco's payments on EVE: %+v, %v", res, err)
 	}
-	svc := &payment.Service{Store: store, Queue: q, Rails: rails, Pacer: lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: store, Queue: q, Rails: rails, Pacer: lim})
 	_, _, err = svc.Cancel(ctx, "repco", "repco-000", nil)
 	must(err)
 

@@ -83,7 +83,7 @@ func newLeversDB(t *testing.T) *leversDB {
 		[]string{payment.Key("acme", "acme-000"), payment.Key("acme", "acme-001")})
 	must(err)
 
-	d := &leversDB{pool: pool, svc: &payment.Service{Store: store, Queue: q, Rails: rails, Pacer: lim}}
+	d := &leversDB{pool: pool, svc: payment.NewService(payment.ServiceConfig{Store: store, Queue: q, Rails: rails, Pacer: lim})}
 	d.rt = leversRouter(pool, d.svc)
 	return d
 }
@@ -293,7 +293,7 @@ func TestResumeWithoutRails(t *testing.T) {
 	if _, err := d.svc.Pause(context.Background(), payment.PauseScope{Kind: payment.PauseTenant, ID: "acme"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	d.rt = leversRouter(d.pool, &payment.Service{Store: d.svc.Store, Queue: d.svc.Queue, Pacer: d.svc.Pacer})
+	d.rt = leversRouter(d.pool, payment.NewService(payment.ServiceConfig{Store: d.svc.Store(), Queue: d.svc.Queue(), Pacer: pacing.New(pacing.Config{Pool: d.pool})}))
 	runLeverSteps(t, d, []leverStep{
 		{name: "resume", method: "DELETE", path: "/admin/pauses/TENANT/acme", token: "admin", want: 503},
 	})

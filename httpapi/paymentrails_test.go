@@ -78,7 +78,7 @@ func TestPaymentsOnRails(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	svc := &payment.Service{Store: payment.NewStore(pool), Queue: q, Temporal: c, Rails: res, Pacer: lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: q, Temporal: c, Rails: res, Pacer: lim})
 	rt := httpapi.NewRouter(nil)
 	rt.HandleAudit(audit.Log{DB: pool})
 	rt.HandlePayments(svc)

@@ -331,7 +331,7 @@ func TestRailChangeRoutesAtOnce(t *testing.T) {
 	d.rt = httpapi.NewRouter(nil)
 	d.rt.HandleAudit(audit.Log{DB: d.pool})
 	d.rt.HandleRails(httpapi.RailStore{DB: d.pool, Payments: payment.NewStore(d.pool), Pacing: d.lim, Queue: queue.New(d.pool), Resolver: res})
-	svc := &payment.Service{Store: payment.NewStore(d.pool), Queue: queue.New(d.pool), Rails: res, Pacer: d.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(d.pool), Queue: queue.New(d.pool), Rails: res, Pacer: d.lim})
 	routed := func() string {
 		t.Helper()
 		rs := railRequests("acme", "", 1, time.Now().Add(time.Hour))

@@ -218,7 +218,7 @@ func TestListAnotherTenantsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt := httpapi.NewRouter(nil)
-	rt.HandlePayments(&payment.Service{Store: payment.NewStore(pool)})
+	rt.HandlePayments(payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool)}))
 	rt.RequireAuth(fakeTokens{
 		"acme":   {TokenID: "a", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsRead}},
 		"globex": {TokenID: "b", TenantID: "globex", Scopes: []auth.Scope{auth.PaymentsRead}},

@@ -310,7 +310,7 @@ func TestProjectionThenPhaseA(t *testing.T) {
 	for i := range rs {
 		rs[i].Rail = "SEPA"
 	}
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	projs, err := svc.Project(ctx, rs)
 	if err != nil || len(projs) != 1 {
 		t.Fatalf("projection: %+v, %v", projs, err)
@@ -357,7 +357,7 @@ func TestReleaseHeld(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, rs, "init-beta"); err != nil || res.Held != 10 {
 		t.Fatalf("Phase A: %+v, %v", res, err)
 	}
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	// One of them is cancelled first.
 	var held []string
 	for _, r := range rs {
@@ -413,7 +413,7 @@ func TestRailEvents(t *testing.T) {
 	if _, err := f.s.init.InitChunk(ctx, rs, "init-events"); err != nil {
 		t.Fatal(err)
 	}
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	if _, err := svc.Release(ctx, payment.HeldFilter{TenantID: "beta"}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -483,7 +483,7 @@ func TestRoutedAtIntake(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.res.Flush()
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	rs := railPayments("acme", 4, f.at(0, 10*time.Hour))
 	rs[1].Rail = "HV"
 	rs[2].Rail, rs[2].Creditor.BIC = "HV", ""
@@ -514,7 +514,7 @@ func TestCancelGivesSlotsBack(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, wrong, "init-wrong"); err != nil || res.Scheduled != 100 {
 		t.Fatalf("the wrong file: %+v, %v", res, err)
 	}
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	res, err := svc.CancelWhere(ctx, payment.CancelFilter{TenantID: "acme"}, false, nil)
 	if err != nil || res.Cancelled != 100 {
 		t.Fatalf("cancel: %+v, %v", res, err)

@@ -50,8 +50,8 @@ func TestConsoleLeversInChromium(t *testing.T) {
 	browser := findChromium(t)
 	artifacts := artifactDir(t)
 	_, pool := leverPayments(t)
-	svc := &payment.Service{Store: payment.NewStore(pool), Queue: queue.New(pool), Pacer: pacing.New(pacing.Config{Pool: pool}),
-		Rails: routing.NewResolver(pool, routing.ResolverConfig{})}
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Pacer: pacing.New(pacing.Config{Pool: pool}),
+		Rails: routing.NewResolver(pool, routing.ResolverConfig{})})
 	rt := httpapi.NewRouter(nil)
 	rt.HandleAudit(audit.Log{DB: pool})
 	rt.HandlePayments(svc)

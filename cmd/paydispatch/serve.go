@@ -359,8 +359,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 			return webui.WorkflowURL(uiBase, tconn.Namespace, workflowID, runID)
 		})
 	}
-	payments := app.PaymentService(store, tconn, srv.BulkChunkSize)
-	payments.Metrics = payment.NewMetrics(reg)
+	payments := app.PaymentService(store, tconn, payment.ServiceConfig{ChunkSize: srv.BulkChunkSize, Metrics: payment.NewMetrics(reg)})
 	if c.kc.On() {
 		stopIntake, err := app.StartKafkaIntake(ctx, store, payments, c.kc, kafkaBrokers, reg, log)
 		if err != nil {
@@ -372,7 +371,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	router.HandleLevers(payments)
 	// A change through the API drops the intake's routing snapshot at once;
 	// the workers' (and other processes') read it within their 5 s.
-	intakeRouting, _ := payments.Rails.(interface{ Flush() })
+	intakeRouting, _ := payments.Rails().(interface{ Flush() })
 	router.HandleRails(app.RailStore(store, intakeRouting))
 	router.HandlePacing(pacing.New(pacing.Config{Pool: store.Pool}))
 	router.HandleDispatchConfig(queue.New(store.Pool))

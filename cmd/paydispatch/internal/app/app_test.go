@@ -54,7 +54,7 @@ func TestPaymentsAtOneInstant(t *testing.T) {
 			RequestedExecutionTime: instant,
 		}
 	}
-	sub, err := app.PaymentService(db, tc, 1000).SubmitBatch(ctx, reqs)
+	sub, err := app.PaymentService(db, tc, payment.ServiceConfig{ChunkSize: 1000}).SubmitBatch(ctx, reqs)
 	if err != nil || sub.Chunks != 2 {
 		t.Fatalf("submit: %+v %v", sub, err)
 	}
@@ -217,7 +217,7 @@ func TestPacedPaymentsFollowTheirSlots(t *testing.T) {
 			RequestedExecutionTime: instant,
 		}
 	}
-	if _, err := app.PaymentService(db, tc, 1000).SubmitBatch(ctx, reqs); err != nil {
+	if _, err := app.PaymentService(db, tc, payment.ServiceConfig{ChunkSize: 1000}).SubmitBatch(ctx, reqs); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(3 * time.Minute)

@@ -322,7 +322,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	windowsFrom := time.Now().Add(-time.Hour)
 	fmt.Fprintf(o.Out, "debtor accounts: %d, one rail participant\n", cmp.Or(o.Debtors, 10))
 	heap := heapPeak{path: o.MemProfile}
-	if _, err := app.PaymentService(db, tc, 0).SubmitBatch(ctx, reqs); err != nil {
+	if _, err := app.PaymentService(db, tc, payment.ServiceConfig{}).SubmitBatch(ctx, reqs); err != nil {
 		return err
 	}
 	rss := endIntake()
@@ -348,8 +348,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		// read it with, as serve's should be: a cached config would move
 		// the payments to the old limit.
 		lim := pacing.New(pacing.Config{Pool: db.Pool})
-		svc := app.PaymentService(db, tc, 0)
-		svc.Pacer, svc.Log = lim, log
+		svc := app.PaymentService(db, tc, payment.ServiceConfig{Pacer: lim, Log: log})
 		levers = startLevers(ctx, o, instant, svc, lim)
 		defer levers.stop()
 	}

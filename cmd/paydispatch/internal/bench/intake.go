@@ -80,7 +80,7 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 	}
 	defer stopInit()
 	router := httpapi.NewRouter(log)
-	router.HandlePayments(app.PaymentService(db, tc, o.ChunkSize))
+	router.HandlePayments(app.PaymentService(db, tc, payment.ServiceConfig{ChunkSize: o.ChunkSize}))
 	router.SetBodyLimits(1<<20, 2<<30)
 	srv := httptest.NewServer(router)
 	defer srv.Close()

@@ -145,7 +145,7 @@ func intakeStack(ctx context.Context, o KafkaOptions) (*privateStack, *payment.S
 		stack.close()
 		return nil, nil, nil, err
 	}
-	return stack, app.PaymentService(stack.db, stack.tc, 0), func() { stopInit(); stack.close() }, nil
+	return stack, app.PaymentService(stack.db, stack.tc, payment.ServiceConfig{}), func() { stopInit(); stack.close() }, nil
 }
 
 // kafkaBaseline is the HTTP bulk path's rate on a stack of its own: one

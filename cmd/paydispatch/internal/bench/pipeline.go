@@ -457,7 +457,7 @@ func (e *pipelineEnv) runPipeline(ctx context.Context, n int) (designResult, err
 		return designResult{}, err
 	}
 	defer stop()
-	svc := app.PaymentService(e.db, e.tc, 1000)
+	svc := app.PaymentService(e.db, e.tc, payment.ServiceConfig{ChunkSize: 1000})
 	instant := time.Now().Add(20*time.Second + time.Duration(n)*2*time.Millisecond).Truncate(time.Second)
 	return e.measure(ctx, n, "b", instant, func(ctx context.Context) error {
 		reqs := make([]payment.Request, n)

@@ -107,7 +107,7 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 	db, tc := stack.db, stack.tc
 
 	router := httpapi.NewRouter(log)
-	router.HandlePayments(app.PaymentService(db, tc, 0))
+	router.HandlePayments(app.PaymentService(db, tc, payment.ServiceConfig{}))
 	router.HandlePacing(pacing.New(pacing.Config{Pool: db.Pool}))
 	router.HandleDispatchConfig(queue.New(db.Pool))
 	router.HandleDeadLetters(app.DeadLetters(db))

@@ -89,8 +89,7 @@ func RunRepace(ctx context.Context, o RepaceOptions) error {
 	// The levers' service, with the limiter the config changes through:
 	// a config it had cached would move the payments to the old limit.
 	lim := pacing.New(pacing.Config{Pool: db.Pool})
-	svc := app.PaymentService(db, tc, 0)
-	svc.Pacer, svc.Log = lim, log
+	svc := app.PaymentService(db, tc, payment.ServiceConfig{Pacer: lim, Log: log})
 
 	// Far enough ahead that nothing executes; no dispatcher runs.
 	instant := time.Now().Add(2 * time.Hour).Truncate(time.Hour)
