@@ -93,7 +93,7 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	_, err = lim.PutConfig(ctx, pacing.Limit{Name: "fifty", MaxPerWindow: 50, Window: time.Second, Headroom: 100})
 	must(err)
 
-	hooks := webhook.Store{DB: pool}
+	hooks := webhook.NewStore(webhook.StoreConfig{DB: pool})
 	ep, _, err := hooks.Register(ctx, webhook.NewEndpoint{TenantID: "acme", URL: "https://hooks.acme.example/pd"})
 	must(err)
 	d.endpoint = ep.ID
@@ -192,7 +192,7 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	d.letter = "dispatch:JOB:" + id
 
 	rt := httpapi.NewRouter(nil)
-	rt.HandleAudit(audit.Log{DB: pool})
+	rt.HandleAudit(audit.New(audit.Config{DB: pool}))
 	rt.HandleDispatchConfig(q)
 	rt.HandlePacing(lim)
 	rt.HandleFXRates(service.New(pool))

@@ -92,7 +92,7 @@ func newLeversDB(t *testing.T) *leversDB {
 // the tenants acme and globex.
 func leversRouter(pool *pgxpool.Pool, svc *payment.Service) *httpapi.Router {
 	rt := httpapi.NewRouter(nil)
-	rt.HandleAudit(audit.Log{DB: pool})
+	rt.HandleAudit(audit.New(audit.Config{DB: pool}))
 	rt.HandlePayments(svc)
 	rt.HandleLevers(svc)
 	rt.RequireAuth(fakeTokens{

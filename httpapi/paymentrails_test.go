@@ -80,7 +80,7 @@ func TestPaymentsOnRails(t *testing.T) {
 	t.Cleanup(w.Stop)
 	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: q, Temporal: c, Rails: res, Pacer: lim})
 	rt := httpapi.NewRouter(nil)
-	rt.HandleAudit(audit.Log{DB: pool})
+	rt.HandleAudit(audit.New(audit.Config{DB: pool}))
 	rt.HandlePayments(svc)
 	rt.RequireAuth(fakeTokens{
 		"admin":  {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},

@@ -59,7 +59,7 @@ func newRailsDB(t *testing.T, now func() time.Time) *railsDB {
 	}
 	d := &railsDB{pool: pool, lim: lim, flush: &countingFlush{}}
 	d.rt = httpapi.NewRouter(nil)
-	d.rt.HandleAudit(audit.Log{DB: pool})
+	d.rt.HandleAudit(audit.New(audit.Config{DB: pool}))
 	d.rt.HandleRails(httpapi.RailStore{DB: pool, Payments: payment.NewStore(pool), Pacing: lim, Queue: q, Resolver: d.flush, Now: now})
 	d.rt.RequireAuth(fakeTokens{
 		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
@@ -329,7 +329,7 @@ func TestRailChangeRoutesAtOnce(t *testing.T) {
 	d := newRailsDB(t, nil)
 	res := routing.NewResolver(d.pool, routing.ResolverConfig{TTL: time.Hour})
 	d.rt = httpapi.NewRouter(nil)
-	d.rt.HandleAudit(audit.Log{DB: d.pool})
+	d.rt.HandleAudit(audit.New(audit.Config{DB: d.pool}))
 	d.rt.HandleRails(httpapi.RailStore{DB: d.pool, Payments: payment.NewStore(d.pool), Pacing: d.lim, Queue: queue.New(d.pool), Resolver: res})
 	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(d.pool), Queue: queue.New(d.pool), Rails: res, Pacer: d.lim})
 	routed := func() string {

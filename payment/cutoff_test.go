@@ -399,7 +399,7 @@ func TestRailEvents(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newRailsFixture(t)
-	hooks := webhook.Store{DB: f.s.pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}}
+	hooks := webhook.NewStore(webhook.StoreConfig{DB: f.s.pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}})
 	var eps []webhook.Endpoint
 	for _, tenant := range []string{"acme", "beta"} {
 		ep, _, err := hooks.Register(ctx, webhook.NewEndpoint{TenantID: tenant, URL: "http://127.0.0.1:9/" + tenant})

@@ -29,7 +29,7 @@ func TestStatusChangesPublishEvents(t *testing.T) {
 	ctx := context.Background()
 	s := newSaga(t)
 	s.account(t, account.Spec{AccountID: "ACC-E", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("1000")})
-	hooks := webhook.Store{DB: s.pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}}
+	hooks := webhook.NewStore(webhook.StoreConfig{DB: s.pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}})
 	all, _, err := hooks.Register(ctx, webhook.NewEndpoint{TenantID: "acme", URL: "http://127.0.0.1:9/all"})
 	if err != nil {
 		t.Fatal(err)

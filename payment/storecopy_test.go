@@ -218,7 +218,7 @@ func TestPhaseACopyPublishesEvents(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := newPool(t)
-	hooks := webhook.Store{DB: pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}}
+	hooks := webhook.NewStore(webhook.StoreConfig{DB: pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}})
 	for _, tenant := range []string{"acme", "globex"} {
 		if _, _, err := hooks.Register(ctx, webhook.NewEndpoint{TenantID: tenant, URL: "http://127.0.0.1:9/" + tenant}); err != nil {
 			t.Fatal(err)

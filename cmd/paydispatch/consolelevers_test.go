@@ -53,7 +53,7 @@ func TestConsoleLeversInChromium(t *testing.T) {
 	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Pacer: pacing.New(pacing.Config{Pool: pool}),
 		Rails: routing.NewResolver(pool, routing.ResolverConfig{})})
 	rt := httpapi.NewRouter(nil)
-	rt.HandleAudit(audit.Log{DB: pool})
+	rt.HandleAudit(audit.New(audit.Config{DB: pool}))
 	rt.HandlePayments(svc)
 	rt.HandleLevers(svc)
 	console.Register(rt, queue.New(pool), pacing.New(pacing.Config{Pool: pool}), nil, nil)

@@ -111,7 +111,7 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 	router.HandlePacing(pacing.New(pacing.Config{Pool: db.Pool}))
 	router.HandleDispatchConfig(queue.New(db.Pool))
 	router.HandleDeadLetters(app.DeadLetters(db))
-	router.HandleAudit(audit.Log{DB: db.Pool}) // the admin changes are audited, or refused
+	router.HandleAudit(audit.New(audit.Config{DB: db.Pool})) // the admin changes are audited, or refused
 	router.SetBodyLimits(1<<20, 2<<30)
 	srv := httptest.NewServer(router)
 	defer srv.Close()
