@@ -104,13 +104,14 @@ func TestRequeueByID(t *testing.T) {
 	}
 	letter := func(id string) string { return "dispatch:JOB:" + id }
 	var told []string
-	f.svc.OnRequeue = map[string]func(context.Context, pgx.Tx, []string, string) error{
-		"JOB": func(_ context.Context, _ pgx.Tx, ids []string, config string) error {
-			for _, id := range ids {
-				told = append(told, id+"@"+config)
-			}
-			return nil
-		}}
+	f.svc = deadletter.New(deadletter.Config{DB: f.pool, Queue: f.q, Limiter: f.lim, OutboxItemType: "JOB",
+		OnRequeue: map[string]func(context.Context, pgx.Tx, []string, string) error{
+			"JOB": func(_ context.Context, _ pgx.Tx, ids []string, config string) error {
+				for _, id := range ids {
+					told = append(told, id+"@"+config)
+				}
+				return nil
+			}}})
 	before := time.Now()
 	res, err := f.svc.Requeue(ctx, deadletter.Request{IDs: []string{letter(ids[0]), letter(ids[1])}, Config: "trickle", Reason: "engine back"})
 	if err != nil {

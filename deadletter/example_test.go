@@ -46,7 +46,7 @@ func Example() {
 	}
 	_, _ = q.ReleaseForRetryBatch(ctx, "REPORT", b.ID, fs, 1)
 
-	svc := &deadletter.Service{DB: pool, Queue: q, Limiter: lim}
+	svc := deadletter.New(deadletter.Config{DB: pool, Queue: q, Limiter: lim})
 	page, _ := svc.List(ctx, deadletter.Filter{Reason: "unavailable"}, nil, 10)
 	fmt.Println("dead letters:", len(page.Letters), page.Letters[0].Source, page.Letters[0].Reason)
 

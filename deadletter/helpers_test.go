@@ -35,7 +35,7 @@ func newFixture(t testing.TB, pool *pgxpool.Pool) *fixture {
 	if _, err := f.q.RegisterItemType(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	f.svc = &deadletter.Service{DB: pool, Queue: f.q, Limiter: f.lim, OutboxItemType: "JOB"}
+	f.svc = deadletter.New(deadletter.Config{DB: pool, Queue: f.q, Limiter: f.lim, OutboxItemType: "JOB"})
 	return f
 }
 

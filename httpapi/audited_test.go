@@ -205,7 +205,7 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	rt.HandlePayments(svc)
 	rt.HandleLevers(svc)
 	rt.HandleRails(httpapi.RailStore{DB: pool, Payments: store, Pacing: lim, Queue: q, Resolver: rails})
-	rt.HandleDeadLetters(&deadletter.Service{DB: pool, Queue: q, Limiter: lim, OutboxItemType: "JOB"})
+	rt.HandleDeadLetters(deadletter.New(deadletter.Config{DB: pool, Queue: q, Limiter: lim, OutboxItemType: "JOB"}))
 	rt.RequireAuth(fakeTokens{
 		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
 		"acme":  {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}},
