@@ -116,11 +116,21 @@ func Change(ctx context.Context, db DB, actor, action, target string, change fun
 }
 
 // Log is the audit log on a database, as the HTTP API uses it.
-type Log struct{ DB DB }
+type Log struct{ db DB }
+
+// Config configures a Log.
+type Config struct {
+	// DB holds the audit log (required).
+	DB DB
+}
+
+// New returns the log cfg configures. Nothing in cfg can be invalid: a
+// missing DB fails at the first call.
+func New(cfg Config) Log { return Log{db: cfg.DB} }
 
 // Begin opens the transaction of a change and its entry.
 func (l Log) Begin(ctx context.Context) (pgx.Tx, error) {
-	tx, err := l.DB.Begin(ctx)
+	tx, err := l.db.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("audit: begin: %w", err)
 	}
@@ -136,5 +146,5 @@ func (l Log) Record(ctx context.Context, tx pgx.Tx, actor, action, target string
 
 // List returns a page, newest first (see List).
 func (l Log) List(ctx context.Context, limit int, before int64) ([]Entry, int64, error) {
-	return List(ctx, l.DB, limit, before)
+	return List(ctx, l.db, limit, before)
 }

@@ -31,7 +31,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	log := audit.Log{DB: pool}
+	log := audit.New(audit.Config{DB: pool})
 	entries, _, err := log.List(ctx, 10, 0)
 	if err != nil {
 		fmt.Println(err)

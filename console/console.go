@@ -52,13 +52,13 @@ import (
 
 // Queue is what the console reads of the dispatch queue (queue.Queue).
 type Queue interface {
-	ListConfigs(ctx context.Context) ([]queue.Config, error)
+	ListConfigs(ctx context.Context) ([]queue.Settings, error)
 	Depth(ctx context.Context, itemType string) (queue.Depth, error)
 }
 
 // Limits is what the console reads of the rate limiter (pacing.Limiter).
 type Limits interface {
-	ListConfigs(ctx context.Context) ([]pacing.Config, error)
+	ListConfigs(ctx context.Context) ([]pacing.Limit, error)
 }
 
 // Rails is what the console reads of the rails: each one's figures now,

@@ -35,12 +35,12 @@ func (t tokens) Authenticate(_ context.Context, token string) (auth.Principal, e
 
 type fakeQueue struct{ depths atomic.Int64 }
 
-func (*fakeQueue) ListConfigs(context.Context) ([]queue.Config, error) {
-	c := queue.DefaultConfig("PAYMENT", "PaymentExecution", "payment-exec-task-queue")
+func (*fakeQueue) ListConfigs(context.Context) ([]queue.Settings, error) {
+	c := queue.DefaultSettings("PAYMENT", "PaymentExecution", "payment-exec-task-queue")
 	c.PacingConfig, c.ExecMode = "fifty", queue.ExecBatch
-	off := queue.DefaultConfig("REPORT", "ReportExecution", "report-task-queue")
+	off := queue.DefaultSettings("REPORT", "ReportExecution", "report-task-queue")
 	off.Enabled = false
-	return []queue.Config{c, off}, nil
+	return []queue.Settings{c, off}, nil
 }
 
 func (q *fakeQueue) Depth(_ context.Context, itemType string) (queue.Depth, error) {
@@ -55,8 +55,8 @@ func (q *fakeQueue) Depth(_ context.Context, itemType string) (queue.Depth, erro
 
 type fakeLimits struct{}
 
-func (fakeLimits) ListConfigs(context.Context) ([]pacing.Config, error) {
-	return []pacing.Config{
+func (fakeLimits) ListConfigs(context.Context) ([]pacing.Limit, error) {
+	return []pacing.Limit{
 		{Name: "fifty", MaxPerWindow: 200, Window: 4 * time.Second, Active: true},
 		{Name: "old", MaxPerWindow: 10, Window: time.Second, Active: false},
 	}, nil

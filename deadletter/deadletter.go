@@ -102,8 +102,10 @@ type NoConfigError struct{ Detail string }
 func (e *NoConfigError) Error() string        { return "no rate-limit config: " + e.Detail }
 func (e *NoConfigError) Is(target error) bool { return target == ErrNoConfig }
 
-// Service lists and requeues dead letters.
-type Service struct {
+// Config configures a Service.
+type Config struct {
+	// DB, Queue and Limiter hold the letters and the slots a requeue
+	// takes (required).
 	DB      *pgxpool.Pool
 	Queue   *queue.Queue
 	Limiter *pacing.Limiter
@@ -119,6 +121,13 @@ type Service struct {
 	// execution counts itself in its config; see payment.RequeuedHook).
 	OnRequeue map[string]func(ctx context.Context, tx pgx.Tx, itemIDs []string, config string) error
 }
+
+// Service lists and requeues dead letters.
+type Service struct{ cfg Config }
+
+// New returns the service cfg configures. Nothing in cfg can be invalid:
+// a missing DB, Queue or Limiter fails at the first call that needs it.
+func New(cfg Config) *Service { return &Service{cfg: cfg} }
 
 // dispatchID is a queue letter's id.
 func dispatchID(itemType, itemID string) string {
@@ -242,7 +251,7 @@ func (s *Service) List(ctx context.Context, f Filter, after *Position, limit int
 				pos.DiedAt = after.DiedAt.Add(time.Microsecond) // past every dispatch letter of that instant
 			}
 		}
-		items, err := s.Queue.DeadLetters(ctx, queue.DeadFilter{ItemType: f.ItemType, TenantID: f.TenantID, Reason: f.Reason,
+		items, err := s.cfg.Queue.DeadLetters(ctx, queue.DeadFilter{ItemType: f.ItemType, TenantID: f.TenantID, Reason: f.Reason,
 			DiedFrom: f.DiedFrom, DiedTo: f.DiedTo}, pos, limit+1)
 		if err != nil {
 			return Page{}, err
@@ -261,7 +270,7 @@ func (s *Service) List(ctx context.Context, f Filter, after *Position, limit int
 				pos.OutboxID = r.outboxID
 			} // else uuid.Nil: every outbox letter of that instant is after a dispatch one
 		}
-		dls, err := outbox.ListDeadLetters(ctx, s.DB, outbox.DeadLetterFilter{RailType: f.ItemType, ParticipantID: f.TenantID,
+		dls, err := outbox.ListDeadLetters(ctx, s.cfg.DB, outbox.DeadLetterFilter{RailType: f.ItemType, ParticipantID: f.TenantID,
 			Reason: f.Reason, DiedFrom: f.DiedFrom, DiedTo: f.DiedTo}, pos, limit+1)
 		if err != nil {
 			return Page{}, err
@@ -341,7 +350,7 @@ func (s *Service) Requeue(ctx context.Context, r Request) (Result, error) {
 	if err := s.validate(r); err != nil {
 		return Result{}, err
 	}
-	run := &requeue{s: s, req: r, id: uuid.NewString(), res: Result{Refused: map[string]string{}}, cfgs: map[string]pacing.Config{},
+	run := &requeue{s: s, req: r, id: uuid.NewString(), res: Result{Refused: map[string]string{}}, cfgs: map[string]pacing.Limit{},
 		from: r.From, placed: map[string]int{}, defaults: map[string]string{}}
 	if run.from.IsZero() {
 		run.from = time.Now()
@@ -419,7 +428,7 @@ func (s *Service) lookup(ctx context.Context, ids []string) ([]Letter, error) {
 			byOutbox[r.outboxID] = id
 			continue
 		}
-		it, err := s.Queue.Get(ctx, r.itemType, r.itemID)
+		it, err := s.cfg.Queue.Get(ctx, r.itemType, r.itemID)
 		switch {
 		case errors.Is(err, queue.ErrNotFound):
 			notDead[id] = "no such item"
@@ -433,7 +442,7 @@ func (s *Service) lookup(ctx context.Context, ids []string) ([]Letter, error) {
 		}
 	}
 	if len(outboxIDs) > 0 {
-		dls, err := outbox.DeadLettersByID(ctx, s.DB, outboxIDs)
+		dls, err := outbox.DeadLettersByID(ctx, s.cfg.DB, outboxIDs)
 		if err != nil {
 			return nil, err
 		}
@@ -457,7 +466,7 @@ type requeue struct {
 	req    Request
 	id     string // names this call's slots
 	res    Result
-	cfgs   map[string]pacing.Config
+	cfgs   map[string]pacing.Limit
 	from   time.Time
 	placed map[string]int // slots asked for so far, by config
 	// defaults are the item types' own configs, read once a call.
@@ -477,20 +486,20 @@ func (r *requeue) result() Result {
 }
 
 // configFor names the config a letter's slot comes from.
-func (r *requeue) configFor(ctx context.Context, l Letter) (pacing.Config, error) {
+func (r *requeue) configFor(ctx context.Context, l Letter) (pacing.Limit, error) {
 	name := r.req.Config
 	if name == "" {
 		itemType := l.ItemType
 		if l.Source == SourceOutbox {
-			itemType = r.s.OutboxItemType
+			itemType = r.s.cfg.OutboxItemType
 		}
 		if name = r.defaults[itemType]; name == "" {
-			qc, err := r.s.Queue.GetConfig(ctx, itemType)
+			qc, err := r.s.cfg.Queue.GetConfig(ctx, itemType)
 			if errors.Is(err, queue.ErrNotFound) || (err == nil && qc.PacingConfig == "") {
-				return pacing.Config{}, &NoConfigError{Detail: "item type " + itemType + " has no rate-limit config: name one (config)"}
+				return pacing.Limit{}, &NoConfigError{Detail: "item type " + itemType + " has no rate-limit config: name one (config)"}
 			}
 			if err != nil {
-				return pacing.Config{}, err
+				return pacing.Limit{}, err
 			}
 			name = qc.PacingConfig
 			r.defaults[itemType] = name
@@ -499,14 +508,14 @@ func (r *requeue) configFor(ctx context.Context, l Letter) (pacing.Config, error
 	if c, ok := r.cfgs[name]; ok {
 		return c, nil
 	}
-	c, err := r.s.Limiter.GetConfig(ctx, name)
+	c, err := r.s.cfg.Limiter.GetConfig(ctx, name)
 	switch {
 	case errors.Is(err, pacing.ErrConfigNotFound):
-		return pacing.Config{}, &NoConfigError{Detail: "no rate-limit config " + clip(name)}
+		return pacing.Limit{}, &NoConfigError{Detail: "no rate-limit config " + clip(name)}
 	case err != nil:
-		return pacing.Config{}, err
+		return pacing.Limit{}, err
 	case !c.Active:
-		return pacing.Config{}, &NoConfigError{Detail: "rate-limit config " + clip(name) + " is inactive"}
+		return pacing.Limit{}, &NoConfigError{Detail: "rate-limit config " + clip(name) + " is inactive"}
 	}
 	r.cfgs[name] = c
 	return c, nil
@@ -519,7 +528,7 @@ func (r *requeue) page(ctx context.Context, letters []Letter, all bool) error {
 	if err != nil {
 		return err
 	}
-	tx, err := r.s.DB.Begin(ctx)
+	tx, err := r.s.cfg.DB.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("deadletter: begin: %w", err)
 	}
@@ -565,7 +574,7 @@ func (r *requeue) page(ctx context.Context, letters []Letter, all bool) error {
 		for _, id := range ids {
 			moved[dispatchID(t, id)] = true
 		}
-		if hook := r.s.OnRequeue[t]; hook != nil && len(ids) > 0 {
+		if hook := r.s.cfg.OnRequeue[t]; hook != nil && len(ids) > 0 {
 			if err := hook(ctx, tx, ids, configOf[t]); err != nil {
 				return fmt.Errorf("deadletter: %s requeue hook: %w", t, err)
 			}
@@ -573,7 +582,7 @@ func (r *requeue) page(ctx context.Context, letters []Letter, all bool) error {
 	}
 	refused := map[string]string{}
 	if len(out) > 0 {
-		rq, err := outbox.RequeueDeadLetters(ctx, tx, r.s.OutboxHooks, out, detail)
+		rq, err := outbox.RequeueDeadLetters(ctx, tx, r.s.cfg.OutboxHooks, out, detail)
 		if err != nil {
 			return err
 		}
@@ -656,7 +665,7 @@ func (r *requeue) slots(ctx context.Context, letters []Letter) (map[string]time.
 		eventToLetter[r.eventID(l.ID)] = l.ID
 	}
 	for name, evs := range byConfig {
-		slots, err := r.s.Limiter.AssignBulk(ctx, name, evs)
+		slots, err := r.s.cfg.Limiter.AssignBulk(ctx, name, evs)
 		if err != nil {
 			return nil, fmt.Errorf("deadletter: slots under %s: %w", name, err)
 		}

@@ -99,18 +99,19 @@ func TestRequeueByID(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, pgtest.NewPool(t))
 	ids := f.kill(t, "acme", "engine unavailable", 4)
-	if _, err := f.lim.PutConfig(ctx, pacing.Config{Name: "trickle", MaxPerWindow: 1, Window: time.Second, Headroom: 100}); err != nil {
+	if _, err := f.lim.PutConfig(ctx, pacing.Limit{Name: "trickle", MaxPerWindow: 1, Window: time.Second, Headroom: 100}); err != nil {
 		t.Fatal(err)
 	}
 	letter := func(id string) string { return "dispatch:JOB:" + id }
 	var told []string
-	f.svc.OnRequeue = map[string]func(context.Context, pgx.Tx, []string, string) error{
-		"JOB": func(_ context.Context, _ pgx.Tx, ids []string, config string) error {
-			for _, id := range ids {
-				told = append(told, id+"@"+config)
-			}
-			return nil
-		}}
+	f.svc = deadletter.New(deadletter.Config{DB: f.pool, Queue: f.q, Limiter: f.lim, OutboxItemType: "JOB",
+		OnRequeue: map[string]func(context.Context, pgx.Tx, []string, string) error{
+			"JOB": func(_ context.Context, _ pgx.Tx, ids []string, config string) error {
+				for _, id := range ids {
+					told = append(told, id+"@"+config)
+				}
+				return nil
+			}}})
 	before := time.Now()
 	res, err := f.svc.Requeue(ctx, deadletter.Request{IDs: []string{letter(ids[0]), letter(ids[1])}, Config: "trickle", Reason: "engine back"})
 	if err != nil {
@@ -205,7 +206,7 @@ func TestConcurrentRequeuesKeepTheLimit(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, pgtest.NewPool(t))
 	const perWindow = 25
-	if _, err := f.lim.PutConfig(ctx, pacing.Config{Name: "redrive", MaxPerWindow: perWindow, Window: time.Second, Headroom: 100}); err != nil {
+	if _, err := f.lim.PutConfig(ctx, pacing.Limit{Name: "redrive", MaxPerWindow: perWindow, Window: time.Second, Headroom: 100}); err != nil {
 		t.Fatal(err)
 	}
 	tenants := []string{"a", "b", "c", "d"}

@@ -21,13 +21,13 @@ func Example() {
 		return
 	}
 	defer drop()
-	q, lim := queue.New(pool), pacing.New(pool)
-	cfg := queue.DefaultConfig("REPORT", "ReportWorkflow", "reports")
+	q, lim := queue.New(pool), pacing.New(pacing.Config{Pool: pool})
+	cfg := queue.DefaultSettings("REPORT", "ReportWorkflow", "reports")
 	cfg.MaxDispatchRetries = 1
 	if _, err := q.RegisterItemType(ctx, cfg); err != nil {
 		panic(err)
 	}
-	if _, err := lim.PutConfig(ctx, pacing.Config{Name: "two-a-second", MaxPerWindow: 2, Window: time.Second, Headroom: 10}); err != nil {
+	if _, err := lim.PutConfig(ctx, pacing.Limit{Name: "two-a-second", MaxPerWindow: 2, Window: time.Second, Headroom: 10}); err != nil {
 		panic(err)
 	}
 	// Three items due, claimed, and their one start failed: dead letters.
@@ -46,7 +46,7 @@ func Example() {
 	}
 	_, _ = q.ReleaseForRetryBatch(ctx, "REPORT", b.ID, fs, 1)
 
-	svc := &deadletter.Service{DB: pool, Queue: q, Limiter: lim}
+	svc := deadletter.New(deadletter.Config{DB: pool, Queue: q, Limiter: lim})
 	page, _ := svc.List(ctx, deadletter.Filter{Reason: "unavailable"}, nil, 10)
 	fmt.Println("dead letters:", len(page.Letters), page.Letters[0].Source, page.Letters[0].Reason)
 

@@ -26,16 +26,16 @@ type fixture struct {
 func newFixture(t testing.TB, pool *pgxpool.Pool) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &fixture{pool: pool, q: queue.New(pool), lim: pacing.New(pool)}
-	if _, err := f.lim.PutConfig(ctx, pacing.Config{Name: "own", MaxPerWindow: 100, Window: time.Second, Headroom: 100}); err != nil {
+	f := &fixture{pool: pool, q: queue.New(pool), lim: pacing.New(pacing.Config{Pool: pool})}
+	if _, err := f.lim.PutConfig(ctx, pacing.Limit{Name: "own", MaxPerWindow: 100, Window: time.Second, Headroom: 100}); err != nil {
 		t.Fatal(err)
 	}
-	c := queue.DefaultConfig("JOB", "JobWorkflow", "jobs")
+	c := queue.DefaultSettings("JOB", "JobWorkflow", "jobs")
 	c.MaxDispatchRetries, c.PacingConfig = 1, "own"
 	if _, err := f.q.RegisterItemType(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	f.svc = &deadletter.Service{DB: pool, Queue: f.q, Limiter: f.lim, OutboxItemType: "JOB"}
+	f.svc = deadletter.New(deadletter.Config{DB: pool, Queue: f.q, Limiter: f.lim, OutboxItemType: "JOB"})
 	return f
 }
 

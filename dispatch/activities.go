@@ -112,7 +112,7 @@ type Dispatch struct {
 
 // ReadConfig reads the item type's configuration, every cycle, so a change
 // takes effect at the next cycle without a restart.
-func (a *Activities) ReadConfig(ctx context.Context, itemType string) (queue.Config, error) {
+func (a *Activities) ReadConfig(ctx context.Context, itemType string) (queue.Settings, error) {
 	cfg, err := a.cfg.Queue.GetConfig(ctx, itemType)
 	if err != nil {
 		return cfg, err
@@ -132,7 +132,7 @@ func (a *Activities) ReadConfig(ctx context.Context, itemType string) (queue.Con
 // before the crash, so the claim becomes DISPATCHED. First, up to the same
 // cap, READY items whose retries are already used up (the max was
 // lowered under them) are dead-lettered: no claim would ever take them.
-func (a *Activities) RecoverStaleClaims(ctx context.Context, cfg queue.Config) (Recovery, error) {
+func (a *Activities) RecoverStaleClaims(ctx context.Context, cfg queue.Settings) (Recovery, error) {
 	var r Recovery
 	exhausted, err := a.cfg.Queue.DeadLetterExhausted(ctx, cfg.ItemType, cfg.MaxDispatchRetries, cfg.MaxStaleRecoveryPerCycle)
 	if err != nil {
@@ -206,7 +206,7 @@ func (a *Activities) claimedExecution(ctx context.Context, it queue.Item, batche
 // buffer of 30 s at 25 items/s, the items started ahead of their time
 // would be six in seven of the ids asked about, each a visibility lookup
 // on the engine.
-func (a *Activities) Reconcile(ctx context.Context, cfg queue.Config) (Reconciliation, error) {
+func (a *Activities) Reconcile(ctx context.Context, cfg queue.Settings) (Reconciliation, error) {
 	var r Reconciliation
 	items, err := a.cfg.Queue.ListDispatched(ctx, cfg.ItemType, a.cfg.Now(), 2*cfg.BatchSize)
 	if err != nil || len(items) == 0 {
@@ -289,7 +289,7 @@ func recordPatiently(ctx context.Context, record func() error) error {
 // Claim and starts share one activity so the batch's contexts never pass
 // through the dispatcher's workflow history. If it dies between the claim
 // and the marks, the items stay CLAIMED and stale recovery settles them.
-func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Dispatch, error) {
+func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Settings) (Dispatch, error) {
 	batch, err := a.cfg.Queue.ClaimBatch(ctx, cfg.ClaimParams())
 	if err != nil {
 		return Dispatch{}, err
@@ -366,7 +366,7 @@ func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Config) (Di
 // dispatchBatch starts one batch execution for the claimed batch (BATCH
 // mode): its id comes from the batch, so a cycle run again finds it
 // started. Started and AlreadyStarted count that one workflow.
-func (a *Activities) dispatchBatch(ctx context.Context, cfg queue.Config, batch queue.Batch, d Dispatch) (Dispatch, error) {
+func (a *Activities) dispatchBatch(ctx context.Context, cfg queue.Settings, batch queue.Batch, d Dispatch) (Dispatch, error) {
 	items := make([]BatchItem, len(batch.Items))
 	now := a.cfg.Now()
 	for i, it := range batch.Items {
@@ -438,7 +438,7 @@ func splitRetried(res queue.BatchResult) (retried, dead int) {
 // already its place in the spread: no jitter, and it starts the paced lead
 // ahead of the slot (at most the pre-start buffer) to wait out the rest in
 // the worker, where the clock is exact (see NotBefore).
-func (a *Activities) startDelay(scheduled, now time.Time, cfg queue.Config, paced bool) time.Duration {
+func (a *Activities) startDelay(scheduled, now time.Time, cfg queue.Settings, paced bool) time.Duration {
 	if paced {
 		return max(scheduled.Sub(now)-pacedLead(cfg), 0)
 	}
@@ -450,12 +450,12 @@ func (a *Activities) startDelay(scheduled, now time.Time, cfg queue.Config, pace
 }
 
 // pacedLead is the configured lead, within the pre-start buffer.
-func pacedLead(cfg queue.Config) time.Duration {
+func pacedLead(cfg queue.Settings) time.Duration {
 	return max(min(cfg.PacedLead, cfg.PreStartBuffer), 0)
 }
 
 // notBefore is the slot a paced item started ahead of it must wait for.
-func notBefore(it queue.ClaimedItem, cfg queue.Config) time.Time {
+func notBefore(it queue.ClaimedItem, cfg queue.Settings) time.Time {
 	if !it.Paced || pacedLead(cfg) == 0 {
 		return time.Time{}
 	}

@@ -82,7 +82,7 @@ type fixture struct {
 	pool *pgxpool.Pool
 	eng  *fakeEngine
 	act  *dispatch.Activities
-	cfg  queue.Config
+	cfg  queue.Settings
 	// now is the activities' clock (time.Now unless a test sets it).
 	now func() time.Time
 }
@@ -97,7 +97,7 @@ func newFixture(t *testing.T, opts ...func(*dispatch.Config)) *fixture {
 	t.Helper()
 	pool := pgtest.NewPool(t)
 	q := queue.New(pool)
-	c := queue.DefaultConfig(itemType, "TaskExecWorkflow", "task-exec")
+	c := queue.DefaultSettings(itemType, "TaskExecWorkflow", "task-exec")
 	c.MaxInFlight = 2000
 	if _, err := q.RegisterItemType(context.Background(), c); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 func TestDispatchInBatchMode(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	batched := func(f *fixture) queue.Config {
+	batched := func(f *fixture) queue.Settings {
 		c, err := f.q.UpdateConfig(ctx, itemType, map[string]string{"exec_mode": "BATCH"})
 		if err != nil {
 			t.Fatal(err)

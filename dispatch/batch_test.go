@@ -135,7 +135,7 @@ func startBatchWorker(t *testing.T, p *pipeline, b *inbox) worker.Worker {
 
 func registerBatched(t *testing.T, p *pipeline) {
 	t.Helper()
-	cfg := queue.DefaultConfig("BATCHED", "BatchedItemWorkflow", "batched-exec")
+	cfg := queue.DefaultSettings("BATCHED", "BatchedItemWorkflow", "batched-exec")
 	cfg.DispatchInterval, cfg.JitterWindow, cfg.PreStartBuffer, cfg.BatchSize, cfg.MaxDispatchRetries = time.Second, 0, 10*time.Second, 200, 3
 	cfg.ExecMode = queue.ExecBatch
 	if _, err := p.q.RegisterItemType(context.Background(), cfg); err != nil {

@@ -36,7 +36,7 @@ func Example() {
 	}
 	defer drop()
 	q := queue.New(pool)
-	cfg := queue.DefaultConfig("EMAIL", "SendEmailWorkflow", "email-task-queue")
+	cfg := queue.DefaultSettings("EMAIL", "SendEmailWorkflow", "email-task-queue")
 	cfg.JitterWindow = 0
 	if _, err := q.RegisterItemType(ctx, cfg); err != nil {
 		panic(err)

@@ -71,7 +71,7 @@ func startPipeline(t *testing.T) *pipeline {
 	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	cfg := queue.DefaultConfig("TEST", "TestExecWorkflow", "test-exec")
+	cfg := queue.DefaultSettings("TEST", "TestExecWorkflow", "test-exec")
 	cfg.BatchSize, cfg.DispatchInterval, cfg.JitterWindow, cfg.PreStartBuffer, cfg.MaxDispatchRetries = 100, time.Second, 0, 0, 2
 	if _, err := queue.New(pool).RegisterItemType(ctx, cfg); err != nil {
 		t.Fatal(err)
@@ -461,7 +461,7 @@ func TestSecondItemType(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	p := startPipeline(t)
-	inv := queue.DefaultConfig("INVOICE", "InvoiceExecWorkflow", "invoice-exec")
+	inv := queue.DefaultSettings("INVOICE", "InvoiceExecWorkflow", "invoice-exec")
 	inv.DispatchInterval, inv.JitterWindow, inv.PreStartBuffer, inv.BatchSize = time.Second, 0, 0, 7
 	if _, err := p.q.RegisterItemType(ctx, inv); err != nil {
 		t.Fatal(err)

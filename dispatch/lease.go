@@ -145,12 +145,12 @@ func (r *LeaseRunner) Tick(ctx context.Context, itemType string, interval time.D
 // rate (at 1,000/s a one-second cycle needs two claims of 500).
 func (a *Activities) RunCycle(ctx context.Context, itemType string) (CycleResult, error) {
 	began := time.Now()
-	var cfg queue.Config
+	var cfg queue.Settings
 	res, err := runCycle(steps{
-		readConfig: func(t string) (c queue.Config, err error) { cfg, err = a.ReadConfig(ctx, t); return cfg, err },
-		recover:    func(c queue.Config) (Recovery, error) { return a.RecoverStaleClaims(ctx, c) },
-		reconcile:  func(c queue.Config) (Reconciliation, error) { return a.Reconcile(ctx, c) },
-		dispatch:   func(c queue.Config) (Dispatch, error) { return a.ClaimAndDispatch(ctx, c) },
+		readConfig: func(t string) (c queue.Settings, err error) { cfg, err = a.ReadConfig(ctx, t); return cfg, err },
+		recover:    func(c queue.Settings) (Recovery, error) { return a.RecoverStaleClaims(ctx, c) },
+		reconcile:  func(c queue.Settings) (Reconciliation, error) { return a.Reconcile(ctx, c) },
+		dispatch:   func(c queue.Settings) (Dispatch, error) { return a.ClaimAndDispatch(ctx, c) },
 		record:     func(res CycleResult) error { return a.RecordResults(ctx, res) },
 	}, itemType, began)
 	for full := res.Dispatch; err == nil && full.Claimed >= cfg.BatchSize && cfg.BatchSize > 0 &&

@@ -33,7 +33,7 @@ func TestSettledByTheExecution(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	q := queue.New(pool)
-	cfg := queue.DefaultConfig("TEST", "TestExecWorkflow", "test-exec-settle")
+	cfg := queue.DefaultSettings("TEST", "TestExecWorkflow", "test-exec-settle")
 	cfg.BatchSize, cfg.JitterWindow, cfg.PreStartBuffer = 100, 0, 0
 	if _, err := q.RegisterItemType(ctx, cfg); err != nil {
 		t.Fatal(err)

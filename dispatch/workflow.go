@@ -35,10 +35,10 @@ type CycleResult struct {
 // activities, Activities.RunCycle (the lease runner's and DispatchCycle's)
 // calls them directly. The sequence is defined once, in runCycle.
 type steps struct {
-	readConfig func(itemType string) (queue.Config, error)
-	recover    func(queue.Config) (Recovery, error)
-	reconcile  func(queue.Config) (Reconciliation, error)
-	dispatch   func(queue.Config) (Dispatch, error)
+	readConfig func(itemType string) (queue.Settings, error)
+	recover    func(queue.Settings) (Recovery, error)
+	reconcile  func(queue.Settings) (Reconciliation, error)
+	dispatch   func(queue.Settings) (Dispatch, error)
 	record     func(CycleResult) error
 }
 
@@ -88,19 +88,19 @@ func DispatcherWorkflow(ctx workflow.Context, itemType string) (CycleResult, err
 	})
 	var a *Activities // method values name the activities; never called here
 	return runCycle(steps{
-		readConfig: func(t string) (c queue.Config, err error) {
+		readConfig: func(t string) (c queue.Settings, err error) {
 			err = workflow.ExecuteActivity(ctx, a.ReadConfig, t).Get(ctx, &c)
 			return c, err
 		},
-		recover: func(c queue.Config) (r Recovery, err error) {
+		recover: func(c queue.Settings) (r Recovery, err error) {
 			err = workflow.ExecuteActivity(ctx, a.RecoverStaleClaims, c).Get(ctx, &r)
 			return r, err
 		},
-		reconcile: func(c queue.Config) (r Reconciliation, err error) {
+		reconcile: func(c queue.Settings) (r Reconciliation, err error) {
 			err = workflow.ExecuteActivity(ctx, a.Reconcile, c).Get(ctx, &r)
 			return r, err
 		},
-		dispatch: func(c queue.Config) (d Dispatch, err error) {
+		dispatch: func(c queue.Settings) (d Dispatch, err error) {
 			err = workflow.ExecuteActivity(ctx, a.ClaimAndDispatch, c).Get(ctx, &d)
 			return d, err
 		},

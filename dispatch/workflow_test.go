@@ -14,8 +14,8 @@ import (
 	"github.com/paydispatch/paydispatch/queue"
 )
 
-func testConfig(enabled bool) queue.Config {
-	return queue.Config{
+func testConfig(enabled bool) queue.Settings {
+	return queue.Settings{
 		ItemType: itemType, Enabled: enabled, BatchSize: 500, DispatchInterval: 5 * time.Second,
 		JitterWindow: 4 * time.Second, MaxDispatchRetries: 3, StaleClaimThreshold: 2 * time.Minute,
 		MaxStaleRecoveryPerCycle: 100, ExecWorkflowType: "PaymentExecution", ExecTaskQueue: "payment-exec-task-queue",

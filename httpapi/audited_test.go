@@ -84,16 +84,16 @@ func newAuditedDB(t *testing.T) *auditedDB {
 			t.Fatal(err)
 		}
 	}
-	q, lim := queue.New(pool), pacing.New(pool)
-	c := queue.DefaultConfig("JOB", "JobWorkflow", "jobs")
+	q, lim := queue.New(pool), pacing.New(pacing.Config{Pool: pool})
+	c := queue.DefaultSettings("JOB", "JobWorkflow", "jobs")
 	c.MaxDispatchRetries = 1
 	_, err := q.RegisterItemType(ctx, c)
 	must(err)
 	must(payment.RegisterItemType(ctx, q))
-	_, err = lim.PutConfig(ctx, pacing.Config{Name: "fifty", MaxPerWindow: 50, Window: time.Second, Headroom: 100})
+	_, err = lim.PutConfig(ctx, pacing.Limit{Name: "fifty", MaxPerWindow: 50, Window: time.Second, Headroom: 100})
 	must(err)
 
-	hooks := webhook.Store{DB: pool}
+	hooks := webhook.NewStore(webhook.StoreConfig{DB: pool})
 	ep, _, err := hooks.Register(ctx, webhook.NewEndpoint{TenantID: "acme", URL: "https://hooks.acme.example/pd"})
 	must(err)
 	d.endpoint = ep.ID
@@ -120,7 +120,7 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	_, err = routing.PutRail(ctx, pool, routing.Rail{Name: "NOON", Type: routing.TypeSEPAJSON, PacingConfig: "fifty", Cutoff: 12 * time.Hour, Active: true})
 	must(err)
 	// EVE: repco's rail (below).
-	_, err = lim.PutConfig(ctx, pacing.Config{Name: "forty", MaxPerWindow: 40, Window: time.Second, Headroom: 100})
+	_, err = lim.PutConfig(ctx, pacing.Limit{Name: "forty", MaxPerWindow: 40, Window: time.Second, Headroom: 100})
 	must(err)
 	_, err = routing.PutRail(ctx, pool, routing.Rail{Name: "EVE", Type: routing.TypeSEPAJSON, PacingConfig: "forty", Cutoff: 18 * time.Hour, Active: true})
 	must(err)
@@ -152,7 +152,7 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	if res, err := init.InitChunk(ctx, railRequests("repco", "EVE", 2, noon.Add(-2*time.Hour)), "init-repco-eve"); err != nil || res.Scheduled != 2 {
 		t.Fatalf("repco's payments on EVE: %+v, %v", res, err)
 	}
-	svc := &payment.Service{Store: store, Queue: q, Rails: rails, Pacer: lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: store, Queue: q, Rails: rails, Pacer: lim})
 	_, _, err = svc.Cancel(ctx, "repco", "repco-000", nil)
 	must(err)
 
@@ -193,7 +193,7 @@ func newAuditedDB(t *testing.T) *auditedDB {
 
 	rt := httpapi.NewRouter(nil)
 	rt.Mount(httpapi.Services{
-		Audit:           audit.Log{DB: pool},
+		Audit:           audit.New(audit.Config{DB: pool}),
 		DispatchConfigs: q,
 		Pacer:           lim,
 		FXRates:         service.New(pool),
@@ -208,7 +208,7 @@ func newAuditedDB(t *testing.T) *auditedDB {
 		Payments:    svc,
 		Levers:      svc,
 		Rails:       httpapi.RailStore{DB: pool, Payments: store, Pacing: lim, Queue: q, Resolver: rails},
-		DeadLetters: &deadletter.Service{DB: pool, Queue: q, Limiter: lim, OutboxItemType: "JOB"},
+		DeadLetters: deadletter.New(deadletter.Config{DB: pool, Queue: q, Limiter: lim, OutboxItemType: "JOB"}),
 	})
 	rt.RequireAuth(fakeTokens{
 		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},

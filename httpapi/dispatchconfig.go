@@ -18,11 +18,11 @@ import (
 // DispatchConfigs reads and changes the item types' dispatch settings
 // (queue.Queue).
 type DispatchConfigs interface {
-	ListConfigs(ctx context.Context) ([]queue.Config, error)
-	GetConfig(ctx context.Context, itemType string) (queue.Config, error)
+	ListConfigs(ctx context.Context) ([]queue.Settings, error)
+	GetConfig(ctx context.Context, itemType string) (queue.Settings, error)
 	// UpdateConfigTx changes settings in the transaction of the change
 	// and its audit entry (see auditAPI).
-	UpdateConfigTx(ctx context.Context, tx pgx.Tx, itemType string, changes map[string]string) (queue.Config, error)
+	UpdateConfigTx(ctx context.Context, tx pgx.Tx, itemType string, changes map[string]string) (queue.Settings, error)
 }
 
 // dispatchConfigView is an item type's settings under the keys the CLI's
@@ -46,7 +46,7 @@ type dispatchConfigView struct {
 	UpdatedAt                string `json:"updated_at"`
 }
 
-func viewDispatchConfig(c queue.Config) dispatchConfigView {
+func viewDispatchConfig(c queue.Settings) dispatchConfigView {
 	return dispatchConfigView{
 		ItemType: c.ItemType, Enabled: c.Enabled, ExecMode: string(c.ExecMode), BatchSize: c.BatchSize,
 		DispatchIntervalSecs: int(c.DispatchInterval.Seconds()), JitterWindowMs: c.JitterWindow.Milliseconds(),

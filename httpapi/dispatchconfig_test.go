@@ -18,41 +18,41 @@ import (
 
 // fakeDispatchConfigs keeps one item type's settings; it takes exec_mode
 // and batch_size and refuses other values as the queue would.
-type fakeDispatchConfigs struct{ c queue.Config }
+type fakeDispatchConfigs struct{ c queue.Settings }
 
 func newFakeDispatchConfigs() *fakeDispatchConfigs {
-	c := queue.DefaultConfig("PAYMENT", "PaymentExecution", "payment-exec-task-queue")
+	c := queue.DefaultSettings("PAYMENT", "PaymentExecution", "payment-exec-task-queue")
 	c.ExecMode, c.UpdatedAt = queue.ExecPerItem, time.Now()
 	return &fakeDispatchConfigs{c: c}
 }
 
-func (f *fakeDispatchConfigs) ListConfigs(context.Context) ([]queue.Config, error) {
-	return []queue.Config{f.c}, nil
+func (f *fakeDispatchConfigs) ListConfigs(context.Context) ([]queue.Settings, error) {
+	return []queue.Settings{f.c}, nil
 }
 
-func (f *fakeDispatchConfigs) GetConfig(_ context.Context, itemType string) (queue.Config, error) {
+func (f *fakeDispatchConfigs) GetConfig(_ context.Context, itemType string) (queue.Settings, error) {
 	if itemType != f.c.ItemType {
-		return queue.Config{}, queue.ErrNotFound
+		return queue.Settings{}, queue.ErrNotFound
 	}
 	return f.c, nil
 }
 
-func (f *fakeDispatchConfigs) UpdateConfigTx(_ context.Context, _ pgx.Tx, itemType string, changes map[string]string) (queue.Config, error) {
+func (f *fakeDispatchConfigs) UpdateConfigTx(_ context.Context, _ pgx.Tx, itemType string, changes map[string]string) (queue.Settings, error) {
 	if itemType != f.c.ItemType {
-		return queue.Config{}, queue.ErrNotFound
+		return queue.Settings{}, queue.ErrNotFound
 	}
 	next := f.c
 	for k, v := range changes {
 		switch k {
 		case "exec_mode":
 			if v != "BATCH" && v != "PER_ITEM" {
-				return queue.Config{}, fmt.Errorf("%w: exec_mode=%s: want PER_ITEM or BATCH", queue.ErrInvalidConfig, v)
+				return queue.Settings{}, fmt.Errorf("%w: exec_mode=%s: want PER_ITEM or BATCH", queue.ErrInvalidConfig, v)
 			}
 			next.ExecMode = queue.ExecMode(v)
 		case "batch_size":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
-				return queue.Config{}, fmt.Errorf("%w: batch_size=%s: want a whole number from 1 to 10000", queue.ErrInvalidConfig, v)
+				return queue.Settings{}, fmt.Errorf("%w: batch_size=%s: want a whole number from 1 to 10000", queue.ErrInvalidConfig, v)
 			}
 			next.BatchSize = n
 		}

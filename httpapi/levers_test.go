@@ -46,9 +46,9 @@ func newLeversDB(t *testing.T) *leversDB {
 			t.Fatal(err)
 		}
 	}
-	q, lim := queue.New(pool), pacing.New(pool)
+	q, lim := queue.New(pool), pacing.New(pacing.Config{Pool: pool})
 	must(payment.RegisterItemType(ctx, q))
-	for _, c := range []pacing.Config{{Name: "sepa", MaxPerWindow: 10, Window: time.Second, Headroom: 1000},
+	for _, c := range []pacing.Limit{{Name: "sepa", MaxPerWindow: 10, Window: time.Second, Headroom: 1000},
 		{Name: "inst", MaxPerWindow: 5, Window: time.Second, Headroom: 1000}} {
 		_, err := lim.PutConfig(ctx, c)
 		must(err)
@@ -83,7 +83,7 @@ func newLeversDB(t *testing.T) *leversDB {
 		[]string{payment.Key("acme", "acme-000"), payment.Key("acme", "acme-001")})
 	must(err)
 
-	d := &leversDB{pool: pool, svc: &payment.Service{Store: store, Queue: q, Rails: rails, Pacer: lim}}
+	d := &leversDB{pool: pool, svc: payment.NewService(payment.ServiceConfig{Store: store, Queue: q, Rails: rails, Pacer: lim})}
 	d.rt = leversRouter(pool, d.svc)
 	return d
 }
@@ -92,7 +92,7 @@ func newLeversDB(t *testing.T) *leversDB {
 // the tenants acme and globex.
 func leversRouter(pool *pgxpool.Pool, svc *payment.Service) *httpapi.Router {
 	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Audit: audit.Log{DB: pool}, Payments: svc, Levers: svc})
+	rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: pool}), Payments: svc, Levers: svc})
 	rt.RequireAuth(fakeTokens{
 		"admin":  {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
 		"acme":   {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}},
@@ -291,7 +291,7 @@ func TestResumeWithoutRails(t *testing.T) {
 	if _, err := d.svc.Pause(context.Background(), payment.PauseScope{Kind: payment.PauseTenant, ID: "acme"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	d.rt = leversRouter(d.pool, &payment.Service{Store: d.svc.Store, Queue: d.svc.Queue, Pacer: d.svc.Pacer})
+	d.rt = leversRouter(d.pool, payment.NewService(payment.ServiceConfig{Store: d.svc.Store(), Queue: d.svc.Queue(), Pacer: pacing.New(pacing.Config{Pool: d.pool})}))
 	runLeverSteps(t, d, []leverStep{
 		{name: "resume", method: "DELETE", path: "/admin/pauses/TENANT/acme", token: "admin", want: 503},
 	})

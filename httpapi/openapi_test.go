@@ -46,7 +46,7 @@ func contractRouter(t *testing.T) *httpapi.Router {
 		EventTypes:      payment.EventTypes(),
 		DeadLetters:     newFakeDeadLetters(),
 		Rails:           newFakeRails(),
-		Console: console.New(consoleQueue{newFakeDispatchConfigs()}, &fakePacer{configs: []pacing.Config{
+		Console: console.New(consoleQueue{newFakeDispatchConfigs()}, &fakePacer{configs: []pacing.Limit{
 			{Name: "fifty", MaxPerWindow: 50, Window: time.Second, Headroom: 100, Active: true, Version: 1}}}, nil, consoleRails{}),
 		Metrics:  http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }),
 		Contract: true,

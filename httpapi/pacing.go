@@ -20,13 +20,13 @@ import (
 type Pacer interface {
 	Assign(ctx context.Context, configName, eventID string, requested time.Time) (pacing.Slot, error)
 	AssignBulk(ctx context.Context, configName string, events []pacing.Event) ([]pacing.Slot, error)
-	GetConfig(ctx context.Context, name string) (pacing.Config, error)
-	ListConfigs(ctx context.Context) ([]pacing.Config, error)
+	GetConfig(ctx context.Context, name string) (pacing.Limit, error)
+	ListConfigs(ctx context.Context) ([]pacing.Limit, error)
 	// PutConfigTx and DeactivateTx change a config in the transaction of
 	// the change and its audit entry (see auditAPI); Forget drops it
 	// from the cache once that has committed.
-	PutConfigTx(ctx context.Context, tx pgx.Tx, c pacing.Config) (pacing.Config, error)
-	DeactivateTx(ctx context.Context, tx pgx.Tx, name string) (pacing.Config, error)
+	PutConfigTx(ctx context.Context, tx pgx.Tx, c pacing.Limit) (pacing.Limit, error)
+	DeactivateTx(ctx context.Context, tx pgx.Tx, name string) (pacing.Limit, error)
 	Forget(name string)
 	FlushCache()
 }
@@ -82,7 +82,7 @@ type changedConfig struct {
 	Repaced *payment.Repaced `json:"repaced,omitempty"`
 }
 
-func viewConfig(c pacing.Config) configView {
+func viewConfig(c pacing.Limit) configView {
 	return configView{ConfigName: c.Name, MaxPerWindow: c.MaxPerWindow, WindowSize: pacing.FormatISODuration(c.Window),
 		Headroom: c.Headroom, Active: c.Active, Version: c.Version, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC()}
 }
@@ -241,7 +241,7 @@ func (api *pacingAPI) putConfig(w http.ResponseWriter, r *http.Request) {
 		WriteProblem(w, r, *prob)
 		return
 	}
-	c := pacing.Config{Name: req.ConfigName, Headroom: pacing.DefaultHeadroom}
+	c := pacing.Limit{Name: req.ConfigName, Headroom: pacing.DefaultHeadroom}
 	var fields []field.Error
 	if req.MaxPerWindow == nil {
 		fields = append(fields, field.Error{Field: "maxPerWindow", Detail: "required, e.g. 100"})
@@ -297,7 +297,7 @@ func (api *pacingAPI) listConfigs(w http.ResponseWriter, r *http.Request) {
 		api.rt.pacingProblem(w, r, api.pacer, "", err)
 		return
 	}
-	cs, next := paginate(cs, func(c pacing.Config) string { return c.Name }, pg)
+	cs, next := paginate(cs, func(c pacing.Limit) string { return c.Name }, pg)
 	out := make([]configView, len(cs))
 	for i, c := range cs {
 		out[i] = viewConfig(c)

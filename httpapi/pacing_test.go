@@ -20,7 +20,7 @@ import (
 // exhausted, "off" is inactive, anything else is unknown.
 type fakePacer struct {
 	flushed bool
-	configs []pacing.Config
+	configs []pacing.Limit
 }
 
 func (f *fakePacer) Assign(_ context.Context, name, id string, at time.Time) (pacing.Slot, error) {
@@ -47,25 +47,25 @@ func (f *fakePacer) AssignBulk(ctx context.Context, name string, es []pacing.Eve
 	return out, nil
 }
 
-func (f *fakePacer) PutConfigTx(_ context.Context, _ pgx.Tx, c pacing.Config) (pacing.Config, error) {
+func (f *fakePacer) PutConfigTx(_ context.Context, _ pgx.Tx, c pacing.Limit) (pacing.Limit, error) {
 	if err := c.Validate(); err != nil {
-		return pacing.Config{}, err
+		return pacing.Limit{}, err
 	}
 	c.Active, c.Version = true, 1
 	return c, nil
 }
 
-func (f *fakePacer) GetConfig(_ context.Context, name string) (pacing.Config, error) {
+func (f *fakePacer) GetConfig(_ context.Context, name string) (pacing.Limit, error) {
 	if name == "full" {
-		return pacing.Config{Name: name, MaxPerWindow: 1, Window: 4 * time.Second}, nil
+		return pacing.Limit{Name: name, MaxPerWindow: 1, Window: 4 * time.Second}, nil
 	}
-	return pacing.Config{}, pacing.ErrConfigNotFound
+	return pacing.Limit{}, pacing.ErrConfigNotFound
 }
 
-func (f *fakePacer) ListConfigs(context.Context) ([]pacing.Config, error) { return f.configs, nil }
+func (f *fakePacer) ListConfigs(context.Context) ([]pacing.Limit, error) { return f.configs, nil }
 
-func (f *fakePacer) DeactivateTx(_ context.Context, _ pgx.Tx, name string) (pacing.Config, error) {
-	return pacing.Config{}, pacing.ErrConfigNotFound
+func (f *fakePacer) DeactivateTx(_ context.Context, _ pgx.Tx, name string) (pacing.Limit, error) {
+	return pacing.Limit{}, pacing.ErrConfigNotFound
 }
 
 func (f *fakePacer) FlushCache() { f.flushed = true }
@@ -189,7 +189,7 @@ func TestSlotTimeRange(t *testing.T) {
 // changingPacer changes configs that exist (version 2).
 type changingPacer struct{ fakePacer }
 
-func (f *changingPacer) PutConfigTx(ctx context.Context, tx pgx.Tx, c pacing.Config) (pacing.Config, error) {
+func (f *changingPacer) PutConfigTx(ctx context.Context, tx pgx.Tx, c pacing.Limit) (pacing.Limit, error) {
 	c, err := f.fakePacer.PutConfigTx(ctx, tx, c)
 	c.Version = 2
 	return c, err

@@ -34,7 +34,7 @@ func TestEveryListPages(t *testing.T) {
 	for i := n; i > 0; i-- { // stored out of order: the pages are not
 		pays.rejections = append(pays.rejections, payment.LineError{Line: i * 10, Fields: []field.Error{{Field: "amount", Detail: "x"}}})
 		led.rates = append(led.rates, fx.Rate{Base: "EUR", Quote: fmt.Sprintf("X%02d", i), Rate: decimal.NewFromInt(int64(i))})
-		pacer.configs = append(pacer.configs, pacing.Config{Name: fmt.Sprintf("cfg-%d", i), MaxPerWindow: 1, Window: time.Second})
+		pacer.configs = append(pacer.configs, pacing.Limit{Name: fmt.Sprintf("cfg-%d", i), MaxPerWindow: 1, Window: time.Second})
 	}
 	for i := 1; i <= n; i++ {
 		log.entries = append(log.entries, audit.Entry{Seq: int64(i), Action: fmt.Sprint(i), Detail: json.RawMessage(`{}`)})
@@ -115,7 +115,7 @@ func TestCursorsAreBound(t *testing.T) {
 		pays := &fakePayments{byID: map[string]payment.Request{"p": {PaymentID: "p", TenantID: "acme"}}}
 		for i := 1; i <= 5; i++ {
 			led.rates = append(led.rates, fx.Rate{Base: "EUR", Quote: fmt.Sprintf("X%02d", i), Rate: decimal.NewFromInt(int64(i))})
-			pacer.configs = append(pacer.configs, pacing.Config{Name: fmt.Sprintf("cfg-%d", i), MaxPerWindow: 1, Window: time.Second})
+			pacer.configs = append(pacer.configs, pacing.Limit{Name: fmt.Sprintf("cfg-%d", i), MaxPerWindow: 1, Window: time.Second})
 			log.entries = append(log.entries, audit.Entry{Seq: int64(i), Action: fmt.Sprint(i), Detail: json.RawMessage(`{}`)})
 			pays.rejections = append(pays.rejections, payment.LineError{Line: i, Fields: []field.Error{{Field: "amount", Detail: "x"}}})
 		}

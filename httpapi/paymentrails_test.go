@@ -40,7 +40,7 @@ func TestPaymentsOnRails(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	q, lim := queue.New(pool), pacing.New(pool)
+	q, lim := queue.New(pool), pacing.New(pacing.Config{Pool: pool})
 	if err := payment.RegisterItemType(ctx, q); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestPaymentsOnRails(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, c := range []pacing.Config{{Name: "api", MaxPerWindow: 5, Window: time.Second, Headroom: 1000}, {Name: "file", MaxPerWindow: 10, Window: time.Second, Headroom: 1000}} {
+	for _, c := range []pacing.Limit{{Name: "api", MaxPerWindow: 5, Window: time.Second, Headroom: 1000}, {Name: "file", MaxPerWindow: 10, Window: time.Second, Headroom: 1000}} {
 		if _, err := lim.PutConfig(ctx, c); err != nil {
 			t.Fatal(err)
 		}
@@ -78,9 +78,9 @@ func TestPaymentsOnRails(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	svc := &payment.Service{Store: payment.NewStore(pool), Queue: q, Temporal: c, Rails: res, Pacer: lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: q, Temporal: c, Rails: res, Pacer: lim})
 	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Audit: audit.Log{DB: pool}, Payments: svc})
+	rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: pool}), Payments: svc})
 	rt.RequireAuth(fakeTokens{
 		"admin":  {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"acme":   {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}},

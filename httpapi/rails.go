@@ -149,10 +149,10 @@ type RailStore struct {
 	// Pacing reads a rail's rate-limit config, Queue PAYMENT's (the
 	// config of a rail that names none); either nil: no rate shown.
 	Pacing interface {
-		GetConfig(ctx context.Context, name string) (pacing.Config, error)
+		GetConfig(ctx context.Context, name string) (pacing.Limit, error)
 	}
 	Queue interface {
-		GetConfig(ctx context.Context, itemType string) (queue.Config, error)
+		GetConfig(ctx context.Context, itemType string) (queue.Settings, error)
 	}
 	// Resolver is this process's routing snapshot (nil: none to flush).
 	Resolver interface{ Flush() }

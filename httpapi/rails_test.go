@@ -50,8 +50,8 @@ func newRailsDB(t *testing.T, now func() time.Time) *railsDB {
 	if err := payment.RegisterItemType(ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	lim := pacing.New(pool)
-	for _, c := range []pacing.Config{{Name: "sepa", MaxPerWindow: 10, Window: time.Second, Headroom: 100000},
+	lim := pacing.New(pacing.Config{Pool: pool})
+	for _, c := range []pacing.Limit{{Name: "sepa", MaxPerWindow: 10, Window: time.Second, Headroom: 100000},
 		{Name: "inst", MaxPerWindow: 5, Window: time.Second, Headroom: 100}} {
 		if _, err := lim.PutConfig(ctx, c); err != nil {
 			t.Fatal(err)
@@ -59,7 +59,7 @@ func newRailsDB(t *testing.T, now func() time.Time) *railsDB {
 	}
 	d := &railsDB{pool: pool, lim: lim, flush: &countingFlush{}}
 	d.rt = httpapi.NewRouter(nil)
-	d.rt.Mount(httpapi.Services{Audit: audit.Log{DB: pool}})
+	d.rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: pool})})
 	d.rt.Mount(httpapi.Services{Rails: httpapi.RailStore{DB: pool, Payments: payment.NewStore(pool), Pacing: lim, Queue: q, Resolver: d.flush, Now: now}})
 	d.rt.RequireAuth(fakeTokens{
 		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
@@ -329,9 +329,9 @@ func TestRailChangeRoutesAtOnce(t *testing.T) {
 	d := newRailsDB(t, nil)
 	res := routing.NewResolver(d.pool, routing.ResolverConfig{TTL: time.Hour})
 	d.rt = httpapi.NewRouter(nil)
-	d.rt.Mount(httpapi.Services{Audit: audit.Log{DB: d.pool}})
+	d.rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: d.pool})})
 	d.rt.Mount(httpapi.Services{Rails: httpapi.RailStore{DB: d.pool, Payments: payment.NewStore(d.pool), Pacing: d.lim, Queue: queue.New(d.pool), Resolver: res}})
-	svc := &payment.Service{Store: payment.NewStore(d.pool), Queue: queue.New(d.pool), Rails: res, Pacer: d.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(d.pool), Queue: queue.New(d.pool), Rails: res, Pacer: d.lim})
 	routed := func() string {
 		t.Helper()
 		rs := railRequests("acme", "", 1, time.Now().Add(time.Hour))

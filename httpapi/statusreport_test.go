@@ -68,7 +68,7 @@ func TestSwissFileStatusReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	svc := &payment.Service{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c}
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c})
 	rt := httpapi.NewRouter(nil)
 	rt.Mount(httpapi.Services{Payments: svc})
 	rt.RequireAuth(fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}})

@@ -220,7 +220,7 @@ func TestListAnotherTenantsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Payments: &payment.Service{Store: payment.NewStore(pool)}})
+	rt.Mount(httpapi.Services{Payments: payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool)})})
 	rt.RequireAuth(fakeTokens{
 		"acme":   {TokenID: "a", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsRead}},
 		"globex": {TokenID: "b", TenantID: "globex", Scopes: []auth.Scope{auth.PaymentsRead}},

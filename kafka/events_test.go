@@ -138,7 +138,7 @@ func TestEventStream(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, true)
 	ctx := context.Background()
-	if err := s.svc.Store.StartEventStream(ctx, 8); err != nil {
+	if err := s.svc.Store().StartEventStream(ctx, 8); err != nil {
 		t.Fatal(err)
 	}
 	sender, err := kafka.NewEventSender(s.cluster.Brokers(), "payment-events", payment.EventRailType)

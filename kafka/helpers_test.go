@@ -41,7 +41,7 @@ func newStack(t *testing.T, withTemporal bool) stack {
 		OpeningBalance: decimal.NewFromInt(1_000_000)}); err != nil {
 		t.Fatal(err)
 	}
-	svc := &payment.Service{Store: payment.NewStore(pool), Queue: queue.New(pool)}
+	cfg := payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool)}
 	if withTemporal {
 		_, c := temporaltest.Start(t)
 		w := worker.New(c, payment.InitTaskQueue, worker.Options{})
@@ -50,8 +50,9 @@ func newStack(t *testing.T, withTemporal bool) stack {
 			t.Fatal(err)
 		}
 		t.Cleanup(w.Stop)
-		svc.Temporal = c
+		cfg.Temporal = c
 	}
+	svc := payment.NewService(cfg)
 	cl, err := kafka.StartEmbedded(0, 4, "payments")
 	if err != nil {
 		t.Fatal(err)

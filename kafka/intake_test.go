@@ -150,7 +150,7 @@ func TestIntake(t *testing.T) {
 	if got := statuses(t, s.pool); len(got) != 1 || got["SCHEDULED"] != 301 {
 		t.Fatalf("payments by status %v, want 301 SCHEDULED", got)
 	}
-	if p, err := s.svc.Store.Find(context.Background(), "acme", "hdr-1"); err != nil || p.Status != payment.StatusScheduled {
+	if p, err := s.svc.Store().Find(context.Background(), "acme", "hdr-1"); err != nil || p.Status != payment.StatusScheduled {
 		t.Fatalf("the payment whose tenant came in a header: %+v, %v", p, err)
 	}
 
@@ -383,7 +383,7 @@ func TestIntakeIsolatesAFailingRecord(t *testing.T) {
 		!strings.Contains(header(d, kafka.HeaderError), "22021") {
 		t.Fatalf("dead letter %q: %v", d.Value, d.Headers)
 	}
-	if _, err := s.svc.Store.Find(context.Background(), "acme", "poison"); err == nil {
+	if _, err := s.svc.Store().Find(context.Background(), "acme", "poison"); err == nil {
 		t.Fatal("the refused record was stored")
 	}
 }

@@ -108,7 +108,7 @@ type coalesceKey struct {
 }
 
 type assignRequest struct {
-	cfg       Config
+	cfg       Limit
 	requested time.Time
 	deadline  time.Time
 	eventID   string
@@ -124,7 +124,7 @@ type assignResult struct {
 const maxCallsPerInstant = 2
 
 // assignCoalesced is Assign's path to the database.
-func (l *Limiter) assignCoalesced(ctx context.Context, cfg Config, eventID string, requested, deadline time.Time) (Slot, error) {
+func (l *Limiter) assignCoalesced(ctx context.Context, cfg Limit, eventID string, requested, deadline time.Time) (Slot, error) {
 	var dl int64
 	if !deadline.IsZero() {
 		dl = deadline.UnixMilli()

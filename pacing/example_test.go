@@ -20,9 +20,9 @@ func Example() {
 		return
 	}
 	defer drop()
-	l := pacing.New(pool)
+	l := pacing.New(pacing.Config{Pool: pool})
 	window, _ := pacing.ParseISODuration("PT4S")
-	if _, err := l.PutConfig(ctx, pacing.Config{Name: "default", MaxPerWindow: 100, Window: window, Headroom: pacing.DefaultHeadroom}); err != nil {
+	if _, err := l.PutConfig(ctx, pacing.Limit{Name: "default", MaxPerWindow: 100, Window: window, Headroom: pacing.DefaultHeadroom}); err != nil {
 		panic(err)
 	}
 	at := time.Date(2030, 11, 22, 16, 0, 0, 0, time.UTC)

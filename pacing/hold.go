@@ -57,7 +57,7 @@ func (l *Limiter) HoldSlots(ctx context.Context, slot time.Time, configNames ...
 	if err := Hold(ctx, slot.Add(-countAhead)); err != nil {
 		return h, err
 	}
-	cfgs := make([]Config, 0, len(configNames))
+	cfgs := make([]Limit, 0, len(configNames))
 	for _, name := range configNames {
 		cfg, err := l.activeConfig(ctx, name)
 		if errors.Is(err, ErrConfigNotFound) || errors.Is(err, ErrConfigInactive) {
@@ -73,7 +73,7 @@ func (l *Limiter) HoldSlots(ctx context.Context, slot time.Time, configNames ...
 	}
 	// The tightest rate first: a count it moves leaves the looser
 	// configs' counts, taken after it, where they are.
-	slices.SortStableFunc(cfgs, func(a, b Config) int {
+	slices.SortStableFunc(cfgs, func(a, b Limit) int {
 		return cmp.Compare(float64(a.MaxPerWindow)/float64(a.Window), float64(b.MaxPerWindow)/float64(b.Window))
 	})
 	// A count that came back after its window ended (a slow round trip)
@@ -132,7 +132,7 @@ func (l *Limiter) HoldSlots(ctx context.Context, slot time.Time, configNames ...
 
 // inCountedWindows reports whether t falls in each window an execution
 // was counted in (counted[i] under cfgs[i]).
-func inCountedWindows(t time.Time, cfgs []Config, counted []time.Time) bool {
+func inCountedWindows(t time.Time, cfgs []Limit, counted []time.Time) bool {
 	for i, cfg := range cfgs {
 		if !sameWindow(t, counted[i], cfg.Window) {
 			return false
@@ -159,7 +159,7 @@ type executeKey struct {
 }
 
 type executeRequest struct {
-	cfg    Config
+	cfg    Limit
 	at     time.Time // when it would go: its slot, or now when later
 	spread bool
 }

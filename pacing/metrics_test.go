@@ -17,7 +17,7 @@ func TestLimitCollector(t *testing.T) {
 	t.Parallel()
 	l, _ := newLimiter(t, 8, 4*time.Second, 10) // "default", 2 a second
 	ctx := t.Context()
-	for _, c := range []pacing.Config{
+	for _, c := range []pacing.Limit{
 		{Name: "fifty", MaxPerWindow: 50, Window: time.Second},
 		{Name: "bank", MaxPerWindow: 600, Window: time.Minute},
 		{Name: "off", MaxPerWindow: 10, Window: time.Second},

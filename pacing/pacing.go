@@ -39,8 +39,8 @@ func invalid(name, detail string) error {
 	return &field.Invalid{Fields: []field.Error{{Field: name, Detail: detail}}, Kind: ErrInvalid}
 }
 
-// Config is a named rate limit: at most MaxPerWindow events per Window.
-type Config struct {
+// Limit is a named rate limit: at most MaxPerWindow events per Window.
+type Limit struct {
 	Name         string
 	MaxPerWindow int
 	Window       time.Duration
@@ -60,7 +60,7 @@ const DefaultHeadroom = 100
 var configName = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,100}$`)
 
 // Validate says what is wrong with c, naming the field.
-func (c Config) Validate() error {
+func (c Limit) Validate() error {
 	switch {
 	case !configName.MatchString(c.Name):
 		return invalid("configName", "want 1-100 letters, digits, '_', '.', ':' or '-'")
@@ -104,20 +104,32 @@ type Event struct {
 	Deadline time.Time
 }
 
-// Options tune a Limiter; zero values take the defaults.
-type Options struct {
-	// CacheTTL is how long a config read is trusted (default 5 s).
+// Config configures a Limiter; zero fields take their defaults.
+type Config struct {
+	// Pool is the database, whose schema has the pacing tables (required).
+	Pool *pgxpool.Pool
+	// CacheTTL is how long a limit read is trusted (default 5 s).
 	CacheTTL time.Duration
 	// BulkChunk is how many events of one instant go in one round trip
 	// (default 5,000).
 	BulkChunk int
 }
 
+func (c Config) withDefaults() Config {
+	if c.CacheTTL <= 0 {
+		c.CacheTTL = 5 * time.Second
+	}
+	if c.BulkChunk <= 0 {
+		c.BulkChunk = 5000
+	}
+	return c
+}
+
 // Limiter assigns slots. Configs are cached for CacheTTL.
 type Limiter struct {
 	pool *pgxpool.Pool
 	q    *dbsqlc.Queries
-	opts Options
+	opts Config
 	now  func() time.Time
 
 	mu    sync.Mutex
@@ -128,31 +140,23 @@ type Limiter struct {
 }
 
 type cachedConfig struct {
-	c   Config
+	c   Limit
 	err error
 	at  time.Time
 }
 
-// New returns a limiter on pool, whose schema has the pacing tables, with
-// the default options.
-func New(pool *pgxpool.Pool) *Limiter { return NewWithOptions(pool, Options{}) }
-
-// NewWithOptions returns a limiter with o's options, defaults filled in.
-func NewWithOptions(pool *pgxpool.Pool, o Options) *Limiter {
-	if o.CacheTTL <= 0 {
-		o.CacheTTL = 5 * time.Second
-	}
-	if o.BulkChunk <= 0 {
-		o.BulkChunk = 5000
-	}
-	l := &Limiter{pool: pool, q: dbsqlc.New(pool), opts: o, now: time.Now, cache: map[string]cachedConfig{}}
+// New returns a limiter with cfg, defaults filled in. Nothing in cfg can
+// be invalid: a missing Pool fails at the first call, as a nil pool does.
+func New(cfg Config) *Limiter {
+	o := cfg.withDefaults()
+	l := &Limiter{pool: o.Pool, q: dbsqlc.New(o.Pool), opts: o, now: time.Now, cache: map[string]cachedConfig{}}
 	l.assigns = batcher[coalesceKey, assignRequest, assignResult]{maxCalls: maxCallsPerInstant, chunk: o.BulkChunk, call: l.assignBatch}
 	l.executions = batcher[executeKey, executeRequest, executeResult]{maxCalls: 1, chunk: o.BulkChunk, call: l.executeBatch}
 	return l
 }
 
-func fromRow(r dbsqlc.PacingConfig) Config {
-	return Config{
+func fromRow(r dbsqlc.PacingConfig) Limit {
+	return Limit{
 		Name: r.ConfigName, MaxPerWindow: int(r.MaxPerWindow), Window: time.Duration(r.WindowMs) * time.Millisecond,
 		Headroom: int(r.HeadroomWindows), Active: r.Active, Version: int(r.Version), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
@@ -160,7 +164,7 @@ func fromRow(r dbsqlc.PacingConfig) Config {
 
 // PutConfig creates or changes a config (activating it; a change bumps
 // the version) and drops it from the cache.
-func (l *Limiter) PutConfig(ctx context.Context, c Config) (Config, error) {
+func (l *Limiter) PutConfig(ctx context.Context, c Limit) (Limit, error) {
 	saved, err := putConfig(ctx, l.q, c)
 	if err == nil {
 		l.Forget(c.Name)
@@ -172,46 +176,46 @@ func (l *Limiter) PutConfig(ctx context.Context, c Config) (Config, error) {
 // commits with the caller's other writes, an admin change's audit entry),
 // without touching the cache: once the transaction has committed, the
 // caller drops the config from it (Forget).
-func (l *Limiter) PutConfigTx(ctx context.Context, tx pgx.Tx, c Config) (Config, error) {
+func (l *Limiter) PutConfigTx(ctx context.Context, tx pgx.Tx, c Limit) (Limit, error) {
 	return putConfig(ctx, dbsqlc.New(tx), c)
 }
 
-func putConfig(ctx context.Context, q *dbsqlc.Queries, c Config) (Config, error) {
+func putConfig(ctx context.Context, q *dbsqlc.Queries, c Limit) (Limit, error) {
 	if err := c.Validate(); err != nil {
-		return Config{}, err
+		return Limit{}, err
 	}
 	r, err := q.PutConfig(ctx, dbsqlc.PutConfigParams{
 		ConfigName: c.Name, MaxPerWindow: int32(c.MaxPerWindow), WindowMs: c.Window.Milliseconds(), HeadroomWindows: int32(c.Headroom),
 	})
 	if err != nil {
-		return Config{}, fmt.Errorf("pacing: put config %s: %w", c.Name, err)
+		return Limit{}, fmt.Errorf("pacing: put config %s: %w", c.Name, err)
 	}
 	return fromRow(r), nil
 }
 
 // GetConfig reads a config from the database (not the cache).
-func (l *Limiter) GetConfig(ctx context.Context, name string) (Config, error) {
+func (l *Limiter) GetConfig(ctx context.Context, name string) (Limit, error) {
 	return getConfig(ctx, l.q, name)
 }
 
-func getConfig(ctx context.Context, q *dbsqlc.Queries, name string) (Config, error) {
+func getConfig(ctx context.Context, q *dbsqlc.Queries, name string) (Limit, error) {
 	r, err := q.GetConfig(ctx, name)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Config{}, fmt.Errorf("pacing: config %q: %w", name, ErrConfigNotFound)
+		return Limit{}, fmt.Errorf("pacing: config %q: %w", name, ErrConfigNotFound)
 	}
 	if err != nil {
-		return Config{}, fmt.Errorf("pacing: read config %s: %w", name, err)
+		return Limit{}, fmt.Errorf("pacing: read config %s: %w", name, err)
 	}
 	return fromRow(r), nil
 }
 
 // ListConfigs reads every config.
-func (l *Limiter) ListConfigs(ctx context.Context) ([]Config, error) {
+func (l *Limiter) ListConfigs(ctx context.Context) ([]Limit, error) {
 	rows, err := l.q.ListConfigs(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("pacing: list configs: %w", err)
 	}
-	out := make([]Config, len(rows))
+	out := make([]Limit, len(rows))
 	for i, r := range rows {
 		out[i] = fromRow(r)
 	}
@@ -220,7 +224,7 @@ func (l *Limiter) ListConfigs(ctx context.Context) ([]Config, error) {
 
 // Deactivate stops a config from assigning slots (slots already given
 // stay) and drops it from the cache.
-func (l *Limiter) Deactivate(ctx context.Context, name string) (Config, error) {
+func (l *Limiter) Deactivate(ctx context.Context, name string) (Limit, error) {
 	c, err := deactivate(ctx, l.q, name)
 	if err == nil {
 		l.Forget(name)
@@ -230,17 +234,17 @@ func (l *Limiter) Deactivate(ctx context.Context, name string) (Config, error) {
 
 // DeactivateTx is Deactivate inside the caller's transaction, without
 // touching the cache (see PutConfigTx).
-func (l *Limiter) DeactivateTx(ctx context.Context, tx pgx.Tx, name string) (Config, error) {
+func (l *Limiter) DeactivateTx(ctx context.Context, tx pgx.Tx, name string) (Limit, error) {
 	return deactivate(ctx, dbsqlc.New(tx), name)
 }
 
-func deactivate(ctx context.Context, q *dbsqlc.Queries, name string) (Config, error) {
+func deactivate(ctx context.Context, q *dbsqlc.Queries, name string) (Limit, error) {
 	r, err := q.DeactivateConfig(ctx, name)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Config{}, fmt.Errorf("pacing: config %q: %w", name, ErrConfigNotFound)
+		return Limit{}, fmt.Errorf("pacing: config %q: %w", name, ErrConfigNotFound)
 	}
 	if err != nil {
-		return Config{}, fmt.Errorf("pacing: deactivate %s: %w", name, err)
+		return Limit{}, fmt.Errorf("pacing: deactivate %s: %w", name, err)
 	}
 	return fromRow(r), nil
 }
@@ -264,14 +268,14 @@ func (l *Limiter) Forget(name string) {
 }
 
 // activeConfig is the config as cached (read again after CacheTTL).
-func (l *Limiter) activeConfig(ctx context.Context, name string) (Config, error) {
+func (l *Limiter) activeConfig(ctx context.Context, name string) (Limit, error) {
 	l.mu.Lock()
 	c, ok := l.cache[name]
 	l.mu.Unlock()
 	if !ok || l.now().Sub(c.at) >= l.opts.CacheTTL {
 		cfg, err := l.GetConfig(ctx, name)
 		if err != nil && !errors.Is(err, ErrConfigNotFound) {
-			return Config{}, err // not cached: a database error is not an answer
+			return Limit{}, err // not cached: a database error is not an answer
 		}
 		c = cachedConfig{c: cfg, err: err, at: l.now()}
 		l.mu.Lock()
@@ -279,10 +283,10 @@ func (l *Limiter) activeConfig(ctx context.Context, name string) (Config, error)
 		l.mu.Unlock()
 	}
 	if c.err != nil {
-		return Config{}, c.err
+		return Limit{}, c.err
 	}
 	if !c.c.Active {
-		return Config{}, fmt.Errorf("pacing: config %q: %w", name, ErrConfigInactive)
+		return Limit{}, fmt.Errorf("pacing: config %q: %w", name, ErrConfigInactive)
 	}
 	return c.c, nil
 }
@@ -457,12 +461,12 @@ const busyRetries = 50
 // retryLate asks again, alone, for the events of an instant that came
 // back BUSY, after a pause for the holders to commit, until each is
 // placed or LATE.
-func (l *Limiter) retryLate(ctx context.Context, cfg Config, t instant, ids []string, got map[string]Slot) error {
+func (l *Limiter) retryLate(ctx context.Context, cfg Limit, t instant, ids []string, got map[string]Slot) error {
 	return l.retryBusy(ctx, l.q, cfg, t, ids, got)
 }
 
 // retryBusy is retryLate on q (the pool's, or a transaction's).
-func (l *Limiter) retryBusy(ctx context.Context, q *dbsqlc.Queries, cfg Config, t instant, ids []string, got map[string]Slot) error {
+func (l *Limiter) retryBusy(ctx context.Context, q *dbsqlc.Queries, cfg Limit, t instant, ids []string, got map[string]Slot) error {
 	if t.deadline.IsZero() {
 		return nil
 	}
@@ -502,12 +506,12 @@ type instant struct{ at, deadline time.Time }
 
 // assign is one round trip: ids all requesting the instant t, before the
 // deadline (zero: none).
-func (l *Limiter) assign(ctx context.Context, cfg Config, t, deadline time.Time, ids []string) ([]Slot, error) {
+func (l *Limiter) assign(ctx context.Context, cfg Limit, t, deadline time.Time, ids []string) ([]Slot, error) {
 	return l.assignOn(ctx, l.q, cfg, t, deadline, ids)
 }
 
 // assignOn is assign on q (the pool's, or a transaction's).
-func (l *Limiter) assignOn(ctx context.Context, q *dbsqlc.Queries, cfg Config, t, deadline time.Time, ids []string) ([]Slot, error) {
+func (l *Limiter) assignOn(ctx context.Context, q *dbsqlc.Queries, cfg Limit, t, deadline time.Time, ids []string) ([]Slot, error) {
 	jitter := make([]float64, len(ids))
 	for i := range jitter {
 		jitter[i] = rand.Float64()

@@ -31,15 +31,16 @@ func TestMain(m *testing.M) {
 // boundary is a window boundary for 4-second windows (and 1-second ones).
 var boundary = time.Date(2026, 11, 22, 16, 0, 0, 0, time.UTC)
 
-func newLimiter(t *testing.T, max int, window time.Duration, headroom int, opts ...pacing.Options) (*pacing.Limiter, *pgxpool.Pool) {
+func newLimiter(t *testing.T, max int, window time.Duration, headroom int, opts ...pacing.Config) (*pacing.Limiter, *pgxpool.Pool) {
 	t.Helper()
 	pool := pgtest.NewPool(t)
-	var o pacing.Options
+	var o pacing.Config
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	l := pacing.NewWithOptions(pool, o)
-	if _, err := l.PutConfig(context.Background(), pacing.Config{Name: "default", MaxPerWindow: max, Window: window, Headroom: headroom}); err != nil {
+	o.Pool = pool
+	l := pacing.New(o)
+	if _, err := l.PutConfig(context.Background(), pacing.Limit{Name: "default", MaxPerWindow: max, Window: window, Headroom: headroom}); err != nil {
 		t.Fatal(err)
 	}
 	return l, pool
@@ -369,7 +370,7 @@ func TestConcurrentAssignments(t *testing.T) {
 func TestAssignBulk(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	l, _ := newLimiter(t, 100, 4*time.Second, pacing.DefaultHeadroom, pacing.Options{BulkChunk: 300}) // several round trips per instant
+	l, _ := newLimiter(t, 100, 4*time.Second, pacing.DefaultHeadroom, pacing.Config{BulkChunk: 300}) // several round trips per instant
 	var events []pacing.Event
 	for i := range 1000 {
 		events = append(events, pacing.Event{ID: fmt.Sprintf("b-%04d", i), RequestedTime: boundary})
@@ -423,7 +424,7 @@ func TestConfigs(t *testing.T) {
 	if _, err := l.Assign(ctx, "nope", "e", boundary); !errors.Is(err, pacing.ErrConfigNotFound) {
 		t.Fatalf("unknown config: %v", err)
 	}
-	c, err := l.PutConfig(ctx, pacing.Config{Name: "default", MaxPerWindow: 10, Window: 2 * time.Second, Headroom: 5})
+	c, err := l.PutConfig(ctx, pacing.Limit{Name: "default", MaxPerWindow: 10, Window: 2 * time.Second, Headroom: 5})
 	if err != nil || c.Version != 2 || c.MaxPerWindow != 10 || c.Window != 2*time.Second || !c.Active {
 		t.Fatalf("update: %+v %v", c, err)
 	}
@@ -433,7 +434,7 @@ func TestConfigs(t *testing.T) {
 	if _, err := l.Assign(ctx, "default", "e", boundary); !errors.Is(err, pacing.ErrConfigInactive) {
 		t.Fatalf("inactive config: %v", err)
 	}
-	for _, bad := range []pacing.Config{
+	for _, bad := range []pacing.Limit{
 		{Name: "", MaxPerWindow: 1, Window: time.Second},
 		{Name: "x", MaxPerWindow: 0, Window: time.Second},
 		{Name: "x", MaxPerWindow: 1, Window: 0},
@@ -456,7 +457,7 @@ func TestConfigCache(t *testing.T) {
 	ctx := context.Background()
 	l, pool := newLimiter(t, 100, 4*time.Second, pacing.DefaultHeadroom)
 	mustAssign(t, l, "warm", boundary) // caches the config
-	other := pacing.New(pool)
+	other := pacing.New(pacing.Config{Pool: pool})
 	if _, err := other.Deactivate(ctx, "default"); err != nil {
 		t.Fatal(err)
 	}
@@ -576,7 +577,7 @@ func TestConcurrentBulk(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("max%d-chunk%d-%dx%d", tt.max, tt.chunk, tt.callers, tt.events), func(t *testing.T) {
 			t.Parallel()
-			l, _ := newLimiter(t, tt.max, 4*time.Second, pacing.DefaultHeadroom, pacing.Options{BulkChunk: tt.chunk})
+			l, _ := newLimiter(t, tt.max, 4*time.Second, pacing.DefaultHeadroom, pacing.Config{BulkChunk: tt.chunk})
 			var wg sync.WaitGroup
 			errs := make(chan error, tt.callers)
 			for c := range tt.callers {
@@ -731,8 +732,8 @@ func TestConfigInCallersTransaction(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	lim := pacing.New(pool)
-	if _, err := lim.PutConfig(ctx, pacing.Config{Name: "c", MaxPerWindow: 10, Window: time.Second, Headroom: 10}); err != nil {
+	lim := pacing.New(pacing.Config{Pool: pool})
+	if _, err := lim.PutConfig(ctx, pacing.Limit{Name: "c", MaxPerWindow: 10, Window: time.Second, Headroom: 10}); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Now().Add(time.Hour)
@@ -756,7 +757,7 @@ func TestConfigInCallersTransaction(t *testing.T) {
 		}
 	}
 	inTx(false, func(tx pgx.Tx) error {
-		_, err := lim.PutConfigTx(ctx, tx, pacing.Config{Name: "c", MaxPerWindow: 20, Window: time.Second, Headroom: 10})
+		_, err := lim.PutConfigTx(ctx, tx, pacing.Limit{Name: "c", MaxPerWindow: 20, Window: time.Second, Headroom: 10})
 		return err
 	})
 	if c, err := lim.GetConfig(ctx, "c"); err != nil || c.MaxPerWindow != 10 || c.Version != 1 {

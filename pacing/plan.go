@@ -147,7 +147,7 @@ func (l *Limiter) Project(ctx context.Context, configName string, demands ...Dem
 
 // project is Project's walk over the counters, in memory; it takes the
 // places it gives from counts, so the next demand walks past them.
-func project(cfg Config, req, dl int64, n int, counts map[int64]int) Projection {
+func project(cfg Limit, req, dl int64, n int, counts map[int64]int) Projection {
 	var p Projection
 	w, maxN := cfg.Window.Milliseconds(), cfg.MaxPerWindow
 	w0 := floorDiv(req, w) * w
@@ -201,7 +201,7 @@ const spillHorizon = 1000
 // old limit) will have their executions held to it, each spilling into
 // the windows after until it is absorbed, so moved events begin after
 // the last spill.
-func (l *Limiter) spillEnd(ctx context.Context, q *dbsqlc.Queries, cfg Config) (time.Time, error) {
+func (l *Limiter) spillEnd(ctx context.Context, q *dbsqlc.Queries, cfg Limit) (time.Time, error) {
 	now := l.now()
 	w := cfg.Window
 	start := now.Truncate(w)

@@ -237,7 +237,7 @@ func TestHoldSlots(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	l, pool := newLimiter(t, 10, time.Second, pacing.DefaultHeadroom)
-	if _, err := l.PutConfig(ctx, pacing.Config{Name: "tenant", MaxPerWindow: 4, Window: time.Second, Headroom: pacing.DefaultHeadroom}); err != nil {
+	if _, err := l.PutConfig(ctx, pacing.Limit{Name: "tenant", MaxPerWindow: 4, Window: time.Second, Headroom: pacing.DefaultHeadroom}); err != nil {
 		t.Fatal(err)
 	}
 	slot := time.Now().Add(500 * time.Millisecond)
@@ -290,7 +290,7 @@ func TestReslot(t *testing.T) {
 		max     int
 		windows int
 	}{{50, 6}, {200, 2}, {100, 3}} {
-		if _, err := l.PutConfig(ctx, pacing.Config{Name: "default", MaxPerWindow: tc.max, Window: 4 * time.Second, Headroom: pacing.DefaultHeadroom}); err != nil {
+		if _, err := l.PutConfig(ctx, pacing.Limit{Name: "default", MaxPerWindow: tc.max, Window: 4 * time.Second, Headroom: pacing.DefaultHeadroom}); err != nil {
 			t.Fatal(err)
 		}
 		l.FlushCache()
@@ -344,7 +344,7 @@ func TestReslotAfterALoweredLimit(t *testing.T) {
 	if _, err := l.AssignBulk(ctx, "default", events("claimed", 60, start, time.Time{})); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.PutConfig(ctx, pacing.Config{Name: "default", MaxPerWindow: 3, Window: time.Second, Headroom: pacing.DefaultHeadroom}); err != nil {
+	if _, err := l.PutConfig(ctx, pacing.Limit{Name: "default", MaxPerWindow: 3, Window: time.Second, Headroom: pacing.DefaultHeadroom}); err != nil {
 		t.Fatal(err)
 	}
 	l.FlushCache()

@@ -29,37 +29,37 @@ var ErrTenantConfigNotFound = errors.New("pacing: tenant config not found")
 // SetTenantConfig creates or changes a tenant's config, which must exist
 // (an inactive one is accepted: while it is inactive the tenant's events
 // fall back to the kind's default). It applies to the events assigned
-// from then on; slots already given stay. The returned Config is the
+// from then on; slots already given stay. The returned Limit is the
 // named one, for the caller to warn about an inactive config.
-func (l *Limiter) SetTenantConfig(ctx context.Context, t TenantConfig) (TenantConfig, Config, error) {
+func (l *Limiter) SetTenantConfig(ctx context.Context, t TenantConfig) (TenantConfig, Limit, error) {
 	return setTenantConfig(ctx, l.q, t)
 }
 
 // SetTenantConfigTx is SetTenantConfig inside the caller's transaction:
 // the change commits with the caller's other writes (an admin change's
 // audit entry), or not at all.
-func (l *Limiter) SetTenantConfigTx(ctx context.Context, tx pgx.Tx, t TenantConfig) (TenantConfig, Config, error) {
+func (l *Limiter) SetTenantConfigTx(ctx context.Context, tx pgx.Tx, t TenantConfig) (TenantConfig, Limit, error) {
 	return setTenantConfig(ctx, dbsqlc.New(tx), t)
 }
 
-func setTenantConfig(ctx context.Context, q *dbsqlc.Queries, t TenantConfig) (TenantConfig, Config, error) {
+func setTenantConfig(ctx context.Context, q *dbsqlc.Queries, t TenantConfig) (TenantConfig, Limit, error) {
 	switch {
 	case t.ItemType == "" || t.TenantID == "":
-		return TenantConfig{}, Config{}, invalid("tenant", "an item type and a tenant are required")
+		return TenantConfig{}, Limit{}, invalid("tenant", "an item type and a tenant are required")
 	case t.TenantID == "*":
-		return TenantConfig{}, Config{}, invalid("tenant", "'*' is not a tenant: the default pacing config is the item type's pacing_config")
+		return TenantConfig{}, Limit{}, invalid("tenant", "'*' is not a tenant: the default pacing config is the item type's pacing_config")
 	case !field.ValidID(t.TenantID):
-		return TenantConfig{}, Config{}, invalid("tenant", "a tenant id: "+field.IDRule)
+		return TenantConfig{}, Limit{}, invalid("tenant", "a tenant id: "+field.IDRule)
 	case strings.TrimSpace(t.ConfigName) == "":
-		return TenantConfig{}, Config{}, invalid("config", "name a rate-limit config (to remove the tenant's own, delete it)")
+		return TenantConfig{}, Limit{}, invalid("config", "name a rate-limit config (to remove the tenant's own, delete it)")
 	}
 	cfg, err := getConfig(ctx, q, t.ConfigName)
 	if err != nil {
-		return TenantConfig{}, Config{}, err
+		return TenantConfig{}, Limit{}, err
 	}
 	r, err := q.SetTenantConfig(ctx, dbsqlc.SetTenantConfigParams{ItemType: t.ItemType, TenantID: t.TenantID, ConfigName: t.ConfigName})
 	if err != nil {
-		return TenantConfig{}, Config{}, fmt.Errorf("pacing: set tenant config: %w", err)
+		return TenantConfig{}, Limit{}, fmt.Errorf("pacing: set tenant config: %w", err)
 	}
 	return TenantConfig{ItemType: r.ItemType, TenantID: r.TenantID, ConfigName: r.ConfigName, UpdatedAt: r.UpdatedAt}, cfg, nil
 }

@@ -18,7 +18,7 @@ func TestTenantConfigs(t *testing.T) {
 	l, _ := newLimiter(t, 10, time.Second, 5)
 	ctx := context.Background()
 	for _, name := range []string{"acme-rail", "slow", "globex-rail"} {
-		if _, err := l.PutConfig(ctx, pacing.Config{Name: name, MaxPerWindow: 5, Window: time.Second, Headroom: 10}); err != nil {
+		if _, err := l.PutConfig(ctx, pacing.Limit{Name: name, MaxPerWindow: 5, Window: time.Second, Headroom: 10}); err != nil {
 			t.Fatal(err)
 		}
 	}

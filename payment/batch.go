@@ -52,7 +52,7 @@ func (s *Service) StartBatch(ctx context.Context, reqs []Request, whole bool) (B
 		return BatchSubmission{}, err
 	}
 	sub := BatchSubmission{BatchID: id}
-	size := s.ChunkSize
+	size := s.cfg.ChunkSize
 	if size <= 0 {
 		size = ChunkSize
 	}
@@ -97,7 +97,7 @@ func (s *Service) StartBatch(ctx context.Context, reqs []Request, whole bool) (B
 	chunks := 0
 	for from := 0; from < len(reqs); from += part {
 		to := min(from+part, len(reqs))
-		receipts, err := s.Store.Receive(ctx, reqs[from:to], func(i int) string { return chunkID((from + i) / size) }, whole)
+		receipts, err := s.cfg.Store.Receive(ctx, reqs[from:to], func(i int) string { return chunkID((from + i) / size) }, whole)
 		if errors.Is(err, ErrConflict) {
 			for i, rc := range receipts {
 				if rc.Conflict {
@@ -142,7 +142,7 @@ func (s *Service) StartBatch(ctx context.Context, reqs []Request, whole bool) (B
 	// The file is recorded before the answer, so its progress can be
 	// asked for at once.
 	planned := BatchSubmission{BatchID: sub.BatchID, Payments: len(keys), Chunks: chunks}
-	if err := s.Store.RecordBatch(ctx, planned, tenants, keys, chunkOf); err != nil {
+	if err := s.cfg.Store.RecordBatch(ctx, planned, tenants, keys, chunkOf); err != nil {
 		return sub, errors.Join(fmt.Errorf("payment: record batch %s: %w", sub.BatchID, err), wait())
 	}
 	return sub, wait()

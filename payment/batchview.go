@@ -54,7 +54,7 @@ func (s *Service) RecordRejections(ctx context.Context, batchID string, rejectio
 	if err != nil {
 		return err
 	}
-	if err := dbsqlc.New(s.Store.db).SetBatchRejections(ctx, dbsqlc.SetBatchRejectionsParams{BatchID: batchID, Rejected: int32(n), Rejections: raw}); err != nil {
+	if err := dbsqlc.New(s.cfg.Store.db).SetBatchRejections(ctx, dbsqlc.SetBatchRejectionsParams{BatchID: batchID, Rejected: int32(n), Rejections: raw}); err != nil {
 		return fmt.Errorf("payment: batch %s: record its rejections: %w", batchID, err)
 	}
 	return nil
@@ -62,7 +62,7 @@ func (s *Service) RecordRejections(ctx context.Context, batchID string, rejectio
 
 // Batch returns a file's progress; ErrNotFound when there is no such file.
 func (s *Service) Batch(ctx context.Context, id string) (BatchView, error) {
-	q := dbsqlc.New(s.Store.db)
+	q := dbsqlc.New(s.cfg.Store.db)
 	b, err := q.GetBatch(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return BatchView{}, ErrNotFound
@@ -84,7 +84,7 @@ func (s *Service) Batch(ctx context.Context, id string) (BatchView, error) {
 // tenant, and the file's tenants (for the caller's tenant check);
 // ErrNotFound when there is no such file.
 func (s *Service) BatchRejections(ctx context.Context, id string) ([]LineError, []string, error) {
-	b, err := dbsqlc.New(s.Store.db).GetBatch(ctx, id)
+	b, err := dbsqlc.New(s.cfg.Store.db).GetBatch(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil, ErrNotFound
 	}

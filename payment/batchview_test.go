@@ -19,7 +19,7 @@ func TestBatchProgress(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store := payment.NewStore(newPool(t))
-	svc := &payment.Service{Store: store}
+	svc := payment.NewService(payment.ServiceConfig{Store: store})
 	sub := payment.BatchSubmission{BatchID: "batch-t", Payments: 3, Chunks: 1}
 	ids := []string{"bp-1", "bp-2", "bp-3"}
 	keys := []string{payment.Key("acme", "bp-1"), payment.Key("acme", "bp-2"), payment.Key("acme", "bp-3")}
@@ -77,7 +77,7 @@ func TestReceivedShowsItsTenant(t *testing.T) {
 	ctx := context.Background()
 	_, c := temporaltest.Start(t)
 	pool := newPool(t)
-	svc := &payment.Service{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c}
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c})
 	r := validRequest(time.Now())
 	id, err := svc.Submit(ctx, r)
 	if err != nil {

@@ -69,7 +69,7 @@ type Record func(ctx context.Context, tx pgx.Tx, cancelled int) error
 // ErrNotCancellable naming where it is; ErrNotFound for an unknown id.
 // record is called in the transaction that cancels it.
 func (s *Service) Cancel(ctx context.Context, tenantID, paymentID string, record Record) (status Status, now bool, err error) {
-	key, err := s.Store.q.PaymentKey(ctx, dbsqlc.PaymentKeyParams{TenantID: tenantID, ExternalID: paymentID})
+	key, err := s.cfg.Store.q.PaymentKey(ctx, dbsqlc.PaymentKeyParams{TenantID: tenantID, ExternalID: paymentID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", false, fmt.Errorf("payment %s of %s: %w", paymentID, tenantID, ErrNotFound)
 	}
@@ -80,7 +80,7 @@ func (s *Service) Cancel(ctx context.Context, tenantID, paymentID string, record
 	if key.InitWorkflowID != nil {
 		waiting = []string{*key.InitWorkflowID}
 	}
-	got, cancelled, err := s.Store.cancel(ctx, []string{key.PaymentID}, waiting, "", record, s.completeParked)
+	got, cancelled, err := s.cfg.Store.cancel(ctx, []string{key.PaymentID}, waiting, "", record, s.completeParked)
 	if err != nil {
 		return "", false, err
 	}
@@ -92,7 +92,7 @@ func (s *Service) Cancel(ctx context.Context, tenantID, paymentID string, record
 		return status, false, fmt.Errorf("payment %s is %s, %s: %w", paymentID, status, whyNot(status), ErrNotCancellable)
 	}
 	if cancelled[key.PaymentID] {
-		s.Metrics.countCancelled("payment", 1)
+		s.cfg.Metrics.countCancelled("payment", 1)
 	}
 	return status, cancelled[key.PaymentID], nil
 }
@@ -101,7 +101,7 @@ func (s *Service) Cancel(ctx context.Context, tenantID, paymentID string, record
 // not begun; with tenantID set, only that tenant's. ErrNotFound for an
 // unknown file. record is called in each transaction that cancels any.
 func (s *Service) CancelBatch(ctx context.Context, batchID, tenantID string, record Record) (Cancelled, error) {
-	q := dbsqlc.New(s.Store.db)
+	q := dbsqlc.New(s.cfg.Store.db)
 	if _, err := q.GetBatch(ctx, batchID); errors.Is(err, pgx.ErrNoRows) {
 		return Cancelled{}, ErrNotFound
 	} else if err != nil {
@@ -119,12 +119,12 @@ func (s *Service) CancelBatch(ctx context.Context, batchID, tenantID string, rec
 	if err != nil {
 		return Cancelled{}, fmt.Errorf("payment: batch %s: %w", batchID, err)
 	}
-	got, cancelled, err := s.Store.cancel(ctx, keys, chunks, tenantID, record, s.completeParked)
+	got, cancelled, err := s.cfg.Store.cancel(ctx, keys, chunks, tenantID, record, s.completeParked)
 	if err != nil {
 		return Cancelled{}, err
 	}
 	res := summarize(got, cancelled)
-	s.Metrics.countCancelled("batch", res.Cancelled)
+	s.cfg.Metrics.countCancelled("batch", res.Cancelled)
 	return res, nil
 }
 
@@ -258,7 +258,7 @@ func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool, 
 		statuses[i] = string(st)
 		wantWaiting = wantWaiting || st == StatusReceived
 	}
-	q := s.Store.q
+	q := s.cfg.Store.q
 	var keys, intakeRows []string
 	if f.BatchID != "" {
 		if _, err := q.GetBatch(ctx, f.BatchID); errors.Is(err, pgx.ErrNoRows) {
@@ -339,7 +339,7 @@ func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool, 
 		}
 		return withSettled(summarize(found, now), settled), nil
 	}
-	got, now, err := s.Store.cancel(ctx, todo, waitingRows, f.TenantID, record, s.completeParked)
+	got, now, err := s.cfg.Store.cancel(ctx, todo, waitingRows, f.TenantID, record, s.completeParked)
 	if err != nil {
 		return Cancelled{}, err
 	}
@@ -347,7 +347,7 @@ func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool, 
 		found[k] = st
 	}
 	res := withSettled(summarize(found, now), settled)
-	s.Metrics.countCancelled("filter", res.Cancelled)
+	s.cfg.Metrics.countCancelled("filter", res.Cancelled)
 	return res, nil
 }
 
@@ -382,18 +382,18 @@ func batchIntakePrefix(batchID string) string { return "init-" + batchID + "-" }
 // begun keeps its count: an execution at the slot may have gone; the
 // limit holds either way, since executions are counted where they run).
 func (s *Service) completeParked(ctx context.Context, tx pgx.Tx, keys []string) error {
-	if s.Queue != nil {
-		if _, err := s.Queue.CompleteParkedTx(ctx, tx, ItemType, keys); err != nil {
+	if s.cfg.Queue != nil {
+		if _, err := s.cfg.Queue.CompleteParkedTx(ctx, tx, ItemType, keys); err != nil {
 			return err
 		}
 	}
-	if s.Pacer == nil {
+	if s.cfg.Pacer == nil {
 		return nil
 	}
 	events := make([]string, 0, 2*len(keys))
 	for _, k := range keys {
 		events = append(events, k, k+tenantEventSuffix)
 	}
-	_, err := s.Pacer.ReleaseEvents(ctx, tx, events)
+	_, err := s.cfg.Pacer.ReleaseEvents(ctx, tx, events)
 	return err
 }

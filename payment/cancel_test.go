@@ -29,7 +29,8 @@ func TestCancel(t *testing.T) {
 	s := newSaga(t)
 	s.account(t, account.Spec{AccountID: "ACC-C", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("1000")})
 	reg := prometheus.NewRegistry()
-	svc := &payment.Service{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool), Metrics: payment.NewMetrics(reg)}
+	metrics := payment.NewMetrics(reg)
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool), Metrics: metrics})
 	at := time.Now().Add(time.Hour).Truncate(time.Second)
 	req := func(id string) payment.Request {
 		r := validRequest(at)
@@ -37,7 +38,7 @@ func TestCancel(t *testing.T) {
 		return r
 	}
 	// waiting: taken in, its Phase A not run yet
-	if _, err := svc.Store.Receive(ctx, []payment.Request{req("c-waiting")}, func(int) string { return "init-c-waiting" }, false); err != nil {
+	if _, err := svc.Store().Receive(ctx, []payment.Request{req("c-waiting")}, func(int) string { return "init-c-waiting" }, false); err != nil {
 		t.Fatal(err)
 	}
 	pcs := s.schedule(t, req("c-scheduled"), req("c-executed"), req("c-twice"))
@@ -74,19 +75,19 @@ func TestCancel(t *testing.T) {
 	if n, err := testutil.GatherAndCount(reg, "paydispatch_payments_cancelled_total"); err != nil || n != 1 {
 		t.Fatalf("cancel metric series: %d, %v", n, err)
 	}
-	if got := testutil.ToFloat64(svc.Metrics.Cancelled("payment")); got != 3 {
+	if got := testutil.ToFloat64(metrics.Cancelled("payment")); got != 3 {
 		t.Errorf("paydispatch_payments_cancelled_total{via=payment} = %v, want 3", got)
 	}
 	// Phase A of the cancelled one stores and enqueues nothing for it.
-	a := &payment.InitActivities{Store: svc.Store, Queue: svc.Queue}
+	a := &payment.InitActivities{Store: svc.Store(), Queue: svc.Queue()}
 	if _, err := a.InitIntake(ctx, "init-c-waiting"); err != nil {
 		t.Fatal(err)
 	}
-	p, err := svc.Store.Find(ctx, "acme", "c-waiting")
+	p, err := svc.Store().Find(ctx, "acme", "c-waiting")
 	if err != nil || p.Status != payment.StatusCancelled {
 		t.Fatalf("c-waiting after Phase A: %+v, %v", p, err)
 	}
-	if _, err := svc.Queue.Get(ctx, payment.ItemType, p.Key); !errors.Is(err, queue.ErrNotFound) {
+	if _, err := svc.Queue().Get(ctx, payment.ItemType, p.Key); !errors.Is(err, queue.ErrNotFound) {
 		t.Fatalf("c-waiting enqueued: %v", err)
 	}
 	// The execution of a cancelled payment begins nothing.
@@ -109,7 +110,7 @@ func TestCancelRacesExecution(t *testing.T) {
 	ctx := context.Background()
 	s := newSaga(t)
 	s.account(t, account.Spec{AccountID: "ACC-R", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("100000")})
-	svc := &payment.Service{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool)}
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool)})
 	const n = 40
 	rs := make([]payment.Request, n)
 	for i := range rs {
@@ -145,7 +146,7 @@ func TestCancelRacesExecution(t *testing.T) {
 	wg.Wait()
 	executed := 0
 	for i, r := range results {
-		p, err := svc.Store.Find(ctx, "acme", rs[i].PaymentID)
+		p, err := svc.Store().Find(ctx, "acme", rs[i].PaymentID)
 		if err != nil || r.executeErr != nil {
 			t.Fatalf("%s: %v, %v", rs[i].PaymentID, err, r.executeErr)
 		}
@@ -179,7 +180,7 @@ func TestCancelWhere(t *testing.T) {
 	s := newSaga(t)
 	s.account(t, account.Spec{AccountID: "ACC-W", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("1000")})
 	s.account(t, account.Spec{AccountID: "ACC-WG", TenantID: "globex", Currency: "EUR", OpeningBalance: dec("1000")})
-	svc := &payment.Service{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool)}
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool)})
 	base := time.Now().Add(time.Hour).Truncate(time.Second)
 	req := func(tenant, id, acct string, at time.Time) payment.Request {
 		r := validRequest(base)
@@ -187,7 +188,7 @@ func TestCancelWhere(t *testing.T) {
 		return r
 	}
 	in, out := base, base.Add(10*time.Minute) // in the window [base, base+5m), and after it
-	if _, err := svc.Store.Receive(ctx, []payment.Request{req("acme", "w-waiting", "ACC-W", in)}, func(int) string { return "init-w" }, false); err != nil {
+	if _, err := svc.Store().Receive(ctx, []payment.Request{req("acme", "w-waiting", "ACC-W", in)}, func(int) string { return "init-w" }, false); err != nil {
 		t.Fatal(err)
 	}
 	pcs := s.schedule(t, req("acme", "w-in-1", "ACC-W", in), req("acme", "w-in-2", "ACC-W", in.Add(time.Minute)),
@@ -202,18 +203,18 @@ func TestCancelWhere(t *testing.T) {
 		if err != nil || got.Cancelled != want.Cancelled || len(got.NotCancelled) != 1 || got.NotCancelled[0] != want.NotCancelled[0] {
 			t.Fatalf("dry run %t: %+v, %v; want %+v", dry, got, err, want)
 		}
-		p, err := svc.Store.Find(ctx, "acme", "w-in-1")
+		p, err := svc.Store().Find(ctx, "acme", "w-in-1")
 		if err != nil || (p.Status == payment.StatusCancelled) == dry {
 			t.Fatalf("after dry run %t: w-in-1 is %s, %v", dry, p.Status, err)
 		}
 	}
 	for id, want := range map[string]payment.Status{"w-waiting": payment.StatusCancelled, "w-in-2": payment.StatusCancelled,
 		"w-out": payment.StatusScheduled, "w-executed": payment.StatusAccepted} {
-		if p, err := svc.Store.Find(ctx, "acme", id); err != nil || p.Status != want {
+		if p, err := svc.Store().Find(ctx, "acme", id); err != nil || p.Status != want {
 			t.Errorf("%s: %s, %v; want %s", id, p.Status, err, want)
 		}
 	}
-	if p, err := svc.Store.Find(ctx, "globex", "w-theirs"); err != nil || p.Status != payment.StatusScheduled {
+	if p, err := svc.Store().Find(ctx, "globex", "w-theirs"); err != nil || p.Status != payment.StatusScheduled {
 		t.Errorf("globex's payment: %s, %v", p.Status, err)
 	}
 	// Only SCHEDULED, now after the window too: w-out alone.
@@ -238,7 +239,7 @@ func TestCancelRecordsInItsTransactions(t *testing.T) {
 	ctx := context.Background()
 	s := newSaga(t)
 	s.account(t, account.Spec{AccountID: "ACC-R", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("1000")})
-	svc := &payment.Service{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool)}
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool)})
 	if _, err := s.pool.Exec(ctx, `CREATE TABLE cancel_record (cancelled int NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestCancelRecordsInItsTransactions(t *testing.T) {
 		r.PaymentID, r.DebtorAccount = id, "ACC-R"
 		return r
 	}
-	if _, err := svc.Store.Receive(ctx, []payment.Request{req("r-waiting")}, func(int) string { return "init-r-waiting" }, false); err != nil {
+	if _, err := svc.Store().Receive(ctx, []payment.Request{req("r-waiting")}, func(int) string { return "init-r-waiting" }, false); err != nil {
 		t.Fatal(err)
 	}
 	s.schedule(t, req("r-scheduled"))

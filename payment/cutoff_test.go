@@ -50,8 +50,8 @@ func newRailsFixture(t *testing.T) *railsFixture {
 		d = d.AddDate(0, 0, 1)
 	}
 	day0 := time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, loc)
-	lim := pacing.New(s.pool)
-	if _, err := lim.PutConfig(ctx, pacing.Config{Name: "sepa", MaxPerWindow: 10, Window: time.Second, Headroom: 100}); err != nil {
+	lim := pacing.New(pacing.Config{Pool: s.pool})
+	if _, err := lim.PutConfig(ctx, pacing.Limit{Name: "sepa", MaxPerWindow: 10, Window: time.Second, Headroom: 100}); err != nil {
 		t.Fatal(err)
 	}
 	thursday := calendar.DateOf(day0.AddDate(0, 0, 1), loc)
@@ -310,7 +310,7 @@ func TestProjectionThenPhaseA(t *testing.T) {
 	for i := range rs {
 		rs[i].Rail = "SEPA"
 	}
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	projs, err := svc.Project(ctx, rs)
 	if err != nil || len(projs) != 1 {
 		t.Fatalf("projection: %+v, %v", projs, err)
@@ -357,7 +357,7 @@ func TestReleaseHeld(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, rs, "init-beta"); err != nil || res.Held != 10 {
 		t.Fatalf("Phase A: %+v, %v", res, err)
 	}
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	// One of them is cancelled first.
 	var held []string
 	for _, r := range rs {
@@ -399,7 +399,7 @@ func TestRailEvents(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newRailsFixture(t)
-	hooks := webhook.Store{DB: f.s.pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}}
+	hooks := webhook.NewStore(webhook.StoreConfig{DB: f.s.pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}})
 	var eps []webhook.Endpoint
 	for _, tenant := range []string{"acme", "beta"} {
 		ep, _, err := hooks.Register(ctx, webhook.NewEndpoint{TenantID: tenant, URL: "http://127.0.0.1:9/" + tenant})
@@ -413,7 +413,7 @@ func TestRailEvents(t *testing.T) {
 	if _, err := f.s.init.InitChunk(ctx, rs, "init-events"); err != nil {
 		t.Fatal(err)
 	}
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	if _, err := svc.Release(ctx, payment.HeldFilter{TenantID: "beta"}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -476,14 +476,14 @@ func TestRoutedAtIntake(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f := newRailsFixture(t)
-	if _, err := f.lim.PutConfig(ctx, pacing.Config{Name: "hv", MaxPerWindow: 5, Window: time.Second, Headroom: 100}); err != nil {
+	if _, err := f.lim.PutConfig(ctx, pacing.Limit{Name: "hv", MaxPerWindow: 5, Window: time.Second, Headroom: 100}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := routing.PutRail(ctx, f.s.pool, routing.Rail{Name: "HV", Type: routing.TypePACS008, PacingConfig: "hv", Active: true}); err != nil {
 		t.Fatal(err)
 	}
 	f.res.Flush()
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	rs := railPayments("acme", 4, f.at(0, 10*time.Hour))
 	rs[1].Rail = "HV"
 	rs[2].Rail, rs[2].Creditor.BIC = "HV", ""
@@ -514,7 +514,7 @@ func TestCancelGivesSlotsBack(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, wrong, "init-wrong"); err != nil || res.Scheduled != 100 {
 		t.Fatalf("the wrong file: %+v, %v", res, err)
 	}
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	res, err := svc.CancelWhere(ctx, payment.CancelFilter{TenantID: "acme"}, false, nil)
 	if err != nil || res.Cancelled != 100 {
 		t.Fatalf("cancel: %+v, %v", res, err)

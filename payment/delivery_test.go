@@ -104,11 +104,11 @@ func TestRedrive(t *testing.T) {
 	await("poor", payment.StatusReturned)
 	s.verify(t)
 
-	limiter := pacing.New(s.pool)
-	if _, err := limiter.PutConfig(ctx, pacing.Config{Name: "redrive", MaxPerWindow: 50, Window: time.Second, Headroom: 10}); err != nil {
+	limiter := pacing.New(pacing.Config{Pool: s.pool})
+	if _, err := limiter.PutConfig(ctx, pacing.Limit{Name: "redrive", MaxPerWindow: 50, Window: time.Second, Headroom: 10}); err != nil {
 		t.Fatal(err)
 	}
-	dl := &deadletter.Service{DB: s.pool, Queue: queue.New(s.pool), Limiter: limiter, OutboxHooks: payment.OutboxHooks()}
+	dl := deadletter.New(deadletter.Config{DB: s.pool, Queue: queue.New(s.pool), Limiter: limiter, OutboxHooks: payment.OutboxHooks()})
 	letterOf := func(paymentID string) string {
 		t.Helper()
 		p, err := store.Find(ctx, "acme", paymentID)

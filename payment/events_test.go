@@ -29,7 +29,7 @@ func TestStatusChangesPublishEvents(t *testing.T) {
 	ctx := context.Background()
 	s := newSaga(t)
 	s.account(t, account.Spec{AccountID: "ACC-E", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("1000")})
-	hooks := webhook.Store{DB: s.pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}}
+	hooks := webhook.NewStore(webhook.StoreConfig{DB: s.pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}})
 	all, _, err := hooks.Register(ctx, webhook.NewEndpoint{TenantID: "acme", URL: "http://127.0.0.1:9/all"})
 	if err != nil {
 		t.Fatal(err)
@@ -44,14 +44,14 @@ func TestStatusChangesPublishEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	svc := &payment.Service{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool)}
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(s.pool), Queue: queue.New(s.pool)})
 	at := time.Now().Add(time.Hour).Truncate(time.Second)
 	req := func(id, amount string) payment.Request {
 		r := validRequest(at)
 		r.PaymentID, r.DebtorAccount, r.Amount = id, "ACC-E", amount
 		return r
 	}
-	if _, err := svc.Store.Receive(ctx, []payment.Request{req("e-waiting", "5")}, func(int) string { return "init-e-waiting" }, false); err != nil {
+	if _, err := svc.Store().Receive(ctx, []payment.Request{req("e-waiting", "5")}, func(int) string { return "init-e-waiting" }, false); err != nil {
 		t.Fatal(err)
 	}
 	pcs := s.schedule(t, req("e-executed", "12.3"), req("e-cancelled", "7"))

@@ -29,7 +29,7 @@ func TestEventCreatedAtIsWhenTheStatusChanged(t *testing.T) {
 	ctx := context.Background()
 	s := newSaga(t)
 	s.account(t, account.Spec{AccountID: "ACC-T", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("1000")})
-	if _, _, err := (webhook.Store{DB: s.pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}}).Register(ctx,
+	if _, _, err := (webhook.NewStore(webhook.StoreConfig{DB: s.pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}})).Register(ctx,
 		webhook.NewEndpoint{TenantID: "acme", URL: "http://127.0.0.1:9/all"}); err != nil {
 		t.Fatal(err)
 	}

@@ -108,8 +108,8 @@ func TestLatePaymentWaitsForRoom(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newSaga(t)
-	lim := pacing.New(s.pool)
-	if _, err := lim.PutConfig(ctx, pacing.Config{Name: "payments", MaxPerWindow: 2, Window: time.Second, Headroom: 100}); err != nil {
+	lim := pacing.New(pacing.Config{Pool: s.pool})
+	if _, err := lim.PutConfig(ctx, pacing.Limit{Name: "payments", MaxPerWindow: 2, Window: time.Second, Headroom: 100}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := queue.New(s.pool).UpdateConfig(ctx, payment.ItemType, map[string]string{"pacing_config": "payments"}); err != nil {

@@ -50,7 +50,7 @@ const ReleaseReason = "RELEASED by an operator after its cut-off hold"
 // SCHEDULED at their new slots, and their queue items READY there, in
 // one transaction, with record's entry.
 func (s *Service) Release(ctx context.Context, f HeldFilter, record Record) (Released, error) {
-	if s.Rails == nil || s.Pacer == nil {
+	if s.cfg.Rails == nil || s.cfg.Pacer == nil {
 		return Released{}, ErrNoRails
 	}
 	if f.BatchID == "" && f.Rail == "" && f.TenantID == "" {
@@ -61,7 +61,7 @@ func (s *Service) Release(ctx context.Context, f HeldFilter, record Record) (Rel
 		keys = append(keys, Key(f.TenantID, id))
 	}
 	if f.BatchID != "" {
-		q := dbsqlc.New(s.Store.db)
+		q := dbsqlc.New(s.cfg.Store.db)
 		if _, err := q.GetBatch(ctx, f.BatchID); errors.Is(err, pgx.ErrNoRows) {
 			return Released{}, ErrNotFound
 		} else if err != nil {
@@ -75,7 +75,7 @@ func (s *Service) Release(ctx context.Context, f HeldFilter, record Record) (Rel
 			keys = append(keys, p.PaymentIds...)
 		}
 	}
-	rows, err := s.Store.q.MatchHeld(ctx, dbsqlc.MatchHeldParams{Rail: f.Rail, TenantID: f.TenantID, PaymentIds: keys, MaxRows: MaxRelease})
+	rows, err := s.cfg.Store.q.MatchHeld(ctx, dbsqlc.MatchHeldParams{Rail: f.Rail, TenantID: f.TenantID, PaymentIds: keys, MaxRows: MaxRelease})
 	if err != nil {
 		return Released{}, fmt.Errorf("payment: select held payments: %w", err)
 	}
@@ -87,7 +87,7 @@ func (s *Service) Release(ctx context.Context, f HeldFilter, record Record) (Rel
 		ps[i] = Payment{Key: r.PaymentID, Request: Request{TenantID: r.TenantID, PaymentID: r.ExternalID, Rail: derefRail(r.Rail),
 			RequestedExecutionTime: r.RequestedExecutionTime}}
 	}
-	init := &InitActivities{Store: s.Store, Queue: s.Queue, Pacer: s.Pacer, Rails: s.Rails, CutoffGuard: s.CutoffGuard}
+	init := &InitActivities{Store: s.cfg.Store, Queue: s.cfg.Queue, Pacer: s.cfg.Pacer, Rails: s.cfg.Rails, CutoffGuard: s.cfg.CutoffGuard}
 	places, err := init.reschedule(ctx, ps, s.now(), []Status{StatusHeld}, ReleaseReason, record)
 	if err != nil {
 		return Released{}, err

@@ -35,7 +35,7 @@ func TestResumeIntake(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	svc := &payment.Service{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c}
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c})
 
 	var rs []payment.Request
 	for i := range 5 {
@@ -44,7 +44,7 @@ func TestResumeIntake(t *testing.T) {
 		rs = append(rs, r)
 	}
 	chunkOf := func(i int) string { return fmt.Sprintf("init-batch-resume-%d", i/3) }
-	receipts, err := svc.Store.Receive(ctx, rs, chunkOf, true)
+	receipts, err := svc.Store().Receive(ctx, rs, chunkOf, true)
 	if err != nil || len(receipts) != 5 {
 		t.Fatalf("receive: %+v, %v", receipts, err)
 	}
@@ -57,7 +57,7 @@ func TestResumeIntake(t *testing.T) {
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		scheduled := 0
 		for _, r := range rs {
-			p, err := svc.Store.Find(ctx, r.TenantID, r.PaymentID)
+			p, err := svc.Store().Find(ctx, r.TenantID, r.PaymentID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +109,7 @@ func TestStartBatchInParts(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			pool := newPool(t)
-			svc := &payment.Service{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c}
+			svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c})
 			if !whole { // taken whole, nothing starts: no worker
 				w := worker.New(c, payment.InitTaskQueue, worker.Options{})
 				payment.RegisterInit(w, &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool)})
@@ -128,7 +128,7 @@ func TestStartBatchInParts(t *testing.T) {
 			taken := rs[conflictAt]
 			taken.Amount = "1.00"
 			// taken in, its Phase A not started: it stays as it is
-			if _, err := svc.Store.Receive(ctx, []payment.Request{taken}, func(int) string { return "init-taken" }, true); err != nil {
+			if _, err := svc.Store().Receive(ctx, []payment.Request{taken}, func(int) string { return "init-taken" }, true); err != nil {
 				t.Fatal(err)
 			}
 			sub, err := svc.StartBatch(ctx, rs, whole)
@@ -164,7 +164,7 @@ func TestStartBatchInParts(t *testing.T) {
 					t.Fatalf("%d of %d scheduled after two minutes", scheduled, n-1)
 				}
 			}
-			p, err := svc.Store.Find(ctx, taken.TenantID, taken.PaymentID)
+			p, err := svc.Store().Find(ctx, taken.TenantID, taken.PaymentID)
 			if err != nil || p.Status != payment.StatusReceived || p.Amount != "1.00" {
 				t.Fatalf("the payment taken before: %+v, %v; want it as it was", p, err)
 			}

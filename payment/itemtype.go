@@ -15,8 +15,8 @@ import (
 // each cycle's batch a second of slots at 100/s; docs/design.md compares
 // the modes). Items are claimed 8 s ahead, the lead and two cycles: a
 // lever moves only what is not claimed, so this is how soon one acts.
-func ItemTypeConfig() queue.Config {
-	c := queue.DefaultConfig(ItemType, ExecWorkflowName, ExecTaskQueue)
+func ItemTypeConfig() queue.Settings {
+	c := queue.DefaultSettings(ItemType, ExecWorkflowName, ExecTaskQueue)
 	c.MaxInFlight = 2000
 	c.PacedLead = 6 * time.Second
 	c.PreStartBuffer = 8 * time.Second

@@ -58,7 +58,7 @@ const repaceLead = time.Second
 // items already claimed keep their slots. record is called in the
 // transaction with how many moved.
 func (s *Service) Repace(ctx context.Context, f WaitingFilter, record Record) (Repaced, error) {
-	if s.Rails == nil || s.Pacer == nil || s.Queue == nil {
+	if s.cfg.Rails == nil || s.cfg.Pacer == nil || s.cfg.Queue == nil {
 		return Repaced{}, ErrNoRails
 	}
 	if len(f.Rails) == 0 {
@@ -66,7 +66,7 @@ func (s *Service) Repace(ctx context.Context, f WaitingFilter, record Record) (R
 	}
 	var keys []string
 	if f.BatchID != "" {
-		q := dbsqlc.New(s.Store.db)
+		q := dbsqlc.New(s.cfg.Store.db)
 		parts, err := q.BatchParts(ctx, f.BatchID)
 		if err != nil {
 			return Repaced{}, fmt.Errorf("payment: batch %s: %w", f.BatchID, err)
@@ -83,7 +83,7 @@ func (s *Service) Repace(ctx context.Context, f WaitingFilter, record Record) (R
 		return Repaced{}, err
 	}
 	var out Repaced
-	err = pgx.BeginFunc(ctx, s.Store.db, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.cfg.Store.db, func(tx pgx.Tx) error {
 		out = Repaced{}
 		rows, err := dbsqlc.New(tx).WaitingOnRails(ctx, dbsqlc.WaitingOnRailsParams{Rails: f.Rails, TenantID: f.TenantID, PaymentIds: keys})
 		if err != nil {
@@ -93,7 +93,7 @@ func (s *Service) Repace(ctx context.Context, f WaitingFilter, record Record) (R
 		for i, r := range rows {
 			ids[i] = r.PaymentID
 		}
-		locked, err := s.Queue.LockReadyTx(ctx, tx, ItemType, ids)
+		locked, err := s.cfg.Queue.LockReadyTx(ctx, tx, ItemType, ids)
 		if err != nil {
 			return err
 		}
@@ -128,10 +128,10 @@ func (s *Service) Repace(ctx context.Context, f WaitingFilter, record Record) (R
 // lowered one sends them later, never over it. No rail pacing by it:
 // nothing to move.
 func (s *Service) RepaceConfig(ctx context.Context, config string, record Record) (Repaced, error) {
-	if s.Rails == nil {
+	if s.cfg.Rails == nil {
 		return Repaced{}, ErrNoRails
 	}
-	rails, err := s.Rails.Rails(ctx)
+	rails, err := s.cfg.Rails.Rails(ctx)
 	if err != nil {
 		return Repaced{}, err
 	}
@@ -181,7 +181,7 @@ type mover struct {
 
 // mover is a move by the service's rails, limiter and queue.
 func (s *Service) mover(tx pgx.Tx, def string) *mover {
-	return &mover{rails: s.Rails, pacer: s.Pacer, queue: s.Queue, guard: s.cutoffGuard(), tx: tx, def: def, from: s.now().Add(repaceLead)}
+	return &mover{rails: s.cfg.Rails, pacer: s.cfg.Pacer, queue: s.cfg.Queue, guard: s.cutoffGuard(), tx: tx, def: def, from: s.now().Add(repaceLead)}
 }
 
 // moving is a waiting payment on its way to a new slot.
@@ -536,10 +536,10 @@ const (
 // that are due, in one move per call (Repace); a move that fails asks
 // for them again. It answers how the payments moved.
 func (s *Service) Reorder(ctx context.Context) (Repaced, error) {
-	if s.Rails == nil || s.Pacer == nil || s.Queue == nil {
+	if s.cfg.Rails == nil || s.cfg.Pacer == nil || s.cfg.Queue == nil {
 		return Repaced{}, nil
 	}
-	rails, err := s.Store.q.TakeReorders(ctx, dbsqlc.TakeReordersParams{
+	rails, err := s.cfg.Store.q.TakeReorders(ctx, dbsqlc.TakeReordersParams{
 		Quiet: pgtype.Interval{Microseconds: reorderQuiet.Microseconds(), Valid: true},
 		Most:  pgtype.Interval{Microseconds: reorderMost.Microseconds(), Valid: true},
 	})
@@ -548,7 +548,7 @@ func (s *Service) Reorder(ctx context.Context) (Repaced, error) {
 	}
 	res, err := s.Repace(ctx, WaitingFilter{Rails: rails}, nil)
 	if err != nil {
-		if again := s.Store.q.AskReorder(context.WithoutCancel(ctx), rails); again != nil {
+		if again := s.cfg.Store.q.AskReorder(context.WithoutCancel(ctx), rails); again != nil {
 			s.log().Error("a reorder failed and could not be asked for again", "rails", rails, "error", again)
 		}
 		return Repaced{}, fmt.Errorf("payment: put %v in order: %w", rails, err)

@@ -28,12 +28,12 @@ func TestRepaceFollowsTheLimit(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, rs, "init-acme"); err != nil || res.Scheduled != 300 {
 		t.Fatalf("Phase A: %+v, %v", res, err)
 	}
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	for _, tc := range []struct {
 		max  int
 		span time.Duration
 	}{{5, 60 * time.Second}, {20, 15 * time.Second}} {
-		if _, err := f.lim.PutConfig(ctx, pacing.Config{Name: "sepa", MaxPerWindow: tc.max, Window: time.Second, Headroom: 100}); err != nil {
+		if _, err := f.lim.PutConfig(ctx, pacing.Limit{Name: "sepa", MaxPerWindow: tc.max, Window: time.Second, Headroom: 100}); err != nil {
 			t.Fatal(err)
 		}
 		res, err := svc.Repace(ctx, payment.WaitingFilter{Rails: []string{"SEPA"}}, nil)
@@ -87,10 +87,10 @@ func TestRepacePastTheCutoff(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, rs, "init-all"); err != nil || res.Scheduled != 300 {
 		t.Fatalf("Phase A: %+v, %v", res, err)
 	}
-	if _, err := f.lim.PutConfig(ctx, pacing.Config{Name: "sepa", MaxPerWindow: 2, Window: time.Second, Headroom: 100}); err != nil {
+	if _, err := f.lim.PutConfig(ctx, pacing.Limit{Name: "sepa", MaxPerWindow: 2, Window: time.Second, Headroom: 100}); err != nil {
 		t.Fatal(err)
 	}
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	records := 0
 	res, err := svc.Repace(ctx, payment.WaitingFilter{Rails: []string{"SEPA"}}, func(context.Context, pgx.Tx, int) error { records++; return nil })
 	// 58 s before the guard at 2 a second: 116 make it, acme's 100 first.
@@ -134,7 +134,7 @@ func TestPauseAndResume(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, gammas, "init-gamma"); err != nil || res.Scheduled != 30 {
 		t.Fatalf("gamma: %+v, %v", res, err)
 	}
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	paused, err := svc.Pause(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: "acme"}, nil)
 	if err != nil || paused.Payments != 100 || paused.Parked != 100 || paused.Repaced.Moved != 30 {
 		t.Fatalf("pause: %+v, %v", paused, err)
@@ -224,7 +224,7 @@ func TestHighPaymentsGoFirst(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, high, "init-beta-1"); err != nil || res.Scheduled != 20 {
 		t.Fatalf("Phase A: %+v, %v", res, err)
 	}
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	if res, err := svc.Reorder(ctx); err != nil || res.Moved != 0 {
 		t.Fatalf("a reorder before the file is quiet: %+v, %v", res, err)
 	}
@@ -308,7 +308,7 @@ func TestResumeLeavesClaimedItemsToTheirExecutions(t *testing.T) {
 	if err != nil || len(claimed.Items) != 3 {
 		t.Fatalf("claim: %+v, %v", claimed, err)
 	}
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	scope := payment.PauseScope{Kind: payment.PauseTenant, ID: "acme"}
 	if p, err := svc.Pause(ctx, scope, nil); err != nil || p.Payments != 50 || p.Parked != 47 {
 		t.Fatalf("pause: %+v, %v", p, err)
@@ -366,13 +366,14 @@ func TestResumePastTheCutoff(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, rs, "init-all"); err != nil || res.Scheduled != 30 {
 		t.Fatalf("Phase A: %+v, %v", res, err)
 	}
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	for _, tenant := range tenants {
 		if p, err := svc.Pause(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: tenant}, nil); err != nil || p.Parked != 10 {
 			t.Fatalf("pause %s: %+v, %v", tenant, p, err)
 		}
 	}
-	svc.Now = func() time.Time { return f.at(0, 16*time.Hour+30*time.Second) }
+	svc = payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim,
+		Now: func() time.Time { return f.at(0, 16*time.Hour+30*time.Second) }})
 	want := map[string]payment.Repaced{"acme": {Rolled: 10}, "beta": {Held: 10}, "gamma": {Rejected: 10}}
 	friday := f.at(2, 7*time.Hour)
 	for _, tenant := range tenants {
@@ -436,7 +437,7 @@ func TestHighPaymentsTakeAFullDay(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, high, "init-high"); err != nil || res.Scheduled != 20 {
 		t.Fatalf("Phase A of the HIGH ones: %+v, %v", res, err)
 	}
-	svc := &payment.Service{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
 	time.Sleep(700 * time.Millisecond) // the file's quiet time (reorderQuiet)
 	res, err := svc.Reorder(ctx)
 	if err != nil || res.Held != 20 || res.Rejected != 0 {

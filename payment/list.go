@@ -82,7 +82,7 @@ func (s *Service) List(ctx context.Context, f ListFilter, after string, limit in
 	if f.Status != "" && f.DebtorAccount != "" || f.Rail != "" || f.Priority != "" { // a filter beside the index
 		budget = min(max(10*limit, 1000), maxListScan)
 	}
-	q := s.Store.q
+	q := s.cfg.Store.q
 	var scanned []listed
 	switch {
 	case f.DebtorAccount != "":
@@ -197,7 +197,7 @@ func (s *Service) listBatch(ctx context.Context, f ListFilter, after string, lim
 	}
 	// A file that holds none of the tenant's payments lists as an unknown
 	// one does: empty, with no position that would tell its size.
-	has, err := s.Store.q.BatchHasTenant(ctx, dbsqlc.BatchHasTenantParams{BatchID: f.BatchID, TenantID: f.TenantID})
+	has, err := s.cfg.Store.q.BatchHasTenant(ctx, dbsqlc.BatchHasTenantParams{BatchID: f.BatchID, TenantID: f.TenantID})
 	if err != nil {
 		return ListPage{}, fmt.Errorf("payment: list batch %s: %w", f.BatchID, err)
 	}
@@ -214,7 +214,7 @@ func (s *Service) listBatch(ctx context.Context, f ListFilter, after string, lim
 	var cands []candidate
 	exhausted := false // every part before the position was read
 	for len(cands) < budget && !exhausted {
-		parts, err := s.Store.q.BatchPartsBefore(ctx, dbsqlc.BatchPartsBeforeParams{BatchID: f.BatchID, LastPart: int32(part), MaxParts: 4})
+		parts, err := s.cfg.Store.q.BatchPartsBefore(ctx, dbsqlc.BatchPartsBeforeParams{BatchID: f.BatchID, LastPart: int32(part), MaxParts: 4})
 		if err != nil {
 			return ListPage{}, fmt.Errorf("payment: list batch %s: %w", f.BatchID, err)
 		}
@@ -291,7 +291,7 @@ func (s *Service) listed(ctx context.Context, f ListFilter, keys []string) ([]ke
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	rows, err := s.Store.q.ListedPayments(ctx, dbsqlc.ListedPaymentsParams{PaymentIds: keys, TenantID: f.TenantID, Status: string(f.Status),
+	rows, err := s.cfg.Store.q.ListedPayments(ctx, dbsqlc.ListedPaymentsParams{PaymentIds: keys, TenantID: f.TenantID, Status: string(f.Status),
 		DebtorAccount: f.DebtorAccount, Rail: f.Rail, Priority: string(f.Priority), RequestedFrom: f.RequestedFrom, RequestedTo: f.RequestedTo})
 	if err != nil {
 		return nil, fmt.Errorf("payment: list: %w", err)

@@ -70,7 +70,7 @@ func TestList(t *testing.T) {
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
 	rows := seedList(t, pool, 600)
-	svc := &payment.Service{Store: payment.NewStore(pool)}
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool)})
 	base := time.Date(2026, 11, 26, 16, 0, 0, 0, time.UTC)
 	var file []string
 	for _, r := range rows {
@@ -236,7 +236,7 @@ func TestListPlansAtAMillion(t *testing.T) {
 		{"a file", "payment_batch_parts_pkey", payment.ListFilter{TenantID: "t-3", BatchID: "file-1"}},
 	} {
 		plan := pgtest.Plans(t, pool, false, func(ctx context.Context, tx pgx.Tx) error {
-			page, err := (&payment.Service{Store: payment.NewStore(tx)}).List(ctx, tt.f, "", 100)
+			page, err := (payment.NewService(payment.ServiceConfig{Store: payment.NewStore(tx)})).List(ctx, tt.f, "", 100)
 			if err == nil && len(page.Payments) == 0 {
 				err = fmt.Errorf("%s: an empty page", tt.name)
 			}
@@ -258,7 +258,7 @@ func TestListAnotherTenantsFile(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	svc := &payment.Service{Store: payment.NewStore(pool)}
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool)})
 	// globex's file of 3,000 keys, more than a page reads (1,000), and a
 	// file of both tenants'.
 	keys := make([]string, 1000)

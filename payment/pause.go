@@ -108,7 +108,7 @@ func (s *Service) Pause(ctx context.Context, scope PauseScope, record Record) (P
 	}
 	var out Paused
 	var rails []string
-	err := pgx.BeginFunc(ctx, s.Store.db, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.cfg.Store.db, func(tx pgx.Tx) error {
 		out, rails = Paused{}, nil
 		q := dbsqlc.New(tx)
 		if err := q.LockPauses(ctx); err != nil {
@@ -129,7 +129,7 @@ func (s *Service) Pause(ctx context.Context, scope PauseScope, record Record) (P
 				rails = append(rails, m.Rail)
 			}
 		}
-		locked, err := s.Queue.LockReadyTx(ctx, tx, ItemType, ids)
+		locked, err := s.cfg.Queue.LockReadyTx(ctx, tx, ItemType, ids)
 		if err != nil {
 			return err
 		}
@@ -137,12 +137,12 @@ func (s *Service) Pause(ctx context.Context, scope PauseScope, record Record) (P
 		for i, id := range locked {
 			park[i] = queue.Deferral{ItemID: id}
 		}
-		parked, err := s.Queue.MoveReadyTx(ctx, tx, ItemType, park)
+		parked, err := s.cfg.Queue.MoveReadyTx(ctx, tx, ItemType, park)
 		if err != nil {
 			return err
 		}
 		out.Parked = len(parked)
-		if err := releaseSlots(ctx, s.Pacer, tx, parked); err != nil {
+		if err := releaseSlots(ctx, s.cfg.Pacer, tx, parked); err != nil {
 			return err
 		}
 		if record == nil {
@@ -150,7 +150,7 @@ func (s *Service) Pause(ctx context.Context, scope PauseScope, record Record) (P
 		}
 		return record(ctx, tx, out.Payments)
 	})
-	if err != nil || out.Parked == 0 || len(rails) == 0 || s.Rails == nil {
+	if err != nil || out.Parked == 0 || len(rails) == 0 || s.cfg.Rails == nil {
 		return out, err
 	}
 	slices.Sort(rails)
@@ -186,7 +186,7 @@ func (s *Service) Resume(ctx context.Context, scope PauseScope, record Record) (
 	if err := scope.Validate(); err != nil {
 		return Repaced{}, err
 	}
-	if s.Rails == nil || s.Pacer == nil || s.Queue == nil {
+	if s.cfg.Rails == nil || s.cfg.Pacer == nil || s.cfg.Queue == nil {
 		return Repaced{}, ErrNoRails
 	}
 	def, err := s.defaultPacingConfig(ctx)
@@ -194,7 +194,7 @@ func (s *Service) Resume(ctx context.Context, scope PauseScope, record Record) (
 		return Repaced{}, err
 	}
 	var out Repaced
-	err = pgx.BeginFunc(ctx, s.Store.db, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.cfg.Store.db, func(tx pgx.Tx) error {
 		out = Repaced{}
 		q := dbsqlc.New(tx)
 		if err := q.LockPauses(ctx); err != nil {
@@ -240,7 +240,7 @@ func (s *Service) movable(ctx context.Context, tx pgx.Tx, rows []dbsqlc.WaitingO
 	for i, r := range rows {
 		ids[i] = r.PaymentID
 	}
-	states, err := s.Queue.LockStatesTx(ctx, tx, ItemType, ids)
+	states, err := s.cfg.Queue.LockStatesTx(ctx, tx, ItemType, ids)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -279,7 +279,7 @@ func (s *Service) moveParked(ctx context.Context, tx pgx.Tx, def string, rows []
 // unmarked; one still held waits for the next call. It answers how many
 // it settled.
 func (s *Service) SettleResumed(ctx context.Context) (int, error) {
-	if s.Rails == nil || s.Pacer == nil || s.Queue == nil {
+	if s.cfg.Rails == nil || s.cfg.Pacer == nil || s.cfg.Queue == nil {
 		return 0, nil
 	}
 	def, err := s.defaultPacingConfig(ctx)
@@ -287,7 +287,7 @@ func (s *Service) SettleResumed(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	settled := 0
-	err = pgx.BeginFunc(ctx, s.Store.db, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.cfg.Store.db, func(tx pgx.Tx) error {
 		settled = 0
 		q := dbsqlc.New(tx)
 		rows, err := q.ResumedPayments(ctx, 1000)
@@ -327,7 +327,7 @@ func (s *Service) SettleResumed(ctx context.Context) (int, error) {
 
 // Pauses lists the scopes paused.
 func (s *Service) Pauses(ctx context.Context) ([]Pause, error) {
-	rows, err := s.Store.q.ListPauses(ctx)
+	rows, err := s.cfg.Store.q.ListPauses(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("payment: pauses: %w", err)
 	}
@@ -340,7 +340,7 @@ func (s *Service) Pauses(ctx context.Context) ([]Pause, error) {
 
 // batchKeys are a file's payments' keys (ErrNotFound: no such file).
 func (s *Service) batchKeys(ctx context.Context, batchID string) ([]string, error) {
-	q := dbsqlc.New(s.Store.db)
+	q := dbsqlc.New(s.cfg.Store.db)
 	if _, err := q.GetBatch(ctx, batchID); errors.Is(err, pgx.ErrNoRows) {
 		return nil, ErrNotFound
 	} else if err != nil {

@@ -123,7 +123,7 @@ func TestInitPaymentBranches(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			pool := newPool(t)
-			lim := pacing.New(pool)
+			lim := pacing.New(pacing.Config{Pool: pool})
 			a := &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool), Pacer: lim,
 				Rules: payment.Rules{MaxAmount: decimal.RequireFromString("1000"), BlockedCountries: []string{"KP", "GB"}}}
 			r := validRequest(time.Now())
@@ -136,7 +136,7 @@ func TestInitPaymentBranches(t *testing.T) {
 					t.Fatal(err)
 				}
 				if _, err := lim.GetConfig(ctx, "payments"); errors.Is(err, pacing.ErrConfigNotFound) {
-					if _, err := lim.PutConfig(ctx, pacing.Config{Name: "payments", MaxPerWindow: 10, Window: time.Second, Headroom: 10}); err != nil {
+					if _, err := lim.PutConfig(ctx, pacing.Limit{Name: "payments", MaxPerWindow: 10, Window: time.Second, Headroom: 10}); err != nil {
 						t.Fatal(err)
 					}
 				}

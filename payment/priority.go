@@ -36,7 +36,7 @@ func (s *Service) SetPriority(ctx context.Context, tenantID, paymentID string, p
 	if !p.Valid() {
 		return Reprioritized{}, invalid(field.Error{Field: "priority", Detail: "HIGH, NORMAL or LOW"})
 	}
-	key, err := s.Store.q.PaymentKey(ctx, dbsqlc.PaymentKeyParams{TenantID: tenantID, ExternalID: paymentID})
+	key, err := s.cfg.Store.q.PaymentKey(ctx, dbsqlc.PaymentKeyParams{TenantID: tenantID, ExternalID: paymentID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Reprioritized{}, fmt.Errorf("payment %s of %s: %w", paymentID, tenantID, ErrNotFound)
 	}
@@ -49,7 +49,7 @@ func (s *Service) SetPriority(ctx context.Context, tenantID, paymentID string, p
 	}
 	out, err := s.setPriority(ctx, []string{key.PaymentID}, rows, tenantID, p, record)
 	if err == nil && out.Changed == 0 {
-		st, err := s.Store.q.PaymentStatuses(ctx, dbsqlc.PaymentStatusesParams{PaymentIds: []string{key.PaymentID}, TenantID: tenantID})
+		st, err := s.cfg.Store.q.PaymentStatuses(ctx, dbsqlc.PaymentStatusesParams{PaymentIds: []string{key.PaymentID}, TenantID: tenantID})
 		if err == nil && len(st) == 1 && !waiting(Status(st[0].Status)) {
 			return out, fmt.Errorf("payment %s is %s: %w", paymentID, st[0].Status, ErrNotWaiting)
 		}
@@ -68,7 +68,7 @@ func (s *Service) SetBatchPriority(ctx context.Context, batchID, tenantID string
 	if err != nil {
 		return Reprioritized{}, err
 	}
-	rows, err := s.Store.q.BatchIntakeRows(ctx, batchIntakePrefix(batchID))
+	rows, err := s.cfg.Store.q.BatchIntakeRows(ctx, batchIntakePrefix(batchID))
 	if err != nil {
 		return Reprioritized{}, fmt.Errorf("payment: batch %s: %w", batchID, err)
 	}
@@ -85,7 +85,7 @@ func waiting(st Status) bool { return st == StatusScheduled || st == StatusHeld 
 func (s *Service) setPriority(ctx context.Context, keys, intakeRows []string, tenantID string, p Priority, record Record) (Reprioritized, error) {
 	var out Reprioritized
 	var rails []string
-	err := pgx.BeginFunc(ctx, s.Store.db, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.cfg.Store.db, func(tx pgx.Tx) error {
 		out, rails = Reprioritized{}, nil
 		q := dbsqlc.New(tx)
 		changed, err := q.SetPriority(ctx, dbsqlc.SetPriorityParams{PaymentIds: keys, Priority: string(p), TenantID: tenantID})
@@ -120,7 +120,7 @@ func (s *Service) setPriority(ctx context.Context, keys, intakeRows []string, te
 		}
 		return record(ctx, tx, out.Changed)
 	})
-	if err != nil || len(rails) == 0 || s.Rails == nil || s.Pacer == nil || s.Queue == nil {
+	if err != nil || len(rails) == 0 || s.cfg.Rails == nil || s.cfg.Pacer == nil || s.cfg.Queue == nil {
 		return out, err
 	}
 	slices.Sort(rails)

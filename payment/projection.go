@@ -41,7 +41,7 @@ type RailProjection struct {
 // meanwhile, and a tenant's own rate-limit config, can move them. Nil
 // without rails or a limiter.
 func (s *Service) Project(ctx context.Context, reqs []Request) ([]RailProjection, error) {
-	if s.Rails == nil || s.Pacer == nil || len(reqs) == 0 {
+	if s.cfg.Rails == nil || s.cfg.Pacer == nil || len(reqs) == 0 {
 		return nil, nil
 	}
 	def, err := s.defaultPacingConfig(ctx)
@@ -69,7 +69,7 @@ func (s *Service) Project(ctx context.Context, reqs []Request) ([]RailProjection
 		}
 		or, ok := rails[r.Rail]
 		if !ok {
-			rail, err := s.Rails.Rail(ctx, r.Rail)
+			rail, err := s.cfg.Rails.Rail(ctx, r.Rail)
 			if errors.Is(err, routing.ErrNotFound) {
 				continue
 			}
@@ -81,7 +81,7 @@ func (s *Service) Project(ctx context.Context, reqs []Request) ([]RailProjection
 		}
 		in, ok := or.at[r.RequestedExecutionTime]
 		if !ok {
-			day, err := s.Rails.DayFor(ctx, or.rail, r.RequestedExecutionTime)
+			day, err := s.cfg.Rails.DayFor(ctx, or.rail, r.RequestedExecutionTime)
 			if err != nil {
 				return nil, err
 			}
@@ -114,7 +114,7 @@ func (s *Service) Project(ctx context.Context, reqs []Request) ([]RailProjection
 		}
 		var projs []pacing.Projection
 		if cfg != "" {
-			projs, err = s.Pacer.Project(ctx, cfg, demands...)
+			projs, err = s.cfg.Pacer.Project(ctx, cfg, demands...)
 			if errors.Is(err, pacing.ErrConfigNotFound) || errors.Is(err, pacing.ErrConfigInactive) {
 				projs, err = nil, nil
 			}
@@ -145,7 +145,7 @@ func (s *Service) Project(ctx context.Context, reqs []Request) ([]RailProjection
 			// Those past the cut-off, by their tenants' rules, in the
 			// order they would be placed.
 			for _, i := range idx[min(placed, len(idx)):] {
-				rule, err := s.Rails.CutoffRule(ctx, reqs[i].TenantID)
+				rule, err := s.cfg.Rails.CutoffRule(ctx, reqs[i].TenantID)
 				if err != nil {
 					return nil, err
 				}
@@ -175,10 +175,10 @@ func deadlineOf(day routing.Day, guard time.Duration) time.Time {
 
 // defaultPacingConfig is PAYMENT's rate-limit config ("": none).
 func (s *Service) defaultPacingConfig(ctx context.Context) (string, error) {
-	if s.Queue == nil {
+	if s.cfg.Queue == nil {
 		return "", nil
 	}
-	cfg, err := s.Queue.GetConfig(ctx, ItemType)
+	cfg, err := s.cfg.Queue.GetConfig(ctx, ItemType)
 	if err != nil {
 		return "", fmt.Errorf("payment: pacing config: %w", err)
 	}
@@ -186,8 +186,8 @@ func (s *Service) defaultPacingConfig(ctx context.Context) (string, error) {
 }
 
 func (s *Service) cutoffGuard() time.Duration {
-	if s.CutoffGuard > 0 {
-		return s.CutoffGuard
+	if s.cfg.CutoffGuard > 0 {
+		return s.cfg.CutoffGuard
 	}
 	return DefaultCutoffGuard
 }

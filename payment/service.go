@@ -18,16 +18,23 @@ import (
 	"github.com/paydispatch/paydispatch/routing"
 )
 
-// Service is the payments intake: what the HTTP API (or any other intake)
-// calls.
-type Service struct {
-	Store    *Store
-	Queue    *queue.Queue
+// ServiceConfig configures a Service. Zero fields take their defaults.
+type ServiceConfig struct {
+	// Store is the payments' tables (required but for CheckBatch).
+	Store *Store
+	// Queue is the dispatch queue, for the calls that change a payment's
+	// queue row (cancel, priority, held payments).
+	Queue *queue.Queue
+	// Temporal starts the intake's workflows; nil: the calls that start
+	// one fail, the others work.
 	Temporal client.Client
-	Now      func() time.Time
-	// ChunkSize is the payments per chunk workflow of a bulk file (default ChunkSize).
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// ChunkSize is the payments per chunk workflow of a bulk file (0 or
+	// less: ChunkSize).
 	ChunkSize int
-	Log       *slog.Logger
+	// Log; nil logs through slog's default.
+	Log *slog.Logger
 	// Metrics counts cancels; nil counts nothing.
 	Metrics *Metrics
 	// Rails routes each payment to its rail at intake (routing.Resolver):
@@ -37,9 +44,32 @@ type Service struct {
 	// Pacer projects where a file's payments will go (Project) and
 	// releases held ones; nil: neither.
 	Pacer Pacer
-	// CutoffGuard is as InitActivities' (default DefaultCutoffGuard).
+	// CutoffGuard is as InitActivities' (0 or less: DefaultCutoffGuard).
 	CutoffGuard time.Duration
 }
+
+// Service is the payments intake: what the HTTP API (or any other intake)
+// calls. Its zero value checks files (CheckBatch) and nothing else.
+type Service struct {
+	cfg ServiceConfig
+}
+
+// NewService returns the intake configured by cfg. Nothing in cfg can be
+// invalid: zero fields take their defaults or turn their part off, and a
+// missing Store fails at the first call that needs it.
+func NewService(cfg ServiceConfig) *Service { return &Service{cfg: cfg} }
+
+// Store is the payments' store the service was built with.
+func (s *Service) Store() *Store { return s.cfg.Store }
+
+// Queue is the dispatch queue the service was built with.
+func (s *Service) Queue() *queue.Queue { return s.cfg.Queue }
+
+// Temporal is the client the service starts workflows with; nil if none.
+func (s *Service) Temporal() client.Client { return s.cfg.Temporal }
+
+// Rails is the intake's router; nil if none.
+func (s *Service) Rails() Rails { return s.cfg.Rails }
 
 // StatusReceived: the payment is taken in (its id claimed, its request in
 // its Phase A workflow's intake row); Phase A has not stored it yet.
@@ -120,7 +150,7 @@ func (s *Service) submit(ctx context.Context, r Request, project bool) (string, 
 			projs = nil
 		}
 	}
-	receipts, err := s.Store.Receive(ctx, []Request{r}, func(int) string { return InitWorkflowID(Key(r.TenantID, r.PaymentID)) }, false)
+	receipts, err := s.cfg.Store.Receive(ctx, []Request{r}, func(int) string { return InitWorkflowID(Key(r.TenantID, r.PaymentID)) }, false)
 	if err != nil {
 		return "", nil, err
 	}
@@ -140,10 +170,10 @@ func (s *Service) submit(ctx context.Context, r Request, project bool) (string, 
 // active, or the routing rules' choice (routed). A payment no rail takes
 // is a *field.Invalid on rail.
 func (s *Service) route(ctx context.Context, r *Request, m Money, source string) error {
-	if s.Rails == nil {
+	if s.cfg.Rails == nil {
 		return nil
 	}
-	rail, err := s.Rails.Route(ctx, routing.Payment{TenantID: r.TenantID, Currency: r.Currency, Amount: m.Amount, Source: source, Rail: r.Rail})
+	rail, err := s.cfg.Rails.Route(ctx, routing.Payment{TenantID: r.TenantID, Currency: r.Currency, Amount: m.Amount, Source: source, Rail: r.Rail})
 	var bad *field.Invalid
 	switch {
 	case errors.As(err, &bad):
@@ -169,7 +199,7 @@ func (s *Service) route(ctx context.Context, r *Request, m Money, source string)
 // at most max of them; a workflow still running is left as it is. It
 // answers how many it started.
 func (s *Service) ResumeIntake(ctx context.Context, wait time.Duration, max int) (int, error) {
-	pending, err := s.Store.Pending(ctx, s.now().Add(-wait), max)
+	pending, err := s.cfg.Store.Pending(ctx, s.now().Add(-wait), max)
 	if err != nil {
 		return 0, err
 	}
@@ -206,8 +236,8 @@ func (s *Service) RunIntakeResume(ctx context.Context, interval time.Duration) {
 }
 
 func (s *Service) log() *slog.Logger {
-	if s.Log != nil {
-		return s.Log
+	if s.cfg.Log != nil {
+		return s.cfg.Log
 	}
 	return slog.Default()
 }
@@ -224,7 +254,7 @@ func (s *Service) start(ctx context.Context, id string) (client.WorkflowRun, err
 		WorkflowExecutionTimeout:                 24 * time.Hour,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 	}
-	return s.Temporal.ExecuteWorkflow(ctx, opts, PhaseAWorkflowName)
+	return s.cfg.Temporal.ExecuteWorkflow(ctx, opts, PhaseAWorkflowName)
 }
 
 // startOnce starts a Phase A workflow; one already started is fine.
@@ -258,13 +288,13 @@ func (s *Service) Status(ctx context.Context, tenantID, id string) (View, error)
 	if p.Money != nil {
 		v.Amount, v.Currency = displayAmount(p.Money), p.Money.Currency
 	}
-	switch inst, err := process.Get(ctx, s.Store.db, process.ID(SubmitPaymentType, p.Key)); {
+	switch inst, err := process.Get(ctx, s.cfg.Store.db, process.ID(SubmitPaymentType, p.Key)); {
 	case err == nil:
 		v.Process = &ProcessView{ProcessID: inst.ID.String(), Status: inst.Status, CurrentStep: inst.Step, ErrorCode: inst.ErrorCode}
 	case !errors.Is(err, process.ErrNotFound):
 		return View{}, err
 	}
-	if it, err := s.Queue.Get(ctx, ItemType, p.Key); err == nil {
+	if it, err := s.cfg.Queue.Get(ctx, ItemType, p.Key); err == nil {
 		v.QueueStatus = string(it.Status)
 	} else if !errors.Is(err, queue.ErrNotFound) {
 		return View{}, err
@@ -276,9 +306,9 @@ func (s *Service) Status(ctx context.Context, tenantID, id string) (View, error)
 // tenant's that has one.
 func (s *Service) find(ctx context.Context, tenantID, id string) (Payment, error) {
 	if tenantID != "" {
-		return s.Store.Find(ctx, tenantID, id)
+		return s.cfg.Store.Find(ctx, tenantID, id)
 	}
-	all, err := s.Store.FindAll(ctx, id)
+	all, err := s.cfg.Store.FindAll(ctx, id)
 	switch {
 	case err != nil:
 		return Payment{}, err
@@ -291,8 +321,8 @@ func (s *Service) find(ctx context.Context, tenantID, id string) (Payment, error
 }
 
 func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
 	}
 	return time.Now()
 }

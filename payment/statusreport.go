@@ -80,7 +80,7 @@ func (s *Service) RecordPain001(ctx context.Context, batchID string, o Pain001Or
 	if err != nil {
 		return err
 	}
-	if err := dbsqlc.New(s.Store.db).InsertBatchPain001(ctx, dbsqlc.InsertBatchPain001Params{
+	if err := dbsqlc.New(s.cfg.Store.db).InsertBatchPain001(ctx, dbsqlc.InsertBatchPain001Params{
 		BatchID: batchID, MsgID: o.MsgID, Namespace: o.Namespace, Document: raw}); err != nil {
 		return fmt.Errorf("payment: batch %s: record its pain.001: %w", batchID, err)
 	}
@@ -118,7 +118,7 @@ func (s *Service) StatusReportOf(ctx context.Context, batchID string) (Pain001Re
 	if err != nil {
 		return Pain001Report{}, err
 	}
-	q := dbsqlc.New(s.Store.db)
+	q := dbsqlc.New(s.cfg.Store.db)
 	raw, err := q.GetBatchPain001(ctx, batchID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Pain001Report{BatchID: batchID, Tenants: tenants}, ErrNotPain001

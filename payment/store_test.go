@@ -160,8 +160,8 @@ func TestInitChunkPaced(t *testing.T) {
 	ctx := context.Background()
 	pool := newPool(t)
 	q := queue.New(pool)
-	lim := pacing.New(pool)
-	if _, err := lim.PutConfig(ctx, pacing.Config{Name: "payments", MaxPerWindow: 10, Window: time.Second, Headroom: 10}); err != nil {
+	lim := pacing.New(pacing.Config{Pool: pool})
+	if _, err := lim.PutConfig(ctx, pacing.Limit{Name: "payments", MaxPerWindow: 10, Window: time.Second, Headroom: 10}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := q.UpdateConfig(ctx, payment.ItemType, map[string]string{"pacing_config": "payments"}); err != nil {
@@ -235,8 +235,8 @@ func TestInitChunkPacedPerTenant(t *testing.T) {
 	ctx := context.Background()
 	pool := newPool(t)
 	q := queue.New(pool)
-	lim := pacing.New(pool)
-	for _, c := range []pacing.Config{
+	lim := pacing.New(pacing.Config{Pool: pool})
+	for _, c := range []pacing.Limit{
 		{Name: "payments", MaxPerWindow: 10, Window: time.Second, Headroom: 10},
 		{Name: "acme-rail", MaxPerWindow: 2, Window: time.Second, Headroom: 10},
 	} {

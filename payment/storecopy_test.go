@@ -121,14 +121,14 @@ func TestPhaseACopyFallsBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := newPool(t)
-	svc := &payment.Service{Store: payment.NewStore(pool), Queue: queue.New(pool)}
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool)})
 	at := time.Now().Add(time.Hour).Truncate(time.Second)
 	rs := make([]payment.Request, 200)
 	for i := range rs {
 		rs[i] = validRequest(at)
 		rs[i].PaymentID = fmt.Sprintf("fb-%03d", i)
 	}
-	if _, err := svc.Store.Receive(ctx, rs, func(int) string { return "init-fb" }, false); err != nil {
+	if _, err := svc.Store().Receive(ctx, rs, func(int) string { return "init-fb" }, false); err != nil {
 		t.Fatal(err)
 	}
 	cancelled := map[string]bool{}
@@ -138,12 +138,12 @@ func TestPhaseACopyFallsBack(t *testing.T) {
 		}
 		cancelled[rs[i].PaymentID] = true
 	}
-	a := &payment.InitActivities{Store: svc.Store, Queue: svc.Queue}
+	a := &payment.InitActivities{Store: svc.Store(), Queue: svc.Queue()}
 	res, err := a.InitIntake(ctx, "init-fb")
 	if err != nil || res.Scheduled != len(rs)-len(cancelled) {
 		t.Fatalf("InitIntake: %+v, %v", res, err)
 	}
-	receipts, err := svc.Store.Receive(ctx, rs, func(int) string { return "init-fb-again" }, false)
+	receipts, err := svc.Store().Receive(ctx, rs, func(int) string { return "init-fb-again" }, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,11 +151,11 @@ func TestPhaseACopyFallsBack(t *testing.T) {
 		t.Fatalf("sent again, %s: %+v", rs[fresh].PaymentID, receipts[fresh])
 	}
 	for _, r := range rs {
-		p, err := svc.Store.Find(ctx, "acme", r.PaymentID)
+		p, err := svc.Store().Find(ctx, "acme", r.PaymentID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, qerr := svc.Queue.Get(ctx, payment.ItemType, p.Key)
+		_, qerr := svc.Queue().Get(ctx, payment.ItemType, p.Key)
 		want, queued := payment.StatusScheduled, true
 		if cancelled[r.PaymentID] {
 			want, queued = payment.StatusCancelled, false
@@ -218,7 +218,7 @@ func TestPhaseACopyPublishesEvents(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := newPool(t)
-	hooks := webhook.Store{DB: pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}}
+	hooks := webhook.NewStore(webhook.StoreConfig{DB: pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}})
 	for _, tenant := range []string{"acme", "globex"} {
 		if _, _, err := hooks.Register(ctx, webhook.NewEndpoint{TenantID: tenant, URL: "http://127.0.0.1:9/" + tenant}); err != nil {
 			t.Fatal(err)

@@ -282,8 +282,8 @@ func TestRegisterItemType(t *testing.T) {
 	if cfg, _ := q.GetConfig(ctx, itemType); cfg.BatchSize != 42 {
 		t.Fatalf("batch size %d after a second registration, want the operator's 42", cfg.BatchSize)
 	}
-	for _, bad := range []queue.Config{
-		queue.DefaultConfig("", "W", "Q"), queue.DefaultConfig("X", "", "Q"), queue.DefaultConfig("X", "W", ""),
+	for _, bad := range []queue.Settings{
+		queue.DefaultSettings("", "W", "Q"), queue.DefaultSettings("X", "", "Q"), queue.DefaultSettings("X", "W", ""),
 	} {
 		if _, err := q.RegisterItemType(ctx, bad); !errors.Is(err, queue.ErrInvalidConfig) {
 			t.Errorf("%+v: %v, want ErrInvalidConfig", bad, err)
@@ -300,16 +300,16 @@ func TestUpdateConfig(t *testing.T) {
 		name    string
 		changes map[string]string
 		wantErr string
-		check   func(queue.Config) bool
+		check   func(queue.Settings) bool
 	}{
-		{"kill switch", map[string]string{"enabled": "false"}, "", func(c queue.Config) bool { return !c.Enabled && c.BatchSize == 500 }},
+		{"kill switch", map[string]string{"enabled": "false"}, "", func(c queue.Settings) bool { return !c.Enabled && c.BatchSize == 500 }},
 		{"several", map[string]string{"batch_size": "1000", "jitter_window_ms": "8000", "exec_task_queue": "q2"}, "",
-			func(c queue.Config) bool {
+			func(c queue.Settings) bool {
 				return c.BatchSize == 1000 && c.JitterWindow == 8*time.Second && c.ExecTaskQueue == "q2" && c.Enabled
 			}},
-		{"paced lead", map[string]string{"paced_lead_ms": "1500"}, "", func(c queue.Config) bool { return c.PacedLead == 1500*time.Millisecond }},
+		{"paced lead", map[string]string{"paced_lead_ms": "1500"}, "", func(c queue.Settings) bool { return c.PacedLead == 1500*time.Millisecond }},
 		{"paced lead out of range", map[string]string{"paced_lead_ms": "60001"}, "paced_lead_ms=60001: want a whole number from 0 to 60000", nil},
-		{"exec mode", map[string]string{"exec_mode": "BATCH"}, "", func(c queue.Config) bool { return c.Batched() }},
+		{"exec mode", map[string]string{"exec_mode": "BATCH"}, "", func(c queue.Settings) bool { return c.Batched() }},
 		{"exec mode unknown", map[string]string{"exec_mode": "batch"}, "exec_mode=batch: want PER_ITEM or BATCH", nil},
 		{"unknown key", map[string]string{"speed": "fast"}, `unknown setting "speed"`, nil},
 		{"out of range", map[string]string{"batch_size": "0"}, "batch_size=0: want a whole number from 1 to 10000", nil},

@@ -17,32 +17,32 @@ import (
 )
 
 // GetConfig reads an item type's dispatch configuration.
-func (q *Queue) GetConfig(ctx context.Context, itemType string) (Config, error) {
+func (q *Queue) GetConfig(ctx context.Context, itemType string) (Settings, error) {
 	r, err := q.q.GetConfig(ctx, itemType)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Config{}, fmt.Errorf("queue: config for item type %q: %w", itemType, ErrNotFound)
+		return Settings{}, fmt.Errorf("queue: config for item type %q: %w", itemType, ErrNotFound)
 	}
 	if err != nil {
-		return Config{}, fmt.Errorf("queue: read config %s: %w", itemType, err)
+		return Settings{}, fmt.Errorf("queue: read config %s: %w", itemType, err)
 	}
 	return configFromRow(r), nil
 }
 
 // ListConfigs reads every item type's dispatch configuration.
-func (q *Queue) ListConfigs(ctx context.Context) ([]Config, error) {
+func (q *Queue) ListConfigs(ctx context.Context) ([]Settings, error) {
 	rows, err := q.q.ListConfigs(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("queue: list configs: %w", err)
 	}
-	out := make([]Config, len(rows))
+	out := make([]Settings, len(rows))
 	for i, r := range rows {
 		out[i] = configFromRow(r)
 	}
 	return out, nil
 }
 
-func configFromRow(r dbsqlc.ExecRateConfig) Config {
-	return Config{
+func configFromRow(r dbsqlc.ExecRateConfig) Settings {
+	return Settings{
 		ItemType:                 r.ItemType,
 		Enabled:                  r.Enabled,
 		BatchSize:                int(r.BatchSize),
@@ -64,7 +64,7 @@ func configFromRow(r dbsqlc.ExecRateConfig) Config {
 }
 
 // ClaimParams returns the claim parameters this configuration asks for.
-func (c Config) ClaimParams() ClaimParams {
+func (c Settings) ClaimParams() ClaimParams {
 	return ClaimParams{
 		ItemType:       c.ItemType,
 		BatchSize:      c.BatchSize,
@@ -115,9 +115,9 @@ func ConfigKeys() []string {
 // as in exec_rate_config) in one statement; a bad key or value changes
 // nothing and is reported naming the key and what it takes. The dispatcher
 // picks the change up at its next cycle.
-func (q *Queue) UpdateConfig(ctx context.Context, itemType string, changes map[string]string) (Config, error) {
+func (q *Queue) UpdateConfig(ctx context.Context, itemType string, changes map[string]string) (Settings, error) {
 	if len(changes) == 0 {
-		return Config{}, fmt.Errorf("%w: no settings given: pass key=value, keys: %s", ErrInvalidConfig, strings.Join(ConfigKeys(), ", "))
+		return Settings{}, fmt.Errorf("%w: no settings given: pass key=value, keys: %s", ErrInvalidConfig, strings.Join(ConfigKeys(), ", "))
 	}
 	p := dbsqlc.UpdateConfigParams{ItemType: itemType}
 	ints := map[string]**int32{
@@ -130,32 +130,32 @@ func (q *Queue) UpdateConfig(ctx context.Context, itemType string, changes map[s
 	for key, value := range changes {
 		i := slices.IndexFunc(configKeys, func(k configKey) bool { return k.name == key })
 		if i < 0 {
-			return Config{}, fmt.Errorf("%w: unknown setting %q: use one of %s", ErrInvalidConfig, key, strings.Join(ConfigKeys(), ", "))
+			return Settings{}, fmt.Errorf("%w: unknown setting %q: use one of %s", ErrInvalidConfig, key, strings.Join(ConfigKeys(), ", "))
 		}
 		k := configKeys[i]
 		switch k.kind {
 		case "bool":
 			b, err := strconv.ParseBool(value)
 			if err != nil {
-				return Config{}, fmt.Errorf("%w: %s=%s: want true or false", ErrInvalidConfig, key, value)
+				return Settings{}, fmt.Errorf("%w: %s=%s: want true or false", ErrInvalidConfig, key, value)
 			}
 			p.Enabled = &b
 		case "int":
 			n, err := strconv.Atoi(value)
 			if err != nil || n < k.lo || n > k.hi {
-				return Config{}, fmt.Errorf("%w: %s=%s: want a whole number from %d to %d", ErrInvalidConfig, key, value, k.lo, k.hi)
+				return Settings{}, fmt.Errorf("%w: %s=%s: want a whole number from %d to %d", ErrInvalidConfig, key, value, k.lo, k.hi)
 			}
 			v := int32(n)
 			*ints[key] = &v
 		case "mode":
 			if m := ExecMode(value); m != ExecPerItem && m != ExecBatch {
-				return Config{}, fmt.Errorf("%w: %s=%s: want %s or %s", ErrInvalidConfig, key, value, ExecPerItem, ExecBatch)
+				return Settings{}, fmt.Errorf("%w: %s=%s: want %s or %s", ErrInvalidConfig, key, value, ExecPerItem, ExecBatch)
 			}
 			v := value
 			p.ExecMode = &v
 		case "text":
 			if strings.TrimSpace(value) == "" && key != "pacing_config" { // pacing_config= turns pacing off
-				return Config{}, fmt.Errorf("%w: %s=: want a non-empty name", ErrInvalidConfig, key)
+				return Settings{}, fmt.Errorf("%w: %s=: want a non-empty name", ErrInvalidConfig, key)
 			}
 			v := value
 			*texts[key] = &v
@@ -163,10 +163,10 @@ func (q *Queue) UpdateConfig(ctx context.Context, itemType string, changes map[s
 	}
 	r, err := q.q.UpdateConfig(ctx, p)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Config{}, fmt.Errorf("queue: no config for item type %q: %w", itemType, ErrNotFound)
+		return Settings{}, fmt.Errorf("queue: no config for item type %q: %w", itemType, ErrNotFound)
 	}
 	if err != nil {
-		return Config{}, fmt.Errorf("queue: update config %s: %w", itemType, err)
+		return Settings{}, fmt.Errorf("queue: update config %s: %w", itemType, err)
 	}
 	return configFromRow(r), nil
 }
@@ -174,7 +174,7 @@ func (q *Queue) UpdateConfig(ctx context.Context, itemType string, changes map[s
 // UpdateConfigTx is UpdateConfig inside the caller's transaction: the
 // change commits with the caller's other writes (an admin change's audit
 // entry), or not at all.
-func (q *Queue) UpdateConfigTx(ctx context.Context, tx pgx.Tx, itemType string, changes map[string]string) (Config, error) {
+func (q *Queue) UpdateConfigTx(ctx context.Context, tx pgx.Tx, itemType string, changes map[string]string) (Settings, error) {
 	return New(tx).UpdateConfig(ctx, itemType, changes)
 }
 
@@ -238,10 +238,10 @@ func (q *Queue) ListTenantCapacity(ctx context.Context, itemType string) ([]Tena
 	return out, nil
 }
 
-// DefaultConfig is a new item type's configuration with the table's
+// DefaultSettings is a new item type's settings with the table's
 // defaults: what a domain starts from when it registers its type.
-func DefaultConfig(itemType, execWorkflowType, execTaskQueue string) Config {
-	return Config{
+func DefaultSettings(itemType, execWorkflowType, execTaskQueue string) Settings {
+	return Settings{
 		ItemType: itemType, Enabled: true, BatchSize: 500, DispatchInterval: 5 * time.Second,
 		JitterWindow: 4 * time.Second, PreStartBuffer: 30 * time.Second, MaxDispatchRetries: 3,
 		StaleClaimThreshold: 2 * time.Minute, MaxStaleRecoveryPerCycle: 100,
@@ -253,7 +253,7 @@ func DefaultConfig(itemType, execWorkflowType, execTaskQueue string) Config {
 // already registered keeps its settings, whatever c says (an operator may
 // have changed them). Each domain registers its own types (their workflow
 // names and task queues are its constants); the queue seeds none.
-func (q *Queue) RegisterItemType(ctx context.Context, c Config) (created bool, err error) {
+func (q *Queue) RegisterItemType(ctx context.Context, c Settings) (created bool, err error) {
 	if c.ItemType == "" || c.ExecWorkflowType == "" || c.ExecTaskQueue == "" {
 		return false, fmt.Errorf("%w: an item type needs a name, an exec workflow type and a task queue", ErrInvalidConfig)
 	}

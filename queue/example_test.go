@@ -25,7 +25,7 @@ func Example() {
 	defer drop()
 	q := queue.New(pool)
 
-	if _, err := q.RegisterItemType(ctx, queue.DefaultConfig("EMAIL", "SendEmailWorkflow", "email-task-queue")); err != nil {
+	if _, err := q.RegisterItemType(ctx, queue.DefaultSettings("EMAIL", "SendEmailWorkflow", "email-task-queue")); err != nil {
 		panic(err)
 	}
 	due := time.Now().Add(-time.Minute)

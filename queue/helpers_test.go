@@ -18,7 +18,9 @@ import (
 // register theirs, as every domain does, and use no domain's.
 const itemType = "TASK"
 
-func taskConfig() queue.Config { return queue.DefaultConfig(itemType, "TaskExecWorkflow", "task-exec") }
+func taskConfig() queue.Settings {
+	return queue.DefaultSettings(itemType, "TaskExecWorkflow", "task-exec")
+}
 
 func newQueue(t *testing.T) (*queue.Queue, *pgxpool.Pool) {
 	t.Helper()

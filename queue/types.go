@@ -158,9 +158,9 @@ type AuditEntry struct {
 	CreatedAt    time.Time
 }
 
-// Config is an item type's dispatch configuration (exec_rate_config), read
+// Settings is an item type's dispatch settings, its exec_rate_config row, read
 // by the dispatcher on every cycle.
-type Config struct {
+type Settings struct {
 	ItemType                 string
 	Enabled                  bool
 	BatchSize                int
@@ -201,4 +201,4 @@ const (
 )
 
 // Batched tells whether the type's items execute in batch executions.
-func (c Config) Batched() bool { return c.ExecMode == ExecBatch }
+func (c Settings) Batched() bool { return c.ExecMode == ExecBatch }

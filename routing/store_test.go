@@ -22,9 +22,9 @@ func TestStoreAndResolver(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
-	lim := pacing.New(pool)
+	lim := pacing.New(pacing.Config{Pool: pool})
 	for _, name := range []string{"sepa", "hv"} {
-		if _, err := lim.PutConfig(ctx, pacing.Config{Name: name, MaxPerWindow: 100, Window: 4 * time.Second, Headroom: 100}); err != nil {
+		if _, err := lim.PutConfig(ctx, pacing.Limit{Name: name, MaxPerWindow: 100, Window: 4 * time.Second, Headroom: 100}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -148,7 +148,7 @@ func TestResolverFindsANewRail(t *testing.T) {
 	if _, err := routing.PutRail(ctx, pool, routing.Rail{Name: "NEW", Type: routing.TypeSEPAJSON, PacingConfig: "own", Active: true}); err == nil {
 		t.Fatal("a rail naming no config was taken")
 	}
-	if _, err := pacing.New(pool).PutConfig(ctx, pacing.Config{Name: "own", MaxPerWindow: 1, Window: time.Second}); err != nil {
+	if _, err := pacing.New(pacing.Config{Pool: pool}).PutConfig(ctx, pacing.Limit{Name: "own", MaxPerWindow: 1, Window: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := routing.PutRail(ctx, pool, routing.Rail{Name: "NEW", Type: routing.TypeSEPAJSON, PacingConfig: "own", Active: true}); err != nil {

@@ -226,7 +226,7 @@ func TestUpgradeFromTheOldLayout(t *testing.T) {
 	if err != nil || len(caps) != 1 || caps[0].MaxInFlight != 5 || caps[0].Tier != "GOLD" {
 		t.Fatalf("tenant caps: %+v, %v", caps, err)
 	}
-	lim := pacing.New(pool)
+	lim := pacing.New(pacing.Config{Pool: pool})
 	tenants, err := lim.TenantConfigs(ctx, payment.ItemType, []string{"acme"})
 	if err != nil || tenants["acme"] != "acme-rail" {
 		t.Fatalf("tenant pacing: %v, %v", tenants, err)

@@ -41,7 +41,7 @@ type Delivery struct {
 // first, before the delivery id before (0: from the newest); state ""
 // lists every state.
 func (s Store) Deliveries(ctx context.Context, endpoint uuid.UUID, state string, before int64, limit int) ([]Delivery, error) {
-	rows, err := dbsqlc.New(s.DB).ListDeliveries(ctx, dbsqlc.ListDeliveriesParams{EndpointID: endpoint, State: state,
+	rows, err := dbsqlc.New(s.db).ListDeliveries(ctx, dbsqlc.ListDeliveriesParams{EndpointID: endpoint, State: state,
 		Started: before > 0, BeforeID: before, MaxRows: int32(limit)})
 	if err != nil {
 		return nil, fmt.Errorf("webhook: endpoint %s: list deliveries: %w", endpoint, err)
@@ -69,7 +69,7 @@ func (s Store) Deliveries(ctx context.Context, endpoint uuid.UUID, state string,
 // out after the subject's deliveries made meanwhile: order is kept among
 // open deliveries only.
 func (s Store) Redrive(ctx context.Context, endpoint uuid.UUID, ids []int64) (int64, error) {
-	n, err := dbsqlc.New(s.DB).RedriveDead(ctx, dbsqlc.RedriveDeadParams{EndpointID: endpoint, DeliveryIds: ids})
+	n, err := dbsqlc.New(s.db).RedriveDead(ctx, dbsqlc.RedriveDeadParams{EndpointID: endpoint, DeliveryIds: ids})
 	if err != nil {
 		return 0, fmt.Errorf("webhook: endpoint %s: redrive: %w", endpoint, err)
 	}

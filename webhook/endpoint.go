@@ -325,15 +325,28 @@ func (p Policy) dialControl(_, address string) error {
 	return nil
 }
 
-// Store manages endpoints and their deliveries in DB; Policy is where
-// Register lets an endpoint point.
-type Store struct {
-	DB     DB
+// StoreConfig configures a Store.
+type StoreConfig struct {
+	// DB holds the endpoints and their deliveries (required).
+	DB DB
+	// Policy is where Register lets an endpoint point (zero: HTTPS to a
+	// public address only).
 	Policy Policy
 }
 
+// Store manages endpoints and their deliveries. A value: the Tx methods
+// use a copy on the caller's transaction.
+type Store struct {
+	db     DB
+	policy Policy
+}
+
+// NewStore returns the store cfg configures. Nothing in cfg can be
+// invalid: a missing DB fails at the first call.
+func NewStore(cfg StoreConfig) Store { return Store{db: cfg.DB, policy: cfg.Policy} }
+
 // CheckURL checks a URL against the store's policy.
-func (s Store) CheckURL(raw string) error { return s.Policy.CheckURL(raw) }
+func (s Store) CheckURL(raw string) error { return s.policy.CheckURL(raw) }
 
 // MaxEndpoints bounds a tenant's endpoints: each status change writes a
 // delivery per endpoint, in the transaction that makes it.
@@ -342,7 +355,7 @@ const MaxEndpoints = 16
 // Register stores a tenant's endpoint and returns it with its signing
 // secret, which is shown this once.
 func (s Store) Register(ctx context.Context, n NewEndpoint) (Endpoint, string, error) {
-	db, p := s.DB, s.Policy
+	db, p := s.db, s.policy
 	if n.TenantID == "" {
 		return Endpoint{}, "", invalid("tenantId", "required")
 	}
@@ -386,7 +399,7 @@ func (s Store) Register(ctx context.Context, n NewEndpoint) (Endpoint, string, e
 
 // Get returns an endpoint; ErrNotFound when there is none.
 func (s Store) Get(ctx context.Context, id uuid.UUID) (Endpoint, error) {
-	db := s.DB
+	db := s.db
 	e, err := dbsqlc.New(db).GetEndpoint(ctx, id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Endpoint{}, ErrNotFound
@@ -406,7 +419,7 @@ type ListAfter struct {
 // List returns up to limit endpoints of a tenant (every tenant's for an
 // empty tenant), oldest first, after the given one (nil: from the first).
 func (s Store) List(ctx context.Context, tenant string, after *ListAfter, limit int) ([]Endpoint, error) {
-	db := s.DB
+	db := s.db
 	arg := dbsqlc.ListEndpointsParams{TenantID: tenant, MaxRows: int32(limit)}
 	if after != nil {
 		arg.Started, arg.AfterCreated, arg.AfterID = true, after.CreatedAt, after.ID
@@ -426,7 +439,7 @@ func (s Store) List(ctx context.Context, tenant string, after *ListAfter, limit 
 // Delete removes an endpoint; its deliveries not yet made become dead
 // letters ("endpoint deleted"), in the same transaction.
 func (s Store) Delete(ctx context.Context, id uuid.UUID) error {
-	db := s.DB
+	db := s.db
 	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		q := dbsqlc.New(tx)
 		n, err := q.DeleteEndpoint(ctx, id)
@@ -447,7 +460,7 @@ func (s Store) Delete(ctx context.Context, id uuid.UUID) error {
 // signing beside it (two v1 signatures) for keepOld, so that the receiver
 // can switch without refusing a delivery; zero ends it at once.
 func (s Store) Rotate(ctx context.Context, id uuid.UUID, keepOld time.Duration) (Endpoint, string, error) {
-	db := s.DB
+	db := s.db
 	secret := NewSecret()
 	e, err := dbsqlc.New(db).RotateSecret(ctx, dbsqlc.RotateSecretParams{EndpointID: id, Secret: secret,
 		PreviousExpiresAt: new(time.Now().Add(keepOld))})

@@ -158,7 +158,7 @@ func TestCheckURLSpellings(t *testing.T) {
 func TestRegisterBounded(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
-	store := webhook.Store{DB: pool, Policy: webhook.Policy{}}
+	store := webhook.NewStore(webhook.StoreConfig{DB: pool, Policy: webhook.Policy{}})
 	ctx := context.Background()
 	var made, refused atomic.Int64
 	var g errgroup.Group

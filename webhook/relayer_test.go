@@ -114,7 +114,7 @@ func (r *receiver) seqs(subject string) []int {
 
 func register(t *testing.T, pool *pgxpool.Pool, tenant string, r *receiver, types ...string) webhook.Endpoint {
 	t.Helper()
-	ep, secret, err := (webhook.Store{DB: pool, Policy: open}).Register(context.Background(), webhook.NewEndpoint{TenantID: tenant, URL: r.URL, EventTypes: types})
+	ep, secret, err := (webhook.NewStore(webhook.StoreConfig{DB: pool, Policy: open})).Register(context.Background(), webhook.NewEndpoint{TenantID: tenant, URL: r.URL, EventTypes: types})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func states(t *testing.T, pool *pgxpool.Pool, ep uuid.UUID) map[string]int {
 	out := map[string]int{}
 	var before int64
 	for {
-		ds, err := (webhook.Store{DB: pool}).Deliveries(context.Background(), ep, "", before, 1000)
+		ds, err := (webhook.NewStore(webhook.StoreConfig{DB: pool})).Deliveries(context.Background(), ep, "", before, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,7 +296,7 @@ func TestDeadLetterThenRedrive(t *testing.T) {
 
 	ctx := context.Background()
 	waitFor(t, "both deliveries dead", 20*time.Second, func() bool { return states(t, pool, ep.ID)[webhook.StateDead] == 2 })
-	dead, err := (webhook.Store{DB: pool}).Deliveries(ctx, ep.ID, webhook.StateDead, 0, 10)
+	dead, err := (webhook.NewStore(webhook.StoreConfig{DB: pool})).Deliveries(ctx, ep.ID, webhook.StateDead, 0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestDeadLetterThenRedrive(t *testing.T) {
 		}
 	}
 	down.Store(false)
-	if n, err := (webhook.Store{DB: pool}).Redrive(ctx, ep.ID, []int64{dead[1].ID}); err != nil || n != 1 {
+	if n, err := (webhook.NewStore(webhook.StoreConfig{DB: pool})).Redrive(ctx, ep.ID, []int64{dead[1].ID}); err != nil || n != 1 {
 		t.Fatalf("Redrive = %d, %v; want 1", n, err)
 	}
 	waitFor(t, "the redriven delivery made", 20*time.Second, func() bool { return states(t, pool, ep.ID)[webhook.StateDelivered] == 1 })
@@ -377,7 +377,7 @@ func TestLastErrorNamesNoAddress(t *testing.T) {
 			t.Parallel()
 			pool := pgtest.NewPool(t)
 			ctx := context.Background()
-			ep, _, err := (webhook.Store{DB: pool, Policy: open}).Register(ctx, webhook.NewEndpoint{TenantID: "t-1", URL: tt.url})
+			ep, _, err := (webhook.NewStore(webhook.StoreConfig{DB: pool, Policy: open})).Register(ctx, webhook.NewEndpoint{TenantID: "t-1", URL: tt.url})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -387,7 +387,7 @@ func TestLastErrorNamesNoAddress(t *testing.T) {
 			startRelayer(t, cfg)
 			publish(t, pool, "t-1", "payment.failed", []string{"pay-1"}, 0)
 			waitFor(t, "the delivery dead", 20*time.Second, func() bool { return states(t, pool, ep.ID)[webhook.StateDead] == 1 })
-			ds, err := (webhook.Store{DB: pool}).Deliveries(ctx, ep.ID, "", 0, 1)
+			ds, err := (webhook.NewStore(webhook.StoreConfig{DB: pool})).Deliveries(ctx, ep.ID, "", 0, 1)
 			if err != nil || len(ds) != 1 {
 				t.Fatalf("deliveries %+v, %v", ds, err)
 			}
@@ -503,7 +503,7 @@ func TestFailureHoldsOnlyItsPayment(t *testing.T) {
 	// One list of every state, one snapshot: listed state by state, the
 	// refused one could go from SENDING to PENDING between the two lists
 	// and be in neither.
-	all, err := (webhook.Store{DB: pool}).Deliveries(context.Background(), ep.ID, "", 0, 1000)
+	all, err := (webhook.NewStore(webhook.StoreConfig{DB: pool})).Deliveries(context.Background(), ep.ID, "", 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -563,7 +563,7 @@ func TestRetryTakesItsPaymentsLaterEvents(t *testing.T) {
 	startRelayer(t, cfg)
 	var open []webhook.Delivery
 	waitFor(t, "the refused event waiting for its retry and the other payment's delivered", 30*time.Second, func() bool {
-		ds, err := (webhook.Store{DB: pool}).Deliveries(context.Background(), ep.ID, webhook.StatePending, 0, 10)
+		ds, err := (webhook.NewStore(webhook.StoreConfig{DB: pool})).Deliveries(context.Background(), ep.ID, webhook.StatePending, 0, 10)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -109,7 +109,7 @@ func TestRelayerHonoursRetryAfter(t *testing.T) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(srv.Close)
-	ep, _, err := (webhook.Store{DB: pool, Policy: open}).Register(context.Background(), webhook.NewEndpoint{TenantID: "t-ra", URL: srv.URL})
+	ep, _, err := (webhook.NewStore(webhook.StoreConfig{DB: pool, Policy: open})).Register(context.Background(), webhook.NewEndpoint{TenantID: "t-ra", URL: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestRelayerHonoursRetryAfter(t *testing.T) {
 	startRelayer(t, cfg)
 	var d webhook.Delivery
 	waitFor(t, "the first attempt refused", 10*time.Second, func() bool {
-		ds, err := (webhook.Store{DB: pool}).Deliveries(context.Background(), ep.ID, "", 0, 10)
+		ds, err := (webhook.NewStore(webhook.StoreConfig{DB: pool})).Deliveries(context.Background(), ep.ID, "", 0, 10)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,24 +14,24 @@ import (
 
 // RegisterTx is Register inside the caller's transaction.
 func (s Store) RegisterTx(ctx context.Context, tx pgx.Tx, n NewEndpoint) (Endpoint, string, error) {
-	s.DB = tx
+	s.db = tx
 	return s.Register(ctx, n)
 }
 
 // DeleteTx is Delete inside the caller's transaction.
 func (s Store) DeleteTx(ctx context.Context, tx pgx.Tx, id uuid.UUID) error {
-	s.DB = tx
+	s.db = tx
 	return s.Delete(ctx, id)
 }
 
 // RotateTx is Rotate inside the caller's transaction.
 func (s Store) RotateTx(ctx context.Context, tx pgx.Tx, id uuid.UUID, keepOld time.Duration) (Endpoint, string, error) {
-	s.DB = tx
+	s.db = tx
 	return s.Rotate(ctx, id, keepOld)
 }
 
 // RedriveTx is Redrive inside the caller's transaction.
 func (s Store) RedriveTx(ctx context.Context, tx pgx.Tx, endpoint uuid.UUID, ids []int64) (int64, error) {
-	s.DB = tx
+	s.db = tx
 	return s.Redrive(ctx, endpoint, ids)
 }

@@ -41,12 +41,12 @@ func TestCLIChangesCommitWithTheirEntry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	q, lim := queue.New(pool), pacing.New(pool)
-	c := queue.DefaultConfig("JOB", "JobWorkflow", "jobs")
+	q, lim := queue.New(pool), pacing.New(pacing.Config{Pool: pool})
+	c := queue.DefaultSettings("JOB", "JobWorkflow", "jobs")
 	c.MaxDispatchRetries = 1
 	_, err = q.RegisterItemType(ctx, c)
 	must(err)
-	_, err = lim.PutConfig(ctx, pacing.Config{Name: "fifty", MaxPerWindow: 50, Window: time.Second, Headroom: 100})
+	_, err = lim.PutConfig(ctx, pacing.Limit{Name: "fifty", MaxPerWindow: 50, Window: time.Second, Headroom: 100})
 	must(err)
 	_, err = q.SetTenantCapacity(ctx, queue.TenantCapacity{ItemType: "JOB", TenantID: "globex", MaxInFlight: 4})
 	must(err)

@@ -26,7 +26,7 @@ func TestConfigTenantPacing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if _, err := pacing.New(pool).PutConfig(context.Background(), pacing.Config{Name: "acme-rail", MaxPerWindow: 5, Window: time.Second, Headroom: 10}); err != nil {
+	if _, err := pacing.New(pacing.Config{Pool: pool}).PutConfig(context.Background(), pacing.Limit{Name: "acme-rail", MaxPerWindow: 5, Window: time.Second, Headroom: 10}); err != nil {
 		t.Fatal(err)
 	}
 	env := map[string]string{"DATABASE_URL": url}

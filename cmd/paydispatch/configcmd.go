@@ -59,7 +59,7 @@ var configActions = []configAction{
 	}},
 	{"tenant-pacing", "ITEM_TYPE TENANT CONFIG", exactly(3), 0, configTenantPacing},
 	{"tenant-pacing-delete", "ITEM_TYPE TENANT", exactly(2), 0, func(ctx context.Context, _ *environment, db *postgres.DB, tx pgx.Tx, w []string) error {
-		return pacing.New(db.Pool).DeleteTenantConfigTx(ctx, tx, w[0], w[1])
+		return pacing.New(pacing.Config{Pool: db.Pool}).DeleteTenantConfigTx(ctx, tx, w[0], w[1])
 	}},
 	{"delivery-order", "TENANT [STRICT|THROUGHPUT]", func(n int) bool { return n == 1 || n == 2 }, 0, configDeliveryOrder},
 	{"tenant-cutoff", "TENANT [ROLL|HOLD|REJECT]", func(n int) bool { return n == 1 || n == 2 }, 0, configTenantCutoff},
@@ -253,7 +253,7 @@ func configTenants(ctx context.Context, env *environment, db *postgres.DB, _ pgx
 	for _, c := range caps {
 		fmt.Fprintf(env.stdout, "%s %s max_in_flight=%d tier=%s\n", c.ItemType, c.TenantID, c.MaxInFlight, c.Tier)
 	}
-	paced, err := pacing.New(db.Pool).ListTenantConfigs(ctx, w[0])
+	paced, err := pacing.New(pacing.Config{Pool: db.Pool}).ListTenantConfigs(ctx, w[0])
 	for _, p := range paced {
 		fmt.Fprintf(env.stdout, "%s %s pacing_config=%s\n", p.ItemType, p.TenantID, p.ConfigName)
 	}
@@ -285,7 +285,7 @@ func configTenant(ctx context.Context, env *environment, _ *postgres.DB, tx pgx.
 }
 
 func configTenantPacing(ctx context.Context, env *environment, db *postgres.DB, tx pgx.Tx, w []string) error {
-	saved, cfg, err := pacing.New(db.Pool).SetTenantConfigTx(ctx, tx, pacing.TenantConfig{ItemType: w[0], TenantID: w[1], ConfigName: w[2]})
+	saved, cfg, err := pacing.New(pacing.Config{Pool: db.Pool}).SetTenantConfigTx(ctx, tx, pacing.TenantConfig{ItemType: w[0], TenantID: w[1], ConfigName: w[2]})
 	if errors.Is(err, pacing.ErrConfigNotFound) {
 		return usageError{fmt.Errorf("tenant-pacing: no rate-limit config %q: create it first (POST /admin/rate-limit/config)", w[2])}
 	}
@@ -299,7 +299,7 @@ func configTenantPacing(ctx context.Context, env *environment, db *postgres.DB, 
 	return nil
 }
 
-func printConfig(w io.Writer, c queue.Config) {
+func printConfig(w io.Writer, c queue.Settings) {
 	fmt.Fprintf(w, "%s\n", c.ItemType)
 	fmt.Fprintf(w, "  enabled=%t\n  batch_size=%d\n  dispatch_interval_secs=%d\n  jitter_window_ms=%d\n",
 		c.Enabled, c.BatchSize, int(c.DispatchInterval.Seconds()), c.JitterWindow.Milliseconds())

@@ -50,11 +50,11 @@ func TestConsoleLeversInChromium(t *testing.T) {
 	browser := findChromium(t)
 	artifacts := artifactDir(t)
 	_, pool := leverPayments(t)
-	svc := &payment.Service{Store: payment.NewStore(pool), Queue: queue.New(pool), Pacer: pacing.New(pool),
-		Rails: routing.NewResolver(pool, routing.ResolverConfig{})}
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Pacer: pacing.New(pacing.Config{Pool: pool}),
+		Rails: routing.NewResolver(pool, routing.ResolverConfig{})})
 	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Audit: audit.Log{DB: pool}, Payments: svc, Levers: svc,
-		Console: console.New(queue.New(pool), pacing.New(pool), nil, nil)})
+	rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: pool}), Payments: svc, Levers: svc,
+		Console: console.New(queue.New(pool), pacing.New(pacing.Config{Pool: pool}), nil, nil)})
 	rt.RequireAuth(leverTokens{})
 	srv := httptest.NewServer(rt)
 	t.Cleanup(srv.Close)

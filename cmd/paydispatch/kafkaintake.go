@@ -8,6 +8,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/payment"
 )
 
 // runKafkaIntake runs the Kafka intake in its own process: as many as the
@@ -79,7 +80,7 @@ func runKafkaIntake(ctx context.Context, env *environment, args []string) error 
 	started.add("the embedded Kafka cluster", stopCluster)
 
 	reg := processRegistry()
-	stop, err := app.StartKafkaIntake(ctx, store, app.PaymentService(store, tconn, 0), kc, brokers, reg, log)
+	stop, err := app.StartKafkaIntake(ctx, store, app.PaymentService(store, tconn, payment.ServiceConfig{}), kc, brokers, reg, log)
 	if err != nil {
 		return err
 	}

@@ -39,8 +39,8 @@ const leversAbout = "pause holds a tenant's, a file's or a rail's waiting paymen
 
 // leverService is the payment service a lever works through.
 func leverService(db *postgres.DB) *payment.Service {
-	return &payment.Service{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool), Pacer: pacing.New(db.Pool),
-		Rails: routing.NewResolver(db.Pool, routing.ResolverConfig{})}
+	return payment.NewService(payment.ServiceConfig{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool), Pacer: pacing.New(pacing.Config{Pool: db.Pool}),
+		Rails: routing.NewResolver(db.Pool, routing.ResolverConfig{})})
 }
 
 // scopeFlags are a pause's scope as flags: one of --tenant, --batch and

@@ -37,9 +37,9 @@ func leverPayments(t *testing.T) (string, *pgxpool.Pool) {
 			t.Fatal(err)
 		}
 	}
-	q, lim := queue.New(pool), pacing.New(pool)
+	q, lim := queue.New(pool), pacing.New(pacing.Config{Pool: pool})
 	must(payment.RegisterItemType(ctx, q))
-	_, err = lim.PutConfig(ctx, pacing.Config{Name: "sepa", MaxPerWindow: 10, Window: time.Second, Headroom: 1000})
+	_, err = lim.PutConfig(ctx, pacing.Limit{Name: "sepa", MaxPerWindow: 10, Window: time.Second, Headroom: 1000})
 	must(err)
 	_, err = routing.PutRail(ctx, pool, routing.Rail{Name: "SEPA", Type: routing.TypeSEPAJSON, PacingConfig: "sepa", Active: true})
 	must(err)

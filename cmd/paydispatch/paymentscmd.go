@@ -100,7 +100,7 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 			if err != nil {
 				return err
 			}
-			svc := &payment.Service{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool), Pacer: pacing.New(db.Pool)}
+			svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool), Pacer: pacing.New(pacing.Config{Pool: db.Pool})})
 			res, err := svc.CancelWhere(ctx, f, dryRun, func(ctx context.Context, tx pgx.Tx, cancelled int) error {
 				return cliRecord(ctx, tx, actor, "payments cancel", f.TenantID+"/"+f.BatchID, map[string]any{"filter": f, "cancelled": cancelled})
 			})
@@ -163,8 +163,8 @@ func runRelease(ctx context.Context, env *environment, about string, args []stri
 			if err != nil {
 				return err
 			}
-			svc := &payment.Service{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool), Pacer: pacing.New(db.Pool),
-				Rails: routing.NewResolver(db.Pool, routing.ResolverConfig{})}
+			svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool), Pacer: pacing.New(pacing.Config{Pool: db.Pool}),
+				Rails: routing.NewResolver(db.Pool, routing.ResolverConfig{})})
 			res, err := svc.Release(ctx, f, func(ctx context.Context, tx pgx.Tx, released int) error {
 				return cliRecord(ctx, tx, actor, "payments release", f.TenantID+"/"+f.BatchID+"/"+f.Rail, map[string]any{"filter": f, "released": released})
 			})

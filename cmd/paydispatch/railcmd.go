@@ -185,7 +185,7 @@ func checkRailName(w []string) error {
 
 // railStore reads rails with what waits for them, as GET /admin/rails/{name}.
 func railStore(db *postgres.DB) httpapi.RailStore {
-	return httpapi.RailStore{DB: db.Pool, Payments: payment.NewStore(db.Pool), Pacing: pacing.New(db.Pool), Queue: queue.New(db.Pool)}
+	return httpapi.RailStore{DB: db.Pool, Payments: payment.NewStore(db.Pool), Pacing: pacing.New(pacing.Config{Pool: db.Pool}), Queue: queue.New(db.Pool)}
 }
 
 // printRail prints a rail on one line, under the flags 'rail set' takes.

@@ -37,8 +37,8 @@ func TestRailCommands(t *testing.T) {
 	if err := payment.RegisterItemType(ctx, queue.New(pool)); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []pacing.Config{{Name: "sepa", MaxPerWindow: 10, Window: time.Second, Headroom: 100}, {Name: "inst", MaxPerWindow: 4, Window: 2 * time.Second, Headroom: 100}} {
-		if _, err := pacing.New(pool).PutConfig(ctx, c); err != nil {
+	for _, c := range []pacing.Limit{{Name: "sepa", MaxPerWindow: 10, Window: time.Second, Headroom: 100}, {Name: "inst", MaxPerWindow: 4, Window: 2 * time.Second, Headroom: 100}} {
+		if _, err := pacing.New(pacing.Config{Pool: pool}).PutConfig(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -141,11 +141,11 @@ func TestPaymentsRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	q, lim := queue.New(pool), pacing.New(pool)
+	q, lim := queue.New(pool), pacing.New(pacing.Config{Pool: pool})
 	if err := payment.RegisterItemType(ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := lim.PutConfig(ctx, pacing.Config{Name: "noon", MaxPerWindow: 10, Window: time.Second, Headroom: 100}); err != nil {
+	if _, err := lim.PutConfig(ctx, pacing.Limit{Name: "noon", MaxPerWindow: 10, Window: time.Second, Headroom: 100}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := routing.PutRail(ctx, pool, routing.Rail{Name: "NOON", Type: routing.TypeSEPAJSON, PacingConfig: "noon", Cutoff: 12 * time.Hour, Active: true}); err != nil {

@@ -263,7 +263,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		dispatch.NewDepthCollector(queue.New(store.Pool)), pacing.NewCollector(pacing.New(store.Pool)), process.NewCollector(store.Pool),
+		dispatch.NewDepthCollector(queue.New(store.Pool)), pacing.NewCollector(pacing.New(pacing.Config{Pool: store.Pool})), process.NewCollector(store.Pool),
 		app.NewRailCollector(store))
 	// The dispatcher's and the executions' metrics in a registry of their
 	// own, which the console reads every second without running the
@@ -328,8 +328,7 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	if err != nil {
 		return nil, err
 	}
-	payments := app.PaymentService(store, tconn, srv.BulkChunkSize)
-	payments.Metrics = payment.NewMetrics(reg)
+	payments := app.PaymentService(store, tconn, payment.ServiceConfig{ChunkSize: srv.BulkChunkSize, Metrics: payment.NewMetrics(reg)})
 	if c.kc.On() {
 		stopIntake, err := app.StartKafkaIntake(ctx, store, payments, c.kc, kafkaBrokers, reg, log)
 		if err != nil {
@@ -391,22 +390,22 @@ func mountRoutes(router *httpapi.Router, c serverConfig, store *postgres.DB, tco
 	reg, dispatchReg *prometheus.Registry) {
 	// A change through the API drops the intake's routing snapshot at once;
 	// the workers' (and other processes') read it within their 5 s.
-	intakeRouting, _ := payments.Rails.(interface{ Flush() })
+	intakeRouting, _ := payments.Rails().(interface{ Flush() })
 	ledgerAPI := service.New(store.Pool)
 	router.Mount(httpapi.Services{
 		Payments:        payments,
 		Levers:          payments,
 		Rails:           app.RailStore(store, intakeRouting),
-		Pacer:           pacing.New(store.Pool),
+		Pacer:           pacing.New(pacing.Config{Pool: store.Pool}),
 		DispatchConfigs: queue.New(store.Pool),
 		Accounts:        ledgerAPI,
 		FXRates:         ledgerAPI,
 		Processes:       app.ProcessAPI{Operator: app.ProcessOperator(store, tconn)},
-		Audit:           audit.Log{DB: store.Pool},
-		Webhooks:        webhook.Store{DB: store.Pool, Policy: app.WebhookPolicy(c.wh)},
+		Audit:           audit.New(audit.Config{DB: store.Pool}),
+		Webhooks:        webhook.NewStore(webhook.StoreConfig{DB: store.Pool, Policy: app.WebhookPolicy(c.wh)}),
 		EventTypes:      payment.EventTypes(),
 		DeadLetters:     app.DeadLetters(store),
-		Console:         console.New(queue.New(store.Pool), pacing.New(store.Pool), dispatchReg, app.ConsoleRails{Store: app.RailStore(store, nil)}),
+		Console:         console.New(queue.New(store.Pool), pacing.New(pacing.Config{Pool: store.Pool}), dispatchReg, app.ConsoleRails{Store: app.RailStore(store, nil)}),
 		Metrics:         promhttp.HandlerFor(prometheus.Gatherers{reg, dispatchReg}, promhttp.HandlerOpts{}),
 		Contract:        true,
 	})

@@ -115,7 +115,7 @@ func (o Options) initWorkerOptions() worker.Options {
 func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, opts Options) (func(), error) {
 	w := worker.New(tc.Client, payment.InitTaskQueue, opts.initWorkerOptions())
 	payment.RegisterInit(w, &payment.InitActivities{
-		Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Pacer: pacing.New(store.Pool), Log: log,
+		Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Pacer: pacing.New(pacing.Config{Pool: store.Pool}), Log: log,
 		Rails: Rails(store),
 	})
 	if err := w.Start(); err != nil {
@@ -123,8 +123,7 @@ func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, op
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	svc := PaymentService(store, tc, 0)
-	svc.Log = log
+	svc := PaymentService(store, tc, payment.ServiceConfig{Log: log})
 	levers := make(chan struct{})
 	go func() { defer close(done); svc.RunIntakeResume(ctx, IntakeResumeInterval) }()
 	go func() { defer close(levers); svc.RunLevers(ctx, LeversInterval) }()
@@ -186,7 +185,7 @@ func StartExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, op
 			dispatch.SettledWorkflow{ItemType: payment.ItemType, WorkflowType: payment.ExecWorkflowName})}
 	}
 	w := worker.New(tc.Client, payment.ExecTaskQueue, wopts)
-	lim := pacing.New(store.Pool)
+	lim := pacing.New(pacing.Config{Pool: store.Pool})
 	acts := &payment.ExecActivities{Store: payment.NewStore(store.Pool), Slots: lim, Metrics: metrics,
 		Tracer: TracerOf(tc.TracerProvider, "payment"), Rails: Rails(store), Pacer: lim, Queue: queue.New(store.Pool)}
 	payment.RegisterExec(w, acts, &process.Activities{DB: store.Pool, Registry: Processes()})
@@ -214,10 +213,25 @@ func StartExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, op
 }
 
 // PaymentService is the intake the HTTP API calls: it routes each
-// payment to its rail and projects where a file goes.
-func PaymentService(store *postgres.DB, tc *temporal.Conn, chunkSize int) *payment.Service {
-	return &payment.Service{Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Temporal: tc.Client, ChunkSize: chunkSize,
-		Rails: Rails(store), Pacer: pacing.New(store.Pool)}
+// payment to its rail and projects where a file goes. The store, queue,
+// Temporal client, rails and pacer cfg leaves nil are serve's.
+func PaymentService(store *postgres.DB, tc *temporal.Conn, cfg payment.ServiceConfig) *payment.Service {
+	if cfg.Store == nil {
+		cfg.Store = payment.NewStore(store.Pool)
+	}
+	if cfg.Queue == nil {
+		cfg.Queue = queue.New(store.Pool)
+	}
+	if cfg.Temporal == nil {
+		cfg.Temporal = tc.Client
+	}
+	if cfg.Rails == nil {
+		cfg.Rails = Rails(store)
+	}
+	if cfg.Pacer == nil {
+		cfg.Pacer = pacing.New(pacing.Config{Pool: store.Pool})
+	}
+	return payment.NewService(cfg)
 }
 
 // Rails are the rails, routing rules and cut-off rules, read through a

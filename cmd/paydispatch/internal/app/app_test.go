@@ -54,7 +54,7 @@ func TestPaymentsAtOneInstant(t *testing.T) {
 			RequestedExecutionTime: instant,
 		}
 	}
-	sub, err := app.PaymentService(db, tc, 1000).SubmitBatch(ctx, reqs)
+	sub, err := app.PaymentService(db, tc, payment.ServiceConfig{ChunkSize: 1000}).SubmitBatch(ctx, reqs)
 	if err != nil || sub.Chunks != 2 {
 		t.Fatalf("submit: %+v %v", sub, err)
 	}
@@ -203,7 +203,7 @@ func TestPacedPaymentsFollowTheirSlots(t *testing.T) {
 	pool, tc := startServe(t, map[string]string{
 		"dispatch_interval_secs": "1", "pre_start_buffer_secs": "10", "paced_lead_ms": "3000", "pacing_config": "paced",
 	})
-	if _, err := pacing.New(pool).PutConfig(ctx, pacing.Config{Name: "paced", MaxPerWindow: 50, Window: time.Second, Headroom: pacing.DefaultHeadroom}); err != nil {
+	if _, err := pacing.New(pacing.Config{Pool: pool}).PutConfig(ctx, pacing.Limit{Name: "paced", MaxPerWindow: 50, Window: time.Second, Headroom: pacing.DefaultHeadroom}); err != nil {
 		t.Fatal(err)
 	}
 	db := &postgres.DB{Pool: pool}
@@ -217,7 +217,7 @@ func TestPacedPaymentsFollowTheirSlots(t *testing.T) {
 			RequestedExecutionTime: instant,
 		}
 	}
-	if _, err := app.PaymentService(db, tc, 1000).SubmitBatch(ctx, reqs); err != nil {
+	if _, err := app.PaymentService(db, tc, payment.ServiceConfig{ChunkSize: 1000}).SubmitBatch(ctx, reqs); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(3 * time.Minute)

@@ -74,7 +74,7 @@ func Example() {
 		panic(err)
 	}
 
-	intake := app.PaymentService(db, tc, 1000) // what the HTTP API calls
+	intake := app.PaymentService(db, tc, payment.ServiceConfig{ChunkSize: 1000}) // what the HTTP API calls
 	id, err := intake.Submit(ctx, payment.Request{
 		PaymentID: "pay-example-1", TenantID: "acme", DebtorAccount: "ACC-1", Amount: "125.00", Currency: "EUR",
 		Creditor:               payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000"},

@@ -81,8 +81,8 @@ func StartKafkaIntake(ctx context.Context, store *postgres.DB, payments *payment
 			if err := store.Pool.Ping(ctx); err != nil {
 				return fmt.Errorf("database: %w", err)
 			}
-			if payments.Temporal != nil {
-				if _, err := payments.Temporal.CheckHealth(ctx, nil); err != nil {
+			if payments.Temporal() != nil {
+				if _, err := payments.Temporal().CheckHealth(ctx, nil); err != nil {
 					return fmt.Errorf("temporal: %w", err)
 				}
 			}

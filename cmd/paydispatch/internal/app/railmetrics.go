@@ -20,7 +20,7 @@ import (
 // rail's backlog, rate and business day for all three. flush drops the
 // intake's routing snapshot after a change through the API (nil: none).
 func RailStore(store *postgres.DB, flush interface{ Flush() }) httpapi.RailStore {
-	return httpapi.RailStore{DB: store.Pool, Payments: payment.NewStore(store.Pool), Pacing: pacing.New(store.Pool),
+	return httpapi.RailStore{DB: store.Pool, Payments: payment.NewStore(store.Pool), Pacing: pacing.New(pacing.Config{Pool: store.Pool}),
 		Queue: queue.New(store.Pool), Resolver: flush}
 }
 

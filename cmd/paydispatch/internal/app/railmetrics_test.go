@@ -29,9 +29,9 @@ func TestRailFiguresAreTheAPIs(t *testing.T) {
 	if err := payment.RegisterItemType(ctx, queue.New(pool)); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []pacing.Config{{Name: "ten", MaxPerWindow: 20, Window: 2 * time.Second, Headroom: 100},
+	for _, c := range []pacing.Limit{{Name: "ten", MaxPerWindow: 20, Window: 2 * time.Second, Headroom: 100},
 		{Name: "five", MaxPerWindow: 5, Window: time.Second, Headroom: 100}} {
-		if _, err := pacing.New(pool).PutConfig(ctx, c); err != nil {
+		if _, err := pacing.New(pacing.Config{Pool: pool}).PutConfig(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -301,9 +301,9 @@ func StartWebhookRelayer(ctx context.Context, cfg webhook.Config, reg prometheus
 // (payment.OutboxHooks), and outbox letters take the payments' rate-limit
 // config unless the operator names one.
 func DeadLetters(store *postgres.DB) *deadletter.Service {
-	return &deadletter.Service{
-		DB: store.Pool, Queue: queue.New(store.Pool), Limiter: pacing.New(store.Pool),
+	return deadletter.New(deadletter.Config{
+		DB: store.Pool, Queue: queue.New(store.Pool), Limiter: pacing.New(pacing.Config{Pool: store.Pool}),
 		OutboxHooks: payment.OutboxHooks(), OutboxItemType: payment.ItemType,
 		OnRequeue: map[string]func(context.Context, pgx.Tx, []string, string) error{payment.ItemType: payment.RequeuedHook},
-	}
+	})
 }

@@ -113,7 +113,7 @@ func TestRetentionKeepsVerifyAndTheView(t *testing.T) {
 	}
 	verifyClean(ctx, t, pool, "before the retention")
 
-	svc := &payment.Service{Store: store, Queue: queue.New(pool)}
+	svc := payment.NewService(payment.ServiceConfig{Store: store, Queue: queue.New(pool)})
 	views := func() map[string]payment.View {
 		out := map[string]payment.View{}
 		for _, id := range ids {

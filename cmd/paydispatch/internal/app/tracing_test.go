@@ -88,7 +88,7 @@ func TestOnePaymentOneTrace(t *testing.T) {
 	openAccounts(t, pool, "acme")
 
 	router := httpapi.NewRouter(log)
-	router.Mount(httpapi.Services{Payments: app.PaymentService(db, tc, 0)})
+	router.Mount(httpapi.Services{Payments: app.PaymentService(db, tc, payment.ServiceConfig{})})
 	api := httptest.NewServer(app.TraceHTTP(tp, router, router.Route))
 	t.Cleanup(api.Close)
 	due := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339)

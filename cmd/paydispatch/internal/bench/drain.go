@@ -217,7 +217,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		EmbeddedAllVisibilityIndexes: o.AllVisibilityIndexes, EmbeddedTaskQueuePartitions: o.Partitions,
 		HeldWorkflowTypes: []string{payment.ExecWorkflowName, dispatch.BatchWorkflowName}, EmbeddedStore: o.TemporalStore,
 		EmbeddedRetention: o.Retention,
-	}, pacing.Config{MaxPerWindow: o.MaxPerWindow, Window: o.Window}, pgStatSettings(o.PGStats))
+	}, pacing.Limit{MaxPerWindow: o.MaxPerWindow, Window: o.Window}, pgStatSettings(o.PGStats))
 	if err != nil {
 		return err
 	}
@@ -322,7 +322,7 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	windowsFrom := time.Now().Add(-time.Hour)
 	fmt.Fprintf(o.Out, "debtor accounts: %d, one rail participant\n", cmp.Or(o.Debtors, 10))
 	heap := heapPeak{path: o.MemProfile}
-	if _, err := app.PaymentService(db, tc, 0).SubmitBatch(ctx, reqs); err != nil {
+	if _, err := app.PaymentService(db, tc, payment.ServiceConfig{}).SubmitBatch(ctx, reqs); err != nil {
 		return err
 	}
 	rss := endIntake()
@@ -347,9 +347,8 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		// The limiter the config changes through is the one the moves
 		// read it with, as serve's should be: a cached config would move
 		// the payments to the old limit.
-		lim := pacing.New(db.Pool)
-		svc := app.PaymentService(db, tc, 0)
-		svc.Pacer, svc.Log = lim, log
+		lim := pacing.New(pacing.Config{Pool: db.Pool})
+		svc := app.PaymentService(db, tc, payment.ServiceConfig{Pacer: lim, Log: log})
 		levers = startLevers(ctx, o, instant, svc, lim)
 		defer levers.stop()
 	}

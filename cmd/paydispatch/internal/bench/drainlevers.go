@@ -63,7 +63,7 @@ func startLevers(ctx context.Context, o DrainOptions, instant time.Time, svc *pa
 	if o.LimitChangeTo > 0 {
 		ls = append(ls, lever{o.LimitChangeAt, "limit change", func() (string, any, error) {
 			start := time.Now()
-			if _, err := lim.PutConfig(ctx, pacing.Config{Name: "payments", MaxPerWindow: o.LimitChangeTo, Window: o.Window,
+			if _, err := lim.PutConfig(ctx, pacing.Limit{Name: "payments", MaxPerWindow: o.LimitChangeTo, Window: o.Window,
 				Headroom: pacing.DefaultHeadroom}); err != nil {
 				return "", nil, err
 			}

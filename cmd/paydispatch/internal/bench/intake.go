@@ -65,7 +65,7 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 		runtime.NumCPU(), memTotal(), thousands(o.Payments), o.MaxPerWindow, pacing.FormatISODuration(o.Window), o.ChunkSize)
 	log := o.Logger
 	stack, err := openPrivateStack(ctx, "intake", o.PGBinDir, log, ptemporal.Options{},
-		pacing.Config{MaxPerWindow: o.MaxPerWindow, Window: o.Window}, pgStatSettings(o.PGStats))
+		pacing.Limit{MaxPerWindow: o.MaxPerWindow, Window: o.Window}, pgStatSettings(o.PGStats))
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 	}
 	defer stopInit()
 	router := httpapi.NewRouter(log)
-	router.Mount(httpapi.Services{Payments: app.PaymentService(db, tc, o.ChunkSize)})
+	router.Mount(httpapi.Services{Payments: app.PaymentService(db, tc, payment.ServiceConfig{ChunkSize: o.ChunkSize})})
 	router.SetBodyLimits(1<<20, 2<<30)
 	srv := httptest.NewServer(router)
 	defer srv.Close()

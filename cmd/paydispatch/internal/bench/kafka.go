@@ -132,7 +132,7 @@ func RunKafka(ctx context.Context, o KafkaOptions) error {
 // intakeStack is a fresh private stack paced at 100/s with the init
 // worker running, and its payment service; stop closes it.
 func intakeStack(ctx context.Context, o KafkaOptions) (*privateStack, *payment.Service, func(), error) {
-	stack, err := openPrivateStack(ctx, "kafka", o.PGBinDir, o.Logger, ptemporal.Options{}, pacing.Config{MaxPerWindow: 100, Window: time.Second}, nil)
+	stack, err := openPrivateStack(ctx, "kafka", o.PGBinDir, o.Logger, ptemporal.Options{}, pacing.Limit{MaxPerWindow: 100, Window: time.Second}, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -145,7 +145,7 @@ func intakeStack(ctx context.Context, o KafkaOptions) (*privateStack, *payment.S
 		stack.close()
 		return nil, nil, nil, err
 	}
-	return stack, app.PaymentService(stack.db, stack.tc, 0), func() { stopInit(); stack.close() }, nil
+	return stack, app.PaymentService(stack.db, stack.tc, payment.ServiceConfig{}), func() { stopInit(); stack.close() }, nil
 }
 
 // kafkaBaseline is the HTTP bulk path's rate on a stack of its own: one

@@ -56,9 +56,9 @@ func RunPacing(ctx context.Context, o PacingOptions) error {
 	_ = pool.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('fsync')`).Scan(&version, &fsync)
 	fmt.Fprintf(o.Out, "paydispatch bench pacing: %d CPUs, %s, PostgreSQL %s (%s, fsync=%s); config %d per %s\n",
 		runtime.NumCPU(), memTotal(), version, where, fsync, o.MaxPerWindow, pacing.FormatISODuration(o.Window))
-	l := pacing.New(pool)
+	l := pacing.New(pacing.Config{Pool: pool})
 	for _, name := range []string{"singles", "bulk"} {
-		if _, err := l.PutConfig(ctx, pacing.Config{Name: name, MaxPerWindow: o.MaxPerWindow, Window: o.Window, Headroom: pacing.DefaultHeadroom}); err != nil {
+		if _, err := l.PutConfig(ctx, pacing.Limit{Name: name, MaxPerWindow: o.MaxPerWindow, Window: o.Window, Headroom: pacing.DefaultHeadroom}); err != nil {
 			return err
 		}
 	}

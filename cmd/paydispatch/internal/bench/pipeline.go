@@ -329,7 +329,7 @@ func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designRes
 	sw := worker.New(tc.Client, sleepingTaskQueue, app.Options{}.WorkerOptions())
 	sw.RegisterWorkflow(SleepingPaymentWorkflow)
 	sw.RegisterActivity(&sleepingActivities{store: payment.NewStore(db.Pool)})
-	payment.RegisterExec(sw, &payment.ExecActivities{Store: payment.NewStore(db.Pool), Slots: pacing.New(db.Pool)}, &process.Activities{DB: db.Pool, Registry: app.Processes()})
+	payment.RegisterExec(sw, &payment.ExecActivities{Store: payment.NewStore(db.Pool), Slots: pacing.New(pacing.Config{Pool: db.Pool})}, &process.Activities{DB: db.Pool, Registry: app.Processes()})
 	if err := sw.Start(); err != nil {
 		return a, b, err
 	}
@@ -457,7 +457,7 @@ func (e *pipelineEnv) runPipeline(ctx context.Context, n int) (designResult, err
 		return designResult{}, err
 	}
 	defer stop()
-	svc := app.PaymentService(e.db, e.tc, 1000)
+	svc := app.PaymentService(e.db, e.tc, payment.ServiceConfig{ChunkSize: 1000})
 	instant := time.Now().Add(20*time.Second + time.Duration(n)*2*time.Millisecond).Truncate(time.Second)
 	return e.measure(ctx, n, "b", instant, func(ctx context.Context) error {
 		reqs := make([]payment.Request, n)

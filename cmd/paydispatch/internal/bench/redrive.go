@@ -96,7 +96,7 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 	// PAYMENT's own config ("payments") is ten times the redrive's: an
 	// execution held to it rather than to the requeue's config would show
 	// as a window over the limit.
-	own := pacing.Config{MaxPerWindow: 10 * o.MaxPerWindow, Window: o.Window}
+	own := pacing.Limit{MaxPerWindow: 10 * o.MaxPerWindow, Window: o.Window}
 	stack, err := openPrivateStack(ctx, "redrive", o.PGBinDir, log, ptemporal.Options{
 		HeldWorkflowTypes: []string{payment.ExecWorkflowName, dispatch.BatchWorkflowName},
 	}, own, nil)
@@ -108,11 +108,11 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 
 	router := httpapi.NewRouter(log)
 	router.Mount(httpapi.Services{
-		Payments:        app.PaymentService(db, tc, 0),
-		Pacer:           pacing.New(db.Pool),
+		Payments:        app.PaymentService(db, tc, payment.ServiceConfig{}),
+		Pacer:           pacing.New(pacing.Config{Pool: db.Pool}),
 		DispatchConfigs: queue.New(db.Pool),
 		DeadLetters:     app.DeadLetters(db),
-		Audit:           audit.Log{DB: db.Pool}, // the admin changes are audited, or refused
+		Audit:           audit.New(audit.Config{DB: db.Pool}), // the admin changes are audited, or refused
 	})
 	router.SetBodyLimits(1<<20, 2<<30)
 	srv := httptest.NewServer(router)

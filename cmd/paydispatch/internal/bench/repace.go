@@ -72,7 +72,7 @@ func RunRepace(ctx context.Context, o RepaceOptions) error {
 		runtime.NumCPU(), memTotal(), thousands(o.Payments), o.MaxPerWindow, pacing.FormatISODuration(o.Window))
 	log := o.Logger
 	stack, err := openPrivateStack(ctx, "repace", o.PGBinDir, log, ptemporal.Options{},
-		pacing.Config{MaxPerWindow: o.MaxPerWindow, Window: o.Window}, pgStatSettings(true))
+		pacing.Limit{MaxPerWindow: o.MaxPerWindow, Window: o.Window}, pgStatSettings(true))
 	if err != nil {
 		return err
 	}
@@ -88,9 +88,8 @@ func RunRepace(ctx context.Context, o RepaceOptions) error {
 	defer stopPhaseA()
 	// The levers' service, with the limiter the config changes through:
 	// a config it had cached would move the payments to the old limit.
-	lim := pacing.New(db.Pool)
-	svc := app.PaymentService(db, tc, 0)
-	svc.Pacer, svc.Log = lim, log
+	lim := pacing.New(pacing.Config{Pool: db.Pool})
+	svc := app.PaymentService(db, tc, payment.ServiceConfig{Pacer: lim, Log: log})
 
 	// Far enough ahead that nothing executes; no dispatcher runs.
 	instant := time.Now().Add(2 * time.Hour).Truncate(time.Hour)
@@ -119,7 +118,7 @@ func RunRepace(ctx context.Context, o RepaceOptions) error {
 
 	// 1. The limit changes: PutConfig, then RepaceConfig, as POST
 	// /admin/rate-limit/config does.
-	if _, err := lim.PutConfig(ctx, pacing.Config{Name: repaceConfig, MaxPerWindow: o.LimitChangeTo, Window: o.Window, Headroom: pacing.DefaultHeadroom}); err != nil {
+	if _, err := lim.PutConfig(ctx, pacing.Limit{Name: repaceConfig, MaxPerWindow: o.LimitChangeTo, Window: o.Window, Headroom: pacing.DefaultHeadroom}); err != nil {
 		return err
 	}
 	r.limit = o.LimitChangeTo
@@ -225,7 +224,7 @@ func startPhaseA(db *postgres.DB, tc *ptemporal.Conn, log *slog.Logger) (func(),
 		MaxConcurrentActivityExecutionSize:     max(4, 2*runtime.GOMAXPROCS(0)),
 	})
 	payment.RegisterInit(w, &payment.InitActivities{
-		Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool), Pacer: pacing.New(db.Pool), Log: log, Rails: app.Rails(db),
+		Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool), Pacer: pacing.New(pacing.Config{Pool: db.Pool}), Log: log, Rails: app.Rails(db),
 	})
 	if err := w.Start(); err != nil {
 		return nil, err

@@ -28,7 +28,7 @@ type privateStack struct {
 	close func()
 }
 
-func openPrivateStack(ctx context.Context, name, pgBin string, log *slog.Logger, topts ptemporal.Options, paced pacing.Config, pgSettings map[string]string) (*privateStack, error) {
+func openPrivateStack(ctx context.Context, name, pgBin string, log *slog.Logger, topts ptemporal.Options, paced pacing.Limit, pgSettings map[string]string) (*privateStack, error) {
 	dir, err := os.MkdirTemp("", "paydispatch-bench-"+name+"-")
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func openPrivateStack(ctx context.Context, name, pgBin string, log *slog.Logger,
 	}
 	s.tc, s.close = tc, func() { tc.Close(); db.Close(); os.RemoveAll(dir) }
 	paced.Name, paced.Headroom = "payments", pacing.DefaultHeadroom
-	if _, err := pacing.New(db.Pool).PutConfig(ctx, paced); err != nil {
+	if _, err := pacing.New(pacing.Config{Pool: db.Pool}).PutConfig(ctx, paced); err != nil {
 		return fail(err)
 	}
 	return s, nil

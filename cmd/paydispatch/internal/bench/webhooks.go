@@ -104,7 +104,7 @@ func (w *webhookRun) start(ctx context.Context, pool *pgxpool.Pool, log *slog.Lo
 	w.server = &http.Server{Handler: http.HandlerFunc(w.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = w.server.Serve(ln) }()
 	open := webhook.Policy{AllowHTTP: true, AllowPrivate: true}
-	ep, secret, err := (webhook.Store{DB: pool, Policy: open}).Register(ctx, webhook.NewEndpoint{
+	ep, secret, err := (webhook.NewStore(webhook.StoreConfig{DB: pool, Policy: open})).Register(ctx, webhook.NewEndpoint{
 		TenantID: webhookTenant, URL: "http://" + ln.Addr().String() + "/hooks", Description: "bench webhooks"})
 	if err != nil {
 		_ = w.server.Close()

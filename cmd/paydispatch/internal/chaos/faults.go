@@ -267,7 +267,7 @@ func (in *injector) killSwitch(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("kill switch off: %w", err)
 	}
 	in.pause(in.o.Stretch)
-	_, err := retry(ctx, func(ctx context.Context) (queue.Config, error) {
+	_, err := retry(ctx, func(ctx context.Context) (queue.Settings, error) {
 		return q.UpdateConfig(ctx, payment.ItemType, map[string]string{"enabled": "true"})
 	})
 	return "dispatch off for " + in.o.Stretch.String(), err
@@ -286,7 +286,7 @@ func (in *injector) cutRate(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("cut the rate: %w", err)
 	}
 	in.pause(in.o.Stretch)
-	_, err = retry(ctx, func(ctx context.Context) (queue.Config, error) {
+	_, err = retry(ctx, func(ctx context.Context) (queue.Settings, error) {
 		return q.UpdateConfig(ctx, payment.ItemType, map[string]string{"max_in_flight": strconv.Itoa(was.MaxInFlight), "batch_size": strconv.Itoa(was.BatchSize)})
 	})
 	return fmt.Sprintf("max_in_flight %d → %d, batch_size %d → %d for %s, then back", was.MaxInFlight, inFlight, was.BatchSize, batch, in.o.Stretch), err
@@ -309,7 +309,7 @@ func (in *injector) switchMode(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("switch the exec mode: %w", err)
 	}
 	in.pause(in.o.Stretch)
-	_, err = retry(ctx, func(ctx context.Context) (queue.Config, error) {
+	_, err = retry(ctx, func(ctx context.Context) (queue.Settings, error) {
 		return q.UpdateConfig(ctx, payment.ItemType, map[string]string{"exec_mode": string(was.ExecMode)})
 	})
 	return fmt.Sprintf("%s → %s for %s, then back", was.ExecMode, other, in.o.Stretch), err

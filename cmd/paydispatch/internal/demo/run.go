@@ -142,7 +142,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 	windows := o.Payments/o.Rate + 1
-	if _, err := pacing.New(o.Pool).PutConfig(ctx, pacing.Config{Name: "demo", MaxPerWindow: o.Rate, Window: time.Second,
+	if _, err := pacing.New(pacing.Config{Pool: o.Pool}).PutConfig(ctx, pacing.Limit{Name: "demo", MaxPerWindow: o.Rate, Window: time.Second,
 		Headroom: windows + pacing.DefaultHeadroom}); err != nil {
 		return Result{}, fmt.Errorf("pacing config: %w", err)
 	}

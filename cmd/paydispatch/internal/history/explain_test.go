@@ -172,7 +172,7 @@ func hotPlans(t *testing.T, pool *pgxpool.Pool) ([]string, map[string]hotPlan) {
 	}, "exec_queue_pkey")
 
 	svc := func(tx pgx.Tx) *payment.Service {
-		return &payment.Service{Store: payment.NewStore(tx), Queue: queue.New(tx)}
+		return payment.NewService(payment.ServiceConfig{Store: payment.NewStore(tx), Queue: queue.New(tx)})
 	}
 	list := func(f payment.ListFilter, indexes ...string) {
 		name := "list " + listName(f)
