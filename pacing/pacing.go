@@ -454,9 +454,12 @@ func (l *Limiter) AssignBulk(ctx context.Context, configName string, events []Ev
 // another transaction: not LATE yet. Callers never see it.
 const statusBusy Status = "BUSY"
 
-// busyRetries bounds how often BUSY events are asked again; still BUSY
-// then, they are LATE (the safe side: a payment rolled, never late).
-const busyRetries = 50
+// busyPatience bounds how long BUSY events are asked again; still BUSY
+// then, they are LATE (the safe side: a payment rolled, never late). It
+// is a time, not a count: fifty quick retries (about a third of a
+// second) gave up on holders that a loaded machine had not yet let
+// commit, and rolled events there was room for.
+const busyPatience = 2 * time.Second
 
 // retryLate asks again, alone, for the events of an instant that came
 // back BUSY, after a pause for the holders to commit, until each is
@@ -470,7 +473,8 @@ func (l *Limiter) retryBusy(ctx context.Context, q *dbsqlc.Queries, cfg Limit, t
 	if t.deadline.IsZero() {
 		return nil
 	}
-	for round := range busyRetries + 1 {
+	giveUp := time.Now().Add(busyPatience)
+	for {
 		var busy []string
 		for _, id := range ids {
 			if got[id].Status == statusBusy {
@@ -480,7 +484,7 @@ func (l *Limiter) retryBusy(ctx context.Context, q *dbsqlc.Queries, cfg Limit, t
 		if len(busy) == 0 {
 			return nil
 		}
-		if round == busyRetries {
+		if !time.Now().Before(giveUp) {
 			for _, id := range busy {
 				got[id] = Slot{EventID: id, Status: StatusLate}
 			}
@@ -497,7 +501,6 @@ func (l *Limiter) retryBusy(ctx context.Context, q *dbsqlc.Queries, cfg Limit, t
 			got[s.EventID] = s
 		}
 	}
-	return nil
 }
 
 // instant is a group of AssignBulk's events: one requested time and one

@@ -775,3 +775,36 @@ func TestConfigInCallersTransaction(t *testing.T) {
 		t.Fatalf("after Forget: %v, want the config inactive", err)
 	}
 }
+
+// TestDeadlineWaitsForAHolder: an event whose only window before its
+// deadline is held by another transaction waits for that transaction
+// (up to busyPatience) and is placed when it ends without taking the
+// room, rather than given up as LATE.
+func TestDeadlineWaitsForAHolder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l, pool := newLimiter(t, 1, time.Second, 2)
+	mustAssign(t, l, "first", boundary) // fills the first window
+	if _, err := pool.Exec(ctx, `INSERT INTO pacing_window VALUES ('default', $1::timestamptz + interval '1 second', 0, 'OPEN')`, boundary); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM pacing_window WHERE config_name = 'default' AND window_start > $1 FOR UPDATE`, boundary); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		time.Sleep(800 * time.Millisecond)
+		_ = tx.Rollback(ctx)
+	}()
+	s, err := l.AssignEvent(ctx, "default", pacing.Event{ID: "second", RequestedTime: boundary, Deadline: boundary.Add(2 * time.Second)})
+	<-released
+	if err != nil || !s.WindowStart.Equal(boundary.Add(time.Second)) {
+		t.Fatalf("assign while its window was held for 800 ms: %+v, %v; want placed in the window of %s", s, err, boundary.Add(time.Second))
+	}
+}
