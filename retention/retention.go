@@ -198,11 +198,11 @@ func (c *Cleaner) RunOnce(ctx context.Context) (Round, error) {
 		n, err := c.clean(ctx, p)
 		r.Deleted[p.Table] = n
 		if err != nil {
-			c.errs.WithLabelValues(p.Table).Inc()
 			errs = append(errs, fmt.Errorf("retention: %s: %w", p.Table, err))
 			if ctx.Err() != nil {
-				break
+				break // stopped: the batch was cut short, not failed; the next round deletes its rows
 			}
+			c.errs.WithLabelValues(p.Table).Inc()
 		}
 	}
 	if len(errs) == 0 {

@@ -246,3 +246,27 @@ func metric(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	return sum
 }
+
+// TestStopIsNoFailure: a batch cut short because the cleaner was stopped
+// is not counted as a failed batch.
+func TestStopIsNoFailure(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewEmptyPool(t)
+	reg := prometheus.NewRegistry()
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := retention.New(retention.Config{Pool: pool, Registerer: reg, Policies: []retention.Policy{
+		{Table: "cut", Keep: time.Hour, Delete: func(ctx context.Context, _ time.Time, _ int) (int64, error) {
+			cancel() // the cleaner is stopped during the batch
+			return 0, ctx.Err()
+		}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RunOnce(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("round: %v, want it cut short", err)
+	}
+	if got := metric(t, reg, "paydispatch_retention_errors_total"); got != 0 {
+		t.Errorf("errors_total %v after a stop, want 0", got)
+	}
+}
