@@ -216,9 +216,12 @@ func newServer(o Options, ports Ports, stopping *atomic.Bool) (srv temporal.Serv
 		// execution of the last hour, so the process grew with the
 		// number of payments (about 35 MiB of live heap from 10,000 to
 		// 100,000 in BATCH mode, five times that resident at GOGC 400).
-		// Two minutes outlives a running execution's gaps between
-		// tasks; expired entries are swept in the background, not only
-		// when looked up again.
+		// Thirty seconds outlives a running execution's gaps between
+		// tasks (the pre-start buffer, 8 s by default, and a group's
+		// span), so what stays is about the executions in flight; a
+		// workflow evicted between tasks is read again from the store.
+		// Expired entries are swept in the background, not only when
+		// looked up again.
 		dynamicconfig.HistoryCacheTTL.Key(): []dynamicconfig.ConstrainedValue{{Value: historyCacheTTL}},
 		dynamicconfig.HistoryCacheBackgroundEvict.Key(): []dynamicconfig.ConstrainedValue{{Value: dynamicconfig.CacheBackgroundEvictSettings{
 			Enabled: true, LoopInterval: 30 * time.Second, MaxEntryPerCall: 1024}}},
@@ -249,7 +252,7 @@ func newServer(o Options, ports Ports, stopping *atomic.Bool) (srv temporal.Serv
 
 // historyCacheTTL is how long the embedded server's history cache keeps
 // a workflow it last loaded.
-const historyCacheTTL = 2 * time.Minute
+const historyCacheTTL = 30 * time.Second
 
 // HostPort is the frontend's gRPC address, for clients, workers, the
 // Temporal CLI (--address) and UI.

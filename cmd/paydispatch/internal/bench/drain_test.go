@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -224,6 +225,31 @@ func TestPerFigures(t *testing.T) {
 	}{{0, "no burst"}, {1, "no burst"}, {1.05, "no burst"}, {1.0501, "a burst"}, {2, "a burst"}} {
 		if got := burst(tc.ofRate); got != tc.want {
 			t.Errorf("burst(%v) = %q, want %q", tc.ofRate, got, tc.want)
+		}
+	}
+}
+
+// TestDrainKeysInChunks: the chunks countDone sends are the drain's
+// keys, each once and in order, whatever the drain's size against a chunk.
+func TestDrainKeysInChunks(t *testing.T) {
+	t.Parallel()
+	instant := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
+	for _, n := range []int{0, 1, doneChunk - 1, doneChunk, doneChunk + 1, 3*doneChunk + 17} {
+		o := DrainOptions{Payments: n, Debtors: 3}
+		var chunked []string
+		for from := 0; from < n; from += doneChunk {
+			chunked = append(chunked, o.drainKeysIn(instant, from, min(from+doneChunk, n))...)
+		}
+		want := o.drainKeys(instant)
+		if !slices.Equal(chunked, want) {
+			t.Fatalf("n=%d: chunks give %d keys, the drain has %d (or in another order)", n, len(chunked), len(want))
+		}
+		seen := make(map[string]bool, n)
+		for _, k := range want {
+			if seen[k] {
+				t.Fatalf("n=%d: key %s twice", n, k)
+			}
+			seen[k] = true
 		}
 	}
 }
