@@ -87,6 +87,10 @@ type DrainOptions struct {
 	// MemProfile, when set, is where the heap profile of this process at
 	// the Go heap's peak is written.
 	MemProfile string
+	// RailProcess runs the rail simulator as its own process, as a
+	// deployment's rail is (its record of every instruction is then not
+	// in this process's heap and resident set).
+	RailProcess bool
 	// Retention is how long the embedded Temporal keeps a closed workflow
 	// (0: Temporal's 24 hours): shorter than the drain, the deletions are
 	// part of what the drain costs.
@@ -162,6 +166,7 @@ func drainSettings(o *DrainOptions) []*config.Setting {
 				o.Retention = d
 				return nil
 			}},
+		config.Bool("rail-process", "run the rail simulator as its own process ('paydispatch rail-sim'), as a deployment's rail is: this process's resident set and CPU are then paydispatch's alone, the simulator's peak resident set is printed apart", &o.RailProcess),
 		{Flag: "memprofile", Usage: "write this process's heap profile at the Go heap's peak (sampled every second, intake included) here (go tool pprof)",
 			Parse: func(v string) error { o.MemProfile = v; return nil }},
 		offsetFlag("limit-change-at", "a lever: this long after the instant (e.g. 60s), change the config's max per window to --limit-change-to and move what waits (PutConfig, then RepaceConfig, as POST /admin/rate-limit/config does)", &o.LimitChangeAt),
@@ -290,14 +295,16 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	}
 	defer stop()
 	final := []string{string(payment.StatusProcessing)}
+	var rail *railProcess
 	if !o.ExecOnly {
 		// The full path: the booking's rail instruction through the outbox
 		// to the rail simulator, as serve runs it.
-		stopDelivery, err := startDelivery(ctx, db, log)
+		stopDelivery, r, err := startDeliveryTo(ctx, db, log, o.RailProcess)
 		if err != nil {
 			return err
 		}
 		defer stopDelivery()
+		rail = r
 		final = []string{string(payment.StatusDelivered), string(payment.StatusReturned), string(payment.StatusFailed)}
 	}
 	steady, err := startSteady(o, rate, db, log)
@@ -412,6 +419,9 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	// this process's CPU time (embedded Temporal, workers, dispatcher; not
 	// PostgreSQL) per payment.
 	rss.write(o.Out)
+	if rail != nil {
+		fmt.Fprintf(o.Out, "the rail simulator's own process (--rail-process): peak resident set %.0f MiB\n", float64(rail.peakRSS())/(1<<20))
+	}
 	if err := heap.write(o.Out); err != nil {
 		return err
 	}

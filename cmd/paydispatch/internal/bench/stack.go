@@ -142,14 +142,27 @@ func startCPUProfile(path string) (stop func(), err error) {
 // rail simulator on loopback and a relayer taking the bookings' rail
 // instructions through the outbox to it. stop stops both.
 func startDelivery(ctx context.Context, db *postgres.DB, log *slog.Logger) (stop func(), err error) {
-	railURL, stopRail, err := app.StartRailSim(ctx, "127.0.0.1:0", railsim.Options{}, log)
-	if err != nil {
-		return nil, err
+	stop, _, err = startDeliveryTo(ctx, db, log, false)
+	return stop, err
+}
+
+// startDeliveryTo is startDelivery with the simulator in this process or,
+// with apart, in its own (railProcess), returned to read its peak.
+func startDeliveryTo(ctx context.Context, db *postgres.DB, log *slog.Logger, apart bool) (stop func(), rail *railProcess, err error) {
+	var railURL string
+	var stopRail func()
+	if apart {
+		if rail, err = startRailProcess(ctx); err != nil {
+			return nil, nil, err
+		}
+		railURL, stopRail = rail.url, rail.stop
+	} else if railURL, stopRail, err = app.StartRailSim(ctx, "127.0.0.1:0", railsim.Options{}, log); err != nil {
+		return nil, nil, err
 	}
 	stopRelay, err := app.StartRelayer(ctx, db, app.RelayConfig{RailURL: railURL}, payment.OutboxHooks(), nil, log)
 	if err != nil {
 		stopRail()
-		return nil, err
+		return nil, nil, err
 	}
-	return func() { stopRelay(); stopRail() }, nil
+	return func() { stopRelay(); stopRail() }, rail, nil
 }
