@@ -15,6 +15,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/bankid"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
+	"github.com/paydispatch/paydispatch/internal/txdetail"
 	"github.com/paydispatch/paydispatch/money"
 )
 
@@ -40,6 +41,8 @@ type Pacs008Transfer struct {
 	CreditorIBAN   string
 	CreditorBIC    string
 	RemittanceInfo string
+	// Details are those at their ISO paths in CdtTrfTxInf.
+	txdetail.Details
 }
 
 // xsdAmount is ActiveCurrencyAndAmount_SimpleType's lexical space as this
@@ -110,6 +113,10 @@ func ParsePacs008(doc []byte) (t Pacs008Transfer, err error) {
 	if err != nil {
 		return t, err
 	}
+	details, err := detailsIn(doc)
+	if err != nil {
+		return t, err
+	}
 
 	t = Pacs008Transfer{
 		MsgID:          string(msg.GrpHdr.MsgId),
@@ -121,6 +128,7 @@ func ParsePacs008(doc []byte) (t Pacs008Transfer, err error) {
 		DebtorBIC:      debtorBIC,
 		CreditorIBAN:   string(cdtrAcct.Id.IBAN),
 		CreditorBIC:    creditorBIC,
+		Details:        details,
 	}
 	if tx.PmtId.InstrId != nil {
 		t.InstrID = string(*tx.PmtId.InstrId)
@@ -261,6 +269,46 @@ func agentBIC(name string, a pacs_v09.BranchAndFinancialInstitutionIdentificatio
 		return "", fmt.Errorf("%s/FinInstnId/BICFI: %w", name, err)
 	}
 	return bic, nil
+}
+
+// detailsIn reads the transaction's details at their ISO paths, and
+// checks them as an instruction's are.
+func detailsIn(doc []byte) (txdetail.Details, error) {
+	var d txdetail.Details
+	if len(txdetail.Fields) == 0 {
+		return d, nil
+	}
+	dec := xml.NewDecoder(bytes.NewReader(doc))
+	var names []string
+	var text []byte
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return d, fmt.Errorf("CdtTrfTxInf: %w", err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			names, text = append(names, tok.Name.Local), text[:0]
+		case xml.CharData:
+			text = append(text, tok...)
+		case xml.EndElement:
+			// Document/FIToFICstmrCdtTrf/CdtTrfTxInf/...
+			if len(names) > 3 && names[2] == "CdtTrfTxInf" {
+				if f, ok := txdetail.At(names[3:]); ok {
+					f.Set(&d, strings.TrimSpace(string(text)))
+				}
+			}
+			names = names[:len(names)-1]
+		}
+	}
+	for _, fe := range txdetail.Check(d, "") {
+		f, _ := txdetail.ByName(fe.Field)
+		return d, fmt.Errorf("CdtTrfTxInf/%s: %s", strings.Join(f.Path, "/"), fe.Detail)
+	}
+	return d, nil
 }
 
 // exactAmount re-reads IntrBkSttlmAmt as text: the library's float64
