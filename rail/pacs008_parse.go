@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -86,6 +87,7 @@ func ParsePacs008(doc []byte) (t Pacs008Transfer, err error) {
 	tx := msg.CdtTrfTxInf[0]
 	dbtrAcct, cdtrAcct := tx.DbtrAcct, tx.CdtrAcct
 	tx.DbtrAcct, tx.CdtrAcct = nil, nil // checked below, as choices
+	withoutDetails(&tx)
 	if err := tx.Validate(); err != nil {
 		return t, fmt.Errorf("CdtTrfTxInf: %w", err)
 	}
@@ -269,6 +271,22 @@ func agentBIC(name string, a pacs_v09.BranchAndFinancialInstitutionIdentificatio
 		return "", fmt.Errorf("%s/FinInstnId/BICFI: %w", name, err)
 	}
 	return bic, nil
+}
+
+// withoutDetails takes the details' elements out of tx before the
+// library validates it: detailsIn checks each by its own rule, and the
+// library models their XSD choices as sequences (Purp's Cd and Prtry),
+// so a valid Purp/Cd would fail for the empty Prtry beside it.
+func withoutDetails(tx *pacs_v09.CreditTransferTransaction43) {
+	v := reflect.ValueOf(tx).Elem()
+	for _, f := range txdetail.Fields {
+		if f.Path == nil {
+			continue
+		}
+		if e := v.FieldByName(f.Path[0]); e.IsValid() && e.CanSet() {
+			e.SetZero()
+		}
+	}
 }
 
 // detailsIn reads the transaction's details at their ISO paths, and
