@@ -33,7 +33,11 @@ import (
 )
 
 // Details are a credit transfer's details, each "" when not given.
-type Details struct{}
+type Details struct {
+	// PurposeCode is why the payment is made, an ISO 20022
+	// ExternalPurpose1Code such as SALA (salary) or SUPP (a supplier).
+	PurposeCode string `json:"purposeCode,omitempty" iso:"Purp/Cd" check:"code,4"`
+}
 
 // A Field is one field of Details, as its tags declare it.
 type Field struct {
