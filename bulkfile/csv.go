@@ -15,14 +15,31 @@ import (
 )
 
 // CSVColumns are the columns a CSV file may have, in its header row (any
-// order). Required: paymentId, debtorAccount, amount, currency,
-// creditorName, creditorIban, requestedExecutionTime; tenantId may be left
-// out when the caller's token (or the tenantId query parameter) names it;
-// rail names the payment's rail (empty, or no column: the routing rules
-// choose); priority is HIGH, NORMAL or LOW (empty, or no column: the
-// file's).
-var CSVColumns = []string{"paymentId", "tenantId", "debtorAccount", "amount", "currency",
-	"creditorName", "creditorIban", "creditorBic", "requestedExecutionTime", "remittanceInfo", "rail", "priority"}
+// order): payment.Request's members, derived from it, a nested one's path
+// in camel case (creditor.iban: creditorIban). Required: paymentId,
+// debtorAccount, amount, currency, creditorName, creditorIban,
+// requestedExecutionTime; tenantId may be left out when the caller's
+// token (or the tenantId query parameter) names it; rail names the
+// payment's rail (empty, or no column: the routing rules choose);
+// priority is HIGH, NORMAL or LOW (empty, or no column: the file's).
+var CSVColumns = csvColumns()
+
+// csvFields are the Request's fields, one a column of CSVColumns.
+var csvFields = payment.RequestFields()
+
+func csvColumns() []string {
+	var out []string
+	for _, f := range payment.RequestFields() {
+		parent, name, nested := strings.Cut(f.Path(), ".")
+		if nested {
+			name = parent + strings.ToUpper(name[:1]) + name[1:]
+		} else {
+			name = parent
+		}
+		out = append(out, name)
+	}
+	return out
+}
 
 var requiredCSV = []string{"paymentId", "debtorAccount", "amount", "currency", "creditorName", "creditorIban", "requestedExecutionTime"}
 
@@ -93,18 +110,19 @@ func DecodeCSV(ctx context.Context, r io.Reader) (File, error) {
 				return File{}, refuse(fmt.Sprintf("line %d", line), "a field is over %d bytes", maxCSVField)
 			}
 		}
-		req := payment.Request{
-			PaymentID: get("paymentId"), TenantID: get("tenantId"), DebtorAccount: get("debtorAccount"),
-			Amount: get("amount"), Currency: get("currency"), RemittanceInfo: get("remittanceInfo"), Rail: get("rail"),
-			Priority: payment.Priority(get("priority")),
-			Creditor: payment.Creditor{Name: get("creditorName"), IBAN: get("creditorIban"), BIC: get("creditorBic")},
-		}
-		if at := get("requestedExecutionTime"); at != "" {
-			t, err := time.Parse(time.RFC3339, at)
-			if err != nil {
-				bad = append(bad, field.Error{Field: "requestedExecutionTime", Detail: "want RFC 3339, e.g. 2026-11-22T16:00:00Z"})
+		var req payment.Request
+		for i, f := range csvFields {
+			v := get(CSVColumns[i])
+			switch {
+			case !f.IsTime():
+				f.Set(&req, v)
+			case v != "":
+				t, err := time.Parse(time.RFC3339, v)
+				if err != nil {
+					bad = append(bad, field.Error{Field: f.Path(), Detail: "want RFC 3339, e.g. 2026-11-22T16:00:00Z"})
+				}
+				f.SetTime(&req, t)
 			}
-			req.RequestedExecutionTime = t
 		}
 		if len(bad) > 0 {
 			f.Bad = append(f.Bad, payment.LineError{Line: line, Fields: bad})

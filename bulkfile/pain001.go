@@ -16,6 +16,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
+	"github.com/paydispatch/paydispatch/internal/txdetail"
 	"github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/xmlschema"
@@ -251,6 +252,7 @@ type txn struct {
 	ref, refType            string
 	hasRef                  bool
 	priority                payment.Priority
+	details                 txdetail.Details
 }
 
 func (d *painDecoder) token(tok xml.Token) error {
@@ -407,6 +409,10 @@ func (d *painDecoder) endTx(rel []string, text string) {
 		tx.iban = text
 	case is(rel, "RmtInf", "Ustrd"):
 		tx.ustrd = append(tx.ustrd, text)
+	default:
+		if f, ok := txdetail.At(rel); ok {
+			f.Set(&tx.details, strings.TrimSpace(text))
+		}
 	}
 }
 
@@ -498,7 +504,7 @@ func (d *painDecoder) transaction() {
 		PaymentID: id, DebtorAccount: debtor,
 		Amount: amount, Currency: ccy,
 		Creditor:               payment.Creditor{Name: strings.TrimSpace(tx.name), IBAN: strings.TrimSpace(tx.iban), BIC: strings.TrimSpace(bic)},
-		RequestedExecutionTime: pi.at, RemittanceInfo: remittance, Priority: priority,
+		RequestedExecutionTime: pi.at, RemittanceInfo: remittance, Priority: priority, Details: tx.details,
 	})
 	d.f.Places = append(d.f.Places, n)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/paydispatch/paydispatch/internal/field"
+	"github.com/paydispatch/paydispatch/internal/txdetail"
 	"github.com/paydispatch/paydispatch/payment"
 )
 
@@ -37,6 +38,7 @@ type txStatus struct {
 	code       string
 	reasons    []reason
 	rail, date string
+	details    txdetail.Details
 }
 
 type reason struct{ code, info string }
@@ -58,7 +60,7 @@ func statusOf(rep payment.Pain001Report, tx payment.TxOrigin) txStatus {
 	if !ok {
 		return txStatus{code: StsReceived}
 	}
-	st := txStatus{rail: o.Rail, date: o.ExecutionDate}
+	st := txStatus{rail: o.Rail, date: o.ExecutionDate, details: o.Details}
 	switch o.Status {
 	case payment.StatusReceived:
 		st.code = StsReceived
@@ -208,7 +210,12 @@ type (
 		TxRef *p002TxRef `xml:"OrgnlTxRef,omitempty"`
 	}
 	p002TxRef struct {
-		Rail string `xml:"PmtTpInf>LclInstrm>Prtry"`
+		PmtTpInf *p002PmtTpInf `xml:"PmtTpInf,omitempty"`
+		// details echo the payment's, at their ISO paths.
+		details txdetail.Details
+	}
+	p002PmtTpInf struct {
+		Rail string `xml:"LclInstrm>Prtry"`
 	}
 	p002Reason struct {
 		Rsn  *p002Code `xml:"Rsn,omitempty"`
@@ -237,8 +244,11 @@ func StatusReport(w io.Writer, rep payment.Pain001Report, now time.Time) error {
 			st := statusOf(rep, tx)
 			codes = append(codes, st.code)
 			t := p002Tx{StsID: "TX" + strconv.Itoa(tx.Place), InstrID: tx.InstrID, EndToEndID: tx.EndToEndID, Sts: st.code}
+			if st.rail != "" || !st.details.IsZero() {
+				t.TxRef = &p002TxRef{details: st.details}
+			}
 			if st.rail != "" {
-				t.TxRef = &p002TxRef{Rail: st.rail}
+				t.TxRef.PmtTpInf = &p002PmtTpInf{Rail: st.rail}
 			}
 			if st.date != "" && st.code != StsRejected && st.code != StsCancelled && st.code != StsPending {
 				// pain.002 has no element for it: said as information.
@@ -268,6 +278,17 @@ func StatusReport(w io.Writer, rep payment.Pain001Report, now time.Time) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// originalTransactionReference31 is the sequence of OrgnlTxRef's elements
+// in the pain.002.001.11 XSD: where each element, a detail's too, goes.
+var originalTransactionReference31 = []string{"IntrBkSttlmAmt", "Amt", "IntrBkSttlmDt", "ReqdColltnDt", "ReqdExctnDt",
+	"CdtrSchmeId", "SttlmInf", "PmtTpInf", "PmtMtd", "MndtRltdInf", "RmtInf", "UltmtDbtr", "Dbtr", "DbtrAcct", "DbtrAgt",
+	"DbtrAgtAcct", "CdtrAgt", "CdtrAgtAcct", "Cdtr", "CdtrAcct", "UltmtCdtr", "Purp"}
+
+// MarshalXML writes the reference with the details in place.
+func (r p002TxRef) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
+	return txdetail.EncodeAmong(e, start, r, r.details, originalTransactionReference31)
 }
 
 // perStatus counts transactions by status, in the order first seen.

@@ -12,6 +12,7 @@ import (
 var regexMap = map[string]ogenregex.Regexp{
 	"^-?[0-9]+(\\.[0-9]+)?$":   ogenregex.MustCompile("^-?[0-9]+(\\.[0-9]+)?$"),
 	"^[0-9]+(\\.[0-9]+)?$":     ogenregex.MustCompile("^[0-9]+(\\.[0-9]+)?$"),
+	"^[A-Z0-9]{1,4}$":          ogenregex.MustCompile("^[A-Z0-9]{1,4}$"),
 	"^[A-Z]{3}$":               ogenregex.MustCompile("^[A-Z]{3}$"),
 	"^[A-Za-z0-9._-]{1,64}$":   ogenregex.MustCompile("^[A-Za-z0-9._-]{1,64}$"),
 	"^[A-Za-z0-9_.:-]{1,100}$": ogenregex.MustCompile("^[A-Za-z0-9_.:-]{1,100}$"),

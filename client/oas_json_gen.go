@@ -16563,9 +16563,15 @@ func (s *Payment) encodeFields(e *jx.Encoder) {
 			s.Priority.Encode(e)
 		}
 	}
+	{
+		if s.PurposeCode.Set {
+			e.FieldStart("purposeCode")
+			s.PurposeCode.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfPayment = [17]string{
+var jsonFieldsNameOfPayment = [18]string{
 	0:  "paymentId",
 	1:  "tenantId",
 	2:  "status",
@@ -16583,6 +16589,7 @@ var jsonFieldsNameOfPayment = [17]string{
 	14: "rail",
 	15: "executionDate",
 	16: "priority",
+	17: "purposeCode",
 }
 
 // Decode decodes Payment from json.
@@ -16765,6 +16772,16 @@ func (s *Payment) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"priority\"")
+			}
+		case "purposeCode":
+			if err := func() error {
+				s.PurposeCode.Reset()
+				if err := s.PurposeCode.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"purposeCode\"")
 			}
 		default:
 			return errors.Errorf("unexpected field %q", k)
@@ -17622,19 +17639,26 @@ func (s *PaymentRequest) encodeFields(e *jx.Encoder) {
 			s.Priority.Encode(e)
 		}
 	}
+	{
+		if s.PurposeCode.Set {
+			e.FieldStart("purposeCode")
+			s.PurposeCode.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfPaymentRequest = [10]string{
-	0: "paymentId",
-	1: "tenantId",
-	2: "debtorAccount",
-	3: "amount",
-	4: "currency",
-	5: "creditor",
-	6: "requestedExecutionTime",
-	7: "remittanceInfo",
-	8: "rail",
-	9: "priority",
+var jsonFieldsNameOfPaymentRequest = [11]string{
+	0:  "paymentId",
+	1:  "tenantId",
+	2:  "debtorAccount",
+	3:  "amount",
+	4:  "currency",
+	5:  "creditor",
+	6:  "requestedExecutionTime",
+	7:  "remittanceInfo",
+	8:  "rail",
+	9:  "priority",
+	10: "purposeCode",
 }
 
 // Decode decodes PaymentRequest from json.
@@ -17753,6 +17777,16 @@ func (s *PaymentRequest) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"priority\"")
+			}
+		case "purposeCode":
+			if err := func() error {
+				s.PurposeCode.Reset()
+				if err := s.PurposeCode.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"purposeCode\"")
 			}
 		default:
 			return errors.Errorf("unexpected field %q", k)

@@ -2283,7 +2283,7 @@ func (s CreatePaymentBatchReqApplicationXNdjson) Read(p []byte) (n int, err erro
 func (*CreatePaymentBatchReqApplicationXNdjson) createPaymentBatchReq() {}
 
 // A header row naming columns among
-// paymentId,tenantId,debtorAccount,amount,currency,creditorName,creditorIban,creditorBic,requestedExecutionTime,remittanceInfo;
+// paymentId,tenantId,debtorAccount,amount,currency,creditorName,creditorIban,creditorBic,requestedExecutionTime,remittanceInfo,rail,priority,purposeCode;
 // one payment per row.
 type CreatePaymentBatchReqTextCsv struct {
 	Data io.Reader
@@ -5699,6 +5699,8 @@ type Payment struct {
 	// Its business day on its rail, once Phase A decided it.
 	ExecutionDate OptDate     `json:"executionDate"`
 	Priority      OptPriority `json:"priority"`
+	// Its request's purpose code (in GET /v1/payments/{paymentId}; a page of the list leaves it out).
+	PurposeCode OptString `json:"purposeCode"`
 }
 
 // GetPaymentId returns the value of PaymentId.
@@ -5786,6 +5788,11 @@ func (s *Payment) GetPriority() OptPriority {
 	return s.Priority
 }
 
+// GetPurposeCode returns the value of PurposeCode.
+func (s *Payment) GetPurposeCode() OptString {
+	return s.PurposeCode
+}
+
 // SetPaymentId sets the value of PaymentId.
 func (s *Payment) SetPaymentId(val string) {
 	s.PaymentId = val
@@ -5869,6 +5876,11 @@ func (s *Payment) SetExecutionDate(val OptDate) {
 // SetPriority sets the value of Priority.
 func (s *Payment) SetPriority(val OptPriority) {
 	s.Priority = val
+}
+
+// SetPurposeCode sets the value of PurposeCode.
+func (s *Payment) SetPurposeCode(val OptString) {
+	s.PurposeCode = val
 }
 
 func (*Payment) getPaymentRes() {}
@@ -6181,6 +6193,8 @@ type PaymentRequest struct {
 	// rail when none does).
 	Rail     OptString   `json:"rail"`
 	Priority OptPriority `json:"priority"`
+	// Why the payment is made: an ISO 20022 ExternalPurpose1Code such as SALA or SUPP (pacs.008 Purp/Cd).
+	PurposeCode OptString `json:"purposeCode"`
 }
 
 // GetPaymentId returns the value of PaymentId.
@@ -6233,6 +6247,11 @@ func (s *PaymentRequest) GetPriority() OptPriority {
 	return s.Priority
 }
 
+// GetPurposeCode returns the value of PurposeCode.
+func (s *PaymentRequest) GetPurposeCode() OptString {
+	return s.PurposeCode
+}
+
 // SetPaymentId sets the value of PaymentId.
 func (s *PaymentRequest) SetPaymentId(val OptString) {
 	s.PaymentId = val
@@ -6281,6 +6300,11 @@ func (s *PaymentRequest) SetRail(val OptString) {
 // SetPriority sets the value of Priority.
 func (s *PaymentRequest) SetPriority(val OptPriority) {
 	s.Priority = val
+}
+
+// SetPurposeCode sets the value of PurposeCode.
+func (s *PaymentRequest) SetPurposeCode(val OptString) {
+	s.PurposeCode = val
 }
 
 type PaymentStatus string

@@ -1,7 +1,11 @@
 package payment
 
 import (
+	"reflect"
+	"strings"
+	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/paydispatch/paydispatch/internal/strictjson"
 )
@@ -37,70 +41,7 @@ func decodePlain(b []byte) (r Request, ok bool) {
 		return Request{}, false
 	}
 	s := plainScanner{b: b}
-	var seen uint16
-	var seenCreditor uint8
-	creditor := func(name []byte) bool {
-		var bit uint8
-		var dst *string
-		switch string(name) {
-		case "name":
-			bit, dst = 1, &r.Creditor.Name
-		case "iban":
-			bit, dst = 2, &r.Creditor.IBAN
-		case "bic":
-			bit, dst = 4, &r.Creditor.BIC
-		default:
-			return false
-		}
-		if seenCreditor&bit != 0 {
-			return false
-		}
-		seenCreditor |= bit
-		return s.stringInto(dst)
-	}
-	member := func(name []byte) bool {
-		var bit uint16
-		var dst *string
-		switch string(name) {
-		case "paymentId":
-			bit, dst = 1, &r.PaymentID
-		case "tenantId":
-			bit, dst = 2, &r.TenantID
-		case "debtorAccount":
-			bit, dst = 4, &r.DebtorAccount
-		case "amount":
-			bit, dst = 8, &r.Amount
-		case "currency":
-			bit, dst = 16, &r.Currency
-		case "remittanceInfo":
-			bit, dst = 32, &r.RemittanceInfo
-		case "creditor":
-			bit = 64
-		case "requestedExecutionTime":
-			bit = 128
-		case "rail":
-			bit, dst = 256, &r.Rail
-		case "priority":
-			bit, dst = 512, (*string)(&r.Priority)
-		default:
-			return false
-		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		switch bit {
-		case 64:
-			return s.object(creditor)
-		case 128:
-			// As encoding/json decodes a time: the quoted literal to
-			// time.Time's own UnmarshalJSON.
-			raw, ok := s.quoted()
-			return ok && r.RequestedExecutionTime.UnmarshalJSON(raw) == nil
-		}
-		return s.stringInto(dst)
-	}
-	if !s.object(member) {
+	if !s.object(requestMembers, unsafe.Pointer(&r)) {
 		return Request{}, false
 	}
 	s.space()
@@ -108,6 +49,102 @@ func decodePlain(b []byte) (r Request, ok bool) {
 		return Request{}, false
 	}
 	return r, true
+}
+
+// plainKind is how decodePlain takes a member's value.
+type plainKind int
+
+const (
+	plainText   plainKind = iota // a string (or a type whose kind is string)
+	plainTime                    // time.Time, by its UnmarshalJSON
+	plainObject                  // a struct, by its own members
+)
+
+// plainMember is a member decodePlain takes: where its field lies in its
+// struct, and how its value is read.
+type plainMember struct {
+	name   string
+	path   string // its JSON path from the request ("creditor.iban")
+	kind   plainKind
+	offset uintptr
+	object *plainMembers
+}
+
+// plainMembers are a struct's members, by name.
+type plainMembers struct {
+	list   []plainMember
+	byName map[string]int
+}
+
+// requestMembers are Request's, derived from its type once: a field added
+// to Request (or to txdetail.Details, which it embeds) is taken without a
+// change here. A field of a kind decodePlain cannot read is left out, and
+// its member sends the payment to strictjson (TestDecodePlainTakesEveryField
+// fails on it).
+var requestMembers = membersOf(reflect.TypeFor[Request](), "")
+
+func membersOf(t reflect.Type, prefix string) *plainMembers {
+	ms := &plainMembers{byName: map[string]int{}}
+	var walk func(t reflect.Type, base uintptr)
+	walk = func(t reflect.Type, base uintptr) {
+		for i := range t.NumField() {
+			sf := t.Field(i)
+			name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+			switch {
+			case sf.Anonymous && name == "" && sf.Type.Kind() == reflect.Struct:
+				walk(sf.Type, base+sf.Offset)
+				continue
+			case !sf.IsExported() || name == "-":
+				continue
+			case name == "":
+				name = sf.Name
+			}
+			m := plainMember{name: name, path: prefix + name, offset: base + sf.Offset}
+			switch {
+			case sf.Type == reflect.TypeFor[time.Time]():
+				m.kind = plainTime
+			case sf.Type.Kind() == reflect.String:
+				m.kind = plainText
+			case sf.Type.Kind() == reflect.Struct:
+				m.kind, m.object = plainObject, membersOf(sf.Type, m.path+".")
+			default:
+				continue
+			}
+			ms.byName[name] = len(ms.list)
+			ms.list = append(ms.list, m)
+		}
+	}
+	walk(t, 0)
+	return ms
+}
+
+// object takes an object of ms's members into the struct at base, each
+// member once.
+func (s *plainScanner) object(ms *plainMembers, base unsafe.Pointer) bool {
+	var buf [32]bool
+	seen := buf[:]
+	if len(ms.list) > len(buf) {
+		seen = make([]bool, len(ms.list))
+	}
+	return s.members(func(name []byte) bool {
+		i, ok := ms.byName[string(name)]
+		if !ok || seen[i] {
+			return false
+		}
+		seen[i] = true
+		m := &ms.list[i]
+		at := unsafe.Add(base, m.offset)
+		switch m.kind {
+		case plainObject:
+			return s.object(m.object, at)
+		case plainTime:
+			// As encoding/json decodes a time: the quoted literal to
+			// time.Time's own UnmarshalJSON.
+			raw, ok := s.quoted()
+			return ok && (*time.Time)(at).UnmarshalJSON(raw) == nil
+		}
+		return s.stringInto((*string)(at))
+	})
 }
 
 // plainScanner reads the plain JSON decodePlain takes; every method
@@ -168,9 +205,9 @@ func (s *plainScanner) stringInto(dst *string) bool {
 	return ok
 }
 
-// object takes an object, giving each member's name to member, which
+// members takes an object, giving each member's name to member, which
 // takes its value.
-func (s *plainScanner) object(member func(name []byte) bool) bool {
+func (s *plainScanner) members(member func(name []byte) bool) bool {
 	if !s.token('{') {
 		return false
 	}
@@ -189,4 +226,49 @@ func (s *plainScanner) object(member func(name []byte) bool) bool {
 			return false
 		}
 	}
+}
+
+// A RequestField is a member of a Request that a flat format (CSV) reads,
+// a text or a time, named by its JSON path ("creditor.iban").
+type RequestField struct{ m plainMember }
+
+// Path is the field's JSON path.
+func (f RequestField) Path() string { return f.m.path }
+
+// IsTime reports whether the field is a time (SetTime sets it); else it
+// is a text (Set).
+func (f RequestField) IsTime() bool { return f.m.kind == plainTime }
+
+// Set sets a text field of r.
+func (f RequestField) Set(r *Request, v string) {
+	if f.m.kind != plainText {
+		panic("payment: " + f.m.path + " is not a text")
+	}
+	*(*string)(unsafe.Add(unsafe.Pointer(r), f.m.offset)) = v
+}
+
+// SetTime sets a time field of r.
+func (f RequestField) SetTime(r *Request, t time.Time) {
+	if f.m.kind != plainTime {
+		panic("payment: " + f.m.path + " is not a time")
+	}
+	*(*time.Time)(unsafe.Add(unsafe.Pointer(r), f.m.offset)) = t
+}
+
+// RequestFields are Request's text and time members in declaration
+// order, a nested object's flattened in its place: what a flat format
+// derives its columns from.
+func RequestFields() []RequestField { return flatFields(requestMembers, 0) }
+
+func flatFields(ms *plainMembers, base uintptr) []RequestField {
+	var out []RequestField
+	for _, m := range ms.list {
+		m.offset += base
+		if m.kind == plainObject {
+			out = append(out, flatFields(m.object, m.offset)...)
+			continue
+		}
+		out = append(out, RequestField{m: m})
+	}
+	return out
 }

@@ -51,3 +51,13 @@ var BatchIDOf = batchID
 
 // CanonicalOf is a payment's canonical form, which a file's id hashes.
 var CanonicalOf = canonical
+
+// InstructionOf is the instruction CreatePayment writes for st, with the
+// amount it sends.
+func InstructionOf(st SubmitState, amount decimal.Decimal) (Instruction, error) {
+	return submit{}.instruction(&st, amount)
+}
+
+// DecodePlain is the one-pass decoder alone (false: it leaves b to
+// strictjson).
+func DecodePlain(b []byte) (Request, bool) { return decodePlain(b) }

@@ -1,5 +1,7 @@
 package payment
 
+import "github.com/paydispatch/paydispatch/internal/txdetail"
+
 // Instruction is an executed payment as it leaves for its rail: one credit
 // transfer in rail-neutral terms, the JSON payload of its outbox message.
 // Each rail type renders it its own way (package rail: the JSON rail
@@ -18,6 +20,9 @@ type Instruction struct {
 	Creditor       InstructionCreditor `json:"creditor"`
 	RemittanceInfo string              `json:"remittanceInfo,omitempty"`
 	TenantID       string              `json:"tenantId"`
+	// Details are the request's (package txdetail), which the rail
+	// renders where its format has them (pacs.008: at their ISO paths).
+	txdetail.Details
 }
 
 // InstructionDebtor is the paying party: the tenant and its account.

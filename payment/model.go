@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/paydispatch/paydispatch/internal/txdetail"
 )
 
 // ItemType is the payments' item type in the dispatch queue.
@@ -33,8 +35,12 @@ const (
 	StatusHeld Status = "HELD"
 )
 
-// Request is a payment as a client submits it. Field names are camelCase in
-// JSON, as in the pacing API.
+// Request is a payment as a client submits it, the one declaration of its
+// fields: the decoders (JSON, CSV) derive their members and columns from
+// it, and a test pushes every field through each other shape (staged,
+// stored, the saga's state, the rail's instruction) and fails naming one
+// that is dropped. Field names are camelCase in JSON, as in the pacing
+// API. A new optional detail for the rail goes in txdetail.Details.
 type Request struct {
 	PaymentID              string    `json:"paymentId,omitempty"`
 	TenantID               string    `json:"tenantId"`
@@ -53,6 +59,10 @@ type Request struct {
 	// part of what the payment is: the same payment sent again with
 	// another priority is a replay, and SetPriority changes it.
 	Priority Priority `json:"priority,omitempty"`
+	// Details are the transfer's optional details (package txdetail,
+	// where each is declared): validated, stored and carried to the rail
+	// as they are. Their JSON members are the request's own.
+	txdetail.Details
 
 	// routed: Rail was chosen by the routing rules, not named by the
 	// client, so a replay is not told from the first by it.

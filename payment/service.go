@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/paydispatch/paydispatch/internal/field"
+	"github.com/paydispatch/paydispatch/internal/txdetail"
 	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/routing"
@@ -101,6 +102,9 @@ type View struct {
 	ExecutionDate string `json:"executionDate,omitempty"`
 	// Priority orders it among the payments waiting with it.
 	Priority Priority `json:"priority,omitempty"`
+	// Details are the request's (package txdetail); a page of the list
+	// leaves them out.
+	txdetail.Details
 }
 
 // ProcessView is where a payment's execution stands.
@@ -284,6 +288,7 @@ func (s *Service) Status(ctx context.Context, tenantID, id string) (View, error)
 		RequestedExecutionTime: &p.RequestedExecutionTime, ScheduledExecutionTime: p.ScheduledExecutionTime,
 		CreatedAt: &p.CreatedAt, UpdatedAt: &p.UpdatedAt, ExecutionRef: p.ExecutionRef,
 		Rail: p.Rail, ExecutionDate: executionDate(p.ExecutionDate), Priority: p.Priority.orDefault(),
+		Details: p.Details,
 	}
 	if p.Money != nil {
 		v.Amount, v.Currency = displayAmount(p.Money), p.Money.Currency

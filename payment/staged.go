@@ -1,11 +1,13 @@
 package payment
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/internal/txdetail"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
 
@@ -25,6 +27,9 @@ type staged struct {
 	// priorities are the payments' priorities ("" for NORMAL; none in a
 	// row staged before priorities).
 	priorities []string
+	// details are the payments' txdetail.Details as JSON objects' text
+	// ("" for none: nearly every payment, which then costs no encoding).
+	details []string
 }
 
 // add appends a validated request under its key, with its parsed amount.
@@ -42,6 +47,31 @@ func (st *staged) add(key string, r Request, amount decimal.Decimal) {
 	st.requestedTimes = append(st.requestedTimes, r.RequestedExecutionTime)
 	st.rails = append(st.rails, r.Rail)
 	st.priorities = append(st.priorities, string(r.Priority))
+	st.details = append(st.details, detailsText(r.Details))
+}
+
+// detailsText is d as its column holds it: "" for none, else its JSON.
+func detailsText(d txdetail.Details) string {
+	if d.IsZero() {
+		return ""
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		panic("payment: txdetail.Details cannot be encoded: " + err.Error()) // strings only
+	}
+	return string(b)
+}
+
+// detailsOf reads a details column ("" or NULL: none).
+func detailsOf(text []byte) (txdetail.Details, error) {
+	var d txdetail.Details
+	if len(text) == 0 || string(text) == "null" {
+		return d, nil
+	}
+	if err := json.Unmarshal(text, &d); err != nil {
+		return txdetail.Details{}, fmt.Errorf("payment: stored details: %w", err)
+	}
+	return d, nil
 }
 
 // pick is the payments at the indexes.
@@ -52,18 +82,21 @@ func (st staged) pick(at []int) staged {
 		creditorNames: pick(st.creditorNames, at), creditorIBANs: pick(st.creditorIBANs, at),
 		creditorBICs: pick(st.creditorBICs, at), remittanceInfos: pick(st.remittanceInfos, at),
 		requestedTimes: pick(st.requestedTimes, at), rails: pick(st.rails, at), priorities: pick(st.priorities, at),
+		details: pick(st.details, at),
 	}
 }
 
 // request is the i-th payment's request, its amount with its currency's
 // minor units (as requestOf reads a stored one).
 func (st staged) request(i int) Request {
+	// check has read every payment's details.
+	d, _ := detailsOf([]byte(st.details[i]))
 	return Request{
 		PaymentID: st.externalIDs[i], TenantID: st.tenantIDs[i], DebtorAccount: st.debtorAccounts[i],
 		Amount: amountText(st.amounts[i], st.currencies[i]), Currency: st.currencies[i],
 		Creditor:               Creditor{Name: st.creditorNames[i], IBAN: st.creditorIBANs[i], BIC: st.creditorBICs[i]},
 		RequestedExecutionTime: st.requestedTimes[i].UTC(), RemittanceInfo: st.remittanceInfos[i], Rail: st.rail(i),
-		Priority: st.priority(i),
+		Priority: st.priority(i), Details: d,
 	}
 }
 
@@ -99,9 +132,15 @@ func (st staged) rail(i int) string {
 func (st staged) check() error {
 	n := len(st.keys)
 	for _, l := range []int{len(st.externalIDs), len(st.tenantIDs), len(st.debtorAccounts), len(st.amounts), len(st.currencies),
-		len(st.creditorNames), len(st.creditorIBANs), len(st.creditorBICs), len(st.remittanceInfos), len(st.requestedTimes)} {
+		len(st.creditorNames), len(st.creditorIBANs), len(st.creditorBICs), len(st.remittanceInfos), len(st.requestedTimes),
+		len(st.details)} {
 		if l != n {
 			return fmt.Errorf("an intake row's columns hold %d and %d payments", n, l)
+		}
+	}
+	for _, d := range st.details {
+		if _, err := detailsOf([]byte(d)); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -112,7 +151,7 @@ func (st staged) intakeParams(initWorkflowID string) dbsqlc.StageIntakeParams {
 		InitWorkflowID: initWorkflowID, PaymentIds: st.keys, ExternalIds: st.externalIDs, TenantIds: st.tenantIDs,
 		DebtorAccounts: st.debtorAccounts, Amounts: st.amounts, Currencies: st.currencies, CreditorNames: st.creditorNames,
 		CreditorIbans: st.creditorIBANs, CreditorBics: st.creditorBICs, RemittanceInfos: st.remittanceInfos,
-		RequestedExecutionTimes: st.requestedTimes, Rails: st.rails, Priorities: st.priorityList(),
+		RequestedExecutionTimes: st.requestedTimes, Rails: st.rails, Priorities: st.priorityList(), Details: st.details,
 	}
 }
 
@@ -126,6 +165,6 @@ func (st staged) storeParams(statuses, reasons []string, times []time.Time, cont
 		Amounts: st.amounts, Currencies: st.currencies, CreditorNames: st.creditorNames, CreditorIbans: st.creditorIBANs,
 		CreditorBics: st.creditorBICs, RemittanceInfos: st.remittanceInfos, RequestedExecutionTimes: st.requestedTimes,
 		Statuses: statuses, StatusReasons: reasons, ScheduledExecutionTimes: times, Contexts: contexts,
-		Rails: rails, ExecutionDates: dates, Priorities: st.priorityList(),
+		Rails: rails, ExecutionDates: dates, Priorities: st.priorityList(), Details: st.details,
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/ptr"
+	"github.com/paydispatch/paydispatch/internal/txdetail"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
 
@@ -106,6 +107,8 @@ type Outcome struct {
 	Reason        string
 	Rail          string
 	ExecutionDate string
+	// Details are the payment's, which the report echoes.
+	Details txdetail.Details
 }
 
 // outcomesPerQuery bounds the keys one query reads.
@@ -148,6 +151,9 @@ func (s *Service) StatusReportOf(ctx context.Context, batchID string) (Pain001Re
 		}
 		for _, r := range rows {
 			o := Outcome{Status: Status(r.Status), Reason: ptr.Deref(r.StatusReason), Rail: ptr.Deref(r.Rail)}
+			if o.Details, err = detailsOf(r.Details); err != nil {
+				return Pain001Report{}, fmt.Errorf("payment: batch %s: %w", batchID, err)
+			}
 			if r.ExecutionDate != nil {
 				o.ExecutionDate = r.ExecutionDate.Format(time.DateOnly)
 			}

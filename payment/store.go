@@ -93,6 +93,9 @@ func (s *Store) Record(ctx context.Context, r Request, m *Money, status Status, 
 		RequestedExecutionTime: r.RequestedExecutionTime, ScheduledExecutionTime: scheduled,
 		Status: string(status), StatusReason: ptr.Optional(reason), Request: raw,
 	}
+	if d := detailsText(r.Details); d != "" {
+		p.Details = []byte(d)
+	}
 	if m != nil {
 		p.Amount, p.Currency = &m.Amount, &m.Currency
 	}
@@ -248,7 +251,11 @@ func (s *Store) compare(ctx context.Context, rs []Request) (map[int]bool, error)
 	}
 	byID := make(map[[2]string]Request, len(stored)+len(pending))
 	for _, row := range pending {
-		byID[[2]string{row.TenantID, row.ExternalID}] = pendingRequest(row)
+		req, err := pendingRequest(row)
+		if err != nil {
+			return nil, err
+		}
+		byID[[2]string{row.TenantID, row.ExternalID}] = req
 	}
 	for _, row := range stored {
 		p := row.Payment
@@ -285,13 +292,15 @@ func (s *Store) compare(ctx context.Context, rs []Request) (map[int]bool, error)
 }
 
 // pendingRequest is the request of a payment waiting for Phase A.
-func pendingRequest(row dbsqlc.PendingRequestsRow) Request {
+func pendingRequest(row dbsqlc.PendingRequestsRow) (Request, error) {
+	d, err := detailsOf([]byte(row.Details))
 	return Request{
 		PaymentID: row.ExternalID, TenantID: row.TenantID, DebtorAccount: row.DebtorAccount,
 		Amount: amountText(row.Amount, row.Currency), Currency: row.Currency,
 		Creditor:               Creditor{Name: row.CreditorName, IBAN: row.CreditorIban, BIC: row.CreditorBic},
 		RequestedExecutionTime: row.RequestedExecutionTime.UTC(), RemittanceInfo: row.RemittanceInfo, Rail: row.Rail,
-	}
+		Priority: Priority(row.Priority), Details: d,
+	}, err
 }
 
 // canonical is the request's JSON with normalized values, for comparison:
@@ -326,6 +335,10 @@ func requestOf(p dbsqlc.Payment) (Request, error) {
 		Creditor:               Creditor{Name: p.CreditorName, IBAN: ptr.Deref(p.CreditorIban), BIC: ptr.Deref(p.CreditorBic)},
 		RequestedExecutionTime: p.RequestedExecutionTime.UTC(), RemittanceInfo: ptr.Deref(p.RemittanceInfo),
 		Rail: ptr.Deref(p.Rail), Priority: Priority(p.Priority),
+	}
+	var err error
+	if r.Details, err = detailsOf(p.Details); err != nil {
+		return Request{}, err
 	}
 	if p.Amount != nil && p.Currency != nil {
 		r.Amount, r.Currency = amountText(*p.Amount, *p.Currency), *p.Currency
@@ -398,8 +411,12 @@ func (s *Store) claimed(ctx context.Context, key, tenantID, paymentID string) (P
 		return s.Get(ctx, key)
 	}
 	row := rows[0]
+	req, err := pendingRequest(row)
+	if err != nil {
+		return Payment{}, err
+	}
 	return Payment{
-		Key: row.PaymentID, Request: pendingRequest(row), Money: &Money{Amount: row.Amount, Currency: row.Currency},
+		Key: row.PaymentID, Request: req, Money: &Money{Amount: row.Amount, Currency: row.Currency},
 		Status: StatusReceived, CreatedAt: row.ReceivedAt, UpdatedAt: row.ReceivedAt,
 	}, nil
 }
@@ -630,7 +647,7 @@ func (s *Store) intake(ctx context.Context, initWorkflowID string) (st staged, f
 		keys: row.PaymentIds, externalIDs: row.ExternalIds, tenantIDs: row.TenantIds, debtorAccounts: row.DebtorAccounts,
 		amounts: row.Amounts, currencies: row.Currencies, creditorNames: row.CreditorNames,
 		creditorIBANs: row.CreditorIbans, creditorBICs: row.CreditorBics, remittanceInfos: row.RemittanceInfos, priorities: row.Priorities,
-		requestedTimes: row.RequestedExecutionTimes, rails: row.Rails,
+		requestedTimes: row.RequestedExecutionTimes, rails: row.Rails, details: row.Details,
 	}
 	if err := st.check(); err != nil {
 		return staged{}, false, fmt.Errorf("payment: intake of %s: %w", initWorkflowID, err)

@@ -21,7 +21,7 @@ const copyAtLeast = 100
 // the others take their defaults, as StorePhaseA leaves them.
 var phaseAColumns = []string{"payment_id", "external_id", "tenant_id", "debtor_account", "amount", "currency", "creditor_name",
 	"creditor_iban", "creditor_bic", "remittance_info", "requested_execution_time",
-	"status", "status_reason", "scheduled_execution_time", "context", "rail", "execution_date", "priority"}
+	"status", "status_reason", "scheduled_execution_time", "context", "rail", "execution_date", "priority", "details"}
 
 // storePhaseA stores a chunk's payments with Phase A's verdicts, in tx,
 // and returns the keys it stored. A chunk none of whose payments is
@@ -66,7 +66,7 @@ func isUniqueViolation(err error) bool {
 type phaseARows struct {
 	p   dbsqlc.StorePhaseAParams
 	at  int
-	row [18]any
+	row [19]any
 }
 
 func (r *phaseARows) Next() bool {
@@ -75,7 +75,7 @@ func (r *phaseARows) Next() bool {
 }
 
 // Values gives pointers into the arrays, not their values: a string or a
-// time in an interface is a copy on the heap, eighteen a payment.
+// time in an interface is a copy on the heap, nineteen a payment.
 func (r *phaseARows) Values() ([]any, error) {
 	p, i := r.p, r.at
 	var scheduled any
@@ -90,10 +90,10 @@ func (r *phaseARows) Values() ([]any, error) {
 	if p.Priorities[i] != "" {
 		priority = &p.Priorities[i]
 	}
-	r.row = [18]any{&p.PaymentIds[i], &p.ExternalIds[i], &p.TenantIds[i], &p.DebtorAccounts[i], &p.Amounts[i], &p.Currencies[i],
+	r.row = [19]any{&p.PaymentIds[i], &p.ExternalIds[i], &p.TenantIds[i], &p.DebtorAccounts[i], &p.Amounts[i], &p.Currencies[i],
 		&p.CreditorNames[i], orNull(&p.CreditorIbans[i]), orNull(&p.CreditorBics[i]), orNull(&p.RemittanceInfos[i]),
 		&p.RequestedExecutionTimes[i], &p.Statuses[i], orNull(&p.StatusReasons[i]), scheduled, orNull(&p.Contexts[i]),
-		orNull(&p.Rails[i]), date, priority}
+		orNull(&p.Rails[i]), date, priority, orNull(&p.Details[i])}
 	return r.row[:], nil
 }
 
@@ -105,7 +105,7 @@ func phaseAArrays(p dbsqlc.StorePhaseAParams) error {
 	for _, l := range []int{len(p.ExternalIds), len(p.TenantIds), len(p.DebtorAccounts), len(p.Amounts), len(p.Currencies),
 		len(p.CreditorNames), len(p.CreditorIbans), len(p.CreditorBics), len(p.RemittanceInfos), len(p.RequestedExecutionTimes),
 		len(p.Statuses), len(p.StatusReasons), len(p.ScheduledExecutionTimes), len(p.Contexts), len(p.Rails),
-		len(p.ExecutionDates), len(p.Priorities)} {
+		len(p.ExecutionDates), len(p.Priorities), len(p.Details)} {
 		if l != len(p.PaymentIds) {
 			return fmt.Errorf("payment: Phase A's verdicts: arrays of %d and %d payments", len(p.PaymentIds), l)
 		}

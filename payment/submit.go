@@ -16,6 +16,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/internal/ptr"
+	"github.com/paydispatch/paydispatch/internal/txdetail"
 	"github.com/paydispatch/paydispatch/ledger"
 	"github.com/paydispatch/paydispatch/ledger/account"
 	"github.com/paydispatch/paydispatch/ledger/fx"
@@ -125,6 +126,9 @@ type SubmitState struct {
 	// time's UTC date).
 	Rail          string `json:"rail,omitempty"`
 	ExecutionDate string `json:"executionDate,omitempty"`
+	// The request's details, for the rail (none in a process started
+	// before details were kept).
+	txdetail.Details
 
 	// CreateTransaction's. Begun: it began the execution (SCHEDULED →
 	// ACCEPTED); a process started before that was accepted at booking.
@@ -164,7 +168,7 @@ func SubmitData(paymentID string, pc Context, executionTime time.Time) SubmitSta
 		PaymentID: paymentID, ExternalID: r.PaymentID, TenantID: r.TenantID, AccountID: acct, DebtorAccount: r.DebtorAccount,
 		Amount: pc.Amount, Currency: r.Currency, ExecutionTime: executionTime.UTC(),
 		CreditorName: r.Creditor.Name, CreditorIBAN: pc.Enrichment.CreditorIBAN, CreditorBIC: strings.ToUpper(r.Creditor.BIC),
-		RemittanceInfo: r.RemittanceInfo, Rail: pc.Rail, ExecutionDate: pc.ExecutionDate,
+		RemittanceInfo: r.RemittanceInfo, Rail: pc.Rail, ExecutionDate: pc.ExecutionDate, Details: r.Details,
 	}
 }
 
@@ -362,7 +366,7 @@ func (s submit) instruction(st *SubmitState, amount decimal.Decimal) (Instructio
 		ValueDate:      st.valueDate().Format(time.DateOnly),
 		Debtor:         InstructionDebtor{Name: st.TenantID, Account: cmp.Or(st.DebtorAccount, st.AccountID)},
 		Creditor:       InstructionCreditor{Name: st.CreditorName, IBAN: st.CreditorIBAN, BIC: st.CreditorBIC},
-		RemittanceInfo: st.RemittanceInfo, TenantID: st.TenantID,
+		RemittanceInfo: st.RemittanceInfo, TenantID: st.TenantID, Details: st.Details,
 	}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/paydispatch/paydispatch/bankid"
 	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
+	"github.com/paydispatch/paydispatch/internal/txdetail"
 	pmoney "github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/routing"
 )
@@ -102,6 +103,7 @@ func Validate(r Request, now time.Time) (Money, error) {
 	if r.Priority != "" && !r.Priority.Valid() {
 		add("priority", "HIGH, NORMAL or LOW (none: NORMAL)")
 	}
+	errs = append(errs, txdetail.Check(r.Details, "")...)
 	if len(errs) > 0 {
 		return money, invalid(errs...)
 	}

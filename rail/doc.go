@@ -26,6 +26,11 @@
 //	  "tenantId":       "acme"
 //	}
 //
+// and, optional beside them, the payment's details: each member of
+// txdetail.Details (the payment request's members of the same names, in
+// docs/api.md), checked by its rule and written by pacs.008 at its ISO
+// path; an unknown member is still refused.
+//
 // Money is never a float: the amount is a string, decoded to a
 // shopspring/decimal, and must be positive with no more decimals than the
 // currency's minor units (EUR 2, JPY 0, BHD 3; "1500.00" JPY is fine,

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"reflect"
+
+	"github.com/paydispatch/paydispatch/internal/txdetail"
 )
 
 // Instruction is the payload the payment domain puts in outbox.Message:
@@ -22,6 +24,9 @@ type Instruction struct {
 	Creditor       Creditor `json:"creditor"`
 	RemittanceInfo string   `json:"remittanceInfo,omitempty"`
 	TenantID       string   `json:"tenantId"`
+	// Details are the payment's optional details, each declared once in
+	// package txdetail: its JSON members, checks and ISO paths.
+	txdetail.Details
 }
 
 // Debtor is the paying party. Account is the debtor's account at its
@@ -51,10 +56,20 @@ const MaxPayloadBytes = 16 << 10
 // two readers disagreeing about an amount. Names are therefore checked
 // byte for byte before the struct is decoded.
 var (
-	instructionFields = fieldSet("paymentId", "endToEndId", "amount", "currency", "valueDate", "debtor", "creditor", "remittanceInfo", "tenantId")
-	debtorFields      = fieldSet("name", "account", "iban", "bic")
-	creditorFields    = fieldSet("name", "iban", "bic")
+	instructionFields = fieldSet(append([]string{"paymentId", "endToEndId", "amount", "currency", "valueDate", "debtor", "creditor", "remittanceInfo", "tenantId"},
+		detailNames()...)...)
+	debtorFields   = fieldSet("name", "account", "iban", "bic")
+	creditorFields = fieldSet("name", "iban", "bic")
 )
+
+// detailNames are txdetail.Details' member names.
+func detailNames() []string {
+	var out []string
+	for _, f := range txdetail.Fields {
+		out = append(out, f.Name)
+	}
+	return out
+}
 
 func fieldSet(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))

@@ -11,6 +11,7 @@ import (
 	"github.com/moov-io/iso20022/pkg/common"
 	"github.com/moov-io/iso20022/pkg/pacs_v09"
 
+	"github.com/paydispatch/paydispatch/internal/txdetail"
 	"github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/outbox"
 )
@@ -149,6 +150,24 @@ type pacsTransaction struct {
 	Cdtr           pacs_v09.PartyIdentification135                       `xml:"Cdtr"`
 	CdtrAcct       *pacsAccount                                          `xml:"CdtrAcct,omitempty"`
 	RmtInf         *pacs_v09.RemittanceInformation16                     `xml:"RmtInf,omitempty"`
+	// details are written at their ISO paths, among the elements above
+	// in the schema's order.
+	details txdetail.Details
+}
+
+// creditTransferTransaction43 is the sequence of CdtTrfTxInf's elements
+// in the pacs.008.001.09 XSD: where each element, a detail's too, goes.
+var creditTransferTransaction43 = []string{"PmtId", "PmtTpInf", "IntrBkSttlmAmt", "IntrBkSttlmDt", "SttlmPrty",
+	"SttlmTmIndctn", "SttlmTmReq", "AccptncDtTm", "PoolgAdjstmntDt", "InstdAmt", "XchgRate", "AgrdRate", "ChrgBr", "ChrgsInf",
+	"MndtRltdInf", "PrvsInstgAgt1", "PrvsInstgAgt1Acct", "PrvsInstgAgt2", "PrvsInstgAgt2Acct", "PrvsInstgAgt3",
+	"PrvsInstgAgt3Acct", "InstgAgt", "InstdAgt", "IntrmyAgt1", "IntrmyAgt1Acct", "IntrmyAgt2", "IntrmyAgt2Acct",
+	"IntrmyAgt3", "IntrmyAgt3Acct", "UltmtDbtr", "InitgPty", "Dbtr", "DbtrAcct", "DbtrAgt", "DbtrAgtAcct", "CdtrAgt",
+	"CdtrAgtAcct", "Cdtr", "CdtrAcct", "UltmtCdtr", "InstrForCdtrAgt", "InstrForNxtAgt", "Purp", "RgltryRptg", "Tax",
+	"RltdRmtInf", "RmtInf", "SplmtryData"}
+
+// MarshalXML writes the transaction with its details in place.
+func (t pacsTransaction) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
+	return txdetail.EncodeAmong(e, start, t, t.details, creditTransferTransaction43)
 }
 
 // pacsAmount is ActiveCurrencyAndAmount with its value as exact decimal
@@ -205,6 +224,7 @@ func renderPacs008(m outbox.Message, in Instruction, chargeBearer string, now ti
 		CdtrAgt:        pacs_v09.BranchAndFinancialInstitutionIdentification6{FinInstnId: pacs_v09.FinancialInstitutionIdentification18{BICFI: &creditorBIC}},
 		Cdtr:           pacs_v09.PartyIdentification135{Nm: &creditorName},
 		CdtrAcct:       &pacsAccount{Id: pacsAccountID{IBAN: in.Creditor.IBAN}},
+		details:        in.Details,
 	}
 	if in.RemittanceInfo != "" {
 		tx.RmtInf = &pacs_v09.RemittanceInformation16{Ustrd: []common.Max140Text{common.Max140Text(in.RemittanceInfo)}}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/bankid"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
+	"github.com/paydispatch/paydispatch/internal/txdetail"
 	"github.com/paydispatch/paydispatch/money"
 )
 
@@ -40,6 +42,8 @@ type Pacs008Transfer struct {
 	CreditorIBAN   string
 	CreditorBIC    string
 	RemittanceInfo string
+	// Details are those at their ISO paths in CdtTrfTxInf.
+	txdetail.Details
 }
 
 // xsdAmount is ActiveCurrencyAndAmount_SimpleType's lexical space as this
@@ -83,6 +87,7 @@ func ParsePacs008(doc []byte) (t Pacs008Transfer, err error) {
 	tx := msg.CdtTrfTxInf[0]
 	dbtrAcct, cdtrAcct := tx.DbtrAcct, tx.CdtrAcct
 	tx.DbtrAcct, tx.CdtrAcct = nil, nil // checked below, as choices
+	withoutDetails(&tx)
 	if err := tx.Validate(); err != nil {
 		return t, fmt.Errorf("CdtTrfTxInf: %w", err)
 	}
@@ -110,6 +115,10 @@ func ParsePacs008(doc []byte) (t Pacs008Transfer, err error) {
 	if err != nil {
 		return t, err
 	}
+	details, err := detailsIn(doc)
+	if err != nil {
+		return t, err
+	}
 
 	t = Pacs008Transfer{
 		MsgID:          string(msg.GrpHdr.MsgId),
@@ -121,6 +130,7 @@ func ParsePacs008(doc []byte) (t Pacs008Transfer, err error) {
 		DebtorBIC:      debtorBIC,
 		CreditorIBAN:   string(cdtrAcct.Id.IBAN),
 		CreditorBIC:    creditorBIC,
+		Details:        details,
 	}
 	if tx.PmtId.InstrId != nil {
 		t.InstrID = string(*tx.PmtId.InstrId)
@@ -261,6 +271,62 @@ func agentBIC(name string, a pacs_v09.BranchAndFinancialInstitutionIdentificatio
 		return "", fmt.Errorf("%s/FinInstnId/BICFI: %w", name, err)
 	}
 	return bic, nil
+}
+
+// withoutDetails takes the details' elements out of tx before the
+// library validates it: detailsIn checks each by its own rule, and the
+// library models their XSD choices as sequences (Purp's Cd and Prtry),
+// so a valid Purp/Cd would fail for the empty Prtry beside it.
+func withoutDetails(tx *pacs_v09.CreditTransferTransaction43) {
+	v := reflect.ValueOf(tx).Elem()
+	for _, f := range txdetail.Fields {
+		if f.Path == nil {
+			continue
+		}
+		if e := v.FieldByName(f.Path[0]); e.IsValid() && e.CanSet() {
+			e.SetZero()
+		}
+	}
+}
+
+// detailsIn reads the transaction's details at their ISO paths, and
+// checks them as an instruction's are.
+func detailsIn(doc []byte) (txdetail.Details, error) {
+	var d txdetail.Details
+	if len(txdetail.Fields) == 0 {
+		return d, nil
+	}
+	dec := xml.NewDecoder(bytes.NewReader(doc))
+	var names []string
+	var text []byte
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return d, fmt.Errorf("CdtTrfTxInf: %w", err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			names, text = append(names, tok.Name.Local), text[:0]
+		case xml.CharData:
+			text = append(text, tok...)
+		case xml.EndElement:
+			// Document/FIToFICstmrCdtTrf/CdtTrfTxInf/...
+			if len(names) > 3 && names[2] == "CdtTrfTxInf" {
+				if f, ok := txdetail.At(names[3:]); ok {
+					f.Set(&d, strings.TrimSpace(string(text)))
+				}
+			}
+			names = names[:len(names)-1]
+		}
+	}
+	for _, fe := range txdetail.Check(d, "") {
+		f, _ := txdetail.ByName(fe.Field)
+		return d, fmt.Errorf("CdtTrfTxInf/%s: %s", strings.Join(f.Path, "/"), fe.Detail)
+	}
+	return d, nil
 }
 
 // exactAmount re-reads IntrBkSttlmAmt as text: the library's float64

@@ -213,6 +213,7 @@ func TestPacs008SchemaValid(t *testing.T) {
 		func(in *Instruction) { in.Debtor.IBAN = ""; in.RemittanceInfo = "" },
 		func(in *Instruction) { in.Amount, in.Currency = "1500", "JPY" },
 		func(in *Instruction) { in.Amount, in.Currency = "0.125", "BHD" },
+		func(in *Instruction) { in.Details = withEveryDetail().Details },
 	} {
 		in := goodInstruction()
 		edit(&in)

@@ -12,6 +12,7 @@ import (
 	"github.com/paydispatch/paydispatch/bankid"
 	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
+	"github.com/paydispatch/paydispatch/internal/txdetail"
 	"github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/outbox"
 )
@@ -98,6 +99,7 @@ func CheckInstruction(in Instruction, f Format) error {
 		c.add("creditor.bic", "required by pacs.008 rails (the creditor agent)")
 	}
 	c.text("remittanceInfo", in.RemittanceInfo, maxRemittance, false)
+	c.fields = append(c.fields, txdetail.Check(in.Details, "")...)
 	return c.err()
 }
 

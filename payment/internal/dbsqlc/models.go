@@ -37,6 +37,7 @@ type Payment struct {
 	ExecutionDate          *time.Time
 	Priority               string
 	PausedBy               *string
+	Details                []byte
 }
 
 type PaymentBatch struct {

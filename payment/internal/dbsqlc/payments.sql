@@ -10,11 +10,12 @@ WITH claim AS (
 )
 INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
                       creditor_iban, creditor_bic, remittance_info, requested_execution_time,
-                      scheduled_execution_time, status, status_reason, request)
+                      scheduled_execution_time, status, status_reason, request, details)
 SELECT claim.payment_id, @external_id::text, @tenant_id::text, @debtor_account::text, sqlc.narg('amount')::numeric,
        sqlc.narg('currency')::text, @creditor_name::text, sqlc.narg('creditor_iban')::text, sqlc.narg('creditor_bic')::text,
        sqlc.narg('remittance_info')::text, @requested_execution_time::timestamptz,
-       sqlc.narg('scheduled_execution_time')::timestamptz, @status::text, sqlc.narg('status_reason')::text, @request::jsonb
+       sqlc.narg('scheduled_execution_time')::timestamptz, @status::text, sqlc.narg('status_reason')::text, @request::jsonb,
+       sqlc.narg('details')::jsonb
 FROM claim
 ON CONFLICT DO NOTHING;
 
@@ -34,11 +35,11 @@ RETURNING payment_id;
 -- intake row, the payments as arrays of their columns ("" for none).
 INSERT INTO payment_intake (init_workflow_id, payment_ids, external_ids, tenant_ids, debtor_accounts, amounts,
                             currencies, creditor_names, creditor_ibans, creditor_bics, remittance_infos,
-                            requested_execution_times, rails, priorities)
+                            requested_execution_times, rails, priorities, details)
 VALUES (@init_workflow_id, @payment_ids::text[], @external_ids::text[], @tenant_ids::text[], @debtor_accounts::text[],
         @amounts::numeric[], @currencies::text[], @creditor_names::text[], @creditor_ibans::text[],
         @creditor_bics::text[], @remittance_infos::text[], @requested_execution_times::timestamptz[], @rails::text[],
-        @priorities::text[])
+        @priorities::text[], @details::text[])
 ON CONFLICT (init_workflow_id) DO UPDATE
 SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids,
     external_ids = payment_intake.external_ids || EXCLUDED.external_ids,
@@ -53,13 +54,16 @@ SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids,
     requested_execution_times = payment_intake.requested_execution_times || EXCLUDED.requested_execution_times,
     rails = payment_intake.rails || EXCLUDED.rails,
     priorities = coalesce(payment_intake.priorities, array_fill(''::text, ARRAY[cardinality(payment_intake.payment_ids)]))
-                 || EXCLUDED.priorities;
+                 || EXCLUDED.priorities,
+    details = coalesce(payment_intake.details, array_fill(''::text, ARRAY[cardinality(payment_intake.payment_ids)]))
+              || EXCLUDED.details;
 
 -- name: IntakeRequests :one
 -- What a Phase A workflow is to store; no row once it stored it.
 SELECT payment_ids, external_ids, tenant_ids, debtor_accounts, amounts, currencies, creditor_names,
        creditor_ibans, creditor_bics, remittance_infos, requested_execution_times, rails,
-       coalesce(priorities, '{}')::text[] AS priorities
+       coalesce(priorities, '{}')::text[] AS priorities,
+       coalesce(details, array_fill(''::text, ARRAY[cardinality(payment_ids)]))::text[] AS details
 FROM payment_intake WHERE init_workflow_id = @init_workflow_id;
 
 -- name: StorePhaseA :many
@@ -70,13 +74,13 @@ FROM payment_intake WHERE init_workflow_id = @init_workflow_id;
 -- stored before (another run of the same workflow) is left.
 INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
                       creditor_iban, creditor_bic, remittance_info, requested_execution_time,
-                      status, status_reason, scheduled_execution_time, context, rail, execution_date, priority)
+                      status, status_reason, scheduled_execution_time, context, rail, execution_date, priority, details)
 SELECT r.payment_id, r.external_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
        nullif(r.creditor_iban, ''), nullif(r.creditor_bic, ''), nullif(r.remittance_info, ''),
        r.requested_execution_time, r.status, nullif(r.status_reason, ''),
        CASE WHEN r.status = 'SCHEDULED' THEN r.scheduled_execution_time END, nullif(r.context, '')::jsonb,
        nullif(r.rail, ''), CASE WHEN r.execution_date >= '1970-01-01' THEN r.execution_date END,
-       coalesce(nullif(r.priority, ''), 'NORMAL')
+       coalesce(nullif(r.priority, ''), 'NORMAL'), nullif(r.details, '')::jsonb
 FROM (SELECT unnest(@payment_ids::text[]) AS payment_id, unnest(@external_ids::text[]) AS external_id,
              unnest(@tenant_ids::text[]) AS tenant_id, unnest(@debtor_accounts::text[]) AS debtor_account,
              unnest(@amounts::numeric[]) AS amount, unnest(@currencies::text[]) AS currency,
@@ -86,7 +90,8 @@ FROM (SELECT unnest(@payment_ids::text[]) AS payment_id, unnest(@external_ids::t
              unnest(@statuses::text[]) AS status, unnest(@status_reasons::text[]) AS status_reason,
              unnest(@scheduled_execution_times::timestamptz[]) AS scheduled_execution_time,
              unnest(@contexts::text[]) AS context, unnest(@rails::text[]) AS rail,
-             unnest(@execution_dates::date[]) AS execution_date, unnest(@priorities::text[]) AS priority) r
+             unnest(@execution_dates::date[]) AS execution_date, unnest(@priorities::text[]) AS priority,
+             unnest(@details::text[]) AS details) r
 ON CONFLICT DO NOTHING
 RETURNING payment_id;
 
@@ -111,7 +116,8 @@ SELECT r.payment_id::text AS payment_id, r.external_id::text AS external_id, r.t
        r.debtor_account::text AS debtor_account, r.amount::numeric AS amount, r.currency::text AS currency,
        r.creditor_name::text AS creditor_name, r.creditor_iban::text AS creditor_iban,
        r.creditor_bic::text AS creditor_bic, r.remittance_info::text AS remittance_info,
-       r.requested_execution_time::timestamptz AS requested_execution_time, r.rail::text AS rail, i.received_at
+       r.requested_execution_time::timestamptz AS requested_execution_time, r.rail::text AS rail,
+       coalesce(r.priority, '')::text AS priority, coalesce(r.details, '')::text AS details, i.received_at
 FROM w
 JOIN payment_intake i ON i.init_workflow_id = w.init_workflow_id
 CROSS JOIN LATERAL (
@@ -120,7 +126,8 @@ CROSS JOIN LATERAL (
            unnest(i.creditor_names) AS creditor_name, unnest(i.creditor_ibans) AS creditor_iban,
            unnest(i.creditor_bics) AS creditor_bic, unnest(i.remittance_infos) AS remittance_info,
            unnest(i.requested_execution_times) AS requested_execution_time,
-           unnest(i.rails || array_fill(''::text, ARRAY[cardinality(i.payment_ids) - cardinality(i.rails)])) AS rail) r
+           unnest(i.rails || array_fill(''::text, ARRAY[cardinality(i.payment_ids) - cardinality(i.rails)])) AS rail,
+           unnest(i.priorities) AS priority, unnest(i.details) AS details) r
 WHERE (r.external_id, r.tenant_id) IN (SELECT unnest(@external_ids::text[]), unnest(@tenant_ids::text[]));
 
 -- name: PaymentKeysByExternalID :many
@@ -187,17 +194,18 @@ RETURNING payment_id;
 -- intake rows: stored CANCELLED from them (Phase A then finds them
 -- stored, and leaves them). The keys cancelled.
 INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
-                      creditor_iban, creditor_bic, remittance_info, requested_execution_time, status, status_reason)
+                      creditor_iban, creditor_bic, remittance_info, requested_execution_time, status, status_reason,
+                      details)
 SELECT r.payment_id, r.external_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
        nullif(r.creditor_iban, ''), nullif(r.creditor_bic, ''), nullif(r.remittance_info, ''),
-       r.requested_execution_time, 'CANCELLED', @status_reason::text
+       r.requested_execution_time, 'CANCELLED', @status_reason::text, nullif(r.details, '')::jsonb
 FROM payment_intake i
 CROSS JOIN LATERAL (
     SELECT unnest(i.payment_ids) AS payment_id, unnest(i.external_ids) AS external_id, unnest(i.tenant_ids) AS tenant_id,
            unnest(i.debtor_accounts) AS debtor_account, unnest(i.amounts) AS amount, unnest(i.currencies) AS currency,
            unnest(i.creditor_names) AS creditor_name, unnest(i.creditor_ibans) AS creditor_iban,
            unnest(i.creditor_bics) AS creditor_bic, unnest(i.remittance_infos) AS remittance_info,
-           unnest(i.requested_execution_times) AS requested_execution_time) r
+           unnest(i.requested_execution_times) AS requested_execution_time, unnest(i.details) AS details) r
 JOIN unnest(@payment_ids::text[]) AS c (payment_id) ON c.payment_id = r.payment_id
 WHERE i.init_workflow_id = ANY(@init_workflow_ids::text[])
   AND (@tenant_id::text = '' OR r.tenant_id = @tenant_id::text)
@@ -377,7 +385,7 @@ WHERE b.batch_id = @batch_id;
 
 -- name: PaymentOutcomes :many
 -- Where Phase A left these payments (for a run that found them taken on).
-SELECT payment_id, external_id, status, status_reason, scheduled_execution_time, rail, execution_date
+SELECT payment_id, external_id, status, status_reason, scheduled_execution_time, rail, execution_date, details
 FROM payments WHERE payment_id = ANY(@payment_ids::text[]);
 
 -- name: ListByTenant :many

@@ -288,17 +288,18 @@ func (q *Queries) CancelScheduled(ctx context.Context, arg CancelScheduledParams
 
 const cancelWaiting = `-- name: CancelWaiting :many
 INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
-                      creditor_iban, creditor_bic, remittance_info, requested_execution_time, status, status_reason)
+                      creditor_iban, creditor_bic, remittance_info, requested_execution_time, status, status_reason,
+                      details)
 SELECT r.payment_id, r.external_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
        nullif(r.creditor_iban, ''), nullif(r.creditor_bic, ''), nullif(r.remittance_info, ''),
-       r.requested_execution_time, 'CANCELLED', $1::text
+       r.requested_execution_time, 'CANCELLED', $1::text, nullif(r.details, '')::jsonb
 FROM payment_intake i
 CROSS JOIN LATERAL (
     SELECT unnest(i.payment_ids) AS payment_id, unnest(i.external_ids) AS external_id, unnest(i.tenant_ids) AS tenant_id,
            unnest(i.debtor_accounts) AS debtor_account, unnest(i.amounts) AS amount, unnest(i.currencies) AS currency,
            unnest(i.creditor_names) AS creditor_name, unnest(i.creditor_ibans) AS creditor_iban,
            unnest(i.creditor_bics) AS creditor_bic, unnest(i.remittance_infos) AS remittance_info,
-           unnest(i.requested_execution_times) AS requested_execution_time) r
+           unnest(i.requested_execution_times) AS requested_execution_time, unnest(i.details) AS details) r
 JOIN unnest($2::text[]) AS c (payment_id) ON c.payment_id = r.payment_id
 WHERE i.init_workflow_id = ANY($3::text[])
   AND ($4::text = '' OR r.tenant_id = $4::text)
@@ -516,7 +517,7 @@ func (q *Queries) FailPayment(ctx context.Context, arg FailPaymentParams) (int64
 }
 
 const findPayments = `-- name: FindPayments :many
-SELECT p.payment_id, p.tenant_id, p.debtor_account, p.amount, p.currency, p.creditor_name, p.creditor_iban, p.creditor_bic, p.remittance_info, p.requested_execution_time, p.scheduled_execution_time, p.status, p.status_reason, p.request, p.execution_ref, p.created_at, p.updated_at, p.accepted_at, p.external_id, p.context, p.list_seq, p.rail, p.execution_date, p.priority, p.paused_by
+SELECT p.payment_id, p.tenant_id, p.debtor_account, p.amount, p.currency, p.creditor_name, p.creditor_iban, p.creditor_bic, p.remittance_info, p.requested_execution_time, p.scheduled_execution_time, p.status, p.status_reason, p.request, p.execution_ref, p.created_at, p.updated_at, p.accepted_at, p.external_id, p.context, p.list_seq, p.rail, p.execution_date, p.priority, p.paused_by, p.details
 FROM payment_keys k
 JOIN payments p ON p.payment_id = k.payment_id
 WHERE (k.external_id, k.tenant_id) IN (SELECT unnest($1::text[]), unnest($2::text[]))
@@ -568,6 +569,7 @@ func (q *Queries) FindPayments(ctx context.Context, arg FindPaymentsParams) ([]F
 			&i.Payment.ExecutionDate,
 			&i.Payment.Priority,
 			&i.Payment.PausedBy,
+			&i.Payment.Details,
 		); err != nil {
 			return nil, err
 		}
@@ -726,7 +728,7 @@ func (q *Queries) GetBooking(ctx context.Context, paymentID string) (PaymentBook
 }
 
 const getPayment = `-- name: GetPayment :one
-SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq, payments.rail, payments.execution_date, payments.priority, payments.paused_by FROM payments WHERE payment_id = $1
+SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq, payments.rail, payments.execution_date, payments.priority, payments.paused_by, payments.details FROM payments WHERE payment_id = $1
 `
 
 type GetPaymentRow struct {
@@ -762,6 +764,7 @@ func (q *Queries) GetPayment(ctx context.Context, paymentID string) (GetPaymentR
 		&i.Payment.ExecutionDate,
 		&i.Payment.Priority,
 		&i.Payment.PausedBy,
+		&i.Payment.Details,
 	)
 	return i, err
 }
@@ -981,17 +984,18 @@ func (q *Queries) InsertPause(ctx context.Context, arg InsertPauseParams) (int64
 const insertPayment = `-- name: InsertPayment :execrows
 WITH claim AS (
     INSERT INTO payment_keys (external_id, tenant_id, payment_id)
-    VALUES ($1::text, $2::text, $15::text)
+    VALUES ($1::text, $2::text, $16::text)
     ON CONFLICT DO NOTHING
     RETURNING payment_id
 )
 INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
                       creditor_iban, creditor_bic, remittance_info, requested_execution_time,
-                      scheduled_execution_time, status, status_reason, request)
+                      scheduled_execution_time, status, status_reason, request, details)
 SELECT claim.payment_id, $1::text, $2::text, $3::text, $4::numeric,
        $5::text, $6::text, $7::text, $8::text,
        $9::text, $10::timestamptz,
-       $11::timestamptz, $12::text, $13::text, $14::jsonb
+       $11::timestamptz, $12::text, $13::text, $14::jsonb,
+       $15::jsonb
 FROM claim
 ON CONFLICT DO NOTHING
 `
@@ -1011,6 +1015,7 @@ type InsertPaymentParams struct {
 	Status                 string
 	StatusReason           *string
 	Request                []byte
+	Details                []byte
 	PaymentID              string
 }
 
@@ -1033,6 +1038,7 @@ func (q *Queries) InsertPayment(ctx context.Context, arg InsertPaymentParams) (i
 		arg.Status,
 		arg.StatusReason,
 		arg.Request,
+		arg.Details,
 		arg.PaymentID,
 	)
 	if err != nil {
@@ -1044,7 +1050,8 @@ func (q *Queries) InsertPayment(ctx context.Context, arg InsertPaymentParams) (i
 const intakeRequests = `-- name: IntakeRequests :one
 SELECT payment_ids, external_ids, tenant_ids, debtor_accounts, amounts, currencies, creditor_names,
        creditor_ibans, creditor_bics, remittance_infos, requested_execution_times, rails,
-       coalesce(priorities, '{}')::text[] AS priorities
+       coalesce(priorities, '{}')::text[] AS priorities,
+       coalesce(details, array_fill(''::text, ARRAY[cardinality(payment_ids)]))::text[] AS details
 FROM payment_intake WHERE init_workflow_id = $1
 `
 
@@ -1062,6 +1069,7 @@ type IntakeRequestsRow struct {
 	RequestedExecutionTimes []time.Time
 	Rails                   []string
 	Priorities              []string
+	Details                 []string
 }
 
 // What a Phase A workflow is to store; no row once it stored it.
@@ -1082,6 +1090,7 @@ func (q *Queries) IntakeRequests(ctx context.Context, initWorkflowID string) (In
 		&i.RequestedExecutionTimes,
 		&i.Rails,
 		&i.Priorities,
+		&i.Details,
 	)
 	return i, err
 }
@@ -1762,7 +1771,7 @@ func (q *Queries) PausedPayments(ctx context.Context, tag string) ([]PausedPayme
 }
 
 const paymentContext = `-- name: PaymentContext :one
-SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq, payments.rail, payments.execution_date, payments.priority, payments.paused_by FROM payments WHERE payment_id = $1
+SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq, payments.rail, payments.execution_date, payments.priority, payments.paused_by, payments.details FROM payments WHERE payment_id = $1
 `
 
 type PaymentContextRow struct {
@@ -1798,12 +1807,13 @@ func (q *Queries) PaymentContext(ctx context.Context, paymentID string) (Payment
 		&i.Payment.ExecutionDate,
 		&i.Payment.Priority,
 		&i.Payment.PausedBy,
+		&i.Payment.Details,
 	)
 	return i, err
 }
 
 const paymentContexts = `-- name: PaymentContexts :many
-SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq, payments.rail, payments.execution_date, payments.priority, payments.paused_by FROM payments WHERE payment_id = ANY($1::text[])
+SELECT payments.payment_id, payments.tenant_id, payments.debtor_account, payments.amount, payments.currency, payments.creditor_name, payments.creditor_iban, payments.creditor_bic, payments.remittance_info, payments.requested_execution_time, payments.scheduled_execution_time, payments.status, payments.status_reason, payments.request, payments.execution_ref, payments.created_at, payments.updated_at, payments.accepted_at, payments.external_id, payments.context, payments.list_seq, payments.rail, payments.execution_date, payments.priority, payments.paused_by, payments.details FROM payments WHERE payment_id = ANY($1::text[])
 `
 
 type PaymentContextsRow struct {
@@ -1846,6 +1856,7 @@ func (q *Queries) PaymentContexts(ctx context.Context, paymentIds []string) ([]P
 			&i.Payment.ExecutionDate,
 			&i.Payment.Priority,
 			&i.Payment.PausedBy,
+			&i.Payment.Details,
 		); err != nil {
 			return nil, err
 		}
@@ -1909,7 +1920,7 @@ func (q *Queries) PaymentKeysByExternalID(ctx context.Context, externalID string
 }
 
 const paymentOutcomes = `-- name: PaymentOutcomes :many
-SELECT payment_id, external_id, status, status_reason, scheduled_execution_time, rail, execution_date
+SELECT payment_id, external_id, status, status_reason, scheduled_execution_time, rail, execution_date, details
 FROM payments WHERE payment_id = ANY($1::text[])
 `
 
@@ -1921,6 +1932,7 @@ type PaymentOutcomesRow struct {
 	ScheduledExecutionTime *time.Time
 	Rail                   *string
 	ExecutionDate          *time.Time
+	Details                []byte
 }
 
 // Where Phase A left these payments (for a run that found them taken on).
@@ -1941,6 +1953,7 @@ func (q *Queries) PaymentOutcomes(ctx context.Context, paymentIds []string) ([]P
 			&i.ScheduledExecutionTime,
 			&i.Rail,
 			&i.ExecutionDate,
+			&i.Details,
 		); err != nil {
 			return nil, err
 		}
@@ -2041,7 +2054,8 @@ SELECT r.payment_id::text AS payment_id, r.external_id::text AS external_id, r.t
        r.debtor_account::text AS debtor_account, r.amount::numeric AS amount, r.currency::text AS currency,
        r.creditor_name::text AS creditor_name, r.creditor_iban::text AS creditor_iban,
        r.creditor_bic::text AS creditor_bic, r.remittance_info::text AS remittance_info,
-       r.requested_execution_time::timestamptz AS requested_execution_time, r.rail::text AS rail, i.received_at
+       r.requested_execution_time::timestamptz AS requested_execution_time, r.rail::text AS rail,
+       coalesce(r.priority, '')::text AS priority, coalesce(r.details, '')::text AS details, i.received_at
 FROM w
 JOIN payment_intake i ON i.init_workflow_id = w.init_workflow_id
 CROSS JOIN LATERAL (
@@ -2050,7 +2064,8 @@ CROSS JOIN LATERAL (
            unnest(i.creditor_names) AS creditor_name, unnest(i.creditor_ibans) AS creditor_iban,
            unnest(i.creditor_bics) AS creditor_bic, unnest(i.remittance_infos) AS remittance_info,
            unnest(i.requested_execution_times) AS requested_execution_time,
-           unnest(i.rails || array_fill(''::text, ARRAY[cardinality(i.payment_ids) - cardinality(i.rails)])) AS rail) r
+           unnest(i.rails || array_fill(''::text, ARRAY[cardinality(i.payment_ids) - cardinality(i.rails)])) AS rail,
+           unnest(i.priorities) AS priority, unnest(i.details) AS details) r
 WHERE (r.external_id, r.tenant_id) IN (SELECT unnest($1::text[]), unnest($2::text[]))
 `
 
@@ -2072,6 +2087,8 @@ type PendingRequestsRow struct {
 	RemittanceInfo         string
 	RequestedExecutionTime time.Time
 	Rail                   string
+	Priority               string
+	Details                string
 	ReceivedAt             time.Time
 }
 
@@ -2099,6 +2116,8 @@ func (q *Queries) PendingRequests(ctx context.Context, arg PendingRequestsParams
 			&i.RemittanceInfo,
 			&i.RequestedExecutionTime,
 			&i.Rail,
+			&i.Priority,
+			&i.Details,
 			&i.ReceivedAt,
 		); err != nil {
 			return nil, err
@@ -2546,11 +2565,11 @@ func (q *Queries) SetPriority(ctx context.Context, arg SetPriorityParams) ([]Set
 const stageIntake = `-- name: StageIntake :exec
 INSERT INTO payment_intake (init_workflow_id, payment_ids, external_ids, tenant_ids, debtor_accounts, amounts,
                             currencies, creditor_names, creditor_ibans, creditor_bics, remittance_infos,
-                            requested_execution_times, rails, priorities)
+                            requested_execution_times, rails, priorities, details)
 VALUES ($1, $2::text[], $3::text[], $4::text[], $5::text[],
         $6::numeric[], $7::text[], $8::text[], $9::text[],
         $10::text[], $11::text[], $12::timestamptz[], $13::text[],
-        $14::text[])
+        $14::text[], $15::text[])
 ON CONFLICT (init_workflow_id) DO UPDATE
 SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids,
     external_ids = payment_intake.external_ids || EXCLUDED.external_ids,
@@ -2565,7 +2584,9 @@ SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids,
     requested_execution_times = payment_intake.requested_execution_times || EXCLUDED.requested_execution_times,
     rails = payment_intake.rails || EXCLUDED.rails,
     priorities = coalesce(payment_intake.priorities, array_fill(''::text, ARRAY[cardinality(payment_intake.payment_ids)]))
-                 || EXCLUDED.priorities
+                 || EXCLUDED.priorities,
+    details = coalesce(payment_intake.details, array_fill(''::text, ARRAY[cardinality(payment_intake.payment_ids)]))
+              || EXCLUDED.details
 `
 
 type StageIntakeParams struct {
@@ -2583,6 +2604,7 @@ type StageIntakeParams struct {
 	RequestedExecutionTimes []time.Time
 	Rails                   []string
 	Priorities              []string
+	Details                 []string
 }
 
 // Payments taken in, for the Phase A workflow that is to store them: its
@@ -2603,6 +2625,7 @@ func (q *Queries) StageIntake(ctx context.Context, arg StageIntakeParams) error 
 		arg.RequestedExecutionTimes,
 		arg.Rails,
 		arg.Priorities,
+		arg.Details,
 	)
 	return err
 }
@@ -2622,13 +2645,13 @@ func (q *Queries) StopEventStream(ctx context.Context) (int64, error) {
 const storePhaseA = `-- name: StorePhaseA :many
 INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
                       creditor_iban, creditor_bic, remittance_info, requested_execution_time,
-                      status, status_reason, scheduled_execution_time, context, rail, execution_date, priority)
+                      status, status_reason, scheduled_execution_time, context, rail, execution_date, priority, details)
 SELECT r.payment_id, r.external_id, r.tenant_id, r.debtor_account, r.amount, r.currency, r.creditor_name,
        nullif(r.creditor_iban, ''), nullif(r.creditor_bic, ''), nullif(r.remittance_info, ''),
        r.requested_execution_time, r.status, nullif(r.status_reason, ''),
        CASE WHEN r.status = 'SCHEDULED' THEN r.scheduled_execution_time END, nullif(r.context, '')::jsonb,
        nullif(r.rail, ''), CASE WHEN r.execution_date >= '1970-01-01' THEN r.execution_date END,
-       coalesce(nullif(r.priority, ''), 'NORMAL')
+       coalesce(nullif(r.priority, ''), 'NORMAL'), nullif(r.details, '')::jsonb
 FROM (SELECT unnest($1::text[]) AS payment_id, unnest($2::text[]) AS external_id,
              unnest($3::text[]) AS tenant_id, unnest($4::text[]) AS debtor_account,
              unnest($5::numeric[]) AS amount, unnest($6::text[]) AS currency,
@@ -2638,7 +2661,8 @@ FROM (SELECT unnest($1::text[]) AS payment_id, unnest($2::text[]) AS external_id
              unnest($12::text[]) AS status, unnest($13::text[]) AS status_reason,
              unnest($14::timestamptz[]) AS scheduled_execution_time,
              unnest($15::text[]) AS context, unnest($16::text[]) AS rail,
-             unnest($17::date[]) AS execution_date, unnest($18::text[]) AS priority) r
+             unnest($17::date[]) AS execution_date, unnest($18::text[]) AS priority,
+             unnest($19::text[]) AS details) r
 ON CONFLICT DO NOTHING
 RETURNING payment_id
 `
@@ -2662,6 +2686,7 @@ type StorePhaseAParams struct {
 	Rails                   []string
 	ExecutionDates          []time.Time
 	Priorities              []string
+	Details                 []string
 }
 
 // Phase A's verdicts, each payment stored once in the status it reached:
@@ -2689,6 +2714,7 @@ func (q *Queries) StorePhaseA(ctx context.Context, arg StorePhaseAParams) ([]str
 		arg.Rails,
 		arg.ExecutionDates,
 		arg.Priorities,
+		arg.Details,
 	)
 	if err != nil {
 		return nil, err
