@@ -56,7 +56,7 @@ type auditAPI struct {
 // transaction, a pause, a resume and a change of priority in the
 // transaction that moves the payments. Their handlers record, inside each of those transactions,
 // what it changed.
-var recordsItself = map[string]bool{
+var recordsItselfRoutes = map[string]bool{
 	"POST /v1/payments/{id}/cancel":          true,
 	"POST /v1/payment-batches/{id}/cancel":   true,
 	"POST /admin/payments/cancel":            true,
@@ -68,10 +68,10 @@ var recordsItself = map[string]bool{
 	"POST /v1/payment-batches/{id}/priority": true,
 }
 
-// audited reports whether a request to the route pattern may change
-// something that the audit log records.
-func audited(pattern string, r *http.Request) bool {
-	return recordsItself[pattern] ||
+// audited reports whether a request to the route may change something
+// that the audit log records.
+func audited(route Route, r *http.Request) bool {
+	return route.serving == recordsItself ||
 		r.Method != http.MethodGet && r.Method != http.MethodHead && strings.HasPrefix(r.URL.Path, "/admin/")
 }
 
@@ -106,7 +106,8 @@ func changeTx(r *http.Request) pgx.Tx {
 
 // serveAudited serves an audited request: the change and its entry
 // commit together, and the answer is sent after the commit.
-func (rt *Router) serveAudited(w http.ResponseWriter, r *http.Request, pattern string, serve http.Handler) {
+func (rt *Router) serveAudited(w http.ResponseWriter, r *http.Request, route Route, serve http.Handler) {
+	pattern := route.Pattern
 	if rt.audit == nil {
 		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "this server keeps no audit log, so it makes no change an audit log records"})
 		return
@@ -117,7 +118,7 @@ func (rt *Router) serveAudited(w http.ResponseWriter, r *http.Request, pattern s
 		io.Reader
 		io.Closer
 	}{io.TeeReader(r.Body, &limitedBuffer{b: &c.body, max: maxAuditedBody}), r.Body}
-	if !recordsItself[pattern] {
+	if route.serving != recordsItself {
 		tx, err := rt.audit.Begin(ctx)
 		if err != nil {
 			rt.log.Error("opening an admin change's transaction failed", "route", pattern, "error", err)

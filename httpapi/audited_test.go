@@ -304,9 +304,10 @@ func TestAuditedChanges(t *testing.T) {
 	}
 	t.Parallel()
 	covered := auditedRoutes(&auditedDB{process: map[string]uuid.UUID{}})
-	for _, p := range contractRouter(t).Patterns() { // every route serve registers
+	contract := contractRouter(t)
+	for _, p := range contract.Patterns() { // every route serve registers
 		method, path, _ := strings.Cut(p, " ")
-		if method == http.MethodGet || !httpapi.Audited(p, httptest.NewRequest(method, path, nil)) {
+		if method == http.MethodGet || !httpapi.Audited(contract, p, httptest.NewRequest(method, path, nil)) {
 			continue
 		}
 		if !slices.ContainsFunc(covered, func(r auditedRoute) bool { return r.pattern == p }) {

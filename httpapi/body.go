@@ -15,8 +15,10 @@ import (
 type bodyKind int
 
 const (
+	// noBody: the route reads no body.
+	noBody bodyKind = iota
 	// jsonBody is one JSON value, up to the single-request limit.
-	jsonBody bodyKind = iota
+	jsonBody
 	// bigJSONBody is one JSON value up to maxBigJSONBody (bulk slots).
 	bigJSONBody
 	// tableJSONBody is one JSON value up to maxTableJSONBody: a table

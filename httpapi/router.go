@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 )
@@ -39,9 +38,9 @@ type Router struct {
 	// nothing moves; see Services.Levers).
 	levers Levers
 
-	// table is the routes mounted, and scopes their scopes by pattern.
-	table  []Route
-	scopes map[string]auth.Scope
+	// table is the routes mounted, and rows their rows by pattern.
+	table []Route
+	rows  map[string]Route
 }
 
 // NewRouter returns a router serving /healthz and /readyz; the other
@@ -50,7 +49,7 @@ func NewRouter(log *slog.Logger, checks ...Check) *Router {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	rt := &Router{mux: http.NewServeMux(), checks: checks, log: log, scopes: map[string]auth.Scope{}}
+	rt := &Router{mux: http.NewServeMux(), checks: checks, log: log, rows: map[string]Route{}}
 	rt.Mount(Services{probes: true})
 	return rt
 }
@@ -86,10 +85,10 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if rt.bodies != (bodyLimits{}) {
 			r = r.WithContext(context.WithValue(r.Context(), limitsKey{}, rt.bodies))
 		}
-		kind, takesBody := routeBodies[pattern]
-		limit := kind.limit(limitsOf(r))
-		if takesBody {
-			if prob := checkBody(w, r, kind, limit); prob != nil {
+		route := rt.rows[pattern]
+		limit := route.body.limit(limitsOf(r))
+		if route.body != noBody {
+			if prob := checkBody(w, r, route.body, limit); prob != nil {
 				WriteProblem(w, r, *prob)
 				return
 			}
@@ -98,14 +97,14 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// sent.
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
-		if _, ok := idempotentRoutes[pattern]; ok && rt.idem != nil {
+		if route.serving == idempotent && rt.idem != nil {
 			if key, sent := r.Header["Idempotency-Key"]; sent {
 				rt.idempotent(w, r, key[0], limit, rt.mux)
 				return
 			}
 		}
-		if audited(pattern, r) {
-			rt.serveAudited(w, r, pattern, rt.mux)
+		if audited(route, r) {
+			rt.serveAudited(w, r, route, rt.mux)
 			return
 		}
 		rt.mux.ServeHTTP(w, r)
