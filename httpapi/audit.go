@@ -41,31 +41,12 @@ type AuditLog interface {
 // recorded; a change whose entry cannot be written is rolled back and
 // answered 503. A handler with work that must follow the commit (driving
 // a process, dropping a cache) commits first (commit). The routes whose
-// change commits in transactions of its own (recordsItself) write an
-// entry in each, through their store's hook. Without an audit log, the
+// change commits in transactions of its own (recordsItself in their
+// rows) write an entry in each, through their store's hook. Without an audit log, the
 // router makes no audited change (503).
 type auditAPI struct {
 	rt    *Router
 	audit AuditLog
-}
-
-// recordsItself are the audited routes whose change commits in
-// transactions of its own, by design: a cancel commits each statement on
-// its own (payment.Record), a filter's requeue a page at a time
-// (deadletter.Request.Record), a release after pacing outside its
-// transaction, a pause, a resume and a change of priority in the
-// transaction that moves the payments. Their handlers record, inside each of those transactions,
-// what it changed.
-var recordsItselfRoutes = map[string]bool{
-	"POST /v1/payments/{id}/cancel":          true,
-	"POST /v1/payment-batches/{id}/cancel":   true,
-	"POST /admin/payments/cancel":            true,
-	"POST /admin/payments/release":           true,
-	"POST /admin/dead-letters/requeue":       true,
-	"POST /admin/pauses":                     true,
-	"DELETE /admin/pauses/{scope}/{id}":      true,
-	"POST /v1/payments/{id}/priority":        true,
-	"POST /v1/payment-batches/{id}/priority": true,
 }
 
 // audited reports whether a request to the route may change something

@@ -15,9 +15,11 @@ func RowServing(r Route) (body int, idem, records bool) {
 	return int(r.body), r.serving == idempotent, r.serving == recordsItself
 }
 
-// The maps the rows replaced, to compare them with.
-var (
-	OldRouteBodies      = routeBodies
-	OldIdempotentRoutes = idempotentRoutes
-	OldRecordsItself    = recordsItselfRoutes
+// The body kinds, for RowServing.
+const (
+	NoBody        = int(noBody)
+	JSONBody      = int(jsonBody)
+	BigJSONBody   = int(bigJSONBody)
+	TableJSONBody = int(tableJSONBody)
+	BulkFileBody  = int(bulkFileBody)
 )

@@ -18,7 +18,8 @@ type Route struct {
 	Scope   auth.Scope
 	Handler http.HandlerFunc
 	// body is what the route takes as its request body (noBody: its body,
-	// if any, is never read, so it needs no Content-Type either).
+	// if any, is never read, so it needs no Content-Type either: POST
+	// /admin/processes/{id}/pause and the like).
 	body bodyKind
 	// serving says whether the route is idempotent or records itself.
 	serving serving
@@ -35,8 +36,12 @@ const (
 	// RouterConfig.IdempotencyKeys).
 	idempotent
 	// recordsItself: an audited route whose change commits in
-	// transactions of its own, by design, each recording what it changed
-	// (see auditAPI).
+	// transactions of its own, by design: a cancel commits each statement
+	// on its own (payment.Record), a filter's requeue a page at a time
+	// (deadletter.Request.Record), a release after pacing outside its
+	// transaction, a pause, a resume and a change of priority in the
+	// transaction that moves the payments. Its handler records, inside
+	// each of those transactions, what it changed.
 	recordsItself
 )
 
