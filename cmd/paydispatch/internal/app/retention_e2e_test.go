@@ -220,7 +220,7 @@ func relayToRail(ctx context.Context, t *testing.T, pool *pgxpool.Pool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	router, err := rail.NewRouter(json)
+	router, err := rail.NewRouter(rail.RouterConfig{Rails: []rail.Rail{json}})
 	if err != nil {
 		t.Fatal(err)
 	}
