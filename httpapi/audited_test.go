@@ -191,7 +191,10 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	must(err)
 	d.letter = "dispatch:JOB:" + id
 
-	rt := httpapi.NewRouter(nil)
+	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
+		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
+		"acme":  {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}},
+	}})
 	rt.Mount(httpapi.Services{
 		Audit:           audit.New(audit.Config{DB: pool}),
 		DispatchConfigs: q,
@@ -209,10 +212,6 @@ func newAuditedDB(t *testing.T) *auditedDB {
 		Levers:      svc,
 		Rails:       httpapi.RailStore{DB: pool, Payments: store, Pacing: lim, Queue: q, Resolver: rails},
 		DeadLetters: deadletter.New(deadletter.Config{DB: pool, Queue: q, Limiter: lim, OutboxItemType: "JOB"}),
-	})
-	rt.RequireAuth(fakeTokens{
-		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
-		"acme":  {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}},
 	})
 	d.rt = rt
 	return d
@@ -436,7 +435,7 @@ func TestActorHeaderOnEveryRoute(t *testing.T) {
 func TestAuditedWithoutLog(t *testing.T) {
 	t.Parallel()
 	f := newFakeDispatchConfigs()
-	rt := httpapi.NewRouter(nil)
+	rt := newRouter(t, httpapi.RouterConfig{})
 	rt.Mount(httpapi.Services{DispatchConfigs: f})
 	req := httptest.NewRequest("PATCH", "/admin/dispatch/config/PAYMENT", strings.NewReader(`{"batch_size":7}`))
 	req.Header.Set("Content-Type", "application/json")
@@ -456,7 +455,7 @@ func TestAuditedWithoutLog(t *testing.T) {
 func TestAuditFailureHoldsTheAnswer(t *testing.T) {
 	t.Parallel()
 	log := &fakeAudit{fail: fmt.Errorf("disk full")}
-	rt := httpapi.NewRouter(nil)
+	rt := newRouter(t, httpapi.RouterConfig{})
 	rt.Mount(httpapi.Services{Pacer: &fakePacer{}, Audit: log})
 	rec := call(rt, "POST", "/admin/rate-limit/config", `{"configName":"c","maxPerWindow":5,"windowSize":"PT1S"}`, "")
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Location") != "" || strings.Contains(rec.Body.String(), "configName") {

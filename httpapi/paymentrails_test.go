@@ -79,13 +79,12 @@ func TestPaymentsOnRails(t *testing.T) {
 	}
 	t.Cleanup(w.Stop)
 	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: q, Temporal: c, Rails: res, Pacer: lim})
-	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: pool}), Payments: svc})
-	rt.RequireAuth(fakeTokens{
+	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
 		"admin":  {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"acme":   {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}},
 		"globex": {TokenID: "c", TenantID: "globex", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}},
-	})
+	}})
+	rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: pool}), Payments: svc})
 	do := func(method, path, ctype, body, token string) (*httptest.ResponseRecorder, map[string]any) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		if ctype != "" {

@@ -78,12 +78,6 @@ func newPaymentsAPI(rt *Router, p Payments) *paymentsAPI {
 	return api
 }
 
-// LinkExecutions has GET /v1/payments/{id} link a payment's execution to
-// its page in Temporal's Web UI: page gives the URL of a workflow's run.
-func (rt *Router) LinkExecutions(page func(workflowID, runID string) string) {
-	rt.executionPage = page
-}
-
 // paymentWithLinks is a payment as GET /v1/payments/{id} shows it.
 type paymentWithLinks struct {
 	payment.View
