@@ -51,7 +51,10 @@ func choreDefinition() process.Definition[chore] {
 }
 
 // processAPI is the process routes on the database, as serve wires them.
-type processAPI struct{ *process.Operator }
+type processAPI struct {
+	*process.Operator
+	DB process.DB
+}
 
 func (p processAPI) Get(ctx context.Context, id uuid.UUID) (process.Instance, error) {
 	return process.Get(ctx, p.DB, id)
@@ -131,7 +134,7 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	must(err)
 	rails := routing.NewResolver(pool, routing.ResolverConfig{})
 	noon := time.Now().UTC().AddDate(0, 0, 2).Truncate(24 * time.Hour).Add(12 * time.Hour)
-	init := &payment.InitActivities{Store: store, Queue: q, Pacer: lim, Rails: rails}
+	init := payment.NewInitActivities(payment.InitConfig{Store: store, Queue: q, Pacer: lim, Rails: rails})
 	if res, err := init.InitChunk(ctx, railRequests("holdco", "NOON", 1, noon.Add(-time.Second)), "init-holdco"); err != nil || res.Held != 1 {
 		t.Fatalf("holdco's payment: %+v, %v", res, err)
 	}
@@ -158,8 +161,8 @@ func newAuditedDB(t *testing.T) *auditedDB {
 
 	reg, err := process.NewRegistry(choreDefinition())
 	must(err)
-	acts := &process.Activities{DB: pool, Registry: reg}
-	op := &process.Operator{DB: pool, Registry: reg}
+	acts := process.NewActivities(process.ActivitiesConfig{DB: pool, Registry: reg})
+	op := process.NewOperator(process.OperatorConfig{DB: pool, Registry: reg})
 	for _, key := range []string{"new", "fail", "paused"} {
 		in := process.StartInput{Type: "Chore", BusinessKey: key, Data: json.RawMessage(`{}`)}
 		st, err := acts.Start(ctx, in)
@@ -200,7 +203,7 @@ func newAuditedDB(t *testing.T) *auditedDB {
 		DispatchConfigs: q,
 		Pacer:           lim,
 		FXRates:         service.New(pool),
-		Processes:       processAPI{op},
+		Processes:       processAPI{op, pool},
 		Webhooks:        hooks, EventTypes: payment.EventTypes(),
 	})
 	// A pause to resume: of a tenant with nothing waiting, so that the

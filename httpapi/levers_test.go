@@ -64,7 +64,7 @@ func newLeversDB(t *testing.T) *leversDB {
 		must(err)
 	}
 	store, rails := payment.NewStore(pool), routing.NewResolver(pool, routing.ResolverConfig{})
-	init := &payment.InitActivities{Store: store, Queue: q, Pacer: lim, Rails: rails}
+	init := payment.NewInitActivities(payment.InitConfig{Store: store, Queue: q, Pacer: lim, Rails: rails})
 	at := time.Now().Add(time.Hour).Truncate(time.Second)
 	inst := railRequests("acme", "INST", 1, at)
 	inst[0].PaymentID = "inst-000"

@@ -73,7 +73,7 @@ func TestPaymentsOnRails(t *testing.T) {
 	res := routing.NewResolver(pool, routing.ResolverConfig{})
 	_, c := temporaltest.Start(t)
 	w := worker.New(c, payment.InitTaskQueue, worker.Options{})
-	payment.RegisterInit(w, &payment.InitActivities{Store: payment.NewStore(pool), Queue: q, Pacer: lim, Rails: res})
+	payment.RegisterInit(w, payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: q, Pacer: lim, Rails: res}))
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}

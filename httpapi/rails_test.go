@@ -226,8 +226,8 @@ func TestRailStatus(t *testing.T) {
 			t.Fatalf("%s's rule: %d %s", tenant, rec.Code, rec.Body)
 		}
 	}
-	init := &payment.InitActivities{Store: payment.NewStore(d.pool), Queue: queue.New(d.pool), Pacer: d.lim,
-		Rails: routing.NewResolver(d.pool, routing.ResolverConfig{})}
+	init := payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(d.pool), Queue: queue.New(d.pool), Pacer: d.lim,
+		Rails: routing.NewResolver(d.pool, routing.ResolverConfig{})})
 	phaseA := func(tenant string, n int, at time.Time) payment.BatchResult {
 		t.Helper()
 		if _, _, err := account.Create(ctx, d.pool, account.Spec{AccountID: account.Key(tenant, "ACC-1"), ExternalID: "ACC-1", TenantID: tenant,

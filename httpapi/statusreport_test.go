@@ -63,7 +63,7 @@ func TestSwissFileStatusReport(t *testing.T) {
 	}
 	_, c := temporaltest.Start(t)
 	w := worker.New(c, payment.InitTaskQueue, worker.Options{})
-	payment.RegisterInit(w, &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool)})
+	payment.RegisterInit(w, payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: queue.New(pool)}))
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -408,7 +408,7 @@ func mountRoutes(router *httpapi.Router, c serverConfig, store *postgres.DB, tco
 		DispatchConfigs: queue.New(store.Pool),
 		Accounts:        ledgerAPI,
 		FXRates:         ledgerAPI,
-		Processes:       app.ProcessAPI{Operator: app.ProcessOperator(store, tconn)},
+		Processes:       app.ProcessAPI{Operator: app.ProcessOperator(store, tconn), DB: store.Pool},
 		Audit:           audit.New(audit.Config{DB: store.Pool}),
 		Webhooks:        webhook.NewStore(webhook.StoreConfig{DB: store.Pool, Policy: app.WebhookPolicy(c.wh)}),
 		EventTypes:      payment.EventTypes(),
