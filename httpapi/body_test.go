@@ -33,6 +33,7 @@ func bodyRouter(t testing.TB, cfg httpapi.RouterConfig) *httpapi.Router {
 		Pacer:     &fakePacer{},
 		Processes: fakeProcesses{},
 		Audit:     &fakeAudit{},
+		Rails:     newFakeRails(),
 	})
 	return rt
 }
@@ -152,6 +153,8 @@ func TestBodyLimitsBeforeReading(t *testing.T) {
 		{"/admin/rate-limit/config", "application/json", single},
 		{"/api/v1/slots", "application/json", single},
 		{"/api/v1/slots/bulk", "application/json", 64 << 20},
+		{"/admin/calendars", "application/json", 1 << 20},
+		{"/admin/routing-rules", "application/json", 1 << 20},
 		{"/v1/payment-batches", "application/x-ndjson", bulk},
 		{"/v1/payment-batches", "text/csv", bulk},
 		{"/v1/payment-batches", "application/xml", bulk},

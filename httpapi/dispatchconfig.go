@@ -128,8 +128,7 @@ func (api *dispatchConfigAPI) get(w http.ResponseWriter, r *http.Request) {
 // patch serves PATCH /admin/dispatch/config/{itemType}.
 func (api *dispatchConfigAPI) patch(w http.ResponseWriter, r *http.Request) {
 	var req map[string]json.RawMessage
-	if prob := decodeJSON(w, r, &req); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &req) {
 		return
 	}
 	changes := make(map[string]string, len(req))

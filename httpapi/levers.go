@@ -177,8 +177,7 @@ func (api *leversAPI) repace(w http.ResponseWriter, r *http.Request) {
 // pause serves POST /admin/pauses.
 func (api *leversAPI) pause(w http.ResponseWriter, r *http.Request) {
 	var scope payment.PauseScope
-	if prob := decodeJSON(w, r, &scope); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &scope) {
 		return
 	}
 	if prob := invalidScope(scope, http.StatusUnprocessableEntity, "Invalid pause"); prob != nil {
@@ -242,8 +241,7 @@ func (api *leversAPI) resume(w http.ResponseWriter, r *http.Request) {
 func (api *leversAPI) setPriority(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var body priorityBody
-	if prob := decodeJSON(w, r, &body); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &body) {
 		return
 	}
 	if prob := body.check(); prob != nil {
@@ -277,8 +275,7 @@ func (api *leversAPI) setPriority(w http.ResponseWriter, r *http.Request) {
 func (api *leversAPI) setBatchPriority(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var body priorityBody
-	if prob := decodeJSON(w, r, &body); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &body) {
 		return
 	}
 	if prob := body.check(); prob != nil {

@@ -540,8 +540,7 @@ func (rt *Router) railProblem(w http.ResponseWriter, r *http.Request, title stri
 // putRail serves POST /admin/rails.
 func (api *railsAPI) putRail(w http.ResponseWriter, r *http.Request) {
 	var body railRequest
-	if prob := decodeJSON(w, r, &body); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &body) {
 		return
 	}
 	rail, errs := body.rail()
@@ -600,8 +599,7 @@ func (api *railsAPI) getRail(w http.ResponseWriter, r *http.Request) {
 // putCalendar serves POST /admin/calendars.
 func (api *railsAPI) putCalendar(w http.ResponseWriter, r *http.Request) {
 	var body calendarRequest
-	if prob := decodeJSONLimit(w, r, &body, maxTableJSONBody); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &body) {
 		return
 	}
 	c, errs := body.calendar()
@@ -664,8 +662,7 @@ func (api *railsAPI) putRules(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Rules *[]ruleRequest `json:"rules"`
 	}
-	if prob := decodeJSONLimit(w, r, &body, maxTableJSONBody); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &body) {
 		return
 	}
 	var errs []field.Error
@@ -718,8 +715,7 @@ func (api *railsAPI) setCutoffRule(w http.ResponseWriter, r *http.Request) {
 		TenantID string `json:"tenantId"`
 		Rule     string `json:"rule"`
 	}
-	if prob := decodeJSON(w, r, &body); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &body) {
 		return
 	}
 	var errs []field.Error

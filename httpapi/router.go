@@ -185,9 +185,9 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			WriteProblem(w, r, *prob)
 			return
 		}
-		r = r.WithContext(context.WithValue(r.Context(), limitsKey{}, rt.bodies))
 		route := rt.rows[pattern]
-		limit := route.body.limit(limitsOf(r))
+		limit := route.body.limit(rt.bodies)
+		r = r.WithContext(context.WithValue(r.Context(), limitsKey{}, requestLimits{bodyLimits: rt.bodies, route: limit}))
 		if route.body != noBody {
 			if prob := checkBody(w, r, route.body, limit); prob != nil {
 				WriteProblem(w, r, *prob)
@@ -261,11 +261,26 @@ type bodyLimits struct{ single, bulk int64 }
 
 type limitsKey struct{}
 
+// requestLimits are the router's body limits, and the one of the
+// request's route (its row's body kind).
+type requestLimits struct {
+	bodyLimits
+	route int64
+}
+
 func limitsOf(r *http.Request) bodyLimits {
-	if l, ok := r.Context().Value(limitsKey{}).(bodyLimits); ok {
-		return l
+	if l, ok := r.Context().Value(limitsKey{}).(requestLimits); ok {
+		return l.bodyLimits
 	}
 	return bodyLimits{single: defaultMaxBody, bulk: defaultMaxBatchBody}
+}
+
+// routeLimitOf is the most the body of r's route may hold.
+func routeLimitOf(r *http.Request) int64 {
+	if l, ok := r.Context().Value(limitsKey{}).(requestLimits); ok {
+		return l.route
+	}
+	return defaultMaxBody
 }
 
 // checkURL refuses a path or query value that no resource can have: one
