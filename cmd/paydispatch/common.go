@@ -171,6 +171,30 @@ func requireCurrentSchema(ctx context.Context, db *postgres.DB) error {
 // migrate' to bring the schema to its version.
 const schemaWait = 2 * time.Minute
 
+// startRole starts what a role run apart on a Temporal cluster stands on
+// (worker, kafka-intake): its traces, its database (see openRoleDatabase)
+// and its Temporal connection, each added to started, which stops them
+// after the role's own parts (the traces last: the last spans flushed).
+func startRole(ctx context.Context, env *environment, role string, db config.Database, tc config.Temporal, log *slog.Logger,
+	started *parts) (*postgres.DB, *temporal.Conn, error) {
+	tracing, err := startTracing(ctx, env, role, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	started.add("traces", tracing.Stop)
+	store, err := openRoleDatabase(ctx, db, log, schemaWait)
+	if err != nil {
+		return nil, nil, err
+	}
+	started.add("the database", store.Close)
+	tconn, err := connectTemporal(ctx, tc, db, store, tracing, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	started.add("Temporal", tconn.Close)
+	return store, tconn, nil
+}
+
 // openRoleDatabase opens the store for a role run apart (worker, relay,
 // kafka-intake). Such a role is often started beside serve or a migrate
 // job, so a schema behind this binary's is waited for, up to wait, rather
