@@ -52,7 +52,8 @@ type Payments interface {
 }
 
 // The default body limits: a single request (a payment, an account) and
-// a bulk file (about 500,000 payments). SetBodyLimits changes them.
+// a bulk file (about 500,000 payments); RouterConfig's MaxBody and
+// MaxBulkBody change them.
 const (
 	defaultMaxBody      = 64 << 10
 	defaultMaxBatchBody = 512 << 20

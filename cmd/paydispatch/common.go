@@ -17,6 +17,7 @@ import (
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/internal/loopback"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/schema"
@@ -254,4 +255,23 @@ func serveMetrics(ln net.Listener, reg *prometheus.Registry, store *postgres.DB)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 	}, errs
+}
+
+// parseWindow parses the --from and --to flags' RFC 3339 times into
+// fromAt and toAt; an empty flag leaves its time zero.
+func parseWindow(from, to string, fromAt, toAt *time.Time) error {
+	for _, t := range []struct {
+		flag, value string
+		at          *time.Time
+	}{{"--from", from, fromAt}, {"--to", to, toAt}} {
+		if t.value == "" {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, t.value)
+		if err != nil {
+			return fmt.Errorf("%s %q: want an RFC 3339 time such as 2030-01-01T16:00:00Z", t.flag, plaintext.Clip(t.value, 40))
+		}
+		*t.at = at
+	}
+	return nil
 }
