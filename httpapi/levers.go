@@ -236,16 +236,25 @@ func (api *leversAPI) resume(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, res)
 }
 
+// readPriority reads and checks a change of priority's body; a bad one
+// is answered and ok is false.
+func readPriority(w http.ResponseWriter, r *http.Request) (body priorityBody, ok bool) {
+	if !decodeBody(w, r, &body) {
+		return body, false
+	}
+	if prob := body.check(); prob != nil {
+		WriteProblem(w, r, *prob)
+		return body, false
+	}
+	return body, true
+}
+
 // setPriority serves POST /v1/payments/{id}/priority: a tenant's change of
 // the priority of its payment still waiting.
 func (api *leversAPI) setPriority(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	var body priorityBody
-	if !decodeBody(w, r, &body) {
-		return
-	}
-	if prob := body.check(); prob != nil {
-		WriteProblem(w, r, *prob)
+	body, ok := readPriority(w, r)
+	if !ok {
 		return
 	}
 	tenant := lookupTenant(r)
@@ -274,12 +283,8 @@ func (api *leversAPI) setPriority(w http.ResponseWriter, r *http.Request) {
 // setBatchPriority serves POST /v1/payment-batches/{id}/priority.
 func (api *leversAPI) setBatchPriority(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	var body priorityBody
-	if !decodeBody(w, r, &body) {
-		return
-	}
-	if prob := body.check(); prob != nil {
-		WriteProblem(w, r, *prob)
+	body, ok := readPriority(w, r)
+	if !ok {
 		return
 	}
 	v, err := api.levers.Batch(r.Context(), id)
