@@ -62,13 +62,16 @@ func (fakeLimits) ListConfigs(context.Context) ([]pacing.Limit, error) {
 	}, nil
 }
 
-func newRouter(q console.Queue, counters prometheus.Gatherer) *httpapi.Router {
-	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Console: console.New(q, fakeLimits{}, counters, nil)})
-	rt.RequireAuth(tokens{
+func newRouter(t *testing.T, q console.Queue, counters prometheus.Gatherer) *httpapi.Router {
+	t.Helper()
+	rt, err := httpapi.NewRouter(httpapi.RouterConfig{Auth: tokens{
 		"admin":  {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"reader": {TokenID: "r", Scopes: []auth.Scope{auth.PaymentsRead}},
-	})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.Mount(httpapi.Services{Console: console.New(q, fakeLimits{}, counters, nil)})
 	return rt
 }
 
@@ -90,7 +93,7 @@ func get(rt http.Handler, path, token string, header ...string) *httptest.Respon
 // default-src 'self'; the figures need an admin token.
 func TestShellIsPublicAndHoldsNoData(t *testing.T) {
 	t.Parallel()
-	rt := newRouter(&fakeQueue{}, nil)
+	rt := newRouter(t, &fakeQueue{}, nil)
 	for path, ct := range map[string]string{"/console": "text/html", "/console/console.js": "text/javascript", "/console/console.css": "text/css"} {
 		rec := get(rt, path, "")
 		if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), ct) {
@@ -182,7 +185,7 @@ func TestStats(t *testing.T) {
 	for range 3 {
 		metrics.ObserveLag("PAYMENT", slot, time.Now())
 	}
-	rt := newRouter(q, reg)
+	rt := newRouter(t, q, reg)
 	rec := get(rt, "/admin/console/stats", "admin")
 	if rec.Code != http.StatusOK || rec.Header().Get("Cache-Control") != "no-store" {
 		t.Fatalf("%d %v", rec.Code, rec.Header())
@@ -259,9 +262,11 @@ func TestStatsShowTheRails(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			rt := httpapi.NewRouter(nil)
+			rt, err := httpapi.NewRouter(httpapi.RouterConfig{Auth: tokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
 			rt.Mount(httpapi.Services{Console: console.New(&fakeQueue{}, fakeLimits{}, nil, tc.rails)})
-			rt.RequireAuth(tokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}})
 			rec := get(rt, "/admin/console/stats", "admin")
 			if rec.Code != tc.code {
 				t.Fatalf("%d, want %d: %s", rec.Code, tc.code, rec.Body)

@@ -78,7 +78,7 @@ func startPipeline(t *testing.T) *pipeline {
 	}
 	_, c := temporaltest.Start(t)
 
-	p := &pipeline{q: queue.New(pool), pool: pool, c: c, execs: &executions{n: map[string]int{}, at: map[string]time.Time{}, notBefore: map[string]time.Time{}}, sched: &dispatch.Schedules{Client: c}}
+	p := &pipeline{q: queue.New(pool), pool: pool, c: c, execs: &executions{n: map[string]int{}, at: map[string]time.Time{}, notBefore: map[string]time.Time{}}, sched: dispatch.NewSchedules(c)}
 	dw := worker.New(c, dispatch.TaskQueue, worker.Options{})
 	acts, err := dispatch.NewActivities(dispatch.Config{Queue: p.q, Engine: dispatch.TemporalEngine{Client: c, Namespace: "default"}, Schedules: p.sched})
 	if err != nil {
@@ -155,7 +155,7 @@ func TestPipelineOnTemporal(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Idempotent.
-	if err := (&dispatch.Schedules{Client: p.c}).Ensure(ctx, "TEST", time.Second); err != nil {
+	if err := (dispatch.NewSchedules(p.c)).Ensure(ctx, "TEST", time.Second); err != nil {
 		t.Fatal(err)
 	}
 

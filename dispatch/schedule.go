@@ -21,11 +21,14 @@ func ScheduleID(itemType string) string { return "dispatch-" + itemType }
 // Schedules keeps each item type's Temporal Schedule in step with its
 // configured dispatch interval.
 type Schedules struct {
-	Client client.Client
+	client client.Client
 
 	mu      sync.Mutex
 	applied map[string]time.Duration
 }
+
+// NewSchedules returns the schedules kept through c.
+func NewSchedules(c client.Client) *Schedules { return &Schedules{client: c} }
 
 // Ensure creates the item type's schedule, or updates its interval (or
 // the workflow it starts), so that DispatchCycle runs every interval with
@@ -48,11 +51,11 @@ func (s *Schedules) Ensure(ctx context.Context, itemType string, interval time.D
 		// A cycle is seconds long; one that hangs must not hold the schedule.
 		WorkflowRunTimeout: 5 * time.Minute,
 	}
-	_, err := s.Client.ScheduleClient().Create(ctx, client.ScheduleOptions{
+	_, err := s.client.ScheduleClient().Create(ctx, client.ScheduleOptions{
 		ID: id, Spec: spec, Action: action, Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
 	})
 	if errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
-		err = s.Client.ScheduleClient().GetHandle(ctx, id).Update(ctx, client.ScheduleUpdateOptions{
+		err = s.client.ScheduleClient().GetHandle(ctx, id).Update(ctx, client.ScheduleUpdateOptions{
 			DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
 				sched := in.Description.Schedule
 				if sched.Spec != nil && len(sched.Spec.Intervals) == 1 && sched.Spec.Intervals[0].Every == interval &&
@@ -104,7 +107,7 @@ func (s *Schedules) Remove(ctx context.Context, itemType string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.applied, itemType)
-	err := s.Client.ScheduleClient().GetHandle(ctx, ScheduleID(itemType)).Delete(ctx)
+	err := s.client.ScheduleClient().GetHandle(ctx, ScheduleID(itemType)).Delete(ctx)
 	var nf *serviceerror.NotFound
 	if err == nil || errors.As(err, &nf) {
 		return nil

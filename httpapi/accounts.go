@@ -229,8 +229,7 @@ func rateJSON(r fx.Rate) rateResponse {
 // create serves POST /v1/accounts.
 func (api *accountsAPI) create(w http.ResponseWriter, r *http.Request) {
 	var req accountRequest
-	if prob := decodeJSON(w, r, &req); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &req) {
 		return
 	}
 	if prob := claimTenant(r, &req.TenantID); prob != nil {
@@ -280,8 +279,7 @@ func (api *fxRatesAPI) set(w http.ResponseWriter, r *http.Request) {
 		// contracts at it (dealing suspended); default true.
 		Dealable *bool `json:"dealable"`
 	}
-	if prob := decodeJSON(w, r, &req); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &req) {
 		return
 	}
 	var bad []field.Error

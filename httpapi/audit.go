@@ -41,37 +41,18 @@ type AuditLog interface {
 // recorded; a change whose entry cannot be written is rolled back and
 // answered 503. A handler with work that must follow the commit (driving
 // a process, dropping a cache) commits first (commit). The routes whose
-// change commits in transactions of its own (recordsItself) write an
-// entry in each, through their store's hook. Without an audit log, the
+// change commits in transactions of its own (recordsItself in their
+// rows) write an entry in each, through their store's hook. Without an audit log, the
 // router makes no audited change (503).
 type auditAPI struct {
 	rt    *Router
 	audit AuditLog
 }
 
-// recordsItself are the audited routes whose change commits in
-// transactions of its own, by design: a cancel commits each statement on
-// its own (payment.Record), a filter's requeue a page at a time
-// (deadletter.Request.Record), a release after pacing outside its
-// transaction, a pause, a resume and a change of priority in the
-// transaction that moves the payments. Their handlers record, inside each of those transactions,
-// what it changed.
-var recordsItself = map[string]bool{
-	"POST /v1/payments/{id}/cancel":          true,
-	"POST /v1/payment-batches/{id}/cancel":   true,
-	"POST /admin/payments/cancel":            true,
-	"POST /admin/payments/release":           true,
-	"POST /admin/dead-letters/requeue":       true,
-	"POST /admin/pauses":                     true,
-	"DELETE /admin/pauses/{scope}/{id}":      true,
-	"POST /v1/payments/{id}/priority":        true,
-	"POST /v1/payment-batches/{id}/priority": true,
-}
-
-// audited reports whether a request to the route pattern may change
-// something that the audit log records.
-func audited(pattern string, r *http.Request) bool {
-	return recordsItself[pattern] ||
+// audited reports whether a request to the route may change something
+// that the audit log records.
+func audited(route Route, r *http.Request) bool {
+	return route.serving == recordsItself ||
 		r.Method != http.MethodGet && r.Method != http.MethodHead && strings.HasPrefix(r.URL.Path, "/admin/")
 }
 
@@ -106,7 +87,8 @@ func changeTx(r *http.Request) pgx.Tx {
 
 // serveAudited serves an audited request: the change and its entry
 // commit together, and the answer is sent after the commit.
-func (rt *Router) serveAudited(w http.ResponseWriter, r *http.Request, pattern string, serve http.Handler) {
+func (rt *Router) serveAudited(w http.ResponseWriter, r *http.Request, route Route, serve http.Handler) {
+	pattern := route.Pattern
 	if rt.audit == nil {
 		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "this server keeps no audit log, so it makes no change an audit log records"})
 		return
@@ -117,7 +99,7 @@ func (rt *Router) serveAudited(w http.ResponseWriter, r *http.Request, pattern s
 		io.Reader
 		io.Closer
 	}{io.TeeReader(r.Body, &limitedBuffer{b: &c.body, max: maxAuditedBody}), r.Body}
-	if !recordsItself[pattern] {
+	if route.serving != recordsItself {
 		tx, err := rt.audit.Begin(ctx)
 		if err != nil {
 			rt.log.Error("opening an admin change's transaction failed", "route", pattern, "error", err)

@@ -51,7 +51,10 @@ func choreDefinition() process.Definition[chore] {
 }
 
 // processAPI is the process routes on the database, as serve wires them.
-type processAPI struct{ *process.Operator }
+type processAPI struct {
+	*process.Operator
+	DB process.DB
+}
 
 func (p processAPI) Get(ctx context.Context, id uuid.UUID) (process.Instance, error) {
 	return process.Get(ctx, p.DB, id)
@@ -131,7 +134,7 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	must(err)
 	rails := routing.NewResolver(pool, routing.ResolverConfig{})
 	noon := time.Now().UTC().AddDate(0, 0, 2).Truncate(24 * time.Hour).Add(12 * time.Hour)
-	init := &payment.InitActivities{Store: store, Queue: q, Pacer: lim, Rails: rails}
+	init := payment.NewInitActivities(payment.InitConfig{Store: store, Queue: q, Pacer: lim, Rails: rails})
 	if res, err := init.InitChunk(ctx, railRequests("holdco", "NOON", 1, noon.Add(-time.Second)), "init-holdco"); err != nil || res.Held != 1 {
 		t.Fatalf("holdco's payment: %+v, %v", res, err)
 	}
@@ -158,8 +161,8 @@ func newAuditedDB(t *testing.T) *auditedDB {
 
 	reg, err := process.NewRegistry(choreDefinition())
 	must(err)
-	acts := &process.Activities{DB: pool, Registry: reg}
-	op := &process.Operator{DB: pool, Registry: reg}
+	acts := process.NewActivities(process.ActivitiesConfig{DB: pool, Registry: reg})
+	op := process.NewOperator(process.OperatorConfig{DB: pool, Registry: reg})
 	for _, key := range []string{"new", "fail", "paused"} {
 		in := process.StartInput{Type: "Chore", BusinessKey: key, Data: json.RawMessage(`{}`)}
 		st, err := acts.Start(ctx, in)
@@ -191,13 +194,16 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	must(err)
 	d.letter = "dispatch:JOB:" + id
 
-	rt := httpapi.NewRouter(nil)
+	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
+		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
+		"acme":  {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}},
+	}})
 	rt.Mount(httpapi.Services{
 		Audit:           audit.New(audit.Config{DB: pool}),
 		DispatchConfigs: q,
 		Pacer:           lim,
 		FXRates:         service.New(pool),
-		Processes:       processAPI{op},
+		Processes:       processAPI{op, pool},
 		Webhooks:        hooks, EventTypes: payment.EventTypes(),
 	})
 	// A pause to resume: of a tenant with nothing waiting, so that the
@@ -209,10 +215,6 @@ func newAuditedDB(t *testing.T) *auditedDB {
 		Levers:      svc,
 		Rails:       httpapi.RailStore{DB: pool, Payments: store, Pacing: lim, Queue: q, Resolver: rails},
 		DeadLetters: deadletter.New(deadletter.Config{DB: pool, Queue: q, Limiter: lim, OutboxItemType: "JOB"}),
-	})
-	rt.RequireAuth(fakeTokens{
-		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
-		"acme":  {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}},
 	})
 	d.rt = rt
 	return d
@@ -304,9 +306,10 @@ func TestAuditedChanges(t *testing.T) {
 	}
 	t.Parallel()
 	covered := auditedRoutes(&auditedDB{process: map[string]uuid.UUID{}})
-	for _, p := range contractRouter(t).Patterns() { // every route serve registers
+	contract := contractRouter(t)
+	for _, p := range contract.Patterns() { // every route serve registers
 		method, path, _ := strings.Cut(p, " ")
-		if method == http.MethodGet || !httpapi.Audited(p, httptest.NewRequest(method, path, nil)) {
+		if method == http.MethodGet || !httpapi.Audited(contract, p, httptest.NewRequest(method, path, nil)) {
 			continue
 		}
 		if !slices.ContainsFunc(covered, func(r auditedRoute) bool { return r.pattern == p }) {
@@ -435,7 +438,7 @@ func TestActorHeaderOnEveryRoute(t *testing.T) {
 func TestAuditedWithoutLog(t *testing.T) {
 	t.Parallel()
 	f := newFakeDispatchConfigs()
-	rt := httpapi.NewRouter(nil)
+	rt := newRouter(t, httpapi.RouterConfig{})
 	rt.Mount(httpapi.Services{DispatchConfigs: f})
 	req := httptest.NewRequest("PATCH", "/admin/dispatch/config/PAYMENT", strings.NewReader(`{"batch_size":7}`))
 	req.Header.Set("Content-Type", "application/json")
@@ -455,7 +458,7 @@ func TestAuditedWithoutLog(t *testing.T) {
 func TestAuditFailureHoldsTheAnswer(t *testing.T) {
 	t.Parallel()
 	log := &fakeAudit{fail: fmt.Errorf("disk full")}
-	rt := httpapi.NewRouter(nil)
+	rt := newRouter(t, httpapi.RouterConfig{})
 	rt.Mount(httpapi.Services{Pacer: &fakePacer{}, Audit: log})
 	rec := call(rt, "POST", "/admin/rate-limit/config", `{"configName":"c","maxPerWindow":5,"windowSize":"PT1S"}`, "")
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Location") != "" || strings.Contains(rec.Body.String(), "configName") {

@@ -14,11 +14,6 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (auth.Principal, error)
 }
 
-// RequireAuth makes every route but the public ones (Public in the route
-// table) need a bearer token with the route's scope. Without it (the --insecure-dev
-// mode, and handler unit tests) every caller is served.
-func (rt *Router) RequireAuth(a Authenticator) { rt.auth = a }
-
 // authorize authenticates r for the route pattern and returns the request
 // to serve (carrying its principal), or writes 401/403 and returns nil.
 func (rt *Router) authorize(w http.ResponseWriter, r *http.Request, pattern string) *http.Request {

@@ -180,7 +180,7 @@ func TestAuthorization(t *testing.T) {
 	}
 	pays := &fakePayments{byID: map[string]payment.Request{"pay-acme": {TenantID: "acme"}, "pay-globex": {TenantID: "globex"}}}
 	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
-	rt := httpapi.NewRouter(nil)
+	rt := newRouter(t, httpapi.RouterConfig{Auth: tokens})
 	rt.Mount(httpapi.Services{
 		Payments:  pays,
 		Accounts:  led,
@@ -189,7 +189,6 @@ func TestAuthorization(t *testing.T) {
 		Audit:     &fakeAudit{},
 		Metrics:   http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }),
 	})
-	rt.RequireAuth(tokens)
 
 	admin := func(method, path, body string) {
 		t.Helper()
@@ -322,13 +321,11 @@ func call(h http.Handler, method, path, body, authz string) *httptest.ResponseRe
 // another token is not held back by it; probes are never limited.
 func TestRateLimitPerToken(t *testing.T) {
 	t.Parallel()
-	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Payments: &fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}}})
-	rt.RequireAuth(fakeTokens{
+	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
 		"a": {TokenID: "a", Scopes: []auth.Scope{auth.PaymentsRead}},
 		"b": {TokenID: "b", Scopes: []auth.Scope{auth.PaymentsRead}},
-	})
-	rt.LimitPerToken(1, 3) // a burst of 3, then one a second
+	}, TokenRate: 1, TokenBurst: 3})
+	rt.Mount(httpapi.Services{Payments: &fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}}})
 	var codes []int
 	for range 5 {
 		codes = append(codes, call(rt, "GET", "/v1/payments/p", "", "Bearer a").Code)
@@ -424,12 +421,11 @@ func TestAdminAudit(t *testing.T) {
 	t.Parallel()
 	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
 	log := &fakeAudit{}
-	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{FXRates: led, Audit: log})
-	rt.RequireAuth(fakeTokens{
+	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
 		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
 		"rw":    {TokenID: "tok_b", Scopes: []auth.Scope{auth.PaymentsWrite}},
-	})
+	}})
+	rt.Mount(httpapi.Services{FXRates: led, Audit: log})
 	post := func(body, token, operator string) int {
 		req := httptest.NewRequest("POST", "/admin/fx-rates", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")

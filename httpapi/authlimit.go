@@ -14,28 +14,6 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// LimitAuthFailures caps the failed authentications (a bearer token that
-// is unknown, revoked or expired) each client address may make: a bucket
-// of perMinute failures, refilled at perMinute a minute. An address whose
-// bucket is empty is locked out: a request from it is answered 429 with
-// Retry-After before its token is looked up, unless its token
-// authenticated recently (from any address), so a client that shares
-// the address with a guesser (a NAT, a proxy) keeps working. A valid
-// token is never counted; it costs a keyed hash and a map update, no
-// query and no allocation (BenchmarkAuthenticateValid). perMinute <= 0
-// turns the limit off.
-//
-// The address is the connection's (RemoteAddr): an IPv4 address, or an
-// IPv6 /64, which one client usually holds whole. No header such as
-// X-Forwarded-For is trusted.
-func (rt *Router) LimitAuthFailures(perMinute int) {
-	if perMinute <= 0 {
-		rt.failures = nil
-		return
-	}
-	rt.failures = newFailureLimits(perMinute, maxFailingAddrs, maxKnownTokens, time.Now)
-}
-
 // The bounds of a failure limit's memory: the addresses it tracks (the
 // least recently failing are forgotten first) and the tokens it knows
 // authenticated (the least recently used first).

@@ -33,23 +33,21 @@ func from(h http.Handler, addr, token string) *httptest.ResponseRecorder {
 // client is its /64. Without the limit, every guess is a 401 (issue 44).
 func TestAuthFailuresLimited(t *testing.T) {
 	t.Parallel()
-	newRouter := func(perMinute int) (*httpapi.Router, *countingTokens) {
-		rt := httpapi.NewRouter(nil)
-		rt.Mount(httpapi.Services{Payments: &fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}}})
+	limitedRouter := func(perMinute int) (*httpapi.Router, *countingTokens) {
 		tokens := &countingTokens{fakeTokens: fakeTokens{
 			"valid":   {TokenID: "a", Scopes: []auth.Scope{auth.PaymentsRead}},
 			"unseen":  {TokenID: "b", Scopes: []auth.Scope{auth.PaymentsRead}},
 			"another": {TokenID: "c", Scopes: []auth.Scope{auth.PaymentsRead}},
 		}}
-		rt.RequireAuth(tokens)
-		rt.LimitAuthFailures(perMinute)
+		rt := newRouter(t, httpapi.RouterConfig{Auth: tokens, AuthFailuresPerMinute: perMinute})
+		rt.Mount(httpapi.Services{Payments: &fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}}})
 		return rt, tokens
 	}
 
 	t.Run("limited", func(t *testing.T) {
 		t.Parallel()
 		const budget = 3 // a minute: one back every 20 s, longer than the test
-		rt, tokens := newRouter(budget)
+		rt, tokens := limitedRouter(budget)
 		const guesser = "203.0.113.9:40000"
 		if code := from(rt, guesser, "valid").Code; code != 200 {
 			t.Fatalf("a valid token before any failure: %d", code)
@@ -94,7 +92,7 @@ func TestAuthFailuresLimited(t *testing.T) {
 
 	t.Run("an IPv6 client is its /64", func(t *testing.T) {
 		t.Parallel()
-		rt, _ := newRouter(2)
+		rt, _ := limitedRouter(2)
 		for range 2 {
 			from(rt, "[2001:db8:1:2::1]:443", "guess")
 		}
@@ -108,7 +106,7 @@ func TestAuthFailuresLimited(t *testing.T) {
 
 	t.Run("off", func(t *testing.T) {
 		t.Parallel()
-		rt, _ := newRouter(0)
+		rt, _ := limitedRouter(0)
 		for i := range 400 {
 			if code := from(rt, "203.0.113.9:40000", "guess").Code; code != 401 {
 				t.Fatalf("guess %d without a limit: %d", i+1, code)
@@ -149,10 +147,8 @@ func BenchmarkAuthenticateValid(b *testing.B) {
 		{"limit on, another address locked out", 30, true},
 	} {
 		b.Run(bb.name, func(b *testing.B) {
-			rt := httpapi.NewRouter(nil)
+			rt := newRouter(b, httpapi.RouterConfig{Auth: fakeTokens{"valid": {TokenID: "a", Scopes: []auth.Scope{auth.PaymentsRead}}}, AuthFailuresPerMinute: bb.perMinute})
 			rt.Mount(httpapi.Services{Payments: &fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}}})
-			rt.RequireAuth(fakeTokens{"valid": {TokenID: "a", Scopes: []auth.Scope{auth.PaymentsRead}}})
-			rt.LimitAuthFailures(bb.perMinute)
 			if bb.attack {
 				for range 100 {
 					from(rt, "203.0.113.9:1", "guess")

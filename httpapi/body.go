@@ -15,8 +15,10 @@ import (
 type bodyKind int
 
 const (
+	// noBody: the route reads no body.
+	noBody bodyKind = iota
 	// jsonBody is one JSON value, up to the single-request limit.
-	jsonBody bodyKind = iota
+	jsonBody
 	// bigJSONBody is one JSON value up to maxBigJSONBody (bulk slots).
 	bigJSONBody
 	// tableJSONBody is one JSON value up to maxTableJSONBody: a table
@@ -27,33 +29,6 @@ const (
 	// Content-Type names (decodeBatch).
 	bulkFileBody
 )
-
-// routeBodies is what each route that takes a body takes. A route not
-// listed takes none: its body, if any, is never read, so it needs no
-// Content-Type either (POST /admin/processes/{id}/pause and the like).
-var routeBodies = map[string]bodyKind{
-	"POST /v1/payments":                       jsonBody,
-	"POST /v1/payment-batches":                bulkFileBody,
-	"POST /v1/accounts":                       jsonBody,
-	"POST /admin/fx-rates":                    jsonBody,
-	"POST /admin/payments/cancel":             jsonBody,
-	"POST /admin/rate-limit/config":           jsonBody,
-	"PATCH /admin/dispatch/config/{itemType}": jsonBody,
-	"POST /api/v1/slots":                      jsonBody,
-	"POST /admin/webhooks":                    jsonBody,
-	"POST /admin/webhooks/{id}/rotate-secret": jsonBody,
-	"POST /admin/webhooks/{id}/redrive":       jsonBody,
-	"POST /admin/dead-letters/requeue":        jsonBody,
-	"POST /api/v1/slots/bulk":                 bigJSONBody,
-	"POST /admin/rails":                       jsonBody,
-	"POST /admin/calendars":                   tableJSONBody,
-	"POST /admin/routing-rules":               tableJSONBody,
-	"POST /admin/cutoff-rules":                jsonBody,
-	"POST /admin/payments/release":            tableJSONBody,
-	"POST /admin/pauses":                      jsonBody,
-	"POST /v1/payments/{id}/priority":         jsonBody,
-	"POST /v1/payment-batches/{id}/priority":  jsonBody,
-}
 
 // maxBigJSONBody bounds POST /api/v1/slots/bulk (100,000 events).
 const maxBigJSONBody = 64 << 20

@@ -22,9 +22,10 @@ import (
 // bodyRouter is a router with every handler that takes a body, and some
 // that take none, on fakes of its own (they are not safe for concurrent
 // use).
-func bodyRouter() *httpapi.Router {
+func bodyRouter(t testing.TB, cfg httpapi.RouterConfig) *httpapi.Router {
+	t.Helper()
 	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
-	rt := httpapi.NewRouter(nil)
+	rt := newRouter(t, cfg)
 	rt.Mount(httpapi.Services{
 		Payments:  &fakePayments{byID: map[string]payment.Request{}},
 		Accounts:  led,
@@ -32,6 +33,7 @@ func bodyRouter() *httpapi.Router {
 		Pacer:     &fakePacer{},
 		Processes: fakeProcesses{},
 		Audit:     &fakeAudit{},
+		Rails:     newFakeRails(),
 	})
 	return rt
 }
@@ -96,7 +98,7 @@ func TestBodyMediaTypes(t *testing.T) {
 				req.Header.Set("Content-Encoding", tt.encoding)
 			}
 			rec := httptest.NewRecorder()
-			bodyRouter().ServeHTTP(rec, req)
+			bodyRouter(t, httpapi.RouterConfig{}).ServeHTTP(rec, req)
 			if rec.Code != tt.want {
 				t.Fatalf("%d, want %d: %s", rec.Code, tt.want, rec.Body)
 			}
@@ -151,6 +153,8 @@ func TestBodyLimitsBeforeReading(t *testing.T) {
 		{"/admin/rate-limit/config", "application/json", single},
 		{"/api/v1/slots", "application/json", single},
 		{"/api/v1/slots/bulk", "application/json", 64 << 20},
+		{"/admin/calendars", "application/json", 1 << 20},
+		{"/admin/routing-rules", "application/json", 1 << 20},
 		{"/v1/payment-batches", "application/x-ndjson", bulk},
 		{"/v1/payment-batches", "text/csv", bulk},
 		{"/v1/payment-batches", "application/xml", bulk},
@@ -159,8 +163,7 @@ func TestBodyLimitsBeforeReading(t *testing.T) {
 		for _, declared := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s %s declared %t", tt.path, tt.ctype, declared), func(t *testing.T) {
 				t.Parallel()
-				rt := bodyRouter()
-				rt.SetBodyLimits(single, bulk)
+				rt := bodyRouter(t, httpapi.RouterConfig{MaxBody: single, MaxBulkBody: bulk})
 				body := &endless{}
 				req := httptest.NewRequest("POST", tt.path, body)
 				req.Header.Set("Content-Type", tt.ctype)
@@ -191,7 +194,7 @@ func TestBodyLimitsBeforeReading(t *testing.T) {
 // answer does not wait for the body.
 func TestOverLimitAnsweredBeforeTheBody(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(bodyRouter())
+	srv := httptest.NewServer(bodyRouter(t, httpapi.RouterConfig{}))
 	t.Cleanup(srv.Close)
 	tests := []struct {
 		name, path, ctype, expect string
@@ -290,7 +293,7 @@ func TestProblemTitles(t *testing.T) {
 				req.Header.Set("Content-Type", "application/x-ndjson")
 			}
 			rec := httptest.NewRecorder()
-			bodyRouter().ServeHTTP(rec, req)
+			bodyRouter(t, httpapi.RouterConfig{}).ServeHTTP(rec, req)
 			if rec.Code != tt.want {
 				t.Fatalf("%d, want %d: %s", rec.Code, tt.want, rec.Body)
 			}
@@ -315,8 +318,7 @@ func TestProblemTitles(t *testing.T) {
 // anyone (they run after authentication, before the handler).
 func TestTenantTokenBodies(t *testing.T) {
 	t.Parallel()
-	rt := bodyRouter()
-	rt.RequireAuth(fakeTokens{"t": {TokenID: "t", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite}}})
+	rt := bodyRouter(t, httpapi.RouterConfig{Auth: fakeTokens{"t": {TokenID: "t", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite}}}})
 	req := httptest.NewRequest("POST", "/v1/payment-batches", strings.NewReader(aPayment))
 	req.Header.Set("Authorization", "Bearer t")
 	rec := httptest.NewRecorder()

@@ -109,8 +109,7 @@ func (api *deadLettersAPI) list(w http.ResponseWriter, r *http.Request) {
 // requeue serves POST /admin/dead-letters/requeue.
 func (api *deadLettersAPI) requeue(w http.ResponseWriter, r *http.Request) {
 	var body requeueBody
-	if prob := decodeJSON(w, r, &body); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &body) {
 		return
 	}
 	res, err := api.deadLetters.Requeue(r.Context(), deadletter.Request{IDs: body.IDs, Filter: body.Filter, Config: body.RateLimitConfig, Reason: body.Reason,

@@ -108,10 +108,9 @@ func TestDeadLetterRoutes(t *testing.T) {
 	t.Parallel()
 	dl := newFakeDeadLetters()
 	aud := &fakeAudit{}
-	rt := httpapi.NewRouter(nil)
+	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{"admin": {TokenID: "a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
+		"reader": {TokenID: "r", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsRead}}}})
 	rt.Mount(httpapi.Services{Audit: aud, DeadLetters: dl})
-	rt.RequireAuth(fakeTokens{"admin": {TokenID: "a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
-		"reader": {TokenID: "r", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsRead}}})
 	do := func(method, path, body, token string) (int, map[string]any) {
 		t.Helper()
 		req := httptest.NewRequest(method, path, strings.NewReader(body))

@@ -93,16 +93,8 @@ func (rt *Router) dispatchConfigProblem(w http.ResponseWriter, r *http.Request, 
 	case errors.Is(err, queue.ErrNotFound):
 		WriteProblem(w, r, Problem{Status: http.StatusNotFound, Title: "Unknown item type", Detail: "no item type " + strconv.Quote(r.PathValue("itemType")) + " is registered"})
 	case errors.Is(err, queue.ErrInvalidConfig):
-		msg := err.Error()
-		name := ""
-		if i := strings.Index(msg, ": "); i >= 0 {
-			msg = msg[i+2:]
-		}
-		if i := strings.IndexAny(msg, "=:"); i > 0 && !strings.Contains(msg[:i], " ") {
-			name = msg[:i]
-		}
-		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid dispatch setting", Detail: "nothing was changed: " + msg,
-			Errors: []field.Error{{Field: name, Detail: msg}}})
+		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid dispatch setting", Detail: "nothing was changed: " + err.Error(),
+			Errors: invalidFields(err)})
 	default:
 		rt.log.Error("dispatch settings", "error", err)
 		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the dispatch settings cannot be reached now; retry"})
@@ -136,8 +128,7 @@ func (api *dispatchConfigAPI) get(w http.ResponseWriter, r *http.Request) {
 // patch serves PATCH /admin/dispatch/config/{itemType}.
 func (api *dispatchConfigAPI) patch(w http.ResponseWriter, r *http.Request) {
 	var req map[string]json.RawMessage
-	if prob := decodeJSON(w, r, &req); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &req) {
 		return
 	}
 	changes := make(map[string]string, len(req))

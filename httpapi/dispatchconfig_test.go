@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -12,7 +11,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/audit"
 	"github.com/paydispatch/paydispatch/httpapi"
+	"github.com/paydispatch/paydispatch/internal/field"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/queue"
 )
 
@@ -46,13 +48,15 @@ func (f *fakeDispatchConfigs) UpdateConfigTx(_ context.Context, _ pgx.Tx, itemTy
 		switch k {
 		case "exec_mode":
 			if v != "BATCH" && v != "PER_ITEM" {
-				return queue.Settings{}, fmt.Errorf("%w: exec_mode=%s: want PER_ITEM or BATCH", queue.ErrInvalidConfig, v)
+				return queue.Settings{}, &field.Invalid{What: "invalid setting", Kind: queue.ErrInvalidConfig,
+					Fields: []field.Error{{Field: "exec_mode", Detail: strconv.Quote(v) + ": want PER_ITEM or BATCH"}}}
 			}
 			next.ExecMode = queue.ExecMode(v)
 		case "batch_size":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
-				return queue.Settings{}, fmt.Errorf("%w: batch_size=%s: want a whole number from 1 to 10000", queue.ErrInvalidConfig, v)
+				return queue.Settings{}, &field.Invalid{What: "invalid setting", Kind: queue.ErrInvalidConfig,
+					Fields: []field.Error{{Field: "batch_size", Detail: strconv.Quote(v) + ": want a whole number from 1 to 10000"}}}
 			}
 			next.BatchSize = n
 		}
@@ -67,7 +71,7 @@ func (f *fakeDispatchConfigs) UpdateConfigTx(_ context.Context, _ pgx.Tx, itemTy
 func TestDispatchConfigAPI(t *testing.T) {
 	t.Parallel()
 	f := newFakeDispatchConfigs()
-	rt := httpapi.NewRouter(nil)
+	rt := newRouter(t, httpapi.RouterConfig{})
 	rt.Mount(httpapi.Services{DispatchConfigs: f, Audit: &fakeAudit{}})
 	tests := []struct {
 		name, method, path, body string
@@ -100,5 +104,37 @@ func TestDispatchConfigAPI(t *testing.T) {
 	}
 	if f.c.ExecMode != queue.ExecBatch || f.c.BatchSize != 1000 {
 		t.Fatalf("the change was not made, or a refused one was: %s batch %d", f.c.ExecMode, f.c.BatchSize)
+	}
+}
+
+// TestDispatchConfigProblemNamesTheSetting: a value the queue refuses is
+// 422 problem+json whose errors name the setting, on the real queue.
+func TestDispatchConfigProblemNamesTheSetting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t)
+	q := queue.New(pool)
+	if _, err := q.RegisterItemType(ctx, queue.DefaultSettings("INVOICE", "InvoiceExecution", "invoice-queue")); err != nil {
+		t.Fatal(err)
+	}
+	rt := newRouter(t, httpapi.RouterConfig{})
+	rt.Mount(httpapi.Services{DispatchConfigs: q, Audit: audit.New(audit.Config{DB: pool})})
+	for _, tt := range []struct{ body, setting, detail string }{
+		{`{"batch_size":0}`, "batch_size", `"0": want a whole number from 1 to 10000`},
+		{`{"exec_mode":"FAST"}`, "exec_mode", `"FAST": want PER_ITEM or BATCH`},
+		{`{"enabled":"maybe"}`, "enabled", `"maybe": want true or false`},
+		{`{"exec_task_queue":" "}`, "exec_task_queue", "want a non-empty name"},
+	} {
+		req := httptest.NewRequest("PATCH", "/admin/dispatch/config/INVOICE", strings.NewReader(tt.body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		rt.ServeHTTP(rec, req)
+		var p httpapi.Problem
+		if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || rec.Code != 422 || rec.Header().Get("Content-Type") != "application/problem+json" {
+			t.Fatalf("%s: %d %s, want 422 problem+json", tt.body, rec.Code, rec.Body)
+		}
+		if len(p.Errors) != 1 || p.Errors[0].Field != tt.setting || p.Errors[0].Detail != tt.detail {
+			t.Errorf("%s: errors %+v, want %s: %s", tt.body, p.Errors, tt.setting, tt.detail)
+		}
 	}
 }

@@ -84,8 +84,7 @@ func (b releaseBody) check() (payment.HeldFilter, []field.Error) {
 // transaction that schedules them (none when nothing was held).
 func (api *paymentsAPI) release(w http.ResponseWriter, r *http.Request) {
 	var body releaseBody
-	if prob := decodeJSONLimit(w, r, &body, maxTableJSONBody); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &body) {
 		return
 	}
 	f, errs := body.check()

@@ -23,17 +23,6 @@ type IdempotencyKeys interface {
 	Release(ctx context.Context, c *idempotency.Claim) error
 }
 
-// UseIdempotencyKeys turns on the Idempotency-Key header for the POSTs
-// that create something.
-func (rt *Router) UseIdempotencyKeys(k IdempotencyKeys) { rt.idem = k }
-
-// idempotentRoutes are the creating POSTs.
-var idempotentRoutes = map[string]bool{
-	"POST /v1/payments":        true,
-	"POST /v1/payment-batches": true,
-	"POST /v1/accounts":        true,
-}
-
 // maxRecorded bounds the response kept for replay; creating endpoints
 // answer with a few hundred bytes.
 const maxRecorded = 1 << 20

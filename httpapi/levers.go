@@ -177,8 +177,7 @@ func (api *leversAPI) repace(w http.ResponseWriter, r *http.Request) {
 // pause serves POST /admin/pauses.
 func (api *leversAPI) pause(w http.ResponseWriter, r *http.Request) {
 	var scope payment.PauseScope
-	if prob := decodeJSON(w, r, &scope); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &scope) {
 		return
 	}
 	if prob := invalidScope(scope, http.StatusUnprocessableEntity, "Invalid pause"); prob != nil {
@@ -237,17 +236,25 @@ func (api *leversAPI) resume(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, res)
 }
 
+// readPriority reads and checks a change of priority's body; a bad one
+// is answered and ok is false.
+func readPriority(w http.ResponseWriter, r *http.Request) (body priorityBody, ok bool) {
+	if !decodeBody(w, r, &body) {
+		return body, false
+	}
+	if prob := body.check(); prob != nil {
+		WriteProblem(w, r, *prob)
+		return body, false
+	}
+	return body, true
+}
+
 // setPriority serves POST /v1/payments/{id}/priority: a tenant's change of
 // the priority of its payment still waiting.
 func (api *leversAPI) setPriority(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	var body priorityBody
-	if prob := decodeJSON(w, r, &body); prob != nil {
-		WriteProblem(w, r, *prob)
-		return
-	}
-	if prob := body.check(); prob != nil {
-		WriteProblem(w, r, *prob)
+	body, ok := readPriority(w, r)
+	if !ok {
 		return
 	}
 	tenant := lookupTenant(r)
@@ -276,13 +283,8 @@ func (api *leversAPI) setPriority(w http.ResponseWriter, r *http.Request) {
 // setBatchPriority serves POST /v1/payment-batches/{id}/priority.
 func (api *leversAPI) setBatchPriority(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	var body priorityBody
-	if prob := decodeJSON(w, r, &body); prob != nil {
-		WriteProblem(w, r, *prob)
-		return
-	}
-	if prob := body.check(); prob != nil {
-		WriteProblem(w, r, *prob)
+	body, ok := readPriority(w, r)
+	if !ok {
 		return
 	}
 	v, err := api.levers.Batch(r.Context(), id)

@@ -64,7 +64,7 @@ func newLeversDB(t *testing.T) *leversDB {
 		must(err)
 	}
 	store, rails := payment.NewStore(pool), routing.NewResolver(pool, routing.ResolverConfig{})
-	init := &payment.InitActivities{Store: store, Queue: q, Pacer: lim, Rails: rails}
+	init := payment.NewInitActivities(payment.InitConfig{Store: store, Queue: q, Pacer: lim, Rails: rails})
 	at := time.Now().Add(time.Hour).Truncate(time.Second)
 	inst := railRequests("acme", "INST", 1, at)
 	inst[0].PaymentID = "inst-000"
@@ -84,20 +84,19 @@ func newLeversDB(t *testing.T) *leversDB {
 	must(err)
 
 	d := &leversDB{pool: pool, svc: payment.NewService(payment.ServiceConfig{Store: store, Queue: q, Rails: rails, Pacer: lim})}
-	d.rt = leversRouter(pool, d.svc)
+	d.rt = leversRouter(t, pool, d.svc)
 	return d
 }
 
 // leversRouter is the router serve wires on svc, with tokens: admin, and
 // the tenants acme and globex.
-func leversRouter(pool *pgxpool.Pool, svc *payment.Service) *httpapi.Router {
-	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: pool}), Payments: svc, Levers: svc})
-	rt.RequireAuth(fakeTokens{
+func leversRouter(t testing.TB, pool *pgxpool.Pool, svc *payment.Service) *httpapi.Router {
+	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
 		"admin":  {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
 		"acme":   {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}},
 		"globex": {TokenID: "tok_c", TenantID: "globex", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}},
-	})
+	}})
+	rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: pool}), Payments: svc, Levers: svc})
 	return rt
 }
 
@@ -291,7 +290,7 @@ func TestResumeWithoutRails(t *testing.T) {
 	if _, err := d.svc.Pause(context.Background(), payment.PauseScope{Kind: payment.PauseTenant, ID: "acme"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	d.rt = leversRouter(d.pool, payment.NewService(payment.ServiceConfig{Store: d.svc.Store(), Queue: d.svc.Queue(), Pacer: pacing.New(pacing.Config{Pool: d.pool})}))
+	d.rt = leversRouter(t, d.pool, payment.NewService(payment.ServiceConfig{Store: d.svc.Store(), Queue: d.svc.Queue(), Pacer: pacing.New(pacing.Config{Pool: d.pool})}))
 	runLeverSteps(t, d, []leverStep{
 		{name: "resume", method: "DELETE", path: "/admin/pauses/TENANT/acme", token: "admin", want: 503},
 	})
@@ -401,7 +400,7 @@ func TestPriorityOnSubmission(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			pays := &validatingPayments{fakePayments{byID: map[string]payment.Request{}}}
-			rt := httpapi.NewRouter(nil)
+			rt := newRouter(t, httpapi.RouterConfig{})
 			rt.Mount(httpapi.Services{Payments: pays})
 			req := httptest.NewRequest("POST", tt.path, strings.NewReader(tt.body))
 			req.Header.Set("Content-Type", tt.ctype)

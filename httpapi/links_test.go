@@ -32,14 +32,14 @@ func TestPaymentLinksToTemporalUI(t *testing.T) {
 	t.Parallel()
 	pays := &executedPayments{fakePayments{byID: map[string]payment.Request{"done": {TenantID: "acme"}, "waiting": {TenantID: "acme"}}}}
 	router := func(link bool) *httpapi.Router {
-		rt := httpapi.NewRouter(nil)
-		rt.Mount(httpapi.Services{Payments: pays})
-		rt.RequireAuth(fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}})
+		cfg := httpapi.RouterConfig{Auth: fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}}}
 		if link {
-			rt.LinkExecutions(func(wf, run string) string {
+			cfg.ExecutionPage = func(wf, run string) string {
 				return "http://127.0.0.1:8233/namespaces/default/workflows/" + wf + "/" + run + "/history"
-			})
+			}
 		}
+		rt := newRouter(t, cfg)
+		rt.Mount(httpapi.Services{Payments: pays})
 		return rt
 	}
 	var doc any

@@ -31,8 +31,14 @@ import (
 // contractRouter is a router with every route serve mounts, on fakes.
 func contractRouter(t *testing.T) *httpapi.Router {
 	t.Helper()
+	return contractRouterFor(t, fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}})
+}
+
+// contractRouterFor is contractRouter for the tokens given.
+func contractRouterFor(t *testing.T, tokens fakeTokens) *httpapi.Router {
+	t.Helper()
 	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
-	rt := httpapi.NewRouter(nil)
+	rt := newRouter(t, httpapi.RouterConfig{Auth: tokens})
 	rt.Mount(httpapi.Services{
 		Payments:        &validatingPayments{fakePayments{byID: map[string]payment.Request{}}},
 		Levers:          fakeLevers{},
@@ -51,7 +57,6 @@ func contractRouter(t *testing.T) *httpapi.Router {
 		Metrics:  http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }),
 		Contract: true,
 	})
-	rt.RequireAuth(fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}})
 	return rt
 }
 
@@ -376,8 +381,7 @@ func TestOperationsAreNamedAndListTheirErrors(t *testing.T) {
 	for _, tag := range doc.Tags {
 		tags[tag.Name] = true
 	}
-	rt := contractRouter(t)
-	rt.RequireAuth(fakeTokens{
+	rt := contractRouterFor(t, fakeTokens{
 		"admin":   {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"noscope": {TokenID: "n", TenantID: "acme"},
 	})

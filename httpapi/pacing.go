@@ -147,8 +147,7 @@ func (rt *Router) pacingProblem(w http.ResponseWriter, r *http.Request, p Pacer,
 // assignSlot serves POST /api/v1/slots.
 func (api *pacingAPI) assignSlot(w http.ResponseWriter, r *http.Request) {
 	var req slotRequest
-	if prob := decodeJSON(w, r, &req); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &req) {
 		return
 	}
 	var fields []field.Error
@@ -183,8 +182,7 @@ func (api *pacingAPI) assignSlots(w http.ResponseWriter, r *http.Request) {
 			RequestedTime string `json:"requestedTime"`
 		} `json:"events"`
 	}
-	if prob := decodeJSONLimit(w, r, &req, maxBigJSONBody); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &req) {
 		return
 	}
 	var fields []field.Error
@@ -237,8 +235,7 @@ func (api *pacingAPI) assignSlots(w http.ResponseWriter, r *http.Request) {
 // putConfig serves POST /admin/rate-limit/config.
 func (api *pacingAPI) putConfig(w http.ResponseWriter, r *http.Request) {
 	var req configRequest
-	if prob := decodeJSON(w, r, &req); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &req) {
 		return
 	}
 	c := pacing.Limit{Name: req.ConfigName, Headroom: pacing.DefaultHeadroom}

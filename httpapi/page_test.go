@@ -43,9 +43,8 @@ func TestEveryListPages(t *testing.T) {
 	for i := n; i > 0; i-- {
 		_, _ = rails.SetCutoffRule(context.Background(), nil, fmt.Sprintf("t%02d", i), routing.Hold)
 	}
-	rt := httpapi.NewRouter(nil)
+	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{"admin": {TokenID: "tok_a", Scopes: []auth.Scope{auth.Admin}}}})
 	rt.Mount(httpapi.Services{Payments: pays, FXRates: led, Pacer: pacer, Audit: log, Rails: rails})
-	rt.RequireAuth(fakeTokens{"admin": {TokenID: "tok_a", Scopes: []auth.Scope{auth.Admin}}})
 
 	tests := []struct {
 		path, field, key string
@@ -119,13 +118,12 @@ func TestCursorsAreBound(t *testing.T) {
 			log.entries = append(log.entries, audit.Entry{Seq: int64(i), Action: fmt.Sprint(i), Detail: json.RawMessage(`{}`)})
 			pays.rejections = append(pays.rejections, payment.LineError{Line: i, Fields: []field.Error{{Field: "amount", Detail: "x"}}})
 		}
-		rt := httpapi.NewRouter(nil)
-		rt.Mount(httpapi.Services{FXRates: led, Pacer: pacer, Audit: log, Payments: pays})
-		rt.RequireAuth(fakeTokens{
+		rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
 			"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 			"acme":  {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.Admin}},
 			"other": {TokenID: "c", TenantID: "globex", Scopes: []auth.Scope{auth.Admin}},
-		})
+		}})
+		rt.Mount(httpapi.Services{FXRates: led, Pacer: pacer, Audit: log, Payments: pays})
 		return rt
 	}
 	next := func(path, token string) string {

@@ -73,19 +73,18 @@ func TestPaymentsOnRails(t *testing.T) {
 	res := routing.NewResolver(pool, routing.ResolverConfig{})
 	_, c := temporaltest.Start(t)
 	w := worker.New(c, payment.InitTaskQueue, worker.Options{})
-	payment.RegisterInit(w, &payment.InitActivities{Store: payment.NewStore(pool), Queue: q, Pacer: lim, Rails: res})
+	payment.RegisterInit(w, payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: q, Pacer: lim, Rails: res}))
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
 	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: q, Temporal: c, Rails: res, Pacer: lim})
-	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: pool}), Payments: svc})
-	rt.RequireAuth(fakeTokens{
+	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
 		"admin":  {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"acme":   {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}},
 		"globex": {TokenID: "c", TenantID: "globex", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}},
-	})
+	}})
+	rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: pool}), Payments: svc})
 	do := func(method, path, ctype, body, token string) (*httptest.ResponseRecorder, map[string]any) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		if ctype != "" {

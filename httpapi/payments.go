@@ -52,7 +52,8 @@ type Payments interface {
 }
 
 // The default body limits: a single request (a payment, an account) and
-// a bulk file (about 500,000 payments). SetBodyLimits changes them.
+// a bulk file (about 500,000 payments); RouterConfig's MaxBody and
+// MaxBulkBody change them.
 const (
 	defaultMaxBody      = 64 << 10
 	defaultMaxBatchBody = 512 << 20
@@ -76,12 +77,6 @@ func newPaymentsAPI(rt *Router, p Payments) *paymentsAPI {
 	api.reports, _ = p.(StatusReports)
 	api.held, _ = p.(HeldPayments)
 	return api
-}
-
-// LinkExecutions has GET /v1/payments/{id} link a payment's execution to
-// its page in Temporal's Web UI: page gives the URL of a workflow's run.
-func (rt *Router) LinkExecutions(page func(workflowID, runID string) string) {
-	rt.executionPage = page
 }
 
 // paymentWithLinks is a payment as GET /v1/payments/{id} shows it.
@@ -222,16 +217,21 @@ func stopped() Problem {
 
 func ptr[T any](v T) *T { return &v }
 
-// decodeJSON reads one JSON object, refusing unknown fields, trailing data
-// and oversized bodies, with a problem that says where it went wrong.
-func decodeJSON(w http.ResponseWriter, r *http.Request, v any) *Problem {
-	return decodeJSONLimit(w, r, v, limitsOf(r).single)
+// decodeBody reads r's body, one JSON value, into v, up to its route's
+// limit (the router has refused a body that is not JSON, is compressed,
+// or declares a length over the limit). On failure it writes the problem
+// (malformed JSON, a value of the wrong type, an unknown field, an
+// oversized body, saying where it went wrong) and returns false.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	if prob := decodeJSON(w, r, v, routeLimitOf(r)); prob != nil {
+		WriteProblem(w, r, *prob)
+		return false
+	}
+	return true
 }
 
-// decodeJSONLimit is decodeJSON for bodies up to limit bytes. The
-// router has refused a body that is not JSON, is compressed, or declares
-// a length over the limit.
-func decodeJSONLimit(w http.ResponseWriter, r *http.Request, v any, limit int64) *Problem {
+// decodeJSON decodes a JSON body of up to limit bytes into v.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any, limit int64) *Problem {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
@@ -322,8 +322,7 @@ func mergeLines(les []payment.LineError) []payment.LineError {
 // create serves POST /v1/payments.
 func (api *paymentsAPI) create(w http.ResponseWriter, r *http.Request) {
 	var req payment.Request
-	if prob := decodeJSON(w, r, &req); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &req) {
 		return
 	}
 	if prob := claimTenant(r, &req.TenantID); prob != nil {
@@ -577,8 +576,7 @@ func (api *paymentsAPI) cancelBatch(w http.ResponseWriter, r *http.Request) {
 // cancelWhere serves POST /admin/payments/cancel.
 func (api *paymentsAPI) cancelWhere(w http.ResponseWriter, r *http.Request) {
 	var body cancelFilter
-	if prob := decodeJSON(w, r, &body); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &body) {
 		return
 	}
 	f, errs := body.check()

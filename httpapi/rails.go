@@ -537,11 +537,29 @@ func (rt *Router) railProblem(w http.ResponseWriter, r *http.Request, title stri
 	}
 }
 
+// changed answers a change made in the request's audited transaction:
+// it commits (with its audit entry), drops the routing snapshot so the
+// change routes at once, and answers v, 201 with its location when it
+// created something, else 200.
+func (api *railsAPI) changed(w http.ResponseWriter, r *http.Request, created bool, location string, v any) {
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	if !api.rt.commit(w, r, status) {
+		return
+	}
+	api.rails.Flush()
+	if created {
+		w.Header().Set("Location", location)
+	}
+	WriteJSON(w, status, v)
+}
+
 // putRail serves POST /admin/rails.
 func (api *railsAPI) putRail(w http.ResponseWriter, r *http.Request) {
 	var body railRequest
-	if prob := decodeJSON(w, r, &body); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &body) {
 		return
 	}
 	rail, errs := body.rail()
@@ -554,18 +572,7 @@ func (api *railsAPI) putRail(w http.ResponseWriter, r *http.Request) {
 		api.rt.railProblem(w, r, "Invalid rail", err)
 		return
 	}
-	status := http.StatusOK
-	if saved.Version == 1 {
-		status = http.StatusCreated
-	}
-	if !api.rt.commit(w, r, status) {
-		return
-	}
-	api.rails.Flush()
-	if status == http.StatusCreated {
-		w.Header().Set("Location", "/admin/rails/"+saved.Name)
-	}
-	WriteJSON(w, status, RailJSONOf(saved))
+	api.changed(w, r, saved.Version == 1, "/admin/rails/"+saved.Name, RailJSONOf(saved))
 }
 
 // listRails serves GET /admin/rails.
@@ -600,8 +607,7 @@ func (api *railsAPI) getRail(w http.ResponseWriter, r *http.Request) {
 // putCalendar serves POST /admin/calendars.
 func (api *railsAPI) putCalendar(w http.ResponseWriter, r *http.Request) {
 	var body calendarRequest
-	if prob := decodeJSONLimit(w, r, &body, maxTableJSONBody); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &body) {
 		return
 	}
 	c, errs := body.calendar()
@@ -615,18 +621,7 @@ func (api *railsAPI) putCalendar(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Created and updated in this one transaction: a new calendar.
-	status := http.StatusOK
-	if saved.CreatedAt.Equal(saved.UpdatedAt) {
-		status = http.StatusCreated
-	}
-	if !api.rt.commit(w, r, status) {
-		return
-	}
-	api.rails.Flush()
-	if status == http.StatusCreated {
-		w.Header().Set("Location", "/admin/calendars/"+saved.Name)
-	}
-	WriteJSON(w, status, CalendarJSONOf(saved, time.Now().UTC().Year()))
+	api.changed(w, r, saved.CreatedAt.Equal(saved.UpdatedAt), "/admin/calendars/"+saved.Name, CalendarJSONOf(saved, time.Now().UTC().Year()))
 }
 
 // listCalendars serves GET /admin/calendars.
@@ -664,8 +659,7 @@ func (api *railsAPI) putRules(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Rules *[]ruleRequest `json:"rules"`
 	}
-	if prob := decodeJSONLimit(w, r, &body, maxTableJSONBody); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &body) {
 		return
 	}
 	var errs []field.Error
@@ -695,11 +689,7 @@ func (api *railsAPI) putRules(w http.ResponseWriter, r *http.Request) {
 		api.rt.railProblem(w, r, "Invalid routing rules", err)
 		return
 	}
-	if !api.rt.commit(w, r, http.StatusOK) {
-		return
-	}
-	api.rails.Flush()
-	WriteJSON(w, http.StatusOK, rulesJSON(saved))
+	api.changed(w, r, false, "", rulesJSON(saved))
 }
 
 // listRules serves GET /admin/routing-rules.
@@ -718,8 +708,7 @@ func (api *railsAPI) setCutoffRule(w http.ResponseWriter, r *http.Request) {
 		TenantID string `json:"tenantId"`
 		Rule     string `json:"rule"`
 	}
-	if prob := decodeJSON(w, r, &body); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &body) {
 		return
 	}
 	var errs []field.Error
@@ -737,11 +726,7 @@ func (api *railsAPI) setCutoffRule(w http.ResponseWriter, r *http.Request) {
 		api.rt.railProblem(w, r, "Invalid cut-off rule", err)
 		return
 	}
-	if !api.rt.commit(w, r, http.StatusOK) {
-		return
-	}
-	api.rails.Flush()
-	WriteJSON(w, http.StatusOK, CutoffRuleJSON{TenantID: saved.TenantID, Rule: saved.Rule, UpdatedAt: saved.UpdatedAt.UTC()})
+	api.changed(w, r, false, "", CutoffRuleJSON{TenantID: saved.TenantID, Rule: saved.Rule, UpdatedAt: saved.UpdatedAt.UTC()})
 }
 
 // listCutoffRules serves GET /admin/cutoff-rules.

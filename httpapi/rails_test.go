@@ -58,13 +58,12 @@ func newRailsDB(t *testing.T, now func() time.Time) *railsDB {
 		}
 	}
 	d := &railsDB{pool: pool, lim: lim, flush: &countingFlush{}}
-	d.rt = httpapi.NewRouter(nil)
-	d.rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: pool})})
-	d.rt.Mount(httpapi.Services{Rails: httpapi.RailStore{DB: pool, Payments: payment.NewStore(pool), Pacing: lim, Queue: q, Resolver: d.flush, Now: now}})
-	d.rt.RequireAuth(fakeTokens{
+	d.rt = newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
 		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
 		"acme":  {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}},
-	})
+	}})
+	d.rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: pool})})
+	d.rt.Mount(httpapi.Services{Rails: httpapi.RailStore{DB: pool, Payments: payment.NewStore(pool), Pacing: lim, Queue: q, Resolver: d.flush, Now: now}})
 	return d
 }
 
@@ -227,8 +226,8 @@ func TestRailStatus(t *testing.T) {
 			t.Fatalf("%s's rule: %d %s", tenant, rec.Code, rec.Body)
 		}
 	}
-	init := &payment.InitActivities{Store: payment.NewStore(d.pool), Queue: queue.New(d.pool), Pacer: d.lim,
-		Rails: routing.NewResolver(d.pool, routing.ResolverConfig{})}
+	init := payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(d.pool), Queue: queue.New(d.pool), Pacer: d.lim,
+		Rails: routing.NewResolver(d.pool, routing.ResolverConfig{})})
 	phaseA := func(tenant string, n int, at time.Time) payment.BatchResult {
 		t.Helper()
 		if _, _, err := account.Create(ctx, d.pool, account.Spec{AccountID: account.Key(tenant, "ACC-1"), ExternalID: "ACC-1", TenantID: tenant,
@@ -328,7 +327,7 @@ func TestRailChangeRoutesAtOnce(t *testing.T) {
 	ctx := context.Background()
 	d := newRailsDB(t, nil)
 	res := routing.NewResolver(d.pool, routing.ResolverConfig{TTL: time.Hour})
-	d.rt = httpapi.NewRouter(nil)
+	d.rt = newRouter(t, httpapi.RouterConfig{})
 	d.rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: d.pool})})
 	d.rt.Mount(httpapi.Services{Rails: httpapi.RailStore{DB: d.pool, Payments: payment.NewStore(d.pool), Pacing: d.lim, Queue: queue.New(d.pool), Resolver: res}})
 	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(d.pool), Queue: queue.New(d.pool), Rails: res, Pacer: d.lim})

@@ -12,18 +12,6 @@ import (
 	"github.com/paydispatch/paydispatch/auth"
 )
 
-// LimitPerToken caps each token at perSecond requests a second, with
-// bursts of up to burst; a request over it is 429 with Retry-After.
-// perSecond <= 0 turns the limit off. Probes, scrapes and unauthenticated
-// requests are not counted (the latter are refused anyway).
-func (rt *Router) LimitPerToken(perSecond float64, burst int) {
-	if perSecond <= 0 {
-		rt.limits = nil
-		return
-	}
-	rt.limits = &tokenLimits{every: rate.Limit(perSecond), burst: max(burst, 1), byToken: map[string]*rate.Limiter{}}
-}
-
 type tokenLimits struct {
 	every   rate.Limit
 	burst   int

@@ -2,13 +2,16 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/paydispatch/paydispatch/auth"
+	"golang.org/x/time/rate"
+
 	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 )
@@ -26,33 +29,132 @@ type Router struct {
 	log    *slog.Logger
 	auth   Authenticator
 	idem   IdempotencyKeys
-	limits *tokenLimits
+	limits *tokenLimits // nil: off
 	audit  AuditLog
 	bodies bodyLimits
 	// executionPage gives a workflow run's page in Temporal's Web UI
-	// (nil: no links; see LinkExecutions).
+	// (nil: no links; see RouterConfig.ExecutionPage).
 	executionPage func(workflowID, runID string) string
 	// failures limits failed authentications by client address (nil:
-	// off; see LimitAuthFailures).
+	// off; see RouterConfig.AuthFailuresPerMinute).
 	failures *failureLimits
 	// levers move what waits when an operator changes a limit (nil:
 	// nothing moves; see Services.Levers).
 	levers Levers
 
-	// table is the routes mounted, and scopes their scopes by pattern.
-	table  []Route
-	scopes map[string]auth.Scope
+	// table is the routes mounted, and rows their rows by pattern.
+	table []Route
+	rows  map[string]Route
 }
 
-// NewRouter returns a router serving /healthz and /readyz; the other
-// routes are added with Mount.
-func NewRouter(log *slog.Logger, checks ...Check) *Router {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+// RouterConfig is what a Router serves with. Its zero value serves every
+// caller, without limits but the default body limits, and logs nothing.
+type RouterConfig struct {
+	// Log receives what the router and its handlers log (nil: nothing).
+	Log *slog.Logger
+	// Checks are /readyz's conditions.
+	Checks []Check
+	// Auth makes every route but the public ones (Public in the route
+	// table) need a bearer token with the route's scope. Without it (the
+	// --insecure-dev mode, and handler unit tests) every caller is served.
+	Auth Authenticator
+	// IdempotencyKeys turns on the Idempotency-Key header for the POSTs
+	// that create something (nil: the header is ignored).
+	IdempotencyKeys IdempotencyKeys
+	// TokenRate caps each token at TokenRate requests a second, with
+	// bursts of up to TokenBurst (at least 1); a request over it is 429
+	// with Retry-After. 0 turns the limit off. Probes, scrapes and
+	// unauthenticated requests are not counted (the latter are refused
+	// anyway).
+	TokenRate  float64
+	TokenBurst int
+	// AuthFailuresPerMinute caps the failed authentications (a bearer
+	// token that is unknown, revoked or expired) each client address may
+	// make: a bucket of that many failures, refilled at as many a minute.
+	// An address whose bucket is empty is locked out: a request from it is
+	// answered 429 with Retry-After before its token is looked up, unless
+	// its token authenticated recently (from any address), so a client
+	// that shares the address with a guesser (a NAT, a proxy) keeps
+	// working. A valid token is never counted; it costs a keyed hash and a
+	// map update, no query and no allocation (BenchmarkAuthenticateValid).
+	// 0 turns the limit off.
+	//
+	// The address is the connection's (RemoteAddr): an IPv4 address, or
+	// an IPv6 /64, which one client usually holds whole. No header such
+	// as X-Forwarded-For is trusted.
+	AuthFailuresPerMinute int
+	// ExecutionPage has GET /v1/payments/{id} link a payment's execution
+	// to its page in Temporal's Web UI: it gives the URL of a workflow's
+	// run (nil: no links).
+	ExecutionPage func(workflowID, runID string) string
+	// MaxBody and MaxBulkBody bound request bodies: a single request
+	// (default 64 KiB) and a bulk file (default 512 MiB). A body over its
+	// limit is 413: at once when its Content-Length says so, before any of
+	// it is read, else when the reading reaches the limit.
+	MaxBody, MaxBulkBody int64
+}
+
+func (c RouterConfig) withDefaults() RouterConfig {
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
 	}
-	rt := &Router{mux: http.NewServeMux(), checks: checks, log: log, scopes: map[string]auth.Scope{}}
+	if c.MaxBody == 0 {
+		c.MaxBody = defaultMaxBody
+	}
+	if c.MaxBulkBody == 0 {
+		c.MaxBulkBody = defaultMaxBatchBody
+	}
+	if c.TokenRate > 0 && c.TokenBurst == 0 {
+		c.TokenBurst = 1
+	}
+	return c
+}
+
+func (c RouterConfig) validate() error {
+	bad := field.Invalid{What: "invalid router config"}
+	if c.TokenRate < 0 || math.IsNaN(c.TokenRate) || math.IsInf(c.TokenRate, 0) {
+		bad.Add("TokenRate", fmt.Sprintf("%v: want 0 (off) or a positive number of requests a second", c.TokenRate))
+	}
+	if c.TokenBurst < 0 {
+		bad.Add("TokenBurst", fmt.Sprintf("%d: want 0 or more", c.TokenBurst))
+	}
+	if c.AuthFailuresPerMinute < 0 {
+		bad.Add("AuthFailuresPerMinute", fmt.Sprintf("%d: want 0 (off) or more", c.AuthFailuresPerMinute))
+	}
+	if c.MaxBody < 0 {
+		bad.Add("MaxBody", fmt.Sprintf("%d: want a positive number of bytes, or 0 for the default", c.MaxBody))
+	}
+	if c.MaxBulkBody < 0 {
+		bad.Add("MaxBulkBody", fmt.Sprintf("%d: want a positive number of bytes, or 0 for the default", c.MaxBulkBody))
+	}
+	return bad.Err()
+}
+
+// NewRouter validates cfg (after defaults) and returns a router serving
+// /healthz and /readyz; the other routes are added with Mount.
+func NewRouter(cfg RouterConfig) (*Router, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("httpapi.NewRouter: %w", err)
+	}
+	rt := &Router{
+		mux:           http.NewServeMux(),
+		checks:        cfg.Checks,
+		log:           cfg.Log,
+		auth:          cfg.Auth,
+		idem:          cfg.IdempotencyKeys,
+		bodies:        bodyLimits{single: cfg.MaxBody, bulk: cfg.MaxBulkBody},
+		executionPage: cfg.ExecutionPage,
+		rows:          map[string]Route{},
+	}
+	if cfg.TokenRate > 0 {
+		rt.limits = &tokenLimits{every: rate.Limit(cfg.TokenRate), burst: cfg.TokenBurst, byToken: map[string]*rate.Limiter{}}
+	}
+	if cfg.AuthFailuresPerMinute > 0 {
+		rt.failures = newFailureLimits(cfg.AuthFailuresPerMinute, maxFailingAddrs, maxKnownTokens, time.Now)
+	}
 	rt.Mount(Services{probes: true})
-	return rt
+	return rt, nil
 }
 
 // Route is the pattern r matches ("POST /v1/payments"), "" for none: a
@@ -83,13 +185,11 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			WriteProblem(w, r, *prob)
 			return
 		}
-		if rt.bodies != (bodyLimits{}) {
-			r = r.WithContext(context.WithValue(r.Context(), limitsKey{}, rt.bodies))
-		}
-		kind, takesBody := routeBodies[pattern]
-		limit := kind.limit(limitsOf(r))
-		if takesBody {
-			if prob := checkBody(w, r, kind, limit); prob != nil {
+		route := rt.rows[pattern]
+		limit := route.body.limit(rt.bodies)
+		r = r.WithContext(context.WithValue(r.Context(), limitsKey{}, requestLimits{bodyLimits: rt.bodies, route: limit}))
+		if route.body != noBody {
+			if prob := checkBody(w, r, route.body, limit); prob != nil {
 				WriteProblem(w, r, *prob)
 				return
 			}
@@ -98,14 +198,14 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// sent.
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
-		if _, ok := idempotentRoutes[pattern]; ok && rt.idem != nil {
+		if route.serving == idempotent && rt.idem != nil {
 			if key, sent := r.Header["Idempotency-Key"]; sent {
 				rt.idempotent(w, r, key[0], limit, rt.mux)
 				return
 			}
 		}
-		if audited(pattern, r) {
-			rt.serveAudited(w, r, pattern, rt.mux)
+		if audited(route, r) {
+			rt.serveAudited(w, r, route, rt.mux)
 			return
 		}
 		rt.mux.ServeHTTP(w, r)
@@ -161,18 +261,26 @@ type bodyLimits struct{ single, bulk int64 }
 
 type limitsKey struct{}
 
-// SetBodyLimits changes the body limits (defaults 64 KiB and 512 MiB); a
-// body over its limit is 413: at once when its Content-Length says so,
-// before any of it is read, else when the reading reaches the limit.
-func (rt *Router) SetBodyLimits(single, bulk int64) {
-	rt.bodies = bodyLimits{single: single, bulk: bulk}
+// requestLimits are the router's body limits, and the one of the
+// request's route (its row's body kind).
+type requestLimits struct {
+	bodyLimits
+	route int64
 }
 
 func limitsOf(r *http.Request) bodyLimits {
-	if l, ok := r.Context().Value(limitsKey{}).(bodyLimits); ok {
-		return l
+	if l, ok := r.Context().Value(limitsKey{}).(requestLimits); ok {
+		return l.bodyLimits
 	}
 	return bodyLimits{single: defaultMaxBody, bulk: defaultMaxBatchBody}
+}
+
+// routeLimitOf is the most the body of r's route may hold.
+func routeLimitOf(r *http.Request) int64 {
+	if l, ok := r.Context().Value(limitsKey{}).(requestLimits); ok {
+		return l.route
+	}
+	return defaultMaxBody
 }
 
 // checkURL refuses a path or query value that no resource can have: one

@@ -8,8 +8,8 @@ import (
 )
 
 // Route is one row of the API's table: a method and path (a ServeMux
-// pattern, "POST /v1/payments"), the scope a token needs for it, and the
-// handler that serves it.
+// pattern, "POST /v1/payments"), the scope a token needs for it, the
+// handler that serves it, the body it takes and how the router serves it.
 type Route struct {
 	Pattern string
 	// Scope is the scope the route needs, or Public for none. A route
@@ -17,7 +17,33 @@ type Route struct {
 	// closed, not open.
 	Scope   auth.Scope
 	Handler http.HandlerFunc
+	// body is what the route takes as its request body (noBody: its body,
+	// if any, is never read, so it needs no Content-Type either: POST
+	// /admin/processes/{id}/pause and the like).
+	body bodyKind
+	// serving says whether the route is idempotent or records itself.
+	serving serving
 }
+
+// serving is what the router does around a route's handler besides
+// checking its token and body.
+type serving int
+
+const (
+	// plain: nothing more.
+	plain serving = iota
+	// idempotent: a creating POST that honours Idempotency-Key (see
+	// RouterConfig.IdempotencyKeys).
+	idempotent
+	// recordsItself: an audited route whose change commits in
+	// transactions of its own, by design: a cancel commits each statement
+	// on its own (payment.Record), a filter's requeue a page at a time
+	// (deadletter.Request.Record), a release after pacing outside its
+	// transaction, a pause, a resume and a change of priority in the
+	// transaction that moves the payments. Its handler records, inside
+	// each of those transactions, what it changed.
+	recordsItself
+)
 
 // Public marks a route that answers without a token: probes and scrapes,
 // the contract, and the operator console's page and files, which hold no
@@ -99,102 +125,102 @@ func (rt *Router) routes(s Services) []Route {
 		}
 	}
 	add(s.probes,
-		Route{"GET /healthz", Public, rt.healthz},
-		Route{"GET /readyz", Public, rt.readyz},
+		Route{"GET /healthz", Public, rt.healthz, noBody, plain},
+		Route{"GET /readyz", Public, rt.readyz, noBody, plain},
 	)
 	add(s.Contract,
-		Route{"GET /openapi.json", Public, serveOpenAPI},
+		Route{"GET /openapi.json", Public, serveOpenAPI, noBody, plain},
 	)
 	add(s.Metrics != nil,
-		Route{"GET /metrics", Public, metrics},
+		Route{"GET /metrics", Public, metrics, noBody, plain},
 	)
 	add(s.Payments != nil,
-		Route{"POST /v1/payments", auth.PaymentsWrite, payments.create},
-		Route{"GET /v1/payments", auth.PaymentsRead, payments.list},
-		Route{"GET /v1/payments/{id}", auth.PaymentsRead, payments.get},
-		Route{"POST /v1/payments/{id}/cancel", auth.PaymentsWrite, payments.cancel},
-		Route{"POST /v1/payment-batches", auth.PaymentsWrite, payments.createBatch},
-		Route{"GET /v1/payment-batches/{id}", auth.PaymentsRead, payments.getBatch},
-		Route{"GET /v1/payment-batches/{id}/rejections", auth.PaymentsRead, payments.batchRejections},
-		Route{"POST /v1/payment-batches/{id}/cancel", auth.PaymentsWrite, payments.cancelBatch},
-		Route{"POST /admin/payments/cancel", auth.Admin, payments.cancelWhere},
+		Route{"POST /v1/payments", auth.PaymentsWrite, payments.create, jsonBody, idempotent},
+		Route{"GET /v1/payments", auth.PaymentsRead, payments.list, noBody, plain},
+		Route{"GET /v1/payments/{id}", auth.PaymentsRead, payments.get, noBody, plain},
+		Route{"POST /v1/payments/{id}/cancel", auth.PaymentsWrite, payments.cancel, noBody, recordsItself},
+		Route{"POST /v1/payment-batches", auth.PaymentsWrite, payments.createBatch, bulkFileBody, idempotent},
+		Route{"GET /v1/payment-batches/{id}", auth.PaymentsRead, payments.getBatch, noBody, plain},
+		Route{"GET /v1/payment-batches/{id}/rejections", auth.PaymentsRead, payments.batchRejections, noBody, plain},
+		Route{"POST /v1/payment-batches/{id}/cancel", auth.PaymentsWrite, payments.cancelBatch, noBody, recordsItself},
+		Route{"POST /admin/payments/cancel", auth.Admin, payments.cancelWhere, jsonBody, recordsItself},
 	)
 	add(payments.reports != nil,
-		Route{"GET /v1/payment-batches/{id}/status-report", auth.PaymentsRead, payments.statusReport},
+		Route{"GET /v1/payment-batches/{id}/status-report", auth.PaymentsRead, payments.statusReport, noBody, plain},
 	)
 	add(payments.held != nil,
-		Route{"POST /admin/payments/release", auth.Admin, payments.release},
+		Route{"POST /admin/payments/release", auth.Admin, payments.release, tableJSONBody, recordsItself},
 	)
 	add(s.Levers != nil,
-		Route{"POST /v1/payments/{id}/priority", auth.PaymentsWrite, levers.setPriority},
-		Route{"POST /v1/payment-batches/{id}/priority", auth.PaymentsWrite, levers.setBatchPriority},
-		Route{"POST /admin/pauses", auth.Admin, levers.pause},
-		Route{"GET /admin/pauses", auth.Admin, levers.listPauses},
-		Route{"DELETE /admin/pauses/{scope}/{id}", auth.Admin, levers.resume},
-		Route{"POST /admin/rate-limit/config/{name}/repace", auth.Admin, levers.repace},
+		Route{"POST /v1/payments/{id}/priority", auth.PaymentsWrite, levers.setPriority, jsonBody, recordsItself},
+		Route{"POST /v1/payment-batches/{id}/priority", auth.PaymentsWrite, levers.setBatchPriority, jsonBody, recordsItself},
+		Route{"POST /admin/pauses", auth.Admin, levers.pause, jsonBody, recordsItself},
+		Route{"GET /admin/pauses", auth.Admin, levers.listPauses, noBody, plain},
+		Route{"DELETE /admin/pauses/{scope}/{id}", auth.Admin, levers.resume, noBody, recordsItself},
+		Route{"POST /admin/rate-limit/config/{name}/repace", auth.Admin, levers.repace, noBody, plain},
 	)
 	add(s.Pacer != nil,
-		Route{"POST /api/v1/slots", auth.Admin, pacer.assignSlot},
-		Route{"POST /api/v1/slots/bulk", auth.Admin, pacer.assignSlots},
-		Route{"POST /admin/rate-limit/config", auth.Admin, pacer.putConfig},
-		Route{"GET /admin/rate-limit/config", auth.Admin, pacer.listConfigs},
-		Route{"GET /admin/rate-limit/config/{name}", auth.Admin, pacer.getConfig},
-		Route{"POST /admin/rate-limit/config/{name}/deactivate", auth.Admin, pacer.deactivateConfig},
-		Route{"POST /admin/rate-limit/cache/flush", auth.Admin, pacer.flushCache},
+		Route{"POST /api/v1/slots", auth.Admin, pacer.assignSlot, jsonBody, plain},
+		Route{"POST /api/v1/slots/bulk", auth.Admin, pacer.assignSlots, bigJSONBody, plain},
+		Route{"POST /admin/rate-limit/config", auth.Admin, pacer.putConfig, jsonBody, plain},
+		Route{"GET /admin/rate-limit/config", auth.Admin, pacer.listConfigs, noBody, plain},
+		Route{"GET /admin/rate-limit/config/{name}", auth.Admin, pacer.getConfig, noBody, plain},
+		Route{"POST /admin/rate-limit/config/{name}/deactivate", auth.Admin, pacer.deactivateConfig, noBody, plain},
+		Route{"POST /admin/rate-limit/cache/flush", auth.Admin, pacer.flushCache, noBody, plain},
 	)
 	add(s.DispatchConfigs != nil,
-		Route{"GET /admin/dispatch/config", auth.Admin, dispatch.list},
-		Route{"GET /admin/dispatch/config/{itemType}", auth.Admin, dispatch.get},
-		Route{"PATCH /admin/dispatch/config/{itemType}", auth.Admin, dispatch.patch},
+		Route{"GET /admin/dispatch/config", auth.Admin, dispatch.list, noBody, plain},
+		Route{"GET /admin/dispatch/config/{itemType}", auth.Admin, dispatch.get, noBody, plain},
+		Route{"PATCH /admin/dispatch/config/{itemType}", auth.Admin, dispatch.patch, jsonBody, plain},
 	)
 	add(s.Accounts != nil,
-		Route{"POST /v1/accounts", auth.AccountsWrite, accounts.create},
-		Route{"GET /v1/accounts/{id}", auth.PaymentsRead, accounts.get},
+		Route{"POST /v1/accounts", auth.AccountsWrite, accounts.create, jsonBody, idempotent},
+		Route{"GET /v1/accounts/{id}", auth.PaymentsRead, accounts.get, noBody, plain},
 	)
 	add(s.FXRates != nil,
-		Route{"POST /admin/fx-rates", auth.Admin, rates.set},
-		Route{"GET /admin/fx-rates", auth.Admin, rates.list},
+		Route{"POST /admin/fx-rates", auth.Admin, rates.set, jsonBody, plain},
+		Route{"GET /admin/fx-rates", auth.Admin, rates.list, noBody, plain},
 	)
 	add(s.Processes != nil,
-		Route{"GET /v1/processes/{id}", auth.PaymentsRead, processes.get},
-		Route{"POST /admin/processes/{id}/retry", auth.Admin, processes.retry},
-		Route{"POST /admin/processes/{id}/compensate", auth.Admin, processes.compensate},
-		Route{"POST /admin/processes/{id}/pause", auth.Admin, processes.pause},
-		Route{"POST /admin/processes/{id}/resume", auth.Admin, processes.resume},
+		Route{"GET /v1/processes/{id}", auth.PaymentsRead, processes.get, noBody, plain},
+		Route{"POST /admin/processes/{id}/retry", auth.Admin, processes.retry, noBody, plain},
+		Route{"POST /admin/processes/{id}/compensate", auth.Admin, processes.compensate, noBody, plain},
+		Route{"POST /admin/processes/{id}/pause", auth.Admin, processes.pause, noBody, plain},
+		Route{"POST /admin/processes/{id}/resume", auth.Admin, processes.resume, noBody, plain},
 	)
 	add(s.Audit != nil,
-		Route{"GET /admin/audit", auth.Admin, audit.list},
+		Route{"GET /admin/audit", auth.Admin, audit.list, noBody, plain},
 	)
 	// A tenant manages its own endpoints, under /admin as operators do.
 	add(s.Webhooks != nil,
-		Route{"POST /admin/webhooks", auth.WebhooksWrite, hooks.register},
-		Route{"GET /admin/webhooks", auth.WebhooksWrite, hooks.list},
-		Route{"GET /admin/webhooks/{id}", auth.WebhooksWrite, hooks.get},
-		Route{"DELETE /admin/webhooks/{id}", auth.WebhooksWrite, hooks.delete},
-		Route{"POST /admin/webhooks/{id}/rotate-secret", auth.WebhooksWrite, hooks.rotateSecret},
-		Route{"GET /admin/webhooks/{id}/deliveries", auth.WebhooksWrite, hooks.deliveries},
-		Route{"POST /admin/webhooks/{id}/redrive", auth.WebhooksWrite, hooks.redrive},
+		Route{"POST /admin/webhooks", auth.WebhooksWrite, hooks.register, jsonBody, plain},
+		Route{"GET /admin/webhooks", auth.WebhooksWrite, hooks.list, noBody, plain},
+		Route{"GET /admin/webhooks/{id}", auth.WebhooksWrite, hooks.get, noBody, plain},
+		Route{"DELETE /admin/webhooks/{id}", auth.WebhooksWrite, hooks.delete, noBody, plain},
+		Route{"POST /admin/webhooks/{id}/rotate-secret", auth.WebhooksWrite, hooks.rotateSecret, jsonBody, plain},
+		Route{"GET /admin/webhooks/{id}/deliveries", auth.WebhooksWrite, hooks.deliveries, noBody, plain},
+		Route{"POST /admin/webhooks/{id}/redrive", auth.WebhooksWrite, hooks.redrive, jsonBody, plain},
 	)
 	add(s.DeadLetters != nil,
-		Route{"GET /admin/dead-letters", auth.Admin, deadLetters.list},
-		Route{"POST /admin/dead-letters/requeue", auth.Admin, deadLetters.requeue},
+		Route{"GET /admin/dead-letters", auth.Admin, deadLetters.list, noBody, plain},
+		Route{"POST /admin/dead-letters/requeue", auth.Admin, deadLetters.requeue, jsonBody, recordsItself},
 	)
 	add(s.Rails != nil,
-		Route{"POST /admin/rails", auth.Admin, rails.putRail},
-		Route{"GET /admin/rails", auth.Admin, rails.listRails},
-		Route{"GET /admin/rails/{name}", auth.Admin, rails.getRail},
-		Route{"POST /admin/calendars", auth.Admin, rails.putCalendar},
-		Route{"GET /admin/calendars", auth.Admin, rails.listCalendars},
-		Route{"GET /admin/calendars/{name}", auth.Admin, rails.getCalendar},
-		Route{"POST /admin/routing-rules", auth.Admin, rails.putRules},
-		Route{"GET /admin/routing-rules", auth.Admin, rails.listRules},
-		Route{"POST /admin/cutoff-rules", auth.Admin, rails.setCutoffRule},
-		Route{"GET /admin/cutoff-rules", auth.Admin, rails.listCutoffRules},
+		Route{"POST /admin/rails", auth.Admin, rails.putRail, jsonBody, plain},
+		Route{"GET /admin/rails", auth.Admin, rails.listRails, noBody, plain},
+		Route{"GET /admin/rails/{name}", auth.Admin, rails.getRail, noBody, plain},
+		Route{"POST /admin/calendars", auth.Admin, rails.putCalendar, tableJSONBody, plain},
+		Route{"GET /admin/calendars", auth.Admin, rails.listCalendars, noBody, plain},
+		Route{"GET /admin/calendars/{name}", auth.Admin, rails.getCalendar, noBody, plain},
+		Route{"POST /admin/routing-rules", auth.Admin, rails.putRules, tableJSONBody, plain},
+		Route{"GET /admin/routing-rules", auth.Admin, rails.listRules, noBody, plain},
+		Route{"POST /admin/cutoff-rules", auth.Admin, rails.setCutoffRule, jsonBody, plain},
+		Route{"GET /admin/cutoff-rules", auth.Admin, rails.listCutoffRules, noBody, plain},
 	)
 	add(s.Console != nil,
-		Route{"GET /console", Public, consolePage},
-		Route{"GET /console/{file}", Public, consoleFile},
-		Route{"GET /admin/console/stats", auth.Admin, consoleStats},
+		Route{"GET /console", Public, consolePage, noBody, plain},
+		Route{"GET /console/{file}", Public, consoleFile, noBody, plain},
+		Route{"GET /admin/console/stats", auth.Admin, consoleStats, noBody, plain},
 	)
 	return routes
 }
@@ -212,7 +238,7 @@ func (rt *Router) Mount(s Services) {
 	for _, route := range rt.routes(s) {
 		rt.mux.Handle(route.Pattern, route.Handler)
 		rt.table = append(rt.table, route)
-		rt.scopes[route.Pattern] = route.Scope
+		rt.rows[route.Pattern] = route
 	}
 }
 
@@ -222,7 +248,7 @@ func (rt *Router) Routes() []Route { return slices.Clone(rt.table) }
 // RouteScope is the scope a route pattern needs, and whether it is
 // public; a pattern not mounted (or mounted without a scope) needs admin.
 func (rt *Router) RouteScope(pattern string) (scope auth.Scope, public bool) {
-	switch s := rt.scopes[pattern]; s {
+	switch s := rt.rows[pattern].Scope; s {
 	case Public:
 		return "", true
 	case "":

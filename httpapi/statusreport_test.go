@@ -63,15 +63,14 @@ func TestSwissFileStatusReport(t *testing.T) {
 	}
 	_, c := temporaltest.Start(t)
 	w := worker.New(c, payment.InitTaskQueue, worker.Options{})
-	payment.RegisterInit(w, &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool)})
+	payment.RegisterInit(w, payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: queue.New(pool)}))
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
 	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c})
-	rt := httpapi.NewRouter(nil)
+	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}}})
 	rt.Mount(httpapi.Services{Payments: svc})
-	rt.RequireAuth(fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}})
 	do := func(method, path, ctype, body string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		if ctype != "" {

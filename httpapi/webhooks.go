@@ -117,8 +117,7 @@ func parseEndpointPosition(c string) *webhook.ListAfter {
 // register serves POST /admin/webhooks.
 func (api *webhooksAPI) register(w http.ResponseWriter, r *http.Request) {
 	var body newWebhook
-	if prob := decodeJSON(w, r, &body); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &body) {
 		return
 	}
 	if prob := claimTenant(r, &body.TenantID); prob != nil {
@@ -221,8 +220,7 @@ func (api *webhooksAPI) rotateSecret(w http.ResponseWriter, r *http.Request) {
 		// signing beside the new one (default a day).
 		KeepPreviousSeconds *int64 `json:"keepPreviousSeconds"`
 	}
-	if prob := decodeJSON(w, r, &body); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &body) {
 		return
 	}
 	keep := 24 * time.Hour
@@ -290,8 +288,7 @@ func (api *webhooksAPI) redrive(w http.ResponseWriter, r *http.Request) {
 		// of the endpoint's.
 		DeliveryIDs []int64 `json:"deliveryIds"`
 	}
-	if prob := decodeJSON(w, r, &body); prob != nil {
-		WriteProblem(w, r, *prob)
+	if !decodeBody(w, r, &body) {
 		return
 	}
 	if len(body.DeliveryIDs) > maxPage {

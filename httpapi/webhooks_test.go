@@ -102,14 +102,13 @@ func (f *fakeWebhooks) RedriveTx(_ context.Context, _ pgx.Tx, _ uuid.UUID, ids [
 // registration is refused with every bad field named.
 func TestWebhookRoutes(t *testing.T) {
 	t.Parallel()
-	rt := httpapi.NewRouter(nil)
-	rt.Mount(httpapi.Services{Webhooks: &fakeWebhooks{}, EventTypes: payment.EventTypes(), Audit: &fakeAudit{}})
-	rt.RequireAuth(fakeTokens{
+	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
 		"admin":  {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"acme":   {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.WebhooksWrite}},
 		"globex": {TokenID: "c", TenantID: "globex", Scopes: []auth.Scope{auth.WebhooksWrite}},
 		"reader": {TokenID: "d", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsRead}},
-	})
+	}})
+	rt.Mount(httpapi.Services{Webhooks: &fakeWebhooks{}, EventTypes: payment.EventTypes(), Audit: &fakeAudit{}})
 	call := func(token, method, path, body string) (int, map[string]any) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -181,9 +180,8 @@ func TestWebhookRoutes(t *testing.T) {
 // range, is a 422 problem+json naming the url field, never a 5xx.
 func TestWebhookURLSpellingsRefused(t *testing.T) {
 	t.Parallel()
-	rt := httpapi.NewRouter(nil)
+	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{"acme": {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.WebhooksWrite}}}})
 	rt.Mount(httpapi.Services{Webhooks: &fakeWebhooks{}, EventTypes: payment.EventTypes(), Audit: &fakeAudit{}})
-	rt.RequireAuth(fakeTokens{"acme": {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.WebhooksWrite}}})
 	for _, url := range []string{
 		"https://0177.0.0.1/", "https://2130706433/", "https://0x7f000001/", "https://127.1/",
 		"https://[64:ff9b::7f00:1]/", "https://[2002:7f00:1::]/", "https://[::ffff:7f00:1]/", "https://localhost/",

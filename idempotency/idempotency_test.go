@@ -56,9 +56,11 @@ func newAPI(t *testing.T, slow time.Duration) (http.Handler, *countingLedger, *i
 	t.Helper()
 	store := idempotency.NewStore(pgtest.NewPool(t), idempotency.Config{})
 	led := &countingLedger{slow: slow, seen: map[string]bool{}}
-	rt := httpapi.NewRouter(nil)
+	rt, err := httpapi.NewRouter(httpapi.RouterConfig{IdempotencyKeys: store})
+	if err != nil {
+		t.Fatal(err)
+	}
 	rt.Mount(httpapi.Services{Accounts: led})
-	rt.UseIdempotencyKeys(store)
 	return rt, led, store
 }
 

@@ -45,7 +45,7 @@ func newStack(t *testing.T, withTemporal bool) stack {
 	if withTemporal {
 		_, c := temporaltest.Start(t)
 		w := worker.New(c, payment.InitTaskQueue, worker.Options{})
-		payment.RegisterInit(w, &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool)})
+		payment.RegisterInit(w, payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: queue.New(pool)}))
 		if err := w.Start(); err != nil {
 			t.Fatal(err)
 		}

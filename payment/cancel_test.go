@@ -79,7 +79,7 @@ func TestCancel(t *testing.T) {
 		t.Errorf("paydispatch_payments_cancelled_total{via=payment} = %v, want 3", got)
 	}
 	// Phase A of the cancelled one stores and enqueues nothing for it.
-	a := &payment.InitActivities{Store: svc.Store(), Queue: svc.Queue()}
+	a := payment.NewInitActivities(payment.InitConfig{Store: svc.Store(), Queue: svc.Queue()})
 	if _, err := a.InitIntake(ctx, "init-c-waiting"); err != nil {
 		t.Fatal(err)
 	}

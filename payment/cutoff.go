@@ -83,8 +83,8 @@ func (a *InitActivities) deadline(day routing.Day) time.Time {
 }
 
 func (a *InitActivities) cutoffGuard() time.Duration {
-	if a.CutoffGuard > 0 {
-		return a.CutoffGuard
+	if a.cfg.CutoffGuard > 0 {
+		return a.cfg.CutoffGuard
 	}
 	return DefaultCutoffGuard
 }
@@ -93,9 +93,9 @@ func (a *InitActivities) cutoffGuard() time.Duration {
 // for a payment staged before rails were kept, the routing rules' choice.
 func (a *InitActivities) railFor(ctx context.Context, r Request, amount decimal.Decimal) (routing.Rail, error) {
 	if r.Rail == "" {
-		return a.Rails.Route(ctx, routing.Payment{TenantID: r.TenantID, Currency: r.Currency, Amount: amount})
+		return a.cfg.Rails.Route(ctx, routing.Payment{TenantID: r.TenantID, Currency: r.Currency, Amount: amount})
 	}
-	rail, err := a.Rails.Rail(ctx, r.Rail)
+	rail, err := a.cfg.Rails.Rail(ctx, r.Rail)
 	if err != nil {
 		return routing.Rail{}, err
 	}
@@ -138,11 +138,11 @@ func (a *InitActivities) placeOnRails(ctx context.Context, keys []string, rs []R
 		if err != nil {
 			return nil, err
 		}
-		day, err := a.Rails.DayFor(ctx, rail, r.RequestedExecutionTime)
+		day, err := a.cfg.Rails.DayFor(ctx, rail, r.RequestedExecutionTime)
 		if err != nil {
 			return nil, err
 		}
-		rule, err := a.Rails.CutoffRule(ctx, r.TenantID)
+		rule, err := a.cfg.Rails.CutoffRule(ctx, r.TenantID)
 		if err != nil {
 			return nil, err
 		}
@@ -168,7 +168,7 @@ func (a *InitActivities) placeOnRails(ctx context.Context, keys []string, rs []R
 				// meets its tenant's rule only if the reorder finds no
 				// room for it either (the lower ones ahead of it then
 				// meet theirs).
-				next, err := a.Rails.NextDay(ctx, p.rail, p.day)
+				next, err := a.cfg.Rails.NextDay(ctx, p.rail, p.day)
 				if err != nil {
 					return nil, err
 				}
@@ -186,7 +186,7 @@ func (a *InitActivities) placeOnRails(ctx context.Context, keys []string, rs []R
 				}
 				out[p.key] = placement{status: StatusHeld, rail: p.rail.Name, date: p.day.Date, reason: reason}
 			default: // ROLL: the next business day, from its opening
-				next, err := a.Rails.NextDay(ctx, p.rail, p.day)
+				next, err := a.cfg.Rails.NextDay(ctx, p.rail, p.day)
 				if err != nil {
 					return nil, err
 				}
@@ -298,7 +298,7 @@ func (a *InitActivities) placeRound(ctx context.Context, cfgs pacingConfigs, tod
 		if tenantPaced && len(release) > 0 {
 			// The tenant's places of payments its rail had no room for go
 			// back to the tenant's other payments.
-			if _, err := a.Pacer.Release(ctx, nil, g.tenant, release); err != nil {
+			if _, err := a.cfg.Pacer.Release(ctx, nil, g.tenant, release); err != nil {
 				return nil, err
 			}
 		}
@@ -325,10 +325,10 @@ func (a *InitActivities) placed(p toPlace, slot ExecSlot, tenantPaced bool, tena
 // times; the operator is told). EXHAUSTED is an error: the step is
 // retried.
 func (a *InitActivities) assign(ctx context.Context, cfg string, events []pacing.Event) ([]pacing.Slot, bool, error) {
-	if a.Pacer == nil || cfg == "" {
+	if a.cfg.Pacer == nil || cfg == "" {
 		return nil, false, nil
 	}
-	slots, err := a.Pacer.AssignBulk(ctx, cfg, events)
+	slots, err := a.cfg.Pacer.AssignBulk(ctx, cfg, events)
 	if a.unpaced(cfg, err) {
 		return nil, false, nil
 	}
@@ -366,7 +366,7 @@ func (a *InitActivities) reschedule(ctx context.Context, ps []Payment, from time
 	}
 	rows := make([]dbsqlc.WaitingOnRailsRow, len(ps))
 	for i, p := range ps {
-		pc, _, err := a.Store.ContextAndStatus(ctx, p.Key)
+		pc, _, err := a.cfg.Store.ContextAndStatus(ctx, p.Key)
 		if err != nil {
 			return nil, err
 		}
@@ -383,8 +383,8 @@ func (a *InitActivities) reschedule(ctx context.Context, ps []Payment, from time
 		statuses[i] = string(st)
 	}
 	var out map[string]placement
-	err = pgx.BeginFunc(ctx, a.Store.db, func(tx pgx.Tx) error {
-		m := &mover{rails: a.Rails, pacer: a.Pacer, queue: a.Queue, guard: a.cutoffGuard(), tx: tx, def: cfgs.def, from: from,
+	err = pgx.BeginFunc(ctx, a.cfg.Store.db, func(tx pgx.Tx) error {
+		m := &mover{rails: a.cfg.Rails, pacer: a.cfg.Pacer, queue: a.cfg.Queue, guard: a.cutoffGuard(), tx: tx, def: cfgs.def, from: from,
 			parked: true, roll: true, fromStatuses: statuses, reason: reason}
 		for _, r := range rows {
 			if err := m.add(ctx, r); err != nil {
@@ -414,10 +414,10 @@ func (a *InitActivities) reschedule(ctx context.Context, ps []Payment, from time
 // cannot reach its rail before the cut-off of its execution date (with
 // the guard), and that day. A payment stored before rails has none.
 func (a *ExecActivities) pastCutoff(ctx context.Context, pc Context, t time.Time) (bool, routing.Day, routing.Rail, error) {
-	if a.Rails == nil || pc.Rail == "" || pc.ExecutionDate == "" || t.IsZero() {
+	if a.cfg.Rails == nil || pc.Rail == "" || pc.ExecutionDate == "" || t.IsZero() {
 		return false, routing.Day{}, routing.Rail{}, nil
 	}
-	rail, err := a.Rails.Rail(ctx, pc.Rail)
+	rail, err := a.cfg.Rails.Rail(ctx, pc.Rail)
 	if err != nil {
 		return false, routing.Day{}, routing.Rail{}, err
 	}
@@ -429,7 +429,7 @@ func (a *ExecActivities) pastCutoff(ctx context.Context, pc Context, t time.Time
 	if err != nil {
 		return false, routing.Day{}, routing.Rail{}, err
 	}
-	guard := a.CutoffGuard
+	guard := a.cfg.CutoffGuard
 	if guard <= 0 {
 		guard = DefaultCutoffGuard
 	}
@@ -443,7 +443,7 @@ func (a *ExecActivities) pastCutoff(ctx context.Context, pc Context, t time.Time
 // business day and hands its queue item back for then. No money moved:
 // the execution had not begun.
 func (a *ExecActivities) missedCutoff(ctx context.Context, in ExecutionInput, day routing.Day, rail routing.Rail, at time.Time) (bool, error) {
-	rule, err := a.Rails.CutoffRule(ctx, in.Context.Request.TenantID)
+	rule, err := a.cfg.Rails.CutoffRule(ctx, in.Context.Request.TenantID)
 	if err != nil {
 		return false, err
 	}
@@ -451,13 +451,13 @@ func (a *ExecActivities) missedCutoff(ctx context.Context, in ExecutionInput, da
 		at.UTC().Format(time.RFC3339), rail.Name, day.Cutoff.Format(time.RFC3339), day.Date)
 	switch rule {
 	case routing.Reject:
-		err := a.Store.Transition(ctx, in.PaymentID, StatusScheduled, StatusRejected, CodeCutoffMissed+": "+detail)
+		err := a.cfg.Store.Transition(ctx, in.PaymentID, StatusScheduled, StatusRejected, CodeCutoffMissed+": "+detail)
 		if errors.Is(err, ErrWrongStatus) {
 			return true, nil // cancelled meanwhile
 		}
 		return err == nil, err
 	case routing.Hold:
-		err := a.Store.Transition(ctx, in.PaymentID, StatusScheduled, StatusHeld, ReasonCutoff+": "+detail)
+		err := a.cfg.Store.Transition(ctx, in.PaymentID, StatusScheduled, StatusHeld, ReasonCutoff+": "+detail)
 		if errors.Is(err, ErrWrongStatus) {
 			return true, nil
 		}
@@ -466,11 +466,11 @@ func (a *ExecActivities) missedCutoff(ctx context.Context, in ExecutionInput, da
 		}
 		return false, dispatch.Deferred(time.Time{}, "held at its rail's cut-off")
 	}
-	p, err := a.Store.Get(ctx, in.PaymentID)
+	p, err := a.cfg.Store.Get(ctx, in.PaymentID)
 	if err != nil {
 		return false, err
 	}
-	init := &InitActivities{Store: a.Store, Queue: a.Queue, Pacer: a.Pacer, Rails: a.Rails, CutoffGuard: a.CutoffGuard}
+	init := NewInitActivities(InitConfig{Store: a.cfg.Store, Queue: a.cfg.Queue, Pacer: a.cfg.Pacer, Rails: a.cfg.Rails, CutoffGuard: a.cfg.CutoffGuard})
 	// Its queue item is being executed, not parked: the reschedule's
 	// resume leaves it, and the deferral below moves it.
 	places, err := init.reschedule(ctx, []Payment{p}, day.Cutoff, []Status{StatusScheduled}, "ROLLED: "+detail, nil)
@@ -482,7 +482,7 @@ func (a *ExecActivities) missedCutoff(ctx context.Context, in ExecutionInput, da
 	case !ok:
 		return true, nil // cancelled meanwhile
 	case pl.status == StatusHeld:
-		if err := a.Store.Transition(ctx, in.PaymentID, StatusScheduled, StatusHeld, pl.reason); err != nil && !errors.Is(err, ErrWrongStatus) {
+		if err := a.cfg.Store.Transition(ctx, in.PaymentID, StatusScheduled, StatusHeld, pl.reason); err != nil && !errors.Is(err, ErrWrongStatus) {
 			return false, err
 		}
 		return false, dispatch.Deferred(time.Time{}, "held: no business day with room")
@@ -495,10 +495,10 @@ func (a *ExecActivities) missedCutoff(ctx context.Context, in ExecutionInput, da
 // execution date is after its slot's date on its rail.
 func (a *ExecActivities) rolledSince(ctx context.Context, in ExecutionInput) bool {
 	pc := in.Context
-	if a.Rails == nil || pc.Rail == "" || pc.ExecutionDate == "" || in.NotBefore.IsZero() {
+	if a.cfg.Rails == nil || pc.Rail == "" || pc.ExecutionDate == "" || in.NotBefore.IsZero() {
 		return false
 	}
-	rail, err := a.Rails.Rail(ctx, pc.Rail)
+	rail, err := a.cfg.Rails.Rail(ctx, pc.Rail)
 	if err != nil {
 		return false
 	}

@@ -75,7 +75,7 @@ func newRailsFixture(t *testing.T) *railsFixture {
 		s.account(t, account.Spec{AccountID: account.Key(tenant, "ACC-1"), ExternalID: "ACC-1", TenantID: tenant, Currency: "EUR", OpeningBalance: dec("1000000")})
 	}
 	res := routing.NewResolver(s.pool, routing.ResolverConfig{})
-	s.init.Pacer, s.init.Rails = lim, res
+	s.init = payment.NewInitActivities(payment.InitConfig{Store: s.store, Queue: s.queue, Pacer: lim, Rails: res})
 	return &railsFixture{s: s, lim: lim, res: res, loc: loc, day0: day0}
 }
 
@@ -129,7 +129,7 @@ func TestPhaseAOnRails(t *testing.T) {
 			friday := f.at(2, 0)
 			counts := map[string]int{}
 			for _, r := range rs {
-				p, err := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+				p, err := f.s.store.Find(ctx, r.TenantID, r.PaymentID)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -232,11 +232,11 @@ func TestExecutionPastCutoff(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := balance(t, f.s, tc.tenant)
-			a := &payment.ExecActivities{Store: payment.NewStore(f.s.pool), Process: f.s.acts, Slots: f.lim,
-				Rails: f.res, Pacer: f.lim, Queue: queue.New(f.s.pool)}
+			a := payment.NewExecActivities(payment.ExecConfig{Store: payment.NewStore(f.s.pool), Process: f.s.acts, Slots: f.lim,
+				Rails: f.res, Pacer: f.lim, Queue: queue.New(f.s.pool)})
 			done, err := a.Execution(ctx, payment.ExecutionInput{PaymentID: key, Context: payment.Context{Version: 3},
 				NotBefore: cut.Add(-30 * time.Second), WorkflowID: "exec-payment-" + key, Ref: "exec-payment-" + key + "/run"})
-			p, gerr := f.s.init.Store.Get(ctx, key)
+			p, gerr := f.s.store.Get(ctx, key)
 			if gerr != nil {
 				t.Fatal(gerr)
 			}
@@ -310,7 +310,7 @@ func TestProjectionThenPhaseA(t *testing.T) {
 	for i := range rs {
 		rs[i].Rail = "SEPA"
 	}
-	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.store, Queue: f.s.queue, Rails: f.res, Pacer: f.lim})
 	projs, err := svc.Project(ctx, rs)
 	if err != nil || len(projs) != 1 {
 		t.Fatalf("projection: %+v, %v", projs, err)
@@ -332,7 +332,7 @@ func TestProjectionThenPhaseA(t *testing.T) {
 	}
 	var last time.Time
 	for _, r := range rs {
-		got, err := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		got, err := f.s.store.Find(ctx, r.TenantID, r.PaymentID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,11 +357,11 @@ func TestReleaseHeld(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, rs, "init-beta"); err != nil || res.Held != 10 {
 		t.Fatalf("Phase A: %+v, %v", res, err)
 	}
-	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.store, Queue: f.s.queue, Rails: f.res, Pacer: f.lim})
 	// One of them is cancelled first.
 	var held []string
 	for _, r := range rs {
-		if p, _ := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID); p.Status == payment.StatusHeld {
+		if p, _ := f.s.store.Find(ctx, r.TenantID, r.PaymentID); p.Status == payment.StatusHeld {
 			held = append(held, r.PaymentID)
 		}
 	}
@@ -374,7 +374,7 @@ func TestReleaseHeld(t *testing.T) {
 		t.Fatalf("release: %+v, %v (%d records)", rel, err, records)
 	}
 	for _, id := range held[1:] {
-		p, err := f.s.init.Store.Find(ctx, "beta", id)
+		p, err := f.s.store.Find(ctx, "beta", id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -413,7 +413,7 @@ func TestRailEvents(t *testing.T) {
 	if _, err := f.s.init.InitChunk(ctx, rs, "init-events"); err != nil {
 		t.Fatal(err)
 	}
-	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.store, Queue: f.s.queue, Rails: f.res, Pacer: f.lim})
 	if _, err := svc.Release(ctx, payment.HeldFilter{TenantID: "beta"}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -483,7 +483,7 @@ func TestRoutedAtIntake(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.res.Flush()
-	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.store, Queue: f.s.queue, Rails: f.res, Pacer: f.lim})
 	rs := railPayments("acme", 4, f.at(0, 10*time.Hour))
 	rs[1].Rail = "HV"
 	rs[2].Rail, rs[2].Creditor.BIC = "HV", ""
@@ -514,7 +514,7 @@ func TestCancelGivesSlotsBack(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, wrong, "init-wrong"); err != nil || res.Scheduled != 100 {
 		t.Fatalf("the wrong file: %+v, %v", res, err)
 	}
-	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.store, Queue: f.s.queue, Rails: f.res, Pacer: f.lim})
 	res, err := svc.CancelWhere(ctx, payment.CancelFilter{TenantID: "acme"}, false, nil)
 	if err != nil || res.Cancelled != 100 {
 		t.Fatalf("cancel: %+v, %v", res, err)
@@ -525,7 +525,7 @@ func TestCancelGivesSlotsBack(t *testing.T) {
 	}
 	var last time.Time
 	for _, r := range corrected {
-		p, err := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		p, err := f.s.store.Find(ctx, r.TenantID, r.PaymentID)
 		if err != nil {
 			t.Fatal(err)
 		}

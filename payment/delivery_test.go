@@ -197,7 +197,7 @@ func startRail(ctx context.Context, t *testing.T, s *saga) *railsim.Simulator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	router, err := rail.NewRouter(json)
+	router, err := rail.NewRouter(rail.RouterConfig{Rails: []rail.Rail{json}})
 	if err != nil {
 		t.Fatal(err)
 	}

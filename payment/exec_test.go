@@ -34,7 +34,7 @@ func TestExecWorkflowOnTemporal(t *testing.T) {
 	s := newSaga(t)
 	_, c := temporaltest.Start(t)
 	w := worker.New(c, payment.ExecTaskQueue, worker.Options{})
-	payment.RegisterExec(w, &payment.ExecActivities{Store: payment.NewStore(s.pool)}, s.acts)
+	payment.RegisterExec(w, payment.NewExecActivities(payment.ExecConfig{Store: payment.NewStore(s.pool), Process: s.acts}))
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestLatePaymentWaitsForRoom(t *testing.T) {
 	if _, err := queue.New(s.pool).UpdateConfig(ctx, payment.ItemType, map[string]string{"pacing_config": "payments"}); err != nil {
 		t.Fatal(err)
 	}
-	s.init.Pacer = lim
+	s.init = payment.NewInitActivities(payment.InitConfig{Store: s.store, Queue: s.queue, Pacer: lim})
 	pc := s.schedule(t, paymentTo("late", "ACC-1", "10.00", "EUR"))["late"]
 	if pc.PacingConfig != "payments" {
 		t.Fatalf("the stored context names %q as its rate-limit config", pc.PacingConfig)
@@ -130,13 +130,13 @@ func TestLatePaymentWaitsForRoom(t *testing.T) {
 		full = h.At
 	}
 	key := payment.Key("acme", "late")
-	a := &payment.ExecActivities{Store: payment.NewStore(s.pool), Process: s.acts, Slots: lim}
+	a := payment.NewExecActivities(payment.ExecConfig{Store: s.store, Process: s.acts, Slots: lim})
 	done, err := a.Execution(ctx, payment.ExecutionInput{PaymentID: key, Context: payment.Context{Version: 3},
 		NotBefore: time.Now().Add(-5 * time.Second), WorkflowID: "exec-payment-" + key, Ref: "exec-payment-" + key + "/run"})
 	if err != nil || !done {
 		t.Fatalf("execution: %v, %v", done, err)
 	}
-	p, err := a.Store.Get(ctx, key)
+	p, err := s.store.Get(ctx, key)
 	if err != nil || p.Status != payment.StatusProcessing {
 		t.Fatalf("the payment: %+v, %v", p, err)
 	}

@@ -178,13 +178,14 @@ func TestExecutionPlans(t *testing.T) {
 		key := payment.Key(e.request.TenantID, e.request.PaymentID)
 		var got payment.Payment
 		plans, err := explain.Run(ctx, s.pool, explain.Options{Generic: true}, func(ctx context.Context, tx pgx.Tx) error {
-			a := &payment.ExecActivities{Store: payment.NewStore(tx), Process: &process.Activities{DB: tx, Registry: s.acts.Registry}}
+			store := payment.NewStore(tx)
+			a := payment.NewExecActivities(payment.ExecConfig{Store: store, Process: process.NewActivities(process.ActivitiesConfig{DB: tx, Registry: s.reg})})
 			if _, err := a.Execution(ctx, payment.ExecutionInput{PaymentID: key, Context: payment.Context{Version: 3},
 				WorkflowID: "exec-" + key, Ref: "exec-" + key + "/run"}); err != nil {
 				return err
 			}
 			var err error
-			got, err = a.Store.Get(ctx, key)
+			got, err = store.Get(ctx, key)
 			return err
 		})
 		if err != nil || got.Status != e.want {
@@ -197,7 +198,7 @@ func TestExecutionPlans(t *testing.T) {
 	}
 	// A group's steps are planned for their values (process.AdvanceGroup).
 	plans, err := explain.Run(ctx, s.pool, explain.Options{}, func(ctx context.Context, tx pgx.Tx) error {
-		acts := &process.Activities{DB: tx, Registry: s.acts.Registry}
+		acts := process.NewActivities(process.ActivitiesConfig{DB: tx, Registry: s.reg})
 		ins := make([]process.StartInput, len(group))
 		keys := make([]string, len(group))
 		for i, id := range group {

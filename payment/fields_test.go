@@ -185,7 +185,7 @@ func TestEveryFieldSurvivesTheJourney(t *testing.T) {
 				t.Fatalf("sent again while it waits: %+v %v; want a replay", rcs, err)
 			}
 
-			a := &payment.InitActivities{Store: s, Queue: queue.New(pool), Rails: routing.NewResolver(pool, routing.ResolverConfig{})}
+			a := payment.NewInitActivities(payment.InitConfig{Store: s, Queue: queue.New(pool), Rails: routing.NewResolver(pool, routing.ResolverConfig{})})
 			if res, err := a.InitIntake(ctx, wf); err != nil || res.Scheduled != n {
 				t.Fatalf("Phase A: %+v %v", res, err)
 			}

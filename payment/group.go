@@ -128,7 +128,7 @@ func (a *ExecActivities) storedContexts(ctx context.Context, items []dispatch.Ba
 	for i, it := range items {
 		ids[i] = it.ID
 	}
-	got, err := a.Store.ContextsAndStatuses(ctx, ids)
+	got, err := a.cfg.Store.ContextsAndStatuses(ctx, ids)
 	if err != nil {
 		return nil
 	}
@@ -167,7 +167,7 @@ func (a *ExecActivities) executeGroup(ctx context.Context, ins []ExecutionInput,
 		}
 	}
 	var finish []int
-	for i, o := range a.Process.AdvanceGroup(ctx, starts) {
+	for i, o := range a.cfg.Process.AdvanceGroup(ctx, starts) {
 		switch {
 		case o.Err != nil:
 			out[i].Err = o.Err
@@ -183,7 +183,7 @@ func (a *ExecActivities) executeGroup(ctx context.Context, ins []ExecutionInput,
 		for j, i := range finish {
 			ids[j] = ins[i].PaymentID
 		}
-		finished, err := a.Store.FinishMany(ctx, ids, ref)
+		finished, err := a.cfg.Store.FinishMany(ctx, ids, ref)
 		for _, i := range finish {
 			switch {
 			case err != nil:

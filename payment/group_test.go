@@ -152,7 +152,7 @@ func TestGroupExecutor(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s, ids, _ := groupSaga(t)
-	a := &payment.ExecActivities{Store: payment.NewStore(s.pool), Process: s.acts}
+	a := payment.NewExecActivities(payment.ExecConfig{Store: payment.NewStore(s.pool), Process: s.acts})
 	items := make([]dispatch.BatchItem, len(ids))
 	for i, id := range ids {
 		items[i] = dispatch.BatchItem{ID: payment.Key("acme", id), At: time.Now()}

@@ -87,7 +87,7 @@ func (s *Service) Release(ctx context.Context, f HeldFilter, record Record) (Rel
 		ps[i] = Payment{Key: r.PaymentID, Request: Request{TenantID: r.TenantID, PaymentID: r.ExternalID, Rail: derefRail(r.Rail),
 			RequestedExecutionTime: r.RequestedExecutionTime}}
 	}
-	init := &InitActivities{Store: s.cfg.Store, Queue: s.cfg.Queue, Pacer: s.cfg.Pacer, Rails: s.cfg.Rails, CutoffGuard: s.cfg.CutoffGuard}
+	init := NewInitActivities(InitConfig{Store: s.cfg.Store, Queue: s.cfg.Queue, Pacer: s.cfg.Pacer, Rails: s.cfg.Rails, CutoffGuard: s.cfg.CutoffGuard})
 	places, err := init.reschedule(ctx, ps, s.now(), []Status{StatusHeld}, ReleaseReason, record)
 	if err != nil {
 		return Released{}, err

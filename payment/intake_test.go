@@ -30,7 +30,7 @@ func TestResumeIntake(t *testing.T) {
 	pool := newPool(t)
 	_, c := temporaltest.Start(t)
 	w := worker.New(c, payment.InitTaskQueue, worker.Options{})
-	payment.RegisterInit(w, &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool)})
+	payment.RegisterInit(w, payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: queue.New(pool)}))
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestResumeIntake(t *testing.T) {
 	}
 	// An attempt after the chunk was taken on (its answer lost) takes on
 	// nothing, and says so.
-	a := &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool)}
+	a := payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: queue.New(pool)})
 	if res, err := a.InitIntake(ctx, chunkOf(0)); err != nil || res != (payment.BatchResult{TakenBefore: true}) {
 		t.Fatalf("a second attempt: %+v, %v", res, err)
 	}
@@ -112,7 +112,7 @@ func TestStartBatchInParts(t *testing.T) {
 			svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c})
 			if !whole { // taken whole, nothing starts: no worker
 				w := worker.New(c, payment.InitTaskQueue, worker.Options{})
-				payment.RegisterInit(w, &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool)})
+				payment.RegisterInit(w, payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: queue.New(pool)}))
 				if err := w.Start(); err != nil {
 					t.Fatal(err)
 				}

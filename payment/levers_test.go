@@ -28,7 +28,7 @@ func TestRepaceFollowsTheLimit(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, rs, "init-acme"); err != nil || res.Scheduled != 300 {
 		t.Fatalf("Phase A: %+v, %v", res, err)
 	}
-	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.store, Queue: f.s.queue, Rails: f.res, Pacer: f.lim})
 	for _, tc := range []struct {
 		max  int
 		span time.Duration
@@ -45,7 +45,7 @@ func TestRepaceFollowsTheLimit(t *testing.T) {
 		}
 		var prev time.Time
 		for _, r := range rs {
-			p, err := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+			p, err := f.s.store.Find(ctx, r.TenantID, r.PaymentID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +90,7 @@ func TestRepacePastTheCutoff(t *testing.T) {
 	if _, err := f.lim.PutConfig(ctx, pacing.Limit{Name: "sepa", MaxPerWindow: 2, Window: time.Second, Headroom: 100}); err != nil {
 		t.Fatal(err)
 	}
-	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.store, Queue: f.s.queue, Rails: f.res, Pacer: f.lim})
 	records := 0
 	res, err := svc.Repace(ctx, payment.WaitingFilter{Rails: []string{"SEPA"}}, func(context.Context, pgx.Tx, int) error { records++; return nil })
 	// 58 s before the guard at 2 a second: 116 make it, acme's 100 first.
@@ -99,7 +99,7 @@ func TestRepacePastTheCutoff(t *testing.T) {
 	}
 	count := map[string]int{}
 	for _, r := range rs {
-		p, err := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		p, err := f.s.store.Find(ctx, r.TenantID, r.PaymentID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func TestPauseAndResume(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, gammas, "init-gamma"); err != nil || res.Scheduled != 30 {
 		t.Fatalf("gamma: %+v, %v", res, err)
 	}
-	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.store, Queue: f.s.queue, Rails: f.res, Pacer: f.lim})
 	paused, err := svc.Pause(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: "acme"}, nil)
 	if err != nil || paused.Payments != 100 || paused.Parked != 100 || paused.Repaced.Moved != 30 {
 		t.Fatalf("pause: %+v, %v", paused, err)
@@ -146,7 +146,7 @@ func TestPauseAndResume(t *testing.T) {
 		t.Fatalf("beta: %+v, %v", res, err)
 	}
 	for _, r := range gammas {
-		p, _ := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		p, _ := f.s.store.Find(ctx, r.TenantID, r.PaymentID)
 		if !p.ScheduledExecutionTime.Before(at.Add(4 * time.Second)) {
 			t.Errorf("gamma's %s at %s: behind acme's paused payments", r.PaymentID, p.ScheduledExecutionTime)
 		}
@@ -160,14 +160,14 @@ func TestPauseAndResume(t *testing.T) {
 	}
 	q := queue.New(f.s.pool)
 	for _, r := range append(first[:1:1], late[0]) {
-		p, _ := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		p, _ := f.s.store.Find(ctx, r.TenantID, r.PaymentID)
 		it, err := q.Get(ctx, payment.ItemType, p.Key)
 		if p.Status != payment.StatusScheduled || (err == nil && it.Status != queue.StatusParked) {
 			t.Errorf("%s while paused: %s, item %+v %v", r.PaymentID, p.Status, it, err)
 		}
 	}
 	for _, r := range beta {
-		p, _ := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		p, _ := f.s.store.Find(ctx, r.TenantID, r.PaymentID)
 		if !p.ScheduledExecutionTime.Before(at.Add(9 * time.Second)) {
 			t.Errorf("beta's %s at %s: behind acme's paused payments", r.PaymentID, p.ScheduledExecutionTime)
 		}
@@ -181,7 +181,7 @@ func TestPauseAndResume(t *testing.T) {
 	}
 	var prev time.Time
 	for _, r := range append(first, late...) {
-		p, _ := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		p, _ := f.s.store.Find(ctx, r.TenantID, r.PaymentID)
 		it, err := q.Get(ctx, payment.ItemType, p.Key)
 		if err != nil || it.Status != queue.StatusReady || !it.ScheduledExecTime.Equal(*p.ScheduledExecutionTime) || p.ScheduledExecutionTime.Before(prev) {
 			t.Fatalf("%s resumed: %s at %s (after %s), item %+v %v", r.PaymentID, p.Status, p.ScheduledExecutionTime, prev, it, err)
@@ -224,7 +224,7 @@ func TestHighPaymentsGoFirst(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, high, "init-beta-1"); err != nil || res.Scheduled != 20 {
 		t.Fatalf("Phase A: %+v, %v", res, err)
 	}
-	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.store, Queue: f.s.queue, Rails: f.res, Pacer: f.lim})
 	if res, err := svc.Reorder(ctx); err != nil || res.Moved != 0 {
 		t.Fatalf("a reorder before the file is quiet: %+v, %v", res, err)
 	}
@@ -252,7 +252,7 @@ func TestHighPaymentsGoFirst(t *testing.T) {
 	order = append(order, normal[0])
 	var prev time.Time
 	for _, r := range order {
-		p, err := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		p, err := f.s.store.Find(ctx, r.TenantID, r.PaymentID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +308,7 @@ func TestResumeLeavesClaimedItemsToTheirExecutions(t *testing.T) {
 	if err != nil || len(claimed.Items) != 3 {
 		t.Fatalf("claim: %+v, %v", claimed, err)
 	}
-	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.store, Queue: f.s.queue, Rails: f.res, Pacer: f.lim})
 	scope := payment.PauseScope{Kind: payment.PauseTenant, ID: "acme"}
 	if p, err := svc.Pause(ctx, scope, nil); err != nil || p.Payments != 50 || p.Parked != 47 {
 		t.Fatalf("pause: %+v, %v", p, err)
@@ -366,13 +366,13 @@ func TestResumePastTheCutoff(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, rs, "init-all"); err != nil || res.Scheduled != 30 {
 		t.Fatalf("Phase A: %+v, %v", res, err)
 	}
-	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.store, Queue: f.s.queue, Rails: f.res, Pacer: f.lim})
 	for _, tenant := range tenants {
 		if p, err := svc.Pause(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: tenant}, nil); err != nil || p.Parked != 10 {
 			t.Fatalf("pause %s: %+v, %v", tenant, p, err)
 		}
 	}
-	svc = payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim,
+	svc = payment.NewService(payment.ServiceConfig{Store: f.s.store, Queue: f.s.queue, Rails: f.res, Pacer: f.lim,
 		Now: func() time.Time { return f.at(0, 16*time.Hour+30*time.Second) }})
 	want := map[string]payment.Repaced{"acme": {Rolled: 10}, "beta": {Held: 10}, "gamma": {Rejected: 10}}
 	friday := f.at(2, 7*time.Hour)
@@ -385,7 +385,7 @@ func TestResumePastTheCutoff(t *testing.T) {
 	}
 	q := queue.New(f.s.pool)
 	for _, r := range rs {
-		p, err := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		p, err := f.s.store.Find(ctx, r.TenantID, r.PaymentID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -437,7 +437,7 @@ func TestHighPaymentsTakeAFullDay(t *testing.T) {
 	if res, err := f.s.init.InitChunk(ctx, high, "init-high"); err != nil || res.Scheduled != 20 {
 		t.Fatalf("Phase A of the HIGH ones: %+v, %v", res, err)
 	}
-	svc := payment.NewService(payment.ServiceConfig{Store: f.s.init.Store, Queue: f.s.init.Queue, Rails: f.res, Pacer: f.lim})
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.store, Queue: f.s.queue, Rails: f.res, Pacer: f.lim})
 	time.Sleep(700 * time.Millisecond) // the file's quiet time (reorderQuiet)
 	res, err := svc.Reorder(ctx)
 	if err != nil || res.Held != 20 || res.Rejected != 0 {
@@ -446,7 +446,7 @@ func TestHighPaymentsTakeAFullDay(t *testing.T) {
 	count := map[string]int{}
 	day := at.Format(time.DateOnly)
 	for _, r := range append(normal, high...) {
-		p, err := f.s.init.Store.Find(ctx, r.TenantID, r.PaymentID)
+		p, err := f.s.store.Find(ctx, r.TenantID, r.PaymentID)
 		if err != nil {
 			t.Fatal(err)
 		}

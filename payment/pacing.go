@@ -46,14 +46,14 @@ func (c pacingConfigs) forTenant(tenant string) string {
 }
 
 func (a *InitActivities) pacingConfigs(ctx context.Context, tenants []string) (pacingConfigs, error) {
-	if a.Pacer == nil {
+	if a.cfg.Pacer == nil {
 		return pacingConfigs{}, nil
 	}
-	cfg, err := a.Queue.GetConfig(ctx, ItemType)
+	cfg, err := a.cfg.Queue.GetConfig(ctx, ItemType)
 	if err != nil {
 		return pacingConfigs{}, fmt.Errorf("payment: pacing config: %w", err)
 	}
-	byTenant, err := a.Pacer.TenantConfigs(ctx, ItemType, tenants)
+	byTenant, err := a.cfg.Pacer.TenantConfigs(ctx, ItemType, tenants)
 	if err != nil {
 		return pacingConfigs{}, fmt.Errorf("payment: tenants' pacing configs: %w", err)
 	}
@@ -91,8 +91,8 @@ func (a *InitActivities) assignUnder(cfgs pacingConfigs, name string, assign fun
 }
 
 func (a *InitActivities) log() *slog.Logger {
-	if a.Log != nil {
-		return a.Log
+	if a.cfg.Log != nil {
+		return a.cfg.Log
 	}
 	return slog.Default()
 }
@@ -139,11 +139,11 @@ func (a *InitActivities) execTimes(ctx context.Context, keys []string, rs []Requ
 		used, paced, err := a.assignUnder(cfgs, name, func(cfg string) (err error) {
 			if len(events) == 1 {
 				var s pacing.Slot
-				s, err = a.Pacer.Assign(ctx, cfg, events[0].ID, events[0].RequestedTime)
+				s, err = a.cfg.Pacer.Assign(ctx, cfg, events[0].ID, events[0].RequestedTime)
 				slots = []pacing.Slot{s}
 				return err
 			}
-			slots, err = a.Pacer.AssignBulk(ctx, cfg, events)
+			slots, err = a.cfg.Pacer.AssignBulk(ctx, cfg, events)
 			return err
 		})
 		if err != nil {

@@ -107,7 +107,7 @@ func (a *InitActivities) lookupAccounts(ctx context.Context, rs []Request) (map[
 	for i, r := range rs {
 		refs[i] = account.Ref{TenantID: r.TenantID, ExternalID: r.DebtorAccount}
 	}
-	accounts, err := account.Lookup(ctx, a.Store.db, refs)
+	accounts, err := account.Lookup(ctx, a.cfg.Store.db, refs)
 	if err != nil {
 		return nil, fmt.Errorf("payment: debtor accounts: %w", err)
 	}
@@ -145,7 +145,7 @@ func (a *InitActivities) judge(rs []Request, now time.Time, accounts map[account
 			err = v.enr.debtorAccount(r, accounts)
 		}
 		if err == nil {
-			v.rules, err = a.Rules.apply(r, m, v.enr)
+			v.rules, err = a.cfg.Rules.apply(r, m, v.enr)
 		}
 		v.refusal = err
 		out[i] = v
@@ -171,6 +171,14 @@ type InitResult struct {
 
 // InitActivities hold Phase A's I/O; each is idempotent.
 type InitActivities struct {
+	cfg InitConfig
+}
+
+// NewInitActivities returns Phase A's activities for cfg.
+func NewInitActivities(cfg InitConfig) *InitActivities { return &InitActivities{cfg: cfg} }
+
+// InitConfig is what Phase A's activities run with.
+type InitConfig struct {
 	Store *Store
 	Queue *queue.Queue
 	Rules Rules
@@ -198,7 +206,7 @@ type InitActivities struct {
 // enqueued; slots are keyed by the payment's key, so a second run gets
 // the same ones back.
 func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) (results []InitResult, found bool, err error) {
-	st, found, err := a.Store.intake(ctx, initWorkflowID)
+	st, found, err := a.cfg.Store.intake(ctx, initWorkflowID)
 	if err != nil || !found {
 		return nil, found, err
 	}
@@ -221,7 +229,7 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 	// Within a chunk, HIGH payments take their slots first, LOW ones last
 	// (the rest of the order: priorityOrder).
 	slices.SortStableFunc(accepted, func(x, y int) int { return rs[x].Priority.orDefault().rank() - rs[y].Priority.orDefault().rank() })
-	paused, err := a.pausedScopes(ctx, a.Store.q, initWorkflowID)
+	paused, err := a.pausedScopes(ctx, a.cfg.Store.q, initWorkflowID)
 	if err != nil {
 		return nil, true, err
 	}
@@ -283,7 +291,7 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 	// The payments, queue items and intake row in a few set-based
 	// statements.
 	var stored []string
-	err = pgx.BeginFunc(ctx, a.Store.db, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, a.cfg.Store.db, func(tx pgx.Tx) error {
 		q := dbsqlc.New(tx)
 		// The pauses as they are at the commit: one that began since the
 		// payments were placed holds those it covers, their slots given
@@ -310,7 +318,7 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 				pausedKeys, pausedTags, release = append(pausedKeys, ks[i]), append(pausedTags, tag), append(release, ks[i])
 			}
 		}
-		if err := releaseSlots(ctx, a.Pacer, tx, release); err != nil {
+		if err := releaseSlots(ctx, a.cfg.Pacer, tx, release); err != nil {
 			return err
 		}
 		if stored, err = storePhaseA(ctx, tx, st.storeParams(statuses, reasons, times, contexts, rails, dates)); err != nil {
@@ -323,7 +331,7 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 			}
 		}
 		slices.SortFunc(items, func(x, y queue.EnqueueParams) int { return strings.Compare(x.ItemID, y.ItemID) })
-		if _, err := a.Queue.EnqueueBatchTx(ctx, tx, items); err != nil {
+		if _, err := a.cfg.Queue.EnqueueBatchTx(ctx, tx, items); err != nil {
 			return err
 		}
 		if len(pausedKeys) > 0 {
@@ -370,7 +378,7 @@ func (a *InitActivities) storedOutcomes(ctx context.Context, keys, moved []strin
 			rest = append(rest, k)
 		}
 	}
-	rows, err := a.Store.q.PaymentOutcomes(ctx, rest)
+	rows, err := a.cfg.Store.q.PaymentOutcomes(ctx, rest)
 	if err != nil {
 		return nil, fmt.Errorf("payment: outcomes of %d payments: %w", len(rest), err)
 	}
@@ -516,7 +524,7 @@ func (a *InitActivities) place(ctx context.Context, keys []string, rs []Request,
 		var pv []verdict
 		held := map[string]placement{}
 		for i, r := range rs {
-			if r.Rail == "" && a.Rails != nil && vs[i].money != nil {
+			if r.Rail == "" && a.cfg.Rails != nil && vs[i].money != nil {
 				// Staged before rails were chosen at intake: its rail now.
 				if rail, err := a.railFor(ctx, r, vs[i].money.Amount); err == nil {
 					r.Rail = rail.Name
@@ -548,7 +556,7 @@ func (a *InitActivities) place(ctx context.Context, keys []string, rs []Request,
 		}
 		return out, nil
 	}
-	if a.Rails != nil {
+	if a.cfg.Rails != nil {
 		return a.placeOnRails(ctx, keys, rs, vs)
 	}
 	slots, err := a.execTimes(ctx, keys, rs)
@@ -602,12 +610,12 @@ func (a *InitActivities) initRequests(ctx context.Context, rs []Request, initWor
 		if m.Currency != "" {
 			money = &m
 		}
-		if _, err := a.Store.Record(ctx, r, money, StatusRejected, err.Error(), nil); err != nil && !errors.Is(err, ErrConflict) {
+		if _, err := a.cfg.Store.Record(ctx, r, money, StatusRejected, err.Error(), nil); err != nil && !errors.Is(err, ErrConflict) {
 			return nil, err
 		}
 		results = append(results, InitResult{PaymentID: r.PaymentID, Key: Key(r.TenantID, r.PaymentID), Status: StatusRejected, Reason: err.Error()})
 	}
-	receipts, err := a.Store.Receive(ctx, valid, func(int) string { return initWorkflowID }, false)
+	receipts, err := a.cfg.Store.Receive(ctx, valid, func(int) string { return initWorkflowID }, false)
 	if err != nil {
 		return nil, err
 	}
@@ -671,8 +679,8 @@ func batchResult(results []InitResult) BatchResult {
 }
 
 func (a *InitActivities) now() time.Time {
-	if a.Now != nil {
-		return a.Now()
+	if a.cfg.Now != nil {
+		return a.cfg.Now()
 	}
 	return time.Now()
 }

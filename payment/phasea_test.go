@@ -124,7 +124,7 @@ func TestInitPaymentBranches(t *testing.T) {
 			ctx := context.Background()
 			pool := newPool(t)
 			lim := pacing.New(pacing.Config{Pool: pool})
-			a := &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool), Pacer: lim,
+			cfg := payment.InitConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Pacer: lim,
 				Rules: payment.Rules{MaxAmount: decimal.RequireFromString("1000"), BlockedCountries: []string{"KP", "GB"}}}
 			r := validRequest(time.Now())
 			r.RequestedExecutionTime = time.Now().Add(time.Hour).Truncate(time.Second)
@@ -142,8 +142,9 @@ func TestInitPaymentBranches(t *testing.T) {
 				}
 			}
 			if tt.exhausted {
-				a.Pacer = exhaustedPacer{lim}
+				cfg.Pacer = exhaustedPacer{lim}
 			}
+			a := payment.NewInitActivities(cfg)
 			var before stored
 			if tt.setup != nil {
 				tt.setup(t, pool, r)
@@ -225,7 +226,7 @@ func TestSingleAndChunkAgree(t *testing.T) {
 		rs = append(rs, r)
 	}
 	init := func(pool *pgxpool.Pool) *payment.InitActivities {
-		return &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool), Rules: payment.Rules{MaxAmount: decimal.RequireFromString("1000")}}
+		return payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Rules: payment.Rules{MaxAmount: decimal.RequireFromString("1000")}})
 	}
 	single, chunk := newPool(t), newPool(t)
 	for _, r := range rs {
@@ -289,7 +290,7 @@ func TestChunkOfManyAgrees(t *testing.T) {
 		rs = append(rs, r)
 	}
 	init := func(pool *pgxpool.Pool) *payment.InitActivities {
-		return &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool)}
+		return payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: queue.New(pool)})
 	}
 	single, chunk := newPool(t), newPool(t)
 	for _, r := range rs {

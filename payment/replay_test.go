@@ -126,7 +126,7 @@ func recordedResult(t *testing.T, file string) any {
 // initReplayer has the Phase A worker's workflows (app.StartInitWorker).
 func initReplayer(t *testing.T) worker.WorkflowReplayer {
 	r := newReplayer(t, worker.WorkflowReplayerOptions{})
-	payment.RegisterInit(registry{WorkflowReplayer: r}, &payment.InitActivities{})
+	payment.RegisterInit(registry{WorkflowReplayer: r}, payment.NewInitActivities(payment.InitConfig{}))
 	return r
 }
 
@@ -137,7 +137,7 @@ func execReplayer(t *testing.T) worker.WorkflowReplayer {
 	r := newReplayer(t, worker.WorkflowReplayerOptions{Interceptors: []interceptor.WorkerInterceptor{
 		dispatch.NewSettler(nil, nil, dispatch.SettledWorkflow{ItemType: payment.ItemType, WorkflowType: payment.ExecWorkflowName}),
 	}})
-	payment.RegisterExec(registry{WorkflowReplayer: r}, &payment.ExecActivities{}, &process.Activities{})
+	payment.RegisterExec(registry{WorkflowReplayer: r}, payment.NewExecActivities(payment.ExecConfig{Process: process.NewActivities(process.ActivitiesConfig{})}))
 	dispatch.RegisterBatch(registry{WorkflowReplayer: r}, &dispatch.BatchRunner{})
 	return r
 }

@@ -167,7 +167,7 @@ func TestInitChunkPaced(t *testing.T) {
 	if _, err := q.UpdateConfig(ctx, payment.ItemType, map[string]string{"pacing_config": "payments"}); err != nil {
 		t.Fatal(err)
 	}
-	a := &payment.InitActivities{Store: payment.NewStore(pool), Queue: q, Pacer: lim}
+	a := payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: q, Pacer: lim})
 	at := time.Now().Add(time.Hour).Truncate(time.Second)
 	chunk := make([]payment.Request, 25)
 	for i := range chunk {
@@ -250,7 +250,7 @@ func TestInitChunkPacedPerTenant(t *testing.T) {
 	if _, _, err := lim.SetTenantConfig(ctx, pacing.TenantConfig{ItemType: payment.ItemType, TenantID: "acme", ConfigName: "acme-rail"}); err != nil {
 		t.Fatal(err)
 	}
-	a := &payment.InitActivities{Store: payment.NewStore(pool), Queue: q, Pacer: lim}
+	a := payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: q, Pacer: lim})
 	at := time.Now().Add(time.Hour).Truncate(time.Second)
 	var chunk []payment.Request
 	for i := range 20 {
@@ -502,7 +502,7 @@ func TestReceiveConcurrently(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT coalesce(sum(cardinality(payment_ids)), 0) FROM payment_intake`).Scan(&waiting); err != nil || waiting != n {
 		t.Fatalf("%d payments waiting in intake rows (%v), want %d", waiting, err, n)
 	}
-	a := &payment.InitActivities{Store: s, Queue: queue.New(pool)}
+	a := payment.NewInitActivities(payment.InitConfig{Store: s, Queue: queue.New(pool)})
 	var scheduled atomic.Int64
 	for c := range callers {
 		wg.Add(1)

@@ -89,7 +89,7 @@ func TestPhaseACopiesAFreshChunk(t *testing.T) {
 				rs[i] = validRequest(at)
 				rs[i].PaymentID = fmt.Sprintf("fresh-%03d", i)
 			}
-			a := &payment.InitActivities{Store: payment.NewStore(traced), Queue: queue.New(traced)}
+			a := payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(traced), Queue: queue.New(traced)})
 			res, err := a.InitChunk(ctx, rs, "init-fresh")
 			if err != nil || res.Scheduled != tt.payments {
 				t.Fatalf("InitChunk: %+v, %v", res, err)
@@ -138,7 +138,7 @@ func TestPhaseACopyFallsBack(t *testing.T) {
 		}
 		cancelled[rs[i].PaymentID] = true
 	}
-	a := &payment.InitActivities{Store: svc.Store(), Queue: svc.Queue()}
+	a := payment.NewInitActivities(payment.InitConfig{Store: svc.Store(), Queue: svc.Queue()})
 	res, err := a.InitIntake(ctx, "init-fb")
 	if err != nil || res.Scheduled != len(rs)-len(cancelled) {
 		t.Fatalf("InitIntake: %+v, %v", res, err)
@@ -233,7 +233,7 @@ func TestPhaseACopyPublishesEvents(t *testing.T) {
 			rs[i].DebtorAccount = "NOPE"
 		}
 	}
-	a := &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool)}
+	a := payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: queue.New(pool)})
 	if res, err := a.InitChunk(ctx, rs, "init-ev"); err != nil || res.Scheduled != 135 || res.Rejected != 15 {
 		t.Fatalf("InitChunk: %+v, %v", res, err)
 	}

@@ -27,9 +27,12 @@ func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 // process, run in-process (process.RunDirect): the exec workflow's steps
 // without Temporal.
 type saga struct {
-	pool *pgxpool.Pool
-	init *payment.InitActivities
-	acts *process.Activities
+	pool  *pgxpool.Pool
+	store *payment.Store
+	queue *queue.Queue
+	reg   *process.Registry
+	init  *payment.InitActivities
+	acts  *process.Activities
 }
 
 func newSaga(t *testing.T) *saga {
@@ -39,8 +42,10 @@ func newSaga(t *testing.T) *saga {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &saga{pool: pool, acts: &process.Activities{DB: pool, Registry: reg},
-		init: &payment.InitActivities{Store: payment.NewStore(pool), Queue: queue.New(pool)}}
+	s := &saga{pool: pool, store: payment.NewStore(pool), queue: queue.New(pool), reg: reg,
+		acts: process.NewActivities(process.ActivitiesConfig{DB: pool, Registry: reg})}
+	s.init = payment.NewInitActivities(payment.InitConfig{Store: s.store, Queue: s.queue})
+	return s
 }
 
 func (s *saga) account(t *testing.T, spec account.Spec, limits ...limit.Limit) {

@@ -34,7 +34,7 @@ func traceParent(ctx context.Context) string {
 // trace). No tracer, or no stored trace context: ctx as it is and no
 // span.
 func (a *ExecActivities) executionSpan(ctx context.Context, in ExecutionInput, executionTime time.Time) (context.Context, trace.Span) {
-	if a.Tracer == nil || in.Context.TraceParent == "" {
+	if a.cfg.Tracer == nil || in.Context.TraceParent == "" {
 		return ctx, nil
 	}
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(
@@ -54,7 +54,7 @@ func (a *ExecActivities) executionSpan(ctx context.Context, in ExecutionInput, e
 	if !parent.IsValid() {
 		return ctx, nil // unreadable: no span rather than a stray trace
 	}
-	return a.Tracer.Start(trace.ContextWithRemoteSpanContext(ctx, parent), "payment.execute", opts...)
+	return a.cfg.Tracer.Start(trace.ContextWithRemoteSpanContext(ctx, parent), "payment.execute", opts...)
 }
 
 // endSpan ends an execution's span: done says the execution went

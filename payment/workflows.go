@@ -202,12 +202,21 @@ const localStepBudget = 30 * time.Minute
 // ExecActivities hold Phase B's I/O; each is idempotent and its status
 // change guarded.
 type ExecActivities struct {
+	cfg ExecConfig
+}
+
+// NewExecActivities returns Phase B's activities for cfg.
+func NewExecActivities(cfg ExecConfig) *ExecActivities { return &ExecActivities{cfg: cfg} }
+
+// ExecConfig is what Phase B's activities run with.
+type ExecConfig struct {
 	Store *Store
 	// Slots holds a paced payment to its slot and counts it in the
 	// executions of its config's window (pacing.Limiter.HoldSlot); nil:
 	// payments are held to their slots only (dispatch.Hold).
 	Slots SlotHolder
-	// Process runs SubmitPayment's steps (RegisterExec sets it when nil).
+	// Process runs SubmitPayment's steps; RegisterExec registers it with
+	// Phase B (its registry must hold SubmitPayment).
 	Process *process.Activities
 	// Metrics is where an execution held to its time (NotBefore) records
 	// its lag behind it (dispatch.Metrics.ObserveLag); nil: nowhere.
@@ -219,7 +228,7 @@ type ExecActivities struct {
 	// Rails, when set, keep executions from beginning past their rail's
 	// cut-off: such a payment meets its tenant's cut-off rule instead
 	// (missedCutoff). Pacer and Queue give a rolled payment its new slot
-	// and its queue item back; CutoffGuard as InitActivities'.
+	// and its queue item back; CutoffGuard as InitConfig's.
 	Rails       Rails
 	Pacer       Pacer
 	Queue       *queue.Queue
@@ -275,7 +284,7 @@ func (a *ExecActivities) beginOrAnswer(ctx context.Context, in *ExecutionInput, 
 	if status == StatusCancelled {
 		// Cancelled before its execution began: nothing to do, unless a
 		// process was started (then Advance ends it, at its first step).
-		if _, err := process.Get(ctx, a.Store.db, process.ID(SubmitPaymentType, in.PaymentID)); errors.Is(err, process.ErrNotFound) {
+		if _, err := process.Get(ctx, a.cfg.Store.db, process.ID(SubmitPaymentType, in.PaymentID)); errors.Is(err, process.ErrNotFound) {
 			return none, true, nil
 		} else if err != nil {
 			return none, false, err
@@ -321,8 +330,8 @@ func (a *ExecActivities) beginOrAnswer(ctx context.Context, in *ExecutionInput, 
 			done, err := a.missedCutoff(ctx, *in, day, rail, executionTime)
 			return none, done, err
 		}
-		a.Metrics.ObserveLag(ItemType, in.NotBefore, executionTime)
-		a.Metrics.CountExecution(ItemType, in.Context.Request.TenantID)
+		a.cfg.Metrics.ObserveLag(ItemType, in.NotBefore, executionTime)
+		a.cfg.Metrics.CountExecution(ItemType, in.Context.Request.TenantID)
 	}
 	return executionTime, false, nil
 }
@@ -336,7 +345,7 @@ func (a *ExecActivities) execute(ctx context.Context, in ExecutionInput, executi
 	if err != nil {
 		return false, err
 	}
-	st, err := a.Process.Advance(ctx, process.StartInput{
+	st, err := a.cfg.Process.Advance(ctx, process.StartInput{
 		Type: SubmitPaymentType, BusinessKey: in.PaymentID, Data: data, WorkflowID: in.WorkflowID,
 	})
 	switch {
@@ -370,7 +379,7 @@ func later(a, b time.Time) time.Time {
 // than burst over the limit.
 // It returns the execution's time: when it was let go.
 func (a *ExecActivities) hold(ctx context.Context, in ExecutionInput) (time.Time, error) {
-	if a.Slots == nil || in.Context.PacingConfig == "" || in.NotBefore.IsZero() {
+	if a.cfg.Slots == nil || in.Context.PacingConfig == "" || in.NotBefore.IsZero() {
 		err := dispatch.Hold(ctx, in.NotBefore)
 		return time.Now(), err
 	}
@@ -378,7 +387,7 @@ func (a *ExecActivities) hold(ctx context.Context, in ExecutionInput) (time.Time
 	if t := in.Context.TenantPacingConfig; t != "" && t != in.Context.PacingConfig {
 		configs = append(configs, t)
 	}
-	held, err := a.Slots.HoldSlots(ctx, in.NotBefore, configs...)
+	held, err := a.cfg.Slots.HoldSlots(ctx, in.NotBefore, configs...)
 	// Debug, not Info: at a high rate a payment whose slot is at its
 	// window's end often goes in the next one, and a line for each (half
 	// the payments at 400/s) drowned the log; the execution lag's
@@ -397,7 +406,7 @@ func (a *ExecActivities) loadContext(ctx context.Context, paymentID string, pc *
 	if pc.Version < 3 {
 		return "", nil
 	}
-	stored, status, err := a.Store.ContextAndStatus(ctx, paymentID)
+	stored, status, err := a.cfg.Store.ContextAndStatus(ctx, paymentID)
 	if err != nil {
 		return "", err
 	}
@@ -411,7 +420,7 @@ func (a *ExecActivities) loadContext(ctx context.Context, paymentID string, pc *
 // (DELIVERED, RETURNED: the relayer can be faster than this step) keeps
 // its status; any other is a wrong status, not retried.
 func (a *ExecActivities) Finish(ctx context.Context, paymentID, ref string) error {
-	err := a.Store.Finish(ctx, paymentID, ref)
+	err := a.cfg.Store.Finish(ctx, paymentID, ref)
 	if errors.Is(err, ErrWrongStatus) {
 		return nonRetryable(ErrTypeWrongStatus, err)
 	}
@@ -426,14 +435,10 @@ func RegisterInit(r worker.Registry, a *InitActivities) {
 
 // RegisterExec puts Phase B (PaymentExecution) on a worker of
 // ExecTaskQueue, with the process manager's activities its
-// SubmitPayment runs (p's registry must hold SubmitPayment) and its
-// ProcessWorkflow, which an operator's retry of a payment's process
-// starts on this task queue.
-func RegisterExec(r worker.Registry, a *ExecActivities, p *process.Activities) {
-	if a.Process == nil {
-		a.Process = p
-	}
+// SubmitPayment runs (ExecConfig.Process) and its ProcessWorkflow, which
+// an operator's retry of a payment's process starts on this task queue.
+func RegisterExec(r worker.Registry, a *ExecActivities) {
 	r.RegisterWorkflowWithOptions(PaymentExecution, workflow.RegisterOptions{Name: ExecWorkflowName})
 	r.RegisterActivity(a)
-	process.Register(r, p)
+	process.Register(r, a.cfg.Process)
 }

@@ -68,7 +68,7 @@ func TestPaymentExecutionPaths(t *testing.T) {
 			t.Parallel()
 			env := newTestEnv()
 			env.RegisterActivity(a)
-			process.Register(env, &process.Activities{})
+			process.Register(env, process.NewActivities(process.ActivitiesConfig{}))
 			executes, finishes, starts := 0, 0, 0
 			env.OnActivity(a.Execution, mock.Anything, mock.Anything).Return(func(_ context.Context, in payment.ExecutionInput) (bool, error) {
 				executes++

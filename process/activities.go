@@ -36,11 +36,19 @@ const errTypeInvalid = "PROCESS_INVALID"
 // Activities are the process manager's I/O: every read and write of
 // PostgreSQL a runner needs. Each is idempotent.
 type Activities struct {
+	cfg ActivitiesConfig
+}
+
+// ActivitiesConfig is what the process manager's activities run with.
+type ActivitiesConfig struct {
 	DB       DB
 	Registry *Registry
 	// Now stamps log entries (time.Now when nil).
 	Now func() time.Time
 }
+
+// NewActivities returns the process manager's activities for cfg.
+func NewActivities(cfg ActivitiesConfig) *Activities { return &Activities{cfg: cfg} }
 
 // Register puts the activities and ProcessWorkflow on a worker. Register
 // them on the worker of every workflow that calls Run: local activities
@@ -54,8 +62,8 @@ func Register(r worker.Registry, a *Activities) {
 }
 
 func (a *Activities) now() time.Time {
-	if a.Now != nil {
-		return a.Now()
+	if a.cfg.Now != nil {
+		return a.cfg.Now()
 	}
 	return time.Now()
 }
@@ -97,7 +105,7 @@ func stateOf(inst Instance) State {
 // created before for the same type and business key (its data then stays
 // as it is) and makes the caller its driver.
 func (a *Activities) Start(ctx context.Context, in StartInput) (State, error) {
-	def, err := a.Registry.lookup(in.Type)
+	def, err := a.cfg.Registry.lookup(in.Type)
 	if err != nil {
 		return State{}, invalid(err)
 	}
@@ -116,7 +124,7 @@ func (a *Activities) Start(ctx context.Context, in StartInput) (State, error) {
 	if err != nil {
 		return State{}, invalid(err)
 	}
-	row, err := dbsqlc.New(a.DB).InsertInstance(ctx, dbsqlc.InsertInstanceParams{
+	row, err := dbsqlc.New(a.cfg.DB).InsertInstance(ctx, dbsqlc.InsertInstanceParams{
 		ProcessID: id, ProcessType: in.Type, BusinessKey: in.BusinessKey,
 		CurrentStep: def.initial, Data: data, WorkflowID: in.WorkflowID,
 		At: a.now(), Detail: detail, Actor: started.actorName(),
@@ -128,7 +136,7 @@ func (a *Activities) Start(ctx context.Context, in StartInput) (State, error) {
 		return State{}, fmt.Errorf("process %s: insert: %w", id, err)
 	}
 	var st State
-	err = pgx.BeginFunc(ctx, a.DB, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, a.cfg.DB, func(tx pgx.Tx) error {
 		q := dbsqlc.New(tx)
 		row, err := q.LockInstance(ctx, id)
 		if err != nil {
@@ -190,7 +198,7 @@ var noWait = ExecOptions{}.withDefaults()
 
 // Load reads where a process stands.
 func (a *Activities) Load(ctx context.Context, id uuid.UUID) (State, error) {
-	inst, err := Get(ctx, a.DB, id)
+	inst, err := Get(ctx, a.cfg.DB, id)
 	if errors.Is(err, ErrNotFound) {
 		return State{}, invalid(err)
 	}

@@ -48,7 +48,7 @@ func TestTypedData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acts := &process.Activities{DB: pool, Registry: reg}
+	acts := process.NewActivities(process.ActivitiesConfig{DB: pool, Registry: reg})
 	out, err := process.RunDirect(ctx, acts, process.Options{Type: "Typed", BusinessKey: "k", Data: data{Flag: true, N: 3}})
 	if err != nil || out.Status != process.StatusSucceeded || out.Step != "B" {
 		t.Fatalf("outcome %+v, %v", out, err)

@@ -83,7 +83,7 @@ func Example() {
 		return
 	}
 	w := worker.New(c, "account-opening", worker.Options{})
-	process.Register(w, &process.Activities{DB: pool, Registry: reg})
+	process.Register(w, process.NewActivities(process.ActivitiesConfig{DB: pool, Registry: reg}))
 	w.RegisterWorkflow(openAccount)
 	if err := w.Start(); err != nil {
 		fmt.Println(err)

@@ -78,14 +78,14 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 	// A step's own statements run on generic plans (and a definition's
 	// with GenericPlans): these are the plans kept for the connection.
 	step := pgtest.PlansWith(t, pool, explain.Options{Generic: true}, func(ctx context.Context, tx pgx.Tx) error {
-		_, _ = (&process.Activities{DB: tx, Registry: reg}).Execute(ctx, process.StepRequest{ProcessID: running, Step: "A"})
+		_, _ = process.NewActivities(process.ActivitiesConfig{DB: tx, Registry: reg}).Execute(ctx, process.StepRequest{ProcessID: running, Step: "A"})
 		return nil
 	})
 	// A group's start, lock and steps (AdvanceGroup), planned for their
 	// values.
 	group := pgtest.PlansWith(t, pool, explain.Options{}, func(ctx context.Context, tx pgx.Tx) error {
 		ins := []process.StartInput{{Type: "T", BusinessKey: "g1"}, {Type: "T", BusinessKey: "g2"}, {Type: "T", BusinessKey: "g3"}}
-		for _, o := range (&process.Activities{DB: tx, Registry: reg}).AdvanceGroup(ctx, ins) {
+		for _, o := range process.NewActivities(process.ActivitiesConfig{DB: tx, Registry: reg}).AdvanceGroup(ctx, ins) {
 			if o.Err != nil || o.State.Status != process.StatusSucceeded {
 				t.Errorf("group: %+v", o)
 			}
@@ -93,7 +93,7 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 		return nil
 	})
 	operator := plans(func(ctx context.Context, tx pgx.Tx) error {
-		_, err := (&process.Operator{DB: tx, Registry: reg}).Resume(ctx, paused, "explain")
+		_, err := process.NewOperator(process.OperatorConfig{DB: tx, Registry: reg}).Resume(ctx, paused, "explain")
 		return err
 	})
 	list := plans(func(ctx context.Context, tx pgx.Tx) error {
@@ -144,7 +144,7 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 	// column, so they write no index entry.
 	errRollback := errors.New("rollback")
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := (&process.Activities{DB: tx, Registry: reg}).Execute(ctx, process.StepRequest{ProcessID: running, Step: "A"}); err != nil {
+		if _, err := process.NewActivities(process.ActivitiesConfig{DB: tx, Registry: reg}).Execute(ctx, process.StepRequest{ProcessID: running, Step: "A"}); err != nil {
 			return err
 		}
 		var updated, hot int

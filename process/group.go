@@ -41,7 +41,7 @@ func (a *Activities) AdvanceGroup(ctx context.Context, ins []StartInput) []Group
 	if len(ins) == 0 {
 		return out
 	}
-	def, err := a.Registry.lookup(ins[0].Type)
+	def, err := a.cfg.Registry.lookup(ins[0].Type)
 	if err != nil {
 		for i := range out {
 			out[i].Err = invalid(err)
@@ -143,7 +143,7 @@ func (a *Activities) startGroup(ctx context.Context, def *definition, ins []Star
 	}
 	inserted := map[uuid.UUID]Instance{}
 	if len(p.ProcessIds) > 0 {
-		rows, err := dbsqlc.New(a.DB).InsertInstances(ctx, p)
+		rows, err := dbsqlc.New(a.cfg.DB).InsertInstances(ctx, p)
 		if err != nil {
 			err = fmt.Errorf("process %s: start a group of %d: %w", def.typ, len(p.ProcessIds), err)
 			for _, i := range order {
@@ -185,7 +185,7 @@ func (a *Activities) stepGroup(ctx context.Context, def *definition, step string
 }
 
 func (a *Activities) tryStepGroup(ctx context.Context, def *definition, step string, idx []int, out []GroupOutcome) ([]int, error) {
-	tx, err := a.DB.Begin(ctx)
+	tx, err := a.cfg.DB.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("process %s: begin: %w", def.typ, err)
 	}

@@ -93,7 +93,7 @@ func newFixtureOf(t *testing.T, grouped bool) *fixture {
 		t.Fatal(err)
 	}
 	f.reg = reg
-	f.acts = &process.Activities{DB: f.pool, Registry: reg}
+	f.acts = process.NewActivities(process.ActivitiesConfig{DB: f.pool, Registry: reg})
 	t.Cleanup(func() { checkReplay(t, f.pool) })
 	return f
 }

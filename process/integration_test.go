@@ -98,10 +98,11 @@ func TestPauseOnTheServer(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
 			c, queue := f.onServer(t)
-			op := f.operator()
+			cfg := process.OperatorConfig{DB: f.pool, Registry: f.reg}
 			if tt.withClient {
-				op.Client, op.TaskQueue = c, queue
+				cfg.Client, cfg.TaskQueue = c, queue
 			}
+			op := process.NewOperator(cfg)
 			key := uuid.NewString()
 			id := process.ID(transfer, key)
 			entered, release := f.hold(key, "Debit")
@@ -207,8 +208,7 @@ func TestOperatorOnTheServer(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
 			c, queue := f.onServer(t)
-			op := f.operator()
-			op.Client, op.TaskQueue, op.Exec = c, queue, process.ExecOptions{Local: tt.local}
+			op := process.NewOperator(process.OperatorConfig{DB: f.pool, Registry: f.reg, Client: c, TaskQueue: queue, Exec: process.ExecOptions{Local: tt.local}})
 			key := uuid.NewString()
 			id := process.ID(transfer, key)
 			if tt.script != nil {

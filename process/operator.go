@@ -22,6 +22,14 @@ var ErrNoActor = errors.New("process: an operator action needs an actor")
 // needs driving, it signals the workflow driving it, or starts a
 // ProcessWorkflow.
 type Operator struct {
+	cfg OperatorConfig
+}
+
+// NewOperator returns an operator for cfg.
+func NewOperator(cfg OperatorConfig) *Operator { return &Operator{cfg: cfg} }
+
+// OperatorConfig is what an Operator acts with.
+type OperatorConfig struct {
 	DB       DB
 	Registry *Registry
 	// Client reaches the runners. Nil: the actions change the process
@@ -69,7 +77,7 @@ func thenDrive(ctx context.Context, a Action, err error) (Instance, error) {
 // COMPENSATION_FAILED one back to COMPENSATING at its failed compensation,
 // with fresh retries, and starts a runner for it.
 func (o *Operator) Retry(ctx context.Context, id uuid.UUID, actor string) (Instance, error) {
-	a, err := o.retry(ctx, o.DB, id, actor)
+	a, err := o.retry(ctx, o.cfg.DB, id, actor)
 	return thenDrive(ctx, a, err)
 }
 
@@ -105,7 +113,7 @@ func (o *Operator) retry(ctx context.Context, db DB, id uuid.UUID, actor string)
 // process: whatever completed is undone, in reverse order, and the process
 // ends COMPENSATED (at once when nothing needs undoing).
 func (o *Operator) Compensate(ctx context.Context, id uuid.UUID, actor string) (Instance, error) {
-	a, err := o.compensate(ctx, o.DB, id, actor)
+	a, err := o.compensate(ctx, o.cfg.DB, id, actor)
 	return thenDrive(ctx, a, err)
 }
 
@@ -151,7 +159,7 @@ func (o *Operator) compensate(ctx context.Context, db DB, id uuid.UUID, actor st
 // a step in flight holds the row lock, so the pause lands before it or
 // after it, never inside. The runner waits for Resume.
 func (o *Operator) Pause(ctx context.Context, id uuid.UUID, actor string) (Instance, error) {
-	a, err := o.pause(ctx, o.DB, id, actor)
+	a, err := o.pause(ctx, o.cfg.DB, id, actor)
 	return thenDrive(ctx, a, err)
 }
 
@@ -174,7 +182,7 @@ func (o *Operator) pause(ctx context.Context, db DB, id uuid.UUID, actor string)
 // Resume puts a PAUSED process back in the status it had and wakes its
 // runner (a signal; a new runner if none is left).
 func (o *Operator) Resume(ctx context.Context, id uuid.UUID, actor string) (Instance, error) {
-	a, err := o.resume(ctx, o.DB, id, actor)
+	a, err := o.resume(ctx, o.cfg.DB, id, actor)
 	return thenDrive(ctx, a, err)
 }
 
@@ -203,12 +211,12 @@ func (o *Operator) resume(ctx context.Context, db DB, id uuid.UUID, actor string
 // RunnerAttached). Safe to call any time; it is how a runner that failed
 // to start after an action is started after all.
 func (o *Operator) Wake(ctx context.Context, id uuid.UUID, actor string) (Instance, error) {
-	inst, err := Get(ctx, o.DB, id)
-	if err != nil || o.Client == nil || !inst.Status.in(StatusNew, StatusRunning, StatusCompensating) {
+	inst, err := Get(ctx, o.cfg.DB, id)
+	if err != nil || o.cfg.Client == nil || !inst.Status.in(StatusNew, StatusRunning, StatusCompensating) {
 		return inst, err
 	}
 	if inst.WorkflowID != "" {
-		err := o.Client.SignalWorkflow(ctx, inst.WorkflowID, "", WakeSignal(id), nil)
+		err := o.cfg.Client.SignalWorkflow(ctx, inst.WorkflowID, "", WakeSignal(id), nil)
 		var gone *serviceerror.NotFound
 		if !errors.As(err, &gone) {
 			if err != nil {
@@ -217,7 +225,7 @@ func (o *Operator) Wake(ctx context.Context, id uuid.UUID, actor string) (Instan
 			return inst, nil
 		}
 	}
-	inst, err = o.act(ctx, o.DB, id, actor, "wake", []Status{StatusNew, StatusRunning, StatusCompensating},
+	inst, err = o.act(ctx, o.cfg.DB, id, actor, "wake", []Status{StatusNew, StatusRunning, StatusCompensating},
 		func(_ []completed, _ *definition, inst Instance) (Instance, []entry) {
 			to := inst
 			to.WorkflowID = o.runnerID(inst)
@@ -243,8 +251,8 @@ func (o *Operator) act(ctx context.Context, db DB, id uuid.UUID, actor, action s
 		return Instance{}, ErrNoActor
 	}
 	now := time.Now
-	if o.Now != nil {
-		now = o.Now
+	if o.cfg.Now != nil {
+		now = o.cfg.Now
 	}
 	var out Instance
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
@@ -260,7 +268,7 @@ func (o *Operator) act(ctx context.Context, db DB, id uuid.UUID, actor, action s
 		if err := checkStatus(inst, action, allowed...); err != nil {
 			return err
 		}
-		def, err := o.Registry.lookup(inst.Type)
+		def, err := o.cfg.Registry.lookup(inst.Type)
 		if err != nil {
 			return err
 		}
@@ -287,7 +295,7 @@ func (o *Operator) act(ctx context.Context, db DB, id uuid.UUID, actor, action s
 // the version moves with every change. Without a client nothing is
 // started and the driver stays as it was.
 func (o *Operator) runnerID(inst Instance) string {
-	if o.Client == nil {
+	if o.cfg.Client == nil {
 		return inst.WorkflowID
 	}
 	return RunnerWorkflowID(inst.ID, inst.Version+1)
@@ -295,11 +303,11 @@ func (o *Operator) runnerID(inst Instance) string {
 
 // startRunner starts ProcessWorkflow under the id the action recorded.
 func (o *Operator) startRunner(ctx context.Context, inst Instance) error {
-	if o.Client == nil {
+	if o.cfg.Client == nil {
 		return nil
 	}
-	_, err := o.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: inst.WorkflowID, TaskQueue: o.TaskQueue},
-		WorkflowName, Drive{ProcessID: inst.ID, Exec: o.Exec})
+	_, err := o.cfg.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: inst.WorkflowID, TaskQueue: o.cfg.TaskQueue},
+		WorkflowName, Drive{ProcessID: inst.ID, Exec: o.cfg.Exec})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) {
 		return fmt.Errorf("process %s: %s recorded, but runner %s did not start (Wake starts one): %w", inst.ID, inst.Status, inst.WorkflowID, err)

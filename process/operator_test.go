@@ -15,7 +15,7 @@ import (
 // operator acts without Temporal: the tests drive the process with
 // direct activity calls.
 func (f *fixture) operator() *process.Operator {
-	return &process.Operator{DB: f.pool, Registry: f.reg}
+	return process.NewOperator(process.OperatorConfig{DB: f.pool, Registry: f.reg})
 }
 
 // TestOperatorRefusals: an action on a process in the wrong status is a

@@ -65,7 +65,7 @@ func (a *Activities) Execute(ctx context.Context, req StepRequest) (StepResult, 
 // attempt is Execute's step transaction. On a business failure it returns
 // the failure and the instance as it was seen, after rolling back.
 func (a *Activities) attempt(ctx context.Context, req StepRequest) (StepResult, *failure, Instance, error) {
-	tx, err := BeginGenericPlans(ctx, a.DB)
+	tx, err := BeginGenericPlans(ctx, a.cfg.DB)
 	if err != nil {
 		return StepResult{}, nil, Instance{}, fmt.Errorf("process %s: begin: %w", req.ProcessID, err)
 	}
@@ -232,7 +232,7 @@ func BeginGenericPlans(ctx context.Context, db DB) (pgx.Tx, error) {
 // another attempt to come, compensation, or the end.
 func (a *Activities) recordFailure(ctx context.Context, req StepRequest, seen Instance, f failure) (StepResult, error) {
 	var res StepResult
-	err := pgx.BeginFunc(ctx, a.DB, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, a.cfg.DB, func(tx pgx.Tx) error {
 		q := dbsqlc.New(tx)
 		inst, def, err := a.lock(ctx, q, req.ProcessID)
 		if err != nil {
@@ -308,7 +308,7 @@ func (a *Activities) lock(ctx context.Context, q *dbsqlc.Queries, id uuid.UUID) 
 		return Instance{}, nil, fmt.Errorf("process %s: lock: %w", id, err)
 	}
 	inst := fromRow(row)
-	def, err := a.Registry.lookup(inst.Type)
+	def, err := a.cfg.Registry.lookup(inst.Type)
 	if err != nil {
 		return Instance{}, nil, invalid(err)
 	}

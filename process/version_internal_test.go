@@ -26,7 +26,7 @@ func TestVersionGuard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &Activities{DB: pool, Registry: reg}
+	a := NewActivities(ActivitiesConfig{DB: pool, Registry: reg})
 	if _, err := a.Start(ctx, StartInput{Type: "T", BusinessKey: "k"}); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/queue"
 )
 
@@ -285,8 +286,9 @@ func TestRegisterItemType(t *testing.T) {
 	for _, bad := range []queue.Settings{
 		queue.DefaultSettings("", "W", "Q"), queue.DefaultSettings("X", "", "Q"), queue.DefaultSettings("X", "W", ""),
 	} {
-		if _, err := q.RegisterItemType(ctx, bad); !errors.Is(err, queue.ErrInvalidConfig) {
-			t.Errorf("%+v: %v, want ErrInvalidConfig", bad, err)
+		var invalid *field.Invalid
+		if _, err := q.RegisterItemType(ctx, bad); !errors.Is(err, queue.ErrInvalidConfig) || !errors.As(err, &invalid) || len(invalid.Fields) != 1 {
+			t.Errorf("%+v: %v, want ErrInvalidConfig naming the missing setting", bad, err)
 		}
 	}
 	if _, err := q.GetConfig(ctx, "NOPE"); !errors.Is(err, queue.ErrNotFound) {
@@ -308,14 +310,14 @@ func TestUpdateConfig(t *testing.T) {
 				return c.BatchSize == 1000 && c.JitterWindow == 8*time.Second && c.ExecTaskQueue == "q2" && c.Enabled
 			}},
 		{"paced lead", map[string]string{"paced_lead_ms": "1500"}, "", func(c queue.Settings) bool { return c.PacedLead == 1500*time.Millisecond }},
-		{"paced lead out of range", map[string]string{"paced_lead_ms": "60001"}, "paced_lead_ms=60001: want a whole number from 0 to 60000", nil},
+		{"paced lead out of range", map[string]string{"paced_lead_ms": "60001"}, `paced_lead_ms: "60001": want a whole number from 0 to 60000`, nil},
 		{"exec mode", map[string]string{"exec_mode": "BATCH"}, "", func(c queue.Settings) bool { return c.Batched() }},
-		{"exec mode unknown", map[string]string{"exec_mode": "batch"}, "exec_mode=batch: want PER_ITEM or BATCH", nil},
-		{"unknown key", map[string]string{"speed": "fast"}, `unknown setting "speed"`, nil},
-		{"out of range", map[string]string{"batch_size": "0"}, "batch_size=0: want a whole number from 1 to 10000", nil},
-		{"not a bool", map[string]string{"enabled": "maybe"}, "enabled=maybe: want true or false", nil},
-		{"empty name", map[string]string{"exec_workflow_type": " "}, "exec_workflow_type=: want a non-empty name", nil},
-		{"one bad among good", map[string]string{"batch_size": "10", "max_dispatch_retries": "0"}, "max_dispatch_retries=0", nil},
+		{"exec mode unknown", map[string]string{"exec_mode": "batch"}, `exec_mode: "batch": want PER_ITEM or BATCH`, nil},
+		{"unknown key", map[string]string{"speed": "fast"}, "speed: unknown setting", nil},
+		{"out of range", map[string]string{"batch_size": "0"}, `batch_size: "0": want a whole number from 1 to 10000`, nil},
+		{"not a bool", map[string]string{"enabled": "maybe"}, `enabled: "maybe": want true or false`, nil},
+		{"empty name", map[string]string{"exec_workflow_type": " "}, "exec_workflow_type: want a non-empty name", nil},
+		{"one bad among good", map[string]string{"batch_size": "10", "max_dispatch_retries": "0"}, `max_dispatch_retries: "0"`, nil},
 		{"nothing", map[string]string{}, "no settings given", nil},
 	}
 	for _, tt := range tests {
@@ -328,6 +330,13 @@ func TestUpdateConfig(t *testing.T) {
 			if tt.wantErr != "" {
 				if !errors.Is(err, queue.ErrInvalidConfig) || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				// The refusal names the setting, for the API's problem.
+				var invalid *field.Invalid
+				for key, value := range tt.changes {
+					if len(tt.changes) == 1 && (!errors.As(err, &invalid) || !invalid.Has(key)) {
+						t.Fatalf("err = %#v, want a *field.Invalid naming %s (%s)", err, key, value)
+					}
 				}
 				if after, _ := q.GetConfig(ctx, itemType); after != before {
 					t.Fatalf("a refused change changed the config: %+v", after)

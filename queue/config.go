@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/queue/internal/dbsqlc"
 )
@@ -100,7 +101,14 @@ var configKeys = []configKey{
 }
 
 // ErrInvalidConfig: a setting or its value is not accepted; nothing changed.
+// The error is a *field.Invalid naming the setting (errors.As), which
+// errors.Is matches with ErrInvalidConfig.
 var ErrInvalidConfig = errors.New("invalid setting")
+
+// invalidSetting refuses the setting name (as in exec_rate_config).
+func invalidSetting(name, detail string) error {
+	return &field.Invalid{What: "invalid setting", Fields: []field.Error{{Field: name, Detail: detail}}, Kind: ErrInvalidConfig}
+}
 
 // ConfigKeys lists the settings UpdateConfig accepts.
 func ConfigKeys() []string {
@@ -130,32 +138,32 @@ func (q *Queue) UpdateConfig(ctx context.Context, itemType string, changes map[s
 	for key, value := range changes {
 		i := slices.IndexFunc(configKeys, func(k configKey) bool { return k.name == key })
 		if i < 0 {
-			return Settings{}, fmt.Errorf("%w: unknown setting %q: use one of %s", ErrInvalidConfig, key, strings.Join(ConfigKeys(), ", "))
+			return Settings{}, invalidSetting(key, "unknown setting: use one of "+strings.Join(ConfigKeys(), ", "))
 		}
 		k := configKeys[i]
 		switch k.kind {
 		case "bool":
 			b, err := strconv.ParseBool(value)
 			if err != nil {
-				return Settings{}, fmt.Errorf("%w: %s=%s: want true or false", ErrInvalidConfig, key, value)
+				return Settings{}, invalidSetting(key, fmt.Sprintf("%q: want true or false", value))
 			}
 			p.Enabled = &b
 		case "int":
 			n, err := strconv.Atoi(value)
 			if err != nil || n < k.lo || n > k.hi {
-				return Settings{}, fmt.Errorf("%w: %s=%s: want a whole number from %d to %d", ErrInvalidConfig, key, value, k.lo, k.hi)
+				return Settings{}, invalidSetting(key, fmt.Sprintf("%q: want a whole number from %d to %d", value, k.lo, k.hi))
 			}
 			v := int32(n)
 			*ints[key] = &v
 		case "mode":
 			if m := ExecMode(value); m != ExecPerItem && m != ExecBatch {
-				return Settings{}, fmt.Errorf("%w: %s=%s: want %s or %s", ErrInvalidConfig, key, value, ExecPerItem, ExecBatch)
+				return Settings{}, invalidSetting(key, fmt.Sprintf("%q: want %s or %s", value, ExecPerItem, ExecBatch))
 			}
 			v := value
 			p.ExecMode = &v
 		case "text":
 			if strings.TrimSpace(value) == "" && key != "pacing_config" { // pacing_config= turns pacing off
-				return Settings{}, fmt.Errorf("%w: %s=: want a non-empty name", ErrInvalidConfig, key)
+				return Settings{}, invalidSetting(key, "want a non-empty name")
 			}
 			v := value
 			*texts[key] = &v
@@ -194,11 +202,18 @@ const DefaultTenant = "*"
 // SetTenantCapacity creates or changes a tenant's cap; the next claim
 // applies it.
 func (q *Queue) SetTenantCapacity(ctx context.Context, c TenantCapacity) (TenantCapacity, error) {
-	if c.ItemType == "" || c.TenantID == "" {
-		return TenantCapacity{}, fmt.Errorf("%w: item type and tenant are required", ErrInvalidConfig)
+	bad := field.Invalid{What: "invalid setting", Kind: ErrInvalidConfig}
+	if c.ItemType == "" {
+		bad.Add("item_type", "required")
+	}
+	if c.TenantID == "" {
+		bad.Add("tenant_id", "required")
 	}
 	if c.MaxInFlight < 1 || c.MaxInFlight > 1_000_000 {
-		return TenantCapacity{}, fmt.Errorf("%w: max_in_flight=%d: want a whole number from 1 to 1000000", ErrInvalidConfig, c.MaxInFlight)
+		bad.Add("max_in_flight", fmt.Sprintf("%d: want a whole number from 1 to 1000000", c.MaxInFlight))
+	}
+	if err := bad.Err(); err != nil {
+		return TenantCapacity{}, err
 	}
 	var tier *string
 	if c.Tier != "" {
@@ -254,8 +269,16 @@ func DefaultSettings(itemType, execWorkflowType, execTaskQueue string) Settings 
 // have changed them). Each domain registers its own types (their workflow
 // names and task queues are its constants); the queue seeds none.
 func (q *Queue) RegisterItemType(ctx context.Context, c Settings) (created bool, err error) {
-	if c.ItemType == "" || c.ExecWorkflowType == "" || c.ExecTaskQueue == "" {
-		return false, fmt.Errorf("%w: an item type needs a name, an exec workflow type and a task queue", ErrInvalidConfig)
+	bad := field.Invalid{What: "invalid setting", Kind: ErrInvalidConfig}
+	for _, required := range []struct{ name, value string }{
+		{"item_type", c.ItemType}, {"exec_workflow_type", c.ExecWorkflowType}, {"exec_task_queue", c.ExecTaskQueue},
+	} {
+		if required.value == "" {
+			bad.Add(required.name, "required: an item type needs a name, an exec workflow type and a task queue")
+		}
+	}
+	if err := bad.Err(); err != nil {
+		return false, err
 	}
 	ms := func(d time.Duration) int32 { return int32(d.Milliseconds()) }
 	secs := func(d time.Duration) int32 { return int32(d / time.Second) }

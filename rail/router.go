@@ -94,14 +94,10 @@ type senderKey struct{ railType, baseURL string }
 
 var _ outbox.BatchSender = (*Router)(nil)
 
-// NewRouter returns a router over rails by type, without a directory;
-// two rails of one type are a configuration error.
-func NewRouter(rails ...Rail) (*Router, error) {
-	return NewRouterWith(RouterConfig{Rails: rails})
-}
-
-// NewRouterWith returns a router for cfg.
-func NewRouterWith(cfg RouterConfig) (*Router, error) {
+// NewRouter returns a router for cfg; a rail without a type, two rails
+// of one type, and a directory's pacs.008 settings that no sender could
+// use are configuration errors.
+func NewRouter(cfg RouterConfig) (*Router, error) {
 	r := &Router{rails: make(map[string]Rail, len(cfg.Rails)), dir: cfg.Directory, cfg: cfg, senders: map[senderKey]Rail{}}
 	for _, rl := range cfg.Rails {
 		t := rl.Type()
@@ -124,7 +120,7 @@ func NewRouterWith(cfg RouterConfig) (*Router, error) {
 			base = "http://127.0.0.1"
 		}
 		if _, err := NewPacs008Rail(Pacs008Config{Config: Config{BaseURL: base}, ChargeBearer: cfg.ChargeBearer, DebtorAgentBIC: cfg.DebtorAgentBIC}); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("rail: the directory's rails' settings: %w", err)
 		}
 	}
 	return r, nil

@@ -24,7 +24,7 @@ func TestRouter(t *testing.T) {
 	t.Parallel()
 	sim, base := startSim(t, railsim.Behaviour{})
 	jsonRail, pacsRail := railKinds[0].build(t, base, 0), railKinds[1].build(t, base, 0)
-	router, err := rail.NewRouter(jsonRail, pacsRail)
+	router, err := rail.NewRouter(rail.RouterConfig{Rails: []rail.Rail{jsonRail, pacsRail}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestNewRouterRefusesTwoRailsOfOneType(t *testing.T) {
 	t.Parallel()
 	a := railKinds[0].build(t, "http://127.0.0.1:1", 0)
 	b := railKinds[0].build(t, "http://127.0.0.1:2", 0)
-	if _, err := rail.NewRouter(a, b); err == nil {
+	if _, err := rail.NewRouter(rail.RouterConfig{Rails: []rail.Rail{a, b}}); err == nil {
 		t.Fatal("accepted")
 	}
 }
@@ -166,7 +166,7 @@ func TestRouterByName(t *testing.T) {
 		"TARGET2-HV": {Name: "TARGET2-HV", Type: rail.RailPacs008, BaseURL: target2.url},
 		"DEFAULT":    {Name: "DEFAULT", Type: rail.RailSEPAJSON},
 	}}
-	router, err := rail.NewRouterWith(rail.RouterConfig{
+	router, err := rail.NewRouter(rail.RouterConfig{
 		Rails:     []rail.Rail{railKinds[0].build(t, def.url, 0), railKinds[1].build(t, def.url, 0)},
 		Directory: dir, DefaultURL: def.url, DebtorAgentBIC: "NWBKGB2LXXX",
 	})
@@ -248,7 +248,7 @@ func TestRouterByName(t *testing.T) {
 
 	// The pacs.008 rules follow the rail's type: without a configured
 	// debtor agent the payment's instruction cannot be a pacs.008.
-	bare, err := rail.NewRouterWith(rail.RouterConfig{Directory: dir, DefaultURL: def.url})
+	bare, err := rail.NewRouter(rail.RouterConfig{Directory: dir, DefaultURL: def.url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func TestRouterNeverSendsLate(t *testing.T) {
 			Cutoff: func(string) (time.Time, bool, error) { return time.Time{}, false, nil }},
 	}}
 	var now atomic.Pointer[time.Time]
-	router, err := rail.NewRouterWith(rail.RouterConfig{Directory: dir, DefaultURL: srv.url,
+	router, err := rail.NewRouter(rail.RouterConfig{Directory: dir, DefaultURL: srv.url,
 		Now: func() time.Time { return *now.Load() }})
 	if err != nil {
 		t.Fatal(err)
@@ -359,7 +359,7 @@ func TestRouterDirectoryFailure(t *testing.T) {
 	t.Parallel()
 	srv := newRailServer(t)
 	dir := &fakeDirectory{err: errors.New("connection refused")}
-	router, err := rail.NewRouterWith(rail.RouterConfig{Directory: dir, DefaultURL: srv.url})
+	router, err := rail.NewRouter(rail.RouterConfig{Directory: dir, DefaultURL: srv.url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +389,7 @@ func TestRouterCachesSenders(t *testing.T) {
 		"BAD":  {Name: "BAD", Type: "SWIFT_MT103", BaseURL: srv.url},
 		"NONE": {Name: "NONE", Type: rail.RailSEPAJSON},
 	}}
-	router, err := rail.NewRouterWith(rail.RouterConfig{Directory: dir, DefaultURL: srv.url, DebtorAgentBIC: "NWBKGB2L"})
+	router, err := rail.NewRouter(rail.RouterConfig{Directory: dir, DefaultURL: srv.url, DebtorAgentBIC: "NWBKGB2L"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +423,7 @@ func TestRouterCachesSenders(t *testing.T) {
 		t.Fatalf("a rail of a type no adapter speaks: %+v", got)
 	}
 
-	noDefault, err := rail.NewRouterWith(rail.RouterConfig{Directory: dir})
+	noDefault, err := rail.NewRouter(rail.RouterConfig{Directory: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,7 +432,7 @@ func TestRouterCachesSenders(t *testing.T) {
 	}
 }
 
-func TestNewRouterWithRefusesBadSettings(t *testing.T) {
+func TestNewRouterRefusesBadSettings(t *testing.T) {
 	t.Parallel()
 	dir := &fakeDirectory{}
 	for _, cfg := range []rail.RouterConfig{
@@ -440,7 +440,7 @@ func TestNewRouterWithRefusesBadSettings(t *testing.T) {
 		{Directory: dir, DefaultURL: "http://rail", DebtorAgentBIC: "NOT A BIC"},
 		{Directory: dir, DefaultURL: "http://rail", ChargeBearer: "ALL"},
 	} {
-		if _, err := rail.NewRouterWith(cfg); err == nil {
+		if _, err := rail.NewRouter(cfg); err == nil {
 			t.Errorf("%+v accepted", cfg)
 		}
 	}

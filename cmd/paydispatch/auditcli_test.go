@@ -73,7 +73,7 @@ func TestCLIChangesCommitWithTheirEntry(t *testing.T) {
 	noon := time.Now().UTC().AddDate(0, 0, 2).Truncate(24 * time.Hour).Add(12 * time.Hour)
 	held := payment.Request{PaymentID: "h-1", TenantID: "holdco", DebtorAccount: "ACC-1", Amount: "10.00", Currency: "EUR",
 		Creditor: payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000"}, RequestedExecutionTime: noon.Add(-time.Second), Rail: "NOON"}
-	init := &payment.InitActivities{Store: payment.NewStore(pool), Queue: q, Pacer: lim, Rails: routing.NewResolver(pool, routing.ResolverConfig{})}
+	init := payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: q, Pacer: lim, Rails: routing.NewResolver(pool, routing.ResolverConfig{})})
 	if res, err := init.InitChunk(ctx, []payment.Request{held}, "init-holdco"); err != nil || res.Held != 1 {
 		t.Fatalf("holdco's payment: %+v, %v", res, err)
 	}

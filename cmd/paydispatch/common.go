@@ -17,6 +17,7 @@ import (
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
 	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/internal/loopback"
+	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/schema"
@@ -171,6 +172,30 @@ func requireCurrentSchema(ctx context.Context, db *postgres.DB) error {
 // migrate' to bring the schema to its version.
 const schemaWait = 2 * time.Minute
 
+// startRole starts what a role run apart on a Temporal cluster stands on
+// (worker, kafka-intake): its traces, its database (see openRoleDatabase)
+// and its Temporal connection, each added to started, which stops them
+// after the role's own parts (the traces last: the last spans flushed).
+func startRole(ctx context.Context, env *environment, role string, db config.Database, tc config.Temporal, log *slog.Logger,
+	started *parts) (*postgres.DB, *temporal.Conn, error) {
+	tracing, err := startTracing(ctx, env, role, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	started.add("traces", tracing.Stop)
+	store, err := openRoleDatabase(ctx, db, log, schemaWait)
+	if err != nil {
+		return nil, nil, err
+	}
+	started.add("the database", store.Close)
+	tconn, err := connectTemporal(ctx, tc, db, store, tracing, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	started.add("Temporal", tconn.Close)
+	return store, tconn, nil
+}
+
 // openRoleDatabase opens the store for a role run apart (worker, relay,
 // kafka-intake). Such a role is often started beside serve or a migrate
 // job, so a schema behind this binary's is waited for, up to wait, rather
@@ -230,4 +255,23 @@ func serveMetrics(ln net.Listener, reg *prometheus.Registry, store *postgres.DB)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
 	}, errs
+}
+
+// parseWindow parses the --from and --to flags' RFC 3339 times into
+// fromAt and toAt; an empty flag leaves its time zero.
+func parseWindow(from, to string, fromAt, toAt *time.Time) error {
+	for _, t := range []struct {
+		flag, value string
+		at          *time.Time
+	}{{"--from", from, fromAt}, {"--to", to, toAt}} {
+		if t.value == "" {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, t.value)
+		if err != nil {
+			return fmt.Errorf("%s %q: want an RFC 3339 time such as 2030-01-01T16:00:00Z", t.flag, plaintext.Clip(t.value, 40))
+		}
+		*t.at = at
+	}
+	return nil
 }

@@ -52,18 +52,8 @@ func runDeadLetters(ctx context.Context, env *environment, args []string) error 
 	}
 	filtered := func() bool { return f != (deadletter.Filter{}) }
 	check := func(ids []string) error {
-		for _, t := range []struct {
-			flag, value string
-			at          *time.Time
-		}{{"--from", from, &f.DiedFrom}, {"--to", to, &f.DiedTo}} {
-			if t.value == "" {
-				continue
-			}
-			at, err := time.Parse(time.RFC3339Nano, t.value)
-			if err != nil {
-				return fmt.Errorf("%s %q: want an RFC 3339 time such as 2030-01-01T16:00:00Z", t.flag, plaintext.Clip(t.value, 40))
-			}
-			*t.at = at
+		if err := parseWindow(from, to, &f.DiedFrom, &f.DiedTo); err != nil {
+			return err
 		}
 		if err := f.Validate(); err != nil {
 			var bad *field.Invalid

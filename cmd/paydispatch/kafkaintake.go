@@ -58,21 +58,10 @@ func runKafkaIntake(ctx context.Context, env *environment, args []string) error 
 	if ln != nil {
 		started.add("the metrics listener", func() { ln.Close() })
 	}
-	tracing, err := startTracing(ctx, env, "kafka-intake", log)
+	store, tconn, err := startRole(ctx, env, "kafka-intake", db, tc, log, &started)
 	if err != nil {
 		return err
 	}
-	started.add("traces", tracing.Stop)
-	store, err := openRoleDatabase(ctx, db, log, schemaWait)
-	if err != nil {
-		return err
-	}
-	started.add("the database", store.Close)
-	tconn, err := connectTemporal(ctx, tc, db, store, tracing, log)
-	if err != nil {
-		return err
-	}
-	started.add("Temporal", tconn.Close)
 	brokers, stopCluster, err := app.KafkaBrokers(kc, log)
 	if err != nil {
 		return err

@@ -52,7 +52,7 @@ func leverPayments(t *testing.T) (string, *pgxpool.Pool) {
 		rs[i] = payment.Request{PaymentID: fmt.Sprintf("acme-%03d", i), TenantID: "acme", DebtorAccount: "ACC-1", Amount: "10.00", Currency: "EUR",
 			Creditor: payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000"}, RequestedExecutionTime: at, Rail: "SEPA"}
 	}
-	init := &payment.InitActivities{Store: payment.NewStore(pool), Queue: q, Pacer: lim, Rails: routing.NewResolver(pool, routing.ResolverConfig{})}
+	init := payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: q, Pacer: lim, Rails: routing.NewResolver(pool, routing.ResolverConfig{})})
 	if res, err := init.InitChunk(ctx, rs, "init-acme"); err != nil || res.Scheduled != 3 {
 		t.Fatalf("acme's payments: %+v, %v", res, err)
 	}

@@ -76,18 +76,8 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 				return fmt.Errorf("--status %q: want RECEIVED, SCHEDULED or HELD, the statuses a payment waits in", plaintext.Clip(s, 32))
 			}
 		}
-		for _, t := range []struct {
-			flag, value string
-			at          *time.Time
-		}{{"--from", from, &f.RequestedFrom}, {"--to", to, &f.RequestedTo}} {
-			if t.value == "" {
-				continue
-			}
-			at, err := time.Parse(time.RFC3339Nano, t.value)
-			if err != nil {
-				return fmt.Errorf("%s %q: want an RFC 3339 time such as 2030-01-01T16:00:00Z", t.flag, plaintext.Clip(t.value, 40))
-			}
-			*t.at = at
+		if err := parseWindow(from, to, &f.RequestedFrom, &f.RequestedTo); err != nil {
+			return err
 		}
 		if !f.RequestedFrom.IsZero() && !f.RequestedTo.IsZero() && !f.RequestedFrom.Before(f.RequestedTo) {
 			return errors.New("--to must be after --from")

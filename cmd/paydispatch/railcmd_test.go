@@ -164,7 +164,7 @@ func TestPaymentsRelease(t *testing.T) {
 		rs = append(rs, payment.Request{PaymentID: fmt.Sprintf("h-%d", i), TenantID: "holdco", DebtorAccount: "ACC-1", Amount: "10.00", Currency: "EUR",
 			Creditor: payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000"}, RequestedExecutionTime: noon.Add(-time.Second), Rail: "NOON"})
 	}
-	init := &payment.InitActivities{Store: payment.NewStore(pool), Queue: q, Pacer: lim, Rails: routing.NewResolver(pool, routing.ResolverConfig{})}
+	init := payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: q, Pacer: lim, Rails: routing.NewResolver(pool, routing.ResolverConfig{})})
 	if res, err := init.InitChunk(ctx, rs, "init-holdco"); err != nil || res.Held != 3 {
 		t.Fatalf("Phase A: %+v, %v", res, err)
 	}

@@ -337,7 +337,6 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		run.parts.add("the Kafka intake", stopIntake)
 	}
 	mountRoutes(router, c, store, tconn, payments, reg, dispatchReg)
-	router.SetBodyLimits(int64(srv.MaxBody), int64(srv.MaxBulkBody))
 	if err := startProfiling(srv.PprofAddr, &run.parts, log); err != nil {
 		return nil, err
 	}
@@ -354,34 +353,43 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 }
 
 // newRouter is the HTTP API's router, its routes not yet mounted: its
-// readiness checks, idempotency keys (their cleanup among ps), tokens
-// (unless --insecure-dev) and links to Temporal's Web UI, at uiBase ("":
-// none).
+// readiness checks, idempotency keys (their cleanup among ps), tokens and
+// their limits (unless --insecure-dev), body limits and links to
+// Temporal's Web UI, at uiBase ("": none).
 func newRouter(ctx context.Context, env *environment, c serverConfig, ps *parts, store *postgres.DB, migrator *postgres.Migrator,
 	tconn *temporal.Conn, log *slog.Logger) (_ *httpapi.Router, uiBase string, _ error) {
 	db, srv, tc := c.db, c.srv, c.tc
-	router := httpapi.NewRouter(log, readiness(store, migrator, tconn)...)
 	idem := idempotency.NewStore(store.Pool, idempotency.Config{TTL: srv.IdempotencyTTL})
-	router.UseIdempotencyKeys(idem)
-	cleanupCtx, stopCleanup := context.WithCancel(ctx)
-	ps.add("the idempotency keys' cleanup", stopCleanup)
-	go idem.Cleanup(cleanupCtx, 10*time.Minute, func(err error) { log.Warn("idempotency keys cleanup", "error", err) })
+	cfg := httpapi.RouterConfig{
+		Log:             log,
+		Checks:          readiness(store, migrator, tconn),
+		IdempotencyKeys: idem,
+		MaxBody:         int64(srv.MaxBody),
+		MaxBulkBody:     int64(srv.MaxBulkBody),
+	}
 	if srv.InsecureDev {
 		log.Warn("--insecure-dev: the API answers anyone, without a token; never run it so beyond a developer's machine")
 	} else {
 		if err := bootstrapToken(ctx, env, store, db.DataDir, log); err != nil {
 			return nil, "", err
 		}
-		router.RequireAuth(auth.NewStore(store.Pool))
-		router.LimitPerToken(float64(srv.TokenRate), 2*srv.TokenRate)
-		router.LimitAuthFailures(srv.AuthFailureLimit)
+		cfg.Auth = auth.NewStore(store.Pool)
+		cfg.TokenRate, cfg.TokenBurst = float64(srv.TokenRate), 2*srv.TokenRate
+		cfg.AuthFailuresPerMinute = srv.AuthFailureLimit
 	}
 	uiBase = temporalUIBase(tc, tconn)
 	if uiBase != "" {
-		router.LinkExecutions(func(workflowID, runID string) string {
+		cfg.ExecutionPage = func(workflowID, runID string) string {
 			return webui.WorkflowURL(uiBase, tconn.Namespace, workflowID, runID)
-		})
+		}
 	}
+	router, err := httpapi.NewRouter(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	cleanupCtx, stopCleanup := context.WithCancel(ctx)
+	ps.add("the idempotency keys' cleanup", stopCleanup)
+	go idem.Cleanup(cleanupCtx, 10*time.Minute, func(err error) { log.Warn("idempotency keys cleanup", "error", err) })
 	return router, uiBase, nil
 }
 
@@ -400,7 +408,7 @@ func mountRoutes(router *httpapi.Router, c serverConfig, store *postgres.DB, tco
 		DispatchConfigs: queue.New(store.Pool),
 		Accounts:        ledgerAPI,
 		FXRates:         ledgerAPI,
-		Processes:       app.ProcessAPI{Operator: app.ProcessOperator(store, tconn)},
+		Processes:       app.ProcessAPI{Operator: app.ProcessOperator(store, tconn), DB: store.Pool},
 		Audit:           audit.New(audit.Config{DB: store.Pool}),
 		Webhooks:        webhook.NewStore(webhook.StoreConfig{DB: store.Pool, Policy: app.WebhookPolicy(c.wh)}),
 		EventTypes:      payment.EventTypes(),

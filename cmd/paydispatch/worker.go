@@ -61,21 +61,10 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 	// A start that failed, or was cut short by SIGTERM; nothing once
 	// stopBy ran.
 	defer func() { _ = started.stopWithin(shutdown) }()
-	tracing, err := startTracing(ctx, env, "worker", log)
+	store, tconn, err := startRole(ctx, env, "worker", db, tc, log, &started)
 	if err != nil {
 		return err
 	}
-	started.add("traces", tracing.Stop) // after every role stopped: the last spans flushed
-	store, err := openRoleDatabase(ctx, db, log, schemaWait)
-	if err != nil {
-		return err
-	}
-	started.add("the database", store.Close)
-	tconn, err := connectTemporal(ctx, tc, db, store, tracing, log)
-	if err != nil {
-		return err
-	}
-	started.add("Temporal", tconn.Close)
 	for _, role := range roles {
 		var stop func()
 		switch role {

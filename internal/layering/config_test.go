@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,13 +14,17 @@ import (
 // TestNothingSetAfterConstruction reads the wiring's non-test files
 // (cmd/): a component, the value a constructor of the module returned
 // (pkg.New…, or one of the wiring's own builders in package app), is not
-// changed by assigning to an exported field afterwards; it takes its
+// changed afterwards, by assigning to an exported field or by calling a
+// setter of the module (an exported method, on a pointer, that returns
+// nothing and only assigns to its receiver's fields); it takes its
 // settings in the Config of its constructor. A Config the wiring fills
 // field by field before the call, and a row read to be edited and stored
 // again (routing.GetRail), are not components and are not checked.
 func TestNothingSetAfterConstruction(t *testing.T) {
 	t.Parallel()
-	for _, v := range setAfterConstruction(t, filepath.Join("..", "..", "cmd")) {
+	root := moduleRoot(t)
+	_, module := readTree(t, root, parser.SkipObjectResolution, false)
+	for _, v := range setAfterConstruction(t, filepath.Join(root, "cmd"), setters(module)) {
 		t.Errorf("%s: %s set after construction: put it in the constructor's Config", v.pos, v.what)
 	}
 }
@@ -46,23 +49,37 @@ func wire() {
 	r.Active = true
 	lim, err := pacing.New(pacing.Config{})
 	lim.CacheTTL, err = 1, nil
+	lim.SetBurst(3)
+	lim.Reserve(3)
 	var b = strings.NewReplacer()
 	b.Field = 1
 	cfg := pacing.Config{}
 	cfg.CacheTTL = 2
 	_ = err
 }
+
+type limiter struct{ burst, left int }
+
+func (l *limiter) SetBurst(n int) {
+	if n < 1 {
+		n = 1
+	}
+	l.burst = n
+}
+
+func (l *limiter) Reserve(n int) { l.left -= n; use(l) }
 `
 	if err := os.WriteFile(filepath.Join(dir, "wiring.go"), []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	_, files := readTree(t, dir, parser.SkipObjectResolution, false)
 	var got []string
-	for _, v := range setAfterConstruction(t, dir) {
+	for _, v := range setAfterConstruction(t, dir, setters(files)) {
 		got = append(got, v.what)
 	}
-	want := []string{"svc.Metrics", "lim.CacheTTL"}
+	want := []string{"svc.Metrics", "lim.CacheTTL", "lim.SetBurst"}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Fatalf("found %v, want %v (strings' value, a row read and a Config built in place are not components)", got, want)
+		t.Fatalf("found %v, want %v (strings' value, a row read, a Config built in place and a method that does more than set are not)", got, want)
 	}
 }
 
@@ -71,30 +88,15 @@ type violation struct {
 	what string
 }
 
-// setAfterConstruction scans the non-test Go files under dir.
-func setAfterConstruction(t *testing.T, dir string) []violation {
+// setAfterConstruction scans the non-test Go files under dir; setters
+// are the names of the module's setter methods.
+func setAfterConstruction(t *testing.T, dir string, setters map[string]bool) []violation {
 	t.Helper()
-	fset := token.NewFileSet()
+	fset, files := readTree(t, dir, parser.SkipObjectResolution, false)
 	var out []violation
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
+	for _, f := range files {
 		ours := map[string]bool{} // the file's names for the module's packages
-		for _, im := range f.Imports {
+		for _, im := range f.file.Imports {
 			p, _ := strconv.Unquote(im.Path.Value)
 			if !strings.HasPrefix(p, module) {
 				continue
@@ -105,26 +107,91 @@ func setAfterConstruction(t *testing.T, dir string) []violation {
 			}
 			ours[name] = true
 		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			fn, ok := n.(*ast.FuncDecl)
-			if !ok || fn.Body == nil {
-				return true
+		for _, decl := range f.file.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Body != nil {
+				out = append(out, scanBody(fset, fn.Body, ours, setters)...)
 			}
-			out = append(out, scanBody(fset, fn.Body, ours)...)
-			return false
-		})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+		}
 	}
 	return out
+}
+
+// setters are the names of the setter methods among files: exported
+// methods on a pointer that return nothing and whose every statement
+// assigns to a field of the receiver (ifs around such assignments
+// included).
+func setters(files []goFile) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range files {
+		for _, decl := range f.file.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv == nil || fn.Body == nil || !fn.Name.IsExported() || fn.Type.Results != nil || len(fn.Recv.List[0].Names) == 0 {
+				continue
+			}
+			if _, pointer := fn.Recv.List[0].Type.(*ast.StarExpr); !pointer {
+				continue
+			}
+			if onlySets(fn.Body.List, fn.Recv.List[0].Names[0].Name) {
+				out[fn.Name.Name] = true
+			}
+		}
+	}
+	return out
+}
+
+// onlySets reports whether stmts set a field of recv and do nothing else
+// but return and assign to locals (a value adjusted before it is set),
+// through ifs.
+func onlySets(stmts []ast.Stmt, recv string) bool {
+	sets, ok := setsOnly(stmts, recv)
+	return ok && sets
+}
+
+func setsOnly(stmts []ast.Stmt, recv string) (sets, ok bool) {
+	for _, st := range stmts {
+		switch s := st.(type) {
+		case *ast.AssignStmt:
+			for _, l := range s.Lhs {
+				if _, local := l.(*ast.Ident); local {
+					continue
+				}
+				sel, isSel := l.(*ast.SelectorExpr)
+				if !isSel {
+					return false, false
+				}
+				if id, isID := sel.X.(*ast.Ident); !isID || id.Name != recv {
+					return false, false
+				}
+				sets = true
+			}
+		case *ast.IfStmt:
+			branches := []ast.Stmt{s.Body}
+			if s.Else != nil {
+				branches = append(branches, s.Else)
+			}
+			for _, b := range branches {
+				list := []ast.Stmt{b}
+				if block, isBlock := b.(*ast.BlockStmt); isBlock {
+					list = block.List
+				}
+				set, fine := setsOnly(list, recv)
+				if !fine {
+					return false, false
+				}
+				sets = sets || set
+			}
+		case *ast.ReturnStmt:
+		default:
+			return false, false
+		}
+	}
+	return sets, true
 }
 
 // scanBody finds, in one function (its closures included), the variables
 // bound to a component and the assignments to their exported fields. Names are matched per function, which is enough
 // for wiring code that does not shadow.
-func scanBody(fset *token.FileSet, body *ast.BlockStmt, ours map[string]bool) []violation {
+func scanBody(fset *token.FileSet, body *ast.BlockStmt, ours, setters map[string]bool) []violation {
 	returned := map[string]bool{}
 	fromModule := func(e ast.Expr) bool {
 		call, ok := ast.Unparen(e).(*ast.CallExpr)
@@ -162,6 +229,16 @@ func scanBody(fset *token.FileSet, body *ast.BlockStmt, ours map[string]bool) []
 				names[i] = id
 			}
 			bind(names, s.Values)
+		case *ast.ExprStmt:
+			call, ok := s.X.(*ast.CallExpr)
+			if !ok {
+				break
+			}
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok && setters[sel.Sel.Name] {
+				if id, ok := sel.X.(*ast.Ident); ok && returned[id.Name] {
+					out = append(out, violation{pos: fset.Position(sel.Pos()), what: id.Name + "." + sel.Sel.Name})
+				}
+			}
 		case *ast.AssignStmt:
 			for _, l := range s.Lhs {
 				sel, ok := l.(*ast.SelectorExpr)

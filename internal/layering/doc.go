@@ -5,5 +5,8 @@
 // test harnesses (internal/testkit) import no framework, domain or
 // migrations, and only tests and their fixtures import them; a package's
 // tests migrate only what the package may import; and only the command and
-// the tools import a tool.
+// the tools import a tool. Beside it, over the same reading of the source
+// tree: nothing in the wiring is set after its constructor
+// (TestNothingSetAfterConstruction), and no package but internal/field
+// declares a validation error (TestOneValidationError).
 package layering

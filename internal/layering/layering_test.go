@@ -2,11 +2,7 @@ package layering
 
 import (
 	"go/parser"
-	"go/token"
-	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -286,57 +282,25 @@ func deps(imports map[string][]string, pkg string) []string {
 // package with tests to the module's packages its test files import.
 func readImports(t *testing.T) (imports, tests map[string][]string) {
 	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("no go.mod at %s: %v", root, err)
-	}
 	imports, tests = map[string][]string{}, map[string][]string{}
-	fset := token.NewFileSet()
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
+	_, files := readTree(t, moduleRoot(t), parser.ImportsOnly, true)
+	for _, f := range files {
 		into := imports
-		if strings.HasSuffix(path, "_test.go") {
+		if f.test {
 			into = tests
 		}
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, filepath.Dir(path))
-		if err != nil {
-			return err
-		}
-		pkg := filepath.ToSlash(rel)
-		for _, spec := range f.Imports {
+		for _, spec := range f.file.Imports {
 			p, err := strconv.Unquote(spec.Path.Value)
 			if err != nil {
-				return err
+				t.Fatal(err)
 			}
-			if dep, ok := strings.CutPrefix(p, module); ok && !slices.Contains(into[pkg], dep) {
-				into[pkg] = append(into[pkg], dep)
+			if dep, ok := strings.CutPrefix(p, module); ok && !slices.Contains(into[f.pkg], dep) {
+				into[f.pkg] = append(into[f.pkg], dep)
 			}
 		}
-		if _, ok := into[pkg]; !ok {
-			into[pkg] = nil
+		if _, ok := into[f.pkg]; !ok {
+			into[f.pkg] = nil
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	return imports, tests
 }

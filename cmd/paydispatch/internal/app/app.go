@@ -114,10 +114,10 @@ func (o Options) initWorkerOptions() worker.Options {
 // returned func stops it.
 func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, opts Options) (func(), error) {
 	w := worker.New(tc.Client, payment.InitTaskQueue, opts.initWorkerOptions())
-	payment.RegisterInit(w, &payment.InitActivities{
+	payment.RegisterInit(w, payment.NewInitActivities(payment.InitConfig{
 		Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Pacer: pacing.New(pacing.Config{Pool: store.Pool}), Log: log,
 		Rails: Rails(store),
-	})
+	}))
 	if err := w.Start(); err != nil {
 		return nil, err
 	}
@@ -153,13 +153,14 @@ func Processes() *process.Registry {
 // compensate, pause, resume); the runners it starts run on the exec
 // worker's task queue.
 func ProcessOperator(store *postgres.DB, tc *temporal.Conn) *process.Operator {
-	return &process.Operator{DB: store.Pool, Registry: Processes(), Client: tc.Client, TaskQueue: payment.ExecTaskQueue}
+	return process.NewOperator(process.OperatorConfig{DB: store.Pool, Registry: Processes(), Client: tc.Client, TaskQueue: payment.ExecTaskQueue})
 }
 
 // ProcessAPI is what the process endpoints call: reads on the database,
 // actions through the operator.
 type ProcessAPI struct {
 	*process.Operator
+	DB process.DB
 }
 
 // Get reads a process.
@@ -186,9 +187,10 @@ func StartExecWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, op
 	}
 	w := worker.New(tc.Client, payment.ExecTaskQueue, wopts)
 	lim := pacing.New(pacing.Config{Pool: store.Pool})
-	acts := &payment.ExecActivities{Store: payment.NewStore(store.Pool), Slots: lim, Metrics: metrics,
-		Tracer: TracerOf(tc.TracerProvider, "payment"), Rails: Rails(store), Pacer: lim, Queue: queue.New(store.Pool)}
-	payment.RegisterExec(w, acts, &process.Activities{DB: store.Pool, Registry: Processes()})
+	acts := payment.NewExecActivities(payment.ExecConfig{Store: payment.NewStore(store.Pool), Slots: lim, Metrics: metrics,
+		Tracer: TracerOf(tc.TracerProvider, "payment"), Rails: Rails(store), Pacer: lim, Queue: queue.New(store.Pool),
+		Process: process.NewActivities(process.ActivitiesConfig{DB: store.Pool, Registry: Processes()})})
+	payment.RegisterExec(w, acts)
 	// PAYMENT's exec_mode BATCH: batch executions on the same worker.
 	bcfg := dispatch.BatchConfig{
 		Queue: queue.New(store.Pool), Engine: dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace},
@@ -246,7 +248,7 @@ func Rails(store *postgres.DB) *routing.Resolver {
 // in-process, under a PostgreSQL lease. The returned func stops it.
 func StartDispatcher(ctx context.Context, mode string, store *postgres.DB, tc *temporal.Conn, log *slog.Logger, opts Options) (func(), error) {
 	q := queue.New(store.Pool)
-	schedules := &dispatch.Schedules{Client: tc.Client}
+	schedules := dispatch.NewSchedules(tc.Client)
 	cfg := dispatch.Config{
 		Queue:   q,
 		Engine:  dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace, EagerStart: !opts.NoEagerStart},

@@ -80,7 +80,7 @@ func RailSender(cfg RelayConfig, dir rail.Directory) (*rail.Router, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rail.NewRouterWith(rail.RouterConfig{
+	return rail.NewRouter(rail.RouterConfig{
 		Rails:     append([]rail.Rail{jsonRail, pacsRail}, cfg.Rails...),
 		Directory: dir, DefaultURL: cfg.RailURL, Timeout: timeout,
 		ChargeBearer: cfg.ChargeBearer, DebtorAgentBIC: cfg.DebtorAgentBIC,

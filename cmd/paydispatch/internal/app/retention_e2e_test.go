@@ -49,7 +49,7 @@ func TestRetentionKeepsVerifyAndTheView(t *testing.T) {
 	}
 	ids := []string{"taken", "refused", "poor", "waiting", "open"}
 	store := payment.NewStore(pool)
-	init := &payment.InitActivities{Store: store, Queue: queue.New(pool)}
+	init := payment.NewInitActivities(payment.InitConfig{Store: store, Queue: queue.New(pool)})
 	if res, err := init.InitChunk(ctx, []payment.Request{request("taken", "100.00", "INV-1"), request("refused", "200.00", "RAIL-REJECT:AC04"),
 		request("poor", "5000.00", "INV-3"), request("waiting", "10.00", "INV-4"), request("open", "10.00", "INV-5")}, "init-retention"); err != nil || res.Scheduled != len(ids) {
 		t.Fatalf("Phase A: %+v %v", res, err)
@@ -58,7 +58,7 @@ func TestRetentionKeepsVerifyAndTheView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acts := &process.Activities{DB: pool, Registry: reg}
+	acts := process.NewActivities(process.ActivitiesConfig{DB: pool, Registry: reg})
 	keys := map[string]string{}
 	for _, id := range ids {
 		p, err := store.Find(ctx, "acme", id)
@@ -220,7 +220,7 @@ func relayToRail(ctx context.Context, t *testing.T, pool *pgxpool.Pool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	router, err := rail.NewRouter(json)
+	router, err := rail.NewRouter(rail.RouterConfig{Rails: []rail.Rail{json}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,10 @@ func TestOnePaymentOneTrace(t *testing.T) {
 	t.Cleanup(stopRelay)
 	openAccounts(t, pool, "acme")
 
-	router := httpapi.NewRouter(log)
+	router, err := httpapi.NewRouter(httpapi.RouterConfig{Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
 	router.Mount(httpapi.Services{Payments: app.PaymentService(db, tc, payment.ServiceConfig{})})
 	api := httptest.NewServer(app.TraceHTTP(tp, router, router.Route))
 	t.Cleanup(api.Close)

@@ -79,9 +79,11 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 		return err
 	}
 	defer stopInit()
-	router := httpapi.NewRouter(log)
+	router, err := httpapi.NewRouter(httpapi.RouterConfig{Log: log, MaxBody: 1 << 20, MaxBulkBody: 2 << 30})
+	if err != nil {
+		return err
+	}
 	router.Mount(httpapi.Services{Payments: app.PaymentService(db, tc, payment.ServiceConfig{ChunkSize: o.ChunkSize})})
-	router.SetBodyLimits(1<<20, 2<<30)
 	srv := httptest.NewServer(router)
 	defer srv.Close()
 	api, err := benchClient(srv.URL)

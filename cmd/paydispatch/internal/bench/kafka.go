@@ -156,9 +156,11 @@ func kafkaBaseline(ctx context.Context, o KafkaOptions, instant time.Time) (floa
 		return 0, err
 	}
 	defer stop()
-	router := httpapi.NewRouter(o.Logger)
+	router, err := httpapi.NewRouter(httpapi.RouterConfig{Log: o.Logger, MaxBody: 1 << 20, MaxBulkBody: 2 << 30})
+	if err != nil {
+		return 0, err
+	}
 	router.Mount(httpapi.Services{Payments: payments})
-	router.SetBodyLimits(1<<20, 2<<30)
 	srv := httptest.NewServer(router)
 	defer srv.Close()
 	api, err := benchClient(srv.URL)

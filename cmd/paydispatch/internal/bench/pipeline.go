@@ -329,7 +329,8 @@ func runPipelineN(ctx context.Context, o PipelineOptions, n int) (a, b designRes
 	sw := worker.New(tc.Client, sleepingTaskQueue, app.Options{}.WorkerOptions())
 	sw.RegisterWorkflow(SleepingPaymentWorkflow)
 	sw.RegisterActivity(&sleepingActivities{store: payment.NewStore(db.Pool)})
-	payment.RegisterExec(sw, &payment.ExecActivities{Store: payment.NewStore(db.Pool), Slots: pacing.New(pacing.Config{Pool: db.Pool})}, &process.Activities{DB: db.Pool, Registry: app.Processes()})
+	payment.RegisterExec(sw, payment.NewExecActivities(payment.ExecConfig{Store: payment.NewStore(db.Pool), Slots: pacing.New(pacing.Config{Pool: db.Pool}),
+		Process: process.NewActivities(process.ActivitiesConfig{DB: db.Pool, Registry: app.Processes()})}))
 	if err := sw.Start(); err != nil {
 		return a, b, err
 	}

@@ -106,7 +106,10 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 	defer stack.close()
 	db, tc := stack.db, stack.tc
 
-	router := httpapi.NewRouter(log)
+	router, err := httpapi.NewRouter(httpapi.RouterConfig{Log: log, MaxBody: 1 << 20, MaxBulkBody: 2 << 30})
+	if err != nil {
+		return err
+	}
 	router.Mount(httpapi.Services{
 		Payments:        app.PaymentService(db, tc, payment.ServiceConfig{}),
 		Pacer:           pacing.New(pacing.Config{Pool: db.Pool}),
@@ -114,7 +117,6 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 		DeadLetters:     app.DeadLetters(db),
 		Audit:           audit.New(audit.Config{DB: db.Pool}), // the admin changes are audited, or refused
 	})
-	router.SetBodyLimits(1<<20, 2<<30)
 	srv := httptest.NewServer(router)
 	defer srv.Close()
 	api, err := benchClient(srv.URL)

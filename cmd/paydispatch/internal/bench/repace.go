@@ -223,9 +223,9 @@ func startPhaseA(db *postgres.DB, tc *ptemporal.Conn, log *slog.Logger) (func(),
 		MaxConcurrentWorkflowTaskExecutionSize: app.DefaultWorkflowTaskSlots,
 		MaxConcurrentActivityExecutionSize:     max(4, 2*runtime.GOMAXPROCS(0)),
 	})
-	payment.RegisterInit(w, &payment.InitActivities{
+	payment.RegisterInit(w, payment.NewInitActivities(payment.InitConfig{
 		Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool), Pacer: pacing.New(pacing.Config{Pool: db.Pool}), Log: log, Rails: app.Rails(db),
-	})
+	}))
 	if err := w.Start(); err != nil {
 		return nil, err
 	}

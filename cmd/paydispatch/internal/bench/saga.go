@@ -66,7 +66,7 @@ func RunSaga(ctx context.Context, o SagaOptions) error {
 	if err != nil {
 		return err
 	}
-	b := &sagaBench{o: o, pool: pool, acts: &process.Activities{DB: pool, Registry: reg}}
+	b := &sagaBench{o: o, pool: pool, acts: process.NewActivities(process.ActivitiesConfig{DB: pool, Registry: reg})}
 	b.header(ctx, where)
 
 	b.printf("\nsetup (not timed): %s accounts, one more for the single-account run, %s payments scheduled by Phase A ...\n",
@@ -188,7 +188,7 @@ func (b *sagaBench) setup(ctx context.Context) error {
 		INSERT INTO bench_balance SELECT account_id, balance FROM account`); err != nil {
 		return fmt.Errorf("baseline tables: %w", err)
 	}
-	init := &payment.InitActivities{Store: payment.NewStore(b.pool), Queue: queue.New(b.pool)}
+	init := payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(b.pool), Queue: queue.New(b.pool)})
 	at := time.Now().Add(time.Hour)
 	for _, run := range []struct {
 		prefix  string

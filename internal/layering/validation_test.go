@@ -1,12 +1,9 @@
-package field_test
+package layering
 
 import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -17,51 +14,19 @@ import (
 var shapeAllowed = map[string]bool{"internal/strictjson.Error": true}
 
 // TestOneValidationError reads every non-generated, non-test Go file of
-// the module: no package but this one declares a validation error of its
+// the module: no package but internal/field declares a validation error of its
 // own, by name (FieldError, *ValidationError, *InvalidError, an alias of
 // field.Error or field.Invalid) or by shape (an error carrying field
 // errors, or a Field and a Detail). Every check of input returns a
 // *field.Invalid, which the HTTP API and the CLI read in one place.
 func TestOneValidationError(t *testing.T) {
 	t.Parallel()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("no go.mod at %s: %v", root, err)
-	}
 	pkgs := map[string][]*ast.File{}
-	fset := token.NewFileSet()
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	_, files := readTree(t, moduleRoot(t), parser.SkipObjectResolution|parser.ParseComments, false)
+	for _, f := range files {
+		if !ast.IsGenerated(f.file) {
+			pkgs[f.pkg] = append(pkgs[f.pkg], f.file)
 		}
-		if d.IsDir() {
-			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution|parser.ParseComments)
-		if err != nil {
-			return err
-		}
-		if ast.IsGenerated(f) {
-			return nil
-		}
-		rel, err := filepath.Rel(root, filepath.Dir(path))
-		if err != nil {
-			return err
-		}
-		pkgs[filepath.ToSlash(rel)] = append(pkgs[filepath.ToSlash(rel)], f)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if len(pkgs) < 50 {
 		t.Fatalf("read %d packages: the module's root was not found", len(pkgs))
