@@ -3,7 +3,6 @@ package bulkfile_test
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -14,7 +13,6 @@ import (
 	"github.com/paydispatch/paydispatch/bulkfile"
 	"github.com/paydispatch/paydispatch/internal/txdetail"
 	"github.com/paydispatch/paydispatch/payment"
-	"github.com/paydispatch/paydispatch/xmlschema"
 )
 
 // TestCSVColumnsAreTheRequestFields: a CSV file may name every field of
@@ -122,16 +120,6 @@ func TestStatusReportEchoesDetails(t *testing.T) {
 			t.Errorf("the report lacks %q:\n%s", want, b.String())
 		}
 	}
-	xsd, err := os.ReadFile(filepath.Join("schemas", "pain.002.001.11.xsd"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := xmlschema.Compile(xsd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Validate(bytes.NewReader(b.Bytes())); err != nil {
-		t.Fatalf("invalid: %v\n%s", err, b.String())
-	}
+	validPain002(t, b.Bytes())
 	Xmllint(t, filepath.Join("schemas", "pain.002.001.11.xsd"), b.Bytes())
 }

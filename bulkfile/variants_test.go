@@ -224,17 +224,7 @@ func TestStatusReport(t *testing.T) {
 			t.Errorf("the report lacks %q:\n%s", want, doc)
 		}
 	}
-	xsd, err := os.ReadFile(filepath.Join("schemas", "pain.002.001.11.xsd"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := xmlschema.Compile(xsd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Validate(strings.NewReader(doc)); err != nil {
-		t.Fatalf("invalid: %v\n%s", err, doc)
-	}
+	validPain002(t, []byte(doc))
 	Xmllint(t, filepath.Join("schemas", "pain.002.001.11.xsd"), b.Bytes())
 }
 
@@ -256,5 +246,21 @@ func Xmllint(t *testing.T, xsd string, doc []byte) {
 	}
 	if out, err := exec.Command(xmllint, "--noout", "--nonet", "--schema", xsd, f).CombinedOutput(); err != nil {
 		t.Fatalf("xmllint: %v\n%s\n%s", err, out, doc)
+	}
+}
+
+// validPain002 fails t unless doc is valid against the pain.002.001.11 schema.
+func validPain002(t *testing.T, doc []byte) {
+	t.Helper()
+	xsd, err := os.ReadFile(filepath.Join("schemas", "pain.002.001.11.xsd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := xmlschema.Compile(xsd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(bytes.NewReader(doc)); err != nil {
+		t.Fatalf("invalid: %v\n%s", err, doc)
 	}
 }
