@@ -67,11 +67,10 @@ func newRouter(t *testing.T, q console.Queue, counters prometheus.Gatherer) *htt
 	rt, err := httpapi.NewRouter(httpapi.RouterConfig{Auth: tokens{
 		"admin":  {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"reader": {TokenID: "r", Scopes: []auth.Scope{auth.PaymentsRead}},
-	}})
+	}, Services: httpapi.Services{Console: console.New(q, fakeLimits{}, counters, nil)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt.Mount(httpapi.Services{Console: console.New(q, fakeLimits{}, counters, nil)})
 	return rt
 }
 
@@ -262,11 +261,10 @@ func TestStatsShowTheRails(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			rt, err := httpapi.NewRouter(httpapi.RouterConfig{Auth: tokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}}})
+			rt, err := httpapi.NewRouter(httpapi.RouterConfig{Auth: tokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}}, Services: httpapi.Services{Console: console.New(&fakeQueue{}, fakeLimits{}, nil, tc.rails)}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			rt.Mount(httpapi.Services{Console: console.New(&fakeQueue{}, fakeLimits{}, nil, tc.rails)})
 			rec := get(rt, "/admin/console/stats", "admin")
 			if rec.Code != tc.code {
 				t.Fatalf("%d, want %d: %s", rec.Code, tc.code, rec.Body)

@@ -82,8 +82,7 @@ func (f *fakeLedger) Rates(context.Context) ([]fx.Rate, error) { return f.rates,
 func TestAccountEndpoints(t *testing.T) {
 	t.Parallel()
 	f := &fakeLedger{accounts: map[string]service.NewAccount{}}
-	rt := newRouter(t, httpapi.RouterConfig{})
-	rt.Mount(httpapi.Services{Accounts: f, FXRates: f, Audit: &fakeAudit{}})
+	rt := newRouter(t, httpapi.RouterConfig{Services: httpapi.Services{Accounts: f, FXRates: f, Audit: &fakeAudit{}}})
 	body := `{"accountId":"ACC-1","tenantId":"acme","currency":"EUR","balance":"1000.00","limitBased":false,"fee":"0.50",
 		"limits":[{"period":"DAY","amount":"5000"},{"period":"MONTH","amount":"20000.00"}]}`
 	tests := []struct {

@@ -76,7 +76,8 @@ type auditedDB struct {
 	held     string               // a HELD payment's key
 }
 
-func newAuditedDB(t *testing.T) *auditedDB {
+// more adds services to the router's, on the test's database.
+func newAuditedDB(t *testing.T, more ...func(*httpapi.Services, *pgxpool.Pool)) *auditedDB {
 	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.NewPool(t)
@@ -194,28 +195,29 @@ func newAuditedDB(t *testing.T) *auditedDB {
 	must(err)
 	d.letter = "dispatch:JOB:" + id
 
-	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
-		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
-		"acme":  {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}},
-	}})
-	rt.Mount(httpapi.Services{
+	services := httpapi.Services{
 		Audit:           audit.New(audit.Config{DB: pool}),
 		DispatchConfigs: q,
 		Pacer:           lim,
 		FXRates:         service.New(pool),
 		Processes:       processAPI{op, pool},
 		Webhooks:        hooks, EventTypes: payment.EventTypes(),
-	})
-	// A pause to resume: of a tenant with nothing waiting, so that the
-	// other routes' payments are not held.
-	_, err = svc.Pause(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: "initech"}, nil)
-	must(err)
-	rt.Mount(httpapi.Services{
 		Payments:    svc,
 		Levers:      svc,
 		Rails:       httpapi.RailStore{DB: pool, Payments: store, Pacing: lim, Queue: q, Resolver: rails},
 		DeadLetters: deadletter.New(deadletter.Config{DB: pool, Queue: q, Limiter: lim, OutboxItemType: "JOB"}),
-	})
+	}
+	for _, m := range more {
+		m(&services, pool)
+	}
+	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
+		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
+		"acme":  {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}},
+	}, Services: services})
+	// A pause to resume: of a tenant with nothing waiting, so that the
+	// other routes' payments are not held.
+	_, err = svc.Pause(ctx, payment.PauseScope{Kind: payment.PauseTenant, ID: "initech"}, nil)
+	must(err)
 	d.rt = rt
 	return d
 }
@@ -438,8 +440,7 @@ func TestActorHeaderOnEveryRoute(t *testing.T) {
 func TestAuditedWithoutLog(t *testing.T) {
 	t.Parallel()
 	f := newFakeDispatchConfigs()
-	rt := newRouter(t, httpapi.RouterConfig{})
-	rt.Mount(httpapi.Services{DispatchConfigs: f})
+	rt := newRouter(t, httpapi.RouterConfig{Services: httpapi.Services{DispatchConfigs: f}})
 	req := httptest.NewRequest("PATCH", "/admin/dispatch/config/PAYMENT", strings.NewReader(`{"batch_size":7}`))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()
@@ -458,8 +459,7 @@ func TestAuditedWithoutLog(t *testing.T) {
 func TestAuditFailureHoldsTheAnswer(t *testing.T) {
 	t.Parallel()
 	log := &fakeAudit{fail: fmt.Errorf("disk full")}
-	rt := newRouter(t, httpapi.RouterConfig{})
-	rt.Mount(httpapi.Services{Pacer: &fakePacer{}, Audit: log})
+	rt := newRouter(t, httpapi.RouterConfig{Services: httpapi.Services{Pacer: &fakePacer{}, Audit: log}})
 	rec := call(rt, "POST", "/admin/rate-limit/config", `{"configName":"c","maxPerWindow":5,"windowSize":"PT1S"}`, "")
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Location") != "" || strings.Contains(rec.Body.String(), "configName") {
 		t.Fatalf("entry refused: %d %v %s", rec.Code, rec.Header(), rec.Body)

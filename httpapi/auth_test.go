@@ -180,15 +180,14 @@ func TestAuthorization(t *testing.T) {
 	}
 	pays := &fakePayments{byID: map[string]payment.Request{"pay-acme": {TenantID: "acme"}, "pay-globex": {TenantID: "globex"}}}
 	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
-	rt := newRouter(t, httpapi.RouterConfig{Auth: tokens})
-	rt.Mount(httpapi.Services{
+	rt := newRouter(t, httpapi.RouterConfig{Auth: tokens, Services: httpapi.Services{
 		Payments:  pays,
 		Accounts:  led,
 		FXRates:   led,
 		Processes: fakeProcesses{},
 		Audit:     &fakeAudit{},
 		Metrics:   http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }),
-	})
+	}})
 
 	admin := func(method, path, body string) {
 		t.Helper()
@@ -324,8 +323,7 @@ func TestRateLimitPerToken(t *testing.T) {
 	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
 		"a": {TokenID: "a", Scopes: []auth.Scope{auth.PaymentsRead}},
 		"b": {TokenID: "b", Scopes: []auth.Scope{auth.PaymentsRead}},
-	}, TokenRate: 1, TokenBurst: 3})
-	rt.Mount(httpapi.Services{Payments: &fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}}})
+	}, TokenRate: 1, TokenBurst: 3, Services: httpapi.Services{Payments: &fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}}}})
 	var codes []int
 	for range 5 {
 		codes = append(codes, call(rt, "GET", "/v1/payments/p", "", "Bearer a").Code)
@@ -424,8 +422,7 @@ func TestAdminAudit(t *testing.T) {
 	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
 		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
 		"rw":    {TokenID: "tok_b", Scopes: []auth.Scope{auth.PaymentsWrite}},
-	}})
-	rt.Mount(httpapi.Services{FXRates: led, Audit: log})
+	}, Services: httpapi.Services{FXRates: led, Audit: log}})
 	post := func(body, token, operator string) int {
 		req := httptest.NewRequest("POST", "/admin/fx-rates", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")

@@ -39,8 +39,7 @@ func TestAuthFailuresLimited(t *testing.T) {
 			"unseen":  {TokenID: "b", Scopes: []auth.Scope{auth.PaymentsRead}},
 			"another": {TokenID: "c", Scopes: []auth.Scope{auth.PaymentsRead}},
 		}}
-		rt := newRouter(t, httpapi.RouterConfig{Auth: tokens, AuthFailuresPerMinute: perMinute})
-		rt.Mount(httpapi.Services{Payments: &fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}}})
+		rt := newRouter(t, httpapi.RouterConfig{Auth: tokens, AuthFailuresPerMinute: perMinute, Services: httpapi.Services{Payments: &fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}}}})
 		return rt, tokens
 	}
 
@@ -147,8 +146,7 @@ func BenchmarkAuthenticateValid(b *testing.B) {
 		{"limit on, another address locked out", 30, true},
 	} {
 		b.Run(bb.name, func(b *testing.B) {
-			rt := newRouter(b, httpapi.RouterConfig{Auth: fakeTokens{"valid": {TokenID: "a", Scopes: []auth.Scope{auth.PaymentsRead}}}, AuthFailuresPerMinute: bb.perMinute})
-			rt.Mount(httpapi.Services{Payments: &fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}}})
+			rt := newRouter(b, httpapi.RouterConfig{Auth: fakeTokens{"valid": {TokenID: "a", Scopes: []auth.Scope{auth.PaymentsRead}}}, AuthFailuresPerMinute: bb.perMinute, Services: httpapi.Services{Payments: &fakePayments{byID: map[string]payment.Request{"p": {TenantID: "acme"}}}}})
 			if bb.attack {
 				for range 100 {
 					from(rt, "203.0.113.9:1", "guess")

@@ -25,8 +25,7 @@ import (
 func bodyRouter(t testing.TB, cfg httpapi.RouterConfig) *httpapi.Router {
 	t.Helper()
 	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
-	rt := newRouter(t, cfg)
-	rt.Mount(httpapi.Services{
+	cfg.Services = httpapi.Services{
 		Payments:  &fakePayments{byID: map[string]payment.Request{}},
 		Accounts:  led,
 		FXRates:   led,
@@ -34,8 +33,8 @@ func bodyRouter(t testing.TB, cfg httpapi.RouterConfig) *httpapi.Router {
 		Processes: fakeProcesses{},
 		Audit:     &fakeAudit{},
 		Rails:     newFakeRails(),
-	})
-	return rt
+	}
+	return newRouter(t, cfg)
 }
 
 const (

@@ -46,8 +46,7 @@ func TestBulkFormats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		pays := &fakePayments{byID: map[string]payment.Request{}}
-		rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}}})
-		rt.Mount(httpapi.Services{Payments: pays})
+		rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}}, Services: httpapi.Services{Payments: pays}})
 		req := httptest.NewRequest("POST", "/v1/payment-batches"+tt.query, strings.NewReader(tt.body))
 		req.Header.Set("Content-Type", tt.ctype)
 		req.Header.Set("Authorization", "Bearer admin")
@@ -87,8 +86,7 @@ func TestBulkFormats(t *testing.T) {
 func TestBodyLimits(t *testing.T) {
 	t.Parallel()
 	pays := &fakePayments{byID: map[string]payment.Request{}}
-	rt := newRouter(t, httpapi.RouterConfig{MaxBody: 100, MaxBulkBody: 1000})
-	rt.Mount(httpapi.Services{Payments: pays})
+	rt := newRouter(t, httpapi.RouterConfig{MaxBody: 100, MaxBulkBody: 1000, Services: httpapi.Services{Payments: pays}})
 	for _, tt := range []struct{ path, ctype, body string }{
 		{"/v1/payments", "application/json", `{"paymentId":"` + strings.Repeat("p", 200) + `"}`},
 		{"/v1/payment-batches", "application/x-ndjson", strings.Repeat(`{"paymentId":"p-1"}`+"\n", 100)},

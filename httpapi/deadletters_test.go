@@ -109,8 +109,7 @@ func TestDeadLetterRoutes(t *testing.T) {
 	dl := newFakeDeadLetters()
 	aud := &fakeAudit{}
 	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{"admin": {TokenID: "a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
-		"reader": {TokenID: "r", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsRead}}}})
-	rt.Mount(httpapi.Services{Audit: aud, DeadLetters: dl})
+		"reader": {TokenID: "r", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsRead}}}, Services: httpapi.Services{Audit: aud, DeadLetters: dl}})
 	do := func(method, path, body, token string) (int, map[string]any) {
 		t.Helper()
 		req := httptest.NewRequest(method, path, strings.NewReader(body))

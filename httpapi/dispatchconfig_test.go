@@ -71,8 +71,7 @@ func (f *fakeDispatchConfigs) UpdateConfigTx(_ context.Context, _ pgx.Tx, itemTy
 func TestDispatchConfigAPI(t *testing.T) {
 	t.Parallel()
 	f := newFakeDispatchConfigs()
-	rt := newRouter(t, httpapi.RouterConfig{})
-	rt.Mount(httpapi.Services{DispatchConfigs: f, Audit: &fakeAudit{}})
+	rt := newRouter(t, httpapi.RouterConfig{Services: httpapi.Services{DispatchConfigs: f, Audit: &fakeAudit{}}})
 	tests := []struct {
 		name, method, path, body string
 		status                   int
@@ -117,8 +116,7 @@ func TestDispatchConfigProblemNamesTheSetting(t *testing.T) {
 	if _, err := q.RegisterItemType(ctx, queue.DefaultSettings("INVOICE", "InvoiceExecution", "invoice-queue")); err != nil {
 		t.Fatal(err)
 	}
-	rt := newRouter(t, httpapi.RouterConfig{})
-	rt.Mount(httpapi.Services{DispatchConfigs: q, Audit: audit.New(audit.Config{DB: pool})})
+	rt := newRouter(t, httpapi.RouterConfig{Services: httpapi.Services{DispatchConfigs: q, Audit: audit.New(audit.Config{DB: pool})}})
 	for _, tt := range []struct{ body, setting, detail string }{
 		{`{"batch_size":0}`, "batch_size", `"0": want a whole number from 1 to 10000`},
 		{`{"exec_mode":"FAST"}`, "exec_mode", `"FAST": want PER_ITEM or BATCH`},

@@ -61,8 +61,7 @@ func FuzzRouter(f *testing.F) {
 		}
 		pays := &validatingPayments{fakePayments{byID: map[string]payment.Request{}}}
 		led := &fakeLedger{accounts: map[string]service.NewAccount{}}
-		rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{"t": {TokenID: "t", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.AccountsWrite}}}})
-		rt.Mount(httpapi.Services{Payments: pays, Accounts: led, FXRates: led, Processes: fakeProcesses{}, Audit: &fakeAudit{}})
+		rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{"t": {TokenID: "t", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.AccountsWrite}}}, Services: httpapi.Services{Payments: pays, Accounts: led, FXRates: led, Processes: fakeProcesses{}, Audit: &fakeAudit{}}})
 
 		r := fuzzRoutes[int(route)%len(fuzzRoutes)]
 		target := r.path + suffix

@@ -95,8 +95,7 @@ func leversRouter(t testing.TB, pool *pgxpool.Pool, svc *payment.Service) *httpa
 		"admin":  {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
 		"acme":   {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}},
 		"globex": {TokenID: "tok_c", TenantID: "globex", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}},
-	}})
-	rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: pool}), Payments: svc, Levers: svc})
+	}, Services: httpapi.Services{Audit: audit.New(audit.Config{DB: pool}), Payments: svc, Levers: svc}})
 	return rt
 }
 
@@ -400,8 +399,7 @@ func TestPriorityOnSubmission(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			pays := &validatingPayments{fakePayments{byID: map[string]payment.Request{}}}
-			rt := newRouter(t, httpapi.RouterConfig{})
-			rt.Mount(httpapi.Services{Payments: pays})
+			rt := newRouter(t, httpapi.RouterConfig{Services: httpapi.Services{Payments: pays}})
 			req := httptest.NewRequest("POST", tt.path, strings.NewReader(tt.body))
 			req.Header.Set("Content-Type", tt.ctype)
 			rec := httptest.NewRecorder()

@@ -38,9 +38,8 @@ func TestPaymentLinksToTemporalUI(t *testing.T) {
 				return "http://127.0.0.1:8233/namespaces/default/workflows/" + wf + "/" + run + "/history"
 			}
 		}
-		rt := newRouter(t, cfg)
-		rt.Mount(httpapi.Services{Payments: pays})
-		return rt
+		cfg.Services = httpapi.Services{Payments: pays}
+		return newRouter(t, cfg)
 	}
 	var doc any
 	if err := json.Unmarshal(httpapi.OpenAPI, &doc); err != nil {

@@ -38,8 +38,7 @@ func contractRouter(t *testing.T) *httpapi.Router {
 func contractRouterFor(t *testing.T, tokens fakeTokens) *httpapi.Router {
 	t.Helper()
 	led := &fakeLedger{accounts: map[string]service.NewAccount{}}
-	rt := newRouter(t, httpapi.RouterConfig{Auth: tokens})
-	rt.Mount(httpapi.Services{
+	rt := newRouter(t, httpapi.RouterConfig{Auth: tokens, Services: httpapi.Services{
 		Payments:        &validatingPayments{fakePayments{byID: map[string]payment.Request{}}},
 		Levers:          fakeLevers{},
 		Pacer:           &fakePacer{},
@@ -56,7 +55,7 @@ func contractRouterFor(t *testing.T, tokens fakeTokens) *httpapi.Router {
 			{Name: "fifty", MaxPerWindow: 50, Window: time.Second, Headroom: 100, Active: true, Version: 1}}}, nil, consoleRails{}),
 		Metrics:  http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }),
 		Contract: true,
-	})
+	}})
 	return rt
 }
 

@@ -107,8 +107,7 @@ func TestPacingEndpoints(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			rt := newRouter(t, httpapi.RouterConfig{})
-			rt.Mount(httpapi.Services{Pacer: &fakePacer{}, Audit: &fakeAudit{}})
+			rt := newRouter(t, httpapi.RouterConfig{Services: httpapi.Services{Pacer: &fakePacer{}, Audit: &fakeAudit{}}})
 			req := httptest.NewRequest(tt.method, tt.path, strings.NewReader(tt.body))
 			req.Header.Set("Content-Type", "application/json")
 			rec := httptest.NewRecorder()
@@ -139,8 +138,7 @@ func TestPacingEndpoints(t *testing.T) {
 // does not serve is refused for what it is, naming the field.
 func TestSlotTimeRange(t *testing.T) {
 	t.Parallel()
-	rt := newRouter(t, httpapi.RouterConfig{})
-	rt.Mount(httpapi.Services{Pacer: &fakePacer{}})
+	rt := newRouter(t, httpapi.RouterConfig{Services: httpapi.Services{Pacer: &fakePacer{}}})
 	slot := func(at string) string {
 		return fmt.Sprintf(`{"eventId":"e-1","configName":"default","requestedTime":%q}`, at)
 	}
@@ -213,8 +211,7 @@ func (l *recordingLevers) RepaceConfig(_ context.Context, config string, _ payme
 func TestChangedLimitMovesWhatWaits(t *testing.T) {
 	t.Parallel()
 	levers := &recordingLevers{}
-	rt := newRouter(t, httpapi.RouterConfig{})
-	rt.Mount(httpapi.Services{Audit: &fakeAudit{}, Pacer: &changingPacer{}, Levers: levers})
+	rt := newRouter(t, httpapi.RouterConfig{Services: httpapi.Services{Audit: &fakeAudit{}, Pacer: &changingPacer{}, Levers: levers}})
 	req := httptest.NewRequest("POST", "/admin/rate-limit/config", strings.NewReader(`{"configName":"sepa","maxPerWindow":20,"windowSize":"PT1S"}`))
 	req.Header.Set("Content-Type", "application/json")
 	rec := httptest.NewRecorder()

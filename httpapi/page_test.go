@@ -43,8 +43,7 @@ func TestEveryListPages(t *testing.T) {
 	for i := n; i > 0; i-- {
 		_, _ = rails.SetCutoffRule(context.Background(), nil, fmt.Sprintf("t%02d", i), routing.Hold)
 	}
-	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{"admin": {TokenID: "tok_a", Scopes: []auth.Scope{auth.Admin}}}})
-	rt.Mount(httpapi.Services{Payments: pays, FXRates: led, Pacer: pacer, Audit: log, Rails: rails})
+	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{"admin": {TokenID: "tok_a", Scopes: []auth.Scope{auth.Admin}}}, Services: httpapi.Services{Payments: pays, FXRates: led, Pacer: pacer, Audit: log, Rails: rails}})
 
 	tests := []struct {
 		path, field, key string
@@ -122,8 +121,7 @@ func TestCursorsAreBound(t *testing.T) {
 			"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 			"acme":  {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.Admin}},
 			"other": {TokenID: "c", TenantID: "globex", Scopes: []auth.Scope{auth.Admin}},
-		}})
-		rt.Mount(httpapi.Services{FXRates: led, Pacer: pacer, Audit: log, Payments: pays})
+		}, Services: httpapi.Services{FXRates: led, Pacer: pacer, Audit: log, Payments: pays}})
 		return rt
 	}
 	next := func(path, token string) string {

@@ -83,8 +83,7 @@ func TestPaymentsOnRails(t *testing.T) {
 		"admin":  {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"acme":   {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}},
 		"globex": {TokenID: "c", TenantID: "globex", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}},
-	}})
-	rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: pool}), Payments: svc})
+	}, Services: httpapi.Services{Audit: audit.New(audit.Config{DB: pool}), Payments: svc}})
 	do := func(method, path, ctype, body, token string) (*httptest.ResponseRecorder, map[string]any) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		if ctype != "" {

@@ -61,9 +61,8 @@ func newRailsDB(t *testing.T, now func() time.Time) *railsDB {
 	d.rt = newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
 		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
 		"acme":  {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}},
-	}})
-	d.rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: pool})})
-	d.rt.Mount(httpapi.Services{Rails: httpapi.RailStore{DB: pool, Payments: payment.NewStore(pool), Pacing: lim, Queue: q, Resolver: d.flush, Now: now}})
+	}, Services: httpapi.Services{Audit: audit.New(audit.Config{DB: pool}),
+		Rails: httpapi.RailStore{DB: pool, Payments: payment.NewStore(pool), Pacing: lim, Queue: q, Resolver: d.flush, Now: now}}})
 	return d
 }
 
@@ -327,9 +326,8 @@ func TestRailChangeRoutesAtOnce(t *testing.T) {
 	ctx := context.Background()
 	d := newRailsDB(t, nil)
 	res := routing.NewResolver(d.pool, routing.ResolverConfig{TTL: time.Hour})
-	d.rt = newRouter(t, httpapi.RouterConfig{})
-	d.rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: d.pool})})
-	d.rt.Mount(httpapi.Services{Rails: httpapi.RailStore{DB: d.pool, Payments: payment.NewStore(d.pool), Pacing: d.lim, Queue: queue.New(d.pool), Resolver: res}})
+	d.rt = newRouter(t, httpapi.RouterConfig{Services: httpapi.Services{Audit: audit.New(audit.Config{DB: d.pool}),
+		Rails: httpapi.RailStore{DB: d.pool, Payments: payment.NewStore(d.pool), Pacing: d.lim, Queue: queue.New(d.pool), Resolver: res}}})
 	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(d.pool), Queue: queue.New(d.pool), Rails: res, Pacer: d.lim})
 	routed := func() string {
 		t.Helper()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/ledger/service"
 )
@@ -21,8 +22,7 @@ func TestRefusalBodies(t *testing.T) {
 		t.Skip("a database")
 	}
 	t.Parallel()
-	d := newAuditedDB(t)
-	d.rt.Mount(httpapi.Services{Accounts: service.New(d.pool)})
+	d := newAuditedDB(t, func(s *httpapi.Services, pool *pgxpool.Pool) { s.Accounts = service.New(pool) })
 	do := func(method, path, body, token string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		if body != "" {

@@ -92,6 +92,9 @@ type RouterConfig struct {
 	// limit is 413: at once when its Content-Length says so, before any of
 	// it is read, else when the reading reaches the limit.
 	MaxBody, MaxBulkBody int64
+	// Services are what the routes serve: a route is mounted for each
+	// service given (the route table, routes.go); the probes always are.
+	Services Services
 }
 
 func (c RouterConfig) withDefaults() RouterConfig {
@@ -131,7 +134,7 @@ func (c RouterConfig) validate() error {
 }
 
 // NewRouter validates cfg (after defaults) and returns a router serving
-// /healthz and /readyz; the other routes are added with Mount.
+// /healthz and /readyz, and the routes of cfg.Services.
 func NewRouter(cfg RouterConfig) (*Router, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
@@ -153,7 +156,8 @@ func NewRouter(cfg RouterConfig) (*Router, error) {
 	if cfg.AuthFailuresPerMinute > 0 {
 		rt.failures = newFailureLimits(cfg.AuthFailuresPerMinute, maxFailingAddrs, maxKnownTokens, time.Now)
 	}
-	rt.Mount(Services{probes: true})
+	rt.mount(Services{probes: true})
+	rt.mount(cfg.Services)
 	return rt, nil
 }
 

@@ -52,7 +52,7 @@ const (
 const Public auth.Scope = "public"
 
 // Services are what the routes stand on. Each route is served when the
-// service it needs is given; Mount adds them.
+// service it needs is given (RouterConfig.Services); NewRouter mounts them.
 type Services struct {
 	// Payments serves the payments. If it is also Projections,
 	// StatusReports or HeldPayments, the answers hold rail projections,
@@ -225,10 +225,10 @@ func (rt *Router) routes(s Services) []Route {
 	return routes
 }
 
-// Mount adds the routes of the services given, and keeps Levers and
-// Audit for the routes that use them. It may be called again with other
-// services; a route mounted twice panics, as ServeMux does.
-func (rt *Router) Mount(s Services) {
+// mount adds the routes of the services given, and keeps Levers and
+// Audit for the routes that use them (NewRouter: the probes, then
+// RouterConfig.Services).
+func (rt *Router) mount(s Services) {
 	if s.Levers != nil {
 		rt.levers = s.Levers
 	}

@@ -69,8 +69,7 @@ func TestSwissFileStatusReport(t *testing.T) {
 	}
 	t.Cleanup(w.Stop)
 	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c})
-	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}}})
-	rt.Mount(httpapi.Services{Payments: svc})
+	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}}}, Services: httpapi.Services{Payments: svc}})
 	do := func(method, path, ctype, body string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		if ctype != "" {

@@ -32,14 +32,13 @@ func TestOtherTenantForbidden(t *testing.T) {
 		"admin": {TokenID: "a", Scopes: []auth.Scope{auth.Admin}},
 		"acme": {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead,
 			auth.AccountsWrite, auth.WebhooksWrite}},
-	}})
-	rt.Mount(httpapi.Services{
+	}, Services: httpapi.Services{
 		Payments:  pays,
 		Accounts:  led,
 		Processes: fakeProcesses{},
 		Webhooks:  hooks, EventTypes: payment.EventTypes(),
 		Audit: &fakeAudit{},
-	})
+	}})
 	if code := call(rt, "POST", "/v1/accounts", `{"accountId":"ACC-A","tenantId":"acme","currency":"EUR","balance":"1"}`, "Bearer admin").Code; code != 201 {
 		t.Fatalf("setup: %d", code)
 	}
@@ -171,8 +170,7 @@ func TestBatchRejectionsPerTenant(t *testing.T) {
 
 	t.Run("an operator's file", func(t *testing.T) {
 		t.Parallel()
-		rt := newRouter(t, httpapi.RouterConfig{Auth: tokens})
-		rt.Mount(httpapi.Services{Payments: rejectingPayments{&fakePayments{byID: map[string]payment.Request{}}}})
+		rt := newRouter(t, httpapi.RouterConfig{Auth: tokens, Services: httpapi.Services{Payments: rejectingPayments{&fakePayments{byID: map[string]payment.Request{}}}}})
 		file := strings.Join([]string{line("ok-1", "acme"), line("bad-g", "globex"), line("bad-a", "acme"), `{"paymentId": `}, "\n")
 		if rec := call(rt, "POST", "/v1/payment-batches", file, "Bearer admin"); rec.Code != 202 || !strings.Contains(rec.Body.String(), `"rejected":3`) {
 			t.Fatalf("upload: %d %s", rec.Code, rec.Body)
@@ -186,8 +184,7 @@ func TestBatchRejectionsPerTenant(t *testing.T) {
 	})
 	t.Run("a tenant's own file", func(t *testing.T) {
 		t.Parallel()
-		rt := newRouter(t, httpapi.RouterConfig{Auth: tokens})
-		rt.Mount(httpapi.Services{Payments: rejectingPayments{&fakePayments{byID: map[string]payment.Request{}}}})
+		rt := newRouter(t, httpapi.RouterConfig{Auth: tokens, Services: httpapi.Services{Payments: rejectingPayments{&fakePayments{byID: map[string]payment.Request{}}}}})
 		file := strings.Join([]string{line("ok-2", ""), `{"paymentId": `, line("bad-3", "")}, "\n")
 		if rec := call(rt, "POST", "/v1/payment-batches", file, "Bearer acme"); rec.Code != 202 {
 			t.Fatalf("upload: %d %s", rec.Code, rec.Body)
@@ -219,8 +216,7 @@ func TestListAnotherTenantsFile(t *testing.T) {
 	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
 		"acme":   {TokenID: "a", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsRead}},
 		"globex": {TokenID: "b", TenantID: "globex", Scopes: []auth.Scope{auth.PaymentsRead}},
-	}})
-	rt.Mount(httpapi.Services{Payments: payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool)})})
+	}, Services: httpapi.Services{Payments: payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool)})}})
 	unknown := call(rt, "GET", "/v1/payments?batchId=no-such-file&limit=5", "", "Bearer acme")
 	if unknown.Code != 200 || unknown.Body.String() != "{\"payments\":[]}\n" {
 		t.Fatalf("an unknown file: %d %q", unknown.Code, unknown.Body)

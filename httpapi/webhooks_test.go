@@ -107,8 +107,7 @@ func TestWebhookRoutes(t *testing.T) {
 		"acme":   {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.WebhooksWrite}},
 		"globex": {TokenID: "c", TenantID: "globex", Scopes: []auth.Scope{auth.WebhooksWrite}},
 		"reader": {TokenID: "d", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsRead}},
-	}})
-	rt.Mount(httpapi.Services{Webhooks: &fakeWebhooks{}, EventTypes: payment.EventTypes(), Audit: &fakeAudit{}})
+	}, Services: httpapi.Services{Webhooks: &fakeWebhooks{}, EventTypes: payment.EventTypes(), Audit: &fakeAudit{}}})
 	call := func(token, method, path, body string) (int, map[string]any) {
 		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -180,8 +179,7 @@ func TestWebhookRoutes(t *testing.T) {
 // range, is a 422 problem+json naming the url field, never a 5xx.
 func TestWebhookURLSpellingsRefused(t *testing.T) {
 	t.Parallel()
-	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{"acme": {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.WebhooksWrite}}}})
-	rt.Mount(httpapi.Services{Webhooks: &fakeWebhooks{}, EventTypes: payment.EventTypes(), Audit: &fakeAudit{}})
+	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{"acme": {TokenID: "b", TenantID: "acme", Scopes: []auth.Scope{auth.WebhooksWrite}}}, Services: httpapi.Services{Webhooks: &fakeWebhooks{}, EventTypes: payment.EventTypes(), Audit: &fakeAudit{}}})
 	for _, url := range []string{
 		"https://0177.0.0.1/", "https://2130706433/", "https://0x7f000001/", "https://127.1/",
 		"https://[64:ff9b::7f00:1]/", "https://[2002:7f00:1::]/", "https://[::ffff:7f00:1]/", "https://localhost/",

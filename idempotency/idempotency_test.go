@@ -56,11 +56,10 @@ func newAPI(t *testing.T, slow time.Duration) (http.Handler, *countingLedger, *i
 	t.Helper()
 	store := idempotency.NewStore(pgtest.NewPool(t), idempotency.Config{})
 	led := &countingLedger{slow: slow, seen: map[string]bool{}}
-	rt, err := httpapi.NewRouter(httpapi.RouterConfig{IdempotencyKeys: store})
+	rt, err := httpapi.NewRouter(httpapi.RouterConfig{IdempotencyKeys: store, Services: httpapi.Services{Accounts: led}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt.Mount(httpapi.Services{Accounts: led})
 	return rt, led, store
 }
 

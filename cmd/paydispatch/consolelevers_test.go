@@ -52,12 +52,11 @@ func TestConsoleLeversInChromium(t *testing.T) {
 	_, pool := leverPayments(t)
 	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Pacer: pacing.New(pacing.Config{Pool: pool}),
 		Rails: routing.NewResolver(pool, routing.ResolverConfig{})})
-	rt, err := httpapi.NewRouter(httpapi.RouterConfig{Auth: leverTokens{}})
+	rt, err := httpapi.NewRouter(httpapi.RouterConfig{Auth: leverTokens{}, Services: httpapi.Services{Audit: audit.New(audit.Config{DB: pool}), Payments: svc, Levers: svc,
+		Console: console.New(queue.New(pool), pacing.New(pacing.Config{Pool: pool}), nil, nil)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt.Mount(httpapi.Services{Audit: audit.New(audit.Config{DB: pool}), Payments: svc, Levers: svc,
-		Console: console.New(queue.New(pool), pacing.New(pacing.Config{Pool: pool}), nil, nil)})
 	srv := httptest.NewServer(rt)
 	t.Cleanup(srv.Close)
 

@@ -324,10 +324,6 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	}
 	run.parts.add("the relayers", stopRelay)
 
-	router, uiBase, err := newRouter(ctx, env, c, &run.parts, store, migrator, tconn, log)
-	if err != nil {
-		return nil, err
-	}
 	payments := app.PaymentService(store, tconn, payment.ServiceConfig{ChunkSize: srv.BulkChunkSize, Metrics: payment.NewMetrics(reg)})
 	if c.kc.On() {
 		stopIntake, err := app.StartKafkaIntake(ctx, store, payments, c.kc, kafkaBrokers, reg, log)
@@ -336,7 +332,11 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 		}
 		run.parts.add("the Kafka intake", stopIntake)
 	}
-	mountRoutes(router, c, store, tconn, payments, reg, dispatchReg)
+	router, uiBase, err := newRouter(ctx, env, c, &run.parts, store, migrator, tconn,
+		apiServices(c, store, tconn, payments, reg, dispatchReg), log)
+	if err != nil {
+		return nil, err
+	}
 	if err := startProfiling(srv.PprofAddr, &run.parts, log); err != nil {
 		return nil, err
 	}
@@ -352,12 +352,12 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	return run, nil
 }
 
-// newRouter is the HTTP API's router, its routes not yet mounted: its
-// readiness checks, idempotency keys (their cleanup among ps), tokens and
-// their limits (unless --insecure-dev), body limits and links to
-// Temporal's Web UI, at uiBase ("": none).
+// newRouter is the HTTP API's router on services: its readiness checks,
+// idempotency keys (their cleanup among ps), tokens and their limits
+// (unless --insecure-dev), body limits and links to Temporal's Web UI, at
+// uiBase ("": none).
 func newRouter(ctx context.Context, env *environment, c serverConfig, ps *parts, store *postgres.DB, migrator *postgres.Migrator,
-	tconn *temporal.Conn, log *slog.Logger) (_ *httpapi.Router, uiBase string, _ error) {
+	tconn *temporal.Conn, services httpapi.Services, log *slog.Logger) (_ *httpapi.Router, uiBase string, _ error) {
 	db, srv, tc := c.db, c.srv, c.tc
 	idem := idempotency.NewStore(store.Pool, idempotency.Config{TTL: srv.IdempotencyTTL})
 	cfg := httpapi.RouterConfig{
@@ -366,6 +366,7 @@ func newRouter(ctx context.Context, env *environment, c serverConfig, ps *parts,
 		IdempotencyKeys: idem,
 		MaxBody:         int64(srv.MaxBody),
 		MaxBulkBody:     int64(srv.MaxBulkBody),
+		Services:        services,
 	}
 	if srv.InsecureDev {
 		log.Warn("--insecure-dev: the API answers anyone, without a token; never run it so beyond a developer's machine")
@@ -393,14 +394,14 @@ func newRouter(ctx context.Context, env *environment, c serverConfig, ps *parts,
 	return router, uiBase, nil
 }
 
-// mountRoutes mounts the API's routes on the services serve runs.
-func mountRoutes(router *httpapi.Router, c serverConfig, store *postgres.DB, tconn *temporal.Conn, payments *payment.Service,
-	reg, dispatchReg *prometheus.Registry) {
+// apiServices are the services serve's API routes serve.
+func apiServices(c serverConfig, store *postgres.DB, tconn *temporal.Conn, payments *payment.Service,
+	reg, dispatchReg *prometheus.Registry) httpapi.Services {
 	// A change through the API drops the intake's routing snapshot at once;
 	// the workers' (and other processes') read it within their 5 s.
 	intakeRouting, _ := payments.Rails().(interface{ Flush() })
 	ledgerAPI := service.New(store.Pool)
-	router.Mount(httpapi.Services{
+	return httpapi.Services{
 		Payments:        payments,
 		Levers:          payments,
 		Rails:           app.RailStore(store, intakeRouting),
@@ -416,7 +417,7 @@ func mountRoutes(router *httpapi.Router, c serverConfig, store *postgres.DB, tco
 		Console:         console.New(queue.New(store.Pool), pacing.New(pacing.Config{Pool: store.Pool}), dispatchReg, app.ConsoleRails{Store: app.RailStore(store, nil)}),
 		Metrics:         promhttp.HandlerFor(prometheus.Gatherers{reg, dispatchReg}, promhttp.HandlerOpts{}),
 		Contract:        true,
-	})
+	}
 }
 
 // startProfiling serves the profiling endpoints on addr ("": off), off the

@@ -87,11 +87,10 @@ func TestOnePaymentOneTrace(t *testing.T) {
 	t.Cleanup(stopRelay)
 	openAccounts(t, pool, "acme")
 
-	router, err := httpapi.NewRouter(httpapi.RouterConfig{Log: log})
+	router, err := httpapi.NewRouter(httpapi.RouterConfig{Log: log, Services: httpapi.Services{Payments: app.PaymentService(db, tc, payment.ServiceConfig{})}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	router.Mount(httpapi.Services{Payments: app.PaymentService(db, tc, payment.ServiceConfig{})})
 	api := httptest.NewServer(app.TraceHTTP(tp, router, router.Route))
 	t.Cleanup(api.Close)
 	due := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339)

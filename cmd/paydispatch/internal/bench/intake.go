@@ -79,11 +79,10 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 		return err
 	}
 	defer stopInit()
-	router, err := httpapi.NewRouter(httpapi.RouterConfig{Log: log, MaxBody: 1 << 20, MaxBulkBody: 2 << 30})
+	router, err := httpapi.NewRouter(httpapi.RouterConfig{Log: log, MaxBody: 1 << 20, MaxBulkBody: 2 << 30, Services: httpapi.Services{Payments: app.PaymentService(db, tc, payment.ServiceConfig{ChunkSize: o.ChunkSize})}})
 	if err != nil {
 		return err
 	}
-	router.Mount(httpapi.Services{Payments: app.PaymentService(db, tc, payment.ServiceConfig{ChunkSize: o.ChunkSize})})
 	srv := httptest.NewServer(router)
 	defer srv.Close()
 	api, err := benchClient(srv.URL)

@@ -156,11 +156,10 @@ func kafkaBaseline(ctx context.Context, o KafkaOptions, instant time.Time) (floa
 		return 0, err
 	}
 	defer stop()
-	router, err := httpapi.NewRouter(httpapi.RouterConfig{Log: o.Logger, MaxBody: 1 << 20, MaxBulkBody: 2 << 30})
+	router, err := httpapi.NewRouter(httpapi.RouterConfig{Log: o.Logger, MaxBody: 1 << 20, MaxBulkBody: 2 << 30, Services: httpapi.Services{Payments: payments}})
 	if err != nil {
 		return 0, err
 	}
-	router.Mount(httpapi.Services{Payments: payments})
 	srv := httptest.NewServer(router)
 	defer srv.Close()
 	api, err := benchClient(srv.URL)

@@ -106,17 +106,16 @@ func RunRedrive(ctx context.Context, o RedriveOptions) error {
 	defer stack.close()
 	db, tc := stack.db, stack.tc
 
-	router, err := httpapi.NewRouter(httpapi.RouterConfig{Log: log, MaxBody: 1 << 20, MaxBulkBody: 2 << 30})
-	if err != nil {
-		return err
-	}
-	router.Mount(httpapi.Services{
+	router, err := httpapi.NewRouter(httpapi.RouterConfig{Log: log, MaxBody: 1 << 20, MaxBulkBody: 2 << 30, Services: httpapi.Services{
 		Payments:        app.PaymentService(db, tc, payment.ServiceConfig{}),
 		Pacer:           pacing.New(pacing.Config{Pool: db.Pool}),
 		DispatchConfigs: queue.New(db.Pool),
 		DeadLetters:     app.DeadLetters(db),
 		Audit:           audit.New(audit.Config{DB: db.Pool}), // the admin changes are audited, or refused
-	})
+	}})
+	if err != nil {
+		return err
+	}
 	srv := httptest.NewServer(router)
 	defer srv.Close()
 	api, err := benchClient(srv.URL)
