@@ -191,8 +191,11 @@ type InitConfig struct {
 	// CutoffGuard is how long before a cut-off the last slot of a day is
 	// (default DefaultCutoffGuard).
 	CutoffGuard time.Duration
-	Now         func() time.Time
-	Log         *slog.Logger
+	// Controls check the accepted payments before any takes a slot (in
+	// order; the most severe decision wins).
+	Controls []Control
+	Now      func() time.Time
+	Log      *slog.Logger
 }
 
 // initIntake is Phase A for the payments waiting in the intake row of
@@ -226,6 +229,27 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 			accepted = append(accepted, i)
 		}
 	}
+	// The controls, before any slot is taken: a payment they stop takes
+	// none.
+	decided, err := a.control(ctx, ks, verdicts, accepted, initWorkflowID)
+	if err != nil {
+		return nil, true, err
+	}
+	stopped := map[string]placement{}
+	accepted = slices.DeleteFunc(accepted, func(i int) bool {
+		d, ok := decided[i]
+		switch {
+		case !ok || d.Action == ActionWarn:
+			return false
+		case d.Action == ActionReject:
+			verdicts[i].refusal = errors.New(d.Reason)
+		case d.Action == ActionHold:
+			stopped[ks[i]] = placement{status: StatusHeld, reason: d.Reason, rail: rs[i].Rail}
+		default:
+			stopped[ks[i]] = placement{status: StatusAwaitingApproval, reason: d.Reason, rail: rs[i].Rail}
+		}
+		return true
+	})
 	// Within a chunk, HIGH payments take their slots first, LOW ones last
 	// (the rest of the order: priorityOrder).
 	slices.SortStableFunc(accepted, func(x, y int) int { return rs[x].Priority.orDefault().rank() - rs[y].Priority.orDefault().rank() })
@@ -236,6 +260,18 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 	places, err := a.place(ctx, pick(ks, accepted), pick(rs, accepted), pick(verdicts, accepted), paused)
 	if err != nil {
 		return nil, true, err
+	}
+	if places == nil {
+		places = make(map[string]placement, len(stopped))
+	}
+	for k, pl := range stopped {
+		places[k] = pl
+	}
+	for i, d := range decided {
+		if pl, ok := places[ks[i]]; ok && d.Action == ActionWarn && pl.reason == "" {
+			pl.reason = d.Reason
+			places[ks[i]] = pl
+		}
 	}
 	n := len(verdicts)
 	results = make([]InitResult, n)
@@ -271,8 +307,8 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 			return nil, true, err
 		}
 		contexts[i] = string(pc)
-		if pl.status == StatusHeld {
-			continue // enqueued when an operator releases it
+		if pl.status == StatusHeld || pl.status == StatusAwaitingApproval {
+			continue // enqueued when an operator releases it, or it is approved
 		}
 		if pl.pausedBy != "" {
 			// Its scope is paused: it waits unqueued, at its requested
@@ -650,6 +686,9 @@ type BatchResult struct {
 	Rejected  int
 	// Held: set aside by their tenants' cut-off rule (HOLD).
 	Held int `json:",omitempty"`
+	// AwaitingApproval: stopped by a rule of their tenants until they
+	// are approved.
+	AwaitingApproval int `json:",omitempty"`
 	// TakenBefore: the payments had been taken on by an earlier attempt
 	// whose answer was lost (the counts are then zero).
 	TakenBefore bool `json:",omitempty"`
@@ -670,6 +709,8 @@ func batchResult(results []InitResult) BatchResult {
 			out.Rejected++
 		case StatusHeld:
 			out.Held++
+		case StatusAwaitingApproval:
+			out.AwaitingApproval++
 		case StatusCancelled: // cancelled while it waited for Phase A
 		default:
 			out.Scheduled++

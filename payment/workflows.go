@@ -290,8 +290,8 @@ func (a *ExecActivities) beginOrAnswer(ctx context.Context, in *ExecutionInput, 
 			return none, false, err
 		}
 	}
-	if status == StatusHeld {
-		return none, true, nil // held by an earlier run at its cut-off: nothing to do
+	if status == StatusHeld || status == StatusAwaitingApproval {
+		return none, true, nil // held (at its cut-off, by a control) or awaiting approval: never executed from there
 	}
 	if status == StatusScheduled && in.Context.pausedBy != "" && in.Context.pausedBy != resumedMark {
 		// Paused before its execution began: its item waits PARKED for the

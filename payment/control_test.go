@@ -1,0 +1,129 @@
+package payment_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/queue"
+)
+
+// byID is a Control that decides by payment id, and counts what it saw.
+type byID struct {
+	name  string
+	rules map[string]payment.Decision
+	seen  int
+	fail  error
+}
+
+func (c *byID) Name() string { return c.name }
+
+func (c *byID) Check(_ context.Context, cs []payment.Candidate) ([]payment.Decision, error) {
+	if c.fail != nil {
+		return nil, c.fail
+	}
+	out := make([]payment.Decision, len(cs))
+	for i, cand := range cs {
+		c.seen++
+		out[i] = c.rules[cand.Request.PaymentID]
+	}
+	return out, nil
+}
+
+// TestControlsStopPaymentsBeforeTheirSlots: what each decision leaves of
+// a payment in a chunk: a stopped payment takes no slot and no queue
+// item but keeps its context (a release or an approval paces it later);
+// the most severe of two controls' decisions wins; the rejected ones
+// never reach the controls.
+func TestControlsStopPaymentsBeforeTheirSlots(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := newPool(t)
+	first := &byID{name: "first", rules: map[string]payment.Decision{
+		"p-warn":   {Action: payment.ActionWarn, Reason: "DUPLICATE suspected: like p-pass"},
+		"p-hold":   {Action: payment.ActionHold, Reason: payment.HoldScreening + ": a hit"},
+		"p-await":  {Action: payment.ActionAwaitApproval, Reason: "APPROVAL: 2 wanted"},
+		"p-reject": {Action: payment.ActionReject, Reason: "DUPLICATE of p-pass"},
+		"p-both":   {Action: payment.ActionAwaitApproval, Reason: "APPROVAL: 1 wanted"},
+	}}
+	second := &byID{name: "second", rules: map[string]payment.Decision{
+		"p-both": {Action: payment.ActionHold, Reason: payment.HoldDuplicate + ": like p-pass"},
+		"p-warn": {Action: payment.ActionPass},
+	}}
+	a := payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: queue.New(pool),
+		Controls: []payment.Control{first, second}})
+	at := time.Now().Add(time.Hour).Truncate(time.Second)
+	var chunk []payment.Request
+	for _, id := range []string{"p-pass", "p-warn", "p-hold", "p-await", "p-reject", "p-both", "p-invalid"} {
+		r := validRequest(time.Now())
+		r.PaymentID, r.RequestedExecutionTime = id, at
+		if id == "p-invalid" {
+			r.Amount = "-1"
+		}
+		chunk = append(chunk, r)
+	}
+	res, err := a.InitChunk(ctx, chunk, "init-controls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (payment.BatchResult{Scheduled: 2, Rejected: 2, Held: 2, AwaitingApproval: 1}); res != want {
+		t.Fatalf("result %+v, want %+v", res, want)
+	}
+	if first.seen != 6 || second.seen != 6 {
+		t.Fatalf("the controls saw %d and %d payments, want the 6 valid ones each", first.seen, second.seen)
+	}
+	tests := []struct {
+		id        string
+		status    payment.Status
+		reasonHas string
+		queued    bool
+	}{
+		{"p-pass", payment.StatusScheduled, "", true},
+		{"p-warn", payment.StatusScheduled, "DUPLICATE suspected", true},
+		{"p-hold", payment.StatusHeld, "SCREENING: a hit", false},
+		{"p-await", payment.StatusAwaitingApproval, "APPROVAL: 2 wanted", false},
+		{"p-reject", payment.StatusRejected, "DUPLICATE of p-pass", false},
+		{"p-both", payment.StatusHeld, "DUPLICATE: like p-pass", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			got := load(t, pool, tt.id)
+			if got.status != tt.status || got.queued != tt.queued || !strings.Contains(got.reason, tt.reasonHas) || (tt.reasonHas == "") != (got.reason == "") {
+				t.Fatalf("stored %+v, want %s with a reason naming %q, queued %t", got, tt.status, tt.reasonHas, tt.queued)
+			}
+			if tt.status == payment.StatusHeld || tt.status == payment.StatusAwaitingApproval {
+				var hasContext bool
+				if err := pool.QueryRow(ctx, `SELECT context IS NOT NULL FROM payments WHERE payment_id = $1`,
+					payment.Key("acme", tt.id)).Scan(&hasContext); err != nil || !hasContext {
+					t.Fatalf("a stopped payment keeps its context for its release: %t, %v", hasContext, err)
+				}
+			}
+		})
+	}
+}
+
+// TestControlErrorLeavesThePaymentsReceived: a control that cannot answer
+// fails Phase A's attempt (retried) and stores nothing.
+func TestControlErrorLeavesThePaymentsReceived(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := newPool(t)
+	down := &byID{name: "screening", fail: errors.New("connection refused")}
+	a := payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Controls: []payment.Control{down}})
+	r := validRequest(time.Now())
+	_, err := a.InitChunk(ctx, []payment.Request{r}, "init-down")
+	if err == nil || !strings.Contains(err.Error(), "control screening") {
+		t.Fatalf("err = %v, want the control's failure, named", err)
+	}
+	if got := load(t, pool, r.PaymentID); got.status != payment.StatusReceived || got.queued {
+		t.Fatalf("stored %+v, want RECEIVED and not queued", got)
+	}
+	down.fail = nil
+	if res, err := a.InitIntake(ctx, "init-down"); err != nil || res.Scheduled != 1 {
+		t.Fatal(fmt.Sprint(res, err))
+	}
+}
