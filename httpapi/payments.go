@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/paydispatch/paydispatch/bulkfile"
 	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
@@ -287,6 +289,22 @@ func atomicParam(r *http.Request) (bool, *Problem) {
 	}
 }
 
+// allowDuplicateParam reads ?allowDuplicate=true|false: true takes a
+// file that holds the same payments as one its tenant sent within the
+// duplicate window (the override is audited); false (the default)
+// refuses it, 409.
+func allowDuplicateParam(r *http.Request) (bool, *Problem) {
+	switch v := r.URL.Query().Get("allowDuplicate"); v {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	default:
+		return false, &Problem{Status: http.StatusBadRequest, Title: "Invalid query", Detail: "allowDuplicate: want true or false; nothing was started",
+			Errors: []field.Error{{Field: "allowDuplicate", Detail: "true or false"}}}
+	}
+}
+
 // priorityParam reads ?priority=HIGH|NORMAL|LOW: the priority of a
 // file's payments that name none ("" when absent: NORMAL).
 func priorityParam(r *http.Request) (payment.Priority, *Problem) {
@@ -349,14 +367,36 @@ func (api *paymentsAPI) createBatch(w http.ResponseWriter, r *http.Request) {
 		WriteProblem(w, r, *prob)
 		return
 	}
+	allowDuplicate, prob := allowDuplicateParam(r)
+	if prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
 	if prob := claimTenants(r, reqs, lines); prob != nil {
 		WriteProblem(w, r, *prob)
 		return
 	}
-	taken, err := api.payments.Take(r.Context(), payment.Intake{Source: routing.SourceFile, Requests: reqs, Lines: lines,
-		Rejected: unreadable, Whole: atomic, Project: true})
+	in := payment.Intake{Source: routing.SourceFile, Requests: reqs, Lines: lines, Rejected: unreadable, Whole: atomic, Project: true}
+	if allowDuplicate {
+		if api.rt.audit == nil {
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable,
+				Detail: "this server keeps no audit log, so it takes no duplicate file (allowDuplicate), whose override an audit log records; nothing was started"})
+			return
+		}
+		in.AllowDuplicate = true
+		in.Override = func(ctx context.Context, tx pgx.Tx, dup payment.DuplicateFileError, n int) error {
+			return api.rt.record(ctx, tx, r, map[string]any{"allowDuplicate": true, "tenantId": dup.TenantID,
+				"duplicateOf": dup.BatchID, "duplicateReceivedAt": dup.ReceivedAt.UTC(), "payments": n})
+		}
+	}
+	taken, err := api.payments.Take(r.Context(), in)
 	lineErrs, sub := taken.Rejections, taken.BatchSubmission
+	var dup *payment.DuplicateFileError
 	switch {
+	case errors.As(err, &dup):
+		WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Duplicate file",
+			Detail: fmt.Sprintf("tenant %s sent the same payments as batch %s, received at %s; nothing was started: to take this file as well, send it with ?allowDuplicate=true",
+				dup.TenantID, dup.BatchID, dup.ReceivedAt.UTC().Format(time.RFC3339))})
 	case errors.Is(err, payment.ErrNotChecked):
 		WriteProblem(w, r, stopped())
 	case err == nil && len(lineErrs) > 0 && sub.Payments == 0:

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/routing"
@@ -35,7 +36,16 @@ type Intake struct {
 	// Project asks for where the started payments are projected to go
 	// (Taken.Projection).
 	Project bool
+	// AllowDuplicate takes a file that holds the same payments as one its
+	// tenant sent within the duplicate window; Override is then called,
+	// before anything starts, to record that (an audit entry).
+	AllowDuplicate bool
+	Override       OverrideRecord
 }
+
+// OverrideRecord records, in tx, that a file matching dup, one sent
+// before, is taken all the same, with its payments.
+type OverrideRecord func(ctx context.Context, tx pgx.Tx, dup DuplicateFileError, payments int) error
 
 // Taken is what Take did with an Intake.
 type Taken struct {
@@ -83,9 +93,15 @@ const conflictDetail = "already used by this tenant for a different payment"
 // different payment is rejected (Conflict), and with in.Whole nothing is
 // stored. A payment from the API without an id gets one.
 //
-// The error is ErrNotChecked when nothing could be checked; otherwise a
-// failure to store, after which the payments stored are accepted and
-// sending them again is safe (their ids make it a replay).
+// A file (routing.SourceFile) that holds the same payments as one its
+// tenant sent within ServiceConfig.DuplicateFileWindow is refused, a
+// *DuplicateFileError naming that file, unless in.AllowDuplicate; a file
+// is remembered once accepted (a payment stored, no error).
+//
+// The error is ErrNotChecked when nothing was stored (nothing could be
+// checked, or the duplicate check failed); otherwise a failure to store,
+// after which the payments stored are accepted and sending them again is
+// safe (their ids make it a replay).
 func (s *Service) Take(ctx context.Context, in Intake) (Taken, error) {
 	reqs, lines := in.Requests, in.Lines
 	if lines == nil {
@@ -119,6 +135,25 @@ func (s *Service) Take(ctx context.Context, in Intake) (Taken, error) {
 	if len(t.Started) == 0 {
 		return t, nil
 	}
+	var fingerprint string
+	var tenants []string
+	if in.Source == routing.SourceFile && s.cfg.DuplicateFileWindow > 0 {
+		if fingerprint, err = fileFingerprint(t.Started); err != nil {
+			return Taken{}, fmt.Errorf("%w: %w", ErrNotChecked, err)
+		}
+		tenants = tenantsOf(t.Started)
+		dup, err := s.sentBefore(ctx, fingerprint, tenants)
+		switch {
+		case err != nil:
+			return Taken{}, fmt.Errorf("%w: %w", ErrNotChecked, err)
+		case dup != nil && !in.AllowDuplicate:
+			return Taken{}, dup
+		case dup != nil:
+			if err := s.recordOverride(ctx, in.Override, *dup, len(t.Started)); err != nil {
+				return Taken{}, fmt.Errorf("%w: %w", ErrNotChecked, err)
+			}
+		}
+	}
 	if in.Project {
 		// Before their Phase A takes any slot. A projection that cannot
 		// be made refuses nothing.
@@ -134,6 +169,13 @@ func (s *Service) Take(ctx context.Context, in Intake) (Taken, error) {
 	} else {
 		t.BatchSubmission, err = s.StartBatch(ctx, t.Started, in.Whole)
 		conflicts = t.Conflicts
+	}
+	if fingerprint != "" && err == nil && t.Payments > 0 {
+		// Only a file accepted: one refused, or not all stored, may be
+		// sent again.
+		if err := s.rememberFile(ctx, fingerprint, t.BatchID, tenants); err != nil {
+			s.log().Error("an accepted file's fingerprint was not kept: the same file sent again is not refused", "batch", t.BatchID, "error", err)
+		}
 	}
 	if len(conflicts) == 0 || err != nil && !errors.Is(err, ErrConflict) {
 		return t, err

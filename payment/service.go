@@ -46,6 +46,10 @@ type ServiceConfig struct {
 	Pacer Pacer
 	// CutoffGuard is as InitActivities' (0 or less: DefaultCutoffGuard).
 	CutoffGuard time.Duration
+	// DuplicateFileWindow is how long a tenant's accepted bulk file is
+	// remembered: one with the same payments within it is refused
+	// (DuplicateFileError) unless Intake.AllowDuplicate. 0: never.
+	DuplicateFileWindow time.Duration
 }
 
 // Service is the payments intake: what the HTTP API (or any other intake)

@@ -708,3 +708,27 @@ WITH locked AS (
     ON CONFLICT DO NOTHING
 )
 SELECT moved.payment_id FROM moved;
+
+-- name: LatestFileFingerprint :one
+-- The latest file of one of @tenant_ids with the fingerprint, received
+-- at or after @since (payment_file_fingerprints_lookup_idx).
+SELECT tenant_id, batch_id, received_at FROM payment_file_fingerprints
+WHERE fingerprint = @fingerprint::text AND tenant_id = ANY(@tenant_ids::text[]) AND received_at >= @since::timestamptz
+ORDER BY received_at DESC
+LIMIT 1;
+
+-- name: InsertFileFingerprints :exec
+-- A file accepted: its fingerprint, once for each of its tenants.
+INSERT INTO payment_file_fingerprints (tenant_id, fingerprint, batch_id, received_at, expires_at)
+SELECT unnest(@tenant_ids::text[]), @fingerprint::text, @batch_id::text, @received_at::timestamptz, @expires_at::timestamptz;
+
+-- name: DeleteFileFingerprints :execrows
+-- Retention: up to @max_rows fingerprints whose window closed before
+-- @before, oldest first (payment_file_fingerprints_expires_idx), by
+-- their rows' addresses (a TID scan).
+DELETE FROM payment_file_fingerprints d
+WHERE d.ctid = ANY(ARRAY(
+    SELECT f.ctid FROM payment_file_fingerprints f
+    WHERE f.expires_at < @before::timestamptz
+    ORDER BY f.expires_at
+    LIMIT @max_rows::int));
