@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
@@ -92,11 +93,47 @@ func tenantsOf(reqs []Request) []string {
 	return out
 }
 
+// holdFile takes the lock of a file's fingerprint on a connection of its
+// own, so that the same payments sent twice at once are not both found
+// new: the second waits for the first's record, then finds it. It
+// answers the release. A Store on a transaction (no pool) holds none.
+func (s *Service) holdFile(ctx context.Context, fingerprint string) (func(), error) {
+	pool, ok := s.cfg.Store.db.(interface {
+		Acquire(ctx context.Context) (*pgxpool.Conn, error)
+	})
+	if !ok {
+		return func() {}, nil
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("payment: lock a file: %w", err)
+	}
+	q := dbsqlc.New(conn)
+	if err := q.LockFile(ctx, fingerprint); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("payment: lock a file: %w", err)
+	}
+	return func() {
+		if err := q.UnlockFile(context.WithoutCancel(ctx), fingerprint); err != nil {
+			// Its session may hold it still: the connection goes.
+			s.log().Warn("a file's lock was not released; closing its connection", "error", err)
+			_ = conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+		conn.Release()
+	}, nil
+}
+
 // sentBefore finds a file of one of tenants with the fingerprint,
 // accepted within the window; nil when there is none.
 func (s *Service) sentBefore(ctx context.Context, fingerprint string, tenants []string) (*DuplicateFileError, error) {
-	row, err := dbsqlc.New(s.cfg.Store.db).LatestFileFingerprint(ctx, dbsqlc.LatestFileFingerprintParams{
-		Fingerprint: fingerprint, TenantIds: tenants, Since: s.now().Add(-s.cfg.DuplicateFileWindow)})
+	return sentSince(ctx, s.cfg.Store.db, fingerprint, tenants, s.now().Add(-s.cfg.DuplicateFileWindow))
+}
+
+// sentSince finds the latest file of one of tenants with the fingerprint
+// accepted at or after since; nil when there is none.
+func sentSince(ctx context.Context, db DB, fingerprint string, tenants []string, since time.Time) (*DuplicateFileError, error) {
+	row, err := dbsqlc.New(db).LatestFileFingerprint(ctx, dbsqlc.LatestFileFingerprintParams{
+		Fingerprint: fingerprint, TenantIds: tenants, Since: since})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}

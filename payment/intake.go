@@ -142,6 +142,11 @@ func (s *Service) Take(ctx context.Context, in Intake) (Taken, error) {
 			return Taken{}, fmt.Errorf("%w: %w", ErrNotChecked, err)
 		}
 		tenants = tenantsOf(t.Started)
+		release, err := s.holdFile(ctx, fingerprint)
+		if err != nil {
+			return Taken{}, fmt.Errorf("%w: %w", ErrNotChecked, err)
+		}
+		defer release()
 		dup, err := s.sentBefore(ctx, fingerprint, tenants)
 		switch {
 		case err != nil:

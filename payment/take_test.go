@@ -2,6 +2,8 @@ package payment_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"sync"
@@ -130,5 +132,55 @@ func TestTakeWhole(t *testing.T) {
 		if _, err := svc.Store().Find(ctx, "acme", "good"); err == nil {
 			t.Errorf("%s: the good payment was stored", tt.name)
 		}
+	}
+}
+
+// TestTakeDuplicateFilesAtOnce: the same payments sent as several files
+// at once, each under ids of its own, are taken once: the others wait
+// for the first's record and are refused, naming it.
+func TestTakeDuplicateFilesAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal server")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	_, c := temporaltest.Start(t)
+	pool := newPool(t)
+	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c,
+		DuplicateFileWindow: 7 * 24 * time.Hour})
+	at := time.Now()
+	const files = 4
+	errs := make([]error, files)
+	taken := make([]payment.Taken, files)
+	var wg sync.WaitGroup
+	for f := range files {
+		wg.Go(func() {
+			rs := make([]payment.Request, 200)
+			for i := range rs {
+				rs[i] = validRequest(at)
+				rs[i].PaymentID = fmt.Sprintf("at-once-%d-%03d", f, i)
+				rs[i].Amount = fmt.Sprintf("%d.00", i+1)
+			}
+			taken[f], errs[f] = svc.Take(ctx, payment.Intake{Source: routing.SourceFile, Requests: rs})
+		})
+	}
+	wg.Wait()
+	var batch string
+	for f := range files {
+		if errs[f] == nil && taken[f].Payments == 200 {
+			if batch != "" {
+				t.Fatalf("two files of the same payments taken: %s and %s", batch, taken[f].BatchID)
+			}
+			batch = taken[f].BatchID
+		}
+	}
+	for f := range files {
+		var dup *payment.DuplicateFileError
+		if errs[f] != nil && (!errors.As(errs[f], &dup) || dup.BatchID != batch) {
+			t.Errorf("file %d: %v; want it refused as a duplicate of %s", f, errs[f], batch)
+		}
+	}
+	if batch == "" {
+		t.Fatalf("no file taken: %v", errs)
 	}
 }

@@ -732,3 +732,12 @@ WHERE d.ctid = ANY(ARRAY(
     WHERE f.expires_at < @before::timestamptz
     ORDER BY f.expires_at
     LIMIT @max_rows::int));
+
+-- name: LockFile :exec
+-- A session's lock on a file's fingerprint, held from its look-up to its
+-- record: two files with one fingerprint are taken one after the other.
+-- Keys of two ints: apart from every one-key advisory lock.
+SELECT pg_advisory_lock(1718185061, hashtext(@fingerprint::text));
+
+-- name: UnlockFile :exec
+SELECT pg_advisory_unlock(1718185061, hashtext(@fingerprint::text));

@@ -1494,6 +1494,18 @@ func (q *Queries) ListedPayments(ctx context.Context, arg ListedPaymentsParams) 
 	return items, nil
 }
 
+const lockFile = `-- name: LockFile :exec
+SELECT pg_advisory_lock(1718185061, hashtext($1::text))
+`
+
+// A session's lock on a file's fingerprint, held from its look-up to its
+// record: two files with one fingerprint are taken one after the other.
+// Keys of two ints: apart from every one-key advisory lock.
+func (q *Queries) LockFile(ctx context.Context, fingerprint string) error {
+	_, err := q.db.Exec(ctx, lockFile, fingerprint)
+	return err
+}
+
 const lockPauses = `-- name: LockPauses :exec
 SELECT pg_advisory_xact_lock(hashtext('payment_pause'))
 `
@@ -2875,6 +2887,15 @@ func (q *Queries) TransitionPayment(ctx context.Context, arg TransitionPaymentPa
 	var status string
 	err := row.Scan(&status)
 	return status, err
+}
+
+const unlockFile = `-- name: UnlockFile :exec
+SELECT pg_advisory_unlock(1718185061, hashtext($1::text))
+`
+
+func (q *Queries) UnlockFile(ctx context.Context, fingerprint string) error {
+	_, err := q.db.Exec(ctx, unlockFile, fingerprint)
+	return err
 }
 
 const waitingOnRails = `-- name: WaitingOnRails :many
