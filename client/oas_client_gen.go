@@ -70,7 +70,10 @@ type Invoker interface {
 	//
 	// Takes in a bulk file of JSON lines, CSV or ISO 20022 pain.001 by its Content-Type; 202 with the
 	// file's id once its valid payments are stored and their Phase A started. Bad payments are listed in
-	// its rejections, or refuse the whole file with atomic=true.
+	// its rejections, or refuse the whole file with atomic=true. A file holding the same payments as one
+	// its tenant sent within the duplicate window (PAYDISPATCH_DUPLICATE_FILE_DAYS, 7 days by default; the
+	// same payments in any order, ids and the spelling of amounts and times aside) is refused, 409, unless
+	// allowDuplicate=true.
 	//
 	// POST /v1/payment-batches
 	CreatePaymentBatch(ctx context.Context, request CreatePaymentBatchReq, params CreatePaymentBatchParams) (CreatePaymentBatchRes, error)
@@ -1126,7 +1129,10 @@ func (c *Client) sendCreatePayment(ctx context.Context, request *PaymentRequest,
 //
 // Takes in a bulk file of JSON lines, CSV or ISO 20022 pain.001 by its Content-Type; 202 with the
 // file's id once its valid payments are stored and their Phase A started. Bad payments are listed in
-// its rejections, or refuse the whole file with atomic=true.
+// its rejections, or refuse the whole file with atomic=true. A file holding the same payments as one
+// its tenant sent within the duplicate window (PAYDISPATCH_DUPLICATE_FILE_DAYS, 7 days by default; the
+// same payments in any order, ids and the spelling of amounts and times aside) is refused, 409, unless
+// allowDuplicate=true.
 //
 // POST /v1/payment-batches
 func (c *Client) CreatePaymentBatch(ctx context.Context, request CreatePaymentBatchReq, params CreatePaymentBatchParams) (CreatePaymentBatchRes, error) {
@@ -1187,6 +1193,23 @@ func (c *Client) sendCreatePaymentBatch(ctx context.Context, request CreatePayme
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
 			if val, ok := params.Priority.Get(); ok {
 				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "allowDuplicate" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "allowDuplicate",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.AllowDuplicate.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
 			}
 			return nil
 		}); err != nil {

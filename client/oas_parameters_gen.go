@@ -56,6 +56,10 @@ type CreatePaymentBatchParams struct {
 	// The priority of the file's payments that name none (a JSON line's or CSV row's priority, a
 	// pain.001's PmtTpInf/InstrPrty: HIGH is HIGH, NORM NORMAL); absent: NORMAL.
 	Priority OptPriority `json:",omitempty,omitzero"`
+	// True: take the file even though it holds the same payments as one its tenant sent within the
+	// duplicate window (the override is recorded in the audit log); false (default): such a file is
+	// refused, 409.
+	AllowDuplicate OptBool `json:",omitempty,omitzero"`
 }
 
 // DeactivateRateLimitConfigParams is parameters of deactivateRateLimitConfig operation.

@@ -42,18 +42,8 @@ type fakePayments struct {
 	rejections []payment.LineError
 }
 
-func (f *fakePayments) Submit(_ context.Context, r payment.Request) (string, error) {
-	f.byID[r.PaymentID] = r
-	return r.PaymentID, nil
-}
-func (f *fakePayments) StartBatch(_ context.Context, rs []payment.Request, _ bool) (payment.BatchSubmission, error) {
-	for _, r := range rs {
-		f.byID[r.PaymentID] = r
-	}
-	return payment.BatchSubmission{BatchID: "b", Payments: len(rs), Chunks: 1}, nil
-}
-func (f *fakePayments) CheckBatch(context.Context, []payment.Request, []int) ([]payment.LineError, error) {
-	return nil, nil
+func (f *fakePayments) Take(ctx context.Context, in payment.Intake) (payment.Taken, error) {
+	return f.take(ctx, in, nil)
 }
 func (f *fakePayments) RecordRejections(_ context.Context, _ string, rs []payment.LineError) error {
 	f.rejections = rs

@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/paydispatch/paydispatch/auth"
 	"github.com/paydispatch/paydispatch/httpapi"
@@ -18,16 +17,11 @@ import (
 // what is valid.
 type validatingPayments struct{ fakePayments }
 
-func (v *validatingPayments) Submit(ctx context.Context, r payment.Request) (string, error) {
-	if _, err := payment.Validate(r, time.Now()); err != nil {
-		return "", err
-	}
-	return v.fakePayments.Submit(ctx, r)
-}
-
-// CheckBatch is the real service's check (it needs no database).
-func (v *validatingPayments) CheckBatch(ctx context.Context, rs []payment.Request, lines []int) ([]payment.LineError, error) {
-	return (&payment.Service{}).CheckBatch(ctx, rs, lines)
+// Take checks as the real service does (it needs no database for that).
+func (v *validatingPayments) Take(ctx context.Context, in payment.Intake) (payment.Taken, error) {
+	return v.take(ctx, in, func(rs []payment.Request, lines []int) ([]payment.LineError, error) {
+		return (&payment.Service{}).CheckBatchFrom(ctx, in.Source, rs, lines)
+	})
 }
 
 var fuzzRoutes = []struct{ method, path, ctype string }{

@@ -23,16 +23,6 @@ type HeldPayments interface {
 	Release(ctx context.Context, f payment.HeldFilter, record payment.Record) (payment.Released, error)
 }
 
-// Projections says where accepted payments are projected to go on their
-// rails (payment.Service); with it, the 202 of a payment and of a file
-// carry their projection.
-type Projections interface {
-	// SubmitProjected is Submit, with the payment's projection.
-	SubmitProjected(ctx context.Context, r payment.Request) (string, []payment.RailProjection, error)
-	// Project is where valid, routed payments are projected to go.
-	Project(ctx context.Context, rs []payment.Request) ([]payment.RailProjection, error)
-}
-
 // releaseBody is POST /admin/payments/release's body: a tenant's
 // payments by id, a file's, or a rail's and a tenant's (at least one of
 // tenantId, batchId and rail).

@@ -8,27 +8,25 @@ import (
 	"mime"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/bulkfile"
 	"github.com/paydispatch/paydispatch/internal/field"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/internal/strictjson"
 	"github.com/paydispatch/paydispatch/payment"
+	"github.com/paydispatch/paydispatch/routing"
 )
 
 // Payments is what the payment endpoints need.
 type Payments interface {
-	Submit(ctx context.Context, r payment.Request) (string, error)
-	// CheckBatch finds a file's bad payments; StartBatch starts the ones
-	// it passed, without checking them again.
-	CheckBatch(ctx context.Context, rs []payment.Request, lines []int) ([]payment.LineError, error)
-	// With whole set, a payment whose id its tenant used for a different
-	// payment refuses them all (payment.ErrConflict); otherwise it alone
-	// is not started (its index is in the submission's Conflicts).
-	StartBatch(ctx context.Context, rs []payment.Request, whole bool) (payment.BatchSubmission, error)
+	// Take is the payments' intake (payment.Service.Take), for a single
+	// payment and a file alike: what started, the rejections (id
+	// conflicts among them), the projection.
+	Take(ctx context.Context, in payment.Intake) (payment.Taken, error)
 	// Status finds the tenant's payment with the id it chose; an empty
 	// tenant looks in every tenant (payment.ErrAmbiguous when several
 	// have it).
@@ -61,19 +59,16 @@ const (
 
 // paymentsAPI serves a tenant's payments: one, a file of them, their
 // views and cancels, and an operator's cancel and release. Its Payments
-// may also be Projections (an answer then holds the rail projection),
-// StatusReports and HeldPayments, which add their routes.
+// may also be StatusReports and HeldPayments, which add their routes.
 type paymentsAPI struct {
-	rt        *Router
-	payments  Payments
-	projector Projections   // nil: no projection in an answer
-	reports   StatusReports // nil: no status report route
-	held      HeldPayments  // nil: no release route
+	rt       *Router
+	payments Payments
+	reports  StatusReports // nil: no status report route
+	held     HeldPayments  // nil: no release route
 }
 
 func newPaymentsAPI(rt *Router, p Payments) *paymentsAPI {
 	api := &paymentsAPI{rt: rt, payments: p}
-	api.projector, _ = p.(Projections)
 	api.reports, _ = p.(StatusReports)
 	api.held, _ = p.(HeldPayments)
 	return api
@@ -294,6 +289,22 @@ func atomicParam(r *http.Request) (bool, *Problem) {
 	}
 }
 
+// allowDuplicateParam reads ?allowDuplicate=true|false: true takes a
+// file that holds the same payments as one its tenant sent within the
+// duplicate window (the override is audited); false (the default)
+// refuses it, 409.
+func allowDuplicateParam(r *http.Request) (bool, *Problem) {
+	switch v := r.URL.Query().Get("allowDuplicate"); v {
+	case "", "false":
+		return false, nil
+	case "true":
+		return true, nil
+	default:
+		return false, &Problem{Status: http.StatusBadRequest, Title: "Invalid query", Detail: "allowDuplicate: want true or false; nothing was started",
+			Errors: []field.Error{{Field: "allowDuplicate", Detail: "true or false"}}}
+	}
+}
+
 // priorityParam reads ?priority=HIGH|NORMAL|LOW: the priority of a
 // file's payments that name none ("" when absent: NORMAL).
 func priorityParam(r *http.Request) (payment.Priority, *Problem) {
@@ -303,20 +314,6 @@ func priorityParam(r *http.Request) (payment.Priority, *Problem) {
 			Errors: []field.Error{{Field: "priority", Detail: "HIGH, NORMAL or LOW"}}}
 	}
 	return p, nil
-}
-
-// mergeLines sorts line errors by line and folds those of one line.
-func mergeLines(les []payment.LineError) []payment.LineError {
-	sort.Slice(les, func(i, j int) bool { return les[i].Line < les[j].Line })
-	var out []payment.LineError
-	for _, le := range les {
-		if n := len(out); n > 0 && out[n-1].Line == le.Line {
-			out[n-1].Fields = append(out[n-1].Fields, le.Fields...)
-			continue
-		}
-		out = append(out, le)
-	}
-	return out
 }
 
 // create serves POST /v1/payments.
@@ -329,29 +326,21 @@ func (api *paymentsAPI) create(w http.ResponseWriter, r *http.Request) {
 		WriteProblem(w, r, *prob)
 		return
 	}
-	var (
-		id    string
-		projs []payment.RailProjection
-		err   error
-	)
-	if api.projector != nil {
-		id, projs, err = api.projector.SubmitProjected(r.Context(), req)
-	} else {
-		id, err = api.payments.Submit(r.Context(), req)
-	}
-	switch bad := invalidFields(err); {
-	case bad != nil:
-		WriteProblem(w, r, fieldProblem("Invalid payment", bad))
-	case errors.Is(err, payment.ErrConflict):
-		WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Payment id already used",
-			Detail: "tenant " + req.TenantID + " already has a different payment " + req.PaymentID + "; use a new id",
-			Errors: []field.Error{{Field: "paymentId", Detail: "already used by this tenant for a different payment"}}})
+	taken, err := api.payments.Take(r.Context(), payment.Intake{Source: routing.SourceAPI, Requests: []payment.Request{req}, Project: true})
+	switch {
 	case err != nil:
 		api.rt.log.Error("payment submission failed", "error", err)
 		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payment could not be accepted now; retry with the same paymentId"})
+	case len(taken.Rejections) > 0 && taken.Rejections[0].Conflict:
+		WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Payment id already used",
+			Detail: "tenant " + req.TenantID + " already has a different payment " + req.PaymentID + "; use a new id",
+			Errors: taken.Rejections[0].Fields})
+	case len(taken.Rejections) > 0:
+		WriteProblem(w, r, fieldProblem("Invalid payment", taken.Rejections[0].Fields))
 	default:
+		id := taken.Started[0].PaymentID
 		w.Header().Set("Location", "/v1/payments/"+id)
-		WriteJSON(w, http.StatusAccepted, paymentAccepted{PaymentID: id, Status: payment.StatusReceived, StatusURL: "/v1/payments/" + id, Projection: projs})
+		WriteJSON(w, http.StatusAccepted, paymentAccepted{PaymentID: id, Status: payment.StatusReceived, StatusURL: "/v1/payments/" + id, Projection: taken.Projection})
 	}
 }
 
@@ -362,7 +351,7 @@ func (api *paymentsAPI) createBatch(w http.ResponseWriter, r *http.Request) {
 		WriteProblem(w, r, *prob)
 		return
 	}
-	reqs, lines, lineErrs, declared, origin, prob := decodeBatch(w, r)
+	reqs, lines, unreadable, declared, origin, prob := decodeBatch(w, r)
 	if prob != nil {
 		WriteProblem(w, r, *prob)
 		return
@@ -378,62 +367,39 @@ func (api *paymentsAPI) createBatch(w http.ResponseWriter, r *http.Request) {
 		WriteProblem(w, r, *prob)
 		return
 	}
+	allowDuplicate, prob := allowDuplicateParam(r)
+	if prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
 	if prob := claimTenants(r, reqs, lines); prob != nil {
 		WriteProblem(w, r, *prob)
 		return
 	}
-	// Every bad payment is reported, not just the unreadable lines.
-	checked, err := api.payments.CheckBatch(r.Context(), reqs, lines)
-	if err != nil {
-		WriteProblem(w, r, stopped())
-		return
-	}
-	lineErrs = mergeLines(append(lineErrs, checked...))
-	keep, keepLines := reqs, lines
-	if len(lineErrs) > 0 && atomic {
-		keep = nil // one bad payment refuses the file
-	}
-	if len(lineErrs) > 0 && !atomic {
-		rejected := make(map[int]bool, len(lineErrs))
-		for _, le := range lineErrs {
-			rejected[le.Line] = true
+	in := payment.Intake{Source: routing.SourceFile, Requests: reqs, Lines: lines, Rejected: unreadable, Whole: atomic, Project: true}
+	if allowDuplicate {
+		if api.rt.audit == nil {
+			WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable,
+				Detail: "this server keeps no audit log, so it takes no duplicate file (allowDuplicate), whose override an audit log records; nothing was started"})
+			return
 		}
-		keep, keepLines = nil, nil
-		for i, req := range reqs {
-			if !rejected[lines[i]] {
-				keep, keepLines = append(keep, req), append(keepLines, lines[i])
-			}
+		in.AllowDuplicate = true
+		in.Override = func(ctx context.Context, tx pgx.Tx, dup payment.DuplicateFileError, n int) error {
+			return api.rt.record(ctx, tx, r, map[string]any{"allowDuplicate": true, "tenantId": dup.TenantID,
+				"duplicateOf": dup.BatchID, "duplicateReceivedAt": dup.ReceivedAt.UTC(), "payments": n})
 		}
 	}
-	var sub payment.BatchSubmission
-	var projs []payment.RailProjection
-	if len(keep) > 0 && api.projector != nil {
-		// Before the file's Phase A takes any slot: one read of each
-		// rail's pacing windows. A projection that cannot be made
-		// refuses nothing.
-		if projs, err = api.projector.Project(r.Context(), keep); err != nil {
-			api.rt.log.Warn("a file's projection could not be made; it is accepted without", "error", err)
-			projs, err = nil, nil
-		}
-	}
-	if len(keep) > 0 {
-		sub, err = api.payments.StartBatch(r.Context(), keep, atomic)
-		// A payment whose id its tenant used for a different payment
-		// was not stored: it is rejected with the file's other bad
-		// payments (atomic: the file with it).
-		if len(sub.Conflicts) > 0 && (err == nil || errors.Is(err, payment.ErrConflict)) {
-			for _, i := range sub.Conflicts {
-				lineErrs = append(lineErrs, payment.LineError{Line: keepLines[i], Fields: []field.Error{
-					{Field: "paymentId", Detail: "already used by this tenant for a different payment"}}})
-			}
-			lineErrs = mergeLines(lineErrs)
-			if err != nil {
-				keep, err = nil, nil
-			}
-		}
-	}
+	taken, err := api.payments.Take(r.Context(), in)
+	lineErrs, sub := taken.Rejections, taken.BatchSubmission
+	var dup *payment.DuplicateFileError
 	switch {
-	case len(lineErrs) > 0 && (len(keep) == 0 || err == nil && sub.Payments == 0):
+	case errors.As(err, &dup):
+		WriteProblem(w, r, Problem{Status: http.StatusConflict, Title: "Duplicate file",
+			Detail: fmt.Sprintf("tenant %s sent the same payments as batch %s, received at %s; nothing was started: to take this file as well, send it with ?allowDuplicate=true",
+				dup.TenantID, dup.BatchID, dup.ReceivedAt.UTC().Format(time.RFC3339))})
+	case errors.Is(err, payment.ErrNotChecked):
+		WriteProblem(w, r, stopped())
+	case err == nil && len(lineErrs) > 0 && sub.Payments == 0:
 		prob := Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid payments in the file",
 			Detail: fmt.Sprintf("%d line(s) need fixing; nothing was started", len(lineErrs))}
 		for i, le := range lineErrs {
@@ -456,13 +422,13 @@ func (api *paymentsAPI) createBatch(w http.ResponseWriter, r *http.Request) {
 				api.rt.log.Error("recording a file's rejections failed", "batch", sub.BatchID, "error", err)
 			}
 		}
-		api.rt.recordPain001(r, api.payments, sub.BatchID, origin, keep, keepLines)
+		api.rt.recordPain001(r, api.payments, sub.BatchID, origin, taken.Started, taken.Lines)
 		if sub.Payments+len(lineErrs) != declared {
 			api.rt.log.Error("a file's payments are not all accounted for", "batch", sub.BatchID,
 				"declared", declared, "started", sub.Payments, "rejected", len(lineErrs))
 		}
 		w.Header().Set("Location", "/v1/payment-batches/"+sub.BatchID)
-		out := batchAccepted{BatchSubmission: sub, Declared: declared, Rejected: len(lineErrs), Rejections: lineErrs, Projection: projs}
+		out := batchAccepted{BatchSubmission: sub, Declared: declared, Rejected: len(lineErrs), Rejections: lineErrs, Projection: taken.Projection}
 		if len(out.Rejections) > 1000 {
 			out.Rejections = out.Rejections[:1000]
 		}

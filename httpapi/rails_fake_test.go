@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -186,13 +187,66 @@ func (f *fakePayments) Release(ctx context.Context, filter payment.HeldFilter, r
 	return payment.Released{Released: n, FirstSlot: &at, LastSlot: &at}, nil
 }
 
-func (f *fakePayments) SubmitProjected(ctx context.Context, r payment.Request) (string, []payment.RailProjection, error) {
-	id, err := f.Submit(ctx, r)
-	if err != nil {
-		return "", nil, err
+// take is the fakes' intake, the real one's policy (payment.Service.Take)
+// made small: check (nil: every payment passes), the rejected lines
+// dropped (all of them when whole), the rest stored by id, a file's as
+// batch "b", and projected.
+func (f *fakePayments) take(ctx context.Context, in payment.Intake, check func([]payment.Request, []int) ([]payment.LineError, error)) (payment.Taken, error) {
+	lines := in.Lines
+	if lines == nil {
+		lines = make([]int, len(in.Requests))
+		for i := range lines {
+			lines[i] = i + 1
+		}
 	}
-	projs, _ := f.Project(ctx, []payment.Request{r})
-	return id, projs, nil
+	if in.Source == routing.SourceAPI {
+		for i := range in.Requests {
+			if in.Requests[i].PaymentID == "" {
+				in.Requests[i].PaymentID = fmt.Sprintf("pay-%d", len(f.byID)+1)
+			}
+		}
+	}
+	rejections := slices.Clone(in.Rejected)
+	if check != nil {
+		checked, err := check(in.Requests, lines)
+		if err != nil {
+			return payment.Taken{}, fmt.Errorf("%w: %w", payment.ErrNotChecked, err)
+		}
+		rejections = append(rejections, checked...)
+	}
+	slices.SortStableFunc(rejections, func(a, b payment.LineError) int { return a.Line - b.Line })
+	var merged []payment.LineError
+	for _, le := range rejections {
+		if n := len(merged); n > 0 && merged[n-1].Line == le.Line {
+			merged[n-1].Fields = append(merged[n-1].Fields, le.Fields...)
+			continue
+		}
+		merged = append(merged, le)
+	}
+	t := payment.Taken{Rejections: merged}
+	bad := map[int]bool{}
+	for _, le := range merged {
+		bad[le.Line] = true
+	}
+	for i, r := range in.Requests {
+		if !bad[lines[i]] && !(in.Whole && len(merged) > 0) {
+			t.Started, t.Lines = append(t.Started, r), append(t.Lines, lines[i])
+		}
+	}
+	if len(t.Started) == 0 {
+		return t, nil
+	}
+	for _, r := range t.Started {
+		f.byID[r.PaymentID] = r
+	}
+	t.Payments = len(t.Started)
+	if in.Source != routing.SourceAPI {
+		t.BatchID, t.Chunks = "b", 1
+	}
+	if in.Project {
+		t.Projection, _ = f.Project(ctx, t.Started)
+	}
+	return t, nil
 }
 
 func (f *fakePayments) Project(_ context.Context, rs []payment.Request) ([]payment.RailProjection, error) {
@@ -206,11 +260,4 @@ func (f *fakePayments) Project(_ context.Context, rs []payment.Request) ([]payme
 	}
 	return []payment.RailProjection{{Rail: rail, Payments: len(rs), ExecutionDate: at.Format(time.DateOnly),
 		FirstSlot: &at, LastSlot: &at, BeforeCutoff: len(rs)}}, nil
-}
-
-func (v *validatingPayments) SubmitProjected(ctx context.Context, r payment.Request) (string, []payment.RailProjection, error) {
-	if _, err := payment.Validate(r, time.Now()); err != nil {
-		return "", nil, err
-	}
-	return v.fakePayments.SubmitProjected(ctx, r)
 }

@@ -54,9 +54,8 @@ const Public auth.Scope = "public"
 // Services are what the routes stand on. Each route is served when the
 // service it needs is given (RouterConfig.Services); NewRouter mounts them.
 type Services struct {
-	// Payments serves the payments. If it is also Projections,
-	// StatusReports or HeldPayments, the answers hold rail projections,
-	// and the status report and release routes are served.
+	// Payments serves the payments. If it is also StatusReports or
+	// HeldPayments, the status report and release routes are served.
 	Payments Payments
 	// Levers move what waits when an operator changes a limit; the pauses
 	// and priorities are served.

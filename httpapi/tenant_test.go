@@ -118,18 +118,20 @@ func TestOtherTenantForbidden(t *testing.T) {
 	}
 }
 
-// rejectingPayments refuses, in CheckBatch, every payment whose id starts
+// rejectingPayments refuses, in its check, every payment whose id starts
 // with "bad".
 type rejectingPayments struct{ *fakePayments }
 
-func (p rejectingPayments) CheckBatch(_ context.Context, rs []payment.Request, lines []int) ([]payment.LineError, error) {
-	var out []payment.LineError
-	for i, r := range rs {
-		if strings.HasPrefix(r.PaymentID, "bad") {
-			out = append(out, payment.LineError{Line: lines[i], Fields: []field.Error{{Field: "amount", Detail: "must be greater than zero"}}})
+func (p rejectingPayments) Take(ctx context.Context, in payment.Intake) (payment.Taken, error) {
+	return p.take(ctx, in, func(rs []payment.Request, lines []int) ([]payment.LineError, error) {
+		var out []payment.LineError
+		for i, r := range rs {
+			if strings.HasPrefix(r.PaymentID, "bad") {
+				out = append(out, payment.LineError{Line: lines[i], Fields: []field.Error{{Field: "amount", Detail: "must be greater than zero"}}})
+			}
 		}
-	}
-	return out, nil
+		return out, nil
+	})
 }
 
 // TestBatchRejectionsPerTenant: an operator's file mixing tenants shows

@@ -11,7 +11,7 @@
 // JSON POST /v1/payments takes; its tenant is the value's tenantId or the
 // record's tenant-id header. Records are taken in chunks (up to
 // ChunkRecords, or what arrived within ChunkWait) through the bulk file's
-// set-based path (payment.Service.StartBatch): a chunk of thousands of
+// intake and set-based path (payment.Service.Take): a chunk of thousands of
 // records is one transaction per 10,000 payments and one Phase A workflow
 // per 2,500, never a workflow per record.
 //

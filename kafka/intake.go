@@ -93,13 +93,11 @@ const DefaultChunkRecords = 20_000
 
 // Payments is what the intake needs of the payments' side.
 type Payments interface {
-	// CheckBatch validates requests as a bulk file's (lines: each one's
-	// number, here its index in the chunk + 1).
-	CheckBatchFrom(ctx context.Context, source string, reqs []payment.Request, lines []int) ([]payment.LineError, error)
-	// StartBatch stores them and starts their Phase A; the indexes of
-	// those whose id their tenant used for another payment are in
-	// Conflicts.
-	StartBatch(ctx context.Context, reqs []payment.Request, whole bool) (payment.BatchSubmission, error)
+	// Take is the payments' intake (payment.Service.Take): a chunk's
+	// payments checked, the good ones stored and started, the rejections
+	// (id conflicts among them) by line, here a payment's index in the
+	// chunk + 1.
+	Take(ctx context.Context, in payment.Intake) (payment.Taken, error)
 }
 
 // IntakeConfig configures an Intake. Brokers, Topic, Group and Payments
@@ -480,46 +478,40 @@ func (in *Intake) take(ctx context.Context, recs []*kgo.Record, lettered map[*kg
 			return false
 		})
 	}
-	lines := make([]int, len(reqs))
-	for i := range lines {
-		lines[i] = i + 1
-	}
-	lineErrs, err := in.cfg.Payments.CheckBatchFrom(ctx, routing.SourceKafka, reqs, lines)
-	if err != nil {
-		return fmt.Errorf("check: %w", err)
-	}
-	bad := make(map[int]bool, len(lineErrs))
-	for _, le := range lineErrs {
-		i := le.Line - 1
-		bad[i] = true
-		rf := refusal{reason: "invalid payment"}
-		if len(le.Fields) > 0 {
-			rf.field, rf.reason = le.Fields[0].Field, ""
-			for j, f := range le.Fields {
-				if j > 0 {
-					rf.reason += "; "
-				}
-				rf.reason += f.Field + ": " + f.Detail
-			}
-		}
-		refused[at[i]] = rf
-	}
-	reqs, at = keep(reqs, at, func(i int) bool { return !bad[i] })
 	if len(reqs) > 0 {
-		sub, err := in.cfg.Payments.StartBatch(ctx, reqs, false)
+		taken, err := in.cfg.Payments.Take(ctx, payment.Intake{Source: routing.SourceKafka, Requests: reqs})
 		if err != nil {
-			return fmt.Errorf("store %d payments: %w", len(reqs), err)
+			return fmt.Errorf("take %d payments: %w", len(reqs), err)
 		}
-		for _, i := range sub.Conflicts {
-			refused[at[i]] = refusal{field: "paymentId", reason: "already used by this tenant for a different payment"}
+		for _, le := range taken.Rejections {
+			refused[at[le.Line-1]] = refusalOf(le)
 		}
-		in.cfg.Metrics.accepted(len(reqs) - len(sub.Conflicts))
+		in.cfg.Metrics.accepted(taken.Payments)
 	}
 	letters := make([]letter, 0, len(refused))
 	for i, rf := range refused {
 		letters = append(letters, letter{recs[i], rf})
 	}
 	return in.sendLetters(ctx, letters, lettered)
+}
+
+// refusalOf is a rejected payment's refusal: its first field, and every
+// field's reason; an id conflict's, the conflict alone.
+func refusalOf(le payment.LineError) refusal {
+	if le.Conflict {
+		return refusal{field: "paymentId", reason: "already used by this tenant for a different payment"}
+	}
+	rf := refusal{reason: "invalid payment"}
+	if len(le.Fields) > 0 {
+		rf.field, rf.reason = le.Fields[0].Field, ""
+		for j, f := range le.Fields {
+			if j > 0 {
+				rf.reason += "; "
+			}
+			rf.reason += f.Field + ": " + f.Detail
+		}
+	}
+	return rf
 }
 
 // sendLetters puts letters on the dead-letter topic (those not there

@@ -172,9 +172,9 @@ type countingPayments struct {
 	n *atomic.Int64
 }
 
-func (c countingPayments) StartBatch(ctx context.Context, reqs []payment.Request, whole bool) (payment.BatchSubmission, error) {
-	c.n.Add(int64(len(reqs)))
-	return c.Payments.StartBatch(ctx, reqs, whole)
+func (c countingPayments) Take(ctx context.Context, in payment.Intake) (payment.Taken, error) {
+	c.n.Add(int64(len(in.Requests)))
+	return c.Payments.Take(ctx, in)
 }
 
 // TestIntakeKilledBeforeCommit: a consumer that dies after storing a
@@ -328,17 +328,17 @@ func TestIntakeOversizedRecord(t *testing.T) {
 	}
 }
 
-// failingPayments fails StartBatch as fail says (nil: it does not).
+// failingPayments fails Take as fail says (nil: it does not).
 type failingPayments struct {
 	kafka.Payments
 	fail func(reqs []payment.Request) error
 }
 
-func (f failingPayments) StartBatch(ctx context.Context, reqs []payment.Request, whole bool) (payment.BatchSubmission, error) {
-	if err := f.fail(reqs); err != nil {
-		return payment.BatchSubmission{}, err
+func (f failingPayments) Take(ctx context.Context, in payment.Intake) (payment.Taken, error) {
+	if err := f.fail(in.Requests); err != nil {
+		return payment.Taken{}, err
 	}
-	return f.Payments.StartBatch(ctx, reqs, whole)
+	return f.Payments.Take(ctx, in)
 }
 
 // TestIntakeIsolatesAFailingRecord: a valid-looking record that the

@@ -20,26 +20,11 @@ import (
 // default: a 500,000-payment file becomes 200 workflows, not 500,000.
 const ChunkSize = 2500
 
-// SubmitBatch validates a bulk file's payments and starts one chunk
-// workflow per ChunkSize payments. Any invalid payment refuses the whole
-// file (a *BatchError, naming each bad line's fields) and nothing starts. The
-// batch id is derived from the payments, so submitting the same file again
-// starts nothing new.
-func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) (BatchSubmission, error) {
-	lineErrs, err := s.CheckBatch(ctx, reqs, nil)
-	if err != nil {
-		return BatchSubmission{}, err
-	}
-	if len(lineErrs) > 0 {
-		return BatchSubmission{}, &BatchError{Lines: lineErrs}
-	}
-	return s.StartBatch(ctx, reqs, true)
-}
-
-// StartBatch is SubmitBatch for payments CheckBatch has passed (the HTTP
-// handler checks a file once, to start its good payments and list the
-// bad): it takes the payments in (RECEIVED), records the file and starts one
-// PaymentPhaseA per chunk, without checking again.
+// StartBatch stores a batch of payments CheckBatchFrom has passed (Take
+// checks them once, to start the good and reject the bad): it takes the
+// payments in (RECEIVED), records the batch and starts one PaymentPhaseA
+// per chunk of ChunkSize, without checking again. The batch id is derived
+// from the payments, so the same batch again starts nothing new.
 // A payment whose id its tenant used for a different payment is not
 // stored; its index in reqs is in Conflicts, and with whole set, nothing
 // is (the error is then ErrConflict). Phase A still validates each
@@ -265,7 +250,7 @@ func (s *Service) CheckBatchFrom(ctx context.Context, source string, reqs []Requ
 	return errs, nil
 }
 
-// BatchSubmission is what SubmitBatch started.
+// BatchSubmission is what StartBatch started.
 type BatchSubmission struct {
 	BatchID  string `json:"batchId"`
 	Payments int    `json:"payments"`
@@ -283,11 +268,7 @@ type LineError struct {
 	// operator's unreadable line), kept with the file's rejections so
 	// each tenant is shown its own; never part of an answer.
 	TenantID string `json:"-"`
-}
-
-// BatchError lists the bad lines of a refused bulk file.
-type BatchError struct{ Lines []LineError }
-
-func (e *BatchError) Error() string {
-	return fmt.Sprintf("bulk file refused: %d bad line(s)", len(e.Lines))
+	// Conflict: the line's payment id is one its tenant used for a
+	// different payment.
+	Conflict bool `json:"-"`
 }

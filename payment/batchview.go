@@ -48,7 +48,8 @@ func (s *Service) RecordRejections(ctx context.Context, batchID string, rejectio
 	n := len(rejections)
 	kept := make([]storedRejection, min(n, maxStoredRejections))
 	for i := range kept {
-		kept[i] = storedRejection(rejections[i])
+		le := rejections[i]
+		kept[i] = storedRejection{Line: le.Line, Fields: le.Fields, TenantID: le.TenantID}
 	}
 	raw, err := json.Marshal(kept)
 	if err != nil {
@@ -97,7 +98,7 @@ func (s *Service) BatchRejections(ctx context.Context, id string) ([]LineError, 
 	}
 	out := make([]LineError, len(kept))
 	for i, k := range kept {
-		out[i] = LineError(k)
+		out[i] = LineError{Line: k.Line, Fields: k.Fields, TenantID: k.TenantID}
 	}
 	return out, b.Tenants, nil
 }

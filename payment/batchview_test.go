@@ -3,6 +3,7 @@ package payment_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/paydispatch/paydispatch/internal/testkit/temporaltest"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/routing"
 )
 
 // TestBatchProgress: a recorded file counts its payments by stage as
@@ -79,7 +81,7 @@ func TestReceivedShowsItsTenant(t *testing.T) {
 	pool := newPool(t)
 	svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c})
 	r := validRequest(time.Now())
-	id, err := svc.Submit(ctx, r)
+	id, err := takeOne(ctx, svc, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func TestReceivedShowsItsTenant(t *testing.T) {
 	}
 	other := r
 	other.TenantID, other.Amount = "globex", "1.00"
-	if got, err := svc.Submit(ctx, other); err != nil || got != id {
+	if got, err := takeOne(ctx, svc, other); err != nil || got != id {
 		t.Fatalf("the same id in another tenant: %q, %v", got, err)
 	}
 	if _, err := svc.Status(ctx, "", id); !errors.Is(err, payment.ErrAmbiguous) {
@@ -106,4 +108,17 @@ func TestReceivedShowsItsTenant(t *testing.T) {
 	if v, err := svc.Status(ctx, "globex", id); err != nil || v.Amount != "1.00" {
 		t.Fatalf("globex's payment: %+v, %v", v, err)
 	}
+}
+
+// takeOne takes r in as POST /v1/payments does, answering its id, or an
+// error naming its rejection.
+func takeOne(ctx context.Context, svc *payment.Service, r payment.Request) (string, error) {
+	got, err := svc.Take(ctx, payment.Intake{Source: routing.SourceAPI, Requests: []payment.Request{r}})
+	switch {
+	case err != nil:
+		return "", err
+	case len(got.Rejections) > 0:
+		return "", fmt.Errorf("rejected: %+v", got.Rejections)
+	}
+	return got.Started[0].PaymentID, nil
 }

@@ -17,6 +17,9 @@ func IntakeOf(ctx context.Context, s *Store, initWorkflowID string) ([]Request, 
 	return out, err
 }
 
+// SentBefore is a file's look-up among those accepted since.
+var SentBefore = sentSince
+
 // Cancelled is the cancel counter's series for via.
 func (m *Metrics) Cancelled(via string) prometheus.Counter { return m.cancelled.WithLabelValues(via) }
 

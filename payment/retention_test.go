@@ -103,3 +103,54 @@ func TestDeleteNotificationsUsesIndexes(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteFileFingerprints: the fingerprints whose duplicate window
+// closed before the cutoff go, oldest first, at most a batch; one whose
+// window is still open stays. Both the delete and a file's look-up use
+// their indexes, never a scan.
+func TestDeleteFileFingerprints(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO payment_file_fingerprints (tenant_id, fingerprint, batch_id, received_at, expires_at)
+		SELECT 't-' || (g % 50), 'file-' || g, 'batch-' || g, now() - g * interval '1 minute', now() + interval '7 days' - g * interval '1 minute'
+		FROM generate_series(1, 20000) g;
+		ANALYZE payment_file_fingerprints`); err != nil {
+		t.Fatal(err)
+	}
+	// Half a minute ago: the windows of g over 10,080 (a week of
+	// minutes) closed before it.
+	cutoff := time.Now().Add(-30 * time.Second)
+	for _, tt := range []struct {
+		limit int
+		want  int64
+	}{{10, 10}, {100_000, 20_000 - 10_080 - 10}} {
+		if n, err := payment.DeleteFileFingerprints(ctx, pool, cutoff, tt.limit); err != nil || n != tt.want {
+			t.Fatalf("limit %d: deleted %d (%v), want %d", tt.limit, n, err, tt.want)
+		}
+	}
+	var oldest time.Time
+	if err := pool.QueryRow(ctx, `SELECT min(expires_at) FROM payment_file_fingerprints`).Scan(&oldest); err != nil || oldest.Before(cutoff) {
+		t.Fatalf("a window closed before the cutoff is left: %v, %v", oldest, err)
+	}
+	for _, call := range []struct {
+		name  string
+		index string
+		run   func(ctx context.Context, tx pgx.Tx) error
+	}{
+		{"delete", "payment_file_fingerprints_expires_idx", func(ctx context.Context, tx pgx.Tx) error {
+			_, err := payment.DeleteFileFingerprints(ctx, tx, time.Now(), 1000)
+			return err
+		}},
+		{"look-up", "payment_file_fingerprints_lookup_idx", func(ctx context.Context, tx pgx.Tx) error {
+			_, err := payment.SentBefore(ctx, tx, "file-7", []string{"t-7", "t-8"}, time.Now().Add(-7*24*time.Hour))
+			return err
+		}},
+	} {
+		plan := pgtest.Plans(t, pool, true, call.run)
+		if !strings.Contains(plan, call.index) || strings.Contains(plan, "Seq Scan") {
+			t.Errorf("the %s does not use %s:\n%s", call.name, call.index, plan)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -47,6 +46,10 @@ type ServiceConfig struct {
 	Pacer Pacer
 	// CutoffGuard is as InitActivities' (0 or less: DefaultCutoffGuard).
 	CutoffGuard time.Duration
+	// DuplicateFileWindow is how long a tenant's accepted bulk file is
+	// remembered: one with the same payments within it is refused
+	// (DuplicateFileError) unless Intake.AllowDuplicate. 0: never.
+	DuplicateFileWindow time.Duration
 }
 
 // Service is the payments intake: what the HTTP API (or any other intake)
@@ -113,61 +116,6 @@ type ProcessView struct {
 	Status      process.Status `json:"status"`
 	CurrentStep string         `json:"currentStep"`
 	ErrorCode   string         `json:"errorCode,omitempty"`
-}
-
-// Submit validates a payment, takes it in (RECEIVED, in its intake row)
-// and starts its init workflow (PaymentPhaseA, which reads it from that
-// row). The payment is accepted once taken in: a start that fails is made later
-// by ResumeIntake. The
-// payment's key is derived from its tenant and id, so submitting the same
-// payment again stores and starts nothing new. An id its tenant already
-// used for a different payment is ErrConflict; an invalid request is a
-// *field.Invalid. Neither changes anything. It answers the payment's id.
-func (s *Service) Submit(ctx context.Context, r Request) (string, error) {
-	id, _, err := s.submit(ctx, r, false)
-	return id, err
-}
-
-// SubmitProjected is Submit, also answering where the payment is
-// projected to go on its rail (Project), made once it is routed and
-// before its Phase A starts. A projection that cannot be made (no rails
-// or limiter, or a failed read: logged) is nil and refuses nothing.
-func (s *Service) SubmitProjected(ctx context.Context, r Request) (string, []RailProjection, error) {
-	return s.submit(ctx, r, true)
-}
-
-func (s *Service) submit(ctx context.Context, r Request, project bool) (string, []RailProjection, error) {
-	if r.PaymentID == "" {
-		r.PaymentID = "pay-" + uuid.Must(uuid.NewV7()).String()
-	}
-	m, err := Validate(r, s.now())
-	if err != nil {
-		return "", nil, err
-	}
-	if err := s.route(ctx, &r, m, routing.SourceAPI); err != nil {
-		return "", nil, err
-	}
-	var projs []RailProjection
-	if project {
-		if projs, err = s.Project(ctx, []Request{r}); err != nil {
-			s.log().Warn("a payment's projection could not be made; it is accepted without", "payment", r.PaymentID, "error", err)
-			projs = nil
-		}
-	}
-	receipts, err := s.cfg.Store.Receive(ctx, []Request{r}, func(int) string { return InitWorkflowID(Key(r.TenantID, r.PaymentID)) }, false)
-	if err != nil {
-		return "", nil, err
-	}
-	rc := receipts[0]
-	if rc.Conflict {
-		return "", nil, fmt.Errorf("payment %s: %w", r.PaymentID, ErrConflict)
-	}
-	if rc.Fresh {
-		if err := s.startOnce(ctx, InitWorkflowID(rc.Key)); err != nil {
-			s.log().Warn("a payment is stored; its init workflow will be started by the intake's resume", "payment", rc.Key, "error", err)
-		}
-	}
-	return r.PaymentID, projs, nil
 }
 
 // route sets the rail a valid payment leaves by: the one it names, if

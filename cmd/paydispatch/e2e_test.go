@@ -604,7 +604,7 @@ func freePortNumber(t *testing.T) int {
 // one chunk workflow per chunk (here 100, to keep the test short), and every
 // payment reaches DELIVERED with its queue item COMPLETED; a file with bad
 // lines starts nothing and reports every bad line; the same file again
-// starts nothing new.
+// is a duplicate (409) and, allowed, starts nothing new.
 func TestBulkFile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -621,8 +621,8 @@ func TestBulkFile(t *testing.T) {
 	for i := range n {
 		fmt.Fprintf(&file, `{"paymentId":"b-%04d","tenantId":"t%d","debtorAccount":"ACC-t%d","amount":"1.%02d","currency":"EUR","creditor":{"name":"Jane Doe","iban":"DE89370400440532013000"},"requestedExecutionTime":%q}`+"\n", i, i%3, i%3, i%100, due)
 	}
-	post := func(body string) (int, map[string]any) {
-		resp, err := http.Post("http://"+addr+"/v1/payment-batches?atomic=true", "application/x-ndjson", strings.NewReader(body))
+	post := func(body string, query ...string) (int, map[string]any) {
+		resp, err := http.Post("http://"+addr+"/v1/payment-batches?atomic=true"+strings.Join(query, ""), "application/x-ndjson", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -639,8 +639,11 @@ func TestBulkFile(t *testing.T) {
 	if code != http.StatusAccepted || out["chunks"].(float64) != 3 || out["payments"].(float64) != n {
 		t.Fatalf("file: %d %v", code, out)
 	}
-	if code, again := post(file.String()); code != http.StatusAccepted || again["batchId"] != out["batchId"] {
-		t.Fatalf("same file again: %d %v", code, again)
+	if code, again := post(file.String()); code != http.StatusConflict || !strings.Contains(fmt.Sprint(again["detail"]), out["batchId"].(string)) {
+		t.Fatalf("same file again: %d %v; want 409 naming %v", code, again, out["batchId"])
+	}
+	if code, again := post(file.String(), "&allowDuplicate=true"); code != http.StatusAccepted || again["batchId"] != out["batchId"] {
+		t.Fatalf("same file again, allowed: %d %v", code, again)
 	}
 	conn := embeddedConn(t, data)
 	waitUntil(t, 6*time.Minute, func() bool {

@@ -300,7 +300,9 @@ func (h *hostile) bulk(token string) {
 		h.t.Errorf("JSON lines after a BOM: %d %s", a.status, a.raw)
 	}
 
-	// CSV carries the values as text: no JSON types to get wrong.
+	// CSV carries the values as text: no JSON types to get wrong. Its
+	// good payments pay 1.10, not the JSON file's 1.00: the same payments
+	// again would be a duplicate file.
 	var csv strings.Builder
 	csv.WriteString("paymentId,debtorAccount,amount,currency,creditorName,creditorIban,requestedExecutionTime\n")
 	var csvBad int
@@ -310,7 +312,7 @@ func (h *hostile) bulk(token string) {
 		h.seq++
 		id := fmt.Sprintf("h-%04d", h.seq)
 		h.mu.Unlock()
-		amount, at2, cur := "1.00", h.due, "EUR"
+		amount, at2, cur := "1.10", h.due, "EUR"
 		v := strings.Trim(at.value, `"`)
 		switch {
 		case at.field == "amount" && strings.HasPrefix(at.value, `"`):
@@ -475,14 +477,15 @@ func (h *hostile) ids(acme, globex string) {
 		h.t.Errorf("operator's GET with tenantId: %d %s", a.status, a.raw)
 	}
 	// Inside a file of every format, the same: acme's id is globex's to
-	// use.
+	// use. The three files hold one payment: the second and third are
+	// duplicates of the first, taken as allowed.
 	for _, f := range []struct{ name, ctype, body string }{
 		{"JSON lines", "application/x-ndjson", theirs + "\n"},
 		{"CSV", "text/csv", "paymentId,debtorAccount,amount,currency,creditorName,creditorIban,requestedExecutionTime\n" +
 			id + ",ACC-1,2.00,EUR,Jane Doe,DE89370400440532013000," + h.due + "\n"},
 		{"pain.001", "application/xml", painDoc([]painTx{{id, "2.00", "EUR"}}, h.due, "09", "")},
 	} {
-		a := h.do("POST", "/v1/payment-batches", globex, f.ctype, f.body, nil)
+		a := h.do("POST", "/v1/payment-batches?allowDuplicate=true", globex, f.ctype, f.body, nil)
 		if a.status != 202 || a.json["payments"] != 1.0 || a.json["rejected"] != 0.0 {
 			h.t.Errorf("a %s file of globex's with an id acme uses: %d %s", f.name, a.status, a.raw)
 		}

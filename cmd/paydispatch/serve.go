@@ -324,7 +324,8 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	}
 	run.parts.add("the relayers", stopRelay)
 
-	payments := app.PaymentService(store, tconn, payment.ServiceConfig{ChunkSize: srv.BulkChunkSize, Metrics: payment.NewMetrics(reg)})
+	payments := app.PaymentService(store, tconn, payment.ServiceConfig{ChunkSize: srv.BulkChunkSize, Metrics: payment.NewMetrics(reg),
+		DuplicateFileWindow: time.Duration(srv.DuplicateFileDays) * 24 * time.Hour})
 	if c.kc.On() {
 		stopIntake, err := app.StartKafkaIntake(ctx, store, payments, c.kc, kafkaBrokers, reg, log)
 		if err != nil {

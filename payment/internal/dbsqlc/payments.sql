@@ -708,3 +708,36 @@ WITH locked AS (
     ON CONFLICT DO NOTHING
 )
 SELECT moved.payment_id FROM moved;
+
+-- name: LatestFileFingerprint :one
+-- The latest file of one of @tenant_ids with the fingerprint, received
+-- at or after @since (payment_file_fingerprints_lookup_idx).
+SELECT tenant_id, batch_id, received_at FROM payment_file_fingerprints
+WHERE fingerprint = @fingerprint::text AND tenant_id = ANY(@tenant_ids::text[]) AND received_at >= @since::timestamptz
+ORDER BY received_at DESC
+LIMIT 1;
+
+-- name: InsertFileFingerprints :exec
+-- A file accepted: its fingerprint, once for each of its tenants.
+INSERT INTO payment_file_fingerprints (tenant_id, fingerprint, batch_id, received_at, expires_at)
+SELECT unnest(@tenant_ids::text[]), @fingerprint::text, @batch_id::text, @received_at::timestamptz, @expires_at::timestamptz;
+
+-- name: DeleteFileFingerprints :execrows
+-- Retention: up to @max_rows fingerprints whose window closed before
+-- @before, oldest first (payment_file_fingerprints_expires_idx), by
+-- their rows' addresses (a TID scan).
+DELETE FROM payment_file_fingerprints d
+WHERE d.ctid = ANY(ARRAY(
+    SELECT f.ctid FROM payment_file_fingerprints f
+    WHERE f.expires_at < @before::timestamptz
+    ORDER BY f.expires_at
+    LIMIT @max_rows::int));
+
+-- name: LockFile :exec
+-- A session's lock on a file's fingerprint, held from its look-up to its
+-- record: two files with one fingerprint are taken one after the other.
+-- Keys of two ints: apart from every one-key advisory lock.
+SELECT pg_advisory_lock(1718185061, hashtext(@fingerprint::text));
+
+-- name: UnlockFile :exec
+SELECT pg_advisory_unlock(1718185061, hashtext(@fingerprint::text));

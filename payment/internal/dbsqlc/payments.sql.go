@@ -413,6 +413,31 @@ func (q *Queries) ClearResumed(ctx context.Context, paymentIds []string) error {
 	return err
 }
 
+const deleteFileFingerprints = `-- name: DeleteFileFingerprints :execrows
+DELETE FROM payment_file_fingerprints d
+WHERE d.ctid = ANY(ARRAY(
+    SELECT f.ctid FROM payment_file_fingerprints f
+    WHERE f.expires_at < $1::timestamptz
+    ORDER BY f.expires_at
+    LIMIT $2::int))
+`
+
+type DeleteFileFingerprintsParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+// Retention: up to @max_rows fingerprints whose window closed before
+// @before, oldest first (payment_file_fingerprints_expires_idx), by
+// their rows' addresses (a TID scan).
+func (q *Queries) DeleteFileFingerprints(ctx context.Context, arg DeleteFileFingerprintsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deleteFileFingerprints, arg.Before, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const deleteIntake = `-- name: DeleteIntake :exec
 DELETE FROM payment_intake WHERE init_workflow_id = $1
 `
@@ -944,6 +969,31 @@ func (q *Queries) InsertBookings(ctx context.Context, arg InsertBookingsParams) 
 	return result.RowsAffected(), nil
 }
 
+const insertFileFingerprints = `-- name: InsertFileFingerprints :exec
+INSERT INTO payment_file_fingerprints (tenant_id, fingerprint, batch_id, received_at, expires_at)
+SELECT unnest($1::text[]), $2::text, $3::text, $4::timestamptz, $5::timestamptz
+`
+
+type InsertFileFingerprintsParams struct {
+	TenantIds   []string
+	Fingerprint string
+	BatchID     string
+	ReceivedAt  time.Time
+	ExpiresAt   time.Time
+}
+
+// A file accepted: its fingerprint, once for each of its tenants.
+func (q *Queries) InsertFileFingerprints(ctx context.Context, arg InsertFileFingerprintsParams) error {
+	_, err := q.db.Exec(ctx, insertFileFingerprints,
+		arg.TenantIds,
+		arg.Fingerprint,
+		arg.BatchID,
+		arg.ReceivedAt,
+		arg.ExpiresAt,
+	)
+	return err
+}
+
 const insertNotification = `-- name: InsertNotification :execrows
 INSERT INTO payment_notifications (payment_id, party, status)
 VALUES ($1, $2, $3)
@@ -1092,6 +1142,34 @@ func (q *Queries) IntakeRequests(ctx context.Context, initWorkflowID string) (In
 		&i.Priorities,
 		&i.Details,
 	)
+	return i, err
+}
+
+const latestFileFingerprint = `-- name: LatestFileFingerprint :one
+SELECT tenant_id, batch_id, received_at FROM payment_file_fingerprints
+WHERE fingerprint = $1::text AND tenant_id = ANY($2::text[]) AND received_at >= $3::timestamptz
+ORDER BY received_at DESC
+LIMIT 1
+`
+
+type LatestFileFingerprintParams struct {
+	Fingerprint string
+	TenantIds   []string
+	Since       time.Time
+}
+
+type LatestFileFingerprintRow struct {
+	TenantID   string
+	BatchID    string
+	ReceivedAt time.Time
+}
+
+// The latest file of one of @tenant_ids with the fingerprint, received
+// at or after @since (payment_file_fingerprints_lookup_idx).
+func (q *Queries) LatestFileFingerprint(ctx context.Context, arg LatestFileFingerprintParams) (LatestFileFingerprintRow, error) {
+	row := q.db.QueryRow(ctx, latestFileFingerprint, arg.Fingerprint, arg.TenantIds, arg.Since)
+	var i LatestFileFingerprintRow
+	err := row.Scan(&i.TenantID, &i.BatchID, &i.ReceivedAt)
 	return i, err
 }
 
@@ -1414,6 +1492,18 @@ func (q *Queries) ListedPayments(ctx context.Context, arg ListedPaymentsParams) 
 		return nil, err
 	}
 	return items, nil
+}
+
+const lockFile = `-- name: LockFile :exec
+SELECT pg_advisory_lock(1718185061, hashtext($1::text))
+`
+
+// A session's lock on a file's fingerprint, held from its look-up to its
+// record: two files with one fingerprint are taken one after the other.
+// Keys of two ints: apart from every one-key advisory lock.
+func (q *Queries) LockFile(ctx context.Context, fingerprint string) error {
+	_, err := q.db.Exec(ctx, lockFile, fingerprint)
+	return err
 }
 
 const lockPauses = `-- name: LockPauses :exec
@@ -2797,6 +2887,15 @@ func (q *Queries) TransitionPayment(ctx context.Context, arg TransitionPaymentPa
 	var status string
 	err := row.Scan(&status)
 	return status, err
+}
+
+const unlockFile = `-- name: UnlockFile :exec
+SELECT pg_advisory_unlock(1718185061, hashtext($1::text))
+`
+
+func (q *Queries) UnlockFile(ctx context.Context, fingerprint string) error {
+	_, err := q.db.Exec(ctx, unlockFile, fingerprint)
+	return err
 }
 
 const waitingOnRails = `-- name: WaitingOnRails :many

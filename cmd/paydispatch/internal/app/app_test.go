@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/routing"
 	"github.com/paydispatch/paydispatch/schema"
 	"github.com/paydispatch/paydispatch/temporal"
 )
@@ -54,8 +56,8 @@ func TestPaymentsAtOneInstant(t *testing.T) {
 			RequestedExecutionTime: instant,
 		}
 	}
-	sub, err := app.PaymentService(db, tc, payment.ServiceConfig{ChunkSize: 1000}).SubmitBatch(ctx, reqs)
-	if err != nil || sub.Chunks != 2 {
+	sub, err := app.PaymentService(db, tc, payment.ServiceConfig{ChunkSize: 1000}).Take(ctx, payment.Intake{Source: routing.SourceFile, Requests: reqs, Whole: true})
+	if err = errors.Join(err, sub.Refused()); err != nil || sub.Chunks != 2 {
 		t.Fatalf("submit: %+v %v", sub, err)
 	}
 
@@ -217,7 +219,8 @@ func TestPacedPaymentsFollowTheirSlots(t *testing.T) {
 			RequestedExecutionTime: instant,
 		}
 	}
-	if _, err := app.PaymentService(db, tc, payment.ServiceConfig{ChunkSize: 1000}).SubmitBatch(ctx, reqs); err != nil {
+	taken, err := app.PaymentService(db, tc, payment.ServiceConfig{ChunkSize: 1000}).Take(ctx, payment.Intake{Source: routing.SourceFile, Requests: reqs, Whole: true})
+	if err := errors.Join(err, taken.Refused()); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(3 * time.Minute)

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/routing"
 	"github.com/paydispatch/paydispatch/temporal"
 	"github.com/paydispatch/paydispatch/temporal/devserver"
 )
@@ -75,14 +77,15 @@ func Example() {
 	}
 
 	intake := app.PaymentService(db, tc, payment.ServiceConfig{ChunkSize: 1000}) // what the HTTP API calls
-	id, err := intake.Submit(ctx, payment.Request{
+	taken, err := intake.Take(ctx, payment.Intake{Source: routing.SourceAPI, Requests: []payment.Request{{
 		PaymentID: "pay-example-1", TenantID: "acme", DebtorAccount: "ACC-1", Amount: "125.00", Currency: "EUR",
 		Creditor:               payment.Creditor{Name: "Jane Doe", IBAN: "DE89370400440532013000"},
 		RequestedExecutionTime: time.Now().Add(2 * time.Second),
-	})
-	if err != nil {
+	}}})
+	if err := errors.Join(err, taken.Refused()); err != nil {
 		panic(err)
 	}
+	id := taken.Started[0].PaymentID
 	seen := map[payment.Status]bool{}
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		v, err := intake.Status(ctx, "acme", id)

@@ -56,6 +56,9 @@ func RetentionPolicies(store *postgres.DB, r config.Retention) []retention.Polic
 		{Table: "payment_notifications", Keep: r.PaymentNotifications, Delete: func(ctx context.Context, before time.Time, limit int) (int64, error) {
 			return payment.DeleteNotifications(ctx, pool, before, limit)
 		}},
+		{Table: "payment_file_fingerprints", Keep: r.FileFingerprints, Delete: func(ctx context.Context, before time.Time, limit int) (int64, error) {
+			return payment.DeleteFileFingerprints(ctx, pool, before, limit)
+		}},
 	}
 }
 
@@ -74,6 +77,6 @@ func StartRetention(store *postgres.DB, r config.Retention, reg prometheus.Regis
 	go func() { defer close(done); c.Run(ctx) }()
 	log.Info("retention cleaner started", "queue_completed", r.QueueCompleted, "dispatch_audit", r.DispatchAudit,
 		"process_ended", r.ProcessEnded, "outbox_done", r.OutboxDone, "pacing", r.Pacing,
-		"webhook_delivered", r.WebhookDelivered, "payment_notifications", r.PaymentNotifications, "interval", r.Interval)
+		"webhook_delivered", r.WebhookDelivered, "payment_notifications", r.PaymentNotifications, "file_fingerprints", r.FileFingerprints, "interval", r.Interval)
 	return func() { cancel(); <-done }, nil
 }

@@ -141,7 +141,7 @@ func TestRetentionKeepsVerifyAndTheView(t *testing.T) {
 
 	// Every policy, everything deletable: a cutoff ahead of now.
 	all := config.Retention{QueueCompleted: time.Minute, DispatchAudit: time.Minute, ProcessEnded: time.Minute, OutboxDone: time.Minute,
-		Pacing: time.Minute, WebhookDelivered: time.Minute, PaymentNotifications: time.Minute}
+		Pacing: time.Minute, WebhookDelivered: time.Minute, PaymentNotifications: time.Minute, FileFingerprints: time.Minute}
 	deleted := map[string]int64{}
 	for _, p := range app.RetentionPolicies(&postgres.DB{Pool: pool}, all) {
 		for {

@@ -3,6 +3,7 @@ package bench
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,6 +28,7 @@ import (
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/routing"
 	ptemporal "github.com/paydispatch/paydispatch/temporal"
 )
 
@@ -330,7 +332,8 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	windowsFrom := time.Now().Add(-time.Hour)
 	fmt.Fprintf(o.Out, "debtor accounts: %d, one rail participant\n", cmp.Or(o.Debtors, 10))
 	heap := heapPeak{path: o.MemProfile}
-	if _, err := app.PaymentService(db, tc, payment.ServiceConfig{}).SubmitBatch(ctx, reqs); err != nil {
+	taken, err := app.PaymentService(db, tc, payment.ServiceConfig{}).Take(ctx, payment.Intake{Source: routing.SourceFile, Requests: reqs, Whole: true})
+	if err := errors.Join(err, taken.Refused()); err != nil {
 		return err
 	}
 	rss := endIntake()

@@ -194,9 +194,9 @@ type firstPollClock struct {
 	at *atomic.Int64
 }
 
-func (f firstPollClock) CheckBatchFrom(ctx context.Context, source string, reqs []payment.Request, lines []int) ([]payment.LineError, error) {
+func (f firstPollClock) Take(ctx context.Context, in payment.Intake) (payment.Taken, error) {
 	f.at.CompareAndSwap(0, time.Now().UnixNano())
-	return f.Payments.CheckBatchFrom(ctx, source, reqs, lines)
+	return f.Payments.Take(ctx, in)
 }
 
 // waitScheduled waits until n payments are stored and no chunk is left in

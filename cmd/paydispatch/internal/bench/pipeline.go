@@ -36,6 +36,7 @@ import (
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/process"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/routing"
 	ptemporal "github.com/paydispatch/paydispatch/temporal"
 )
 
@@ -465,8 +466,8 @@ func (e *pipelineEnv) runPipeline(ctx context.Context, n int) (designResult, err
 		for i := range reqs {
 			reqs[i] = benchRequest("b", i, instant)
 		}
-		_, err := svc.SubmitBatch(ctx, reqs)
-		return err
+		taken, err := svc.Take(ctx, payment.Intake{Source: routing.SourceFile, Requests: reqs, Whole: true})
+		return errors.Join(err, taken.Refused())
 	})
 }
 

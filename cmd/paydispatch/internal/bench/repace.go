@@ -19,6 +19,7 @@ import (
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
+	"github.com/paydispatch/paydispatch/routing"
 	ptemporal "github.com/paydispatch/paydispatch/temporal"
 )
 
@@ -236,8 +237,9 @@ func startPhaseA(db *postgres.DB, tc *ptemporal.Conn, log *slog.Logger) (func(),
 // every chunk (an empty payment_intake).
 func submitAndWait(ctx context.Context, pool *pgxpool.Pool, svc *payment.Service, reqs []payment.Request, wait time.Duration) (time.Duration, payment.BatchSubmission, error) {
 	start := time.Now()
-	sub, err := svc.SubmitBatch(ctx, reqs)
-	if err != nil {
+	taken, err := svc.Take(ctx, payment.Intake{Source: routing.SourceFile, Requests: reqs, Whole: true})
+	sub := taken.BatchSubmission
+	if err := errors.Join(err, taken.Refused()); err != nil {
 		return 0, sub, err
 	}
 	for {

@@ -170,6 +170,9 @@ type Server struct {
 	// MetricsTenantLabels exports the executions by tenant, under the
 	// tenants' names, at /metrics (which needs no token).
 	MetricsTenantLabels bool
+	// DuplicateFileDays is how many days a tenant's accepted bulk file is
+	// remembered, to refuse the same payments sent again (0: never).
+	DuplicateFileDays int
 }
 
 // ServerSettings binds s's settings.
@@ -198,6 +201,13 @@ func ServerSettings(s *Server) []*Setting {
 			Parse: func(v string) error {
 				n, err := intIn(v, 1, 10000)
 				s.BulkChunkSize = n
+				return err
+			}},
+		{Flag: "duplicate-file-days", Env: "PAYDISPATCH_DUPLICATE_FILE_DAYS", Default: "7",
+			Usage: "days a tenant's accepted bulk file is remembered: a file with the same payments (ids aside) within them is refused, 409, unless ?allowDuplicate=true; 0: never",
+			Parse: func(v string) error {
+				n, err := intIn(v, 0, 366)
+				s.DuplicateFileDays = n
 				return err
 			}},
 		{Flag: "insecure-dev", Env: "PAYDISPATCH_INSECURE_DEV", Default: "false", Bool: true,

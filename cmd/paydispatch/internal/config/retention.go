@@ -12,6 +12,7 @@ type Retention struct {
 	Pacing               time.Duration // pacing windows over, and their slots, by window start
 	WebhookDelivered     time.Duration // delivered webhook deliveries, by settled_at
 	PaymentNotifications time.Duration // settled payments' notification records, by created_at
+	FileFingerprints     time.Duration // bulk files' fingerprints, after their duplicate window closed
 	// Interval is the time between the cleaner's rounds: the day's minute
 	// by default, seconds for a benchmark whose retention is minutes.
 	Interval time.Duration
@@ -34,6 +35,8 @@ func RetentionSettings(r *Retention) []*Setting {
 			"how long a delivered webhook's row is kept after it was delivered (pending deliveries and dead letters are never deleted); 0 keeps them all", &r.WebhookDelivered),
 		retentionVar("retention-payment-notifications", "PAYDISPATCH_RETENTION_PAYMENT_NOTIFICATIONS", "720h",
 			"how long a record that a payment's parties were notified is kept (only once the payment is settled); 0 keeps them all", &r.PaymentNotifications),
+		retentionVar("retention-file-fingerprints", "PAYDISPATCH_RETENTION_FILE_FINGERPRINTS", "24h",
+			"how long a bulk file's fingerprint is kept after its duplicate window (PAYDISPATCH_DUPLICATE_FILE_DAYS) closed; 0 keeps them all", &r.FileFingerprints),
 		DurationVar("retention-interval", "PAYDISPATCH_RETENTION_INTERVAL", "1m", time.Second, 24*time.Hour,
 			"the time between the retention cleaner's rounds", &r.Interval),
 	}

@@ -23,7 +23,7 @@ func TestRetentionSettings(t *testing.T) {
 	defaults := config.Retention{QueueCompleted: queue.DefaultCompletedRetention, DispatchAudit: queue.DefaultAuditRetention,
 		ProcessEnded: process.DefaultEndedRetention, OutboxDone: outbox.DefaultDoneRetention, Pacing: pacing.DefaultSlotRetention,
 		WebhookDelivered: webhook.DefaultDeliveredRetention, PaymentNotifications: payment.DefaultNotificationRetention,
-		Interval: retention.DefaultInterval}
+		FileFingerprints: payment.DefaultFingerprintRetention, Interval: retention.DefaultInterval}
 	tests := []struct {
 		name    string
 		env     map[string]string
@@ -34,16 +34,16 @@ func TestRetentionSettings(t *testing.T) {
 		{name: "defaults", want: defaults},
 		{name: "env", env: map[string]string{"PAYDISPATCH_RETENTION_QUEUE_COMPLETED": "2h", "PAYDISPATCH_RETENTION_DISPATCH_AUDIT": "720h",
 			"PAYDISPATCH_RETENTION_PROCESS_ENDED": "1h", "PAYDISPATCH_RETENTION_OUTBOX_DONE": "2h", "PAYDISPATCH_RETENTION_PACING": "3h",
-			"PAYDISPATCH_RETENTION_WEBHOOK_DELIVERED": "4h", "PAYDISPATCH_RETENTION_PAYMENT_NOTIFICATIONS": "5h"},
+			"PAYDISPATCH_RETENTION_WEBHOOK_DELIVERED": "4h", "PAYDISPATCH_RETENTION_PAYMENT_NOTIFICATIONS": "5h", "PAYDISPATCH_RETENTION_FILE_FINGERPRINTS": "6h"},
 			want: config.Retention{QueueCompleted: 2 * time.Hour, DispatchAudit: 720 * time.Hour, ProcessEnded: time.Hour, OutboxDone: 2 * time.Hour,
-				Pacing: 3 * time.Hour, WebhookDelivered: 4 * time.Hour, PaymentNotifications: 5 * time.Hour, Interval: time.Minute}},
+				Pacing: 3 * time.Hour, WebhookDelivered: 4 * time.Hour, PaymentNotifications: 5 * time.Hour, FileFingerprints: 6 * time.Hour, Interval: time.Minute}},
 		{name: "interval of seconds", env: map[string]string{"PAYDISPATCH_RETENTION_INTERVAL": "15s"},
 			want: func() config.Retention { r := defaults; r.Interval = 15 * time.Second; return r }()},
 		{name: "interval under a second refused", args: []string{"--retention-interval", "500ms"},
 			wantErr: `invalid --retention-interval "500ms": want a duration from 1s`},
 		{name: "0 keeps all", env: map[string]string{"PAYDISPATCH_RETENTION_QUEUE_COMPLETED": "0", "PAYDISPATCH_RETENTION_PROCESS_ENDED": "0",
 			"PAYDISPATCH_RETENTION_OUTBOX_DONE": "0", "PAYDISPATCH_RETENTION_PACING": "0", "PAYDISPATCH_RETENTION_WEBHOOK_DELIVERED": "0",
-			"PAYDISPATCH_RETENTION_PAYMENT_NOTIFICATIONS": "0"}, args: []string{"--retention-dispatch-audit", "0"},
+			"PAYDISPATCH_RETENTION_PAYMENT_NOTIFICATIONS": "0", "PAYDISPATCH_RETENTION_FILE_FINGERPRINTS": "0"}, args: []string{"--retention-dispatch-audit", "0"},
 			want: config.Retention{Interval: time.Minute}},
 		{name: "flag wins over env", env: map[string]string{"PAYDISPATCH_RETENTION_QUEUE_COMPLETED": "2h"}, args: []string{"--retention-queue-completed", "5m"},
 			want: func() config.Retention { r := defaults; r.QueueCompleted = 5 * time.Minute; return r }()},
