@@ -9,11 +9,11 @@ import (
 // Metrics are the screening hook's counters. A nil *Metrics records
 // nothing.
 type Metrics struct {
-	calls     *prometheus.CounterVec
-	latency   prometheus.Histogram
-	verdicts  *prometheus.CounterVec
+	calls    *prometheus.CounterVec
+	latency  prometheus.Histogram
+	verdicts *prometheus.CounterVec
 	noAnswer *prometheus.CounterVec
-	kept      prometheus.Counter
+	kept     prometheus.Counter
 }
 
 // NewMetrics registers the screening hook's metrics with reg.

@@ -57,8 +57,8 @@ func (o SimOptions) Validate() error {
 // it answers POST /v1/screen by the protocol, from its options alone,
 // and GET /stats with what it answered.
 type Simulator struct {
-	opts  SimOptions
-	names map[string]bool
+	opts                        SimOptions
+	names                       map[string]bool
 	calls, payments, hits, errs atomic.Int64
 }
 
