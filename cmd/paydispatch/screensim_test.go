@@ -27,6 +27,7 @@ func TestScreeningBadInput(t *testing.T) {
 		{"screen-sim fractions together", []string{"screen-sim", "--hit-fraction", "0.7", "--error-fraction", "0.7"}, nil, "hitFraction + errorFraction is 1.4"},
 		{"screen-sim delay", []string{"screen-sim", "--delay", "soon"}, nil, `invalid --delay "soon"`},
 		{"screen-sim addr", []string{"screen-sim", "--http-addr", "9092"}, nil, `invalid --http-addr "9092": want host:port`},
+		{"bench drain screening delay", []string{"bench", "drain", "--screening-delay", "0s"}, nil, `invalid --screening-delay "0s": want a delay a call above 0`},
 		{"screen-sim stray argument", []string{"screen-sim", "now"}, nil, `unexpected argument "now": screen-sim takes only flags`},
 	}
 	for _, tt := range tests {
