@@ -29,6 +29,7 @@ import (
 	processmig "github.com/paydispatch/paydispatch/process/migrations"
 	queuemig "github.com/paydispatch/paydispatch/queue/migrations"
 	routingmig "github.com/paydispatch/paydispatch/routing/migrations"
+	screeningmig "github.com/paydispatch/paydispatch/screening/migrations"
 	webhookmig "github.com/paydispatch/paydispatch/webhook/migrations"
 )
 
@@ -38,7 +39,7 @@ func Schema() postgres.Schema {
 	return postgres.Schema{
 		Migrations: []fs.FS{queuemig.FS, dispatchmig.FS, pacingmig.FS, paymentmig.FS,
 			accountmig.FS, limitmig.FS, fxmig.FS, processmig.FS, outboxmig.FS, authmig.FS, idemmig.FS, auditmig.FS, webhookmig.FS,
-			calendarmig.FS, routingmig.FS},
+			calendarmig.FS, routingmig.FS, screeningmig.FS},
 		Scripts: []postgres.Script{
 			{Name: "pacing/migrations/functions.sql", SQL: pacingmig.Functions},
 			{Name: "ledger/account/migrations/functions.sql", SQL: accountmig.Functions},

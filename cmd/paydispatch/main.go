@@ -39,6 +39,7 @@ func commands() []*command {
 		{name: "kafka-intake", summary: "take payment requests from a Kafka topic, in its own process (serve does it too when PAYDISPATCH_KAFKA_BROKERS is set)", usage: "[flags]", run: runKafkaIntake},
 		{name: "temporal", summary: "run only the embedded Temporal server, for worker and serve processes to share", usage: "[flags]", run: runTemporal},
 		{name: "rail-sim", summary: "serve a simulated payment rail (GET /ledger shows what it received)", usage: "[flags]", run: runRailSim},
+		{name: "screen-sim", summary: "serve a simulated screening service (seeded hits, a delay a call; GET /stats shows what it answered)", usage: "[flags]", run: runScreenSim},
 		{name: "migrate", summary: "apply or inspect schema migrations", usage: "[up|status] [flags]", run: runMigrate},
 		{name: "config", summary: "read or change an item type's dispatch settings at run time", usage: "get|set ...", run: runConfig},
 		{name: "account", summary: "open a ledger account or show one", usage: "create|show ...", run: runAccount},

@@ -58,6 +58,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		wh  config.Webhooks
 		kc  config.Kafka
 		rt  config.Retention
+		sc  config.Screening
 	)
 	settings := append(config.DatabaseSettings(&db), config.ServerSettings(&srv)...)
 	settings = append(settings, config.TemporalSettings(&tc)...)
@@ -66,6 +67,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	settings = append(settings, config.WebhookSettings(&wh)...)
 	settings = append(settings, config.KafkaSettings(&kc)...)
 	settings = append(settings, config.RetentionSettings(&rt)...)
+	settings = append(settings, config.ScreeningSettings(&sc)...)
 	set := config.NewSet(fs, env.getenv, append(settings, config.LogSettings(&lg)...)...)
 	if err := parse(set, args); err != nil {
 		return err
@@ -80,7 +82,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return usageError{err}
 	}
 	log := newLogger(env, lg)
-	run, err := startServer(ctx, env, serverConfig{db: db, srv: srv, tc: tc, dm: dm, rl: rl, rc: rc, wh: wh, kc: kc, rt: rt}, log)
+	run, err := startServer(ctx, env, serverConfig{db: db, srv: srv, tc: tc, dm: dm, rl: rl, rc: rc, wh: wh, kc: kc, rt: rt, sc: sc}, log)
 	if err != nil {
 		return err
 	}
@@ -185,6 +187,8 @@ type serverConfig struct {
 	kc  config.Kafka
 	// rt is the retention of the tables' history (zero: keep it all).
 	rt config.Retention
+	// sc is the screening hook (zero: off).
+	sc config.Screening
 	// railSim is how the embedded rail simulator behaves (no rail URL).
 	railSim railsim.Behaviour
 }
@@ -270,7 +274,11 @@ func startServer(ctx context.Context, env *environment, c serverConfig, log *slo
 	// database collectors; /metrics serves both.
 	dispatchReg := prometheus.NewRegistry()
 	dispatchMetrics := dispatch.NewMetrics(dispatchReg, dispatch.MetricsConfig{TenantLabels: srv.MetricsTenantLabels})
-	opts := app.Options{Metrics: dispatchMetrics}
+	controls, err := app.ScreeningControls(store, c.sc, nil, reg, log)
+	if err != nil {
+		return nil, err
+	}
+	opts := app.Options{Metrics: dispatchMetrics, Controls: controls}
 	for _, w := range []struct {
 		name  string
 		start func(*postgres.DB, *temporal.Conn, *slog.Logger, app.Options) (func(), error)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/payment"
 )
 
 var workerRoles = []string{"init", "exec", "dispatch"}
@@ -28,6 +29,7 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 		dm       config.Dispatch
 		lg       config.Log
 		rt       config.Retention
+		sc       config.Screening
 		roles    []string
 		shutdown time.Duration
 	)
@@ -35,6 +37,7 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 	settings = append(settings, config.DispatchSettings(&dm)...)
 	settings = append(settings, config.LogSettings(&lg)...)
 	settings = append(settings, config.RetentionSettings(&rt)...)
+	settings = append(settings, config.ScreeningSettings(&sc)...)
 	settings = append(settings, config.ShutdownSetting(&shutdown))
 	settings = append(settings, &config.Setting{Flag: "role", Env: "PAYDISPATCH_WORKER_ROLE", Usage: "roles to run, comma-separated: init, exec, dispatch",
 		Parse: func(v string) error {
@@ -69,7 +72,12 @@ func runWorker(ctx context.Context, env *environment, args []string) error {
 		var stop func()
 		switch role {
 		case "init":
-			stop, err = app.StartInitWorker(store, tconn, log, app.Options{})
+			// No metrics registry in a worker: the screening hook's are
+			// counted in serve's.
+			var controls []payment.Control
+			if controls, err = app.ScreeningControls(store, sc, nil, nil, log); err == nil {
+				stop, err = app.StartInitWorker(store, tconn, log, app.Options{Controls: controls})
+			}
 		case "exec":
 			stop, err = app.StartExecWorker(store, tconn, log, app.Options{})
 		case "dispatch":

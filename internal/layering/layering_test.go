@@ -17,7 +17,7 @@ var (
 	framework = []string{"queue", "pacing", "dispatch", "process", "outbox", "webhook", "deadletter", "retention"}
 	domain    = []string{"payment", "ledger", "money", "bankid", "auth", "idempotency", "audit", "bulkfile", "xmlschema", "calendar", "routing"}
 	// schema gathers the packages' migrations for postgres's migrator.
-	adapters = []string{"postgres", "schema", "temporal", "httpapi", "console", "rail", "railsim", "kafka", "client"}
+	adapters = []string{"postgres", "schema", "temporal", "httpapi", "console", "rail", "railsim", "kafka", "client", "screening"}
 	// The wiring goes with the command that runs it.
 	wiring = []string{"cmd/paydispatch/internal/app", "cmd/paydispatch/internal/config"}
 	// The command and its tools (cmd/paydispatch/internal: bench, demo,

@@ -69,6 +69,9 @@ type Options struct {
 	// (execution_lag_seconds), and the dispatcher its cycles; nil:
 	// nowhere.
 	Metrics *dispatch.Metrics
+	// Controls are what Phase A checks the accepted payments with before
+	// any takes a slot, in order (the screening hook: ScreeningControls).
+	Controls []payment.Control
 }
 
 // DefaultWorkflowTaskSlots is the payment workers' workflow task slots.
@@ -116,7 +119,7 @@ func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, op
 	w := worker.New(tc.Client, payment.InitTaskQueue, opts.initWorkerOptions())
 	payment.RegisterInit(w, payment.NewInitActivities(payment.InitConfig{
 		Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Pacer: pacing.New(pacing.Config{Pool: store.Pool}), Log: log,
-		Rails: Rails(store),
+		Rails: Rails(store), Controls: opts.Controls,
 	}))
 	if err := w.Start(); err != nil {
 		return nil, err

@@ -29,6 +29,7 @@ import (
 	"github.com/paydispatch/paydispatch/postgres"
 	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/routing"
+	"github.com/paydispatch/paydispatch/screening"
 	ptemporal "github.com/paydispatch/paydispatch/temporal"
 )
 
@@ -93,6 +94,10 @@ type DrainOptions struct {
 	// deployment's rail is (its record of every instruction is then not
 	// in this process's heap and resident set).
 	RailProcess bool
+	// ScreeningDelay, when set, runs Phase A with the screening hook on,
+	// against the screening simulator in its own process answering every
+	// call after this delay (every payment clear).
+	ScreeningDelay time.Duration
 	// Retention is how long the embedded Temporal keeps a closed workflow
 	// (0: Temporal's 24 hours): shorter than the drain, the deletions are
 	// part of what the drain costs.
@@ -169,6 +174,19 @@ func drainSettings(o *DrainOptions) []*config.Setting {
 				return nil
 			}},
 		config.Bool("rail-process", "run the rail simulator as its own process ('paydispatch rail-sim'), as a deployment's rail is: this process's resident set and CPU are then paydispatch's alone, the simulator's peak resident set is printed apart", &o.RailProcess),
+		{Flag: "screening-delay", Usage: "run with the screening hook on, against 'paydispatch screen-sim --delay D' in its own process, e.g. 50ms: every payment screened (and clear) in Phase A, in calls of the product's defaults (default: no screening)",
+			Parse: func(v string) error {
+				if v == "" {
+					o.ScreeningDelay = 0
+					return nil
+				}
+				d, err := time.ParseDuration(v)
+				if err != nil || d <= 0 || d > time.Second {
+					return fmt.Errorf("want a delay a call above 0 and up to 1s, e.g. 50ms")
+				}
+				o.ScreeningDelay = d
+				return nil
+			}},
 		{Flag: "memprofile", Usage: "write this process's heap profile at the Go heap's peak (sampled every second, intake included) here (go tool pprof)",
 			Parse: func(v string) error { o.MemProfile = v; return nil }},
 		offsetFlag("limit-change-at", "a lever: this long after the instant (e.g. 60s), change the config's max per window to --limit-change-to and move what waits (PutConfig, then RepaceConfig, as POST /admin/rate-limit/config does)", &o.LimitChangeAt),
@@ -284,6 +302,19 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	wopts := opts.WorkerOptions()
 	fmt.Fprintf(o.Out, "payment workers: %d workflow task slots, %s pollers\n", wopts.MaxConcurrentWorkflowTaskExecutionSize,
 		pollers(wopts.MaxConcurrentWorkflowTaskPollers))
+	var screen *screenProcess
+	if o.ScreeningDelay > 0 {
+		if screen, err = startScreenProcess(ctx, o.ScreeningDelay); err != nil {
+			return err
+		}
+		defer screen.stop()
+		sc := config.Screening{URL: screen.url(), Timeout: screening.DefaultTimeout, Batch: screening.DefaultBatchSize, MaxInFlight: screening.DefaultMaxInFlight}
+		if opts.Controls, err = app.ScreeningControls(db, sc, nil, nil, log); err != nil {
+			return err
+		}
+		fmt.Fprintf(o.Out, "screening: on, 'paydispatch screen-sim --delay %v' in its own process; %d payments a call, %d calls in flight, timeout %v\n",
+			o.ScreeningDelay, sc.Batch, sc.MaxInFlight, sc.Timeout)
+	}
 	for _, start := range []func(*postgres.DB, *ptemporal.Conn, *slog.Logger, app.Options) (func(), error){app.StartInitWorker, app.StartExecWorker} {
 		stop, err := start(db, tc, log, opts)
 		if err != nil {
@@ -424,6 +455,14 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 	rss.write(o.Out)
 	if rail != nil {
 		fmt.Fprintf(o.Out, "the rail simulator's own process (--rail-process): peak resident set %.0f MiB\n", float64(rail.peakRSS())/(1<<20))
+	}
+	if screen != nil {
+		st, err := screen.stats(ctx)
+		if err != nil {
+			return fmt.Errorf("screening simulator: %w", err)
+		}
+		fmt.Fprintf(o.Out, "screening (--screening-delay %v): %s payments screened in %s calls, %s hits, %s errors\n",
+			o.ScreeningDelay, thousands(int(st.Payments)), thousands(int(st.Calls)), thousands(int(st.Hits)), thousands(int(st.Errors)))
 	}
 	if err := heap.write(o.Out); err != nil {
 		return err

@@ -1,0 +1,4 @@
+package screening
+
+// DecodeAnswer is decodeAnswer, for the fuzz test.
+var DecodeAnswer = decodeAnswer
