@@ -114,9 +114,11 @@ func (o Options) initWorkerOptions() worker.Options {
 // returned func stops it.
 func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, opts Options) (func(), error) {
 	w := worker.New(tc.Client, payment.InitTaskQueue, opts.initWorkerOptions())
+	payments := payment.NewStore(store.Pool)
 	payment.RegisterInit(w, payment.NewInitActivities(payment.InitConfig{
-		Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Pacer: pacing.New(pacing.Config{Pool: store.Pool}), Log: log,
-		Rails: Rails(store),
+		Store: payments, Queue: queue.New(store.Pool), Pacer: pacing.New(pacing.Config{Pool: store.Pool}), Log: log,
+		Rails:    Rails(store),
+		Controls: []payment.Control{payment.NewDuplicateControl(payment.DuplicateConfig{Store: payments})},
 	}))
 	if err := w.Start(); err != nil {
 		return nil, err
