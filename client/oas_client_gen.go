@@ -242,6 +242,12 @@ type Invoker interface {
 	//
 	// GET /admin/calendars
 	ListCalendars(ctx context.Context) (ListCalendarsRes, error)
+	// ListControlSettings invokes listControlSettings operation.
+	//
+	// The control settings of every tenant that set some, by tenant, paged; the others have default.
+	//
+	// GET /admin/control-settings
+	ListControlSettings(ctx context.Context, params ListControlSettingsParams) (ListControlSettingsRes, error)
 	// ListCutoffRules invokes listCutoffRules operation.
 	//
 	// The rule of every tenant that has one of its own, by tenant, paged; the others have default.
@@ -426,6 +432,17 @@ type Invoker interface {
 	//
 	// POST /admin/webhooks/{id}/rotate-secret
 	RotateWebhookSecret(ctx context.Context, request *WebhookRotation, params RotateWebhookSecretParams) (RotateWebhookSecretRes, error)
+	// SetControlSettings invokes setControlSettings operation.
+	//
+	// Sets what Phase A's controls do with the tenant's payments from the next ones it takes in: the
+	// fields given are set, the others kept (a tenant without settings starts from the defaults).
+	// duplicateAction is what a suspected duplicate gets (a payment with the debtor account, creditor
+	// IBAN, amount, currency and UTC execution date of an earlier one of the tenant's within that one's
+	// window): WARN, HOLD, REJECT or OFF; duplicateWindowDays its window; screeningOnError what the
+	// screening control does when its service cannot answer. Admin only. Recorded in the audit log.
+	//
+	// POST /admin/control-settings
+	SetControlSettings(ctx context.Context, request *ControlSettingsRequest, params SetControlSettingsParams) (SetControlSettingsRes, error)
 	// SetCutoffRule invokes setCutoffRule operation.
 	//
 	// Sets what becomes of the tenant's payments that cannot reach their rail before its cut-off, from the
@@ -3335,6 +3352,119 @@ func (c *Client) sendListCalendars(ctx context.Context) (res ListCalendarsRes, e
 	return result, nil
 }
 
+// ListControlSettings invokes listControlSettings operation.
+//
+// The control settings of every tenant that set some, by tenant, paged; the others have default.
+//
+// GET /admin/control-settings
+func (c *Client) ListControlSettings(ctx context.Context, params ListControlSettingsParams) (ListControlSettingsRes, error) {
+	res, err := c.sendListControlSettings(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListControlSettings(ctx context.Context, params ListControlSettingsParams) (res ListControlSettingsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/control-settings"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "limit" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "limit",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Limit.Get(); ok {
+				return e.EncodeValue(conv.IntToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "cursor" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "cursor",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Cursor.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, ListControlSettingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListControlSettingsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListCutoffRules invokes listCutoffRules operation.
 //
 // The rule of every tenant that has one of its own, by tenant, paged; the others have default.
@@ -6228,6 +6358,106 @@ func (c *Client) sendRotateWebhookSecret(ctx context.Context, request *WebhookRo
 	}()
 
 	result, err := decodeRotateWebhookSecretResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// SetControlSettings invokes setControlSettings operation.
+//
+// Sets what Phase A's controls do with the tenant's payments from the next ones it takes in: the
+// fields given are set, the others kept (a tenant without settings starts from the defaults).
+// duplicateAction is what a suspected duplicate gets (a payment with the debtor account, creditor
+// IBAN, amount, currency and UTC execution date of an earlier one of the tenant's within that one's
+// window): WARN, HOLD, REJECT or OFF; duplicateWindowDays its window; screeningOnError what the
+// screening control does when its service cannot answer. Admin only. Recorded in the audit log.
+//
+// POST /admin/control-settings
+func (c *Client) SetControlSettings(ctx context.Context, request *ControlSettingsRequest, params SetControlSettingsParams) (SetControlSettingsRes, error) {
+	res, err := c.sendSetControlSettings(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendSetControlSettings(ctx context.Context, request *ControlSettingsRequest, params SetControlSettingsParams) (res SetControlSettingsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/control-settings"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeSetControlSettingsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-Operator",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XOperator.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, SetControlSettingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSetControlSettingsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -133,6 +133,10 @@ type ListCalendarsRes interface {
 	listCalendarsRes()
 }
 
+type ListControlSettingsRes interface {
+	listControlSettingsRes()
+}
+
 type ListCutoffRulesRes interface {
 	listCutoffRulesRes()
 }
@@ -235,6 +239,10 @@ type RetryProcessRes interface {
 
 type RotateWebhookSecretRes interface {
 	rotateWebhookSecretRes()
+}
+
+type SetControlSettingsRes interface {
+	setControlSettingsRes()
 }
 
 type SetCutoffRuleRes interface {

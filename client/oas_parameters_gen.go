@@ -150,6 +150,17 @@ type ListAuditEntriesParams struct {
 	Cursor OptString `json:",omitempty,omitzero"`
 }
 
+// ListControlSettingsParams is parameters of listControlSettings operation.
+type ListControlSettingsParams struct {
+	// The most items in the page.
+	Limit OptInt `json:",omitempty,omitzero"`
+	// The previous page's next, unchanged, with the same query parameters (limit aside); absent for the
+	// first page. A cursor is opaque and bound to its list, the caller's tenant and those query
+	// parameters: used on another list, by another tenant, with other parameters, or altered, it is 400
+	// naming cursor.
+	Cursor OptString `json:",omitempty,omitzero"`
+}
+
 // ListCutoffRulesParams is parameters of listCutoffRules operation.
 type ListCutoffRulesParams struct {
 	// The most items in the page.
@@ -350,6 +361,14 @@ type RetryProcessParams struct {
 type RotateWebhookSecretParams struct {
 	// The endpoint's id.
 	ID uuid.UUID
+}
+
+// SetControlSettingsParams is parameters of setControlSettings operation.
+type SetControlSettingsParams struct {
+	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
+	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
+	// anything is done.
+	XOperator OptString `json:",omitempty,omitzero"`
 }
 
 // SetCutoffRuleParams is parameters of setCutoffRule operation.

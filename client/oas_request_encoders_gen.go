@@ -261,6 +261,20 @@ func encodeRotateWebhookSecretRequest(
 	return nil
 }
 
+func encodeSetControlSettingsRequest(
+	req *ControlSettingsRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeSetCutoffRuleRequest(
 	req *CutoffRuleRequest,
 	r *http.Request,

@@ -2169,6 +2169,374 @@ func (s *ConsoleStatsRateLimitsItem) SetLimitPerSecond(val float64) {
 	s.LimitPerSecond = val
 }
 
+// A tenant's control settings (the defaults: no tenantId, no updatedAt).
+// Ref: #/components/schemas/ControlSettings
+type ControlSettings struct {
+	TenantId            OptString                       `json:"tenantId"`
+	DuplicateAction     ControlSettingsDuplicateAction  `json:"duplicateAction"`
+	DuplicateWindowDays int                             `json:"duplicateWindowDays"`
+	ScreeningOnError    ControlSettingsScreeningOnError `json:"screeningOnError"`
+	UpdatedAt           OptDateTime                     `json:"updatedAt"`
+}
+
+// GetTenantId returns the value of TenantId.
+func (s *ControlSettings) GetTenantId() OptString {
+	return s.TenantId
+}
+
+// GetDuplicateAction returns the value of DuplicateAction.
+func (s *ControlSettings) GetDuplicateAction() ControlSettingsDuplicateAction {
+	return s.DuplicateAction
+}
+
+// GetDuplicateWindowDays returns the value of DuplicateWindowDays.
+func (s *ControlSettings) GetDuplicateWindowDays() int {
+	return s.DuplicateWindowDays
+}
+
+// GetScreeningOnError returns the value of ScreeningOnError.
+func (s *ControlSettings) GetScreeningOnError() ControlSettingsScreeningOnError {
+	return s.ScreeningOnError
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *ControlSettings) GetUpdatedAt() OptDateTime {
+	return s.UpdatedAt
+}
+
+// SetTenantId sets the value of TenantId.
+func (s *ControlSettings) SetTenantId(val OptString) {
+	s.TenantId = val
+}
+
+// SetDuplicateAction sets the value of DuplicateAction.
+func (s *ControlSettings) SetDuplicateAction(val ControlSettingsDuplicateAction) {
+	s.DuplicateAction = val
+}
+
+// SetDuplicateWindowDays sets the value of DuplicateWindowDays.
+func (s *ControlSettings) SetDuplicateWindowDays(val int) {
+	s.DuplicateWindowDays = val
+}
+
+// SetScreeningOnError sets the value of ScreeningOnError.
+func (s *ControlSettings) SetScreeningOnError(val ControlSettingsScreeningOnError) {
+	s.ScreeningOnError = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *ControlSettings) SetUpdatedAt(val OptDateTime) {
+	s.UpdatedAt = val
+}
+
+func (*ControlSettings) setControlSettingsRes() {}
+
+type ControlSettingsDuplicateAction string
+
+const (
+	ControlSettingsDuplicateActionWARN   ControlSettingsDuplicateAction = "WARN"
+	ControlSettingsDuplicateActionHOLD   ControlSettingsDuplicateAction = "HOLD"
+	ControlSettingsDuplicateActionREJECT ControlSettingsDuplicateAction = "REJECT"
+	ControlSettingsDuplicateActionOFF    ControlSettingsDuplicateAction = "OFF"
+)
+
+// AllValues returns all ControlSettingsDuplicateAction values.
+func (ControlSettingsDuplicateAction) AllValues() []ControlSettingsDuplicateAction {
+	return []ControlSettingsDuplicateAction{
+		ControlSettingsDuplicateActionWARN,
+		ControlSettingsDuplicateActionHOLD,
+		ControlSettingsDuplicateActionREJECT,
+		ControlSettingsDuplicateActionOFF,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ControlSettingsDuplicateAction) MarshalText() ([]byte, error) {
+	switch s {
+	case ControlSettingsDuplicateActionWARN:
+		return []byte(s), nil
+	case ControlSettingsDuplicateActionHOLD:
+		return []byte(s), nil
+	case ControlSettingsDuplicateActionREJECT:
+		return []byte(s), nil
+	case ControlSettingsDuplicateActionOFF:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ControlSettingsDuplicateAction) UnmarshalText(data []byte) error {
+	switch ControlSettingsDuplicateAction(data) {
+	case ControlSettingsDuplicateActionWARN:
+		*s = ControlSettingsDuplicateActionWARN
+		return nil
+	case ControlSettingsDuplicateActionHOLD:
+		*s = ControlSettingsDuplicateActionHOLD
+		return nil
+	case ControlSettingsDuplicateActionREJECT:
+		*s = ControlSettingsDuplicateActionREJECT
+		return nil
+	case ControlSettingsDuplicateActionOFF:
+		*s = ControlSettingsDuplicateActionOFF
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/ControlSettingsPage
+type ControlSettingsPage struct {
+	// The settings of a tenant without its own.
+	Default ControlSettings `json:"default"`
+	// By tenant.
+	Settings []ControlSettings `json:"settings"`
+	// The cursor of the next page; absent on the last page.
+	Next OptString `json:"next"`
+}
+
+// GetDefault returns the value of Default.
+func (s *ControlSettingsPage) GetDefault() ControlSettings {
+	return s.Default
+}
+
+// GetSettings returns the value of Settings.
+func (s *ControlSettingsPage) GetSettings() []ControlSettings {
+	return s.Settings
+}
+
+// GetNext returns the value of Next.
+func (s *ControlSettingsPage) GetNext() OptString {
+	return s.Next
+}
+
+// SetDefault sets the value of Default.
+func (s *ControlSettingsPage) SetDefault(val ControlSettings) {
+	s.Default = val
+}
+
+// SetSettings sets the value of Settings.
+func (s *ControlSettingsPage) SetSettings(val []ControlSettings) {
+	s.Settings = val
+}
+
+// SetNext sets the value of Next.
+func (s *ControlSettingsPage) SetNext(val OptString) {
+	s.Next = val
+}
+
+func (*ControlSettingsPage) listControlSettingsRes() {}
+
+// A change of a tenant's control settings: the fields given are set, the others kept.
+// Ref: #/components/schemas/ControlSettingsRequest
+type ControlSettingsRequest struct {
+	TenantId string `json:"tenantId"`
+	// WARN: goes on, its status reason naming the earlier payment; HOLD: HELD (DUPLICATE: like ) for an
+	// operator to release or cancel; REJECT: REJECTED naming it; OFF: no check (any case; default WARN).
+	DuplicateAction OptControlSettingsRequestDuplicateAction `json:"duplicateAction"`
+	// How long after a payment is taken in a later one like it is a suspected duplicate (default 7).
+	DuplicateWindowDays OptInt `json:"duplicateWindowDays"`
+	// What the screening control does with a payment when its service cannot answer (any case; default
+	// HOLD).
+	ScreeningOnError OptControlSettingsRequestScreeningOnError `json:"screeningOnError"`
+}
+
+// GetTenantId returns the value of TenantId.
+func (s *ControlSettingsRequest) GetTenantId() string {
+	return s.TenantId
+}
+
+// GetDuplicateAction returns the value of DuplicateAction.
+func (s *ControlSettingsRequest) GetDuplicateAction() OptControlSettingsRequestDuplicateAction {
+	return s.DuplicateAction
+}
+
+// GetDuplicateWindowDays returns the value of DuplicateWindowDays.
+func (s *ControlSettingsRequest) GetDuplicateWindowDays() OptInt {
+	return s.DuplicateWindowDays
+}
+
+// GetScreeningOnError returns the value of ScreeningOnError.
+func (s *ControlSettingsRequest) GetScreeningOnError() OptControlSettingsRequestScreeningOnError {
+	return s.ScreeningOnError
+}
+
+// SetTenantId sets the value of TenantId.
+func (s *ControlSettingsRequest) SetTenantId(val string) {
+	s.TenantId = val
+}
+
+// SetDuplicateAction sets the value of DuplicateAction.
+func (s *ControlSettingsRequest) SetDuplicateAction(val OptControlSettingsRequestDuplicateAction) {
+	s.DuplicateAction = val
+}
+
+// SetDuplicateWindowDays sets the value of DuplicateWindowDays.
+func (s *ControlSettingsRequest) SetDuplicateWindowDays(val OptInt) {
+	s.DuplicateWindowDays = val
+}
+
+// SetScreeningOnError sets the value of ScreeningOnError.
+func (s *ControlSettingsRequest) SetScreeningOnError(val OptControlSettingsRequestScreeningOnError) {
+	s.ScreeningOnError = val
+}
+
+// WARN: goes on, its status reason naming the earlier payment; HOLD: HELD (DUPLICATE: like ) for an
+// operator to release or cancel; REJECT: REJECTED naming it; OFF: no check (any case; default WARN).
+type ControlSettingsRequestDuplicateAction string
+
+const (
+	ControlSettingsRequestDuplicateActionWARN   ControlSettingsRequestDuplicateAction = "WARN"
+	ControlSettingsRequestDuplicateActionHOLD   ControlSettingsRequestDuplicateAction = "HOLD"
+	ControlSettingsRequestDuplicateActionREJECT ControlSettingsRequestDuplicateAction = "REJECT"
+	ControlSettingsRequestDuplicateActionOFF    ControlSettingsRequestDuplicateAction = "OFF"
+)
+
+// AllValues returns all ControlSettingsRequestDuplicateAction values.
+func (ControlSettingsRequestDuplicateAction) AllValues() []ControlSettingsRequestDuplicateAction {
+	return []ControlSettingsRequestDuplicateAction{
+		ControlSettingsRequestDuplicateActionWARN,
+		ControlSettingsRequestDuplicateActionHOLD,
+		ControlSettingsRequestDuplicateActionREJECT,
+		ControlSettingsRequestDuplicateActionOFF,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ControlSettingsRequestDuplicateAction) MarshalText() ([]byte, error) {
+	switch s {
+	case ControlSettingsRequestDuplicateActionWARN:
+		return []byte(s), nil
+	case ControlSettingsRequestDuplicateActionHOLD:
+		return []byte(s), nil
+	case ControlSettingsRequestDuplicateActionREJECT:
+		return []byte(s), nil
+	case ControlSettingsRequestDuplicateActionOFF:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ControlSettingsRequestDuplicateAction) UnmarshalText(data []byte) error {
+	switch ControlSettingsRequestDuplicateAction(data) {
+	case ControlSettingsRequestDuplicateActionWARN:
+		*s = ControlSettingsRequestDuplicateActionWARN
+		return nil
+	case ControlSettingsRequestDuplicateActionHOLD:
+		*s = ControlSettingsRequestDuplicateActionHOLD
+		return nil
+	case ControlSettingsRequestDuplicateActionREJECT:
+		*s = ControlSettingsRequestDuplicateActionREJECT
+		return nil
+	case ControlSettingsRequestDuplicateActionOFF:
+		*s = ControlSettingsRequestDuplicateActionOFF
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// What the screening control does with a payment when its service cannot answer (any case; default
+// HOLD).
+type ControlSettingsRequestScreeningOnError string
+
+const (
+	ControlSettingsRequestScreeningOnErrorHOLD   ControlSettingsRequestScreeningOnError = "HOLD"
+	ControlSettingsRequestScreeningOnErrorREJECT ControlSettingsRequestScreeningOnError = "REJECT"
+	ControlSettingsRequestScreeningOnErrorALLOW  ControlSettingsRequestScreeningOnError = "ALLOW"
+)
+
+// AllValues returns all ControlSettingsRequestScreeningOnError values.
+func (ControlSettingsRequestScreeningOnError) AllValues() []ControlSettingsRequestScreeningOnError {
+	return []ControlSettingsRequestScreeningOnError{
+		ControlSettingsRequestScreeningOnErrorHOLD,
+		ControlSettingsRequestScreeningOnErrorREJECT,
+		ControlSettingsRequestScreeningOnErrorALLOW,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ControlSettingsRequestScreeningOnError) MarshalText() ([]byte, error) {
+	switch s {
+	case ControlSettingsRequestScreeningOnErrorHOLD:
+		return []byte(s), nil
+	case ControlSettingsRequestScreeningOnErrorREJECT:
+		return []byte(s), nil
+	case ControlSettingsRequestScreeningOnErrorALLOW:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ControlSettingsRequestScreeningOnError) UnmarshalText(data []byte) error {
+	switch ControlSettingsRequestScreeningOnError(data) {
+	case ControlSettingsRequestScreeningOnErrorHOLD:
+		*s = ControlSettingsRequestScreeningOnErrorHOLD
+		return nil
+	case ControlSettingsRequestScreeningOnErrorREJECT:
+		*s = ControlSettingsRequestScreeningOnErrorREJECT
+		return nil
+	case ControlSettingsRequestScreeningOnErrorALLOW:
+		*s = ControlSettingsRequestScreeningOnErrorALLOW
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type ControlSettingsScreeningOnError string
+
+const (
+	ControlSettingsScreeningOnErrorHOLD   ControlSettingsScreeningOnError = "HOLD"
+	ControlSettingsScreeningOnErrorREJECT ControlSettingsScreeningOnError = "REJECT"
+	ControlSettingsScreeningOnErrorALLOW  ControlSettingsScreeningOnError = "ALLOW"
+)
+
+// AllValues returns all ControlSettingsScreeningOnError values.
+func (ControlSettingsScreeningOnError) AllValues() []ControlSettingsScreeningOnError {
+	return []ControlSettingsScreeningOnError{
+		ControlSettingsScreeningOnErrorHOLD,
+		ControlSettingsScreeningOnErrorREJECT,
+		ControlSettingsScreeningOnErrorALLOW,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ControlSettingsScreeningOnError) MarshalText() ([]byte, error) {
+	switch s {
+	case ControlSettingsScreeningOnErrorHOLD:
+		return []byte(s), nil
+	case ControlSettingsScreeningOnErrorREJECT:
+		return []byte(s), nil
+	case ControlSettingsScreeningOnErrorALLOW:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ControlSettingsScreeningOnError) UnmarshalText(data []byte) error {
+	switch ControlSettingsScreeningOnError(data) {
+	case ControlSettingsScreeningOnErrorHOLD:
+		*s = ControlSettingsScreeningOnErrorHOLD
+		return nil
+	case ControlSettingsScreeningOnErrorREJECT:
+		*s = ControlSettingsScreeningOnErrorREJECT
+		return nil
+	case ControlSettingsScreeningOnErrorALLOW:
+		*s = ControlSettingsScreeningOnErrorALLOW
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 type CreateAccountBadRequest Problem
 
 func (*CreateAccountBadRequest) createAccountRes() {}
@@ -4114,6 +4482,18 @@ type ListCalendarsServiceUnavailable Problem
 
 func (*ListCalendarsServiceUnavailable) listCalendarsRes() {}
 
+type ListControlSettingsBadRequest Problem
+
+func (*ListControlSettingsBadRequest) listControlSettingsRes() {}
+
+type ListControlSettingsForbidden Problem
+
+func (*ListControlSettingsForbidden) listControlSettingsRes() {}
+
+type ListControlSettingsServiceUnavailable Problem
+
+func (*ListControlSettingsServiceUnavailable) listControlSettingsRes() {}
+
 type ListCutoffRulesBadRequest Problem
 
 func (*ListCutoffRulesBadRequest) listCutoffRulesRes() {}
@@ -4603,6 +4983,98 @@ func (o OptBool) Get() (v bool, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptBool) Or(d bool) bool {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptControlSettingsRequestDuplicateAction returns new OptControlSettingsRequestDuplicateAction with value set to v.
+func NewOptControlSettingsRequestDuplicateAction(v ControlSettingsRequestDuplicateAction) OptControlSettingsRequestDuplicateAction {
+	return OptControlSettingsRequestDuplicateAction{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptControlSettingsRequestDuplicateAction is optional ControlSettingsRequestDuplicateAction.
+type OptControlSettingsRequestDuplicateAction struct {
+	Value ControlSettingsRequestDuplicateAction
+	Set   bool
+}
+
+// IsSet returns true if OptControlSettingsRequestDuplicateAction was set.
+func (o OptControlSettingsRequestDuplicateAction) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptControlSettingsRequestDuplicateAction) Reset() {
+	var v ControlSettingsRequestDuplicateAction
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptControlSettingsRequestDuplicateAction) SetTo(v ControlSettingsRequestDuplicateAction) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptControlSettingsRequestDuplicateAction) Get() (v ControlSettingsRequestDuplicateAction, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptControlSettingsRequestDuplicateAction) Or(d ControlSettingsRequestDuplicateAction) ControlSettingsRequestDuplicateAction {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptControlSettingsRequestScreeningOnError returns new OptControlSettingsRequestScreeningOnError with value set to v.
+func NewOptControlSettingsRequestScreeningOnError(v ControlSettingsRequestScreeningOnError) OptControlSettingsRequestScreeningOnError {
+	return OptControlSettingsRequestScreeningOnError{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptControlSettingsRequestScreeningOnError is optional ControlSettingsRequestScreeningOnError.
+type OptControlSettingsRequestScreeningOnError struct {
+	Value ControlSettingsRequestScreeningOnError
+	Set   bool
+}
+
+// IsSet returns true if OptControlSettingsRequestScreeningOnError was set.
+func (o OptControlSettingsRequestScreeningOnError) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptControlSettingsRequestScreeningOnError) Reset() {
+	var v ControlSettingsRequestScreeningOnError
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptControlSettingsRequestScreeningOnError) SetTo(v ControlSettingsRequestScreeningOnError) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptControlSettingsRequestScreeningOnError) Get() (v ControlSettingsRequestScreeningOnError, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptControlSettingsRequestScreeningOnError) Or(d ControlSettingsRequestScreeningOnError) ControlSettingsRequestScreeningOnError {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -8735,6 +9207,30 @@ func (s *RoutingRules) SetRules(val []RoutingRule) {
 func (*RoutingRules) listRoutingRulesRes() {}
 func (*RoutingRules) putRoutingRulesRes()  {}
 
+type SetControlSettingsBadRequest Problem
+
+func (*SetControlSettingsBadRequest) setControlSettingsRes() {}
+
+type SetControlSettingsForbidden Problem
+
+func (*SetControlSettingsForbidden) setControlSettingsRes() {}
+
+type SetControlSettingsRequestEntityTooLarge Problem
+
+func (*SetControlSettingsRequestEntityTooLarge) setControlSettingsRes() {}
+
+type SetControlSettingsServiceUnavailable Problem
+
+func (*SetControlSettingsServiceUnavailable) setControlSettingsRes() {}
+
+type SetControlSettingsUnprocessableEntity Problem
+
+func (*SetControlSettingsUnprocessableEntity) setControlSettingsRes() {}
+
+type SetControlSettingsUnsupportedMediaType Problem
+
+func (*SetControlSettingsUnsupportedMediaType) setControlSettingsRes() {}
+
 type SetCutoffRuleBadRequest Problem
 
 func (*SetCutoffRuleBadRequest) setCutoffRuleRes() {}
@@ -9030,6 +9526,7 @@ func (*TooManyRequestsHeaders) getRateLimitConfigRes()          {}
 func (*TooManyRequestsHeaders) getWebhookEndpointRes()          {}
 func (*TooManyRequestsHeaders) listAuditEntriesRes()            {}
 func (*TooManyRequestsHeaders) listCalendarsRes()               {}
+func (*TooManyRequestsHeaders) listControlSettingsRes()         {}
 func (*TooManyRequestsHeaders) listCutoffRulesRes()             {}
 func (*TooManyRequestsHeaders) listDeadLettersRes()             {}
 func (*TooManyRequestsHeaders) listDispatchConfigsRes()         {}
@@ -9056,6 +9553,7 @@ func (*TooManyRequestsHeaders) resumePaymentsRes()              {}
 func (*TooManyRequestsHeaders) resumeProcessRes()               {}
 func (*TooManyRequestsHeaders) retryProcessRes()                {}
 func (*TooManyRequestsHeaders) rotateWebhookSecretRes()         {}
+func (*TooManyRequestsHeaders) setControlSettingsRes()          {}
 func (*TooManyRequestsHeaders) setCutoffRuleRes()               {}
 func (*TooManyRequestsHeaders) setFxRateRes()                   {}
 func (*TooManyRequestsHeaders) setPaymentBatchPriorityRes()     {}
@@ -9280,6 +9778,7 @@ func (*UnauthorizedHeaders) getRateLimitConfigRes()          {}
 func (*UnauthorizedHeaders) getWebhookEndpointRes()          {}
 func (*UnauthorizedHeaders) listAuditEntriesRes()            {}
 func (*UnauthorizedHeaders) listCalendarsRes()               {}
+func (*UnauthorizedHeaders) listControlSettingsRes()         {}
 func (*UnauthorizedHeaders) listCutoffRulesRes()             {}
 func (*UnauthorizedHeaders) listDeadLettersRes()             {}
 func (*UnauthorizedHeaders) listDispatchConfigsRes()         {}
@@ -9306,6 +9805,7 @@ func (*UnauthorizedHeaders) resumePaymentsRes()              {}
 func (*UnauthorizedHeaders) resumeProcessRes()               {}
 func (*UnauthorizedHeaders) retryProcessRes()                {}
 func (*UnauthorizedHeaders) rotateWebhookSecretRes()         {}
+func (*UnauthorizedHeaders) setControlSettingsRes()          {}
 func (*UnauthorizedHeaders) setCutoffRuleRes()               {}
 func (*UnauthorizedHeaders) setFxRateRes()                   {}
 func (*UnauthorizedHeaders) setPaymentBatchPriorityRes()     {}

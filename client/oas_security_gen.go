@@ -98,6 +98,9 @@ var operationRolesBearer = map[string][]string{
 	ListCalendarsOperation: []string{
 		"admin",
 	},
+	ListControlSettingsOperation: []string{
+		"admin",
+	},
 	ListCutoffRulesOperation: []string{
 		"admin",
 	},
@@ -175,6 +178,9 @@ var operationRolesBearer = map[string][]string{
 	},
 	RotateWebhookSecretOperation: []string{
 		"webhooks:write",
+	},
+	SetControlSettingsOperation: []string{
+		"admin",
 	},
 	SetCutoffRuleOperation: []string{
 		"admin",

@@ -287,6 +287,8 @@ func auditedRoutes(d *auditedDB) []auditedRoute {
 			`SELECT string_agg(rail_name, ',' ORDER BY position) FROM routing_rule`, nil},
 		{"POST /admin/cutoff-rules", "POST", "/admin/cutoff-rules", `{"tenantId":"acme","rule":"REJECT"}`, "admin", 200,
 			`SELECT string_agg(tenant_id || '=' || cutoff_rule, ',' ORDER BY tenant_id) FROM tenant_cutoff_rule`, nil},
+		{"POST /admin/control-settings", "POST", "/admin/control-settings", `{"tenantId":"acme","duplicateAction":"HOLD"}`, "admin", 200,
+			`SELECT coalesce(string_agg(tenant_id || '=' || duplicate_action, ',' ORDER BY tenant_id), '') FROM tenant_control_settings`, nil},
 		{"POST /admin/payments/release", "POST", "/admin/payments/release", `{"tenantId":"holdco"}`, "admin", 200, payState, []any{d.held}},
 		{"POST /admin/pauses", "POST", "/admin/pauses", `{"scope":"TENANT","id":"acme"}`, "admin", 201, pauses, nil},
 		{"DELETE /admin/pauses/{scope}/{id}", "DELETE", "/admin/pauses/TENANT/initech", "", "admin", 200, pauses, nil},

@@ -41,6 +41,10 @@ type Rails interface {
 	ListRules(ctx context.Context) ([]routing.Rule, error)
 	SetCutoffRule(ctx context.Context, tx pgx.Tx, tenant string, rule routing.CutoffRule) (routing.TenantCutoffRule, error)
 	ListCutoffRules(ctx context.Context) ([]routing.TenantCutoffRule, error)
+	// SetControlSettings and ListControlSettings: the tenants' settings
+	// of Phase A's controls (payment.ControlSettings).
+	SetControlSettings(ctx context.Context, tx pgx.Tx, c payment.ControlSettingsChange) (payment.ControlSettings, error)
+	ListControlSettings(ctx context.Context) ([]payment.ControlSettings, error)
 	// Flush drops this process's routing snapshot once a change has
 	// committed, so that its intake routes by the change at once (other
 	// processes read it within their snapshot's 5 s).
@@ -293,6 +297,14 @@ func (s RailStore) SetCutoffRule(ctx context.Context, tx pgx.Tx, tenant string, 
 
 func (s RailStore) ListCutoffRules(ctx context.Context) ([]routing.TenantCutoffRule, error) {
 	return routing.ListTenantCutoffRules(ctx, s.DB)
+}
+
+func (s RailStore) SetControlSettings(ctx context.Context, tx pgx.Tx, c payment.ControlSettingsChange) (payment.ControlSettings, error) {
+	return payment.SetControlSettings(ctx, tx, c)
+}
+
+func (s RailStore) ListControlSettings(ctx context.Context) ([]payment.ControlSettings, error) {
+	return payment.ListControlSettings(ctx, s.DB)
 }
 
 func (s RailStore) Flush() {
@@ -748,5 +760,74 @@ func (api *railsAPI) listCutoffRules(w http.ResponseWriter, r *http.Request) {
 	}
 	page := listJSON("rules", out, next)
 	page["default"] = routing.DefaultCutoffRule
+	WriteJSON(w, http.StatusOK, page)
+}
+
+// ControlSettingsJSON is a tenant's control settings as the API shows
+// them (the defaults: no tenantId, no updatedAt).
+type ControlSettingsJSON struct {
+	TenantID            string                   `json:"tenantId,omitempty"`
+	DuplicateAction     payment.DuplicateAction  `json:"duplicateAction"`
+	DuplicateWindowDays int                      `json:"duplicateWindowDays"`
+	ScreeningOnError    payment.ScreeningOnError `json:"screeningOnError"`
+	UpdatedAt           *time.Time               `json:"updatedAt,omitempty"`
+}
+
+func controlSettingsJSON(c payment.ControlSettings) ControlSettingsJSON {
+	out := ControlSettingsJSON{TenantID: c.TenantID, DuplicateAction: c.DuplicateAction, DuplicateWindowDays: c.DuplicateWindowDays,
+		ScreeningOnError: c.ScreeningOnError}
+	if !c.UpdatedAt.IsZero() {
+		at := c.UpdatedAt.UTC()
+		out.UpdatedAt = &at
+	}
+	return out
+}
+
+// setControlSettings serves POST /admin/control-settings: the fields
+// given are set, the others kept. Admin only, as the cut-off rule: a
+// tenant does not turn its own screening to ALLOW.
+func (api *railsAPI) setControlSettings(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		TenantID            string  `json:"tenantId"`
+		DuplicateAction     *string `json:"duplicateAction"`
+		DuplicateWindowDays *int    `json:"duplicateWindowDays"`
+		ScreeningOnError    *string `json:"screeningOnError"`
+	}
+	if !decodeBody(w, r, &body) {
+		return
+	}
+	c := payment.ControlSettingsChange{TenantID: body.TenantID, DuplicateAction: body.DuplicateAction,
+		DuplicateWindowDays: body.DuplicateWindowDays, ScreeningOnError: body.ScreeningOnError}
+	if err := c.Validate(); err != nil {
+		WriteProblem(w, r, fieldProblem("Invalid control settings", invalidFields(err)))
+		return
+	}
+	saved, err := api.rails.SetControlSettings(r.Context(), changeTx(r), c)
+	if err != nil {
+		api.rt.railProblem(w, r, "Invalid control settings", err)
+		return
+	}
+	api.changed(w, r, false, "", controlSettingsJSON(saved))
+}
+
+// listControlSettings serves GET /admin/control-settings.
+func (api *railsAPI) listControlSettings(w http.ResponseWriter, r *http.Request) {
+	pg, prob := readPage(r, anyPosition)
+	if prob != nil {
+		WriteProblem(w, r, *prob)
+		return
+	}
+	all, err := api.rails.ListControlSettings(r.Context())
+	if err != nil {
+		api.rt.railProblem(w, r, "", err)
+		return
+	}
+	all, next := paginate(all, func(c payment.ControlSettings) string { return c.TenantID }, pg)
+	out := make([]ControlSettingsJSON, len(all))
+	for i, c := range all {
+		out[i] = controlSettingsJSON(c)
+	}
+	page := listJSON("settings", out, next)
+	page["default"] = controlSettingsJSON(payment.DefaultControlSettings)
 	WriteJSON(w, http.StatusOK, page)
 }

@@ -159,6 +159,16 @@ func (f *fakeRails) ListCutoffRules(context.Context) ([]routing.TenantCutoffRule
 	return out, nil
 }
 
+// SetControlSettings and ListControlSettings keep nothing: the routes'
+// tests run on the real store (TestControlSettingsRoutes).
+func (f *fakeRails) SetControlSettings(_ context.Context, _ pgx.Tx, c payment.ControlSettingsChange) (payment.ControlSettings, error) {
+	return payment.ControlSettings{TenantID: c.TenantID}, nil
+}
+
+func (f *fakeRails) ListControlSettings(context.Context) ([]payment.ControlSettings, error) {
+	return nil, nil
+}
+
 func (f *fakeRails) Flush() {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -352,3 +352,60 @@ func TestRailChangeRoutesAtOnce(t *testing.T) {
 		t.Fatalf("after the change: routed to %s, want SEPA at once", got)
 	}
 }
+
+// TestControlSettingsRoutes: the tenants' control settings over HTTP on
+// the real store: the defaults until set; a change sets the fields it
+// gives (actions in any case), keeps the others and is audited; bad
+// input is a 4xx problem naming each field and changes nothing; a
+// tenant's token is refused.
+func TestControlSettingsRoutes(t *testing.T) {
+	t.Parallel()
+	d := newRailsDB(t, nil)
+	steps := []struct {
+		name, method, path, body, token string
+		status                          int
+		fields, says                    string
+	}{
+		{"the defaults", "GET", "/admin/control-settings", "", "admin", 200, "",
+			`{"default":{"duplicateAction":"WARN","duplicateWindowDays":7,"screeningOnError":"HOLD"},"settings":[]}`},
+		{"hold duplicates", "POST", "/admin/control-settings", `{"tenantId":"acme","duplicateAction":"hold"}`, "admin", 200, "",
+			`"tenantId":"acme","duplicateAction":"HOLD","duplicateWindowDays":7,"screeningOnError":"HOLD","updatedAt":`},
+		{"a window, the rest kept", "POST", "/admin/control-settings", `{"tenantId":"acme","duplicateWindowDays":30,"screeningOnError":"Reject"}`, "admin", 200, "",
+			`"duplicateAction":"HOLD","duplicateWindowDays":30,"screeningOnError":"REJECT"`},
+		{"every field wrong", "POST", "/admin/control-settings", `{"tenantId":"a b","duplicateAction":"IGNORE","duplicateWindowDays":0,"screeningOnError":"PASS"}`, "admin",
+			422, "tenantId,duplicateAction,duplicateWindowDays,screeningOnError", "WARN, HOLD, REJECT or OFF"},
+		{"a window too long", "POST", "/admin/control-settings", `{"tenantId":"acme","duplicateWindowDays":91}`, "admin", 422, "duplicateWindowDays", "from 1 to 90"},
+		{"nothing to set", "POST", "/admin/control-settings", `{"tenantId":"acme"}`, "admin", 422, "duplicateAction", "nothing to set"},
+		{"no tenant", "POST", "/admin/control-settings", `{"duplicateAction":"OFF"}`, "admin", 422, "tenantId", ""},
+		{"a window as text", "POST", "/admin/control-settings", `{"tenantId":"acme","duplicateWindowDays":"7"}`, "admin", 400, "duplicateWindowDays", ""},
+		{"a fractional window", "POST", "/admin/control-settings", `{"tenantId":"acme","duplicateWindowDays":1.5}`, "admin", 400, "duplicateWindowDays", ""},
+		{"a huge window", "POST", "/admin/control-settings", `{"tenantId":"acme","duplicateWindowDays":1e30}`, "admin", 400, "duplicateWindowDays", ""},
+		{"an unknown field", "POST", "/admin/control-settings", `{"tenantId":"acme","screening":"ALLOW"}`, "admin", 400, "screening", ""},
+		{"malformed JSON", "POST", "/admin/control-settings", `{"tenantId":`, "admin", 400, "", "Malformed JSON"},
+		{"a tenant sets none", "POST", "/admin/control-settings", `{"tenantId":"acme","duplicateAction":"OFF"}`, "acme", 403, "", ""},
+		{"a tenant lists none", "GET", "/admin/control-settings", "", "acme", 403, "", ""},
+		{"another tenant", "POST", "/admin/control-settings", `{"tenantId":"globex","duplicateAction":"OFF"}`, "admin", 200, "", `"duplicateAction":"OFF"`},
+		{"the settings", "GET", "/admin/control-settings", "", "admin", 200, "",
+			`"settings":[{"tenantId":"acme","duplicateAction":"HOLD","duplicateWindowDays":30,"screeningOnError":"REJECT"`},
+		{"a page", "GET", "/admin/control-settings?limit=1", "", "admin", 200, "", `"next":`},
+	}
+	for _, s := range steps {
+		before := d.count(t, `SELECT count(*) FROM admin_audit`)
+		rec, body := d.do(s.method, s.path, s.body, s.token)
+		if rec.Code != s.status || !strings.Contains(rec.Body.String(), s.says) || s.fields != "" && problemFields(body) != s.fields {
+			t.Errorf("%s: %d %s\nwant %d, naming %q, saying %q", s.name, rec.Code, rec.Body, s.status, s.fields, s.says)
+			continue
+		}
+		if rec.Code >= 400 && rec.Header().Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%s: %d as %s", s.name, rec.Code, rec.Header().Get("Content-Type"))
+		}
+		after := d.count(t, `SELECT count(*) FROM admin_audit`)
+		if changed := s.method == "POST" && rec.Code < 300; changed != (after == before+1) || !changed && after != before {
+			t.Errorf("%s: %d answered, %d audit entries written", s.name, rec.Code, after-before)
+		}
+	}
+	got, err := payment.NewStore(d.pool).ScreeningOnError(context.Background(), "acme")
+	if err != nil || got != payment.ScreeningReject {
+		t.Fatalf("screening on error read back: %s, %v", got, err)
+	}
+}

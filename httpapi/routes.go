@@ -215,6 +215,8 @@ func (rt *Router) routes(s Services) []Route {
 		Route{"GET /admin/routing-rules", auth.Admin, rails.listRules, noBody, plain},
 		Route{"POST /admin/cutoff-rules", auth.Admin, rails.setCutoffRule, jsonBody, plain},
 		Route{"GET /admin/cutoff-rules", auth.Admin, rails.listCutoffRules, noBody, plain},
+		Route{"POST /admin/control-settings", auth.Admin, rails.setControlSettings, jsonBody, plain},
+		Route{"GET /admin/control-settings", auth.Admin, rails.listControlSettings, noBody, plain},
 	)
 	add(s.Console != nil,
 		Route{"GET /console", Public, consolePage, noBody, plain},

@@ -80,18 +80,21 @@ func fileFingerprint(reqs []Request) (string, error) {
 	return "file-" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// tenantsOf is the tenants of reqs, in their first order.
-func tenantsOf(reqs []Request) []string {
+// tenantsOf is the tenants of xs, in their first order.
+func tenantsOf[T interface{ tenant() string }](xs []T) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, r := range reqs {
-		if !seen[r.TenantID] {
-			seen[r.TenantID] = true
-			out = append(out, r.TenantID)
+	for _, x := range xs {
+		if t := x.tenant(); !seen[t] {
+			seen[t] = true
+			out = append(out, t)
 		}
 	}
 	return out
 }
+
+func (r Request) tenant() string   { return r.TenantID }
+func (c Candidate) tenant() string { return c.Request.TenantID }
 
 // holdFile takes the lock of a file's fingerprint on a connection of its
 // own, so that the same payments sent twice at once are not both found

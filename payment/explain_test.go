@@ -250,3 +250,53 @@ func checkPlans(t *testing.T, name string, plans []explain.Plan) {
 		}
 	}
 }
+
+// TestDuplicateQueriesUseIndexes: on 200,000 fingerprints of 10 tenants,
+// the duplicate control's claim of a chunk's 2,500, the intake's look at
+// 2,500 requests and the retention's delete find their rows by index.
+func TestDuplicateQueriesUseIndexes(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO payment_fingerprint (tenant_id, fingerprint, payment_id, external_id, received_at, expires_at)
+		SELECT 't-' || (g % 10), sha256(int4send(g)), 'k-' || g, 'p-' || g, now() - interval '1 day', now() + g * interval '1 second'
+		FROM generate_series(1, 200000) g;
+		ANALYZE payment_fingerprint`); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(time.Hour)
+	var cs []payment.Candidate
+	var reqs []payment.Request
+	for i := range 2500 {
+		r := validRequest(at)
+		r.PaymentID, r.Amount = fmt.Sprintf("p-%d", i), fmt.Sprintf("%d.00", 1+i)
+		m, err := payment.Validate(r, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, reqs = append(cs, payment.Candidate{Key: payment.Key(r.TenantID, r.PaymentID), Request: r, Money: m}), append(reqs, r)
+	}
+	for _, tt := range []struct {
+		name, index string
+		f           func(ctx context.Context, s *payment.Store, tx pgx.Tx)
+	}{
+		{"a chunk's claim", "payment_fingerprint_pkey", func(ctx context.Context, s *payment.Store, _ pgx.Tx) {
+			_, _ = payment.NewDuplicateControl(payment.DuplicateConfig{Store: s}).Check(ctx, cs)
+		}},
+		{"the intake's look", "payment_fingerprint_pkey", func(ctx context.Context, s *payment.Store, _ pgx.Tx) {
+			_, _ = payment.NewService(payment.ServiceConfig{Store: s}).SuspectedDuplicates(ctx, reqs)
+		}},
+		{"the retention", "payment_fingerprint_expires_idx", func(ctx context.Context, _ *payment.Store, tx pgx.Tx) {
+			_, _ = payment.DeleteFingerprints(ctx, tx, time.Now(), 1000)
+		}},
+	} {
+		plan := pgtest.Plans(t, pool, false, func(ctx context.Context, tx pgx.Tx) error { tt.f(ctx, payment.NewStore(tx), tx); return nil })
+		if testing.Verbose() {
+			t.Logf("%s:\n%s", tt.name, plan)
+		}
+		if !strings.Contains(plan, tt.index) || strings.Contains(plan, "Seq Scan on payment_fingerprint") {
+			t.Errorf("%s: no %s in\n%s", tt.name, tt.index, plan)
+		}
+	}
+}

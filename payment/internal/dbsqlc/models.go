@@ -78,3 +78,11 @@ type PaymentPause struct {
 	ScopeID  string
 	PausedAt time.Time
 }
+
+type TenantControlSetting struct {
+	TenantID            string
+	DuplicateAction     string
+	DuplicateWindowDays int32
+	ScreeningOnError    string
+	UpdatedAt           time.Time
+}

@@ -117,9 +117,12 @@ func (o Options) initWorkerOptions() worker.Options {
 // returned func stops it.
 func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, opts Options) (func(), error) {
 	w := worker.New(tc.Client, payment.InitTaskQueue, opts.initWorkerOptions())
+	payments := payment.NewStore(store.Pool)
 	payment.RegisterInit(w, payment.NewInitActivities(payment.InitConfig{
-		Store: payment.NewStore(store.Pool), Queue: queue.New(store.Pool), Pacer: pacing.New(pacing.Config{Pool: store.Pool}), Log: log,
-		Rails: Rails(store), Controls: opts.Controls,
+		Store: payments, Queue: queue.New(store.Pool), Pacer: pacing.New(pacing.Config{Pool: store.Pool}), Log: log,
+		Rails: Rails(store),
+		// The duplicate check first: a payment it stops is not screened.
+		Controls: append([]payment.Control{payment.NewDuplicateControl(payment.DuplicateConfig{Store: payments})}, opts.Controls...),
 	}))
 	if err := w.Start(); err != nil {
 		return nil, err

@@ -29,6 +29,11 @@ var MoneyTables = []string{
 	"account", "account_limit", "fx_rate",
 }
 
+// FingerprintGrace is how long a duplicate fingerprint outlives its
+// window before the cleaner deletes it: an expired one matches nothing,
+// so any margin is safe; an hour keeps the deletes off the window's edge.
+const FingerprintGrace = time.Hour
+
 // RetentionPolicies are the tables the retention cleaner bounds, each
 // with its setting. Every other table is a money record or working state
 // deleted by its own package (docs/operating.md, Retention).
@@ -58,6 +63,11 @@ func RetentionPolicies(store *postgres.DB, r config.Retention) []retention.Polic
 		}},
 		{Table: "payment_file_fingerprints", Keep: r.FileFingerprints, Delete: func(ctx context.Context, before time.Time, limit int) (int64, error) {
 			return payment.DeleteFileFingerprints(ctx, pool, before, limit)
+		}},
+		// A fingerprint is kept its window (the tenant's duplicateWindowDays
+		// when it was written), and FingerprintGrace past it.
+		{Table: "payment_fingerprint", Keep: FingerprintGrace, Delete: func(ctx context.Context, before time.Time, limit int) (int64, error) {
+			return payment.DeleteFingerprints(ctx, pool, before, limit)
 		}},
 	}
 }
