@@ -864,9 +864,19 @@ func (s *BatchAccepted) encodeFields(e *jx.Encoder) {
 			e.ArrEnd()
 		}
 	}
+	{
+		if s.Duplicates != nil {
+			e.FieldStart("duplicates")
+			e.ArrStart()
+			for _, elem := range s.Duplicates {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
 }
 
-var jsonFieldsNameOfBatchAccepted = [7]string{
+var jsonFieldsNameOfBatchAccepted = [8]string{
 	0: "batchId",
 	1: "payments",
 	2: "chunks",
@@ -874,6 +884,7 @@ var jsonFieldsNameOfBatchAccepted = [7]string{
 	4: "rejected",
 	5: "rejections",
 	6: "projection",
+	7: "duplicates",
 }
 
 // Decode decodes BatchAccepted from json.
@@ -978,6 +989,23 @@ func (s *BatchAccepted) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"projection\"")
+			}
+		case "duplicates":
+			if err := func() error {
+				s.Duplicates = make([]SuspectedDuplicate, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem SuspectedDuplicate
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Duplicates = append(s.Duplicates, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"duplicates\"")
 			}
 		default:
 			return errors.Errorf("unexpected field %q", k)
@@ -15999,6 +16027,39 @@ func (s *OptPause) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes PaymentAcceptedDuplicateAction as json.
+func (o OptPaymentAcceptedDuplicateAction) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes PaymentAcceptedDuplicateAction from json.
+func (o *OptPaymentAcceptedDuplicateAction) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptPaymentAcceptedDuplicateAction to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptPaymentAcceptedDuplicateAction) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptPaymentAcceptedDuplicateAction) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes PaymentLinks as json.
 func (o OptPaymentLinks) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -17669,13 +17730,27 @@ func (s *PaymentAccepted) encodeFields(e *jx.Encoder) {
 			e.ArrEnd()
 		}
 	}
+	{
+		if s.DuplicateOf.Set {
+			e.FieldStart("duplicateOf")
+			s.DuplicateOf.Encode(e)
+		}
+	}
+	{
+		if s.DuplicateAction.Set {
+			e.FieldStart("duplicateAction")
+			s.DuplicateAction.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfPaymentAccepted = [4]string{
+var jsonFieldsNameOfPaymentAccepted = [6]string{
 	0: "paymentId",
 	1: "status",
 	2: "statusUrl",
 	3: "projection",
+	4: "duplicateOf",
+	5: "duplicateAction",
 }
 
 // Decode decodes PaymentAccepted from json.
@@ -17738,6 +17813,26 @@ func (s *PaymentAccepted) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"projection\"")
 			}
+		case "duplicateOf":
+			if err := func() error {
+				s.DuplicateOf.Reset()
+				if err := s.DuplicateOf.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"duplicateOf\"")
+			}
+		case "duplicateAction":
+			if err := func() error {
+				s.DuplicateAction.Reset()
+				if err := s.DuplicateAction.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"duplicateAction\"")
+			}
 		default:
 			return errors.Errorf("unexpected field %q", k)
 		}
@@ -17790,6 +17885,48 @@ func (s *PaymentAccepted) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PaymentAccepted) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PaymentAcceptedDuplicateAction as json.
+func (s PaymentAcceptedDuplicateAction) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes PaymentAcceptedDuplicateAction from json.
+func (s *PaymentAcceptedDuplicateAction) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PaymentAcceptedDuplicateAction to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch PaymentAcceptedDuplicateAction(v) {
+	case PaymentAcceptedDuplicateActionWARN:
+		*s = PaymentAcceptedDuplicateActionWARN
+	case PaymentAcceptedDuplicateActionHOLD:
+		*s = PaymentAcceptedDuplicateActionHOLD
+	case PaymentAcceptedDuplicateActionREJECT:
+		*s = PaymentAcceptedDuplicateActionREJECT
+	default:
+		*s = PaymentAcceptedDuplicateAction(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s PaymentAcceptedDuplicateAction) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PaymentAcceptedDuplicateAction) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -27343,6 +27480,193 @@ func (s SlotStatus) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *SlotStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *SuspectedDuplicate) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *SuspectedDuplicate) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("line")
+		e.Int(s.Line)
+	}
+	{
+		e.FieldStart("paymentId")
+		e.Str(s.PaymentId)
+	}
+	{
+		e.FieldStart("like")
+		e.Str(s.Like)
+	}
+	{
+		e.FieldStart("action")
+		s.Action.Encode(e)
+	}
+}
+
+var jsonFieldsNameOfSuspectedDuplicate = [4]string{
+	0: "line",
+	1: "paymentId",
+	2: "like",
+	3: "action",
+}
+
+// Decode decodes SuspectedDuplicate from json.
+func (s *SuspectedDuplicate) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode SuspectedDuplicate to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "line":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Int()
+				s.Line = int(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"line\"")
+			}
+		case "paymentId":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Str()
+				s.PaymentId = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"paymentId\"")
+			}
+		case "like":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := d.Str()
+				s.Like = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"like\"")
+			}
+		case "action":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				if err := s.Action.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"action\"")
+			}
+		default:
+			return errors.Errorf("unexpected field %q", k)
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode SuspectedDuplicate")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00001111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfSuspectedDuplicate) {
+					name = jsonFieldsNameOfSuspectedDuplicate[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *SuspectedDuplicate) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *SuspectedDuplicate) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes SuspectedDuplicateAction as json.
+func (s SuspectedDuplicateAction) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes SuspectedDuplicateAction from json.
+func (s *SuspectedDuplicateAction) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode SuspectedDuplicateAction to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch SuspectedDuplicateAction(v) {
+	case SuspectedDuplicateActionWARN:
+		*s = SuspectedDuplicateActionWARN
+	case SuspectedDuplicateActionHOLD:
+		*s = SuspectedDuplicateActionHOLD
+	case SuspectedDuplicateActionREJECT:
+		*s = SuspectedDuplicateActionREJECT
+	default:
+		*s = SuspectedDuplicateAction(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s SuspectedDuplicateAction) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *SuspectedDuplicateAction) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

@@ -363,6 +363,9 @@ type BatchAccepted struct {
 	// Per rail, where the started payments are projected to go, made before the file's Phase A; absent
 	// when no projection could be made.
 	Projection []RailProjection `json:"projection"`
+	// The started payments that look like an earlier payment of their tenant (in the file or taken in
+	// before), the first 1,000; absent when none.
+	Duplicates []SuspectedDuplicate `json:"duplicates"`
 }
 
 // GetBatchId returns the value of BatchId.
@@ -400,6 +403,11 @@ func (s *BatchAccepted) GetProjection() []RailProjection {
 	return s.Projection
 }
 
+// GetDuplicates returns the value of Duplicates.
+func (s *BatchAccepted) GetDuplicates() []SuspectedDuplicate {
+	return s.Duplicates
+}
+
 // SetBatchId sets the value of BatchId.
 func (s *BatchAccepted) SetBatchId(val string) {
 	s.BatchId = val
@@ -433,6 +441,11 @@ func (s *BatchAccepted) SetRejections(val []BatchAcceptedRejectionsItem) {
 // SetProjection sets the value of Projection.
 func (s *BatchAccepted) SetProjection(val []RailProjection) {
 	s.Projection = val
+}
+
+// SetDuplicates sets the value of Duplicates.
+func (s *BatchAccepted) SetDuplicates(val []SuspectedDuplicate) {
+	s.Duplicates = val
 }
 
 // BatchAcceptedHeaders wraps BatchAccepted with response headers.
@@ -5541,6 +5554,52 @@ func (o OptPause) Or(d Pause) Pause {
 	return d
 }
 
+// NewOptPaymentAcceptedDuplicateAction returns new OptPaymentAcceptedDuplicateAction with value set to v.
+func NewOptPaymentAcceptedDuplicateAction(v PaymentAcceptedDuplicateAction) OptPaymentAcceptedDuplicateAction {
+	return OptPaymentAcceptedDuplicateAction{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPaymentAcceptedDuplicateAction is optional PaymentAcceptedDuplicateAction.
+type OptPaymentAcceptedDuplicateAction struct {
+	Value PaymentAcceptedDuplicateAction
+	Set   bool
+}
+
+// IsSet returns true if OptPaymentAcceptedDuplicateAction was set.
+func (o OptPaymentAcceptedDuplicateAction) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPaymentAcceptedDuplicateAction) Reset() {
+	var v PaymentAcceptedDuplicateAction
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPaymentAcceptedDuplicateAction) SetTo(v PaymentAcceptedDuplicateAction) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPaymentAcceptedDuplicateAction) Get() (v PaymentAcceptedDuplicateAction, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPaymentAcceptedDuplicateAction) Or(d PaymentAcceptedDuplicateAction) PaymentAcceptedDuplicateAction {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptPaymentLinks returns new OptPaymentLinks with value set to v.
 func NewOptPaymentLinks(v PaymentLinks) OptPaymentLinks {
 	return OptPaymentLinks{
@@ -6364,6 +6423,11 @@ type PaymentAccepted struct {
 	StatusUrl string                `json:"statusUrl"`
 	// Per rail, where the payments are projected to go; absent when no projection could be made.
 	Projection []RailProjection `json:"projection"`
+	// The tenant's id of an earlier payment this one looks like (the same debtor account, creditor IBAN,
+	// amount, currency and date); absent when none.
+	DuplicateOf OptString `json:"duplicateOf"`
+	// What Phase A's duplicate control will do with it, by the tenant's rule.
+	DuplicateAction OptPaymentAcceptedDuplicateAction `json:"duplicateAction"`
 }
 
 // GetPaymentId returns the value of PaymentId.
@@ -6386,6 +6450,16 @@ func (s *PaymentAccepted) GetProjection() []RailProjection {
 	return s.Projection
 }
 
+// GetDuplicateOf returns the value of DuplicateOf.
+func (s *PaymentAccepted) GetDuplicateOf() OptString {
+	return s.DuplicateOf
+}
+
+// GetDuplicateAction returns the value of DuplicateAction.
+func (s *PaymentAccepted) GetDuplicateAction() OptPaymentAcceptedDuplicateAction {
+	return s.DuplicateAction
+}
+
 // SetPaymentId sets the value of PaymentId.
 func (s *PaymentAccepted) SetPaymentId(val string) {
 	s.PaymentId = val
@@ -6404,6 +6478,65 @@ func (s *PaymentAccepted) SetStatusUrl(val string) {
 // SetProjection sets the value of Projection.
 func (s *PaymentAccepted) SetProjection(val []RailProjection) {
 	s.Projection = val
+}
+
+// SetDuplicateOf sets the value of DuplicateOf.
+func (s *PaymentAccepted) SetDuplicateOf(val OptString) {
+	s.DuplicateOf = val
+}
+
+// SetDuplicateAction sets the value of DuplicateAction.
+func (s *PaymentAccepted) SetDuplicateAction(val OptPaymentAcceptedDuplicateAction) {
+	s.DuplicateAction = val
+}
+
+// What Phase A's duplicate control will do with it, by the tenant's rule.
+type PaymentAcceptedDuplicateAction string
+
+const (
+	PaymentAcceptedDuplicateActionWARN   PaymentAcceptedDuplicateAction = "WARN"
+	PaymentAcceptedDuplicateActionHOLD   PaymentAcceptedDuplicateAction = "HOLD"
+	PaymentAcceptedDuplicateActionREJECT PaymentAcceptedDuplicateAction = "REJECT"
+)
+
+// AllValues returns all PaymentAcceptedDuplicateAction values.
+func (PaymentAcceptedDuplicateAction) AllValues() []PaymentAcceptedDuplicateAction {
+	return []PaymentAcceptedDuplicateAction{
+		PaymentAcceptedDuplicateActionWARN,
+		PaymentAcceptedDuplicateActionHOLD,
+		PaymentAcceptedDuplicateActionREJECT,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PaymentAcceptedDuplicateAction) MarshalText() ([]byte, error) {
+	switch s {
+	case PaymentAcceptedDuplicateActionWARN:
+		return []byte(s), nil
+	case PaymentAcceptedDuplicateActionHOLD:
+		return []byte(s), nil
+	case PaymentAcceptedDuplicateActionREJECT:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PaymentAcceptedDuplicateAction) UnmarshalText(data []byte) error {
+	switch PaymentAcceptedDuplicateAction(data) {
+	case PaymentAcceptedDuplicateActionWARN:
+		*s = PaymentAcceptedDuplicateActionWARN
+		return nil
+	case PaymentAcceptedDuplicateActionHOLD:
+		*s = PaymentAcceptedDuplicateActionHOLD
+		return nil
+	case PaymentAcceptedDuplicateActionREJECT:
+		*s = PaymentAcceptedDuplicateActionREJECT
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // PaymentAcceptedHeaders wraps PaymentAccepted with response headers.
@@ -9468,6 +9601,105 @@ func (s *SlotStatus) UnmarshalText(data []byte) error {
 		return nil
 	case SlotStatusEXHAUSTED:
 		*s = SlotStatusEXHAUSTED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/SuspectedDuplicate
+type SuspectedDuplicate struct {
+	Line      int    `json:"line"`
+	PaymentId string `json:"paymentId"`
+	// The tenant's id of the earlier payment.
+	Like string `json:"like"`
+	// What Phase A's duplicate control will do with it, by the tenant's rule.
+	Action SuspectedDuplicateAction `json:"action"`
+}
+
+// GetLine returns the value of Line.
+func (s *SuspectedDuplicate) GetLine() int {
+	return s.Line
+}
+
+// GetPaymentId returns the value of PaymentId.
+func (s *SuspectedDuplicate) GetPaymentId() string {
+	return s.PaymentId
+}
+
+// GetLike returns the value of Like.
+func (s *SuspectedDuplicate) GetLike() string {
+	return s.Like
+}
+
+// GetAction returns the value of Action.
+func (s *SuspectedDuplicate) GetAction() SuspectedDuplicateAction {
+	return s.Action
+}
+
+// SetLine sets the value of Line.
+func (s *SuspectedDuplicate) SetLine(val int) {
+	s.Line = val
+}
+
+// SetPaymentId sets the value of PaymentId.
+func (s *SuspectedDuplicate) SetPaymentId(val string) {
+	s.PaymentId = val
+}
+
+// SetLike sets the value of Like.
+func (s *SuspectedDuplicate) SetLike(val string) {
+	s.Like = val
+}
+
+// SetAction sets the value of Action.
+func (s *SuspectedDuplicate) SetAction(val SuspectedDuplicateAction) {
+	s.Action = val
+}
+
+// What Phase A's duplicate control will do with it, by the tenant's rule.
+type SuspectedDuplicateAction string
+
+const (
+	SuspectedDuplicateActionWARN   SuspectedDuplicateAction = "WARN"
+	SuspectedDuplicateActionHOLD   SuspectedDuplicateAction = "HOLD"
+	SuspectedDuplicateActionREJECT SuspectedDuplicateAction = "REJECT"
+)
+
+// AllValues returns all SuspectedDuplicateAction values.
+func (SuspectedDuplicateAction) AllValues() []SuspectedDuplicateAction {
+	return []SuspectedDuplicateAction{
+		SuspectedDuplicateActionWARN,
+		SuspectedDuplicateActionHOLD,
+		SuspectedDuplicateActionREJECT,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s SuspectedDuplicateAction) MarshalText() ([]byte, error) {
+	switch s {
+	case SuspectedDuplicateActionWARN:
+		return []byte(s), nil
+	case SuspectedDuplicateActionHOLD:
+		return []byte(s), nil
+	case SuspectedDuplicateActionREJECT:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *SuspectedDuplicateAction) UnmarshalText(data []byte) error {
+	switch SuspectedDuplicateAction(data) {
+	case SuspectedDuplicateActionWARN:
+		*s = SuspectedDuplicateActionWARN
+		return nil
+	case SuspectedDuplicateActionHOLD:
+		*s = SuspectedDuplicateActionHOLD
+		return nil
+	case SuspectedDuplicateActionREJECT:
+		*s = SuspectedDuplicateActionREJECT
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)

@@ -263,6 +263,10 @@ type batchAccepted struct {
 	// rail, from the rails' pacing windows as they stood before the
 	// file's Phase A (none: no projection could be made).
 	Projection []payment.RailProjection `json:"projection,omitempty"`
+	// Duplicates are the started payments that look like an earlier
+	// payment of their tenant, and what Phase A will do with each (the
+	// first 1,000).
+	Duplicates []payment.SuspectedDuplicate `json:"duplicates,omitempty"`
 }
 
 // paymentAccepted is a single payment's 202, with where it is projected
@@ -272,6 +276,10 @@ type paymentAccepted struct {
 	Status     payment.Status           `json:"status"`
 	StatusURL  string                   `json:"statusUrl"`
 	Projection []payment.RailProjection `json:"projection,omitempty"`
+	// DuplicateOf is the tenant's id of the earlier payment it looks
+	// like, and DuplicateAction what Phase A will do with it.
+	DuplicateOf     string                  `json:"duplicateOf,omitempty"`
+	DuplicateAction payment.DuplicateAction `json:"duplicateAction,omitempty"`
 }
 
 // atomicParam reads ?atomic=true|false: true refuses the whole file when
@@ -340,7 +348,11 @@ func (api *paymentsAPI) create(w http.ResponseWriter, r *http.Request) {
 	default:
 		id := taken.Started[0].PaymentID
 		w.Header().Set("Location", "/v1/payments/"+id)
-		WriteJSON(w, http.StatusAccepted, paymentAccepted{PaymentID: id, Status: payment.StatusReceived, StatusURL: "/v1/payments/" + id, Projection: taken.Projection})
+		out := paymentAccepted{PaymentID: id, Status: payment.StatusReceived, StatusURL: "/v1/payments/" + id, Projection: taken.Projection}
+		if len(taken.Duplicates) > 0 {
+			out.DuplicateOf, out.DuplicateAction = taken.Duplicates[0].Like, taken.Duplicates[0].Action
+		}
+		WriteJSON(w, http.StatusAccepted, out)
 	}
 }
 
@@ -428,9 +440,13 @@ func (api *paymentsAPI) createBatch(w http.ResponseWriter, r *http.Request) {
 				"declared", declared, "started", sub.Payments, "rejected", len(lineErrs))
 		}
 		w.Header().Set("Location", "/v1/payment-batches/"+sub.BatchID)
-		out := batchAccepted{BatchSubmission: sub, Declared: declared, Rejected: len(lineErrs), Rejections: lineErrs, Projection: taken.Projection}
+		out := batchAccepted{BatchSubmission: sub, Declared: declared, Rejected: len(lineErrs), Rejections: lineErrs, Projection: taken.Projection,
+			Duplicates: taken.Duplicates}
 		if len(out.Rejections) > 1000 {
 			out.Rejections = out.Rejections[:1000]
+		}
+		if len(out.Duplicates) > 1000 {
+			out.Duplicates = out.Duplicates[:1000]
 		}
 		WriteJSON(w, http.StatusAccepted, out)
 	}

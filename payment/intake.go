@@ -65,6 +65,22 @@ type Taken struct {
 	// rail, as the rails' pacing windows stood before their Phase A
 	// (nil: not asked, or none could be made).
 	Projection []RailProjection
+	// Duplicates are the started payments that look like an earlier
+	// payment of their tenant (SuspectedDuplicates), by line: Phase A's
+	// duplicate control does with each what its tenant's rule says.
+	Duplicates []SuspectedDuplicate
+}
+
+// SuspectedDuplicate is a payment taken in that looks like an earlier
+// one of its tenant: the same debtor account, creditor IBAN, amount,
+// currency and date.
+type SuspectedDuplicate struct {
+	Line      int    `json:"line"`
+	PaymentID string `json:"paymentId"`
+	// Like is the tenant's id of the earlier payment.
+	Like string `json:"like"`
+	// Action is what Phase A will do with it: WARN, HOLD or REJECT.
+	Action DuplicateAction `json:"action"`
 }
 
 // Refused is the rejections as an error (nil: none), naming the first
@@ -165,6 +181,15 @@ func (s *Service) Take(ctx context.Context, in Intake) (Taken, error) {
 		if t.Projection, err = s.Project(ctx, t.Started); err != nil {
 			s.log().Warn("a projection could not be made; the payments are accepted without", "source", in.Source, "error", err)
 			t.Projection = nil
+		}
+	}
+	// Read-only and advisory: Phase A's control decides, so a failed
+	// look refuses nothing.
+	if sus, err := s.SuspectedDuplicates(ctx, t.Started); err != nil {
+		s.log().Warn("the payments' suspected duplicates could not be looked for; Phase A still checks them", "source", in.Source, "error", err)
+	} else {
+		for _, d := range sus {
+			t.Duplicates = append(t.Duplicates, SuspectedDuplicate{Line: t.Lines[d.Index], PaymentID: d.PaymentID, Like: d.Like, Action: d.Action})
 		}
 	}
 	var conflicts []int

@@ -184,3 +184,44 @@ func TestTakeDuplicateFilesAtOnce(t *testing.T) {
 		t.Fatalf("no file taken: %v", errs)
 	}
 }
+
+// TestTakeListsSuspectedDuplicates: the intake's answer lists the payments
+// that look like an earlier one of their tenant, in the file itself or
+// taken in before (whose fingerprint Phase A's duplicate control kept),
+// with what Phase A will do (the tenant's rule: WARN by default); a
+// payment sent again under its own id is a replay, not a suspect.
+func TestTakeListsSuspectedDuplicates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Temporal server")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	_, c := temporaltest.Start(t)
+	pool := newPool(t)
+	store := payment.NewStore(pool)
+	svc := payment.NewService(payment.ServiceConfig{Store: store, Queue: queue.New(pool), Temporal: c})
+	at := time.Now()
+	earlier := validRequest(at)
+	earlier.PaymentID = "salary-1"
+	init := payment.NewInitActivities(payment.InitConfig{Store: store, Queue: queue.New(pool),
+		Controls: []payment.Control{payment.NewDuplicateControl(payment.DuplicateConfig{Store: store})}})
+	if _, err := init.InitChunk(ctx, []payment.Request{earlier}, "init-earlier"); err != nil {
+		t.Fatal(err)
+	}
+	again, twin, twin2, other := earlier, earlier, earlier, validRequest(at)
+	again.PaymentID, twin.PaymentID, twin2.PaymentID, other.PaymentID, other.Amount = "salary-1-again", "salary-1", "twin", "other", "7.00"
+	twin2.Creditor.IBAN, twin2.Amount = "FR1420041010050500013M02606", "3.00"
+	twin3 := twin2
+	twin3.PaymentID = "twin-again"
+	taken, err := svc.Take(ctx, payment.Intake{Source: routing.SourceFile, Requests: []payment.Request{other, again, twin, twin2, twin3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []payment.SuspectedDuplicate{
+		{Line: 2, PaymentID: "salary-1-again", Like: "salary-1", Action: payment.DuplicateWarn},
+		{Line: 5, PaymentID: "twin-again", Like: "twin", Action: payment.DuplicateWarn},
+	}
+	if !reflect.DeepEqual(taken.Duplicates, want) {
+		t.Fatalf("duplicates %+v, want %+v", taken.Duplicates, want)
+	}
+}
