@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
@@ -38,11 +39,17 @@ func newPool(t *testing.T) *pgxpool.Pool {
 // tenants' rules for no answer.
 func control(t *testing.T, pool *pgxpool.Pool, url string, rules map[string]string) *screening.Control {
 	t.Helper()
-	cl, err := screening.NewClient(screening.ClientConfig{URL: url, Timeout: 200 * time.Millisecond})
+	return controlWith(t, pool, url, rules, nil)
+}
+
+// controlWith is control counting on m.
+func controlWith(t *testing.T, pool *pgxpool.Pool, url string, rules map[string]string, m *screening.Metrics) *screening.Control {
+	t.Helper()
+	cl, err := screening.NewClient(screening.ClientConfig{URL: url, Timeout: 200 * time.Millisecond, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := screening.ControlConfig{Client: cl, DB: pool}
+	cfg := screening.ControlConfig{Client: cl, DB: pool, Metrics: m}
 	if rules != nil {
 		cfg.OnError = func(_ context.Context, tenant string) (string, error) {
 			if r, ok := rules[tenant]; ok {
@@ -100,7 +107,8 @@ func TestControlDecisions(t *testing.T) {
 				delay = 2 * time.Second
 			}
 			url := service(t, &callRecord{}, delay, verdicts(func(string) string { return tt.verdict }))
-			c := control(t, pool, url, tt.rules)
+			reg := prometheus.NewRegistry()
+			c := controlWith(t, pool, url, tt.rules, screening.NewMetrics(reg))
 			ds, err := c.Check(context.Background(), []payment.Candidate{candidate(tt.tenant, fmt.Sprint("p-", i))})
 			if err != nil {
 				t.Fatal(err)
@@ -108,8 +116,35 @@ func TestControlDecisions(t *testing.T) {
 			if len(ds) != 1 || ds[0].Action != tt.want || !strings.HasPrefix(ds[0].Reason, tt.reason) || (tt.reason == "") != (ds[0].Reason == "") {
 				t.Fatalf("decided %+v, want action %d with a reason beginning %q", ds, tt.want, tt.reason)
 			}
+			// A payment without an answer is counted by the rule applied.
+			unanswered := tt.verdict != "CLEAR" && tt.verdict != "HIT"
+			for _, rule := range []string{screening.RuleHold, screening.RuleReject, screening.RuleAllow} {
+				applied := unanswered && ((rule == screening.RuleReject && tt.want == payment.ActionReject) ||
+					(rule == screening.RuleAllow && tt.want == payment.ActionPass) || (rule == screening.RuleHold && tt.want == payment.ActionHold))
+				if got, want := counted(t, reg, "paydispatch_screening_errors_total", rule), map[bool]float64{true: 1}[applied]; got != want {
+					t.Errorf("errors_total{rule=%s} = %v, want %v", rule, got, want)
+				}
+			}
 		})
 	}
+}
+
+// counted is the value of the counter name whose one label is label.
+func counted(t *testing.T, reg *prometheus.Registry, name, label string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			if mf.GetName() == name && len(m.GetLabel()) == 1 && m.GetLabel()[0].GetValue() == label {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no %s{%s}", name, label)
+	return 0
 }
 
 // TestControlKeepsHits: a hit is answered again without asking on the
