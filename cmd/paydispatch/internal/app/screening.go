@@ -15,7 +15,7 @@ import (
 // ScreeningControls are Phase A's controls for the screening hook as s
 // configures it (none when it is off), its metrics on reg (nil: none).
 // onError reads a tenant's rule for a payment without an answer (nil:
-// HOLD for all).
+// its control settings', screeningOnError).
 func ScreeningControls(store *postgres.DB, s config.Screening, onError func(ctx context.Context, tenant string) (string, error),
 	reg prometheus.Registerer, log *slog.Logger) ([]payment.Control, error) {
 	if !s.On() {
@@ -28,6 +28,13 @@ func ScreeningControls(store *postgres.DB, s config.Screening, onError func(ctx 
 	cl, err := screening.NewClient(screening.ClientConfig{URL: s.URL, BatchSize: s.Batch, Timeout: s.Timeout, MaxInFlight: s.MaxInFlight, Metrics: m})
 	if err != nil {
 		return nil, err
+	}
+	if onError == nil {
+		settings := payment.NewStore(store.Pool)
+		onError = func(ctx context.Context, tenant string) (string, error) {
+			rule, err := settings.ScreeningOnError(ctx, tenant)
+			return string(rule), err
+		}
 	}
 	c, err := screening.NewControl(screening.ControlConfig{Client: cl, DB: store.Pool, OnError: onError, Metrics: m, Log: log.With("component", "screening")})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/paydispatch/paydispatch/internal/testkit/temporaltest"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/postgres"
+	"github.com/paydispatch/paydispatch/routing"
 	"github.com/paydispatch/paydispatch/screening"
 	"github.com/paydispatch/paydispatch/temporal"
 )
@@ -66,8 +67,8 @@ func TestScreeningAtIntake(t *testing.T) {
 		reqs = append(reqs, payment.Request{PaymentID: p.id, TenantID: "t0", DebtorAccount: "ACC-t0", Amount: "10.00", Currency: "EUR",
 			Creditor: payment.Creditor{Name: p.creditor, IBAN: "DE89370400440532013000"}, RequestedExecutionTime: at})
 	}
-	if _, err := app.PaymentService(db, tc, payment.ServiceConfig{}).SubmitBatch(ctx, reqs); err != nil {
-		t.Fatal(err)
+	if taken, err := app.PaymentService(db, tc, payment.ServiceConfig{}).Take(ctx, payment.Intake{Source: routing.SourceFile, Requests: reqs}); err != nil || taken.Refused() != nil {
+		t.Fatal(err, taken.Refused())
 	}
 	want := map[string]payment.Status{"p-1": payment.StatusScheduled, "p-2": payment.StatusHeld, "p-3": payment.StatusScheduled}
 	for deadline := time.Now().Add(time.Minute); ; {
