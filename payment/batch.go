@@ -47,8 +47,18 @@ func (s *Service) SubmitBatch(ctx context.Context, reqs []Request) (BatchSubmiss
 // fails is started later by ResumeIntake, and the error says the file can
 // be sent again.
 func (s *Service) StartBatch(ctx context.Context, reqs []Request, whole bool) (BatchSubmission, error) {
+	return s.StartBatchFrom(ctx, routing.SourceFile, reqs, whole)
+}
+
+// StartBatchFrom is StartBatch for payments that came together from
+// source (a file, a chunk of Kafka records): the approval rules match
+// them as from there, submitted by the principal ctx carries.
+func (s *Service) StartBatchFrom(ctx context.Context, source string, reqs []Request, whole bool) (BatchSubmission, error) {
 	id, err := batchID(reqs)
 	if err != nil {
+		return BatchSubmission{}, err
+	}
+	if err := s.applyApprovalRules(ctx, source, submitterOf(ctx), reqs); err != nil {
 		return BatchSubmission{}, err
 	}
 	sub := BatchSubmission{BatchID: id}

@@ -154,7 +154,11 @@ func (s *Service) submit(ctx context.Context, r Request, project bool) (string, 
 			projs = nil
 		}
 	}
-	receipts, err := s.cfg.Store.Receive(ctx, []Request{r}, func(int) string { return InitWorkflowID(Key(r.TenantID, r.PaymentID)) }, false)
+	rs := []Request{r}
+	if err := s.applyApprovalRules(ctx, routing.SourceAPI, submitterOf(ctx), rs); err != nil {
+		return "", nil, err
+	}
+	receipts, err := s.cfg.Store.Receive(ctx, rs, func(int) string { return InitWorkflowID(Key(r.TenantID, r.PaymentID)) }, false)
 	if err != nil {
 		return "", nil, err
 	}
