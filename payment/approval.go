@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
@@ -374,4 +373,12 @@ var ErrOwnPayment = errors.New("payment: the submitter of a payment never approv
 // ErrNoApprover: an approval names no principal.
 var ErrNoApprover = errors.New("payment: an approval needs a principal")
 
-func trimReason(s string) string { return strings.TrimSpace(s) }
+// PutApprovalRules replaces a tenant's approval rules (Store's).
+func (s *Service) PutApprovalRules(ctx context.Context, tx pgx.Tx, tenant string, rules []ApprovalRule) error {
+	return s.cfg.Store.PutApprovalRules(ctx, tx, tenant, rules)
+}
+
+// ApprovalRules are a tenant's approval rules (Store's).
+func (s *Service) ApprovalRules(ctx context.Context, tenant string) ([]ApprovalRule, error) {
+	return s.cfg.Store.ApprovalRules(ctx, tenant)
+}
