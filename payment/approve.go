@@ -226,6 +226,10 @@ func (s *Service) scheduleApproved(ctx context.Context, tx pgx.Tx, def string, i
 		r := rows[st.PaymentID]
 		if st.Denied || st.Approved < st.Needed || Status(r.Status) != StatusAwaitingApproval {
 			out.Waiting++
+			if err := dbsqlc.New(tx).SetApprovalReason(ctx, dbsqlc.SetApprovalReasonParams{PaymentID: st.PaymentID,
+				StatusReason: approvalReason(int(st.Approved), int(st.Needed), st.Rule)}); err != nil {
+				return 0, fmt.Errorf("payment %s: approval reason: %w", st.PaymentID, err)
+			}
 			continue
 		}
 		if err := m.add(ctx, dbsqlc.WaitingOnRailsRow{PaymentID: r.PaymentID, TenantID: r.TenantID, Rail: r.Rail, ExecutionDate: r.ExecutionDate,

@@ -94,3 +94,8 @@ WHERE payment_id = @payment_id AND status = 'AWAITING_APPROVAL';
 -- name: TryApprovalSweepLock :one
 -- One process at a time sweeps (a transaction-scoped advisory lock).
 SELECT pg_try_advisory_xact_lock(hashtext('paydispatch.payment.approval_cutoff'));
+
+-- name: SetApprovalReason :exec
+-- How many approvals a payment awaiting them has, as its status reason.
+UPDATE payments SET status_reason = @status_reason::text, updated_at = now()
+WHERE payment_id = @payment_id AND status = 'AWAITING_APPROVAL';

@@ -448,6 +448,22 @@ func (q *Queries) RejectAwaiting(ctx context.Context, arg RejectAwaitingParams) 
 	return items, nil
 }
 
+const setApprovalReason = `-- name: SetApprovalReason :exec
+UPDATE payments SET status_reason = $1::text, updated_at = now()
+WHERE payment_id = $2 AND status = 'AWAITING_APPROVAL'
+`
+
+type SetApprovalReasonParams struct {
+	StatusReason string
+	PaymentID    string
+}
+
+// How many approvals a payment awaiting them has, as its status reason.
+func (q *Queries) SetApprovalReason(ctx context.Context, arg SetApprovalReasonParams) error {
+	_, err := q.db.Exec(ctx, setApprovalReason, arg.StatusReason, arg.PaymentID)
+	return err
+}
+
 const tryApprovalSweepLock = `-- name: TryApprovalSweepLock :one
 SELECT pg_try_advisory_xact_lock(hashtext('paydispatch.payment.approval_cutoff'))
 `
