@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 	"go.temporal.io/sdk/worker"
 
@@ -180,4 +182,28 @@ func TestApprovalsOverHTTP(t *testing.T) {
 	if rows.Err() != nil || strings.Join(actors, "; ") != "t-anna (anna); t-bob (bob)" {
 		t.Fatalf("audited approvals: %v (%v)", actors, rows.Err())
 	}
+}
+
+// The contract's fake approves p-1 (one of two approvals), refuses "own"
+// as the caller's own payment and knows no file "nope".
+func (*fakePayments) PutApprovalRules(context.Context, pgx.Tx, string, []payment.ApprovalRule) error {
+	return nil
+}
+
+func (*fakePayments) ApprovalRules(context.Context, string) ([]payment.ApprovalRule, error) {
+	return []payment.ApprovalRule{{Name: "big", MinAmount: "1000", Approvals: 2}}, nil
+}
+
+func (*fakePayments) Approve(_ context.Context, f payment.ApprovalFilter, _ payment.Approver, dryRun bool, _ payment.Record) (payment.Decided, error) {
+	switch {
+	case slices.Contains(f.PaymentIDs, "own"):
+		return payment.Decided{}, payment.ErrOwnPayment
+	case f.BatchID == "nope":
+		return payment.Decided{}, payment.ErrNotFound
+	}
+	return payment.Decided{Selected: 1, Approved: 1, Waiting: 1, DryRun: dryRun}, nil
+}
+
+func (*fakePayments) Deny(_ context.Context, _ payment.ApprovalFilter, _ payment.Approver, _ string, dryRun bool, _ payment.Record) (payment.Decided, error) {
+	return payment.Decided{Selected: 1, Rejected: 1, DryRun: dryRun}, nil
 }
