@@ -16,6 +16,7 @@ import (
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/routing"
+	"github.com/paydispatch/paydispatch/webhook"
 )
 
 // TestApprovalRuleMatching: which of a tenant's rules a payment meets,
@@ -466,5 +467,50 @@ func TestRequirementCommitsWithTheClaim(t *testing.T) {
 	}
 	if n := count(); n != 1 {
 		t.Fatalf("%d requirements after a refused file, want still 1", n)
+	}
+}
+
+// TestApprovalEvents: a payment that awaits approval publishes
+// payment.awaiting_approval, then payment.scheduled once approved; a
+// denied one payment.rejected.
+func TestApprovalEvents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := newApprovals(t, nil, map[string][]payment.ApprovalRule{"acme": {{Name: "all", Approvals: 1}}})
+	hooks := webhook.NewStore(webhook.StoreConfig{DB: a.s.pool, Policy: webhook.Policy{AllowHTTP: true, AllowPrivate: true}})
+	ep, _, err := hooks.Register(ctx, webhook.NewEndpoint{TenantID: "acme", URL: "http://127.0.0.1:9/acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := a.take(t, routing.SourceAPI, "tok-sub", "init-events", railPayments("acme", 2, a.at(0, 10*time.Hour))); res.AwaitingApproval != 2 {
+		t.Fatalf("Phase A: %+v", res)
+	}
+	who := payment.Approver{Principal: "tok-a", Actor: "anna"}
+	if _, err := a.svc.Approve(ctx, payment.ApprovalFilter{TenantID: "acme", PaymentIDs: []string{"acme-000"}}, who, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.svc.Deny(ctx, payment.ApprovalFilter{TenantID: "acme", PaymentIDs: []string{"acme-001"}}, who, "no", false, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := a.s.pool.Query(ctx, `SELECT payload->>'type', payload->'data'->>'paymentId' FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY delivery_id`, ep.ID.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for rows.Next() {
+		var kind, id string
+		if err := rows.Scan(&kind, &id); err != nil {
+			t.Fatal(err)
+		}
+		got[id] = append(got[id], kind)
+	}
+	if rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	if want := []string{"payment.awaiting_approval", "payment.scheduled"}; !slices.Equal(got["acme-000"], want) {
+		t.Errorf("approved: events %v, want %v", got["acme-000"], want)
+	}
+	if want := []string{"payment.awaiting_approval", "payment.rejected"}; !slices.Equal(got["acme-001"], want) {
+		t.Errorf("denied: events %v, want %v", got["acme-001"], want)
 	}
 }
