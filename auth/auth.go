@@ -5,8 +5,8 @@
 // as good as a slow one, and the lookup is one index probe). Revocation
 // and expiry are read on every request, so they take effect at once.
 //
-// Scopes: payments:write, payments:read, accounts:write, webhooks:write,
-// admin; admin implies every other and is never bound to a tenant (admin
+// Scopes: payments:write, payments:read, payments:approve, accounts:write,
+// webhooks:write, admin; admin implies every other and is never bound to a tenant (admin
 // endpoints are global, but for a tenant's webhooks). A tenant-bound principal sees only its tenant's resources.
 package auth
 
@@ -39,14 +39,17 @@ type Scope string
 const (
 	PaymentsWrite Scope = "payments:write"
 	PaymentsRead  Scope = "payments:read"
-	AccountsWrite Scope = "accounts:write"
+	// PaymentsApprove approves and denies payments awaiting approval
+	// (never one its token submitted).
+	PaymentsApprove Scope = "payments:approve"
+	AccountsWrite   Scope = "accounts:write"
 	// WebhooksWrite manages the tenant's webhook endpoints.
 	WebhooksWrite Scope = "webhooks:write"
 	Admin         Scope = "admin"
 )
 
 // Scopes lists every scope, in the order they are documented.
-var Scopes = []Scope{PaymentsWrite, PaymentsRead, AccountsWrite, WebhooksWrite, Admin}
+var Scopes = []Scope{PaymentsWrite, PaymentsRead, PaymentsApprove, AccountsWrite, WebhooksWrite, Admin}
 
 // ParseScopes reads a comma-separated list of scopes ("payments:write,payments:read").
 func ParseScopes(s string) ([]Scope, error) {

@@ -29,6 +29,7 @@ func TestParseScopes(t *testing.T) {
 		{"payments:write", []auth.Scope{auth.PaymentsWrite}, ""},
 		{"payments:write, payments:read,payments:write", []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead}, ""},
 		{"admin", []auth.Scope{auth.Admin}, ""},
+		{"payments:approve,payments:read", []auth.Scope{auth.PaymentsApprove, auth.PaymentsRead}, ""},
 		{"", nil, "no scope"},
 		{" , ", nil, "no scope"},
 		{"payments:delete", nil, `unknown scope "payments:delete"`},

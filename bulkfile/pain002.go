@@ -72,8 +72,8 @@ func statusOf(rep payment.Pain001Report, tx payment.TxOrigin) txStatus {
 		st.code = StsDelivered
 	case payment.StatusCancelled:
 		st.code, st.reasons = StsCancelled, []reason{{code: "DS02", info: "cancelled before its execution began"}}
-	case payment.StatusHeld:
-		st.code, st.reasons, st.date = StsPending, []reason{{code: "TM01", info: "HELD: " + o.Reason}}, ""
+	case payment.StatusHeld, payment.StatusAwaitingApproval:
+		st.code, st.reasons, st.date = StsPending, []reason{{code: "TM01", info: string(o.Status) + ": " + o.Reason}}, ""
 	default:
 		st.code, st.reasons, st.date = StsRejected, []reason{{code: outcomeReason(o.Reason), info: string(o.Status) + ": " + o.Reason}}, ""
 	}

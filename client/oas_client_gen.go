@@ -22,6 +22,16 @@ func trimTrailingSlashes(u *url.URL) {
 
 // Invoker invokes operations described by OpenAPI v3 specification.
 type Invoker interface {
+	// ApprovePayments invokes approvePayments operation.
+	//
+	// Records the caller's approval of each payment selected (a principal counts once a payment, and never
+	// on one it submitted). A payment whose approvals are then complete is paced from its requested time,
+	// or from now if that has passed (past its day's cut-off: the next business day), SCHEDULED with its
+	// queue item, in the transaction that records the approval and its audit entry. A HELD payment keeps
+	// its approvals until an operator releases it.
+	//
+	// POST /v1/payments/approve
+	ApprovePayments(ctx context.Context, request *DecisionRequest, params ApprovePaymentsParams) (ApprovePaymentsRes, error)
 	// CancelPayment invokes cancelPayment operation.
 	//
 	// Cancels the tenant's payment while it waits: RECEIVED, SCHEDULED, in the queue, or held for its slot
@@ -111,6 +121,13 @@ type Invoker interface {
 	//
 	// DELETE /admin/webhooks/{id}
 	DeleteWebhookEndpoint(ctx context.Context, params DeleteWebhookEndpointParams) (DeleteWebhookEndpointRes, error)
+	// DenyPayments invokes denyPayments operation.
+	//
+	// REJECTs each payment selected with the caller's reason (DENIED by : ), in one transaction with its
+	// audit entry; never a payment the caller submitted.
+	//
+	// POST /v1/payments/deny
+	DenyPayments(ctx context.Context, request *DecisionRequest, params DenyPaymentsParams) (DenyPaymentsRes, error)
 	// FlushRateLimitCache invokes flushRateLimitCache operation.
 	//
 	// Drops this process's five-second cache of rate-limit configs.
@@ -229,6 +246,12 @@ type Invoker interface {
 	//
 	// GET /admin/webhooks/{id}
 	GetWebhookEndpoint(ctx context.Context, params GetWebhookEndpointParams) (GetWebhookEndpointRes, error)
+	// ListApprovalRules invokes listApprovalRules operation.
+	//
+	// The tenant's approval rules, in their order.
+	//
+	// GET /admin/approval-rules
+	ListApprovalRules(ctx context.Context, params ListApprovalRulesParams) (ListApprovalRulesRes, error)
 	// ListAuditEntries invokes listAuditEntries operation.
 	//
 	// Every change made through the admin API, newest first, paged.
@@ -341,6 +364,13 @@ type Invoker interface {
 	//
 	// POST /admin/processes/{id}/pause
 	PauseProcess(ctx context.Context, params PauseProcessParams) (PauseProcessRes, error)
+	// PutApprovalRules invokes putApprovalRules operation.
+	//
+	// Replaces the tenant's ordered approval rules (four eyes: docs/approvals.md), from the next payments
+	// taken in; those taken in before keep what they were matched with. Recorded in the audit log.
+	//
+	// POST /admin/approval-rules
+	PutApprovalRules(ctx context.Context, request *ApprovalRulesRequest, params PutApprovalRulesParams) (PutApprovalRulesRes, error)
 	// PutCalendar invokes putCalendar operation.
 	//
 	// Creates an operator's calendar (201) or replaces it whole (200). A rail naming it reads the change
@@ -522,6 +552,105 @@ func (c *Client) requestURL(ctx context.Context) *url.URL {
 		return c.serverURL
 	}
 	return u
+}
+
+// ApprovePayments invokes approvePayments operation.
+//
+// Records the caller's approval of each payment selected (a principal counts once a payment, and never
+// on one it submitted). A payment whose approvals are then complete is paced from its requested time,
+// or from now if that has passed (past its day's cut-off: the next business day), SCHEDULED with its
+// queue item, in the transaction that records the approval and its audit entry. A HELD payment keeps
+// its approvals until an operator releases it.
+//
+// POST /v1/payments/approve
+func (c *Client) ApprovePayments(ctx context.Context, request *DecisionRequest, params ApprovePaymentsParams) (ApprovePaymentsRes, error) {
+	res, err := c.sendApprovePayments(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendApprovePayments(ctx context.Context, request *DecisionRequest, params ApprovePaymentsParams) (res ApprovePaymentsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/v1/payments/approve"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeApprovePaymentsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-Operator",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XOperator.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, ApprovePaymentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeApprovePaymentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
 }
 
 // CancelPayment invokes cancelPayment operation.
@@ -1736,6 +1865,102 @@ func (c *Client) sendDeleteWebhookEndpoint(ctx context.Context, params DeleteWeb
 	}()
 
 	result, err := decodeDeleteWebhookEndpointResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DenyPayments invokes denyPayments operation.
+//
+// REJECTs each payment selected with the caller's reason (DENIED by : ), in one transaction with its
+// audit entry; never a payment the caller submitted.
+//
+// POST /v1/payments/deny
+func (c *Client) DenyPayments(ctx context.Context, request *DecisionRequest, params DenyPaymentsParams) (DenyPaymentsRes, error) {
+	res, err := c.sendDenyPayments(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendDenyPayments(ctx context.Context, request *DecisionRequest, params DenyPaymentsParams) (res DenyPaymentsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/v1/payments/deny"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeDenyPaymentsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-Operator",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XOperator.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, DenyPaymentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDenyPaymentsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -3155,6 +3380,115 @@ func (c *Client) sendGetWebhookEndpoint(ctx context.Context, params GetWebhookEn
 	}()
 
 	result, err := decodeGetWebhookEndpointResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListApprovalRules invokes listApprovalRules operation.
+//
+// The tenant's approval rules, in their order.
+//
+// GET /admin/approval-rules
+func (c *Client) ListApprovalRules(ctx context.Context, params ListApprovalRulesParams) (ListApprovalRulesRes, error) {
+	res, err := c.sendListApprovalRules(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListApprovalRules(ctx context.Context, params ListApprovalRulesParams) (res ListApprovalRulesRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/approval-rules"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "tenantId" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "tenantId",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			return e.EncodeValue(conv.StringToString(params.TenantId))
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-Operator",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XOperator.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, ListApprovalRulesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListApprovalRulesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -5175,6 +5509,102 @@ func (c *Client) sendPauseProcess(ctx context.Context, params PauseProcessParams
 	}()
 
 	result, err := decodePauseProcessResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// PutApprovalRules invokes putApprovalRules operation.
+//
+// Replaces the tenant's ordered approval rules (four eyes: docs/approvals.md), from the next payments
+// taken in; those taken in before keep what they were matched with. Recorded in the audit log.
+//
+// POST /admin/approval-rules
+func (c *Client) PutApprovalRules(ctx context.Context, request *ApprovalRulesRequest, params PutApprovalRulesParams) (PutApprovalRulesRes, error) {
+	res, err := c.sendPutApprovalRules(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendPutApprovalRules(ctx context.Context, request *ApprovalRulesRequest, params PutApprovalRulesParams) (res PutApprovalRulesRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/approval-rules"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodePutApprovalRulesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-Operator",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XOperator.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, PutApprovalRulesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePutApprovalRulesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

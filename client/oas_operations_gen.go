@@ -6,6 +6,7 @@ package client
 type OperationName = string
 
 const (
+	ApprovePaymentsOperation             OperationName = "ApprovePayments"
 	CancelPaymentOperation               OperationName = "CancelPayment"
 	CancelPaymentBatchOperation          OperationName = "CancelPaymentBatch"
 	CancelPaymentsOperation              OperationName = "CancelPayments"
@@ -18,6 +19,7 @@ const (
 	CreateWebhookEndpointOperation       OperationName = "CreateWebhookEndpoint"
 	DeactivateRateLimitConfigOperation   OperationName = "DeactivateRateLimitConfig"
 	DeleteWebhookEndpointOperation       OperationName = "DeleteWebhookEndpoint"
+	DenyPaymentsOperation                OperationName = "DenyPayments"
 	FlushRateLimitCacheOperation         OperationName = "FlushRateLimitCache"
 	GetAccountOperation                  OperationName = "GetAccount"
 	GetCalendarOperation                 OperationName = "GetCalendar"
@@ -36,6 +38,7 @@ const (
 	GetRateLimitConfigOperation          OperationName = "GetRateLimitConfig"
 	GetReadinessOperation                OperationName = "GetReadiness"
 	GetWebhookEndpointOperation          OperationName = "GetWebhookEndpoint"
+	ListApprovalRulesOperation           OperationName = "ListApprovalRules"
 	ListAuditEntriesOperation            OperationName = "ListAuditEntries"
 	ListCalendarsOperation               OperationName = "ListCalendars"
 	ListControlSettingsOperation         OperationName = "ListControlSettings"
@@ -53,6 +56,7 @@ const (
 	ListWebhookEndpointsOperation        OperationName = "ListWebhookEndpoints"
 	PausePaymentsOperation               OperationName = "PausePayments"
 	PauseProcessOperation                OperationName = "PauseProcess"
+	PutApprovalRulesOperation            OperationName = "PutApprovalRules"
 	PutCalendarOperation                 OperationName = "PutCalendar"
 	PutRailOperation                     OperationName = "PutRail"
 	PutRateLimitConfigOperation          OperationName = "PutRateLimitConfig"

@@ -6,6 +6,14 @@ import (
 	"github.com/google/uuid"
 )
 
+// ApprovePaymentsParams is parameters of approvePayments operation.
+type ApprovePaymentsParams struct {
+	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
+	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
+	// anything is done.
+	XOperator OptString `json:",omitempty,omitzero"`
+}
+
 // CancelPaymentParams is parameters of cancelPayment operation.
 type CancelPaymentParams struct {
 	// The id the payment's tenant chose: ids are the tenant's own, and two tenants may use the same one
@@ -73,6 +81,14 @@ type DeleteWebhookEndpointParams struct {
 	ID uuid.UUID
 }
 
+// DenyPaymentsParams is parameters of denyPayments operation.
+type DenyPaymentsParams struct {
+	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
+	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
+	// anything is done.
+	XOperator OptString `json:",omitempty,omitzero"`
+}
+
 // GetAccountParams is parameters of getAccount operation.
 type GetAccountParams struct {
 	// The id the account's tenant chose: ids are the tenant's own, and two tenants may use the same one
@@ -137,6 +153,15 @@ type GetRateLimitConfigParams struct {
 type GetWebhookEndpointParams struct {
 	// The endpoint's id.
 	ID uuid.UUID
+}
+
+// ListApprovalRulesParams is parameters of listApprovalRules operation.
+type ListApprovalRulesParams struct {
+	TenantId string
+	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
+	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
+	// anything is done.
+	XOperator OptString `json:",omitempty,omitzero"`
 }
 
 // ListAuditEntriesParams is parameters of listAuditEntries operation.
@@ -283,6 +308,14 @@ type ListWebhookEndpointsParams struct {
 // PauseProcessParams is parameters of pauseProcess operation.
 type PauseProcessParams struct {
 	ID string
+	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
+	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
+	// anything is done.
+	XOperator OptString `json:",omitempty,omitzero"`
+}
+
+// PutApprovalRulesParams is parameters of putApprovalRules operation.
+type PutApprovalRulesParams struct {
 	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
 	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
 	// anything is done.

@@ -11,6 +11,20 @@ import (
 	ht "github.com/ogen-go/ogen/http"
 )
 
+func encodeApprovePaymentsRequest(
+	req *DecisionRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCancelPaymentsRequest(
 	req *CancelFilter,
 	r *http.Request,
@@ -135,8 +149,36 @@ func encodeCreateWebhookEndpointRequest(
 	return nil
 }
 
+func encodeDenyPaymentsRequest(
+	req *DecisionRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodePausePaymentsRequest(
 	req *PauseRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodePutApprovalRulesRequest(
+	req *ApprovalRulesRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

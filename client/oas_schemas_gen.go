@@ -251,6 +251,256 @@ func (s *AccountRequest) SetLimits(val []LimitRequest) {
 	s.Limits = val
 }
 
+// One of a tenant's ordered approval rules: a payment it matches needs approvals from principals other
+// than its submitter; each criterion left out matches anything, and the first rule that matches
+// decides.
+// Ref: #/components/schemas/ApprovalRule
+type ApprovalRule struct {
+	// The rule's name, unique among the tenant's; shown in the payment's status reason.
+	Name string `json:"name"`
+	// A payment of at least this amount (a decimal string, in the payment's currency).
+	MinAmount OptString `json:"minAmount"`
+	// A payment in this currency.
+	Currency OptString `json:"currency"`
+	// A payment that came this way.
+	Source OptApprovalRuleSource `json:"source"`
+	// A payment from this account.
+	DebtorAccount OptString `json:"debtorAccount"`
+	// A payment on this rail.
+	Rail OptString `json:"rail"`
+	// Every payment of a file whose tenant's payments in it, in the payment's currency, total at least
+	// this (a decimal string); only files match.
+	FileMinTotal OptString `json:"fileMinTotal"`
+	// Every payment of a file in which its tenant has at least this many; only files match.
+	FileMinCount OptInt `json:"fileMinCount"`
+	// How many approvals, each from a different principal holding payments:approve, never the submitter.
+	Approvals int `json:"approvals"`
+}
+
+// GetName returns the value of Name.
+func (s *ApprovalRule) GetName() string {
+	return s.Name
+}
+
+// GetMinAmount returns the value of MinAmount.
+func (s *ApprovalRule) GetMinAmount() OptString {
+	return s.MinAmount
+}
+
+// GetCurrency returns the value of Currency.
+func (s *ApprovalRule) GetCurrency() OptString {
+	return s.Currency
+}
+
+// GetSource returns the value of Source.
+func (s *ApprovalRule) GetSource() OptApprovalRuleSource {
+	return s.Source
+}
+
+// GetDebtorAccount returns the value of DebtorAccount.
+func (s *ApprovalRule) GetDebtorAccount() OptString {
+	return s.DebtorAccount
+}
+
+// GetRail returns the value of Rail.
+func (s *ApprovalRule) GetRail() OptString {
+	return s.Rail
+}
+
+// GetFileMinTotal returns the value of FileMinTotal.
+func (s *ApprovalRule) GetFileMinTotal() OptString {
+	return s.FileMinTotal
+}
+
+// GetFileMinCount returns the value of FileMinCount.
+func (s *ApprovalRule) GetFileMinCount() OptInt {
+	return s.FileMinCount
+}
+
+// GetApprovals returns the value of Approvals.
+func (s *ApprovalRule) GetApprovals() int {
+	return s.Approvals
+}
+
+// SetName sets the value of Name.
+func (s *ApprovalRule) SetName(val string) {
+	s.Name = val
+}
+
+// SetMinAmount sets the value of MinAmount.
+func (s *ApprovalRule) SetMinAmount(val OptString) {
+	s.MinAmount = val
+}
+
+// SetCurrency sets the value of Currency.
+func (s *ApprovalRule) SetCurrency(val OptString) {
+	s.Currency = val
+}
+
+// SetSource sets the value of Source.
+func (s *ApprovalRule) SetSource(val OptApprovalRuleSource) {
+	s.Source = val
+}
+
+// SetDebtorAccount sets the value of DebtorAccount.
+func (s *ApprovalRule) SetDebtorAccount(val OptString) {
+	s.DebtorAccount = val
+}
+
+// SetRail sets the value of Rail.
+func (s *ApprovalRule) SetRail(val OptString) {
+	s.Rail = val
+}
+
+// SetFileMinTotal sets the value of FileMinTotal.
+func (s *ApprovalRule) SetFileMinTotal(val OptString) {
+	s.FileMinTotal = val
+}
+
+// SetFileMinCount sets the value of FileMinCount.
+func (s *ApprovalRule) SetFileMinCount(val OptInt) {
+	s.FileMinCount = val
+}
+
+// SetApprovals sets the value of Approvals.
+func (s *ApprovalRule) SetApprovals(val int) {
+	s.Approvals = val
+}
+
+// A payment that came this way.
+type ApprovalRuleSource string
+
+const (
+	ApprovalRuleSourceAPI   ApprovalRuleSource = "API"
+	ApprovalRuleSourceFILE  ApprovalRuleSource = "FILE"
+	ApprovalRuleSourceKAFKA ApprovalRuleSource = "KAFKA"
+)
+
+// AllValues returns all ApprovalRuleSource values.
+func (ApprovalRuleSource) AllValues() []ApprovalRuleSource {
+	return []ApprovalRuleSource{
+		ApprovalRuleSourceAPI,
+		ApprovalRuleSourceFILE,
+		ApprovalRuleSourceKAFKA,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ApprovalRuleSource) MarshalText() ([]byte, error) {
+	switch s {
+	case ApprovalRuleSourceAPI:
+		return []byte(s), nil
+	case ApprovalRuleSourceFILE:
+		return []byte(s), nil
+	case ApprovalRuleSourceKAFKA:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ApprovalRuleSource) UnmarshalText(data []byte) error {
+	switch ApprovalRuleSource(data) {
+	case ApprovalRuleSourceAPI:
+		*s = ApprovalRuleSourceAPI
+		return nil
+	case ApprovalRuleSourceFILE:
+		*s = ApprovalRuleSourceFILE
+		return nil
+	case ApprovalRuleSourceKAFKA:
+		*s = ApprovalRuleSourceKAFKA
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/ApprovalRules
+type ApprovalRules struct {
+	TenantId string         `json:"tenantId"`
+	Rules    []ApprovalRule `json:"rules"`
+}
+
+// GetTenantId returns the value of TenantId.
+func (s *ApprovalRules) GetTenantId() string {
+	return s.TenantId
+}
+
+// GetRules returns the value of Rules.
+func (s *ApprovalRules) GetRules() []ApprovalRule {
+	return s.Rules
+}
+
+// SetTenantId sets the value of TenantId.
+func (s *ApprovalRules) SetTenantId(val string) {
+	s.TenantId = val
+}
+
+// SetRules sets the value of Rules.
+func (s *ApprovalRules) SetRules(val []ApprovalRule) {
+	s.Rules = val
+}
+
+func (*ApprovalRules) listApprovalRulesRes() {}
+func (*ApprovalRules) putApprovalRulesRes()  {}
+
+// A tenant's whole ordered list of approval rules, replacing its list (empty: none of its payments
+// needs approvals); applies to payments taken in from then.
+// Ref: #/components/schemas/ApprovalRulesRequest
+type ApprovalRulesRequest struct {
+	TenantId string         `json:"tenantId"`
+	Rules    []ApprovalRule `json:"rules"`
+}
+
+// GetTenantId returns the value of TenantId.
+func (s *ApprovalRulesRequest) GetTenantId() string {
+	return s.TenantId
+}
+
+// GetRules returns the value of Rules.
+func (s *ApprovalRulesRequest) GetRules() []ApprovalRule {
+	return s.Rules
+}
+
+// SetTenantId sets the value of TenantId.
+func (s *ApprovalRulesRequest) SetTenantId(val string) {
+	s.TenantId = val
+}
+
+// SetRules sets the value of Rules.
+func (s *ApprovalRulesRequest) SetRules(val []ApprovalRule) {
+	s.Rules = val
+}
+
+type ApprovePaymentsBadRequest Problem
+
+func (*ApprovePaymentsBadRequest) approvePaymentsRes() {}
+
+type ApprovePaymentsForbidden Problem
+
+func (*ApprovePaymentsForbidden) approvePaymentsRes() {}
+
+type ApprovePaymentsNotFound Problem
+
+func (*ApprovePaymentsNotFound) approvePaymentsRes() {}
+
+type ApprovePaymentsRequestEntityTooLarge Problem
+
+func (*ApprovePaymentsRequestEntityTooLarge) approvePaymentsRes() {}
+
+type ApprovePaymentsServiceUnavailable Problem
+
+func (*ApprovePaymentsServiceUnavailable) approvePaymentsRes() {}
+
+type ApprovePaymentsUnprocessableEntity Problem
+
+func (*ApprovePaymentsUnprocessableEntity) approvePaymentsRes() {}
+
+type ApprovePaymentsUnsupportedMediaType Problem
+
+func (*ApprovePaymentsUnsupportedMediaType) approvePaymentsRes() {}
+
 // Ref: #/components/schemas/AuditEntry
 type AuditEntry struct {
 	Seq    int       `json:"seq"`
@@ -1350,9 +1600,10 @@ func (s *CancelFilter) SetDryRun(val OptBool) {
 type CancelFilterStatusesItem string
 
 const (
-	CancelFilterStatusesItemRECEIVED  CancelFilterStatusesItem = "RECEIVED"
-	CancelFilterStatusesItemSCHEDULED CancelFilterStatusesItem = "SCHEDULED"
-	CancelFilterStatusesItemHELD      CancelFilterStatusesItem = "HELD"
+	CancelFilterStatusesItemRECEIVED         CancelFilterStatusesItem = "RECEIVED"
+	CancelFilterStatusesItemSCHEDULED        CancelFilterStatusesItem = "SCHEDULED"
+	CancelFilterStatusesItemHELD             CancelFilterStatusesItem = "HELD"
+	CancelFilterStatusesItemAWAITINGAPPROVAL CancelFilterStatusesItem = "AWAITING_APPROVAL"
 )
 
 // AllValues returns all CancelFilterStatusesItem values.
@@ -1361,6 +1612,7 @@ func (CancelFilterStatusesItem) AllValues() []CancelFilterStatusesItem {
 		CancelFilterStatusesItemRECEIVED,
 		CancelFilterStatusesItemSCHEDULED,
 		CancelFilterStatusesItemHELD,
+		CancelFilterStatusesItemAWAITINGAPPROVAL,
 	}
 }
 
@@ -1372,6 +1624,8 @@ func (s CancelFilterStatusesItem) MarshalText() ([]byte, error) {
 	case CancelFilterStatusesItemSCHEDULED:
 		return []byte(s), nil
 	case CancelFilterStatusesItemHELD:
+		return []byte(s), nil
+	case CancelFilterStatusesItemAWAITINGAPPROVAL:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -1389,6 +1643,9 @@ func (s *CancelFilterStatusesItem) UnmarshalText(data []byte) error {
 		return nil
 	case CancelFilterStatusesItemHELD:
 		*s = CancelFilterStatusesItemHELD
+		return nil
+	case CancelFilterStatusesItemAWAITINGAPPROVAL:
+		*s = CancelFilterStatusesItemAWAITINGAPPROVAL
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -3541,6 +3798,214 @@ func (s *DeadLetterSource) UnmarshalText(data []byte) error {
 	}
 }
 
+// What an approval or a denial did (with dryRun: would have done).
+// Ref: #/components/schemas/Decided
+type Decided struct {
+	// Payments the selection found.
+	Selected int `json:"selected"`
+	// Of them, submitted by the caller: left alone.
+	Own int `json:"own"`
+	// Decided on by the caller before (a principal counts once).
+	Already int `json:"already"`
+	// Approvals recorded now.
+	Approved int `json:"approved"`
+	// Payments whose approvals are now complete: SCHEDULED from their requested time, or from now if that
+	// has passed (past its cut-off, the next business day), queued.
+	Scheduled int `json:"scheduled"`
+	// Payments still short of their approvals, or HELD (they count when released).
+	Waiting int `json:"waiting"`
+	// Payments a denial REJECTED.
+	Rejected int     `json:"rejected"`
+	DryRun   OptBool `json:"dryRun"`
+}
+
+// GetSelected returns the value of Selected.
+func (s *Decided) GetSelected() int {
+	return s.Selected
+}
+
+// GetOwn returns the value of Own.
+func (s *Decided) GetOwn() int {
+	return s.Own
+}
+
+// GetAlready returns the value of Already.
+func (s *Decided) GetAlready() int {
+	return s.Already
+}
+
+// GetApproved returns the value of Approved.
+func (s *Decided) GetApproved() int {
+	return s.Approved
+}
+
+// GetScheduled returns the value of Scheduled.
+func (s *Decided) GetScheduled() int {
+	return s.Scheduled
+}
+
+// GetWaiting returns the value of Waiting.
+func (s *Decided) GetWaiting() int {
+	return s.Waiting
+}
+
+// GetRejected returns the value of Rejected.
+func (s *Decided) GetRejected() int {
+	return s.Rejected
+}
+
+// GetDryRun returns the value of DryRun.
+func (s *Decided) GetDryRun() OptBool {
+	return s.DryRun
+}
+
+// SetSelected sets the value of Selected.
+func (s *Decided) SetSelected(val int) {
+	s.Selected = val
+}
+
+// SetOwn sets the value of Own.
+func (s *Decided) SetOwn(val int) {
+	s.Own = val
+}
+
+// SetAlready sets the value of Already.
+func (s *Decided) SetAlready(val int) {
+	s.Already = val
+}
+
+// SetApproved sets the value of Approved.
+func (s *Decided) SetApproved(val int) {
+	s.Approved = val
+}
+
+// SetScheduled sets the value of Scheduled.
+func (s *Decided) SetScheduled(val int) {
+	s.Scheduled = val
+}
+
+// SetWaiting sets the value of Waiting.
+func (s *Decided) SetWaiting(val int) {
+	s.Waiting = val
+}
+
+// SetRejected sets the value of Rejected.
+func (s *Decided) SetRejected(val int) {
+	s.Rejected = val
+}
+
+// SetDryRun sets the value of DryRun.
+func (s *Decided) SetDryRun(val OptBool) {
+	s.DryRun = val
+}
+
+func (*Decided) approvePaymentsRes() {}
+func (*Decided) denyPaymentsRes()    {}
+
+// Which payments awaiting approval (AWAITING_APPROVAL, or HELD with approvals missing) to decide on: a
+// tenant's by id, a file's, or a filter (tenant, file, requested time range); at least tenantId or
+// batchId; at most limit a call.
+// Ref: #/components/schemas/DecisionRequest
+type DecisionRequest struct {
+	// The tenant's payments (a tenant's token: its own, filled in).
+	TenantId OptString `json:"tenantId"`
+	// The tenant's payment ids (needs tenantId); naming one the caller submitted is 403 and decides
+	// nothing.
+	PaymentIds []string `json:"paymentIds"`
+	// A file's payments.
+	BatchId OptString `json:"batchId"`
+	// Requested at or after.
+	RequestedFrom OptDateTime `json:"requestedFrom"`
+	// Requested before.
+	RequestedTo OptDateTime `json:"requestedTo"`
+	// At most this many payments, oldest request first (0 or none: 1,000).
+	Limit OptInt `json:"limit"`
+	// Count what would be done; change nothing.
+	DryRun OptBool `json:"dryRun"`
+	// A denial's reason (required there; an approval takes none): the payment's status reason.
+	Reason OptString `json:"reason"`
+}
+
+// GetTenantId returns the value of TenantId.
+func (s *DecisionRequest) GetTenantId() OptString {
+	return s.TenantId
+}
+
+// GetPaymentIds returns the value of PaymentIds.
+func (s *DecisionRequest) GetPaymentIds() []string {
+	return s.PaymentIds
+}
+
+// GetBatchId returns the value of BatchId.
+func (s *DecisionRequest) GetBatchId() OptString {
+	return s.BatchId
+}
+
+// GetRequestedFrom returns the value of RequestedFrom.
+func (s *DecisionRequest) GetRequestedFrom() OptDateTime {
+	return s.RequestedFrom
+}
+
+// GetRequestedTo returns the value of RequestedTo.
+func (s *DecisionRequest) GetRequestedTo() OptDateTime {
+	return s.RequestedTo
+}
+
+// GetLimit returns the value of Limit.
+func (s *DecisionRequest) GetLimit() OptInt {
+	return s.Limit
+}
+
+// GetDryRun returns the value of DryRun.
+func (s *DecisionRequest) GetDryRun() OptBool {
+	return s.DryRun
+}
+
+// GetReason returns the value of Reason.
+func (s *DecisionRequest) GetReason() OptString {
+	return s.Reason
+}
+
+// SetTenantId sets the value of TenantId.
+func (s *DecisionRequest) SetTenantId(val OptString) {
+	s.TenantId = val
+}
+
+// SetPaymentIds sets the value of PaymentIds.
+func (s *DecisionRequest) SetPaymentIds(val []string) {
+	s.PaymentIds = val
+}
+
+// SetBatchId sets the value of BatchId.
+func (s *DecisionRequest) SetBatchId(val OptString) {
+	s.BatchId = val
+}
+
+// SetRequestedFrom sets the value of RequestedFrom.
+func (s *DecisionRequest) SetRequestedFrom(val OptDateTime) {
+	s.RequestedFrom = val
+}
+
+// SetRequestedTo sets the value of RequestedTo.
+func (s *DecisionRequest) SetRequestedTo(val OptDateTime) {
+	s.RequestedTo = val
+}
+
+// SetLimit sets the value of Limit.
+func (s *DecisionRequest) SetLimit(val OptInt) {
+	s.Limit = val
+}
+
+// SetDryRun sets the value of DryRun.
+func (s *DecisionRequest) SetDryRun(val OptBool) {
+	s.DryRun = val
+}
+
+// SetReason sets the value of Reason.
+func (s *DecisionRequest) SetReason(val OptString) {
+	s.Reason = val
+}
+
 type DeleteWebhookEndpointBadRequest Problem
 
 func (*DeleteWebhookEndpointBadRequest) deleteWebhookEndpointRes() {}
@@ -3561,6 +4026,34 @@ func (*DeleteWebhookEndpointNotFound) deleteWebhookEndpointRes() {}
 type DeleteWebhookEndpointServiceUnavailable Problem
 
 func (*DeleteWebhookEndpointServiceUnavailable) deleteWebhookEndpointRes() {}
+
+type DenyPaymentsBadRequest Problem
+
+func (*DenyPaymentsBadRequest) denyPaymentsRes() {}
+
+type DenyPaymentsForbidden Problem
+
+func (*DenyPaymentsForbidden) denyPaymentsRes() {}
+
+type DenyPaymentsNotFound Problem
+
+func (*DenyPaymentsNotFound) denyPaymentsRes() {}
+
+type DenyPaymentsRequestEntityTooLarge Problem
+
+func (*DenyPaymentsRequestEntityTooLarge) denyPaymentsRes() {}
+
+type DenyPaymentsServiceUnavailable Problem
+
+func (*DenyPaymentsServiceUnavailable) denyPaymentsRes() {}
+
+type DenyPaymentsUnprocessableEntity Problem
+
+func (*DenyPaymentsUnprocessableEntity) denyPaymentsRes() {}
+
+type DenyPaymentsUnsupportedMediaType Problem
+
+func (*DenyPaymentsUnsupportedMediaType) denyPaymentsRes() {}
 
 // An item type's dispatch settings, under the keys `paydispatch config set` takes (docs/operating.md).
 // Ref: #/components/schemas/DispatchConfig
@@ -4471,6 +4964,22 @@ func (s *LimitRequestPeriod) UnmarshalText(data []byte) error {
 	}
 }
 
+type ListApprovalRulesBadRequest Problem
+
+func (*ListApprovalRulesBadRequest) listApprovalRulesRes() {}
+
+type ListApprovalRulesForbidden Problem
+
+func (*ListApprovalRulesForbidden) listApprovalRulesRes() {}
+
+type ListApprovalRulesServiceUnavailable Problem
+
+func (*ListApprovalRulesServiceUnavailable) listApprovalRulesRes() {}
+
+type ListApprovalRulesUnprocessableEntity Problem
+
+func (*ListApprovalRulesUnprocessableEntity) listApprovalRulesRes() {}
+
 type ListAuditEntriesBadRequest Problem
 
 func (*ListAuditEntriesBadRequest) listAuditEntriesRes() {}
@@ -4643,15 +5152,16 @@ func (*ListPaymentsServiceUnavailable) listPaymentsRes() {}
 type ListPaymentsStatus string
 
 const (
-	ListPaymentsStatusSCHEDULED  ListPaymentsStatus = "SCHEDULED"
-	ListPaymentsStatusREJECTED   ListPaymentsStatus = "REJECTED"
-	ListPaymentsStatusACCEPTED   ListPaymentsStatus = "ACCEPTED"
-	ListPaymentsStatusPROCESSING ListPaymentsStatus = "PROCESSING"
-	ListPaymentsStatusDELIVERED  ListPaymentsStatus = "DELIVERED"
-	ListPaymentsStatusFAILED     ListPaymentsStatus = "FAILED"
-	ListPaymentsStatusRETURNED   ListPaymentsStatus = "RETURNED"
-	ListPaymentsStatusCANCELLED  ListPaymentsStatus = "CANCELLED"
-	ListPaymentsStatusHELD       ListPaymentsStatus = "HELD"
+	ListPaymentsStatusSCHEDULED        ListPaymentsStatus = "SCHEDULED"
+	ListPaymentsStatusREJECTED         ListPaymentsStatus = "REJECTED"
+	ListPaymentsStatusACCEPTED         ListPaymentsStatus = "ACCEPTED"
+	ListPaymentsStatusPROCESSING       ListPaymentsStatus = "PROCESSING"
+	ListPaymentsStatusDELIVERED        ListPaymentsStatus = "DELIVERED"
+	ListPaymentsStatusFAILED           ListPaymentsStatus = "FAILED"
+	ListPaymentsStatusRETURNED         ListPaymentsStatus = "RETURNED"
+	ListPaymentsStatusCANCELLED        ListPaymentsStatus = "CANCELLED"
+	ListPaymentsStatusHELD             ListPaymentsStatus = "HELD"
+	ListPaymentsStatusAWAITINGAPPROVAL ListPaymentsStatus = "AWAITING_APPROVAL"
 )
 
 // AllValues returns all ListPaymentsStatus values.
@@ -4666,6 +5176,7 @@ func (ListPaymentsStatus) AllValues() []ListPaymentsStatus {
 		ListPaymentsStatusRETURNED,
 		ListPaymentsStatusCANCELLED,
 		ListPaymentsStatusHELD,
+		ListPaymentsStatusAWAITINGAPPROVAL,
 	}
 }
 
@@ -4689,6 +5200,8 @@ func (s ListPaymentsStatus) MarshalText() ([]byte, error) {
 	case ListPaymentsStatusCANCELLED:
 		return []byte(s), nil
 	case ListPaymentsStatusHELD:
+		return []byte(s), nil
+	case ListPaymentsStatusAWAITINGAPPROVAL:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -4724,6 +5237,9 @@ func (s *ListPaymentsStatus) UnmarshalText(data []byte) error {
 		return nil
 	case ListPaymentsStatusHELD:
 		*s = ListPaymentsStatusHELD
+		return nil
+	case ListPaymentsStatusAWAITINGAPPROVAL:
+		*s = ListPaymentsStatusAWAITINGAPPROVAL
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -4954,6 +5470,52 @@ func (s *LogEntry) SetDetail(val jx.Raw) {
 // SetActor sets the value of Actor.
 func (s *LogEntry) SetActor(val string) {
 	s.Actor = val
+}
+
+// NewOptApprovalRuleSource returns new OptApprovalRuleSource with value set to v.
+func NewOptApprovalRuleSource(v ApprovalRuleSource) OptApprovalRuleSource {
+	return OptApprovalRuleSource{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptApprovalRuleSource is optional ApprovalRuleSource.
+type OptApprovalRuleSource struct {
+	Value ApprovalRuleSource
+	Set   bool
+}
+
+// IsSet returns true if OptApprovalRuleSource was set.
+func (o OptApprovalRuleSource) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptApprovalRuleSource) Reset() {
+	var v ApprovalRuleSource
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptApprovalRuleSource) SetTo(v ApprovalRuleSource) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptApprovalRuleSource) Get() (v ApprovalRuleSource, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptApprovalRuleSource) Or(d ApprovalRuleSource) ApprovalRuleSource {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
 }
 
 // NewOptBool returns new OptBool with value set to v.
@@ -6915,16 +7477,17 @@ func (s *PaymentRequest) SetPurposeCode(val OptString) {
 type PaymentStatus string
 
 const (
-	PaymentStatusRECEIVED   PaymentStatus = "RECEIVED"
-	PaymentStatusSCHEDULED  PaymentStatus = "SCHEDULED"
-	PaymentStatusACCEPTED   PaymentStatus = "ACCEPTED"
-	PaymentStatusPROCESSING PaymentStatus = "PROCESSING"
-	PaymentStatusDELIVERED  PaymentStatus = "DELIVERED"
-	PaymentStatusRETURNED   PaymentStatus = "RETURNED"
-	PaymentStatusHELD       PaymentStatus = "HELD"
-	PaymentStatusREJECTED   PaymentStatus = "REJECTED"
-	PaymentStatusFAILED     PaymentStatus = "FAILED"
-	PaymentStatusCANCELLED  PaymentStatus = "CANCELLED"
+	PaymentStatusRECEIVED         PaymentStatus = "RECEIVED"
+	PaymentStatusSCHEDULED        PaymentStatus = "SCHEDULED"
+	PaymentStatusACCEPTED         PaymentStatus = "ACCEPTED"
+	PaymentStatusPROCESSING       PaymentStatus = "PROCESSING"
+	PaymentStatusDELIVERED        PaymentStatus = "DELIVERED"
+	PaymentStatusRETURNED         PaymentStatus = "RETURNED"
+	PaymentStatusHELD             PaymentStatus = "HELD"
+	PaymentStatusREJECTED         PaymentStatus = "REJECTED"
+	PaymentStatusFAILED           PaymentStatus = "FAILED"
+	PaymentStatusCANCELLED        PaymentStatus = "CANCELLED"
+	PaymentStatusAWAITINGAPPROVAL PaymentStatus = "AWAITING_APPROVAL"
 )
 
 // AllValues returns all PaymentStatus values.
@@ -6940,6 +7503,7 @@ func (PaymentStatus) AllValues() []PaymentStatus {
 		PaymentStatusREJECTED,
 		PaymentStatusFAILED,
 		PaymentStatusCANCELLED,
+		PaymentStatusAWAITINGAPPROVAL,
 	}
 }
 
@@ -6965,6 +7529,8 @@ func (s PaymentStatus) MarshalText() ([]byte, error) {
 	case PaymentStatusFAILED:
 		return []byte(s), nil
 	case PaymentStatusCANCELLED:
+		return []byte(s), nil
+	case PaymentStatusAWAITINGAPPROVAL:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -7003,6 +7569,9 @@ func (s *PaymentStatus) UnmarshalText(data []byte) error {
 		return nil
 	case PaymentStatusCANCELLED:
 		*s = PaymentStatusCANCELLED
+		return nil
+	case PaymentStatusAWAITINGAPPROVAL:
+		*s = PaymentStatusAWAITINGAPPROVAL
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -7517,6 +8086,30 @@ func (s *ProcessSummary) SetCurrentStep(val string) {
 func (s *ProcessSummary) SetErrorCode(val OptString) {
 	s.ErrorCode = val
 }
+
+type PutApprovalRulesBadRequest Problem
+
+func (*PutApprovalRulesBadRequest) putApprovalRulesRes() {}
+
+type PutApprovalRulesForbidden Problem
+
+func (*PutApprovalRulesForbidden) putApprovalRulesRes() {}
+
+type PutApprovalRulesRequestEntityTooLarge Problem
+
+func (*PutApprovalRulesRequestEntityTooLarge) putApprovalRulesRes() {}
+
+type PutApprovalRulesServiceUnavailable Problem
+
+func (*PutApprovalRulesServiceUnavailable) putApprovalRulesRes() {}
+
+type PutApprovalRulesUnprocessableEntity Problem
+
+func (*PutApprovalRulesUnprocessableEntity) putApprovalRulesRes() {}
+
+type PutApprovalRulesUnsupportedMediaType Problem
+
+func (*PutApprovalRulesUnsupportedMediaType) putApprovalRulesRes() {}
 
 type PutCalendarBadRequest Problem
 
@@ -8933,6 +9526,9 @@ type Released struct {
 	FirstSlot OptDateTime `json:"firstSlot"`
 	// The last slot given.
 	LastSlot OptDateTime `json:"lastSlot"`
+	// Those whose approvals are still missing: AWAITING_APPROVAL now, not scheduled (a release overrides a
+	// hold, never an approval rule).
+	AwaitingApproval int `json:"awaitingApproval"`
 }
 
 // GetReleased returns the value of Released.
@@ -8955,6 +9551,11 @@ func (s *Released) GetLastSlot() OptDateTime {
 	return s.LastSlot
 }
 
+// GetAwaitingApproval returns the value of AwaitingApproval.
+func (s *Released) GetAwaitingApproval() int {
+	return s.AwaitingApproval
+}
+
 // SetReleased sets the value of Released.
 func (s *Released) SetReleased(val int) {
 	s.Released = val
@@ -8973,6 +9574,11 @@ func (s *Released) SetFirstSlot(val OptDateTime) {
 // SetLastSlot sets the value of LastSlot.
 func (s *Released) SetLastSlot(val OptDateTime) {
 	s.LastSlot = val
+}
+
+// SetAwaitingApproval sets the value of AwaitingApproval.
+func (s *Released) SetAwaitingApproval(val int) {
+	s.AwaitingApproval = val
 }
 
 func (*Released) releasePaymentsRes() {}
@@ -9732,6 +10338,7 @@ func (s *TooManyRequestsHeaders) SetResponse(val Problem) {
 	s.Response = val
 }
 
+func (*TooManyRequestsHeaders) approvePaymentsRes()             {}
 func (*TooManyRequestsHeaders) cancelPaymentBatchRes()          {}
 func (*TooManyRequestsHeaders) cancelPaymentRes()               {}
 func (*TooManyRequestsHeaders) cancelPaymentsRes()              {}
@@ -9744,6 +10351,7 @@ func (*TooManyRequestsHeaders) createSlotsRes()                 {}
 func (*TooManyRequestsHeaders) createWebhookEndpointRes()       {}
 func (*TooManyRequestsHeaders) deactivateRateLimitConfigRes()   {}
 func (*TooManyRequestsHeaders) deleteWebhookEndpointRes()       {}
+func (*TooManyRequestsHeaders) denyPaymentsRes()                {}
 func (*TooManyRequestsHeaders) flushRateLimitCacheRes()         {}
 func (*TooManyRequestsHeaders) getAccountRes()                  {}
 func (*TooManyRequestsHeaders) getCalendarRes()                 {}
@@ -9756,6 +10364,7 @@ func (*TooManyRequestsHeaders) getProcessRes()                  {}
 func (*TooManyRequestsHeaders) getRailRes()                     {}
 func (*TooManyRequestsHeaders) getRateLimitConfigRes()          {}
 func (*TooManyRequestsHeaders) getWebhookEndpointRes()          {}
+func (*TooManyRequestsHeaders) listApprovalRulesRes()           {}
 func (*TooManyRequestsHeaders) listAuditEntriesRes()            {}
 func (*TooManyRequestsHeaders) listCalendarsRes()               {}
 func (*TooManyRequestsHeaders) listControlSettingsRes()         {}
@@ -9773,6 +10382,7 @@ func (*TooManyRequestsHeaders) listWebhookDeliveriesRes()       {}
 func (*TooManyRequestsHeaders) listWebhookEndpointsRes()        {}
 func (*TooManyRequestsHeaders) pausePaymentsRes()               {}
 func (*TooManyRequestsHeaders) pauseProcessRes()                {}
+func (*TooManyRequestsHeaders) putApprovalRulesRes()            {}
 func (*TooManyRequestsHeaders) putCalendarRes()                 {}
 func (*TooManyRequestsHeaders) putRailRes()                     {}
 func (*TooManyRequestsHeaders) putRateLimitConfigRes()          {}
@@ -9984,6 +10594,7 @@ func (s *UnauthorizedHeaders) SetResponse(val Problem) {
 	s.Response = val
 }
 
+func (*UnauthorizedHeaders) approvePaymentsRes()             {}
 func (*UnauthorizedHeaders) cancelPaymentBatchRes()          {}
 func (*UnauthorizedHeaders) cancelPaymentRes()               {}
 func (*UnauthorizedHeaders) cancelPaymentsRes()              {}
@@ -9996,6 +10607,7 @@ func (*UnauthorizedHeaders) createSlotsRes()                 {}
 func (*UnauthorizedHeaders) createWebhookEndpointRes()       {}
 func (*UnauthorizedHeaders) deactivateRateLimitConfigRes()   {}
 func (*UnauthorizedHeaders) deleteWebhookEndpointRes()       {}
+func (*UnauthorizedHeaders) denyPaymentsRes()                {}
 func (*UnauthorizedHeaders) flushRateLimitCacheRes()         {}
 func (*UnauthorizedHeaders) getAccountRes()                  {}
 func (*UnauthorizedHeaders) getCalendarRes()                 {}
@@ -10008,6 +10620,7 @@ func (*UnauthorizedHeaders) getProcessRes()                  {}
 func (*UnauthorizedHeaders) getRailRes()                     {}
 func (*UnauthorizedHeaders) getRateLimitConfigRes()          {}
 func (*UnauthorizedHeaders) getWebhookEndpointRes()          {}
+func (*UnauthorizedHeaders) listApprovalRulesRes()           {}
 func (*UnauthorizedHeaders) listAuditEntriesRes()            {}
 func (*UnauthorizedHeaders) listCalendarsRes()               {}
 func (*UnauthorizedHeaders) listControlSettingsRes()         {}
@@ -10025,6 +10638,7 @@ func (*UnauthorizedHeaders) listWebhookDeliveriesRes()       {}
 func (*UnauthorizedHeaders) listWebhookEndpointsRes()        {}
 func (*UnauthorizedHeaders) pausePaymentsRes()               {}
 func (*UnauthorizedHeaders) pauseProcessRes()                {}
+func (*UnauthorizedHeaders) putApprovalRulesRes()            {}
 func (*UnauthorizedHeaders) putCalendarRes()                 {}
 func (*UnauthorizedHeaders) putRailRes()                     {}
 func (*UnauthorizedHeaders) putRateLimitConfigRes()          {}

@@ -20,6 +20,9 @@ type SecuritySource interface {
 
 // operationRolesBearer is a private map storing roles per operation.
 var operationRolesBearer = map[string][]string{
+	ApprovePaymentsOperation: []string{
+		"payments:approve",
+	},
 	CancelPaymentOperation: []string{
 		"payments:write",
 	},
@@ -56,6 +59,9 @@ var operationRolesBearer = map[string][]string{
 	DeleteWebhookEndpointOperation: []string{
 		"webhooks:write",
 	},
+	DenyPaymentsOperation: []string{
+		"payments:approve",
+	},
 	FlushRateLimitCacheOperation: []string{
 		"admin",
 	},
@@ -91,6 +97,9 @@ var operationRolesBearer = map[string][]string{
 	},
 	GetWebhookEndpointOperation: []string{
 		"webhooks:write",
+	},
+	ListApprovalRulesOperation: []string{
+		"admin",
 	},
 	ListAuditEntriesOperation: []string{
 		"admin",
@@ -141,6 +150,9 @@ var operationRolesBearer = map[string][]string{
 		"admin",
 	},
 	PauseProcessOperation: []string{
+		"admin",
+	},
+	PutApprovalRulesOperation: []string{
 		"admin",
 	},
 	PutCalendarOperation: []string{

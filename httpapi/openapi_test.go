@@ -102,7 +102,7 @@ type openAPIDoc struct {
 func TestOpenAPIMatchesTheRoutes(t *testing.T) {
 	t.Parallel()
 	rt := contractRouter(t)
-	scopes := []auth.Scope{httpapi.Public, auth.PaymentsWrite, auth.PaymentsRead, auth.AccountsWrite, auth.WebhooksWrite, auth.Admin}
+	scopes := []auth.Scope{httpapi.Public, auth.PaymentsWrite, auth.PaymentsRead, auth.PaymentsApprove, auth.AccountsWrite, auth.WebhooksWrite, auth.Admin}
 	methods := []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
 	var registered []string
 	for _, route := range rt.Routes() {
@@ -251,6 +251,16 @@ func TestResponsesMatchTheContract(t *testing.T) {
 		{"POST", "/admin/cutoff-rules", "/admin/cutoff-rules", `{"tenantId":"acme","rule":"SKIP"}`, "admin"},
 		{"GET", "/admin/cutoff-rules?limit=5", "/admin/cutoff-rules", "", "admin"},
 		{"POST", "/admin/payments/release", "/admin/payments/release", `{"tenantId":"acme","rail":"SEPA"}`, "admin"},
+		{"POST", "/v1/payments/approve", "/v1/payments/approve", `{"tenantId":"acme","paymentIds":["p-1"],"dryRun":true}`, "admin"},
+		{"POST", "/v1/payments/approve", "/v1/payments/approve", `{"tenantId":"acme","paymentIds":["own"]}`, "admin"},
+		{"POST", "/v1/payments/approve", "/v1/payments/approve", `{"batchId":"nope"}`, "admin"},
+		{"POST", "/v1/payments/approve", "/v1/payments/approve", `{"paymentIds":["p-1"]}`, "admin"},
+		{"POST", "/v1/payments/deny", "/v1/payments/deny", `{"tenantId":"acme","paymentIds":["p-1"],"reason":"not ours"}`, "admin"},
+		{"POST", "/v1/payments/deny", "/v1/payments/deny", `{"tenantId":"acme"}`, "admin"},
+		{"POST", "/admin/approval-rules", "/admin/approval-rules", `{"tenantId":"acme","rules":[{"name":"big","minAmount":"1000.00","currency":"EUR","approvals":2}]}`, "admin"},
+		{"POST", "/admin/approval-rules", "/admin/approval-rules", `{"tenantId":"acme","rules":[{"name":"big","approvals":0}]}`, "admin"},
+		{"GET", "/admin/approval-rules?tenantId=acme", "/admin/approval-rules", "", "admin"},
+		{"GET", "/admin/approval-rules", "/admin/approval-rules", "", "admin"},
 		{"POST", "/admin/payments/release", "/admin/payments/release", `{"batchId":"nope"}`, "admin"},
 		{"POST", "/admin/payments/release", "/admin/payments/release", `{"paymentIds":["p-1"]}`, "admin"},
 		{"POST", "/admin/pauses", "/admin/pauses", `{"scope":"TENANT","id":"acme"}`, "admin"},
@@ -371,7 +381,7 @@ func TestOperationsAreNamedAndListTheirErrors(t *testing.T) {
 	if err := json.Unmarshal(httpapi.OpenAPI, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.AccountsWrite, auth.WebhooksWrite, auth.Admin} {
+	for _, s := range auth.Scopes {
 		if doc.Components.SecuritySchemes.Bearer.Scopes[string(s)] == "" {
 			t.Errorf("the bearer scheme does not declare scope %s in x-scopes", s)
 		}

@@ -110,7 +110,7 @@ type cancelFilter struct {
 
 // cancellable are the statuses a filter may name: those a payment waits
 // in, HELD (at its rail's cut-off) among them.
-var cancellable = []payment.Status{payment.StatusReceived, payment.StatusScheduled, payment.StatusHeld}
+var cancellable = []payment.Status{payment.StatusReceived, payment.StatusScheduled, payment.StatusHeld, payment.StatusAwaitingApproval}
 
 // check turns the body into the filter, or names what is wrong.
 func (c cancelFilter) check() (payment.CancelFilter, []field.Error) {
@@ -121,7 +121,7 @@ func (c cancelFilter) check() (payment.CancelFilter, []field.Error) {
 	}
 	for i, st := range c.Statuses {
 		if !slices.Contains(cancellable, payment.Status(st)) {
-			errs = append(errs, field.Error{Field: fmt.Sprintf("statuses[%d]", i), Detail: "one of RECEIVED, SCHEDULED, HELD: a payment is cancelled only while it waits"})
+			errs = append(errs, field.Error{Field: fmt.Sprintf("statuses[%d]", i), Detail: "one of RECEIVED, SCHEDULED, HELD, AWAITING_APPROVAL: a payment is cancelled only while it waits"})
 			continue
 		}
 		f.Statuses = append(f.Statuses, payment.Status(st))

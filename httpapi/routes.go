@@ -107,7 +107,9 @@ func (rt *Router) routes(s Services) []Route {
 		hooks       = &webhooksAPI{rt: rt, hooks: s.Webhooks, eventTypes: s.EventTypes}
 		deadLetters = &deadLettersAPI{rt: rt, deadLetters: s.DeadLetters}
 		rails       = &railsAPI{rt: rt, rails: s.Rails}
+		approvals   = &approvalsAPI{rt: rt}
 	)
+	approvals.approvals, _ = s.Payments.(Approvals)
 	// A method value of a nil interface panics: these are taken only when
 	// their routes are served.
 	var metrics, consolePage, consoleFile, consoleStats http.HandlerFunc
@@ -146,6 +148,12 @@ func (rt *Router) routes(s Services) []Route {
 	)
 	add(payments.reports != nil,
 		Route{"GET /v1/payment-batches/{id}/status-report", auth.PaymentsRead, payments.statusReport, noBody, plain},
+	)
+	add(approvals.approvals != nil,
+		Route{"POST /v1/payments/approve", auth.PaymentsApprove, approvals.approve, jsonBody, recordsItself},
+		Route{"POST /v1/payments/deny", auth.PaymentsApprove, approvals.deny, jsonBody, recordsItself},
+		Route{"POST /admin/approval-rules", auth.Admin, approvals.putRules, tableJSONBody, plain},
+		Route{"GET /admin/approval-rules", auth.Admin, approvals.listRules, noBody, plain},
 	)
 	add(payments.held != nil,
 		Route{"POST /admin/payments/release", auth.Admin, payments.release, tableJSONBody, recordsItself},

@@ -328,7 +328,7 @@ func (s *Service) CancelWhere(ctx context.Context, f CancelFilter, dryRun bool, 
 	}
 	var todo []string
 	for k, st := range found {
-		if st == StatusReceived || st == StatusScheduled || st == StatusHeld {
+		if st == StatusReceived || st == StatusScheduled || st == StatusHeld || st == StatusAwaitingApproval {
 			todo = append(todo, k)
 		}
 	}

@@ -36,7 +36,7 @@ func EventTypes() []string {
 // it moves to (RECEIVED is where it starts, before Phase A stores it).
 func StoredStatuses() []Status {
 	return []Status{StatusScheduled, StatusRejected, StatusAccepted, StatusProcessing, StatusDelivered,
-		StatusFailed, StatusReturned, StatusCancelled, StatusHeld}
+		StatusFailed, StatusReturned, StatusCancelled, StatusHeld, StatusAwaitingApproval}
 }
 
 // EventRailType is the outbox rail type payment events go out under when

@@ -64,3 +64,17 @@ func InstructionOf(st SubmitState, amount decimal.Decimal) (Instruction, error) 
 // DecodePlain is the one-pass decoder alone (false: it leaves b to
 // strictjson).
 func DecodePlain(b []byte) (Request, bool) { return decodePlain(b) }
+
+// ApplyApprovalRules is the intake's matching of the approval rules.
+func (s *Service) ApplyApprovalRules(ctx context.Context, source, principal string, reqs []Request) error {
+	return s.applyApprovalRules(ctx, source, principal, reqs)
+}
+
+// ApprovalOf is the requirement the matching set on r: its rule and
+// approvals ("" and 0: none).
+func ApprovalOf(r Request) (string, int) {
+	if r.approval == nil {
+		return "", 0
+	}
+	return r.approval.rule, r.approval.approvals
+}

@@ -31,6 +31,9 @@ type Released struct {
 	// room within the roll limit).
 	Released int `json:"released"`
 	Held     int `json:"held"`
+	// AwaitingApproval counts those whose approvals are still missing:
+	// AWAITING_APPROVAL now, not scheduled.
+	AwaitingApproval int `json:"awaitingApproval"`
 	// FirstSlot and LastSlot bound the slots they were given.
 	FirstSlot *time.Time `json:"firstSlot,omitempty"`
 	LastSlot  *time.Time `json:"lastSlot,omitempty"`
@@ -79,8 +82,9 @@ func (s *Service) Release(ctx context.Context, f HeldFilter, record Record) (Rel
 	if err != nil {
 		return Released{}, fmt.Errorf("payment: select held payments: %w", err)
 	}
-	if len(rows) == 0 {
-		return Released{}, nil
+	rows, awaiting, err := s.awaitApprovals(ctx, rows)
+	if err != nil {
+		return Released{}, err
 	}
 	ps := make([]Payment, len(rows))
 	for i, r := range rows {
@@ -92,7 +96,7 @@ func (s *Service) Release(ctx context.Context, f HeldFilter, record Record) (Rel
 	if err != nil {
 		return Released{}, err
 	}
-	var out Released
+	out := Released{AwaitingApproval: awaiting}
 	for _, pl := range places {
 		if pl.status != StatusScheduled {
 			out.Held++
@@ -165,4 +169,50 @@ func (b Backlog) ProjectedFinish(ratePerSecond float64, now time.Time) *time.Tim
 		}
 	}
 	return &finish
+}
+
+// awaitApprovals moves the HELD payments among rows whose approvals are
+// missing to AWAITING_APPROVAL (a release overrides a hold, never an
+// approval rule), and answers the others, and how many it moved.
+func (s *Service) awaitApprovals(ctx context.Context, rows []dbsqlc.MatchHeldRow) ([]dbsqlc.MatchHeldRow, int, error) {
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		keys[i] = r.PaymentID
+	}
+	states, err := s.cfg.Store.q.ApprovalStates(ctx, keys)
+	if err != nil {
+		return nil, 0, fmt.Errorf("payment: approval states: %w", err)
+	}
+	missing := map[string]string{}
+	for _, st := range states {
+		if st.Approved < st.Needed {
+			missing[st.PaymentID] = approvalReason(int(st.Approved), int(st.Needed), st.Rule)
+		}
+	}
+	if len(missing) == 0 {
+		return rows, 0, nil
+	}
+	moved := 0
+	err = pgx.BeginFunc(ctx, s.cfg.Store.db, func(tx pgx.Tx) error {
+		q := dbsqlc.New(tx)
+		moved = 0
+		for key, reason := range missing {
+			n, err := q.AwaitApproval(ctx, dbsqlc.AwaitApprovalParams{PaymentIds: []string{key}, StatusReason: reason})
+			if err != nil {
+				return fmt.Errorf("payment %s: await its approvals: %w", key, err)
+			}
+			moved += len(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	kept := rows[:0]
+	for _, r := range rows {
+		if _, ok := missing[r.PaymentID]; !ok {
+			kept = append(kept, r)
+		}
+	}
+	return kept, moved, nil
 }

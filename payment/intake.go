@@ -221,13 +221,14 @@ func (s *Service) Take(ctx context.Context, in Intake) (Taken, error) {
 	return t, nil
 }
 
-// controls is where the intake's controls run: on the payments checked
-// and kept, before any is stored, knowing the way in (in.Source) and
-// the whole of what came (a file's count and total). It answers the
-// payments it refuses, by line; a failure to run them stores nothing.
-// There are none yet.
-func (s *Service) controls(_ context.Context, _ Intake, _ []Request, _ []int) ([]LineError, error) {
-	return nil, nil
+// controls are the intake's controls: they run on the payments checked
+// and kept, before any is stored, knowing the way in (in.Source), the
+// principal that sent them (the context's) and the whole of what came
+// (a file's count and total). The approval rules set on each payment
+// the approvals it needs, stored with its id's claim. They answer the
+// payments they refuse, by line (none yet); a failure stores nothing.
+func (s *Service) controls(ctx context.Context, in Intake, reqs []Request, _ []int) ([]LineError, error) {
+	return nil, s.applyApprovalRules(ctx, in.Source, submitterOf(ctx), reqs)
 }
 
 // takeEach stores payments from the API each on its own, under its own

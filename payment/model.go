@@ -67,6 +67,9 @@ type Request struct {
 	// routed: Rail was chosen by the routing rules, not named by the
 	// client, so a replay is not told from the first by it.
 	routed bool
+	// approval: the approvals its tenant's rules want (nil: none), set
+	// at intake and stored with its id's claim (Receive).
+	approval *approvalNeed
 }
 
 // Creditor is who is paid.

@@ -129,7 +129,9 @@ type Receipt struct {
 // and stages it, with its request, in the intake row of the Phase A
 // workflow that is to store it (initWorkflowID(i) for rs[i]), in one
 // transaction, a few thousand a statement. The payment's own row is
-// written once, by Phase A. Every request must have passed Validate. With
+// written once, by Phase A; the approvals its tenant's rules want
+// (applyApprovalRules) are stored with the claim. Every request must
+// have passed Validate. With
 // whole set, a conflict stores nothing at all: the receipts then show the
 // conflicts, and the error is ErrConflict.
 func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i int) string, whole bool) ([]Receipt, error) {
@@ -201,6 +203,13 @@ func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i
 			if err := q.StageIntake(ctx, all.pick(byWorkflow[id]).intakeParams(id)); err != nil {
 				return fmt.Errorf("payment: stage %d payments for %s: %w", len(byWorkflow[id]), id, err)
 			}
+		}
+		isFresh := make([]bool, len(out))
+		for i := range out {
+			isFresh[i] = out[i].Fresh
+		}
+		if err := storeApprovalNeeds(ctx, q, rs, all.keys, isFresh); err != nil {
+			return err
 		}
 		bad, err := NewStore(tx).compare(ctx, replays)
 		if err != nil {

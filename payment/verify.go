@@ -44,6 +44,9 @@ const (
 	// rail's cut-off on the payment's execution date (the rail's cut-off
 	// as configured now).
 	RuleBeforeCutoff ledger.Rule = "instruction_before_cutoff"
+	// RuleApproved: no payment was executed (its execution begun, or
+	// debited) without the approvals its tenant's rules asked of it.
+	RuleApproved ledger.Rule = "executed_with_its_approvals"
 )
 
 // Verify checks the invariants of the money paydispatch moved, on a live
@@ -144,6 +147,13 @@ func Verify(ctx context.Context, db ledger.DBTX) ([]ledger.Violation, error) {
 	}
 	for _, r := range claims {
 		add(RuleOneClaim, r.PaymentID, "id %q of tenant %s is claimed by %s", r.ExternalID, r.TenantID, ptr.Deref(r.ClaimedBy))
+	}
+	unapproved, err := q.ExecutedWithoutApprovals(ctx)
+	if err != nil {
+		return out, fmt.Errorf("payment: verify approvals: %w", err)
+	}
+	for _, r := range unapproved {
+		add(RuleApproved, r.PaymentID, "%s with %d of the %d approvals its rule asks", r.Status, r.Approved, r.Needed)
 	}
 	late, err := lateInstructions(ctx, db, q)
 	if err != nil {

@@ -24,7 +24,7 @@ import (
 // tenant's, a file's or a rail's, or change the priority of those
 // waiting.
 func runPayments(ctx context.Context, env *environment, args []string) error {
-	const usage = "cancel (--tenant T | --batch B) [--status RECEIVED,SCHEDULED,HELD] [--from TIME] [--to TIME] [--dry-run] | " +
+	const usage = "cancel (--tenant T | --batch B) [--status RECEIVED,SCHEDULED,HELD,AWAITING_APPROVAL] [--from TIME] [--to TIME] [--dry-run] | " +
 		"release (--tenant T [--ids ID,...] | --batch B | --rail R)... | " + pauseUsage + " | " + resumeUsage + " | " + pausesUsage + " | " + priorityUsage
 	about := "cancel cancels the payments a filter selects whose execution has not begun: a tenant's, a file's, or a\n" +
 		"tenant's in a file, requested in [--from, --to) (RFC 3339), in the statuses named (default: any they wait in,\n" +
@@ -58,7 +58,7 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 	extra := func(fs *flag.FlagSet) {
 		fs.StringVar(&f.TenantID, "tenant", "", "the tenant whose payments to cancel")
 		fs.StringVar(&f.BatchID, "batch", "", "the file (batch id) whose payments to cancel")
-		fs.StringVar(&statuses, "status", "", "only payments in these statuses: RECEIVED, SCHEDULED, HELD (comma-separated; default all three)")
+		fs.StringVar(&statuses, "status", "", "only payments in these statuses: RECEIVED, SCHEDULED, HELD, AWAITING_APPROVAL (comma-separated; default all four)")
 		fs.StringVar(&from, "from", "", "only payments requested at or after this time (RFC 3339)")
 		fs.StringVar(&to, "to", "", "only payments requested before this time (RFC 3339)")
 		fs.BoolVar(&dryRun, "dry-run", false, "count what would be cancelled; change nothing")
@@ -70,10 +70,10 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 		for _, s := range strings.Split(statuses, ",") {
 			switch st := payment.Status(strings.ToUpper(strings.TrimSpace(s))); st {
 			case "":
-			case payment.StatusReceived, payment.StatusScheduled, payment.StatusHeld:
+			case payment.StatusReceived, payment.StatusScheduled, payment.StatusHeld, payment.StatusAwaitingApproval:
 				f.Statuses = append(f.Statuses, st)
 			default:
-				return fmt.Errorf("--status %q: want RECEIVED, SCHEDULED or HELD, the statuses a payment waits in", plaintext.Clip(s, 32))
+				return fmt.Errorf("--status %q: want RECEIVED, SCHEDULED, HELD or AWAITING_APPROVAL, the statuses a payment waits in", plaintext.Clip(s, 32))
 			}
 		}
 		if err := parseWindow(from, to, &f.RequestedFrom, &f.RequestedTo); err != nil {

@@ -18,7 +18,7 @@ func TestPaymentsCommand(t *testing.T) {
 		want string
 	}{
 		{[]string{"payments", "cancel"}, "--tenant or --batch"},
-		{[]string{"payments", "cancel", "--tenant", "acme", "--status", "DELIVERED"}, `--status "DELIVERED": want RECEIVED, SCHEDULED or HELD`},
+		{[]string{"payments", "cancel", "--tenant", "acme", "--status", "DELIVERED"}, `--status "DELIVERED": want RECEIVED, SCHEDULED, HELD or AWAITING_APPROVAL`},
 		{[]string{"payments", "cancel", "--tenant", "acme", "--from", "yesterday"}, `--from "yesterday": want an RFC 3339 time`},
 		{[]string{"payments", "cancel", "--tenant", "acme", "--from", "2030-01-01T16:00:00Z", "--to", "2030-01-01T15:00:00Z"}, "--to must be after --from"},
 		{[]string{"payments", "cancel", "--batch", "batch-nope"}, `--batch "batch-nope": no such file`},

@@ -20,8 +20,8 @@ import (
 func runToken(ctx context.Context, env *environment, args []string) error {
 	const usage = "create --scopes S1,S2 [--tenant T] [--expires-in D] [--name N] | list | revoke TOKEN_ID"
 	about := "create makes an API token and prints it once, alone on standard output (the database keeps only its hash);\n" +
-		"scopes: payments:write, payments:read, accounts:write, admin (admin implies the others and is never bound to a\n" +
-		"tenant); --tenant binds it to one tenant's payments and accounts. list prints every token without its secret;\n" +
+		"scopes: payments:write, payments:read, payments:approve, accounts:write, webhooks:write, admin (admin implies the\n" +
+		"others and is never bound to a tenant); --tenant binds it to one tenant's payments and accounts. list prints every token without its secret;\n" +
 		"revoke stops one at once. Example: paydispatch token create --scopes payments:write,payments:read --tenant acme"
 	if len(args) == 0 {
 		return usageError{errors.New("want a subcommand: create, list or revoke")}
@@ -73,7 +73,7 @@ func runToken(ctx context.Context, env *environment, args []string) error {
 		expiresIn string
 	)
 	extra := func(fs *flag.FlagSet) {
-		fs.StringVar(&scopes, "scopes", "", "comma-separated: payments:write, payments:read, accounts:write, admin")
+		fs.StringVar(&scopes, "scopes", "", "comma-separated: payments:write, payments:read, payments:approve, accounts:write, webhooks:write, admin")
 		fs.StringVar(&n.TenantID, "tenant", "", "bind the token to this tenant's payments and accounts")
 		fs.StringVar(&expiresIn, "expires-in", "", "the token stops working this long after now, e.g. 720h; empty: never")
 		fs.StringVar(&n.Name, "name", "", "what the token is for, shown by token list")

@@ -787,6 +787,51 @@
     await loadPauses();
   }
 
+  // ---- approvals -------------------------------------------------------
+
+  async function loadApprovals(ev) {
+    if (ev) ev.preventDefault();
+    const tenant = $('appr-tenant').value.trim();
+    const body = document.querySelector('#appr-table tbody');
+    if (!tenant) return;
+    let res;
+    try {
+      res = await api('GET', '/v1/payments?' + new URLSearchParams({ tenantId: tenant, status: 'AWAITING_APPROVAL', limit: '100' }).toString());
+    } catch (err) {
+      clear(body);
+      body.append(el('tr', { className: 'empty' }, el('td', { colspan: 6, text: problemText(err) })));
+      return;
+    }
+    clear(body);
+    if (res.payments.length === 0) body.append(el('tr', { className: 'empty' }, el('td', { colspan: 6, text: 'nothing awaits approval' })));
+    for (const p of res.payments) {
+      body.append(el('tr', { 'data-id': p.paymentId },
+        el('td', { text: p.paymentId }), el('td', { className: 'num', text: (p.amount || '') + ' ' + (p.currency || '') }),
+        el('td', { text: fmtTime(p.requestedExecutionTime) }), el('td', { text: p.rail || '' }), el('td', { className: 'wrap', text: p.statusReason || '' }),
+        el('td', {},
+          el('button', { type: 'button', className: 'approve', text: 'Approve', onclick: () => decide(tenant, p.paymentId, false) }), ' ',
+          el('button', { type: 'button', className: 'deny danger', text: 'Deny', onclick: () => decide(tenant, p.paymentId, true) }))));
+    }
+  }
+
+  async function decide(tenant, id, deny) {
+    const out = $('appr-result');
+    const body = { tenantId: tenant, paymentIds: [id] };
+    if (deny) {
+      const reason = (window.prompt('Deny ' + id + ': why? (kept as its status reason)') || '').trim();
+      if (!reason) return;
+      body.reason = reason;
+    }
+    try {
+      const res = await api('POST', deny ? '/v1/payments/deny' : '/v1/payments/approve', body);
+      setResult(out, deny ? id + ' denied: ' + res.rejected + ' rejected' :
+        id + ' approved: ' + (res.scheduled ? 'its approvals are complete, it is scheduled' : (res.already ? 'this token approved it before' : 'it awaits more approvals')), true);
+    } catch (err) {
+      setResult(out, id + ': ' + problemText(err), false);
+    }
+    await loadApprovals();
+  }
+
   // setPriority changes the priority of the payment looked up.
   async function setPriority(ev) {
     ev.preventDefault();
@@ -898,6 +943,7 @@
     $('prio-form').addEventListener('submit', setPriority);
     $('pause-form').addEventListener('submit', pause);
     $('pause-refresh').addEventListener('click', loadPauses);
+    $('appr-filter').addEventListener('submit', loadApprovals);
     document.addEventListener('visibilitychange', () => { if (state.signedIn && document.visibilityState === 'visible') startPolling(); });
     if (!token()) { signOut(''); return; }
     api('GET', '/admin/console/stats').then((st) => enter(st), (err) => {

@@ -11,6 +11,20 @@ import (
 	decimal "github.com/shopspring/decimal"
 )
 
+type ApprovalRule struct {
+	TenantID      string
+	Position      int32
+	Name          string
+	MinAmount     *decimal.Decimal
+	Currency      *string
+	Source        *string
+	DebtorAccount *string
+	Rail          *string
+	FileMinTotal  *decimal.Decimal
+	FileMinCount  *int32
+	Approvals     int32
+}
+
 type Payment struct {
 	PaymentID              string
 	TenantID               string

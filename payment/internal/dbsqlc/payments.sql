@@ -181,11 +181,12 @@ RETURNING status;
 
 -- name: CancelScheduled :many
 -- Cancels, of these payments, those whose execution has not begun
--- (SCHEDULED, or HELD at a cut-off): the guarded transition the
--- execution's BeginExecution races. The keys cancelled.
+-- (SCHEDULED, HELD at a cut-off or by a control, AWAITING_APPROVAL): the
+-- guarded transition the execution's BeginExecution races. The keys
+-- cancelled.
 UPDATE payments
 SET status = 'CANCELLED', status_reason = @status_reason, updated_at = now()
-WHERE payment_id = ANY(@payment_ids::text[]) AND status IN ('SCHEDULED', 'HELD')
+WHERE payment_id = ANY(@payment_ids::text[]) AND status IN ('SCHEDULED', 'HELD', 'AWAITING_APPROVAL')
   AND (@tenant_id::text = '' OR tenant_id = @tenant_id::text)
 RETURNING payment_id;
 
@@ -215,17 +216,17 @@ RETURNING payment_id;
 -- name: MatchTenantPayments :many
 -- An operator's selection of stored payments: the tenant's, requested
 -- in [@requested_from, @requested_to), in one of @statuses (none: any).
--- Those a cancel may move (SCHEDULED, HELD) one by one, read through the
+-- Those a cancel may move (SCHEDULED, HELD, AWAITING_APPROVAL) one by one, read through the
 -- partial indexes of the waiting payments; the rest, which grows by
 -- every payment for years, counted by status (payment_id ''), from the
 -- index of the tenant's statuses alone. One statement: one snapshot.
 SELECT w.payment_id, w.status, 1::int AS n FROM payments w
-WHERE w.tenant_id = @tenant_id AND w.status IN ('SCHEDULED', 'HELD')
+WHERE w.tenant_id = @tenant_id AND w.status IN ('SCHEDULED', 'HELD', 'AWAITING_APPROVAL')
   AND w.requested_execution_time >= @requested_from AND w.requested_execution_time < @requested_to
   AND (coalesce(cardinality(@statuses::text[]), 0) = 0 OR w.status = ANY(@statuses::text[]))
 UNION ALL
 SELECT ''::text, s.status, count(*)::int FROM payments s
-WHERE s.tenant_id = @tenant_id AND s.status NOT IN ('SCHEDULED', 'HELD')
+WHERE s.tenant_id = @tenant_id AND s.status NOT IN ('SCHEDULED', 'HELD', 'AWAITING_APPROVAL')
   AND s.requested_execution_time >= @requested_from AND s.requested_execution_time < @requested_to
   AND (coalesce(cardinality(@statuses::text[]), 0) = 0 OR s.status = ANY(@statuses::text[]))
 GROUP BY s.status;

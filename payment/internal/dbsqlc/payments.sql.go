@@ -252,7 +252,7 @@ func (q *Queries) BeginExecutions(ctx context.Context, arg BeginExecutionsParams
 const cancelScheduled = `-- name: CancelScheduled :many
 UPDATE payments
 SET status = 'CANCELLED', status_reason = $1, updated_at = now()
-WHERE payment_id = ANY($2::text[]) AND status IN ('SCHEDULED', 'HELD')
+WHERE payment_id = ANY($2::text[]) AND status IN ('SCHEDULED', 'HELD', 'AWAITING_APPROVAL')
   AND ($3::text = '' OR tenant_id = $3::text)
 RETURNING payment_id
 `
@@ -264,8 +264,9 @@ type CancelScheduledParams struct {
 }
 
 // Cancels, of these payments, those whose execution has not begun
-// (SCHEDULED, or HELD at a cut-off): the guarded transition the
-// execution's BeginExecution races. The keys cancelled.
+// (SCHEDULED, HELD at a cut-off or by a control, AWAITING_APPROVAL): the
+// guarded transition the execution's BeginExecution races. The keys
+// cancelled.
 func (q *Queries) CancelScheduled(ctx context.Context, arg CancelScheduledParams) ([]string, error) {
 	rows, err := q.db.Query(ctx, cancelScheduled, arg.StatusReason, arg.PaymentIds, arg.TenantID)
 	if err != nil {
@@ -1697,12 +1698,12 @@ func (q *Queries) MatchKeyedPayments(ctx context.Context, arg MatchKeyedPayments
 
 const matchTenantPayments = `-- name: MatchTenantPayments :many
 SELECT w.payment_id, w.status, 1::int AS n FROM payments w
-WHERE w.tenant_id = $1 AND w.status IN ('SCHEDULED', 'HELD')
+WHERE w.tenant_id = $1 AND w.status IN ('SCHEDULED', 'HELD', 'AWAITING_APPROVAL')
   AND w.requested_execution_time >= $2 AND w.requested_execution_time < $3
   AND (coalesce(cardinality($4::text[]), 0) = 0 OR w.status = ANY($4::text[]))
 UNION ALL
 SELECT ''::text, s.status, count(*)::int FROM payments s
-WHERE s.tenant_id = $1 AND s.status NOT IN ('SCHEDULED', 'HELD')
+WHERE s.tenant_id = $1 AND s.status NOT IN ('SCHEDULED', 'HELD', 'AWAITING_APPROVAL')
   AND s.requested_execution_time >= $2 AND s.requested_execution_time < $3
   AND (coalesce(cardinality($4::text[]), 0) = 0 OR s.status = ANY($4::text[]))
 GROUP BY s.status
@@ -1723,7 +1724,7 @@ type MatchTenantPaymentsRow struct {
 
 // An operator's selection of stored payments: the tenant's, requested
 // in [@requested_from, @requested_to), in one of @statuses (none: any).
-// Those a cancel may move (SCHEDULED, HELD) one by one, read through the
+// Those a cancel may move (SCHEDULED, HELD, AWAITING_APPROVAL) one by one, read through the
 // partial indexes of the waiting payments; the rest, which grows by
 // every payment for years, counted by status (payment_id ”), from the
 // index of the tenant's statuses alone. One statement: one snapshot.

@@ -132,3 +132,15 @@ JOIN payment_booking b ON b.payment_id = p.payment_id
 JOIN payment_outbox_attempts a ON a.outbox_id = b.outbox_id AND a.state = 'DISPATCHED'
 WHERE p.rail IS NOT NULL AND p.execution_date IS NOT NULL
 GROUP BY p.payment_id, p.rail, p.execution_date;
+
+-- name: ExecutedWithoutApprovals :many
+-- Payments executed (their execution began, or they were debited)
+-- without the approvals their requirement asks.
+SELECT p.payment_id, p.status, r.approvals AS needed,
+       (SELECT count(*) FROM payment_approvals a WHERE a.payment_id = p.payment_id AND a.decision = 'APPROVE')::int AS approved
+FROM payment_approval_requirements r
+JOIN payments p ON p.payment_id = r.payment_id
+WHERE (p.status IN ('ACCEPTED', 'PROCESSING', 'DELIVERED', 'RETURNED', 'FAILED') OR p.accepted_at IS NOT NULL
+       OR EXISTS (SELECT 1 FROM payment_booking b WHERE b.payment_id = p.payment_id))
+  AND (SELECT count(*) FROM payment_approvals a WHERE a.payment_id = p.payment_id AND a.decision = 'APPROVE') < r.approvals
+ORDER BY p.payment_id;

@@ -152,6 +152,51 @@ func (q *Queries) DeliveryDisagrees(ctx context.Context) ([]DeliveryDisagreesRow
 	return items, nil
 }
 
+const executedWithoutApprovals = `-- name: ExecutedWithoutApprovals :many
+SELECT p.payment_id, p.status, r.approvals AS needed,
+       (SELECT count(*) FROM payment_approvals a WHERE a.payment_id = p.payment_id AND a.decision = 'APPROVE')::int AS approved
+FROM payment_approval_requirements r
+JOIN payments p ON p.payment_id = r.payment_id
+WHERE (p.status IN ('ACCEPTED', 'PROCESSING', 'DELIVERED', 'RETURNED', 'FAILED') OR p.accepted_at IS NOT NULL
+       OR EXISTS (SELECT 1 FROM payment_booking b WHERE b.payment_id = p.payment_id))
+  AND (SELECT count(*) FROM payment_approvals a WHERE a.payment_id = p.payment_id AND a.decision = 'APPROVE') < r.approvals
+ORDER BY p.payment_id
+`
+
+type ExecutedWithoutApprovalsRow struct {
+	PaymentID string
+	Status    string
+	Needed    int32
+	Approved  int32
+}
+
+// Payments executed (their execution began, or they were debited)
+// without the approvals their requirement asks.
+func (q *Queries) ExecutedWithoutApprovals(ctx context.Context) ([]ExecutedWithoutApprovalsRow, error) {
+	rows, err := q.db.Query(ctx, executedWithoutApprovals)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ExecutedWithoutApprovalsRow
+	for rows.Next() {
+		var i ExecutedWithoutApprovalsRow
+		if err := rows.Scan(
+			&i.PaymentID,
+			&i.Status,
+			&i.Needed,
+			&i.Approved,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const executedWithoutOneDebit = `-- name: ExecutedWithoutOneDebit :many
 
 SELECT p.payment_id, p.status,

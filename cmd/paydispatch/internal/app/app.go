@@ -112,17 +112,20 @@ func (o Options) initWorkerOptions() worker.Options {
 
 // StartInitWorker runs Phase A (PaymentPhaseA) on its task queue, and
 // starts again, every IntakeResumeInterval, the Phase A of payments left
-// RECEIVED that long (payment.Service.ResumeIntake), and, every
-// LeversInterval, the levers' follow-ups (payment.Service.RunLevers). The
-// returned func stops it.
+// RECEIVED that long (payment.Service.ResumeIntake), every
+// LeversInterval, the levers' follow-ups (payment.Service.RunLevers), and,
+// every ApprovalCutoffInterval, the cut-off of payments awaiting approval.
+// Phase A runs the approval rules' control. The returned func stops it.
 func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, opts Options) (func(), error) {
 	w := worker.New(tc.Client, payment.InitTaskQueue, opts.initWorkerOptions())
 	payments := payment.NewStore(store.Pool)
 	payment.RegisterInit(w, payment.NewInitActivities(payment.InitConfig{
 		Store: payments, Queue: queue.New(store.Pool), Pacer: pacing.New(pacing.Config{Pool: store.Pool}), Log: log,
 		Rails: Rails(store),
-		// The duplicate check first: a payment it stops is not screened.
-		Controls: append([]payment.Control{payment.NewDuplicateControl(payment.DuplicateConfig{Store: payments})}, opts.Controls...),
+		// Each control sees every accepted payment; the most severe
+		// decision wins (payment.Control).
+		Controls: append([]payment.Control{payment.NewDuplicateControl(payment.DuplicateConfig{Store: payments}), payment.NewApprovalControl(payments)},
+			opts.Controls...),
 	}))
 	if err := w.Start(); err != nil {
 		return nil, err
@@ -130,12 +133,19 @@ func StartInitWorker(store *postgres.DB, tc *temporal.Conn, log *slog.Logger, op
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	svc := PaymentService(store, tc, payment.ServiceConfig{Log: log})
-	levers := make(chan struct{})
+	levers, approvals := make(chan struct{}), make(chan struct{})
 	go func() { defer close(done); svc.RunIntakeResume(ctx, IntakeResumeInterval) }()
 	go func() { defer close(levers); svc.RunLevers(ctx, LeversInterval) }()
+	go func() { defer close(approvals); svc.RunApprovalCutoffs(ctx, ApprovalCutoffInterval) }()
 	log.Info("payment init worker started", "task_queue", payment.InitTaskQueue)
-	return func() { cancel(); <-done; <-levers; w.Stop() }, nil
+	return func() { cancel(); <-done; <-levers; <-approvals; w.Stop() }, nil
 }
+
+// ApprovalCutoffInterval is how often the init worker applies their
+// tenants' cut-off rules to the payments still awaiting approval at
+// their rail's cut-off (payment.Service.RunApprovalCutoffs; one worker
+// at a time sweeps).
+const ApprovalCutoffInterval = time.Second
 
 // LeversInterval is how often the init worker puts in order the rails
 // whose waiting payments a higher priority joined, and settles payments
