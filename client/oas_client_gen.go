@@ -411,10 +411,13 @@ type Invoker interface {
 	RedriveWebhookDeliveries(ctx context.Context, request *WebhookRedrive, params RedriveWebhookDeliveriesParams) (RedriveWebhookDeliveriesRes, error)
 	// ReleasePayments invokes releasePayments operation.
 	//
-	// An operator's override of the HOLD rule: each HELD payment selected is paced again from now on its
-	// rail, before its current business day's cut-off, or from a later business day's opening when that
-	// day has no room (never sent late); SCHEDULED at its new slot with its queue item READY there.
-	// Recorded in the audit log in the transaction that schedules them (none when nothing was held).
+	// An operator's override of a hold: each HELD payment selected, held for one of the reasons asked
+	// (CUTOFF: its rail's cut-off under the HOLD rule; DUPLICATE: a suspected duplicate; SCREENING: a
+	// screening hit, released only by its payment ids), is paced again from now on its rail, before its
+	// current business day's cut-off, or from a later business day's opening when that day has no room
+	// (never sent late); SCHEDULED at its new slot with its queue item READY there, or AWAITING_APPROVAL
+	// when approvals it needs are missing. Recorded in the audit log in the transaction that schedules
+	// them (none when nothing was held).
 	//
 	// POST /admin/payments/release
 	ReleasePayments(ctx context.Context, request *ReleaseRequest, params ReleasePaymentsParams) (ReleasePaymentsRes, error)
@@ -6084,10 +6087,13 @@ func (c *Client) sendRedriveWebhookDeliveries(ctx context.Context, request *Webh
 
 // ReleasePayments invokes releasePayments operation.
 //
-// An operator's override of the HOLD rule: each HELD payment selected is paced again from now on its
-// rail, before its current business day's cut-off, or from a later business day's opening when that
-// day has no room (never sent late); SCHEDULED at its new slot with its queue item READY there.
-// Recorded in the audit log in the transaction that schedules them (none when nothing was held).
+// An operator's override of a hold: each HELD payment selected, held for one of the reasons asked
+// (CUTOFF: its rail's cut-off under the HOLD rule; DUPLICATE: a suspected duplicate; SCREENING: a
+// screening hit, released only by its payment ids), is paced again from now on its rail, before its
+// current business day's cut-off, or from a later business day's opening when that day has no room
+// (never sent late); SCHEDULED at its new slot with its queue item READY there, or AWAITING_APPROVAL
+// when approvals it needs are missing. Recorded in the audit log in the transaction that schedules
+// them (none when nothing was held).
 //
 // POST /admin/payments/release
 func (c *Client) ReleasePayments(ctx context.Context, request *ReleaseRequest, params ReleasePaymentsParams) (ReleasePaymentsRes, error) {

@@ -25813,13 +25813,24 @@ func (s *ReleaseRequest) encodeFields(e *jx.Encoder) {
 			s.Rail.Encode(e)
 		}
 	}
+	{
+		if s.Reasons != nil {
+			e.FieldStart("reasons")
+			e.ArrStart()
+			for _, elem := range s.Reasons {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
 }
 
-var jsonFieldsNameOfReleaseRequest = [4]string{
+var jsonFieldsNameOfReleaseRequest = [5]string{
 	0: "tenantId",
 	1: "paymentIds",
 	2: "batchId",
 	3: "rail",
+	4: "reasons",
 }
 
 // Decode decodes ReleaseRequest from json.
@@ -25879,6 +25890,23 @@ func (s *ReleaseRequest) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"rail\"")
 			}
+		case "reasons":
+			if err := func() error {
+				s.Reasons = make([]ReleaseRequestReasonsItem, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem ReleaseRequestReasonsItem
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Reasons = append(s.Reasons, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"reasons\"")
+			}
 		default:
 			return errors.Errorf("unexpected field %q", k)
 		}
@@ -25899,6 +25927,48 @@ func (s *ReleaseRequest) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *ReleaseRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ReleaseRequestReasonsItem as json.
+func (s ReleaseRequestReasonsItem) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes ReleaseRequestReasonsItem from json.
+func (s *ReleaseRequestReasonsItem) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ReleaseRequestReasonsItem to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch ReleaseRequestReasonsItem(v) {
+	case ReleaseRequestReasonsItemCUTOFF:
+		*s = ReleaseRequestReasonsItemCUTOFF
+	case ReleaseRequestReasonsItemDUPLICATE:
+		*s = ReleaseRequestReasonsItemDUPLICATE
+	case ReleaseRequestReasonsItemSCREENING:
+		*s = ReleaseRequestReasonsItemSCREENING
+	default:
+		*s = ReleaseRequestReasonsItem(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s ReleaseRequestReasonsItem) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ReleaseRequestReasonsItem) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

@@ -9473,6 +9473,10 @@ type ReleaseRequest struct {
 	BatchId OptString `json:"batchId"`
 	// A rail's held payments.
 	Rail OptString `json:"rail"`
+	// The holds released (the first word of a held payment's status reason); absent: CUTOFF and DUPLICATE.
+	// SCREENING only with tenantId and paymentIds, and neither batchId nor rail: a screening hit is
+	// cleared one payment at a time.
+	Reasons []ReleaseRequestReasonsItem `json:"reasons"`
 }
 
 // GetTenantId returns the value of TenantId.
@@ -9495,6 +9499,11 @@ func (s *ReleaseRequest) GetRail() OptString {
 	return s.Rail
 }
 
+// GetReasons returns the value of Reasons.
+func (s *ReleaseRequest) GetReasons() []ReleaseRequestReasonsItem {
+	return s.Reasons
+}
+
 // SetTenantId sets the value of TenantId.
 func (s *ReleaseRequest) SetTenantId(val OptString) {
 	s.TenantId = val
@@ -9513,6 +9522,59 @@ func (s *ReleaseRequest) SetBatchId(val OptString) {
 // SetRail sets the value of Rail.
 func (s *ReleaseRequest) SetRail(val OptString) {
 	s.Rail = val
+}
+
+// SetReasons sets the value of Reasons.
+func (s *ReleaseRequest) SetReasons(val []ReleaseRequestReasonsItem) {
+	s.Reasons = val
+}
+
+type ReleaseRequestReasonsItem string
+
+const (
+	ReleaseRequestReasonsItemCUTOFF    ReleaseRequestReasonsItem = "CUTOFF"
+	ReleaseRequestReasonsItemDUPLICATE ReleaseRequestReasonsItem = "DUPLICATE"
+	ReleaseRequestReasonsItemSCREENING ReleaseRequestReasonsItem = "SCREENING"
+)
+
+// AllValues returns all ReleaseRequestReasonsItem values.
+func (ReleaseRequestReasonsItem) AllValues() []ReleaseRequestReasonsItem {
+	return []ReleaseRequestReasonsItem{
+		ReleaseRequestReasonsItemCUTOFF,
+		ReleaseRequestReasonsItemDUPLICATE,
+		ReleaseRequestReasonsItemSCREENING,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ReleaseRequestReasonsItem) MarshalText() ([]byte, error) {
+	switch s {
+	case ReleaseRequestReasonsItemCUTOFF:
+		return []byte(s), nil
+	case ReleaseRequestReasonsItemDUPLICATE:
+		return []byte(s), nil
+	case ReleaseRequestReasonsItemSCREENING:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ReleaseRequestReasonsItem) UnmarshalText(data []byte) error {
+	switch ReleaseRequestReasonsItem(data) {
+	case ReleaseRequestReasonsItemCUTOFF:
+		*s = ReleaseRequestReasonsItemCUTOFF
+		return nil
+	case ReleaseRequestReasonsItemDUPLICATE:
+		*s = ReleaseRequestReasonsItemDUPLICATE
+		return nil
+	case ReleaseRequestReasonsItemSCREENING:
+		*s = ReleaseRequestReasonsItemSCREENING
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/Released

@@ -147,6 +147,18 @@ func newAuditedDB(t *testing.T, more ...func(*httpapi.Services, *pgxpool.Pool)) 
 	if res, err := init.InitChunk(ctx, railRequests("acme", "NOON", 1, noon.Add(-2*time.Hour)), "init-acme-noon"); err != nil || res.Scheduled != 1 {
 		t.Fatalf("acme's payment on NOON: %+v, %v", res, err)
 	}
+	// acme's payment awaiting one approval, submitted by acme's token,
+	// for the approver's approve and deny.
+	awaiting := railRequests("acme", "NOON", 1, noon.Add(-2*time.Hour))
+	awaiting[0].PaymentID = "acme-await"
+	_, err = pool.Exec(ctx, `INSERT INTO payment_approval_requirements (payment_id, tenant_id, rule, approvals, submitter)
+		VALUES ($1, 'acme', 'big', 1, 'tok_b')`, payment.Key("acme", "acme-await"))
+	must(err)
+	approvals := payment.NewInitActivities(payment.InitConfig{Store: store, Queue: q, Pacer: lim, Rails: rails,
+		Controls: []payment.Control{payment.NewApprovalControl(store)}})
+	if res, err := approvals.InitChunk(ctx, awaiting, "init-acme-await"); err != nil || res.AwaitingApproval != 1 {
+		t.Fatalf("acme's payment awaiting approval: %+v, %v", res, err)
+	}
 	// repco's two payments on EVE, a rail of their own (the pause and the
 	// priorities move NOON's), the first cancelled: the repace moves the
 	// second into its slot.
@@ -211,8 +223,9 @@ func newAuditedDB(t *testing.T, more ...func(*httpapi.Services, *pgxpool.Pool)) 
 		m(&services, pool)
 	}
 	rt := newRouter(t, httpapi.RouterConfig{Auth: fakeTokens{
-		"admin": {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
-		"acme":  {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}},
+		"admin":         {TokenID: "tok_a", Name: "ops", Scopes: []auth.Scope{auth.Admin}},
+		"acme":          {TokenID: "tok_b", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}},
+		"acme-approver": {TokenID: "tok_c", TenantID: "acme", Scopes: []auth.Scope{auth.PaymentsApprove}},
 	}, Services: services})
 	// A pause to resume: of a tenant with nothing waiting, so that the
 	// other routes' payments are not held.
@@ -289,6 +302,12 @@ func auditedRoutes(d *auditedDB) []auditedRoute {
 			`SELECT string_agg(tenant_id || '=' || cutoff_rule, ',' ORDER BY tenant_id) FROM tenant_cutoff_rule`, nil},
 		{"POST /admin/control-settings", "POST", "/admin/control-settings", `{"tenantId":"acme","duplicateAction":"HOLD"}`, "admin", 200,
 			`SELECT coalesce(string_agg(tenant_id || '=' || duplicate_action, ',' ORDER BY tenant_id), '') FROM tenant_control_settings`, nil},
+		{"POST /admin/approval-rules", "POST", "/admin/approval-rules", `{"tenantId":"acme","rules":[{"name":"big","minAmount":"1000","approvals":2}]}`, "admin", 200,
+			`SELECT count(*)::text FROM approval_rules`, nil},
+		{"POST /v1/payments/approve", "POST", "/v1/payments/approve", `{"tenantId":"acme","paymentIds":["acme-await"]}`, "acme-approver", 200, payState,
+			[]any{payment.Key("acme", "acme-await")}},
+		{"POST /v1/payments/deny", "POST", "/v1/payments/deny", `{"tenantId":"acme","paymentIds":["acme-await"],"reason":"not ours"}`, "acme-approver", 200, payState,
+			[]any{payment.Key("acme", "acme-await")}},
 		{"POST /admin/payments/release", "POST", "/admin/payments/release", `{"tenantId":"holdco"}`, "admin", 200, payState, []any{d.held}},
 		{"POST /admin/pauses", "POST", "/admin/pauses", `{"scope":"TENANT","id":"acme"}`, "admin", 201, pauses, nil},
 		{"DELETE /admin/pauses/{scope}/{id}", "DELETE", "/admin/pauses/TENANT/initech", "", "admin", 200, pauses, nil},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -31,12 +32,24 @@ type releaseBody struct {
 	PaymentIDs []string `json:"paymentIds"`
 	BatchID    string   `json:"batchId"`
 	Rail       string   `json:"rail"`
+	// Reasons are the holds released (CUTOFF, DUPLICATE, SCREENING);
+	// none: CUTOFF and DUPLICATE. SCREENING only by paymentIds.
+	Reasons []string `json:"reasons"`
 }
 
 // check turns the body into the filter, or names what is wrong.
 func (b releaseBody) check() (payment.HeldFilter, []field.Error) {
-	f := payment.HeldFilter{TenantID: b.TenantID, PaymentIDs: b.PaymentIDs, BatchID: b.BatchID, Rail: b.Rail}
+	f := payment.HeldFilter{TenantID: b.TenantID, PaymentIDs: b.PaymentIDs, BatchID: b.BatchID, Rail: b.Rail, Reasons: b.Reasons}
 	var errs []field.Error
+	for i, r := range b.Reasons {
+		switch {
+		case !slices.Contains(payment.HeldReasons, r):
+			errs = append(errs, field.Error{Field: fmt.Sprintf("reasons[%d]", i), Detail: "CUTOFF, DUPLICATE or SCREENING"})
+		case r == payment.HoldScreening && (len(b.PaymentIDs) == 0 || b.BatchID != "" || b.Rail != ""):
+			errs = append(errs, field.Error{Field: fmt.Sprintf("reasons[%d]", i),
+				Detail: "a screening hit is released only by its payment's id (tenantId and paymentIds), never by a file or a rail"})
+		}
+	}
 	if b.TenantID == "" && b.BatchID == "" && b.Rail == "" {
 		errs = append(errs, field.Error{Field: "tenantId", Detail: "name a tenant (with paymentIds, or all its held payments), a file (batchId) or a rail: a release never spans everything"})
 	}

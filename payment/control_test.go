@@ -127,3 +127,53 @@ func TestControlErrorLeavesThePaymentsReceived(t *testing.T) {
 		t.Fatal(fmt.Sprint(res, err))
 	}
 }
+
+// TestReleaseByHoldReason: a release lets go the holds it names (by
+// default a cut-off's and a suspected duplicate's), never a screening hit
+// unless named and by its payment's id; a reason that is no hold, or a
+// screening release by a rail, is refused and releases nothing.
+func TestReleaseByHoldReason(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newRailsFixture(t)
+	hold := &byID{name: "holds", rules: map[string]payment.Decision{}}
+	f.s.init = payment.NewInitActivities(payment.InitConfig{Store: f.s.store, Queue: f.s.queue, Pacer: f.lim, Rails: f.res,
+		Controls: []payment.Control{hold}})
+	at := f.at(0, 10*time.Hour)
+	ps := railPayments("acme", 3, at)
+	for i, reason := range []string{payment.ReasonCutoff + ": no slot", payment.HoldDuplicate + ": like x", payment.HoldScreening + ": SIM-NAMES"} {
+		ps[i].Rail = "SEPA"
+		hold.rules[ps[i].PaymentID] = payment.Decision{Action: payment.ActionHold, Reason: reason}
+	}
+	if res, err := f.s.init.InitChunk(ctx, ps, "init-holds"); err != nil || res.Held != 3 {
+		t.Fatalf("Phase A: %+v, %v", res, err)
+	}
+	svc := payment.NewService(payment.ServiceConfig{Store: f.s.store, Queue: f.s.queue, Rails: f.res, Pacer: f.lim})
+	refused := []payment.HeldFilter{
+		{TenantID: "acme", Reasons: []string{"FRAUD"}},
+		{TenantID: "acme", Rail: "SEPA", Reasons: []string{payment.HoldScreening}},
+		{TenantID: "acme", PaymentIDs: []string{ps[2].PaymentID}, Rail: "SEPA", Reasons: []string{payment.HoldScreening}},
+	}
+	for _, hf := range refused {
+		if rel, err := svc.Release(ctx, hf, nil); err == nil || rel.Released != 0 {
+			t.Fatalf("release %+v: %+v, %v; want refused", hf, rel, err)
+		}
+	}
+	status := func(i int) payment.Status {
+		p, err := f.s.store.Find(ctx, "acme", ps[i].PaymentID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Status
+	}
+	if rel, err := svc.Release(ctx, payment.HeldFilter{TenantID: "acme"}, nil); err != nil || rel.Released != 2 {
+		t.Fatalf("release of the tenant's holds: %+v, %v; want the cut-off's and the duplicate's", rel, err)
+	}
+	if status(0) != payment.StatusScheduled || status(1) != payment.StatusScheduled || status(2) != payment.StatusHeld {
+		t.Fatalf("after the default release: %s, %s, %s; the screening hit must stay HELD", status(0), status(1), status(2))
+	}
+	rel, err := svc.Release(ctx, payment.HeldFilter{TenantID: "acme", PaymentIDs: []string{ps[2].PaymentID}, Reasons: []string{payment.HoldScreening}}, nil)
+	if err != nil || rel.Released != 1 || status(2) != payment.StatusScheduled {
+		t.Fatalf("the screening hit released by its id: %+v, %v, %s", rel, err, status(2))
+	}
+}

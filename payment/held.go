@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -19,7 +20,27 @@ type HeldFilter struct {
 	PaymentIDs []string
 	BatchID    string
 	Rail       string
+	// Reasons are the holds released, the first word of a HELD
+	// payment's reason (HeldReasons); none: ReleasedByDefault. A
+	// screening hit (HoldScreening) is released only named, and only by
+	// the payments' ids: clearing a sanctions hit is one decision a
+	// payment, never a side effect of a rail's or a file's release.
+	Reasons []string
 }
+
+// HeldReasons are why a payment is HELD: its rail's cut-off, a suspected
+// duplicate, a screening hit.
+var HeldReasons = []string{ReasonCutoff, HoldDuplicate, HoldScreening}
+
+// ReleasedByDefault are the holds a release without Reasons lets go.
+var ReleasedByDefault = []string{ReasonCutoff, HoldDuplicate}
+
+// ErrScreeningByID: a release of screening hits that does not name the
+// payments by id.
+var ErrScreeningByID = errors.New("payment: a screening hit is released only by its payment's id (tenant and paymentIds)")
+
+// ErrUnknownHold: a release naming a reason no payment is held for.
+var ErrUnknownHold = errors.New("payment: no such hold reason: want CUTOFF, DUPLICATE or SCREENING")
 
 // MaxRelease bounds the payments one release moves.
 const MaxRelease = 10_000
@@ -43,8 +64,9 @@ type Released struct {
 // and a limiter (Service.Pacer).
 var ErrNoRails = errors.New("payment: no rails to release held payments onto")
 
-// ReleaseReason is the status reason of a payment an operator released.
-const ReleaseReason = "RELEASED by an operator after its cut-off hold"
+// ReleaseReason is the status reason of a payment an operator released
+// from its hold (the audit log says which).
+const ReleaseReason = "RELEASED by an operator from its hold"
 
 // Release lets HELD payments go again, an operator's override of their
 // tenant's HOLD: each is paced again from now on its rail, before the
@@ -58,6 +80,18 @@ func (s *Service) Release(ctx context.Context, f HeldFilter, record Record) (Rel
 	}
 	if f.BatchID == "" && f.Rail == "" && f.TenantID == "" {
 		return Released{}, ErrNoSelection
+	}
+	reasons := f.Reasons
+	if len(reasons) == 0 {
+		reasons = ReleasedByDefault
+	}
+	for _, r := range reasons {
+		switch {
+		case !slices.Contains(HeldReasons, r):
+			return Released{}, fmt.Errorf("%w: %q", ErrUnknownHold, r)
+		case r == HoldScreening && (len(f.PaymentIDs) == 0 || f.BatchID != "" || f.Rail != ""):
+			return Released{}, ErrScreeningByID
+		}
 	}
 	var keys []string
 	for _, id := range f.PaymentIDs {
@@ -78,7 +112,8 @@ func (s *Service) Release(ctx context.Context, f HeldFilter, record Record) (Rel
 			keys = append(keys, p.PaymentIds...)
 		}
 	}
-	rows, err := s.cfg.Store.q.MatchHeld(ctx, dbsqlc.MatchHeldParams{Rail: f.Rail, TenantID: f.TenantID, PaymentIds: keys, MaxRows: MaxRelease})
+	rows, err := s.cfg.Store.q.MatchHeld(ctx, dbsqlc.MatchHeldParams{Rail: f.Rail, TenantID: f.TenantID, PaymentIds: keys,
+		Reasons: reasons, MaxRows: MaxRelease})
 	if err != nil {
 		return Released{}, fmt.Errorf("payment: select held payments: %w", err)
 	}

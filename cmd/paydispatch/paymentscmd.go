@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -115,17 +116,26 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 // runRelease releases held payments ('payments release').
 func runRelease(ctx context.Context, env *environment, about string, args []string) error {
 	var (
-		f   payment.HeldFilter
-		ids string
+		f            payment.HeldFilter
+		ids, reasons string
 	)
 	extra := func(fs *flag.FlagSet) {
 		fs.StringVar(&f.TenantID, "tenant", "", "the tenant whose held payments to release")
 		fs.StringVar(&ids, "ids", "", "only these of the tenant's payment ids, comma-separated (needs --tenant)")
 		fs.StringVar(&f.BatchID, "batch", "", "the file (batch id) whose held payments to release")
 		fs.StringVar(&f.Rail, "rail", "", "the rail whose held payments to release")
+		fs.StringVar(&reasons, "reasons", "", "the holds to release, comma-separated: CUTOFF, DUPLICATE, SCREENING (default CUTOFF,DUPLICATE; SCREENING only with --tenant and --ids)")
 	}
 	check := func([]string) error {
-		f.PaymentIDs = splitList(ids)
+		f.PaymentIDs, f.Reasons = splitList(ids), splitList(reasons)
+		for _, r := range f.Reasons {
+			switch {
+			case !slices.Contains(payment.HeldReasons, r):
+				return fmt.Errorf("--reasons: %q is no hold: want CUTOFF, DUPLICATE or SCREENING", plaintext.Clip(r, 64))
+			case r == payment.HoldScreening && (len(f.PaymentIDs) == 0 || f.BatchID != "" || f.Rail != ""):
+				return errors.New("--reasons SCREENING: a screening hit is released only by its payment's id: name them with --tenant and --ids")
+			}
+		}
 		switch {
 		case len(f.PaymentIDs) > 0 && f.TenantID == "":
 			return errors.New("--ids: ids are a tenant's own: name the tenant with --tenant")
@@ -147,7 +157,7 @@ func runRelease(ctx context.Context, env *environment, about string, args []stri
 		}
 		return nil
 	}
-	return ledgerCommand(ctx, env, "payments release", "(--tenant T [--ids ID,...] | --batch B | --rail R)...", about, args, extra, func(n int) bool { return n == 0 }, check,
+	return ledgerCommand(ctx, env, "payments release", "(--tenant T [--ids ID,...] | --batch B | --rail R)... [--reasons R,...]", about, args, extra, func(n int) bool { return n == 0 }, check,
 		func(ctx context.Context, db *postgres.DB, _ []string) error {
 			actor, err := cliActor(env)
 			if err != nil {

@@ -495,10 +495,12 @@ WHERE p.payment_id = r.payment_id AND p.status = ANY(@from_statuses::text[]) AND
 RETURNING p.payment_id, p.tenant_id;
 
 -- name: MatchHeld :many
--- HELD payments an operator releases or cancels: on a rail (or any), of a
--- tenant (or any), among these keys (none: any), oldest request first.
+-- HELD payments an operator releases: on a rail (or any), of a tenant
+-- (or any), among these keys (none: any), held for one of the reasons
+-- (the reason's first word), oldest request first.
 SELECT payment_id, tenant_id, external_id, rail, requested_execution_time FROM payments
 WHERE status = 'HELD'
+  AND split_part(coalesce(status_reason, ''), ':', 1) = ANY(@reasons::text[])
   AND (@rail::text = '' OR rail = @rail::text)
   AND (@tenant_id::text = '' OR tenant_id = @tenant_id::text)
   AND (coalesce(cardinality(@payment_ids::text[]), 0) = 0 OR payment_id = ANY(@payment_ids::text[]))

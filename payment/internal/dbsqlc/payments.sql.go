@@ -1592,14 +1592,16 @@ func (q *Queries) MarkPaused(ctx context.Context, arg MarkPausedParams) ([]MarkP
 const matchHeld = `-- name: MatchHeld :many
 SELECT payment_id, tenant_id, external_id, rail, requested_execution_time FROM payments
 WHERE status = 'HELD'
-  AND ($1::text = '' OR rail = $1::text)
-  AND ($2::text = '' OR tenant_id = $2::text)
-  AND (coalesce(cardinality($3::text[]), 0) = 0 OR payment_id = ANY($3::text[]))
+  AND split_part(coalesce(status_reason, ''), ':', 1) = ANY($1::text[])
+  AND ($2::text = '' OR rail = $2::text)
+  AND ($3::text = '' OR tenant_id = $3::text)
+  AND (coalesce(cardinality($4::text[]), 0) = 0 OR payment_id = ANY($4::text[]))
 ORDER BY requested_execution_time, payment_id
-LIMIT $4
+LIMIT $5
 `
 
 type MatchHeldParams struct {
+	Reasons    []string
 	Rail       string
 	TenantID   string
 	PaymentIds []string
@@ -1614,10 +1616,12 @@ type MatchHeldRow struct {
 	RequestedExecutionTime time.Time
 }
 
-// HELD payments an operator releases or cancels: on a rail (or any), of a
-// tenant (or any), among these keys (none: any), oldest request first.
+// HELD payments an operator releases: on a rail (or any), of a tenant
+// (or any), among these keys (none: any), held for one of the reasons
+// (the reason's first word), oldest request first.
 func (q *Queries) MatchHeld(ctx context.Context, arg MatchHeldParams) ([]MatchHeldRow, error) {
 	rows, err := q.db.Query(ctx, matchHeld,
+		arg.Reasons,
 		arg.Rail,
 		arg.TenantID,
 		arg.PaymentIds,
