@@ -108,16 +108,9 @@ func (s *Service) sweepOne(ctx context.Context, q *dbsqlc.Queries, r dbsqlc.Awai
 
 // RunApprovalCutoffs sweeps every interval until ctx is done.
 func (s *Service) RunApprovalCutoffs(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := s.SweepApprovalCutoffs(ctx); err != nil && ctx.Err() == nil {
-				s.log().Warn("the cut-off sweep of payments awaiting approval failed; trying again", "error", err, "in", interval)
-			}
+	s.every(ctx, interval, func() {
+		if _, err := s.SweepApprovalCutoffs(ctx); err != nil && ctx.Err() == nil {
+			s.log().Warn("the cut-off sweep of payments awaiting approval failed; trying again", "error", err, "in", interval)
 		}
-	}
+	})
 }

@@ -95,19 +95,9 @@ func (s *Service) decide(ctx context.Context, f ApprovalFilter, who Approver, de
 		keys = append(keys, Key(f.TenantID, id))
 	}
 	if f.BatchID != "" {
-		q := dbsqlc.New(s.cfg.Store.db)
-		if _, err := q.GetBatch(ctx, f.BatchID); errors.Is(err, pgx.ErrNoRows) {
-			return Decided{}, ErrNotFound
-		} else if err != nil {
-			return Decided{}, fmt.Errorf("payment: batch %s: %w", f.BatchID, err)
-		}
-		parts, err := q.BatchParts(ctx, f.BatchID)
+		inFile, err := s.batchKeys(ctx, f.BatchID)
 		if err != nil {
-			return Decided{}, fmt.Errorf("payment: batch %s: %w", f.BatchID, err)
-		}
-		var inFile []string
-		for _, p := range parts {
-			inFile = append(inFile, p.PaymentIds...)
+			return Decided{}, err
 		}
 		if len(keys) > 0 {
 			keys = intersect(keys, inFile)

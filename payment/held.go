@@ -98,19 +98,11 @@ func (s *Service) Release(ctx context.Context, f HeldFilter, record Record) (Rel
 		keys = append(keys, Key(f.TenantID, id))
 	}
 	if f.BatchID != "" {
-		q := dbsqlc.New(s.cfg.Store.db)
-		if _, err := q.GetBatch(ctx, f.BatchID); errors.Is(err, pgx.ErrNoRows) {
-			return Released{}, ErrNotFound
-		} else if err != nil {
-			return Released{}, fmt.Errorf("payment: batch %s: %w", f.BatchID, err)
-		}
-		parts, err := q.BatchParts(ctx, f.BatchID)
+		inFile, err := s.batchKeys(ctx, f.BatchID)
 		if err != nil {
-			return Released{}, fmt.Errorf("payment: batch %s: %w", f.BatchID, err)
+			return Released{}, err
 		}
-		for _, p := range parts {
-			keys = append(keys, p.PaymentIds...)
-		}
+		keys = append(keys, inFile...)
 	}
 	rows, err := s.cfg.Store.q.MatchHeld(ctx, dbsqlc.MatchHeldParams{Rail: f.Rail, TenantID: f.TenantID, PaymentIds: keys,
 		Reasons: reasons, MaxRows: MaxRelease})

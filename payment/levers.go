@@ -560,19 +560,12 @@ func (s *Service) Reorder(ctx context.Context) (Repaced, error) {
 // Phase A asked for (Reorder) and settles the payments resumed while an
 // execution held them (SettleResumed).
 func (s *Service) RunLevers(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if _, err := s.Reorder(ctx); err != nil && ctx.Err() == nil {
-				s.log().Warn("putting waiting payments in order failed; trying again", "error", err, "in", interval)
-			}
-			if _, err := s.SettleResumed(ctx); err != nil && ctx.Err() == nil {
-				s.log().Warn("settling resumed payments failed; trying again", "error", err, "in", interval)
-			}
+	s.every(ctx, interval, func() {
+		if _, err := s.Reorder(ctx); err != nil && ctx.Err() == nil {
+			s.log().Warn("putting waiting payments in order failed; trying again", "error", err, "in", interval)
 		}
-	}
+		if _, err := s.SettleResumed(ctx); err != nil && ctx.Err() == nil {
+			s.log().Warn("settling resumed payments failed; trying again", "error", err, "in", interval)
+		}
+	})
 }

@@ -173,6 +173,16 @@ func (s *Service) ResumeIntake(ctx context.Context, wait time.Duration, max int)
 
 // RunIntakeResume calls ResumeIntake every interval until ctx is done.
 func (s *Service) RunIntakeResume(ctx context.Context, interval time.Duration) {
+	s.every(ctx, interval, func() {
+		if _, err := s.ResumeIntake(ctx, interval, 100); err != nil && ctx.Err() == nil {
+			s.log().Warn("resuming the intake failed; trying again", "error", err, "in", interval)
+		}
+	})
+}
+
+// every calls round every interval until ctx is done: a follow-up's loop
+// (its failures are logged, and the next round tries again).
+func (s *Service) every(ctx context.Context, interval time.Duration, round func()) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -180,9 +190,7 @@ func (s *Service) RunIntakeResume(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := s.ResumeIntake(ctx, interval, 100); err != nil && ctx.Err() == nil {
-				s.log().Warn("resuming the intake failed; trying again", "error", err, "in", interval)
-			}
+			round()
 		}
 	}
 }
