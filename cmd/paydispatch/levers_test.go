@@ -89,8 +89,11 @@ func TestLeversFromOutside(t *testing.T) {
 			if priority != "" {
 				extra = fmt.Sprintf(`,"priority":%q`, priority)
 			}
-			fmt.Fprintf(&b, `{"paymentId":%q,"tenantId":%q,"debtorAccount":"ACC-%s","amount":%q,"currency":"EUR","creditor":{"name":"Jane Doe","iban":"DE89370400440532013000"},"requestedExecutionTime":%q,"rail":%q%s}`+"\n",
-				id, tenant, tenant, amount, due.Format(time.RFC3339), rail, extra)
+			// Each file its own remittance: the correction of a wrong
+			// file differs from it (the same payments again would be a
+			// duplicate file, refused).
+			fmt.Fprintf(&b, `{"paymentId":%q,"tenantId":%q,"debtorAccount":"ACC-%s","amount":%q,"currency":"EUR","creditor":{"name":"Jane Doe","iban":"DE89370400440532013000"},"requestedExecutionTime":%q,"rail":%q,"remittanceInfo":%q%s}`+"\n",
+				id, tenant, tenant, amount, due.Format(time.RFC3339), rail, "file "+prefix, extra)
 		}
 		return b.String()
 	}
