@@ -7,13 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
@@ -51,25 +49,19 @@ func (e *DuplicateFileError) Error() string {
 // hashes are hashed.
 func fileFingerprint(reqs []Request) (string, error) {
 	sums := make([][sha256.Size]byte, len(reqs))
-	workers := runtime.GOMAXPROCS(0)
-	per := (len(reqs) + workers - 1) / workers
-	var g errgroup.Group
-	for w := range workers {
-		lo, hi := min(w*per, len(reqs)), min((w+1)*per, len(reqs))
-		g.Go(func() error {
-			for i := lo; i < hi; i++ {
-				r := reqs[i]
-				r.PaymentID = ""
-				raw, err := canonical(r)
-				if err != nil {
-					return err
-				}
-				sums[i] = sha256.Sum256(raw)
+	err := onEveryCore(len(reqs), func(lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			r := reqs[i]
+			r.PaymentID = ""
+			raw, err := canonical(r)
+			if err != nil {
+				return err
 			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+			sums[i] = sha256.Sum256(raw)
+		}
+		return nil
+	})
+	if err != nil {
 		return "", err
 	}
 	slices.SortFunc(sums, func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
