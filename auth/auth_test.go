@@ -149,6 +149,30 @@ func TestTokenLifecycle(t *testing.T) {
 	}
 }
 
+// TestEveryScopeIsStored: a token holds each scope the API knows, so the
+// database's check of known scopes keeps up with auth.Scopes.
+func TestEveryScopeIsStored(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := auth.NewStore(pgtest.NewPool(t))
+	for _, scope := range auth.Scopes {
+		tenant := "acme"
+		if scope == auth.Admin {
+			tenant = ""
+		}
+		secret, _, err := s.Create(ctx, auth.NewToken{Name: string(scope), Scopes: []auth.Scope{scope}, TenantID: tenant})
+		if err != nil {
+			t.Fatalf("a token with %s: %v", scope, err)
+		}
+		if p, err := s.Authenticate(ctx, secret); err != nil || !p.Has(scope) {
+			t.Fatalf("the token with %s: %+v, %v", scope, p, err)
+		}
+	}
+	if _, _, err := s.Create(ctx, auth.NewToken{Name: "all", Scopes: auth.Scopes}); err != nil {
+		t.Fatalf("a token with every scope: %v", err)
+	}
+}
+
 // TestBootstrap: the first admin token is made once, by one of many
 // starting servers at once; a given secret is used as it is; a database
 // with tokens gets none.
