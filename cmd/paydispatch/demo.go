@@ -23,10 +23,12 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 			"embedded Temporal, the rail simulator and every role start in a fresh data directory; three\n"+
 			"tenants submit payments (JSON-lines files and single API calls) all due at one instant, some\n"+
 			"bad, some bound to fail in the saga, some refused by the rail, the end of a file past the\n"+
-			"cut-off of one of two rails set up over the API; they are paced out at --rate while a live\n"+
-			"table follows them, rail by rail. At the end it verifies the outcome (the rails' ledgers and\n"+
-			"cut-offs, the tenants' cut-off rules, the projections, the ledger check, the queue) and writes\n"+
-			"an HTML report; it exits 1 when a check fails.")
+			"cut-off of one of two rails set up over the API; a payment over an approval rule waits for a\n"+
+			"second principal, and a file and a payment sent again are caught as duplicates. They are\n"+
+			"paced out at --rate while a live table follows them, rail by rail. At the end it verifies the\n"+
+			"outcome (the rails' ledgers and cut-offs, the tenants' cut-off rules, the projections, the\n"+
+			"controls, the ledger check, the queue) and writes an HTML report; it exits 1 when a check\n"+
+			"fails.")
 	var (
 		o        demo.Options
 		keep     bool
@@ -140,7 +142,7 @@ func runDemo(ctx context.Context, env *environment, args []string) error {
 
 	o.API, o.AdminToken, o.Pool, o.RailURL = "http://"+run.addr, adminToken, run.store.Pool, run.railURL
 	o.Out, o.Live = env.stdout, isTerminal(env.stdout)
-	o.CancelShare, o.Webhooks, o.Rails = true, true, true
+	o.CancelShare, o.Webhooks, o.Rails, o.Controls = true, true, true, true
 	if viaKafka {
 		o.Kafka = &demo.KafkaOptions{Brokers: run.kafkaBrokers, Topic: c.kc.Topic, EventsTopic: c.kc.EventsTopic}
 		fmt.Fprintf(env.stdout, "Kafka: embedded cluster on %v, intake topic %s, events topic %s\n", run.kafkaBrokers, c.kc.Topic, c.kc.EventsTopic)

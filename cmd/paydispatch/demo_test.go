@@ -15,7 +15,9 @@ import (
 // every check passes (a share cancelled before the instant, every
 // payment's webhooks complete and in order among them; on the two rails,
 // nothing sent after a cut-off, the end of acme's file rolled and of
-// cobalt's held by their tenants' rules, each file's projection right),
+// cobalt's held by their tenants' rules, each file's projection right;
+// acme's treasury payment waited for a second principal and ran at the
+// instant, cobalt's file and one of its lines sent again were caught),
 // the report is written with its rails, and the data directory is
 // removed (or kept with --keep).
 func TestDemo(t *testing.T) {
@@ -43,7 +45,11 @@ func TestDemo(t *testing.T) {
 		"rail SEPA on the simulator", "rail URGENT on the simulator", "acme's file on SEPA, projected at intake",
 		"ok      nothing reached a rail after its cut-off: SEPA: ", "ok      payments past the cut-off met their tenant's rule",
 		"acme ", "(ROLL)", "cobalt ", "(HOLD)", "ok      the projection at intake was right within a few seconds",
-		"ROLLED past its rail's cut-off to ", "HELD     "} {
+		"ROLLED past its rail's cut-off to ", "HELD     ",
+		"controls: acme's payments of 20000.00 or more sent alone need an approval", "its submitter's approval refused (403 own-payment)",
+		"ok      four eyes: acme's treasury payment waited for a second principal, then executed at its instant",
+		"duplicates: cobalt's file sent again: 409", "ok      duplicates: cobalt's file sent again refused",
+		"DUPLICATE: a suspected duplicate"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -38,6 +38,8 @@ type IntakeOptions struct {
 	CPUProfile string
 	// PGStats has the embedded PostgreSQL count the intake's statements.
 	PGStats bool
+	// DuplicateFileDays is serve's duplicate file window (0: off).
+	DuplicateFileDays int
 }
 
 // IntakeSettings binds the benchmark's flags.
@@ -51,6 +53,7 @@ func IntakeSettings(o *IntakeOptions) []*config.Setting {
 		{Flag: "cpuprofile", Usage: "write this process's CPU profile of the intake here (go tool pprof)",
 			Parse: func(v string) error { o.CPUProfile = v; return nil }},
 		config.Bool("pg-stats", "count PostgreSQL's statements during the intake (pg_stat_statements) and print the leading ones per payment", &o.PGStats),
+		config.Int("duplicate-file-days", 7, 0, 90, "the duplicate file check's window, as serve's PAYDISPATCH_DUPLICATE_FILE_DAYS (0: off)", &o.DuplicateFileDays),
 	}
 }
 
@@ -79,7 +82,8 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 		return err
 	}
 	defer stopInit()
-	router, err := httpapi.NewRouter(httpapi.RouterConfig{Log: log, MaxBody: 1 << 20, MaxBulkBody: 2 << 30, Services: httpapi.Services{Payments: app.PaymentService(db, tc, payment.ServiceConfig{ChunkSize: o.ChunkSize})}})
+	router, err := httpapi.NewRouter(httpapi.RouterConfig{Log: log, MaxBody: 1 << 20, MaxBulkBody: 2 << 30, Services: httpapi.Services{Payments: app.PaymentService(db, tc,
+		payment.ServiceConfig{ChunkSize: o.ChunkSize, DuplicateFileWindow: time.Duration(o.DuplicateFileDays) * 24 * time.Hour})}})
 	if err != nil {
 		return err
 	}
@@ -142,11 +146,15 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 	stopProfile()
 	stolen, stolenOK := stolenSince(cpuAtStart)
 	busy, used := busySince(cpuAtStart), processCPU()-procAtStart
-	var stored, queued int
+	var stored, queued, suspected int
 	if err := db.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM payments WHERE status = 'SCHEDULED'),
-		(SELECT count(*) FROM exec_queue WHERE item_type = $1)`, payment.ItemType).Scan(&stored, &queued); err != nil {
+		(SELECT count(*) FROM exec_queue WHERE item_type = $1),
+		(SELECT count(*) FROM payments WHERE status_reason LIKE 'DUPLICATE suspected%')`, payment.ItemType).Scan(&stored, &queued, &suspected); err != nil {
 		return err
 	}
+	// The file's payments are alike within a tenant: each but its first
+	// is a suspected duplicate (WARN), the duplicate control's most work.
+	fmt.Fprintf(o.Out, "duplicate checks: the file's window %d days; payments: %s suspected duplicates, warned\n", o.DuplicateFileDays, thousands(suspected))
 	if stored != o.Payments || queued != o.Payments {
 		return fmt.Errorf("phase A done, but %d of %d payments SCHEDULED and %d queued", stored, o.Payments, queued)
 	}

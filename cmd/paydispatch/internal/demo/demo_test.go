@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/paydispatch/paydispatch/bankid"
 	"github.com/paydispatch/paydispatch/client"
 	"github.com/paydispatch/paydispatch/railsim"
 )
@@ -282,9 +283,18 @@ func TestPlanIsTheMix(t *testing.T) {
 	ps := plan(10_000, at, 7)
 	count := map[kind]int{}
 	byTenant := map[string]int{}
-	ids := map[string]bool{}
+	ids, fingerprints := map[string]bool{}, map[string]string{}
 	for _, p := range ps {
 		count[p.kind]++
+		if p.kind != kindInvalid {
+			if err := bankid.CheckIBAN(bankid.Electronic(p.req.Creditor.IBAN)); err != nil {
+				t.Fatalf("%s: %v", p.req.PaymentID, err)
+			}
+		}
+		if like, ok := fingerprints[fingerprint(p.req)]; ok {
+			t.Fatalf("%s is a duplicate of %s", p.req.PaymentID, like)
+		}
+		fingerprints[fingerprint(p.req)] = p.req.PaymentID
 		byTenant[p.req.TenantID]++
 		if ids[p.req.PaymentID] {
 			t.Fatalf("payment id %s twice", p.req.PaymentID)
@@ -492,6 +502,70 @@ func TestUnionSequences(t *testing.T) {
 			gaps, reuse := unionSequences(map[string]railsim.LedgerView{"A": {Instructions: tc.a}, "B": {Instructions: tc.b}})
 			if gaps != tc.gaps || reuse != tc.reuse {
 				t.Errorf("%d gaps, %d reused; want %d, %d", gaps, reuse, tc.gaps, tc.reuse)
+			}
+		})
+	}
+}
+
+// TestControlChecks: the controls' checks pass on a good run, and each
+// fault fails exactly the check meant to see it.
+func TestControlChecks(t *testing.T) {
+	t.Parallel()
+	instant := time.Date(2026, 11, 23, 16, 0, 0, 0, time.UTC)
+	good := func() *controlsOutcome {
+		began := instant.Add(400 * time.Millisecond)
+		return &controlsOutcome{
+			run: controlsRun{waited: "APPROVAL: 0 of 1 approvals (rule treasury)", ownRefusal: "403 own-payment",
+				approvedAt: instant.Add(-8 * time.Second), scheduled: 1, againID: "demo-cobalt-000007-again", againOf: "demo-cobalt-000007",
+				againSaid: "demo-cobalt-000007", againHow: "HOLD", fileBatch: "batch-1", fileAgain: 409,
+				fileSaid: "the same payments as file batch-1, received 2026-11-23T15:59:41Z"},
+			treasury: "DELIVERED", executedAt: &began, approvals: 1,
+			again: "HELD", againReason: "DUPLICATE: like demo-cobalt-000007",
+		}
+	}
+	const fourEyes, dup = "four eyes", "duplicates"
+	for _, tc := range []struct {
+		name  string
+		fault func(c *controlsOutcome)
+		fails string
+	}{
+		{"good", func(*controlsOutcome) {}, ""},
+		{"returned by the rail", func(c *controlsOutcome) { c.treasury = "RETURNED" }, ""},
+		{"approved late, executed at once", func(c *controlsOutcome) {
+			c.run.approvedAt = instant.Add(5 * time.Second)
+			c.executedAt = new(instant.Add(6 * time.Second))
+		}, ""},
+		{"never waited", func(c *controlsOutcome) { c.run.waited = "" }, fourEyes},
+		{"its submitter approved it", func(c *controlsOutcome) { c.run.ownRefusal = "" }, fourEyes},
+		{"refused for a missing scope", func(c *controlsOutcome) { c.run.ownRefusal = "403 forbidden" }, fourEyes},
+		{"not scheduled by its approval", func(c *controlsOutcome) { c.run.scheduled = 0 }, fourEyes},
+		{"no approval recorded", func(c *controlsOutcome) { c.approvals = 0 }, fourEyes},
+		{"before the instant", func(c *controlsOutcome) { c.executedAt = new(instant.Add(-time.Second)) }, fourEyes},
+		{"long after the instant", func(c *controlsOutcome) { c.executedAt = new(instant.Add(10 * time.Second)) }, fourEyes},
+		{"never executed", func(c *controlsOutcome) { c.executedAt, c.treasury = nil, "AWAITING_APPROVAL" }, fourEyes},
+		{"failed", func(c *controlsOutcome) { c.treasury = "FAILED" }, fourEyes},
+		{"the file taken twice", func(c *controlsOutcome) { c.run.fileAgain, c.run.fileSaid = 202, "" }, dup},
+		{"the refusal names another file", func(c *controlsOutcome) { c.run.fileSaid = "the same payments as file batch-9" }, dup},
+		{"not flagged at intake", func(c *controlsOutcome) { c.run.againSaid, c.run.againHow = "", "" }, dup},
+		{"executed", func(c *controlsOutcome) { c.again, c.againReason, c.againBegan = "DELIVERED", "", true }, dup},
+		{"held for another reason", func(c *controlsOutcome) { c.againReason = "SCREENING: hit" }, dup},
+		{"held but began", func(c *controlsOutcome) { c.againBegan = true }, dup},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := good()
+			tc.fault(c)
+			var failed []string
+			for _, ch := range controlChecks(instant, c) {
+				if !ch.OK {
+					failed = append(failed, ch.Name)
+				}
+			}
+			switch {
+			case tc.fails == "" && len(failed) > 0:
+				t.Fatalf("a good run failed %v", failed)
+			case tc.fails != "" && (len(failed) != 1 || !strings.HasPrefix(failed[0], tc.fails)):
+				t.Fatalf("failed %v, want %q alone", failed, tc.fails)
 			}
 		})
 	}

@@ -18,6 +18,7 @@ type sample struct {
 	queue    map[string]int
 	dead     int
 	executed int // payments whose execution began (accepted_at set)
+	stopped  int // HELD by a control (not at a cut-off) or AWAITING_APPROVAL: an operator's
 	// rails are each rail's figures (with rails).
 	rails map[string]railSample
 }
@@ -37,9 +38,10 @@ func (s sample) terminal() int {
 }
 
 // settled counts the payments that will not move during the run: ended,
-// held at a cut-off (for an operator), or rolled to a later business day.
+// held at a cut-off or by a control (for an operator), or rolled to a
+// later business day.
 func (s sample) settled() int {
-	n := s.terminal()
+	n := s.terminal() + s.stopped
 	for _, r := range s.rails {
 		n += r.held + r.rolled
 	}
@@ -141,7 +143,9 @@ func (t *tracker) sample(ctx context.Context) (sample, error) {
 	// Dead letters: the outbox's (instructions the rail never took) and
 	// the queue's (items whose dispatch kept failing).
 	err = t.o.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM payment_outbox_dead_letters) + (SELECT count(*) FROM exec_queue WHERE queue_status = 'DEAD_LETTER'),
-		(SELECT count(*) FROM payments WHERE accepted_at IS NOT NULL)`).Scan(&s.dead, &s.executed)
+		(SELECT count(*) FROM payments WHERE accepted_at IS NOT NULL),
+		(SELECT count(*) FROM payments WHERE status = 'AWAITING_APPROVAL' OR (status = 'HELD' AND status_reason NOT LIKE 'CUTOFF%'))`).Scan(
+		&s.dead, &s.executed, &s.stopped)
 	return s, err
 }
 
@@ -153,7 +157,7 @@ func (t *tracker) sampleRails(ctx context.Context) (map[string]railSample, error
 			count(*) FILTER (WHERE status IN ('DELIVERED', 'RETURNED')),
 			count(*) FILTER (WHERE status = 'SCHEDULED' AND execution_date = $1::date),
 			count(*) FILTER (WHERE status = 'SCHEDULED' AND execution_date > $1::date),
-			count(*) FILTER (WHERE status = 'HELD'),
+			count(*) FILTER (WHERE status = 'HELD' AND status_reason LIKE 'CUTOFF%'),
 			count(*) FILTER (WHERE status = 'REJECTED' AND status_reason LIKE 'CUTOFF_MISSED%')
 		FROM payments WHERE rail IS NOT NULL GROUP BY rail`, t.rails.Day)
 	if err != nil {

@@ -337,7 +337,7 @@ func railOutcomes(ctx context.Context, pool *pgxpool.Pool, s *railSetup, ledger 
 				o.delivered++
 			case status == "RETURNED":
 				o.returned++
-			case status == "HELD":
+			case status == "HELD" && strings.HasPrefix(reason, payment.ReasonCutoff):
 				o.held++
 				met = "HOLD"
 			case status == "REJECTED" && strings.HasPrefix(reason, payment.CodeCutoffMissed):

@@ -117,8 +117,15 @@ type outcomeRow struct {
 
 func outcomeRows(d *outcome) []outcomeRow {
 	rows := []outcomeRow{{"DELIVERED", "", d.final.payments["DELIVERED"]}}
-	if n := d.final.payments["HELD"]; n > 0 {
-		rows = append(rows, outcomeRow{"HELD", "CUTOFF: at its rail's cut-off, for an operator to release", n})
+	atCutoff := 0
+	for _, r := range d.final.rails {
+		atCutoff += r.held
+	}
+	if atCutoff > 0 {
+		rows = append(rows, outcomeRow{"HELD", "CUTOFF: at its rail's cut-off, for an operator to release", atCutoff})
+	}
+	if n := d.final.payments["HELD"] - atCutoff; n > 0 {
+		rows = append(rows, outcomeRow{"HELD", "DUPLICATE: a suspected duplicate, for an operator to release or cancel", n})
 	}
 	rolled := 0
 	for _, r := range d.final.rails {

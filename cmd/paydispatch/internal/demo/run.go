@@ -64,6 +64,11 @@ type Options struct {
 	// The live table, the checks and the report follow each rail. Off:
 	// every payment on DEFAULT, paced at Rate.
 	Rails bool
+	// Controls shows the controls before money leaves (with Rails): a
+	// payment over acme's approval rule waits for a second principal and
+	// executes at the instant; cobalt's file sent again is refused, and a
+	// line of it sent again under a new id is held as a duplicate.
+	Controls bool
 }
 
 // Result is the verification's outcome.
@@ -130,14 +135,30 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		fmt.Fprintf(o.Out, "routing: single calls and cobalt to %s, the rest to %s; calendar %s closes %s; past a cut-off acme ROLLs, bravo's are REJECTED, cobalt's HELD\n",
 			railUrgent, railBulk, demoCalendar, rails.Closed)
 	}
-	tokens := map[string]*client.Client{}
-	for _, t := range tenants {
-		secret, _, err := auth.NewStore(o.Pool).Create(ctx, auth.NewToken{Name: "demo " + t.id, TenantID: t.id,
-			Scopes: []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}})
-		if err != nil {
-			return Result{}, fmt.Errorf("token for %s: %w", t.id, err)
+	controls := o.Controls && o.Rails
+	if controls {
+		if err := setUpControls(ctx, admin); err != nil {
+			return Result{}, err
 		}
-		if tokens[t.id], err = newAPI(o.API, secret, hc); err != nil {
+		fmt.Fprintf(o.Out, "controls: acme's payments of %s or more sent alone need an approval by another principal (rule %s); cobalt HOLDs a suspected duplicate\n",
+			treasuryMin, treasuryRule)
+	}
+	// With the controls, a tenant's token may also approve (never its own
+	// payments), and acme has an approver.
+	scopes := []auth.Scope{auth.PaymentsWrite, auth.PaymentsRead, auth.WebhooksWrite}
+	if controls {
+		scopes = append(scopes, auth.PaymentsApprove)
+	}
+	tokens := map[string]*client.Client{}
+	newToken := func(name, tenant string, scopes []auth.Scope) (*client.Client, error) {
+		secret, _, err := auth.NewStore(o.Pool).Create(ctx, auth.NewToken{Name: name, TenantID: tenant, Scopes: scopes})
+		if err != nil {
+			return nil, fmt.Errorf("token %s: %w", name, err)
+		}
+		return newAPI(o.API, secret, hc)
+	}
+	for _, t := range tenants {
+		if tokens[t.id], err = newToken("demo "+t.id, t.id, scopes); err != nil {
 			return Result{}, err
 		}
 	}
@@ -176,6 +197,18 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		defer events.stop()
 	}
 
+	var cr *controlsRun
+	if controls {
+		approver, err := newToken("demo acme approver", "acme", []auth.Scope{auth.PaymentsApprove, auth.PaymentsRead})
+		if err != nil {
+			return Result{}, err
+		}
+		if cr, err = approveBeforeTheInstant(ctx, o.Pool, tokens["acme"], approver, instant); err != nil {
+			return Result{}, err
+		}
+		fmt.Fprintf(o.Out, "four eyes: acme's %s (%s EUR, alone) waited AWAITING_APPROVAL (%s); its submitter's approval refused (%s); approved by acme's approver %.1f s before the instant\n",
+			treasuryID, treasuryAmount, cr.waited, orNone(cr.ownRefusal), instant.Sub(cr.approvedAt).Seconds())
+	}
 	fmt.Fprintf(o.Out, "submitting %d payments due at %s (in %.0f s): a JSON-lines file per tenant and %d single calls\n",
 		len(payments), instant.Format("15:04:05"), time.Until(instant).Seconds(), countSingle(payments))
 	var sub submission
@@ -195,6 +228,16 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		p := f.projected
 		fmt.Fprintf(o.Out, "%s's file on %s, projected at intake: %d before the cut-off (slots %s to %s), %d rolled, %d held, %d rejected\n",
 			f.tenant, f.rail, p.BeforeCutoff, optClock(p.FirstSlot), optClock(p.LastSlot), p.Rolled, p.Held, p.Rejected)
+	}
+	if cr != nil {
+		sub.takenIn++ // the treasury payment
+		files, _, _ := split(payments, o.Kafka)
+		if err := sendAgain(ctx, o.Pool, tokens["cobalt"], files["cobalt"], sub.batches["cobalt"], cr); err != nil {
+			return Result{}, err
+		}
+		sub.takenIn++ // the line sent again
+		fmt.Fprintf(o.Out, "duplicates: cobalt's file sent again: %d (%s); its %s sent again alone as %s: the 202 says like %s, %s\n",
+			cr.fileAgain, orNone(cr.fileSaid), cr.againOf, cr.againID, orNone(cr.againSaid), orNone(cr.againHow))
 	}
 	if o.CancelShare {
 		if sub.cancelled, err = cancelShare(ctx, tokens, payments, sub.kafkaIDs); err != nil {
@@ -228,6 +271,11 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	data, err := collect(ctx, o, instant, payments, sub, tr, rails)
 	if err != nil {
 		return Result{}, err
+	}
+	if cr != nil {
+		if data.controls, err = collectControls(ctx, o.Pool, cr); err != nil {
+			return Result{}, err
+		}
 	}
 	res := Result{Checks: verify(ctx, o, data)}
 	if hk != nil {
@@ -268,6 +316,8 @@ type submission struct {
 	// projections are each file's 202 projection by rail, beside where
 	// Phase A put its payments (with rails).
 	projections []fileProjection
+	// batches are each tenant's file's batch id (with rails).
+	batches map[string]string
 }
 
 // cancelShare cancels one ordinary payment of a file in fifty, each with
@@ -485,6 +535,10 @@ func submitInOrder(ctx context.Context, pool *pgxpool.Pool, tokens map[string]*c
 		}
 		out.takenIn += res.Payments
 		out.refused += res.Rejected
+		if out.batches == nil {
+			out.batches = map[string]string{}
+		}
+		out.batches[t] = res.BatchId
 		ids := make([]string, len(reqs))
 		for i, r := range reqs {
 			ids[i] = r.PaymentID

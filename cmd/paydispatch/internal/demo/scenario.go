@@ -11,6 +11,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/bankid"
 	"github.com/paydispatch/paydispatch/client"
 	"github.com/paydispatch/paydispatch/payment"
 )
@@ -91,11 +92,12 @@ func plan(n int, instant time.Time, seed uint64) []planned {
 	}
 	r.Shuffle(len(kinds), func(a, b int) { kinds[a], kinds[b] = kinds[b], kinds[a] })
 	out := make([]planned, n)
+	taken := map[string]bool{} // the payments' duplicate fingerprints
 	for i, k := range kinds {
 		t := tenantFor(k, r.Float64())
 		req := payment.Request{
 			PaymentID: fmt.Sprintf("demo-%s-%06d", t, i), TenantID: t, DebtorAccount: mainAccount(t),
-			Amount: decimal.New(int64(100+r.IntN(49_900)), -2).StringFixed(2), Currency: "EUR",
+			Currency:               "EUR",
 			Creditor:               payment.Creditor{Name: creditors[r.IntN(len(creditors))], IBAN: ibans[r.IntN(len(ibans))]},
 			RequestedExecutionTime: instant, RemittanceInfo: fmt.Sprintf("invoice %d", 100000+i),
 		}
@@ -103,9 +105,10 @@ func plan(n int, instant time.Time, seed uint64) []planned {
 		case kindFX:
 			req.DebtorAccount = accUSD
 		case kindNoFunds:
-			req.DebtorAccount, req.Amount = accPoor, poorAmount
+			// The same amount each time: each to a creditor of its own.
+			req.DebtorAccount, req.Amount, req.Creditor.IBAN = accPoor, poorAmount, ibanDE(i)
 		case kindLimit:
-			req.DebtorAccount, req.Amount = accLimited, limitedAmount
+			req.DebtorAccount, req.Amount, req.Creditor.IBAN = accLimited, limitedAmount, ibanDE(i)
 		case kindNoFX:
 			req.Currency = "GBP"
 		case kindBad:
@@ -113,6 +116,12 @@ func plan(n int, instant time.Time, seed uint64) []planned {
 		case kindInvalid:
 			req.Creditor.IBAN = "DE00 0000 0000 0000 0000 00"
 		}
+		// No payment is a duplicate of another (the same debtor account,
+		// creditor, amount and currency on one day): cobalt holds those.
+		for req.Amount == "" || taken[fingerprint(req)] {
+			req.Amount = decimal.New(int64(100+r.IntN(49_900)), -2).StringFixed(2)
+		}
+		taken[fingerprint(req)] = true
 		// About 1 %, and at least the last few ordinary payments of a
 		// small run, so that every run has single calls.
 		single := k != kindInvalid && (r.IntN(100) == 0 || (k == kindOrdinary && i >= n-minSingles))
@@ -124,6 +133,22 @@ func plan(n int, instant time.Time, seed uint64) []planned {
 		out[i] = planned{req: req, kind: k, single: single}
 	}
 	return out
+}
+
+// fingerprint is what makes two payments of a day suspected duplicates.
+func fingerprint(r payment.Request) string {
+	return r.DebtorAccount + "|" + bankid.Electronic(r.Creditor.IBAN) + "|" + r.Amount + "|" + r.Currency
+}
+
+// ibanDE is a valid German IBAN of bank code 37040044 and account n.
+func ibanDE(n int) string {
+	bban := fmt.Sprintf("37040044%010d", n)
+	// ISO 13616: the BBAN, then "DE00" in digits (D=13, E=14), mod 97.
+	rem := 0
+	for _, c := range bban + "131400" {
+		rem = (rem*10 + int(c-'0')) % 97
+	}
+	return fmt.Sprintf("DE%02d%s", 98-rem, bban)
 }
 
 func tenantFor(k kind, f float64) string {

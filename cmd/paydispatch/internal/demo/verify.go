@@ -58,6 +58,8 @@ type outcome struct {
 	rails       *railSetup
 	railsOut    []railOutcome
 	projections []fileProjection
+	// controls: how the controls' payments ended (Options.Controls).
+	controls *controlsOutcome
 }
 
 type tenantShare struct {
@@ -267,8 +269,8 @@ func verify(_ context.Context, o Options, d *outcome) []Check {
 			held, rolled = held+r.held, rolled+r.rolled
 		}
 		add("every payment taken in is settled", d.final.settled() == d.sub.takenIn && d.stored == d.sub.takenIn,
-			"%d taken in, %d stored, %d DELIVERED/RETURNED/FAILED/REJECTED/CANCELLED, %d HELD at a cut-off, %d rolled to a later business day",
-			d.sub.takenIn, d.stored, d.final.terminal(), held, rolled)
+			"%d taken in, %d stored, %d DELIVERED/RETURNED/FAILED/REJECTED/CANCELLED, %d HELD at a cut-off, %d rolled to a later business day, %d stopped by a control",
+			d.sub.takenIn, d.stored, d.final.terminal(), held, rolled, d.final.stopped)
 	}
 	if len(d.sub.cancelled) > 0 || f["CANCELLED"] > 0 {
 		add("the payments cancelled before the instant ended CANCELLED, never debited", f["CANCELLED"] == len(d.sub.cancelled),
@@ -307,6 +309,9 @@ func verify(_ context.Context, o Options, d *outcome) []Check {
 	add("dead letters: only the rail's refusals, each with its reason", d.outboxDead == f["RETURNED"] && d.queueDead == 0 && d.deadNoReason == 0,
 		"%d instructions dead-lettered (%d RETURNED), %d without a reason; %d queue items dead-lettered", d.outboxDead, f["RETURNED"], d.deadNoReason, d.queueDead)
 	checks = append(checks, highCheck(d.highFirst))
+	if d.controls != nil {
+		checks = append(checks, controlChecks(d.instant, d.controls)...)
+	}
 	if d.rails != nil {
 		checks = append(checks, railChecks(d)...)
 	}
