@@ -177,3 +177,30 @@ func TestReleaseByHoldReason(t *testing.T) {
 		t.Fatalf("the screening hit released by its id: %+v, %v, %s", rel, err, status(2))
 	}
 }
+
+// TestLatePhaseAKeepsWhatIntakeAccepted: Phase A judges a payment as of
+// when intake took it in. Held up past PastTolerance (here a control
+// that cannot answer, then a clock ten minutes on), it still schedules a
+// payment requested a minute before its receipt, not REJECTED "in the
+// past" after intake accepted it.
+func TestLatePhaseAKeepsWhatIntakeAccepted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := newPool(t)
+	down := &byID{name: "screening", fail: errors.New("connection refused")}
+	cfg := payment.InitConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Controls: []payment.Control{down}}
+	r := validRequest(time.Now())
+	r.PaymentID, r.RequestedExecutionTime = "late", time.Now().Add(-time.Minute)
+	if _, err := payment.NewInitActivities(cfg).InitChunk(ctx, []payment.Request{r}, "init-late"); err == nil {
+		t.Fatal("Phase A went on without its control")
+	}
+	cfg.Controls = nil
+	cfg.Now = func() time.Time { return time.Now().Add(10 * time.Minute) }
+	res, err := payment.NewInitActivities(cfg).InitIntake(ctx, "init-late")
+	if err != nil || res.Scheduled != 1 {
+		t.Fatalf("the late Phase A: %+v, %v; want it scheduled", res, err)
+	}
+	if got := load(t, pool, r.PaymentID); got.status != payment.StatusScheduled || !got.queued {
+		t.Fatalf("stored %+v, want SCHEDULED and queued", got)
+	}
+}

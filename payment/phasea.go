@@ -222,7 +222,10 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 	if err != nil {
 		return nil, true, err
 	}
-	verdicts := a.judge(rs, a.now(), accounts)
+	// Judged as of their receipt, as intake judged them: a Phase A held
+	// up (an outage, a backlog) never refuses what the 202 accepted for
+	// a requested time that has since passed.
+	verdicts := a.judge(rs, st.receivedAt, accounts)
 	var accepted []int
 	for i, v := range verdicts {
 		if v.refusal == nil {

@@ -30,6 +30,8 @@ type staged struct {
 	// details are the payments' txdetail.Details as JSON objects' text
 	// ("" for none: nearly every payment, which then costs no encoding).
 	details []string
+	// receivedAt is when intake took them in (read back from their row).
+	receivedAt time.Time
 }
 
 // add appends a validated request under its key, with its parsed amount.

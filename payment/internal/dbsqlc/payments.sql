@@ -63,7 +63,8 @@ SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids,
 SELECT payment_ids, external_ids, tenant_ids, debtor_accounts, amounts, currencies, creditor_names,
        creditor_ibans, creditor_bics, remittance_infos, requested_execution_times, rails,
        coalesce(priorities, '{}')::text[] AS priorities,
-       coalesce(details, array_fill(''::text, ARRAY[cardinality(payment_ids)]))::text[] AS details
+       coalesce(details, array_fill(''::text, ARRAY[cardinality(payment_ids)]))::text[] AS details,
+       received_at
 FROM payment_intake WHERE init_workflow_id = @init_workflow_id;
 
 -- name: StorePhaseA :many

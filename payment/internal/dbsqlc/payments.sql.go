@@ -1102,7 +1102,8 @@ const intakeRequests = `-- name: IntakeRequests :one
 SELECT payment_ids, external_ids, tenant_ids, debtor_accounts, amounts, currencies, creditor_names,
        creditor_ibans, creditor_bics, remittance_infos, requested_execution_times, rails,
        coalesce(priorities, '{}')::text[] AS priorities,
-       coalesce(details, array_fill(''::text, ARRAY[cardinality(payment_ids)]))::text[] AS details
+       coalesce(details, array_fill(''::text, ARRAY[cardinality(payment_ids)]))::text[] AS details,
+       received_at
 FROM payment_intake WHERE init_workflow_id = $1
 `
 
@@ -1121,6 +1122,7 @@ type IntakeRequestsRow struct {
 	Rails                   []string
 	Priorities              []string
 	Details                 []string
+	ReceivedAt              time.Time
 }
 
 // What a Phase A workflow is to store; no row once it stored it.
@@ -1142,6 +1144,7 @@ func (q *Queries) IntakeRequests(ctx context.Context, initWorkflowID string) (In
 		&i.Rails,
 		&i.Priorities,
 		&i.Details,
+		&i.ReceivedAt,
 	)
 	return i, err
 }
