@@ -402,6 +402,61 @@ func TestReleaseKeepsApprovalRules(t *testing.T) {
 	}
 }
 
+// TestReleaseCountsAnApprovalInFlight: a release that meets a held
+// payment whose last approval is being given (the approval's transaction
+// holds the payment, as Approve's does) waits for it and counts it: the
+// payment is released, never left AWAITING_APPROVAL with its approvals
+// complete, where nothing would move it again.
+func TestReleaseCountsAnApprovalInFlight(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var now time.Time
+	a := newApprovals(t, func() time.Time { return now }, map[string][]payment.ApprovalRule{"beta": {{Name: "all", Approvals: 1}}})
+	if res := a.take(t, routing.SourceAPI, "tok-sub", "init-flight", railPayments("beta", 1, a.at(0, 15*time.Hour))); res.AwaitingApproval != 1 {
+		t.Fatalf("Phase A: %+v", res)
+	}
+	now = a.at(0, 16*time.Hour)
+	if got, err := a.svc.SweepApprovalCutoffs(ctx); err != nil || got.Held != 1 {
+		t.Fatalf("sweep: %+v, %v", got, err)
+	}
+	key := payment.Key("beta", "beta-000")
+	tx, err := a.s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM payments WHERE payment_id = $1 FOR UPDATE`, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO payment_approvals (payment_id, principal, decision, actor) VALUES ($1, 'tok-a', 'APPROVE', 'anna')`, key); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		rel payment.Released
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rel, err := a.svc.Release(ctx, payment.HeldFilter{TenantID: "beta"}, nil)
+		done <- result{rel, err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("the release went on past the approval in flight: %+v, %v", r.rel, r.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.rel.Released != 1 || r.rel.AwaitingApproval != 0 {
+		t.Fatalf("release: %+v, %v; want it released with the approval that landed", r.rel, r.err)
+	}
+	if p, it := a.find(t, "beta", "beta-000"); p.Status != payment.StatusScheduled || it == nil {
+		t.Fatalf("approved during its release: %s (%s), queued %v", p.Status, p.StatusReason, it)
+	}
+}
+
 // TestVerifyFindsUnapprovedExecution: a payment whose execution began
 // without its approvals (forged here: no code path does it) breaks
 // executed_with_its_approvals.

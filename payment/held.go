@@ -200,29 +200,34 @@ func (b Backlog) ProjectedFinish(ratePerSecond float64, now time.Time) *time.Tim
 
 // awaitApprovals moves the HELD payments among rows whose approvals are
 // missing to AWAITING_APPROVAL (a release overrides a hold, never an
-// approval rule), and answers the others, and how many it moved.
+// approval rule), and answers the others, and how many it moved. It
+// locks them before it counts their approvals, so an approval in flight
+// is counted (it locks them too): a payment whose last approval lands
+// during a release is released, never left AWAITING_APPROVAL approved.
 func (s *Service) awaitApprovals(ctx context.Context, rows []dbsqlc.MatchHeldRow) ([]dbsqlc.MatchHeldRow, int, error) {
 	keys := make([]string, len(rows))
 	for i, r := range rows {
 		keys[i] = r.PaymentID
 	}
-	states, err := s.cfg.Store.q.ApprovalStates(ctx, keys)
-	if err != nil {
-		return nil, 0, fmt.Errorf("payment: approval states: %w", err)
-	}
 	missing := map[string]string{}
-	for _, st := range states {
-		if st.Approved < st.Needed {
-			missing[st.PaymentID] = approvalReason(int(st.Approved), int(st.Needed), st.Rule)
-		}
-	}
-	if len(missing) == 0 {
-		return rows, 0, nil
-	}
 	moved := 0
-	err = pgx.BeginFunc(ctx, s.cfg.Store.db, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.cfg.Store.db, func(tx pgx.Tx) error {
 		q := dbsqlc.New(tx)
+		clear(missing)
 		moved = 0
+		locked, err := q.LockHeldWithRequirement(ctx, keys)
+		if err != nil || len(locked) == 0 {
+			return err
+		}
+		states, err := q.ApprovalStates(ctx, locked)
+		if err != nil {
+			return fmt.Errorf("payment: approval states: %w", err)
+		}
+		for _, st := range states {
+			if st.Approved < st.Needed {
+				missing[st.PaymentID] = approvalReason(int(st.Approved), int(st.Needed), st.Rule)
+			}
+		}
 		for key, reason := range missing {
 			n, err := q.AwaitApproval(ctx, dbsqlc.AwaitApprovalParams{PaymentIds: []string{key}, StatusReason: reason})
 			if err != nil {
@@ -233,7 +238,10 @@ func (s *Service) awaitApprovals(ctx context.Context, rows []dbsqlc.MatchHeldRow
 		return nil
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, fmt.Errorf("payment: a release's approvals: %w", err)
+	}
+	if len(missing) == 0 {
+		return rows, 0, nil
 	}
 	kept := rows[:0]
 	for _, r := range rows {

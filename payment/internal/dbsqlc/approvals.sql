@@ -65,6 +65,17 @@ SET status = 'REJECTED', status_reason = @status_reason::text, updated_at = now(
 WHERE payment_id = ANY(@payment_ids::text[]) AND status IN ('AWAITING_APPROVAL', 'HELD')
 RETURNING payment_id;
 
+-- name: LockHeldWithRequirement :many
+-- The HELD payments among these keys that have an approval requirement,
+-- locked, as an approval locks them (MatchAwaitingApproval): a release
+-- reads their approvals after any approval in flight has committed.
+SELECT p.payment_id
+FROM payments p
+WHERE p.payment_id = ANY(@payment_ids::text[]) AND p.status = 'HELD'
+  AND EXISTS (SELECT 1 FROM payment_approval_requirements r WHERE r.payment_id = p.payment_id)
+ORDER BY p.payment_id
+FOR UPDATE OF p;
+
 -- name: AwaitApproval :many
 -- HELD payments whose approvals are missing, released by an operator:
 -- AWAITING_APPROVAL with the reason.

@@ -299,6 +299,38 @@ func (q *Queries) InsertApprovals(ctx context.Context, arg InsertApprovalsParams
 	return items, nil
 }
 
+const lockHeldWithRequirement = `-- name: LockHeldWithRequirement :many
+SELECT p.payment_id
+FROM payments p
+WHERE p.payment_id = ANY($1::text[]) AND p.status = 'HELD'
+  AND EXISTS (SELECT 1 FROM payment_approval_requirements r WHERE r.payment_id = p.payment_id)
+ORDER BY p.payment_id
+FOR UPDATE OF p
+`
+
+// The HELD payments among these keys that have an approval requirement,
+// locked, as an approval locks them (MatchAwaitingApproval): a release
+// reads their approvals after any approval in flight has committed.
+func (q *Queries) LockHeldWithRequirement(ctx context.Context, paymentIds []string) ([]string, error) {
+	rows, err := q.db.Query(ctx, lockHeldWithRequirement, paymentIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var payment_id string
+		if err := rows.Scan(&payment_id); err != nil {
+			return nil, err
+		}
+		items = append(items, payment_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const matchAwaitingApproval = `-- name: MatchAwaitingApproval :many
 SELECT p.payment_id, p.tenant_id, p.external_id, p.status, coalesce(p.rail, '')::text AS rail, p.execution_date,
        p.requested_execution_time, coalesce(p.context->>'pacingConfig', '')::text AS pacing_config,
