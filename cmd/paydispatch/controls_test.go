@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-
-	"github.com/paydispatch/paydispatch/railsim"
 )
 
 // TestControlsFromOutside is issue 48's acceptance test of the controls
@@ -364,15 +362,7 @@ func TestControlsFromOutside(t *testing.T) {
 
 	// What the rails received: each delivered payment once, on its rail,
 	// nothing else, nothing late.
-	resp, err := http.Get(simURL + "/ledger?instructions=true")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var l railsim.LedgerView
-	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	l := railReceipts(t, simURL)
 	receivedOn := map[string]string{} // payment_id → rail
 	for name, rl := range l.Rails {
 		if rl.Duplicates != 0 || rl.Refused != 0 || rl.Late != 0 {

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-
-	"github.com/paydispatch/paydispatch/railsim"
 )
 
 // TestCutoffsFromOutside is the rails issue's acceptance test, from
@@ -169,15 +167,7 @@ func TestCutoffsFromOutside(t *testing.T) {
 	})
 
 	// No instruction reached a rail at or after its cut-off.
-	resp, err := http.Get(simURL + "/ledger?instructions=true")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var l railsim.LedgerView
-	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	l := railReceipts(t, simURL)
 	lastArrival := map[string]time.Time{}
 	arrived := map[string]int{}
 	for name, cut := range map[string]time.Time{"A": cutA, "B": cutB} {

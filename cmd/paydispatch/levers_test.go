@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
-
-	"github.com/paydispatch/paydispatch/railsim"
 )
 
 // TestLeversFromOutside is the levers issue's acceptance test, from
@@ -280,15 +278,7 @@ func TestLeversFromOutside(t *testing.T) {
 	}
 
 	// The rails received each delivered payment once.
-	resp, err := http.Get(simURL + "/ledger?instructions=true")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var l railsim.LedgerView
-	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	l := railReceipts(t, simURL)
 	for _, rail := range []string{"A", "B", "C"} {
 		rl := l.Rails[rail]
 		if rl.Duplicates != 0 || rl.Refused != 0 || len(rl.Instructions) != delivered[rail] {

@@ -217,6 +217,17 @@ func getLedger(t *testing.T, base string, l *railsim.LedgerView) {
 	}
 }
 
+// railReceipts is the simulator's ledger with every instruction each rail
+// received (its key, arrival and value date).
+func railReceipts(t *testing.T, base string) railsim.LedgerView {
+	t.Helper()
+	var l railsim.LedgerView
+	if err := json.Unmarshal([]byte(get(t, base+"/ledger?instructions=true")), &l); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // railInstruction is the n-th instruction of a participant, as the
 // payment domain would enqueue it: a rail.Instruction payload.
 func railInstruction(participant string, n int, railType string) outbox.Instruction {
