@@ -122,10 +122,13 @@ func approvalRuleWord(words []string) func(string) string {
 	}
 }
 
-// checkTenant refuses a --tenant no tenant can have, before the database
+// checkRulesTenant refuses a --tenant no tenant can have, before the database
 // is opened.
-func checkTenant(tenant string) error {
-	if !field.ValidID(tenant) {
+func checkRulesTenant(tenant string) error {
+	switch {
+	case tenant == "":
+		return errors.New("--tenant: required, the tenant whose approval rules they are, e.g. --tenant acme")
+	case !field.ValidID(tenant):
 		return fmt.Errorf("--tenant %q: want a tenant id: %s", plaintext.Clip(tenant, 64), field.IDRule)
 	}
 	return nil
@@ -153,7 +156,7 @@ func runApprovalRules(ctx context.Context, env *environment, args []string) erro
 	}
 	if sub == "list" {
 		return ledgerCommand(ctx, env, "approval-rules list", "--tenant T", about, args[1:], tenantFlag, exactly(0),
-			func([]string) error { return checkTenant(tenant) },
+			func([]string) error { return checkRulesTenant(tenant) },
 			func(ctx context.Context, db *postgres.DB, _ []string) error {
 				rules, err := payment.NewStore(db.Pool).ApprovalRules(ctx, tenant)
 				printApprovalRules(env.stdout, rules)
@@ -169,7 +172,7 @@ func runApprovalRules(ctx context.Context, env *environment, args []string) erro
 		f.BoolVar(&empty, "empty", false, "clear the tenant's rules: no payment of its needs approvals")
 	}
 	check := func(w []string) error {
-		if err := checkTenant(tenant); err != nil {
+		if err := checkRulesTenant(tenant); err != nil {
 			return err
 		}
 		switch {
@@ -267,30 +270,40 @@ func runControlSettings(ctx context.Context, env *environment, args []string) er
 			})
 	}
 	var (
-		fs                      *flag.FlagSet
-		tenant, action, onError string
-		windowDays              int
-		change                  payment.ControlSettingsChange
+		fs                                  *flag.FlagSet
+		tenant, action, onError, windowFlag string
+		windowDays                          int
+		change                              payment.ControlSettingsChange
 	)
 	extra := func(f *flag.FlagSet) {
 		fs = f
 		f.StringVar(&tenant, "tenant", "", "the tenant whose settings they are (required)")
 		f.StringVar(&action, "duplicate-action", "", "what a suspected duplicate gets: WARN, HOLD, REJECT or OFF")
-		f.IntVar(&windowDays, "duplicate-window-days", 0, "the days a payment is remembered to match duplicates against, 1 to 90")
+		f.StringVar(&windowFlag, "duplicate-window-days", "", "the days a payment is remembered to match duplicates against, 1 to 90")
 		f.StringVar(&onError, "screening-on-error", "", "what a payment gets when screening cannot answer: HOLD, REJECT or ALLOW")
 	}
 	check := func([]string) error {
 		change = payment.ControlSettingsChange{TenantID: tenant}
+		// Read here, not by the flag package, so that a bad number is one
+		// line naming the flag.
+		var notNumber error
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
 			case "duplicate-action":
 				change.DuplicateAction = &action
 			case "duplicate-window-days":
+				var err error
+				if windowDays, err = strconv.Atoi(windowFlag); err != nil {
+					notNumber = fmt.Errorf("--duplicate-window-days %q: want a whole number of days, e.g. 14", plaintext.Clip(windowFlag, 16))
+				}
 				change.DuplicateWindowDays = &windowDays
 			case "screening-on-error":
 				change.ScreeningOnError = &onError
 			}
 		})
+		if notNumber != nil {
+			return notNumber
+		}
 		if change.DuplicateAction == nil && change.DuplicateWindowDays == nil && change.ScreeningOnError == nil {
 			return errors.New("want --duplicate-action, --duplicate-window-days or --screening-on-error: the settings to change (the others are kept)")
 		}
