@@ -122,6 +122,8 @@ func TestCLIChangesCommitWithTheirEntry(t *testing.T) {
 		{[]string{"calendar", "set", "BANK", "--weekend", "SAT,SUN"}, `SELECT count(*)::text FROM calendars`, nil},
 		{[]string{"routing", "set", "rail=NOON,currency=EUR", "rail=DEFAULT"}, `SELECT string_agg(rail_name, ',' ORDER BY position) FROM routing_rule`, nil},
 		{[]string{"config", "tenant-cutoff", "acme", "REJECT"}, `SELECT string_agg(tenant_id || '=' || cutoff_rule, ',' ORDER BY tenant_id) FROM tenant_cutoff_rule`, nil},
+		{[]string{"approval-rules", "set", "--tenant", "acme", "name=big,approvals=2,min=10000"}, `SELECT coalesce(string_agg(name, ',' ORDER BY position), '') FROM approval_rules WHERE tenant_id = $1`, []any{"acme"}},
+		{[]string{"control-settings", "set", "--tenant", "acme", "--duplicate-action", "HOLD"}, `SELECT coalesce((SELECT duplicate_action FROM tenant_control_settings WHERE tenant_id = $1), '')`, []any{"acme"}},
 	} {
 		name := strings.Join(tt.args[:2], " ")
 		entries := func() string { return one(`SELECT count(*)::text FROM admin_audit`) }

@@ -48,6 +48,8 @@ func commands() []*command {
 		{name: "rail", summary: "create, change, list or show the rails payments leave by (a rail's backlog and cut-off margin)", usage: "set|list|show ...", run: runRail},
 		{name: "calendar", summary: "set, list or show the business-day calendars of rails", usage: "set|list|show ...", run: runCalendar},
 		{name: "routing", summary: "set or list the routing rules that choose a payment's rail", usage: "set|list ...", run: runRouting},
+		{name: "approval-rules", summary: "set or list a tenant's approval rules: the payments that wait for approvals (four eyes)", usage: "set|list ...", run: runApprovalRules},
+		{name: "control-settings", summary: "set or list what a tenant's duplicate and screening controls do", usage: "set|list ...", run: runControlSettings},
 		{name: "dead-letters", summary: "list the dead letters (the queue's, the outbox's) or requeue them through a rate-limit config", usage: "list|requeue ...", run: runDeadLetters},
 		{name: "token", summary: "create, list or revoke API tokens", usage: "create|list|revoke ...", run: runToken},
 		{name: "verify", summary: "check the ledger's and the payments' invariants; exit 1 on any violation", usage: "[flags]", run: runVerify},

@@ -89,14 +89,18 @@ func printRules(w io.Writer, rules []routing.Rule) {
 	}
 }
 
-// ruleWord names the RULE a routing refusal's field (rules[i].x) is of.
-func ruleWord(words []string) func(string) string {
+// ruleWord names the RULE a refusal's field (rules[i].x) is of, and x
+// by the key that set it when keys names one.
+func ruleWord(words []string, keys map[string]string) func(string) string {
 	return func(field string) string {
 		rest, ok := strings.CutPrefix(field, "rules[")
 		i, after, found := strings.Cut(rest, "].")
 		n, err := strconv.Atoi(i)
 		if !ok || !found || err != nil || n < 0 || n >= len(words) {
 			return field
+		}
+		if k, ok := keys[after]; ok {
+			after = k
 		}
 		return fmt.Sprintf("RULE %d (%s): %s", n+1, plaintext.Clip(words[n], 64), after)
 	}
@@ -145,7 +149,7 @@ func runRouting(ctx context.Context, env *environment, args []string) error {
 			}
 			rules[i] = r
 		}
-		return refusal(routing.ValidateRules(rules), ruleWord(w))
+		return refusal(routing.ValidateRules(rules), ruleWord(w, nil))
 	}
 	return ledgerCommand(ctx, env, "routing set", "RULE... [--empty]", about, args[1:], extra, func(int) bool { return true }, check,
 		func(ctx context.Context, db *postgres.DB, w []string) error {
@@ -156,7 +160,7 @@ func runRouting(ctx context.Context, env *environment, args []string) error {
 				return map[string]any{"rules": w}, err
 			})
 			if err != nil {
-				return refusal(err, ruleWord(w))
+				return refusal(err, ruleWord(w, nil))
 			}
 			printRules(env.stdout, saved)
 			return nil
