@@ -29,9 +29,10 @@ import (
 // rejects another "DENIED by" its actor; a denial left without a reason
 // decides nothing; the admin's own payment is refused (403 own-payment)
 // and the refusal shown; a payment cancelled while listed is shown as no
-// longer waiting. After each the panel lists what still waits; signing
-// out forgets it. Screenshots go to $PAYDISPATCH_TEST_ARTIFACTS, as
-// TestConsoleInChromium's.
+// longer waiting. After each the panel lists what still waits; the
+// decisions are stored under the admin token's principal and audited
+// under the operator's name; signing out forgets the panel. Screenshots
+// go to $PAYDISPATCH_TEST_ARTIFACTS, as TestConsoleInChromium's.
 func TestConsoleApprovalsInChromium(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -282,6 +283,13 @@ func TestConsoleApprovalsInChromium(t *testing.T) {
 		JOIN payment_approval_requirements r ON r.payment_id = a.payment_id`, clerkID); got !=
 		"ap-1 APPROVE - true true, ap-2 DENY not on the supplier list true true" {
 		t.Errorf("the decisions stored: %s", got)
+	}
+	// The two decisions made are in the audit log under the operator's
+	// name; the refused and the empty one changed nothing.
+	if got := one(`SELECT string_agg(regexp_replace(actor, '^tok_[0-9a-f]+', 'tok_…') || ' ' || action, ', ' ORDER BY seq) FROM admin_audit
+		WHERE action IN ('POST /v1/payments/approve', 'POST /v1/payments/deny')`); got !=
+		"tok_… (bootstrap admin) as anna POST /v1/payments/approve, tok_… (bootstrap admin) as anna POST /v1/payments/deny" {
+		t.Errorf("the audit log's decisions: %s", got)
 	}
 	if got := one(`SELECT count(*)::text FROM payment_approval_requirements WHERE payment_id = $1`, payment.Key("acme", "small-1")); got != "0" {
 		t.Errorf("small-1 has %s approval requirements, want none", got)
