@@ -186,10 +186,11 @@
     state.rows.clear();
     state.settings.clear();
     state.rateLimits = [];
-    for (const id of ['item-types', 'rails', 'dl-table', 'rl-table', 'proc-log', 'pause-table']) clear(document.querySelector('#' + id + ' tbody'));
+    for (const id of ['item-types', 'rails', 'dl-table', 'rl-table', 'proc-log', 'pause-table', 'appr-table']) clear(document.querySelector('#' + id + ' tbody'));
     for (const id of ['rate-chart', 'queue-chart', 'settings-forms', 'pay-fields', 'pay-links', 'chart-item-type']) clear($(id));
-    for (const id of ['kill-result', 'dl-result', 'rl-result', 'pay-error', 'proc-summary', 'dl-count', 'pause-result', 'prio-result']) $(id).textContent = '';
+    for (const id of ['kill-result', 'dl-result', 'rl-result', 'pay-error', 'proc-summary', 'dl-count', 'pause-result', 'prio-result', 'appr-result']) $(id).textContent = '';
     $('pause-id').value = '';
+    $('appr-tenant').value = '';
     state.payment = null;
     const names = $('rl-names');
     if (names) clear(names);
@@ -824,7 +825,10 @@
     }
     try {
       const res = await api('POST', deny ? '/v1/payments/deny' : '/v1/payments/approve', body);
-      setResult(out, deny ? id + ' denied: ' + res.rejected + ' rejected' :
+      // The row may be stale: the payment was decided, or cancelled, since
+      // the list was read, and the call selected nothing.
+      if (res.selected === 0) setResult(out, id + ' no longer awaits approval (decided or cancelled meanwhile): nothing was decided', null);
+      else setResult(out, deny ? id + ' denied: ' + res.rejected + ' rejected' :
         id + ' approved: ' + (res.scheduled ? 'its approvals are complete, it is scheduled' : (res.already ? 'this token approved it before' : 'it awaits more approvals')), true);
     } catch (err) {
       setResult(out, id + ': ' + problemText(err), false);
