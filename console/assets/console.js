@@ -1,7 +1,10 @@
 // paydispatch operator console. Plain JavaScript, no dependency, nothing
-// fetched but this server's API. Every call sends the admin token the
-// operator pasted (kept in sessionStorage) as Authorization: Bearer; no
-// cookie is used, so no other site can make a browser act with it.
+// fetched but this server's API. Every call sends the token the operator
+// pasted (kept in sessionStorage) as Authorization: Bearer; no cookie is
+// used, so no other site can make a browser act with it. An admin token
+// sees every panel; a checker's (payments:approve and payments:read,
+// without admin) sees only Awaiting approval, so that approvers need not
+// hold the admin scope that edits the rules they approve under.
 'use strict';
 
 (() => {
@@ -81,6 +84,7 @@
     rateLimits: [],
     dlNext: '',
     payment: null,         // the payment looked up: {paymentId, tenantId}
+    checker: null,         // signed in as a checker: {bound}, bound to its token's tenant
   };
 
   class APIError extends Error {
@@ -146,16 +150,74 @@
     else sessionStorage.removeItem(OPERATOR_KEY);
     $('sign-in-error').textContent = '';
     try {
-      const st = await api('GET', '/admin/console/stats');
+      await open();
       $('token').value = '';
-      enter(st);
     } catch (err) {
       sessionStorage.removeItem(TOKEN_KEY);
       let msg = problemText(err);
       if (err instanceof APIError && err.status === 401) msg = 'This token is unknown, revoked or expired.';
-      if (err instanceof APIError && err.status === 403) msg = 'This token lacks the admin scope the console needs.';
+      if (err instanceof APIError && err.status === 403) msg = NO_ACCESS;
       $('sign-in-error').textContent = msg;
     }
+  }
+
+  const NO_ACCESS = 'This token can use neither the console (it needs the admin scope) nor its Awaiting approval panel ' +
+    '(it needs payments:approve and payments:read).';
+
+  // open enters the console with the token stored: every panel for an
+  // admin token, the approvals panel alone for a checker's; it throws the
+  // refusal (a 403 when the token is neither).
+  async function open() {
+    let st;
+    try {
+      st = await api('GET', '/admin/console/stats');
+    } catch (err) {
+      if (!(err instanceof APIError) || err.status !== 403) throw err;
+      enterChecker(await checkerAccess());
+      return;
+    }
+    enter(st);
+  }
+
+  // checkerAccess asks, with calls that change nothing, whether the token
+  // may list and decide approvals. A list without tenantId answers a
+  // tenant's token with its own tenant's payments and refuses an
+  // operator's (422); an approval with a bad limit is refused (422) only
+  // after its scope is checked, and decides nothing.
+  async function checkerAccess() {
+    let bound = true;
+    try {
+      await api('GET', '/v1/payments?status=AWAITING_APPROVAL&limit=1');
+    } catch (err) {
+      if (!(err instanceof APIError) || err.status !== 422) throw err;
+      bound = false;
+    }
+    try {
+      await api('POST', '/v1/payments/approve', { dryRun: true, limit: -1 });
+    } catch (err) {
+      if (!(err instanceof APIError) || err.status !== 422) throw err;
+      return { bound };
+    }
+    throw new Error('the approval check decided something it should not have: sign in with an admin token and look');
+  }
+
+  // enterChecker shows the approvals panel alone and polls nothing: the
+  // other panels call admin endpoints the token may not.
+  function enterChecker(checker) {
+    state.checker = checker;
+    state.signedIn = true;
+    for (const s of document.querySelectorAll('#app > section.panel')) s.hidden = s.id !== 'approvals';
+    for (const a of document.querySelectorAll('#app nav.tabs a')) a.hidden = a.getAttribute('href') !== '#approvals';
+    $('appr-tenant-field').hidden = checker.bound;
+    $('appr-tenant').required = !checker.bound;
+    $('appr-own-tenant').hidden = !checker.bound;
+    $('appr-load').textContent = checker.bound ? 'Refresh' : 'Load';
+    $('sign-in').hidden = true;
+    $('app').hidden = false;
+    $('sign-out').hidden = false;
+    const operator = sessionStorage.getItem(OPERATOR_KEY);
+    $('signed-in-as').textContent = 'signed in as a checker' + (operator ? ' (' + operator + ')' : '');
+    if (checker.bound) loadApprovals();
   }
 
   function enter(st) {
@@ -178,6 +240,7 @@
     sessionStorage.removeItem(TOKEN_KEY);
     sessionStorage.removeItem(OPERATOR_KEY);
     state.signedIn = false;
+    state.checker = null;
     state.pollGen++;
     if (state.timer) clearTimeout(state.timer);
     state.timer = null;
@@ -191,6 +254,13 @@
     for (const id of ['kill-result', 'dl-result', 'rl-result', 'pay-error', 'proc-summary', 'dl-count', 'pause-result', 'prio-result', 'appr-result']) $(id).textContent = '';
     $('pause-id').value = '';
     $('appr-tenant').value = '';
+    for (const s of document.querySelectorAll('#app > section.panel')) s.hidden = false;
+    for (const a of document.querySelectorAll('#app nav.tabs a')) a.hidden = false;
+    $('appr-tenant-field').hidden = false;
+    $('appr-tenant').required = true;
+    $('appr-own-tenant').hidden = true;
+    $('appr-own-tenant').textContent = 'this token\'s tenant';
+    $('appr-load').textContent = 'Load';
     state.payment = null;
     const names = $('rl-names');
     if (names) clear(names);
@@ -211,6 +281,7 @@
   // startPolling reads the figures every second (not while the tab is
   // hidden); a new start ends the loop before it.
   function startPolling() {
+    if (state.checker) return;
     if (state.timer) clearTimeout(state.timer);
     const gen = ++state.pollGen;
     const tick = async () => {
@@ -792,18 +863,24 @@
 
   async function loadApprovals(ev) {
     if (ev) ev.preventDefault();
-    const tenant = $('appr-tenant').value.trim();
+    // A checker's token bound to a tenant names none: the API answers
+    // with, and decides in, the token's own.
+    const bound = state.checker && state.checker.bound;
+    const tenant = bound ? '' : $('appr-tenant').value.trim();
     const body = document.querySelector('#appr-table tbody');
-    if (!tenant) return;
+    if (!tenant && !bound) return;
+    const query = { status: 'AWAITING_APPROVAL', limit: '100' };
+    if (tenant) query.tenantId = tenant;
     let res;
     try {
-      res = await api('GET', '/v1/payments?' + new URLSearchParams({ tenantId: tenant, status: 'AWAITING_APPROVAL', limit: '100' }).toString());
+      res = await api('GET', '/v1/payments?' + new URLSearchParams(query).toString());
     } catch (err) {
       clear(body);
       body.append(el('tr', { className: 'empty' }, el('td', { colspan: 6, text: problemText(err) })));
       return;
     }
     clear(body);
+    if (bound && res.payments.length > 0) $('appr-own-tenant').textContent = 'tenant ' + res.payments[0].tenantId + ' (this token\'s)';
     if (res.payments.length === 0) body.append(el('tr', { className: 'empty' }, el('td', { colspan: 6, text: 'nothing awaits approval' })));
     for (const p of res.payments) {
       body.append(el('tr', { 'data-id': p.paymentId },
@@ -950,8 +1027,11 @@
     $('appr-filter').addEventListener('submit', loadApprovals);
     document.addEventListener('visibilitychange', () => { if (state.signedIn && document.visibilityState === 'visible') startPolling(); });
     if (!token()) { signOut(''); return; }
-    api('GET', '/admin/console/stats').then((st) => enter(st), (err) => {
-      signOut(err instanceof APIError && err.status === 401 ? 'The token was refused: sign in again.' : problemText(err));
+    open().catch((err) => {
+      let msg = problemText(err);
+      if (err instanceof APIError && err.status === 401) msg = 'The token was refused: sign in again.';
+      if (err instanceof APIError && err.status === 403) msg = NO_ACCESS;
+      signOut(msg);
     });
   }
 
