@@ -26,7 +26,9 @@ import (
 // submitted over acme's rule, approves one (SCHEDULED after) and denies
 // another, and the decisions are stored under the checker's token and
 // audited under its operator's name. The page calls no admin endpoint but
-// the sign-in's first, refused, read of the figures, and polls nothing.
+// the sign-in's first, refused, read of the figures, and polls nothing. A
+// checker's token for every tenant names the tenant to list; after it, an
+// admin token sees every panel again.
 func TestConsoleCheckerInChromium(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -63,10 +65,11 @@ func TestConsoleCheckerInChromium(t *testing.T) {
 	}
 	clerk, clerkID := token("clerk", "--scopes", "payments:write,payments:read")
 	checker, checkerID := token("checker", "--scopes", "payments:approve,payments:read", "--tenant", "acme")
+	anyTenant, _ := token("checker-all", "--scopes", "payments:approve,payments:read")
 	reader, _ := token("reader", "--scopes", "payments:read", "--tenant", "acme")
 
 	at := time.Now().Add(time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
-	for _, id := range []string{"ck-1", "ck-2"} {
+	for _, id := range []string{"ck-1", "ck-2", "ck-3"} {
 		req, _ := http.NewRequest(http.MethodPost, base+"/v1/payments", strings.NewReader(fmt.Sprintf(`{"paymentId":%q,"tenantId":"acme",`+
 			`"debtorAccount":"ACC-1","amount":"1500.00","currency":"EUR","creditor":{"name":"Jane Doe","iban":"DE89370400440532013000"},`+
 			`"requestedExecutionTime":%q}`, id, at)))
@@ -178,7 +181,7 @@ func TestConsoleCheckerInChromium(t *testing.T) {
 	if got := eval(`document.getElementById('sign-in-error').textContent`); got != "" {
 		t.Fatalf("the checker's sign-in: %s", got)
 	}
-	until("acme's waiting payments", listed("ck-1", "ck-2"))
+	until("acme's waiting payments", listed("ck-1", "ck-2", "ck-3"))
 	// visible lists the page's panels and tabs a reader sees.
 	visible := `Array.from(document.querySelectorAll('#app > section.panel, #app nav.tabs a')).filter((e) => e.offsetParent !== null)
 		.map((e) => e.id || e.getAttribute('href')).join(' ')`
@@ -194,7 +197,7 @@ func TestConsoleCheckerInChromium(t *testing.T) {
 	}
 
 	do("approve ck-1", chromedp.Click(chromedp.CSS(row("ck-1")+` button.approve`)))
-	until("ck-1 gone", listed("ck-2"))
+	until("ck-1 gone", listed("ck-2", "ck-3"))
 	if got := result(); got != "result ok | ck-1 approved: its approvals are complete, it is scheduled" {
 		t.Errorf("the approval's result: %q", got)
 	}
@@ -203,7 +206,7 @@ func TestConsoleCheckerInChromium(t *testing.T) {
 	}
 	answers <- "unknown creditor"
 	do("deny ck-2", chromedp.Click(chromedp.CSS(row("ck-2")+` button.deny`)))
-	until("ck-2 gone", listed())
+	until("ck-2 gone", listed("ck-3"))
 	if got := result(); got != "result ok | ck-2 denied: 1 rejected" {
 		t.Errorf("the denial's result: %q", got)
 	}
@@ -240,6 +243,17 @@ func TestConsoleCheckerInChromium(t *testing.T) {
 		"tok_… (checker) as cara POST /v1/payments/approve, tok_… (checker) as cara POST /v1/payments/deny" {
 		t.Errorf("the audit log's decisions: %s", got)
 	}
+
+	// A checker's token for every tenant names the tenant, as an admin's
+	// does.
+	do("sign out", chromedp.Click(chromedp.ID("sign-out")), chromedp.WaitVisible(chromedp.ID("sign-in-form")))
+	signIn("sign in as a checker of every tenant", anyTenant)
+	do("the tenant field", chromedp.WaitVisible(chromedp.ID("appr-tenant")))
+	if got := eval(visible); got != "#approvals approvals" {
+		t.Errorf("the checker of every tenant sees %q, want the approvals tab and panel alone", got)
+	}
+	do("load acme's", chromedp.SendKeys(chromedp.ID("appr-tenant"), "acme"), chromedp.Click(chromedp.ID("appr-load")))
+	until("acme's", listed("ck-3"))
 
 	// Signing out gives the next sign-in every panel back.
 	do("sign out", chromedp.Click(chromedp.ID("sign-out")), chromedp.WaitVisible(chromedp.ID("sign-in-form")))
