@@ -198,7 +198,8 @@
       if (!(err instanceof APIError) || err.status !== 422) throw err;
       return { bound };
     }
-    throw new Error('the approval check decided something it should not have: sign in with an admin token and look');
+    // Unreachable while the API checks limit: a dry run, it decided nothing.
+    throw new Error('the server took the approval check (a dry run) as valid: this console does not match its API');
   }
 
   // enterChecker shows the approvals panel alone and polls nothing: the
