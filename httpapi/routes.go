@@ -47,8 +47,8 @@ const (
 
 // Public marks a route that answers without a token: probes and scrapes,
 // the contract, and the operator console's page and files, which hold no
-// data (the console's script calls the admin API with the token its
-// operator signs in with).
+// data (the console's script calls the API with the token its operator
+// or checker signs in with).
 const Public auth.Scope = "public"
 
 // Services are what the routes stand on. Each route is served when the
