@@ -43,46 +43,12 @@ func TestConsoleApprovalsInChromium(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	data := dataDir(t)
-	srv := startServeInProcess(t, map[string]string{"PAYDISPATCH_DATA_DIR": data})
-	base := "http://" + srv.addr
-	openAccount(t, srv.addr, "ACC-1", "acme", "100000.00")
-	var rules any
-	if code := postJSON(t, base+"/admin/approval-rules", "application/json",
-		`{"tenantId":"acme","rules":[{"name":"big","minAmount":"1000.00","approvals":1}]}`, &rules); code != http.StatusOK {
-		t.Fatalf("the approval rule: %d %v", code, rules)
-	}
-	code, clerk, stderr := runCLI([]string{"token", "create", "--scopes", "payments:write,payments:read", "--name", "clerk"},
-		map[string]string{"PAYDISPATCH_DATA_DIR": data, "DATABASE_URL": ""})
-	clerk = strings.TrimSpace(clerk)
-	var clerkID string
-	for line := range strings.Lines(stderr) {
-		if rest, ok := strings.CutPrefix(line, "created "); ok {
-			clerkID, _, _ = strings.Cut(rest, " ")
-		}
-	}
-	if code != 0 || clerkID == "" || clerk == "" {
-		t.Fatalf("token create clerk: exit %d: %s", code, stderr)
-	}
+	srv, base, data := approvalsStack(t)
+	clerk, clerkID := createToken(t, data, "clerk", "--scopes", "payments:write,payments:read")
 
 	// An hour ahead: approved, a payment waits SCHEDULED for its instant.
 	at := time.Now().Add(time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
-	submit := func(token, id, amount string) {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, base+"/v1/payments", strings.NewReader(fmt.Sprintf(`{"paymentId":%q,"tenantId":"acme",`+
-			`"debtorAccount":"ACC-1","amount":%q,"currency":"EUR","creditor":{"name":"Jane Doe","iban":"DE89370400440532013000"},`+
-			`"requestedExecutionTime":%q}`, id, amount, at)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusAccepted {
-			t.Fatalf("payment %s: %d", id, resp.StatusCode)
-		}
-	}
+	submit := func(token, id, amount string) { t.Helper(); submitAcme(t, base, token, id, amount, at) }
 	// ap-3 is at the rule's amount: "at least" matches it.
 	waiting := []struct{ id, amount string }{{"ap-1", "1500.00"}, {"ap-2", "2500.00"}, {"ap-3", "1000.00"}}
 	for _, p := range waiting {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,30 +38,8 @@ func TestConsoleCheckerInChromium(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	data := dataDir(t)
-	srv := startServeInProcess(t, map[string]string{"PAYDISPATCH_DATA_DIR": data})
-	base := "http://" + srv.addr
-	openAccount(t, srv.addr, "ACC-1", "acme", "100000.00")
-	var rules any
-	if code := postJSON(t, base+"/admin/approval-rules", "application/json",
-		`{"tenantId":"acme","rules":[{"name":"big","minAmount":"1000.00","approvals":1}]}`, &rules); code != http.StatusOK {
-		t.Fatalf("the approval rule: %d %v", code, rules)
-	}
-	token := func(name string, args ...string) (secret, id string) {
-		t.Helper()
-		code, out, stderr := runCLI(append([]string{"token", "create", "--name", name}, args...),
-			map[string]string{"PAYDISPATCH_DATA_DIR": data, "DATABASE_URL": ""})
-		for line := range strings.Lines(stderr) {
-			if rest, ok := strings.CutPrefix(line, "created "); ok {
-				id, _, _ = strings.Cut(rest, " ")
-			}
-		}
-		secret = strings.TrimSpace(out)
-		if code != 0 || id == "" || secret == "" {
-			t.Fatalf("token create %s: exit %d: %s", name, code, stderr)
-		}
-		return secret, id
-	}
+	srv, base, data := approvalsStack(t)
+	token := func(name string, args ...string) (string, string) { return createToken(t, data, name, args...) }
 	clerk, clerkID := token("clerk", "--scopes", "payments:write,payments:read")
 	checker, checkerID := token("checker", "--scopes", "payments:approve,payments:read", "--tenant", "acme")
 	anyTenant, _ := token("checker-all", "--scopes", "payments:approve,payments:read")
@@ -70,19 +47,7 @@ func TestConsoleCheckerInChromium(t *testing.T) {
 
 	at := time.Now().Add(time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
 	for _, id := range []string{"ck-1", "ck-2", "ck-3"} {
-		req, _ := http.NewRequest(http.MethodPost, base+"/v1/payments", strings.NewReader(fmt.Sprintf(`{"paymentId":%q,"tenantId":"acme",`+
-			`"debtorAccount":"ACC-1","amount":"1500.00","currency":"EUR","creditor":{"name":"Jane Doe","iban":"DE89370400440532013000"},`+
-			`"requestedExecutionTime":%q}`, id, at)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer "+clerk)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusAccepted {
-			t.Fatalf("payment %s: %d", id, resp.StatusCode)
-		}
+		submitAcme(t, base, clerk, id, "1500.00", at)
 	}
 	type view struct{ Status, StatusReason, QueueStatus string }
 	paymentView := func(id string) view {
