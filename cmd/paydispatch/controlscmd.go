@@ -39,16 +39,12 @@ var approvalRuleKey = func() map[string]string {
 // comma-separated. It only reads; payment.ValidateApprovalRules judges.
 func parseApprovalRule(s string) (payment.ApprovalRule, error) {
 	var r payment.ApprovalRule
-	seen := map[string]bool{}
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		switch {
-		case !ok:
-			return r, fmt.Errorf("%q: want key=value", plaintext.Clip(kv, 32))
-		case seen[k]:
-			return r, fmt.Errorf("%s appears twice", plaintext.Clip(k, 32))
-		}
-		seen[k] = true
+	fields, err := ruleFields(s)
+	if err != nil {
+		return r, err
+	}
+	for _, f := range fields {
+		k, v := f[0], f[1]
 		switch k {
 		case "name":
 			r.Name = v

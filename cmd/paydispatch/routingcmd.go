@@ -25,16 +25,12 @@ var ruleKeys = []string{"rail", "tenant", "currency", "min", "max", "source"}
 // required; tenant, currency, min, max and source match, none: any).
 func parseRule(s string) (routing.Rule, error) {
 	var r routing.Rule
-	seen := map[string]bool{}
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		switch {
-		case !ok:
-			return r, fmt.Errorf("%q: want key=value", plaintext.Clip(kv, 32))
-		case seen[k]:
-			return r, fmt.Errorf("%s appears twice", plaintext.Clip(k, 32))
-		}
-		seen[k] = true
+	fields, err := ruleFields(s)
+	if err != nil {
+		return r, err
+	}
+	for _, f := range fields {
+		k, v := f[0], f[1]
 		switch k {
 		case "rail":
 			r.Rail = v
@@ -62,6 +58,25 @@ func parseRule(s string) (routing.Rule, error) {
 		return r, errors.New("rail=NAME is required: the rail the payments it matches leave by")
 	}
 	return r, nil
+}
+
+// ruleFields reads a RULE's key=value pairs, comma-separated, in order,
+// each key once (routing's and approval rules' alike).
+func ruleFields(s string) ([][2]string, error) {
+	var out [][2]string
+	seen := map[string]bool{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%q: want key=value", plaintext.Clip(kv, 32))
+		case seen[k]:
+			return nil, fmt.Errorf("%s appears twice", plaintext.Clip(k, 32))
+		}
+		seen[k] = true
+		out = append(out, [2]string{k, v})
+	}
+	return out, nil
 }
 
 // formatRule writes a rule as a RULE routing set takes.
