@@ -229,6 +229,14 @@ func TestVerifyFindsEachFault(t *testing.T) {
 		{"delivered twice", func(d *outcome) { d.rail.Duplicates = 1 }, "every delivered payment reached the rail exactly once"},
 		{"delivered but not sent", func(d *outcome) { d.rail.Unique-- }, "every delivered payment reached the rail exactly once"},
 		{"a refusal not returned", func(d *outcome) { d.rail.Refused++ }, "every refusal by the rail returned its payment"},
+		{"returned at the rail's cut-off, never sent", func(d *outcome) {
+			d.final.payments["DELIVERED"] -= 2
+			d.final.payments["RETURNED"] += 2
+			d.rail.Unique -= 2
+			d.outboxDead += 2
+			d.cutoffReturned = 2
+		}, ""},
+		{"a refusal taken for a return at the cut-off", func(d *outcome) { d.cutoffReturned = 1 }, "every refusal by the rail returned its payment"},
 		{"a gap", func(d *outcome) { d.rail.Gaps = 1 }, "no sequence gap"},
 		{"a ledger violation", func(d *outcome) { d.violations = []string{"balance: ACME-EUR"} }, "paydispatch verify"},
 		{"an item left in flight", func(d *outcome) { d.openItems = 1 }, "the queue holds no"},

@@ -49,8 +49,11 @@ type outcome struct {
 	outboxDead, deadNoReason, queueDead int
 	// noFXRan counts the payments meant to find FX unavailable that ran
 	// (not past a cut-off); cutoffRejected the payments REJECTED at a
-	// cut-off (CUTOFF_MISSED), not refused for what they are.
-	noFXRan, cutoffRejected int
+	// cut-off (CUTOFF_MISSED), not refused for what they are;
+	// cutoffReturned the payments RETURNED because their instruction met
+	// the rail's cut-off before it was sent (the relay sends nothing
+	// late), not refused by the rail.
+	noFXRan, cutoffRejected, cutoffReturned int
 	// highFirst: how the HIGH payments went, by rail.
 	highFirst []highOutcome
 	// With rails: the set-up, each rail's outcome, and each file's
@@ -176,6 +179,9 @@ func collect(ctx context.Context, o Options, instant time.Time, ps []planned, su
 		if atCutoff {
 			out.cutoffRejected++
 		}
+		if st == "RETURNED" && strings.HasPrefix(why, payment.CodeCutoffMissed) {
+			out.cutoffReturned++
+		}
 		if st != "RETURNED" && !meantToFail[id] && !atCutoff {
 			out.unplanned++
 		}
@@ -288,8 +294,8 @@ func verify(_ context.Context, o Options, d *outcome) []Check {
 		r := totalLedger(d.rail)
 		add("every delivered payment reached the rail exactly once", r.Unique == int64(f["DELIVERED"]) && r.Duplicates == 0,
 			"rail: %d instructions accepted, %d duplicates; %d payments DELIVERED", r.Unique, r.Duplicates, f["DELIVERED"])
-		add("every refusal by the rail returned its payment", r.Refused == int64(f["RETURNED"]),
-			"rail: %d refused; %d payments RETURNED", r.Refused, f["RETURNED"])
+		add("every refusal by the rail returned its payment", r.Refused == int64(f["RETURNED"]-d.cutoffReturned),
+			"rail: %d refused; %d payments RETURNED (%d more at the rail's cut-off, never sent)", r.Refused, f["RETURNED"]-d.cutoffReturned, d.cutoffReturned)
 		add("no sequence gap, no sequence number reused", r.Gaps == 0 && r.SequenceReused == 0,
 			"%d gaps, %d reused", r.Gaps, r.SequenceReused)
 	}
@@ -397,8 +403,10 @@ func ptrClock(t *time.Time) string {
 
 // cappedGroup is how the payments of an account that fits only some of
 // them ended: fit of them succeed, the others fail with code, except
-// that a payment the rail returned frees its room (money and limits) for
-// one that comes after it.
+// that a payment returned (by the rail, or at its cut-off) frees its room
+// (money and limits) for one that comes after it. n counts the payments
+// that ran: one held, rolled or rejected at a cut-off never reached the
+// account.
 type cappedGroup struct {
 	account, day, code                  string
 	fit, n, delivered, returned, failed int
@@ -407,7 +415,8 @@ type cappedGroup struct {
 func cappedGroups(ctx context.Context, pool *pgxpool.Pool) ([]cappedGroup, error) {
 	rows, err := pool.Query(ctx, `SELECT p.debtor_account,
 			CASE WHEN p.debtor_account = $3 THEN ((i.data->>'executionTime')::timestamptz AT TIME ZONE 'UTC')::date::text ELSE '' END,
-			count(*), count(*) FILTER (WHERE p.status = 'DELIVERED'), count(*) FILTER (WHERE p.status = 'RETURNED'),
+			count(*) FILTER (WHERE p.status IN ('DELIVERED', 'RETURNED', 'FAILED')),
+			count(*) FILTER (WHERE p.status = 'DELIVERED'), count(*) FILTER (WHERE p.status = 'RETURNED'),
 			count(*) FILTER (WHERE p.status = 'FAILED')
 		FROM payments p JOIN process_instance i ON i.process_type = $1 AND i.business_key = p.payment_id
 		WHERE p.debtor_account IN ($2, $3) GROUP BY 1, 2 ORDER BY 1, 2`, payment.SubmitPaymentType, accPoor, accLimited)
