@@ -116,8 +116,11 @@ type DrainOptions struct {
 	Steady            SteadyOptions
 	// History is how many payments' worth of a past run's rows are
 	// loaded (history.Load) before the drain: its cost on a database
-	// with years behind it, beside one on an empty database (0).
-	History int
+	// with years behind it, beside one on an empty database (0), over
+	// HistoryDays days, without what the default retention deletes
+	// unless HistoryKeepAll.
+	History, HistoryDays int
+	HistoryKeepAll       bool
 
 	// webhooks, when set (bench webhooks), is tenant t0's endpoint: its
 	// receiver's report follows the drain's.
@@ -194,6 +197,8 @@ func drainSettings(o *DrainOptions) []*config.Setting {
 		offsetFlag("pause-at", "a lever: this long after the instant (e.g. 20s), pause --pause-tenant's payments (payment.Service.Pause)", &o.PauseAt),
 		offsetFlag("resume-at", "this long after the instant (e.g. 35s), resume them (payment.Service.Resume)", &o.ResumeAt),
 		config.Int("history", 0, 0, 100_000_000, "load this many payments' worth of a past run's rows first (as 'paydispatch bench history' does; 0: an empty database); the drain's figures count its own payments only", &o.History),
+		config.Int("history-days", 30, 1, 3650, "the days --history's payments are spread over (as bench history's --days)", &o.HistoryDays),
+		config.Bool("history-keep-all", "load every row of --history's, also what the default retention would have deleted (as bench history's --keep-all)", &o.HistoryKeepAll),
 		{Flag: "pause-tenant", Usage: "the tenant --pause-at pauses, one of the drain's t0 … t(debtors-1); with --debtors 2 or more the others keep running",
 			Parse: func(v string) error { o.PauseTenant = v; return nil }},
 	}
@@ -258,7 +263,8 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		// Before everything the drain measures: the statements' counts are
 		// reset after it, and the drain's figures count only its own rows.
 		fmt.Fprintf(o.Out, "loading the history of %s payments first ...\n", thousands(o.History))
-		if _, err := loadHistory(ctx, o.Out, db.Pool, history.Options{Payments: o.History}); err != nil {
+		if _, err := loadHistory(ctx, o.Out, db.Pool, history.Options{Payments: o.History, Days: o.HistoryDays,
+			Retention: historyRetention(o.HistoryKeepAll)}); err != nil {
 			return err
 		}
 		if err := reportSizes(ctx, o.Out, db.Pool); err != nil {
@@ -417,7 +423,9 @@ func RunDrain(ctx context.Context, o DrainOptions) error {
 		if err := levers.failed(); err != nil {
 			return err
 		}
-		if err := steady.poll(ctx, db.Pool, instant, rate, final); err != nil {
+		if err := steady.poll(ctx, db.Pool, instant, rate, func(ctx context.Context) (int, error) {
+			return o.countDone(ctx, db.Pool, instant, final)
+		}); err != nil {
 			return err
 		}
 		if done == o.Payments && levers.finished() {

@@ -23,6 +23,8 @@ type HistoryOptions struct {
 	Env
 
 	Payments, Tenants, Days int
+	// KeepAll loads every row, also what the default retention deletes.
+	KeepAll bool
 }
 
 // HistorySettings binds its flags.
@@ -31,6 +33,7 @@ func HistorySettings(o *HistoryOptions) []*config.Setting {
 		config.Int("payments", 1_000_000, 1, 100_000_000, "payments' worth of history to load", &o.Payments),
 		config.Int("tenants", 10, 1, 1000, "tenants (one debtor account each, ACC-t0 …) the payments are spread over", &o.Tenants),
 		config.Int("days", 30, 1, 3650, "past days the payments are spread over, due at 16:00 each day and paced at 100/s", &o.Days),
+		config.Bool("keep-all", "load every row, also what the retention cleaner at its defaults (PAYDISPATCH_RETENTION_*) would have deleted by now: as a database with every retention at 0 holds it", &o.KeepAll),
 	}
 }
 
@@ -65,15 +68,30 @@ func RunHistory(ctx context.Context, o HistoryOptions) error {
 		return err
 	}
 	fmt.Fprintf(o.Out, "into %s\n", where)
-	_, err := loadHistory(ctx, o.Out, db.Pool, history.Options{Payments: o.Payments, Tenants: o.Tenants, Days: o.Days})
+	_, err := loadHistory(ctx, o.Out, db.Pool, history.Options{Payments: o.Payments, Tenants: o.Tenants, Days: o.Days,
+		Retention: historyRetention(o.KeepAll)})
 	if err != nil {
 		return err
 	}
 	return reportSizes(ctx, o.Out, db.Pool)
 }
 
+// historyRetention is what a history leaves out: what the retention
+// cleaner at its defaults deletes, or nothing with keepAll.
+func historyRetention(keepAll bool) map[string]time.Duration {
+	if keepAll {
+		return nil
+	}
+	return history.Retained(config.DefaultRetention())
+}
+
 // loadHistory loads and prints the rows a table and the time.
 func loadHistory(ctx context.Context, w io.Writer, pool *pgxpool.Pool, o history.Options) (history.Loaded, error) {
+	if o.Retention == nil {
+		fmt.Fprintf(w, "every row of the history (no retention)\n")
+	} else {
+		fmt.Fprintf(w, "the history as the retention cleaner at its defaults leaves it (the money records whole)\n")
+	}
 	o.Progress = func(table string, rows int64, took time.Duration) {
 		fmt.Fprintf(w, "  %-26s %12s rows in %6.1f s\n", table, thousands(int(rows)), took.Seconds())
 	}

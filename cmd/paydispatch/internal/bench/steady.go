@@ -227,8 +227,9 @@ func startSteady(o DrainOptions, rate float64, db *postgres.DB, log *slog.Logger
 }
 
 // poll takes the first sample once the first payments are done: counted
-// no earlier than they are due, then each call until they are.
-func (s *steadyRun) poll(ctx context.Context, pool *pgxpool.Pool, instant time.Time, rate float64, final []string) error {
+// (by done, the drain's own: not a history's) no earlier than they are
+// due, then each call until they are.
+func (s *steadyRun) poll(ctx context.Context, pool *pgxpool.Pool, instant time.Time, rate float64, done func(context.Context) (int, error)) error {
 	if s.first != nil {
 		return nil
 	}
@@ -238,11 +239,11 @@ func (s *steadyRun) poll(ctx context.Context, pool *pgxpool.Pool, instant time.T
 	if time.Now().Before(s.due) {
 		return nil
 	}
-	var done int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE status = ANY($1)`, final).Scan(&done); err != nil {
+	n, err := done(ctx)
+	if err != nil {
 		return err
 	}
-	if done < s.after {
+	if n < s.after {
 		return nil
 	}
 	first, err := readTableSizes(ctx, pool)

@@ -57,3 +57,14 @@ func retentionVar(flag, env, def, usage string, dst *time.Duration) *Setting {
 			return err
 		}}
 }
+
+// DefaultRetention is the retention serve runs with when nothing is set.
+func DefaultRetention() Retention {
+	var r Retention
+	for _, s := range RetentionSettings(&r) {
+		if err := s.Parse(s.Default); err != nil {
+			panic("config: a retention default does not parse: " + err.Error())
+		}
+	}
+	return r
+}

@@ -40,6 +40,14 @@ type Options struct {
 	Tables []string
 	// Progress, when set, is told of each table as it is loaded.
 	Progress func(table string, rows int64, took time.Duration)
+	// Retention, by table, is how long the retention cleaner keeps that
+	// table's rows (Retained gives serve's): the load leaves out what the
+	// cleaner would have deleted by Now, judged as the cleaner judges it
+	// (a process by its end, and a failed one kept), so the history is
+	// what a database that ran --days under that retention holds. A
+	// table not named, or named with 0, gets every row; naming a table
+	// the cleaner never touches is an error.
+	Retention map[string]time.Duration
 }
 
 // Loaded is what Load wrote.
@@ -163,11 +171,15 @@ func Load(ctx context.Context, pool *pgxpool.Pool, o Options) (Loaded, error) {
 	if err != nil {
 		return Loaded{}, err
 	}
+	tables := p.tables(debits)
+	if err := p.retain(tables); err != nil {
+		return Loaded{}, err
+	}
 	var mu sync.Mutex
 	out := Loaded{Payments: o.Payments, Rows: map[string]int64{}}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Parallel)
-	for _, t := range p.tables(debits) {
+	for _, t := range tables {
 		if len(o.Tables) > 0 && !slices.Contains(o.Tables, t.name) {
 			continue
 		}
@@ -339,20 +351,91 @@ func (p *plan) finish(ctx context.Context, pool *pgxpool.Pool, debits []ledger) 
 	return nil
 }
 
-// table is one COPY: its columns and a source of its rows.
+// table is one COPY: its columns, a source of its rows, and how the
+// retention cleaner judges them.
 type table struct {
 	name    string
 	columns []string
-	rows    pgx.CopyFromSource
+	rows    *source
+	cleaned cleanedBy
 }
 
-// source makes the rows of each payment i with f, which appends them.
+// cleanedBy is how the retention cleaner picks a table's rows: by a
+// row's own time (column col), or by payment i's (at: a process by its
+// end, an instruction by its enqueue); never those kept says it keeps.
+// A table with neither col nor at is never cleaned.
+type cleanedBy struct {
+	on   bool
+	col  int
+	at   func(i int) time.Time
+	kept func(i int) bool
+}
+
+func byColumn(col int) cleanedBy { return cleanedBy{on: true, col: col} }
+
+// byProcess is a process table's: a process goes with its end (its final
+// log entry) unless it failed, which an operator may still retry.
+func (p *plan) byProcess() cleanedBy {
+	return cleanedBy{on: true, at: func(i int) time.Time { return p.slot(i).Add(220 * time.Millisecond) },
+		kept: func(i int) bool { return kindOf(i) == kindFailed }}
+}
+
+// byInstruction is the outbox's: a done instruction goes with its
+// enqueue, its key's created_at.
+func (p *plan) byInstruction() cleanedBy {
+	return cleanedBy{on: true, at: func(i int) time.Time { return p.slot(i).Add(150 * time.Millisecond) }}
+}
+
+// latest is the latest time any row of payment i carries: its rows are
+// all older than a cutoff after it.
+func (p *plan) latest(i int) time.Time { return p.slot(i).Add(time.Second) }
+
+// retain sets each table's source to leave out what Options.Retention's
+// cleaner would have deleted by Now.
+func (p *plan) retain(tables []table) error {
+	names := map[string]bool{}
+	for _, t := range tables {
+		names[t.name] = true
+		d := p.o.Retention[t.name]
+		if d <= 0 {
+			continue
+		}
+		c := t.cleaned
+		if !c.on {
+			return fmt.Errorf("history: %s has no retention: the cleaner never deletes its rows", t.name)
+		}
+		cutoff := p.o.Now.Add(-d)
+		kept := func(i int) bool { return c.kept != nil && c.kept(i) }
+		// A payment whose every row is older than the cutoff is skipped
+		// without making its rows; the others are judged row by row.
+		t.rows.skip = func(i int) bool { return p.latest(i).Before(cutoff) && !kept(i) }
+		if c.at != nil {
+			t.rows.keep = func(i int, _ []any) bool { return kept(i) || !c.at(i).Before(cutoff) }
+		} else {
+			t.rows.keep = func(i int, row []any) bool { return kept(i) || !row[c.col].(time.Time).Before(cutoff) }
+		}
+	}
+	for name := range p.o.Retention {
+		if !names[name] {
+			return fmt.Errorf("history: no table %s", name)
+		}
+	}
+	return nil
+}
+
+// source makes the rows of each payment i with f, which appends them,
+// but for a payment skip says to leave out (f is not called: outbox
+// passes the ones it must count) and a row keep says to leave out.
 type source struct {
-	n   int
-	i   int
-	f   func(i int, rows [][]any) [][]any
-	buf [][]any
-	at  int
+	n    int
+	i    int
+	f    func(i int, rows [][]any) [][]any
+	skip func(i int) bool
+	keep func(i int, row []any) bool
+	// skipped, when set, is told of a payment skip left out.
+	skipped func(i int)
+	buf     [][]any
+	at      int
 }
 
 func (s *source) Next() bool {
@@ -360,8 +443,19 @@ func (s *source) Next() bool {
 		if s.i >= s.n {
 			return false
 		}
-		s.buf, s.at = s.f(s.i, s.buf[:0]), -1
+		i := s.i
 		s.i++
+		if s.skip != nil && s.skip(i) {
+			if s.skipped != nil {
+				s.skipped(i)
+			}
+			s.buf, s.at = s.buf[:0], -1
+			continue
+		}
+		s.buf, s.at = s.f(i, s.buf[:0]), -1
+		if s.keep != nil {
+			s.buf = slices.DeleteFunc(s.buf, func(row []any) bool { return !s.keep(i, row) })
+		}
 		if len(s.buf) > 0 {
 			break
 		}
@@ -373,7 +467,7 @@ func (s *source) Next() bool {
 func (s *source) Values() ([]any, error) { return s.buf[s.at], nil }
 func (s *source) Err() error             { return nil }
 
-func (p *plan) each(f func(i int, rows [][]any) [][]any) pgx.CopyFromSource {
+func (p *plan) each(f func(i int, rows [][]any) [][]any) *source {
 	return &source{n: p.o.Payments, f: f, at: -1}
 }
 
@@ -423,12 +517,12 @@ func (p *plan) tables(debits []ledger) []table {
 				return append(rows, []any{n.paymentID, n.tenant, n.account, numeric(amount(i)), "EUR", "Jane Doe", "DE89370400440532013000",
 					"invoice " + n.external, instant, scheduled, status, reason, execRef, created, updated, accepted, n.external, ctxJSON,
 					"DEFAULT", slot, "NORMAL"})
-			})},
+			}), cleanedBy{}},
 		{"payment_keys", []string{"external_id", "tenant_id", "payment_id", "init_workflow_id"},
 			p.each(func(i int, rows [][]any) [][]any {
 				n := p.names(i)
 				return append(rows, []any{n.external, n.tenant, n.paymentID, n.initWF})
-			})},
+			}), cleanedBy{}},
 		{"exec_queue", []string{"item_type", "item_id", "tenant_id", "queue_status", "scheduled_exec_time", "init_workflow_id",
 			"dispatch_batch_id", "exec_workflow_id", "claimed_at", "dispatched_at", "completed_at", "created_at", "updated_at", "paced"},
 			p.each(func(i int, rows [][]any) [][]any {
@@ -445,7 +539,7 @@ func (p *plan) tables(debits []ledger) []table {
 				}
 				return append(rows, []any{itemType, n.paymentID, n.tenant, "COMPLETED", slot, n.initWF, n.batch, n.execWF,
 					slot.Add(-7 * time.Second), slot.Add(-7*time.Second + 20*ms), slot.Add(500 * ms), instant.Add(-time.Hour), slot.Add(500 * ms), true})
-			})},
+			}), byColumn(10)},
 		{"dispatch_audit_log", []string{"batch_id", "item_type", "item_id", "action", "status_before", "status_after", "detail", "created_at"},
 			p.each(func(i int, rows [][]any) [][]any {
 				kind, k := kindOf(i), i%p.perDay
@@ -467,7 +561,7 @@ func (p *plan) tables(debits []ledger) []table {
 				}
 				return append(rows, []any{n.batch, itemType, n.paymentID, "DISPATCHED", "CLAIMED", "DISPATCHED", n.execWF, slot.Add(-7*time.Second + 20*ms)},
 					[]any{n.batch, itemType, n.paymentID, "COMPLETED", "DISPATCHED", "COMPLETED", nil, slot.Add(500 * ms)})
-			})},
+			}), byColumn(7)},
 		{"pacing_slot", []string{"event_id", "config_name", "window_start", "slot_index", "scheduled_time", "requested_time", "created_at"},
 			p.each(func(i int, rows [][]any) [][]any {
 				if k := kindOf(i); k == kindRejected || k == kindCancelled { // a cancel gives its slot back
@@ -476,11 +570,11 @@ func (p *plan) tables(debits []ledger) []table {
 				slot, instant := p.slot(i), p.instant(i)
 				ws := slot.Truncate(window)
 				return append(rows, []any{p.names(i).paymentID, configName, ws, int32(slot.Sub(ws) * perSecond / time.Second), slot, instant, instant.Add(-time.Hour)})
-			})},
+			}), byColumn(2)},
 		{"pacing_window", []string{"config_name", "window_start", "slot_count", "status", "updated_at"},
-			p.each(func(i int, rows [][]any) [][]any { return p.windowRow(i, rows, false) })},
+			p.each(func(i int, rows [][]any) [][]any { return p.windowRow(i, rows, false) }), byColumn(1)},
 		{"pacing_execution", []string{"config_name", "window_start", "executed"},
-			p.each(func(i int, rows [][]any) [][]any { return p.windowRow(i, rows, true) })},
+			p.each(func(i int, rows [][]any) [][]any { return p.windowRow(i, rows, true) }), byColumn(1)},
 		{"process_instance", []string{"process_id", "process_type", "business_key", "status", "current_step", "data", "version",
 			"failed_step", "error_code", "error_message", "workflow_id", "created_at", "updated_at"},
 			p.each(func(i int, rows [][]any) [][]any {
@@ -495,14 +589,14 @@ func (p *plan) tables(debits []ledger) []table {
 				}
 				return append(rows, []any{id('p', i), "SubmitPayment", n.paymentID, "SUCCEEDED", "CreatePayment", p.doneData(i, n),
 					int64(3), "", "", "", n.execWF, slot, slot.Add(150 * ms)})
-			})},
+			}), p.byProcess()},
 		{"process_attention", []string{"process_id", "status", "updated_at"},
 			p.each(func(i int, rows [][]any) [][]any {
 				if kindOf(i) != kindFailed {
 					return rows
 				}
 				return append(rows, []any{id('p', i), "FAILED", p.slot(i).Add(50 * ms)})
-			})},
+			}), p.byProcess()},
 		{"process_log", []string{"process_id", "at", "event", "step", "attempt", "error_code", "detail"},
 			p.each(func(i int, rows [][]any) [][]any {
 				kind := kindOf(i)
@@ -523,7 +617,7 @@ func (p *plan) tables(debits []ledger) []table {
 					[]any{pid, slot.Add(170 * ms), "StepStarted", "CreatePayment", int32(1), "", "{}"},
 					[]any{pid, slot.Add(220 * ms), "StepCompleted", "CreatePayment", int32(1), "", `{"next": "", "result": ` + p.bookResult(i) + `}`},
 					[]any{pid, slot.Add(220 * ms), "ProcessCompleted", "CreatePayment", int32(0), "", "{}"})
-			})},
+			}), p.byProcess()},
 		{"process_inbox", []string{"key", "process_id", "step", "result", "applied_at"},
 			p.each(func(i int, rows [][]any) [][]any {
 				if kindOf(i) != kindDelivered {
@@ -533,10 +627,10 @@ func (p *plan) tables(debits []ledger) []table {
 				s := uuidString(pid)
 				return append(rows, []any{s + ":CreateTransaction", pid, "CreateTransaction", p.debitResult(i), slot.Add(5 * ms)},
 					[]any{s + ":CreatePayment", pid, "CreatePayment", p.bookResult(i), slot.Add(150 * ms)})
-			})},
+			}), p.byProcess()},
 		{"account_transaction", []string{"transaction_id", "account_id", "seq", "type", "amount", "fee", "balance_after", "reference",
 			"description", "value_date", "created_at"},
-			p.ledger(debits)},
+			p.ledger(debits), cleanedBy{}},
 		{"payment_booking", []string{"payment_id", "process_id", "debit_account_id", "debit_transaction_id", "debit_currency", "debit_amount",
 			"credit_currency", "credit_amount", "fee_currency", "fee_amount", "value_date", "beneficiary_name", "beneficiary_iban", "outbox_id", "created_at"},
 			p.each(func(i int, rows [][]any) [][]any {
@@ -547,11 +641,11 @@ func (p *plan) tables(debits []ledger) []table {
 				a := numeric(amount(i))
 				return append(rows, []any{n.paymentID, id('p', i), n.account, id('d', i), "EUR", a, "EUR", a, "EUR", numeric(0), slot,
 					"Jane Doe", "DE89370400440532013000", id('o', i), slot.Add(150 * ms)})
-			})},
+			}), cleanedBy{}},
 		{"payment_outbox_keys", []string{"instruction_id", "idempotency_key", "outbox_id", "participant_id", "sequence_id", "rail_type", "created_at"},
 			p.outbox(func(i int, n names, seq int64, rows [][]any) [][]any {
 				return append(rows, []any{n.paymentID, n.paymentID, id('o', i), n.tenant, seq, "DEFAULT", p.slot(i).Add(150 * ms)})
-			})},
+			}), p.byInstruction()},
 		{"payment_outbox_attempts", []string{"attempt_id", "outbox_id", "instruction_id", "participant_id", "sequence_id", "idempotency_key",
 			"rail_type", "payload", "attempt_no", "state", "claimed_at", "completed_at", "rail_reference", "latency_ms", "relayer_id", "created_at"},
 			p.outbox(func(i int, n names, seq int64, rows [][]any) [][]any {
@@ -565,7 +659,7 @@ func (p *plan) tables(debits []ledger) []table {
 						claimed, nil, nil, nil, "history", claimed},
 					[]any{id('b', i), id('o', i), n.paymentID, n.tenant, seq, n.paymentID, "DEFAULT", payload, int32(1), "DISPATCHED",
 						claimed, claimed.Add(40 * ms), fmt.Sprintf("SIM%012d", i), int32(40), "history", claimed.Add(40 * ms)})
-			})},
+			}), p.byInstruction()},
 		{"payment_notifications", []string{"payment_id", "party", "status", "created_at"},
 			p.each(func(i int, rows [][]any) [][]any {
 				if kindOf(i) != kindDelivered {
@@ -573,7 +667,7 @@ func (p *plan) tables(debits []ledger) []table {
 				}
 				n, at := p.names(i), p.slot(i).Add(260*ms)
 				return append(rows, []any{n.paymentID, "DEBTOR", "PROCESSING", at}, []any{n.paymentID, "CREDITOR", "PROCESSING", at})
-			})},
+			}), byColumn(3)},
 	}
 }
 
@@ -602,7 +696,7 @@ func (p *plan) windowRow(i int, rows [][]any, executed bool) [][]any {
 }
 
 // ledger is the debits, each account's chained from its opening balance.
-func (p *plan) ledger(debits []ledger) pgx.CopyFromSource {
+func (p *plan) ledger(debits []ledger) *source {
 	seq := make([]int64, len(debits))
 	balance := make([]*big.Int, len(debits))
 	for t, d := range debits {
@@ -624,15 +718,22 @@ func (p *plan) ledger(debits []ledger) pgx.CopyFromSource {
 
 // outbox is the rows of each delivered payment's rail instruction, with
 // its tenant's rail sequence.
-func (p *plan) outbox(f func(i int, n names, seq int64, rows [][]any) [][]any) pgx.CopyFromSource {
+func (p *plan) outbox(f func(i int, n names, seq int64, rows [][]any) [][]any) *source {
 	seq := make([]int64, p.o.Tenants)
-	return p.each(func(i int, rows [][]any) [][]any {
+	s := p.each(func(i int, rows [][]any) [][]any {
 		if kindOf(i) != kindDelivered {
 			return rows
 		}
 		seq[p.tenant(i)]++
 		return f(i, p.names(i), seq[p.tenant(i)], rows)
 	})
+	// An instruction the retention left out still took its number.
+	s.skipped = func(i int) {
+		if kindOf(i) == kindDelivered {
+			seq[p.tenant(i)]++
+		}
+	}
+	return s
 }
 
 func (p *plan) requestData(i int, n names) string {
