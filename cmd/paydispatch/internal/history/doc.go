@@ -17,4 +17,8 @@
 // debits chain from an opening balance raised by their sum, so its balance
 // is what it was before the load; each tenant's rail sequence moves past
 // the history's.
+//
+// With Options.Retention (Retained gives serve's), the load leaves out what
+// the retention cleaner would have deleted by its end: the history is what
+// a database that ran that long holds, the money records whole.
 package history
