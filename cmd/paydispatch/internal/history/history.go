@@ -363,7 +363,7 @@ type table struct {
 // cleanedBy is how the retention cleaner picks a table's rows: by a
 // row's own time (column col), or by payment i's (at: a process by its
 // end, an instruction by its enqueue); never those kept says it keeps.
-// A table with neither col nor at is never cleaned.
+// A table whose cleanedBy is not on is never cleaned.
 type cleanedBy struct {
 	on   bool
 	col  int
@@ -423,9 +423,10 @@ func (p *plan) retain(tables []table) error {
 	return nil
 }
 
-// source makes the rows of each payment i with f, which appends them,
-// but for a payment skip says to leave out (f is not called: outbox
-// passes the ones it must count) and a row keep says to leave out.
+// source makes the rows of each payment i with f, which appends them.
+// skip, when set, leaves a payment out whole without calling f (skipped
+// is told of it: the outbox still counts its sequence number); keep,
+// when set, leaves out each row it refuses.
 type source struct {
 	n    int
 	i    int
