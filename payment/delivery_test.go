@@ -3,9 +3,13 @@ package payment_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/paydispatch/paydispatch/deadletter"
 	"github.com/paydispatch/paydispatch/ledger/account"
@@ -215,4 +219,59 @@ func startRail(ctx context.Context, t *testing.T, s *saga) *railsim.Simulator {
 		}
 	})
 	return sim
+}
+
+// TestDeliveriesAndFinishesShareALockOrder: the relayer recording a
+// batch of deliveries and a group's finish lock the same payments side by
+// side; both lock them in key order, so neither is chosen as a deadlock's
+// victim, whatever the order the rail's answers came in or the rows lie
+// in. Every round ends with every payment DELIVERED.
+func TestDeliveriesAndFinishesShareALockOrder(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := newSaga(t)
+	s.account(t, account.Spec{AccountID: "ACC-L", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("1000"), Fee: dec("0")})
+	rs := make([]payment.Request, 200)
+	for i := range rs {
+		rs[i] = paymentTo(fmt.Sprintf("lock-%03d", i), "ACC-L", "1.00", "EUR")
+	}
+	s.schedule(t, rs...)
+	keys := make([]string, len(rs))
+	for i, r := range rs {
+		keys[i] = payment.Key(r.TenantID, r.PaymentID)
+	}
+	answered := make([]outbox.Delivery, len(keys)) // the rail's order: not the keys'
+	for i := range answered {
+		answered[i].Message.InstructionID = keys[len(keys)-1-i]
+	}
+	store := payment.NewStore(s.pool)
+	onDelivered := payment.OutboxHooks().OnDelivered
+	for round := range 10 {
+		if _, err := s.pool.Exec(ctx, `UPDATE payments SET status = 'ACCEPTED' WHERE payment_id = ANY($1)`, keys); err != nil {
+			t.Fatal(err)
+		}
+		errs := make([]error, 4)
+		var wg sync.WaitGroup
+		for g := range errs {
+			wg.Go(func() {
+				if g%2 == 0 {
+					_, errs[g] = store.FinishMany(ctx, keys, fmt.Sprintf("exec-%d", g))
+					return
+				}
+				errs[g] = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return onDelivered(ctx, tx, answered) })
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		var delivered int
+		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE payment_id = ANY($1) AND status = 'DELIVERED'`, keys).Scan(&delivered); err != nil {
+			t.Fatal(err)
+		}
+		if delivered != len(keys) {
+			t.Fatalf("round %d: %d of %d DELIVERED", round, delivered, len(keys))
+		}
+	}
 }
