@@ -215,11 +215,12 @@ func TestUpgradeFromTheOldLayout(t *testing.T) {
 	equalFunctions(t, "upgraded database", functions(t, pool), fromScripts(t))
 
 	// The operator's settings stayed; registration did not reset them.
-	// The former default execution workflow became the current one.
+	// The former defaults became the current ones (the execution
+	// workflow, the cycle, the executions in flight).
 	q := queue.New(pool)
 	cfg, err := q.GetConfig(ctx, payment.ItemType)
-	if err != nil || cfg.BatchSize != 700 || cfg.PacingConfig != "payments" || cfg.MaxInFlight != 2000 || cfg.PacedLead != 6*time.Second ||
-		cfg.ExecWorkflowType != payment.ExecWorkflowName {
+	if err != nil || cfg.BatchSize != 700 || cfg.PacingConfig != "payments" || cfg.MaxInFlight != 4000 || cfg.PacedLead != 6*time.Second ||
+		cfg.ExecWorkflowType != payment.ExecWorkflowName || cfg.DispatchInterval != 2*time.Second {
 		t.Fatalf("PAYMENT config after the upgrade: %+v, %v", cfg, err)
 	}
 	caps, err := q.ListTenantCapacity(ctx, payment.ItemType)
@@ -285,7 +286,7 @@ func TestPaymentItemTypeRegistered(t *testing.T) {
 	if cfg != want {
 		t.Fatalf("PAYMENT config = %+v\nwant %+v", cfg, want)
 	}
-	if cfg.ExecWorkflowType != payment.ExecWorkflowName || cfg.ExecTaskQueue != payment.ExecTaskQueue || cfg.MaxInFlight != 2000 {
+	if cfg.ExecWorkflowType != payment.ExecWorkflowName || cfg.ExecTaskQueue != payment.ExecTaskQueue || cfg.MaxInFlight != 4000 {
 		t.Fatalf("PAYMENT runs %s on %s, max in flight %d", cfg.ExecWorkflowType, cfg.ExecTaskQueue, cfg.MaxInFlight)
 	}
 }
