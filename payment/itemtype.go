@@ -9,17 +9,14 @@ import (
 
 // ItemTypeConfig is PAYMENT's dispatch configuration as first registered:
 // the queue's defaults, its own workflow and task queue, at most 4,000
-// executions in flight (a cycle's two seconds and the two before still
-// settling, at 1,000/s; with 2,000 a cycle found too little room and
-// payments ran 0.9 s behind their slots), paced executions started 6 s
-// ahead of their slot
-// (the embedded engine can fall seconds behind under load), and BATCH
-// execution with a cycle every 2 s (one workflow a claimed batch, each
-// cycle's batch two seconds of slots at 100/s, run as groups of up to 100;
-// a cycle every second costs 15 % more CPU a payment for no gain in
-// pacing; docs/design.md compares the modes). Items are claimed 8 s
-// ahead, the lead and a cycle: a lever moves only what is not claimed, so
-// this is how soon one acts.
+// items in flight (at 1,000/s a cycle claims two seconds of payments
+// while the two before still settle), paced executions started 6 s ahead
+// of their slot (the embedded engine can fall seconds behind under load),
+// and BATCH execution with a cycle every 2 s (one workflow a claimed
+// batch, run as groups of up to 100; a cycle every second costs 15 % more
+// CPU a payment for no gain in pacing; docs/design.md compares the
+// modes). Items are claimed 8 s ahead, the lead and a cycle: a lever
+// moves only what is not claimed, so this is how soon one acts.
 func ItemTypeConfig() queue.Settings {
 	c := queue.DefaultSettings(ItemType, ExecWorkflowName, ExecTaskQueue)
 	c.MaxInFlight = 4000
