@@ -127,3 +127,47 @@ func TestHoldSlotCountsAhead(t *testing.T) {
 	}
 	checkWindows(t, l, 50)
 }
+
+// A limit lowered by another process binds the next count at once: the
+// executions of slots given under the former limit, held by a limiter
+// that still caches it, are counted under the new one and spill into
+// later windows, never over it.
+func TestHoldSlotFollowsALimitLoweredElsewhere(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l, pool := newLimiter(t, 30, time.Second, pacing.DefaultHeadroom)
+	next := time.Now().Truncate(time.Second).Add(time.Second)
+	var slots []pacing.Slot
+	for i := range 20 { // l caches the config at 30 a second
+		slots = append(slots, mustAssign(t, l, fmt.Sprintf("claimed-%d", i), next))
+	}
+	operator := pacing.New(pacing.Config{Pool: pool})
+	if _, err := operator.PutConfig(ctx, pacing.Limit{Name: "default", MaxPerWindow: 8, Window: time.Second, Headroom: pacing.DefaultHeadroom}); err != nil {
+		t.Fatal(err)
+	}
+	went := make([]time.Time, len(slots))
+	var wg sync.WaitGroup
+	for i, s := range slots {
+		wg.Go(func() {
+			_, err := l.HoldSlot(ctx, "default", s.ScheduledTime)
+			went[i] = time.Now()
+			if err != nil {
+				t.Errorf("%s: %v", s.EventID, err)
+			}
+		})
+	}
+	wg.Wait()
+	perSecond := map[int64]int{}
+	for i := range slots {
+		perSecond[went[i].Unix()]++
+	}
+	for sec, n := range perSecond {
+		if n > 8 {
+			t.Errorf("%d executions went in the second %s, the limit lowered to 8", n, time.Unix(sec, 0).UTC().Format(time.RFC3339))
+		}
+	}
+	var over int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pacing_execution WHERE executed > 8`).Scan(&over); err != nil || over != 0 {
+		t.Errorf("%d windows counted over the lowered limit (%v)", over, err)
+	}
+}

@@ -67,13 +67,22 @@ WHERE item_type = @item_type AND tenant_id = ANY(@tenant_ids::text[]);
 -- one commit: one pacing_execute each (see pacing/migrations/functions.sql),
 -- in their order, each with the time it would go and whether it is spread
 -- in its window. run_at is the epoch for one with no window within the
--- headroom with room.
+-- headroom with room. The limit is the config's as it is now, read in the
+-- statement: a limit an operator lowers binds the next count in every
+-- process, whatever their caches hold (the caller's, @max_per_window,
+-- stands only when the config's window has changed or it is gone).
+WITH cfg AS (
+    SELECT coalesce((SELECT c.max_per_window FROM pacing_config c
+                     WHERE c.config_name = @config_name::text AND c.window_ms = @window_ms::bigint),
+                    @max_per_window::integer) AS max_per_window
+)
 SELECT n.i::int AS i,
-       coalesce(pacing_execute(@config_name::text, @window_ms::bigint, @max_per_window::integer, @headroom::integer,
+       coalesce(pacing_execute(@config_name::text, @window_ms::bigint, cfg.max_per_window, @headroom::integer,
                                @guard_ms::bigint, n.at, n.spread), 'epoch')::timestamptz AS run_at
 FROM (SELECT a.at, s.spread, a.i
       FROM unnest(@nows::timestamptz[]) WITH ORDINALITY AS a (at, i)
       JOIN unnest(@spreads::boolean[]) WITH ORDINALITY AS s (spread, i) USING (i)) n
+CROSS JOIN cfg
 ORDER BY n.i;
 
 -- name: ReleaseSlots :many

@@ -204,23 +204,29 @@ func (q *Queries) DeleteWindows(ctx context.Context, arg DeleteWindowsParams) (i
 }
 
 const executeMany = `-- name: ExecuteMany :many
+WITH cfg AS (
+    SELECT coalesce((SELECT c.max_per_window FROM pacing_config c
+                     WHERE c.config_name = $1::text AND c.window_ms = $2::bigint),
+                    $7::integer) AS max_per_window
+)
 SELECT n.i::int AS i,
-       coalesce(pacing_execute($1::text, $2::bigint, $3::integer, $4::integer,
-                               $5::bigint, n.at, n.spread), 'epoch')::timestamptz AS run_at
+       coalesce(pacing_execute($1::text, $2::bigint, cfg.max_per_window, $3::integer,
+                               $4::bigint, n.at, n.spread), 'epoch')::timestamptz AS run_at
 FROM (SELECT a.at, s.spread, a.i
-      FROM unnest($6::timestamptz[]) WITH ORDINALITY AS a (at, i)
-      JOIN unnest($7::boolean[]) WITH ORDINALITY AS s (spread, i) USING (i)) n
+      FROM unnest($5::timestamptz[]) WITH ORDINALITY AS a (at, i)
+      JOIN unnest($6::boolean[]) WITH ORDINALITY AS s (spread, i) USING (i)) n
+CROSS JOIN cfg
 ORDER BY n.i
 `
 
 type ExecuteManyParams struct {
 	ConfigName   string
 	WindowMs     int64
-	MaxPerWindow int32
 	Headroom     int32
 	GuardMs      int64
 	Nows         []time.Time
 	Spreads      []bool
+	MaxPerWindow int32
 }
 
 type ExecuteManyRow struct {
@@ -232,16 +238,19 @@ type ExecuteManyRow struct {
 // one commit: one pacing_execute each (see pacing/migrations/functions.sql),
 // in their order, each with the time it would go and whether it is spread
 // in its window. run_at is the epoch for one with no window within the
-// headroom with room.
+// headroom with room. The limit is the config's as it is now, read in the
+// statement: a limit an operator lowers binds the next count in every
+// process, whatever their caches hold (the caller's, @max_per_window,
+// stands only when the config's window has changed or it is gone).
 func (q *Queries) ExecuteMany(ctx context.Context, arg ExecuteManyParams) ([]ExecuteManyRow, error) {
 	rows, err := q.db.Query(ctx, executeMany,
 		arg.ConfigName,
 		arg.WindowMs,
-		arg.MaxPerWindow,
 		arg.Headroom,
 		arg.GuardMs,
 		arg.Nows,
 		arg.Spreads,
+		arg.MaxPerWindow,
 	)
 	if err != nil {
 		return nil, err
