@@ -112,7 +112,8 @@ type record struct {
 // entry is a record as the ledger keeps it: a rail holds every key it
 // took for the whole run (100,000 in a 100,000-payment drain, in the
 // drain's own process), so the strings a record repeats are kept once
-// (names), a reference as its number and a refusal's words apart.
+// (names), a reference as its number and a refusal's words apart, and
+// a key that is a UUID as its bytes (keyed).
 type entry struct {
 	ref        uint64 // the reference's number; 0: refused (see refusals)
 	receivedAt int64  // Unix nanoseconds
@@ -144,7 +145,7 @@ func (p *participant) take(seq int64) (already bool) {
 // far shorter than the HTTP work around it.
 type ledger struct {
 	mu       sync.Mutex
-	keys     map[string]entry
+	keys     keyed
 	refusals map[string]refused
 	names    []string
 	nameIdx  map[string]uint32
@@ -166,7 +167,7 @@ func newLedger(refPrefix string) *ledger {
 }
 
 func (l *ledger) clear() {
-	l.keys, l.refusals = make(map[string]entry), make(map[string]refused)
+	l.keys, l.refusals = newKeyed(), make(map[string]refused)
 	l.names, l.nameIdx = nil, make(map[string]uint32)
 	l.parts = make(map[string]*participant)
 	l.traffic = LedgerView{}
@@ -215,7 +216,7 @@ func (l *ledger) take(c send, arrived time.Time, refusal func() (code, message s
 	lifted := l.lifted[key]
 	if lifted {
 		delete(l.lifted, key)
-	} else if e, ok := l.keys[key]; ok {
+	} else if e, ok := l.keys.get(key); ok {
 		if e.ref != 0 {
 			p.Received++
 			p.Duplicates++
@@ -236,7 +237,7 @@ func (l *ledger) take(c send, arrived time.Time, refusal func() (code, message s
 		p.Received++
 		p.Unique++
 	}
-	l.keys[key] = e
+	l.keys.put(key, e)
 	rec = l.record(key, e)
 	if lifted {
 		return rec, false // its sequence was taken when it was refused
@@ -261,11 +262,11 @@ func (l *ledger) take(c send, arrived time.Time, refusal func() (code, message s
 func (l *ledger) lift(key string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e, ok := l.keys[key]
+	e, ok := l.keys.get(key)
 	if !ok || e.ref != 0 {
 		return false
 	}
-	delete(l.keys, key)
+	l.keys.remove(key)
 	delete(l.refusals, key)
 	l.lifted[key] = true
 	return true
@@ -275,7 +276,7 @@ func (l *ledger) lookup(key string) (record, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.traffic.Inquiries++
-	e, ok := l.keys[key]
+	e, ok := l.keys.get(key)
 	if !ok {
 		return record{}, false
 	}
@@ -286,7 +287,7 @@ func (l *ledger) lookup(key string) (record, bool) {
 func (l *ledger) receivedAt(key string) (time.Time, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e, ok := l.keys[key]
+	e, ok := l.keys.get(key)
 	if !ok || e.ref == 0 {
 		return time.Time{}, false
 	}
@@ -297,8 +298,8 @@ func (l *ledger) receivedAt(key string) (time.Time, bool) {
 // arrived.
 func (l *ledger) receipts() []Receipt {
 	l.mu.Lock()
-	out := make([]Receipt, 0, len(l.keys))
-	for key, e := range l.keys {
+	out := make([]Receipt, 0, l.keys.len())
+	l.keys.each(func(key string, e entry) {
 		rec := l.record(key, e)
 		r := Receipt{Key: key, ParticipantID: rec.participant, SequenceID: rec.seq, ValueDate: rec.valueDate,
 			ReceivedAt: rec.receivedAt, Status: "REJECTED", Code: rec.code}
@@ -306,7 +307,7 @@ func (l *ledger) receipts() []Receipt {
 			r.Status, r.Reference = "ACCEPTED", rec.reference
 		}
 		out = append(out, r)
-	}
+	})
 	l.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].ReceivedAt.Equal(out[j].ReceivedAt) {

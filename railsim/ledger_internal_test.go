@@ -64,3 +64,38 @@ func TestLedgerKeepsRecords(t *testing.T) {
 		t.Fatalf("refusals kept after the lift: %d", n)
 	}
 }
+
+// TestKeyedRoundTrips: a canonical UUID key is held as its bytes and
+// read back as the same text; any other key, even a UUID in another
+// spelling, is held as sent, apart from its canonical twin.
+func TestKeyedRoundTrips(t *testing.T) {
+	t.Parallel()
+	k := newKeyed()
+	keys := []string{
+		"0b1e6a4e-8c1f-4d2a-9f3e-5a6b7c8d9e0f",
+		"0B1E6A4E-8C1F-4D2A-9F3E-5A6B7C8D9E0F",
+		"{0b1e6a4e-8c1f-4d2a-9f3e-5a6b7c8d9e0f}",
+		"urn:uuid:0b1e6a4e-8c1f-4d2a-9f3e-5a6b7c8d9e0f",
+		"0b1e6a4e8c1f4d2a9f3e5a6b7c8d9e0f",
+		"0b1e6a4e-8c1f-4d2a-9f3e-5a6b7c8d9e0g",
+		"pay-1", "",
+	}
+	for i, key := range keys {
+		k.put(key, entry{seq: int64(i + 1)})
+	}
+	if len(k.ids) != 1 || k.len() != len(keys) {
+		t.Fatalf("%d held as UUIDs, %d in all; want 1 and %d", len(k.ids), k.len(), len(keys))
+	}
+	seen := map[string]int64{}
+	k.each(func(key string, e entry) { seen[key] = e.seq })
+	for i, key := range keys {
+		if e, ok := k.get(key); !ok || e.seq != int64(i+1) || seen[key] != int64(i+1) {
+			t.Errorf("%q: got %+v %v, listed with %d; want seq %d", key, e, ok, seen[key], i+1)
+		}
+	}
+	k.remove(keys[0])
+	k.remove(keys[1])
+	if _, ok := k.get(keys[0]); ok || k.len() != len(keys)-2 {
+		t.Fatalf("after two removals: %d held", k.len())
+	}
+}
