@@ -49,6 +49,18 @@ func delivered(ctx context.Context, tx pgx.Tx, ds []outbox.Delivery) error {
 
 func returned(ctx context.Context, tx pgx.Tx, dead []outbox.DeadLetter) error {
 	q := dbsqlc.New(tx)
+	ids := make([]string, 0, len(dead))
+	for _, d := range dead {
+		if d.Message.RailType != EventRailType {
+			ids = append(ids, d.Message.InstructionID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := q.LockPaymentsToReturn(ctx, ids); err != nil {
+		return fmt.Errorf("payment: lock the payments to return: %w", err)
+	}
 	for _, d := range dead {
 		if d.Message.RailType == EventRailType {
 			continue

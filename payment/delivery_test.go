@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -274,4 +275,56 @@ func TestDeliveriesAndFinishesShareALockOrder(t *testing.T) {
 			t.Fatalf("round %d: %d of %d DELIVERED", round, delivered, len(keys))
 		}
 	}
+}
+
+// TestReturnsAndFinishesShareALockOrder: the relayer recording the
+// rail's refusals (returning payments one by one, each with its money
+// given back) and a group's finish lock the same payments side by side;
+// the refusals came in the reverse of the keys' order. Both lock in key
+// order, so neither is a deadlock's victim, and every payment ends
+// RETURNED with its debit reversed once.
+func TestReturnsAndFinishesShareALockOrder(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := newSaga(t)
+	s.account(t, account.Spec{AccountID: "ACC-T", TenantID: "acme", Currency: "EUR", OpeningBalance: dec("10000"), Fee: dec("0")})
+	store := payment.NewStore(s.pool)
+	onDead := payment.OutboxHooks().OnDead
+	for round := range 4 {
+		rs := make([]payment.Request, 30)
+		for i := range rs {
+			rs[i] = paymentTo(fmt.Sprintf("ret-%d-%03d", round, i), "ACC-T", "1.00", "EUR")
+		}
+		contexts := s.schedule(t, rs...)
+		keys := make([]string, len(rs))
+		for i, r := range rs {
+			if out, err := s.execute(ctx, r.PaymentID, contexts[r.PaymentID]); err != nil || out.Status != "SUCCEEDED" {
+				t.Fatalf("%s: %+v %v", r.PaymentID, out, err)
+			}
+			keys[i] = payment.Key(r.TenantID, r.PaymentID)
+		}
+		slices.Sort(keys)
+		dead := make([]outbox.DeadLetter, len(keys)) // the rail's order: not the keys'
+		for i := range dead {
+			dead[i] = outbox.DeadLetter{Message: outbox.Message{InstructionID: keys[len(keys)-1-i]}, ErrorCode: outbox.CodeRailTerminal,
+				Result: outbox.Result{Code: "AC04", Message: "account closed"}}
+		}
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		wg.Go(func() { errs[0] = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return onDead(ctx, tx, dead) }) })
+		wg.Go(func() { _, errs[1] = store.FinishMany(ctx, keys, fmt.Sprintf("exec-%d", round)) })
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		var returnedN int
+		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM payments WHERE payment_id = ANY($1) AND status = 'RETURNED'`, keys).Scan(&returnedN); err != nil {
+			t.Fatal(err)
+		}
+		if returnedN != len(keys) {
+			t.Fatalf("round %d: %d of %d RETURNED", round, returnedN, len(keys))
+		}
+	}
+	s.verify(t)
 }

@@ -347,6 +347,16 @@ WHERE p.payment_id = locked.payment_id AND p.status IN ('ACCEPTED', 'PROCESSING'
   AND p.payment_id = ANY(@payment_ids::text[])
 RETURNING p.payment_id;
 
+-- name: LockPaymentsToReturn :many
+-- The payments whose instructions the rail refused, locked in key order
+-- before they are returned one by one, as FinishExecutions and
+-- DeliverPayments lock theirs: two orders over the same payments
+-- deadlock.
+SELECT p.payment_id FROM payments p
+WHERE p.payment_id = ANY(@payment_ids::text[]) AND p.status IN ('ACCEPTED', 'PROCESSING')
+ORDER BY p.payment_id
+FOR UPDATE;
+
 -- name: ReturnPayment :execrows
 UPDATE payments SET status = 'RETURNED', status_reason = @status_reason, updated_at = now()
 WHERE payment_id = @payment_id AND status IN ('ACCEPTED', 'PROCESSING');
