@@ -221,7 +221,7 @@ func TestLeversFromOutside(t *testing.T) {
 	}
 	// Rail A: the limit in force, by window, counting executions: 10 until
 	// the raise, 30 until the lowering, 8 from the second after it.
-	raised := 0
+	raised, busiest := 0, 0
 	for sec, n := range perSecond["A"] {
 		at := time.Unix(sec, 0)
 		limit := 30
@@ -236,16 +236,18 @@ func TestLeversFromOutside(t *testing.T) {
 		}
 		if !at.Before(raisedAt.Add(3*time.Second)) && at.Add(time.Second).Before(loweredAt) {
 			raised += n
+			busiest = max(busiest, n)
 		}
 	}
-	// A raised limit followed within seconds: between 3 s after the raise
-	// and the lowering, the old limit allowed 10 a second.
+	// A raised limit followed within seconds: from 3 s after the raise to
+	// the lowering, a second with more executions than the old limit (10)
+	// lets go, which the limiter, counting executions, never allows under
+	// it. (Not their sum: on a machine loaded by other tests the engine can
+	// fall below even the old rate, then catch up a second at a time.)
 	seconds := int(loweredAt.Sub(raisedAt.Add(3*time.Second)) / time.Second)
-	// The limiter lets at most 10 go in each of those seconds under the old
-	// limit, so more than that proves the raise is followed, whatever the
-	// engine's lag under a loaded machine.
-	if raised <= 10*seconds {
-		t.Errorf("rail A ran %d payments in the %d s from 3 s after the raise to 30/s: the old limit (10/s) allows %d", raised, seconds, 10*seconds)
+	t.Logf("rail A from 3 s after the raise to the lowering: %d executions in %d s, at most %d in one second", raised, seconds, busiest)
+	if busiest <= 10 {
+		t.Errorf("rail A ran at most %d payments a second in the %d s from 3 s after the raise to 30/s: the old limit's 10", busiest, seconds)
 	}
 	// The limiter's own count, by window, of rail A's config after the lowering.
 	over, err := conn.Query(context.Background(), `SELECT window_start, executed FROM pacing_execution
