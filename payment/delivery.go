@@ -32,12 +32,7 @@ func OutboxHooks() outbox.Hooks {
 }
 
 func delivered(ctx context.Context, tx pgx.Tx, ds []outbox.Delivery) error {
-	ids := make([]string, 0, len(ds))
-	for _, d := range ds {
-		if d.Message.RailType != EventRailType {
-			ids = append(ids, d.Message.InstructionID)
-		}
-	}
+	ids := instructionIDs(ds, func(d outbox.Delivery) outbox.Message { return d.Message })
 	if len(ids) == 0 {
 		return nil
 	}
@@ -47,14 +42,21 @@ func delivered(ctx context.Context, tx pgx.Tx, ds []outbox.Delivery) error {
 	return nil
 }
 
-func returned(ctx context.Context, tx pgx.Tx, dead []outbox.DeadLetter) error {
-	q := dbsqlc.New(tx)
-	ids := make([]string, 0, len(dead))
-	for _, d := range dead {
-		if d.Message.RailType != EventRailType {
-			ids = append(ids, d.Message.InstructionID)
+// instructionIDs is the ids of the payments' instructions among xs (not
+// the events').
+func instructionIDs[T any](xs []T, message func(T) outbox.Message) []string {
+	ids := make([]string, 0, len(xs))
+	for _, x := range xs {
+		if m := message(x); m.RailType != EventRailType {
+			ids = append(ids, m.InstructionID)
 		}
 	}
+	return ids
+}
+
+func returned(ctx context.Context, tx pgx.Tx, dead []outbox.DeadLetter) error {
+	q := dbsqlc.New(tx)
+	ids := instructionIDs(dead, func(d outbox.DeadLetter) outbox.Message { return d.Message })
 	if len(ids) == 0 {
 		return nil
 	}
