@@ -60,7 +60,7 @@ func returned(ctx context.Context, tx pgx.Tx, dead []outbox.DeadLetter) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	if _, err := q.LockPaymentsToReturn(ctx, ids); err != nil {
+	if err := q.LockPaymentsToReturn(ctx, ids); err != nil {
 		return fmt.Errorf("payment: lock the payments to return: %w", err)
 	}
 	for _, d := range dead {

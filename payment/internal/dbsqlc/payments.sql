@@ -347,7 +347,7 @@ WHERE p.payment_id = locked.payment_id AND p.status IN ('ACCEPTED', 'PROCESSING'
   AND p.payment_id = ANY(@payment_ids::text[])
 RETURNING p.payment_id;
 
--- name: LockPaymentsToReturn :many
+-- name: LockPaymentsToReturn :exec
 -- The payments whose instructions the rail refused, locked in key order
 -- before they are returned one by one, as FinishExecutions and
 -- DeliverPayments lock theirs: two orders over the same payments

@@ -1552,7 +1552,7 @@ func (q *Queries) LockPausesShared(ctx context.Context) error {
 	return err
 }
 
-const lockPaymentsToReturn = `-- name: LockPaymentsToReturn :many
+const lockPaymentsToReturn = `-- name: LockPaymentsToReturn :exec
 SELECT p.payment_id FROM payments p
 WHERE p.payment_id = ANY($1::text[]) AND p.status IN ('ACCEPTED', 'PROCESSING')
 ORDER BY p.payment_id
@@ -1563,24 +1563,9 @@ FOR UPDATE
 // before they are returned one by one, as FinishExecutions and
 // DeliverPayments lock theirs: two orders over the same payments
 // deadlock.
-func (q *Queries) LockPaymentsToReturn(ctx context.Context, paymentIds []string) ([]string, error) {
-	rows, err := q.db.Query(ctx, lockPaymentsToReturn, paymentIds)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []string
-	for rows.Next() {
-		var payment_id string
-		if err := rows.Scan(&payment_id); err != nil {
-			return nil, err
-		}
-		items = append(items, payment_id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+func (q *Queries) LockPaymentsToReturn(ctx context.Context, paymentIds []string) error {
+	_, err := q.db.Exec(ctx, lockPaymentsToReturn, paymentIds)
+	return err
 }
 
 const lowWaitingOnRails = `-- name: LowWaitingOnRails :one
