@@ -10779,8 +10779,26 @@ func (s *Decided) encodeFields(e *jx.Encoder) {
 		e.Int(s.Waiting)
 	}
 	{
+		if s.Paused.Set {
+			e.FieldStart("paused")
+			s.Paused.Encode(e)
+		}
+	}
+	{
+		if s.Held.Set {
+			e.FieldStart("held")
+			s.Held.Encode(e)
+		}
+	}
+	{
 		e.FieldStart("rejected")
 		e.Int(s.Rejected)
+	}
+	{
+		if s.More.Set {
+			e.FieldStart("more")
+			s.More.Encode(e)
+		}
 	}
 	{
 		if s.DryRun.Set {
@@ -10790,15 +10808,18 @@ func (s *Decided) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfDecided = [8]string{
-	0: "selected",
-	1: "own",
-	2: "already",
-	3: "approved",
-	4: "scheduled",
-	5: "waiting",
-	6: "rejected",
-	7: "dryRun",
+var jsonFieldsNameOfDecided = [11]string{
+	0:  "selected",
+	1:  "own",
+	2:  "already",
+	3:  "approved",
+	4:  "scheduled",
+	5:  "waiting",
+	6:  "paused",
+	7:  "held",
+	8:  "rejected",
+	9:  "more",
+	10: "dryRun",
 }
 
 // Decode decodes Decided from json.
@@ -10806,7 +10827,7 @@ func (s *Decided) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode Decided to nil")
 	}
-	var requiredBitSet [1]uint8
+	var requiredBitSet [2]uint8
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -10882,8 +10903,28 @@ func (s *Decided) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"waiting\"")
 			}
+		case "paused":
+			if err := func() error {
+				s.Paused.Reset()
+				if err := s.Paused.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"paused\"")
+			}
+		case "held":
+			if err := func() error {
+				s.Held.Reset()
+				if err := s.Held.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"held\"")
+			}
 		case "rejected":
-			requiredBitSet[0] |= 1 << 6
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
 				v, err := d.Int()
 				s.Rejected = int(v)
@@ -10893,6 +10934,16 @@ func (s *Decided) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"rejected\"")
+			}
+		case "more":
+			if err := func() error {
+				s.More.Reset()
+				if err := s.More.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"more\"")
 			}
 		case "dryRun":
 			if err := func() error {
@@ -10913,8 +10964,9 @@ func (s *Decided) Decode(d *jx.Decoder) error {
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
-	for i, mask := range [1]uint8{
-		0b01111111,
+	for i, mask := range [2]uint8{
+		0b00111111,
+		0b00000001,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -25991,6 +26043,12 @@ func (s *Released) encodeFields(e *jx.Encoder) {
 		e.Int(s.Held)
 	}
 	{
+		if s.Paused.Set {
+			e.FieldStart("paused")
+			s.Paused.Encode(e)
+		}
+	}
+	{
 		if s.FirstSlot.Set {
 			e.FieldStart("firstSlot")
 			s.FirstSlot.Encode(e, json.EncodeDateTime)
@@ -26008,12 +26066,13 @@ func (s *Released) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfReleased = [5]string{
+var jsonFieldsNameOfReleased = [6]string{
 	0: "released",
 	1: "held",
-	2: "firstSlot",
-	3: "lastSlot",
-	4: "awaitingApproval",
+	2: "paused",
+	3: "firstSlot",
+	4: "lastSlot",
+	5: "awaitingApproval",
 }
 
 // Decode decodes Released from json.
@@ -26049,6 +26108,16 @@ func (s *Released) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"held\"")
 			}
+		case "paused":
+			if err := func() error {
+				s.Paused.Reset()
+				if err := s.Paused.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"paused\"")
+			}
 		case "firstSlot":
 			if err := func() error {
 				s.FirstSlot.Reset()
@@ -26070,7 +26139,7 @@ func (s *Released) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"lastSlot\"")
 			}
 		case "awaitingApproval":
-			requiredBitSet[0] |= 1 << 4
+			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
 				v, err := d.Int()
 				s.AwaitingApproval = int(v)
@@ -26091,7 +26160,7 @@ func (s *Released) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00010011,
+		0b00100011,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -26319,6 +26388,12 @@ func (s *Repaced) encodeFields(e *jx.Encoder) {
 		e.Int(s.Claimed)
 	}
 	{
+		if s.Paused.Set {
+			e.FieldStart("paused")
+			s.Paused.Encode(e)
+		}
+	}
+	{
 		if s.FirstSlot.Set {
 			e.FieldStart("firstSlot")
 			s.FirstSlot.Encode(e, json.EncodeDateTime)
@@ -26332,14 +26407,15 @@ func (s *Repaced) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfRepaced = [7]string{
+var jsonFieldsNameOfRepaced = [8]string{
 	0: "moved",
 	1: "rolled",
 	2: "held",
 	3: "rejected",
 	4: "claimed",
-	5: "firstSlot",
-	6: "lastSlot",
+	5: "paused",
+	6: "firstSlot",
+	7: "lastSlot",
 }
 
 // Decode decodes Repaced from json.
@@ -26410,6 +26486,16 @@ func (s *Repaced) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"claimed\"")
+			}
+		case "paused":
+			if err := func() error {
+				s.Paused.Reset()
+				if err := s.Paused.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"paused\"")
 			}
 		case "firstSlot":
 			if err := func() error {

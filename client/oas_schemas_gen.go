@@ -3814,9 +3814,16 @@ type Decided struct {
 	Scheduled int `json:"scheduled"`
 	// Payments still short of their approvals, or HELD (they count when released).
 	Waiting int `json:"waiting"`
-	// Payments a denial REJECTED.
-	Rejected int     `json:"rejected"`
-	DryRun   OptBool `json:"dryRun"`
+	// Scheduled payments a pause in force holds: unqueued until its resume.
+	Paused OptInt `json:"paused"`
+	// Approved payments too late for their day's cut-off under a HOLD rule, or whose rail is inactive:
+	// HELD, their approvals kept.
+	Held OptInt `json:"held"`
+	// Payments a denial REJECTED, and approved ones too late for their day's cut-off under a REJECT rule.
+	Rejected int `json:"rejected"`
+	// The selection found as many payments as the call's limit: others may match (call again).
+	More   OptBool `json:"more"`
+	DryRun OptBool `json:"dryRun"`
 }
 
 // GetSelected returns the value of Selected.
@@ -3849,9 +3856,24 @@ func (s *Decided) GetWaiting() int {
 	return s.Waiting
 }
 
+// GetPaused returns the value of Paused.
+func (s *Decided) GetPaused() OptInt {
+	return s.Paused
+}
+
+// GetHeld returns the value of Held.
+func (s *Decided) GetHeld() OptInt {
+	return s.Held
+}
+
 // GetRejected returns the value of Rejected.
 func (s *Decided) GetRejected() int {
 	return s.Rejected
+}
+
+// GetMore returns the value of More.
+func (s *Decided) GetMore() OptBool {
+	return s.More
 }
 
 // GetDryRun returns the value of DryRun.
@@ -3889,9 +3911,24 @@ func (s *Decided) SetWaiting(val int) {
 	s.Waiting = val
 }
 
+// SetPaused sets the value of Paused.
+func (s *Decided) SetPaused(val OptInt) {
+	s.Paused = val
+}
+
+// SetHeld sets the value of Held.
+func (s *Decided) SetHeld(val OptInt) {
+	s.Held = val
+}
+
 // SetRejected sets the value of Rejected.
 func (s *Decided) SetRejected(val int) {
 	s.Rejected = val
+}
+
+// SetMore sets the value of More.
+func (s *Decided) SetMore(val OptBool) {
+	s.More = val
 }
 
 // SetDryRun sets the value of DryRun.
@@ -9584,6 +9621,9 @@ type Released struct {
 	// Those that stay HELD: their rail missing or inactive, or no room within the business days a roll may
 	// take.
 	Held int `json:"held"`
+	// Released payments a pause in force holds (their tenant's, rail's or file's): SCHEDULED without a
+	// slot until its resume.
+	Paused OptInt `json:"paused"`
 	// The first slot given.
 	FirstSlot OptDateTime `json:"firstSlot"`
 	// The last slot given.
@@ -9601,6 +9641,11 @@ func (s *Released) GetReleased() int {
 // GetHeld returns the value of Held.
 func (s *Released) GetHeld() int {
 	return s.Held
+}
+
+// GetPaused returns the value of Paused.
+func (s *Released) GetPaused() OptInt {
+	return s.Paused
 }
 
 // GetFirstSlot returns the value of FirstSlot.
@@ -9626,6 +9671,11 @@ func (s *Released) SetReleased(val int) {
 // SetHeld sets the value of Held.
 func (s *Released) SetHeld(val int) {
 	s.Held = val
+}
+
+// SetPaused sets the value of Paused.
+func (s *Released) SetPaused(val OptInt) {
+	s.Paused = val
 }
 
 // SetFirstSlot sets the value of FirstSlot.
@@ -9666,11 +9716,14 @@ func (*RepaceRateLimitConfigServiceUnavailable) repaceRateLimitConfigRes() {}
 // rules), and those left at their slots because their executions were claimed already.
 // Ref: #/components/schemas/Repaced
 type Repaced struct {
-	Moved     int         `json:"moved"`
-	Rolled    int         `json:"rolled"`
-	Held      int         `json:"held"`
-	Rejected  int         `json:"rejected"`
-	Claimed   int         `json:"claimed"`
+	Moved    int `json:"moved"`
+	Rolled   int `json:"rolled"`
+	Held     int `json:"held"`
+	Rejected int `json:"rejected"`
+	Claimed  int `json:"claimed"`
+	// Payments let go that another pause in force still holds: SCHEDULED, marked with it, unqueued until
+	// its resume.
+	Paused    OptInt      `json:"paused"`
 	FirstSlot OptDateTime `json:"firstSlot"`
 	LastSlot  OptDateTime `json:"lastSlot"`
 }
@@ -9698,6 +9751,11 @@ func (s *Repaced) GetRejected() int {
 // GetClaimed returns the value of Claimed.
 func (s *Repaced) GetClaimed() int {
 	return s.Claimed
+}
+
+// GetPaused returns the value of Paused.
+func (s *Repaced) GetPaused() OptInt {
+	return s.Paused
 }
 
 // GetFirstSlot returns the value of FirstSlot.
@@ -9733,6 +9791,11 @@ func (s *Repaced) SetRejected(val int) {
 // SetClaimed sets the value of Claimed.
 func (s *Repaced) SetClaimed(val int) {
 	s.Claimed = val
+}
+
+// SetPaused sets the value of Paused.
+func (s *Repaced) SetPaused(val OptInt) {
+	s.Paused = val
 }
 
 // SetFirstSlot sets the value of FirstSlot.

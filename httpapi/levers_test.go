@@ -217,7 +217,8 @@ func paused(t *testing.T, d *leversDB, tag string) string {
 
 // TestPausesOverHTTP: an operator pauses a tenant, a file and a rail and
 // resumes them, on the real stores; a paused payment stays SCHEDULED,
-// its queue item PARKED, and the resume lets it go again. Every change
+// its queue item PARKED, and the resume lets it go again, unless another
+// pause holds it too. Every change
 // is audited in its own transaction; every refusal (a bad scope or id,
 // an unknown file, a scope not paused, a tenant's token) is a problem
 // naming what is wrong, and changes and records nothing.
@@ -274,10 +275,13 @@ func TestPausesOverHTTP(t *testing.T) {
 			answer: []string{`"payments":3`}, entry: "POST /admin/pauses /admin/pauses payments=3", changes: true, check: wantPaused("RAIL:SEPA", "3 parked 3")},
 		{name: "list both", method: "GET", path: "/admin/pauses", token: "admin", want: 200,
 			answer: []string{`{"scope":"BATCH","id":"b-1","pausedAt":"`, `{"scope":"RAIL","id":"SEPA","pausedAt":"`}},
+		// The file's payments are on the paused rail: resumed, they stay
+		// held by the rail's pause, unqueued, until it is resumed too.
 		{name: "resume the file", method: "DELETE", path: "/admin/pauses/BATCH/b-1", token: "admin", want: 200,
-			answer: []string{`"moved":2`}, entry: "DELETE /admin/pauses/{scope}/{id} /admin/pauses/BATCH/b-1 moved=2", changes: true},
+			answer: []string{`"moved":0`, `"paused":2`}, entry: "DELETE /admin/pauses/{scope}/{id} /admin/pauses/BATCH/b-1 moved=2", changes: true,
+			check: wantPaused("RAIL:SEPA", "5 parked 5")},
 		{name: "resume the rail", method: "DELETE", path: "/admin/pauses/RAIL/SEPA", token: "admin", want: 200,
-			answer: []string{`"moved":3`}, entry: "DELETE /admin/pauses/{scope}/{id} /admin/pauses/RAIL/SEPA moved=3", changes: true, check: wantPaused("RAIL:SEPA", "0 parked 0")},
+			answer: []string{`"moved":5`}, entry: "DELETE /admin/pauses/{scope}/{id} /admin/pauses/RAIL/SEPA moved=5", changes: true, check: wantPaused("RAIL:SEPA", "0 parked 0")},
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/paydispatch/paydispatch/calendar"
 	"github.com/paydispatch/paydispatch/internal/field"
+	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/payment"
 	"github.com/paydispatch/paydispatch/queue"
 	"github.com/paydispatch/paydispatch/routing"
@@ -301,12 +302,51 @@ func TestBulkApproval(t *testing.T) {
 		}
 	}
 	f.Limit = 2
-	if got, err := a.svc.Approve(ctx, f, who, false, nil); err != nil || got.Selected != 2 || got.Scheduled != 2 {
+	if got, err := a.svc.Approve(ctx, f, who, false, nil); err != nil || got.Selected != 2 || got.Scheduled != 2 || !got.More {
 		t.Fatalf("two of three: %+v, %v", got, err)
 	}
-	// The submitter's own are left alone by a filter, and counted.
-	if got, err := a.svc.Approve(ctx, payment.ApprovalFilter{TenantID: "acme"}, payment.Approver{Principal: "tok-sub"}, false, nil); err != nil || got.Own != 1 || got.Approved != 0 {
+	// The submitter's own are passed over by a filter.
+	if got, err := a.svc.Approve(ctx, payment.ApprovalFilter{TenantID: "acme"}, payment.Approver{Principal: "tok-sub"}, false, nil); err != nil || got.Selected != 0 || got.Approved != 0 {
 		t.Fatalf("the submitter's filter: %+v, %v", got, err)
+	}
+}
+
+// TestBulkApprovalGoesOn: under a rule of two approvals, a filter's calls
+// by one checker go on past the payments it approved already (each call
+// bounded by its limit), rather than finding the same ones again.
+func TestBulkApprovalGoesOn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := newApprovals(t, nil, map[string][]payment.ApprovalRule{"beta": {{Name: "two", Approvals: 2}}})
+	at := a.at(0, 10*time.Hour)
+	if res := a.take(t, routing.SourceFile, "tok-sub", "init-goes-on", railPayments("beta", 5, at)); res.AwaitingApproval != 5 {
+		t.Fatalf("Phase A: %+v", res)
+	}
+	f := payment.ApprovalFilter{TenantID: "beta", Limit: 2}
+	anna := payment.Approver{Principal: "tok-a", Actor: "anna"}
+	tests := []struct {
+		who  payment.Approver
+		want payment.Decided
+	}{
+		{anna, payment.Decided{Selected: 2, Approved: 2, Waiting: 2, More: true}},
+		{anna, payment.Decided{Selected: 2, Approved: 2, Waiting: 2, More: true}},
+		{anna, payment.Decided{Selected: 1, Approved: 1, Waiting: 1}},
+		{anna, payment.Decided{}},
+		{payment.Approver{Principal: "tok-b", Actor: "bob"}, payment.Decided{Selected: 2, Approved: 2, Scheduled: 2, More: true}},
+	}
+	for i, tt := range tests {
+		if got, err := a.svc.Approve(ctx, f, tt.who, false, nil); err != nil || got != tt.want {
+			t.Fatalf("call %d by %s: %+v, %v; want %+v", i+1, tt.who.Actor, got, err, tt.want)
+		}
+	}
+	approved := 0
+	for i := range 5 {
+		if p, _ := a.find(t, "beta", fmt.Sprintf("beta-%03d", i)); p.Status == payment.StatusScheduled {
+			approved++
+		}
+	}
+	if approved != 2 {
+		t.Fatalf("%d of 5 SCHEDULED after both checkers' first call, want 2", approved)
 	}
 }
 
@@ -567,5 +607,228 @@ func TestApprovalEvents(t *testing.T) {
 	}
 	if want := []string{"payment.awaiting_approval", "payment.rejected"}; !slices.Equal(got["acme-001"], want) {
 		t.Errorf("denied: events %v, want %v", got["acme-001"], want)
+	}
+}
+
+// TestApprovalWhilePaused: an approval lets no payment go that a pause
+// holds: approved while its tenant is paused, it is SCHEDULED, marked
+// with the pause, with neither a slot nor a queue item; its tenant
+// resumed while its rail is paused, the rail's pause holds it; the rail
+// resumed, it is queued at a slot.
+func TestApprovalWhilePaused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := newApprovals(t, nil, map[string][]payment.ApprovalRule{"acme": {{Name: "all", Approvals: 1}}})
+	at := a.at(0, 10*time.Hour)
+	if res := a.take(t, routing.SourceAPI, "tok-sub", "init-paused", railPayments("acme", 1, at)); res.AwaitingApproval != 1 {
+		t.Fatalf("Phase A: %+v", res)
+	}
+	tenant, rail := payment.PauseScope{Kind: payment.PauseTenant, ID: "acme"}, payment.PauseScope{Kind: payment.PauseRail, ID: "SEPA"}
+	pausedBy := func() string {
+		t.Helper()
+		var tag *string
+		if err := a.s.pool.QueryRow(ctx, `SELECT paused_by FROM payments WHERE payment_id = $1`, payment.Key("acme", "acme-000")).Scan(&tag); err != nil {
+			t.Fatal(err)
+		}
+		if tag == nil {
+			return ""
+		}
+		return *tag
+	}
+	if _, err := a.svc.Pause(ctx, tenant, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.svc.Approve(ctx, payment.ApprovalFilter{TenantID: "acme", PaymentIDs: []string{"acme-000"}}, payment.Approver{Principal: "tok-a", Actor: "anna"}, false, nil)
+	if want := (payment.Decided{Selected: 1, Approved: 1, Scheduled: 1, Paused: 1}); err != nil || got != want {
+		t.Fatalf("approved while paused: %+v, %v; want %+v", got, err, want)
+	}
+	if p, it := a.find(t, "acme", "acme-000"); p.Status != payment.StatusScheduled || it != nil || pausedBy() != "TENANT:acme" {
+		t.Fatalf("approved while paused: %s, queued %v, paused by %q", p.Status, it, pausedBy())
+	}
+	if _, err := a.svc.Pause(ctx, rail, nil); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := a.svc.Resume(ctx, tenant, nil); err != nil || res.Paused != 1 || res.Moved != 0 {
+		t.Fatalf("its tenant resumed, its rail paused: %+v, %v", res, err)
+	}
+	if p, it := a.find(t, "acme", "acme-000"); p.Status != payment.StatusScheduled || it != nil || pausedBy() != "RAIL:SEPA" {
+		t.Fatalf("its tenant resumed, its rail paused: %s, queued %v, paused by %q", p.Status, it, pausedBy())
+	}
+	if res, err := a.svc.Resume(ctx, rail, nil); err != nil || res.Moved != 1 || res.Paused != 0 {
+		t.Fatalf("its rail resumed: %+v, %v", res, err)
+	}
+	if p, it := a.find(t, "acme", "acme-000"); p.Status != payment.StatusScheduled || it == nil || it.Status != queue.StatusReady || pausedBy() != "" {
+		t.Fatalf("its rail resumed: %s, queued %+v, paused by %q", p.Status, it, pausedBy())
+	}
+	if vs, err := payment.Verify(ctx, a.s.pool); err != nil || len(vs) != 0 {
+		t.Fatalf("verify: %v, %v", vs, err)
+	}
+}
+
+// TestLateApprovalMeetsTheRule: an approval that lands after its
+// payment's cut-off, before the sweep has found it, meets its tenant's
+// cut-off rule as the sweep would have: acme's ROLL paces it on the next
+// business day, beta's HOLD holds it (its approval kept), gamma's REJECT
+// rejects it; none is queued but the rolled one.
+func TestLateApprovalMeetsTheRule(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var now time.Time
+	rule := []payment.ApprovalRule{{Name: "all", Approvals: 1}}
+	a := newApprovals(t, func() time.Time { return now }, map[string][]payment.ApprovalRule{"acme": rule, "beta": rule, "gamma": rule})
+	at := a.at(0, 15*time.Hour)
+	for _, tenant := range []string{"acme", "beta", "gamma"} {
+		if res := a.take(t, routing.SourceAPI, "tok-sub", "init-late-"+tenant, railPayments(tenant, 1, at)); res.AwaitingApproval != 1 {
+			t.Fatalf("Phase A: %+v", res)
+		}
+	}
+	now = a.at(0, 16*time.Hour+time.Second)
+	friday := calendar.DateOf(a.at(2, 0), a.loc) // Thursday is closed
+	tests := []struct {
+		tenant    string
+		want      payment.Decided
+		status    payment.Status
+		reasonHas string
+		queued    bool
+	}{
+		{"acme", payment.Decided{Selected: 1, Approved: 1, Scheduled: 1}, payment.StatusScheduled, "", true},
+		{"beta", payment.Decided{Selected: 1, Approved: 1, Held: 1}, payment.StatusHeld, payment.ReasonCutoff + ": no slot before rail SEPA's cut-off", false},
+		{"gamma", payment.Decided{Selected: 1, Approved: 1, Rejected: 1}, payment.StatusRejected, payment.CodeCutoffMissed + ": no slot before rail SEPA's cut-off", false},
+	}
+	for _, tt := range tests {
+		got, err := a.svc.Approve(ctx, payment.ApprovalFilter{TenantID: tt.tenant}, payment.Approver{Principal: "tok-a", Actor: "anna"}, false, nil)
+		if err != nil || got != tt.want {
+			t.Errorf("%s approved late: %+v, %v; want %+v", tt.tenant, got, err, tt.want)
+			continue
+		}
+		p, it := a.find(t, tt.tenant, tt.tenant+"-000")
+		if p.Status != tt.status || !strings.Contains(p.StatusReason, tt.reasonHas) || (it != nil && it.Status == queue.StatusReady) != tt.queued {
+			t.Errorf("%s approved late: %s (%s), queued %+v; want %s naming %q", tt.tenant, p.Status, p.StatusReason, it, tt.status, tt.reasonHas)
+		}
+		if tt.status == payment.StatusScheduled && calendar.DateOf(p.ExecutionDate, time.UTC) != friday {
+			t.Errorf("%s rolled to %s, want %s", tt.tenant, p.ExecutionDate, friday)
+		}
+	}
+	if vs, err := payment.Verify(ctx, a.s.pool); err != nil || len(vs) != 0 {
+		t.Fatalf("verify: %v, %v", vs, err)
+	}
+}
+
+// TestApprovalSweepGoesOn: the cut-off sweep looks at a bounded number of
+// payments a round, and goes on from where it stopped: payments it rolled
+// (still awaiting approval, requested first) never keep it from a later
+// one whose cut-off has come.
+func TestApprovalSweepGoesOn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var now time.Time
+	rule := []payment.ApprovalRule{{Name: "all", Approvals: 1}}
+	a := newApprovals(t, func() time.Time { return now }, map[string][]payment.ApprovalRule{"acme": rule, "gamma": rule})
+	payment.SetSweepBatch(a.svc, 2)
+	if res := a.take(t, routing.SourceAPI, "tok-sub", "init-sweep-acme", railPayments("acme", 3, a.at(0, 15*time.Hour))); res.AwaitingApproval != 3 {
+		t.Fatalf("Phase A: %+v", res)
+	}
+	if res := a.take(t, routing.SourceAPI, "tok-sub", "init-sweep-gamma", railPayments("gamma", 1, a.at(0, 15*time.Hour+30*time.Minute))); res.AwaitingApproval != 1 {
+		t.Fatalf("Phase A: %+v", res)
+	}
+	now = a.at(0, 16*time.Hour)
+	for i, want := range []payment.ApprovalCutoffs{{Rolled: 2}, {Rolled: 1, Rejected: 1}, {}, {}} {
+		if got, err := a.svc.SweepApprovalCutoffs(ctx); err != nil || got != want {
+			t.Fatalf("round %d: %+v, %v; want %+v", i+1, got, err, want)
+		}
+	}
+	if p, _ := a.find(t, "gamma", "gamma-000"); p.Status != payment.StatusRejected {
+		t.Fatalf("gamma's after the rolled ones: %s (%s), want REJECTED", p.Status, p.StatusReason)
+	}
+}
+
+// TestApprovalQueriesUseIndexes: among 100,000 payments under an
+// approval rule, each approved or denied once, 2,000 still awaiting
+// approval, the cut-off
+// sweep's round and a checker's filter read the payments' indexes (of
+// those awaiting approval, of a tenant's by status), and the
+// requirements by key: neither table whole.
+func TestApprovalQueriesUseIndexes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := newApprovals(t, nil, nil)
+	if _, err := a.s.pool.Exec(ctx, `
+		INSERT INTO payments (payment_id, external_id, tenant_id, debtor_account, amount, currency, creditor_name,
+		                      requested_execution_time, status, rail, request, context)
+		SELECT 'k-' || g, 'p-' || g, 't-' || (g / 50 % 10), 'ACC-1', 1, 'EUR', 'Jane Doe', now() + g * interval '1 second',
+		       CASE WHEN g % 50 = 0 THEN 'AWAITING_APPROVAL' ELSE 'DELIVERED' END, 'SEPA', '{}', '{}'
+		FROM generate_series(1, 100000) g;
+		INSERT INTO payment_approval_requirements (payment_id, tenant_id, rule, approvals, submitter)
+		SELECT 'k-' || g, 't-' || (g / 50 % 10), 'all', 2, 'tok-sub' FROM generate_series(1, 100000) g;
+		INSERT INTO payment_approvals (payment_id, principal, decision, actor)
+		SELECT 'k-' || g, 'tok-' || (g % 7), CASE WHEN g % 50 = 1 THEN 'DENY' ELSE 'APPROVE' END, 'someone' FROM generate_series(1, 100000) g;
+		ANALYZE payments; ANALYZE payment_approval_requirements; ANALYZE payment_approvals`); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		f    func(ctx context.Context, svc *payment.Service) error
+	}{
+		{"the cut-off sweep", func(ctx context.Context, svc *payment.Service) error {
+			_, err := svc.SweepApprovalCutoffs(ctx)
+			return err
+		}},
+		{"a checker's filter", func(ctx context.Context, svc *payment.Service) error {
+			_, err := svc.Approve(ctx, payment.ApprovalFilter{TenantID: "t-0"}, payment.Approver{Principal: "tok-a", Actor: "anna"}, true, nil)
+			return err
+		}},
+	} {
+		plan := pgtest.Plans(t, a.s.pool, false, func(ctx context.Context, tx pgx.Tx) error {
+			svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(tx), Queue: a.s.queue, Rails: a.res, Pacer: a.lim})
+			return tt.f(ctx, svc)
+		})
+		if testing.Verbose() {
+			t.Logf("%s:\n%s", tt.name, plan)
+		}
+		if !strings.Contains(plan, "payments_awaiting_approval_idx") && !strings.Contains(plan, "payments_list_status_idx") ||
+			strings.Contains(plan, "Seq Scan on payments\n") || strings.Contains(plan, "Seq Scan on payments p\n") ||
+			strings.Contains(plan, "Seq Scan on payment_approval") {
+			t.Errorf("%s: not by the payments' indexes, or a table read whole:\n%s", tt.name, plan)
+		}
+	}
+}
+
+// TestReleaseWhilePaused: an operator's release of a held payment whose
+// rail is paused schedules it under the pause, without a slot or a queue
+// item, and counts it paused, not released.
+func TestReleaseWhilePaused(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var now time.Time
+	a := newApprovals(t, func() time.Time { return now }, map[string][]payment.ApprovalRule{"beta": {{Name: "all", Approvals: 1}}})
+	if res := a.take(t, routing.SourceAPI, "tok-sub", "init-rel-paused", railPayments("beta", 1, a.at(0, 15*time.Hour))); res.AwaitingApproval != 1 {
+		t.Fatalf("Phase A: %+v", res)
+	}
+	now = a.at(0, 16*time.Hour)
+	if got, err := a.svc.SweepApprovalCutoffs(ctx); err != nil || got.Held != 1 {
+		t.Fatalf("sweep: %+v, %v", got, err)
+	}
+	if _, err := a.svc.Approve(ctx, payment.ApprovalFilter{TenantID: "beta"}, payment.Approver{Principal: "tok-a", Actor: "anna"}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.svc.Pause(ctx, payment.PauseScope{Kind: payment.PauseRail, ID: "SEPA"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := a.svc.Release(ctx, payment.HeldFilter{TenantID: "beta"}, nil)
+	if want := (payment.Released{Paused: 1}); err != nil || rel != want {
+		t.Fatalf("release on a paused rail: %+v, %v; want %+v", rel, err, want)
+	}
+	var tag *string
+	if err := a.s.pool.QueryRow(ctx, `SELECT paused_by FROM payments WHERE payment_id = $1`, payment.Key("beta", "beta-000")).Scan(&tag); err != nil {
+		t.Fatal(err)
+	}
+	if p, it := a.find(t, "beta", "beta-000"); p.Status != payment.StatusScheduled || (it != nil && it.Status == queue.StatusReady) || tag == nil || *tag != "RAIL:SEPA" {
+		t.Fatalf("released on a paused rail: %s, queued %+v, paused by %v", p.Status, it, tag)
+	}
+	if res, err := a.svc.Resume(ctx, payment.PauseScope{Kind: payment.PauseRail, ID: "SEPA"}, nil); err != nil || res.Rolled+res.Moved != 1 {
+		t.Fatalf("the rail resumed: %+v, %v", res, err)
+	}
+	if p, it := a.find(t, "beta", "beta-000"); p.Status != payment.StatusScheduled || it == nil || it.Status != queue.StatusReady {
+		t.Fatalf("the rail resumed: %s, queued %+v", p.Status, it)
 	}
 }

@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -46,7 +47,11 @@ func (s *Service) SweepApprovalCutoffs(ctx context.Context) (ApprovalCutoffs, er
 		}
 		// A payment requested more than a day ahead cannot be past the
 		// cut-off of its day.
-		rows, err := q.AwaitingApprovalOnRails(ctx, dbsqlc.AwaitingApprovalOnRailsParams{Before: now.Add(24 * time.Hour), MaxRows: approvalSweepBatch})
+		s.sweep.Lock()
+		defer s.sweep.Unlock()
+		batch := cmp.Or(s.sweep.batch, approvalSweepBatch)
+		rows, err := q.AwaitingApprovalOnRails(ctx, dbsqlc.AwaitingApprovalOnRailsParams{Before: now.Add(24 * time.Hour),
+			AfterTime: s.sweep.at, AfterID: s.sweep.id, MaxRows: int32(batch)})
 		if err != nil {
 			return fmt.Errorf("payment: payments awaiting approval: %w", err)
 		}
@@ -54,6 +59,13 @@ func (s *Service) SweepApprovalCutoffs(ctx context.Context) (ApprovalCutoffs, er
 			if err := s.sweepOne(ctx, q, r, now, guard, &out); err != nil {
 				return err
 			}
+		}
+		// The next round goes on after these, or from the start once
+		// every one was looked at.
+		s.sweep.at, s.sweep.id = time.Time{}, ""
+		if len(rows) == batch {
+			last := rows[len(rows)-1]
+			s.sweep.at, s.sweep.id = last.RequestedExecutionTime, last.PaymentID
 		}
 		return nil
 	})

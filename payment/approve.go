@@ -49,11 +49,23 @@ type Decided struct {
 	// they completed, paced now; Waiting those still short of their
 	// approvals (or HELD: they count when released); Rejected the
 	// payments a denial rejected.
-	Approved  int  `json:"approved"`
-	Scheduled int  `json:"scheduled"`
-	Waiting   int  `json:"waiting"`
-	Rejected  int  `json:"rejected"`
-	DryRun    bool `json:"dryRun,omitempty"`
+	Approved  int `json:"approved"`
+	Scheduled int `json:"scheduled"`
+	Waiting   int `json:"waiting"`
+	// Paused counts the scheduled ones a pause holds (their tenant's,
+	// rail's or file's): they wait for its resume.
+	Paused int `json:"paused,omitempty"`
+	// Held counts the approved payments that came too late for their
+	// day's cut-off under a HOLD rule, or whose rail is inactive: HELD,
+	// their approvals kept, until an operator releases them.
+	Held int `json:"held,omitempty"`
+	// Rejected counts the payments a denial rejected, and the approved
+	// ones too late for their day's cut-off under a REJECT rule.
+	Rejected int `json:"rejected"`
+	// More: the selection found as many as a call decides on; others
+	// may match (call again).
+	More   bool `json:"more,omitempty"`
+	DryRun bool `json:"dryRun,omitempty"`
 }
 
 // ReasonApproved is the status reason of a payment its approvals
@@ -130,12 +142,26 @@ func (s *Service) decide(ctx context.Context, f ApprovalFilter, who Approver, de
 	err := pgx.BeginFunc(ctx, s.cfg.Store.db, func(tx pgx.Tx) error {
 		out = Decided{DryRun: dryRun}
 		q := dbsqlc.New(tx)
+		// Before any payment is locked: a pause committed first holds
+		// the payments approved now (mover.stillPaused), one after them
+		// finds them SCHEDULED.
+		if err := q.LockPausesShared(ctx); err != nil {
+			return fmt.Errorf("payment: pauses: %w", err)
+		}
+		// Payments named by id are all selected (naming one's own is
+		// refused); a file or a filter passes over what the approver
+		// submitted or decided on already, so that its next call goes on
+		// past the first MaxApprove.
+		skip := ""
+		if len(f.PaymentIDs) == 0 {
+			skip = who.Principal
+		}
 		rows, err := q.MatchAwaitingApproval(ctx, dbsqlc.MatchAwaitingApprovalParams{TenantID: f.TenantID, PaymentIds: keys,
-			RequestedFrom: from, RequestedTo: to, MaxRows: int32(limit)})
+			RequestedFrom: from, RequestedTo: to, SkipPrincipal: skip, MaxRows: int32(limit)})
 		if err != nil {
 			return fmt.Errorf("payment: select payments awaiting approval: %w", err)
 		}
-		out.Selected = len(rows)
+		out.Selected, out.More = len(rows), len(rows) == limit
 		var ids []string
 		byKey := make(map[string]dbsqlc.MatchAwaitingApprovalRow, len(rows))
 		for _, r := range rows {
@@ -210,8 +236,12 @@ func (s *Service) scheduleApproved(ctx context.Context, tx pgx.Tx, def string, i
 		return 0, fmt.Errorf("payment: approval states: %w", err)
 	}
 	m := s.mover(tx, def)
-	m.parked, m.roll, m.fromStatuses = true, true, []string{string(StatusAwaitingApproval)}
-	m.reason = ReasonApproved
+	// A roll's day (the sweep's, for a ROLL tenant) is kept; a payment
+	// whose day's cut-off has passed, or whose day has no slot left,
+	// meets its tenant's rule, as one the sweep found short of its
+	// approvals would.
+	m.parked, m.roll, m.ruled, m.fromStatuses = true, true, true, []string{string(StatusAwaitingApproval)}
+	m.lateFrom, m.reason = StatusAwaitingApproval, ReasonApproved
 	for _, st := range states {
 		r := rows[st.PaymentID]
 		if st.Denied || st.Approved < st.Needed || Status(r.Status) != StatusAwaitingApproval {
@@ -238,11 +268,10 @@ func (s *Service) scheduleApproved(ctx context.Context, tx pgx.Tx, def string, i
 	if _, err := m.store(ctx, &res); err != nil {
 		return 0, err
 	}
-	out.Scheduled = res.Moved + res.Rolled
-	// One that found its rail gone is left AWAITING_APPROVAL, its
-	// approvals kept, for an operator.
-	out.Waiting += len(m.placed) - out.Scheduled
-	return out.Scheduled, nil
+	out.Scheduled = res.Moved + res.Rolled + res.Paused
+	out.Paused, out.Held, out.Rejected = res.Paused, res.Held, res.Rejected
+	// The rest were cancelled meanwhile.
+	return out.Scheduled + out.Held + out.Rejected, nil
 }
 
 func intersect(a, b []string) []string {

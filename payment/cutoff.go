@@ -384,6 +384,11 @@ func (a *InitActivities) reschedule(ctx context.Context, ps []Payment, from time
 	}
 	var out map[string]placement
 	err = pgx.BeginFunc(ctx, a.cfg.Store.db, func(tx pgx.Tx) error {
+		// Before any payment is locked, as Phase A's store: the pauses
+		// as they are at the commit hold what the move lets go.
+		if err := dbsqlc.New(tx).LockPausesShared(ctx); err != nil {
+			return fmt.Errorf("payment: pauses: %w", err)
+		}
 		m := &mover{rails: a.cfg.Rails, pacer: a.cfg.Pacer, queue: a.cfg.Queue, guard: a.cutoffGuard(), tx: tx, def: cfgs.def, from: from,
 			parked: true, roll: true, fromStatuses: statuses, reason: reason}
 		for _, r := range rows {
@@ -486,6 +491,8 @@ func (a *ExecActivities) missedCutoff(ctx context.Context, in ExecutionInput, da
 			return false, err
 		}
 		return false, dispatch.Deferred(time.Time{}, "held: no business day with room")
+	case pl.pausedBy != "":
+		return false, dispatch.Deferred(time.Time{}, "rolled, and paused ("+pl.pausedBy+")")
 	}
 	return false, dispatch.Deferred(pl.slot.At, "rolled to its rail's next business day")
 }

@@ -78,3 +78,7 @@ func ApprovalOf(r Request) (string, int) {
 	}
 	return r.approval.rule, r.approval.approvals
 }
+
+// SetSweepBatch bounds what one round of the approval cut-off sweep looks
+// at.
+func SetSweepBatch(s *Service, n int) { s.sweep.batch = n }

@@ -52,6 +52,9 @@ type Released struct {
 	// room within the roll limit).
 	Released int `json:"released"`
 	Held     int `json:"held"`
+	// Paused counts the released payments a pause holds (their tenant's,
+	// rail's or file's): SCHEDULED without a slot until its resume.
+	Paused int `json:"paused,omitempty"`
 	// AwaitingApproval counts those whose approvals are still missing:
 	// AWAITING_APPROVAL now, not scheduled.
 	AwaitingApproval int `json:"awaitingApproval"`
@@ -127,6 +130,10 @@ func (s *Service) Release(ctx context.Context, f HeldFilter, record Record) (Rel
 	for _, pl := range places {
 		if pl.status != StatusScheduled {
 			out.Held++
+			continue
+		}
+		if pl.pausedBy != "" {
+			out.Paused++
 			continue
 		}
 		out.Released++

@@ -38,6 +38,10 @@ type Repaced struct {
 	Held     int `json:"held"`
 	Rejected int `json:"rejected"`
 	Claimed  int `json:"claimed"`
+	// Paused counts those a resume, a release or an approval would have
+	// let go but a pause still holds (their tenant's, rail's or file's):
+	// SCHEDULED, marked with it, without a slot, until it is resumed.
+	Paused int `json:"paused,omitempty"`
 	// FirstSlot and LastSlot bound the slots given.
 	FirstSlot *time.Time `json:"firstSlot,omitempty"`
 	LastSlot  *time.Time `json:"lastSlot,omitempty"`
@@ -170,6 +174,11 @@ type mover struct {
 	// tenant's rule (a release, an execution's roll), held after
 	// maxRolls; and one whose rail is inactive is held.
 	roll bool
+	// ruled: in a roll, a payment past its day's cut-off meets its
+	// tenant's rule all the same (an approval that came late); one held
+	// or rejected leaves lateFrom (SCHEDULED when empty).
+	ruled    bool
+	lateFrom Status
 	// fromStatuses are the statuses the payments are moved from
 	// (SCHEDULED when empty); reason, when set, is every moved one's.
 	fromStatuses []string
@@ -177,6 +186,9 @@ type mover struct {
 
 	todo   []moving
 	placed []moving
+	// paused are the moved payments a pause still holds, by key, with
+	// its tag (stillPaused).
+	paused map[string]string
 }
 
 // mover is a move by the service's rails, limiter and queue.
@@ -230,17 +242,20 @@ func (m *mover) add(ctx context.Context, r dbsqlc.WaitingOnRailsRow) error {
 	if err != nil {
 		return err
 	}
-	if r.ExecutionDate != nil && m.roll {
+	if r.ExecutionDate != nil {
 		// A roll keeps the business day it rolled to, unless that is
 		// over. A lever gives a payment rolled for want of room its
-		// first day again: a raised limit or a HIGH payment that
-		// displaced it may have made room there.
-		if own, err := rail.DayOn(calendarDate(*r.ExecutionDate)); err == nil && own.Date.After(day.Date) {
+		// first day again (a raised limit or a HIGH payment that
+		// displaced it may have made room there), while that day's
+		// slots last: once they are over, the day it rolled to, never
+		// its tenant's rule for a day it had already left.
+		own, err := rail.DayOn(calendarDate(*r.ExecutionDate))
+		if err == nil && own.Date.After(day.Date) && (m.roll || day.Late(day.Start(base).Add(m.guard))) {
 			day = own
 		}
 	}
 	rule := routing.Roll
-	if !m.roll {
+	if !m.roll || m.ruled {
 		if rule, err = m.rails.CutoffRule(ctx, r.TenantID); err != nil {
 			return err
 		}
@@ -383,6 +398,10 @@ func (m *mover) store(ctx context.Context, out *Repaced) (int, error) {
 	var moves []queue.Deferral
 	var rejected []string
 	q := dbsqlc.New(m.tx)
+	lateFrom := string(StatusScheduled)
+	if m.lateFrom != "" {
+		lateFrom = string(m.lateFrom)
+	}
 	for i, p := range m.placed {
 		switch {
 		case p.movedNothing:
@@ -398,7 +417,7 @@ func (m *mover) store(ctx context.Context, out *Repaced) (int, error) {
 			if p.reason == "" {
 				m.placed[i].reason = fmt.Sprintf("%s: no slot before rail %s's cut-off at %s on %s", ReasonCutoff, p.rail.Name, p.day.Cutoff.Format(time.RFC3339), p.day.Date)
 			}
-			if _, err := q.TransitionPayment(ctx, dbsqlc.TransitionPaymentParams{PaymentID: p.key, FromStatus: string(StatusScheduled),
+			if _, err := q.TransitionPayment(ctx, dbsqlc.TransitionPaymentParams{PaymentID: p.key, FromStatus: lateFrom,
 				ToStatus: string(StatusHeld), StatusReason: &m.placed[i].reason}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return 0, fmt.Errorf("payment %s: hold: %w", p.key, err)
 			}
@@ -409,7 +428,7 @@ func (m *mover) store(ctx context.Context, out *Repaced) (int, error) {
 			}
 		case p.outcome == StatusRejected:
 			reason := fmt.Sprintf("%s: no slot before rail %s's cut-off at %s on %s", CodeCutoffMissed, p.rail.Name, p.day.Cutoff.Format(time.RFC3339), p.day.Date)
-			if _, err := q.TransitionPayment(ctx, dbsqlc.TransitionPaymentParams{PaymentID: p.key, FromStatus: string(StatusScheduled),
+			if _, err := q.TransitionPayment(ctx, dbsqlc.TransitionPaymentParams{PaymentID: p.key, FromStatus: lateFrom,
 				ToStatus: string(StatusRejected), StatusReason: &reason}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return 0, fmt.Errorf("payment %s: reject: %w", p.key, err)
 			}
@@ -436,12 +455,23 @@ func (m *mover) store(ctx context.Context, out *Repaced) (int, error) {
 			moved[r.PaymentID] = true
 		}
 	}
+	// A move that lets payments go (parked: a resume, a release, an
+	// approval, a roll) leaves those a pause still holds marked with it,
+	// their slots given back, their items where they were.
+	paused, err := m.stillPaused(ctx, moved)
+	if err != nil {
+		return 0, err
+	}
+	m.paused = paused
 	var gone []string
 	kept := moves[:0]
 	for _, d := range moves {
-		if d.At.IsZero() || moved[d.ItemID] {
+		switch {
+		case paused[d.ItemID] != "":
+			gone = append(gone, d.ItemID)
+		case d.At.IsZero() || moved[d.ItemID]:
 			kept = append(kept, d)
-		} else {
+		default:
 			gone = append(gone, d.ItemID)
 		}
 	}
@@ -455,6 +485,10 @@ func (m *mover) store(ctx context.Context, out *Repaced) (int, error) {
 			continue
 		}
 		if p.outcome != StatusScheduled || p.movedNothing {
+			continue
+		}
+		if paused[p.key] != "" {
+			out.Paused++
 			continue
 		}
 		if p.rolled {
@@ -471,7 +505,7 @@ func (m *mover) store(ctx context.Context, out *Repaced) (int, error) {
 			out.LastSlot = &last
 		}
 	}
-	n := out.Moved + out.Rolled + out.Held + out.Rejected
+	n := out.Moved + out.Rolled + out.Held + out.Rejected + out.Paused
 	if m.parked {
 		// A resume, a release, a roll: the items wait PARKED, were never
 		// enqueued, or are held by their executions (left to them); a
@@ -511,7 +545,7 @@ func (m *mover) placements() map[string]placement {
 		switch p.outcome {
 		case StatusScheduled:
 			out[p.key] = placement{status: StatusScheduled, slot: ExecSlot{At: p.slot, Paced: !p.movedNothing, Config: p.railCfg},
-				tenantConfig: p.tenantCfg, rail: p.rail.Name, date: p.day.Date, rolled: p.rolled}
+				tenantConfig: p.tenantCfg, rail: p.rail.Name, date: p.day.Date, rolled: p.rolled, pausedBy: m.paused[p.key]}
 		case StatusHeld, StatusRejected:
 			out[p.key] = placement{status: p.outcome, reason: p.reason, rail: p.rail.Name}
 		}
@@ -568,4 +602,71 @@ func (s *Service) RunLevers(ctx context.Context, interval time.Duration) {
 			s.log().Warn("settling resumed payments failed; trying again", "error", err, "in", interval)
 		}
 	})
+}
+
+// stillPaused marks the payments a parked move let go (among moved) that
+// a pause still holds, each with its pause's tag (a tenant's first, then
+// a rail's, then a file's, as Phase A marks them), and answers them by
+// key. Nothing in a move that is not parked: a lever moves only what no
+// pause holds.
+func (m *mover) stillPaused(ctx context.Context, moved map[string]bool) (map[string]string, error) {
+	if !m.parked || len(moved) == 0 {
+		return nil, nil
+	}
+	q := dbsqlc.New(m.tx)
+	pauses, err := q.ListPauses(ctx)
+	if err != nil || len(pauses) == 0 {
+		return nil, wrapPauses(err)
+	}
+	scoped := make(map[string]bool, len(pauses))
+	inFile := map[string]string{}
+	for _, r := range pauses {
+		scope := PauseScope{Kind: r.Scope, ID: r.ScopeID}
+		if r.Scope != PauseBatch {
+			scoped[scope.tag()] = true
+			continue
+		}
+		parts, err := q.BatchParts(ctx, r.ScopeID)
+		if err != nil {
+			return nil, fmt.Errorf("payment: paused file %s: %w", r.ScopeID, err)
+		}
+		for _, part := range parts {
+			for _, k := range part.PaymentIds {
+				if moved[k] && inFile[k] == "" {
+					inFile[k] = scope.tag()
+				}
+			}
+		}
+	}
+	out := map[string]string{}
+	var keys, tags []string
+	for _, p := range m.placed {
+		if !moved[p.key] || p.outcome != StatusScheduled {
+			continue
+		}
+		tag := inFile[p.key]
+		for _, s := range []PauseScope{{Kind: PauseRail, ID: p.rail.Name}, {Kind: PauseTenant, ID: p.tenant}} {
+			if scoped[s.tag()] {
+				tag = s.tag()
+			}
+		}
+		if tag != "" {
+			out[p.key] = tag
+			keys, tags = append(keys, p.key), append(tags, tag)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	if err := q.SetPausedBy(ctx, dbsqlc.SetPausedByParams{PaymentIds: keys, Tags: tags}); err != nil {
+		return nil, fmt.Errorf("payment: mark %d payments paused: %w", len(keys), err)
+	}
+	return out, nil
+}
+
+func wrapPauses(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("payment: pauses: %w", err)
 }

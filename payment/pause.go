@@ -290,6 +290,9 @@ func (s *Service) SettleResumed(ctx context.Context) (int, error) {
 	err = pgx.BeginFunc(ctx, s.cfg.Store.db, func(tx pgx.Tx) error {
 		settled = 0
 		q := dbsqlc.New(tx)
+		if err := q.LockPausesShared(ctx); err != nil {
+			return fmt.Errorf("payment: pauses: %w", err)
+		}
 		rows, err := q.ResumedPayments(ctx, 1000)
 		if err != nil || len(rows) == 0 {
 			return err

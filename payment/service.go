@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -56,6 +57,16 @@ type ServiceConfig struct {
 // calls. Its zero value checks files (CheckBatch) and nothing else.
 type Service struct {
 	cfg ServiceConfig
+
+	// sweep is where the approval cut-off sweep goes on from: past the
+	// payments its last round looked at, so that more than a round's
+	// worth waiting (rolled ones among them) are each looked at in turn.
+	sweep struct {
+		sync.Mutex
+		at    time.Time
+		id    string
+		batch int // 0: approvalSweepBatch
+	}
 }
 
 // NewService returns the intake configured by cfg. Nothing in cfg can be

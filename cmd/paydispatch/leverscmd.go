@@ -147,6 +147,9 @@ func runResume(ctx context.Context, env *environment, args []string) error {
 // printRepaced prints how a lever moved the waiting payments.
 func printRepaced(env *environment, r payment.Repaced) {
 	fmt.Fprintf(env.stdout, "moved: %d\nrolled: %d\nheld: %d\nrejected: %d\nclaimed: %d\n", r.Moved, r.Rolled, r.Held, r.Rejected, r.Claimed)
+	if r.Paused > 0 {
+		fmt.Fprintf(env.stdout, "paused: %d (another pause holds them)\n", r.Paused)
+	}
 	if r.FirstSlot != nil {
 		fmt.Fprintf(env.stdout, "slots: %s to %s\n", r.FirstSlot.Format(time.RFC3339Nano), r.LastSlot.Format(time.RFC3339Nano))
 	}

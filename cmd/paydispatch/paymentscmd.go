@@ -175,6 +175,9 @@ func runRelease(ctx context.Context, env *environment, about string, args []stri
 				return err
 			}
 			fmt.Fprintf(env.stdout, "released: %d\nstill held: %d\n", res.Released, res.Held)
+			if res.Paused > 0 {
+				fmt.Fprintf(env.stdout, "paused: %d (released, held by a pause until its resume)\n", res.Paused)
+			}
 			if res.FirstSlot != nil {
 				fmt.Fprintf(env.stdout, "slots: %s to %s\n", res.FirstSlot.Format(time.RFC3339Nano), res.LastSlot.Format(time.RFC3339Nano))
 			}

@@ -25,17 +25,24 @@ ON CONFLICT (payment_id) DO NOTHING;
 -- name: ApprovalStates :many
 -- Of these payments, those with a requirement: what it asks, who
 -- submitted them, how many approved and whether any denied.
+-- Each payment's decisions are read by its key (payment_approvals_pkey),
+-- never every denial of every payment.
 SELECT r.payment_id, r.rule, r.approvals AS needed, r.submitter,
-       (SELECT count(*) FROM payment_approvals a WHERE a.payment_id = r.payment_id AND a.decision = 'APPROVE')::int AS approved,
-       EXISTS (SELECT 1 FROM payment_approvals a WHERE a.payment_id = r.payment_id AND a.decision = 'DENY') AS denied
+       coalesce(d.approved, 0)::int AS approved, coalesce(d.denied, false)::bool AS denied
 FROM payment_approval_requirements r
+LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE a.decision = 'APPROVE') AS approved, bool_or(a.decision = 'DENY') AS denied
+    FROM payment_approvals a WHERE a.payment_id = r.payment_id
+) d ON true
 WHERE r.payment_id = ANY(@payment_ids::text[]);
 
 -- name: MatchAwaitingApproval :many
 -- The payments an approval or a denial selects, locked: AWAITING_APPROVAL
 -- or HELD with a requirement, of a tenant (or any), among these keys (none:
 -- any), requested in [@requested_from, @requested_to), oldest request
--- first, at most @max_rows.
+-- first, at most @max_rows. With @skip_principal, neither those it
+-- submitted nor those it decided on already: a filter's next call finds
+-- the payments after them.
 SELECT p.payment_id, p.tenant_id, p.external_id, p.status, coalesce(p.rail, '')::text AS rail, p.execution_date,
        p.requested_execution_time, coalesce(p.context->>'pacingConfig', '')::text AS pacing_config,
        coalesce(p.context->>'tenantPacingConfig', '')::text AS tenant_pacing_config, p.priority, p.created_at,
@@ -46,6 +53,9 @@ WHERE p.status IN ('AWAITING_APPROVAL', 'HELD')
   AND (@tenant_id::text = '' OR p.tenant_id = @tenant_id::text)
   AND (coalesce(cardinality(@payment_ids::text[]), 0) = 0 OR p.payment_id = ANY(@payment_ids::text[]))
   AND p.requested_execution_time >= @requested_from AND p.requested_execution_time < @requested_to
+  AND (@skip_principal::text = ''
+    OR (r.submitter IS DISTINCT FROM @skip_principal::text
+      AND NOT EXISTS (SELECT 1 FROM payment_approvals a WHERE a.payment_id = p.payment_id AND a.principal = @skip_principal::text)))
 ORDER BY p.requested_execution_time, p.payment_id
 LIMIT @max_rows
 FOR UPDATE OF p;
@@ -86,10 +96,12 @@ RETURNING payment_id;
 
 -- name: AwaitingApprovalOnRails :many
 -- The payments awaiting approval on a rail, for the cut-off sweep, oldest
--- request first.
+-- request first, after (@after_time, @after_id): the sweep goes on from
+-- where its last round stopped.
 SELECT payment_id, tenant_id, coalesce(rail, '')::text AS rail, execution_date, requested_execution_time, status_reason
 FROM payments
 WHERE status = 'AWAITING_APPROVAL' AND rail IS NOT NULL AND requested_execution_time < @before
+  AND (requested_execution_time, payment_id) > (@after_time::timestamptz, @after_id::text)
 ORDER BY requested_execution_time, payment_id
 LIMIT @max_rows;
 

@@ -49,9 +49,12 @@ func (q *Queries) ApprovalRules(ctx context.Context, tenantIds []string) ([]Appr
 
 const approvalStates = `-- name: ApprovalStates :many
 SELECT r.payment_id, r.rule, r.approvals AS needed, r.submitter,
-       (SELECT count(*) FROM payment_approvals a WHERE a.payment_id = r.payment_id AND a.decision = 'APPROVE')::int AS approved,
-       EXISTS (SELECT 1 FROM payment_approvals a WHERE a.payment_id = r.payment_id AND a.decision = 'DENY') AS denied
+       coalesce(d.approved, 0)::int AS approved, coalesce(d.denied, false)::bool AS denied
 FROM payment_approval_requirements r
+LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE a.decision = 'APPROVE') AS approved, bool_or(a.decision = 'DENY') AS denied
+    FROM payment_approvals a WHERE a.payment_id = r.payment_id
+) d ON true
 WHERE r.payment_id = ANY($1::text[])
 `
 
@@ -66,6 +69,8 @@ type ApprovalStatesRow struct {
 
 // Of these payments, those with a requirement: what it asks, who
 // submitted them, how many approved and whether any denied.
+// Each payment's decisions are read by its key (payment_approvals_pkey),
+// never every denial of every payment.
 func (q *Queries) ApprovalStates(ctx context.Context, paymentIds []string) ([]ApprovalStatesRow, error) {
 	rows, err := q.db.Query(ctx, approvalStates, paymentIds)
 	if err != nil {
@@ -131,13 +136,16 @@ const awaitingApprovalOnRails = `-- name: AwaitingApprovalOnRails :many
 SELECT payment_id, tenant_id, coalesce(rail, '')::text AS rail, execution_date, requested_execution_time, status_reason
 FROM payments
 WHERE status = 'AWAITING_APPROVAL' AND rail IS NOT NULL AND requested_execution_time < $1
+  AND (requested_execution_time, payment_id) > ($2::timestamptz, $3::text)
 ORDER BY requested_execution_time, payment_id
-LIMIT $2
+LIMIT $4
 `
 
 type AwaitingApprovalOnRailsParams struct {
-	Before  time.Time
-	MaxRows int32
+	Before    time.Time
+	AfterTime time.Time
+	AfterID   string
+	MaxRows   int32
 }
 
 type AwaitingApprovalOnRailsRow struct {
@@ -150,9 +158,15 @@ type AwaitingApprovalOnRailsRow struct {
 }
 
 // The payments awaiting approval on a rail, for the cut-off sweep, oldest
-// request first.
+// request first, after (@after_time, @after_id): the sweep goes on from
+// where its last round stopped.
 func (q *Queries) AwaitingApprovalOnRails(ctx context.Context, arg AwaitingApprovalOnRailsParams) ([]AwaitingApprovalOnRailsRow, error) {
-	rows, err := q.db.Query(ctx, awaitingApprovalOnRails, arg.Before, arg.MaxRows)
+	rows, err := q.db.Query(ctx, awaitingApprovalOnRails,
+		arg.Before,
+		arg.AfterTime,
+		arg.AfterID,
+		arg.MaxRows,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -342,8 +356,11 @@ WHERE p.status IN ('AWAITING_APPROVAL', 'HELD')
   AND ($1::text = '' OR p.tenant_id = $1::text)
   AND (coalesce(cardinality($2::text[]), 0) = 0 OR p.payment_id = ANY($2::text[]))
   AND p.requested_execution_time >= $3 AND p.requested_execution_time < $4
+  AND ($5::text = ''
+    OR (r.submitter IS DISTINCT FROM $5::text
+      AND NOT EXISTS (SELECT 1 FROM payment_approvals a WHERE a.payment_id = p.payment_id AND a.principal = $5::text)))
 ORDER BY p.requested_execution_time, p.payment_id
-LIMIT $5
+LIMIT $6
 FOR UPDATE OF p
 `
 
@@ -352,6 +369,7 @@ type MatchAwaitingApprovalParams struct {
 	PaymentIds    []string
 	RequestedFrom time.Time
 	RequestedTo   time.Time
+	SkipPrincipal string
 	MaxRows       int32
 }
 
@@ -375,13 +393,16 @@ type MatchAwaitingApprovalRow struct {
 // The payments an approval or a denial selects, locked: AWAITING_APPROVAL
 // or HELD with a requirement, of a tenant (or any), among these keys (none:
 // any), requested in [@requested_from, @requested_to), oldest request
-// first, at most @max_rows.
+// first, at most @max_rows. With @skip_principal, neither those it
+// submitted nor those it decided on already: a filter's next call finds
+// the payments after them.
 func (q *Queries) MatchAwaitingApproval(ctx context.Context, arg MatchAwaitingApprovalParams) ([]MatchAwaitingApprovalRow, error) {
 	rows, err := q.db.Query(ctx, matchAwaitingApproval,
 		arg.TenantID,
 		arg.PaymentIds,
 		arg.RequestedFrom,
 		arg.RequestedTo,
+		arg.SkipPrincipal,
 		arg.MaxRows,
 	)
 	if err != nil {
