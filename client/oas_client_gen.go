@@ -409,6 +409,15 @@ type Invoker interface {
 	//
 	// POST /admin/webhooks/{id}/redrive
 	RedriveWebhookDeliveries(ctx context.Context, request *WebhookRedrive, params RedriveWebhookDeliveriesParams) (RedriveWebhookDeliveriesRes, error)
+	// RejectHeldPayments invokes rejectHeldPayments operation.
+	//
+	// An operator's decision that HELD payments are not to go (a screening hit, a suspected duplicate, a
+	// cut-off's hold): the tenant's payments named by id become REJECTED, status reason 'REJECTED by : ',
+	// their parked queue items done; a payment named that is not HELD is left. Recorded in the audit log
+	// in the transaction that rejects them (none when nothing was rejected).
+	//
+	// POST /admin/payments/reject
+	RejectHeldPayments(ctx context.Context, request *RejectHeldRequest, params RejectHeldPaymentsParams) (RejectHeldPaymentsRes, error)
 	// ReleasePayments invokes releasePayments operation.
 	//
 	// An operator's override of a hold: each HELD payment selected, held for one of the reasons asked
@@ -6078,6 +6087,104 @@ func (c *Client) sendRedriveWebhookDeliveries(ctx context.Context, request *Webh
 	}()
 
 	result, err := decodeRedriveWebhookDeliveriesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// RejectHeldPayments invokes rejectHeldPayments operation.
+//
+// An operator's decision that HELD payments are not to go (a screening hit, a suspected duplicate, a
+// cut-off's hold): the tenant's payments named by id become REJECTED, status reason 'REJECTED by : ',
+// their parked queue items done; a payment named that is not HELD is left. Recorded in the audit log
+// in the transaction that rejects them (none when nothing was rejected).
+//
+// POST /admin/payments/reject
+func (c *Client) RejectHeldPayments(ctx context.Context, request *RejectHeldRequest, params RejectHeldPaymentsParams) (RejectHeldPaymentsRes, error) {
+	res, err := c.sendRejectHeldPayments(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendRejectHeldPayments(ctx context.Context, request *RejectHeldRequest, params RejectHeldPaymentsParams) (res RejectHeldPaymentsRes, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/admin/payments/reject"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeRejectHeldPaymentsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "X-Operator",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.XOperator.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityBearer(ctx, RejectHeldPaymentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"Bearer\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeRejectHeldPaymentsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -229,6 +229,10 @@ type RedriveWebhookDeliveriesRes interface {
 	redriveWebhookDeliveriesRes()
 }
 
+type RejectHeldPaymentsRes interface {
+	rejectHeldPaymentsRes()
+}
+
 type ReleasePaymentsRes interface {
 	releasePaymentsRes()
 }

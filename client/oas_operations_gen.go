@@ -62,6 +62,7 @@ const (
 	PutRateLimitConfigOperation          OperationName = "PutRateLimitConfig"
 	PutRoutingRulesOperation             OperationName = "PutRoutingRules"
 	RedriveWebhookDeliveriesOperation    OperationName = "RedriveWebhookDeliveries"
+	RejectHeldPaymentsOperation          OperationName = "RejectHeldPayments"
 	ReleasePaymentsOperation             OperationName = "ReleasePayments"
 	RepaceRateLimitConfigOperation       OperationName = "RepaceRateLimitConfig"
 	RequeueDeadLettersOperation          OperationName = "RequeueDeadLetters"

@@ -352,6 +352,14 @@ type RedriveWebhookDeliveriesParams struct {
 	ID uuid.UUID
 }
 
+// RejectHeldPaymentsParams is parameters of rejectHeldPayments operation.
+type RejectHeldPaymentsParams struct {
+	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at
+	// most 128 bytes of UTF-8 text without control characters. Every route refuses a bad one (400) before
+	// anything is done.
+	XOperator OptString `json:",omitempty,omitzero"`
+}
+
 // ReleasePaymentsParams is parameters of releasePayments operation.
 type ReleasePaymentsParams struct {
 	// Who acts, recorded with what is done (the audit log, a process's log, an FX rate's setBy): once, at

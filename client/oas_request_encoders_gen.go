@@ -261,6 +261,20 @@ func encodeRedriveWebhookDeliveriesRequest(
 	return nil
 }
 
+func encodeRejectHeldPaymentsRequest(
+	req *RejectHeldRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeReleasePaymentsRequest(
 	req *ReleaseRequest,
 	r *http.Request,

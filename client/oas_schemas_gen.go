@@ -9470,6 +9470,88 @@ type RedriveWebhookDeliveriesUnsupportedMediaType Problem
 
 func (*RedriveWebhookDeliveriesUnsupportedMediaType) redriveWebhookDeliveriesRes() {}
 
+type RejectHeldPaymentsBadRequest Problem
+
+func (*RejectHeldPaymentsBadRequest) rejectHeldPaymentsRes() {}
+
+type RejectHeldPaymentsForbidden Problem
+
+func (*RejectHeldPaymentsForbidden) rejectHeldPaymentsRes() {}
+
+type RejectHeldPaymentsRequestEntityTooLarge Problem
+
+func (*RejectHeldPaymentsRequestEntityTooLarge) rejectHeldPaymentsRes() {}
+
+type RejectHeldPaymentsServiceUnavailable Problem
+
+func (*RejectHeldPaymentsServiceUnavailable) rejectHeldPaymentsRes() {}
+
+type RejectHeldPaymentsUnprocessableEntity Problem
+
+func (*RejectHeldPaymentsUnprocessableEntity) rejectHeldPaymentsRes() {}
+
+type RejectHeldPaymentsUnsupportedMediaType Problem
+
+func (*RejectHeldPaymentsUnsupportedMediaType) rejectHeldPaymentsRes() {}
+
+// Ref: #/components/schemas/RejectHeldRequest
+type RejectHeldRequest struct {
+	// The tenant whose payments these are.
+	TenantId string `json:"tenantId"`
+	// The tenant's ids of the HELD payments to reject.
+	PaymentIds []string `json:"paymentIds"`
+	// Why they are not to go; in each payment's status reason and the audit log.
+	Reason string `json:"reason"`
+}
+
+// GetTenantId returns the value of TenantId.
+func (s *RejectHeldRequest) GetTenantId() string {
+	return s.TenantId
+}
+
+// GetPaymentIds returns the value of PaymentIds.
+func (s *RejectHeldRequest) GetPaymentIds() []string {
+	return s.PaymentIds
+}
+
+// GetReason returns the value of Reason.
+func (s *RejectHeldRequest) GetReason() string {
+	return s.Reason
+}
+
+// SetTenantId sets the value of TenantId.
+func (s *RejectHeldRequest) SetTenantId(val string) {
+	s.TenantId = val
+}
+
+// SetPaymentIds sets the value of PaymentIds.
+func (s *RejectHeldRequest) SetPaymentIds(val []string) {
+	s.PaymentIds = val
+}
+
+// SetReason sets the value of Reason.
+func (s *RejectHeldRequest) SetReason(val string) {
+	s.Reason = val
+}
+
+// Ref: #/components/schemas/RejectedHeld
+type RejectedHeld struct {
+	// Payments REJECTED now; those named that were not HELD are left.
+	Rejected int `json:"rejected"`
+}
+
+// GetRejected returns the value of Rejected.
+func (s *RejectedHeld) GetRejected() int {
+	return s.Rejected
+}
+
+// SetRejected sets the value of Rejected.
+func (s *RejectedHeld) SetRejected(val int) {
+	s.Rejected = val
+}
+
+func (*RejectedHeld) rejectHeldPaymentsRes() {}
+
 type ReleasePaymentsBadRequest Problem
 
 func (*ReleasePaymentsBadRequest) releasePaymentsRes() {}
@@ -10513,6 +10595,7 @@ func (*TooManyRequestsHeaders) putRailRes()                     {}
 func (*TooManyRequestsHeaders) putRateLimitConfigRes()          {}
 func (*TooManyRequestsHeaders) putRoutingRulesRes()             {}
 func (*TooManyRequestsHeaders) redriveWebhookDeliveriesRes()    {}
+func (*TooManyRequestsHeaders) rejectHeldPaymentsRes()          {}
 func (*TooManyRequestsHeaders) releasePaymentsRes()             {}
 func (*TooManyRequestsHeaders) repaceRateLimitConfigRes()       {}
 func (*TooManyRequestsHeaders) requeueDeadLettersRes()          {}
@@ -10769,6 +10852,7 @@ func (*UnauthorizedHeaders) putRailRes()                     {}
 func (*UnauthorizedHeaders) putRateLimitConfigRes()          {}
 func (*UnauthorizedHeaders) putRoutingRulesRes()             {}
 func (*UnauthorizedHeaders) redriveWebhookDeliveriesRes()    {}
+func (*UnauthorizedHeaders) rejectHeldPaymentsRes()          {}
 func (*UnauthorizedHeaders) releasePaymentsRes()             {}
 func (*UnauthorizedHeaders) repaceRateLimitConfigRes()       {}
 func (*UnauthorizedHeaders) requeueDeadLettersRes()          {}

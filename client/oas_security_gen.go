@@ -170,6 +170,9 @@ var operationRolesBearer = map[string][]string{
 	RedriveWebhookDeliveriesOperation: []string{
 		"webhooks:write",
 	},
+	RejectHeldPaymentsOperation: []string{
+		"admin",
+	},
 	ReleasePaymentsOperation: []string{
 		"admin",
 	},

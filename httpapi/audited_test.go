@@ -74,6 +74,7 @@ type auditedDB struct {
 	process  map[string]uuid.UUID // by business key: "new", "fail" (FAILED), "paused"
 	letter   string               // a dead queue item's letter id
 	held     string               // a HELD payment's key
+	rejected string               // another, for an operator's rejection
 }
 
 // more adds services to the router's, on the test's database.
@@ -136,10 +137,10 @@ func newAuditedDB(t *testing.T, more ...func(*httpapi.Services, *pgxpool.Pool)) 
 	rails := routing.NewResolver(pool, routing.ResolverConfig{})
 	noon := time.Now().UTC().AddDate(0, 0, 2).Truncate(24 * time.Hour).Add(12 * time.Hour)
 	init := payment.NewInitActivities(payment.InitConfig{Store: store, Queue: q, Pacer: lim, Rails: rails})
-	if res, err := init.InitChunk(ctx, railRequests("holdco", "NOON", 1, noon.Add(-time.Second)), "init-holdco"); err != nil || res.Held != 1 {
-		t.Fatalf("holdco's payment: %+v, %v", res, err)
+	if res, err := init.InitChunk(ctx, railRequests("holdco", "NOON", 2, noon.Add(-time.Second)), "init-holdco"); err != nil || res.Held != 2 {
+		t.Fatalf("holdco's payments: %+v, %v", res, err)
 	}
-	d.held = payment.Key("holdco", "holdco-000")
+	d.held, d.rejected = payment.Key("holdco", "holdco-000"), payment.Key("holdco", "holdco-001")
 	// acme's payment waiting on NOON before its cut-off, for a lever.
 	_, _, err = account.Create(ctx, pool, account.Spec{AccountID: account.Key("acme", "ACC-1"), ExternalID: "ACC-1", TenantID: "acme",
 		Currency: "EUR", OpeningBalance: decimal.NewFromInt(1000)})
@@ -308,6 +309,7 @@ func auditedRoutes(d *auditedDB) []auditedRoute {
 			[]any{payment.Key("acme", "acme-await")}},
 		{"POST /v1/payments/deny", "POST", "/v1/payments/deny", `{"tenantId":"acme","paymentIds":["acme-await"],"reason":"not ours"}`, "acme-approver", 200, payState,
 			[]any{payment.Key("acme", "acme-await")}},
+		{"POST /admin/payments/reject", "POST", "/admin/payments/reject", `{"tenantId":"holdco","paymentIds":["holdco-001"],"reason":"sanctions match confirmed"}`, "admin", 200, payState, []any{d.rejected}},
 		{"POST /admin/payments/release", "POST", "/admin/payments/release", `{"tenantId":"holdco"}`, "admin", 200, payState, []any{d.held}},
 		{"POST /admin/pauses", "POST", "/admin/pauses", `{"scope":"TENANT","id":"acme"}`, "admin", 201, pauses, nil},
 		{"DELETE /admin/pauses/{scope}/{id}", "DELETE", "/admin/pauses/TENANT/initech", "", "admin", 200, pauses, nil},

@@ -283,6 +283,7 @@ func TestRouteScopes(t *testing.T) {
 		"POST /v1/payments/{id}/cancel": auth.PaymentsWrite, "POST /v1/payment-batches/{id}/cancel": auth.PaymentsWrite,
 		"POST /admin/rails": auth.Admin, "GET /admin/rails/{name}": auth.Admin, "POST /admin/routing-rules": auth.Admin,
 		"POST /admin/cutoff-rules": auth.Admin, "POST /admin/payments/release": auth.Admin,
+		"POST /admin/payments/reject": auth.Admin,
 	} {
 		if got, public := rt.RouteScope(pattern); got != want || public {
 			t.Errorf("%s: scope %q (public %t), want %q", pattern, got, public, want)

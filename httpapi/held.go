@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -22,6 +23,9 @@ type HeldPayments interface {
 	// Release schedules again the HELD payments the filter selects,
 	// calling record in the transaction that does (the audit entry).
 	Release(ctx context.Context, f payment.HeldFilter, record payment.Record) (payment.Released, error)
+	// RejectHeld ends the tenant's HELD payments named by id REJECTED
+	// with the actor's reason, calling record in its transaction.
+	RejectHeld(ctx context.Context, tenantID string, paymentIDs []string, actor, reason string, record payment.Record) (int, error)
 }
 
 // releaseBody is POST /admin/payments/release's body: a tenant's
@@ -109,4 +113,73 @@ func (api *paymentsAPI) release(w http.ResponseWriter, r *http.Request) {
 	default:
 		WriteJSON(w, http.StatusOK, res)
 	}
+}
+
+// rejectBody is POST /admin/payments/reject's body: a tenant's held
+// payments by id, and why they are not to go.
+type rejectBody struct {
+	TenantID   string   `json:"tenantId"`
+	PaymentIDs []string `json:"paymentIds"`
+	Reason     string   `json:"reason"`
+}
+
+// maxRejectReason bounds a rejection's reason.
+const maxRejectReason = 500
+
+// check names what is wrong with the body.
+func (b rejectBody) check() []field.Error {
+	var errs []field.Error
+	if !field.ValidID(b.TenantID) {
+		errs = append(errs, field.Error{Field: "tenantId", Detail: "required: " + field.IDRule})
+	}
+	switch {
+	case len(b.PaymentIDs) == 0:
+		errs = append(errs, field.Error{Field: "paymentIds", Detail: "name the held payments to reject by id: a rejection is a decision on each"})
+	case len(b.PaymentIDs) > payment.MaxReject:
+		errs = append(errs, field.Error{Field: "paymentIds", Detail: fmt.Sprintf("at most %d ids a rejection", payment.MaxReject)})
+	default:
+		bad := 0
+		for i, id := range b.PaymentIDs {
+			if !field.ValidID(id) {
+				if bad++; bad <= 20 {
+					errs = append(errs, field.Error{Field: fmt.Sprintf("paymentIds[%d]", i), Detail: field.IDRule})
+				}
+			}
+		}
+	}
+	if strings.TrimSpace(b.Reason) == "" || len(b.Reason) > maxRejectReason || !plaintext.Valid(b.Reason) {
+		errs = append(errs, field.Error{Field: "reason", Detail: fmt.Sprintf("required: why they are rejected, 1 to %d characters of text", maxRejectReason)})
+	}
+	return errs
+}
+
+// rejected is POST /admin/payments/reject's answer.
+type rejected struct {
+	// Rejected counts the payments rejected; those named that were not
+	// HELD (released, cancelled meanwhile, unknown) are left.
+	Rejected int `json:"rejected"`
+}
+
+// reject serves POST /admin/payments/reject: an operator's decision that
+// held payments (a screening hit, a suspected duplicate, a cut-off's
+// hold) are not to go: REJECTED, "REJECTED by <actor>: <reason>", audited
+// in the transaction that rejects them.
+func (api *paymentsAPI) reject(w http.ResponseWriter, r *http.Request) {
+	var body rejectBody
+	if !decodeBody(w, r, &body) {
+		return
+	}
+	if errs := body.check(); len(errs) > 0 {
+		WriteProblem(w, r, Problem{Status: http.StatusUnprocessableEntity, Title: "Invalid rejection", Detail: "nothing was rejected", Errors: errs})
+		return
+	}
+	n, err := api.held.RejectHeld(r.Context(), body.TenantID, body.PaymentIDs, actorOf(r), body.Reason, func(ctx context.Context, tx pgx.Tx, n int) error {
+		return api.rt.record(ctx, tx, r, map[string]any{"reject": body, "rejected": n})
+	})
+	if err != nil {
+		api.rt.log.Error("rejecting held payments failed", "error", err)
+		WriteProblem(w, r, Problem{Status: http.StatusServiceUnavailable, Detail: "the payments cannot be rejected now; retry: what was rejected stays so"})
+		return
+	}
+	WriteJSON(w, http.StatusOK, rejected{Rejected: n})
 }

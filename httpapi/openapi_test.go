@@ -263,6 +263,8 @@ func TestResponsesMatchTheContract(t *testing.T) {
 		{"GET", "/admin/approval-rules", "/admin/approval-rules", "", "admin"},
 		{"POST", "/admin/payments/release", "/admin/payments/release", `{"batchId":"nope"}`, "admin"},
 		{"POST", "/admin/payments/release", "/admin/payments/release", `{"paymentIds":["p-1"]}`, "admin"},
+		{"POST", "/admin/payments/reject", "/admin/payments/reject", `{"tenantId":"acme","paymentIds":["p-1"],"reason":"sanctions match"}`, "admin"},
+		{"POST", "/admin/payments/reject", "/admin/payments/reject", `{"tenantId":"acme","paymentIds":[]}`, "admin"},
 		{"POST", "/admin/pauses", "/admin/pauses", `{"scope":"TENANT","id":"acme"}`, "admin"},
 		{"POST", "/admin/pauses", "/admin/pauses", `{"scope":"tenant","id":"acme"}`, "admin"},
 		{"POST", "/admin/pauses", "/admin/pauses", `{"scope":"BATCH","id":"nope"}`, "admin"},

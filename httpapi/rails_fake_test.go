@@ -197,6 +197,22 @@ func (f *fakePayments) Release(ctx context.Context, filter payment.HeldFilter, r
 	return payment.Released{Released: n, FirstSlot: &at, LastSlot: &at}, nil
 }
 
+// RejectHeld rejects the tenant's payments named that the fake knows.
+func (f *fakePayments) RejectHeld(ctx context.Context, tenantID string, ids []string, _, _ string, record payment.Record) (int, error) {
+	n := 0
+	for _, id := range ids {
+		if r, ok := f.byID[id]; ok && r.TenantID == tenantID {
+			n++
+		}
+	}
+	if record != nil && n > 0 {
+		if err := record(ctx, nil, n); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
 // take is the fakes' intake, the real one's policy (payment.Service.Take)
 // made small: check (nil: every payment passes), the rejected lines
 // dropped (all of them when whole), the rest stored by id, a file's as

@@ -157,6 +157,7 @@ func (rt *Router) routes(s Services) []Route {
 	)
 	add(payments.held != nil,
 		Route{"POST /admin/payments/release", auth.Admin, payments.release, tableJSONBody, recordsItself},
+		Route{"POST /admin/payments/reject", auth.Admin, payments.reject, tableJSONBody, recordsItself},
 	)
 	add(s.Levers != nil,
 		Route{"POST /v1/payments/{id}/priority", auth.PaymentsWrite, levers.setPriority, jsonBody, recordsItself},

@@ -305,8 +305,8 @@ func TestBulkApproval(t *testing.T) {
 	if got, err := a.svc.Approve(ctx, f, who, false, nil); err != nil || got.Selected != 2 || got.Scheduled != 2 || !got.More {
 		t.Fatalf("two of three: %+v, %v", got, err)
 	}
-	// The submitter's own are passed over by a filter.
-	if got, err := a.svc.Approve(ctx, payment.ApprovalFilter{TenantID: "acme"}, payment.Approver{Principal: "tok-sub"}, false, nil); err != nil || got.Selected != 0 || got.Approved != 0 {
+	// The submitter's own are passed over by a filter, and counted.
+	if got, err := a.svc.Approve(ctx, payment.ApprovalFilter{TenantID: "acme"}, payment.Approver{Principal: "tok-sub"}, false, nil); err != nil || got.Selected != 0 || got.Own != 1 || got.Approved != 0 {
 		t.Fatalf("the submitter's filter: %+v, %v", got, err)
 	}
 }
@@ -331,7 +331,7 @@ func TestBulkApprovalGoesOn(t *testing.T) {
 		{anna, payment.Decided{Selected: 2, Approved: 2, Waiting: 2, More: true}},
 		{anna, payment.Decided{Selected: 2, Approved: 2, Waiting: 2, More: true}},
 		{anna, payment.Decided{Selected: 1, Approved: 1, Waiting: 1}},
-		{anna, payment.Decided{}},
+		{anna, payment.Decided{Already: 2}}, // counted up to the limit
 		{payment.Approver{Principal: "tok-b", Actor: "bob"}, payment.Decided{Selected: 2, Approved: 2, Scheduled: 2, More: true}},
 	}
 	for i, tt := range tests {
@@ -830,5 +830,43 @@ func TestReleaseWhilePaused(t *testing.T) {
 	}
 	if p, it := a.find(t, "beta", "beta-000"); p.Status != payment.StatusScheduled || it == nil || it.Status != queue.StatusReady {
 		t.Fatalf("the rail resumed: %s, queued %+v", p.Status, it)
+	}
+}
+
+// TestRejectHeld: an operator rejects held payments by id, with a
+// reason: REJECTED, "REJECTED by <actor>: <reason>"; a payment not HELD
+// named with them is left, and a second rejection finds nothing.
+func TestRejectHeld(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var now time.Time
+	a := newApprovals(t, func() time.Time { return now }, map[string][]payment.ApprovalRule{"beta": {{Name: "all", Approvals: 1}}})
+	if res := a.take(t, routing.SourceAPI, "tok-sub", "init-reject-held", railPayments("beta", 2, a.at(0, 15*time.Hour))); res.AwaitingApproval != 2 {
+		t.Fatalf("Phase A: %+v", res)
+	}
+	now = a.at(0, 16*time.Hour)
+	if got, err := a.svc.SweepApprovalCutoffs(ctx); err != nil || got.Held != 2 {
+		t.Fatalf("sweep: %+v, %v", got, err)
+	}
+	if _, err := a.s.pool.Exec(ctx, `UPDATE payments SET status = 'AWAITING_APPROVAL' WHERE payment_id = $1`, payment.Key("beta", "beta-001")); err != nil {
+		t.Fatal(err)
+	}
+	recorded := 0
+	record := func(_ context.Context, _ pgx.Tx, n int) error { recorded += n; return nil }
+	ids := []string{"beta-000", "beta-001", "beta-nope"}
+	if n, err := a.svc.RejectHeld(ctx, "beta", ids, "compliance", "sanctions match confirmed", record); err != nil || n != 1 || recorded != 1 {
+		t.Fatalf("reject: %d (recorded %d), %v", n, recorded, err)
+	}
+	if p, it := a.find(t, "beta", "beta-000"); p.Status != payment.StatusRejected || p.StatusReason != "REJECTED by compliance: sanctions match confirmed" || (it != nil && it.Status != queue.StatusCompleted) {
+		t.Fatalf("rejected: %s (%s), queued %+v", p.Status, p.StatusReason, it)
+	}
+	if p, _ := a.find(t, "beta", "beta-001"); p.Status != payment.StatusAwaitingApproval {
+		t.Fatalf("not HELD, left: %s", p.Status)
+	}
+	if n, err := a.svc.RejectHeld(ctx, "beta", ids, "compliance", "again", record); err != nil || n != 0 || recorded != 1 {
+		t.Fatalf("again: %d (recorded %d), %v", n, recorded, err)
+	}
+	if vs, err := payment.Verify(ctx, a.s.pool); err != nil || len(vs) != 0 {
+		t.Fatalf("verify: %v, %v", vs, err)
 	}
 }

@@ -162,6 +162,23 @@ func (s *Service) decide(ctx context.Context, f ApprovalFilter, who Approver, de
 			return fmt.Errorf("payment: select payments awaiting approval: %w", err)
 		}
 		out.Selected, out.More = len(rows), len(rows) == limit
+		if skip != "" && len(rows) == 0 {
+			// Nothing left for this approver: say why (what it submitted,
+			// what it decided on already) from those it passed over.
+			passed, err := q.MatchAwaitingApproval(ctx, dbsqlc.MatchAwaitingApprovalParams{TenantID: f.TenantID, PaymentIds: keys,
+				RequestedFrom: from, RequestedTo: to, MaxRows: int32(limit)})
+			if err != nil {
+				return fmt.Errorf("payment: select payments awaiting approval: %w", err)
+			}
+			for _, r := range passed {
+				if r.Submitter == who.Principal {
+					out.Own++
+				} else {
+					out.Already++
+				}
+			}
+			return nil
+		}
 		var ids []string
 		byKey := make(map[string]dbsqlc.MatchAwaitingApprovalRow, len(rows))
 		for _, r := range rows {

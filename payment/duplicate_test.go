@@ -569,3 +569,43 @@ func TestControlSettings(t *testing.T) {
 		t.Fatalf("a refused change changed the settings: %+v", got["acme"])
 	}
 }
+
+// TestSentAgainAfterItsCancel: a payment sent again after the one it
+// repeats was cancelled (or rejected) is no duplicate: it takes the
+// fingerprint over, and a third like it is a duplicate of it, not of the
+// cancelled one.
+func TestSentAgainAfterItsCancel(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := newPool(t)
+	setDuplicates(t, pool, "acme", "HOLD", 0)
+	c := &clock{t: time.Now()}
+	a := dupPhaseA(pool, c)
+	at := c.now().Add(24 * time.Hour).Truncate(time.Second)
+	for i, status := range []string{"CANCELLED", "REJECTED"} {
+		first := payroll(fmt.Sprintf("first%d", i), 1, at)
+		first[0].Amount = fmt.Sprintf("%d.00", 500+i)
+		if res, err := a.InitChunk(ctx, first, "init-"+first[0].PaymentID); err != nil || res.Scheduled != 1 {
+			t.Fatalf("the first: %+v, %v", res, err)
+		}
+		if _, err := pool.Exec(ctx, `UPDATE payments SET status = $1 WHERE external_id = $2`, status, first[0].PaymentID); err != nil {
+			t.Fatal(err)
+		}
+		again, third := first[0], first[0]
+		again.PaymentID, third.PaymentID = fmt.Sprintf("again%d", i), fmt.Sprintf("third%d", i)
+		if got, err := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool)}).SuspectedDuplicates(ctx, []payment.Request{again}); err != nil || len(got) != 0 {
+			t.Fatalf("the intake's look after the first was %s: %+v, %v; want none", status, got, err)
+		}
+		for _, r := range []payment.Request{again, third} {
+			if _, err := a.InitChunk(ctx, []payment.Request{r}, "init-"+r.PaymentID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := load(t, pool, again.PaymentID); got.status != payment.StatusScheduled || got.reason != "" || !got.queued {
+			t.Errorf("sent again after its %s: %+v, want SCHEDULED, no duplicate", status, got)
+		}
+		if got := load(t, pool, third.PaymentID); got.status != payment.StatusHeld || got.reason != "DUPLICATE: like "+again.PaymentID {
+			t.Errorf("a third like it: %+v, want HELD like %s", got, again.PaymentID)
+		}
+	}
+}

@@ -258,3 +258,45 @@ func (s *Service) awaitApprovals(ctx context.Context, rows []dbsqlc.MatchHeldRow
 	}
 	return kept, moved, nil
 }
+
+// MaxReject bounds the held payments one rejection names.
+const MaxReject = 1000
+
+// ReasonRejectedBy begins the status reason of a held payment an
+// operator rejected: "REJECTED by <actor>: <reason>".
+const ReasonRejectedBy = "REJECTED by "
+
+// RejectHeld ends the tenant's HELD payments named by id REJECTED, with
+// the operator's reason ("REJECTED by <actor>: <reason>"), their parked
+// queue items done, in one transaction with record's entry: the
+// decision on a screening hit, a suspected duplicate or a cut-off's hold
+// that is not to go. A payment not HELD (released, cancelled meanwhile)
+// is left; the answer counts those rejected.
+func (s *Service) RejectHeld(ctx context.Context, tenantID string, paymentIDs []string, actor, reason string, record Record) (int, error) {
+	if tenantID == "" || len(paymentIDs) == 0 {
+		return 0, ErrNoSelection
+	}
+	keys := make([]string, len(paymentIDs))
+	for i, id := range paymentIDs {
+		keys[i] = Key(tenantID, id)
+	}
+	text := ReasonRejectedBy + actor + ": " + reason
+	n := 0
+	err := pgx.BeginFunc(ctx, s.cfg.Store.db, func(tx pgx.Tx) error {
+		rejected, err := dbsqlc.New(tx).RejectHeld(ctx, dbsqlc.RejectHeldParams{PaymentIds: keys, StatusReason: text})
+		if err != nil {
+			return fmt.Errorf("payment: reject %d held payments: %w", len(keys), err)
+		}
+		n = len(rejected)
+		if s.cfg.Queue != nil {
+			if _, err := s.cfg.Queue.CompleteParkedTx(ctx, tx, ItemType, rejected); err != nil {
+				return err
+			}
+		}
+		if record == nil || n == 0 {
+			return nil
+		}
+		return record(ctx, tx, n)
+	})
+	return n, err
+}

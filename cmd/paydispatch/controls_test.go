@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,8 @@ import (
 //     again under new ids (with a new hire), its payments are held as
 //     duplicates, like the first's, and only the new hire runs;
 //   - screen's file, one creditor in ten on the simulator's list: the
-//     hits are held and the rest run at their rail's rate.
+//     hits are held and the rest run at their rail's rate; compliance
+//     rejects two hits (REJECTED with its reason), the rest stay held.
 //
 // In every case nothing held, waiting, denied or rejected reached a
 // rail, each delivered payment reached it once, every balance is exact
@@ -286,10 +288,10 @@ func TestControlsFromOutside(t *testing.T) {
 	if code != http.StatusForbidden || ctype != "application/problem+json" || prob["type"] != "https://paydispatch.dev/problems/own-payment" {
 		t.Errorf("the clerk approves its own payments by id: %d %s %v; want 403 own-payment", code, ctype, prob)
 	}
-	decided(clerk, "/v1/payments/approve", fmt.Sprintf(`{"batchId":%q}`, bigBatch), map[string]float64{"selected": 40, "own": 40})
+	decided(clerk, "/v1/payments/approve", fmt.Sprintf(`{"batchId":%q}`, bigBatch), map[string]float64{"selected": 0, "own": 40})
 	bigWaits(0)
 	decided(checker1, "/v1/payments/approve", fmt.Sprintf(`{"batchId":%q}`, bigBatch), map[string]float64{"selected": 40, "approved": 40, "waiting": 40})
-	decided(checker1, "/v1/payments/approve", fmt.Sprintf(`{"batchId":%q}`, bigBatch), map[string]float64{"selected": 40, "already": 40, "waiting": 40})
+	decided(checker1, "/v1/payments/approve", fmt.Sprintf(`{"batchId":%q}`, bigBatch), map[string]float64{"selected": 0, "already": 40})
 	bigWaits(1)
 	decided(checker2, "/v1/payments/deny", `{"tenantId":"acme","paymentIds":["big-07"],"reason":"not ours"}`, map[string]float64{"selected": 1, "rejected": 1})
 
@@ -477,8 +479,25 @@ func TestControlsFromOutside(t *testing.T) {
 		return ""
 	})
 	// screen: the hits held; the rest ran at the rate from T1 (90 at 10 a
-	// second take nine seconds).
-	want("screen", "s-", 10, "HELD", "SCREENING: SIM-NAMES", func(r row) string {
+	// second take nine seconds). Compliance rejects two of the hits.
+	var confirmed []string
+	for id := range hits {
+		if len(confirmed) < 2 {
+			confirmed = append(confirmed, id)
+		}
+	}
+	ids, _ := json.Marshal(confirmed)
+	if out := must("", "POST", "/admin/payments/reject", fmt.Sprintf(`{"tenantId":"screen","paymentIds":%s,"reason":"sanctions match confirmed"}`, ids)); out["rejected"] != float64(2) {
+		t.Errorf("compliance rejects two hits: %v, want 2 rejected", out)
+	}
+	rs = rows()
+	want("screen", "s-", 2, "REJECTED", "REJECTED by ", func(r row) string {
+		if !slices.Contains(confirmed, r.id) || !strings.HasSuffix(r.reason, ": sanctions match confirmed") {
+			return "rejected: " + r.reason
+		}
+		return ""
+	})
+	want("screen", "s-", 8, "HELD", "SCREENING: SIM-NAMES", func(r row) string {
 		if !hits[r.id] {
 			return "held, not a hit"
 		}

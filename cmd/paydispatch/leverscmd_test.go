@@ -107,7 +107,7 @@ func TestLeversCommand(t *testing.T) {
 		{[]string{"payments", "priority", "--priority", "HIGH", "--tenant", "acme", "--id", "acme 0"}, `--id "acme 0": want a payment id`},
 		{[]string{"payments", "priority", "--priority", "HIGH", "--tenant", "acme", "--id", "acme-999"}, `--id "acme-999": tenant acme has no such payment`},
 		{[]string{"payments", "priority", "--priority", "HIGH", "--batch", "b-nope"}, `--batch "b-nope": no such file`},
-		{[]string{"payments", "hurry"}, `unknown subcommand "hurry": want cancel or release or pause or resume or pauses or priority`},
+		{[]string{"payments", "hurry"}, `unknown subcommand "hurry": want cancel or release or reject or pause or resume or pauses or priority`},
 	} {
 		code, out, stderr := runCLI(bad.args, env)
 		if code != 2 || out != "" || !strings.Contains(stderr, bad.want) || strings.Count("\n"+stderr, "\npaydispatch payments: ") != 1 {

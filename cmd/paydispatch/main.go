@@ -44,7 +44,7 @@ func commands() []*command {
 		{name: "config", summary: "read or change an item type's dispatch settings at run time", usage: "get|set ...", run: runConfig},
 		{name: "account", summary: "open a ledger account or show one", usage: "create|show ...", run: runAccount},
 		{name: "fx-rate", summary: "set or list FX rates", usage: "set|list ...", run: runFXRate},
-		{name: "payments", summary: "cancel a selection of payments (a tenant's, a file's) before their execution begins, release those held at a cut-off, pause and resume a tenant, a file or a rail, or change a waiting payment's priority", usage: "cancel|release|pause|resume|pauses|priority ...", run: runPayments},
+		{name: "payments", summary: "cancel a selection of payments (a tenant's, a file's) before their execution begins, release or reject held ones, pause and resume a tenant, a file or a rail, or change a waiting payment's priority", usage: "cancel|release|reject|pause|resume|pauses|priority ...", run: runPayments},
 		{name: "rail", summary: "create, change, list or show the rails payments leave by (a rail's backlog and cut-off margin)", usage: "set|list|show ...", run: runRail},
 		{name: "calendar", summary: "set, list or show the business-day calendars of rails", usage: "set|list|show ...", run: runCalendar},
 		{name: "routing", summary: "set or list the routing rules that choose a payment's rail", usage: "set|list ...", run: runRouting},

@@ -26,7 +26,7 @@ import (
 // waiting.
 func runPayments(ctx context.Context, env *environment, args []string) error {
 	const usage = "cancel (--tenant T | --batch B) [--status RECEIVED,SCHEDULED,HELD,AWAITING_APPROVAL] [--from TIME] [--to TIME] [--dry-run] | " +
-		"release (--tenant T [--ids ID,...] | --batch B | --rail R)... | " + pauseUsage + " | " + resumeUsage + " | " + pausesUsage + " | " + priorityUsage
+		"release (--tenant T [--ids ID,...] | --batch B | --rail R)... | " + rejectUsage + " | " + pauseUsage + " | " + resumeUsage + " | " + pausesUsage + " | " + priorityUsage
 	about := "cancel cancels the payments a filter selects whose execution has not begun: a tenant's, a file's, or a\n" +
 		"tenant's in a file, requested in [--from, --to) (RFC 3339), in the statuses named (default: any they wait in,\n" +
 		"HELD among them). It prints how many it cancelled and, of the others, how many are in each status and why.\n" +
@@ -35,13 +35,18 @@ func runPayments(ctx context.Context, env *environment, args []string) error {
 		"--ids, those of its ids), a file's, a rail's, each flag narrowing the others, at most 10,000 a call. Each is\n" +
 		"paced again from now on its rail, before its business day's cut-off or from a later day's opening, never sent\n" +
 		"late. It prints how many were released, how many stay held, and their slots. Example: paydispatch payments release --rail SEPA\n\n" +
+		"reject ends a tenant's HELD payments named by id (a screening hit, a suspected duplicate, a cut-off's hold)\n" +
+		"REJECTED, with the reason given ('REJECTED by <actor>: <reason>'); those not HELD are left. It prints how many\n" +
+		"it rejected. Example: paydispatch payments reject --tenant acme --ids p-1,p-2 --reason 'sanctions match confirmed'\n\n" +
 		leversAbout
-	sub, err := subcommand(ctx, env, "payments", usage, about, args, "cancel", "release", "pause", "resume", "pauses", "priority")
+	sub, err := subcommand(ctx, env, "payments", usage, about, args, "cancel", "release", "reject", "pause", "resume", "pauses", "priority")
 	switch sub {
 	case "":
 		return err
 	case "release":
 		return runRelease(ctx, env, about, args[1:])
+	case "reject":
+		return runRejectHeld(ctx, env, about, args[1:])
 	case "pause":
 		return runPause(ctx, env, args[1:])
 	case "resume":
@@ -181,6 +186,54 @@ func runRelease(ctx context.Context, env *environment, about string, args []stri
 			if res.FirstSlot != nil {
 				fmt.Fprintf(env.stdout, "slots: %s to %s\n", res.FirstSlot.Format(time.RFC3339Nano), res.LastSlot.Format(time.RFC3339Nano))
 			}
+			return nil
+		})
+}
+
+const rejectUsage = "reject --tenant T --ids ID,... --reason TEXT"
+
+// runRejectHeld rejects held payments ('payments reject').
+func runRejectHeld(ctx context.Context, env *environment, about string, args []string) error {
+	var tenant, ids, reason string
+	var paymentIDs []string
+	extra := func(fs *flag.FlagSet) {
+		fs.StringVar(&tenant, "tenant", "", "the tenant whose held payments to reject")
+		fs.StringVar(&ids, "ids", "", "the tenant's payment ids, comma-separated")
+		fs.StringVar(&reason, "reason", "", "why they are not to go (in each payment's status reason and the audit log)")
+	}
+	check := func([]string) error {
+		paymentIDs = splitList(ids)
+		switch {
+		case !field.ValidID(tenant):
+			return fmt.Errorf("--tenant %q: want a tenant id: %s", plaintext.Clip(tenant, 64), field.IDRule)
+		case len(paymentIDs) == 0:
+			return errors.New("--ids: name the held payments to reject by id: a rejection is a decision on each")
+		case len(paymentIDs) > payment.MaxReject:
+			return fmt.Errorf("--ids: at most %d ids a rejection", payment.MaxReject)
+		case strings.TrimSpace(reason) == "" || len(reason) > 500 || !plaintext.Valid(reason):
+			return errors.New("--reason: say why they are rejected, 1 to 500 characters of text")
+		}
+		for _, id := range paymentIDs {
+			if !field.ValidID(id) {
+				return fmt.Errorf("--ids: %q is no payment id: %s", plaintext.Clip(id, 64), field.IDRule)
+			}
+		}
+		return nil
+	}
+	return ledgerCommand(ctx, env, "payments reject", rejectUsage[len("reject "):], about, args, extra, func(n int) bool { return n == 0 }, check,
+		func(ctx context.Context, db *postgres.DB, _ []string) error {
+			actor, err := cliActor(env)
+			if err != nil {
+				return err
+			}
+			svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool)})
+			n, err := svc.RejectHeld(ctx, tenant, paymentIDs, actor, reason, func(ctx context.Context, tx pgx.Tx, n int) error {
+				return cliRecord(ctx, tx, actor, "payments reject", tenant, map[string]any{"tenantId": tenant, "paymentIds": paymentIDs, "reason": reason, "rejected": n})
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.stdout, "rejected: %d\n", n)
 			return nil
 		})
 }

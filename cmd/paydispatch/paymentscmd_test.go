@@ -7,9 +7,9 @@ import (
 	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 )
 
-// TestPaymentsCommand: payments cancel refuses a filter it cannot act on
-// (exit 2, one line naming the flag), counts with --dry-run, and prints
-// what it cancelled.
+// TestPaymentsCommand: payments cancel and reject refuse what they cannot
+// act on (exit 2, one line naming the flag); cancel counts with
+// --dry-run, and each prints what it did.
 func TestPaymentsCommand(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"DATABASE_URL": pgtest.URL(t)}
@@ -23,6 +23,10 @@ func TestPaymentsCommand(t *testing.T) {
 		{[]string{"payments", "cancel", "--tenant", "acme", "--from", "2030-01-01T16:00:00Z", "--to", "2030-01-01T15:00:00Z"}, "--to must be after --from"},
 		{[]string{"payments", "cancel", "--batch", "batch-nope"}, `--batch "batch-nope": no such file`},
 		{[]string{"payments", "refund"}, `unknown subcommand "refund"`},
+		{[]string{"payments", "reject", "--ids", "p-1", "--reason", "no"}, `--tenant "": want a tenant id`},
+		{[]string{"payments", "reject", "--tenant", "acme", "--reason", "no"}, "--ids: name the held payments to reject by id"},
+		{[]string{"payments", "reject", "--tenant", "acme", "--ids", "p 1", "--reason", "no"}, `--ids: "p 1" is no payment id`},
+		{[]string{"payments", "reject", "--tenant", "acme", "--ids", "p-1"}, "--reason: say why they are rejected"},
 	} {
 		if code, out, stderr := runCLI(bad.args, env); code != 2 || out != "" || !strings.Contains(stderr, bad.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", bad.args, code, out, stderr, bad.want)
@@ -33,5 +37,8 @@ func TestPaymentsCommand(t *testing.T) {
 	}
 	if code, out, stderr := runCLI([]string{"payments", "cancel", "--tenant", "acme", "--status", "scheduled"}, env); code != 0 || out != "cancelled: 0\n" {
 		t.Fatalf("cancel: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+	if code, out, stderr := runCLI([]string{"payments", "reject", "--tenant", "acme", "--ids", "p-1", "--reason", "sanctions match"}, env); code != 0 || out != "rejected: 0\n" {
+		t.Fatalf("reject: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 }

@@ -98,3 +98,12 @@ LANGUAGE sql VOLATILE AS $$
     SELECT CASE WHEN p_status = 'ACCEPTED' AND p_type IS NULL THEN coalesce(p_accepted_at, clock_timestamp())
                 ELSE greatest(clock_timestamp(), p_accepted_at) END
 $$;
+
+-- payment_fingerprint_void reports whether the payment owning a duplicate
+-- fingerprint will never move money (CANCELLED, REJECTED): a payment sent
+-- again after it is no duplicate of it, and takes the fingerprint over
+-- (ClaimFingerprints).
+CREATE OR REPLACE FUNCTION payment_fingerprint_void(p_payment_id text) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT EXISTS (SELECT 1 FROM payments WHERE payment_id = p_payment_id AND status IN ('CANCELLED', 'REJECTED'))
+$$;

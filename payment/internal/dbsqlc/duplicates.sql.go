@@ -17,11 +17,10 @@ FROM (SELECT unnest($2::text[]) AS tenant_id, unnest($3::bytea[]) AS fingerprint
              unnest($4::text[]) AS payment_id, unnest($5::text[]) AS external_id,
              unnest($6::timestamptz[]) AS expires_at) t
 ORDER BY t.tenant_id, t.fingerprint
-ON CONFLICT (tenant_id, fingerprint) DO UPDATE SET
-    payment_id  = CASE WHEN f.expires_at <= excluded.received_at THEN excluded.payment_id ELSE f.payment_id END,
-    external_id = CASE WHEN f.expires_at <= excluded.received_at THEN excluded.external_id ELSE f.external_id END,
-    received_at = CASE WHEN f.expires_at <= excluded.received_at THEN excluded.received_at ELSE f.received_at END,
-    expires_at  = CASE WHEN f.expires_at <= excluded.received_at THEN excluded.expires_at ELSE f.expires_at END
+ON CONFLICT (tenant_id, fingerprint) DO UPDATE SET (payment_id, external_id, received_at, expires_at) = (
+    SELECT CASE WHEN o.taken THEN excluded.payment_id ELSE f.payment_id END, CASE WHEN o.taken THEN excluded.external_id ELSE f.external_id END,
+           CASE WHEN o.taken THEN excluded.received_at ELSE f.received_at END, CASE WHEN o.taken THEN excluded.expires_at ELSE f.expires_at END
+    FROM (SELECT f.expires_at <= excluded.received_at OR payment_fingerprint_void(f.payment_id) AS taken) o)
 WHERE f.payment_id <> excluded.payment_id
 RETURNING f.tenant_id, f.fingerprint, f.payment_id, f.external_id, f.received_at
 `
@@ -46,7 +45,9 @@ type ClaimFingerprintsRow struct {
 // The duplicate control's one statement a chunk: each fingerprint is
 // inserted, owned by its payment, or, where another payment's row has
 // it, that row is answered, taken over when its window ended before
-// @received_at. Each (tenant, fingerprint) at most once in the arrays;
+// @received_at or its payment will never move money (CANCELLED,
+// REJECTED: a payment sent again after its cancel is no duplicate of
+// it). Each (tenant, fingerprint) at most once in the arrays;
 // in key order, so that two chunks lock shared rows in one order. A row
 // the payment owns already (a retry) is left as it is and not answered.
 func (q *Queries) ClaimFingerprints(ctx context.Context, arg ClaimFingerprintsParams) ([]ClaimFingerprintsRow, error) {
@@ -146,6 +147,7 @@ FROM (SELECT unnest($2::text[]) AS tenant_id, unnest($3::bytea[]) AS fingerprint
 LEFT JOIN LATERAL (
     SELECT f.payment_id, f.external_id FROM payment_fingerprint f
     WHERE f.tenant_id = t.tenant_id AND f.fingerprint = t.fingerprint AND f.expires_at > $4::timestamptz
+      AND NOT payment_fingerprint_void(f.payment_id)
     LIMIT 1) f ON true
 `
 
@@ -166,7 +168,8 @@ type DuplicateLookupRow struct {
 
 // The intake's look for suspected duplicates, read only: for each
 // (tenant, fingerprint) its tenant's duplicate action and the payment
-// owning it, if its window is open at @now. A lookup by the primary key
+// owning it, if its window is open at @now and it is not void (a
+// cancelled or rejected payment: the claim takes it over). A lookup by the primary key
 // each (LIMIT keeps the planner from hashing the whole table instead).
 func (q *Queries) DuplicateLookup(ctx context.Context, arg DuplicateLookupParams) ([]DuplicateLookupRow, error) {
 	rows, err := q.db.Query(ctx, duplicateLookup,

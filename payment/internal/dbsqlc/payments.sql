@@ -541,6 +541,21 @@ WHERE status = 'HELD'
 ORDER BY requested_execution_time, payment_id
 LIMIT @max_rows;
 
+-- name: RejectHeld :many
+-- An operator's rejection of HELD payments by key (a screening hit, a
+-- suspected duplicate, a cut-off's hold): REJECTED with the reason. Locked
+-- in key order, the status checked on the locked rows; others are left.
+WITH locked AS (
+    SELECT l.payment_id, l.status FROM payments l
+    WHERE l.payment_id = ANY(@payment_ids::text[])
+    ORDER BY l.payment_id
+    FOR UPDATE
+)
+UPDATE payments p SET status = 'REJECTED', status_reason = @status_reason::text, updated_at = now()
+FROM locked
+WHERE p.payment_id = locked.payment_id AND locked.status = 'HELD'
+RETURNING p.payment_id;
+
 -- name: RailBacklog :one
 -- What waits for a rail: its SCHEDULED payments with slots before @until
 -- (how many, their first and last slots: the epoch for none) and its HELD

@@ -2382,6 +2382,47 @@ func (q *Queries) RedrivePayment(ctx context.Context, arg RedrivePaymentParams) 
 	return result.RowsAffected(), nil
 }
 
+const rejectHeld = `-- name: RejectHeld :many
+WITH locked AS (
+    SELECT l.payment_id, l.status FROM payments l
+    WHERE l.payment_id = ANY($2::text[])
+    ORDER BY l.payment_id
+    FOR UPDATE
+)
+UPDATE payments p SET status = 'REJECTED', status_reason = $1::text, updated_at = now()
+FROM locked
+WHERE p.payment_id = locked.payment_id AND locked.status = 'HELD'
+RETURNING p.payment_id
+`
+
+type RejectHeldParams struct {
+	StatusReason string
+	PaymentIds   []string
+}
+
+// An operator's rejection of HELD payments by key (a screening hit, a
+// suspected duplicate, a cut-off's hold): REJECTED with the reason. Locked
+// in key order, the status checked on the locked rows; others are left.
+func (q *Queries) RejectHeld(ctx context.Context, arg RejectHeldParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, rejectHeld, arg.StatusReason, arg.PaymentIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var payment_id string
+		if err := rows.Scan(&payment_id); err != nil {
+			return nil, err
+		}
+		items = append(items, payment_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const reschedulePayments = `-- name: ReschedulePayments :many
 UPDATE payments p
 SET status = 'SCHEDULED', status_reason = nullif(r.reason, ''), scheduled_execution_time = r.at,
