@@ -870,3 +870,42 @@ func TestRejectHeld(t *testing.T) {
 		t.Fatalf("verify: %v, %v", vs, err)
 	}
 }
+
+// TestFileSelections: a file none of whose payments was taken in selects
+// nothing (never every held or waiting payment); another tenant's file is
+// not found for a tenant, as one that does not exist.
+func TestFileSelections(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var now time.Time
+	a := newApprovals(t, func() time.Time { return now }, map[string][]payment.ApprovalRule{"beta": {{Name: "all", Approvals: 1}}})
+	if res := a.take(t, routing.SourceAPI, "tok-sub", "init-files", railPayments("beta", 2, a.at(0, 15*time.Hour))); res.AwaitingApproval != 2 {
+		t.Fatalf("Phase A: %+v", res)
+	}
+	now = a.at(0, 16*time.Hour)
+	if got, err := a.svc.SweepApprovalCutoffs(ctx); err != nil || got.Held != 2 {
+		t.Fatalf("sweep: %+v, %v", got, err)
+	}
+	if _, err := a.s.pool.Exec(ctx, `UPDATE payments SET status = 'AWAITING_APPROVAL' WHERE payment_id = $1`, payment.Key("beta", "beta-001")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.s.pool.Exec(ctx, `INSERT INTO payment_batches (batch_id, tenants, payments, chunks, rejected) VALUES ('b-all-rejected', '{beta}', 0, 0, 3)`); err != nil {
+		t.Fatal(err)
+	}
+	anna := payment.Approver{Principal: "tok-a", Actor: "anna"}
+	if got, err := a.svc.Release(ctx, payment.HeldFilter{BatchID: "b-all-rejected"}, nil); err != nil || got != (payment.Released{}) {
+		t.Errorf("release of an empty file: %+v, %v; want nothing", got, err)
+	}
+	if got, err := a.svc.Approve(ctx, payment.ApprovalFilter{BatchID: "b-all-rejected"}, anna, false, nil); err != nil || got != (payment.Decided{}) {
+		t.Errorf("approval of an empty file: %+v, %v; want nothing", got, err)
+	}
+	if _, err := a.svc.Approve(ctx, payment.ApprovalFilter{TenantID: "globex", BatchID: "b-all-rejected"}, anna, true, nil); !errors.Is(err, payment.ErrNotFound) {
+		t.Errorf("another tenant's file: %v, want ErrNotFound", err)
+	}
+	if p, _ := a.find(t, "beta", "beta-000"); p.Status != payment.StatusHeld {
+		t.Errorf("beta-000: %s, want HELD still", p.Status)
+	}
+	if p, _ := a.find(t, "beta", "beta-001"); p.Status != payment.StatusAwaitingApproval {
+		t.Errorf("beta-001: %s, want AWAITING_APPROVAL still", p.Status)
+	}
+}

@@ -107,17 +107,19 @@ func (s *Service) decide(ctx context.Context, f ApprovalFilter, who Approver, de
 		keys = append(keys, Key(f.TenantID, id))
 	}
 	if f.BatchID != "" {
-		inFile, err := s.batchKeys(ctx, f.BatchID)
+		inFile, err := s.tenantBatchKeys(ctx, f.BatchID, f.TenantID)
 		if err != nil {
 			return Decided{}, err
 		}
 		if len(keys) > 0 {
 			keys = intersect(keys, inFile)
-			if len(keys) == 0 {
-				return Decided{DryRun: dryRun}, nil
-			}
 		} else {
 			keys = inFile
+		}
+		if len(keys) == 0 {
+			// A file none of whose payments was taken in (or none of
+			// those named): nothing, never "any" (no keys).
+			return Decided{DryRun: dryRun}, nil
 		}
 	}
 	from, to := f.From, f.To

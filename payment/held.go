@@ -105,7 +105,16 @@ func (s *Service) Release(ctx context.Context, f HeldFilter, record Record) (Rel
 		if err != nil {
 			return Released{}, err
 		}
-		keys = append(keys, inFile...)
+		// The file narrows the ids named; a file none of whose payments
+		// was taken in selects nothing, never every held payment.
+		if len(keys) > 0 {
+			keys = intersect(keys, inFile)
+		} else {
+			keys = inFile
+		}
+		if len(keys) == 0 {
+			return Released{}, nil
+		}
 	}
 	rows, err := s.cfg.Store.q.MatchHeld(ctx, dbsqlc.MatchHeldParams{Rail: f.Rail, TenantID: f.TenantID, PaymentIds: keys,
 		Reasons: reasons, MaxRows: MaxRelease})

@@ -343,8 +343,15 @@ func (s *Service) Pauses(ctx context.Context) ([]Pause, error) {
 
 // batchKeys are a file's payments' keys (ErrNotFound: no such file).
 func (s *Service) batchKeys(ctx context.Context, batchID string) ([]string, error) {
+	return s.tenantBatchKeys(ctx, batchID, "")
+}
+
+// tenantBatchKeys are batchKeys of a file of the tenant's (any tenant's
+// for ""): another tenant's file is ErrNotFound, as one that does not
+// exist, so that a tenant's caller learns nothing of other files.
+func (s *Service) tenantBatchKeys(ctx context.Context, batchID, tenantID string) ([]string, error) {
 	q := dbsqlc.New(s.cfg.Store.db)
-	if _, err := q.GetBatch(ctx, batchID); errors.Is(err, pgx.ErrNoRows) {
+	if b, err := q.GetBatch(ctx, batchID); errors.Is(err, pgx.ErrNoRows) || err == nil && tenantID != "" && !slices.Contains(b.Tenants, tenantID) {
 		return nil, ErrNotFound
 	} else if err != nil {
 		return nil, fmt.Errorf("payment: batch %s: %w", batchID, err)

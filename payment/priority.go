@@ -64,7 +64,7 @@ func (s *Service) SetBatchPriority(ctx context.Context, batchID, tenantID string
 	if !p.Valid() {
 		return Reprioritized{}, invalid(field.Error{Field: "priority", Detail: "HIGH, NORMAL or LOW"})
 	}
-	keys, err := s.batchKeys(ctx, batchID)
+	keys, err := s.tenantBatchKeys(ctx, batchID, tenantID)
 	if err != nil {
 		return Reprioritized{}, err
 	}
