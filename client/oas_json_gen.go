@@ -1661,9 +1661,15 @@ func (s *BatchAccepted) encodeFields(e *jx.Encoder) {
 			e.ArrEnd()
 		}
 	}
+	{
+		if s.SuspectedDuplicates.Set {
+			e.FieldStart("suspectedDuplicates")
+			s.SuspectedDuplicates.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfBatchAccepted = [8]string{
+var jsonFieldsNameOfBatchAccepted = [9]string{
 	0: "batchId",
 	1: "payments",
 	2: "chunks",
@@ -1672,6 +1678,7 @@ var jsonFieldsNameOfBatchAccepted = [8]string{
 	5: "rejections",
 	6: "projection",
 	7: "duplicates",
+	8: "suspectedDuplicates",
 }
 
 // Decode decodes BatchAccepted from json.
@@ -1679,7 +1686,7 @@ func (s *BatchAccepted) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode BatchAccepted to nil")
 	}
-	var requiredBitSet [1]uint8
+	var requiredBitSet [2]uint8
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -1794,6 +1801,16 @@ func (s *BatchAccepted) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"duplicates\"")
 			}
+		case "suspectedDuplicates":
+			if err := func() error {
+				s.SuspectedDuplicates.Reset()
+				if err := s.SuspectedDuplicates.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"suspectedDuplicates\"")
+			}
 		default:
 			return errors.Errorf("unexpected field %q", k)
 		}
@@ -1803,8 +1820,9 @@ func (s *BatchAccepted) Decode(d *jx.Decoder) error {
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
-	for i, mask := range [1]uint8{
+	for i, mask := range [2]uint8{
 		0b00011111,
+		0b00000000,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.

@@ -616,6 +616,9 @@ type BatchAccepted struct {
 	// The started payments that look like an earlier payment of their tenant (in the file or taken in
 	// before), the first 1,000; absent when none.
 	Duplicates []SuspectedDuplicate `json:"duplicates"`
+	// How many of the file's payments look like an earlier payment of their tenant (duplicates lists the
+	// first 1,000).
+	SuspectedDuplicates OptInt `json:"suspectedDuplicates"`
 }
 
 // GetBatchId returns the value of BatchId.
@@ -658,6 +661,11 @@ func (s *BatchAccepted) GetDuplicates() []SuspectedDuplicate {
 	return s.Duplicates
 }
 
+// GetSuspectedDuplicates returns the value of SuspectedDuplicates.
+func (s *BatchAccepted) GetSuspectedDuplicates() OptInt {
+	return s.SuspectedDuplicates
+}
+
 // SetBatchId sets the value of BatchId.
 func (s *BatchAccepted) SetBatchId(val string) {
 	s.BatchId = val
@@ -696,6 +704,11 @@ func (s *BatchAccepted) SetProjection(val []RailProjection) {
 // SetDuplicates sets the value of Duplicates.
 func (s *BatchAccepted) SetDuplicates(val []SuspectedDuplicate) {
 	s.Duplicates = val
+}
+
+// SetSuspectedDuplicates sets the value of SuspectedDuplicates.
+func (s *BatchAccepted) SetSuspectedDuplicates(val OptInt) {
+	s.SuspectedDuplicates = val
 }
 
 // BatchAcceptedHeaders wraps BatchAccepted with response headers.

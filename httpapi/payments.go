@@ -265,8 +265,9 @@ type batchAccepted struct {
 	Projection []payment.RailProjection `json:"projection,omitempty"`
 	// Duplicates are the started payments that look like an earlier
 	// payment of their tenant, and what Phase A will do with each (the
-	// first 1,000).
-	Duplicates []payment.SuspectedDuplicate `json:"duplicates,omitempty"`
+	// first 1,000); SuspectedDuplicates counts them all.
+	Duplicates          []payment.SuspectedDuplicate `json:"duplicates,omitempty"`
+	SuspectedDuplicates int                          `json:"suspectedDuplicates,omitempty"`
 }
 
 // paymentAccepted is a single payment's 202, with where it is projected
@@ -441,7 +442,7 @@ func (api *paymentsAPI) createBatch(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Location", "/v1/payment-batches/"+sub.BatchID)
 		out := batchAccepted{BatchSubmission: sub, Declared: declared, Rejected: len(lineErrs), Rejections: lineErrs, Projection: taken.Projection,
-			Duplicates: taken.Duplicates}
+			Duplicates: taken.Duplicates, SuspectedDuplicates: len(taken.Duplicates)}
 		if len(out.Rejections) > 1000 {
 			out.Rejections = out.Rejections[:1000]
 		}

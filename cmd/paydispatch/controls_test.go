@@ -252,8 +252,8 @@ func TestControlsFromOutside(t *testing.T) {
 	pastPhaseA(30 + 40 + 5 + 9 + 100)
 	_, again := send("", payroll2.String())
 	dups, _ := again["duplicates"].([]any)
-	if len(dups) != 30 {
-		t.Errorf("the payroll under new ids: %d duplicates named, want 30: %v", len(dups), again)
+	if len(dups) != 30 || again["suspectedDuplicates"] != float64(30) {
+		t.Errorf("the payroll under new ids: %d duplicates named, %v counted, want 30: %v", len(dups), again["suspectedDuplicates"], again)
 	}
 	for _, d := range dups {
 		d, _ := d.(map[string]any)
