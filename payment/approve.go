@@ -39,9 +39,11 @@ type Approver struct {
 // Decided is an approval's or a denial's answer (with DryRun, what it
 // would have done: nothing was changed).
 type Decided struct {
-	// Selected counts the payments the filter found; Own those of them
-	// the approver submitted, left alone; Already those it had decided
-	// on before (it counts once).
+	// Selected counts the payments the selection found; Own those of
+	// them the approver submitted, left alone; Already those it had
+	// decided on before (it counts once). A file or a filter passes
+	// over both, and counts them (up to the limit) only when nothing
+	// else was left.
 	Selected int `json:"selected"`
 	Own      int `json:"own"`
 	Already  int `json:"already"`
