@@ -72,16 +72,22 @@ func (b releaseBody) check() (payment.HeldFilter, []field.Error) {
 	case len(b.PaymentIDs) > payment.MaxRelease:
 		errs = append(errs, field.Error{Field: "paymentIds", Detail: fmt.Sprintf("at most %d ids a release", payment.MaxRelease)})
 	default:
-		bad := 0
-		for i, id := range b.PaymentIDs {
-			if !field.ValidID(id) {
-				if bad++; bad <= 20 {
-					errs = append(errs, field.Error{Field: fmt.Sprintf("paymentIds[%d]", i), Detail: field.IDRule})
-				}
+		errs = append(errs, badIDs(b.PaymentIDs)...)
+	}
+	return f, errs
+}
+
+// badIDs names the first 20 of ids that are no payment id.
+func badIDs(ids []string) []field.Error {
+	var errs []field.Error
+	for i, id := range ids {
+		if !field.ValidID(id) {
+			if errs = append(errs, field.Error{Field: fmt.Sprintf("paymentIds[%d]", i), Detail: field.IDRule}); len(errs) == 20 {
+				break
 			}
 		}
 	}
-	return f, errs
+	return errs
 }
 
 // release serves POST /admin/payments/release: an operator's override of
@@ -138,14 +144,7 @@ func (b rejectBody) check() []field.Error {
 	case len(b.PaymentIDs) > payment.MaxReject:
 		errs = append(errs, field.Error{Field: "paymentIds", Detail: fmt.Sprintf("at most %d ids a rejection", payment.MaxReject)})
 	default:
-		bad := 0
-		for i, id := range b.PaymentIDs {
-			if !field.ValidID(id) {
-				if bad++; bad <= 20 {
-					errs = append(errs, field.Error{Field: fmt.Sprintf("paymentIds[%d]", i), Detail: field.IDRule})
-				}
-			}
-		}
+		errs = append(errs, badIDs(b.PaymentIDs)...)
 	}
 	if strings.TrimSpace(b.Reason) == "" || len(b.Reason) > maxRejectReason || !plaintext.Valid(b.Reason) {
 		errs = append(errs, field.Error{Field: "reason", Detail: fmt.Sprintf("required: why they are rejected, 1 to %d characters of text", maxRejectReason)})

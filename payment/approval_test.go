@@ -207,6 +207,21 @@ func (a *approvals) find(t *testing.T, tenant, id string) (payment.Payment, *que
 	return p, &it
 }
 
+// heldAtCutoff takes n of beta's payments in (its rule asks one
+// approval), requested at 15:00 on the fixture's first day, and sweeps at
+// its 16:00 cut-off, which holds them (beta's rule is HOLD); now is left
+// at the cut-off.
+func (a *approvals) heldAtCutoff(t *testing.T, now *time.Time, initID string, n int) {
+	t.Helper()
+	if res := a.take(t, routing.SourceAPI, "tok-sub", initID, railPayments("beta", n, a.at(0, 15*time.Hour))); res.AwaitingApproval != n {
+		t.Fatalf("Phase A: %+v", res)
+	}
+	*now = a.at(0, 16*time.Hour)
+	if got, err := a.svc.SweepApprovalCutoffs(context.Background()); err != nil || got.Held != n {
+		t.Fatalf("sweep: %+v, %v", got, err)
+	}
+}
+
 // TestApprovals: a payment a rule matches waits AWAITING_APPROVAL with no
 // queue item; its submitter's approval is refused; one approver counts
 // once; the second approval schedules it at its requested instant and
@@ -801,13 +816,7 @@ func TestReleaseWhilePaused(t *testing.T) {
 	ctx := context.Background()
 	var now time.Time
 	a := newApprovals(t, func() time.Time { return now }, map[string][]payment.ApprovalRule{"beta": {{Name: "all", Approvals: 1}}})
-	if res := a.take(t, routing.SourceAPI, "tok-sub", "init-rel-paused", railPayments("beta", 1, a.at(0, 15*time.Hour))); res.AwaitingApproval != 1 {
-		t.Fatalf("Phase A: %+v", res)
-	}
-	now = a.at(0, 16*time.Hour)
-	if got, err := a.svc.SweepApprovalCutoffs(ctx); err != nil || got.Held != 1 {
-		t.Fatalf("sweep: %+v, %v", got, err)
-	}
+	a.heldAtCutoff(t, &now, "init-rel-paused", 1)
 	if _, err := a.svc.Approve(ctx, payment.ApprovalFilter{TenantID: "beta"}, payment.Approver{Principal: "tok-a", Actor: "anna"}, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -841,13 +850,7 @@ func TestRejectHeld(t *testing.T) {
 	ctx := context.Background()
 	var now time.Time
 	a := newApprovals(t, func() time.Time { return now }, map[string][]payment.ApprovalRule{"beta": {{Name: "all", Approvals: 1}}})
-	if res := a.take(t, routing.SourceAPI, "tok-sub", "init-reject-held", railPayments("beta", 2, a.at(0, 15*time.Hour))); res.AwaitingApproval != 2 {
-		t.Fatalf("Phase A: %+v", res)
-	}
-	now = a.at(0, 16*time.Hour)
-	if got, err := a.svc.SweepApprovalCutoffs(ctx); err != nil || got.Held != 2 {
-		t.Fatalf("sweep: %+v, %v", got, err)
-	}
+	a.heldAtCutoff(t, &now, "init-reject-held", 2)
 	if _, err := a.s.pool.Exec(ctx, `UPDATE payments SET status = 'AWAITING_APPROVAL' WHERE payment_id = $1`, payment.Key("beta", "beta-001")); err != nil {
 		t.Fatal(err)
 	}
@@ -879,13 +882,7 @@ func TestFileSelections(t *testing.T) {
 	ctx := context.Background()
 	var now time.Time
 	a := newApprovals(t, func() time.Time { return now }, map[string][]payment.ApprovalRule{"beta": {{Name: "all", Approvals: 1}}})
-	if res := a.take(t, routing.SourceAPI, "tok-sub", "init-files", railPayments("beta", 2, a.at(0, 15*time.Hour))); res.AwaitingApproval != 2 {
-		t.Fatalf("Phase A: %+v", res)
-	}
-	now = a.at(0, 16*time.Hour)
-	if got, err := a.svc.SweepApprovalCutoffs(ctx); err != nil || got.Held != 2 {
-		t.Fatalf("sweep: %+v, %v", got, err)
-	}
+	a.heldAtCutoff(t, &now, "init-files", 2)
 	if _, err := a.s.pool.Exec(ctx, `UPDATE payments SET status = 'AWAITING_APPROVAL' WHERE payment_id = $1`, payment.Key("beta", "beta-001")); err != nil {
 		t.Fatal(err)
 	}
