@@ -10819,6 +10819,12 @@ func (s *Decided) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.NotAwaiting.Set {
+			e.FieldStart("notAwaiting")
+			s.NotAwaiting.Encode(e)
+		}
+	}
+	{
 		if s.DryRun.Set {
 			e.FieldStart("dryRun")
 			s.DryRun.Encode(e)
@@ -10826,7 +10832,7 @@ func (s *Decided) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfDecided = [11]string{
+var jsonFieldsNameOfDecided = [12]string{
 	0:  "selected",
 	1:  "own",
 	2:  "already",
@@ -10837,7 +10843,8 @@ var jsonFieldsNameOfDecided = [11]string{
 	7:  "held",
 	8:  "rejected",
 	9:  "more",
-	10: "dryRun",
+	10: "notAwaiting",
+	11: "dryRun",
 }
 
 // Decode decodes Decided from json.
@@ -10962,6 +10969,16 @@ func (s *Decided) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"more\"")
+			}
+		case "notAwaiting":
+			if err := func() error {
+				s.NotAwaiting.Reset()
+				if err := s.NotAwaiting.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notAwaiting\"")
 			}
 		case "dryRun":
 			if err := func() error {

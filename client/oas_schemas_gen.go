@@ -3835,8 +3835,11 @@ type Decided struct {
 	// Payments a denial REJECTED, and approved ones too late for their day's cut-off under a REJECT rule.
 	Rejected int `json:"rejected"`
 	// The selection found as many payments as the call's limit: others may match (call again).
-	More   OptBool `json:"more"`
-	DryRun OptBool `json:"dryRun"`
+	More OptBool `json:"more"`
+	// Payments named by id that were not selected: unknown, another tenant's, outside the requested times,
+	// or no longer awaiting approval.
+	NotAwaiting OptInt  `json:"notAwaiting"`
+	DryRun      OptBool `json:"dryRun"`
 }
 
 // GetSelected returns the value of Selected.
@@ -3887,6 +3890,11 @@ func (s *Decided) GetRejected() int {
 // GetMore returns the value of More.
 func (s *Decided) GetMore() OptBool {
 	return s.More
+}
+
+// GetNotAwaiting returns the value of NotAwaiting.
+func (s *Decided) GetNotAwaiting() OptInt {
+	return s.NotAwaiting
 }
 
 // GetDryRun returns the value of DryRun.
@@ -3942,6 +3950,11 @@ func (s *Decided) SetRejected(val int) {
 // SetMore sets the value of More.
 func (s *Decided) SetMore(val OptBool) {
 	s.More = val
+}
+
+// SetNotAwaiting sets the value of NotAwaiting.
+func (s *Decided) SetNotAwaiting(val OptInt) {
+	s.NotAwaiting = val
 }
 
 // SetDryRun sets the value of DryRun.

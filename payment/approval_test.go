@@ -660,6 +660,11 @@ func TestApprovalWhilePaused(t *testing.T) {
 	if p, it := a.find(t, "acme", "acme-000"); p.Status != payment.StatusScheduled || it != nil || pausedBy() != "TENANT:acme" {
 		t.Fatalf("approved while paused: %s, queued %v, paused by %q", p.Status, it, pausedBy())
 	}
+	// Named again, with an id that is none of acme's: neither awaits.
+	again, err := a.svc.Approve(ctx, payment.ApprovalFilter{TenantID: "acme", PaymentIDs: []string{"acme-000", "nope", "nope"}}, payment.Approver{Principal: "tok-b", Actor: "bob"}, false, nil)
+	if want := (payment.Decided{NotAwaiting: 2}); err != nil || again != want {
+		t.Fatalf("named again: %+v, %v; want %+v", again, err, want)
+	}
 	if _, err := a.svc.Pause(ctx, rail, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -66,8 +67,13 @@ type Decided struct {
 	Rejected int `json:"rejected"`
 	// More: the selection found as many as a call decides on; others
 	// may match (call again).
-	More   bool `json:"more,omitempty"`
-	DryRun bool `json:"dryRun,omitempty"`
+	More bool `json:"more,omitempty"`
+	// NotAwaiting counts the payments named by id that were not selected:
+	// unknown, another tenant's, outside the requested times, or no
+	// longer awaiting approval (scheduled, executed, rejected,
+	// cancelled).
+	NotAwaiting int  `json:"notAwaiting,omitempty"`
+	DryRun      bool `json:"dryRun,omitempty"`
 }
 
 // ReasonApproved is the status reason of a payment its approvals
@@ -166,6 +172,9 @@ func (s *Service) decide(ctx context.Context, f ApprovalFilter, who Approver, de
 			return fmt.Errorf("payment: select payments awaiting approval: %w", err)
 		}
 		out.Selected, out.More = len(rows), len(rows) == limit
+		if len(f.PaymentIDs) > 0 && !out.More {
+			out.NotAwaiting = len(slices.Compact(slices.Sorted(slices.Values(keys)))) - len(rows)
+		}
 		if skip != "" && len(rows) == 0 {
 			// Nothing left for this approver: say why (what it submitted,
 			// what it decided on already) from those it passed over.
