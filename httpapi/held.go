@@ -129,9 +129,6 @@ type rejectBody struct {
 	Reason     string   `json:"reason"`
 }
 
-// maxRejectReason bounds a rejection's reason.
-const maxRejectReason = 500
-
 // check names what is wrong with the body.
 func (b rejectBody) check() []field.Error {
 	var errs []field.Error
@@ -146,8 +143,8 @@ func (b rejectBody) check() []field.Error {
 	default:
 		errs = append(errs, badIDs(b.PaymentIDs)...)
 	}
-	if strings.TrimSpace(b.Reason) == "" || len(b.Reason) > maxRejectReason || !plaintext.Valid(b.Reason) {
-		errs = append(errs, field.Error{Field: "reason", Detail: fmt.Sprintf("required: why they are rejected, 1 to %d characters of text", maxRejectReason)})
+	if strings.TrimSpace(b.Reason) == "" || len(b.Reason) > payment.MaxRejectReason || !plaintext.Valid(b.Reason) {
+		errs = append(errs, field.Error{Field: "reason", Detail: fmt.Sprintf("required: why they are rejected, 1 to %d characters of text", payment.MaxRejectReason)})
 	}
 	return errs
 }

@@ -244,17 +244,9 @@ func (s *Service) reject(ctx context.Context, tx pgx.Tx, ids []string, who Appro
 	if reason != "" {
 		text += ": " + reason
 	}
-	rejected, err := dbsqlc.New(tx).RejectAwaiting(ctx, dbsqlc.RejectAwaitingParams{PaymentIds: ids, StatusReason: text})
-	if err != nil {
-		return 0, fmt.Errorf("payment: reject %d denied payments: %w", len(ids), err)
-	}
-	out.Rejected = len(rejected)
-	if s.cfg.Queue != nil {
-		if _, err := s.cfg.Queue.CompleteParkedTx(ctx, tx, ItemType, rejected); err != nil {
-			return 0, err
-		}
-	}
-	return len(rejected), nil
+	n, err := s.rejectTx(ctx, tx, ids, text, StatusAwaitingApproval, StatusHeld)
+	out.Rejected = n
+	return n, err
 }
 
 // scheduleApproved paces the payments among ids whose approvals are all

@@ -268,8 +268,12 @@ func (s *Service) awaitApprovals(ctx context.Context, rows []dbsqlc.MatchHeldRow
 	return kept, moved, nil
 }
 
-// MaxReject bounds the held payments one rejection names.
-const MaxReject = 1000
+// MaxReject bounds the held payments one rejection names, and
+// MaxRejectReason its reason's length.
+const (
+	MaxReject       = 1000
+	MaxRejectReason = 500
+)
 
 // ReasonRejectedBy begins the status reason of a held payment an
 // operator rejected: "REJECTED by <actor>: <reason>".
@@ -292,20 +296,32 @@ func (s *Service) RejectHeld(ctx context.Context, tenantID string, paymentIDs []
 	text := ReasonRejectedBy + actor + ": " + reason
 	n := 0
 	err := pgx.BeginFunc(ctx, s.cfg.Store.db, func(tx pgx.Tx) error {
-		rejected, err := dbsqlc.New(tx).RejectHeld(ctx, dbsqlc.RejectHeldParams{PaymentIds: keys, StatusReason: text})
-		if err != nil {
-			return fmt.Errorf("payment: reject %d held payments: %w", len(keys), err)
-		}
-		n = len(rejected)
-		if s.cfg.Queue != nil {
-			if _, err := s.cfg.Queue.CompleteParkedTx(ctx, tx, ItemType, rejected); err != nil {
-				return err
-			}
-		}
-		if record == nil || n == 0 {
-			return nil
+		var err error
+		if n, err = s.rejectTx(ctx, tx, keys, text, StatusHeld); err != nil || record == nil || n == 0 {
+			return err
 		}
 		return record(ctx, tx, n)
 	})
 	return n, err
+}
+
+// rejectTx ends the payments among keys still in one of the statuses
+// from REJECTED with the reason text, their parked queue items (a
+// cut-off's hold) done, in tx: a denial's and an operator's rejection.
+// It answers how many it rejected.
+func (s *Service) rejectTx(ctx context.Context, tx pgx.Tx, keys []string, text string, from ...Status) (int, error) {
+	statuses := make([]string, len(from))
+	for i, st := range from {
+		statuses[i] = string(st)
+	}
+	rejected, err := dbsqlc.New(tx).RejectWaiting(ctx, dbsqlc.RejectWaitingParams{PaymentIds: keys, FromStatuses: statuses, StatusReason: text})
+	if err != nil {
+		return 0, fmt.Errorf("payment: reject %d payments: %w", len(keys), err)
+	}
+	if s.cfg.Queue != nil {
+		if _, err := s.cfg.Queue.CompleteParkedTx(ctx, tx, ItemType, rejected); err != nil {
+			return 0, err
+		}
+	}
+	return len(rejected), nil
 }

@@ -615,8 +615,11 @@ func (m *mover) stillPaused(ctx context.Context, moved map[string]bool) (map[str
 	}
 	q := dbsqlc.New(m.tx)
 	pauses, err := q.ListPauses(ctx)
-	if err != nil || len(pauses) == 0 {
-		return nil, wrapPauses(err)
+	if err != nil {
+		return nil, fmt.Errorf("payment: pauses: %w", err)
+	}
+	if len(pauses) == 0 {
+		return nil, nil
 	}
 	scoped := make(map[string]bool, len(pauses))
 	inFile := map[string]string{}
@@ -662,11 +665,4 @@ func (m *mover) stillPaused(ctx context.Context, moved map[string]bool) (map[str
 		return nil, fmt.Errorf("payment: mark %d payments paused: %w", len(keys), err)
 	}
 	return out, nil
-}
-
-func wrapPauses(err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("payment: pauses: %w", err)
 }

@@ -210,8 +210,8 @@ func runRejectHeld(ctx context.Context, env *environment, about string, args []s
 			return errors.New("--ids: name the held payments to reject by id: a rejection is a decision on each")
 		case len(paymentIDs) > payment.MaxReject:
 			return fmt.Errorf("--ids: at most %d ids a rejection", payment.MaxReject)
-		case strings.TrimSpace(reason) == "" || len(reason) > 500 || !plaintext.Valid(reason):
-			return errors.New("--reason: say why they are rejected, 1 to 500 characters of text")
+		case strings.TrimSpace(reason) == "" || len(reason) > payment.MaxRejectReason || !plaintext.Valid(reason):
+			return fmt.Errorf("--reason: say why they are rejected, 1 to %d characters of text", payment.MaxRejectReason)
 		}
 		for _, id := range paymentIDs {
 			if !field.ValidID(id) {

@@ -68,13 +68,6 @@ SELECT unnest(@payment_ids::text[]), @principal::text, @decision::text, @actor::
 ON CONFLICT (payment_id, principal) DO NOTHING
 RETURNING payment_id;
 
--- name: RejectAwaiting :many
--- Denied payments: REJECTED with the reason, from AWAITING_APPROVAL or HELD.
-UPDATE payments
-SET status = 'REJECTED', status_reason = @status_reason::text, updated_at = now()
-WHERE payment_id = ANY(@payment_ids::text[]) AND status IN ('AWAITING_APPROVAL', 'HELD')
-RETURNING payment_id;
-
 -- name: LockHeldWithRequirement :many
 -- The HELD payments among these keys that have an approval requirement,
 -- locked, as an approval locks them (MatchAwaitingApproval): a release

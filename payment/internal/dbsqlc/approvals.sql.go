@@ -468,39 +468,6 @@ func (q *Queries) MissApprovalCutoff(ctx context.Context, arg MissApprovalCutoff
 	return result.RowsAffected(), nil
 }
 
-const rejectAwaiting = `-- name: RejectAwaiting :many
-UPDATE payments
-SET status = 'REJECTED', status_reason = $1::text, updated_at = now()
-WHERE payment_id = ANY($2::text[]) AND status IN ('AWAITING_APPROVAL', 'HELD')
-RETURNING payment_id
-`
-
-type RejectAwaitingParams struct {
-	StatusReason string
-	PaymentIds   []string
-}
-
-// Denied payments: REJECTED with the reason, from AWAITING_APPROVAL or HELD.
-func (q *Queries) RejectAwaiting(ctx context.Context, arg RejectAwaitingParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, rejectAwaiting, arg.StatusReason, arg.PaymentIds)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []string
-	for rows.Next() {
-		var payment_id string
-		if err := rows.Scan(&payment_id); err != nil {
-			return nil, err
-		}
-		items = append(items, payment_id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const setApprovalReason = `-- name: SetApprovalReason :exec
 UPDATE payments SET status_reason = $1::text, updated_at = now()
 WHERE payment_id = $2 AND status = 'AWAITING_APPROVAL'

@@ -541,10 +541,11 @@ WHERE status = 'HELD'
 ORDER BY requested_execution_time, payment_id
 LIMIT @max_rows;
 
--- name: RejectHeld :many
--- An operator's rejection of HELD payments by key (a screening hit, a
--- suspected duplicate, a cut-off's hold): REJECTED with the reason. Locked
--- in key order, the status checked on the locked rows; others are left.
+-- name: RejectWaiting :many
+-- Waiting payments that are not to go, by key (a denial's, an operator's
+-- rejection of a hold): REJECTED with the reason, from one of
+-- @from_statuses. Locked in key order, the status checked on the locked
+-- rows; others are left.
 WITH locked AS (
     SELECT l.payment_id, l.status FROM payments l
     WHERE l.payment_id = ANY(@payment_ids::text[])
@@ -553,7 +554,7 @@ WITH locked AS (
 )
 UPDATE payments p SET status = 'REJECTED', status_reason = @status_reason::text, updated_at = now()
 FROM locked
-WHERE p.payment_id = locked.payment_id AND locked.status = 'HELD'
+WHERE p.payment_id = locked.payment_id AND locked.status = ANY(@from_statuses::text[])
 RETURNING p.payment_id;
 
 -- name: RailBacklog :one

@@ -2382,29 +2382,31 @@ func (q *Queries) RedrivePayment(ctx context.Context, arg RedrivePaymentParams) 
 	return result.RowsAffected(), nil
 }
 
-const rejectHeld = `-- name: RejectHeld :many
+const rejectWaiting = `-- name: RejectWaiting :many
 WITH locked AS (
     SELECT l.payment_id, l.status FROM payments l
-    WHERE l.payment_id = ANY($2::text[])
+    WHERE l.payment_id = ANY($3::text[])
     ORDER BY l.payment_id
     FOR UPDATE
 )
 UPDATE payments p SET status = 'REJECTED', status_reason = $1::text, updated_at = now()
 FROM locked
-WHERE p.payment_id = locked.payment_id AND locked.status = 'HELD'
+WHERE p.payment_id = locked.payment_id AND locked.status = ANY($2::text[])
 RETURNING p.payment_id
 `
 
-type RejectHeldParams struct {
+type RejectWaitingParams struct {
 	StatusReason string
+	FromStatuses []string
 	PaymentIds   []string
 }
 
-// An operator's rejection of HELD payments by key (a screening hit, a
-// suspected duplicate, a cut-off's hold): REJECTED with the reason. Locked
-// in key order, the status checked on the locked rows; others are left.
-func (q *Queries) RejectHeld(ctx context.Context, arg RejectHeldParams) ([]string, error) {
-	rows, err := q.db.Query(ctx, rejectHeld, arg.StatusReason, arg.PaymentIds)
+// Waiting payments that are not to go, by key (a denial's, an operator's
+// rejection of a hold): REJECTED with the reason, from one of
+// @from_statuses. Locked in key order, the status checked on the locked
+// rows; others are left.
+func (q *Queries) RejectWaiting(ctx context.Context, arg RejectWaitingParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, rejectWaiting, arg.StatusReason, arg.FromStatuses, arg.PaymentIds)
 	if err != nil {
 		return nil, err
 	}
