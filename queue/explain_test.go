@@ -2,12 +2,14 @@ package queue_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/paydispatch/paydispatch/internal/explain"
 	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
 	"github.com/paydispatch/paydispatch/queue"
 )
@@ -94,6 +96,22 @@ func TestHotQueriesUseIndexes(t *testing.T) {
 	}
 	if len(claimed.Items) != 500 {
 		t.Fatalf("the explained claim claimed %d items", len(claimed.Items))
+	}
+	// The depth's oldest READY item: one descent per tenant in the fair
+	// claim's index (the depth's count by status reads the table).
+	plans, err := explain.Run(ctx, pool, explain.Options{Analyze: true}, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := queue.New(tx).Depth(ctx, itemType)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldest := slices.IndexFunc(plans, func(p explain.Plan) bool { return strings.Contains(p.SQL, "OldestReady") })
+	if oldest < 0 {
+		t.Fatalf("the depth ran no OldestReady: %v", plans)
+	}
+	if p := plans[oldest].Plan; !strings.Contains(p, "exec_queue_tenant_ready_idx") || strings.Contains(p, "Seq Scan on exec_queue") {
+		t.Errorf("the oldest READY item is not found by the fair claim's index:\n%s", p)
 	}
 	// Everything explained was rolled back: nothing more is claimed.
 	d, err := q.Depth(ctx, itemType)

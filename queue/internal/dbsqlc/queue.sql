@@ -207,12 +207,29 @@ WHERE item_type = @item_type
 GROUP BY queue_status;
 
 -- name: OldestReady :one
--- Served by the claim index: its first entry is the oldest READY row.
-SELECT scheduled_exec_time
-FROM exec_queue
-WHERE item_type = @item_type AND queue_status = 'READY'
-ORDER BY scheduled_exec_time
-LIMIT 1;
+-- The oldest READY row's time (no row: none), from the fair claim's index
+-- as the claim reads it: every tenant with READY items (a skip scan, one
+-- descent each), and each one's oldest.
+WITH RECURSIVE tenants AS (
+    (SELECT q.tenant_id FROM exec_queue q
+     WHERE q.item_type = @item_type AND q.queue_status = 'READY'
+     ORDER BY q.tenant_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT q.tenant_id FROM exec_queue q
+            WHERE q.item_type = @item_type AND q.queue_status = 'READY' AND q.tenant_id > t.tenant_id
+            ORDER BY q.tenant_id LIMIT 1)
+    FROM tenants t
+    WHERE t.tenant_id IS NOT NULL
+)
+SELECT min(o.scheduled_exec_time)::timestamptz AS oldest
+FROM tenants t
+CROSS JOIN LATERAL (
+    SELECT q.scheduled_exec_time FROM exec_queue q
+    WHERE q.item_type = @item_type AND q.tenant_id = t.tenant_id AND q.queue_status = 'READY'
+    ORDER BY q.scheduled_exec_time LIMIT 1
+) o
+WHERE t.tenant_id IS NOT NULL
+HAVING count(*) > 0;
 
 -- name: InsertAudit :copyfrom
 INSERT INTO dispatch_audit_log (batch_id, item_type, item_id, action, status_before, status_after, detail)

@@ -1486,19 +1486,36 @@ func (q *Queries) MoveReady(ctx context.Context, arg MoveReadyParams) ([]string,
 }
 
 const oldestReady = `-- name: OldestReady :one
-SELECT scheduled_exec_time
-FROM exec_queue
-WHERE item_type = $1 AND queue_status = 'READY'
-ORDER BY scheduled_exec_time
-LIMIT 1
+WITH RECURSIVE tenants AS (
+    (SELECT q.tenant_id FROM exec_queue q
+     WHERE q.item_type = $1 AND q.queue_status = 'READY'
+     ORDER BY q.tenant_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT q.tenant_id FROM exec_queue q
+            WHERE q.item_type = $1 AND q.queue_status = 'READY' AND q.tenant_id > t.tenant_id
+            ORDER BY q.tenant_id LIMIT 1)
+    FROM tenants t
+    WHERE t.tenant_id IS NOT NULL
+)
+SELECT min(o.scheduled_exec_time)::timestamptz AS oldest
+FROM tenants t
+CROSS JOIN LATERAL (
+    SELECT q.scheduled_exec_time FROM exec_queue q
+    WHERE q.item_type = $1 AND q.tenant_id = t.tenant_id AND q.queue_status = 'READY'
+    ORDER BY q.scheduled_exec_time LIMIT 1
+) o
+WHERE t.tenant_id IS NOT NULL
+HAVING count(*) > 0
 `
 
-// Served by the claim index: its first entry is the oldest READY row.
+// The oldest READY row's time (no row: none), from the fair claim's index
+// as the claim reads it: every tenant with READY items (a skip scan, one
+// descent each), and each one's oldest.
 func (q *Queries) OldestReady(ctx context.Context, itemType string) (time.Time, error) {
 	row := q.db.QueryRow(ctx, oldestReady, itemType)
-	var scheduled_exec_time time.Time
-	err := row.Scan(&scheduled_exec_time)
-	return scheduled_exec_time, err
+	var oldest time.Time
+	err := row.Scan(&oldest)
+	return oldest, err
 }
 
 const registerItemType = `-- name: RegisterItemType :execrows
