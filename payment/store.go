@@ -312,21 +312,6 @@ func pendingRequest(row dbsqlc.PendingRequestsRow) (Request, error) {
 	}, err
 }
 
-// canonical is the request's JSON with normalized values, for comparison:
-// the time in UTC, the amount as its columns give it back (requestOf), a
-// rail the routing rules chose left out (the client did not send it).
-func canonical(r Request) ([]byte, error) {
-	if r.routed {
-		r.Rail = ""
-	}
-	r.Priority = ""
-	r.RequestedExecutionTime = r.RequestedExecutionTime.UTC()
-	if d, err := money.ParseDecimal(r.Amount, money.Unsigned); err == nil {
-		r.Amount = amountText(d, r.Currency)
-	}
-	return json.Marshal(r)
-}
-
 // requestOf is the request a payment was sent with: its columns, or the
 // JSON copy of it kept for payments stored before the columns held it
 // all and for those refused before they were received.
