@@ -17,6 +17,11 @@ import (
 // FuzzCanonical), written without its reflection, which was a tenth of a
 // bulk file's handler.
 func canonical(r Request) ([]byte, error) {
+	return appendRequestJSON(make([]byte, 0, 320), canonicalForm(r))
+}
+
+// canonicalForm is r with the normalized values canonical encodes.
+func canonicalForm(r Request) Request {
 	if r.routed {
 		r.Rail = ""
 	}
@@ -25,7 +30,7 @@ func canonical(r Request) ([]byte, error) {
 	if d, err := money.ParseDecimal(r.Amount, money.Unsigned); err == nil {
 		r.Amount = amountText(d, r.Currency)
 	}
-	return appendRequestJSON(make([]byte, 0, 320), r)
+	return r
 }
 
 // appendRequestJSON appends r as json.Marshal encodes it.
@@ -50,11 +55,21 @@ func appendRequestJSON(b []byte, r Request) ([]byte, error) {
 	b = appendOmitEmpty(b, `,"remittanceInfo":`, r.RemittanceInfo)
 	b = appendOmitEmpty(b, `,"rail":`, r.Rail)
 	b = appendOmitEmpty(b, `,"priority":`, string(r.Priority))
-	for _, f := range txdetail.Fields {
-		b = appendOmitEmpty(b, `,"`+f.Name+`":`, f.Get(&r.Details))
+	for i, f := range txdetail.Fields {
+		b = appendOmitEmpty(b, detailMembers[i], f.Get(&r.Details))
 	}
 	return append(b, '}'), nil
 }
+
+// detailMembers are the details' member names as appendRequestJSON
+// writes them, in txdetail.Fields' order.
+var detailMembers = func() []string {
+	out := make([]string, len(txdetail.Fields))
+	for i, f := range txdetail.Fields {
+		out[i] = `,"` + f.Name + `":`
+	}
+	return out
+}()
 
 // appendOmitEmpty appends the member name and s, unless s is empty.
 func appendOmitEmpty(b []byte, name, s string) []byte {
