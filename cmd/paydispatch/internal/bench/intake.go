@@ -297,6 +297,8 @@ func copyBaseline(ctx context.Context, db *postgres.DB, n int, at time.Time) (ti
 		rows[i] = []any{payment.Key(r.TenantID, r.PaymentID), r.PaymentID, r.TenantID, r.DebtorAccount, r.Amount, r.Currency, r.Creditor.Name, r.Creditor.IBAN,
 			at, at.Add(time.Duration(i/100) * time.Second), "SCHEDULED", string(raw)}
 	}
+	// The intake's garbage collected first, not during the COPY.
+	runtime.GC()
 	start := time.Now()
 	copied, err := db.Pool.CopyFrom(ctx, pgx.Identifier{"intake_copy_baseline"}, cols, pgx.CopyFromRows(rows))
 	if err != nil {
