@@ -109,8 +109,7 @@ func TestStartBatchInParts(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			pool := newPool(t)
-			// Chunks smaller than a part: a part's chunks start together.
-			svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c, ChunkSize: 2500})
+			svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c})
 			if !whole { // taken whole, nothing starts: no worker
 				w := worker.New(c, payment.InitTaskQueue, worker.Options{})
 				payment.RegisterInit(w, payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: queue.New(pool)}))
