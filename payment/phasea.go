@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
@@ -479,12 +478,12 @@ func contextJSON(v verdict, pl placement, traceParent string) ([]byte, error) {
 func (sp storedPhaseA) appendJSON(b []byte) []byte {
 	e := sp.Enrichment
 	b = append(b, `{"enrichment":{"CreditorCountry":`...)
-	b = appendJSONString(b, e.CreditorCountry)
+	b = appendMarshalString(b, e.CreditorCountry)
 	b = append(b, `,"CreditorIBAN":`...)
-	b = appendJSONString(b, e.CreditorIBAN)
+	b = appendMarshalString(b, e.CreditorIBAN)
 	for _, f := range [...]struct{ name, v string }{{`,"AccountKey":`, e.AccountKey}, {`,"AccountCurrency":`, e.AccountCurrency}} {
 		if f.v != "" {
-			b = appendJSONString(append(b, f.name...), f.v)
+			b = appendMarshalString(append(b, f.name...), f.v)
 		}
 	}
 	if e.LimitBased {
@@ -493,7 +492,7 @@ func (sp storedPhaseA) appendJSON(b []byte) []byte {
 	if e.FXNeeded {
 		b = append(b, `,"FXNeeded":true`...)
 	}
-	b = appendJSONString(append(b, `},"amount":`...), sp.Amount)
+	b = appendMarshalString(append(b, `},"amount":`...), sp.Amount)
 	b = append(b, `,"rulesPassed":`...)
 	if sp.Rules == nil {
 		b = append(b, "null"...)
@@ -503,40 +502,17 @@ func (sp storedPhaseA) appendJSON(b []byte) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, r)
+			b = appendMarshalString(b, r)
 		}
 		b = append(b, ']')
 	}
 	for _, f := range [...]struct{ name, v string }{{`,"pacingConfig":`, sp.PacingConfig}, {`,"tenantPacingConfig":`, sp.TenantPacingConfig},
 		{`,"executionDate":`, sp.ExecutionDate}, {`,"traceparent":`, sp.TraceParent}} {
 		if f.v != "" {
-			b = appendJSONString(append(b, f.name...), f.v)
+			b = appendMarshalString(append(b, f.name...), f.v)
 		}
 	}
 	return append(b, '}')
-}
-
-// appendJSONString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, the rest as it is; text that is not UTF-8
-// as encoding/json gives it (its bad bytes replaced).
-func appendJSONString(b []byte, s string) []byte {
-	if !utf8.ValidString(s) {
-		raw, _ := json.Marshal(s) // a string always encodes
-		return append(b, raw...)
-	}
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
 }
 
 // storedPhaseA is what Phase A stores with a payment for its execution:
