@@ -286,19 +286,12 @@ func TestExhaustedWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	l, pool := newLimiter(t, 1, time.Second, 2)
 	mustAssign(t, l, "first", boundary) // fills the window
-	// Another transaction holds the next three windows.
-	tx, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
+	// The next three windows are full under a lowered max: OPEN, with
+	// more slots than the max.
 	if _, err := pool.Exec(ctx, `INSERT INTO pacing_window VALUES
-		('default', $1::timestamptz + interval '1 second', 0, 'OPEN'),
-		('default', $1::timestamptz + interval '2 second', 0, 'OPEN'),
-		('default', $1::timestamptz + interval '3 second', 0, 'OPEN')`, boundary); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, `SELECT 1 FROM pacing_window WHERE config_name = 'default' AND window_start > $1 FOR UPDATE`, boundary); err != nil {
+		('default', $1::timestamptz + interval '1 second', 2, 'OPEN'),
+		('default', $1::timestamptz + interval '2 second', 2, 'OPEN'),
+		('default', $1::timestamptz + interval '3 second', 2, 'OPEN')`, boundary); err != nil {
 		t.Fatal(err)
 	}
 	snapshot := func() string {
@@ -312,7 +305,7 @@ func TestExhaustedWritesNothing(t *testing.T) {
 	before := snapshot()
 	s, err := l.Assign(ctx, "default", "second", boundary)
 	if !errors.Is(err, pacing.ErrExhausted) || s.Status != pacing.StatusExhausted {
-		t.Fatalf("assign with every window in reach held: %+v, %v; want EXHAUSTED", s, err)
+		t.Fatalf("assign with every window in reach full: %+v, %v; want EXHAUSTED", s, err)
 	}
 	if after := snapshot(); after != before {
 		t.Fatalf("exhausted path wrote:\nbefore %s\nafter  %s", before, after)
@@ -332,6 +325,108 @@ func TestExhaustedWritesNothing(t *testing.T) {
 	}
 	if after := snapshot(); after != before {
 		t.Fatalf("replay with no room wrote:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// TestHeldWindowsAreNoMisses: windows another transaction holds are being
+// filled; a call walks past any number of them, alone or in ranges. Each
+// held window used to count against the headroom, and a 10,000-payment
+// chunk walking past another's 100 windows gave up (EXHAUSTED).
+func TestHeldWindowsAreNoMisses(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 25} { // the one-window path, and ranges
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			const max, held = 10, 12
+			l, pool := newLimiter(t, max, time.Second, 2)
+			if _, err := pool.Exec(ctx, `INSERT INTO pacing_window
+				SELECT 'default', $1::timestamptz + i * interval '1 second', 0, 'OPEN' FROM generate_series(0, $2 - 1) i`,
+				boundary, held); err != nil {
+				t.Fatal(err)
+			}
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(ctx)
+			if _, err := tx.Exec(ctx, `SELECT 1 FROM pacing_window WHERE config_name = 'default' FOR UPDATE`); err != nil {
+				t.Fatal(err)
+			}
+			events := make([]pacing.Event, n)
+			for i := range events {
+				events[i] = pacing.Event{ID: fmt.Sprintf("e-%02d", i), RequestedTime: boundary}
+			}
+			slots, err := l.AssignBulk(ctx, "default", events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range slots {
+				if s.Status != pacing.StatusNew || s.WindowStart.Before(boundary.Add(held*time.Second)) {
+					t.Fatalf("%+v: want NEW past the %d held windows", s, held)
+				}
+			}
+			if err := tx.Rollback(ctx); err != nil {
+				t.Fatal(err)
+			}
+			checkWindows(t, l, max)
+		})
+	}
+}
+
+// TestReplayCreatesNoWindow: a call replayed after its slots committed
+// gets them back and changes no window. It used to walk past its own full
+// windows, create new ones for its events, find them conflicting, and
+// leave those windows empty: 99 holes in a 20,000-payment schedule.
+func TestReplayCreatesNoWindow(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{30, 1000} { // the one-window path, and ranges
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			const max = 50
+			l, pool := newLimiter(t, max, 4*time.Second, pacing.DefaultHeadroom)
+			events := make([]pacing.Event, n)
+			for i := range events {
+				events[i] = pacing.Event{ID: fmt.Sprintf("e-%04d", i), RequestedTime: boundary}
+			}
+			first, err := l.AssignBulk(ctx, "default", events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			windows := func() string {
+				var s string
+				if err := pool.QueryRow(ctx, `SELECT string_agg(window_start || '=' || slot_count || status, ',' ORDER BY window_start)
+					FROM pacing_window`).Scan(&s); err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			before := windows()
+			again, err := l.AssignBulk(ctx, "default", events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range again {
+				if again[i].Status != pacing.StatusExisting || !again[i].ScheduledTime.Equal(first[i].ScheduledTime) {
+					t.Fatalf("replay %d: %+v, want %+v as EXISTING", i, again[i], first[i])
+				}
+			}
+			if after := windows(); after != before {
+				t.Fatalf("the replay changed the windows:\nbefore %s\nafter  %s", before, after)
+			}
+			// The same events and one more: the new one takes the first room.
+			more := append(slices.Clone(events), pacing.Event{ID: "new", RequestedTime: boundary})
+			got, err := l.AssignBulk(ctx, "default", more)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := got[len(got)-1]
+			if last.Status != pacing.StatusNew || last.Index != n%max {
+				t.Fatalf("the new event: %+v, want NEW at index %d of the last window", last, n%max)
+			}
+			checkWindows(t, l, max)
+		})
 	}
 }
 
@@ -573,6 +668,7 @@ func TestConcurrentBulk(t *testing.T) {
 		{50, 100, 8, 500}, // every call's chunks fill whole windows: the successor case
 		{25, 25, 8, 100},
 		{40, 1000, 6, 130},
+		{100, 5000, 4, 10000}, // four calls of 5,000, each a chunk's share of the headroom: walkers pass held ranges
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("max%d-chunk%d-%dx%d", tt.max, tt.chunk, tt.callers, tt.events), func(t *testing.T) {

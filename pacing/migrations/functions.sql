@@ -184,8 +184,9 @@ $$;
 --     requested time;
 --   phase 2: the first window after it that is not full (one index
 --     descent past a run of CLOSED windows), then on, skipping windows
---     another transaction holds, until p_headroom windows in a row gave
---     nothing;
+--     another transaction holds (they are being filled), until
+--     p_headroom windows in a row were full (a lowered max leaves full
+--     OPEN windows);
 --   events left over are EXHAUSTED, and nothing is written for them.
 -- p_us holds one uniform random number in [0, 1) per event (the jitter,
 -- drawn by the caller). p_deadline (NULL: none) is a time no slot may
@@ -228,6 +229,7 @@ DECLARE
     v_dl_ms   bigint := floor(extract(epoch FROM p_deadline) * 1000)::bigint;
     v_cap     integer;
     v_busy    boolean := false;
+    v_held    boolean;
 BEGIN
     v_w0_ms := v_req_ms - ((v_req_ms % p_window_ms) + p_window_ms) % p_window_ms;
     v_elapsed := v_req_ms - v_w0_ms;
@@ -246,6 +248,23 @@ BEGIN
     v_n := coalesce(cardinality(p_event_ids), 0);
     IF v_n = 0 THEN
         RETURN;
+    END IF;
+    -- A replayed call (a step retried after its slots committed) would
+    -- walk past its own full windows and create new ones for its events,
+    -- to find them conflicting and leave those windows empty: holes. A
+    -- call's slots commit together, so its first or last event having one
+    -- marks a replay (two key lookups); then those with slots are
+    -- answered first and only the rest are placed.
+    IF EXISTS (SELECT 1 FROM pacing_slot s WHERE s.event_id = p_event_ids[1] OR s.event_id = p_event_ids[v_n]) THEN
+        RETURN QUERY SELECT s.event_id, 'EXISTING'::text, s.window_start, s.scheduled_time, s.slot_index
+                     FROM pacing_slot s WHERE s.event_id = ANY(p_event_ids);
+        SELECT array_agg(t.id ORDER BY t.ord), array_agg(t.u ORDER BY t.ord) INTO p_event_ids, p_us
+        FROM unnest(p_event_ids, p_us) WITH ORDINALITY AS t(id, u, ord)
+        WHERE NOT EXISTS (SELECT 1 FROM pacing_slot s WHERE s.event_id = t.id);
+        v_n := coalesce(cardinality(p_event_ids), 0);
+        IF v_n = 0 THEN
+            RETURN;
+        END IF;
     END IF;
     -- A lever moving this config's events (Reslot, LockConfigMoves) holds
     -- their windows to its commit: wait for it, rather than skip them or
@@ -342,11 +361,13 @@ BEGIN
             INTO v_ws, v_cs, v_takes, v_offs
             FROM plan p WHERE p.off < v_n - v_done;
             v_taken := coalesce((SELECT sum(t) FROM unnest(v_takes) t), 0);
-            IF v_dl_ms IS NOT NULL AND (coalesce(cardinality(v_ws), 0) < coalesce(cardinality(v_est), 0)
-                OR (SELECT count(*) FROM pacing_window w WHERE w.config_name = p_config
-                      AND w.window_start >= pacing_ms(v_w_ms) AND w.window_start < pacing_ms(v_w_ms + v_k * p_window_ms)) < v_k) THEN
-                v_busy := true; -- windows with room held, or not created, by others
-            END IF;
+            -- Windows with room held, or not yet created, by others: they
+            -- are being filled, so the range is no miss.
+            v_held := (v_taken = 0 OR v_dl_ms IS NOT NULL)
+                AND (coalesce(cardinality(v_ws), 0) < coalesce(cardinality(v_est), 0)
+                     OR (SELECT count(*) FROM pacing_window w WHERE w.config_name = p_config
+                           AND w.window_start >= pacing_ms(v_w_ms) AND w.window_start < pacing_ms(v_w_ms + v_k * p_window_ms)) < v_k);
+            v_busy := v_busy OR (v_held AND v_dl_ms IS NOT NULL);
             IF v_taken > 0 THEN
                 RETURN QUERY
                 WITH ins AS (
@@ -386,15 +407,19 @@ BEGIN
                 SELECT i.event_id, 'NEW'::text, i.window_start, i.scheduled_time, i.slot_index FROM ins i;
                 GET DIAGNOSTICS v_new = ROW_COUNT;
                 IF v_new < v_taken THEN
-                    -- Events that conflicted had slots: EXISTING.
+                    -- Events that conflicted had slots: EXISTING. The
+                    -- windows this transaction created for them are left
+                    -- empty: gone, or they would be holes.
                     RETURN QUERY SELECT * FROM pacing_existing(p_event_ids[v_done + 1 : v_done + v_taken]);
+                    DELETE FROM pacing_window w
+                    WHERE w.config_name = p_config AND w.window_start = ANY(v_ws)
+                      AND w.slot_count = 0 AND w.xmin = pg_current_xact_id()::xid;
                 END IF;
                 v_done := v_done + v_taken;
                 v_misses := 0;
-            ELSE
-                -- Every window of the range full or held (typically being
-                -- filled by a concurrent call): one miss, not one per
-                -- window, or two calls filling side by side would give up.
+            ELSIF NOT v_held THEN
+                -- Every window of the range full: one miss, not one per
+                -- window.
                 v_misses := v_misses + 1;
             END IF;
             -- On after the estimate's last window, not the whole range:
@@ -419,11 +444,13 @@ BEGIN
                                                     p_event_ids[v_done + 1 : v_done + v_taken], p_us[v_done + 1 : v_done + v_taken]);
             v_done := v_done + v_taken;
             v_misses := 0;
+        ELSIF pacing_busy(p_config, pacing_ms(v_w_ms), v_cap) THEN
+            -- Held by another transaction, which is filling it: no miss,
+            -- or a call walking past others' ranges (each up to a chunk's
+            -- windows) would give up with room beyond them.
+            v_busy := v_busy OR v_dl_ms IS NOT NULL;
         ELSE
-            v_misses := v_misses + 1; -- held by another transaction (or full under a lowered max)
-            IF v_dl_ms IS NOT NULL THEN
-                v_busy := v_busy OR pacing_busy(p_config, pacing_ms(v_w_ms), v_cap);
-            END IF;
+            v_misses := v_misses + 1; -- full under a lowered max
         END IF;
         v_w_ms := v_w_ms + p_window_ms;
     END LOOP;
