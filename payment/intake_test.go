@@ -104,12 +104,23 @@ func TestStartBatchInParts(t *testing.T) {
 	t.Parallel()
 	_, c := temporaltest.Start(t)
 	const n, conflictAt = 12_000, 11_000
-	for _, whole := range []bool{false, true} {
-		t.Run(fmt.Sprintf("whole=%v", whole), func(t *testing.T) {
+	tests := []struct {
+		whole bool
+		// chunk: 0 for the default, a part's size; chunks smaller than
+		// a part start together once it commits.
+		chunk, chunks int
+	}{
+		{whole: false, chunk: 2500, chunks: 5}, // 4 of 2,500, then 1,999
+		{whole: false, chunk: 0, chunks: 2},    // 10,000, then 1,999
+		{whole: true, chunk: 2500},
+	}
+	for _, tt := range tests {
+		whole := tt.whole
+		t.Run(fmt.Sprintf("whole=%v/chunk=%d", whole, tt.chunk), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			pool := newPool(t)
-			svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c})
+			svc := payment.NewService(payment.ServiceConfig{Store: payment.NewStore(pool), Queue: queue.New(pool), Temporal: c, ChunkSize: tt.chunk})
 			if !whole { // taken whole, nothing starts: no worker
 				w := worker.New(c, payment.InitTaskQueue, worker.Options{})
 				payment.RegisterInit(w, payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: queue.New(pool)}))
@@ -145,8 +156,8 @@ func TestStartBatchInParts(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || sub.Payments != n-1 || sub.Chunks != 5 {
-				t.Fatalf("%+v, %v; want %d payments in 5 chunks (4 of 2,500, then 1,999)", sub, err, n-1)
+			if err != nil || sub.Payments != n-1 || sub.Chunks != tt.chunks {
+				t.Fatalf("%+v, %v; want %d payments in %d chunks", sub, err, n-1, tt.chunks)
 			}
 			for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
 				var scheduled, chunks int
@@ -155,8 +166,8 @@ func TestStartBatchInParts(t *testing.T) {
 					t.Fatal(err)
 				}
 				if scheduled == n-1 {
-					if chunks != 5 {
-						t.Fatalf("%d init workflows enqueued the payments, want the 5 chunks", chunks)
+					if chunks != tt.chunks {
+						t.Fatalf("%d init workflows enqueued the payments, want the %d chunks", chunks, tt.chunks)
 					}
 					break
 				}

@@ -197,7 +197,7 @@ func ServerSettings(s *Server) []*Setting {
 				s.PprofAddr = v
 				return nil
 			}},
-		{Flag: "bulk-chunk-size", Env: "PAYDISPATCH_BULK_CHUNK_SIZE", Default: "2500", Usage: "payments per init workflow of a bulk file",
+		{Flag: "bulk-chunk-size", Env: "PAYDISPATCH_BULK_CHUNK_SIZE", Default: "10000", Usage: "payments per init workflow of a bulk file",
 			Parse: func(v string) error {
 				n, err := intIn(v, 1, 10000)
 				s.BulkChunkSize = n

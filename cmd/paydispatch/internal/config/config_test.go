@@ -19,23 +19,23 @@ func TestServerSettings(t *testing.T) {
 		want    config.Server
 		wantErr string // substring of the one-line error
 	}{
-		{name: "defaults", want: config.Server{HTTPAddr: "127.0.0.1:8080", ShutdownTimeout: 30 * time.Second, MigrateOnStart: true, BulkChunkSize: 2500, DuplicateFileDays: 7, IdempotencyTTL: 24 * time.Hour, TokenRate: 200, AuthFailureLimit: 30, MaxBody: 65536, MaxBulkBody: 536870912}},
+		{name: "defaults", want: config.Server{HTTPAddr: "127.0.0.1:8080", ShutdownTimeout: 30 * time.Second, MigrateOnStart: true, BulkChunkSize: 10000, DuplicateFileDays: 7, IdempotencyTTL: 24 * time.Hour, TokenRate: 200, AuthFailureLimit: 30, MaxBody: 65536, MaxBulkBody: 536870912}},
 		{name: "env", env: map[string]string{"PAYDISPATCH_HTTP_ADDR": ":9090", "PAYDISPATCH_MIGRATE_ON_START": "false"},
-			want: config.Server{HTTPAddr: ":9090", ShutdownTimeout: 30 * time.Second, MigrateOnStart: false, BulkChunkSize: 2500, DuplicateFileDays: 7, IdempotencyTTL: 24 * time.Hour, TokenRate: 200, AuthFailureLimit: 30, MaxBody: 65536, MaxBulkBody: 536870912}},
+			want: config.Server{HTTPAddr: ":9090", ShutdownTimeout: 30 * time.Second, MigrateOnStart: false, BulkChunkSize: 10000, DuplicateFileDays: 7, IdempotencyTTL: 24 * time.Hour, TokenRate: 200, AuthFailureLimit: 30, MaxBody: 65536, MaxBulkBody: 536870912}},
 		{name: "flag wins over env", env: map[string]string{"PAYDISPATCH_HTTP_ADDR": ":9090"}, args: []string{"--http-addr", "0.0.0.0:7000"},
-			want: config.Server{HTTPAddr: "0.0.0.0:7000", ShutdownTimeout: 30 * time.Second, MigrateOnStart: true, BulkChunkSize: 2500, DuplicateFileDays: 7, IdempotencyTTL: 24 * time.Hour, TokenRate: 200, AuthFailureLimit: 30, MaxBody: 65536, MaxBulkBody: 536870912}},
+			want: config.Server{HTTPAddr: "0.0.0.0:7000", ShutdownTimeout: 30 * time.Second, MigrateOnStart: true, BulkChunkSize: 10000, DuplicateFileDays: 7, IdempotencyTTL: 24 * time.Hour, TokenRate: 200, AuthFailureLimit: 30, MaxBody: 65536, MaxBulkBody: 536870912}},
 		{name: "tenant labels by env", env: map[string]string{"PAYDISPATCH_METRICS_TENANT_LABELS": "true"},
-			want: config.Server{HTTPAddr: "127.0.0.1:8080", ShutdownTimeout: 30 * time.Second, MigrateOnStart: true, BulkChunkSize: 2500, DuplicateFileDays: 7, IdempotencyTTL: 24 * time.Hour, TokenRate: 200, AuthFailureLimit: 30, MaxBody: 65536, MaxBulkBody: 536870912, MetricsTenantLabels: true}},
+			want: config.Server{HTTPAddr: "127.0.0.1:8080", ShutdownTimeout: 30 * time.Second, MigrateOnStart: true, BulkChunkSize: 10000, DuplicateFileDays: 7, IdempotencyTTL: 24 * time.Hour, TokenRate: 200, AuthFailureLimit: 30, MaxBody: 65536, MaxBulkBody: 536870912, MetricsTenantLabels: true}},
 		{name: "tenant labels by flag", args: []string{"--metrics-tenant-labels"},
-			want: config.Server{HTTPAddr: "127.0.0.1:8080", ShutdownTimeout: 30 * time.Second, MigrateOnStart: true, BulkChunkSize: 2500, DuplicateFileDays: 7, IdempotencyTTL: 24 * time.Hour, TokenRate: 200, AuthFailureLimit: 30, MaxBody: 65536, MaxBulkBody: 536870912, MetricsTenantLabels: true}},
+			want: config.Server{HTTPAddr: "127.0.0.1:8080", ShutdownTimeout: 30 * time.Second, MigrateOnStart: true, BulkChunkSize: 10000, DuplicateFileDays: 7, IdempotencyTTL: 24 * time.Hour, TokenRate: 200, AuthFailureLimit: 30, MaxBody: 65536, MaxBulkBody: 536870912, MetricsTenantLabels: true}},
 		{name: "bad tenant labels named", env: map[string]string{"PAYDISPATCH_METRICS_TENANT_LABELS": "acme"}, wantErr: `invalid PAYDISPATCH_METRICS_TENANT_LABELS "acme": want true or false`},
 		{name: "bad flag named", args: []string{"--http-addr", "8080"}, wantErr: `invalid --http-addr "8080": want host:port`},
 		{name: "bad env named", env: map[string]string{"PAYDISPATCH_SHUTDOWN_TIMEOUT": "soon"}, wantErr: `invalid PAYDISPATCH_SHUTDOWN_TIMEOUT "soon"`},
 		{name: "auth failure limit off", env: map[string]string{"PAYDISPATCH_AUTH_FAILURE_LIMIT": "0"},
-			want: config.Server{HTTPAddr: "127.0.0.1:8080", ShutdownTimeout: 30 * time.Second, MigrateOnStart: true, BulkChunkSize: 2500, DuplicateFileDays: 7, IdempotencyTTL: 24 * time.Hour, TokenRate: 200, MaxBody: 65536, MaxBulkBody: 536870912}},
+			want: config.Server{HTTPAddr: "127.0.0.1:8080", ShutdownTimeout: 30 * time.Second, MigrateOnStart: true, BulkChunkSize: 10000, DuplicateFileDays: 7, IdempotencyTTL: 24 * time.Hour, TokenRate: 200, MaxBody: 65536, MaxBulkBody: 536870912}},
 		{name: "bad auth failure limit named", args: []string{"--auth-failure-limit", "-1"}, wantErr: `invalid --auth-failure-limit "-1": want a whole number from 0 to 1000000`},
 		{name: "good flag hides bad env", env: map[string]string{"PAYDISPATCH_MIGRATE_ON_START": "maybe"}, args: []string{"--migrate=false"},
-			want: config.Server{HTTPAddr: "127.0.0.1:8080", ShutdownTimeout: 30 * time.Second, MigrateOnStart: false, BulkChunkSize: 2500, DuplicateFileDays: 7, IdempotencyTTL: 24 * time.Hour, TokenRate: 200, AuthFailureLimit: 30, MaxBody: 65536, MaxBulkBody: 536870912}},
+			want: config.Server{HTTPAddr: "127.0.0.1:8080", ShutdownTimeout: 30 * time.Second, MigrateOnStart: false, BulkChunkSize: 10000, DuplicateFileDays: 7, IdempotencyTTL: 24 * time.Hour, TokenRate: 200, AuthFailureLimit: 30, MaxBody: 65536, MaxBulkBody: 536870912}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
