@@ -112,6 +112,47 @@ func TestPhaseACopiesAFreshChunk(t *testing.T) {
 	}
 }
 
+// TestPhaseAChunkSpillsNothing: a chunk of 10,000 payments (the largest)
+// is stored without a temporary file. The payments' statement trigger
+// keeps the COPY's rows in its transition table; at the default work_mem
+// it spilled 5 MB a chunk to disk and read it back.
+func TestPhaseAChunkSpillsNothing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := newPool(t).Config()
+	cfg.MaxConns = 1 // the connection that stores the chunk reports its temporary files
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	tempFiles := func() int64 {
+		var n int64
+		if _, err := pool.Exec(ctx, `SELECT pg_stat_force_next_flush()`); err != nil {
+			t.Fatal(err)
+		}
+		if err := pool.QueryRow(ctx, `SELECT temp_files FROM pg_stat_database WHERE datname = current_database()`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	at := time.Now().Add(time.Hour).Truncate(time.Second)
+	rs := make([]payment.Request, 10_000)
+	for i := range rs {
+		rs[i] = validRequest(at)
+		rs[i].PaymentID = fmt.Sprintf("spill-%05d", i)
+		rs[i].RemittanceInfo = strings.Repeat("r", 100) // rows as wide as a real file's
+	}
+	before := tempFiles()
+	a := payment.NewInitActivities(payment.InitConfig{Store: payment.NewStore(pool), Queue: queue.New(pool)})
+	if res, err := a.InitChunk(ctx, rs, "init-spill"); err != nil || res.Scheduled != len(rs) {
+		t.Fatalf("InitChunk: %+v, %v", res, err)
+	}
+	if after := tempFiles(); after != before {
+		t.Fatalf("storing a chunk of %d wrote %d temporary files", len(rs), after-before)
+	}
+}
+
 // TestPhaseACopyFallsBack: a chunk some of whose payments are stored
 // already (cancelled while they waited) fails the COPY on their keys, and
 // is stored by the statement that leaves them: the others SCHEDULED and

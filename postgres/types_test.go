@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/internal/testkit/pgtest"
+	"github.com/paydispatch/paydispatch/postgres"
 )
 
 // TestTypesEncodeDirectly: a pool's connections encode a UUID and a
@@ -73,5 +74,39 @@ func roundTrip(t *testing.T, pool *pgxpool.Pool) {
 	var ids []uuid.UUID
 	if err := pool.QueryRow(ctx, "SELECT $1::uuid[]", []uuid.UUID{id, id}).Scan(&ids); err != nil || len(ids) != 2 || ids[1] != id {
 		t.Errorf("an array of UUIDs came back as %v, %v", ids, err)
+	}
+}
+
+// TestPoolSettings: a pool's connections plan each statement for its
+// values and never JIT-compile, unless the connection string says
+// otherwise.
+func TestPoolSettings(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	withJIT := url + " options='-c jit=on'" // a keyword/value string
+	if strings.HasPrefix(url, "postgres") {
+		withJIT = url + map[bool]string{true: "&", false: "?"}[strings.Contains(url, "?")] + "options=-c%20jit%3Don"
+	}
+	for _, tt := range []struct {
+		name, url, jit string
+	}{
+		{"defaults", url, "off"},
+		{"jit in the options", withJIT, "on"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			pool, err := postgres.NewPool(context.Background(), tt.url, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			var jit, planCache string
+			if err := pool.QueryRow(context.Background(), `SELECT current_setting('jit'), current_setting('plan_cache_mode')`).Scan(&jit, &planCache); err != nil {
+				t.Fatal(err)
+			}
+			if jit != tt.jit || planCache != "force_custom_plan" {
+				t.Fatalf("jit %s, plan_cache_mode %s; want %s, force_custom_plan", jit, planCache, tt.jit)
+			}
+		})
 	}
 }
