@@ -80,6 +80,9 @@ func TestCheckAmount(t *testing.T) {
 		{"-1", "EUR", false},
 		{"1000000000000000", "EUR", false},
 		{"999999999999999.99", "EUR", true},
+		{"999999999999999", "EUR", true},      // 15 digits: below the max without rescaling
+		{"1e15", "EUR", false},                // a positive exponent is compared
+		{"1000000000000000.00", "EUR", false}, // 18 digits at 10⁻²
 		{"1", "XAU", false},
 	}
 	for _, tt := range tests {

@@ -47,11 +47,48 @@ func ParseDecimal(s string, sign Sign) (decimal.Decimal, error) {
 	if err := checkDecimal(s, sign); err != nil {
 		return decimal.Decimal{}, fmt.Errorf("%w: %s", ErrNotDecimal, err)
 	}
+	if d, ok := parseSmall(s); ok {
+		return d, nil
+	}
 	d, err := decimal.NewFromString(s)
 	if err != nil { // unreachable for a checked text; kept so a change in the library cannot pass a bad value
 		return decimal.Decimal{}, fmt.Errorf("%w: %q", ErrNotDecimal, s)
 	}
 	return d, nil
+}
+
+// parseSmall reads a checked decimal of at most 18 digits, every amount a
+// payment file holds, as NewFromString would (the same coefficient and
+// exponent: "1.50" is 150 × 10⁻²) without its big.Int: a million of them
+// cost 1.1 s that way, most of a file's parsing.
+func parseSmall(s string) (decimal.Decimal, bool) {
+	neg := s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	if len(s) > 19 { // 18 digits and the point
+		return decimal.Decimal{}, false
+	}
+	var v int64
+	var scale int32
+	point := false
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' {
+			point = true
+			continue
+		}
+		v = v*10 + int64(s[i]-'0')
+		if point {
+			scale++
+		}
+	}
+	if !point && len(s) > 18 {
+		return decimal.Decimal{}, false
+	}
+	if neg {
+		v = -v
+	}
+	return decimal.New(v, -scale), true
 }
 
 // checkDecimal says what is wrong with s's spelling, nil when nothing is.

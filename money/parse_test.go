@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/paydispatch/paydispatch/internal/testkit/fuzzcost"
 	"github.com/paydispatch/paydispatch/money"
 )
@@ -113,6 +115,9 @@ func FuzzParseDecimal(f *testing.F) {
 	for _, s := range []string{"125.00", "-0.5", "1e2147483647", ".5", "5.", "+1", "0.001", "9999999999999999999999999"} {
 		f.Add(s)
 	}
+	for _, s := range []string{"999999999999999999", "99999999999999999.9", "-0.000000000001", "1234567890123456789", "-00.10", "0"} {
+		f.Add(s) // around the small path's 18 digits
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		// Not even linear: the text past MaxDecimalLength is never looked at.
 		fuzzcost.Bound{BaseTime: time.Millisecond, BaseAllocs: 20}.Check(t, len(s), func() { _, _ = money.ParseDecimal(s, money.Signed) })
@@ -125,6 +130,11 @@ func FuzzParseDecimal(f *testing.F) {
 		}
 		if len(s) > money.MaxDecimalLength || strings.ContainsAny(s, "eE+ ") {
 			t.Fatalf("ParseDecimal(%q) accepted it", s)
+		}
+		// The same coefficient and exponent as the library's own parse
+		// (ParseDecimal reads small numbers without it).
+		if lib := decimal.RequireFromString(s); lib.Coefficient().Cmp(d.Coefficient()) != 0 || lib.Exponent() != d.Exponent() {
+			t.Fatalf("ParseDecimal(%q) = %s × 10^%d, the library reads %s × 10^%d", s, d.Coefficient(), d.Exponent(), lib.Coefficient(), lib.Exponent())
 		}
 		back, err := money.ParseDecimal(d.String(), money.Signed)
 		if err != nil || !back.Equal(d) {

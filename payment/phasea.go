@@ -362,13 +362,17 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 		if stored, err = storePhaseA(ctx, tx, st.storeParams(statuses, reasons, times, contexts, rails, dates)); err != nil {
 			return fmt.Errorf("payment: store Phase A's verdicts on %d payments: %w", n, err)
 		}
-		var items []queue.EnqueueParams
-		for _, key := range stored {
+		// In key order: sorted keys, not the larger items. (In slot order
+		// the queue's COPY took a tenth longer: the key's random inserts
+		// cost more than the claim index's.)
+		keys := slices.Clone(stored)
+		slices.Sort(keys)
+		items := make([]queue.EnqueueParams, 0, len(enqueues))
+		for _, key := range keys {
 			if e, ok := enqueues[key]; ok {
 				items = append(items, e)
 			}
 		}
-		slices.SortFunc(items, func(x, y queue.EnqueueParams) int { return strings.Compare(x.ItemID, y.ItemID) })
 		if _, err := a.cfg.Queue.EnqueueBatchTx(ctx, tx, items); err != nil {
 			return err
 		}
