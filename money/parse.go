@@ -66,24 +66,19 @@ func parseSmall(s string) (decimal.Decimal, bool) {
 	if neg {
 		s = s[1:]
 	}
-	if len(s) > 19 { // 18 digits and the point
+	point := strings.IndexByte(s, '.')
+	digits, scale := len(s), int32(0)
+	if point >= 0 {
+		digits, scale = digits-1, int32(len(s)-point-1)
+	}
+	if digits > 18 { // an int64 holds any 18
 		return decimal.Decimal{}, false
 	}
 	var v int64
-	var scale int32
-	point := false
 	for i := 0; i < len(s); i++ {
-		if s[i] == '.' {
-			point = true
-			continue
+		if i != point {
+			v = v*10 + int64(s[i]-'0')
 		}
-		v = v*10 + int64(s[i]-'0')
-		if point {
-			scale++
-		}
-	}
-	if !point && len(s) > 18 {
-		return decimal.Decimal{}, false
 	}
 	if neg {
 		v = -v

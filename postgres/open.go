@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"strings"
+	"regexp"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -78,6 +78,10 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	return db, nil
 }
 
+// jitOption finds jit set in a connection string's options ("-c jit=on",
+// "--jit=on"), not jit_above_cost and its kin.
+var jitOption = regexp.MustCompile(`(^|[^_a-z])jit=`)
+
 // NewPool opens a pgx pool on url and checks that it answers.
 func NewPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
@@ -107,7 +111,7 @@ func NewPool(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, er
 	// crossed jit_above_cost and spent longer compiling than running
 	// (LLVM was 2 % of the machine's CPU in a 500,000-payment intake).
 	// A jit set in the connection string's options still wins.
-	if !strings.Contains(cfg.ConnConfig.RuntimeParams["options"], "jit") {
+	if !jitOption.MatchString(cfg.ConnConfig.RuntimeParams["options"]) {
 		cfg.ConnConfig.RuntimeParams["jit"] = "off"
 	}
 	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {

@@ -83,15 +83,18 @@ func roundTrip(t *testing.T, pool *pgxpool.Pool) {
 func TestPoolSettings(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
-	withJIT := url + " options='-c jit=on'" // a keyword/value string
-	if strings.HasPrefix(url, "postgres") {
-		withJIT = url + map[bool]string{true: "&", false: "?"}[strings.Contains(url, "?")] + "options=-c%20jit%3Don"
+	withOptions := func(kv, escaped string) string {
+		if strings.HasPrefix(url, "postgres") {
+			return url + map[bool]string{true: "&", false: "?"}[strings.Contains(url, "?")] + "options=" + escaped
+		}
+		return url + " options='" + kv + "'" // a keyword/value string
 	}
 	for _, tt := range []struct {
 		name, url, jit string
 	}{
 		{"defaults", url, "off"},
-		{"jit in the options", withJIT, "on"},
+		{"jit in the options", withOptions("-c jit=on", "-c%20jit%3Don"), "on"},
+		{"another jit setting in the options", withOptions("-c jit_above_cost=1000", "-c%20jit_above_cost%3D1000"), "off"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
