@@ -41,9 +41,12 @@ func Schema() postgres.Schema {
 			accountmig.FS, limitmig.FS, fxmig.FS, processmig.FS, outboxmig.FS, authmig.FS, idemmig.FS, auditmig.FS, webhookmig.FS,
 			calendarmig.FS, routingmig.FS, screeningmig.FS},
 		Scripts: []postgres.Script{
+			{Name: "queue/migrations/functions.sql", SQL: queuemig.Functions},
 			{Name: "pacing/migrations/functions.sql", SQL: pacingmig.Functions},
 			{Name: "ledger/account/migrations/functions.sql", SQL: accountmig.Functions},
+			{Name: "process/migrations/functions.sql", SQL: processmig.Functions},
 			{Name: "outbox/migrations/functions.sql", SQL: outboxmig.Functions},
+			{Name: "audit/migrations/functions.sql", SQL: auditmig.Functions},
 			{Name: "webhook/migrations/functions.sql", SQL: webhookmig.Functions},
 			{Name: "payment/migrations/functions.sql", SQL: paymentmig.Functions},
 		},

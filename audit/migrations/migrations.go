@@ -9,3 +9,10 @@ import "embed"
 //
 //go:embed *.sql
 var FS embed.FS
+
+// Functions is the current source of the package's PL/pgSQL functions
+// (functions.sql), applied after the migrations and again whenever it
+// changes.
+//
+//go:embed functions.sql
+var Functions string

@@ -112,3 +112,37 @@ LANGUAGE sql AS $$
     FROM input i
     WHERE i.outbox_id IN (SELECT registered.outbox_id FROM registered)
 $$;
+
+-- payment_outbox_pending_notify wakes relayers at commit (the deferred
+-- constraint trigger of 00022): once per transaction, and only by the
+-- transaction that gets the try-lock, because NOTIFY serialises commits on
+-- a cluster-wide lock (see 00022 for the figures).
+CREATE OR REPLACE FUNCTION payment_outbox_pending_notify() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- Decided once per transaction, at its first row.
+    IF current_setting('paydispatch.outbox_notified', true) = 'on' THEN
+        RETURN NULL;
+    END IF;
+    PERFORM set_config('paydispatch.outbox_notified', 'on', true);
+    IF pg_try_advisory_xact_lock(8031453476610911598) THEN -- 'outbox-n' as a bigint
+        PERFORM pg_notify('outbox_pending', 'new_work');
+    END IF;
+    RETURN NULL;
+END;
+$$;
+
+-- payment_outbox_attempts_immutable keeps the attempts' archive
+-- append-only: no UPDATE, no TRUNCATE, and a DELETE only from the
+-- retention's transaction (paydispatch.retention = 'on', set by
+-- outbox.DeleteDone).
+CREATE OR REPLACE FUNCTION payment_outbox_attempts_immutable() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' AND current_setting('paydispatch.retention', true) = 'on' THEN
+        RETURN NULL;
+    END IF;
+    RAISE EXCEPTION 'payment_outbox_attempts is append-only'
+        USING ERRCODE = 'insufficient_privilege';
+END;
+$$;

@@ -107,3 +107,64 @@ CREATE OR REPLACE FUNCTION payment_fingerprint_void(p_payment_id text) RETURNS b
 LANGUAGE sql STABLE AS $$
     SELECT EXISTS (SELECT 1 FROM payments WHERE payment_id = p_payment_id AND status IN ('CANCELLED', 'REJECTED'))
 $$;
+
+-- The payments' statement triggers (00042): every payment inserted or
+-- whose status changes publishes its event (payment_events_out), when an
+-- event stream or a webhook endpoint wants it. An insert of a SCHEDULED
+-- payment rolled past a cut-off also publishes payment.rescheduled; an
+-- update that keeps a SCHEDULED payment's status but moves its execution
+-- date publishes payment.rescheduled instead of a status.
+CREATE OR REPLACE FUNCTION payment_published_on_insert() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_stream boolean := EXISTS (SELECT 1 FROM payment_event_stream);
+BEGIN
+    IF NOT v_stream AND NOT EXISTS (SELECT 1 FROM webhook_endpoints) THEN
+        RETURN NULL;
+    END IF;
+    PERFORM payment_events_out(array_agg(e.payment_id ORDER BY e.payment_id, e.ord), array_agg(e.tenant_id ORDER BY e.payment_id, e.ord),
+                               array_agg(e.status ORDER BY e.payment_id, e.ord), array_agg(e.event ORDER BY e.payment_id, e.ord))
+    FROM (SELECT n.payment_id, n.tenant_id, n.status, 1 AS ord,
+                 payment_event(n.tenant_id, n.external_id, n.status, 'RECEIVED', n.status_reason, n.amount, n.currency,
+                               n.debtor_account, n.requested_execution_time, n.scheduled_execution_time,
+                               payment_event_changed_at(n.status, NULL, n.accepted_at),
+                               n.rail, n.execution_date, NULL, n.priority) AS event
+          FROM changed_payments n
+          WHERE v_stream OR n.tenant_id IN (SELECT tenant_id FROM webhook_endpoints)
+          UNION ALL
+          SELECT n.payment_id, n.tenant_id, n.status, 2,
+                 payment_event(n.tenant_id, n.external_id, n.status, n.status, n.status_reason, n.amount, n.currency,
+                               n.debtor_account, n.requested_execution_time, n.scheduled_execution_time,
+                               payment_event_changed_at(n.status, 'payment.rescheduled', n.accepted_at),
+                               n.rail, n.execution_date, 'payment.rescheduled', n.priority)
+          FROM changed_payments n
+          WHERE n.status = 'SCHEDULED' AND starts_with(n.status_reason, 'ROLLED')
+            AND (v_stream OR n.tenant_id IN (SELECT tenant_id FROM webhook_endpoints))) e;
+    RETURN NULL;
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION payment_published_on_update() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_stream boolean := EXISTS (SELECT 1 FROM payment_event_stream);
+BEGIN
+    IF NOT v_stream AND NOT EXISTS (SELECT 1 FROM webhook_endpoints) THEN
+        RETURN NULL;
+    END IF;
+    PERFORM payment_events_out(array_agg(n.payment_id), array_agg(n.tenant_id), array_agg(n.status),
+                               array_agg(payment_event(n.tenant_id, n.external_id, n.status, o.status, n.status_reason,
+                                                       n.amount, n.currency, n.debtor_account, n.requested_execution_time,
+                                                       n.scheduled_execution_time,
+                                                       payment_event_changed_at(n.status, CASE WHEN n.status = o.status THEN 'payment.rescheduled' END,
+                                                                                n.accepted_at),
+                                                       n.rail, n.execution_date,
+                                                       CASE WHEN n.status = o.status THEN 'payment.rescheduled' END, n.priority)))
+    FROM changed_payments n
+    JOIN previous_payments o ON o.payment_id = n.payment_id
+    WHERE (n.status IS DISTINCT FROM o.status
+           OR (n.status = 'SCHEDULED' AND o.status = 'SCHEDULED' AND n.execution_date IS DISTINCT FROM o.execution_date))
+      AND (v_stream OR n.tenant_id IN (SELECT tenant_id FROM webhook_endpoints));
+    RETURN NULL;
+END;
+$$;
