@@ -35,6 +35,23 @@ type Config struct {
 	Schedules *Schedules
 	// Metrics, when set, count every cycle's work.
 	Metrics *Metrics
+	// Feeders, by item type: a domain that writes the queue items of its
+	// far-off work late (payment's Phase A past the queue's mark) is fed
+	// before each claim, up to the claim's reach and FeedAhead beyond.
+	Feeders map[string]Feeder
+}
+
+// Feeder enqueues a domain's items due before a time that are not in the
+// queue yet, and returns how many it enqueued.
+type Feeder interface {
+	Feed(ctx context.Context, dueBy time.Time) (int, error)
+}
+
+// FeedAhead is how far past the claim's reach (its pre-start buffer) a
+// cycle has its item type's feeder enqueue: at least ten cycles', so
+// that a cycle or a feed that fails leaves items to claim.
+func FeedAhead(cfg queue.Settings) time.Duration {
+	return max(time.Minute, 10*cfg.DispatchInterval)
 }
 
 // Activities hold the dispatcher's I/O. Each is safe to retry: claims and
@@ -108,6 +125,9 @@ type Dispatch struct {
 	// AtCapacity: max_in_flight items were already in flight, so the
 	// cycle claimed nothing.
 	AtCapacity bool `json:",omitempty"`
+	// Fed counts the items the item type's feeder enqueued before the
+	// claim (Config.Feeders).
+	Fed int `json:",omitempty"`
 }
 
 // ReadConfig reads the item type's configuration, every cycle, so a change
@@ -290,11 +310,12 @@ func recordPatiently(ctx context.Context, record func() error) error {
 // through the dispatcher's workflow history. If it dies between the claim
 // and the marks, the items stay CLAIMED and stale recovery settles them.
 func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Settings) (Dispatch, error) {
+	fed := a.feed(ctx, cfg)
 	batch, err := a.cfg.Queue.ClaimBatch(ctx, cfg.ClaimParams())
 	if err != nil {
-		return Dispatch{}, err
+		return Dispatch{Fed: fed}, err
 	}
-	d := Dispatch{BatchID: batch.ID, Claimed: len(batch.Items), AtCapacity: batch.AtCapacity}
+	d := Dispatch{BatchID: batch.ID, Claimed: len(batch.Items), AtCapacity: batch.AtCapacity, Fed: fed}
 	if len(batch.Items) == 0 {
 		return d, nil
 	}
@@ -361,6 +382,23 @@ func (a *Activities) ClaimAndDispatch(ctx context.Context, cfg queue.Settings) (
 			"failed", len(failed), "dead_lettered", d.DeadLettered, "first_error", failed[0].Error)
 	}
 	return d, nil
+}
+
+// feed has the item type's feeder, if it has one, enqueue what comes due
+// before the claim's reach and FeedAhead beyond, and returns how many it
+// enqueued. A feed that fails is logged, not the cycle's failure: the
+// items fed before are claimed all the same, and the next cycle feeds.
+func (a *Activities) feed(ctx context.Context, cfg queue.Settings) int {
+	f := a.cfg.Feeders[cfg.ItemType]
+	if f == nil {
+		return 0
+	}
+	n, err := f.Feed(ctx, a.cfg.Now().Add(cfg.PreStartBuffer+FeedAhead(cfg)))
+	if err != nil {
+		a.cfg.Logger.Warn("feeding the queue failed", "item_type", cfg.ItemType, "error", err)
+		return 0
+	}
+	return n
 }
 
 // dispatchBatch starts one batch execution for the claimed batch (BATCH

@@ -500,3 +500,45 @@ func TestPacedItemsStartAtTheirSlot(t *testing.T) {
 		})
 	}
 }
+
+// feederFunc is a Feeder from a func.
+type feederFunc func(ctx context.Context, dueBy time.Time) (int, error)
+
+func (f feederFunc) Feed(ctx context.Context, dueBy time.Time) (int, error) { return f(ctx, dueBy) }
+
+// TestCycleFeedsBeforeItsClaim: an item type with a feeder (a domain that
+// enqueues its far-off items late) is fed before each claim, up to the
+// claim's reach and FeedAhead beyond: the items it enqueues are claimed
+// in the same cycle. A feed that fails leaves the claim to go on.
+func TestCycleFeedsBeforeItsClaim(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	now := time.Now().Truncate(time.Second)
+	var asked []time.Time
+	fail := false
+	var f *fixture
+	f = newFixture(t, func(c *dispatch.Config) {
+		c.Feeders = map[string]dispatch.Feeder{itemType: feederFunc(func(ctx context.Context, dueBy time.Time) (int, error) {
+			asked = append(asked, dueBy)
+			if fail {
+				return 0, errors.New("the database is restarting")
+			}
+			return len(f.enqueue(t, 3, now.Add(5*time.Second))), nil
+		})}
+	})
+	f.now = func() time.Time { return now }
+	d, err := f.act.ClaimAndDispatch(ctx, f.cfg)
+	if err != nil || d.Fed != 3 || d.Claimed != 3 || d.Started != 3 {
+		t.Fatalf("dispatch = %+v, %v", d, err)
+	}
+	if want := now.Add(f.cfg.PreStartBuffer + dispatch.FeedAhead(f.cfg)); len(asked) != 1 || !asked[0].Equal(want) {
+		t.Errorf("fed up to %v, want %v", asked, want)
+	}
+	if dispatch.FeedAhead(f.cfg) < 10*f.cfg.DispatchInterval || dispatch.FeedAhead(f.cfg) < time.Minute {
+		t.Errorf("FeedAhead %v: under ten cycles of %v or a minute", dispatch.FeedAhead(f.cfg), f.cfg.DispatchInterval)
+	}
+	fail = true
+	if d, err := f.act.ClaimAndDispatch(ctx, f.cfg); err != nil || d.Fed != 0 || len(asked) != 2 {
+		t.Errorf("a failed feed: %+v, %v (%d feeds)", d, err, len(asked))
+	}
+}

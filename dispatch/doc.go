@@ -8,7 +8,10 @@
 // disabled type returns at once: the kill switch), recovers stale claims,
 // reconciles dispatched items with the engine, claims a batch and starts
 // its execution workflows, and records the results. The workflow is
-// deterministic; every read and write is an activity.
+// deterministic; every read and write is an activity. An item type whose
+// domain writes the queue items of its far-off work late has a Feeder,
+// run in the claim's activity before the claim: it enqueues what comes
+// due before the claim's reach and FeedAhead beyond.
 //
 // The package is generic: it knows item types, their configured execution
 // workflow type and task queue, and opaque contexts; never payments. An

@@ -15,7 +15,7 @@ import (
 type Metrics struct {
 	claimed, started, alreadyStarted, startFailures *prometheus.CounterVec
 	staleRecovered, deadLetters                     *prometheus.CounterVec
-	completed, execFailed                           *prometheus.CounterVec
+	completed, execFailed, fed                      *prometheus.CounterVec
 	cycleDuration                                   *prometheus.HistogramVec
 	executionLag                                    *prometheus.HistogramVec
 	byTenant                                        *prometheus.CounterVec
@@ -74,6 +74,7 @@ func NewMetrics(reg prometheus.Registerer, cfg MetricsConfig) *Metrics {
 		deadLetters:    counter("dead_letter_total", "Items moved to DEAD_LETTER."),
 		completed:      counter("completed_total", "Items whose execution completed."),
 		execFailed:     counter("execution_failed_total", "Items whose execution failed and were queued again."),
+		fed:            counter("fed_total", "Items their domain's feeder enqueued as their times came near (payments past the queue's mark)."),
 		cycleDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "paydispatch", Subsystem: "dispatch", Name: "cycle_duration_seconds",
 			Help: "Duration of dispatch cycles that did work.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 12),
@@ -135,6 +136,7 @@ func (m *Metrics) recordCycle(c CycleResult, took time.Duration) {
 	m.deadLetters.WithLabelValues(t).Add(float64(c.Dispatch.DeadLettered + c.Recovery.DeadLettered + c.Reconciliation.DeadLettered))
 	m.completed.WithLabelValues(t).Add(float64(c.Reconciliation.Completed))
 	m.execFailed.WithLabelValues(t).Add(float64(c.Reconciliation.Failed))
+	m.fed.WithLabelValues(t).Add(float64(c.Dispatch.Fed))
 	if took > 0 {
 		m.cycleDuration.WithLabelValues(t).Observe(took.Seconds())
 	}

@@ -83,6 +83,20 @@ func (f *railsFixture) at(days int, clock time.Duration) time.Time {
 	return f.day0.AddDate(0, 0, days).Add(clock)
 }
 
+// windowsWithin checks that no window of the rail's config is over max.
+func (f *railsFixture) windowsWithin(t *testing.T, max int) {
+	t.Helper()
+	ws, err := f.lim.Windows(context.Background(), "sepa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws {
+		if w.Counter > max || w.Counter != w.Slots {
+			t.Errorf("window %s: counter %d, %d slots (max %d)", w.Start, w.Counter, w.Slots, max)
+		}
+	}
+}
+
 // payments are n payments of a tenant requested at `at`.
 func railPayments(tenant string, n int, at time.Time) []payment.Request {
 	out := make([]payment.Request, n)
@@ -537,13 +551,5 @@ func TestCancelGivesSlotsBack(t *testing.T) {
 	if !last.Before(at.Add(10 * time.Second)) {
 		t.Errorf("the corrected file's last slot %s: behind the cancelled file's slots (want before %s)", last, at.Add(10*time.Second))
 	}
-	ws, err := f.lim.Windows(ctx, "sepa")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range ws {
-		if w.Counter > 10 || w.Counter != w.Slots {
-			t.Errorf("window %s: counter %d, %d slots, limit 10", w.Start, w.Counter, w.Slots)
-		}
-	}
+	f.windowsWithin(t, 10)
 }

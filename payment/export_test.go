@@ -2,9 +2,12 @@ package payment
 
 import (
 	"context"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shopspring/decimal"
+
+	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
 
 // IntakeOf is the requests waiting in an init workflow's intake row.
@@ -82,3 +85,9 @@ func ApprovalOf(r Request) (string, int) {
 // SetSweepBatch bounds what one round of the approval cut-off sweep looks
 // at.
 func SetSweepBatch(s *Service, n int) { s.sweep.batch = n }
+
+// WaitingBetweenOf is the feeder's look for the payments it enqueues.
+func WaitingBetweenOf(ctx context.Context, s *Store, from, to time.Time) (int, error) {
+	rows, err := s.q.WaitingBetween(ctx, dbsqlc.WaitingBetweenParams{FromTime: from, ToTime: to})
+	return len(rows), err
+}

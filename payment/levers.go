@@ -97,16 +97,12 @@ func (s *Service) Repace(ctx context.Context, f WaitingFilter, record Record) (R
 		for i, r := range rows {
 			ids[i] = r.PaymentID
 		}
-		locked, err := s.cfg.Queue.LockReadyTx(ctx, tx, ItemType, ids)
+		m := s.mover(tx, def)
+		ready, err := s.lockMovable(ctx, tx, ids, m)
 		if err != nil {
 			return err
 		}
-		ready := make(map[string]bool, len(locked))
-		for _, id := range locked {
-			ready[id] = true
-		}
-		out.Claimed = len(rows) - len(locked)
-		m := s.mover(tx, def)
+		out.Claimed = len(rows) - len(ready)
 		for _, r := range rows {
 			if ready[r.PaymentID] {
 				if err := m.add(ctx, r); err != nil {
@@ -124,6 +120,40 @@ func (s *Service) Repace(ctx context.Context, f WaitingFilter, record Record) (R
 		return record(ctx, tx, n)
 	})
 	return out, err
+}
+
+// lockMovable locks, of the waiting payments ids, those a lever may
+// move, and returns them: those whose queue items are READY (locked, so
+// that no claim takes them meanwhile), and those that have no queue item
+// (their slots past the queue's mark: their rows are locked, so that no
+// other lever moves them meanwhile). The others are held by their
+// executions, or by another lever. It holds the feeder off to the commit
+// (the absent stay absent) and tells m which were absent, and the mark.
+func (s *Service) lockMovable(ctx context.Context, tx pgx.Tx, ids []string, m *mover) (map[string]bool, error) {
+	mark, err := queueMarkShared(ctx, dbsqlc.New(tx))
+	if err != nil {
+		return nil, err
+	}
+	ready, absent, err := s.cfg.Queue.LockMovableTx(ctx, tx, ItemType, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(ready)+len(absent))
+	for _, id := range ready {
+		out[id] = true
+	}
+	m.mark, m.absent = mark, nil
+	if len(absent) > 0 {
+		locked, err := dbsqlc.New(tx).LockWaitingRows(ctx, absent)
+		if err != nil {
+			return nil, fmt.Errorf("payment: lock %d waiting payments: %w", len(absent), err)
+		}
+		m.absent = make(map[string]bool, len(locked))
+		for _, id := range locked {
+			out[id], m.absent[id] = true, true
+		}
+	}
+	return out, nil
 }
 
 // RepaceConfig moves the payments waiting under a rate-limit config (on
@@ -170,6 +200,10 @@ type mover struct {
 	// parked: the payments' queue items are PARKED, absent (never
 	// enqueued) or held by their executions (ResumeTx), not READY.
 	parked bool
+	// absent: of payments moved from READY items (not parked), those
+	// without queue items (slots past the queue's mark, which is mark).
+	absent map[string]bool
+	mark   *time.Time
 	// roll: every payment past its day's cut-off rolls, whatever its
 	// tenant's rule (a release, an execution's roll), held after
 	// maxRolls; and one whose rail is inactive is held.
@@ -529,6 +563,23 @@ func (m *mover) store(ctx context.Context, out *Repaced) (int, error) {
 		return n, nil
 	}
 	if _, err := m.queue.MoveReadyTx(ctx, m.tx, ItemType, moves); err != nil {
+		return 0, err
+	}
+	// Payments that had no queue items (their slots were past the
+	// queue's mark) get them when their new slots are before it.
+	var absent []queue.EnqueueParams
+	if len(m.absent) > 0 {
+		tenant := make(map[string]string, len(m.placed))
+		for _, p := range m.placed {
+			tenant[p.key] = p.tenant
+		}
+		for _, d := range moves {
+			if m.absent[d.ItemID] && !d.At.IsZero() && beforeMark(m.mark, d.At) {
+				absent = append(absent, queue.EnqueueParams{ItemID: d.ItemID, TenantID: tenant[d.ItemID], ScheduledExecTime: d.At, Paced: true})
+			}
+		}
+	}
+	if _, err := m.queue.EnqueueAbsentTx(ctx, m.tx, ItemType, absent); err != nil {
 		return 0, err
 	}
 	if _, err := m.queue.CompleteReadyTx(ctx, m.tx, ItemType, rejected); err != nil {

@@ -58,15 +58,7 @@ func TestRepaceFollowsTheLimit(t *testing.T) {
 			}
 			prev = *p.ScheduledExecutionTime
 		}
-		ws, err := f.lim.Windows(ctx, "sepa")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, w := range ws {
-			if w.Counter > tc.max || w.Counter != w.Slots {
-				t.Errorf("max %d: window %s: counter %d, %d slots", tc.max, w.Start, w.Counter, w.Slots)
-			}
-		}
+		f.windowsWithin(t, tc.max)
 	}
 }
 
@@ -188,15 +180,7 @@ func TestPauseAndResume(t *testing.T) {
 		}
 		prev = *p.ScheduledExecutionTime
 	}
-	ws, err := f.lim.Windows(ctx, "sepa")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range ws {
-		if w.Counter > 10 || w.Counter != w.Slots {
-			t.Errorf("window %s: counter %d, %d slots", w.Start, w.Counter, w.Slots)
-		}
-	}
+	f.windowsWithin(t, 10)
 	if ps, err := svc.Pauses(ctx); err != nil || len(ps) != 0 {
 		t.Errorf("pauses after the resume: %+v, %v", ps, err)
 	}
@@ -262,15 +246,7 @@ func TestHighPaymentsGoFirst(t *testing.T) {
 		}
 		prev = *p.ScheduledExecutionTime
 	}
-	ws, err := f.lim.Windows(ctx, "sepa")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range ws {
-		if w.Counter > 10 || w.Counter != w.Slots {
-			t.Errorf("window %s: counter %d, %d slots", w.Start, w.Counter, w.Slots)
-		}
-	}
+	f.windowsWithin(t, 10)
 	page, err := svc.List(ctx, payment.ListFilter{TenantID: "acme", Priority: payment.PriorityHigh}, "", 10)
 	if err != nil || len(page.Payments) != 1 || page.Payments[0].PaymentID != "acme-050" || page.Payments[0].Priority != payment.PriorityHigh {
 		t.Errorf("acme's HIGH payments: %+v, %v", page, err)
@@ -338,15 +314,7 @@ func TestResumeLeavesClaimedItemsToTheirExecutions(t *testing.T) {
 	if n, err := svc.SettleResumed(ctx); err != nil || n != 0 {
 		t.Errorf("settle again: %d, %v", n, err)
 	}
-	ws, err := f.lim.Windows(ctx, "sepa")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range ws {
-		if w.Counter > 10 || w.Counter != w.Slots {
-			t.Errorf("window %s: counter %d, %d slots", w.Start, w.Counter, w.Slots)
-		}
-	}
+	f.windowsWithin(t, 10)
 }
 
 // TestResumePastTheCutoff: payments paused before their rail's 16:00
@@ -461,15 +429,7 @@ func TestHighPaymentsTakeAFullDay(t *testing.T) {
 	if fmt.Sprint(count) != fmt.Sprint(want) {
 		t.Errorf("%v, want %v", count, want)
 	}
-	ws, err := f.lim.Windows(ctx, "sepa")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range ws {
-		if w.Counter > 10 || w.Counter != w.Slots {
-			t.Errorf("window %s: counter %d, %d slots", w.Start, w.Counter, w.Slots)
-		}
-	}
+	f.windowsWithin(t, 10)
 	if errs, err := payment.Verify(ctx, f.s.pool); err != nil || len(errs) > 0 {
 		t.Errorf("verify: %v %v", errs, err)
 	}

@@ -79,8 +79,9 @@ type Paused struct {
 	// Payments counts the waiting payments the pause holds (a second
 	// pause of the scope holds those that came since).
 	Payments int `json:"payments"`
-	// Parked counts the queue items parked now; the others were claimed
-	// already, and park themselves before their executions begin.
+	// Parked counts the payments held now: their queue items parked, or
+	// they had none yet (slots past the queue's mark). The others were
+	// claimed already, and park themselves before their executions begin.
 	Parked int `json:"parked"`
 	// Repaced is how the payments still waiting on the paused payments'
 	// rails moved up into the slots they gave back.
@@ -129,7 +130,12 @@ func (s *Service) Pause(ctx context.Context, scope PauseScope, record Record) (P
 				rails = append(rails, m.Rail)
 			}
 		}
-		locked, err := s.cfg.Queue.LockReadyTx(ctx, tx, ItemType, ids)
+		// Payments without queue items (their slots past the queue's
+		// mark, the feeder held off meanwhile) are held by the mark alone.
+		if _, err := queueMarkShared(ctx, q); err != nil {
+			return err
+		}
+		locked, absent, err := s.cfg.Queue.LockMovableTx(ctx, tx, ItemType, ids)
 		if err != nil {
 			return err
 		}
@@ -141,6 +147,7 @@ func (s *Service) Pause(ctx context.Context, scope PauseScope, record Record) (P
 		if err != nil {
 			return err
 		}
+		parked = append(parked, absent...)
 		out.Parked = len(parked)
 		if err := releaseSlots(ctx, s.cfg.Pacer, tx, parked); err != nil {
 			return err

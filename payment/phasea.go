@@ -341,6 +341,12 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 		if err != nil {
 			return err
 		}
+		// The items of slots past the queue's mark are the feeder's to
+		// write, as they come near (Feeder).
+		mark, err := queueMarkShared(ctx, q)
+		if err != nil {
+			return err
+		}
 		var release []string
 		for i, v := range verdicts {
 			pl, ok := places[ks[i]]
@@ -369,7 +375,7 @@ func (a *InitActivities) initIntake(ctx context.Context, initWorkflowID string) 
 		slices.Sort(keys)
 		items := make([]queue.EnqueueParams, 0, len(enqueues))
 		for _, key := range keys {
-			if e, ok := enqueues[key]; ok {
+			if e, ok := enqueues[key]; ok && beforeMark(mark, e.ScheduledExecTime) {
 				items = append(items, e)
 			}
 		}

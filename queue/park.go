@@ -99,6 +99,66 @@ func (q *Queue) LockReadyTx(ctx context.Context, tx pgx.Tx, itemType string, ite
 	return out, nil
 }
 
+// LockMovableTx is LockReadyTx for a domain that enqueues some of its
+// items late: it also returns, of the items not locked, those that are
+// not in the queue at all (absent), which no execution holds. The caller
+// must keep items from being enqueued meanwhile (the domain's own lock):
+// an item absent here may be enqueued after the read.
+func (q *Queue) LockMovableTx(ctx context.Context, tx pgx.Tx, itemType string, itemIDs []string) (ready, absent []string, err error) {
+	if ready, err = q.LockReadyTx(ctx, tx, itemType, itemIDs); err != nil || len(ready) == len(itemIDs) {
+		return ready, nil, err
+	}
+	rest := make([]string, 0, len(itemIDs)-len(ready))
+	locked := make(map[string]bool, len(ready))
+	for _, id := range ready {
+		locked[id] = true
+	}
+	for _, id := range itemIDs {
+		if !locked[id] {
+			rest = append(rest, id)
+		}
+	}
+	present, err := q.q.WithTx(tx).PresentAmong(ctx, dbsqlc.PresentAmongParams{ItemType: itemType, ItemIds: rest})
+	if err != nil {
+		return nil, nil, fmt.Errorf("queue: find %d %s: %w", len(rest), itemType, err)
+	}
+	there := make(map[string]bool, len(present))
+	for _, id := range present {
+		there[id] = true
+	}
+	for _, id := range rest {
+		if !there[id] {
+			absent = append(absent, id)
+		}
+	}
+	return ready, absent, nil
+}
+
+// EnqueueAbsentTx enqueues, READY at their times, those of the items
+// that are not in the queue, in any status, in the caller's transaction,
+// and returns their ids; the others are left as they are. Audited
+// ENQUEUED. What a domain that enqueues its far-off items late calls as
+// they come near (it has no contexts: the items' domain keeps them).
+func (q *Queue) EnqueueAbsentTx(ctx context.Context, tx pgx.Tx, itemType string, ps []EnqueueParams) ([]string, error) {
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	arg := dbsqlc.EnqueueAbsentParams{ItemType: itemType, ItemIds: make([]string, len(ps)), TenantIds: make([]string, len(ps)),
+		Ats: make([]time.Time, len(ps)), Paced: make([]bool, len(ps))}
+	for i, p := range ps {
+		p.ItemType = itemType
+		if err := p.validate(); err != nil {
+			return nil, err
+		}
+		arg.ItemIds[i], arg.TenantIds[i], arg.Ats[i], arg.Paced[i] = p.ItemID, p.TenantID, p.ScheduledExecTime, p.Paced
+	}
+	out, err := q.q.WithTx(tx).EnqueueAbsent(ctx, arg)
+	if err != nil {
+		return nil, fmt.Errorf("queue: enqueue %d absent %s: %w", len(ps), itemType, err)
+	}
+	return out, nil
+}
+
 // LockStatesTx locks those of the items that are in the queue to the
 // caller's commit and returns their statuses (an item not there is
 // absent): what a lever needs to tell the items it may move (PARKED,

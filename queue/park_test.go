@@ -91,3 +91,66 @@ func TestDeferParkResume(t *testing.T) {
 		t.Errorf("audit of the parked item: %v, %v", actions, err)
 	}
 }
+
+// TestLockMovableAndEnqueueAbsent: for a domain that enqueues its far-off
+// items late, LockMovableTx tells the READY items (locked) and the
+// absent ones from those held elsewhere: an item in any other status, or
+// READY but locked by another transaction, is neither. EnqueueAbsentTx
+// enqueues only the absent, READY at their times, each audited ENQUEUED,
+// and leaves every item there as it is.
+func TestLockMovableAndEnqueueAbsent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	q, pool := newQueue(t)
+	now := time.Now().Truncate(time.Microsecond)
+	for _, id := range []string{"ready", "busy", "claimed", "parked", "done"} {
+		mustEnqueue(t, q, id, now.Add(time.Minute))
+	}
+	force(t, pool, "claimed", queue.StatusClaimed, "B", 0)
+	force(t, pool, "parked", queue.StatusParked, "", 0)
+	force(t, pool, "done", queue.StatusCompleted, "B", 0)
+	other, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = other.Rollback(ctx) }()
+	if locked, err := q.LockReadyTx(ctx, other, itemType, []string{"busy"}); err != nil || len(locked) != 1 {
+		t.Fatalf("another lever's lock: %v, %v", locked, err)
+	}
+	ids := []string{"ready", "busy", "claimed", "parked", "done", "far-1", "far-2"}
+	var ready, absent, added []string
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if ready, absent, err = q.LockMovableTx(ctx, tx, itemType, ids); err != nil {
+			return err
+		}
+		var ps []queue.EnqueueParams
+		for _, id := range ids {
+			ps = append(ps, queue.EnqueueParams{ItemID: id, TenantID: "acme", ScheduledExecTime: now.Add(time.Hour), Paced: true})
+		}
+		added, err = q.EnqueueAbsentTx(ctx, tx, itemType, ps)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ready, []string{"ready"}) || !slices.Equal(absent, []string{"far-1", "far-2"}) {
+		t.Errorf("ready %v, absent %v; want [ready], [far-1 far-2]", ready, absent)
+	}
+	slices.Sort(added)
+	if !slices.Equal(added, []string{"far-1", "far-2"}) {
+		t.Errorf("enqueued %v, want the absent ones", added)
+	}
+	for id, want := range map[string]queue.Status{"ready": queue.StatusReady, "claimed": queue.StatusClaimed, "parked": queue.StatusParked,
+		"done": queue.StatusCompleted, "far-1": queue.StatusReady, "far-2": queue.StatusReady} {
+		it := mustGet(t, q, id)
+		if it.Status != want || (id[:3] == "far") != it.ScheduledExecTime.Equal(now.Add(time.Hour)) {
+			t.Errorf("%s: %s at %s, want %s", id, it.Status, it.ScheduledExecTime, want)
+		}
+	}
+	if trail := auditTrail(t, pool, "far-1"); len(trail) != 1 || trail[0].Action != "ENQUEUED" || trail[0].StatusAfter != queue.StatusReady {
+		t.Errorf("far-1's audit: %+v", trail)
+	}
+	if _, err := q.EnqueueAbsentTx(ctx, nil, itemType, []queue.EnqueueParams{{ItemID: "no-time"}}); err == nil {
+		t.Error("an item without a time was taken")
+	}
+}

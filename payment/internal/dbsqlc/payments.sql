@@ -807,3 +807,56 @@ SELECT pg_advisory_lock(1718185061, hashtext(@fingerprint::text));
 
 -- name: UnlockFile :exec
 SELECT pg_advisory_unlock(1718185061, hashtext(@fingerprint::text));
+
+-- name: LockQueueMark :exec
+-- Serialises the feeder (this lock) with the transactions that write
+-- payments' slots and queue items below its mark (LockQueueMarkShared:
+-- Phase A's store, a lever moving payments without queue items): the
+-- feeder sees every payment stored before it, and they the mark and
+-- items it left.
+SELECT pg_advisory_xact_lock(hashtext('payment_queue_mark'));
+
+-- name: LockQueueMarkShared :exec
+SELECT pg_advisory_xact_lock_shared(hashtext('payment_queue_mark'));
+
+-- name: QueueMark :one
+-- The queue's mark (payment_queue_mark): read after its lock, in a
+-- statement of its own, so that it is the one the last feeder left.
+SELECT mark FROM payment_queue_mark;
+
+-- name: SetQueueMark :exec
+UPDATE payment_queue_mark SET mark = @mark::timestamptz;
+
+-- name: WaitingBetween :many
+-- The SCHEDULED payments, not paused, with slots in [from, to): what the
+-- feeder enqueues. A rail at a time on payments_rail_waiting_idx (the
+-- rails found by a skip scan of it), and those without a rail.
+WITH RECURSIVE rails AS (
+    (SELECT w.rail FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail IS NOT NULL ORDER BY w.rail LIMIT 1)
+    UNION ALL
+    SELECT (SELECT w.rail FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail > r.rail ORDER BY w.rail LIMIT 1)
+    FROM rails r WHERE r.rail IS NOT NULL
+)
+SELECT w.payment_id, w.tenant_id, w.slot, w.paced
+FROM rails r, LATERAL (
+    SELECT p.payment_id, p.tenant_id, p.scheduled_execution_time::timestamptz AS slot,
+           (coalesce(p.context->>'pacingConfig', '') <> '')::boolean AS paced
+    FROM payments p
+    WHERE p.status = 'SCHEDULED' AND p.rail = r.rail AND p.paused_by IS NULL
+      AND p.scheduled_execution_time >= @from_time::timestamptz AND p.scheduled_execution_time < @to_time::timestamptz
+    OFFSET 0 -- kept a subquery: a rail's range of the index each, not every rail's filtered
+) w
+UNION ALL
+SELECT p.payment_id, p.tenant_id, p.scheduled_execution_time::timestamptz, (coalesce(p.context->>'pacingConfig', '') <> '')::boolean
+FROM payments p
+WHERE p.status = 'SCHEDULED' AND p.rail IS NULL AND p.paused_by IS NULL
+  AND p.scheduled_execution_time >= @from_time::timestamptz AND p.scheduled_execution_time < @to_time::timestamptz;
+
+-- name: LockWaitingRows :many
+-- Of these payments, those SCHEDULED and not paused, locked to the
+-- caller's commit, skipping those another transaction holds: a lever's
+-- claim on payments that have no queue item to lock.
+SELECT p.payment_id FROM payments p
+WHERE p.payment_id = ANY(@payment_ids::text[]) AND p.status = 'SCHEDULED' AND p.paused_by IS NULL
+ORDER BY p.payment_id
+FOR UPDATE SKIP LOCKED;

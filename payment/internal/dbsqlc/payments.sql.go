@@ -1568,6 +1568,59 @@ func (q *Queries) LockPaymentsToReturn(ctx context.Context, paymentIds []string)
 	return err
 }
 
+const lockQueueMark = `-- name: LockQueueMark :exec
+SELECT pg_advisory_xact_lock(hashtext('payment_queue_mark'))
+`
+
+// Serialises the feeder (this lock) with the transactions that write
+// payments' slots and queue items below its mark (LockQueueMarkShared:
+// Phase A's store, a lever moving payments without queue items): the
+// feeder sees every payment stored before it, and they the mark and
+// items it left.
+func (q *Queries) LockQueueMark(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, lockQueueMark)
+	return err
+}
+
+const lockQueueMarkShared = `-- name: LockQueueMarkShared :exec
+SELECT pg_advisory_xact_lock_shared(hashtext('payment_queue_mark'))
+`
+
+func (q *Queries) LockQueueMarkShared(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, lockQueueMarkShared)
+	return err
+}
+
+const lockWaitingRows = `-- name: LockWaitingRows :many
+SELECT p.payment_id FROM payments p
+WHERE p.payment_id = ANY($1::text[]) AND p.status = 'SCHEDULED' AND p.paused_by IS NULL
+ORDER BY p.payment_id
+FOR UPDATE SKIP LOCKED
+`
+
+// Of these payments, those SCHEDULED and not paused, locked to the
+// caller's commit, skipping those another transaction holds: a lever's
+// claim on payments that have no queue item to lock.
+func (q *Queries) LockWaitingRows(ctx context.Context, paymentIds []string) ([]string, error) {
+	rows, err := q.db.Query(ctx, lockWaitingRows, paymentIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var payment_id string
+		if err := rows.Scan(&payment_id); err != nil {
+			return nil, err
+		}
+		items = append(items, payment_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const lowWaitingOnRails = `-- name: LowWaitingOnRails :one
 SELECT EXISTS (SELECT 1 FROM payments WHERE status = 'SCHEDULED' AND priority = 'LOW' AND rail = ANY($1::text[]))
 `
@@ -2265,6 +2318,19 @@ func (q *Queries) PendingRequests(ctx context.Context, arg PendingRequestsParams
 	return items, nil
 }
 
+const queueMark = `-- name: QueueMark :one
+SELECT mark FROM payment_queue_mark
+`
+
+// The queue's mark (payment_queue_mark): read after its lock, in a
+// statement of its own, so that it is the one the last feeder left.
+func (q *Queries) QueueMark(ctx context.Context) (*time.Time, error) {
+	row := q.db.QueryRow(ctx, queueMark)
+	var mark *time.Time
+	err := row.Scan(&mark)
+	return mark, err
+}
+
 const railBacklog = `-- name: RailBacklog :one
 SELECT (SELECT count(*) FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail = $1::text
           AND w.scheduled_execution_time < $2::timestamptz)::bigint AS waiting,
@@ -2748,6 +2814,15 @@ func (q *Queries) SetPriority(ctx context.Context, arg SetPriorityParams) ([]Set
 	return items, nil
 }
 
+const setQueueMark = `-- name: SetQueueMark :exec
+UPDATE payment_queue_mark SET mark = $1::timestamptz
+`
+
+func (q *Queries) SetQueueMark(ctx context.Context, mark time.Time) error {
+	_, err := q.db.Exec(ctx, setQueueMark, mark)
+	return err
+}
+
 const stageIntake = `-- name: StageIntake :exec
 INSERT INTO payment_intake (init_workflow_id, payment_ids, external_ids, tenant_ids, debtor_accounts, amounts,
                             currencies, creditor_names, creditor_ibans, creditor_bics, remittance_infos,
@@ -2999,6 +3074,69 @@ SELECT pg_advisory_unlock(1718185061, hashtext($1::text))
 func (q *Queries) UnlockFile(ctx context.Context, fingerprint string) error {
 	_, err := q.db.Exec(ctx, unlockFile, fingerprint)
 	return err
+}
+
+const waitingBetween = `-- name: WaitingBetween :many
+WITH RECURSIVE rails AS (
+    (SELECT w.rail FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail IS NOT NULL ORDER BY w.rail LIMIT 1)
+    UNION ALL
+    SELECT (SELECT w.rail FROM payments w WHERE w.status = 'SCHEDULED' AND w.rail > r.rail ORDER BY w.rail LIMIT 1)
+    FROM rails r WHERE r.rail IS NOT NULL
+)
+SELECT w.payment_id, w.tenant_id, w.slot, w.paced
+FROM rails r, LATERAL (
+    SELECT p.payment_id, p.tenant_id, p.scheduled_execution_time::timestamptz AS slot,
+           (coalesce(p.context->>'pacingConfig', '') <> '')::boolean AS paced
+    FROM payments p
+    WHERE p.status = 'SCHEDULED' AND p.rail = r.rail AND p.paused_by IS NULL
+      AND p.scheduled_execution_time >= $1::timestamptz AND p.scheduled_execution_time < $2::timestamptz
+    OFFSET 0 -- kept a subquery: a rail's range of the index each, not every rail's filtered
+) w
+UNION ALL
+SELECT p.payment_id, p.tenant_id, p.scheduled_execution_time::timestamptz, (coalesce(p.context->>'pacingConfig', '') <> '')::boolean
+FROM payments p
+WHERE p.status = 'SCHEDULED' AND p.rail IS NULL AND p.paused_by IS NULL
+  AND p.scheduled_execution_time >= $1::timestamptz AND p.scheduled_execution_time < $2::timestamptz
+`
+
+type WaitingBetweenParams struct {
+	FromTime time.Time
+	ToTime   time.Time
+}
+
+type WaitingBetweenRow struct {
+	PaymentID string
+	TenantID  string
+	Slot      time.Time
+	Paced     bool
+}
+
+// The SCHEDULED payments, not paused, with slots in [from, to): what the
+// feeder enqueues. A rail at a time on payments_rail_waiting_idx (the
+// rails found by a skip scan of it), and those without a rail.
+func (q *Queries) WaitingBetween(ctx context.Context, arg WaitingBetweenParams) ([]WaitingBetweenRow, error) {
+	rows, err := q.db.Query(ctx, waitingBetween, arg.FromTime, arg.ToTime)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WaitingBetweenRow
+	for rows.Next() {
+		var i WaitingBetweenRow
+		if err := rows.Scan(
+			&i.PaymentID,
+			&i.TenantID,
+			&i.Slot,
+			&i.Paced,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const waitingOnRails = `-- name: WaitingOnRails :many

@@ -596,6 +596,28 @@ WITH req AS (
 )
 SELECT m.item_id FROM moved m;
 
+-- name: EnqueueAbsent :many
+-- New READY items for those of these that are not in the queue, in any
+-- status; those that are are left as they are and not returned. Audited
+-- ENQUEUED, an entry each.
+WITH req AS (
+    SELECT unnest(@item_ids::text[]) AS item_id, unnest(@tenant_ids::text[]) AS tenant_id,
+           unnest(@ats::timestamptz[]) AS at, unnest(@paced::boolean[]) AS paced
+), added AS (
+    INSERT INTO exec_queue AS q (item_type, item_id, tenant_id, scheduled_exec_time, paced)
+    SELECT @item_type::text, req.item_id, req.tenant_id, req.at, req.paced FROM req
+    ON CONFLICT (item_type, item_id) DO NOTHING
+    RETURNING q.item_id
+), audit AS (
+    INSERT INTO dispatch_audit_log (item_type, item_id, action, status_before, status_after)
+    SELECT @item_type, a.item_id, 'ENQUEUED', NULL, 'READY' FROM added a
+)
+SELECT a.item_id FROM added a;
+
+-- name: PresentAmong :many
+-- Of these items, those in the queue, in any status (read, not locked).
+SELECT q.item_id FROM exec_queue q WHERE q.item_type = @item_type AND q.item_id = ANY(@item_ids::text[]);
+
 -- name: CompleteParked :many
 -- PARKED -> COMPLETED: a held item its domain ended (a cancel).
 WITH moved AS (

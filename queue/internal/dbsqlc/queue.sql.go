@@ -583,6 +583,59 @@ func (q *Queries) DepthByStatus(ctx context.Context, itemType string) ([]DepthBy
 	return items, nil
 }
 
+const enqueueAbsent = `-- name: EnqueueAbsent :many
+WITH req AS (
+    SELECT unnest($1::text[]) AS item_id, unnest($2::text[]) AS tenant_id,
+           unnest($3::timestamptz[]) AS at, unnest($4::boolean[]) AS paced
+), added AS (
+    INSERT INTO exec_queue AS q (item_type, item_id, tenant_id, scheduled_exec_time, paced)
+    SELECT $5::text, req.item_id, req.tenant_id, req.at, req.paced FROM req
+    ON CONFLICT (item_type, item_id) DO NOTHING
+    RETURNING q.item_id
+), audit AS (
+    INSERT INTO dispatch_audit_log (item_type, item_id, action, status_before, status_after)
+    SELECT $5, a.item_id, 'ENQUEUED', NULL, 'READY' FROM added a
+)
+SELECT a.item_id FROM added a
+`
+
+type EnqueueAbsentParams struct {
+	ItemIds   []string
+	TenantIds []string
+	Ats       []time.Time
+	Paced     []bool
+	ItemType  string
+}
+
+// New READY items for those of these that are not in the queue, in any
+// status; those that are are left as they are and not returned. Audited
+// ENQUEUED, an entry each.
+func (q *Queries) EnqueueAbsent(ctx context.Context, arg EnqueueAbsentParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, enqueueAbsent,
+		arg.ItemIds,
+		arg.TenantIds,
+		arg.Ats,
+		arg.Paced,
+		arg.ItemType,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var item_id string
+		if err := rows.Scan(&item_id); err != nil {
+			return nil, err
+		}
+		items = append(items, item_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const findStaleClaims = `-- name: FindStaleClaims :many
 SELECT item_type, item_id, tenant_id, queue_status, scheduled_exec_time, init_workflow_id,
        dispatch_batch_id, exec_workflow_id, claimed_at, dispatched_at, completed_at,
@@ -1516,6 +1569,36 @@ func (q *Queries) OldestReady(ctx context.Context, itemType string) (time.Time, 
 	var oldest time.Time
 	err := row.Scan(&oldest)
 	return oldest, err
+}
+
+const presentAmong = `-- name: PresentAmong :many
+SELECT q.item_id FROM exec_queue q WHERE q.item_type = $1 AND q.item_id = ANY($2::text[])
+`
+
+type PresentAmongParams struct {
+	ItemType string
+	ItemIds  []string
+}
+
+// Of these items, those in the queue, in any status (read, not locked).
+func (q *Queries) PresentAmong(ctx context.Context, arg PresentAmongParams) ([]string, error) {
+	rows, err := q.db.Query(ctx, presentAmong, arg.ItemType, arg.ItemIds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var item_id string
+		if err := rows.Scan(&item_id); err != nil {
+			return nil, err
+		}
+		items = append(items, item_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const registerItemType = `-- name: RegisterItemType :execrows

@@ -270,6 +270,7 @@ func StartDispatcher(ctx context.Context, mode string, store *postgres.DB, tc *t
 		Engine:  dispatch.TemporalEngine{Client: tc.Client, Namespace: tc.Namespace, EagerStart: !opts.NoEagerStart},
 		Logger:  log.With("component", "dispatcher"),
 		Metrics: opts.Metrics,
+		Feeders: map[string]dispatch.Feeder{payment.ItemType: payment.NewFeeder(store.Pool, q)},
 	}
 	configs, err := q.ListConfigs(ctx)
 	if err != nil {

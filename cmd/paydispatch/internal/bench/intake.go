@@ -147,12 +147,17 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 	stopProfile()
 	stolen, stolenOK := stolenSince(cpuAtStart)
 	busy, used := busySince(cpuAtStart), processCPU()-procAtStart
-	var stored, queued, suspected int
+	// Queued: a queue item, or a slot past the queue's mark, whose item
+	// the dispatcher's feeder writes as it comes near.
+	var stored, queued, items, suspected int
 	if err := db.Pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM payments WHERE status = 'SCHEDULED'),
+		(SELECT count(*) FROM payments p WHERE p.status = 'SCHEDULED' AND (p.scheduled_execution_time >= (SELECT mark FROM payment_queue_mark)
+			OR EXISTS (SELECT 1 FROM exec_queue q WHERE q.item_type = $1 AND q.item_id = p.payment_id))),
 		(SELECT count(*) FROM exec_queue WHERE item_type = $1),
-		(SELECT count(*) FROM payments WHERE status_reason LIKE 'DUPLICATE suspected%')`, payment.ItemType).Scan(&stored, &queued, &suspected); err != nil {
+		(SELECT count(*) FROM payments WHERE status_reason LIKE 'DUPLICATE suspected%')`, payment.ItemType).Scan(&stored, &queued, &items, &suspected); err != nil {
 		return err
 	}
+	fmt.Fprintf(o.Out, "queue items written: %s (the other payments' slots are past the queue's mark: fed as they come near)\n", thousands(items))
 	// The file's payments are alike within a tenant: each but its first
 	// is a suspected duplicate (WARN), the duplicate control's most work.
 	fmt.Fprintf(o.Out, "duplicate checks: the file's window %d days; payments: %s suspected duplicates, warned\n", o.DuplicateFileDays, thousands(suspected))
