@@ -61,7 +61,7 @@ type fingerprintKey struct {
 // payment the tenant sent.
 func Fingerprint(r Request, amount decimal.Decimal) [sha256.Size]byte {
 	h := sha256.New()
-	for _, s := range [...]string{"v1", r.DebtorAccount, bankid.Electronic(r.Creditor.IBAN), amount.String(),
+	for _, s := range [...]string{"v1", r.DebtorAccount, bankid.Electronic(r.Creditor.IBAN), money.String(amount),
 		strings.ToUpper(r.Currency), r.RequestedExecutionTime.UTC().Format(time.DateOnly)} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})

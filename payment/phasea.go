@@ -18,6 +18,7 @@ import (
 	"github.com/paydispatch/paydispatch/calendar"
 	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/ledger/account"
+	"github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 	"github.com/paydispatch/paydispatch/queue"
 )
@@ -474,7 +475,7 @@ func execContext(contextJSON string) (Context, error) {
 // puts them together).
 // traceParent is Phase A's trace context (empty: none).
 func contextJSON(v verdict, pl placement, traceParent string) ([]byte, error) {
-	sp := storedPhaseA{Enrichment: v.enr, Amount: v.money.Amount.String(), Rules: v.rules,
+	sp := storedPhaseA{Enrichment: v.enr, Amount: money.String(v.money.Amount), Rules: v.rules,
 		PacingConfig: pl.slot.Config, TenantPacingConfig: pl.tenantConfig, TraceParent: traceParent}
 	if !pl.date.IsZero() {
 		sp.ExecutionDate = pl.date.String()

@@ -344,10 +344,15 @@ func requestOf(p dbsqlc.Payment) (Request, error) {
 // valid request gives them at most (the column keeps four).
 func amountText(d decimal.Decimal, currency string) string {
 	digits, ok := money.MinorUnits(currency)
-	if !ok || !d.Equal(d.Round(digits)) {
-		return d.String()
+	switch {
+	case !ok:
+		return money.String(d)
+	case -d.Exponent() <= digits: // in minor units already: no rounding to check
+		return money.StringFixed(d, digits)
+	case !d.Equal(d.Round(digits)):
+		return money.String(d)
 	}
-	return d.StringFixed(digits)
+	return money.StringFixed(d, digits)
 }
 
 // Get returns the payment with the key.

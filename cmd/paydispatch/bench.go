@@ -182,8 +182,9 @@ var benchCommands = map[string]func(ctx context.Context, env *environment, args 
 	"intake": benchCommand("intake", false,
 		"On a fresh private PostgreSQL and embedded Temporal with the init worker running: one JSON-lines\n"+
 			"file of payments due at one instant, paced by a rate-limit config, POSTed to serve's handler;\n"+
-			"prints the time from the POST to the last payment SCHEDULED with its queue item, rows per\n"+
-			"second beside a COPY of as many payment rows measured in the same run, the CPU stolen, and\n"+
+			"prints the time from the POST to the last payment SCHEDULED and queued (its queue item, or\n"+
+			"its slot past the queue's mark, as serve's dispatcher leaves it), rows per second beside a\n"+
+			"COPY of as many payment rows measured in the same run, the CPU stolen, and\n"+
 			"checks the schedule (no window over the limit, none empty between the first and last slot).",
 		bench.IntakeSettings, bench.RunIntake),
 	"kafka": benchCommand("kafka", false,

@@ -17,6 +17,7 @@ import (
 	"github.com/paydispatch/paydispatch/client"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/app"
 	"github.com/paydispatch/paydispatch/cmd/paydispatch/internal/config"
+	"github.com/paydispatch/paydispatch/dispatch"
 	"github.com/paydispatch/paydispatch/httpapi"
 	"github.com/paydispatch/paydispatch/pacing"
 	"github.com/paydispatch/paydispatch/payment"
@@ -61,7 +62,9 @@ func IntakeSettings(o *IntakeOptions) []*config.Setting {
 // RunIntake posts one JSON-lines file of payments due at one instant to
 // serve's HTTP handler, on a fresh private PostgreSQL and embedded
 // Temporal with the init worker running, and measures the time from the
-// POST to the last payment SCHEDULED with its queue item: rows per
+// POST to the last payment SCHEDULED and queued (its queue item, or its
+// slot past the queue's mark, whose item the dispatcher's feeder writes
+// as it comes near): rows per
 // second, beside a COPY of the same number of payment rows into a
 // scratch table of the same shape, measured in the same run.
 func RunIntake(ctx context.Context, o IntakeOptions) error {
@@ -96,6 +99,16 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 	}
 
 	// Far enough ahead that nothing executes; the dispatcher does not run.
+	// Its feed, which serve's dispatcher runs every cycle before its
+	// claim, is run once: it sets the queue's mark (Phase A writes the
+	// queue items of the slots before it only).
+	qcfg, err := queue.New(db.Pool).GetConfig(ctx, payment.ItemType)
+	if err != nil {
+		return err
+	}
+	if _, err := payment.NewFeeder(db.Pool, queue.New(db.Pool)).Feed(ctx, time.Now().Add(qcfg.PreStartBuffer+dispatch.FeedAhead(qcfg))); err != nil {
+		return err
+	}
 	instant := time.Now().Add(2 * time.Hour).Truncate(time.Hour)
 	var body bytes.Buffer
 	enc := json.NewEncoder(&body)
@@ -236,7 +249,7 @@ type intakeMeasures struct {
 // stolen and the CPU per payment, and returns the two rates.
 func (m intakeMeasures) write(w io.Writer) (rate, baseRate float64) {
 	rate, baseRate = rateIn(m.payments, m.took), rateIn(m.payments, m.baseline)
-	fmt.Fprintf(w, "\nPOST → the last of %s payments SCHEDULED with its queue item: %.1f s, %s payments/s (target: 500,000 in 30 s)\n",
+	fmt.Fprintf(w, "\nPOST → the last of %s payments SCHEDULED and queued (its queue item, or its slot past the queue's mark): %.1f s, %s payments/s (target: 500,000 in 30 s)\n",
 		thousands(m.payments), m.took.Seconds(), thousands(int(rate)))
 	fmt.Fprintf(w, "baseline, COPY of %s payment rows into a table shaped like payments: %.1f s, %s rows/s\n",
 		thousands(m.payments), m.baseline.Seconds(), thousands(int(baseRate)))

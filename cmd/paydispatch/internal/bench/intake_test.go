@@ -21,7 +21,7 @@ func TestIntakeMeasures(t *testing.T) {
 			m: intakeMeasures{payments: 20000, took: 2 * time.Second, baseline: 400 * time.Millisecond,
 				busy: 3 * time.Second, used: 1200 * time.Millisecond, cpuOK: true, stolen: 0.03, stolenOK: true},
 			want: []string{
-				"POST → the last of 20,000 payments SCHEDULED with its queue item: 2.0 s, 10,000 payments/s (target: 500,000 in 30 s)\n",
+				"POST → the last of 20,000 payments SCHEDULED and queued (its queue item, or its slot past the queue's mark): 2.0 s, 10,000 payments/s (target: 500,000 in 30 s)\n",
 				"baseline, COPY of 20,000 payment rows into a table shaped like payments: 0.4 s, 50,000 rows/s\n",
 				"ratio intake / COPY: 0.200\n",
 				"CPU time stolen by the hypervisor during the intake: 3%\n",
