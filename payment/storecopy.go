@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/paydispatch/paydispatch/internal/pgcopy"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
 
@@ -46,8 +47,12 @@ func storePhaseA(ctx context.Context, tx pgx.Tx, p dbsqlc.StorePhaseAParams) ([]
 	if _, err := tx.Exec(ctx, "SET LOCAL work_mem = '64MB'"); err != nil {
 		return nil, fmt.Errorf("payment: work_mem for a chunk's transition table: %w", err)
 	}
-	err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
-		n, err := sp.CopyFrom(ctx, pgx.Identifier{"payments"}, phaseAColumns, &phaseARows{p: p, at: -1})
+	rows, err := phaseARows(p)
+	if err != nil {
+		return nil, err
+	}
+	err = pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
+		n, err := pgcopy.Copy(ctx, sp, "payments", phaseAColumns, rows)
 		if err == nil && int(n) != len(p.PaymentIds) {
 			err = fmt.Errorf("copied %d of %d payments", n, len(p.PaymentIds))
 		}
@@ -68,44 +73,52 @@ func isUniqueViolation(err error) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "23505"
 }
 
-// phaseARows are StorePhaseA's arrays as COPY rows, with its NULLs: ""
-// for none, a scheduled time only for a SCHEDULED payment, an execution
-// date before 1970 for none, NORMAL for no priority.
-type phaseARows struct {
-	p   dbsqlc.StorePhaseAParams
-	at  int
-	row [19]any
-}
-
-func (r *phaseARows) Next() bool {
-	r.at++
-	return r.at < len(r.p.PaymentIds)
-}
-
-// Values gives pointers into the arrays, not their values: a string or a
-// time in an interface is a copy on the heap, nineteen a payment.
-func (r *phaseARows) Values() ([]any, error) {
-	p, i := r.p, r.at
-	var scheduled any
-	if p.Statuses[i] == string(StatusScheduled) {
-		scheduled = &p.ScheduledExecutionTimes[i]
+// phaseARows are StorePhaseA's arrays as COPY rows, each value written
+// by its column's type (pgx's CopyFrom looks up a plan for each of a
+// chunk's 190,000 values), with its NULLs: "" for none, a scheduled time
+// only for a SCHEDULED payment, an execution date before 1970 for none,
+// NORMAL for no priority.
+func phaseARows(p dbsqlc.StorePhaseAParams) (*pgcopy.Rows, error) {
+	rows := pgcopy.NewRows(len(p.PaymentIds) * 640)
+	noDate := time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range p.PaymentIds {
+		rows.Row(len(phaseAColumns))
+		rows.Text(p.PaymentIds[i])
+		rows.Text(p.ExternalIds[i])
+		rows.Text(p.TenantIds[i])
+		rows.Text(p.DebtorAccounts[i])
+		if err := rows.Numeric(p.Amounts[i]); err != nil {
+			return nil, fmt.Errorf("payment %s: %w", p.PaymentIds[i], err)
+		}
+		rows.Text(p.Currencies[i])
+		rows.Text(p.CreditorNames[i])
+		rows.TextOrNull(p.CreditorIbans[i])
+		rows.TextOrNull(p.CreditorBics[i])
+		rows.TextOrNull(p.RemittanceInfos[i])
+		rows.Timestamptz(p.RequestedExecutionTimes[i])
+		rows.Text(p.Statuses[i])
+		rows.TextOrNull(p.StatusReasons[i])
+		if p.Statuses[i] == string(StatusScheduled) {
+			rows.Timestamptz(p.ScheduledExecutionTimes[i])
+		} else {
+			rows.Null()
+		}
+		rows.JSONBOrNull(p.Contexts[i])
+		rows.TextOrNull(p.Rails[i])
+		if p.ExecutionDates[i].Before(noDate) {
+			rows.Null()
+		} else {
+			rows.Date(p.ExecutionDates[i])
+		}
+		if p.Priorities[i] == "" {
+			rows.Text(string(PriorityNormal))
+		} else {
+			rows.Text(p.Priorities[i])
+		}
+		rows.JSONBOrNull(p.Details[i])
 	}
-	var date any
-	if !p.ExecutionDates[i].Before(time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)) {
-		date = &p.ExecutionDates[i]
-	}
-	var priority any = string(PriorityNormal)
-	if p.Priorities[i] != "" {
-		priority = &p.Priorities[i]
-	}
-	r.row = [19]any{&p.PaymentIds[i], &p.ExternalIds[i], &p.TenantIds[i], &p.DebtorAccounts[i], &p.Amounts[i], &p.Currencies[i],
-		&p.CreditorNames[i], orNull(&p.CreditorIbans[i]), orNull(&p.CreditorBics[i]), orNull(&p.RemittanceInfos[i]),
-		&p.RequestedExecutionTimes[i], &p.Statuses[i], orNull(&p.StatusReasons[i]), scheduled, orNull(&p.Contexts[i]),
-		orNull(&p.Rails[i]), date, priority, orNull(&p.Details[i])}
-	return r.row[:], nil
+	return rows, nil
 }
-
-func (r *phaseARows) Err() error { return nil }
 
 // phaseAArrays refuses arrays of different lengths, which StorePhaseA's
 // unnest would have filled with NULLs and the table refused.
@@ -121,14 +134,6 @@ func phaseAArrays(p dbsqlc.StorePhaseAParams) error {
 	return nil
 }
 
-// orNull is s, or NULL for "".
-func orNull(s *string) any {
-	if *s == "" {
-		return nil
-	}
-	return s
-}
-
 // claimByCopy claims ids none of which is claimed yet (nearly every
 // file's) with one COPY, in a subtransaction: the keys, all claimed now.
 // One claimed before fails the COPY on its key and claims nothing: nil,
@@ -138,17 +143,16 @@ func claimByCopy(ctx context.Context, tx pgx.Tx, ids, tenants, keys, workflows [
 	if len(keys) < copyAtLeast {
 		return nil, nil
 	}
+	rows := pgcopy.NewRows(len(keys) * 160)
+	for i := range keys {
+		rows.Row(4)
+		rows.Text(ids[i])
+		rows.Text(tenants[i])
+		rows.Text(keys[i])
+		rows.Text(workflows[i])
+	}
 	err := pgx.BeginFunc(ctx, tx, func(sp pgx.Tx) error {
-		i := -1
-		var row [4]any
-		n, err := sp.CopyFrom(ctx, pgx.Identifier{"payment_keys"}, []string{"external_id", "tenant_id", "payment_id", "init_workflow_id"},
-			pgx.CopyFromFunc(func() ([]any, error) {
-				if i++; i == len(keys) {
-					return nil, nil
-				}
-				row = [4]any{&ids[i], &tenants[i], &keys[i], &workflows[i]}
-				return row[:], nil
-			}))
+		n, err := pgcopy.Copy(ctx, sp, "payment_keys", []string{"external_id", "tenant_id", "payment_id", "init_workflow_id"}, rows)
 		if err == nil && int(n) != len(keys) {
 			err = fmt.Errorf("copied %d of %d", n, len(keys))
 		}
