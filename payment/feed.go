@@ -14,7 +14,7 @@ import (
 // Feeder writes the queue items of payments as their slots come near.
 // Phase A writes a payment's queue item only when its slot is before the
 // queue's mark (payment_queue_mark): a file due tomorrow is stored with
-// its slots and without its items, which cost a fifth of its intake.
+// its slots and without its items, which cost a sixth of its intake.
 // Every dispatch cycle feeds the items of the slots up to its horizon,
 // before its claim (dispatch.Config.Feeders), and moves the mark up to
 // it. The rule it keeps: every SCHEDULED payment not paused whose slot is
