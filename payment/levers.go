@@ -545,10 +545,7 @@ func (m *mover) store(ctx context.Context, out *Repaced) (int, error) {
 		// enqueued, or are held by their executions (left to them); a
 		// held one stays parked.
 		var resume []queue.Resume
-		tenant := make(map[string]string, len(m.placed))
-		for _, p := range m.placed {
-			tenant[p.key] = p.tenant
-		}
+		tenant := m.tenants()
 		for _, d := range moves {
 			if !d.At.IsZero() {
 				resume = append(resume, queue.Resume{ItemID: d.ItemID, TenantID: tenant[d.ItemID], At: d.At})
@@ -569,10 +566,7 @@ func (m *mover) store(ctx context.Context, out *Repaced) (int, error) {
 	// queue's mark) get them when their new slots are before it.
 	var absent []queue.EnqueueParams
 	if len(m.absent) > 0 {
-		tenant := make(map[string]string, len(m.placed))
-		for _, p := range m.placed {
-			tenant[p.key] = p.tenant
-		}
+		tenant := m.tenants()
 		for _, d := range moves {
 			if m.absent[d.ItemID] && !d.At.IsZero() && beforeMark(m.mark, d.At) {
 				absent = append(absent, queue.EnqueueParams{ItemID: d.ItemID, TenantID: tenant[d.ItemID], ScheduledExecTime: d.At, Paced: true})
@@ -586,6 +580,15 @@ func (m *mover) store(ctx context.Context, out *Repaced) (int, error) {
 		return 0, err
 	}
 	return n, nil
+}
+
+// tenants are the moved payments' tenants, by key.
+func (m *mover) tenants() map[string]string {
+	out := make(map[string]string, len(m.placed))
+	for _, p := range m.placed {
+		out[p.key] = p.tenant
+	}
+	return out
 }
 
 // placements are where the move put each payment (those left out: not

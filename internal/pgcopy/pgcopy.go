@@ -23,9 +23,8 @@ import (
 // value written with the wrong one is refused by PostgreSQL (a COPY in
 // binary checks each value's length and form).
 type Rows struct {
-	buf  bytes.Buffer
-	rows int
-	tmp  []byte // one value's bytes, before its length is known
+	buf bytes.Buffer
+	tmp []byte // one value's bytes, before its length is known
 }
 
 // copySignature begins COPY's binary format, then the flags and the
@@ -43,10 +42,7 @@ func NewRows(size int) *Rows {
 }
 
 // Row begins a row of n values.
-func (r *Rows) Row(n int) {
-	r.rows++
-	r.u16(uint16(n))
-}
+func (r *Rows) Row(n int) { r.u16(uint16(n)) }
 
 // Null writes NULL.
 func (r *Rows) Null() { r.u32(0xffffffff) }
@@ -116,9 +112,6 @@ func (r *Rows) Numeric(d decimal.Decimal) error {
 // numericMap encodes the numerics appendNumericSmall leaves.
 var numericMap = pgtype.NewMap()
 
-// Len is the number of rows.
-func (r *Rows) Len() int { return r.rows }
-
 func (r *Rows) u16(v uint16) {
 	var b [2]byte
 	binary.BigEndian.PutUint16(b[:], v)
@@ -173,26 +166,28 @@ func appendNumericSmall(b []byte, d decimal.Decimal) ([]byte, bool) {
 	for len(t)%4 != 0 {
 		t = append(t, '0')
 	}
-	groups := make([]uint16, 0, len(t)/4)
-	for i := 0; i < len(t); i += 4 {
-		groups = append(groups, uint16(t[i]-'0')*1000+uint16(t[i+1]-'0')*100+uint16(t[i+2]-'0')*10+uint16(t[i+3]-'0'))
+	group := func(i int) uint16 {
+		g := t[4*i : 4*i+4]
+		return uint16(g[0]-'0')*1000 + uint16(g[1]-'0')*100 + uint16(g[2]-'0')*10 + uint16(g[3]-'0')
 	}
-	weight := intGroups - 1
-	for len(groups) > 0 && groups[0] == 0 {
-		groups, weight = groups[1:], weight-1
+	// Only the groups from the first to the last that is not zero.
+	lo, hi := 0, len(t)/4
+	for lo < hi && group(lo) == 0 {
+		lo++
 	}
-	for len(groups) > 0 && groups[len(groups)-1] == 0 {
-		groups = groups[:len(groups)-1]
+	for hi > lo && group(hi-1) == 0 {
+		hi--
 	}
-	if len(groups) == 0 {
+	weight := intGroups - 1 - lo
+	if lo == hi {
 		weight, sign = 0, 0
 	}
-	b = binary.BigEndian.AppendUint16(b, uint16(len(groups)))
+	b = binary.BigEndian.AppendUint16(b, uint16(hi-lo))
 	b = binary.BigEndian.AppendUint16(b, uint16(int16(weight)))
 	b = binary.BigEndian.AppendUint16(b, sign)
 	b = binary.BigEndian.AppendUint16(b, uint16(scale))
-	for _, g := range groups {
-		b = binary.BigEndian.AppendUint16(b, g)
+	for i := lo; i < hi; i++ {
+		b = binary.BigEndian.AppendUint16(b, group(i))
 	}
 	return b, true
 }
