@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paydispatch/paydispatch/internal/field"
@@ -416,7 +417,7 @@ func (l *Limiter) AssignBulk(ctx context.Context, configName string, events []Ev
 			go func() {
 				defer wg.Done()
 				defer func() { <-sem }()
-				slots, err := l.assign(ctx, cfg, t.at, t.deadline, part)
+				slots, err := l.assignFresh(ctx, cfg, t.at, t.deadline, part)
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -493,7 +494,7 @@ func (l *Limiter) retryBusy(ctx context.Context, q *dbsqlc.Queries, cfg Limit, t
 		if err := Hold(ctx, time.Now().Add(time.Duration(2+rand.IntN(10))*time.Millisecond)); err != nil {
 			return err
 		}
-		slots, err := l.assignOn(ctx, q, cfg, t.at, t.deadline, busy)
+		slots, err := l.assignOn(ctx, q, cfg, t.at, t.deadline, busy, false)
 		if err != nil {
 			return err
 		}
@@ -510,11 +511,26 @@ type instant struct{ at, deadline time.Time }
 // assign is one round trip: ids all requesting the instant t, before the
 // deadline (zero: none).
 func (l *Limiter) assign(ctx context.Context, cfg Limit, t, deadline time.Time, ids []string) ([]Slot, error) {
-	return l.assignOn(ctx, l.q, cfg, t, deadline, ids)
+	return l.assignOn(ctx, l.q, cfg, t, deadline, ids, false)
 }
 
-// assignOn is assign on q (the pool's, or a transaction's).
-func (l *Limiter) assignOn(ctx context.Context, q *dbsqlc.Queries, cfg Limit, t, deadline time.Time, ids []string) ([]Slot, error) {
+// assignFresh is assign for ids that are not expected to have slots
+// (AssignBulk's: a file's payments, placed once): their slots are
+// inserted without probing each key first. When one has a slot after all
+// (a retried chunk whose first try committed part of its calls), that
+// call fails on the key, having written nothing, and is asked again as
+// assign.
+func (l *Limiter) assignFresh(ctx context.Context, cfg Limit, t, deadline time.Time, ids []string) ([]Slot, error) {
+	slots, err := l.assignOn(ctx, l.q, cfg, t, deadline, ids, true)
+	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
+		return l.assign(ctx, cfg, t, deadline, ids)
+	}
+	return slots, err
+}
+
+// assignOn is assign on q (the pool's, or a transaction's); fresh as
+// assignFresh, only on the pool (a failed statement aborts a transaction).
+func (l *Limiter) assignOn(ctx context.Context, q *dbsqlc.Queries, cfg Limit, t, deadline time.Time, ids []string, fresh bool) ([]Slot, error) {
 	jitter := make([]float64, len(ids))
 	for i := range jitter {
 		jitter[i] = rand.Float64()
@@ -525,7 +541,7 @@ func (l *Limiter) assignOn(ctx context.Context, q *dbsqlc.Queries, cfg Limit, t,
 	}
 	rows, err := q.Assign(ctx, dbsqlc.AssignParams{
 		ConfigName: cfg.Name, WindowMs: cfg.Window.Milliseconds(), MaxPerWindow: int32(cfg.MaxPerWindow),
-		Headroom: int32(cfg.Headroom), RequestedTime: t, EventIds: ids, Jitter: jitter, Deadline: dl,
+		Headroom: int32(cfg.Headroom), RequestedTime: t, EventIds: ids, Jitter: jitter, Deadline: dl, Fresh: fresh,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pacing: assign %d events under %s: %w", len(ids), cfg.Name, err)

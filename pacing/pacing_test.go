@@ -430,6 +430,57 @@ func TestReplayCreatesNoWindow(t *testing.T) {
 	}
 }
 
+// TestBulkFindsSlotsAmongItsEvents: AssignBulk inserts a file's slots
+// without probing each key (pacing_assign's p_fresh). Events that have
+// slots in the middle of a call (not its first or last, which mark a
+// replay) fail that call on the key, and it is asked again: they come
+// back EXISTING with their slots, the others NEW, and every counter
+// agrees with its slots.
+func TestBulkFindsSlotsAmongItsEvents(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ n, chunk int }{
+		{30, 1000},   // the requested window's path, which probes
+		{1000, 1000}, // ranges of windows
+		{1000, 300},  // several calls, one of them with the slots
+	} {
+		t.Run(fmt.Sprintf("%d-by-%d", tt.n, tt.chunk), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			const max = 50
+			l, _ := newLimiter(t, max, 4*time.Second, pacing.DefaultHeadroom, pacing.Config{BulkChunk: tt.chunk})
+			events := make([]pacing.Event, tt.n)
+			for i := range events {
+				events[i] = pacing.Event{ID: fmt.Sprintf("e-%04d", i), RequestedTime: boundary}
+			}
+			had := map[string]pacing.Slot{}
+			for _, i := range []int{tt.n / 3, tt.n/3 + 1, tt.n / 2} {
+				s := mustAssign(t, l, events[i].ID, boundary.Add(time.Minute))
+				had[s.EventID] = s
+			}
+			got, err := l.AssignBulk(ctx, "default", events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range got {
+				prev, ok := had[events[i].ID]
+				switch {
+				case ok && (s.Status != pacing.StatusExisting || !s.ScheduledTime.Equal(prev.ScheduledTime)):
+					t.Fatalf("%s: %+v, want its slot %+v as EXISTING", events[i].ID, s, prev)
+				case !ok && s.Status != pacing.StatusNew:
+					t.Fatalf("%s: %+v, want NEW", events[i].ID, s)
+				}
+			}
+			total := 0
+			for _, n := range checkWindows(t, l, max) {
+				total += n
+			}
+			if total != tt.n {
+				t.Fatalf("%d slots for %d events", total, tt.n)
+			}
+		})
+	}
+}
+
 func TestConcurrentAssignments(t *testing.T) {
 	t.Parallel()
 	const goroutines, each, max = 100, 20, 50

@@ -301,7 +301,7 @@ func (l *Limiter) Reslot(ctx context.Context, tx DBTX, configName string, events
 		for to < len(events) && to-from < chunk && ceilMilli(events[to].RequestedTime).Equal(t.at) && floorMilli(events[to].Deadline).Equal(t.deadline) {
 			to++
 		}
-		slots, err := l.assignOn(ctx, q, cfg, t.at, t.deadline, ids[from:to])
+		slots, err := l.assignOn(ctx, q, cfg, t.at, t.deadline, ids[from:to], false)
 		if err != nil {
 			return nil, err
 		}

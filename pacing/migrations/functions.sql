@@ -195,10 +195,17 @@ $$;
 -- the events that found no room before it are LATE, nothing written for
 -- them, or BUSY when a window before it that gave nothing had room but
 -- was held by another transaction (the caller asks again).
+-- p_fresh is the caller's word that none of the events has a slot (a
+-- file's first placement): the slots of its ranges of windows are then
+-- inserted without ON CONFLICT, whose probe of each key before its insert
+-- was a third of the function's cost, and an event that has a slot after
+-- all fails the call (unique_violation, nothing written): the caller asks
+-- again without it. A replay found at the start (below) clears it.
 DROP FUNCTION IF EXISTS pacing_assign(text, bigint, integer, integer, timestamptz, text[], double precision[]);
+DROP FUNCTION IF EXISTS pacing_assign(text, bigint, integer, integer, timestamptz, text[], double precision[], timestamptz);
 CREATE OR REPLACE FUNCTION pacing_assign(p_config text, p_window_ms bigint, p_max integer, p_headroom integer,
                               p_requested timestamptz, p_event_ids text[], p_us double precision[],
-                              p_deadline timestamptz)
+                              p_deadline timestamptz, p_fresh boolean DEFAULT false)
 RETURNS TABLE (event_id text, status text, window_start timestamptz, scheduled_time timestamptz, slot_index integer)
 LANGUAGE plpgsql
 -- Its statements are fixed-shape lookups by key: generic plans, whatever
@@ -256,6 +263,7 @@ BEGIN
     -- marks a replay (two key lookups); then those with slots are
     -- answered first and only the rest are placed.
     IF EXISTS (SELECT 1 FROM pacing_slot s WHERE s.event_id = p_event_ids[1] OR s.event_id = p_event_ids[v_n]) THEN
+        p_fresh := false;
         RETURN QUERY SELECT s.event_id, 'EXISTING'::text, s.window_start, s.scheduled_time, s.slot_index
                      FROM pacing_slot s WHERE s.event_id = ANY(p_event_ids);
         SELECT array_agg(t.id ORDER BY t.ord), array_agg(t.u ORDER BY t.ord) INTO p_event_ids, p_us
@@ -369,42 +377,49 @@ BEGIN
                            AND w.window_start >= pacing_ms(v_w_ms) AND w.window_start < pacing_ms(v_w_ms + v_k * p_window_ms)) < v_k);
             v_busy := v_busy OR (v_held AND v_dl_ms IS NOT NULL);
             IF v_taken > 0 THEN
-                RETURN QUERY
+                -- A statement built here only for its slots' ON CONFLICT,
+                -- left out when the call is p_fresh. Its parameters: $1
+                -- p_config, $2 p_window_ms, $3 p_max, $4 p_requested,
+                -- $5-$8 the plan (v_ws, v_cs, v_takes, v_offs), $9-$10
+                -- the events placed and their jitter, $11 v_w_ms, $12 v_k,
+                -- $13 whether events are left after these.
+                RETURN QUERY EXECUTE format($stmt$
                 WITH ins AS (
                     INSERT INTO pacing_slot AS s (event_id, config_name, window_start, slot_index, scheduled_time, requested_time)
                     -- Events and slots matched by position (a join, not
-                    -- p_event_ids[i] per row: subscripting a text array walks it).
-                    SELECT e.id, p_config, k.ws, k.idx,
-                           k.ws + pacing_offset_ms(p_window_ms, p_max, k.idx + e.u) * interval '1 millisecond',
-                           p_requested
+                    -- an events[i] per row: subscripting a text array walks it).
+                    SELECT e.id, $1, k.ws, k.idx, k.ws + pacing_offset_ms($2, $3, k.idx + e.u) * interval '1 millisecond', $4
                     FROM (SELECT p.ws, p.c + g AS idx, p.off + g + 1 AS ord
-                          FROM unnest(v_ws, v_cs, v_takes, v_offs) AS p(ws, c, take, off)
+                          FROM unnest($5, $6, $7, $8) AS p(ws, c, take, off)
                           CROSS JOIN LATERAL generate_series(0, p.take - 1) g) k
-                    JOIN unnest(p_event_ids[v_done + 1 : v_done + v_taken], p_us[v_done + 1 : v_done + v_taken])
-                         WITH ORDINALITY AS e(id, u, ord) ON e.ord = k.ord
-                    ON CONFLICT ON CONSTRAINT pacing_slot_pkey DO NOTHING
+                    JOIN unnest($9, $10) WITH ORDINALITY AS e(id, u, ord) ON e.ord = k.ord
+                    %s
                     RETURNING s.event_id, s.window_start, s.scheduled_time, s.slot_index
                 ), upd AS (
                     -- Counters move by the slots actually inserted.
                     UPDATE pacing_window w
                     SET slot_count = w.slot_count + x.n,
-                        status = CASE WHEN w.slot_count + x.n >= p_max THEN 'CLOSED' ELSE 'OPEN' END,
+                        status = CASE WHEN w.slot_count + x.n >= $3 THEN 'CLOSED' ELSE 'OPEN' END,
                         updated_at = now()
                     FROM (SELECT i.window_start, count(*)::integer AS n FROM ins i GROUP BY i.window_start) x
-                    WHERE w.config_name = p_config AND w.window_start = x.window_start
-                      AND w.window_start >= pacing_ms(v_w_ms) AND w.window_start < pacing_ms(v_w_ms + v_k * p_window_ms)
+                    WHERE w.config_name = $1 AND w.window_start = x.window_start
+                      AND w.window_start >= pacing_ms($11) AND w.window_start < pacing_ms($11 + $12 * $2)
                     RETURNING w.window_start, w.status
                 ), succ AS (
                     INSERT INTO pacing_window (config_name, window_start, slot_count, status)
-                    SELECT p_config, u.window_start + p_window_ms * interval '1 millisecond', 0, 'OPEN'
+                    SELECT $1, u.window_start + $2 * interval '1 millisecond', 0, 'OPEN'
                     FROM upd u
-                    WHERE u.status = 'CLOSED' AND v_done + v_taken < v_n
+                    WHERE u.status = 'CLOSED' AND $13
                       AND NOT EXISTS (SELECT 1 FROM pacing_window x
-                                      WHERE x.config_name = p_config AND x.window_start = u.window_start + p_window_ms * interval '1 millisecond')
-                      AND pacing_may_create(p_config, u.window_start + p_window_ms * interval '1 millisecond')
+                                      WHERE x.config_name = $1 AND x.window_start = u.window_start + $2 * interval '1 millisecond')
+                      AND pacing_may_create($1, u.window_start + $2 * interval '1 millisecond')
                     ON CONFLICT DO NOTHING
                 )
-                SELECT i.event_id, 'NEW'::text, i.window_start, i.scheduled_time, i.slot_index FROM ins i;
+                SELECT i.event_id, 'NEW'::text, i.window_start, i.scheduled_time, i.slot_index FROM ins i
+                $stmt$, CASE WHEN p_fresh THEN '' ELSE 'ON CONFLICT ON CONSTRAINT pacing_slot_pkey DO NOTHING' END)
+                USING p_config, p_window_ms, p_max, p_requested, v_ws, v_cs, v_takes, v_offs,
+                      p_event_ids[v_done + 1 : v_done + v_taken], p_us[v_done + 1 : v_done + v_taken],
+                      v_w_ms, v_k, v_done + v_taken < v_n;
                 GET DIAGNOSTICS v_new = ROW_COUNT;
                 IF v_new < v_taken THEN
                     -- Events that conflicted had slots: EXISTING. The

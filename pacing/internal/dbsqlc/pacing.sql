@@ -25,15 +25,16 @@ RETURNING *;
 
 -- name: Assign :many
 -- One round trip for any number of events requesting the same instant,
--- before a deadline (NULL: none). EXHAUSTED and LATE rows carry no slot:
--- epoch and -1 stand in for it.
+-- before a deadline (NULL: none); @fresh: none of them has a slot, else
+-- the call fails on the key (pacing_assign's p_fresh). EXHAUSTED and LATE
+-- rows carry no slot: epoch and -1 stand in for it.
 SELECT a.event_id::text AS event_id, a.status::text AS status,
        coalesce(a.window_start, 'epoch')::timestamptz AS window_start,
        coalesce(a.scheduled_time, 'epoch')::timestamptz AS scheduled_time,
        coalesce(a.slot_index, -1)::int AS slot_index
 FROM pacing_assign(@config_name::text, @window_ms::bigint, @max_per_window::int, @headroom::int,
                    @requested_time::timestamptz, @event_ids::text[], @jitter::float8[],
-                   sqlc.narg(deadline)::timestamptz) a;
+                   sqlc.narg(deadline)::timestamptz, @fresh::boolean) a;
 
 -- name: WindowCounts :many
 -- Each window's counter beside the slots it holds (tests, checks).

@@ -17,7 +17,7 @@ SELECT a.event_id::text AS event_id, a.status::text AS status,
        coalesce(a.slot_index, -1)::int AS slot_index
 FROM pacing_assign($1::text, $2::bigint, $3::int, $4::int,
                    $5::timestamptz, $6::text[], $7::float8[],
-                   $8::timestamptz) a
+                   $8::timestamptz, $9::boolean) a
 `
 
 type AssignParams struct {
@@ -29,6 +29,7 @@ type AssignParams struct {
 	EventIds      []string
 	Jitter        []float64
 	Deadline      *time.Time
+	Fresh         bool
 }
 
 type AssignRow struct {
@@ -40,8 +41,9 @@ type AssignRow struct {
 }
 
 // One round trip for any number of events requesting the same instant,
-// before a deadline (NULL: none). EXHAUSTED and LATE rows carry no slot:
-// epoch and -1 stand in for it.
+// before a deadline (NULL: none); @fresh: none of them has a slot, else
+// the call fails on the key (pacing_assign's p_fresh). EXHAUSTED and LATE
+// rows carry no slot: epoch and -1 stand in for it.
 func (q *Queries) Assign(ctx context.Context, arg AssignParams) ([]AssignRow, error) {
 	rows, err := q.db.Query(ctx, assign,
 		arg.ConfigName,
@@ -52,6 +54,7 @@ func (q *Queries) Assign(ctx context.Context, arg AssignParams) ([]AssignRow, er
 		arg.EventIds,
 		arg.Jitter,
 		arg.Deadline,
+		arg.Fresh,
 	)
 	if err != nil {
 		return nil, err
