@@ -97,16 +97,23 @@ func (o Options) workflowTaskSlots() int {
 	return DefaultWorkflowTaskSlots
 }
 
-// initWorkerOptions are Phase A's worker limits. Its activities are CPU
-// and PostgreSQL work on a chunk of up to thousands of payments, and a
-// file's chunks are all started at once: more of them running than twice
-// the cores only held more chunks in memory at once (every chunk of a
-// file of 100,000 with 200 slots, 115 MiB of live heap at its peak)
-// without taking the file in sooner.
+// InitActivitySlots is how many Phase A activities a worker runs at once.
+// They are CPU and PostgreSQL work on a chunk of up to thousands of
+// payments, and a file's chunks are all started at once: one running a
+// core keeps the cores busy. More only held more chunks in memory at once
+// (every chunk of a file of 100,000 with 200 slots, 115 MiB of live heap
+// at its peak), and on 2 cores four at once took a file of 500,000 in no
+// sooner than two, with more CPU (their COPYs and slot inserts into the
+// same index pages).
+func InitActivitySlots() int {
+	return max(2, runtime.GOMAXPROCS(0))
+}
+
+// initWorkerOptions are Phase A's worker limits.
 func (o Options) initWorkerOptions() worker.Options {
 	return worker.Options{
 		MaxConcurrentWorkflowTaskExecutionSize: o.workflowTaskSlots(),
-		MaxConcurrentActivityExecutionSize:     max(4, 2*runtime.GOMAXPROCS(0)),
+		MaxConcurrentActivityExecutionSize:     InitActivitySlots(),
 	}
 }
 

@@ -222,7 +222,7 @@ func RunRepace(ctx context.Context, o RepaceOptions) error {
 func startPhaseA(db *postgres.DB, tc *ptemporal.Conn, log *slog.Logger) (func(), error) {
 	w := worker.New(tc.Client, payment.InitTaskQueue, worker.Options{
 		MaxConcurrentWorkflowTaskExecutionSize: app.DefaultWorkflowTaskSlots,
-		MaxConcurrentActivityExecutionSize:     max(4, 2*runtime.GOMAXPROCS(0)),
+		MaxConcurrentActivityExecutionSize:     app.InitActivitySlots(),
 	})
 	payment.RegisterInit(w, payment.NewInitActivities(payment.InitConfig{
 		Store: payment.NewStore(db.Pool), Queue: queue.New(db.Pool), Pacer: pacing.New(pacing.Config{Pool: db.Pool}), Log: log, Rails: app.Rails(db),
