@@ -8,6 +8,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/paydispatch/paydispatch/internal/txdetail"
+	"github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
 
@@ -151,10 +152,34 @@ func (st staged) check() error {
 func (st staged) intakeParams(initWorkflowID string) dbsqlc.StageIntakeParams {
 	return dbsqlc.StageIntakeParams{
 		InitWorkflowID: initWorkflowID, PaymentIds: st.keys, ExternalIds: st.externalIDs, TenantIds: st.tenantIDs,
-		DebtorAccounts: st.debtorAccounts, Amounts: st.amounts, Currencies: st.currencies, CreditorNames: st.creditorNames,
+		DebtorAccounts: st.debtorAccounts, Amounts: amountTexts(st.amounts), Currencies: st.currencies, CreditorNames: st.creditorNames,
 		CreditorIbans: st.creditorIBANs, CreditorBics: st.creditorBICs, RemittanceInfos: st.remittanceInfos,
 		RequestedExecutionTimes: st.requestedTimes, Rails: st.rails, Priorities: st.priorityList(), Details: st.details,
 	}
+}
+
+// amountTexts are amounts as StageIntake takes them: each with its
+// scale, so that the numeric staged is the decimal taken in ("1.50"
+// stays 1.50, as the decimal's binary encoding kept it).
+func amountTexts(ds []decimal.Decimal) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = money.StringFixed(d, max(-d.Exponent(), 0))
+	}
+	return out
+}
+
+// parseAmounts are amounts read back from StageIntake's text.
+func parseAmounts(ss []string) ([]decimal.Decimal, error) {
+	out := make([]decimal.Decimal, len(ss))
+	for i, s := range ss {
+		d, err := money.ParseDecimal(s, money.Unsigned)
+		if err != nil {
+			return nil, fmt.Errorf("an intake row's amount %d: %w", i, err)
+		}
+		out[i] = d
+	}
+	return out, nil
 }
 
 // storeParams is the statement that stores the payments with Phase A's

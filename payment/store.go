@@ -642,9 +642,13 @@ func (s *Store) intake(ctx context.Context, initWorkflowID string) (st staged, f
 	if err != nil {
 		return staged{}, false, fmt.Errorf("payment: intake of %s: %w", initWorkflowID, err)
 	}
+	amounts, err := parseAmounts(row.Amounts)
+	if err != nil {
+		return staged{}, false, fmt.Errorf("payment: intake of %s: %w", initWorkflowID, err)
+	}
 	st = staged{
 		keys: row.PaymentIds, externalIDs: row.ExternalIds, tenantIDs: row.TenantIds, debtorAccounts: row.DebtorAccounts,
-		amounts: row.Amounts, currencies: row.Currencies, creditorNames: row.CreditorNames,
+		amounts: amounts, currencies: row.Currencies, creditorNames: row.CreditorNames,
 		creditorIBANs: row.CreditorIbans, creditorBICs: row.CreditorBics, remittanceInfos: row.RemittanceInfos, priorities: row.Priorities,
 		requestedTimes: row.RequestedExecutionTimes, rails: row.Rails, details: row.Details, receivedAt: row.ReceivedAt,
 	}

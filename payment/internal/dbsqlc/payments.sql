@@ -32,12 +32,14 @@ RETURNING payment_id;
 
 -- name: StageIntake :exec
 -- Payments taken in, for the Phase A workflow that is to store them: its
--- intake row, the payments as arrays of their columns ("" for none).
+-- intake row, the payments as arrays of their columns ("" for none). The
+-- amounts travel as text, each with its scale: pgx's encoding of a
+-- decimal array (big.Int arithmetic an element) cost more than the rest.
 INSERT INTO payment_intake (init_workflow_id, payment_ids, external_ids, tenant_ids, debtor_accounts, amounts,
                             currencies, creditor_names, creditor_ibans, creditor_bics, remittance_infos,
                             requested_execution_times, rails, priorities, details)
 VALUES (@init_workflow_id, @payment_ids::text[], @external_ids::text[], @tenant_ids::text[], @debtor_accounts::text[],
-        @amounts::numeric[], @currencies::text[], @creditor_names::text[], @creditor_ibans::text[],
+        (@amounts::text[])::numeric[], @currencies::text[], @creditor_names::text[], @creditor_ibans::text[],
         @creditor_bics::text[], @remittance_infos::text[], @requested_execution_times::timestamptz[], @rails::text[],
         @priorities::text[], @details::text[])
 ON CONFLICT (init_workflow_id) DO UPDATE
@@ -59,8 +61,9 @@ SET payment_ids = payment_intake.payment_ids || EXCLUDED.payment_ids,
               || EXCLUDED.details;
 
 -- name: IntakeRequests :one
--- What a Phase A workflow is to store; no row once it stored it.
-SELECT payment_ids, external_ids, tenant_ids, debtor_accounts, amounts, currencies, creditor_names,
+-- What a Phase A workflow is to store; no row once it stored it. The
+-- amounts as text, as StageIntake writes them.
+SELECT payment_ids, external_ids, tenant_ids, debtor_accounts, amounts::text[] AS amounts, currencies, creditor_names,
        creditor_ibans, creditor_bics, remittance_infos, requested_execution_times, rails,
        coalesce(priorities, '{}')::text[] AS priorities,
        coalesce(details, array_fill(''::text, ARRAY[cardinality(payment_ids)]))::text[] AS details,

@@ -1120,7 +1120,7 @@ func (q *Queries) InsertPayment(ctx context.Context, arg InsertPaymentParams) (i
 }
 
 const intakeRequests = `-- name: IntakeRequests :one
-SELECT payment_ids, external_ids, tenant_ids, debtor_accounts, amounts, currencies, creditor_names,
+SELECT payment_ids, external_ids, tenant_ids, debtor_accounts, amounts::text[] AS amounts, currencies, creditor_names,
        creditor_ibans, creditor_bics, remittance_infos, requested_execution_times, rails,
        coalesce(priorities, '{}')::text[] AS priorities,
        coalesce(details, array_fill(''::text, ARRAY[cardinality(payment_ids)]))::text[] AS details,
@@ -1133,7 +1133,7 @@ type IntakeRequestsRow struct {
 	ExternalIds             []string
 	TenantIds               []string
 	DebtorAccounts          []string
-	Amounts                 []decimal.Decimal
+	Amounts                 []string
 	Currencies              []string
 	CreditorNames           []string
 	CreditorIbans           []string
@@ -1146,7 +1146,8 @@ type IntakeRequestsRow struct {
 	ReceivedAt              time.Time
 }
 
-// What a Phase A workflow is to store; no row once it stored it.
+// What a Phase A workflow is to store; no row once it stored it. The
+// amounts as text, as StageIntake writes them.
 func (q *Queries) IntakeRequests(ctx context.Context, initWorkflowID string) (IntakeRequestsRow, error) {
 	row := q.db.QueryRow(ctx, intakeRequests, initWorkflowID)
 	var i IntakeRequestsRow
@@ -2828,7 +2829,7 @@ INSERT INTO payment_intake (init_workflow_id, payment_ids, external_ids, tenant_
                             currencies, creditor_names, creditor_ibans, creditor_bics, remittance_infos,
                             requested_execution_times, rails, priorities, details)
 VALUES ($1, $2::text[], $3::text[], $4::text[], $5::text[],
-        $6::numeric[], $7::text[], $8::text[], $9::text[],
+        ($6::text[])::numeric[], $7::text[], $8::text[], $9::text[],
         $10::text[], $11::text[], $12::timestamptz[], $13::text[],
         $14::text[], $15::text[])
 ON CONFLICT (init_workflow_id) DO UPDATE
@@ -2856,7 +2857,7 @@ type StageIntakeParams struct {
 	ExternalIds             []string
 	TenantIds               []string
 	DebtorAccounts          []string
-	Amounts                 []decimal.Decimal
+	Amounts                 []string
 	Currencies              []string
 	CreditorNames           []string
 	CreditorIbans           []string
@@ -2869,7 +2870,9 @@ type StageIntakeParams struct {
 }
 
 // Payments taken in, for the Phase A workflow that is to store them: its
-// intake row, the payments as arrays of their columns ("" for none).
+// intake row, the payments as arrays of their columns ("" for none). The
+// amounts travel as text, each with its scale: pgx's encoding of a
+// decimal array (big.Int arithmetic an element) cost more than the rest.
 func (q *Queries) StageIntake(ctx context.Context, arg StageIntakeParams) error {
 	_, err := q.db.Exec(ctx, stageIntake,
 		arg.InitWorkflowID,
