@@ -124,6 +124,11 @@ func RunIntake(ctx context.Context, o IntakeOptions) error {
 			return err
 		}
 	}
+	// What the machine wrote before (the cluster's creation, an earlier
+	// run, a build) goes to disk now, not during the intake, whose CPU
+	// the kernel's writeback would otherwise share; the baseline's COPY
+	// starts the same way.
+	syscall.Sync()
 	cpuAtStart, cpuOK := readCPU()
 	procAtStart := processCPU()
 	stopProfile, err := startCPUProfile(o.CPUProfile)
