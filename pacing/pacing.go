@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/paydispatch/paydispatch/internal/field"
+	"github.com/paydispatch/paydispatch/internal/pgerr"
 	"github.com/paydispatch/paydispatch/internal/plaintext"
 	"github.com/paydispatch/paydispatch/pacing/internal/dbsqlc"
 )
@@ -522,7 +522,7 @@ func (l *Limiter) assign(ctx context.Context, cfg Limit, t, deadline time.Time, 
 // assign.
 func (l *Limiter) assignFresh(ctx context.Context, cfg Limit, t, deadline time.Time, ids []string) ([]Slot, error) {
 	slots, err := l.assignOn(ctx, l.q, cfg, t, deadline, ids, true)
-	if pgErr := (*pgconn.PgError)(nil); errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
+	if pgerr.Is(err, pgerr.UniqueViolation) {
 		return l.assign(ctx, cfg, t, deadline, ids)
 	}
 	return slots, err

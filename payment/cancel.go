@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/paydispatch/paydispatch/internal/pgerr"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
 
@@ -192,8 +192,7 @@ func (s *Store) cancel(ctx context.Context, keys, intakeRows []string, tenantID 
 				}
 				return nil
 			}
-			var pgErr *pgconn.PgError
-			if !errors.As(err, &pgErr) || pgErr.Code != "40P01" {
+			if !pgerr.Is(err, pgerr.DeadlockDetected) {
 				return err
 			}
 		}

@@ -2,14 +2,13 @@ package payment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/paydispatch/paydispatch/internal/pgcopy"
+	"github.com/paydispatch/paydispatch/internal/pgerr"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
 )
 
@@ -58,19 +57,13 @@ func storePhaseA(ctx context.Context, tx pgx.Tx, p dbsqlc.StorePhaseAParams) ([]
 		}
 		return err
 	})
-	if isUniqueViolation(err) {
+	if pgerr.Is(err, pgerr.UniqueViolation) {
 		return dbsqlc.New(tx).StorePhaseA(ctx, p)
 	}
 	if err != nil {
 		return nil, err
 	}
 	return p.PaymentIds, nil
-}
-
-// isUniqueViolation: err is PostgreSQL's refusal of a key that exists.
-func isUniqueViolation(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "23505"
 }
 
 // phaseARows are StorePhaseA's arrays as COPY rows, each value written
@@ -158,7 +151,7 @@ func claimByCopy(ctx context.Context, tx pgx.Tx, ids, tenants, keys, workflows [
 		}
 		return err
 	})
-	if isUniqueViolation(err) {
+	if pgerr.Is(err, pgerr.UniqueViolation) {
 		return nil, nil
 	}
 	if err != nil {

@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
+
+	"github.com/paydispatch/paydispatch/internal/pgerr"
 )
 
 // MigrationsTable records which migrations a database has applied.
@@ -364,6 +365,5 @@ func (m mergedFS) Glob(pattern string) ([]string, error) {
 }
 
 func isUndefinedTable(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "42P01"
+	return pgerr.Is(err, pgerr.UndefinedTable)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/paydispatch/paydispatch/internal/pgerr"
 	"github.com/paydispatch/paydispatch/internal/ptr"
 	"github.com/paydispatch/paydispatch/queue/internal/dbsqlc"
 )
@@ -185,7 +186,7 @@ func (q *Queue) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, ps []EnqueueParam
 			// a page at a time, without ON CONFLICT's probe of each key
 			// before its insert. One that exists fails the COPY on its key.
 			n, err := sp.CopyFrom(ctx, pgx.Identifier{"exec_queue"}, queueColumns, &queueRows{ps: ps, at: -1})
-			if isUniqueViolation(err) {
+			if pgerr.Is(err, pgerr.UniqueViolation) {
 				return errReplay // some exist: each decides on its own
 			}
 			if err != nil {
@@ -258,12 +259,6 @@ func (r *queueRows) Values() ([]any, error) {
 }
 
 func (r *queueRows) Err() error { return nil }
-
-// isUniqueViolation: err is PostgreSQL's refusal of a key that exists.
-func isUniqueViolation(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == "23505"
-}
 
 // enqueueEach enqueues ps one by one.
 func (q *Queue) enqueueEach(ctx context.Context, tx pgx.Tx, ps []EnqueueParams) ([]EnqueueResult, error) {

@@ -24,7 +24,7 @@ var (
 	// chaos, svgchart).
 	tools = []string{"cmd"}
 	// The leaves: small helpers any layer may import.
-	leaves = []string{"internal/plaintext", "internal/wait", "internal/strictjson", "internal/field", "internal/ptr", "internal/explain", "internal/loopback", "internal/txdetail", "internal/pgcopy"}
+	leaves = []string{"internal/plaintext", "internal/wait", "internal/strictjson", "internal/field", "internal/ptr", "internal/explain", "internal/loopback", "internal/txdetail", "internal/pgcopy", "internal/pgerr"}
 	// The test harnesses (pgtest, temporaltest, fuzzcost, listeners), for
 	// tests alone, apart from the leaves: they may stand on postgres and
 	// temporal, which the leaves may not.
