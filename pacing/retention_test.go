@@ -109,8 +109,9 @@ func exists(t *testing.T, pool *pgxpool.Pool, table, name string) bool {
 	return ok
 }
 
-// TestDeletePastUsesIndexes: each config's old rows are read by its
-// index, on tables where most rows are young.
+// TestDeletePastUsesIndexes: the old rows are read by an index (the
+// slots by their time, the windows by config and time), on tables where
+// most rows are young.
 func TestDeletePastUsesIndexes(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t)
@@ -131,7 +132,7 @@ func TestDeletePastUsesIndexes(t *testing.T) {
 		table, index string
 		del          func(context.Context, pacing.DBTX, time.Time, int) (int64, error)
 	}{
-		{"pacing_slot", "pacing_slot_window_idx", pacing.DeleteSlots},
+		{"pacing_slot", "pacing_slot_window_start_idx", pacing.DeleteSlots},
 		{"pacing_window", "pacing_window_pkey", pacing.DeleteWindows},
 	}
 	for _, tt := range tests {

@@ -103,25 +103,15 @@ func (q *Queries) DeactivateConfig(ctx context.Context, configName string) (Paci
 }
 
 const deleteSlots = `-- name: DeleteSlots :one
-WITH RECURSIVE configs AS (
-    (SELECT s.config_name FROM pacing_slot s ORDER BY s.config_name LIMIT 1)
-    UNION ALL
-    SELECT (SELECT s.config_name FROM pacing_slot s WHERE s.config_name > c.config_name ORDER BY s.config_name LIMIT 1)
-    FROM configs c
-    WHERE c.config_name IS NOT NULL
-), gone AS (
+WITH gone AS (
     DELETE FROM pacing_slot d
     WHERE d.event_id = ANY(ARRAY(
-        SELECT o.event_id
-        FROM configs c
-        LEFT JOIN pacing_config pc ON pc.config_name = c.config_name
-        CROSS JOIN LATERAL (
-            SELECT s.event_id FROM pacing_slot s
-            WHERE s.config_name = c.config_name
-              AND s.window_start < least($1::timestamptz, now() - coalesce(pc.window_ms, 86400000) * interval '1 millisecond')
-            ORDER BY s.window_start
-            LIMIT $2::int) o
-        WHERE c.config_name IS NOT NULL
+        SELECT s.event_id
+        FROM pacing_slot s
+        LEFT JOIN pacing_config pc ON pc.config_name = s.config_name
+        WHERE s.window_start < $1::timestamptz
+          AND s.window_start < now() - coalesce(pc.window_ms, 86400000) * interval '1 millisecond'
+        ORDER BY s.window_start
         LIMIT $2::int))
     RETURNING 1
 )
@@ -135,10 +125,12 @@ type DeleteSlotsParams struct {
 
 // Retention: up to @max_rows slots of windows that began before @before
 // and have ended (by their config's window; a day, the longest, when the
-// config is gone), oldest first within each config. The configs are
-// walked by a skip scan of pacing_slot_window_idx (a handful of distinct
-// names), and each config's old slots read from the same index, so no
-// step reads the table or needs an index of its own on the hot insert.
+// config is gone), oldest first, read in pacing_slot_window_start_idx's
+// order with each config's window length looked up by its key. The
+// slots of a window still under way (one window's at most, a config) are
+// passed over. The index is on the time alone: every slot's insert pays
+// for its entry, and one without a text key costs less than half (0.4 s
+// against 0.9 s of PostgreSQL's CPU for a 500,000-payment file).
 func (q *Queries) DeleteSlots(ctx context.Context, arg DeleteSlotsParams) (int64, error) {
 	row := q.db.QueryRow(ctx, deleteSlots, arg.Before, arg.MaxRows)
 	var deleted int64
