@@ -58,7 +58,16 @@ func DateOf(t time.Time, loc *time.Location) Date {
 
 // String is the date as YYYY-MM-DD (years past 9999 take more digits).
 func (d Date) String() string {
-	return fmt.Sprintf("%04d-%02d-%02d", d.Year, int(d.Month), d.Day)
+	if d.Year < 0 || d.Year > 9999 || d.Month < 1 || d.Month > 12 || d.Day < 0 || d.Day > 99 {
+		return fmt.Sprintf("%04d-%02d-%02d", d.Year, int(d.Month), d.Day)
+	}
+	// Every payment's context carries its date: fmt's reflection was a
+	// tenth of a second of a 500,000-payment file's Phase A.
+	m := int(d.Month)
+	return string([]byte{
+		byte('0' + d.Year/1000), byte('0' + d.Year/100%10), byte('0' + d.Year/10%10), byte('0' + d.Year%10), '-',
+		byte('0' + m/10), byte('0' + m%10), '-', byte('0' + d.Day/10), byte('0' + d.Day%10),
+	})
 }
 
 // MarshalText writes the date as String does.

@@ -3,6 +3,7 @@ package calendar_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -249,6 +250,21 @@ func TestDateAtAgainstTheClock(t *testing.T) {
 		}
 		if checked == 0 && tt.zone != "Asia/Kolkata" {
 			t.Errorf("%s %d: no change of offset found", tt.zone, tt.year)
+		}
+	}
+}
+
+// String writes what fmt's %04d-%02d-%02d writes, for every date a
+// payment can carry and for those it cannot.
+func TestDateStringIsPadded(t *testing.T) {
+	t.Parallel()
+	for _, d := range []calendar.Date{
+		{Year: 2026, Month: time.November, Day: 30}, {Year: 1, Month: time.January, Day: 1},
+		{Year: 9999, Month: time.December, Day: 31}, {}, {Year: 10000, Month: time.March, Day: 5},
+		{Year: -1, Month: time.March, Day: 5}, {Year: 2026, Month: 13, Day: 1}, {Year: 2026, Month: 1, Day: 100},
+	} {
+		if got, want := d.String(), fmt.Sprintf("%04d-%02d-%02d", d.Year, int(d.Month), d.Day); got != want {
+			t.Errorf("%#v.String() = %q, want %q", d, got, want)
 		}
 	}
 }

@@ -153,11 +153,10 @@ func batchID(reqs []Request) (string, error) {
 			g.Go(func() error {
 				b := bufs[w][:0]
 				for _, r := range reqs[lo:hi] {
-					raw, err := canonical(r)
-					if err != nil {
+					var err error
+					if b, err = appendCanonical(b, r); err != nil {
 						return err
 					}
-					b = append(b, raw...)
 				}
 				bufs[w] = b
 				return nil

@@ -17,7 +17,14 @@ import (
 // FuzzCanonical), written without its reflection, which was a tenth of a
 // bulk file's handler.
 func canonical(r Request) ([]byte, error) {
-	return appendRequestJSON(make([]byte, 0, 320), canonicalForm(r))
+	return appendCanonical(make([]byte, 0, 320), r)
+}
+
+// appendCanonical appends r's canonical form to b: the file hashes encode
+// every payment of a file into one buffer each, with no allocation a
+// payment.
+func appendCanonical(b []byte, r Request) ([]byte, error) {
+	return appendRequestJSON(b, canonicalForm(r))
 }
 
 // canonicalForm is r with the normalized values canonical encodes.

@@ -50,11 +50,12 @@ func (e *DuplicateFileError) Error() string {
 func fileFingerprint(reqs []Request) (string, error) {
 	sums := make([][sha256.Size]byte, len(reqs))
 	err := onEveryCore(len(reqs), func(lo, hi int) error {
+		var raw []byte
 		for i := lo; i < hi; i++ {
 			r := reqs[i]
 			r.PaymentID = ""
-			raw, err := canonical(r)
-			if err != nil {
+			var err error
+			if raw, err = appendCanonical(raw[:0], r); err != nil {
 				return err
 			}
 			sums[i] = sha256.Sum256(raw)

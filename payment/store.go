@@ -136,7 +136,7 @@ type Receipt struct {
 // conflicts, and the error is ErrConflict.
 func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i int) string, whole bool) ([]Receipt, error) {
 	out := make([]Receipt, len(rs))
-	all := staged{}
+	all := newStaged(len(rs))
 	workflows := make([]string, len(rs))
 	for i, r := range rs {
 		amount, err := money.ParseDecimal(r.Amount, money.Unsigned)
