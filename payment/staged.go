@@ -1,12 +1,15 @@
 package payment
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
+	"github.com/paydispatch/paydispatch/internal/pgcopy"
 	"github.com/paydispatch/paydispatch/internal/txdetail"
 	"github.com/paydispatch/paydispatch/money"
 	"github.com/paydispatch/paydispatch/payment/internal/dbsqlc"
@@ -169,6 +172,19 @@ func (st staged) intakeParams(initWorkflowID string) dbsqlc.StageIntakeParams {
 		CreditorIbans: st.creditorIBANs, CreditorBics: st.creditorBICs, RemittanceInfos: st.remittanceInfos,
 		RequestedExecutionTimes: st.requestedTimes, Rails: st.rails, Priorities: st.priorityList(), Details: st.details,
 	}
+}
+
+// stageIntake runs StageIntake in tx with its arrays encoded here, each
+// element appended as it is: pgx's array codec, an encode plan a value,
+// spent half a second of a 500,000-payment file's handler on them.
+func stageIntake(ctx context.Context, tx pgx.Tx, p dbsqlc.StageIntakeParams) error {
+	a := pgcopy.TextArray
+	_, err := pgcopy.Exec(ctx, tx, dbsqlc.StageIntakeSQL,
+		pgcopy.TextParam(p.InitWorkflowID), a(p.PaymentIds), a(p.ExternalIds), a(p.TenantIds), a(p.DebtorAccounts),
+		a(p.Amounts), a(p.Currencies), a(p.CreditorNames), a(p.CreditorIbans),
+		a(p.CreditorBics), a(p.RemittanceInfos), pgcopy.TimestamptzArray(p.RequestedExecutionTimes), a(p.Rails),
+		a(p.Priorities), a(p.Details))
+	return err
 }
 
 // amountTexts are amounts as StageIntake takes them: each with its

@@ -200,7 +200,7 @@ func (s *Store) Receive(ctx context.Context, rs []Request, initWorkflowID func(i
 			byWorkflow[workflows[i]] = append(byWorkflow[workflows[i]], i)
 		}
 		for _, id := range wfOrder {
-			if err := q.StageIntake(ctx, all.pick(byWorkflow[id]).intakeParams(id)); err != nil {
+			if err := stageIntake(ctx, tx, all.pick(byWorkflow[id]).intakeParams(id)); err != nil {
 				return fmt.Errorf("payment: stage %d payments for %s: %w", len(byWorkflow[id]), id, err)
 			}
 		}
