@@ -77,7 +77,7 @@ func Exec(ctx context.Context, tx pgx.Tx, sql string, params ...Param) (n int64,
 	}
 	conn := tx.Conn()
 	var tag pgconn.CommandTag
-	if tr, ok := conn.Config().Tracer.(pgx.QueryTracer); ok {
+	if tr := conn.Config().Tracer; tr != nil {
 		ctx = tr.TraceQueryStart(ctx, conn, pgx.TraceQueryStartData{SQL: sql})
 		defer func() { tr.TraceQueryEnd(ctx, conn, pgx.TraceQueryEndData{CommandTag: tag, Err: err}) }()
 	}
