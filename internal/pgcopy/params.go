@@ -44,7 +44,7 @@ func TimestamptzArray(ts []time.Time) Param {
 	b := arrayHeader(make([]byte, 0, 20+12*len(ts)), pgtype.TimestamptzOID, len(ts))
 	for _, t := range ts {
 		b = binary.BigEndian.AppendUint32(b, 8)
-		b = binary.BigEndian.AppendUint64(b, uint64(t.Unix()*1_000_000+int64(t.Nanosecond())/1000-postgresEpoch.Unix()*1_000_000))
+		b = binary.BigEndian.AppendUint64(b, uint64(micros(t)))
 	}
 	return Param{OID: pgtype.TimestamptzArrayOID, Value: b}
 }
@@ -53,14 +53,13 @@ func TimestamptzArray(ts []time.Time) Param {
 // (none for an empty array), no NULLs, the element type, and the one
 // dimension's length and lower bound.
 func arrayHeader(b []byte, elem uint32, n int) []byte {
-	if n == 0 {
-		b = binary.BigEndian.AppendUint32(b, 0)
-		b = binary.BigEndian.AppendUint32(b, 0)
-		return binary.BigEndian.AppendUint32(b, elem)
-	}
-	b = binary.BigEndian.AppendUint32(b, 1)
+	dims := uint32(min(n, 1))
+	b = binary.BigEndian.AppendUint32(b, dims)
 	b = binary.BigEndian.AppendUint32(b, 0)
 	b = binary.BigEndian.AppendUint32(b, elem)
+	if dims == 0 {
+		return b
+	}
 	b = binary.BigEndian.AppendUint32(b, uint32(n))
 	return binary.BigEndian.AppendUint32(b, 1)
 }

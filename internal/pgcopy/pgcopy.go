@@ -79,9 +79,14 @@ var postgresEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // Timestamptz writes t to a timestamptz column: microseconds since
 // 2000-01-01 UTC (finer is truncated, as pgx does).
 func (r *Rows) Timestamptz(t time.Time) {
-	us := t.Unix()*1_000_000 + int64(t.Nanosecond())/1000 - postgresEpoch.Unix()*1_000_000
 	r.u32(8)
-	r.u64(uint64(us))
+	r.u64(uint64(micros(t)))
+}
+
+// micros is t in a timestamptz's binary form: microseconds since
+// PostgreSQL's epoch, finer truncated.
+func micros(t time.Time) int64 {
+	return t.Unix()*1_000_000 + int64(t.Nanosecond())/1000 - postgresEpoch.Unix()*1_000_000
 }
 
 // Date writes t's calendar date, in t's location, to a date column.
